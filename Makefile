@@ -1,0 +1,93 @@
+# s3-fanout: measure how fast S3 serves data to many concurrent Lambda functions.
+# `make help` lists the targets. Every target goes through the `fanout` console script in .venv.
+
+BACKEND     ?= local
+STACK       ?= s3fanout
+CONCURRENCY ?= 10
+MEMORY      ?= 1024
+OBJECT_SIZE ?= 256MiB
+REGION      ?= us-east-1
+ARCH        ?= x86_64
+MODE        ?= download_file
+MESSAGES    ?=
+MULTIPLIER  ?= 10
+TAG         ?= default
+RUN         ?= latest
+QUERY       ?= download-percentiles
+PYTHON      ?= python3
+
+VENV   := .venv
+FANOUT := $(VENV)/bin/fanout
+TARGET := --backend $(BACKEND) --stack $(STACK)
+
+.DEFAULT_GOAL := help
+.PHONY: help venv emulator-up emulator-down emulator-status package deploy plan outputs destroy \
+        run fire wait query report demo test bench clean
+
+help: ## List the targets and the variables they read
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@echo "Variables: BACKEND=$(BACKEND) STACK=$(STACK) CONCURRENCY=$(CONCURRENCY) MEMORY=$(MEMORY)"
+	@echo "  OBJECT_SIZE=$(OBJECT_SIZE) REGION=$(REGION) ARCH=$(ARCH) MODE=$(MODE) TAG=$(TAG)"
+	@echo "  MESSAGES=$(MESSAGES) MULTIPLIER=$(MULTIPLIER) RUN=$(RUN) QUERY=$(QUERY)"
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --upgrade pip
+	$(VENV)/bin/pip install --quiet -e '.[dev]'
+	@touch $@
+
+venv: $(VENV)/.installed ## Create .venv with the pinned dependencies
+
+emulator-up: venv ## Start the embedded AWS emulator (local backend)
+	$(FANOUT) emulator start
+
+emulator-down: venv ## Stop the embedded AWS emulator
+	$(FANOUT) emulator stop
+
+emulator-status: venv ## Is the embedded emulator running, and where
+	$(FANOUT) emulator status
+
+package: venv ## Build the function zip (deterministic)
+	$(FANOUT) package
+
+deploy: venv ## Deploy the stack (CONCURRENCY, MEMORY, OBJECT_SIZE, REGION, ARCH, MODE, STACK, BACKEND)
+	$(FANOUT) deploy $(TARGET) --concurrency $(CONCURRENCY) --memory $(MEMORY) \
+	  --object-size $(OBJECT_SIZE) --region $(REGION) --architecture $(ARCH) --mode $(MODE)
+
+plan: venv ## Show what deploy would change
+	$(FANOUT) plan $(TARGET) --concurrency $(CONCURRENCY) --memory $(MEMORY) \
+	  --object-size $(OBJECT_SIZE) --region $(REGION) --architecture $(ARCH) --mode $(MODE)
+
+outputs: venv ## Print the deployed stack's outputs
+	$(FANOUT) outputs $(TARGET)
+
+destroy: venv ## Remove everything the stack created (safe when nothing is deployed)
+	$(FANOUT) destroy $(TARGET)
+
+run: venv ## Local backend: host the function until its queue is drained
+	$(FANOUT) host $(TARGET)
+
+fire: venv ## Send MESSAGES (default MULTIPLIER x CONCURRENCY) messages tagged TAG
+	$(FANOUT) fire $(TARGET) --multiplier $(MULTIPLIER) --tag $(TAG) \
+	  $(if $(MESSAGES),--messages $(MESSAGES)) $(if $(filter command line,$(origin MODE)),--mode $(MODE))
+
+wait: venv ## Wait until every message of RUN is done, failed or dead-lettered
+	$(FANOUT) wait $(TARGET) --run $(RUN)
+
+query: venv ## Run the saved query QUERY against the stack's logs
+	$(FANOUT) insights queries/$(QUERY).logsinsights $(TARGET)
+
+report: venv ## Tables, CSV/JSON and plots for RUN under results/
+	$(FANOUT) report $(TARGET) --run $(RUN)
+
+demo: venv ## The whole experiment on the local backend, torn down afterwards
+	$(FANOUT) demo
+
+test: venv ## Run the test suite
+	$(VENV)/bin/pytest
+
+bench: venv ## Run the benchmarks (ratios against a baseline measured in the same run)
+	$(VENV)/bin/python -m bench
+
+clean: ## Remove .venv and local state (not results/)
+	rm -rf $(VENV) .fanout

@@ -1,0 +1,1 @@
+"""s3-fanout drivers: the code behind the `fanout` console script and the Makefile."""

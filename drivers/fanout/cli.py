@@ -1,0 +1,50 @@
+"""The `fanout` console script: one subcommand per pipeline stage.
+
+Each stage lives in its own module exposing `register(subparsers)`; the subparser's `func`
+default receives the parsed arguments. Errors derived from `FanoutError` become one line on
+stderr and a non-zero exit status.
+"""
+
+import argparse
+import importlib
+import sys
+
+from fanout.errors import FanoutError
+
+# Pipeline order: deploy -> fire -> run (host) -> wait -> query -> report -> destroy.
+COMMAND_MODULES = (
+    "fanout.emulator.cli",
+    "fanout.deploy",
+    "fanout.package",
+    "fanout.upload",
+    "fanout.host.cli",
+    "fanout.fire",
+    "fanout.wait",
+    "fanout.insights.cli",
+    "fanout.report",
+    "fanout.demo",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="fanout", description=__doc__.splitlines()[0])
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(subparsers)
+    return parser
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args) or 0
+    except FanoutError as exc:
+        print(f"fanout: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("fanout: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

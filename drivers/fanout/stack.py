@@ -1,0 +1,74 @@
+"""A deployed stack, as its Terraform outputs describe it.
+
+Names flow one way: Terraform outputs -> drivers. Nothing here re-derives a bucket, queue or
+function name; every driver gets them from `Stack`.
+"""
+
+import argparse
+from dataclasses import dataclass, fields
+
+from fanout import aws, terraform
+from fanout.errors import FanoutError
+
+BACKENDS = ("local", "aws")
+DEFAULT_STACK = "s3fanout"
+
+
+@dataclass(frozen=True)
+class Stack:
+    """The outputs of `infra/` for one deployed stack (see infra/outputs.tf)."""
+
+    backend: str
+    stack: str
+    region: str
+    endpoint: str  # "" on AWS; the emulator's URL on the local backend
+    bucket: str
+    object_key: str
+    object_size: int
+    queue_url: str
+    queue_arn: str
+    dlq_url: str
+    dlq_arn: str
+    function_name: str
+    log_group: str
+    concurrency: int
+    memory: int
+    timeout: int
+    batch_size: int
+    max_receive_count: int
+    architecture: str
+    download_mode: str
+
+    @classmethod
+    def from_outputs(cls, backend: str, outputs: dict) -> "Stack":
+        wanted = [f for f in fields(cls) if f.name != "backend"]
+        missing = [f.name for f in wanted if f.name not in outputs]
+        if missing:
+            raise FanoutError(f"stack outputs lack {', '.join(missing)}; run `make deploy` again")
+        values = {f.name: f.type(outputs[f.name]) for f in wanted}
+        return cls(backend=backend, **values)
+
+    def client(self, service: str, **config):
+        """A boto3 client for this stack's region and endpoint."""
+        return aws.client(service, self.region, self.endpoint, **config)
+
+
+def load(backend: str, stack: str) -> Stack:
+    """The deployed stack, or a one-line error saying how to deploy it."""
+    outputs = terraform.outputs(backend, stack)
+    if not outputs:
+        raise FanoutError(
+            f"no stack {stack!r} is deployed on the {backend} backend; "
+            f"run `make deploy BACKEND={backend} STACK={stack}` first"
+        )
+    return Stack.from_outputs(backend, outputs)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """--backend and --stack, shared by every command that acts on a deployed stack."""
+    parser.add_argument("--backend", choices=BACKENDS, default="local", help="default: local")
+    parser.add_argument("--stack", default=DEFAULT_STACK, help=f"stack name (default: {DEFAULT_STACK})")
+
+
+def from_args(args: argparse.Namespace) -> Stack:
+    return load(args.backend, args.stack)

@@ -1,0 +1,1 @@
+"""The embedded AWS emulator of the local backend: moto server plus this project's patches."""

@@ -1,0 +1,70 @@
+"""Process entry point of the embedded emulator: `python -m fanout.emulator.server`.
+
+Serves every moto service on one port of one threaded HTTP server, after applying the patches in
+`fanout.emulator.patches`. With `--port 0` (the default) the kernel picks a free port and the
+server writes it to `--port-file` once it listens, so the caller never races another process
+for a port.
+"""
+
+import argparse
+import logging
+import os
+import signal
+import sys
+from pathlib import Path
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(prog="python -m fanout.emulator.server")
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=0, help="port to bind; 0 picks a free one")
+    parser.add_argument("--port-file", type=Path, help="written with the bound port once listening")
+    parser.add_argument(
+        "--stock", action="store_true", help="serve moto without the patches (benchmark baseline)"
+    )
+    return parser.parse_args(argv)
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Readers poll for this file: they must never see it half-written."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    tmp.replace(path)
+
+
+def main(argv=None) -> None:
+    args = parse_args(argv)
+    # Imported here so that `--help` stays fast; moto takes a second to import.
+    from moto.moto_server.werkzeug_app import (
+        DomainDispatcherApplication,
+        MotoRequestHandler,
+        create_backend_app,
+    )
+    from werkzeug.serving import make_server
+
+    from fanout.emulator import patches
+
+    if not args.stock:
+        patches.apply_all()
+    # One access-log line per request would cost time and fill the log; keep warnings and errors.
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)
+    app = DomainDispatcherApplication(create_backend_app)
+    server = make_server(
+        args.host, args.port, app, threaded=True, request_handler=MotoRequestHandler
+    )
+    port = server.server_port
+    # moto builds some URLs (e.g. endpoints handed to functions) from MOTO_PORT.
+    os.environ["MOTO_PORT"] = str(port)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    patched = "stock moto" if args.stock else f"{len(patches.PATCHES)} patches"
+    print(f"emulator listening on http://{args.host}:{port} ({patched})", flush=True)
+    if args.port_file:
+        write_atomically(args.port_file, f"{port}\n")
+    try:
+        server.serve_forever()
+    finally:
+        server.server_close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,262 @@
+"""`fanout fire`: flood the stack's queue with one message per download, and record the run.
+
+Every message body carries the run id, its seq (0..N-1) and the experiment tag, so that each
+timing record can be matched to the message that caused it and `wait` can account for every
+seq. Messages go out in parallel SendMessageBatch calls of 10 (the SQS maximum); entries SQS
+rejects or throttles are retried with backoff, and a seq that still cannot be sent is written to
+run.json and reported, never dropped silently.
+
+Testing the failure path: `--inject-failures FRACTION` marks that fraction of the messages
+(evenly spread over the seqs, floor(N x FRACTION) of them) with "inject_failure": true; the
+handler fails them deliberately, so they are retried and end in the dead-letter queue.
+"""
+
+import json
+import random
+import re
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from fractions import Fraction
+
+from botocore.exceptions import BotoCoreError, ClientError
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from fanout import costs, runs
+from fanout import stack as stacks
+from fanout.errors import FanoutError, UsageError
+
+MODES = ("download_file", "stream")
+BATCH = 10  # SendMessageBatch takes at most 10 entries
+ATTEMPTS = 6  # per entry, on top of botocore's own retries of a throttled call
+DEFAULT_WORKERS = 16
+DEFAULT_MULTIPLIER = 10
+_TAG = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+
+console = Console()
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("fire", help="send the messages of one run to the stack's queue")
+    stacks.add_arguments(parser)
+    parser.add_argument("--messages", help="messages to send (default: MULTIPLIER x the stack's concurrency)")
+    parser.add_argument("--multiplier", default=str(DEFAULT_MULTIPLIER), help="messages per concurrency slot (default: 10)")
+    parser.add_argument("--tag", default="default", help="experiment tag carried by every message and record")
+    parser.add_argument("--mode", choices=MODES, help="download mode for this run (default: the stack's)")
+    parser.add_argument("--yes", action="store_true", help="send even when the run is large or costly")
+    parser.add_argument("--workers", default=str(DEFAULT_WORKERS), help="parallel SendMessageBatch calls (default: 16)")
+    parser.add_argument(
+        "--inject-failures",
+        metavar="FRACTION",
+        help="for testing the failure path: the handler fails this fraction of the messages (0 < FRACTION <= 1)",
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args) -> int:
+    messages = _positive_int("--messages (MESSAGES)", args.messages) if args.messages else None
+    multiplier = _positive_int("--multiplier (MULTIPLIER)", args.multiplier)
+    workers = _positive_int("--workers", args.workers)
+    failure_fraction = _fraction(args.inject_failures) if args.inject_failures else None
+    if not _TAG.match(args.tag):
+        raise UsageError(f"invalid tag {args.tag!r}: expected 1-64 letters, digits, '.', '_' or '-'")
+    stack = stacks.from_args(args)
+    count = messages or multiplier * stack.concurrency
+    mode = args.mode or stack.download_mode
+    estimate = costs.estimate(count, stack.memory, stack.object_size, mode, stack.architecture)
+    if estimate.needs_confirmation and not args.yes:
+        raise UsageError(
+            f"refusing to send {count:,} messages without --yes (limits: {costs.CONFIRM_MESSAGES:,} "
+            f"messages or ${costs.CONFIRM_USD:.0f}); {costs.describe(estimate, stack.memory, stack.object_size)}"
+        )
+    fired = fire(stack, count, args.tag, args.mode, failure_fraction, workers)
+    if fired["failed_seqs"]:
+        raise FanoutError(
+            f"{len(fired['failed_seqs'])} of {count} messages were not sent (seqs "
+            f"{_abbreviate(fired['failed_seqs'])}); run {fired['run_id']} records them"
+        )
+    return 0
+
+
+def fire(stack, count: int, tag: str, mode: str | None, failure_fraction: Fraction | None, workers: int) -> dict:
+    """Send `count` messages for a new run, write its run.json, return that record."""
+    run_id = runs.new_run_id()
+    injected = injected_seqs(count, failure_fraction) if failure_fraction else set()
+    bodies = [(seq, message_body(run_id, seq, tag, mode, seq in injected)) for seq in range(count)]
+    console.print(f"run [bold]{run_id}[/]: {count:,} messages to {stack.queue_url}")
+    client = stack.client("sqs", max_pool_connections=workers, retries={"mode": "standard", "max_attempts": 5})
+    result = None
+    try:
+        with _progress() as progress:
+            task = progress.add_task("sending", total=count)
+            result = send(client, stack.queue_url, bodies, workers, lambda n: progress.advance(task, n))
+    finally:
+        # Also on Ctrl-C: the seqs that did go out must be on record for `wait`.
+        record = _run_record(stack, run_id, count, tag, mode, failure_fraction, injected, workers, result)
+        folder = runs.save(record)
+    rate = result.rate()
+    console.print(
+        f"sent {len(result.sent):,} of {count:,} messages in {result.seconds():.2f} s "
+        f"([bold]{rate:,.0f} msgs/s[/]); run {run_id} recorded in {folder}"
+    )
+    return record
+
+
+def message_body(run_id: str, seq: int, tag: str, mode: str | None, inject_failure: bool) -> str:
+    body = {"run_id": run_id, "seq": seq, "experiment_tag": tag}
+    if mode:
+        body["mode"] = mode
+    if inject_failure:
+        body["inject_failure"] = True
+    return json.dumps(body, separators=(",", ":"))
+
+
+def injected_seqs(count: int, fraction: Fraction) -> set[int]:
+    """floor(count x fraction) seqs, evenly spread: seq s is chosen when floor((s+1)f) > floor(s f)."""
+    return {seq for seq in range(count) if int((seq + 1) * fraction) > int(seq * fraction)}
+
+
+@dataclass
+class SendResult:
+    sent: set[int] = field(default_factory=set)
+    failed: dict[int, str] = field(default_factory=dict)  # seq -> last error
+    first_send_ms: int | None = None
+    last_send_ms: int | None = None
+
+    def seconds(self) -> float:
+        if self.first_send_ms is None:
+            return 0.0
+        return max(self.last_send_ms - self.first_send_ms, 1) / 1000
+
+    def rate(self) -> float:
+        return len(self.sent) / self.seconds() if self.sent else 0.0
+
+
+def send(client, queue_url: str, bodies: list[tuple[int, str]], workers: int, advance=lambda n: None) -> SendResult:
+    """Send (seq, body) pairs in parallel batches of 10; retry what fails; return what happened.
+
+    Seqs that were never attempted (Ctrl-C) are neither in `sent` nor in `failed`: the caller
+    treats everything not in `sent` as unsent.
+    """
+    result = SendResult()
+    lock = threading.Lock()
+
+    def send_batch(batch):
+        sent, failed = _send_with_retries(client, queue_url, batch)
+        now = _now_ms()
+        with lock:
+            result.sent.update(sent)
+            result.failed.update(failed)
+            result.last_send_ms = max(result.last_send_ms or now, now)
+        advance(len(batch))
+
+    batches = [bodies[i : i + BATCH] for i in range(0, len(bodies), BATCH)]
+    result.first_send_ms = _now_ms()
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="fire")
+    try:
+        for future in [pool.submit(send_batch, batch) for batch in batches]:
+            future.result()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    return result
+
+
+def _send_with_retries(client, queue_url, batch) -> tuple[list[int], dict[int, str]]:
+    pending = {str(seq): body for seq, body in batch}
+    errors: dict[str, str] = {}
+    sent: list[int] = []
+    for attempt in range(ATTEMPTS):
+        if attempt:
+            time.sleep(random.uniform(0, min(2.0, 0.05 * 2**attempt)))  # full jitter backoff
+        entries = [{"Id": entry_id, "MessageBody": body} for entry_id, body in pending.items()]
+        try:
+            response = client.send_message_batch(QueueUrl=queue_url, Entries=entries)
+        except (ClientError, BotoCoreError) as exc:
+            errors.update((entry_id, str(exc)) for entry_id in pending)
+            continue
+        for ok in response.get("Successful", []):
+            pending.pop(ok["Id"])
+            errors.pop(ok["Id"], None)
+            sent.append(int(ok["Id"]))
+        for bad in response.get("Failed", []):
+            errors[bad["Id"]] = f"{bad.get('Code')}: {bad.get('Message', '')}"
+            if bad.get("SenderFault"):  # the request itself is wrong: retrying cannot help
+                del pending[bad["Id"]]
+        if not pending:
+            break
+    return sent, {int(entry_id): errors[entry_id] for entry_id in errors if int(entry_id) not in sent}
+
+
+def _run_record(stack, run_id, count, tag, mode, failure_fraction, injected, workers, result) -> dict:
+    sent = result.sent if result else set()
+    failures = result.failed if result else {}
+    unsent = sorted(set(range(count)) - sent)
+    return {
+        "run_id": run_id,
+        "backend": stack.backend,
+        "stack": asdict(stack),
+        "parameters": {
+            "messages": count,
+            "experiment_tag": tag,
+            "mode": mode or stack.download_mode,
+            "mode_from": "fire --mode" if mode else "stack default",
+            "inject_failures": str(failure_fraction) if failure_fraction else None,
+            "send_workers": workers,
+        },
+        "sent": len(sent),
+        "failed_seqs": unsent,
+        "failure_reasons": {str(seq): failures.get(seq, "not attempted (interrupted)") for seq in unsent},
+        "injected_seqs": sorted(injected),
+        "first_send_ms": result.first_send_ms if result else None,
+        "last_send_ms": result.last_send_ms if result else None,
+        "send_rate_per_s": round(result.rate(), 1) if result else None,
+        "version": runs.project_version(),
+    }
+
+
+def sent_seqs(record: dict) -> list[int]:
+    """The seqs of a run that reached the queue."""
+    failed = set(record["failed_seqs"])
+    return [seq for seq in range(record["parameters"]["messages"]) if seq not in failed]
+
+
+def _progress() -> Progress:
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=False,
+    )
+
+
+def _positive_int(name: str, text: str) -> int:
+    try:
+        value = int(str(text).strip())
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise UsageError(f"invalid {name} {text!r}: expected a positive whole number")
+    return value
+
+
+def _fraction(text: str) -> Fraction:
+    try:
+        value = Fraction(str(text).strip())
+    except (ValueError, ZeroDivisionError):
+        value = Fraction(0)
+    if not 0 < value <= 1:
+        raise UsageError(f"invalid --inject-failures {text!r}: expected a fraction 0 < FRACTION <= 1, e.g. 0.25")
+    return value
+
+
+def _abbreviate(seqs: list[int], limit: int = 10) -> str:
+    shown = ", ".join(map(str, seqs[:limit]))
+    return shown + (f", ... ({len(seqs) - limit} more)" if len(seqs) > limit else "")
+
+
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000

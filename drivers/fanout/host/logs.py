@@ -1,0 +1,114 @@
+"""CloudWatch Logs as Lambda writes them: one stream per environment, platform lines, batches.
+
+All PutLogEvents calls go out from one background thread, in order per stream (CloudWatch
+requires chronological batches, and the emulator's stream is not safe for concurrent puts).
+"""
+
+import math
+import secrets
+import threading
+import time
+from datetime import datetime, timezone
+
+from botocore.exceptions import ClientError
+
+# PutLogEvents quotas: events and bytes per call; 26 bytes of overhead are counted per event.
+MAX_EVENTS = 10_000
+MAX_BATCH_BYTES = 1_048_576
+EVENT_OVERHEAD = 26
+MAX_EVENT_BYTES = 262_144 - EVENT_OVERHEAD
+
+
+def stream_name(now: float) -> str:
+    """YYYY/MM/DD/[$LATEST]<32 hex>, Lambda's name for an environment's log stream."""
+    day = datetime.fromtimestamp(now, timezone.utc).strftime("%Y/%m/%d")
+    return f"{day}/[$LATEST]{secrets.token_hex(16)}"
+
+
+def start_line(request_id: str, version: str) -> str:
+    return f"START RequestId: {request_id} Version: {version}\n"
+
+
+def end_line(request_id: str) -> str:
+    return f"END RequestId: {request_id}\n"
+
+
+def report_line(request_id: str, duration_ms: float, memory: int, max_memory_mb: float,
+                init_ms: float | None) -> str:
+    line = (f"REPORT RequestId: {request_id}\tDuration: {duration_ms:.2f} ms\t"
+            f"Billed Duration: {math.ceil(duration_ms)} ms\tMemory Size: {memory} MB\t"
+            f"Max Memory Used: {math.ceil(max_memory_mb)} MB\t")
+    if init_ms is not None:
+        line += f"Init Duration: {init_ms:.2f} ms\t"
+    return line + "\n"
+
+
+def timeout_line(request_id: str, now: float, elapsed_s: float) -> str:
+    stamp = datetime.fromtimestamp(now, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    return f"{stamp} {request_id} Task timed out after {elapsed_s:.2f} seconds\n"
+
+
+class LogWriter:
+    """Buffers events per stream and ships them every `interval` seconds until closed."""
+
+    def __init__(self, client, group: str, interval: float = 0.2):
+        self._client, self._group, self._interval = client, group, interval
+        self._pending: dict[str, list[dict]] = {}
+        self._last_ms: dict[str, int] = {}
+        self._created: set[str] = set()
+        self._lock = threading.Lock()
+        self._closed = threading.Event()
+        self._ensure_group()
+        self._thread = threading.Thread(target=self._run, name="log-writer", daemon=True)
+        self._thread.start()
+
+    def put(self, stream: str, message: str, when: float | None = None) -> None:
+        """Queue one event; timestamps never go backwards within a stream."""
+        data = message.encode("utf-8", "replace")[:MAX_EVENT_BYTES]
+        ms = int((time.time() if when is None else when) * 1000)
+        with self._lock:
+            ms = max(ms, self._last_ms.get(stream, 0))
+            self._last_ms[stream] = ms
+            self._pending.setdefault(stream, []).append(
+                {"timestamp": ms, "message": data.decode("utf-8", "ignore")})
+
+    def close(self) -> None:
+        """Send everything still buffered, then stop."""
+        self._closed.set()
+        self._thread.join()
+
+    def _ensure_group(self) -> None:
+        """Lambda creates the function's log group on first use when it does not exist."""
+        try:
+            self._client.create_log_group(logGroupName=self._group)
+        except ClientError as exc:
+            if exc.response["Error"]["Code"] != "ResourceAlreadyExistsException":
+                raise
+
+    def _run(self) -> None:
+        while not self._closed.wait(self._interval):
+            self._flush()
+        self._flush()
+
+    def _flush(self) -> None:
+        with self._lock:
+            pending, self._pending = self._pending, {}
+        for stream, events in pending.items():
+            if stream not in self._created:
+                self._client.create_log_stream(logGroupName=self._group, logStreamName=stream)
+                self._created.add(stream)
+            for batch in _batches(events):
+                self._client.put_log_events(logGroupName=self._group, logStreamName=stream, logEvents=batch)
+
+
+def _batches(events: list[dict]):
+    batch, size = [], 0
+    for event in events:
+        event_size = len(event["message"].encode()) + EVENT_OVERHEAD
+        if batch and (len(batch) == MAX_EVENTS or size + event_size > MAX_BATCH_BYTES):
+            yield batch
+            batch, size = [], 0
+        batch.append(event)
+        size += event_size
+    if batch:
+        yield batch

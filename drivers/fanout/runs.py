@@ -1,0 +1,97 @@
+"""Run folders: results/<run_id>/run.json describes how a run was made; results/latest points at
+the newest one.
+
+`fire` creates the folder; `wait` and `report` find it again by id or by `latest`. run.json is
+the only record of which seqs were sent, so it is written atomically (a temporary file renamed
+into place) and `latest` is swapped the same way.
+"""
+
+import json
+import os
+import re
+import secrets
+import subprocess
+from datetime import datetime, timezone
+from importlib import metadata
+from pathlib import Path
+
+from fanout import paths
+from fanout.errors import UsageError
+
+LATEST = "latest"
+RUN_FILE = "run.json"
+_RUN_ID = re.compile(r"^[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}$")
+
+
+def new_run_id() -> str:
+    """Sortable by time (UTC, to the second) and unique (random suffix): 20250101T120000Z-1a2b3c."""
+    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ-") + secrets.token_hex(3)
+
+
+def run_dir(run_id: str) -> Path:
+    return paths.results_dir() / run_id
+
+
+def save(run: dict) -> Path:
+    """Write run.json of `run` (which has a "run_id") and point `latest` at it."""
+    folder = run_dir(run["run_id"])
+    folder.mkdir(parents=True, exist_ok=True)
+    _write_atomically(folder / RUN_FILE, json.dumps(run, indent=2, sort_keys=True) + "\n")
+    _point_latest_at(run["run_id"])
+    return folder
+
+
+def update(run: dict) -> None:
+    """Rewrite run.json without moving `latest` (for a run that is not the newest)."""
+    _write_atomically(run_dir(run["run_id"]) / RUN_FILE, json.dumps(run, indent=2, sort_keys=True) + "\n")
+
+
+def load(ref: str) -> dict:
+    """run.json of run `ref` (a run id or "latest"); a one-line error when there is none."""
+    run_id = resolve(ref)
+    return json.loads((run_dir(run_id) / RUN_FILE).read_text())
+
+
+def resolve(ref: str) -> str:
+    """The run id `ref` names ("latest" follows the link)."""
+    if ref == LATEST:
+        link = paths.results_dir() / LATEST
+        if not link.is_symlink() or not (link / RUN_FILE).is_file():
+            raise UsageError(f"no runs yet in {paths.results_dir()}; run `make fire` first")
+        return os.readlink(link)
+    if not _RUN_ID.match(ref) or not (run_dir(ref) / RUN_FILE).is_file():
+        known = sorted(p.parent.name for p in paths.results_dir().glob(f"*/{RUN_FILE}"))
+        hint = f"known runs: {', '.join(known[-5:])}" if known else "no runs yet"
+        raise UsageError(f"unknown run {ref!r}: expected {LATEST!r} or a run id under {paths.results_dir()} ({hint})")
+    return ref
+
+
+def project_version() -> str:
+    """Package version plus the git commit (and '-dirty' for uncommitted changes) when known."""
+    version = metadata.version("s3-fanout")
+    try:
+        commit = _git("rev-parse", "--short=12", "HEAD")
+        dirty = _git("status", "--porcelain", "--untracked-files=no")
+    except (OSError, subprocess.CalledProcessError):
+        return version
+    return f"{version}+g{commit}{'-dirty' if dirty else ''}"
+
+
+def _git(*args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=paths.REPO, capture_output=True, text=True, check=True, timeout=10
+    ).stdout.strip()
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def _point_latest_at(run_id: str) -> None:
+    link = paths.results_dir() / LATEST
+    tmp = link.with_name(f".{LATEST}.tmp")
+    tmp.unlink(missing_ok=True)
+    tmp.symlink_to(run_id, target_is_directory=True)
+    os.replace(tmp, link)

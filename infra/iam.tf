@@ -1,0 +1,53 @@
+# The function's execution role: read the one test object, consume the one queue, write the one
+# log group. Nothing else.
+
+resource "aws_iam_role" "downloader" {
+  name = local.role_name
+  assume_role_policy = jsonencode({
+    Version = "2012-10-17"
+    Statement = [{
+      Effect    = "Allow"
+      Principal = { Service = "lambda.amazonaws.com" }
+      Action    = "sts:AssumeRole"
+    }]
+  })
+}
+
+resource "aws_iam_role_policy" "downloader" {
+  name = "least-privilege"
+  role = aws_iam_role.downloader.id
+  policy = jsonencode({
+    Version = "2012-10-17"
+    Statement = [
+      {
+        # Both download modes need only this action: GetObject (stream) and the transfer
+        # manager's HeadObject plus ranged GETs (download_file); S3 authorises HeadObject with
+        # s3:GetObject. Without s3:ListBucket a missing object answers 403 instead of 404.
+        Sid      = "ReadTestObject"
+        Effect   = "Allow"
+        Action   = "s3:GetObject"
+        Resource = local.object_arn
+      },
+      {
+        # What the event source mapping does on the function's behalf.
+        Sid    = "ConsumeRequestQueue"
+        Effect = "Allow"
+        Action = [
+          "sqs:ReceiveMessage",
+          "sqs:DeleteMessage",
+          "sqs:GetQueueAttributes",
+          "sqs:ChangeMessageVisibility",
+        ]
+        Resource = local.queue_arn
+      },
+      {
+        # The log group is created by Terraform (lambda.tf), so no logs:CreateLogGroup; streams
+        # are named by Lambda at run time, hence the wildcard within this one group.
+        Sid      = "WriteOwnLogs"
+        Effect   = "Allow"
+        Action   = ["logs:CreateLogStream", "logs:PutLogEvents"]
+        Resource = "${local.log_group_arn}:*"
+      },
+    ]
+  })
+}

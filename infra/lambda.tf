@@ -1,0 +1,79 @@
+# The downloader function, its log group and the SQS trigger.
+
+locals {
+  # download_file writes the whole object to /tmp; leave room for the transfer manager's
+  # temporary file name and filesystem overhead. fanout/params.py applies the same rule
+  # (TMP_HEADROOM_MIB) to reject objects that cannot fit before Terraform runs.
+  tmp_headroom_mib = 64
+  object_mib       = ceil(var.object_size / 1048576)
+  ephemeral_storage = coalesce(
+    var.ephemeral_storage,
+    var.download_mode == "download_file" ? max(512, local.object_mib + local.tmp_headroom_mib) : 512,
+  )
+}
+
+# Created here, not by Lambda on first write, so that it has a retention and destroy removes it.
+resource "aws_cloudwatch_log_group" "downloader" {
+  name              = local.log_group
+  retention_in_days = var.log_retention_days
+}
+
+resource "aws_lambda_function" "downloader" {
+  function_name = local.function_name
+  role          = aws_iam_role.downloader.arn
+  runtime       = "python3.12"
+  handler       = "handler.lambda_handler"
+  architectures = [var.architecture]
+  filename      = var.zip_path
+  # The zip is built deterministically, so this changes only when the code does.
+  source_code_hash = filebase64sha256(var.zip_path)
+
+  memory_size                    = var.memory
+  timeout                        = var.timeout
+  reserved_concurrent_executions = var.concurrency
+
+  ephemeral_storage {
+    size = local.ephemeral_storage
+  }
+
+  environment {
+    variables = {
+      FANOUT_BUCKET            = aws_s3_bucket.data.id
+      FANOUT_KEY               = local.object_key
+      FANOUT_EXPECTED_SIZE     = tostring(var.object_size)
+      FANOUT_DOWNLOAD_MODE     = var.download_mode
+      FANOUT_CONCURRENCY_LIMIT = tostring(var.concurrency)
+      POWERTOOLS_SERVICE_NAME  = "s3-fanout"
+      POWERTOOLS_LOG_LEVEL     = "INFO"
+    }
+  }
+
+  lifecycle {
+    precondition {
+      condition     = var.download_mode != "download_file" || local.object_mib + local.tmp_headroom_mib <= 10240
+      error_message = "In download_file mode the object must fit in /tmp (at most 10240 MB including ${local.tmp_headroom_mib} MB headroom); use download_mode = \"stream\"."
+    }
+  }
+
+  # Otherwise Lambda could create the log group first (without retention) on an early invocation.
+  depends_on = [aws_cloudwatch_log_group.downloader]
+}
+
+resource "aws_lambda_event_source_mapping" "requests" {
+  event_source_arn        = aws_sqs_queue.requests.arn
+  function_name           = aws_lambda_function.downloader.arn
+  batch_size              = var.batch_size
+  function_response_types = ["ReportBatchItemFailures"]
+  # On the local backend the project's function host polls the queue. An emulator's own poller
+  # would consume the messages itself (and cannot run the function without containers).
+  enabled = !local.local_mode
+
+  # Without this cap the poller ignores reserved concurrency, gets throttled, and throttled
+  # messages can end in the dead-letter queue. The service minimum is 2.
+  scaling_config {
+    maximum_concurrency = max(2, var.concurrency)
+  }
+
+  # Lambda checks at creation that the role may read the queue.
+  depends_on = [aws_iam_role_policy.downloader]
+}

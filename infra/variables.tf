@@ -1,0 +1,151 @@
+# Inputs of the experiment stack. Validation here mirrors fanout/params.py so that the module
+# also rejects bad values when used on its own, before anything is created.
+
+variable "stack" {
+  description = "Stack name; prefixes every resource name. Lowercase letters, digits and hyphens, starting with a letter, at most 30 characters (the bucket name adds the account id and region and must stay within 63)."
+  type        = string
+  default     = "s3fanout"
+
+  validation {
+    condition     = can(regex("^[a-z]([a-z0-9-]{0,28}[a-z0-9])?$", var.stack))
+    error_message = "stack must be 1-30 lowercase letters, digits or hyphens, start with a letter and not end with a hyphen."
+  }
+}
+
+variable "region" {
+  description = "AWS region to deploy to."
+  type        = string
+  default     = "us-east-1"
+
+  validation {
+    condition     = can(regex("^[a-z]{2}(-[a-z]+)+-[0-9]+$", var.region))
+    error_message = "region must look like us-east-1."
+  }
+}
+
+variable "endpoint" {
+  description = "Endpoint URL of an AWS emulator (local backend); empty for AWS."
+  type        = string
+  default     = ""
+}
+
+variable "zip_path" {
+  description = "Path of the downloader function's deployment zip."
+  type        = string
+}
+
+variable "object_size" {
+  description = "Size in bytes of the test object every invocation downloads."
+  type        = number
+  default     = 268435456
+
+  validation {
+    condition     = var.object_size >= 1 && floor(var.object_size) == var.object_size
+    error_message = "object_size must be a whole number of bytes, at least 1."
+  }
+}
+
+variable "download_mode" {
+  description = "How the function reads the object: download_file (boto3 transfer manager to /tmp) or stream (GetObject body read in memory)."
+  type        = string
+  default     = "download_file"
+
+  validation {
+    condition     = contains(["download_file", "stream"], var.download_mode)
+    error_message = "download_mode must be download_file or stream."
+  }
+}
+
+variable "concurrency" {
+  description = "Reserved concurrency of the function: how many copies read the object at once."
+  type        = number
+  default     = 10
+
+  validation {
+    condition     = var.concurrency >= 1 && var.concurrency <= 1000 && floor(var.concurrency) == var.concurrency
+    error_message = "concurrency must be a whole number from 1 to 1000."
+  }
+}
+
+variable "memory" {
+  description = "Function memory in MB (CPU and network share scale with it)."
+  type        = number
+  default     = 1024
+
+  validation {
+    condition     = var.memory >= 128 && var.memory <= 10240 && floor(var.memory) == var.memory
+    error_message = "memory must be a whole number of MB from 128 to 10240."
+  }
+}
+
+variable "timeout" {
+  description = "Function timeout in seconds. The queue's visibility timeout is derived from it (6x)."
+  type        = number
+  default     = 300
+
+  validation {
+    condition     = var.timeout >= 1 && var.timeout <= 900 && floor(var.timeout) == var.timeout
+    error_message = "timeout must be a whole number of seconds from 1 to 900."
+  }
+}
+
+variable "ephemeral_storage" {
+  description = "Size of /tmp in MB (512-10240). When null it is derived from object_size in download_file mode."
+  type        = number
+  default     = null
+
+  validation {
+    condition     = var.ephemeral_storage == null ? true : (var.ephemeral_storage >= 512 && var.ephemeral_storage <= 10240)
+    error_message = "ephemeral_storage must be from 512 to 10240 MB."
+  }
+}
+
+variable "architecture" {
+  description = "Instruction set of the function: x86_64 or arm64."
+  type        = string
+  default     = "x86_64"
+
+  validation {
+    condition     = contains(["x86_64", "arm64"], var.architecture)
+    error_message = "architecture must be x86_64 or arm64."
+  }
+}
+
+variable "batch_size" {
+  description = "Messages per invocation. Above 10 SQS needs a batching window, which would blur the timings, so 10 is the limit."
+  type        = number
+  default     = 1
+
+  validation {
+    condition     = var.batch_size >= 1 && var.batch_size <= 10 && floor(var.batch_size) == var.batch_size
+    error_message = "batch_size must be a whole number from 1 to 10."
+  }
+}
+
+variable "max_receive_count" {
+  description = "Receives before a message moves to the dead-letter queue. At least 5 so that throttling alone does not dead-letter messages."
+  type        = number
+  default     = 5
+
+  validation {
+    condition     = var.max_receive_count >= 5 && var.max_receive_count <= 1000 && floor(var.max_receive_count) == var.max_receive_count
+    error_message = "max_receive_count must be a whole number from 5 to 1000."
+  }
+}
+
+variable "log_retention_days" {
+  description = "Retention of the function's log group, in days (a value CloudWatch Logs accepts)."
+  type        = number
+  default     = 14
+
+  validation {
+    condition     = contains([1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653], var.log_retention_days)
+    error_message = "log_retention_days must be one of 1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653."
+  }
+}
+
+variable "tags" {
+  description = "Extra tags for every resource (project and stack tags are always added)."
+  type        = map(string)
+  default     = {}
+}

@@ -61,7 +61,9 @@ def destroy(backend: str, stack: str) -> bool:
     if not has_state(backend, stack):
         return False
     _init(backend, stack)
-    _run(backend, stack, "destroy", "-auto-approve", *_var_args(backend, stack))
+    # Destroy still evaluates the function's source_code_hash; the zip may have been cleaned
+    # since the apply and its content is irrelevant to deleting the function.
+    _run(backend, stack, "destroy", "-auto-approve", *_var_args(backend, stack), f"-var=zip_path={os.devnull}")
     return True
 
 
@@ -160,7 +162,8 @@ def _cli_config() -> Path | None:
     return config
 
 
-def _environment(backend: str, stack: str) -> dict:
+def environment(backend: str, stack: str) -> dict:
+    """Environment Terraform runs with for this stack (also for running it by hand)."""
     env = dict(os.environ)
     cache = paths.home() / "terraform-plugin-cache"
     cache.mkdir(parents=True, exist_ok=True)
@@ -184,7 +187,7 @@ def _run(backend: str, stack: str, command: str, *args: str, capture: bool = Fal
     result = subprocess.run(
         [executable, command, *args],
         cwd=paths.INFRA,
-        env=_environment(backend, stack),
+        env=environment(backend, stack),
         stdout=subprocess.PIPE if capture else None,
         stderr=subprocess.PIPE if capture else None,
         text=True,

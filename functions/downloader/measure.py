@@ -56,13 +56,17 @@ class Settings:
 
     @classmethod
     def from_env(cls, environ) -> "Settings":
-        return cls(
+        """Raises KeyError/ValueError naming the variable: a deployment bug, so the invocation fails."""
+        settings = cls(
             bucket=environ["FANOUT_BUCKET"],
             key=environ["FANOUT_KEY"],
             expected_size=int(environ["FANOUT_EXPECTED_SIZE"]),
             default_mode=environ.get("FANOUT_DOWNLOAD_MODE", "download_file"),
             concurrency_limit=int(environ["FANOUT_CONCURRENCY_LIMIT"]),
         )
+        if settings.default_mode not in MODES:
+            raise ValueError(f"FANOUT_DOWNLOAD_MODE={settings.default_mode!r} is not {' or '.join(MODES)}")
+        return settings
 
 
 @dataclass(frozen=True)
@@ -177,15 +181,15 @@ def download(s3, bucket: str, key: str, mode: str, directory: str | None = None)
         start_ms = time.time_ns() // 1_000_000
         progress = Progress()
         _DOWNLOADERS[mode](s3, bucket, key, progress, directory)
-        seconds = time.monotonic() - progress.started
+        ended = time.monotonic()
         end_ms = time.time_ns() // 1_000_000
     finally:
         s3.meta.events.unregister("after-call.s3.GetObject", unique_id=hook_id)
-    first_chunk = progress.first_chunk_at if progress.first_chunk_at is not None else progress.started + seconds
+    first_chunk_at = ended if progress.first_chunk_at is None else progress.first_chunk_at  # empty object
     return Download(
         bytes=progress.bytes,
-        seconds=seconds,
-        ttfb_seconds=first_chunk - progress.started,
+        seconds=ended - progress.started,
+        ttfb_seconds=first_chunk_at - progress.started,
         start_ms=start_ms,
         end_ms=end_ms,
         s3_request_id=request_ids[0] if request_ids else "",

@@ -117,8 +117,11 @@ def _event_source(lam, function_name: str, region: str, endpoint: str) -> EventS
 
 def unpack_code(config: FunctionConfig, task_root: Path) -> None:
     """Download the deployed package from GetFunction's Code.Location and unzip it."""
+    # The emulator is on this machine: a proxy from the environment must not be used for it.
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({})) if config.endpoint else \
+        urllib.request.build_opener()
     try:
-        with urllib.request.urlopen(config.code_location, timeout=60) as response:
+        with opener.open(config.code_location, timeout=60) as response:
             package = response.read()
     except (urllib.error.URLError, ValueError) as exc:
         raise FanoutError(f"cannot download the code of function {config.name!r} "

@@ -126,18 +126,19 @@ def isolate_tmp(private_dir: str, task_root: str) -> str | None:
     The standard library has no mount() (and os.unshare only from 3.12), hence ctypes.
     """
     libc = ctypes.CDLL(None, use_errno=True)
-    task_root_fd = os.open(task_root, os.O_PATH)  # survives /tmp being covered below
     try:
         _unshare(libc)
         _mount(libc, None, "/", MS_REC | MS_PRIVATE)
-        _mount(libc, private_dir, "/tmp", MS_BIND)
-        if not os.path.isdir(task_root):  # the task root lived under the covered /tmp
-            os.makedirs(task_root)
-            _mount(libc, f"/proc/self/fd/{task_root_fd}", task_root, MS_BIND)
+        task_root_fd = os.open(task_root, os.O_PATH)  # reaches it even once /tmp is covered
+        try:
+            _mount(libc, private_dir, "/tmp", MS_BIND)
+            if not os.path.isdir(task_root):  # the task root lived under the covered /tmp
+                os.makedirs(task_root)
+                _mount(libc, f"/proc/self/fd/{task_root_fd}", task_root, MS_BIND)
+        finally:
+            os.close(task_root_fd)
     except OSError as exc:
         return f"{exc.strerror} ({exc.filename})"
-    finally:
-        os.close(task_root_fd)
     return None
 
 

@@ -1,0 +1,97 @@
+"""Local Logs Insights evaluator vs DuckDB on the download-percentiles aggregation.
+
+Both engines get the same JSON log records: the evaluator as FilterLogEvents-shaped events in
+memory, DuckDB as the same messages in a JSONL file (written before the clock starts). Each parses
+the JSON and computes the same percentile table; the ratio of their times is the figure of merit
+(target: the evaluator within 5x of DuckDB). Set BENCH_INSIGHTS_EVENTS to change the 1,000,000.
+"""
+
+import json
+import math
+import os
+import random
+import tempfile
+import time
+from pathlib import Path
+
+import duckdb
+
+from fanout import insights
+
+EVENTS = int(os.environ.get("BENCH_INSIGHTS_EVENTS", 1_000_000))
+TARGET_RATIO = 5.0
+PERCENTILES = (25, 50, 75, 90, 99)
+GROUP_BY = ("experiment_tag", "memory_size", "concurrency_limit", "mode")
+
+
+def records(count: int, seed: int = 7):
+    """Download records shaped like the function's log lines (Powertools keys included)."""
+    rng = random.Random(seed)
+    base_ms = 1_714_564_800_000
+    for seq in range(count):
+        seconds = rng.lognormvariate(0.5, 0.4)
+        memory = rng.choice((1024, 2048))
+        yield base_ms + seq, {
+            "level": "INFO", "location": "record:57", "message": "download",
+            "timestamp": "2024-05-01 12:00:00,123+0000", "service": "s3-fanout", "event": "download",
+            "run_id": "20240501T120000-abc123", "seq": seq, "experiment_tag": rng.choice(("base", "tuned")),
+            "concurrency_limit": 500, "memory_size": memory, "mode": rng.choice(("download_file", "stream")),
+            "bytes": 268435456, "seconds": seconds, "ttfb_seconds": seconds / 50,
+            "mbps": 268435456 * 8 / seconds / 1e6, "mib_per_s": 256 / seconds,
+            "start_ms": base_ms + seq, "end_ms": base_ms + seq + int(seconds * 1000),
+            "cold_start": seq % 50 == 0, "env_id": f"env-{seq % 500}", "receive_count": 1,
+            "message_id": f"m-{seq}", "request_id": f"r-{seq}", "s3_request_id": f"s3-{seq}",
+        }  # fmt: skip
+
+
+def duckdb_sql(path: Path) -> str:
+    stats = ["count(*) AS downloads"]
+    for column, expr in (("seconds", "seconds"), ("mb_per_s", "bytes / seconds / 1000000")):
+        stats += [f"min({expr}) AS {column}_min", f"avg({expr}) AS {column}_avg", f"max({expr}) AS {column}_max"]
+        stats += [f"quantile_cont({expr}, {p / 100}) AS {column}_p{p}" for p in PERCENTILES]
+    keys = ", ".join(GROUP_BY)
+    return (f"SELECT {keys}, {', '.join(stats)} FROM read_json('{path}', format='newline_delimited') "
+            f"WHERE event = 'download' GROUP BY {keys} ORDER BY {keys}")  # fmt: skip
+
+
+def timed(fn):
+    started = time.perf_counter()
+    value = fn()
+    return time.perf_counter() - started, value
+
+
+def check_same(ours: list, theirs: list) -> None:
+    """Both engines must produce the same table, or the timing comparison means nothing."""
+    assert len(ours) == len(theirs), (len(ours), len(theirs))
+    for row, other in zip(ours, theirs):
+        for name, value in other.items():
+            if isinstance(value, float):
+                assert math.isclose(row[name], value, rel_tol=1e-9), (name, row[name], value)
+            else:
+                assert row[name] == value, (name, row[name], value)
+
+
+def main() -> None:
+    events, messages = [], []
+    for timestamp, record in records(EVENTS):
+        message = json.dumps(record)
+        messages.append(message)
+        events.append({"timestamp": timestamp, "message": message, "logStreamName": "s", "ingestionTime": timestamp})
+    query = insights.load_query("download-percentiles")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "messages.jsonl"
+        path.write_text("\n".join(messages) + "\n")
+        del messages
+        duck_s, cursor = timed(lambda: duckdb.sql(duckdb_sql(path)))
+        duck_s, theirs = timed(lambda: [dict(zip(cursor.columns, r)) for r in duckdb.sql(duckdb_sql(path)).fetchall()])
+    ours_s, result = timed(lambda: insights.evaluate(query, events))
+    check_same(result.rows, theirs)
+    ratio = ours_s / duck_s
+    print(f"insights_vs_duckdb: {EVENTS:,} events through download-percentiles")
+    print(f"  local evaluator {ours_s:6.2f} s  ({EVENTS / ours_s:,.0f} events/s)")
+    print(f"  duckdb          {duck_s:6.2f} s  ({EVENTS / duck_s:,.0f} events/s)")
+    print(f"  ratio {ratio:.2f}x (target: within {TARGET_RATIO:.0f}x) -> {'OK' if ratio <= TARGET_RATIO else 'SLOWER THAN TARGET'}")
+
+
+if __name__ == "__main__":
+    main()

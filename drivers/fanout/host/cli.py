@@ -1,0 +1,89 @@
+"""`fanout host`: run the deployed function locally until its queue is drained."""
+
+import argparse
+import signal
+
+from rich.console import Console
+
+from fanout import stack
+from fanout.errors import UsageError
+from fanout.host import config as function_config
+from fanout.host.service import ACCOUNT_CONCURRENCY, DEFAULT_IDLE_SECONDS, Host, Summary
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "host", help="local backend: run the function on its SQS queue until the queue is drained",
+        description=__doc__)
+    stack.add_arguments(parser)
+    parser.add_argument("--function", help="host this function instead of the stack's (any Python "
+                        "function deployed in the emulator)")
+    parser.add_argument("--endpoint", help="emulator URL for --function (default: the running emulator)")
+    parser.add_argument("--region", default="us-east-1", help="region for --function (default: us-east-1)")
+    parser.add_argument("--idle", type=float, default=DEFAULT_IDLE_SECONDS, metavar="SECONDS",
+                        help=f"stop once the queue stays empty this long (default: {DEFAULT_IDLE_SECONDS:g})")
+    parser.add_argument("--max-envs", type=int, default=ACCOUNT_CONCURRENCY, metavar="N",
+                        help="cap on concurrent environments, below the function's own limits "
+                             f"(default: {ACCOUNT_CONCURRENCY}, Lambda's default account concurrency)")
+    parser.set_defaults(func=command)
+
+
+def command(args: argparse.Namespace) -> int:
+    if args.idle <= 0:
+        raise UsageError(f"--idle {args.idle:g} is not allowed; give a number of seconds above 0")
+    if args.max_envs < 1:
+        raise UsageError(f"--max-envs {args.max_envs} is not allowed; give 1 or more")
+    config = _function_config(args)
+    console = Console(stderr=True)
+    with console.status(f"hosting {config.name}") as status:
+        host = Host(config, idle_seconds=args.idle, max_envs=args.max_envs,
+                    progress=lambda s: status.update(f"hosting {config.name}: {_progress(s)}"),
+                    warn=lambda message: console.print(f"[yellow]warning:[/] {message}"))
+        with _graceful_interrupt(host, console):
+            summary = host.run()
+    console.print(f"{config.name}: {_progress(summary)}; {summary.errors} errors, {summary.timeouts} timeouts, "
+                  f"{summary.cold_starts} cold starts in {summary.seconds:.1f} s")
+    return 0
+
+
+def _function_config(args: argparse.Namespace) -> function_config.FunctionConfig:
+    if args.function:
+        endpoint = args.endpoint or _running_emulator()
+        return function_config.load(args.function, endpoint, args.region)
+    if args.backend != "local":
+        raise UsageError(f"--backend {args.backend}: `fanout host` runs functions for the local backend "
+                         "only; on AWS, Lambda runs them")
+    deployed = stack.from_args(args)
+    return function_config.load(deployed.function_name, deployed.endpoint, deployed.region)
+
+
+def _running_emulator() -> str:
+    from fanout.emulator import control  # only needed when no endpoint is given
+
+    endpoint = control.running_endpoint()
+    if not endpoint:
+        raise UsageError("no emulator is running: start it with `make emulator-up` or pass --endpoint URL")
+    return endpoint
+
+
+def _progress(s: Summary) -> str:
+    return (f"{s.messages_deleted}/{s.messages_received} messages done, {s.messages_failed} failed, "
+            f"{s.in_flight} in flight (limit {s.concurrency_limit}), {s.environments} environments")
+
+
+class _graceful_interrupt:
+    """First Ctrl-C: stop polling and let in-flight work finish; second: stop at once."""
+
+    def __init__(self, host: Host, console: Console):
+        self.host, self.console = host, console
+
+    def __enter__(self):
+        self.previous = signal.signal(signal.SIGINT, self._interrupt)
+
+    def __exit__(self, *exc_info):
+        signal.signal(signal.SIGINT, self.previous)
+
+    def _interrupt(self, signum, frame):
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        self.host.stop()
+        self.console.print("stopping after the invocations in flight; Ctrl-C again to stop at once")

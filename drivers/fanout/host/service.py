@@ -1,0 +1,279 @@
+"""The event source mapping's work: poll the queue, run batches in environments, settle messages.
+
+Pollers long-poll SQS only while an invocation slot is free, so a received message never
+waits for an environment (its visibility timeout would be ticking). Each batch runs on its
+own thread in an idle (warm) environment, or a new (cold) one when all are busy; the number of
+slots bounds both invocations in flight and environments alive.
+"""
+
+import math
+import shutil
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+
+from fanout import paths
+from fanout.errors import FanoutError
+from fanout.host import config as function_config
+from fanout.host.config import FunctionConfig
+from fanout.host.environment import Environment, InitFailed
+from fanout.host.event import failed_message_ids, sqs_event
+from fanout.host.logs import LogWriter
+
+ACCOUNT_CONCURRENCY = 1000  # Lambda's default regional limit: the ceiling without other limits
+DEFAULT_IDLE_SECONDS = 10.0
+POLLERS = 5  # Lambda starts an SQS mapping with five pollers
+POLL_WAIT_SECONDS = 1  # short long-polls, so a stop request is noticed within a second
+SQS_MAX_RECEIVE = 10
+
+
+@dataclass
+class Summary:
+    """What the host did; also the snapshot given to progress callbacks."""
+
+    function: str
+    concurrency_limit: int
+    invocations: int = 0
+    succeeded: int = 0  # the handler returned (some messages may still have been reported failed)
+    errors: int = 0  # the handler raised, or its environment failed to start or died
+    timeouts: int = 0
+    cold_starts: int = 0
+    messages_received: int = 0
+    messages_deleted: int = 0
+    messages_failed: int = 0  # left for a retry (or the DLQ)
+    in_flight: int = 0
+    max_in_flight: int = 0
+    environments: int = 0
+    drained: bool = False  # stopped because the queue stayed empty for the idle period
+    seconds: float = 0.0
+
+
+def _stderr_warning(message: str) -> None:
+    print(f"fanout host: warning: {message}", file=sys.stderr)
+
+
+def effective_limit(config: FunctionConfig, max_envs: int, warn=_stderr_warning) -> int:
+    """min(reserved concurrency, ESM maximum concurrency, max_envs), warning when max_envs binds."""
+    function_limit = config.concurrency_limit() or ACCOUNT_CONCURRENCY
+    if max_envs < function_limit:
+        warn(f"--max-envs {max_envs} caps concurrency below the function's limit of {function_limit}; "
+             f"at most {max_envs} environments will run at once")
+    return min(function_limit, max_envs)
+
+
+class Host:
+    """Hosts one function until its queue is drained or stop() is called."""
+
+    def __init__(self, config: FunctionConfig, *, idle_seconds: float = DEFAULT_IDLE_SECONDS,
+                 max_envs: int = ACCOUNT_CONCURRENCY, progress=None, warn=_stderr_warning):
+        self.config, self.idle_seconds, self._progress, self._warn = config, idle_seconds, progress, warn
+        self.summary = Summary(config.name, effective_limit(config, max_envs, warn))
+        self._slots = threading.BoundedSemaphore(self.summary.concurrency_limit)
+        self._lock = threading.Lock()
+        self._idle: list[Environment] = []
+        self._alive: set[Environment] = set()
+        self._stopping = threading.Event()
+        self._aborting = False
+        self._last_activity = time.monotonic()
+        self._tmp_warned = False
+        self._sqs = config.client("sqs", max_pool_connections=self.summary.concurrency_limit + POLLERS)
+
+    def environment_pids(self) -> list[int]:
+        """Process ids of the live environments (for memory measurements)."""
+        with self._lock:
+            return [env.process.pid for env in self._alive]
+
+    def stop(self) -> None:
+        """Stop polling; in-flight invocations finish and their logs are sent."""
+        self._stopping.set()
+
+    def run(self) -> Summary:
+        started = time.monotonic()
+        scratch = paths.home() / "host"
+        scratch.mkdir(parents=True, exist_ok=True)
+        workdir = tempfile.mkdtemp(prefix=f"{self.config.name}-", dir=scratch)
+        self._task_root, self._scratch = f"{workdir}/task", workdir
+        function_config.unpack_code(self.config, self._task_root)
+        self._log = LogWriter(self.config.client("logs"), self.config.log_group)
+        executor = ThreadPoolExecutor(self.summary.concurrency_limit, thread_name_prefix="invoke")
+        pollers = [threading.Thread(target=self._poll, args=(executor,), name=f"poller-{i}")
+                   for i in range(min(POLLERS, self.summary.concurrency_limit))]
+        try:
+            self._idle.append(self._first_environment())
+            for poller in pollers:
+                poller.start()
+            self._watch(pollers)
+        except BaseException:  # a second Ctrl-C (or an error): stop at once, in-flight work dies
+            self._aborting = True
+            for env in list(self._alive):
+                env.kill()
+            raise
+        finally:
+            self._stopping.set()
+            for poller in pollers:
+                if poller.ident:
+                    poller.join()
+            executor.shutdown(wait=True, cancel_futures=True)
+            for env in list(self._alive):
+                env.close()
+            self._log.close()
+            shutil.rmtree(workdir, ignore_errors=True)
+            self.summary.seconds = time.monotonic() - started
+        self._report()
+        return self.summary
+
+    def _first_environment(self) -> Environment:
+        """Start one environment before touching the queue: an import error stops the host
+        with that error instead of cycling every message to the DLQ."""
+        try:
+            return self._new_environment()
+        except InitFailed as exc:
+            first_line = str(exc).splitlines()[0] if str(exc) else "no error message"
+            raise FanoutError(f"function {self.config.name!r} (handler {self.config.handler!r}) "
+                              f"failed to initialise: {first_line}") from None
+
+    def _new_environment(self) -> Environment:
+        env = Environment(self.config, self._task_root, self._scratch, self._log)
+        with self._lock:
+            self._alive.add(env)
+            self.summary.environments += 1
+        try:
+            tmp_problem = env.initialise()
+        except InitFailed:
+            self._discard(env)
+            raise
+        if tmp_problem and not self._tmp_warned:
+            self._tmp_warned = True
+            self._warn(f"no private /tmp per environment ({tmp_problem}); environments share /tmp")
+        return env
+
+    def _discard(self, env: Environment) -> None:
+        env.close()
+        with self._lock:
+            self._alive.discard(env)
+
+    def _watch(self, pollers: list[threading.Thread]) -> None:
+        """Report progress; stop once idle for the idle period with nothing left in the queue."""
+        while any(p.is_alive() for p in pollers) or self.summary.in_flight:
+            time.sleep(0.2)
+            self._report()
+            if self._stopping.is_set() or self.summary.in_flight:
+                continue
+            if time.monotonic() - self._last_activity >= self.idle_seconds and self._queue_empty():
+                self.summary.drained = True
+                self._stopping.set()
+
+    def _queue_empty(self) -> bool:
+        """Nothing visible, in flight (retries pending after a failure) or delayed."""
+        names = ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible",
+                 "ApproximateNumberOfMessagesDelayed"]
+        attributes = self._sqs.get_queue_attributes(QueueUrl=self.config.source.queue_url,
+                                                    AttributeNames=names)["Attributes"]
+        return all(int(attributes.get(name, 0)) == 0 for name in names)
+
+    def _report(self) -> None:
+        if self._progress:
+            with self._lock:
+                snapshot = replace(self.summary)
+            self._progress(snapshot)
+
+    def _poll(self, executor: ThreadPoolExecutor) -> None:
+        batch_size = self.config.source.batch_size
+        while not self._stopping.is_set():
+            slots = self._take_slots(math.ceil(SQS_MAX_RECEIVE / batch_size))
+            if not slots:
+                continue
+            messages = self._receive(slots * batch_size)
+            batches = [messages[i:i + batch_size] for i in range(0, len(messages), batch_size)]
+            with self._lock:
+                self.summary.messages_received += len(messages)
+                self.summary.in_flight += len(batches)
+            for batch in batches:
+                executor.submit(self._invoke, batch)
+            for _ in range(slots - len(batches)):
+                self._slots.release()
+
+    def _take_slots(self, most: int) -> int:
+        """Block (briefly, to notice a stop) for one free slot, then take up to `most`."""
+        if not self._slots.acquire(timeout=0.2):
+            return 0
+        taken = 1
+        while taken < most and self._slots.acquire(blocking=False):
+            taken += 1
+        return taken
+
+    def _receive(self, wanted: int) -> list[dict]:
+        """Up to `wanted` messages; keeps receiving during the mapping's batching window."""
+        messages = self._receive_once(min(SQS_MAX_RECEIVE, wanted), POLL_WAIT_SECONDS)
+        window_end = time.monotonic() + self.config.source.batching_window
+        while messages and len(messages) < wanted and time.monotonic() < window_end:
+            messages += self._receive_once(min(SQS_MAX_RECEIVE, wanted - len(messages)), 1)
+        if messages:
+            self._last_activity = time.monotonic()
+        return messages
+
+    def _receive_once(self, count: int, wait: int) -> list[dict]:
+        return self._sqs.receive_message(
+            QueueUrl=self.config.source.queue_url, MaxNumberOfMessages=count, WaitTimeSeconds=wait,
+            MessageSystemAttributeNames=["All"], MessageAttributeNames=["All"],
+        ).get("Messages", [])
+
+    def _invoke(self, batch: list[dict]) -> None:
+        try:
+            self._run_batch(batch)
+        finally:
+            with self._lock:
+                self.summary.in_flight -= 1
+            self._last_activity = time.monotonic()
+            self._slots.release()
+
+    def _run_batch(self, batch: list[dict]) -> None:
+        if self._aborting:
+            return  # left on the queue: the messages reappear after their visibility timeout
+        ids = [m["MessageId"] for m in batch]
+        try:
+            env = self._take_environment()
+        except InitFailed:
+            self._settle(batch, ids, "error", cold=True)
+            return
+        with self._lock:
+            self.summary.max_in_flight = max(self.summary.max_in_flight, self.summary.in_flight)
+        event = sqs_event(batch, self.config.source, self.config.region)
+        outcome = env.invoke(str(uuid.uuid4()), event)
+        if outcome.status == "ok":
+            failed = failed_message_ids(outcome.result, ids, self.config.source.report_batch_item_failures)
+        else:
+            failed = ids
+        if outcome.status == "timeout" or not env.alive:
+            self._discard(env)  # the next invocation gets a fresh (cold) environment
+        else:
+            with self._lock:
+                self._idle.append(env)
+        self._settle(batch, failed, outcome.status, cold=outcome.init_ms is not None)
+
+    def _take_environment(self) -> Environment:
+        with self._lock:
+            if self._idle:
+                return self._idle.pop()
+        return self._new_environment()
+
+    def _settle(self, batch: list[dict], failed: list[str], status: str, cold: bool) -> None:
+        """Delete the messages that succeeded; failed ones reappear after the visibility timeout."""
+        done = [m for m in batch if m["MessageId"] not in failed]
+        for i in range(0, len(done), SQS_MAX_RECEIVE):
+            entries = [{"Id": str(n), "ReceiptHandle": m["ReceiptHandle"]}
+                       for n, m in enumerate(done[i:i + SQS_MAX_RECEIVE])]
+            self._sqs.delete_message_batch(QueueUrl=self.config.source.queue_url, Entries=entries)
+        with self._lock:
+            s = self.summary
+            s.invocations += 1
+            s.succeeded += status == "ok"
+            s.errors += status == "error"
+            s.timeouts += status == "timeout"
+            s.cold_starts += cold
+            s.messages_deleted += len(done)
+            s.messages_failed += len(batch) - len(done)

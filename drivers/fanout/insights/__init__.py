@@ -1,0 +1,112 @@
+"""CloudWatch Logs Insights queries, run on AWS or evaluated locally with the same text.
+
+The saved queries in queries/*.logsinsights are the single source of truth: Terraform saves them
+as query definitions, AWS runs them through StartQuery, and on the local backend (whose emulator
+ignores most of the language) this package evaluates them itself over the events FilterLogEvents
+returns. Both paths yield the same `Result`, so callers never care which backend ran the query.
+
+Python API:
+
+- `run(stack, query_text, start_ms=None, end_ms=None) -> Result`: run a query over the stack's log
+  group for a time window (epoch ms; default: the last DEFAULT_HOURS hours). AWS: StartQuery and
+  GetQueryResults (see runner.py). Local (stack.endpoint set): `fetch_events` then `evaluate`.
+- `evaluate(query_text, events, log=None) -> Result`: evaluate over FilterLogEvents-shaped events
+  (dicts with timestamp in ms, message, optional logStreamName and ingestionTime); `log` is the
+  value of @log ("account-id:log-group-name") when known.
+- `fetch_events(stack, start_ms, end_ms) -> list[dict]`: every event of the stack's log group in
+  the window, through FilterLogEvents pagination.
+- `load_query(name) -> str`: the text of queries/<name>.logsinsights.
+- `restrict(query_text, filter_expr) -> str`: the query with `filter <filter_expr>` as its first
+  command (after leading comments), e.g. to limit a saved query to one run; valid on AWS too.
+- `Result`: `.rows` (list of dicts field -> int | float | str | None, in result order),
+  `.columns` (field order) and `.statistics` (recordsMatched, recordsScanned, bytesScanned).
+- `QuerySyntaxError`: what a query the local evaluator cannot run raises (a UsageError naming
+  the line, column and token).
+"""
+
+import math
+import time
+
+from botocore.exceptions import ClientError
+
+from fanout import paths
+from fanout.errors import FanoutError, UsageError
+from fanout.insights import runner, syntax
+from fanout.insights.evaluator import Plan
+from fanout.insights.lexer import QuerySyntaxError
+from fanout.insights.result import Result
+
+__all__ = ["DEFAULT_HOURS", "QuerySyntaxError", "Result", "evaluate", "fetch_events", "load_query",
+           "restrict", "run", "saved_queries", "window"]  # fmt: skip
+
+DEFAULT_HOURS = 24
+QUERY_SUFFIX = ".logsinsights"
+
+
+def saved_queries() -> list[str]:
+    """Names of the saved queries under queries/."""
+    return sorted(path.name[: -len(QUERY_SUFFIX)] for path in paths.QUERIES.glob("*" + QUERY_SUFFIX))
+
+
+def load_query(name: str) -> str:
+    path = paths.QUERIES / f"{name}{QUERY_SUFFIX}"
+    if not path.is_file():
+        raise UsageError(f"no saved query {name!r}; choose one of: {', '.join(saved_queries())}")
+    return path.read_text()
+
+
+def evaluate(query_text: str, events, log: str | None = None) -> Result:
+    return Result.from_response(Plan(query_text).run(events, log))
+
+
+def window(start_ms: int | None = None, end_ms: int | None = None) -> tuple[int, int]:
+    """The (start, end) epoch-ms window, defaulting to the DEFAULT_HOURS hours before now."""
+    end_ms = int(time.time() * 1000) if end_ms is None else int(end_ms)
+    start_ms = end_ms - DEFAULT_HOURS * 3_600_000 if start_ms is None else int(start_ms)
+    if start_ms > end_ms:
+        raise UsageError(f"the time window starts ({start_ms}) after it ends ({end_ms})")
+    return start_ms, end_ms
+
+
+def fetch_events(stack, start_ms: int, end_ms: int) -> list[dict]:
+    client = stack.client("logs")
+    events = []
+    try:
+        for page in client.get_paginator("filter_log_events").paginate(
+            logGroupName=stack.log_group, startTime=start_ms, endTime=end_ms
+        ):
+            events.extend(page.get("events", []))
+    except ClientError as exc:
+        if exc.response["Error"]["Code"] == "ResourceNotFoundException":
+            raise FanoutError(f"log group {stack.log_group} does not exist; has the function run yet?")
+        raise
+    return events
+
+
+def log_identifier(stack) -> str:
+    """@log of the stack's events: account-id:log-group-name (the account from the queue ARN)."""
+    return f"{stack.queue_arn.split(':')[4]}:{stack.log_group}"
+
+
+def run(stack, query_text: str, start_ms: int | None = None, end_ms: int | None = None) -> Result:
+    start_ms, end_ms = window(start_ms, end_ms)
+    if stack.endpoint:
+        plan = Plan(query_text)  # reject an unsupported query before fetching anything
+        return Result.from_response(plan.run(fetch_events(stack, start_ms, end_ms), log_identifier(stack)))
+    response = runner.run_query(
+        stack.client("logs"), [stack.log_group], query_text, start_ms // 1000, math.ceil(end_ms / 1000)
+    )
+    return Result.from_response(response)
+
+
+def restrict(query_text: str, filter_expr: str) -> str:
+    """`query_text` with `filter <filter_expr>` inserted as its first command."""
+    if len(syntax.parse(f"filter {filter_expr}").commands) != 1:
+        raise UsageError(f"restrict() takes one filter expression, not {filter_expr!r}")
+    lines = query_text.splitlines(keepends=True)
+    first = next((i for i, line in enumerate(lines) if line.strip() and not line.lstrip().startswith("#")), None)
+    if first is None:
+        raise UsageError("the query has no command to restrict")
+    lines.insert(first, f"filter {filter_expr}\n| ")
+    return "".join(lines)
+

@@ -1,0 +1,331 @@
+"""Run a Logs Insights query over log events locally, answering in GetQueryResults' shape.
+
+The query is parsed and compiled once into a plan of stages. Consecutive per-event commands
+(parse, fields, filter) are fused into one function per event; stats, sort, limit and dedup work
+on the rows that reach them. The answer is the GetQueryResults response shape (every value a
+string), so the same reader handles AWS and local results.
+"""
+
+import operator
+from itertools import islice
+
+from fanout.insights import syntax
+from fanout.insights.aggregates import Column, finisher
+from fanout.insights.compiler import ExpressionCompiler, referenced_fields, truthy
+from fanout.insights.discovery import SYSTEM_FIELDS, row_builder
+from fanout.insights.lexer import QuerySyntaxError
+from fanout.insights.values import as_text, render, sort_key
+
+DEFAULT_COLUMNS = ("@timestamp", "@message")
+MAX_STATS = 2
+_BOOLEAN_NODES = (syntax.InList, syntax.Match)
+
+
+def _tuple_of(functions):
+    """fn(row) -> tuple of the functions' values, unrolled for the usual small group counts."""
+    if not functions:
+        return lambda row: ()
+    if len(functions) == 1:
+        (a,) = functions
+        return lambda row: (a(row),)
+    if len(functions) == 2:
+        a, b = functions
+        return lambda row: (a(row), b(row))
+    if len(functions) == 3:
+        a, b, c = functions
+        return lambda row: (a(row), b(row), c(row))
+    if len(functions) == 4:
+        a, b, c, d = functions
+        return lambda row: (a(row), b(row), c(row), d(row))
+    return lambda row: tuple([f(row) for f in functions])
+
+
+def _structure(node):
+    """A node's shape without source positions: equal for two spellings of the same argument."""
+    if isinstance(node, tuple):
+        return tuple(_structure(n) for n in node)
+    if hasattr(node, "__dataclass_fields__"):
+        return (type(node).__name__,) + tuple(
+            _structure(getattr(node, name)) for name in node.__dataclass_fields__ if name not in ("pos", "text")
+        )
+    return node.pattern if hasattr(node, "pattern") else node
+
+
+class RowStage:
+    """parse / fields / filter commands in a row, fused into one function per event."""
+
+    def __init__(self):
+        self.operations = []
+
+    def add(self, operation):
+        self.operations.append(operation)
+
+    def function(self):
+        operations = self.operations
+        if len(operations) == 1:
+            return operations[0]
+
+        def process(row):
+            for operation in operations:
+                if not operation(row):
+                    return False
+            return True
+
+        return process
+
+    def run(self, rows):
+        return filter(self.function(), rows)
+
+
+class StatsStage:
+    def __init__(self, compiler: ExpressionCompiler, command: syntax.Stats):
+        self.group_names = [name for _, name in command.groups]
+        self.key = _tuple_of([compiler.compile(expr) for expr, _ in command.groups])
+        inputs, slots = [], {}
+
+        def slot(node):
+            shape = _structure(node)
+            if shape not in slots:
+                slots[shape] = len(inputs)
+                inputs.append(compiler.compile(node))
+            return slots[shape]
+
+        self.outputs = []
+        for call, name in command.aggregates:
+            self.outputs.append((name, self.aggregate(compiler, call, slot)))
+        self.inputs = inputs
+        self.matched = 0
+
+    @staticmethod
+    def aggregate(compiler, call: syntax.Call, slot):
+        least, most = syntax.AGGREGATES[call.name]
+        if not least <= len(call.args) <= most:
+            compiler.error(call.pos, call.name, f"takes {least if least == most else f'{least}-{most}'} arguments")
+        parameter = None
+        if call.name in ("pct", "percentile"):
+            p = call.args[1]
+            if not (isinstance(p, syntax.Literal) and isinstance(p.value, (int, float)) and 0 <= p.value <= 100):
+                compiler.error(call.pos, call.text, "the percentile must be a number from 0 to 100")
+            parameter = p.value
+        columns = [slot(call.args[0])] if call.args else []
+        if call.name in ("earliest", "latest"):
+            columns.append(slot(syntax.Field("@timestamp", call.pos)))
+        return columns, finisher(call.name, parameter)
+
+    def run(self, rows) -> list:
+        # The hot loop: one tuple of argument values per row, appended to its group's list;
+        # the lists are transposed into columns once per group at the end.
+        key, values = self.key, _tuple_of(self.inputs)
+        groups = {}
+        self.matched = 0
+        for row in rows:
+            group = key(row)
+            bucket = groups.get(group)
+            if bucket is None:
+                bucket = groups[group] = []
+            bucket.append(values(row))
+        return [self.result(group, bucket) for group, bucket in groups.items()]
+
+    def result(self, group: tuple, bucket: list) -> dict:
+        count = len(bucket)
+        self.matched += count
+        columns = [Column(list(values)) for values in zip(*bucket)]
+        row = dict(zip(self.group_names, group))
+        for name, (indexes, finish) in self.outputs:
+            row[name] = finish(count, [columns[i] for i in indexes])
+        return row
+
+
+class SortStage:
+    def __init__(self, command: syntax.Sort):
+        self.keys = command.keys
+
+    def run(self, rows) -> list:
+        rows = list(rows)
+        for name, descending in reversed(self.keys):
+            get = operator.methodcaller("get", name)
+            rows.sort(key=lambda row: sort_key(get(row), descending), reverse=descending)
+        return rows
+
+
+class LimitStage:
+    def __init__(self, command: syntax.Limit):
+        self.count = command.count
+
+    def run(self, rows):
+        return islice(rows, self.count)
+
+
+class DedupStage:
+    def __init__(self, command: syntax.Dedup):
+        self.names = command.names
+
+    def run(self, rows):
+        seen = set()
+        for row in rows:
+            values = tuple(as_text(row.get(name)) for name in self.names)
+            if None in values:  # an absent value is never a duplicate
+                yield row
+            elif values not in seen:
+                seen.add(values)
+                yield row
+
+
+class Plan:
+    """A compiled query: `run(events)` returns a GetQueryResults-shaped response."""
+
+    def __init__(self, text: str):
+        self.query = syntax.parse(text)
+        self.compiler = ExpressionCompiler(text)
+        self.stages = []
+        self.columns = []  # output columns named so far
+        self.selected = False  # whether fields or stats chose the columns (else @timestamp, @message)
+        self.after_stats = set()  # fields that exist after the last stats
+        self.display = None
+        self.stats = []
+        self.used_fields = set()
+        for command in self.query.commands:
+            self.add(command)
+        if not self.selected:
+            self.columns = list(DEFAULT_COLUMNS) + [c for c in self.columns if c not in DEFAULT_COLUMNS]
+        self.columns = self.display or self.columns
+        self.used_fields |= set(self.columns)
+
+    def error(self, pos: int, token: str, problem: str):
+        raise QuerySyntaxError(self.query.text, pos, token, problem)
+
+    def row_stage(self) -> RowStage:
+        if not (self.stages and isinstance(self.stages[-1], RowStage)):
+            self.stages.append(RowStage())
+        return self.stages[-1]
+
+    def name_columns(self, names) -> None:
+        self.columns += [name for name in names if name not in self.columns]
+
+    def note_fields(self, nodes) -> None:
+        for node in nodes:
+            self.used_fields |= referenced_fields(node)
+
+    def add(self, command) -> None:
+        kind = type(command).__name__.lower()
+        getattr(self, "add_" + kind)(command)
+
+    def add_fields(self, command: syntax.Fields):
+        self.note_fields([expr for expr, _ in command.items])
+        items = [(name, self.compiler.compile(expr)) for expr, name in command.items
+                 if not (isinstance(expr, syntax.Field) and expr.name == name)]  # fmt: skip
+
+        def assign(row):
+            for name, compute in items:
+                row[name] = compute(row)
+            return True
+
+        if len(items) == 1:
+            ((name, compute),) = items
+
+            def assign(row):  # noqa: F811 - the usual single computed field, without the loop
+                row[name] = compute(row)
+                return True
+
+        if items:
+            self.row_stage().add(assign)
+        self.name_columns(name for _, name in command.items)
+        self.after_stats_add(name for _, name in command.items)
+        self.selected = True
+
+    def add_display(self, command: syntax.Display):
+        self.display = list(command.names)
+        self.used_fields |= set(command.names)
+
+    def add_filter(self, command: syntax.Filter):
+        self.note_fields([command.condition])
+        condition = self.compiler.compile(command.condition)
+        node = command.condition
+        returns_bool = isinstance(node, _BOOLEAN_NODES) or (
+            isinstance(node, syntax.Binary) and node.op not in "+-*/%^"
+        ) or (isinstance(node, syntax.Unary) and node.op == "not")
+        self.row_stage().add(condition if returns_bool else lambda row: truthy(condition(row)))
+
+    def add_parse(self, command: syntax.Parse):
+        self.note_fields([command.source])
+        source, pattern, names = self.compiler.compile(command.source), command.pattern, command.names
+        groups = names if pattern.groupindex else range(1, len(names) + 1)  # regex: named; glob: each *
+
+        def extract(row):
+            text = as_text(source(row))
+            match = pattern.search(text) if text is not None else None
+            if match:
+                for name, group in zip(names, groups):
+                    value = match.group(group)
+                    if value is not None:
+                        row[name] = value
+            return True
+
+        self.row_stage().add(extract)
+        self.name_columns(names)
+        self.after_stats_add(names)
+
+    def add_stats(self, command: syntax.Stats):
+        if len(self.stats) == MAX_STATS:
+            self.error(command.pos, "stats", f"a query can have at most {MAX_STATS} stats commands")
+        nodes = [call for call, _ in command.aggregates] + [expr for expr, _ in command.groups]
+        if self.stats:
+            self.check_second_stats_fields(nodes)
+        self.note_fields(nodes)
+        stage = StatsStage(self.compiler, command)
+        self.stages.append(stage)
+        self.stats.append(stage)
+        self.columns = stage.group_names + [name for name, _ in stage.outputs]
+        self.after_stats = set(self.columns)
+        self.selected = True
+
+    def after_stats_add(self, names) -> None:
+        if self.stats:
+            self.after_stats |= set(names)
+
+    def check_second_stats_fields(self, nodes) -> None:
+        """A second stats may only read the first one's output (and fields computed from it)."""
+        for node in nodes:
+            for name in sorted(referenced_fields(node) - self.after_stats):
+                pos = getattr(node, "pos", 0)
+                self.error(pos, name, f"after stats only its output fields exist ({', '.join(sorted(self.after_stats))})")
+
+    def add_sort(self, command: syntax.Sort):
+        self.used_fields |= {name for name, _ in command.keys}
+        self.stages.append(SortStage(command))
+
+    def add_limit(self, command: syntax.Limit):
+        self.stages.append(LimitStage(command))
+
+    def add_dedup(self, command: syntax.Dedup):
+        self.used_fields |= set(command.names)
+        self.stages.append(DedupStage(command))
+
+    def run(self, events, log: str | None = None) -> dict:
+        events = events if isinstance(events, (list, tuple)) else list(events)
+        build = row_builder(self.used_fields & set(SYSTEM_FIELDS), log)
+        rows = map(build, events)
+        matched = None
+        for stage in self.stages:
+            rows = stage.run(rows)
+            if matched is None and not isinstance(stage, RowStage):
+                rows = list(rows)
+                matched = self.stats[0].matched if self.stats and stage is self.stats[0] else len(rows)
+        rows = list(islice(rows, syntax.MAX_LIMIT))
+        return {
+            "status": "Complete",
+            "results": [self.result_row(row) for row in rows],
+            "statistics": {
+                "recordsMatched": float(len(rows) if matched is None else matched),
+                "recordsScanned": float(len(events)),
+                "bytesScanned": float(sum(len(e["message"]) for e in events)),
+            },
+        }
+
+    def result_row(self, row: dict) -> list:
+        return [{"field": name, "value": render(row[name])} for name in self.columns if row.get(name) is not None]
+
+
+def evaluate(text: str, events, log: str | None = None) -> dict:
+    """GetQueryResults-shaped response of query `text` over FilterLogEvents-shaped `events`."""
+    return Plan(text).run(events, log)

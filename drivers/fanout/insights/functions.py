@@ -1,0 +1,151 @@
+"""Scalar functions of the query language (usable in fields, filter, stats arguments and groups).
+
+Each takes already-evaluated arguments and returns a value, None when an input is absent or not
+of a usable kind: a function never fails on a bad event, it yields an absent field, as Logs
+Insights does. Boolean functions return Python bools, which render as 1 and 0.
+"""
+
+import calendar
+import math
+from datetime import datetime, timezone
+
+from fanout.insights.values import Timestamp, as_number, as_text
+
+UNIT_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 7 * 86_400_000}
+MONTHS_PER_UNIT = {"mo": 1, "q": 3, "y": 12}
+_MONDAY_MS = -3 * 86_400_000  # 1969-12-29, the Monday before the epoch: weeks start on Mondays
+
+
+def _numeric(fn):
+    def wrapper(*args):
+        numbers = [as_number(a) for a in args]
+        if any(n is None for n in numbers):
+            return None
+        try:
+            return fn(*numbers)
+        except (ValueError, OverflowError, ZeroDivisionError):
+            return None
+
+    return wrapper
+
+
+def _textual(fn):
+    def wrapper(*args):
+        if args[0] is None:
+            return None
+        return fn(as_text(args[0]), *args[1:])
+
+    return wrapper
+
+
+def _extreme(pick):
+    def wrapper(*args):
+        numbers = [n for n in map(as_number, args) if n is not None]
+        return pick(numbers) if numbers else None
+
+    return wrapper
+
+
+def _substr(text, start, length=None):
+    start, length = as_number(start), None if length is None else as_number(length)
+    if start is None or start < 0:
+        return None
+    start = int(start)
+    return text[start:] if length is None else text[start : start + max(int(length), 0)]
+
+
+def _replace(text, old, new):
+    if old is None or new is None:
+        return None
+    return text.replace(as_text(old), as_text(new))
+
+
+def _strcontains(text, part):
+    return part is not None and as_text(part) in text
+
+
+def _concat(*args):
+    return "".join(as_text(a) for a in args if a is not None)
+
+
+def _coalesce(*args):
+    return next((a for a in args if a is not None), None)
+
+
+def _isempty(value):
+    return value is None or as_text(value) == ""
+
+
+def _isblank(value):
+    return value is None or as_text(value).strip() == ""
+
+
+def floor_time(millis: int, amount: int, unit: str) -> int:
+    """Start of the `amount` x `unit` period containing `millis` (UTC; weeks start on Monday)."""
+    if unit in MONTHS_PER_UNIT:
+        step = amount * MONTHS_PER_UNIT[unit]
+        moment = datetime.fromtimestamp(millis / 1000, tz=timezone.utc)
+        index = (moment.year * 12 + moment.month - 1) // step * step
+        return calendar.timegm((index // 12, index % 12 + 1, 1, 0, 0, 0)) * 1000
+    width = amount * UNIT_MS[unit]
+    origin = _MONDAY_MS if unit == "w" else 0
+    return (millis - origin) // width * width + origin
+
+
+def ceil_time(millis: int, amount: int, unit: str) -> int:
+    """End of the period containing `millis`, or `millis` itself when it starts a period."""
+    start = floor_time(millis, amount, unit)
+    if start == millis:
+        return start
+    if unit in MONTHS_PER_UNIT:
+        moment = datetime.fromtimestamp(start / 1000, tz=timezone.utc)
+        index = moment.year * 12 + moment.month - 1 + amount * MONTHS_PER_UNIT[unit]
+        return calendar.timegm((index // 12, index % 12 + 1, 1, 0, 0, 0)) * 1000
+    return start + amount * UNIT_MS[unit]
+
+
+def date_function(round_time):
+    def apply(value, period):
+        millis = as_number(value)
+        if millis is None:
+            return None
+        return Timestamp(round_time(int(millis), *period))
+
+    return apply
+
+
+def _from_millis(value):
+    millis = as_number(value)
+    return None if millis is None else Timestamp(int(millis))
+
+
+def _to_millis(value):
+    millis = as_number(value)
+    return None if millis is None else int(millis)
+
+
+# name -> (function, minimum arguments, maximum arguments or None for any number)
+FUNCTIONS = {
+    "abs": (_numeric(abs), 1, 1),
+    "ceil": (_numeric(math.ceil), 1, 1),
+    "floor": (_numeric(math.floor), 1, 1),
+    "log": (_numeric(math.log), 1, 1),
+    "sqrt": (_numeric(math.sqrt), 1, 1),
+    "greatest": (_extreme(max), 1, None),
+    "least": (_extreme(min), 1, None),
+    "concat": (_concat, 1, None),
+    "strlen": (_textual(len), 1, 1),
+    "toupper": (_textual(str.upper), 1, 1),
+    "tolower": (_textual(str.lower), 1, 1),
+    "substr": (_textual(_substr), 2, 3),
+    "replace": (_textual(_replace), 3, 3),
+    "strcontains": (lambda text, part: text is not None and _strcontains(as_text(text), part), 2, 2),
+    "isempty": (_isempty, 1, 1),
+    "isblank": (_isblank, 1, 1),
+    "ispresent": (lambda value: value is not None, 1, 1),
+    "coalesce": (_coalesce, 1, None),
+    "frommillis": (_from_millis, 1, 1),
+    "tomillis": (_to_millis, 1, 1),
+}
+# Functions whose last argument is a period literal such as 5m.
+DATE_FUNCTIONS = {"datefloor": date_function(floor_time), "dateceil": date_function(ceil_time)}

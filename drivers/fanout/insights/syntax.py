@@ -1,0 +1,446 @@
+"""Parse query text into commands and expressions (the tree the evaluator compiles).
+
+A recursive-descent parser, written by hand because no library parses this language. It accepts
+the subset documented in docs/insights.md and rejects everything else with the position and the
+token, so that a query is never silently run with a part of it ignored.
+"""
+
+import re
+from dataclasses import dataclass, field
+
+from fanout.insights.lexer import Lexer, QuerySyntaxError, Token
+
+# Expressions ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Literal:
+    value: object
+    pos: int
+
+
+@dataclass(frozen=True)
+class Field:
+    name: str
+    pos: int
+
+
+@dataclass(frozen=True)
+class Duration:
+    amount: int
+    unit: str
+    pos: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Call:
+    name: str  # lower case
+    args: tuple
+    pos: int
+    text: str  # source text, the column name when there is no alias
+
+
+@dataclass(frozen=True)
+class Unary:
+    op: str  # "-" or "not"
+    operand: object
+    pos: int
+
+
+@dataclass(frozen=True)
+class Binary:
+    op: str  # + - * / % ^ = != < <= > >= and or
+    left: object
+    right: object
+    pos: int
+
+
+@dataclass(frozen=True)
+class InList:
+    operand: object
+    values: tuple
+    negate: bool
+    pos: int
+
+
+@dataclass(frozen=True)
+class Match:
+    """`like "text"` (substring), `like /re/` and `=~ /re/` (regex search)."""
+
+    operand: object
+    pattern: object  # str for a substring, compiled re.Pattern for a regex
+    negate: bool
+    pos: int
+
+
+# Commands ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Fields:
+    items: tuple  # (expr, output name)
+    pos: int
+
+
+@dataclass(frozen=True)
+class Display:
+    names: tuple
+    pos: int
+
+
+@dataclass(frozen=True)
+class Filter:
+    condition: object
+    pos: int
+
+
+@dataclass(frozen=True)
+class Parse:
+    source: object  # expression whose text is parsed (default @message)
+    pattern: re.Pattern
+    names: tuple
+    pos: int
+
+
+@dataclass(frozen=True)
+class Stats:
+    aggregates: tuple  # (Call, output name)
+    groups: tuple  # (expr, output name)
+    pos: int
+
+
+@dataclass(frozen=True)
+class Sort:
+    keys: tuple  # (field name, descending)
+    pos: int
+
+
+@dataclass(frozen=True)
+class Limit:
+    count: int
+    pos: int
+
+
+@dataclass(frozen=True)
+class Dedup:
+    names: tuple
+    pos: int
+
+
+@dataclass
+class Query:
+    text: str
+    commands: list = field(default_factory=list)
+
+
+AGGREGATES = {
+    "count": (0, 1), "count_distinct": (1, 1), "sum": (1, 1), "avg": (1, 1), "min": (1, 1),
+    "max": (1, 1), "stddev": (1, 1), "pct": (2, 2), "percentile": (2, 2), "earliest": (1, 1),
+    "latest": (1, 1),
+}  # fmt: skip
+UNSUPPORTED_COMMANDS = ("unmask", "pattern", "diff", "anomaly", "unnest", "lookup", "filterindex",
+                        "source", "join", "addtotals", "eval", "where", "head", "rename")  # fmt: skip
+MAX_LIMIT = 10_000
+_NAMED_GROUP = re.compile(r"\(\?<(?![=!])")
+_COMPARISONS = ("=", "!=", "<", "<=", ">", ">=")
+
+
+def compile_regex(lexer: Lexer, token: Token) -> re.Pattern:
+    """A Python pattern for an Insights regex: `(?<name>...)` becomes `(?P<name>...)`."""
+    try:
+        return re.compile(_NAMED_GROUP.sub("(?P<", token.value))
+    except re.error as exc:
+        lexer.error(token.pos, f"invalid regular expression: {exc}", token.text)
+
+
+def glob_pattern(text: str) -> re.Pattern:
+    """The regex of a parse glob: each `*` captures (lazily, the last one greedily) in order."""
+    parts = text.split("*")
+    groups = ["(.*?)"] * (len(parts) - 2) + ["(.*)"] if len(parts) > 1 else []
+    body = "".join(re.escape(part) + group for part, group in zip(parts, groups + [""]))
+    return re.compile(body, re.DOTALL)
+
+
+class Parser:
+    def __init__(self, text: str):
+        self.lexer = Lexer(text)
+        self.text = text
+        self.token = self.lexer.token_at(0)
+        self.previous_end = 0
+
+    # -- token plumbing --
+    def advance(self) -> Token:
+        current = self.token
+        self.previous_end = current.pos + len(current.text)
+        self.token = self.lexer.token_at(self.previous_end)
+        return current
+
+    def error(self, problem: str, token: Token | None = None):
+        token = token or self.token
+        raise QuerySyntaxError(self.text, token.pos, token.text, problem)
+
+    def is_op(self, *ops: str) -> bool:
+        return self.token.kind == "OP" and self.token.value in ops
+
+    def expect_op(self, op: str) -> Token:
+        if not self.is_op(op):
+            self.error(f"expected {op!r}")
+        return self.advance()
+
+    def accept_word(self, *words: str) -> bool:
+        if self.token.is_word(*words):
+            self.advance()
+            return True
+        return False
+
+    def name(self, what: str = "a field name") -> str:
+        if self.token.kind in ("NAME", "FIELD"):
+            return self.advance().value
+        self.error(f"expected {what}")
+
+    def regex(self) -> re.Pattern:
+        if self.is_op("/"):
+            self.token = self.lexer.regex_at(self.token.pos)
+        if self.token.kind != "REGEX":
+            self.error("expected a /regular expression/")
+        return compile_regex(self.lexer, self.advance())
+
+    def source_text(self, start: int) -> str:
+        """Normalised source text from `start` to the end of the last consumed token."""
+        end = self.previous_end
+        return " ".join(self.text[start:end].split())
+
+    # -- query --
+    def query(self) -> Query:
+        query = Query(self.text)
+        if self.token.kind == "END":
+            self.error("empty query")
+        while True:
+            query.commands.append(self.command())
+            if self.token.kind == "END":
+                return query
+            self.expect_op("|")
+
+    def command(self):
+        token = self.token
+        if token.kind != "NAME":
+            self.error("expected a command (fields, filter, parse, stats, sort, limit, display, dedup)")
+        word = token.value.lower()
+        handler = getattr(self, f"command_{word}", None)
+        if handler is None:
+            problem = "is not supported by the local evaluator" if word in UNSUPPORTED_COMMANDS else (
+                "unknown command")
+            self.error(problem)
+        self.advance()
+        return handler(token.pos)
+
+    def comma_list(self, item):
+        items = [item()]
+        while self.is_op(","):
+            self.advance()
+            items.append(item())
+        return tuple(items)
+
+    def command_fields(self, pos):
+        return Fields(self.comma_list(self.named_expression), pos)
+
+    def command_display(self, pos):
+        return Display(self.comma_list(self.name), pos)
+
+    def command_filter(self, pos):
+        return Filter(self.expression(), pos)
+
+    def command_dedup(self, pos):
+        return Dedup(self.comma_list(self.name), pos)
+
+    def command_limit(self, pos):
+        token = self.token
+        if token.kind != "NUMBER" or not isinstance(token.value, int) or not 1 <= token.value <= MAX_LIMIT:
+            self.error(f"limit takes a whole number from 1 to {MAX_LIMIT}")
+        self.advance()
+        return Limit(token.value, pos)
+
+    def command_sort(self, pos):
+        def key():
+            name = self.name()
+            if self.accept_word("asc"):
+                return (name, False)
+            self.accept_word("desc")  # Logs Insights sorts descending by default
+            return (name, True)
+
+        return Sort(self.comma_list(key), pos)
+
+    def command_parse(self, pos):
+        source = Field("@message", pos)
+        if not (self.token.kind in ("STRING", "REGEX") or self.is_op("/")):
+            source = self.primary()
+        if self.token.kind == "STRING":
+            glob = self.advance()
+            if "*" not in glob.value:
+                self.error("a parse pattern needs at least one * to capture", glob)
+            if not self.accept_word("as"):
+                self.error("expected 'as' and the names of the captured fields")
+            names = self.comma_list(self.name)
+            pattern = glob_pattern(glob.value)
+            if len(names) != pattern.groups:
+                self.error(f"the pattern has {pattern.groups} * but {len(names)} names follow", glob)
+            return Parse(source, pattern, names, pos)
+        pattern = self.regex()
+        names = tuple(pattern.groupindex)
+        if not names:
+            self.error("a parse regex needs named groups such as (?<name>...)")
+        return Parse(source, pattern, names, pos)
+
+    def command_stats(self, pos):
+        aggregates = self.comma_list(self.aggregate)
+        groups = ()
+        if self.accept_word("by"):
+            groups = self.comma_list(self.named_expression)
+        return Stats(aggregates, groups, pos)
+
+    def aggregate(self):
+        start = self.token
+        expr = self.expression()
+        if not (isinstance(expr, Call) and expr.name in AGGREGATES):
+            self.error("each stats item must be one aggregate function such as count(*) or pct(f, 50)",
+                       start)
+        return expr, self.alias(expr.text)
+
+    def named_expression(self):
+        start = self.token.pos
+        expr = self.expression()
+        default = expr.name if isinstance(expr, Field) else self.source_text(start)
+        return expr, self.alias(default)
+
+    def alias(self, default: str) -> str:
+        if self.accept_word("as"):
+            return self.name("a name after 'as'")
+        return default
+
+    # -- expressions, loosest binding first --
+    def expression(self):
+        left = self.conjunction()
+        while self.token.is_word("or"):
+            pos = self.advance().pos
+            left = Binary("or", left, self.conjunction(), pos)
+        return left
+
+    def conjunction(self):
+        left = self.negation()
+        while self.token.is_word("and"):
+            pos = self.advance().pos
+            left = Binary("and", left, self.negation(), pos)
+        return left
+
+    def negation(self):
+        if self.token.is_word("not"):
+            pos = self.advance().pos
+            return Unary("not", self.negation(), pos)
+        return self.comparison()
+
+    def comparison(self):
+        left = self.additive()
+        token = self.token
+        if self.is_op(*_COMPARISONS):
+            self.advance()
+            return Binary(token.value, left, self.additive(), token.pos)
+        if self.is_op("=~"):
+            self.advance()
+            return Match(left, self.regex(), False, token.pos)
+        negate = self.accept_word("not")
+        if self.accept_word("in"):
+            return InList(left, self.list_literal(), negate, token.pos)
+        if self.accept_word("like"):
+            if self.token.kind == "STRING":
+                return Match(left, self.advance().value, negate, token.pos)
+            return Match(left, self.regex(), negate, token.pos)
+        if negate:
+            self.error("expected 'in' or 'like' after 'not'")
+        return left
+
+    def list_literal(self) -> tuple:
+        self.expect_op("[")
+        values = self.comma_list(self.literal_value)
+        self.expect_op("]")
+        return values
+
+    def literal_value(self):
+        sign = 1
+        if self.is_op("-"):
+            self.advance()
+            sign = -1
+        if self.token.kind == "NUMBER":
+            return sign * self.advance().value
+        if self.token.kind == "STRING" and sign == 1:
+            return self.advance().value
+        self.error("expected a string or a number in the list")
+
+    def binary_level(self, operators, operand):
+        left = operand()
+        while self.is_op(*operators):
+            token = self.advance()
+            left = Binary(token.value, left, operand(), token.pos)
+        return left
+
+    def additive(self):
+        return self.binary_level(("+", "-"), self.multiplicative)
+
+    def multiplicative(self):
+        return self.binary_level(("*", "/", "%"), self.power)
+
+    def power(self):
+        base = self.unary()
+        if self.is_op("^"):
+            token = self.advance()
+            return Binary("^", base, self.power(), token.pos)  # right associative
+        return base
+
+    def unary(self):
+        if self.is_op("-"):
+            pos = self.advance().pos
+            operand = self.unary()
+            if isinstance(operand, Literal) and isinstance(operand.value, (int, float)):
+                return Literal(-operand.value, pos)
+            return Unary("-", operand, pos)
+        return self.primary()
+
+    def primary(self):
+        token = self.token
+        if token.kind in ("NUMBER", "STRING"):
+            self.advance()
+            return Literal(token.value, token.pos)
+        if token.kind == "DURATION":
+            self.advance()
+            return Duration(*token.value, token.pos, token.text)
+        if token.kind == "FIELD":
+            self.advance()
+            return Field(token.value, token.pos)
+        if self.is_op("("):
+            self.advance()
+            inner = self.expression()
+            self.expect_op(")")
+            return inner
+        if token.kind == "NAME":
+            self.advance()
+            if self.is_op("("):
+                return self.call(token)
+            return Field(token.value, token.pos)
+        self.error("expected a value, a field or a function call")
+
+    def call(self, name: Token) -> Call:
+        self.expect_op("(")
+        args = []
+        if self.is_op("*"):
+            star = self.advance()
+            if name.value.lower() != "count":
+                self.error("only count(*) takes *", star)
+        elif not self.is_op(")"):
+            args = list(self.comma_list(self.expression))
+        self.expect_op(")")
+        return Call(name.value.lower(), tuple(args), name.pos, self.source_text(name.pos))
+
+
+def parse(text: str) -> Query:
+    """The parsed query; raises QuerySyntaxError naming the line, column and token at fault."""
+    return Parser(text).query()

@@ -1,0 +1,47 @@
+"""Lambda entry point: SQS batch in, one timed download and one log record per message.
+
+Thin on purpose: the work and the numbers are in measure.py. What lives here is what must live
+once per execution environment (client, logger, environment id) and the SQS batch protocol.
+"""
+
+import os
+
+import boto3
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
+
+import measure
+
+logger = Logger()  # JSON lines on stdout; service and level from POWERTOOLS_* variables
+# Default client: AWS_ENDPOINT_URL points it at the emulator on the local backend.
+s3 = boto3.client("s3")
+environment = measure.Environment()
+# When every message fails, return them all in batchItemFailures rather than raising
+# BatchProcessingError: SQS redelivers exactly the same messages either way, but a function
+# error would also count as a Lambda error and make the event source mapping back off, which
+# would distort the concurrency a failure-path experiment measures.
+processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
+
+
+class MessageFailed(Exception):
+    """Tells the batch processor to report the message; the details are already logged."""
+
+
+def lambda_handler(event, context):
+    settings = measure.Settings.from_env(os.environ)
+    memory = context.memory_limit_in_mb or os.environ["AWS_LAMBDA_FUNCTION_MEMORY_SIZE"]
+    invocation = environment.invocation_fields(context.aws_request_id, int(memory), settings.concurrency_limit)
+
+    def record_handler(record):
+        fields = {
+            "message_id": record.message_id,
+            "receive_count": int(record.attributes.approximate_receive_count),
+            **invocation,
+        }
+        result = measure.measure_message(s3, settings, record.body, fields)
+        if result["event"] == "error":
+            logger.error(f"download failed: {result['error_type']}", extra=result)
+            raise MessageFailed(result["error_message"])
+        logger.info("download complete", extra=result)
+
+    return process_partial_response(event=event, record_handler=record_handler, processor=processor, context=context)

@@ -1,0 +1,200 @@
+"""The handler end to end against the emulator: records, batch responses, failure paths."""
+
+import time
+
+import pytest
+
+from .support import MEMORY_SIZE, lambda_context, log_records, sqs_event
+
+SUCCESS_FIELDS = {
+    "event", "run_id", "seq", "experiment_tag", "concurrency_limit", "memory_size", "mode", "bytes",
+    "seconds", "ttfb_seconds", "mbps", "mib_per_s", "start_ms", "end_ms", "cold_start", "env_id",
+    "receive_count", "message_id", "request_id", "s3_request_id",
+}  # fmt: skip
+ERROR_CONTEXT_FIELDS = {
+    "message_id", "receive_count", "memory_size", "concurrency_limit", "request_id", "env_id", "cold_start",
+}  # fmt: skip
+# Added by Powertools to every line; anything else would be a field outside the contract.
+POWERTOOLS_FIELDS = {"level", "location", "message", "timestamp", "service", "xray_trace_id"}
+
+
+def body(seq=1, **extra):
+    return {"run_id": "run-1", "seq": seq, "experiment_tag": "tag-a", **extra}
+
+
+def invoke(handler, event):
+    context = lambda_context()
+    return handler.lambda_handler(event, context), context
+
+
+def record_get_object_ids(handler):
+    """Request ids of every GetObject the handler's client receives, seen from outside measure.py."""
+    seen = []
+    handler.s3.meta.events.register(
+        "after-call.s3.GetObject", lambda parsed, **_: seen.append(parsed["ResponseMetadata"]["RequestId"])
+    )
+    return seen
+
+
+@pytest.mark.parametrize(
+    ("env_mode", "body_mode", "expected_mode"),
+    [
+        ("download_file", None, "download_file"),
+        ("stream", None, "stream"),
+        ("download_file", "stream", "stream"),
+        ("stream", "download_file", "download_file"),
+    ],
+)
+def test_success_record(load_handler, function_env, test_object, capsys, tmp_path, env_mode, body_mode, expected_mode):
+    function_env["FANOUT_DOWNLOAD_MODE"] = env_mode
+    handler = load_handler()
+    get_object_ids = record_get_object_ids(handler)
+    event = sqs_event(body(seq=42, **({"mode": body_mode} if body_mode else {})), receive_count=3)
+    capsys.readouterr()
+
+    before_ms = time.time() * 1000
+    response, context = invoke(handler, event)
+    after_ms = time.time() * 1000
+
+    assert response == {"batchItemFailures": []}
+    [line] = log_records(capsys)
+    assert set(line) - POWERTOOLS_FIELDS == SUCCESS_FIELDS
+    assert line["level"] == "INFO"
+    assert line["service"] == function_env["POWERTOOLS_SERVICE_NAME"]
+    assert (line["event"], line["run_id"], line["seq"], line["experiment_tag"]) == ("download", "run-1", 42, "tag-a")
+    assert line["mode"] == expected_mode
+    assert line["concurrency_limit"] == 7
+    assert line["memory_size"] == MEMORY_SIZE
+    assert line["bytes"] == test_object.size
+    assert 0 < line["ttfb_seconds"] <= line["seconds"]
+    assert line["mbps"] == pytest.approx(test_object.size * 8 / line["seconds"] / 1e6)
+    assert line["mib_per_s"] == pytest.approx(test_object.size / line["seconds"] / 1024 / 1024)
+    assert before_ms - 1 <= line["start_ms"] <= line["end_ms"] <= after_ms + 1
+    # Two clocks read back to back around one interval: they agree to within ms rounding and a
+    # margin for a busy machine.
+    assert abs((line["end_ms"] - line["start_ms"]) / 1000 - line["seconds"]) < 0.02
+    assert line["cold_start"] is True
+    assert line["env_id"] == handler.environment.env_id
+    assert line["receive_count"] == 3
+    assert line["message_id"] == event["Records"][0]["messageId"]
+    assert line["request_id"] == context.aws_request_id
+    assert get_object_ids and line["s3_request_id"] == get_object_ids[0]
+    assert list(tmp_path.iterdir()) == []  # download_file deleted its file
+
+
+def test_download_file_uses_parallel_ranged_gets(load_handler, capsys):
+    handler = load_handler()
+    get_object_ids = record_get_object_ids(handler)
+    response, _ = invoke(handler, sqs_event(body(mode="download_file")))
+    assert response == {"batchItemFailures": []}
+    assert len(get_object_ids) > 1  # the object is over the multipart threshold
+    assert log_records(capsys)[0]["s3_request_id"] in get_object_ids
+
+
+def test_cold_start_only_on_first_invocation_of_an_environment(load_handler, capsys):
+    first_env = load_handler()
+    invoke(first_env, sqs_event(body(1), body(2)))
+    invoke(first_env, sqs_event(body(3)))
+    second_env = load_handler()
+    invoke(second_env, sqs_event(body(4)))
+
+    lines = {line["seq"]: line for line in log_records(capsys)}
+    assert [lines[seq]["cold_start"] for seq in (1, 2, 3, 4)] == [True, True, False, True]
+    assert lines[1]["env_id"] == lines[2]["env_id"] == lines[3]["env_id"] != lines[4]["env_id"]
+    assert lines[1]["request_id"] == lines[2]["request_id"] != lines[3]["request_id"]
+
+
+def error_lines(capsys):
+    lines = log_records(capsys)
+    assert all(line["event"] == "error" and line["level"] == "ERROR" for line in lines)
+    return lines
+
+
+@pytest.mark.parametrize("mode", ["download_file", "stream"])
+def test_missing_object_is_an_error_record_and_a_batch_failure(load_handler, function_env, capsys, mode):
+    function_env["FANOUT_KEY"] = "no-such-object"
+    handler = load_handler()
+    event = sqs_event(body(mode=mode))
+    response, context = invoke(handler, event)
+
+    message_id = event["Records"][0]["messageId"]
+    assert response == {"batchItemFailures": [{"itemIdentifier": message_id}]}
+    [line] = error_lines(capsys)
+    # The transfer manager starts with HeadObject (a bare 404); stream's GetObject names the error.
+    expected_type, expected_text = {"download_file": ("ClientError", "404"), "stream": ("NoSuchKey", "NoSuchKey")}[mode]
+    assert line["error_type"] == expected_type and expected_text in line["error_message"]
+    assert (line["run_id"], line["seq"], line["experiment_tag"], line["mode"]) == ("run-1", 1, "tag-a", mode)
+    assert ERROR_CONTEXT_FIELDS <= set(line)
+    assert line["message_id"] == message_id
+    assert (line["request_id"], line["memory_size"]) == (context.aws_request_id, MEMORY_SIZE)
+
+
+@pytest.mark.parametrize("mode", ["download_file", "stream"])
+def test_size_mismatch_is_an_error(load_handler, function_env, test_object, capsys, mode):
+    function_env["FANOUT_EXPECTED_SIZE"] = str(test_object.size + 1)
+    handler = load_handler()
+    event = sqs_event(body(mode=mode))
+    response, _ = invoke(handler, event)
+
+    assert response["batchItemFailures"] == [{"itemIdentifier": event["Records"][0]["messageId"]}]
+    [line] = error_lines(capsys)
+    assert line["error_type"] == "SizeMismatch"
+    assert str(test_object.size) in line["error_message"] and str(test_object.size + 1) in line["error_message"]
+
+
+@pytest.mark.parametrize(
+    ("text", "known"),
+    [
+        ("not json", {}),
+        ("[1, 2]", {}),
+        ('{"seq": 1}', {"seq": 1}),
+        ('{"run_id": "r", "seq": "one"}', {"run_id": "r"}),
+        ('{"run_id": "r", "seq": true}', {"run_id": "r"}),
+        ('{"run_id": "r", "seq": 5, "mode": "ftp"}', {"run_id": "r", "seq": 5}),
+        ('{"run_id": "r", "seq": 5, "inject_failure": "yes"}', {"run_id": "r", "seq": 5}),
+    ],
+)
+def test_malformed_body_fails_only_its_message(load_handler, capsys, text, known):
+    handler = load_handler()
+    event = sqs_event(text, body(seq=2))
+    response, _ = invoke(handler, event)
+
+    assert response == {"batchItemFailures": [{"itemIdentifier": event["Records"][0]["messageId"]}]}
+    bad, good = log_records(capsys)
+    assert good["event"] == "download" and good["seq"] == 2
+    assert bad["event"] == "error" and bad["error_type"] == "MalformedMessage"
+    assert bad["message_id"] == event["Records"][0]["messageId"]
+    assert {name: bad[name] for name in known} == known
+    for name in {"run_id", "seq"} - set(known):
+        assert name not in bad
+        if text.startswith("{"):
+            assert name in bad["error_message"]  # names the bad or missing field
+
+
+def test_injected_failure_skips_the_download(load_handler, capsys):
+    handler = load_handler()
+    get_object_ids = record_get_object_ids(handler)
+    event = sqs_event(body(seq=9, inject_failure=True))
+    response, _ = invoke(handler, event)
+
+    assert response == {"batchItemFailures": [{"itemIdentifier": event["Records"][0]["messageId"]}]}
+    [line] = error_lines(capsys)
+    assert (line["error_type"], line["run_id"], line["seq"]) == ("InjectedFailure", "run-1", 9)
+    assert get_object_ids == []
+
+
+def test_a_batch_where_every_message_fails_is_reported_not_raised(load_handler, capsys):
+    handler = load_handler()
+    event = sqs_event(body(1, inject_failure=True), "garbage", body(3, inject_failure=True))
+    response, _ = invoke(handler, event)
+
+    assert response == {"batchItemFailures": [{"itemIdentifier": r["messageId"]} for r in event["Records"]]}
+    error_types = [line["error_type"] for line in error_lines(capsys)]
+    assert error_types == ["InjectedFailure", "MalformedMessage", "InjectedFailure"]
+
+
+def test_misconfigured_function_fails_the_invocation(load_handler, function_env):
+    function_env["FANOUT_DOWNLOAD_MODE"] = "carrier-pigeon"
+    handler = load_handler()
+    with pytest.raises(ValueError, match="FANOUT_DOWNLOAD_MODE='carrier-pigeon'"):
+        invoke(handler, sqs_event(body()))

@@ -1,0 +1,82 @@
+"""The measurement core without AWS: parsing, byte counting, cold starts, record arithmetic."""
+
+import json
+import random
+import threading
+
+import pytest
+
+
+@pytest.fixture
+def measure(load_measure):
+    return load_measure()
+
+
+def test_parse_body_defaults_and_overrides(measure):
+    minimal = measure.parse_body(json.dumps({"run_id": "r", "seq": 3}), "stream")
+    assert (minimal.run_id, minimal.seq, minimal.experiment_tag, minimal.mode, minimal.inject_failure) == (
+        "r", 3, "", "stream", False,
+    )  # fmt: skip
+    full = {"run_id": "r", "seq": 4, "experiment_tag": "t", "mode": "download_file", "inject_failure": True}
+    parsed = measure.parse_body(json.dumps(full), "stream")
+    assert parsed.fields() == {k: full[k] for k in ("run_id", "seq", "experiment_tag", "mode")}
+    assert parsed.inject_failure is True
+
+
+def test_parse_body_lists_every_problem(measure):
+    with pytest.raises(measure.MalformedMessage) as info:
+        measure.parse_body(json.dumps({"seq": -1.5, "mode": "ftp", "experiment_tag": "t"}), "stream")
+    message = str(info.value)
+    assert "run_id is missing" in message and "seq=-1.5" in message and "mode='ftp'" in message
+    assert info.value.known == {"experiment_tag": "t"}
+
+
+def test_progress_counts_every_byte_from_many_threads(measure):
+    progress = measure.Progress()
+    chunks = [[random.randrange(1, 1 << 20) for _ in range(2000)] for _ in range(8)]
+    threads = [threading.Thread(target=lambda c=c: [progress(n) for n in c]) for c in chunks]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert progress.bytes == sum(map(sum, chunks))
+    assert progress.first_chunk_at >= progress.started
+
+
+def test_progress_first_chunk_ignores_empty_reads(measure):
+    progress = measure.Progress()
+    progress(0)
+    assert progress.first_chunk_at is None
+    progress(10)
+    assert progress.first_chunk_at is not None and progress.bytes == 10
+
+
+def test_environment_cold_start_once_per_environment(measure):
+    first, second = measure.Environment(), measure.Environment()
+    calls = [first.invocation_fields(f"req-{i}", 512, 3) for i in range(3)]
+    calls.append(second.invocation_fields("req-x", 512, 3))
+    assert [c["cold_start"] for c in calls] == [True, False, False, True]
+    assert calls[0]["env_id"] == calls[2]["env_id"] != calls[3]["env_id"]
+    assert calls[1] == {
+        "request_id": "req-1", "env_id": first.env_id, "cold_start": False, "memory_size": 512, "concurrency_limit": 3,
+    }  # fmt: skip
+
+
+def test_success_record_throughput_units(measure):
+    size, seconds = random.randrange(1, 1 << 34), random.uniform(0.01, 100)
+    message = measure.Message(run_id="r", seq=1, experiment_tag="t", mode="stream", inject_failure=False)
+    result = measure.Download(
+        bytes=size, seconds=seconds, ttfb_seconds=seconds / 3, start_ms=1, end_ms=2, s3_request_id="x"
+    )
+    record = measure.success_record(message, result, {"env_id": "e"})
+    assert record["mbps"] == pytest.approx(size * 8 / 1_000_000 / seconds)
+    assert record["mib_per_s"] == pytest.approx(size / (1024 * 1024) / seconds)
+    assert record["mbps"] / record["mib_per_s"] == pytest.approx(8 * 1.048576)
+    assert record["event"] == "download" and record["env_id"] == "e"
+
+
+def test_settings_from_env_rejects_unknown_mode(measure):
+    env = {"FANOUT_BUCKET": "b", "FANOUT_KEY": "k", "FANOUT_EXPECTED_SIZE": "10", "FANOUT_CONCURRENCY_LIMIT": "2"}
+    assert measure.Settings.from_env(env).default_mode == "download_file"
+    with pytest.raises(ValueError, match="FANOUT_DOWNLOAD_MODE='tcp'"):
+        measure.Settings.from_env({**env, "FANOUT_DOWNLOAD_MODE": "tcp"})

@@ -1,0 +1,101 @@
+"""The function zip: reproducible bytes, the right contents, rebuilt only when inputs change."""
+
+import argparse
+import base64
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+
+import pytest
+
+from fanout import package, paths
+from fanout.errors import UsageError
+
+
+@pytest.fixture(scope="session")
+def package_home(tmp_path_factory):
+    """A state directory shared by these tests, so pip runs once for the cached dependencies."""
+    return tmp_path_factory.mktemp("package-home")
+
+
+@pytest.fixture
+def home(package_home, monkeypatch):
+    monkeypatch.setenv("FANOUT_HOME", str(package_home))
+    return package_home
+
+
+@pytest.fixture
+def functions_copy(tmp_path, monkeypatch, home):
+    """A copy of functions/ to edit, in place of the real one."""
+    copy = tmp_path / "functions"
+    shutil.copytree(paths.FUNCTIONS, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(paths, "FUNCTIONS", copy)
+    return copy
+
+
+def test_fresh_builds_are_byte_identical(home, tmp_path, monkeypatch):
+    first = package.build("downloader").read_bytes()
+    monkeypatch.setenv("FANOUT_HOME", str(tmp_path / "elsewhere"))  # no cache: pip installs again
+    second = package.build("downloader").read_bytes()
+    assert first == second
+
+
+def test_zip_contents(home):
+    with zipfile.ZipFile(package.build()) as archive:
+        infos = archive.infolist()
+    names = [info.filename for info in infos]
+    tops = {name.split("/")[0] for name in names}
+    assert {"handler.py", "measure.py", "aws_lambda_powertools", "jmespath", "typing_extensions.py"} <= tops
+    assert not tops & {"boto3", "botocore", "s3transfer", "bin", "requirements.txt"}
+    assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc") or n.endswith("/RECORD")]
+    assert names == sorted(names)
+    assert {info.date_time for info in infos} == {(1980, 1, 1, 0, 0, 0)}
+    assert {info.external_attr >> 16 for info in infos} == {0o100644}
+
+
+def test_zip_imports_handler_with_bundled_powertools(home, tmp_path):
+    with zipfile.ZipFile(package.build()) as archive:
+        archive.extractall(tmp_path / "task")
+    code = "import handler, aws_lambda_powertools; print(aws_lambda_powertools.__file__)"
+    env = {**os.environ, "AWS_DEFAULT_REGION": "us-east-1", "PYTHONPATH": str(tmp_path / "task")}
+    result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().startswith(str(tmp_path / "task"))
+
+
+def test_source_change_rebuilds_zip_but_not_dependencies(functions_copy, home):
+    zip_path = package.build()
+    first_hash, first_mtime = package.sha256_base64(zip_path), zip_path.stat().st_mtime_ns
+    deps = sorted((home / "build" / "deps").iterdir())
+
+    assert package.build() == zip_path and zip_path.stat().st_mtime_ns == first_mtime  # unchanged: kept
+
+    with open(functions_copy / "downloader" / "measure.py", "a") as source:
+        source.write("\n# changed\n")
+    assert package.sha256_base64(package.build()) != first_hash
+    assert sorted((home / "build" / "deps").iterdir()) == deps
+
+
+def test_runtime_provided_packages_are_refused(functions_copy):
+    with open(functions_copy / "downloader" / "requirements.txt", "a") as requirements:
+        requirements.write("boto3==1.44.5\n")
+    with pytest.raises(UsageError, match="'boto3'"):
+        package.build()
+
+
+def test_unknown_function_names_the_choices(home):
+    with pytest.raises(UsageError, match="unknown function 'nope': expected one of downloader"):
+        package.build("nope")
+
+
+def test_cli_prints_path_and_terraform_hash(home, capsys):
+    parser = argparse.ArgumentParser()
+    package.register(parser.add_subparsers())
+    args = parser.parse_args(["package"])
+    assert args.func(args) == 0
+    path_line, hash_line = capsys.readouterr().out.splitlines()
+    expected = base64.b64encode(hashlib.sha256(open(path_line, "rb").read()).digest()).decode()
+    assert hash_line.endswith(expected)

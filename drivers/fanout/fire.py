@@ -56,9 +56,9 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    messages = _positive_int("--messages (MESSAGES)", args.messages) if args.messages else None
-    multiplier = _positive_int("--multiplier (MULTIPLIER)", args.multiplier)
-    workers = _positive_int("--workers", args.workers)
+    messages = positive_int("--messages (MESSAGES)", args.messages) if args.messages else None
+    multiplier = positive_int("--multiplier (MULTIPLIER)", args.multiplier)
+    workers = positive_int("--workers", args.workers)
     failure_fraction = _fraction(args.inject_failures) if args.inject_failures else None
     if not _TAG.match(args.tag):
         raise UsageError(f"invalid tag {args.tag!r}: expected 1-64 letters, digits, '.', '_' or '-'")
@@ -233,7 +233,7 @@ def _progress() -> Progress:
     )
 
 
-def _positive_int(name: str, text: str) -> int:
+def positive_int(name: str, text: str) -> int:
     try:
         value = int(str(text).strip())
     except ValueError:

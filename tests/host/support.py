@@ -59,11 +59,12 @@ class Deployed:
     def streams(self) -> dict[str, list[tuple[int, str]]]:
         """Log stream name -> [(timestamp ms, message)] in stored order."""
         logs, result = self.client("logs"), {}
-        for stream in logs.describe_log_streams(logGroupName=self.log_group)["logStreams"]:
-            name = stream["logStreamName"]
-            events = logs.get_log_events(logGroupName=self.log_group, logStreamName=name,
-                                         startFromHead=True)["events"]
-            result[name] = [(e["timestamp"], e["message"]) for e in events]
+        for page in logs.get_paginator("describe_log_streams").paginate(logGroupName=self.log_group):
+            for stream in page["logStreams"]:
+                name = stream["logStreamName"]
+                events = logs.get_log_events(logGroupName=self.log_group, logStreamName=name,
+                                             startFromHead=True)["events"]
+                result[name] = [(e["timestamp"], e["message"]) for e in events]
         return result
 
 

@@ -21,7 +21,7 @@ STREAM_NAME = re.compile(r"^\d{4}/\d{2}/\d{2}/\[\$LATEST\][0-9a-f]{32}$")
 
 
 def test_cold_then_warm_starts_and_the_lambda_log_format(deploy):
-    fn = deploy(COUNTING, reserved=2)
+    fn = deploy(COUNTING, reserved=2, visibility=30)
     messages = 8
     fn.send([{"seq": i} for i in range(messages)])
 
@@ -48,7 +48,7 @@ def test_cold_then_warm_starts_and_the_lambda_log_format(deploy):
 
 
 def test_concurrency_never_exceeds_the_smallest_limit(deploy):
-    fn = deploy(COUNTING, reserved=5, max_concurrency=3)
+    fn = deploy(COUNTING, reserved=5, max_concurrency=3, visibility=30)
     fn.send([{"seq": i} for i in range(12)])
 
     summary = fn.host()
@@ -60,7 +60,7 @@ def test_concurrency_never_exceeds_the_smallest_limit(deploy):
 
 
 def test_max_envs_cap_binds_with_a_warning(deploy):
-    fn = deploy(COUNTING, reserved=4)
+    fn = deploy(COUNTING, reserved=4, visibility=30)
     fn.send([{"seq": i} for i in range(6)])
     warnings = []
 
@@ -84,7 +84,7 @@ def test_each_environment_has_its_own_tmp(deploy, tmp_path):
             with open(path) as f:
                 print("mine" if f.read() == context.log_stream_name else "clobbered", existed,
                       sorted(os.listdir("/tmp")))
-        """, reserved=2)
+        """, reserved=2, visibility=30)
     fn.send([{"seq": i} for i in range(4)])
     warnings = []
 

@@ -1,0 +1,82 @@
+"""`fanout demo`: the whole experiment on the local backend, with small defaults.
+
+Starts the emulator (if none runs), deploys the stack DEMO_STACK, fires MULTIPLIER x CONCURRENCY
+messages, hosts the function while waiting for every message, prints the report, then destroys
+the stack and stops the emulator if the demo started it. results/<run_id>/ stays.
+
+Teardown always runs: Ctrl-C or SIGTERM at any point (even during deploy) goes to the `finally`
+that destroys the stack; further Ctrl-Cs during teardown are ignored so that it completes.
+"""
+
+import argparse
+import signal
+import time
+
+from rich.console import Console
+
+from fanout import deploy, fire, report, runs, stack, wait
+from fanout.emulator import control
+
+DEMO_STACK = "demo"
+DEFAULTS = {"concurrency": "8", "memory": "1024", "object_size": "64MiB", "multiplier": "10"}
+WAIT_TIMEOUT = 600
+
+console = Console()
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("demo", help="deploy, fire, run, wait, report and destroy on the local backend")
+    parser.add_argument("--concurrency", default=DEFAULTS["concurrency"], help="default: 8")
+    parser.add_argument("--memory", default=DEFAULTS["memory"], help="function memory in MB (default: 1024)")
+    parser.add_argument("--object-size", default=DEFAULTS["object_size"], help="default: 64MiB")
+    parser.add_argument("--multiplier", default=DEFAULTS["multiplier"], help="messages per concurrency slot (default: 10)")
+    parser.set_defaults(func=run)
+
+
+def run(args) -> int:
+    multiplier = fire.positive_int("--multiplier", args.multiplier)
+    target = argparse.Namespace(
+        backend="local", stack=DEMO_STACK, concurrency=args.concurrency, memory=args.memory,
+        object_size=args.object_size, region="us-east-1", architecture="x86_64", mode="download_file", endpoint="",
+    )  # fmt: skip
+    started = time.monotonic()
+    started_emulator = control.running_endpoint() is None
+    previous_term = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        _step("deploy")
+        deploy.run_deploy(target)
+        deployed = stack.load("local", DEMO_STACK)
+        _step("fire")
+        record = fire.fire(deployed, multiplier * deployed.concurrency, "demo", None, None, fire.DEFAULT_WORKERS)
+        _step("run and wait (the function is hosted here)")
+        wait.wait(deployed, record, WAIT_TIMEOUT, host=True)
+        _step("report")
+        summary = report.build(deployed, runs.load(record["run_id"]))
+        report.show(summary)
+        folder = report.write(summary)
+    finally:
+        signal.signal(signal.SIGINT, _ignore)
+        signal.signal(signal.SIGTERM, _ignore)
+        try:
+            _step("destroy")
+            deploy.run_destroy(target)
+            if started_emulator:
+                control.stop()
+                console.print("stopped the emulator the demo started")
+        finally:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+            signal.signal(signal.SIGTERM, previous_term)
+    console.print(f"[bold green]demo finished in {time.monotonic() - started:.0f} s[/]; results in {folder}")
+    return 0
+
+
+def _step(name: str) -> None:
+    console.rule(f"[bold]{name}")
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+def _ignore(signum, frame):
+    console.print("[yellow]tearing down; please wait[/]")

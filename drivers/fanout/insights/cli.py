@@ -1,0 +1,153 @@
+"""`fanout insights QUERY` (run a Logs Insights query) and `fanout export` (save log events).
+
+`fanout insights` runs against the deployed stack (AWS or local), or offline over events exported
+earlier with `fanout export` (--events FILE.jsonl), so logs can be analysed without AWS later.
+"""
+
+import argparse
+import csv
+import json
+import os
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from fanout import insights, stack
+from fanout.errors import UsageError
+
+FORMATS = ("table", "json", "csv")
+
+
+def register(subparsers) -> None:
+    query = subparsers.add_parser(
+        "insights", help="run a Logs Insights query on the stack's logs (or on exported events)"
+    )
+    query.add_argument("query", metavar="QUERY_FILE", help="a .logsinsights file, or the name of a saved query")
+    stack.add_arguments(query)
+    add_window_arguments(query)
+    query.add_argument("--events", metavar="FILE.jsonl", type=Path,
+                       help="evaluate offline over events saved by `fanout export` (no stack needed)")
+    query.add_argument("--format", choices=FORMATS, default="table", help="default: table")
+    query.set_defaults(func=run_insights)
+
+    export = subparsers.add_parser("export", help="save the stack's log events to a JSONL file")
+    stack.add_arguments(export)
+    add_window_arguments(export)
+    export.add_argument("--out", metavar="FILE.jsonl", type=Path, required=True)
+    export.set_defaults(func=run_export)
+
+
+def add_window_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--hours", type=float, default=insights.DEFAULT_HOURS,
+                        help=f"window: the last N hours (default: {insights.DEFAULT_HOURS})")
+    parser.add_argument("--start", help="window start, ISO 8601 (UTC when no offset) or epoch ms")
+    parser.add_argument("--end", help="window end, ISO 8601 (UTC when no offset) or epoch ms (default: now)")
+
+
+def parse_time(text: str, option: str) -> int:
+    """Epoch ms from ISO 8601 (naive means UTC) or from a number of epoch milliseconds."""
+    if text.isdigit():
+        return int(text)
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise UsageError(f"{option} {text!r} is not a time; use ISO 8601 such as 2024-05-01T12:00:00Z or epoch ms")
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return int(moment.timestamp() * 1000)
+
+
+def window_from_args(args) -> tuple[int, int]:
+    if args.hours <= 0:
+        raise UsageError(f"--hours {args.hours:g} must be positive")
+    end_ms = parse_time(args.end, "--end") if args.end else int(time.time() * 1000)
+    start_ms = parse_time(args.start, "--start") if args.start else end_ms - int(args.hours * 3_600_000)
+    return insights.window(start_ms, end_ms)
+
+
+def read_query(spec: str) -> str:
+    path = Path(spec)
+    if path.is_file():
+        return path.read_text()
+    if path.suffix or os.sep in spec:
+        raise UsageError(f"query file {spec!r} does not exist")
+    return insights.load_query(spec)
+
+
+def read_events(path: Path) -> list[dict]:
+    """Events of a JSONL export; each line needs at least timestamp (ms) and message."""
+    if not path.is_file():
+        raise UsageError(f"events file {str(path)!r} does not exist")
+    events = []
+    with path.open() as lines:
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                event = json.loads(line)
+            except ValueError:
+                raise UsageError(f"{path}:{number} is not a JSON object")
+            if not (isinstance(event, dict) and isinstance(event.get("timestamp"), int)
+                    and isinstance(event.get("message"), str)):  # fmt: skip
+                raise UsageError(f"{path}:{number} needs \"timestamp\" (epoch ms) and \"message\" (string)")
+            events.append(event)
+    return events
+
+
+def run_insights(args) -> int:
+    query_text = read_query(args.query)
+    if args.events:
+        result = insights.evaluate(query_text, read_events(args.events))
+    else:
+        start_ms, end_ms = window_from_args(args)
+        result = insights.run(stack.from_args(args), query_text, start_ms, end_ms)
+    write_result(result, args.format, sys.stdout)
+    return 0
+
+
+def write_result(result, fmt: str, out) -> None:
+    if fmt == "json":
+        json.dump(result.rows, out, indent=2)
+        out.write("\n")
+    elif fmt == "csv":
+        writer = csv.DictWriter(out, fieldnames=result.columns, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(result.rows)
+    else:
+        table = Table(*result.columns, caption=statistics_line(result.statistics))
+        for row in result.rows:
+            table.add_row(*(cell(row[column]) for column in result.columns))
+        Console(file=out).print(table)
+
+
+def cell(value) -> str:
+    if value is None:
+        return ""
+    return f"{value:,.4f}" if isinstance(value, float) else str(value)
+
+
+def statistics_line(statistics: dict) -> str:
+    matched, scanned = statistics.get("recordsMatched", 0), statistics.get("recordsScanned", 0)
+    return f"{matched:,.0f} records matched of {scanned:,.0f} scanned"
+
+
+def run_export(args) -> int:
+    start_ms, end_ms = window_from_args(args)
+    events = insights.fetch_events(stack.from_args(args), start_ms, end_ms)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    # Written beside the target and renamed into place: an interrupted export leaves no half file.
+    with tempfile.NamedTemporaryFile("w", dir=args.out.parent, prefix=".export-", delete=False) as tmp:
+        try:
+            for event in events:
+                tmp.write(json.dumps(event) + "\n")
+        except BaseException:
+            os.unlink(tmp.name)
+            raise
+    os.replace(tmp.name, args.out)
+    print(f"exported {len(events):,} events to {args.out}")
+    return 0

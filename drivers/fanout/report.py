@@ -1,0 +1,294 @@
+"""`fanout report`: the tables, files and plots of one run.
+
+The percentile tables come from the saved queries (queries/), restricted to the run with
+`run_id = "..."`; the queries over Lambda's REPORT lines (which carry no run id) are restricted
+to the run's time window instead, so another run overlapping in time on the same stack would
+show up there. The records themselves (for records.jsonl, achieved concurrency and plots) are
+read from the log group over the same window.
+
+Units: seconds are wall-clock download times measured in the function; throughput is decimal,
+MB/s = bytes / seconds / 10^6 and Mbit/s = 8 x MB/s.
+
+Writes into results/<run_id>/: records.jsonl, summary.csv, summary.json, report.md and the
+PNG plots of fanout.plots.
+"""
+
+import csv
+import json
+import time
+
+from rich.console import Console
+from rich.table import Table
+
+from fanout import concurrency, insights, plots, runs
+from fanout import stack as stacks
+from fanout.fire import sent_seqs
+from fanout.wait import check_same_stack, peek_dead_letters, run_window
+
+CELL = ("memory_size", "concurrency_limit", "mode", "experiment_tag")
+CELL_TITLES = ("memory MB", "concurrency", "mode", "tag")
+STATS = ("min", "p25", "p50", "avg", "p75", "p90", "p99", "max")
+METRICS = {  # column prefix -> title with unit
+    "seconds": "Download time (s)",
+    "mb_per_s": "Throughput (MB/s, decimal: 1 MB = 10^6 bytes)",
+    "mbit_per_s": "Throughput (Mbit/s, decimal: 1 Mbit = 10^6 bits)",
+}
+REPORT_LINE_SLACK_MS = 10_000  # REPORT lines follow the last record by the invocation's end
+
+console = Console()
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("report", help="tables, CSV/JSON and plots of a run under results/")
+    stacks.add_arguments(parser)
+    parser.add_argument("--run", default=runs.LATEST, help="run id, or 'latest' (default)")
+    parser.set_defaults(func=run)
+
+
+def run(args) -> int:
+    record = runs.load(args.run)
+    stack = stacks.from_args(args)
+    check_same_stack(record, stack)
+    summary = build(stack, record)
+    show(summary)
+    folder = write(summary)
+    console.print(f"wrote {', '.join(sorted(p.name for p in folder.iterdir() if p.name != runs.RUN_FILE))} to {folder}")
+    return 0
+
+
+def build(stack, record: dict) -> dict:
+    """Everything the report shows, as plain data (summary.json is this)."""
+    run_id = record["run_id"]
+    start_ms, end_ms = run_window(record)
+    records = run_records(insights.fetch_events(stack, start_ms, end_ms), run_id)
+    downloads = [r for r in records if r.get("event") == "download"]
+    by_run = f'run_id = "{run_id}"'
+    table = percentile_table(_query(stack, "download-percentiles", by_run, start_ms, end_ms))
+    lambda_start, lambda_end = lambda_window(record, downloads)
+    cells = [dict(row, **achieved_concurrency([d for d in downloads if cell_of(d) == cell_of(row)])) for row in table]
+    return {
+        "run": record,
+        "counts": counts(record, records, table),
+        "cells": cells,
+        "steady_definition": concurrency.STEADY_DEFINITION,
+        "units": {"seconds": "s", "mb_per_s": "decimal MB/s (10^6 bytes/s)", "mbit_per_s": "decimal Mbit/s (10^6 bits/s)"},
+        "errors": _query(stack, "errors", by_run, start_ms, end_ms),
+        "dead_lettered": sorted(peek_dead_letters(stack, run_id)),
+        "cold_starts": _query(stack, "cold-starts", None, lambda_start, lambda_end),
+        "lambda_report": _query(stack, "lambda-report", None, lambda_start, lambda_end),
+        "lambda_window_ms": [lambda_start, lambda_end],
+        "records": records,
+    }
+
+
+def run_records(events: list[dict], run_id: str) -> list[dict]:
+    """The function's download and error records of one run, in seq order."""
+    records = []
+    for event in events:
+        try:
+            record = json.loads(event["message"])
+        except (ValueError, TypeError):
+            continue  # START/END/REPORT and other plain-text lines
+        if isinstance(record, dict) and record.get("run_id") == run_id and record.get("event") in ("download", "error"):
+            records.append(record)
+    return sorted(records, key=lambda r: (r.get("seq", -1), r.get("event", ""), r.get("receive_count", 0)))
+
+
+def cell_of(row: dict) -> tuple:
+    return tuple(row.get(key) for key in CELL)
+
+
+def percentile_table(rows: list[dict]) -> list[dict]:
+    """download-percentiles rows as cells: cell keys, n, and seconds/MB/s/Mbit/s statistics."""
+    table = []
+    for row in rows:
+        cell = {key: row.get(key) for key in CELL}
+        cell["n"] = int(row["downloads"])
+        for stat in STATS:
+            cell[f"seconds_{stat}"] = row[f"seconds_{stat}"]
+            cell[f"mb_per_s_{stat}"] = row[f"mb_per_s_{stat}"]
+            # Every statistic here is linear in the values, so it scales exactly with the unit.
+            cell[f"mbit_per_s_{stat}"] = row[f"mb_per_s_{stat}"] * 8
+        table.append(cell)
+    return table
+
+
+def achieved_concurrency(downloads: list[dict]) -> dict:
+    """Peak and steady-part mean of overlapping downloads, the target, and cold starts."""
+    intervals = [(d["start_ms"], d["end_ms"]) for d in downloads if "start_ms" in d and "end_ms" in d]
+    if not intervals:
+        return {"target": None, "peak_concurrency": 0, "steady_mean_concurrency": 0.0, "cold_starts": 0, "cold_start_share": None}
+    window = concurrency.steady_window(intervals)
+    cold = sum(bool(d.get("cold_start")) for d in downloads)
+    return {
+        "target": downloads[0].get("concurrency_limit"),
+        "peak_concurrency": concurrency.peak(intervals),
+        "steady_mean_concurrency": round(concurrency.mean(intervals, *window), 2),
+        "steady_window_ms": [round(window[0]), round(window[1])],
+        "cold_starts": cold,
+        "cold_start_share": round(cold / len(downloads), 4),
+    }
+
+
+def counts(record: dict, records: list[dict], table: list[dict]) -> dict:
+    downloads = [r for r in records if r.get("event") == "download"]
+    return {
+        "requested": record["parameters"]["messages"],
+        "sent": len(sent_seqs(record)),
+        "download_records": len(downloads),
+        "seqs_downloaded": len({r["seq"] for r in downloads}),
+        "in_percentile_table": sum(cell["n"] for cell in table),
+        "error_records": len(records) - len(downloads),
+    }
+
+
+def lambda_window(record: dict, downloads: list[dict]) -> tuple[int, int]:
+    """First send to the last download's end (plus slack): where the run's REPORT lines are."""
+    start = record["first_send_ms"] or int(time.time() * 1000)
+    last = max((d["end_ms"] for d in downloads if "end_ms" in d), default=record["last_send_ms"] or start)
+    return start, int(last) + REPORT_LINE_SLACK_MS
+
+
+def _query(stack, name: str, filter_expr: str | None, start_ms: int, end_ms: int) -> list[dict]:
+    text = insights.load_query(name)
+    if filter_expr:
+        text = insights.restrict(text, filter_expr)
+    return insights.run(stack, text, start_ms, end_ms).rows
+
+
+def warnings(summary: dict) -> list[str]:
+    """What makes the tables untrustworthy or incomplete, loudly."""
+    c, result = summary["counts"], []
+    accounted = c["seqs_downloaded"] + len(summary["dead_lettered"])
+    if accounted < c["sent"]:
+        result.append(
+            f"only {c['seqs_downloaded']} of {c['sent']} sent messages have a download record "
+            f"({len(summary['dead_lettered'])} dead-lettered): the run is not finished, or logs are "
+            f"still arriving; run `make wait` and report again"
+        )
+    if c["in_percentile_table"] != c["download_records"]:
+        result.append(
+            f"the percentile query saw {c['in_percentile_table']} downloads but the log group holds "
+            f"{c['download_records']}: the query results are partial; report again in a minute"
+        )
+    if c["download_records"] > c["seqs_downloaded"]:
+        result.append(f"{c['download_records'] - c['seqs_downloaded']} messages were downloaded twice (SQS delivers at least once)")
+    if c["sent"] < c["requested"]:
+        result.append(f"{c['requested'] - c['sent']} of {c['requested']} messages were never sent (see run.json)")
+    return result
+
+
+# ---- output ----------------------------------------------------------------------------------
+
+
+def show(summary: dict) -> None:
+    run = summary["run"]
+    console.print(f"[bold]run {run['run_id']}[/] on the {run['backend']} backend, stack {run['stack']['stack']!r}")
+    for metric, title in METRICS.items():
+        console.print(_rich_table(title, _metric_rows(summary["cells"], metric)))
+    console.print(_rich_table(f"Achieved concurrency (steady part: {summary['steady_definition']})", _concurrency_rows(summary)))
+    for name, title in (("cold_starts", "Cold starts (Lambda REPORT lines)"), ("lambda_report", "Lambda REPORT lines"), ("errors", "Errors")):
+        if summary[name]:
+            console.print(_rich_table(title, [_header(summary[name][0])] + [list(row.values()) for row in summary[name]]))
+    c = summary["counts"]
+    console.print(
+        f"sent {c['sent']}, download records {c['download_records']} ({c['seqs_downloaded']} seqs), "
+        f"error records {c['error_records']}, dead-lettered {len(summary['dead_lettered'])}"
+    )
+    for warning in warnings(summary):
+        console.print(f"[bold red]WARNING:[/] {warning}")
+
+
+def _metric_rows(cells: list[dict], metric: str) -> list[list]:
+    rows = [[*CELL_TITLES, "n", *STATS]]
+    for cell in cells:
+        rows.append([*cell_of(cell), cell["n"], *(cell[f"{metric}_{stat}"] for stat in STATS)])
+    return rows
+
+
+def _concurrency_rows(summary: dict) -> list[list]:
+    rows = [[*CELL_TITLES, "target", "peak", "steady mean", "cold starts", "cold-start share"]]
+    for cell in summary["cells"]:
+        share = cell["cold_start_share"]
+        rows.append([*cell_of(cell), cell["target"], cell["peak_concurrency"], cell["steady_mean_concurrency"],
+                     cell["cold_starts"], "-" if share is None else f"{share:.1%}"])
+    return rows
+
+
+def _header(row: dict) -> list[str]:
+    return list(row)
+
+
+def _fmt(value) -> str:
+    if isinstance(value, float):
+        return f"{value:,.3f}" if abs(value) < 1000 else f"{value:,.0f}"
+    return "-" if value is None else str(value)
+
+
+def _rich_table(title: str, rows: list[list]) -> Table:
+    table = Table(title=title, title_justify="left")
+    for name in rows[0]:
+        table.add_column(str(name), justify="left" if name in CELL_TITLES else "right")
+    for row in rows[1:]:
+        table.add_row(*map(_fmt, row))
+    return table
+
+
+def _markdown_table(rows: list[list]) -> str:
+    lines = ["| " + " | ".join(map(str, rows[0])) + " |", "|" + "---|" * len(rows[0])]
+    lines += ["| " + " | ".join(map(_fmt, row)) + " |" for row in rows[1:]]
+    return "\n".join(lines)
+
+
+def write(summary: dict):
+    folder = runs.run_dir(summary["run"]["run_id"])
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / "records.jsonl", "w") as out:
+        out.writelines(json.dumps(record, sort_keys=True) + "\n" for record in summary["records"])
+    (folder / "summary.json").write_text(
+        json.dumps({k: v for k, v in summary.items() if k != "records"}, indent=2, sort_keys=True, default=str) + "\n"
+    )
+    _write_csv(folder / "summary.csv", summary["cells"])
+    images = plots.draw(summary, folder)
+    (folder / "report.md").write_text(markdown(summary, images))
+    return folder
+
+
+def _write_csv(path, cells: list[dict]) -> None:
+    columns = [*CELL, "n", *(f"{m}_{s}" for m in METRICS for s in STATS), "target", "peak_concurrency",
+               "steady_mean_concurrency", "cold_starts", "cold_start_share"]
+    with open(path, "w", newline="") as out:
+        writer = csv.DictWriter(out, fieldnames=columns, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(cells)
+
+
+def markdown(summary: dict, images: list) -> str:
+    run, c = summary["run"], summary["counts"]
+    s, p = run["stack"], run["parameters"]
+    parts = [
+        f"# s3-fanout run {run['run_id']}",
+        "## How the run was made",
+        f"- backend: {run['backend']}; stack {s['stack']!r} in {s['region']}"
+        + (f" (emulator {s['endpoint']})" if s["endpoint"] else ""),
+        f"- function: {s['memory']} MB, reserved concurrency {s['concurrency']}, {s['architecture']}, "
+        f"timeout {s['timeout']} s, batch size {s['batch_size']}, DLQ after {s['max_receive_count']} receives",
+        f"- object: s3://{s['bucket']}/{s['object_key']}, {s['object_size']:,} bytes; mode {p['mode']} ({p['mode_from']})",
+        f"- messages: {p['messages']:,} requested, {c['sent']:,} sent at {run['send_rate_per_s']} msgs/s; "
+        f"tag {p['experiment_tag']!r}" + (f"; injected failures: {p['inject_failures']}" if p["inject_failures"] else ""),
+        f"- records: {c['download_records']} downloads ({c['seqs_downloaded']} seqs), {c['error_records']} errors, "
+        f"{len(summary['dead_lettered'])} messages in the dead-letter queue",
+        f"- version: {run['version']}",
+        "",
+        "Units: download time in seconds; throughput in decimal units, MB/s = bytes / s / 10^6, Mbit/s = 8 x MB/s.",
+    ]
+    parts += [f"**Warning:** {w}" for w in warnings(summary)]
+    for metric, title in METRICS.items():
+        parts += [f"## {title}", _markdown_table(_metric_rows(summary["cells"], metric))]
+    parts += [f"## Achieved concurrency", f"Steady part: {summary['steady_definition']}.", _markdown_table(_concurrency_rows(summary))]
+    for name, title in (("cold_starts", "Cold starts (Lambda REPORT lines, run's time window)"),
+                        ("lambda_report", "Lambda REPORT lines (run's time window)"), ("errors", "Errors")):
+        if summary[name]:
+            parts += [f"## {title}", _markdown_table([_header(summary[name][0])] + [list(r.values()) for r in summary[name]])]
+    parts += ["## Plots"] + [f"![{image.stem}]({image.name})" for image in images]
+    return "\n\n".join(parts) + "\n"

@@ -1,0 +1,269 @@
+"""`fanout wait`: wait until every message of a run is accounted for.
+
+A message is accounted for when the logs hold a download record for its seq, when it sits in
+the dead-letter queue, or when an error record shows it failed on its last allowed receive
+(it moves to the DLQ on the next receive). Records are found with the saved query
+message-outcomes, through Logs Insights on AWS and the local evaluator on the emulator: the
+same path `report` uses, so a run that `wait` calls complete is one whose records the queries
+can see (Insights can return only part of the records for a while after a run; waiting on
+per-seq results rather than counts guards against that).
+
+The DLQ is inspected without consuming it: messages are received with a short visibility
+timeout and made visible again at once, so every call can count them again.
+
+Local backend: `wait` also hosts the function in-process while it waits (so `make fire` then
+`make wait` is a whole run and `make run` is not needed). When the function is already hosted
+elsewhere (`make run` in another terminal), pass --no-host: two hosts would double the
+concurrency.
+"""
+
+import json
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from fanout import insights, runs
+from fanout import stack as stacks
+from fanout.errors import FanoutError, UsageError
+from fanout.fire import sent_seqs
+
+QUERY = "message-outcomes"
+SEQS_PER_QUERY = 4000  # two rows per seq at most: stays under the 10,000-row result limit
+DEFAULT_TIMEOUT = 1800
+POLL_SECONDS = {"local": 1.0, "aws": 10.0}
+CLOCK_SLACK_MS = 5 * 60 * 1000  # this machine's clock against the log timestamps
+DLQ_PEEK_VISIBILITY = 30  # seconds a peeked DLQ message stays hidden if restoring it fails
+
+console = Console()
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("wait", help="wait until every message of a run is done, failed or dead-lettered")
+    stacks.add_arguments(parser)
+    parser.add_argument("--run", default=runs.LATEST, help="run id, or 'latest' (default)")
+    parser.add_argument(
+        "--timeout", default=str(DEFAULT_TIMEOUT), help=f"give up after this many seconds (default: {DEFAULT_TIMEOUT})"
+    )
+    parser.add_argument(
+        "--no-host",
+        action="store_true",
+        help="local backend: do not host the function here (it is hosted elsewhere, e.g. by `make run`)",
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args) -> int:
+    timeout = _seconds(args.timeout)
+    record = runs.load(args.run)
+    stack = stacks.from_args(args)
+    check_same_stack(record, stack)
+    accounting = wait(stack, record, timeout, host=stack.backend == "local" and not args.no_host)
+    missing = accounting.in_flight()
+    if missing:
+        console.print(f"missing seqs ({len(missing)}): {' '.join(map(str, missing))}")
+        raise FanoutError(
+            f"{len(missing)} of {len(accounting.sent)} messages of run {record['run_id']} are unaccounted "
+            f"for after {timeout:g} s ({accounting.summary()})"
+        )
+    return 0
+
+
+def check_same_stack(record: dict, stack) -> None:
+    """A run can only be followed on the stack it was fired at: its queue and logs are there."""
+    fired_at = record["stack"]
+    if (fired_at["backend"], fired_at["queue_arn"]) != (stack.backend, stack.queue_arn):
+        raise UsageError(
+            f"run {record['run_id']} was fired at stack {fired_at['stack']!r} on the {fired_at['backend']} "
+            f"backend, not at {stack.stack!r} on {stack.backend}; pass the matching --stack/--backend"
+        )
+
+
+@dataclass
+class Accounting:
+    """Where every sent message of a run is, as far as the logs and the DLQ tell."""
+
+    sent: list[int]
+    done: set[int] = field(default_factory=set)
+    failed: set[int] = field(default_factory=set)  # retries exhausted, not yet seen in the DLQ
+    dead_lettered: set[int] = field(default_factory=set)
+    duplicates: int = 0  # extra download records (SQS delivers at least once)
+
+    def in_flight(self) -> list[int]:
+        accounted = self.done | self.failed | self.dead_lettered
+        return [seq for seq in self.sent if seq not in accounted]
+
+    def accounted(self) -> int:
+        return len(self.sent) - len(self.in_flight())
+
+    def summary(self) -> str:
+        return (
+            f"{len(self.done)} done, {len(self.failed)} failed, {len(self.dead_lettered)} dead-lettered, "
+            f"{len(self.in_flight())} in flight"
+        )
+
+    def as_dict(self) -> dict:
+        return {
+            "done": len(self.done),
+            "failed": sorted(self.failed),
+            "dead_lettered": sorted(self.dead_lettered),
+            "in_flight": self.in_flight(),
+            "duplicate_download_records": self.duplicates,
+        }
+
+
+def account(stack, record: dict) -> Accounting:
+    """One look at the logs and the DLQ."""
+    accounting = Accounting(sent=sent_seqs(record))
+    rows = outcome_rows(stack, record)
+    dead = peek_dead_letters(stack, record["run_id"])
+    for row in rows:
+        seq, records = int(row["seq"]), int(row["records"])
+        if row["event"] == "download":
+            accounting.done.add(seq)
+            accounting.duplicates += records - 1
+        elif int(row["receive_count_max"] or 0) >= stack.max_receive_count:
+            accounting.failed.add(seq)
+    accounting.dead_lettered = dead - accounting.done
+    accounting.failed -= accounting.done | accounting.dead_lettered
+    return accounting
+
+
+def outcome_rows(stack, record: dict) -> list[dict]:
+    """Rows of the message-outcomes query for the run, one query per range of seqs."""
+    query = insights.load_query(QUERY)
+    start_ms, end_ms = run_window(record)
+    rows = []
+    for low in range(0, record["parameters"]["messages"], SEQS_PER_QUERY):
+        expr = f'run_id = "{record["run_id"]}" and seq >= {low} and seq < {low + SEQS_PER_QUERY}'
+        rows += insights.run(stack, insights.restrict(query, expr), start_ms, end_ms).rows
+    return rows
+
+
+def run_window(record: dict) -> tuple[int, int]:
+    """From the first send (less clock slack) to now: every record of the run is in there."""
+    start = (record["first_send_ms"] or int(time.time() * 1000)) - CLOCK_SLACK_MS
+    return start, int(time.time() * 1000) + CLOCK_SLACK_MS
+
+
+def peek_dead_letters(stack, run_id: str) -> set[int]:
+    """Seqs of the run in the DLQ. Every message received is made visible again at once."""
+    sqs = stack.client("sqs")
+    seqs, handles = set(), []
+    try:
+        while True:
+            messages = sqs.receive_message(
+                QueueUrl=stack.dlq_url,
+                MaxNumberOfMessages=10,
+                VisibilityTimeout=DLQ_PEEK_VISIBILITY,
+                WaitTimeSeconds=1 if stack.backend == "aws" else 0,  # long poll: ask every SQS server
+            ).get("Messages", [])
+            if not messages:
+                break
+            for message in messages:
+                handles.append(message["ReceiptHandle"])
+                body = _json(message["Body"])
+                if body.get("run_id") == run_id and isinstance(body.get("seq"), int):
+                    seqs.add(body["seq"])
+    finally:
+        _restore(sqs, stack.dlq_url, handles)
+    return seqs
+
+
+def _restore(sqs, queue_url: str, handles: list[str]) -> None:
+    for i in range(0, len(handles), 10):
+        entries = [{"Id": str(n), "ReceiptHandle": h, "VisibilityTimeout": 0} for n, h in enumerate(handles[i : i + 10])]
+        sqs.change_message_visibility_batch(QueueUrl=queue_url, Entries=entries)
+
+
+def wait(stack, record: dict, timeout: float, host: bool = False) -> Accounting:
+    """Poll until every sent message is accounted for or `timeout` seconds pass."""
+    deadline = time.monotonic() + timeout
+    sent = len(sent_seqs(record))
+    if record["failed_seqs"]:
+        console.print(f"[yellow]note:[/] {len(record['failed_seqs'])} seqs were never sent; not waiting for them")
+    with _hosting(stack, host) as hosted, _progress() as progress:
+        task = progress.add_task(f"run {record['run_id']}", total=sent)
+        while True:
+            hosted.check()
+            accounting = account(stack, record)
+            progress.update(task, completed=accounting.accounted(), description=accounting.summary())
+            if not accounting.in_flight() or time.monotonic() >= deadline:
+                break
+            time.sleep(POLL_SECONDS[stack.backend])
+    record["accounting"] = accounting.as_dict()
+    runs.update(record)
+    style = "green" if not accounting.in_flight() else "red"
+    console.print(f"[{style}]run {record['run_id']}: {accounting.summary()}[/] (of {sent} sent)")
+    if accounting.duplicates:
+        console.print(f"[yellow]note:[/] {accounting.duplicates} seqs were downloaded more than once (at-least-once delivery)")
+    return accounting
+
+
+class _Hosted:
+    """The local function host on a background thread; check() re-raises its failure."""
+
+    def __init__(self, stack):
+        from fanout.host import Host, load  # local backend only
+
+        config = load(stack.function_name, stack.endpoint, stack.region)
+        # Never stop on an idle queue: wait decides when the run is over.
+        self.host = Host(config, idle_seconds=float("inf"), warn=lambda m: console.print(f"[yellow]host:[/] {m}"))
+        self.error = None
+        self.thread = threading.Thread(target=self._run, name="fanout-host", daemon=True)
+
+    def _run(self):
+        try:
+            self.host.run()
+        except BaseException as exc:  # handed to the waiting thread by check()
+            self.error = exc
+
+    def check(self):
+        if self.error:
+            raise self.error
+
+
+class _NotHosted:
+    def check(self):
+        pass
+
+
+@contextmanager
+def _hosting(stack, enabled: bool):
+    if not enabled:
+        yield _NotHosted()
+        return
+    hosted = _Hosted(stack)
+    hosted.thread.start()
+    try:
+        yield hosted
+    finally:
+        hosted.host.stop()  # in-flight invocations finish and their logs are flushed
+        hosted.thread.join()
+
+
+def _progress() -> Progress:
+    return Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console
+    )
+
+
+def _json(text: str) -> dict:
+    try:
+        body = json.loads(text)
+    except ValueError:
+        return {}
+    return body if isinstance(body, dict) else {}
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0:
+        raise UsageError(f"invalid --timeout {text!r}: expected a positive number of seconds")
+    return value

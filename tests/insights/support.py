@@ -1,0 +1,49 @@
+"""Log events of the shapes the function and Lambda write, for the Insights tests."""
+
+import json
+import random
+
+BASE_MS = 1_714_564_800_000  # 2024-05-01 12:00:00 UTC
+
+
+def event(message: str, timestamp: int = BASE_MS, stream: str = "2024/05/01/[$LATEST]abc", ingestion=None) -> dict:
+    """One event as FilterLogEvents returns it."""
+    return {"timestamp": timestamp, "message": message, "logStreamName": stream,
+            "ingestionTime": timestamp + 500 if ingestion is None else ingestion}  # fmt: skip
+
+
+def json_event(record: dict, timestamp: int = BASE_MS, **kwargs) -> dict:
+    return event(json.dumps(record), timestamp, **kwargs)
+
+
+def download_record(rng: random.Random, seq: int, **overrides) -> dict:
+    """A success record of the function log contract, with the keys Powertools adds."""
+    seconds = rng.uniform(0.05, 5.0)
+    size = rng.choice((1_048_576, 268_435_456))
+    record = {
+        "level": "INFO", "location": "record:57", "message": "download", "service": "s3-fanout",
+        "timestamp": "2024-05-01 12:00:00,123+0000", "event": "download", "run_id": "run-1", "seq": seq,
+        "experiment_tag": rng.choice(("base", "tuned")), "concurrency_limit": rng.choice((10, 500)),
+        "memory_size": rng.choice((1024, 2048)), "mode": rng.choice(("download_file", "stream")),
+        "bytes": size, "seconds": seconds, "ttfb_seconds": seconds / 40, "mbps": size * 8 / seconds / 1e6,
+        "mib_per_s": size / 1_048_576 / seconds, "start_ms": BASE_MS + seq, "end_ms": BASE_MS + seq + 1000,
+        "cold_start": rng.random() < 0.2, "env_id": f"env-{seq % 7}", "receive_count": rng.choice((1, 1, 2)),
+        "message_id": f"msg-{seq}", "request_id": f"req-{seq}", "s3_request_id": f"s3-{seq}",
+    }  # fmt: skip
+    record.update(overrides)
+    return record
+
+
+def error_record(seq: int, error_type: str, message: str) -> dict:
+    return {"level": "ERROR", "event": "error", "error_type": error_type, "error_message": message,
+            "run_id": "run-1", "seq": seq, "experiment_tag": "base", "message_id": f"msg-{seq}",
+            "receive_count": 1, "mode": "stream", "memory_size": 1024, "concurrency_limit": 10}  # fmt: skip
+
+
+def report_line(request_id: str, duration: float, billed: int, memory_mb: int, used_mb: int, init=None) -> str:
+    """A Lambda REPORT line, tab separated as Lambda writes it."""
+    parts = [f"REPORT RequestId: {request_id}", f"Duration: {duration:.2f} ms", f"Billed Duration: {billed} ms",
+             f"Memory Size: {memory_mb} MB", f"Max Memory Used: {used_mb} MB"]  # fmt: skip
+    if init is not None:
+        parts.append(f"Init Duration: {init:.2f} ms")
+    return "\t".join(parts) + "\t\n"

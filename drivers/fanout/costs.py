@@ -77,7 +77,7 @@ def describe(est: Estimate, memory_mb: int, object_size: int) -> str:
         f"(Lambda {est.gb_seconds:,.0f} GB-s at {memory_mb} MB = ${est.lambda_compute:,.2f}, "
         f"Lambda requests ${est.lambda_requests:,.2f}, SQS ${est.sqs_requests:,.2f}, "
         f"S3 GET ${est.s3_gets:,.2f}; assumes {format_size(object_size)} read at "
-        f"{ASSUMED_MIB_PER_S} MiB/s = {est.seconds_each:,.1f} s each; {price_list()})"
+        f"{ASSUMED_MIB_PER_S} MiB/s = {est.seconds_each:.3g} s each; {price_list()})"
     )
 
 

@@ -11,6 +11,7 @@ that destroys the stack; further Ctrl-Cs during teardown are ignored so that it 
 import argparse
 import signal
 import time
+from contextlib import contextmanager
 
 from rich.console import Console
 
@@ -39,39 +40,46 @@ def run(args) -> int:
         backend="local", stack=DEMO_STACK, concurrency=args.concurrency, memory=args.memory,
         object_size=args.object_size, region="us-east-1", architecture="x86_64", mode="download_file", endpoint="",
     )  # fmt: skip
-    started = time.monotonic()
+    timings: dict[str, float] = {}
     started_emulator = control.running_endpoint() is None
     previous_term = signal.signal(signal.SIGTERM, _interrupt)
     try:
-        _step("deploy")
-        deploy.run_deploy(target)
-        deployed = stack.load("local", DEMO_STACK)
-        _step("fire")
-        record = fire.fire(deployed, multiplier * deployed.concurrency, "demo", None, None, fire.DEFAULT_WORKERS)
-        _step("run and wait (the function is hosted here)")
-        wait.wait(deployed, record, WAIT_TIMEOUT, host=True)
-        _step("report")
-        summary = report.build(deployed, runs.load(record["run_id"]))
-        report.show(summary)
-        folder = report.write(summary)
+        with _step("deploy", timings):
+            deploy.run_deploy(target)
+            deployed = stack.load("local", DEMO_STACK)
+        with _step("fire", timings):
+            record = fire.fire(deployed, multiplier * deployed.concurrency, "demo", None, None, fire.DEFAULT_WORKERS)
+        with _step("run and wait", timings):
+            wait.wait(deployed, record, WAIT_TIMEOUT, host=True)  # hosts the function meanwhile
+        with _step("report", timings):
+            summary = report.build(deployed, runs.load(record["run_id"]))
+            report.show(summary)
+            folder = report.write(summary)
     finally:
         signal.signal(signal.SIGINT, _ignore)
         signal.signal(signal.SIGTERM, _ignore)
         try:
-            _step("destroy")
-            deploy.run_destroy(target)
-            if started_emulator:
-                control.stop()
-                console.print("stopped the emulator the demo started")
+            with _step("destroy", timings):
+                deploy.run_destroy(target)
+                if started_emulator:
+                    control.stop()
+                    console.print("stopped the emulator the demo started")
         finally:
             signal.signal(signal.SIGINT, signal.default_int_handler)
             signal.signal(signal.SIGTERM, previous_term)
-    console.print(f"[bold green]demo finished in {time.monotonic() - started:.0f} s[/]; results in {folder}")
+    steps = ", ".join(f"{name} {seconds:.0f} s" for name, seconds in timings.items())
+    console.print(f"[bold green]demo finished in {sum(timings.values()):.0f} s[/] ({steps}); results in {folder}")
     return 0
 
 
-def _step(name: str) -> None:
+@contextmanager
+def _step(name: str, timings: dict):
     console.rule(f"[bold]{name}")
+    started = time.monotonic()
+    try:
+        yield
+    finally:
+        timings[name] = time.monotonic() - started
 
 
 def _interrupt(signum, frame):

@@ -8,6 +8,7 @@ import matplotlib
 matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from fanout import concurrency  # noqa: E402
 
@@ -36,16 +37,18 @@ def _by_cell(downloads: list[dict]) -> dict[str, list[dict]]:
 
 
 def _throughput(groups):
-    fig, ax = plt.subplots(figsize=(8, 1.6 + 0.9 * len(groups)))
+    fig, ax = plt.subplots(figsize=(9, 2.8 + 0.8 * len(groups)))
     values = [[d["bytes"] / d["seconds"] / 1e6 for d in group] for group in groups.values()]
-    ax.boxplot(values, vert=False, tick_labels=[f"{label}\n(n={len(v)})" for label, v in zip(groups, values)],
-               showmeans=True, meanprops={"marker": "^", "markerfacecolor": "white", "markeredgecolor": "black"})
+    ax.boxplot(values, orientation="horizontal", tick_labels=[f"{label}\n(n={len(v)})" for label, v in zip(groups, values)],
+               showmeans=True, showfliers=False, meanprops={"marker": "^", "markerfacecolor": "white", "markeredgecolor": "black"})
     for row, v in enumerate(values, start=1):
         ax.scatter(v, [row] * len(v), s=10, alpha=0.4, color="tab:blue", zorder=3)
-    ax.set_xlabel("Throughput per download (MB/s, decimal: 10^6 bytes/s)")
+    ax.set_xlabel("Throughput per download (MB/s, decimal: 10^6 bytes/s)\n"
+                  "box: quartiles, orange line: median, triangle: mean, whiskers: 1.5 IQR, dots: downloads",
+                  fontsize="medium")
     top = ax.secondary_xaxis("top", functions=(lambda x: x * 8, lambda x: x / 8))
     top.set_xlabel("Mbit/s")
-    ax.set_title("Throughput distribution per cell (box: quartiles, line: median, triangle: mean)")
+    ax.set_title("Throughput per download, by cell")
     ax.grid(axis="x", alpha=0.3)
     return fig
 
@@ -68,9 +71,10 @@ def _concurrency(groups, steady_definition: str):
     ax.set_xlabel("Time since the first download started (s)")
     ax.set_ylabel("Downloads running at once")
     ax.set_ylim(bottom=0)
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_title("Concurrency over time")
     ax.grid(alpha=0.3)
-    ax.legend(loc="lower center", fontsize="small")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=2 if len(groups) > 1 else 3, fontsize="small")
     return fig
 
 

@@ -15,8 +15,10 @@ PNG plots of fanout.plots.
 
 import csv
 import json
+import re
 import time
 
+from rich import box
 from rich.console import Console
 from rich.table import Table
 
@@ -33,6 +35,12 @@ METRICS = {  # column prefix -> title with unit
     "mb_per_s": "Throughput (MB/s, decimal: 1 MB = 10^6 bytes)",
     "mbit_per_s": "Throughput (Mbit/s, decimal: 1 Mbit = 10^6 bits)",
 }
+QUERY_TABLES = {
+    "cold_starts": "Cold starts (Lambda REPORT lines in the run's time window)",
+    "lambda_report": "Lambda REPORT lines (in the run's time window)",
+    "errors": "Errors",
+}
+STAT_COLUMN = re.compile(r"^(?P<metric>.+)_(?P<stat>min|max|avg|p\d+)$")
 REPORT_LINE_SLACK_MS = 10_000  # REPORT lines follow the last record by the invocation's end
 
 console = Console()
@@ -60,11 +68,12 @@ def build(stack, record: dict) -> dict:
     """Everything the report shows, as plain data (summary.json is this)."""
     run_id = record["run_id"]
     start_ms, end_ms = run_window(record)
-    records = run_records(insights.fetch_events(stack, start_ms, end_ms), run_id)
+    events = insights.fetch_events(stack, start_ms, end_ms)
+    records = run_records(events, run_id)
     downloads = [r for r in records if r.get("event") == "download"]
     by_run = f'run_id = "{run_id}"'
     table = percentile_table(_query(stack, "download-percentiles", by_run, start_ms, end_ms))
-    lambda_start, lambda_end = lambda_window(record, downloads)
+    lambda_start, lambda_end = lambda_window(record, [t for t, _ in _run_events(events, run_id)])
     cells = [dict(row, **achieved_concurrency([d for d in downloads if cell_of(d) == cell_of(row)])) for row in table]
     return {
         "run": record,
@@ -83,15 +92,21 @@ def build(stack, record: dict) -> dict:
 
 def run_records(events: list[dict], run_id: str) -> list[dict]:
     """The function's download and error records of one run, in seq order."""
-    records = []
+    records = [record for _, record in _run_events(events, run_id)]
+    return sorted(records, key=lambda r: (r.get("seq", -1), r.get("event", ""), r.get("receive_count", 0)))
+
+
+def _run_events(events: list[dict], run_id: str) -> list[tuple[int, dict]]:
+    """(log timestamp in ms, record) of each download or error record of the run."""
+    found = []
     for event in events:
         try:
             record = json.loads(event["message"])
         except (ValueError, TypeError):
             continue  # START/END/REPORT and other plain-text lines
         if isinstance(record, dict) and record.get("run_id") == run_id and record.get("event") in ("download", "error"):
-            records.append(record)
-    return sorted(records, key=lambda r: (r.get("seq", -1), r.get("event", ""), r.get("receive_count", 0)))
+            found.append((event["timestamp"], record))
+    return found
 
 
 def cell_of(row: dict) -> tuple:
@@ -142,10 +157,10 @@ def counts(record: dict, records: list[dict], table: list[dict]) -> dict:
     }
 
 
-def lambda_window(record: dict, downloads: list[dict]) -> tuple[int, int]:
-    """First send to the last download's end (plus slack): where the run's REPORT lines are."""
+def lambda_window(record: dict, record_times_ms: list[int]) -> tuple[int, int]:
+    """First send to the run's last record (plus slack): where the run's REPORT lines are."""
     start = record["first_send_ms"] or int(time.time() * 1000)
-    last = max((d["end_ms"] for d in downloads if "end_ms" in d), default=record["last_send_ms"] or start)
+    last = max(record_times_ms, default=record["last_send_ms"] or start)
     return start, int(last) + REPORT_LINE_SLACK_MS
 
 
@@ -184,12 +199,14 @@ def warnings(summary: dict) -> list[str]:
 def show(summary: dict) -> None:
     run = summary["run"]
     console.print(f"[bold]run {run['run_id']}[/] on the {run['backend']} backend, stack {run['stack']['stack']!r}")
+    varying, constant = _split_cell_columns(summary["cells"])
     for metric, title in METRICS.items():
-        console.print(_rich_table(title, _metric_rows(summary["cells"], metric)))
-    console.print(_rich_table(f"Achieved concurrency (steady part: {summary['steady_definition']})", _concurrency_rows(summary)))
-    for name, title in (("cold_starts", "Cold starts (Lambda REPORT lines)"), ("lambda_report", "Lambda REPORT lines"), ("errors", "Errors")):
+        _print_table(_rich_table(f"{title}{constant}", _metric_rows(summary["cells"], metric, varying)))
+    _print_table(_rich_table(f"Achieved concurrency{constant}; steady part: {summary['steady_definition']}",
+                              _concurrency_rows(summary, varying)))
+    for name, title in QUERY_TABLES.items():
         if summary[name]:
-            console.print(_rich_table(title, [_header(summary[name][0])] + [list(row.values()) for row in summary[name]]))
+            _print_table(_rich_table(title, query_rows(summary[name])))
     c = summary["counts"]
     console.print(
         f"sent {c['sent']}, download records {c['download_records']} ({c['seqs_downloaded']} seqs), "
@@ -199,39 +216,74 @@ def show(summary: dict) -> None:
         console.print(f"[bold red]WARNING:[/] {warning}")
 
 
-def _metric_rows(cells: list[dict], metric: str) -> list[list]:
-    rows = [[*CELL_TITLES, "n", *STATS]]
+def query_rows(rows: list[dict]) -> list[list]:
+    """A saved query's rows as a table; columns named <metric>_<stat> (seconds_p50...) become
+    one row per metric with a column per statistic, which keeps wide results readable."""
+    stat_columns = [c for c in rows[0] if STAT_COLUMN.match(c)]
+    if not stat_columns:
+        return [list(rows[0])] + [list(row.values()) for row in rows]
+    plain = [c for c in rows[0] if c not in stat_columns]
+    metrics = list(dict.fromkeys(STAT_COLUMN.match(c)["metric"] for c in stat_columns))
+    stats = list(dict.fromkeys(STAT_COLUMN.match(c)["stat"] for c in stat_columns))
+    table = [[*plain, "metric", *stats]]
+    for row in rows:
+        for metric in metrics:
+            table.append([*(row[c] for c in plain), metric, *(row.get(f"{metric}_{stat}") for stat in stats)])
+    return table
+
+
+def _split_cell_columns(cells: list[dict]) -> tuple[list[int], str]:
+    """Indexes of the cell columns whose values differ between cells, and a title suffix naming
+    the values all cells share: a one-cell table then fits an 80-column terminal."""
+    keys = [cell_of(cell) for cell in cells]
+    varying = [i for i in range(len(CELL)) if len({k[i] for k in keys}) > 1]
+    shared = [f"{CELL_TITLES[i]} {keys[0][i]}" for i in range(len(CELL)) if keys and i not in varying]
+    return varying, (f" ({', '.join(shared)})" if shared else "")
+
+
+def _metric_rows(cells: list[dict], metric: str, columns=range(len(CELL))) -> list[list]:
+    rows = [[*(CELL_TITLES[i] for i in columns), "n", *STATS]]
     for cell in cells:
-        rows.append([*cell_of(cell), cell["n"], *(cell[f"{metric}_{stat}"] for stat in STATS)])
+        key = cell_of(cell)
+        rows.append([*(key[i] for i in columns), cell["n"], *(cell[f"{metric}_{stat}"] for stat in STATS)])
     return rows
 
 
-def _concurrency_rows(summary: dict) -> list[list]:
-    rows = [[*CELL_TITLES, "target", "peak", "steady mean", "cold starts", "cold-start share"]]
+def _concurrency_rows(summary: dict, columns=range(len(CELL))) -> list[list]:
+    rows = [[*(CELL_TITLES[i] for i in columns), "target", "peak", "steady mean", "cold starts", "cold share"]]
     for cell in summary["cells"]:
-        share = cell["cold_start_share"]
-        rows.append([*cell_of(cell), cell["target"], cell["peak_concurrency"], cell["steady_mean_concurrency"],
+        key, share = cell_of(cell), cell["cold_start_share"]
+        rows.append([*(key[i] for i in columns), cell["target"], cell["peak_concurrency"], cell["steady_mean_concurrency"],
                      cell["cold_starts"], "-" if share is None else f"{share:.1%}"])
     return rows
 
 
-def _header(row: dict) -> list[str]:
-    return list(row)
-
-
 def _fmt(value) -> str:
+    """Numbers to about four significant digits, so that tables stay narrow."""
     if isinstance(value, float):
-        return f"{value:,.3f}" if abs(value) < 1000 else f"{value:,.0f}"
+        magnitude = abs(value)
+        decimals = 0 if magnitude >= 100 else 1 if magnitude >= 10 else 2 if magnitude >= 1 else 3
+        return f"{value:.{decimals}f}"
     return "-" if value is None else str(value)
 
 
 def _rich_table(title: str, rows: list[list]) -> Table:
-    table = Table(title=title, title_justify="left")
-    for name in rows[0]:
-        table.add_column(str(name), justify="left" if name in CELL_TITLES else "right")
-    for row in rows[1:]:
-        table.add_row(*map(_fmt, row))
+    """Columns never wrap or shrink: a clipped figure reads as a different figure."""
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD)
+    cells = [list(map(_fmt, row)) for row in rows[1:]]
+    for i, name in enumerate(rows[0]):
+        width = max(len(str(name)), *(len(row[i]) for row in cells)) if cells else len(str(name))
+        justify = "left" if name in CELL_TITLES else "right"
+        table.add_column(str(name), justify=justify, no_wrap=True, min_width=width)
+    for row in cells:
+        table.add_row(*row)
     return table
+
+
+def _print_table(table: Table) -> None:
+    """Print at full width even on a narrow terminal (where long rows then wrap whole)."""
+    needed = console.measure(table, options=console.options.update(width=10_000)).maximum
+    console.print(table, width=max(console.width, needed), crop=False)
 
 
 def _markdown_table(rows: list[list]) -> str:
@@ -266,9 +318,7 @@ def _write_csv(path, cells: list[dict]) -> None:
 def markdown(summary: dict, images: list) -> str:
     run, c = summary["run"], summary["counts"]
     s, p = run["stack"], run["parameters"]
-    parts = [
-        f"# s3-fanout run {run['run_id']}",
-        "## How the run was made",
+    how = [
         f"- backend: {run['backend']}; stack {s['stack']!r} in {s['region']}"
         + (f" (emulator {s['endpoint']})" if s["endpoint"] else ""),
         f"- function: {s['memory']} MB, reserved concurrency {s['concurrency']}, {s['architecture']}, "
@@ -279,16 +329,19 @@ def markdown(summary: dict, images: list) -> str:
         f"- records: {c['download_records']} downloads ({c['seqs_downloaded']} seqs), {c['error_records']} errors, "
         f"{len(summary['dead_lettered'])} messages in the dead-letter queue",
         f"- version: {run['version']}",
-        "",
+    ]
+    parts = [
+        f"# s3-fanout run {run['run_id']}",
+        "## How the run was made",
+        "\n".join(how),
         "Units: download time in seconds; throughput in decimal units, MB/s = bytes / s / 10^6, Mbit/s = 8 x MB/s.",
     ]
     parts += [f"**Warning:** {w}" for w in warnings(summary)]
     for metric, title in METRICS.items():
         parts += [f"## {title}", _markdown_table(_metric_rows(summary["cells"], metric))]
     parts += [f"## Achieved concurrency", f"Steady part: {summary['steady_definition']}.", _markdown_table(_concurrency_rows(summary))]
-    for name, title in (("cold_starts", "Cold starts (Lambda REPORT lines, run's time window)"),
-                        ("lambda_report", "Lambda REPORT lines (run's time window)"), ("errors", "Errors")):
+    for name, title in QUERY_TABLES.items():
         if summary[name]:
-            parts += [f"## {title}", _markdown_table([_header(summary[name][0])] + [list(r.values()) for r in summary[name]])]
+            parts += [f"## {title}", _markdown_table(query_rows(summary[name]))]
     parts += ["## Plots"] + [f"![{image.stem}]({image.name})" for image in images]
     return "\n\n".join(parts) + "\n"

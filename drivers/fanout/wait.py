@@ -191,7 +191,7 @@ def wait(stack, record: dict, timeout: float, host: bool = False) -> Accounting:
             hosted.check()
             accounting = account(stack, record)
             progress.update(task, completed=accounting.accounted(), description=accounting.summary())
-            if not accounting.in_flight() or time.monotonic() >= deadline:
+            if _finished(accounting, host) or time.monotonic() >= deadline:
                 break
             time.sleep(POLL_SECONDS[stack.backend])
     record["accounting"] = accounting.as_dict()
@@ -201,6 +201,12 @@ def wait(stack, record: dict, timeout: float, host: bool = False) -> Accounting:
     if accounting.duplicates:
         console.print(f"[yellow]note:[/] {accounting.duplicates} seqs were downloaded more than once (at-least-once delivery)")
     return accounting
+
+
+def _finished(accounting: Accounting, hosting: bool) -> bool:
+    """Every message accounted for; when hosting here, also every exhausted one moved to the DLQ:
+    the move happens on the next receive, and no one receives once this host stops."""
+    return not accounting.in_flight() and not (hosting and accounting.failed)
 
 
 class _Hosted:

@@ -20,14 +20,18 @@ def role_arn(emulator):
 
 @pytest.fixture
 def deploy(emulator, role_arn):
-    """deploy(files or source, **settings) -> Deployed: a function, its queue, DLQ and a disabled ESM."""
+    """deploy(zip bytes, files or source, **settings) -> Deployed: a function, its queue, DLQ and a
+    disabled ESM."""
 
     def _deploy(code, *, handler="handler.handler", batch_size=1, reserved=None, max_concurrency=None,
                 timeout=3, visibility=1, max_receive=2, report_failures=False, environment=None,
-                mapping=True):
+                mapping=True, region=REGION):
         name = f"fn-{uuid.uuid4().hex[:12]}"
-        files = code if isinstance(code, dict) else {"handler.py": code}
-        sqs, lam = aws.client("sqs", REGION, emulator), aws.client("lambda", REGION, emulator)
+        if isinstance(code, bytes):
+            package = code
+        else:
+            package = zip_of(code if isinstance(code, dict) else {"handler.py": code})
+        sqs, lam = aws.client("sqs", region, emulator), aws.client("lambda", region, emulator)
         dlq_url = sqs.create_queue(QueueName=f"{name}-dlq")["QueueUrl"]
         dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
         redrive = json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": max_receive})
@@ -35,7 +39,7 @@ def deploy(emulator, role_arn):
             "VisibilityTimeout": str(visibility), "RedrivePolicy": redrive})["QueueUrl"]
         queue_arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
         lam.create_function(FunctionName=name, Runtime="python3.12", Role=role_arn, Handler=handler,
-                            Code={"ZipFile": zip_of(files)}, Timeout=timeout, MemorySize=256,
+                            Code={"ZipFile": package}, Timeout=timeout, MemorySize=256,
                             Environment={"Variables": environment or {}})
         if mapping:
             extra = {"ScalingConfig": {"MaximumConcurrency": max_concurrency}} if max_concurrency else {}
@@ -44,6 +48,6 @@ def deploy(emulator, role_arn):
                 FunctionResponseTypes=["ReportBatchItemFailures"] if report_failures else [], **extra)
         if reserved:
             lam.put_function_concurrency(FunctionName=name, ReservedConcurrentExecutions=reserved)
-        return Deployed(name, emulator, queue_url, dlq_url, f"/aws/lambda/{name}")
+        return Deployed(name, emulator, queue_url, dlq_url, f"/aws/lambda/{name}", region)
 
     return _deploy

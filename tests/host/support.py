@@ -34,9 +34,10 @@ class Deployed:
     queue_url: str
     dlq_url: str
     log_group: str
+    region: str = REGION
 
     def client(self, service):
-        return aws.client(service, REGION, self.endpoint)
+        return aws.client(service, self.region, self.endpoint)
 
     def send(self, bodies, **kwargs):
         sqs = self.client("sqs")
@@ -45,7 +46,7 @@ class Deployed:
 
     def host(self, **kwargs):
         kwargs.setdefault("idle_seconds", 0.5)
-        return run(function_config.load(self.name, self.endpoint, REGION), **kwargs)
+        return run(function_config.load(self.name, self.endpoint, self.region), **kwargs)
 
     def drain(self, url) -> list[dict]:
         """Every message left in a queue (bodies decoded), removing them."""

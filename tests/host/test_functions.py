@@ -4,6 +4,7 @@ import hashlib
 import io
 import json
 import urllib.request
+import uuid
 import zipfile
 
 from fanout import aws
@@ -95,3 +96,54 @@ def test_code_location_serves_the_deployed_zip(deploy, emulator):
     with opener.open(location) as response:
         package = zipfile.ZipFile(io.BytesIO(response.read()))
     assert {name: package.read(name).decode() for name in package.namelist()} == files
+
+
+CLIENT_SETTINGS = """
+import json, os
+import boto3
+import botocore.loaders
+
+files_read = []  # JSON files botocore reads from disk in this environment
+_load_file = botocore.loaders.JSONFileLoader.load_file
+
+
+def counting_load_file(self, file_path, *args, **kwargs):
+    files_read.append(file_path)
+    return _load_file(self, file_path, *args, **kwargs)
+
+
+botocore.loaders.JSONFileLoader.load_file = counting_load_file
+s3 = boto3.client("s3")
+s3_files_read = list(files_read)
+glue = boto3.client("glue")  # a service the fork server did not load
+
+
+def handler(event, context):
+    s3.create_bucket(Bucket=os.environ["BUCKET"],
+                     CreateBucketConfiguration={"LocationConstraint": s3.meta.region_name})
+    print(json.dumps({
+        "clients": {name: [c.meta.region_name, c.meta.endpoint_url] for name, c in (("s3", s3), ("glue", glue))},
+        "access_key": boto3.DEFAULT_SESSION.get_credentials().access_key,
+        "s3_files_read": s3_files_read,
+        "glue_files_read": len(files_read) - len(s3_files_read),
+    }))
+"""
+
+
+def test_default_clients_take_the_environment_settings(deploy, emulator):
+    region = "eu-west-2"  # neither the host's nor the one the fork server's preloading used
+    bucket = f"settings-{uuid.uuid4().hex[:8]}"
+    fn = deploy(CLIENT_SETTINGS, region=region, environment={"BUCKET": bucket})
+    fn.send([{"seq": 1}])
+
+    summary = fn.host()
+
+    assert summary.succeeded == 1
+    (line,) = [m for events in fn.streams().values() for _, m in events if m.startswith("{")]
+    report = json.loads(line)
+    assert report["clients"] == {"s3": [region, emulator], "glue": [region, emulator]}
+    assert report["access_key"] == "test"  # the emulator's credentials, not the host's
+    s3 = aws.client("s3", region, emulator)
+    assert s3.get_bucket_location(Bucket=bucket)["LocationConstraint"] == region
+    # The preloaded service data is reused; other services are still read from disk and work.
+    assert report["s3_files_read"] == [] and report["glue_files_read"] > 0

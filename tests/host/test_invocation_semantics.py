@@ -2,6 +2,9 @@
 
 import re
 
+import pytest
+from botocore.exceptions import ClientError
+
 from .support import REPORT, START
 
 FAIL_SOME = """
@@ -101,3 +104,18 @@ def test_timeout_kills_the_environment_and_the_retry_starts_cold(deploy):
         assert len(reports) == 1 and reports[0].group(3)  # one invocation each, both cold
     assert any(m == "retry ok\n" for _, m in second)
     assert sum(1 for _, m in second if START.match(m)) == 1
+
+
+def test_a_queue_error_stops_the_host_with_that_error(deploy):
+    fn = deploy("""
+        import boto3
+
+        def handler(event, context):
+            sqs = boto3.client("sqs")
+            sqs.delete_queue(QueueUrl=sqs.get_queue_url(QueueName=context.function_name)["QueueUrl"])
+        """)
+    fn.send([{"seq": 1}])
+
+    with pytest.raises(ClientError) as failure:
+        fn.host()
+    assert "NonExistentQueue" in str(failure.value) or "QueueDoesNotExist" in str(failure.value)

@@ -100,12 +100,9 @@ def test_function_is_tagged_with_its_stack(deployed, function):
 
 
 def test_event_source_mapping(deployed):
-    mappings = deployed.client("lambda").list_event_source_mappings(
-        FunctionName=deployed.function_name
-    )["EventSourceMappings"]
-    assert len(mappings) == 1
-    mapping = mappings[0]
-    assert mapping["EventSourceArn"] == deployed.queue_arn
+    mappings = deployed.client("lambda").list_event_source_mappings()["EventSourceMappings"]
+    (mapping,) = [m for m in mappings if m["EventSourceArn"] == deployed.queue_arn]
+    assert mapping["FunctionArn"].endswith(f":function:{deployed.function_name}")
     assert mapping["BatchSize"] == deployed.batch_size
     assert mapping["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
     assert mapping["ScalingConfig"]["MaximumConcurrency"] == max(2, deployed.concurrency)

@@ -2,6 +2,8 @@
 
 All PutLogEvents calls go out from one background thread, in order per stream (CloudWatch
 requires chronological batches, and the emulator's stream is not safe for concurrent puts).
+If that thread cannot deliver events it stops and `check()` raises from then on: the records
+are the run's results, so losing them must stop the run rather than pass unnoticed.
 """
 
 import math
@@ -11,6 +13,8 @@ import time
 from datetime import datetime, timezone
 
 from botocore.exceptions import ClientError
+
+from fanout.errors import FanoutError
 
 # PutLogEvents quotas: events and bytes per call; 26 bytes of overhead are counted per event.
 MAX_EVENTS = 10_000
@@ -56,6 +60,8 @@ class LogWriter:
         self._pending: dict[str, list[dict]] = {}
         self._last_ms: dict[str, int] = {}
         self._created: set[str] = set()
+        self._failure: str | None = None  # why delivery stopped
+        self._lost = 0  # events not delivered since then
         self._lock = threading.Lock()
         self._closed = threading.Event()
         self._ensure_group()
@@ -67,15 +73,25 @@ class LogWriter:
         data = message.encode("utf-8", "replace")[:MAX_EVENT_BYTES]
         ms = int((time.time() if when is None else when) * 1000)
         with self._lock:
+            if self._failure:
+                self._lost += 1
+                return
             ms = max(ms, self._last_ms.get(stream, 0))
             self._last_ms[stream] = ms
             self._pending.setdefault(stream, []).append(
                 {"timestamp": ms, "message": data.decode("utf-8", "ignore")})
 
     def close(self) -> None:
-        """Send everything still buffered, then stop."""
+        """Send everything still buffered, then stop (call check() to learn whether it all went)."""
         self._closed.set()
         self._thread.join()
+
+    def check(self) -> None:
+        """Raise FanoutError if any event could not be delivered."""
+        with self._lock:
+            if self._failure:
+                raise FanoutError(f"writing to log group {self._group} failed ({self._failure}); "
+                                  f"{self._lost} log events were lost")
 
     def _ensure_group(self) -> None:
         """Lambda creates the function's log group on first use when it does not exist."""
@@ -86,19 +102,32 @@ class LogWriter:
                 raise
 
     def _run(self) -> None:
-        while not self._closed.wait(self._interval):
-            self._flush()
+        while not self._closed.wait(self._interval) and self._flush():
+            pass
         self._flush()
 
-    def _flush(self) -> None:
+    def _flush(self) -> bool:
+        """Send what is buffered; False once delivery has failed (botocore has retried already)."""
         with self._lock:
             pending, self._pending = self._pending, {}
-        for stream, events in pending.items():
-            if stream not in self._created:
-                self._client.create_log_stream(logGroupName=self._group, logStreamName=stream)
-                self._created.add(stream)
-            for batch in _batches(events):
-                self._client.put_log_events(logGroupName=self._group, logStreamName=stream, logEvents=batch)
+            if self._failure:
+                self._lost += sum(len(events) for events in pending.values())
+                return False
+        unsent = sum(len(events) for events in pending.values())
+        try:
+            for stream, events in pending.items():
+                if stream not in self._created:
+                    self._client.create_log_stream(logGroupName=self._group, logStreamName=stream)
+                    self._created.add(stream)
+                for batch in _batches(events):
+                    self._client.put_log_events(logGroupName=self._group, logStreamName=stream, logEvents=batch)
+                    unsent -= len(batch)
+        except Exception as exc:  # noqa: BLE001 - whatever stops delivery is reported by check()
+            with self._lock:
+                self._failure = f"{type(exc).__name__}: {exc}".splitlines()[0]
+                self._lost += unsent
+            return False
+        return True
 
 
 def _batches(events: list[dict]):

@@ -3,7 +3,8 @@
 Pollers long-poll SQS only while an invocation slot is free, so a received message never
 waits for an environment (its visibility timeout would be ticking). Each batch runs on its
 own thread in an idle (warm) environment, or a new (cold) one when all are busy; the number of
-slots bounds both invocations in flight and environments alive.
+slots bounds both invocations in flight and environments alive. A slot is free again as soon as
+the function returns, as Lambda's concurrency is: deleting the batch's messages comes after.
 """
 
 import math
@@ -78,6 +79,7 @@ class Host:
         self._alive: set[Environment] = set()
         self._stopping = threading.Event()
         self._aborting = False
+        self._failure: BaseException | None = None  # an unexpected error on a poller or invocation thread
         self._last_activity = time.monotonic()
         self._tmp_warned = False
         self._sqs = config.client("sqs", max_pool_connections=self.summary.concurrency_limit + POLLERS)
@@ -123,6 +125,7 @@ class Host:
             self._log.close()
             shutil.rmtree(workdir, ignore_errors=True)
             self.summary.seconds = time.monotonic() - started
+        self._check_failures()
         self._report()
         return self.summary
 
@@ -160,6 +163,7 @@ class Host:
         """Report progress; stop once idle for the idle period with nothing left in the queue."""
         while any(p.is_alive() for p in pollers) or self.summary.in_flight:
             time.sleep(0.2)
+            self._check_failures()
             self._report()
             if self._stopping.is_set() or self.summary.in_flight:
                 continue
@@ -182,6 +186,12 @@ class Host:
             self._progress(snapshot)
 
     def _poll(self, executor: ThreadPoolExecutor) -> None:
+        try:
+            self._poll_until_stopped(executor)
+        except Exception as exc:  # noqa: BLE001 - kept for _check_failures, which raises it
+            self._note_failure(exc)
+
+    def _poll_until_stopped(self, executor: ThreadPoolExecutor) -> None:
         batch_size = self.config.source.batch_size
         while not self._stopping.is_set():
             slots = self._take_slots(math.ceil(SQS_MAX_RECEIVE / batch_size))
@@ -193,7 +203,7 @@ class Host:
                 self.summary.messages_received += len(messages)
                 self.summary.in_flight += len(batches)
             for batch in batches:
-                executor.submit(self._invoke, batch)
+                executor.submit(self._invoke, batch).add_done_callback(self._invocation_done)
             for _ in range(slots - len(batches)):
                 self._slots.release()
 
@@ -222,24 +232,42 @@ class Host:
             MessageSystemAttributeNames=["All"], MessageAttributeNames=["All"],
         ).get("Messages", [])
 
+    def _check_failures(self) -> None:
+        """Raise what went wrong on another thread: a run whose records did not all reach the log
+        group, or whose messages were not all settled, must fail rather than look complete."""
+        self._log.check()
+        if self._failure:
+            raise self._failure
+
+    def _invocation_done(self, future) -> None:
+        if not future.cancelled() and future.exception():
+            self._note_failure(future.exception())
+
+    def _note_failure(self, exc: BaseException) -> None:
+        """Keep the first unexpected error of a poller or invocation thread for _check_failures."""
+        with self._lock:
+            self._failure = self._failure or exc
+
     def _invoke(self, batch: list[dict]) -> None:
         try:
-            self._run_batch(batch)
+            settlement = self._run_batch(batch)
         finally:
             with self._lock:
                 self.summary.in_flight -= 1
             self._last_activity = time.monotonic()
             self._slots.release()
+        if settlement:
+            self._settle(batch, *settlement)
 
-    def _run_batch(self, batch: list[dict]) -> None:
+    def _run_batch(self, batch: list[dict]) -> tuple[list[str], str, bool] | None:
+        """Invoke the function on `batch`: (ids of the failed messages, status, cold start)."""
         if self._aborting:
-            return  # left on the queue: the messages reappear after their visibility timeout
+            return None  # left on the queue: the messages reappear after their visibility timeout
         ids = [m["MessageId"] for m in batch]
         try:
             env = self._take_environment()
         except InitFailed:
-            self._settle(batch, ids, "error", cold=True)
-            return
+            return ids, "error", True
         with self._lock:
             self.summary.max_in_flight = max(self.summary.max_in_flight, self.summary.in_flight)
         event = sqs_event(batch, self.config.source, self.config.region)
@@ -253,7 +281,7 @@ class Host:
         else:
             with self._lock:
                 self._idle.append(env)
-        self._settle(batch, failed, outcome.status, cold=outcome.init_ms is not None)
+        return failed, outcome.status, outcome.init_ms is not None
 
     def _take_environment(self) -> Environment:
         with self._lock:
@@ -264,10 +292,12 @@ class Host:
     def _settle(self, batch: list[dict], failed: list[str], status: str, cold: bool) -> None:
         """Delete the messages that succeeded; failed ones reappear after the visibility timeout."""
         done = [m for m in batch if m["MessageId"] not in failed]
+        deleted = 0
         for i in range(0, len(done), SQS_MAX_RECEIVE):
             entries = [{"Id": str(n), "ReceiptHandle": m["ReceiptHandle"]}
                        for n, m in enumerate(done[i:i + SQS_MAX_RECEIVE])]
-            self._sqs.delete_message_batch(QueueUrl=self.config.source.queue_url, Entries=entries)
+            response = self._sqs.delete_message_batch(QueueUrl=self.config.source.queue_url, Entries=entries)
+            deleted += len(response.get("Successful", []))
         with self._lock:
             s = self.summary
             s.invocations += 1
@@ -275,5 +305,5 @@ class Host:
             s.errors += status == "error"
             s.timeouts += status == "timeout"
             s.cold_starts += cold
-            s.messages_deleted += len(done)
+            s.messages_deleted += deleted
             s.messages_failed += len(batch) - len(done)

@@ -11,14 +11,14 @@ Definitions (Logs Insights documents none of these precisely, so these are the l
   numpy.percentile and Excel's PERCENTILE.INC): with the n values sorted ascending x[0..n-1],
   h = (n - 1) * p / 100 and pct = x[floor(h)] + (h - floor(h)) * (x[floor(h) + 1] - x[floor(h)]);
 - stddev is the sample standard deviation (divisor n - 1), absent for fewer than two values;
-- count_distinct is exact;
+- count_distinct is exact, over the text of the values (1 and "1" are one value, as on AWS);
 - earliest(f) / latest(f) is f from the event with the smallest / largest @timestamp among events
   that have f (ties: the first such event read for earliest, the last for latest).
 """
 
 import math
 
-from fanout.insights.values import as_number
+from fanout.insights.values import as_number, render
 
 
 class Column:
@@ -94,7 +94,7 @@ def finisher(name: str, parameter=None):
     if name == "count":
         return lambda count, columns: count if not columns else sum(v is not None for v in columns[0].values)
     if name == "count_distinct":
-        return lambda count, columns: len({v for v in columns[0].values if v is not None})
+        return lambda count, columns: len({render(v) for v in columns[0].values if v is not None})
     if name in ("pct", "percentile"):
         return lambda count, columns: percentile(columns[0].sorted, parameter)
     if name in ("min", "max"):

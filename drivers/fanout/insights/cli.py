@@ -119,10 +119,12 @@ def write_result(result, fmt: str, out) -> None:
         writer.writeheader()
         writer.writerows(result.rows)
     else:
-        table = Table(*result.columns, caption=statistics_line(result.statistics))
+        table = Table(*result.columns)
         for row in result.rows:
             table.add_row(*(cell(row[column]) for column in result.columns))
-        Console(file=out).print(table)
+        console = Console(file=out)
+        console.print(table)
+        console.print(statistics_line(result.statistics))
 
 
 def cell(value) -> str:

@@ -221,16 +221,18 @@ def _bin(timestamp, period):
 
 
 def referenced_fields(node) -> set:
-    """Names of the fields an expression reads (bin() reads @timestamp)."""
+    """Names of the fields an expression reads (bin(), earliest() and latest() read @timestamp)."""
+    return {name for name, _ in field_uses(node)}
+
+
+def field_uses(node):
+    """(name, position) of every field an expression reads."""
     if isinstance(node, syntax.Field):
-        return {node.name}
+        yield node.name, node.pos
     if isinstance(node, syntax.Call) and node.name in ("bin", "earliest", "latest"):
-        names = {"@timestamp"}
-    else:
-        names = set()
+        yield "@timestamp", node.pos
     for child in _children(node):
-        names |= referenced_fields(child)
-    return names
+        yield from field_uses(child)
 
 
 def _children(node):

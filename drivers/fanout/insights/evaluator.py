@@ -11,7 +11,7 @@ from itertools import islice
 
 from fanout.insights import syntax
 from fanout.insights.aggregates import Column, finisher
-from fanout.insights.compiler import ExpressionCompiler, referenced_fields, truthy
+from fanout.insights.compiler import ExpressionCompiler, field_uses, referenced_fields, truthy
 from fanout.insights.discovery import SYSTEM_FIELDS, row_builder
 from fanout.insights.lexer import QuerySyntaxError
 from fanout.insights.values import as_text, render, sort_key
@@ -286,9 +286,10 @@ class Plan:
     def check_second_stats_fields(self, nodes) -> None:
         """A second stats may only read the first one's output (and fields computed from it)."""
         for node in nodes:
-            for name in sorted(referenced_fields(node) - self.after_stats):
-                pos = getattr(node, "pos", 0)
-                self.error(pos, name, f"after stats only its output fields exist ({', '.join(sorted(self.after_stats))})")
+            for name, pos in field_uses(node):
+                if name not in self.after_stats:
+                    known = ", ".join(sorted(self.after_stats))
+                    self.error(pos, name, f"a second stats can only use the first one's output ({known})")
 
     def add_sort(self, command: syntax.Sort):
         self.used_fields |= {name for name, _ in command.keys}

@@ -85,7 +85,7 @@ class Lexer:
         if char == "`":
             end = text.find("`", pos + 1)
             if end < 0:
-                self.error(pos, "unterminated backtick field name")
+                self.error(pos, "unterminated backtick field name", "`")
             return Token("FIELD", text[pos + 1 : end], pos, text[pos : end + 1])
         if char.isdigit() or (char == "." and text[pos + 1 : pos + 2].isdigit()):
             return self._number(pos)

@@ -1,0 +1,48 @@
+"""Fixtures of the emulator tests: clients of the session emulator, and moto patched in-process."""
+
+import uuid
+
+import pytest
+from moto import backends
+from moto.awslambda.responses import LambdaResponse
+from moto.moto_api._internal import urls as moto_api_urls
+from moto.sqs.models import Queue, SQSBackend
+
+from fanout import aws
+from fanout.emulator import patches
+
+REGION = "us-east-1"
+
+
+@pytest.fixture(scope="session")
+def client(emulator):
+    """client("sqs") -> a boto3 client of the session emulator, built the way the drivers do."""
+    return lambda service: aws.client(service, REGION, emulator)
+
+
+@pytest.fixture
+def unique():
+    """A fresh resource name: tests share one emulator."""
+    return f"t{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture
+def patched_moto():
+    """The patches applied to moto in this process, and undone afterwards.
+
+    Tests of the speed patches look at how much work one call does (how many passes over a
+    queue, how many clock readings), which needs moto's objects at hand, not a server.
+    """
+    targets = (Queue, SQSBackend, LambdaResponse, backends)
+    saved = {target: dict(vars(target)) for target in targets}
+    saved_urls = dict(moto_api_urls.url_paths)
+    patches.apply_all()
+    yield
+    for target, attributes in saved.items():
+        for name in set(vars(target)) - set(attributes):
+            delattr(target, name)
+        for name, value in attributes.items():
+            if vars(target).get(name) is not value:
+                setattr(target, name, value)
+    moto_api_urls.url_paths.clear()
+    moto_api_urls.url_paths.update(saved_urls)

@@ -1,0 +1,58 @@
+"""Field discovery: JSON flattening rules and Lambda platform lines."""
+
+import json
+
+import pytest
+
+from fanout import insights
+from fanout.insights.discovery import MAX_JSON_FIELDS, flatten, json_fields, platform_fields
+
+from .support import event, report_line
+
+
+def test_nested_objects_arrays_and_at_keys():
+    message = json.dumps({"a": {"b": {"c": 1}}, "items": [{"x": "p"}, {"x": "q"}], "@meta": 2, "flag": True, "none": None})
+    fields = json_fields(message)
+    assert fields == {"a.b.c": 1, "items.0.x": "p", "items.1.x": "q", "@@meta": 2, "flag": True}
+    (row,) = insights.evaluate("fields `a.b.c` as c, items.1.x as second, `@@meta` as meta, flag", [event(message)]).rows
+    assert row == {"c": 1, "second": "q", "meta": 2, "flag": 1}  # booleans show as 1/0
+
+
+def test_field_cap_keeps_the_first_fields_in_document_order():
+    document = {f"k{i}": i for i in range(MAX_JSON_FIELDS + 50)}
+    fields = json_fields(json.dumps(document))
+    assert list(fields) == [f"k{i}" for i in range(MAX_JSON_FIELDS)]
+    nested = {"n": {f"k{i}": i for i in range(MAX_JSON_FIELDS + 5)}}
+    assert len(flatten(nested)) == MAX_JSON_FIELDS
+
+
+@pytest.mark.parametrize("message", ["not json", "{broken", "[1, 2]", "", "  "])
+def test_non_objects_discover_nothing(message):
+    assert json_fields(message) is None
+
+
+def test_leading_whitespace_and_strings_with_brackets_still_parse():
+    assert json_fields('  {"a": "[x] {y} @z"}') == {"a": "[x] {y} @z"}
+
+
+def test_report_line_fields_in_aws_units():
+    line = report_line("abc-123", 26.73, 27, 128, 75, init=130.49)
+    assert platform_fields(line) == {
+        "@type": "REPORT", "@requestId": "abc-123", "@duration": 26.73, "@billedDuration": 27,
+        "@memorySize": 128_000_000, "@maxMemoryUsed": 75_000_000, "@initDuration": 130.49,
+    }  # fmt: skip
+    assert "@initDuration" not in platform_fields(report_line("w", 1.5, 2, 128, 70))
+
+
+def test_start_and_end_lines():
+    assert platform_fields("START RequestId: r1 Version: $LATEST\n") == {"@type": "START", "@requestId": "r1"}
+    assert platform_fields("END RequestId: r1\n") == {"@type": "END", "@requestId": "r1"}
+    assert platform_fields("REPORTED something") is None
+
+
+def test_report_fields_are_queryable():
+    events = [event(report_line(f"r{i}", 10.0 * i, 10 * i + 1, 512, 100 + i, init=50.0 if i == 0 else None)) for i in range(5)]
+    rows = insights.evaluate(
+        "filter @type = 'REPORT' | stats count(@initDuration) as cold, max(@maxMemoryUsed) as peak, "
+        "sum(@billedDuration) as billed by @memorySize", events).rows
+    assert rows == [{"@memorySize": 512_000_000, "cold": 1, "peak": 104_000_000, "billed": sum(10 * i + 1 for i in range(5))}]

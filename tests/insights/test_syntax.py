@@ -1,0 +1,81 @@
+"""Syntax errors name the line, column and token; unsupported syntax is never ignored."""
+
+import pytest
+
+from fanout import insights
+from fanout.errors import UsageError
+from fanout.insights import QuerySyntaxError
+from fanout.insights.syntax import parse
+
+
+def error_of(text: str) -> QuerySyntaxError:
+    with pytest.raises(QuerySyntaxError) as caught:
+        insights.evaluate(text, [])
+    return caught.value
+
+
+@pytest.mark.parametrize(
+    "text, line, column, token",
+    [
+        ("filter x = | stats count(*)", 1, 12, "|"),
+        ("fields a\n| frobnicate b", 2, 3, "frobnicate"),
+        ("fields a\n| pattern @message", 2, 3, "pattern"),
+        ("stats count(*) by x\n| sort x asc\n| limit 0", 3, 9, "0"),
+        ('filter x like "abc', 1, 15, '"'),
+        ("stats nosuch(x)", 1, 7, "nosuch"),
+        ("fields nosuch(x)", 1, 8, "nosuch"),
+        ("fields avg(x)", 1, 8, "avg"),
+        ("stats pct(x, 101)", 1, 7, "pct(x, 101)"),
+        ("stats count(*) by bin(5parsecs)", 1, 23, "5parsecs"),
+        ("fields 5m", 1, 8, "5m"),
+        ("parse @message \"no star\" as a", 1, 16, '"no star"'),
+        ('parse @message "* *" as a', 1, 16, '"* *"'),
+        ("parse @message /(unnamed)/", 1, 27, "end of query"),
+        ("filter x =~ /(?<n>/", 1, 13, "/(?<n>/"),
+        ("stats count(*) as n | stats count(*) as m | stats count(*)", 1, 45, "stats"),
+        ("stats count(*) as n by bin(1m) | stats avg(other)", 1, 44, "other"),
+        ("stats count(*) as n by x | stats count(*) by bin(1h)", 1, 46, "@timestamp"),
+        ("filter x = 1 |", 1, 15, "end of query"),
+        ("", 1, 1, "end of query"),
+        ("fields `unterminated", 1, 8, "`"),
+        ("fields a ~ b", 1, 10, "~"),
+    ],
+)
+def test_errors_name_position_and_token(text, line, column, token):
+    error = error_of(text)
+    assert (error.line, error.column, error.token) == (line, column, token)
+    assert f"line {line}, column {column}" in str(error) and repr(token) in str(error)
+
+
+def test_syntax_errors_are_usage_errors_with_exit_status_2():
+    assert isinstance(error_of("filter"), UsageError) and error_of("filter").exit_code == 2
+
+
+def test_comments_backticks_and_case_insensitive_keywords():
+    query = parse("# heading\nFILTER `my-field` = 1 AND x IN [1, 2] # trailing\n| SORT x ASC")
+    assert [type(c).__name__ for c in query.commands] == ["Filter", "Sort"]
+    assert query.commands[1].keys == (("x", False),)
+
+
+def test_sort_defaults_to_descending_and_limit_range():
+    assert parse("sort x").commands[0].keys == (("x", True),)
+    with pytest.raises(QuerySyntaxError):
+        parse("limit 10001")
+
+
+def test_hash_inside_strings_and_regexes_is_not_a_comment():
+    events = [{"timestamp": 0, "message": "a#b c/d"}]
+    assert insights.evaluate('filter @message like "a#b" and @message =~ /c\\/d/', events).rows
+
+
+def test_restrict_inserts_a_filter_after_leading_comments():
+    text = "# what it answers\n\n# more\nfilter a = 1\n| stats count(*)\n"
+    restricted = insights.restrict(text, 'run_id = "r-1"')
+    assert restricted == '# what it answers\n\n# more\nfilter run_id = "r-1"\n| filter a = 1\n| stats count(*)\n'
+    assert len(parse(restricted).commands) == 3
+
+
+@pytest.mark.parametrize("bad", ['x = 1 | stats count(*)', "x = ", ""])
+def test_restrict_takes_exactly_one_expression(bad):
+    with pytest.raises(UsageError):
+        insights.restrict("stats count(*)", bad)

@@ -1,0 +1,158 @@
+"""Report computations against expectations computed independently with numpy."""
+
+import csv
+import json
+
+import numpy as np
+import pytest
+
+from fanout import concurrency, insights, report, runs
+
+RUN = "20250101T000000Z-abc123"
+CELLS = [(512, 4, "download_file", "a"), (1024, 4, "download_file", "a"), (1024, 8, "stream", "b")]
+
+
+def overlap_counts(starts, ends, times):
+    """Downloads running at each time, by brute force over a grid: [start, end) intervals."""
+    return ((starts[:, None] <= times) & (times < ends[:, None])).sum(axis=0)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_peak_and_mean_overlap_match_brute_force(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 40))
+    starts = rng.integers(0, 500, n)
+    ends = starts + rng.integers(1, 120, n)
+    grid = np.arange(0, 700)  # integer-ms intervals: the per-ms counts are exact
+    counts = overlap_counts(starts, ends, grid)
+    intervals = list(zip(starts.tolist(), ends.tolist()))
+    assert concurrency.peak(intervals) == counts.max()
+    low, high = sorted(rng.integers(0, 650, 2).tolist())
+    high += 1
+    assert concurrency.mean(intervals, low, high) == pytest.approx(counts[low:high].mean())
+
+
+def test_touching_downloads_do_not_overlap():
+    assert concurrency.peak([(0, 10), (10, 20), (20, 30)]) == 1
+    assert concurrency.peak([(0, 10), (9, 20)]) == 2
+
+
+def test_steady_window_is_the_middle_80_percent():
+    rng = np.random.default_rng(7)
+    starts = rng.uniform(1000, 2000, 50)
+    ends = starts + rng.uniform(10, 500, 50)
+    span = ends.max() - starts.min()
+    low, high = concurrency.steady_window(list(zip(starts, ends)))
+    assert low == pytest.approx(starts.min() + 0.1 * span)
+    assert high == pytest.approx(ends.max() - 0.1 * span)
+
+
+def synthetic_records(seed=0, per_cell=60):
+    """Download records of RUN for three cells, plus an error record and another run's record."""
+    rng = np.random.default_rng(seed)
+    records, seq, t0 = [], 0, 1_700_000_000_000
+    for memory, limit, mode, tag in CELLS:
+        for _ in range(per_cell):
+            seconds = float(rng.lognormal(0, 0.5))
+            size = int(rng.choice([2**20, 64 * 2**20]))
+            start = t0 + int(rng.integers(0, 20_000))
+            records.append({
+                "event": "download", "run_id": RUN, "seq": seq, "experiment_tag": tag, "memory_size": memory,
+                "concurrency_limit": limit, "mode": mode, "bytes": size, "seconds": seconds,
+                "mbps": size * 8 / seconds / 1e6, "start_ms": start, "end_ms": start + int(seconds * 1000),
+                "cold_start": bool(rng.random() < 0.2), "receive_count": 1,
+            })  # fmt: skip
+            seq += 1
+    records.append({"event": "error", "run_id": RUN, "seq": seq, "error_type": "InjectedFailure", "receive_count": 5})
+    other = dict(records[0], run_id="20250101T000000Z-ffffff", seconds=999.0)
+    return records, other
+
+
+def as_events(records):
+    lines = [json.dumps(r) for r in records] + ["START RequestId: 1 Version: $LATEST"]
+    return [{"timestamp": 1_700_000_000_000 + i, "message": line} for i, line in enumerate(lines)]
+
+
+def test_percentile_table_matches_numpy():
+    records, other = synthetic_records()
+    query = insights.restrict(insights.load_query("download-percentiles"), f'run_id = "{RUN}"')
+    table = report.percentile_table(insights.evaluate(query, as_events(records + [other])).rows)
+    assert sorted(report.cell_of(row) for row in table) == sorted(CELLS)
+    for row in table:
+        cell = [r for r in records if r["event"] == "download" and report.cell_of(r) == report.cell_of(row)]
+        seconds = np.array([r["seconds"] for r in cell])
+        mb_per_s = np.array([r["bytes"] for r in cell]) / seconds / 1e6
+        assert row["n"] == len(cell)
+        for values, prefix in ((seconds, "seconds"), (mb_per_s, "mb_per_s"), (mb_per_s * 8, "mbit_per_s")):
+            expected = {"min": values.min(), "max": values.max(), "avg": values.mean()}
+            expected |= {f"p{p}": np.percentile(values, p) for p in (25, 50, 75, 90, 99)}
+            for stat, value in expected.items():
+                assert row[f"{prefix}_{stat}"] == pytest.approx(value, rel=1e-9), (prefix, stat)
+
+
+def test_run_records_keep_only_the_runs_records():
+    records, other = synthetic_records(per_cell=5)
+    found = report.run_records(as_events([other] + records[::-1]), RUN)
+    assert [r["seq"] for r in found] == sorted(r["seq"] for r in records)
+    assert all(r["run_id"] == RUN for r in found)
+
+
+def test_achieved_concurrency_and_cold_starts():
+    records, _ = synthetic_records(seed=3)
+    cell = [r for r in records if report.cell_of(r) == CELLS[2]]
+    starts = np.array([r["start_ms"] for r in cell])
+    ends = np.array([r["end_ms"] for r in cell])
+    result = report.achieved_concurrency(cell)
+    counts = overlap_counts(starts, ends, np.arange(starts.min(), ends.max() + 1))
+    assert result["peak_concurrency"] == counts.max()
+    assert result["target"] == 8
+    assert result["cold_start_share"] == pytest.approx(np.mean([r["cold_start"] for r in cell]), abs=1e-4)
+
+
+def summary_of(records, sent, dead=()):
+    record = {
+        "run_id": RUN, "backend": "local", "first_send_ms": 1_700_000_000_000, "last_send_ms": 1_700_000_000_100,
+        "send_rate_per_s": 100.0, "version": "test", "failed_seqs": [], "sent": sent,
+        "parameters": {"messages": sent, "experiment_tag": "a", "mode": "download_file", "mode_from": "stack default",
+                       "inject_failures": None},
+        "stack": {"stack": "s", "region": "us-east-1", "endpoint": "", "memory": 512, "concurrency": 4,
+                  "architecture": "x86_64", "timeout": 60, "batch_size": 1, "max_receive_count": 5,
+                  "bucket": "b", "object_key": "k", "object_size": 2**20},
+    }  # fmt: skip
+    query = insights.restrict(insights.load_query("download-percentiles"), f'run_id = "{RUN}"')
+    table = report.percentile_table(insights.evaluate(query, as_events(records)).rows)
+    downloads = [r for r in records if r["event"] == "download"]
+    cells = [dict(row, **report.achieved_concurrency([d for d in downloads if report.cell_of(d) == report.cell_of(row)]))
+             for row in table]
+    return {
+        "run": record, "counts": report.counts(record, records, table), "cells": cells,
+        "steady_definition": concurrency.STEADY_DEFINITION, "errors": [], "dead_lettered": list(dead),
+        "cold_starts": [], "lambda_report": [], "records": records,
+    }  # fmt: skip
+
+
+def test_report_files(tmp_path, monkeypatch):
+    monkeypatch.setenv("FANOUT_RESULTS", str(tmp_path))
+    records, _ = synthetic_records(per_cell=20)
+    summary = summary_of(records, sent=len(records))
+    folder = report.write(summary)
+    lines = (folder / "records.jsonl").read_text().splitlines()
+    assert [json.loads(line) for line in lines] == records
+    with open(folder / "summary.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert [int(r["n"]) for r in rows] == [c["n"] for c in summary["cells"]]
+    assert sum(int(r["n"]) for r in rows) == len(records) - 1
+    assert json.loads((folder / "summary.json").read_text())["counts"]["download_records"] == len(records) - 1
+    for name in ("throughput.png", "concurrency.png", "seconds_cdf.png"):
+        assert (folder / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert f"]({name})" in (folder / "report.md").read_text()
+    assert runs.run_dir(RUN) == folder
+
+
+def test_missing_records_are_warned_about():
+    records, _ = synthetic_records(per_cell=10)
+    summary = summary_of(records, sent=len(records) + 7, dead=[len(records) + 1])
+    downloaded = len(records) - 1
+    (warning,) = [w for w in report.warnings(summary) if "download record" in w]
+    assert f"only {downloaded} of {len(records) + 7}" in warning and "1 dead-lettered" in warning
+    assert not report.warnings(summary_of(records, sent=downloaded, dead=[len(records)]))

@@ -53,6 +53,7 @@ TARGET_OVERHEAD_MS = 5.0
 def main() -> None:
     from fanout.emulator import control
 
+    saved = dict(os.environ)  # restored for the benchmarks that run after this one
     with tempfile.TemporaryDirectory(prefix="bench-host-") as home:
         os.environ["FANOUT_HOME"] = home
         endpoint = control.start()
@@ -63,6 +64,8 @@ def main() -> None:
             bench.overhead(OVERHEAD_INVOCATIONS)
         finally:
             control.stop()
+            os.environ.clear()
+            os.environ.update(saved)
 
 
 class Bench:
@@ -110,10 +113,18 @@ class Bench:
         fn = self.deploy(target, hold)
         messages = MESSAGES_PER_SLOT * target
         self.send(fn.queue_url, messages)
-        done = threading.Event()
+        done, failure = threading.Event(), []
         host = Host(load(fn.name, self.endpoint, REGION), idle_seconds=1.0,
                     progress=lambda s: s.messages_deleted >= messages and done.set())
-        runner = threading.Thread(target=host.run)
+
+        def run() -> None:
+            try:
+                host.run()
+            except BaseException as exc:  # noqa: BLE001 - re-raised on the main thread below
+                failure.append(exc)
+            done.set()
+
+        runner = threading.Thread(target=run)
         started = time.monotonic()
         runner.start()
         done.wait()
@@ -121,16 +132,20 @@ class Bench:
         memory = [_memory_mib(pid) for pid in host.environment_pids()]  # all idle now
         host.stop()
         runner.join()
+        if failure:
+            raise failure[0]
         spans = intervals(fn.streams())
-        if len(spans) != messages:
-            raise RuntimeError(f"{len(spans)} invocations logged for {messages} messages")
+        received = host.summary.messages_received  # SQS delivers at least once: may exceed `messages`
+        if len(spans) != received:
+            raise RuntimeError(f"{len(spans)} invocations logged for {received} messages received")
         peak = peak_concurrency(spans)
-        first_start, reached, last_start = min(s for s, _ in spans), _first_reached(spans, peak), max(s for s, _ in spans)
+        starts = [start for start, _ in spans]
+        first_start, reached, last_start = min(starts), _first_reached(spans, peak), max(starts)
         steady = _mean_level(spans, reached, last_start) if last_start > reached else float(peak)
         print(f"host concurrency {target}: peak/target {peak / target:.3f}, steady/target {steady / target:.3f} "
               f"(target >= {TARGET_RATIO}; peak {peak}, steady {steady:.1f} over {(last_start - reached) / 1000:.1f} s, "
-              f"ramp {(reached - first_start) / 1000:.1f} s, {len(spans)} invocations held {hold:g} s, "
-              f"run {elapsed:.1f} s)")
+              f"ramp {(reached - first_start) / 1000:.1f} s, {len(spans)} invocations for {messages} messages "
+              f"held {hold:g} s, run {elapsed:.1f} s)")
         pss, uss = zip(*memory)
         print(f"host memory per idle environment ({len(memory)}): PSS median {statistics.median(pss):.1f} MiB, "
               f"private (USS) median {statistics.median(uss):.1f} MiB")
@@ -159,8 +174,8 @@ class Bench:
 
 
 def hold_seconds(target: int) -> float:
-    """Long enough for every environment to start (all cold, about 40 ms of CPU each on 2 cores)
-    before the first invocations end."""
+    """Long enough for most environments to start (all cold; 2 cores start roughly 15 to 25 a
+    second) before the first invocations end; the second message per slot covers the rest."""
     return max(6.0, target / 25)
 
 

@@ -3,7 +3,8 @@
 Serves every moto service on one port of one threaded HTTP server, after applying the patches in
 `fanout.emulator.patches`. With `--port 0` (the default) the kernel picks a free port and the
 server writes it to `--port-file` once it listens, so the caller never races another process
-for a port.
+for a port. Like any werkzeug server it closes the connection after each response: clients
+open one TCP connection per request.
 """
 
 import argparse

@@ -1,8 +1,8 @@
 """The host's side of one execution environment: start it, invoke it, read its output, kill it.
 
-Processes come from a multiprocessing fork server that has preloaded boto3: forking a warm
-parent costs a few milliseconds and shares its memory, so hundreds of environments fit on a
-small machine where hundreds of fresh interpreters would not.
+Processes come from a multiprocessing fork server that has preloaded boto3 and botocore's data
+files (see warmup.py): forking a warm parent costs a few milliseconds and shares its memory, so
+hundreds of environments fit on a small machine where hundreds of fresh interpreters would not.
 """
 
 import multiprocessing

@@ -4,8 +4,9 @@ Every new botocore session gets a new data loader with an empty cache, so the fi
 each environment re-reads and parses the same JSON files (endpoints, service model, endpoint
 rule set): about 200 ms per cold start, most of a tiny handler's init. Here the fork server
 loads them once into a cache that every later loader shares, and the environments inherit it
-through fork. Only file contents are shared: sessions, credentials, region and endpoint are
-still created and resolved in each environment from its own variables when the handler asks.
+through fork. Only file contents are shared (as botocore already shares them between the
+clients of one session): sessions, credentials, region and endpoint are still created and
+resolved in each environment from its own variables when the handler asks.
 
 Imported (for its effect) only by the fork server; the host's own process is left untouched.
 botocore has no hook to give a session a ready loader cache (Loader ignores its `cache`
@@ -60,12 +61,16 @@ def install() -> None:
 def warm(services=SERVICES) -> None:
     """Create a client (and resource) of each service once, so their data is in the store.
 
-    Explicit dummy credentials and region: no credential lookup, nothing goes over the network. A service this botocore lacks is skipped: warming only saves
-    time, it must never stop environments from starting.
+    Explicit dummy credentials and region: no credential lookup, nothing over the network.
+    Whatever fails is skipped: warming only saves time, it must never stop environments from
+    starting (an exception here would take the fork server down).
     """
-    session = boto3.Session(aws_access_key_id="warmup", aws_secret_access_key="warmup",
-                            region_name="us-east-1")
-    resources = set(session.get_available_resources())
+    try:  # the host's AWS_PROFILE, say, may name a profile that does not exist
+        session = boto3.Session(aws_access_key_id="warmup", aws_secret_access_key="warmup",
+                                region_name="us-east-1")
+        resources = set(session.get_available_resources())
+    except BotoCoreError:
+        return
     for service in services:
         try:
             session.client(service)

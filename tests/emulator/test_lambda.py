@@ -88,6 +88,20 @@ def test_mapping_settings_read_back(client, function, unique):
         assert mapping["State"] == "Disabled"
 
 
+@pytest.mark.parametrize("created_with", ["name", "arn"])
+def test_mappings_are_listed_by_function_name_and_arn(client, function, unique, created_with):
+    lam = client("lambda")
+    name = function[0]
+    arn = lam.get_function(FunctionName=name)["Configuration"]["FunctionArn"]
+    _, queue_arn = queue(client("sqs"), unique)
+    uuid = lam.create_event_source_mapping(
+        EventSourceArn=queue_arn, FunctionName={"name": name, "arn": arn}[created_with], Enabled=False
+    )["UUID"]
+    for function_name in (name, arn):
+        listed = lam.list_event_source_mappings(FunctionName=function_name)["EventSourceMappings"]
+        assert [m["UUID"] for m in listed] == [uuid]
+
+
 def test_reserved_concurrency_reads_back(client, function):
     lam = client("lambda")
     lam.put_function_concurrency(FunctionName=function[0], ReservedConcurrentExecutions=11)

@@ -24,6 +24,17 @@ Lambda
   URL that resolves nowhere. The patch returns `<endpoint>/moto-api/fanout/lambda-code/...`
   (the host the caller used to reach the emulator) and serves the function's zip bytes there
   with a plain unauthenticated GET, as a pre-signed URL would be.
+- mappings_listed_by_function_name_or_arn: AWS's ListEventSourceMappings resolves FunctionName
+  (name or ARN) to the function. moto compares it with the text the mapping was created with;
+  Terraform creates the mapping with the function's ARN, so listing by name found nothing.
+
+S3
+- bucket_policies_see_secure_transport: AWS evaluates the usual deny-plain-HTTP statement
+  (`"Condition": {"Bool": {"aws:SecureTransport": "false"}}`) against the request's transport.
+  moto knows no `Bool` operator, ignores the condition, and so applies the Deny to every
+  request: each object read and write fails with 403. The patch skips statements that apply
+  only when `aws:SecureTransport` is false: the emulator stands in for AWS's endpoints, which
+  the drivers and functions reach over HTTPS there. Other statements still apply.
 
 Server
 - server_routing_lists_modules_once: moto's server lists its package directory (a listdir and
@@ -45,13 +56,16 @@ import json
 from moto import backends
 from moto.awslambda import responses as lambda_responses
 from moto.awslambda.exceptions import UnknownFunctionException
-from moto.awslambda.models import lambda_backends
+from moto.awslambda.models import LambdaBackend, lambda_backends
 from moto.core.utils import unix_time, unix_time_millis
+from moto.iam.access_control import IAMPolicy, PermissionResult
 from moto.moto_api._internal import urls as moto_api_urls
+from moto.s3.models import FakeBucket
 from moto.sqs.exceptions import ReceiptHandleIsInvalid
 from moto.sqs.models import Queue, SQSBackend
 
 LAMBDA_CODE_PATH = "/moto-api/fanout/lambda-code"
+SECURE = "aws:SecureTransport"
 # The counters GetQueueAttributes computes by walking the queue: attribute -> Queue property.
 COUNTERS = {
     "ApproximateNumberOfMessages": "approximate_number_of_messages",
@@ -178,6 +192,48 @@ def lambda_code_location_served_locally() -> None:
     moto_api_urls.url_paths["{0}" + LAMBDA_CODE_PATH + route] = serve_code
 
 
+def mappings_listed_by_function_name_or_arn() -> None:
+    """ListEventSourceMappings finds a function's mappings whether FunctionName is its name
+    or its ARN, as AWS does; moto compares the text the mapping was created with."""
+    stock_list = LambdaBackend.list_event_source_mappings
+
+    def list_event_source_mappings(backend, event_source_arn, function_name):
+        if not function_name:
+            return stock_list(backend, event_source_arn, function_name)
+        try:
+            function_arn = backend.get_function(function_name).function_arn
+        except UnknownFunctionException:
+            return stock_list(backend, event_source_arn, function_name)
+        mappings = stock_list(backend, event_source_arn, None)
+        return [mapping for mapping in mappings if mapping.function_arn == function_arn]
+
+    LambdaBackend.list_event_source_mappings = list_event_source_mappings
+
+
+def bucket_policies_see_secure_transport() -> None:
+    """Bucket policy statements that apply only to plain-HTTP requests are skipped: the
+    emulator's requests stand for TLS ones. Statements with any other condition are left to
+    moto as they are."""
+
+    def plain_http_only(statement):
+        condition = statement.get("Condition")
+        if not condition or list(condition) != ["Bool"] or list(condition["Bool"]) != [SECURE]:
+            return False
+        values = condition["Bool"][SECURE]
+        return {str(v).lower() for v in (values if isinstance(values, list) else [values])} == {"false"}
+
+    def get_permission(bucket, action, resource):
+        if bucket.policy is None:
+            return PermissionResult.NEUTRAL
+        policy = json.loads(bucket.policy)
+        statements = policy["Statement"]
+        statements = statements if isinstance(statements, list) else [statements]
+        policy["Statement"] = [st for st in statements if not plain_http_only(st)]
+        return IAMPolicy(json.dumps(policy)).is_action_permitted(action, resource)
+
+    FakeBucket.get_permission = get_permission
+
+
 def server_routing_lists_modules_once() -> None:
     """The server routes each request by checking its host against moto's service modules,
     which stock moto lists from the package directory (a listdir and ~180 stat calls) on every
@@ -193,6 +249,8 @@ PATCHES = (
     retention_check_reads_attribute,
     delete_message_in_one_pass,
     lambda_code_location_served_locally,
+    mappings_listed_by_function_name_or_arn,
+    bucket_policies_see_secure_transport,
     server_routing_lists_modules_once,
 )
 

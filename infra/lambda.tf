@@ -8,7 +8,8 @@ locals {
   object_mib       = ceil(var.object_size / 1048576)
   ephemeral_storage = coalesce(
     var.ephemeral_storage,
-    var.download_mode == "download_file" ? max(512, local.object_mib + local.tmp_headroom_mib) : 512,
+    # Sized for the object in every mode: a message may switch a stream-mode stack to download_file.
+    min(10240, max(512, local.object_mib + local.tmp_headroom_mib)),
   )
 }
 

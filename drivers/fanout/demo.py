@@ -21,7 +21,7 @@ from fanout import deploy, fire, report, runs, stack, wait
 from fanout.emulator import control
 
 DEMO_STACK = "demo"
-DEFAULTS = {"concurrency": "8", "memory": "1024", "object_size": "64MiB", "multiplier": "10"}
+DEFAULTS = {"concurrency": "8", "memory": "1024", "object_size": "16MiB", "multiplier": "10"}
 WAIT_TIMEOUT = 600
 
 console = Console()
@@ -31,7 +31,7 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser("demo", help="deploy, fire, run, wait, report and destroy on the local backend")
     parser.add_argument("--concurrency", default=DEFAULTS["concurrency"], help="default: 8")
     parser.add_argument("--memory", default=DEFAULTS["memory"], help="function memory in MB (default: 1024)")
-    parser.add_argument("--object-size", default=DEFAULTS["object_size"], help="default: 64MiB")
+    parser.add_argument("--object-size", default=DEFAULTS["object_size"], help="default: 16MiB")
     parser.add_argument("--multiplier", default=DEFAULTS["multiplier"], help="messages per concurrency slot (default: 10)")
     parser.set_defaults(func=run)
 

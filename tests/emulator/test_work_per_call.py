@@ -5,6 +5,9 @@ message on each walk. These tests count walks over the queue's message list and 
 in-process, so they hold on any machine; bench/sqs_throughput.py measures the effect.
 """
 
+import time
+from concurrent.futures import ThreadPoolExecutor
+
 import pytest
 from moto import backends
 from moto.core import DEFAULT_ACCOUNT_ID
@@ -103,3 +106,27 @@ def test_routing_does_not_list_the_package_directory(patched_moto, monkeypatch):
     monkeypatch.setattr(backends.os, "listdir", no_listing)
     assert set(backends.list_of_moto_modules()) == expected
     assert {"sqs", "awslambda", "logs"} <= expected
+
+
+def test_concurrent_receives_never_hand_out_the_same_message(backend, unique, monkeypatch):
+    """Receivers racing on one queue: each message goes to exactly one of them.
+
+    Marking a message received is slowed down so that, without the patch's lock, the window
+    between the visibility check and the mark is wide enough for the race to show every time.
+    """
+    backend.create_queue(unique)
+    for seq in range(40):
+        backend.send_message(unique, str(seq))
+    stock_mark = sqs_models.Message.mark_received
+
+    def slow_mark(message, *args, **kwargs):
+        time.sleep(0.005)
+        return stock_mark(message, *args, **kwargs)
+
+    monkeypatch.setattr(sqs_models.Message, "mark_received", slow_mark)
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        batches = list(pool.map(lambda _: backend.receive_message(unique, 10, 0, 60), range(8)))
+    ids = [message.id for batch in batches for message in batch]
+    assert sorted(ids) == sorted(set(ids))
+    assert len(ids) == 40
+    backend.delete_queue(unique)

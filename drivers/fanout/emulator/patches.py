@@ -17,6 +17,11 @@ SQS
   for ReceiveMessage+DeleteMessageBatch at a depth of 5,000, where the local backend needs
   hundreds. These keep moto's algorithms and semantics (visibility timeouts, delays, receive
   counts, redrive to the DLQ after maxReceiveCount) and remove the repeated work.
+- receives_never_share_a_message: moto's ReceiveMessage checks a message's visibility and marks
+  it received without a lock, so two concurrent receives on the server's threads can both take
+  the same message. AWS standard queues deliver at least once, but such a duplicate is rare
+  there; in the emulator it turned up in runs of a few hundred messages and made exact-count
+  checks flaky. The patch serialises the scan; the long-poll wait stays outside the lock.
 
 Lambda
 - lambda_code_location_served_locally: GetFunction's Code.Location is, on AWS, a pre-signed URL
@@ -52,6 +57,7 @@ PutQueryDefinition is not implemented by moto; the local backend does not save q
 """
 
 import json
+import threading
 
 from moto import backends
 from moto.awslambda import responses as lambda_responses
@@ -162,6 +168,28 @@ def delete_message_in_one_pass() -> None:
     Queue.delete_message = delete_message
 
 
+def receives_never_share_a_message() -> None:
+    """One ReceiveMessage scan at a time, so a visible message is handed to one receiver only.
+
+    The stock call is run without its long poll (wait 0) under the lock; waiting for messages
+    happens outside it, on the queue's own condition, so long polls do not block each other.
+    """
+    stock_receive = SQSBackend.receive_message
+    scan_lock = threading.Lock()
+
+    def receive_message(backend, queue_name, count, wait_seconds_timeout, visibility_timeout, *rest):
+        deadline = unix_time() + wait_seconds_timeout
+        while True:
+            with scan_lock:
+                result = stock_receive(backend, queue_name, count, 0, visibility_timeout, *rest)
+            remaining = deadline - unix_time()
+            if result or remaining <= 0:
+                return result
+            backend.get_queue(queue_name).wait_for_messages(min(1, remaining))
+
+    SQSBackend.receive_message = receive_message
+
+
 def lambda_code_location_served_locally() -> None:
     """GetFunction's Code.Location points at the emulator, which serves the deployed zip."""
     stock_get_function = lambda_responses.LambdaResponse.get_function
@@ -248,6 +276,7 @@ PATCHES = (
     queue_scans_read_clock_once,
     retention_check_reads_attribute,
     delete_message_in_one_pass,
+    receives_never_share_a_message,
     lambda_code_location_served_locally,
     mappings_listed_by_function_name_or_arn,
     bucket_policies_see_secure_transport,

@@ -24,7 +24,6 @@ BENCH_HOST_TARGETS (default "100,500") sets the concurrency targets.
 import json
 import os
 import statistics
-import tempfile
 import threading
 import time
 import uuid
@@ -54,18 +53,15 @@ def main() -> None:
     from fanout.emulator import control
 
     saved = dict(os.environ)  # restored for the benchmarks that run after this one
-    with tempfile.TemporaryDirectory(prefix="bench-host-") as home:
-        os.environ["FANOUT_HOME"] = home
-        endpoint = control.start()
-        try:
+    try:
+        with control.private(prefix="bench-host-") as endpoint:
             bench = Bench(endpoint)
             for target in TARGETS:
                 bench.concurrency(target)
             bench.overhead(OVERHEAD_INVOCATIONS)
-        finally:
-            control.stop()
-            os.environ.clear()
-            os.environ.update(saved)
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
 
 
 class Bench:

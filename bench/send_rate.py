@@ -9,7 +9,6 @@ at another endpoint (with BENCH_SEND_REGION, default us-east-1).
 """
 
 import os
-import tempfile
 import time
 import uuid
 
@@ -27,17 +26,8 @@ def main() -> None:
         return
     from fanout.emulator import control
 
-    with tempfile.TemporaryDirectory(prefix="bench-send-") as home:
-        previous = os.environ.get("FANOUT_HOME")
-        os.environ["FANOUT_HOME"] = home
-        try:
-            measure(control.start(), region)
-        finally:
-            control.stop()
-            if previous is None:
-                os.environ.pop("FANOUT_HOME", None)
-            else:
-                os.environ["FANOUT_HOME"] = previous
+    with control.private(prefix="bench-send-") as endpoint:
+        measure(endpoint, region)
 
 
 def measure(endpoint: str, region: str) -> None:

@@ -339,7 +339,7 @@ def markdown(summary: dict, images: list) -> str:
     parts += [f"**Warning:** {w}" for w in warnings(summary)]
     for metric, title in METRICS.items():
         parts += [f"## {title}", _markdown_table(_metric_rows(summary["cells"], metric))]
-    parts += [f"## Achieved concurrency", f"Steady part: {summary['steady_definition']}.", _markdown_table(_concurrency_rows(summary))]
+    parts += ["## Achieved concurrency", f"Steady part: {summary['steady_definition']}.", _markdown_table(_concurrency_rows(summary))]
     for name, title in QUERY_TABLES.items():
         if summary[name]:
             parts += [f"## {title}", _markdown_table(query_rows(summary[name]))]

@@ -12,6 +12,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from contextlib import contextmanager
@@ -53,6 +54,26 @@ def start() -> str:
         _stop_process(running_pid())
         _remove_files()
         return _spawn()
+
+
+@contextmanager
+def private(prefix: str = "fanout-"):
+    """A throwaway emulator whose state lives in a temporary FANOUT_HOME; yields its endpoint.
+
+    For tests and benchmarks: they must neither find nor disturb the user's emulator and stacks.
+    FANOUT_HOME is restored afterwards.
+    """
+    previous = os.environ.get("FANOUT_HOME")
+    with tempfile.TemporaryDirectory(prefix=prefix) as home:
+        os.environ["FANOUT_HOME"] = home
+        try:
+            yield start()
+        finally:
+            stop()
+            if previous is None:
+                os.environ.pop("FANOUT_HOME", None)
+            else:
+                os.environ["FANOUT_HOME"] = previous
 
 
 def stop() -> bool:

@@ -1,8 +1,10 @@
 """Execution environments: cold and warm starts, the concurrency limit, private /tmp, log format."""
 
+import os
 import re
 
 from fanout import paths
+from fanout.host import sandbox
 
 from .support import END, REPORT, START, intervals, peak_concurrency
 
@@ -101,3 +103,16 @@ def test_each_environment_has_its_own_tmp(deploy, tmp_path):
         lines = [m for _, m in events if m.startswith(("mine", "clobbered"))]
         assert lines[0] == f"mine False {listing}\n"
         assert all(line == f"mine True {listing}\n" for line in lines[1:])
+
+
+def test_runtime_and_task_root_under_tmp_stay_visible(tmp_path):
+    """A venv or checkout under /tmp (common in CI) is mounted back over the private /tmp;
+    paths elsewhere, missing ones and paths nested in a kept one are not mounted again."""
+    venv, task_root = tmp_path / "venv", tmp_path / "task"
+    (venv / "lib" / "site-packages").mkdir(parents=True)
+    task_root.mkdir()
+    paths = [str(task_root), str(venv), str(venv / "lib" / "site-packages"), "/usr/lib", str(tmp_path / "gone")]
+
+    kept = sandbox._paths_under_tmp(paths)
+
+    assert kept == sorted([os.path.realpath(task_root), os.path.realpath(venv)])

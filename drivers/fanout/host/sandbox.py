@@ -127,20 +127,32 @@ def isolate_tmp(private_dir: str, task_root: str) -> str | None:
     The standard library has no mount() (and os.unshare only from 3.12), hence ctypes.
     """
     libc = ctypes.CDLL(None, use_errno=True)
+    kept = _paths_under_tmp([task_root, sys.prefix, sys.base_prefix, *sys.path])
     try:
         _unshare(libc)
         _mount(libc, None, "/", MS_REC | MS_PRIVATE)
-        task_root_fd = os.open(task_root, os.O_PATH)  # reaches it even once /tmp is covered
+        fds = {path: os.open(path, os.O_PATH) for path in kept}  # reach them once /tmp is covered
         try:
             _mount(libc, private_dir, "/tmp", MS_BIND)
-            if not os.path.isdir(task_root):  # the task root lived under the covered /tmp
-                os.makedirs(task_root)
-                _mount(libc, f"/proc/self/fd/{task_root_fd}", task_root, MS_BIND)
+            for path, fd in fds.items():
+                os.makedirs(path)
+                _mount(libc, f"/proc/self/fd/{fd}", path, MS_BIND)
         finally:
-            os.close(task_root_fd)
+            for fd in fds.values():
+                os.close(fd)
     except OSError as exc:
         return f"{exc.strerror} ({exc.filename})"
     return None
+
+
+def _paths_under_tmp(paths) -> list[str]:
+    """The task root and the runtime (interpreter, venv, site-packages) where they lie under /tmp:
+    covering /tmp must not hide them (a checkout or venv under /tmp is common in CI)."""
+    kept: list[str] = []
+    for path in sorted({os.path.realpath(p) for p in paths if p and os.path.isdir(p)}):
+        if path.startswith("/tmp/") and not any(path.startswith(k + "/") for k in kept):
+            kept.append(path)
+    return kept
 
 
 def _unshare(libc) -> None:

@@ -2,6 +2,8 @@
 
 import os
 import re
+import sys
+from pathlib import Path
 
 from fanout import paths
 from fanout.host import sandbox
@@ -95,10 +97,10 @@ def test_each_environment_has_its_own_tmp(deploy, tmp_path):
     streams = fn.streams()
     assert warnings == [] and len(streams) == 2
     assert peak_concurrency(intervals(streams)) == 2
-    # A fresh, empty /tmp per environment; only a task root that itself lives under /tmp (as
-    # the tests' state directory does) is mounted back at its own path.
-    home = paths.home().resolve().parts
-    listing = sorted(["same-name"] + ([home[2]] if home[1] == "tmp" else []))
+    # A fresh, empty /tmp per environment; only a task root or runtime that itself lives under
+    # /tmp (the tests' state directory does; a CI checkout's venv may) is mounted back there.
+    kept = [Path(p).resolve().parts for p in (paths.home(), sys.prefix)]
+    listing = sorted({"same-name"} | {parts[2] for parts in kept if parts[1] == "tmp"})
     for events in streams.values():
         lines = [m for _, m in events if m.startswith(("mine", "clobbered"))]
         assert lines[0] == f"mine False {listing}\n"

@@ -123,3 +123,15 @@ def test_missing_log_group_is_a_clear_error(deployed):
     gone = Stack(**{**stack.__dict__, "log_group": "/aws/lambda/never-ran"})
     with pytest.raises(FanoutError, match="never-ran does not exist"):
         insights.run(gone, "stats count(*)", now - 1000, now)
+
+
+def test_a_table_wider_than_the_console_shows_every_value_row_by_row(tmp_path, capsys):
+    columns = [f"column_{n}" for n in range(20)]
+    path = tmp_path / "e.jsonl"
+    path.write_text(json.dumps(json_event({name: 1000 + n for n, name in enumerate(columns)})) + "\n")
+    query = tmp_path / "q.logsinsights"
+    query.write_text("fields " + ", ".join(columns))
+    invoke(["insights", str(query), "--events", str(path)])
+    out = capsys.readouterr().out
+    assert "…" not in out
+    assert all(name in out and str(1000 + n) in out for n, name in enumerate(columns))

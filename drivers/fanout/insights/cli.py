@@ -119,12 +119,27 @@ def write_result(result, fmt: str, out) -> None:
         writer.writeheader()
         writer.writerows(result.rows)
     else:
-        table = Table(*result.columns)
-        for row in result.rows:
-            table.add_row(*(cell(row[column]) for column in result.columns))
         console = Console(file=out)
-        console.print(table)
+        for table in tables(result, console):
+            console.print(table)
         console.print(statistics_line(result.statistics))
+
+
+def tables(result, console: Console) -> list[Table]:
+    """One table of all rows; when that is wider than the console (a percentile query has
+    twenty-odd columns), one field/value table per row instead, so no value is elided."""
+    wide = Table(*result.columns)
+    for row in result.rows:
+        wide.add_row(*(cell(row[column]) for column in result.columns))
+    if console.measure(wide, options=console.options.update_width(10**6)).maximum <= console.width:
+        return [wide]
+    per_row = []
+    for number, row in enumerate(result.rows, 1):
+        table = Table("field", "value", title=f"row {number}", title_justify="left")
+        for column in result.columns:
+            table.add_row(column, cell(row[column]))
+        per_row.append(table)
+    return per_row
 
 
 def cell(value) -> str:

@@ -9,34 +9,13 @@ message either way). `--depth 1000` gives a quick, smaller comparison.
 """
 
 import argparse
-import subprocess
-import sys
-import tempfile
 import time
-from contextlib import contextmanager
-from pathlib import Path
 
 import boto3
 
+from bench._emulator import serve
+
 CREDENTIALS = {"aws_access_key_id": "test", "aws_secret_access_key": "test"}
-
-
-@contextmanager
-def serve(stock: bool):
-    """Endpoint of a throwaway emulator process (no pid files: nothing else should find it)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        port_file = Path(tmp) / "port"
-        command = [sys.executable, "-m", "fanout.emulator.server", "--port-file", str(port_file)]
-        process = subprocess.Popen(command + (["--stock"] if stock else []), stdout=subprocess.DEVNULL)
-        try:
-            while not port_file.exists():
-                if process.poll() is not None:
-                    raise RuntimeError(f"emulator exited with status {process.returncode}")
-                time.sleep(0.05)
-            yield f"http://127.0.0.1:{port_file.read_text().strip()}"
-        finally:
-            process.terminate()
-            process.wait()
 
 
 def make_queue(sqs) -> str:
@@ -75,7 +54,7 @@ def receive_and_delete(sqs, queue_url: str, count: int) -> float:
 
 def measure(stock: bool, depth: int, count: int) -> tuple[float, float]:
     """(send msgs/s, receive+delete msgs/s) at `depth` messages already in the queue."""
-    with serve(stock) as endpoint:
+    with serve(*(["--stock"] if stock else [])) as endpoint:
         sqs = boto3.client("sqs", endpoint_url=endpoint, region_name="us-east-1", **CREDENTIALS)
         queue_url = make_queue(sqs)
         print(f"  filling the {'stock' if stock else 'patched'} queue to {depth}...", flush=True)

@@ -12,6 +12,7 @@ import logging
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 
 
@@ -23,6 +24,9 @@ def parse_args(argv):
     parser.add_argument(
         "--stock", action="store_true", help="serve moto without the patches (benchmark baseline)"
     )
+    parser.add_argument(
+        "--latency-ms", type=float, default=0, help="delay every response (benchmarks: a remote endpoint)"
+    )
     return parser.parse_args(argv)
 
 
@@ -31,6 +35,18 @@ def write_atomically(path: Path, text: str) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(text)
     tmp.replace(path)
+
+
+def delayed(app, seconds: float):
+    """`app` with every response delayed by `seconds`: the network round trip of a remote
+    endpoint, which loopback lacks. Benchmarks of client-side parallelism need it: on loopback
+    the emulator's own CPU, not the wait for answers, limits every client."""
+
+    def respond(environ, start_response):
+        time.sleep(seconds)
+        return app(environ, start_response)
+
+    return respond
 
 
 def main(argv=None) -> None:
@@ -50,6 +66,8 @@ def main(argv=None) -> None:
     # One access-log line per request would cost time and fill the log; keep warnings and errors.
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
     app = DomainDispatcherApplication(create_backend_app)
+    if args.latency_ms:
+        app = delayed(app, args.latency_ms / 1000)
     server = make_server(
         args.host, args.port, app, threaded=True, request_handler=MotoRequestHandler
     )

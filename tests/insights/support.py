@@ -3,6 +3,8 @@
 import json
 import random
 
+from fanout.stack import Stack
+
 BASE_MS = 1_714_564_800_000  # 2024-05-01 12:00:00 UTC
 
 
@@ -47,3 +49,15 @@ def report_line(request_id: str, duration: float, billed: int, memory_mb: int, u
     if init is not None:
         parts.append(f"Init Duration: {init:.2f} ms")
     return "\t".join(parts) + "\t\n"
+
+
+def make_stack(**outputs) -> Stack:
+    """A Stack whose only meaningful outputs are the given ones (log_group, endpoint...)."""
+    values = dict(
+        backend="local", stack="t", region="us-east-1", endpoint="", bucket="b", object_key="k", object_size=1,
+        queue_url="q", queue_arn="arn:aws:sqs:us-east-1:123456789012:q", dlq_url="d", dlq_arn="d",
+        function_name="f", log_group="/aws/lambda/f", concurrency=1, memory=1024, timeout=60,
+        batch_size=1, max_receive_count=5, architecture="x86_64", download_mode="download_file",
+    )  # fmt: skip
+    values.update(outputs)
+    return Stack(**values)

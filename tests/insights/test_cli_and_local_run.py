@@ -2,6 +2,7 @@
 
 import argparse
 import csv
+import dataclasses
 import io
 import json
 import random
@@ -13,9 +14,8 @@ import pytest
 from fanout import aws, insights
 from fanout.errors import FanoutError, UsageError
 from fanout.insights import cli
-from fanout.stack import Stack
 
-from .support import download_record, event, json_event, report_line
+from .support import download_record, event, json_event, make_stack, report_line
 
 REGION = "us-east-1"
 
@@ -41,13 +41,15 @@ def deployed(emulator):
         events.append(event(report_line(f"r{seq}", 100.0 + seq, 101 + seq, 1024, 90), now + seq * 10 + 1))
     logs.put_log_events(logGroupName=group, logStreamName="2024/05/01/[$LATEST]e1",
                         logEvents=[{"timestamp": e["timestamp"], "message": e["message"]} for e in events])  # fmt: skip
-    stack = Stack(
-        backend="local", stack="t", region=REGION, endpoint=emulator, bucket="b", object_key="k", object_size=1,
-        queue_url="q", queue_arn="arn:aws:sqs:us-east-1:123456789012:q", dlq_url="d", dlq_arn="d",
-        function_name=group.rsplit("/", 1)[1], log_group=group, concurrency=1, memory=1024, timeout=60,
-        batch_size=1, max_receive_count=5, architecture="x86_64", download_mode="download_file",
-    )  # fmt: skip
+    stack = make_stack(region=REGION, endpoint=emulator, function_name=group.rsplit("/", 1)[1], log_group=group)
     return stack, events, now
+
+
+@pytest.fixture
+def on_deployed(deployed, monkeypatch):
+    """The CLI's stack is the deployed one."""
+    monkeypatch.setattr(cli.stack, "from_args", lambda args: deployed[0])
+    return deployed
 
 
 def test_local_run_equals_evaluating_the_same_events(deployed):
@@ -66,31 +68,75 @@ def test_local_run_window_excludes_events_outside_it(deployed):
     assert result.rows == [{"n": 2 * (30 - 10)}]
 
 
-def test_export_then_offline_query(deployed, tmp_path, monkeypatch, capsys):
-    stack, events, now = deployed
-    monkeypatch.setattr(cli.stack, "from_args", lambda args: stack)
+def test_insights_command_runs_a_saved_query_on_the_deployed_stack(on_deployed, capsys):
+    stack, events, now = on_deployed
+    window = ["--start", str(now - 1000), "--end", str(now + 10_000)]
+    assert invoke(["insights", "download-percentiles", *window, "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert rows and rows == insights.evaluate(insights.load_query("download-percentiles"), events).rows
+    assert invoke(["insights", "queries/cold-starts.logsinsights", *window, "--format", "csv"]) == 0
+    reports = [e for e in events if e["message"].startswith("REPORT")]
+    assert list(csv.DictReader(io.StringIO(capsys.readouterr().out))) == [
+        {"memory_mb": "1024", "invocations": str(len(reports)), "cold_starts": "0"}
+    ]
+
+
+def test_export_then_offline_query(on_deployed, tmp_path, capsys):
+    stack, events, now = on_deployed
     out = tmp_path / "sub" / "events.jsonl"
     assert invoke(["export", "--out", str(out), "--start", str(now - 1000), "--end", str(now + 10_000)]) == 0
-    assert [json.loads(line)["message"] for line in out.read_text().splitlines()] == [e["message"] for e in events]
+    exported = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [e["message"] for e in exported] == [e["message"] for e in events]
+    assert {e["log"] for e in exported} == {f"{stack.queue_arn.split(':')[4]}:{stack.log_group}"}
     assert list(out.parent.iterdir()) == [out]  # no temporary file left behind
     capsys.readouterr()
     assert invoke(["insights", "cold-starts", "--events", str(out), "--format", "json"]) == 0
-    assert json.loads(capsys.readouterr().out) == [{"memory_mb": 1024, "invocations": 30, "cold_starts": 0}]
+    reports = [e for e in events if e["message"].startswith("REPORT")]
+    assert json.loads(capsys.readouterr().out) == [{"memory_mb": 1024, "invocations": len(reports), "cold_starts": 0}]
+    query = tmp_path / "log.logsinsights"
+    query.write_text("fields @log | limit 1")
+    invoke(["insights", str(query), "--events", str(out), "--format", "json"])
+    assert json.loads(capsys.readouterr().out) == insights.run(stack, query.read_text(), now - 1000, now + 10_000).rows
+
+
+def test_offline_window_selects_the_exported_events_in_it(tmp_path, capsys):
+    path = tmp_path / "e.jsonl"
+    stamps = [1_714_564_800_000 + k * 60_000 for k in range(10)]  # one a minute
+    path.write_text("".join(json.dumps(json_event({"k": k}, ts)) + "\n" for k, ts in enumerate(stamps)))
+    start, end = stamps[2], stamps[6]
+    query = "stats count(*) as n, min(k) as first, max(k) as last"
+    expected = [k for k, ts in enumerate(stamps) if start <= ts <= end]
+    (tmp_path / "q.logsinsights").write_text(query)
+    invoke(["insights", str(tmp_path / "q.logsinsights"), "--events", str(path), "--start", str(start),
+            "--end", str(end), "--format", "json"])  # fmt: skip
+    assert json.loads(capsys.readouterr().out) == [{"n": len(expected), "first": expected[0], "last": expected[-1]}]
+    invoke(["insights", str(tmp_path / "q.logsinsights"), "--events", str(path), "--format", "json"])
+    assert json.loads(capsys.readouterr().out) == [{"n": len(stamps), "first": 0, "last": len(stamps) - 1}]
+    invoke(["insights", str(tmp_path / "q.logsinsights"), "--events", str(path), "--hours", "1", "--format", "json"])
+    assert json.loads(capsys.readouterr().out) == []  # exported long ago: nothing in the last hour
 
 
 def test_formats(tmp_path, capsys):
+    pairs = (("a", 1), ("b", 2.5), ("a", 3))
     path = tmp_path / "e.jsonl"
-    path.write_text("".join(json.dumps(json_event({"event": "download", "k": k, "v": v})) + "\n"
-                            for k, v in (("a", 1), ("b", 2.5), ("a", 3))))  # fmt: skip
+    path.write_text("".join(json.dumps(json_event({"event": "download", "k": k, "v": v})) + "\n" for k, v in pairs))
     query = tmp_path / "q.logsinsights"
-    query.write_text("# sums\nstats sum(v) as total by k | sort k asc")
+    query.write_text("# sums\nstats count(*) as n, sum(v) as total by k | sort k asc")
+    totals, counts = {}, {}
+    for k, v in pairs:
+        totals[k], counts[k] = totals.get(k, 0) + v, counts.get(k, 0) + 1
     invoke(["insights", str(query), "--events", str(path), "--format", "json"])
-    assert json.loads(capsys.readouterr().out) == [{"k": "a", "total": 4}, {"k": "b", "total": 2.5}]
+    assert json.loads(capsys.readouterr().out) == [{"k": k, "n": counts[k], "total": totals[k]} for k in sorted(totals)]
     invoke(["insights", str(query), "--events", str(path), "--format", "csv"])
-    assert list(csv.DictReader(io.StringIO(capsys.readouterr().out))) == [{"k": "a", "total": "4"}, {"k": "b", "total": "2.5"}]
+    assert list(csv.DictReader(io.StringIO(capsys.readouterr().out))) == [
+        {"k": k, "n": str(counts[k]), "total": f"{totals[k]:g}"} for k in sorted(totals)
+    ]
     invoke(["insights", str(query), "--events", str(path)])
     table = capsys.readouterr().out
-    assert "total" in table and "2.5000" in table and "3 records matched of 3 scanned" in table
+    cells = [[c.strip() for c in line.split("│")[1:-1]] for line in table.splitlines() if line.startswith("│")]
+    # one kind of figure per column: whole counts as they are, every total with four decimals
+    assert cells == [[k, str(counts[k]), f"{totals[k]:,.4f}"] for k in sorted(totals)]
+    assert f"{len(pairs)} records matched of {len(pairs)} scanned" in table
 
 
 @pytest.mark.parametrize(
@@ -120,7 +166,7 @@ def test_bad_events_line_is_named(tmp_path):
 
 def test_missing_log_group_is_a_clear_error(deployed):
     stack, _, now = deployed
-    gone = Stack(**{**stack.__dict__, "log_group": "/aws/lambda/never-ran"})
+    gone = dataclasses.replace(stack, log_group="/aws/lambda/never-ran")
     with pytest.raises(FanoutError, match="never-ran does not exist"):
         insights.run(gone, "stats count(*)", now - 1000, now)
 

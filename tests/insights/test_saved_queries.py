@@ -1,13 +1,31 @@
 """The saved queries parse, and evaluate to what the sample records say (numpy as the reference)."""
 
+import json
+import re
+
 import numpy as np
 import pytest
 
 from fanout import insights
 from fanout.errors import UsageError
-from fanout.insights.syntax import parse
+from fanout.insights.syntax import Sort, parse
 
-PCTS = (25, 50, 75, 90, 99)
+STAT_COLUMN = re.compile(r"(?P<prefix>.+)_(?P<stat>min|avg|max|p\d+)")
+
+
+def expected_statistic(stat: str, values) -> float:
+    """numpy's figure for a statistic column: min, avg, max or pNN (numpy's default percentile)."""
+    if stat.startswith("p"):
+        return np.percentile(values, int(stat[1:]))
+    return {"min": np.min, "avg": np.mean, "max": np.max}[stat](values)
+
+
+def assert_statistics(row: dict, prefix: str, values) -> None:
+    """Every `<prefix>_<stat>` column of `row` against numpy on `values`."""
+    stats = {m["stat"]: column for column in row if (m := STAT_COLUMN.fullmatch(column)) and m["prefix"] == prefix}
+    assert stats, prefix
+    for stat, column in stats.items():
+        assert row[column] == pytest.approx(expected_statistic(stat, values)), column
 
 
 def test_every_saved_query_parses_and_starts_with_a_comment():
@@ -17,6 +35,14 @@ def test_every_saved_query_parses_and_starts_with_a_comment():
         text = insights.load_query(name)
         assert text.lstrip().startswith("#"), name
         assert parse(text).commands, name
+
+
+def test_every_saved_query_writes_its_sort_directions():
+    """Logs Insights sorts descending by default; a saved query says what it means instead."""
+    for name in insights.saved_queries():
+        for command in parse(insights.load_query(name)).commands:
+            if isinstance(command, Sort):
+                assert all(key.written for key in command.keys), (name, command.keys)
 
 
 def test_unknown_saved_query_is_a_usage_error():
@@ -37,12 +63,8 @@ def test_download_percentiles(sample):
         values = np.array(groups[(row["experiment_tag"], row["memory_size"], row["concurrency_limit"], row["mode"])])
         assert row["downloads"] == len(values)
         for column, name in ((0, "seconds"), (1, "mb_per_s")):
-            data = values[:, column]
-            assert row[f"{name}_min"] == pytest.approx(data.min())
-            assert row[f"{name}_max"] == pytest.approx(data.max())
-            assert row[f"{name}_avg"] == pytest.approx(data.mean())
-            for p in PCTS:
-                assert row[f"{name}_p{p}"] == pytest.approx(np.percentile(data, p)), (name, p)
+            assert_statistics(row, name, values[:, column])
+        assert len(row) == 4 + 1 + 2 * 8  # the group, the count, 8 statistics of each metric
     assert result.statistics["recordsMatched"] == len(downloads)
     assert result.statistics["recordsScanned"] == len(events)
 
@@ -81,37 +103,48 @@ def test_cold_starts_from_report_lines(sample):
 def test_cold_vs_warm(sample):
     events, downloads, _ = sample
     result = insights.evaluate(insights.load_query("cold-vs-warm"), events)
+    groups = {}
+    for _, r in downloads:
+        groups.setdefault((r["memory_size"], int(r["cold_start"])), []).append(r["seconds"])
+    assert [(row["memory_size"], row["cold_start"]) for row in result.rows] == sorted(groups, key=lambda k: (k[0], -k[1]))
     for row in result.rows:
-        data = [r["seconds"] for _, r in downloads
-                if r["memory_size"] == row["memory_size"] and int(r["cold_start"]) == row["cold_start"]]  # fmt: skip
+        data = groups[(row["memory_size"], row["cold_start"])]
+        assert set(row) == {"memory_size", "cold_start", "downloads", "seconds_avg", "seconds_p50", "seconds_p99",
+                            "seconds_max"}  # fmt: skip
         assert row["downloads"] == len(data)
-        assert row["seconds_p50"] == pytest.approx(np.percentile(data, 50))
-        assert row["seconds_p99"] == pytest.approx(np.percentile(data, 99))
+        assert_statistics(row, "seconds", data)
     assert {row["cold_start"] for row in result.rows} == {0, 1}
 
 
 def test_errors(sample):
     events, _, _ = sample
     result = insights.evaluate(insights.load_query("errors"), events)
-    errors = [e for e in events if '"event": "error"' in e["message"]]
-    assert sum(row["errors"] for row in result.rows) == len(errors)
+    classes = {}
+    for e in events:
+        record = json.loads(e["message"]) if e["message"].startswith("{") else {}
+        if record.get("event") == "error":
+            classes.setdefault(record["error_type"], []).append((e["timestamp"], record))
+    assert len(classes) > 1
     counts = [row["errors"] for row in result.rows]
     assert counts == sorted(counts, reverse=True)
     for row in result.rows:
-        assert row["sample_message"].startswith("boom ")
-        assert row["messages"] == row["errors"]  # one message id per error here
+        mine = classes[row["error_type"]]
+        assert row["errors"] == len(mine)
+        assert row["messages"] == len({r["message_id"] for _, r in mine})
+        assert row["sample_message"] == max(mine, key=lambda item: item[0])[1]["error_message"]  # the latest
+    assert {row["error_type"] for row in result.rows} == set(classes)
 
 
 def test_lambda_report(sample):
     events, _, reports = sample
     result = insights.evaluate(insights.load_query("lambda-report"), events)
+    assert [row["memory_mb"] for row in result.rows] == sorted({r["memory"] for r in reports})
     for row in result.rows:
         mine = [r for r in reports if r["memory"] == row["memory_mb"]]
-        durations = [r["duration"] for r in mine]
         assert row["invocations"] == len(mine)
-        assert row["duration_ms_p90"] == pytest.approx(np.percentile(durations, 90))
-        assert row["billed_ms_max"] == max(r["billed"] for r in mine)
-        assert row["memory_used_mb_p50"] == pytest.approx(np.percentile([r["used"] for r in mine], 50))
+        for prefix, key in (("duration_ms", "duration"), ("billed_ms", "billed"), ("memory_used_mb", "used")):
+            assert_statistics(row, prefix, [r[key] for r in mine])
+        assert len(row) == 2 + 3 * 6  # memory_mb, invocations and six statistics of each metric
 
 
 def test_restrict_limits_a_saved_query_to_one_value(sample):

@@ -39,6 +39,15 @@ def error_of(text: str) -> QuerySyntaxError:
         ("", 1, 1, "end of query"),
         ("fields `unterminated", 1, 8, "`"),
         ("fields a ~ b", 1, 10, "~"),
+        ("stats count(*) by bin(0s)", 1, 23, "0s"),
+        ("fields datefloor(@timestamp, 0mo)", 1, 30, "0mo"),
+        ("fields dateceil(@timestamp, 0h) as t", 1, 29, "0h"),
+        ("stats count(*) as c, sum(n) as c", 1, 32, "c"),
+        ("fields n as a, s as a", 1, 21, "a"),
+        ("stats count(*) as kind by kind", 1, 27, "kind"),
+        ("fields n, n", 1, 11, "n"),
+        ("stats count(*) as n by x | sort n desc | stats avg(n) as m", 1, 28, "sort"),
+        ("stats count(*) as n by x\n| limit 5\n| stats avg(n) as m", 2, 3, "limit"),
     ],
 )
 def test_errors_name_position_and_token(text, line, column, token):
@@ -54,13 +63,21 @@ def test_syntax_errors_are_usage_errors_with_exit_status_2():
 def test_comments_backticks_and_case_insensitive_keywords():
     query = parse("# heading\nFILTER `my-field` = 1 AND x IN [1, 2] # trailing\n| SORT x ASC")
     assert [type(c).__name__ for c in query.commands] == ["Filter", "Sort"]
-    assert query.commands[1].keys == (("x", False),)
+    assert query.commands[1].keys == (("x", False, True),)
 
 
-def test_sort_defaults_to_descending_and_limit_range():
-    assert parse("sort x").commands[0].keys == (("x", True),)
+def test_sort_defaults_to_descending_records_what_was_written_and_limit_range():
+    assert parse("sort x, y desc, z asc").commands[0].keys == (("x", True, False), ("y", True, True), ("z", False, True))
     with pytest.raises(QuerySyntaxError):
         parse("limit 10001")
+
+
+def test_two_stats_with_filter_between_and_sort_limit_after_are_accepted():
+    text = "stats count(*) as n by x | filter n > 1 | stats avg(n) as m, count(*) as groups | sort m desc | limit 1"
+    events = [{"timestamp": 0, "message": f'{{"x": "{x}"}}'} for x in "aabbbcd"]
+    counts = {x: "aabbbcd".count(x) for x in "abcd"}
+    kept = [n for n in counts.values() if n > 1]
+    assert insights.evaluate(text, events).rows == [{"m": sum(kept) / len(kept), "groups": len(kept)}]
 
 
 def test_hash_inside_strings_and_regexes_is_not_a_comment():

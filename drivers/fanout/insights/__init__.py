@@ -8,13 +8,16 @@ returns. Both paths yield the same `Result`, so callers never care which backend
 Python API:
 
 - `run(stack, query_text, start_ms=None, end_ms=None) -> Result`: run a query over the stack's log
-  group for a time window (epoch ms; default: the last DEFAULT_HOURS hours). AWS: StartQuery and
-  GetQueryResults (see runner.py). Local (stack.endpoint set): `fetch_events` then `evaluate`.
+  group for a time window (epoch ms; default: the last DEFAULT_HOURS hours). AWS: StartQuery over
+  whole seconds covering the window, and GetQueryResults for up to 60 minutes (see runner.py).
+  Local (stack.endpoint set): `fetch_events` then `evaluate`.
 - `evaluate(query_text, events, log=None) -> Result`: evaluate over FilterLogEvents-shaped events
   (dicts with timestamp in ms, message, optional logStreamName and ingestionTime); `log` is the
-  value of @log ("account-id:log-group-name") when known.
+  value of @log ("account-id:log-group-name") when known, unless an event carries its own `log`
+  (as `fanout export` writes them).
 - `fetch_events(stack, start_ms, end_ms) -> list[dict]`: every event of the stack's log group in
   the window, through FilterLogEvents pagination.
+- `log_identifier(stack) -> str`: the stack's @log value, account-id:log-group-name.
 - `load_query(name) -> str`: the text of queries/<name>.logsinsights.
 - `restrict(query_text, filter_expr) -> str`: the query with `filter <filter_expr>` as its first
   command (after leading comments), e.g. to limit a saved query to one run; valid on AWS too.
@@ -37,7 +40,7 @@ from fanout.insights.lexer import QuerySyntaxError
 from fanout.insights.result import Result
 
 __all__ = ["DEFAULT_HOURS", "QuerySyntaxError", "Result", "evaluate", "fetch_events", "load_query",
-           "restrict", "run", "saved_queries", "window"]  # fmt: skip
+           "log_identifier", "restrict", "run", "saved_queries", "window"]  # fmt: skip
 
 DEFAULT_HOURS = 24
 QUERY_SUFFIX = ".logsinsights"

@@ -20,6 +20,8 @@ import math
 
 from fanout.insights.values import as_number, render
 
+_PLAIN_NUMBERS = frozenset((int, float))
+
 
 class Column:
     """One group's values of one argument, with its numeric and sorted views computed lazily."""
@@ -35,10 +37,10 @@ class Column:
     def numbers(self) -> list:
         if self._numbers is None:
             values = self.values
-            fast = [v for v in values if v.__class__ is float or v.__class__ is int]
-            if len(fast) != len(values):
-                fast = [n for n in map(as_number, values) if n is not None]
-            self._numbers = fast
+            if set(map(type, values)) <= _PLAIN_NUMBERS:  # as JSON numbers arrive: nothing to convert
+                self._numbers = values
+            else:
+                self._numbers = [n for n in map(as_number, values) if n is not None]
         return self._numbers
 
     @property

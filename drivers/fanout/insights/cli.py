@@ -2,6 +2,9 @@
 
 `fanout insights` runs against the deployed stack (AWS or local), or offline over events exported
 earlier with `fanout export` (--events FILE.jsonl), so logs can be analysed without AWS later.
+Offline, --hours/--start/--end select the exported events in that window; without them every
+exported event is read. `fanout export` writes one FilterLogEvents event per line plus `log`,
+the event's @log (account-id:log-group-name), so offline results have @log as online ones do.
 """
 
 import argparse
@@ -43,8 +46,8 @@ def register(subparsers) -> None:
 
 
 def add_window_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--hours", type=float, default=insights.DEFAULT_HOURS,
-                        help=f"window: the last N hours (default: {insights.DEFAULT_HOURS})")
+    parser.add_argument("--hours", type=float, help=f"window: the last N hours (default: {insights.DEFAULT_HOURS}; "
+                                                     "with --events: every exported event)")
     parser.add_argument("--start", help="window start, ISO 8601 (UTC when no offset) or epoch ms")
     parser.add_argument("--end", help="window end, ISO 8601 (UTC when no offset) or epoch ms (default: now)")
 
@@ -62,11 +65,16 @@ def parse_time(text: str, option: str) -> int:
     return int(moment.timestamp() * 1000)
 
 
+def window_given(args) -> bool:
+    return any(value is not None for value in (args.hours, args.start, args.end))
+
+
 def window_from_args(args) -> tuple[int, int]:
-    if args.hours <= 0:
-        raise UsageError(f"--hours {args.hours:g} must be positive")
+    hours = insights.DEFAULT_HOURS if args.hours is None else args.hours
+    if hours <= 0:
+        raise UsageError(f"--hours {hours:g} must be positive")
     end_ms = parse_time(args.end, "--end") if args.end else int(time.time() * 1000)
-    start_ms = parse_time(args.start, "--start") if args.start else end_ms - int(args.hours * 3_600_000)
+    start_ms = parse_time(args.start, "--start") if args.start else end_ms - int(hours * 3_600_000)
     return insights.window(start_ms, end_ms)
 
 
@@ -99,10 +107,19 @@ def read_events(path: Path) -> list[dict]:
     return events
 
 
+def offline_events(args) -> list[dict]:
+    """The exported events, limited to the window when the command line gives one."""
+    events = read_events(args.events)
+    if not window_given(args):
+        return events
+    start_ms, end_ms = window_from_args(args)
+    return [event for event in events if start_ms <= event["timestamp"] <= end_ms]  # inclusive, as FilterLogEvents
+
+
 def run_insights(args) -> int:
     query_text = read_query(args.query)
     if args.events:
-        result = insights.evaluate(query_text, read_events(args.events))
+        result = insights.evaluate(query_text, offline_events(args))
     else:
         start_ms, end_ms = window_from_args(args)
         result = insights.run(stack.from_args(args), query_text, start_ms, end_ms)
@@ -128,24 +145,34 @@ def write_result(result, fmt: str, out) -> None:
 def tables(result, console: Console) -> list[Table]:
     """One table of all rows; when that is wider than the console (a percentile query has
     twenty-odd columns), one field/value table per row instead, so no value is elided."""
+    cells = {column: column_cells([row[column] for row in result.rows]) for column in result.columns}
     wide = Table(*result.columns)
-    for row in result.rows:
-        wide.add_row(*(cell(row[column]) for column in result.columns))
+    for index in range(len(result.rows)):
+        wide.add_row(*(cells[column][index] for column in result.columns))
     if console.measure(wide, options=console.options.update_width(10**6)).maximum <= console.width:
         return [wide]
     per_row = []
-    for number, row in enumerate(result.rows, 1):
-        table = Table("field", "value", title=f"row {number}", title_justify="left")
+    for index in range(len(result.rows)):
+        table = Table("field", "value", title=f"row {index + 1}", title_justify="left")
         for column in result.columns:
-            table.add_row(column, cell(row[column]))
+            table.add_row(column, cells[column][index])
         per_row.append(table)
     return per_row
 
 
-def cell(value) -> str:
+def column_cells(values: list) -> list[str]:
+    """The text of one column's values. When any is a fraction, every number gets four decimals,
+    so that a column never shows 2 above 2.5000."""
+    fractional = any(isinstance(value, float) for value in values)
+    return [cell(value, fractional) for value in values]
+
+
+def cell(value, fractional: bool) -> str:
     if value is None:
         return ""
-    return f"{value:,.4f}" if isinstance(value, float) else str(value)
+    if fractional and isinstance(value, (int, float)):
+        return f"{value:,.4f}"
+    return str(value)
 
 
 def statistics_line(statistics: dict) -> str:
@@ -155,13 +182,15 @@ def statistics_line(statistics: dict) -> str:
 
 def run_export(args) -> int:
     start_ms, end_ms = window_from_args(args)
-    events = insights.fetch_events(stack.from_args(args), start_ms, end_ms)
+    target = stack.from_args(args)
+    events = insights.fetch_events(target, start_ms, end_ms)
+    log = insights.log_identifier(target)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     # Written beside the target and renamed into place: an interrupted export leaves no half file.
     with tempfile.NamedTemporaryFile("w", dir=args.out.parent, prefix=".export-", delete=False) as tmp:
         try:
             for event in events:
-                tmp.write(json.dumps(event) + "\n")
+                tmp.write(json.dumps({**event, "log": log}) + "\n")
         except BaseException:
             os.unlink(tmp.name)
             raise

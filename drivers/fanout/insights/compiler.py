@@ -11,7 +11,7 @@ import operator
 from fanout.insights import syntax
 from fanout.insights.functions import DATE_FUNCTIONS, FUNCTIONS, floor_time
 from fanout.insights.lexer import QuerySyntaxError
-from fanout.insights.values import Timestamp, as_number, as_text, compare
+from fanout.insights.values import INT_RANGE, Timestamp, as_number, as_text, compare
 
 _NUMBER_CLASSES = (int, float)
 _ORDER_TESTS = {
@@ -23,14 +23,32 @@ _PYTHON_COMPARE = {"=": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": 
 
 
 def _power(a, b):
-    return a**b
+    """`^` in floating point, as AWS computes it: 9 ^ 9 ^ 9 must not build a 370-million-digit
+    integer. What has no finite real result (overflow, (-8) ^ 0.5, 0 ^ -1) is absent."""
+    try:
+        return math.pow(a, b)
+    except (OverflowError, ValueError):
+        return None
+
+
+def _multiply(a, b):
+    """`*` that keeps integers within INT_RANGE (see values), as every other number is."""
+    product = a * b
+    if product.__class__ is int and product not in INT_RANGE:
+        return float(product)
+    return product
 
 
 def _modulo(a, b):
-    return math.fmod(a, b) if (a.__class__ is float or b.__class__ is float) else int(math.fmod(a, b))
+    """Remainder with the sign of the dividend (-7 % 3 is -1), exact for integers."""
+    if a.__class__ is int and b.__class__ is int:
+        remainder = abs(a) % abs(b)
+        return -remainder if a < 0 else remainder
+    return math.fmod(a, b)
 
 
-_ARITHMETIC = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
+_UNDEFINED = (ZeroDivisionError, OverflowError, ValueError)
+_ARITHMETIC = {"+": operator.add, "-": operator.sub, "*": _multiply, "/": operator.truediv,
                "%": _modulo, "^": _power}  # fmt: skip
 
 
@@ -45,7 +63,11 @@ def truthy(value) -> bool:
 
 
 def _arithmetic(op: str, left, right, constant=None):
-    """`constant` is the right operand when it is a number literal."""
+    """`constant` is the right operand when it is a number literal.
+
+    Every path turns an undefined result (x / 0, fmod of an infinity) into an absent value; the
+    fast paths only skip the conversion of operands that are numbers already.
+    """
     apply = _ARITHMETIC[op]
 
     def slow(a, b):
@@ -53,19 +75,19 @@ def _arithmetic(op: str, left, right, constant=None):
         if a is None or b is None:
             return None
         try:
-            result = apply(a, b)
-        except (ZeroDivisionError, OverflowError, ValueError):
+            return apply(a, b)
+        except _UNDEFINED:
             return None
-        return None if isinstance(result, complex) else result
 
-    if op == "^":  # a negative base with a fractional exponent needs the complex check in slow()
-        return lambda row: slow(left(row), right(row))
     if constant.__class__ in _NUMBER_CLASSES and constant != 0:
         # `x / 1000000`: the constant side needs no call and no check per event.
         def by_constant(row):
             a = left(row)
             if a.__class__ is float or a.__class__ is int:
-                return apply(a, constant)
+                try:
+                    return apply(a, constant)
+                except _UNDEFINED:
+                    return None
             return slow(a, constant)
 
         return by_constant
@@ -75,7 +97,7 @@ def _arithmetic(op: str, left, right, constant=None):
         if (a.__class__ is float or a.__class__ is int) and (b.__class__ is float or b.__class__ is int):
             try:
                 return apply(a, b)
-            except (ZeroDivisionError, ValueError):
+            except _UNDEFINED:
                 return None
         return slow(a, b)
 

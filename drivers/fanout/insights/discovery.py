@@ -104,8 +104,8 @@ def row_builder(system_fields, log: str | None):
                 "@ingestionTime", Timestamp(event["ingestionTime"]) if "ingestionTime" in event else None
             )
         )
-    if "@log" in system_fields:
-        setters.append(lambda row, event: row.__setitem__("@log", log))
+    if "@log" in system_fields:  # an exported event carries its own (see `fanout export`)
+        setters.append(lambda row, event: row.__setitem__("@log", event.get("log", log)))
 
     def build(event: dict) -> dict:
         message = event["message"]

@@ -6,6 +6,7 @@ on the rows that reach them. The answer is the GetQueryResults response shape (e
 string), so the same reader handles AWS and local results.
 """
 
+import functools
 import operator
 from itertools import islice
 
@@ -18,25 +19,30 @@ from fanout.insights.values import as_text, render, sort_key
 
 DEFAULT_COLUMNS = ("@timestamp", "@message")
 MAX_STATS = 2
+_COUNTED = (None,)
 _BOOLEAN_NODES = (syntax.InList, syntax.Match)
 
 
-def _tuple_of(functions):
-    """fn(row) -> tuple of the functions' values, unrolled for the usual small group counts."""
+def _values_of(compiler: ExpressionCompiler, nodes: list):
+    """fn(row) -> tuple of the nodes' values. Plain fields, the usual stats arguments and groups,
+    are read by one itemgetter call (C) rather than one Python call each: this runs per event."""
+    if len(nodes) > 1 and all(isinstance(node, syntax.Field) for node in nodes):
+        names = tuple(node.name for node in nodes)
+        read_all = operator.itemgetter(*names)
+
+        def fields(row):
+            try:
+                return read_all(row)
+            except KeyError:  # the event lacks one of them: that one is absent
+                return tuple(map(row.get, names))
+
+        return fields
+    functions = [compiler.compile(node) for node in nodes]
     if not functions:
         return lambda row: ()
     if len(functions) == 1:
-        (a,) = functions
-        return lambda row: (a(row),)
-    if len(functions) == 2:
-        a, b = functions
-        return lambda row: (a(row), b(row))
-    if len(functions) == 3:
-        a, b, c = functions
-        return lambda row: (a(row), b(row), c(row))
-    if len(functions) == 4:
-        a, b, c, d = functions
-        return lambda row: (a(row), b(row), c(row), d(row))
+        (only,) = functions
+        return lambda row: (only(row),)
     return lambda row: tuple([f(row) for f in functions])
 
 
@@ -51,6 +57,10 @@ def _structure(node):
     return node.pattern if hasattr(node, "pattern") else node
 
 
+def _then(first, second):
+    return lambda row: first(row) and second(row)
+
+
 class RowStage:
     """parse / fields / filter commands in a row, fused into one function per event."""
 
@@ -61,17 +71,9 @@ class RowStage:
         self.operations.append(operation)
 
     def function(self):
-        operations = self.operations
-        if len(operations) == 1:
-            return operations[0]
-
-        def process(row):
-            for operation in operations:
-                if not operation(row):
-                    return False
-            return True
-
-        return process
+        """fn(row) -> whether the row goes on; each operation runs only if the ones before kept
+        the row. A chain of `and`s: cheaper per event than a loop over the operations."""
+        return functools.reduce(_then, self.operations)
 
     def run(self, rows):
         return filter(self.function(), rows)
@@ -80,20 +82,23 @@ class RowStage:
 class StatsStage:
     def __init__(self, compiler: ExpressionCompiler, command: syntax.Stats):
         self.group_names = [name for _, name in command.groups]
-        self.key = _tuple_of([compiler.compile(expr) for expr, _ in command.groups])
+        self.key = _values_of(compiler, [expr for expr, _ in command.groups])
         inputs, slots = [], {}
 
         def slot(node):
             shape = _structure(node)
             if shape not in slots:
                 slots[shape] = len(inputs)
-                inputs.append(compiler.compile(node))
+                inputs.append(node)
             return slots[shape]
 
         self.outputs = []
         for call, name in command.aggregates:
             self.outputs.append((name, self.aggregate(compiler, call, slot)))
-        self.inputs = inputs
+        # One value per distinct argument per row; count(*) alone reads none, but each row still
+        # needs one slot in its group's list to be counted.
+        self.values = _values_of(compiler, inputs) if inputs else lambda row: _COUNTED
+        self.width = max(len(inputs), 1)
         self.matched = 0
 
     @staticmethod
@@ -113,9 +118,9 @@ class StatsStage:
         return columns, finisher(call.name, parameter)
 
     def run(self, rows) -> list:
-        # The hot loop: one tuple of argument values per row, appended to its group's list;
-        # the lists are transposed into columns once per group at the end.
-        key, values = self.key, _tuple_of(self.inputs)
+        # The hot loop: each row's argument values go to the end of its group's one flat list,
+        # cut into columns once per group at the end (a slice with a step runs in C).
+        key, values = self.key, self.values
         groups = {}
         self.matched = 0
         for row in rows:
@@ -123,13 +128,14 @@ class StatsStage:
             bucket = groups.get(group)
             if bucket is None:
                 bucket = groups[group] = []
-            bucket.append(values(row))
+            bucket += values(row)
         return [self.result(group, bucket) for group, bucket in groups.items()]
 
     def result(self, group: tuple, bucket: list) -> dict:
-        count = len(bucket)
+        width = self.width
+        count = len(bucket) // width
         self.matched += count
-        columns = [Column(list(values)) for values in zip(*bucket)]
+        columns = [Column(bucket[i::width]) for i in range(width)]
         row = dict(zip(self.group_names, group))
         for name, (indexes, finish) in self.outputs:
             row[name] = finish(count, [columns[i] for i in indexes])
@@ -142,7 +148,7 @@ class SortStage:
 
     def run(self, rows) -> list:
         rows = list(rows)
-        for name, descending in reversed(self.keys):
+        for name, descending, _ in reversed(self.keys):
             get = operator.methodcaller("get", name)
             rows.sort(key=lambda row: sort_key(get(row), descending), reverse=descending)
         return rows
@@ -183,6 +189,7 @@ class Plan:
         self.after_stats = set()  # fields that exist after the last stats
         self.display = None
         self.stats = []
+        self.first_ordering = None  # the first sort or limit command: AWS allows none before a second stats
         self.used_fields = set()
         for command in self.query.commands:
             self.add(command)
@@ -270,6 +277,7 @@ class Plan:
             self.error(command.pos, "stats", f"a query can have at most {MAX_STATS} stats commands")
         nodes = [call for call, _ in command.aggregates] + [expr for expr, _ in command.groups]
         if self.stats:
+            self.check_second_stats_order()
             self.check_second_stats_fields(nodes)
         self.note_fields(nodes)
         stage = StatsStage(self.compiler, command)
@@ -283,6 +291,13 @@ class Plan:
         if self.stats:
             self.after_stats |= set(names)
 
+    def check_second_stats_order(self) -> None:
+        """AWS accepts sort and limit only after the second stats, not between the two."""
+        if self.first_ordering:
+            pos, word = self.first_ordering
+            self.error(pos, word, f"{word} before a second stats: with two stats commands, sort and limit "
+                                  "must come after the second one")
+
     def check_second_stats_fields(self, nodes) -> None:
         """A second stats may only read the first one's output (and fields computed from it)."""
         for node in nodes:
@@ -292,10 +307,12 @@ class Plan:
                     self.error(pos, name, f"a second stats can only use the first one's output ({known})")
 
     def add_sort(self, command: syntax.Sort):
-        self.used_fields |= {name for name, _ in command.keys}
+        self.used_fields |= {key.name for key in command.keys}
+        self.first_ordering = self.first_ordering or (command.pos, "sort")
         self.stages.append(SortStage(command))
 
     def add_limit(self, command: syntax.Limit):
+        self.first_ordering = self.first_ordering or (command.pos, "limit")
         self.stages.append(LimitStage(command))
 
     def add_dedup(self, command: syntax.Dedup):

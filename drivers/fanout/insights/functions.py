@@ -11,6 +11,8 @@ from datetime import datetime, timezone
 
 from fanout.insights.values import Timestamp, as_number, as_text
 
+# The moments a date can show (years 1 to 9999); a time outside them is absent.
+MIN_MS, MAX_MS = -62_135_596_800_000, 253_402_300_799_999
 UNIT_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 7 * 86_400_000}
 MONTHS_PER_UNIT = {"mo": 1, "q": 3, "y": 12}
 _MONDAY_MS = -3 * 86_400_000  # 1969-12-29, the Monday before the epoch: weeks start on Mondays
@@ -104,23 +106,40 @@ def ceil_time(millis: int, amount: int, unit: str) -> int:
     return start + amount * UNIT_MS[unit]
 
 
+def _timestamp(millis) -> Timestamp | None:
+    """`millis` as a Timestamp, None when absent or outside the dates that can be shown."""
+    return Timestamp(int(millis)) if millis is not None and MIN_MS <= millis <= MAX_MS else None
+
+
+def _millis(value) -> Timestamp | None:
+    """The time a value stands for: epoch milliseconds, or ISO 8601 text (UTC without an offset),
+    so that a time read from a message, such as Powertools' `timestamp`, works like @timestamp."""
+    millis = as_number(value)
+    if millis is None and value.__class__ is str:
+        try:
+            moment = datetime.fromisoformat(value.strip())
+        except ValueError:
+            return None
+        moment = moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+        millis = calendar.timegm(moment.utctimetuple()) * 1000 + moment.microsecond // 1000
+    return _timestamp(millis)
+
+
 def date_function(round_time):
     def apply(value, period):
-        millis = as_number(value)
+        millis = _millis(value)
         if millis is None:
             return None
-        return Timestamp(round_time(int(millis), *period))
+        try:
+            return _timestamp(round_time(millis, *period))
+        except ValueError:  # the period around the year 9999 ends after it
+            return None
 
     return apply
 
 
-def _from_millis(value):
-    millis = as_number(value)
-    return None if millis is None else Timestamp(int(millis))
-
-
 def _to_millis(value):
-    millis = as_number(value)
+    millis = _millis(value)
     return None if millis is None else int(millis)
 
 
@@ -144,7 +163,7 @@ FUNCTIONS = {
     "isblank": (_isblank, 1, 1),
     "ispresent": (lambda value: value is not None, 1, 1),
     "coalesce": (_coalesce, 1, None),
-    "frommillis": (_from_millis, 1, 1),
+    "frommillis": (lambda value: _timestamp(as_number(value)), 1, 1),
     "tomillis": (_to_millis, 1, 1),
 }
 # Functions whose last argument is a period literal such as 5m.

@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass
 
 from fanout.errors import UsageError
+from fanout.insights.values import number_from_text
 
 
 class QuerySyntaxError(UsageError):
@@ -138,6 +139,7 @@ class Lexer:
             if unit is None or not digits.isdigit():
                 self.error(pos, "not a number or a duration such as 5m (units: ms s m h d w mo q y)",
                            match.group())
+            if int(digits) < 1:  # a zero-length period has no bins to floor to
+                self.error(pos, "a period must be at least 1 unit long", match.group())
             return Token("DURATION", (int(digits), unit), pos, match.group())
-        value = float(digits) if any(c in digits for c in ".eE") else int(digits)
-        return Token("NUMBER", value, pos, digits)
+        return Token("NUMBER", number_from_text(digits), pos, digits)

@@ -7,6 +7,7 @@ token, so that a query is never silently run with a part of it ignored.
 
 import re
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from fanout.insights.lexer import Lexer, QuerySyntaxError, Token
 
@@ -110,9 +111,15 @@ class Stats:
     pos: int
 
 
+class SortKey(NamedTuple):
+    name: str
+    descending: bool
+    written: bool  # whether the query says asc or desc (the saved queries always do)
+
+
 @dataclass(frozen=True)
 class Sort:
-    keys: tuple  # (field name, descending)
+    keys: tuple  # SortKey
     pos: int
 
 
@@ -155,9 +162,14 @@ def compile_regex(lexer: Lexer, token: Token) -> re.Pattern:
 
 
 def glob_pattern(text: str) -> re.Pattern:
-    """The regex of a parse glob: each `*` captures (lazily, the last one greedily) in order."""
+    """The regex of a parse glob: each `*` captures, in order.
+
+    A `*` followed by literal text takes the shortest match (up to the first occurrence of that
+    text), a trailing `*` the rest of the value. AWS does not document this; it is what makes
+    `"k": "*"` stop at the value's closing quote.
+    """
     parts = text.split("*")
-    groups = ["(.*?)"] * (len(parts) - 2) + ["(.*)"] if len(parts) > 1 else []
+    groups = ["(.*?)"] * (len(parts) - 2) + ["(.*)" if parts[-1] == "" else "(.*?)"]
     body = "".join(re.escape(part) + group for part, group in zip(parts, groups + [""]))
     return re.compile(body, re.DOTALL)
 
@@ -168,6 +180,7 @@ class Parser:
         self.text = text
         self.token = self.lexer.token_at(0)
         self.previous_end = 0
+        self.output_names = set()  # of the fields or stats command being parsed
 
     # -- token plumbing --
     def advance(self) -> Token:
@@ -243,6 +256,7 @@ class Parser:
         return tuple(items)
 
     def command_fields(self, pos):
+        self.output_names = set()
         return Fields(self.comma_list(self.named_expression), pos)
 
     def command_display(self, pos):
@@ -264,10 +278,9 @@ class Parser:
     def command_sort(self, pos):
         def key():
             name = self.name()
-            if self.accept_word("asc"):
-                return (name, False)
-            self.accept_word("desc")  # Logs Insights sorts descending by default
-            return (name, True)
+            if self.token.is_word("asc", "desc"):
+                return SortKey(name, self.advance().value.lower() == "desc", True)
+            return SortKey(name, True, False)  # Logs Insights sorts descending by default
 
         return Sort(self.comma_list(key), pos)
 
@@ -293,6 +306,7 @@ class Parser:
         return Parse(source, pattern, names, pos)
 
     def command_stats(self, pos):
+        self.output_names = set()
         aggregates = self.comma_list(self.aggregate)
         groups = ()
         if self.accept_word("by"):
@@ -305,18 +319,25 @@ class Parser:
         if not (isinstance(expr, Call) and expr.name in AGGREGATES):
             self.error("each stats item must be one aggregate function such as count(*) or pct(f, 50)",
                        start)
-        return expr, self.alias(expr.text)
+        return expr, self.alias(expr.text, start)
 
     def named_expression(self):
-        start = self.token.pos
+        start = self.token
         expr = self.expression()
-        default = expr.name if isinstance(expr, Field) else self.source_text(start)
-        return expr, self.alias(default)
+        default = expr.name if isinstance(expr, Field) else self.source_text(start.pos)
+        return expr, self.alias(default, start)
 
-    def alias(self, default: str) -> str:
+    def alias(self, default: str, start: Token) -> str:
+        """The output name of an item (`as` or `default`); the command's names must be distinct,
+        or one column would silently overwrite another."""
+        where, name = start, default
         if self.accept_word("as"):
-            return self.name("a name after 'as'")
-        return default
+            where = self.token
+            name = self.name("a name after 'as'")
+        if name in self.output_names:
+            self.error(f"{name!r} is already a column of this command; choose another name with 'as'", where)
+        self.output_names.add(name)
+        return name
 
     # -- expressions, loosest binding first --
     def expression(self):
@@ -387,23 +408,24 @@ class Parser:
         return self.binary_level(("+", "-"), self.multiplicative)
 
     def multiplicative(self):
-        return self.binary_level(("*", "/", "%"), self.power)
-
-    def power(self):
-        base = self.unary()
-        if self.is_op("^"):
-            token = self.advance()
-            return Binary("^", base, self.power(), token.pos)  # right associative
-        return base
+        return self.binary_level(("*", "/", "%"), self.unary)
 
     def unary(self):
+        """A leading minus applies to a whole power, as in mathematics: -2 ^ 2 is -(2 ^ 2)."""
         if self.is_op("-"):
             pos = self.advance().pos
             operand = self.unary()
             if isinstance(operand, Literal) and isinstance(operand.value, (int, float)):
                 return Literal(-operand.value, pos)
             return Unary("-", operand, pos)
-        return self.primary()
+        return self.power()
+
+    def power(self):
+        base = self.primary()
+        if self.is_op("^"):
+            token = self.advance()
+            return Binary("^", base, self.unary(), token.pos)  # right associative; 2 ^ -1 is 0.5
+        return base
 
     def primary(self):
         token = self.token

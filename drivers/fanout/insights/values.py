@@ -1,10 +1,15 @@
 """Value semantics of the query language, shared by the evaluator and the result reader.
 
 Logs Insights values are untyped text that behaves as a number when it looks like one. Locally a
-value is None (field absent), str, int, float, bool (a JSON boolean, which Logs Insights shows as
-1 or 0) or `Timestamp` (epoch milliseconds shown as a date). Everything the evaluator returns is
-rendered to text exactly once, by `render`, and read back by `parse_result_value`, the same
-function that reads AWS results, so both engines hand downstream code identical types.
+value is None (field absent), str, int, float, bool (a JSON boolean, shown as 1 or 0 locally;
+how AWS shows them is unverified) or `Timestamp` (epoch milliseconds shown as a date).
+Everything the evaluator returns is rendered to text exactly once, by `render`, and read back by
+`parse_result_value`, the same function that reads AWS results, so both engines hand downstream
+code identical types.
+
+Integers stay within 64 bits everywhere, as orjson reads JSON: an integer outside
+[-2^63, 2^64) becomes a float. That keeps every value renderable (Python refuses to format
+integers of more than 4,300 digits) and arithmetic fast.
 """
 
 import math
@@ -12,8 +17,15 @@ import re
 from datetime import datetime, timezone
 
 NUMERIC_TYPES = frozenset((int, float, bool))
+INT_RANGE = range(-(2**63), 2**64)  # what orjson reads as int
 _NUMBER_TEXT = re.compile(r"-?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 _INT_TEXT = re.compile(r"-?\d+")
+# Result cells that read back as numbers without losing anything: no leading zeros (but "0"),
+# an integer of at most 20 digits, or a decimal of at most 17 significant digits (a double's).
+_RESULT_INT = re.compile(r"-?(?:0|[1-9]\d{0,19})")
+_RESULT_DECIMAL = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?")
+MAX_EXACT_DIGITS = 17
+_NATURAL_CHUNK = re.compile(r"[0-9]+|[^0-9]+")
 
 
 class Timestamp(int):
@@ -29,6 +41,15 @@ class Timestamp(int):
         return moment.strftime("%Y-%m-%d %H:%M:%S.") + f"{int(self) % 1000:03d}"
 
 
+def number_from_text(text: str):
+    """The number numeric text stands for: an int when it is a whole number in INT_RANGE."""
+    if _INT_TEXT.fullmatch(text) and len(text) <= 21:  # int() of 5,000 digits would raise
+        number = int(text)
+        if number in INT_RANGE:
+            return number
+    return float(text)
+
+
 def as_number(value):
     """The numeric value of `value`, or None when it is absent or not numeric text."""
     kind = value.__class__
@@ -36,9 +57,10 @@ def as_number(value):
         return int(value) if kind is bool else value
     if kind is Timestamp:
         return int(value)
-    if kind is str and _NUMBER_TEXT.fullmatch(value.strip()):
+    if kind is str:
         text = value.strip()
-        return int(text) if _INT_TEXT.fullmatch(text) else float(text)
+        if _NUMBER_TEXT.fullmatch(text):
+            return number_from_text(text)
     return None
 
 
@@ -64,11 +86,18 @@ def render(value) -> str:
 
 
 def parse_result_value(text: str):
-    """Typed value of one result cell: int or float when the text is a number, else the text."""
-    if _INT_TEXT.fullmatch(text):
+    """Typed value of one result cell: a number when the text reads back as one exactly, else the text.
+
+    "007" stays text (an identifier, not seven), and so does anything with more digits than a
+    64-bit integer or a double holds, so no result cell silently changes on the way in.
+    """
+    if _RESULT_INT.fullmatch(text):
         return int(text)
-    if _NUMBER_TEXT.fullmatch(text):
-        return float(text)
+    if _RESULT_DECIMAL.fullmatch(text):
+        number = float(text)
+        digits = re.split("[eE]", text.lstrip("-"))[0].replace(".", "").strip("0")
+        if math.isfinite(number) and len(digits) <= MAX_EXACT_DIGITS:
+            return number
     return text
 
 
@@ -85,11 +114,19 @@ def compare(left, right) -> int | None:
     return (a > b) - (a < b)
 
 
+def natural_key(text: str) -> tuple:
+    """Natural order of text: runs of digits compare by length, then digit by digit (so by
+    value); other runs, and a run of digits against another run, by code point."""
+    return tuple(("0", len(chunk), chunk) if chunk[0] in "0123456789" else (chunk,)
+                 for chunk in _NATURAL_CHUNK.findall(text))  # fmt: skip
+
+
 def sort_key(value, descending: bool = False):
-    """Order for `sort`: numbers, then text; absent values last in either direction."""
+    """Order for `sort` as AWS documents it (ascending): text first in natural order, then
+    numbers. Absent values come last in either direction, hence `descending`."""
+    if value is None:
+        return (-1,) if descending else (3,)
     number = as_number(value)
     if number is not None:
-        return (0, number, "")
-    if value is None:
-        return (-1 if descending else 2, 0, "")
-    return (1, 0, as_text(value))
+        return (2, number, value if value.__class__ is str else "")  # "01" before "1", as AWS shows
+    return (1, natural_key(as_text(value)), "")

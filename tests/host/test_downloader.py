@@ -7,8 +7,7 @@ import uuid
 import pytest
 
 from fanout import package
-
-from .support import REPORT, START
+from fanout.host.testing import REPORT, START
 
 OBJECT_SIZE = 300 * 1024 + 7  # over one 256 KiB read chunk, not a multiple of it
 CONCURRENCY_LIMIT = 2
@@ -42,7 +41,7 @@ def test_downloader_records_every_message_and_retries_the_failure(deploy, downlo
     downloads = sorted((r for r in records if r.get("event") == "download"), key=lambda r: r["seq"])
     errors = [r for r in records if r.get("event") == "error"]
     request_ids = {START.match(m).group(1) for m in events if START.match(m)}
-    cold_requests = {REPORT.match(m).group(1) for m in events if REPORT.match(m) and REPORT.match(m).group(3)}
+    cold_requests = {REPORT.match(m)["id"] for m in events if REPORT.match(m) and REPORT.match(m)["init"]}
 
     assert [(r["seq"], r["mode"]) for r in downloads] == [(b["seq"], b["mode"]) for b in bodies]
     for record in downloads:

@@ -8,8 +8,7 @@ import uuid
 import zipfile
 
 from fanout import aws
-
-from .support import REGION
+from fanout.host.testing import REGION
 
 THIRD_PARTY = """
 import json, os

@@ -1,11 +1,16 @@
 """Batches, partial failures, retries, the DLQ and timeouts, as Lambda's SQS mapping handles them."""
 
 import re
+from datetime import datetime
 
 import pytest
 from botocore.exceptions import ClientError
 
-from .support import REPORT, START
+from fanout.errors import FanoutError
+from fanout.host.event import failed_message_ids
+from fanout.host.testing import REPORT, START
+
+from .support import messages, running
 
 FAIL_SOME = """
 import json
@@ -86,6 +91,7 @@ def test_timeout_kills_the_environment_and_the_retry_starts_cold(deploy):
                 time.sleep(30)
             print("retry ok")
         """, timeout=timeout, reserved=1, max_receive=3)
+    margin = 2  # seconds the kill may take, generously
     fn.send([{"seq": 0}])
 
     summary = fn.host()
@@ -98,10 +104,15 @@ def test_timeout_kills_the_environment_and_the_retry_starts_cold(deploy):
     assert len(timed_out) == 1
     stamp, _, seconds = re.fullmatch(r"(\S+Z) ([0-9a-f-]{36}) Task timed out after (\d+\.\d\d) seconds\n",
                                      timed_out[0]).groups()
-    assert float(seconds) >= timeout
+    assert timeout <= float(seconds) <= timeout + margin
+    started = next(ts for ts, m in first if START.match(m))
+    killed = datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%S.%f%z").timestamp() * 1000
+    assert timeout * 1000 <= killed - started <= (timeout + margin) * 1000
+    first_report = next(REPORT.match(m) for _, m in first if REPORT.match(m))
+    assert timeout * 1000 <= float(first_report["duration"]) <= (timeout + margin) * 1000
     for events in (first, second):
         reports = [REPORT.match(m) for _, m in events if m.startswith("REPORT")]
-        assert len(reports) == 1 and reports[0].group(3)  # one invocation each, both cold
+        assert len(reports) == 1 and reports[0]["init"]  # one invocation each, both cold
     assert any(m == "retry ok\n" for _, m in second)
     assert sum(1 for _, m in second if START.match(m)) == 1
 
@@ -119,3 +130,65 @@ def test_a_queue_error_stops_the_host_with_that_error(deploy):
     with pytest.raises(ClientError) as failure:
         fn.host()
     assert "NonExistentQueue" in str(failure.value) or "QueueDoesNotExist" in str(failure.value)
+
+
+def test_timeout_kills_the_handlers_child_processes_and_reports_its_peak_memory(deploy):
+    fn = deploy("""
+        import subprocess, time
+
+        def handler(event, context):
+            child = subprocess.Popen(["sleep", "60"])
+            ballast = b"x" * (100 * 1024 * 1024)  # written, so resident
+            print("child", child.pid)
+            time.sleep(30)
+        """, timeout=1, max_receive=1)
+    fn.send([{"seq": 0}])
+
+    summary = fn.host()
+
+    assert summary.timeouts == 1
+    events = messages(fn)
+    (child,) = [int(m.split()[1]) for m in events if m.startswith("child ")]
+    assert not running(child)
+    (report,) = [REPORT.match(m) for m in events if REPORT.match(m)]
+    assert int(report["max_memory"]) >= 100
+
+
+def test_an_environment_that_exits_during_init_logs_why(deploy):
+    fn = deploy("import os\nos._exit(3)\n")
+    fn.send([{"seq": 0}])
+
+    with pytest.raises(FanoutError) as failure:
+        fn.host()
+
+    line = "[ERROR] Runtime.ExitError: Runtime exited with error: exit status 3 during init"
+    assert str(failure.value).endswith(f"failed to initialise: {line}")
+    assert messages(fn) == [line + "\n"]
+
+
+IDS = ["a", "b", "c"]
+
+
+@pytest.mark.parametrize("reply, failed", [
+    (None, []),
+    ({}, []),
+    ({"batchItemFailures": None}, []),
+    ({"batchItemFailures": []}, []),
+    ({"batchItemFailures": [{"itemIdentifier": "b"}]}, ["b"]),
+    ({"batchItemFailures": [{"itemIdentifier": i} for i in ("c", "a", "c")]}, ["a", "c"]),  # batch order, once
+    ("not a dict", IDS),
+    (["a"], IDS),
+    ({"batchItemFailures": "a"}, IDS),
+    ({"batchItemFailures": ["a"]}, IDS),
+    ({"batchItemFailures": [{"itemIdentifier": ""}]}, IDS),
+    ({"batchItemFailures": [{"itemIdentifier": None}]}, IDS),
+    ({"batchItemFailures": [{"id": "a"}]}, IDS),
+    ({"batchItemFailures": [{"itemIdentifier": "b"}, {"itemIdentifier": "not-in-batch"}]}, IDS),
+])
+def test_batch_item_failures_reply(reply, failed):
+    """Null or empty replies are full success; a malformed reply or an unknown id fails the whole batch."""
+    assert failed_message_ids(reply, IDS, report_failures=True) == failed
+
+
+def test_without_report_batch_item_failures_any_reply_is_success():
+    assert failed_message_ids({"batchItemFailures": [{"itemIdentifier": "a"}]}, IDS, report_failures=False) == []

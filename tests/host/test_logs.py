@@ -1,5 +1,8 @@
-"""Log delivery: events that cannot reach the log group fail the run instead of vanishing."""
+"""Logs: what the handler prints and logs becomes events as on Lambda; PutLogEvents batching;
+events that cannot reach the log group fail the run instead of vanishing."""
 
+import calendar
+import re
 import time
 import uuid
 
@@ -7,9 +10,12 @@ import pytest
 
 from fanout import aws
 from fanout.errors import FanoutError
+from fanout.host import logs as host_logs
 from fanout.host.logs import LogWriter
+from fanout.host.output import PHASE_END, OutputReader, record_frame
+from fanout.host.testing import REGION, START
 
-from .support import REGION
+from .support import messages
 
 
 def test_undelivered_events_are_counted_and_reported(emulator):
@@ -47,3 +53,94 @@ def test_a_run_whose_logs_cannot_be_written_fails(deploy):
     with pytest.raises(FanoutError) as failure:
         fn.host()
     assert fn.log_group in str(failure.value) and "\n" not in str(failure.value)
+
+
+LOGGING = """
+import logging, time
+
+logger = logging.getLogger("app")
+logger.warning("at import")
+
+def handler(event, context):
+    print("first")
+    time.sleep(0.5)
+    print("second")
+    logger.info("dropped: the root level is WARNING")
+    logger.warning("careful")
+    logging.getLogger().setLevel(logging.INFO)
+    logger.info("now shown")
+    try:
+        raise ValueError("boom")
+    except ValueError:
+        logger.exception("it failed")
+"""
+RECORD = re.compile(r"^\[(\w+)\]\t(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)\t([0-9a-f-]*)\t(.*)$", re.DOTALL)
+
+
+def test_output_and_logging_records_become_events_as_on_lambda(deploy):
+    fn = deploy(LOGGING)
+    fn.send([{"seq": 1}])
+
+    fn.host()
+
+    (events,) = fn.streams().values()
+    request_id = next(START.match(m).group(1) for _, m in events if START.match(m))
+    stamps = {m: ts for ts, m in events}
+    assert stamps["second\n"] - stamps["first\n"] >= 400  # each line stamped when written
+    records = [(ts, *RECORD.match(m).groups()) for ts, m in events if RECORD.match(m)]
+    assert [(level, rid, message) for _, level, _, rid, message in records[:3]] == [
+        ("WARNING", "", "at import\n"),  # no request yet during init
+        ("WARNING", request_id, "careful\n"),
+        ("INFO", request_id, "now shown\n"),
+    ]
+    _, level, _, rid, message = records[3]  # the traceback is part of the same, single event
+    assert (level, rid) == ("ERROR", request_id)
+    assert message.startswith("it failed\nTraceback (most recent call last):\n")
+    assert message.endswith("ValueError: boom")
+    assert len(records) == 4 and not any("dropped" in m for _, m in events)
+    for ts, _, stamp, _, _ in records:  # the record's own time, in UTC
+        seconds = calendar.timegm(time.strptime(stamp[:19], "%Y-%m-%dT%H:%M:%S"))
+        assert abs(seconds * 1000 + int(stamp[20:23]) - ts) < 1000
+
+
+def test_aws_lambda_log_level_sets_the_root_level(deploy):
+    fn = deploy("import logging\n\ndef handler(event, context):\n    logging.getLogger().debug('detail')\n",
+                environment={"AWS_LAMBDA_LOG_LEVEL": "DEBUG"})
+    fn.send([{"seq": 1}])
+
+    fn.host()
+
+    assert [m.split("\t")[0] + m.split("\t")[3] for m in messages(fn) if "detail" in m] == ["[DEBUG]detail\n"]
+
+
+@pytest.mark.parametrize("chunk_size", [1, 7, 4096])
+def test_output_reader_reassembles_lines_records_and_the_phase_end(chunk_size):
+    stream = (b"plain\n" + record_frame("one\nrecord\n") + b"partial" + record_frame("two")
+              + b"stray \0 byte\r\n" + b"no newline" + PHASE_END + b"next\n")
+    reader, phase, ends = OutputReader(), {0: [], 1: []}, 0
+    for start in range(0, len(stream), chunk_size):
+        events, ended = reader.feed(stream[start:start + chunk_size])
+        phase[ends] += events
+        ends += ended
+    phase[ends] += reader.feed(b"")[0]  # what followed the marker in the same read
+
+    assert ends == 1
+    assert phase[0] == ["plain\n", "one\nrecord\n", "partial", "two", "stray \0 byte\r\n", "no newline"]
+    assert phase[1] == ["next\n"]
+
+
+def event(size: int, n: int) -> dict:
+    return {"timestamp": n, "message": "x" * size}
+
+
+def test_put_log_events_batches_keep_order_within_the_count_and_size_limits():
+    by_count = [event(1, n) for n in range(host_logs.MAX_EVENTS + 1)]
+    assert [len(b) for b in host_logs.batches(by_count)] == [host_logs.MAX_EVENTS, 1]
+
+    size = 100_000  # ten fit in 1 MiB with the per-event overhead, an eleventh does not
+    by_size = [event(size, n) for n in range(25)]
+    batches = list(host_logs.batches(by_size))
+    assert [len(b) for b in batches] == [10, 10, 5]
+    assert all(sum(len(e["message"]) + host_logs.EVENT_OVERHEAD for e in b) <= host_logs.MAX_BATCH_BYTES
+               for b in batches)
+    assert [e for b in batches for e in b] == by_size

@@ -2,6 +2,13 @@
 
 `run()` is the Python entry point (the `fanout host` command and the demo use it): it hosts the
 function until its queue is drained and returns a `Summary`.
+
+Local cold starts are not comparable with AWS's: environments are forked from a process that has
+already imported boto3 and parsed botocore's data, so a local Init Duration is far below what
+the same function shows on Lambda, where the runtime starts from nothing.
+
+FANOUT_HOST_SHARED_TMP=1 makes environments share /tmp (and leaves the task root writable), as
+happens on systems without private mount namespaces; the tests use it to exercise that fallback.
 """
 
 from fanout.host.config import FunctionConfig, load

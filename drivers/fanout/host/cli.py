@@ -1,4 +1,9 @@
-"""`fanout host`: run the deployed function locally until its queue is drained."""
+"""`fanout host`: run the deployed function locally until its queue is drained.
+
+Ctrl-C stops polling: the invocations in flight finish, their messages are settled, the logs are
+sent and the command exits 0. A second Ctrl-C kills the environments at once (their messages
+return to the queue after the visibility timeout), sends the logs and exits 130.
+"""
 
 import argparse
 import signal
@@ -39,10 +44,12 @@ def command(args: argparse.Namespace) -> int:
         host = Host(config, idle_seconds=args.idle, max_envs=args.max_envs,
                     progress=lambda s: status.update(f"hosting {config.name}: {_progress(s)}"),
                     warn=lambda message: console.print(f"[yellow]warning:[/] {message}"))
-        with _graceful_interrupt(host, console):
+        with _graceful_interrupt(host, console) as interrupt:
             summary = host.run()
     console.print(f"{config.name}: {_progress(summary)}; {summary.errors} errors, {summary.timeouts} timeouts, "
                   f"{summary.cold_starts} cold starts in {summary.seconds:.1f} s")
+    if interrupt.aborted:
+        raise KeyboardInterrupt
     return 0
 
 
@@ -72,18 +79,27 @@ def _progress(s: Summary) -> str:
 
 
 class _graceful_interrupt:
-    """First Ctrl-C: stop polling and let in-flight work finish; second: stop at once."""
+    """First Ctrl-C: stop polling and let in-flight work finish; second: abort, which kills the
+    environments and still sends the logs; a third raises KeyboardInterrupt wherever it lands."""
 
     def __init__(self, host: Host, console: Console):
         self.host, self.console = host, console
+        self.aborted = False
 
     def __enter__(self):
-        self.previous = signal.signal(signal.SIGINT, self._interrupt)
+        self.previous = signal.signal(signal.SIGINT, self._stop)
+        return self
 
     def __exit__(self, *exc_info):
         signal.signal(signal.SIGINT, self.previous)
 
-    def _interrupt(self, signum, frame):
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+    def _stop(self, signum, frame):
+        signal.signal(signal.SIGINT, self._abort)
         self.host.stop()
         self.console.print("stopping after the invocations in flight; Ctrl-C again to stop at once")
+
+    def _abort(self, signum, frame):
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        self.aborted = True
+        self.host.abort()
+        self.console.print("stopping now: killing the environments, sending their logs")

@@ -6,13 +6,14 @@ package all come from the emulator, so any Python function deployed there can be
 """
 
 import io
+import os
 import urllib.error
 import urllib.request
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from botocore.exceptions import ClientError
+from botocore.exceptions import BotoCoreError, ClientError
 
 from fanout import aws
 from fanout.errors import FanoutError, UsageError
@@ -55,12 +56,23 @@ class FunctionConfig:
 
     def concurrency_limit(self) -> int | None:
         """min(reserved concurrency, ESM maximum concurrency); None when neither is set."""
-        limits = [n for n in (self.reserved_concurrency, self.source.max_concurrency) if n]
+        if self.reserved_concurrency == 0:
+            raise UsageError(f"function {self.name!r} has reserved concurrency 0, so Lambda would throttle "
+                             "every invocation; give it a reserved concurrency of 1 or more, or none")
+        limits = [n for n in (self.reserved_concurrency, self.source.max_concurrency) if n is not None]
         return min(limits) if limits else None
 
 
 def load(function_name: str, endpoint: str, region: str) -> FunctionConfig:
-    """The function's configuration, or a one-line error naming what is missing."""
+    """The function's configuration, or a one-line error naming what is missing or unreachable."""
+    try:
+        return _load(function_name, endpoint, region)
+    except BotoCoreError as exc:  # no answer at all: a wrong or stopped endpoint, say
+        raise FanoutError(f"cannot read function {function_name!r} from {endpoint or region}: "
+                          f"{str(exc).splitlines()[0]}") from None
+
+
+def _load(function_name: str, endpoint: str, region: str) -> FunctionConfig:
     lam = aws.client("lambda", region, endpoint)
     try:
         function = lam.get_function(FunctionName=function_name)
@@ -83,7 +95,9 @@ def load(function_name: str, endpoint: str, region: str) -> FunctionConfig:
         environment=conf.get("Environment", {}).get("Variables", {}),
         memory=conf.get("MemorySize", 128),
         timeout=conf.get("Timeout", 3),
-        reserved_concurrency=function.get("Concurrency", {}).get("ReservedConcurrentExecutions"),
+        # Its own call: the emulator's GetFunction leaves out a reserved concurrency of 0.
+        reserved_concurrency=lam.get_function_concurrency(FunctionName=function_name).get(
+            "ReservedConcurrentExecutions"),
         log_group=conf.get("LoggingConfig", {}).get("LogGroup") or f"/aws/lambda/{conf['FunctionName']}",
         code_location=function.get("Code", {}).get("Location", ""),
         source=_event_source(lam, function_name, region, endpoint),
@@ -127,6 +141,16 @@ def unpack_code(config: FunctionConfig, task_root: Path) -> None:
         raise FanoutError(f"cannot download the code of function {config.name!r} "
                           f"from {config.code_location!r}: {exc}") from None
     try:
-        zipfile.ZipFile(io.BytesIO(package)).extractall(task_root)
+        _extract(zipfile.ZipFile(io.BytesIO(package)), task_root)
     except zipfile.BadZipFile:
         raise FanoutError(f"the code package of function {config.name!r} is not a zip file") from None
+
+
+def _extract(package: zipfile.ZipFile, task_root: Path) -> None:
+    """Unzip with each entry's unix mode, as Lambda does (extractall drops them: a script packaged
+    executable must stay executable). Entries made elsewhere carry no mode and keep the default."""
+    extracted = [(package.extract(entry, task_root), entry) for entry in package.infolist()]
+    for path, entry in extracted:  # after extracting: a read-only directory's files come later
+        mode = entry.external_attr >> 16 & 0o777
+        if mode:
+            os.chmod(path, mode)

@@ -5,32 +5,43 @@ files (see warmup.py): forking a warm parent costs a few milliseconds and shares
 hundreds of environments fit on a small machine where hundreds of fresh interpreters would not.
 """
 
+import contextlib
 import multiprocessing
 import os
 import shutil
+import signal
 import tempfile
 import time
 from dataclasses import dataclass
 from multiprocessing.connection import wait
+from pathlib import Path
 
-from fanout.host import logs, sandbox
+from fanout.host import config as function_config
+from fanout.host import logs, runtime, sandbox
 from fanout.host.config import FunctionConfig
 from fanout.host.logs import LogWriter
+from fanout.host.output import OutputReader
 
 # Lambda gives the init phase 10 s, or the function timeout when that is longer.
 INIT_TIMEOUT = 10.0
 
 
 class InitFailed(Exception):
-    """The handler module could not be imported; the message is the runtime's error line."""
+    """The environment could not start; the message is the error line it logged."""
 
 
 @dataclass(frozen=True)
 class Outcome:
     status: str  # "ok", "error" (the handler raised or the process died) or "timeout"
     result: object
-    duration_ms: float
     init_ms: float | None  # set on the environment's first (cold) invocation
+
+
+def prepare(config: FunctionConfig, workdir: Path) -> None:
+    """Lay out a host run's directory: the function's code and the runtime's packages, shared by
+    its environments; each environment adds its private /tmp there."""
+    function_config.unpack_code(config, workdir / "task")
+    runtime.build_view(workdir / "runtime")
 
 
 def _context():
@@ -72,13 +83,16 @@ def lambda_environment(config: FunctionConfig, task_root: str, stream: str) -> d
 class Environment:
     """One sandbox process and its log stream."""
 
-    def __init__(self, config: FunctionConfig, task_root: str, scratch: str, log: LogWriter):
-        """`scratch` is where this environment's private /tmp directory is created."""
-        self.config, self._log = config, log
+    def __init__(self, config: FunctionConfig, workdir: Path, log: LogWriter, abort_fd: int):
+        """`workdir` was laid out by prepare(); `abort_fd` turns readable when the host aborts,
+        which kills the environment if it is starting or running an invocation."""
+        self.config, self._log, self._abort_fd = config, log, abort_fd
         self.stream = logs.stream_name(time.time())
-        self.tmp_dir = tempfile.mkdtemp(prefix="tmp-", dir=scratch)
+        self.tmp_dir = tempfile.mkdtemp(prefix="tmp-", dir=workdir)
+        task_root = str(workdir / "task")
         spec = {
-            "handler": config.handler, "task_root": task_root, "tmp_dir": self.tmp_dir,
+            "handler": config.handler, "task_root": task_root, "runtime_dir": str(workdir / "runtime"),
+            "tmp_dir": self.tmp_dir, "shared_tmp": bool(os.environ.get(sandbox.SHARED_TMP_VARIABLE)),
             "function_name": config.name, "version": config.version, "arn": config.arn,
             "memory": config.memory, "log_group": config.log_group, "log_stream": self.stream,
             "environment": lambda_environment(config, task_root, self.stream),
@@ -91,20 +105,24 @@ class Environment:
         self.process.start()
         child_conn.close()
         child_output.close()
-        self._pending = b""
+        self._reader = OutputReader()
         self._init_ms: float | None = None
         self._max_memory_mb = 0.0
 
     def initialise(self) -> str | None:
-        """Wait for the cold start; returns why /tmp is shared, or None when it is private."""
+        """Wait for the cold start; returns why /tmp is shared, or None when it is private.
+
+        When the environment cannot start, the reason is logged to its stream (as Lambda logs
+        init errors) and InitFailed raised."""
+        limit = max(INIT_TIMEOUT, self.config.timeout)
         try:
-            reply = self._await(time.monotonic() + max(INIT_TIMEOUT, self.config.timeout))
+            reply = self._await(time.monotonic() + limit)
         except TimeoutError:
             self.kill()
-            raise InitFailed(f"[ERROR] Runtime.InitTimeout: initialisation exceeded "
-                             f"{max(INIT_TIMEOUT, self.config.timeout):.0f} seconds") from None
+            reply = ("init_error", f"[ERROR] Runtime.InitTimeout: initialisation exceeded {limit:.0f} seconds")
         except EOFError:
-            raise InitFailed("[ERROR] Runtime.ExitError: the runtime exited during init") from None
+            reply = ("init_error", f"[ERROR] Runtime.ExitError: Runtime exited with error: {self._exit_reason()} "
+                                   "during init")
         if reply[0] == "init_error":
             self._log.put(self.stream, reply[1] + "\n")
             raise InitFailed(reply[1])
@@ -124,68 +142,92 @@ class Environment:
             if error:
                 self._log.put(self.stream, error + "\n")
         except TimeoutError:
+            # /proc knows the peak memory only while the process lives: read it before the kill.
+            self._max_memory_mb = _peak_memory_mb(self.process.pid) or self._max_memory_mb
             self.kill()
             now = time.time()
             self._log.put(self.stream, logs.timeout_line(request_id, now, now - started), now)
             status, result, duration_ms = "timeout", None, timeout * 1000.0
         except EOFError:
             status, result, duration_ms = "error", None, (time.time() - started) * 1000
-            self._log.put(self.stream, f"RequestId: {request_id} Error: Runtime exited without providing "
-                                       f"a reason\nRuntime.ExitError\n")
+            self._log.put(self.stream, f"RequestId: {request_id} Error: Runtime exited with error: "
+                                       f"{self._exit_reason()}\nRuntime.ExitError\n")
         self._log.put(self.stream, logs.end_line(request_id))
         self._log.put(self.stream, logs.report_line(
             request_id, duration_ms, self.config.memory, self._max_memory_mb, init_ms))
-        return Outcome(status, result, duration_ms, init_ms)
+        return Outcome(status, result, init_ms)
 
     @property
     def alive(self) -> bool:
         return self.process.is_alive()
 
     def close(self) -> None:
-        """Let the process exit (its pipe closes), kill it if it lingers, remove its /tmp."""
+        """Let the process exit (its pipe closes), kill what lingers, remove its /tmp."""
         self._conn.close()
         self.process.join(1.0)
         self.kill()
+        self._output.close()
 
     def kill(self) -> None:
+        """Kill the process and every process its handler started, and remove its /tmp.
+
+        The environment leads its own session, so its children share its process group; the
+        process itself is also killed directly, in case it has not become the group's leader yet.
+        """
         if self.process.is_alive():
             self.process.kill()
-            self.process.join()
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.join()
         shutil.rmtree(self.tmp_dir, ignore_errors=True)
+
+    def _exit_reason(self) -> str:
+        """How the process ended, in Lambda's words ("exit status 1", "signal: killed"). It is
+        killed first: with its output closed it cannot serve again, even if it still runs."""
+        self.kill()
+        code = self.process.exitcode
+        return f"exit status {code}" if code >= 0 else f"signal: {signal.strsignal(-code).lower()}"
 
     def _await(self, deadline: float):
         """The process's reply, after all the output it wrote before replying has been logged.
 
-        TimeoutError when the deadline passes, EOFError when the process dies.
+        TimeoutError when the deadline passes, EOFError when the process dies or the host aborts
+        (which kills it).
         """
-        reply, output_complete = None, False
-        while reply is None or not output_complete:
+        reply, phase_ended = None, False
+        while reply is None or not phase_ended:
             remaining = deadline - time.monotonic()
-            ready = wait([self._conn, self._output], remaining) if remaining > 0 else []
+            ready = wait([self._conn, self._output, self._abort_fd], remaining) if remaining > 0 else []
             if not ready:
                 raise TimeoutError
+            if self._abort_fd in ready:
+                self.kill()
+                raise EOFError
             if self._output in ready:
                 chunk = os.read(self._output.fileno(), 65536)
                 if not chunk:
                     raise EOFError
-                output_complete = self._log_output(chunk) or output_complete
+                phase_ended = self._log_output(chunk) or phase_ended
             if self._conn in ready and reply is None:
                 reply = self._conn.recv()
         return reply
 
     def _log_output(self, chunk: bytes) -> bool:
-        """One log event per line; True once the end-of-output marker has been read."""
-        data = self._pending + chunk
-        marker = data.find(sandbox.OUTPUT_END)
-        if marker >= 0:
-            lines, self._pending = data[:marker], data[marker + len(sandbox.OUTPUT_END):]
-        else:
-            cut = data.rfind(b"\n") + 1
-            lines, self._pending = data[:cut], data[cut:]
+        """Log the events `chunk` completes; True once the phase's end marker has been read."""
+        events, phase_ended = self._reader.feed(chunk)
         now = time.time()
-        *complete, last = lines.split(b"\n")
-        for line in complete:
-            self._log.put(self.stream, line.decode("utf-8", "replace") + "\n", now)
-        if last:  # output that did not end with a newline before the marker
-            self._log.put(self.stream, last.decode("utf-8", "replace"), now)
-        return marker >= 0
+        for message in events:
+            self._log.put(self.stream, message, now)
+        return phase_ended
+
+
+def _peak_memory_mb(pid: int) -> float | None:
+    """A live process's peak resident memory (VmHWM, what ru_maxrss reports from inside)."""
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return None

@@ -119,7 +119,7 @@ class LogWriter:
                 if stream not in self._created:
                     self._client.create_log_stream(logGroupName=self._group, logStreamName=stream)
                     self._created.add(stream)
-                for batch in _batches(events):
+                for batch in batches(events):
                     self._client.put_log_events(logGroupName=self._group, logStreamName=stream, logEvents=batch)
                     unsent -= len(batch)
         except Exception as exc:  # noqa: BLE001 - whatever stops delivery is reported by check()
@@ -130,7 +130,8 @@ class LogWriter:
         return True
 
 
-def _batches(events: list[dict]):
+def batches(events: list[dict]):
+    """PutLogEvents calls for `events`, in order: at most MAX_EVENTS events and MAX_BATCH_BYTES each."""
     batch, size = [], 0
     for event in events:
         event_size = len(event["message"].encode()) + EVENT_OVERHEAD

@@ -8,6 +8,7 @@ the function returns, as Lambda's concurrency is: deleting the batch's messages 
 """
 
 import math
+import os
 import shutil
 import sys
 import tempfile
@@ -16,10 +17,11 @@ import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 from fanout import paths
 from fanout.errors import FanoutError
-from fanout.host import config as function_config
+from fanout.host import environment
 from fanout.host.config import FunctionConfig
 from fanout.host.environment import Environment, InitFailed
 from fanout.host.event import failed_message_ids, sqs_event
@@ -47,7 +49,6 @@ class Summary:
     messages_deleted: int = 0
     messages_failed: int = 0  # left for a retry (or the DLQ)
     in_flight: int = 0
-    max_in_flight: int = 0
     environments: int = 0
     drained: bool = False  # stopped because the queue stayed empty for the idle period
     seconds: float = 0.0
@@ -59,7 +60,8 @@ def _stderr_warning(message: str) -> None:
 
 def effective_limit(config: FunctionConfig, max_envs: int, warn=_stderr_warning) -> int:
     """min(reserved concurrency, ESM maximum concurrency, max_envs), warning when max_envs binds."""
-    function_limit = config.concurrency_limit() or ACCOUNT_CONCURRENCY
+    limit = config.concurrency_limit()
+    function_limit = ACCOUNT_CONCURRENCY if limit is None else limit
     if max_envs < function_limit:
         warn(f"--max-envs {max_envs} caps concurrency below the function's limit of {function_limit}; "
              f"at most {max_envs} environments will run at once")
@@ -67,7 +69,7 @@ def effective_limit(config: FunctionConfig, max_envs: int, warn=_stderr_warning)
 
 
 class Host:
-    """Hosts one function until its queue is drained or stop() is called."""
+    """Hosts one function until its queue is drained, stop() or abort()."""
 
     def __init__(self, config: FunctionConfig, *, idle_seconds: float = DEFAULT_IDLE_SECONDS,
                  max_envs: int = ACCOUNT_CONCURRENCY, progress=None, warn=_stderr_warning):
@@ -77,8 +79,11 @@ class Host:
         self._lock = threading.Lock()
         self._idle: list[Environment] = []
         self._alive: set[Environment] = set()
-        self._stopping = threading.Event()
+        # Plain flags and a pipe, not threading.Event: stop() and abort() are called from signal
+        # handlers, which must not wait for a lock the interrupted code may hold.
+        self._stopping = False
         self._aborting = False
+        self._abort_read, self._abort_write = os.pipe()  # readable once aborting: wakes every wait
         self._failure: BaseException | None = None  # an unexpected error on a poller or invocation thread
         self._last_activity = time.monotonic()
         self._tmp_warned = False
@@ -90,57 +95,91 @@ class Host:
             return [env.process.pid for env in self._alive]
 
     def stop(self) -> None:
-        """Stop polling; in-flight invocations finish and their logs are sent."""
-        self._stopping.set()
+        """Stop polling; in-flight invocations finish and their logs are sent. Signal-safe."""
+        self._stopping = True
+
+    def abort(self) -> None:
+        """Stop at once: environments starting or running an invocation are killed (their messages
+        return to the queue after the visibility timeout); logs are still sent. Signal-safe."""
+        if not self._aborting:
+            self._aborting = self._stopping = True
+            if self._abort_write is not None:  # None once run() has ended
+                os.write(self._abort_write, b"!")
 
     def run(self) -> Summary:
+        """Host the function until the queue is drained, stop() or abort(); the summary.
+
+        Every way out (drained, stopped, aborted, Ctrl-C, an error on any thread) closes the
+        environments, sends every log event and removes the working directory, even when a
+        second Ctrl-C lands while that happens: each step is in a finally of its own.
+        """
         started = time.monotonic()
         scratch = paths.home() / "host"
         scratch.mkdir(parents=True, exist_ok=True)
-        workdir = tempfile.mkdtemp(prefix=f"{self.config.name}-", dir=scratch)
-        self._task_root, self._scratch = f"{workdir}/task", workdir
-        function_config.unpack_code(self.config, self._task_root)
-        self._log = LogWriter(self.config.client("logs"), self.config.log_group)
-        executor = ThreadPoolExecutor(self.summary.concurrency_limit, thread_name_prefix="invoke")
-        pollers = [threading.Thread(target=self._poll, args=(executor,), name=f"poller-{i}")
-                   for i in range(min(POLLERS, self.summary.concurrency_limit))]
+        self._workdir = Path(tempfile.mkdtemp(prefix=f"{self.config.name}-", dir=scratch))
         try:
-            self._idle.append(self._first_environment())
-            for poller in pollers:
-                poller.start()
-            self._watch(pollers)
-        except BaseException:  # a second Ctrl-C (or an error): stop at once, in-flight work dies
-            self._aborting = True
-            for env in list(self._alive):
-                env.kill()
-            raise
+            environment.prepare(self.config, self._workdir)
+            self._log = LogWriter(self.config.client("logs"), self.config.log_group)
+            try:
+                self._serve()
+            finally:
+                self._log.close()
         finally:
-            self._stopping.set()
-            for poller in pollers:
-                if poller.ident:
-                    poller.join()
-            executor.shutdown(wait=True, cancel_futures=True)
-            for env in list(self._alive):
-                env.close()
-            self._log.close()
-            shutil.rmtree(workdir, ignore_errors=True)
+            shutil.rmtree(self._workdir, ignore_errors=True)
+            self._close_abort_pipe()
             self.summary.seconds = time.monotonic() - started
         self._check_failures()
         self._report()
         return self.summary
 
-    def _first_environment(self) -> Environment:
+    def _close_abort_pipe(self) -> None:
+        write, self._abort_write = self._abort_write, None
+        os.close(write)
+        os.close(self._abort_read)
+
+    def _serve(self) -> None:
+        """Start the first environment, poll until told to stop, then let in-flight work end."""
+        executor = ThreadPoolExecutor(self.summary.concurrency_limit, thread_name_prefix="invoke")
+        pollers = [threading.Thread(target=self._poll, args=(executor,), name=f"poller-{i}")
+                   for i in range(min(POLLERS, self.summary.concurrency_limit))]
+        try:
+            self._start_first_environment()
+            for poller in pollers:
+                poller.start()
+            self._watch(pollers)
+        except BaseException:  # Ctrl-C (outside the CLI) or an error: in-flight work dies
+            self.abort()
+            raise
+        finally:
+            try:
+                self._finish(pollers, executor)
+            finally:
+                for env in list(self._alive):
+                    env.close()
+
+    def _finish(self, pollers: list[threading.Thread], executor: ThreadPoolExecutor) -> None:
+        """Wait for the pollers and the invocations in flight. Interrupted (a second Ctrl-C), abort
+        and wait again: aborted invocations end at once, and their END and REPORT are logged."""
+        self.stop()
+        try:
+            _join(pollers, executor)
+        except BaseException:
+            self.abort()
+            _join(pollers, executor)
+            raise
+
+    def _start_first_environment(self) -> None:
         """Start one environment before touching the queue: an import error stops the host
         with that error instead of cycling every message to the DLQ."""
         try:
-            return self._new_environment()
+            self._idle.append(self._new_environment())
         except InitFailed as exc:
-            first_line = str(exc).splitlines()[0] if str(exc) else "no error message"
-            raise FanoutError(f"function {self.config.name!r} (handler {self.config.handler!r}) "
-                              f"failed to initialise: {first_line}") from None
+            if not self._aborting:  # else it was killed on purpose
+                raise FanoutError(f"function {self.config.name!r} (handler {self.config.handler!r}) "
+                                  f"failed to initialise: {str(exc).splitlines()[0]}") from None
 
     def _new_environment(self) -> Environment:
-        env = Environment(self.config, self._task_root, self._scratch, self._log)
+        env = Environment(self.config, self._workdir, self._log, self._abort_read)
         with self._lock:
             self._alive.add(env)
             self.summary.environments += 1
@@ -149,10 +188,17 @@ class Host:
         except InitFailed:
             self._discard(env)
             raise
-        if tmp_problem and not self._tmp_warned:
-            self._tmp_warned = True
-            self._warn(f"no private /tmp per environment ({tmp_problem}); environments share /tmp")
+        if tmp_problem:
+            self._warn_shared_tmp(tmp_problem)
         return env
+
+    def _warn_shared_tmp(self, problem: str) -> None:
+        """Warn once per host, however many environments start at the same time."""
+        with self._lock:
+            if not self._tmp_warned:
+                self._tmp_warned = True
+                self._warn(f"no private /tmp per environment ({problem}); environments share /tmp "
+                           "and can write to the task root")
 
     def _discard(self, env: Environment) -> None:
         env.close()
@@ -165,11 +211,11 @@ class Host:
             time.sleep(0.2)
             self._check_failures()
             self._report()
-            if self._stopping.is_set() or self.summary.in_flight:
+            if self._stopping or self.summary.in_flight:
                 continue
             if time.monotonic() - self._last_activity >= self.idle_seconds and self._queue_empty():
                 self.summary.drained = True
-                self._stopping.set()
+                self.stop()
 
     def _queue_empty(self) -> bool:
         """Nothing visible, in flight (retries pending after a failure) or delayed."""
@@ -193,7 +239,7 @@ class Host:
 
     def _poll_until_stopped(self, executor: ThreadPoolExecutor) -> None:
         batch_size = self.config.source.batch_size
-        while not self._stopping.is_set():
+        while not self._stopping:
             slots = self._take_slots(math.ceil(SQS_MAX_RECEIVE / batch_size))
             if not slots:
                 continue
@@ -268,8 +314,6 @@ class Host:
             env = self._take_environment()
         except InitFailed:
             return ids, "error", True
-        with self._lock:
-            self.summary.max_in_flight = max(self.summary.max_in_flight, self.summary.in_flight)
         event = sqs_event(batch, self.config.source, self.config.region)
         outcome = env.invoke(str(uuid.uuid4()), event)
         if outcome.status == "ok":
@@ -307,3 +351,10 @@ class Host:
             s.cold_starts += cold
             s.messages_deleted += deleted
             s.messages_failed += len(batch) - len(done)
+
+
+def _join(pollers: list[threading.Thread], executor: ThreadPoolExecutor) -> None:
+    for poller in pollers:
+        if poller.ident:
+            poller.join()
+    executor.shutdown(wait=True, cancel_futures=True)

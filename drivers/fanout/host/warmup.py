@@ -16,6 +16,7 @@ argument), hence the replacement of the factory its sessions call.
 import gc
 
 import boto3
+import botocore.httpsession
 import botocore.session
 from botocore.exceptions import BotoCoreError
 
@@ -80,8 +81,19 @@ def warm(services=SERVICES) -> None:
             continue
 
 
+def resolve_ca_bundle() -> None:
+    """botocore takes its CA bundle from certifi when the host has it, and certifi finds the file
+    by importing itself, which handlers cannot (certifi is not in the Lambda runtime): resolve
+    the path once here, where certifi is importable; environments inherit it."""
+    try:
+        botocore.httpsession.get_cert_path(True)
+    except (ImportError, OSError):  # as in warm(): never take the fork server down
+        pass
+
+
 install()
 warm()
+resolve_ca_bundle()
 # Environments are forked from here: objects the fork server's garbage collector never scans
 # are never written to by the environments' collectors, so their pages stay shared.
 gc.freeze()

@@ -54,6 +54,10 @@ resource "aws_lambda_function" "downloader" {
       condition     = var.download_mode != "download_file" || local.object_mib + local.tmp_headroom_mib <= 10240
       error_message = "In download_file mode the object must fit in /tmp (at most 10240 MB including ${local.tmp_headroom_mib} MB headroom); use download_mode = \"stream\"."
     }
+    precondition {
+      condition     = var.ephemeral_storage == null ? true : (var.download_mode != "download_file" || var.ephemeral_storage >= local.object_mib + local.tmp_headroom_mib)
+      error_message = "ephemeral_storage (${local.ephemeral_storage} MB) cannot hold the object in download_file mode: it needs ${local.object_mib + local.tmp_headroom_mib} MB (the object plus ${local.tmp_headroom_mib} MB headroom)."
+    }
   }
 
   # Otherwise Lambda could create the log group first (without retention) on an early invocation.
@@ -65,14 +69,21 @@ resource "aws_lambda_event_source_mapping" "requests" {
   function_name           = aws_lambda_function.downloader.arn
   batch_size              = var.batch_size
   function_response_types = ["ReportBatchItemFailures"]
-  # On the local backend the project's function host polls the queue. An emulator's own poller
+  # On the embedded emulator the project's function host polls the queue: moto's own poller
   # would consume the messages itself (and cannot run the function without containers).
-  enabled = !local.local_mode
+  enabled = !var.embedded_emulator
 
   # Without this cap the poller ignores reserved concurrency, gets throttled, and throttled
   # messages can end in the dead-letter queue. The service minimum is 2.
   scaling_config {
     maximum_concurrency = max(2, var.concurrency)
+  }
+
+  lifecycle {
+    precondition {
+      condition     = !var.embedded_emulator || local.custom_endpoint
+      error_message = "embedded_emulator needs the emulator's endpoint: on AWS the mapping must be enabled."
+    }
   }
 
   # Lambda checks at creation that the role may read the queue.

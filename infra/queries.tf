@@ -1,12 +1,12 @@
 # Every saved query in queries/ becomes a CloudWatch Logs Insights query definition, in a
 # console folder named after the stack and scoped to the function's log group.
 #
-# Skipped on an emulator: moto does not implement PutQueryDefinition. The local backend
-# evaluates the same files directly.
+# Skipped on the embedded emulator: moto does not implement PutQueryDefinition. The local
+# backend evaluates the same files directly.
 
 locals {
   queries_dir = "${path.module}/../queries"
-  query_files = local.local_mode ? toset([]) : fileset(local.queries_dir, "*.logsinsights")
+  query_files = var.embedded_emulator ? toset([]) : fileset(local.queries_dir, "*.logsinsights")
 }
 
 resource "aws_cloudwatch_query_definition" "saved" {

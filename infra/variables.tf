@@ -24,9 +24,20 @@ variable "region" {
 }
 
 variable "endpoint" {
-  description = "Endpoint URL of an AWS emulator (local backend); empty for AWS."
+  description = "Endpoint URL of an AWS emulator (the embedded one, or another such as LocalStack); empty for AWS. It only redirects the provider, with test credentials, path-style S3 and few retries."
   type        = string
   default     = ""
+
+  validation {
+    condition     = var.endpoint == "" || can(regex("^https?://[^/\\s]+(/\\S*)?$", var.endpoint))
+    error_message = "endpoint must be empty (AWS) or an http(s) URL such as http://localhost:4566."
+  }
+}
+
+variable "embedded_emulator" {
+  description = "True only for the local backend's embedded emulator (moto), at var.endpoint. Its queue mapping is created disabled, because the project's local function host polls the queue (moto's own poller would consume the messages without being able to run the function), and the saved queries are skipped, because moto does not implement PutQueryDefinition. Other emulators get the same resources as AWS."
+  type        = bool
+  default     = false
 }
 
 variable "zip_path" {
@@ -43,6 +54,12 @@ variable "object_size" {
     condition     = var.object_size >= 1 && floor(var.object_size) == var.object_size
     error_message = "object_size must be a whole number of bytes, at least 1."
   }
+
+  # S3's largest object: a multipart upload of 10,000 parts of at most 5 GiB (48.8 TiB).
+  validation {
+    condition     = var.object_size <= 10000 * 5 * pow(1024, 3)
+    error_message = "object_size must be at most 53687091200000 bytes (48.8 TiB), S3's maximum object size."
+  }
 }
 
 variable "download_mode" {
@@ -57,7 +74,7 @@ variable "download_mode" {
 }
 
 variable "concurrency" {
-  description = "Reserved concurrency of the function: how many copies read the object at once."
+  description = "Reserved concurrency of the function: how many copies read the object at once. The queue mapping's maximum_concurrency follows it but cannot go below 2, so at 1 the mapping may start a second invocation that the function's limit throttles: that message returns to the queue and, after max_receive_count such receives, lands in the dead-letter queue. Use at least 2 when no message may be lost to throttling."
   type        = number
   default     = 10
 
@@ -90,13 +107,13 @@ variable "timeout" {
 }
 
 variable "ephemeral_storage" {
-  description = "Size of /tmp in MB (512-10240). When null it is derived from object_size in download_file mode."
+  description = "Size of /tmp in MB (512-10240). When null it is derived from object_size: the object plus headroom, in every download mode. In download_file mode an explicit value must hold the object plus the same headroom."
   type        = number
   default     = null
 
   validation {
-    condition     = var.ephemeral_storage == null ? true : (var.ephemeral_storage >= 512 && var.ephemeral_storage <= 10240)
-    error_message = "ephemeral_storage must be from 512 to 10240 MB."
+    condition     = var.ephemeral_storage == null ? true : (var.ephemeral_storage >= 512 && var.ephemeral_storage <= 10240 && floor(var.ephemeral_storage) == var.ephemeral_storage)
+    error_message = "ephemeral_storage must be a whole number of MB from 512 to 10240."
   }
 }
 

@@ -3,6 +3,8 @@
 # The same module deploys to AWS or to an emulator: with var.endpoint set, every service the
 # module uses is pointed at that endpoint with fixed test credentials, so real credentials are
 # never sent to it. Without it the normal credential chain applies (AWS_PROFILE, environment, SSO).
+# What only the project's embedded emulator needs (see var.embedded_emulator) does not follow
+# from the endpoint: another emulator, such as LocalStack, gets the AWS configuration.
 
 terraform {
   required_version = ">= 1.5"
@@ -20,24 +22,24 @@ terraform {
 }
 
 locals {
-  local_mode = var.endpoint != ""
+  custom_endpoint = var.endpoint != ""
 }
 
 provider "aws" {
   region = var.region
 
-  access_key                  = local.local_mode ? "test" : null
-  secret_key                  = local.local_mode ? "test" : null
-  s3_use_path_style           = local.local_mode
-  skip_credentials_validation = local.local_mode
-  skip_metadata_api_check     = local.local_mode
-  skip_region_validation      = local.local_mode
+  access_key                  = local.custom_endpoint ? "test" : null
+  secret_key                  = local.custom_endpoint ? "test" : null
+  s3_use_path_style           = local.custom_endpoint
+  skip_credentials_validation = local.custom_endpoint
+  skip_metadata_api_check     = local.custom_endpoint
+  skip_region_validation      = local.custom_endpoint
   # An emulator answers unimplemented calls with HTTP 500, which the SDK would otherwise retry
   # with back-off for many minutes before reporting the error.
-  max_retries = local.local_mode ? 2 : null
+  max_retries = local.custom_endpoint ? 2 : null
 
   dynamic "endpoints" {
-    for_each = local.local_mode ? [var.endpoint] : []
+    for_each = local.custom_endpoint ? [var.endpoint] : []
     content {
       iam    = endpoints.value
       lambda = endpoints.value

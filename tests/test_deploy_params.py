@@ -3,8 +3,9 @@ allowed, exit status 2, and no state directory created."""
 
 import pytest
 
-from fanout import cli, params, paths, terraform
+from fanout import aws, cli, params, paths, terraform
 from fanout.errors import FanoutError, UsageError
+from fanout.sizes import format_size
 
 GOOD = {
     "--concurrency": "5",
@@ -24,9 +25,9 @@ def isolated_home(tmp_path, monkeypatch):
     monkeypatch.setattr(cli, "COMMAND_MODULES", ("fanout.deploy",))
 
 
-def argv(command="deploy", stack="s3fanout", **overrides):
+def argv(command="deploy", stack="s3fanout", backend="local", **overrides):
     values = {**GOOD, **{f"--{k.replace('_', '-')}": v for k, v in overrides.items()}}
-    return [command, "--backend", "local", "--stack", stack,
+    return [command, "--backend", backend, "--stack", stack,
             *[item for pair in values.items() for item in pair]]
 
 
@@ -45,6 +46,8 @@ def argv(command="deploy", stack="s3fanout", **overrides):
         ({"architecture": "arm"}, "arm"),
         ({"mode": "mmap"}, "mmap"),
         ({"object_size": f"{LARGEST_DOWNLOADABLE + 1}"}, f"{LARGEST_DOWNLOADABLE + 1}"),
+        ({"object_size": f"{params.MAX_OBJECT_SIZE + 1}", "mode": "stream"}, f"{params.MAX_OBJECT_SIZE + 1}"),
+        ({"object_size": ""}, "''"),
     ],
 )
 @pytest.mark.parametrize("command", ["deploy", "plan"])
@@ -85,10 +88,51 @@ def test_object_must_fit_tmp_only_in_download_file_mode():
         params.check_fits_tmp(LARGEST_DOWNLOADABLE + 1, "download_file")
 
 
-def test_endpoint_is_only_for_the_aws_backend(capsys):
-    assert cli.main([*argv(), "--endpoint", "http://localhost:4566"]) == 2
-    assert "--backend aws" in capsys.readouterr().err
+def one_line_error(capsys, args: list[str]) -> str:
+    """stderr of a command that must fail with exit status 2 and one line, creating nothing."""
+    assert cli.main(args) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1, err
     assert not paths.home().exists()
+    return err
+
+
+def test_endpoint_is_only_for_the_aws_backend(capsys):
+    assert "--backend aws" in one_line_error(capsys, [*argv(), "--endpoint", "http://localhost:4566"])
+
+
+@pytest.mark.parametrize("endpoint", ["localhost:4566", "ftp://localhost:21", "http://"])
+def test_endpoint_must_be_an_http_url(capsys, endpoint):
+    err = one_line_error(capsys, [*argv(backend="aws"), "--endpoint", endpoint])
+    assert repr(endpoint) in err and "http(s) URL" in err
+
+
+def test_unknown_backend_is_one_line_naming_the_choices(capsys):
+    err = one_line_error(capsys, ["deploy", "--backend", "foo"])
+    assert "'foo'" in err and "'local'" in err and "'aws'" in err
+
+
+def test_a_flag_without_its_value_is_one_line(capsys):
+    # What `make deploy OBJECT_SIZE=` runs: the flag is followed by the next one.
+    err = one_line_error(capsys, ["deploy", "--object-size", "--region", "us-east-1"])
+    assert "--object-size" in err and "fanout deploy --help" in err
+
+
+def test_object_size_limit_is_s3s(capsys):
+    assert params.object_size(str(params.MAX_OBJECT_SIZE)) == params.MAX_OBJECT_SIZE
+    with pytest.raises(UsageError, match=format_size(params.MAX_OBJECT_SIZE)):
+        params.object_size(f"{params.MAX_OBJECT_SIZE + 1}")
+
+
+@pytest.mark.parametrize("concurrency", range(params.CONCURRENCY_RANGE[0], params.MAPPING_MIN_CONCURRENCY + 1))
+def test_concurrency_below_the_mappings_minimum_is_warned_about_not_refused(concurrency):
+    parsed = cli.build_parser().parse_args(argv(concurrency=str(concurrency)))
+    warned = params.warnings(params.from_args(parsed))
+    if concurrency < params.MAPPING_MIN_CONCURRENCY:
+        (line,) = warned
+        assert f"concurrency {concurrency}" in line and "dead-letter" in line and "\n" not in line
+    else:
+        assert warned == []
 
 
 def test_variables_carry_the_validated_values():
@@ -99,6 +143,33 @@ def test_variables_carry_the_validated_values():
     assert variables["memory"] == int(GOOD["--memory"])
     assert variables["download_mode"] == "stream"
     assert variables["endpoint"] == "http://127.0.0.1:1"
+
+
+@pytest.mark.parametrize("backend, embedded", [("local", True), ("aws", False)])
+def test_only_the_local_backend_is_the_embedded_emulator(backend, embedded):
+    parsed = cli.build_parser().parse_args(argv())
+    variables = params.from_args(parsed).variables("http://127.0.0.1:4566", "/x.zip", backend)
+    assert variables["embedded_emulator"] is embedded
+
+
+@pytest.fixture
+def missing_profile(tmp_path, monkeypatch):
+    """AWS_PROFILE naming a profile that no AWS configuration file holds."""
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_DEFAULT_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "config"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "credentials"))
+    monkeypatch.setenv("AWS_PROFILE", "nope")
+
+
+def test_a_missing_aws_profile_is_one_line_before_terraform_runs(missing_profile, capsys):
+    assert cli.main(argv(backend="aws")) == 1
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1, err
+    assert "nope" in err and "AWS_PROFILE" in err
+    assert not paths.home().exists()
+    with pytest.raises(FanoutError, match="nope"):
+        aws.client("s3", "us-east-1")
 
 
 def test_destroy_and_outputs_with_nothing_deployed(capsys):

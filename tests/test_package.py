@@ -36,11 +36,39 @@ def functions_copy(tmp_path, monkeypatch, home):
     return copy
 
 
-def test_fresh_builds_are_byte_identical(home, tmp_path, monkeypatch):
-    first = package.build("downloader").read_bytes()
+ELF_MACHINES = {"x86_64": 62, "arm64": 183}  # e_machine of EM_X86_64 and EM_AARCH64
+
+
+@pytest.mark.parametrize("architecture", package.WHEEL_PLATFORMS)
+def test_fresh_builds_are_byte_identical(home, tmp_path, monkeypatch, architecture):
+    first = package.build("downloader", architecture).read_bytes()
     monkeypatch.setenv("FANOUT_HOME", str(tmp_path / "elsewhere"))  # no cache: pip installs again
-    second = package.build("downloader").read_bytes()
+    second = package.build("downloader", architecture).read_bytes()
     assert first == second
+
+
+def test_each_architecture_has_its_own_zip(home):
+    zips = {architecture: package.build("downloader", architecture) for architecture in package.WHEEL_PLATFORMS}
+    assert len(set(zips.values())) == len(zips)
+    for architecture, path in zips.items():
+        assert architecture in path.name
+
+
+def test_compiled_dependencies_are_built_for_the_functions_architecture(functions_copy):
+    """A package with a C extension gets the wheel of the stack's architecture, not the builder's."""
+    with open(functions_copy / "downloader" / "requirements.txt", "a") as requirements:
+        requirements.write("markupsafe==3.0.2\n")
+    for architecture, machine in ELF_MACHINES.items():
+        with zipfile.ZipFile(package.build("downloader", architecture)) as archive:
+            (extension,) = [name for name in archive.namelist() if name.startswith("markupsafe/") and ".so" in name]
+            header = archive.read(extension)[:20]
+        assert header[:4] == b"\x7fELF"
+        assert int.from_bytes(header[18:20], "little") == machine, (architecture, extension)
+
+
+def test_unknown_architecture_is_refused(home):
+    with pytest.raises(UsageError, match="'arm': expected one of x86_64, arm64"):
+        package.build("downloader", "arm")
 
 
 def test_zip_contents(home):

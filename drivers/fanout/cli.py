@@ -1,15 +1,16 @@
 """The `fanout` console script: one subcommand per pipeline stage.
 
 Each stage lives in its own module exposing `register(subparsers)`; the subparser's `func`
-default receives the parsed arguments. Errors derived from `FanoutError` become one line on
-stderr and a non-zero exit status.
+default receives the parsed arguments. Errors derived from `FanoutError`, and command-line
+errors (an unknown choice, a flag missing its value because a make variable was empty), become
+one line on stderr and a non-zero exit status.
 """
 
 import argparse
 import importlib
 import sys
 
-from fanout.errors import FanoutError
+from fanout.errors import FanoutError, UsageError
 
 # Pipeline order: deploy -> fire -> run (host) -> wait -> query -> report -> destroy.
 COMMAND_MODULES = (
@@ -26,8 +27,16 @@ COMMAND_MODULES = (
 )
 
 
+class OneLineErrors(argparse.ArgumentParser):
+    """argparse's errors as a UsageError: one line naming the value and what is allowed, instead
+    of the usage block, which buries that line under every flag of the command."""
+
+    def error(self, message: str):
+        raise UsageError(f"{message} (see `{self.prog} --help`)")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="fanout", description=__doc__.splitlines()[0])
+    parser = OneLineErrors(prog="fanout", description=__doc__.splitlines()[0])
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(subparsers)
@@ -35,8 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
     try:
+        args = build_parser().parse_args(argv)
         return args.func(args) or 0
     except FanoutError as exc:
         print(f"fanout: error: {exc}", file=sys.stderr)

@@ -1,9 +1,10 @@
 """`fanout deploy|plan|outputs|destroy`: the stack's lifecycle.
 
 deploy validates every input first (nothing is created on a typo), then on the local backend
-starts the embedded emulator, builds the function zip, applies infra/ and uploads the test
-object. destroy is safe to run at any time: after a failed or partial apply, with nothing
-deployed, and on the local backend after the emulator (and with it every resource) is gone.
+starts the embedded emulator, builds the function zip for the stack's architecture, applies
+infra/ and uploads the test object. destroy is safe to run at any time: after a failed or
+partial apply, with nothing deployed, and on the local backend after the emulator (and with it
+every resource) is gone.
 """
 
 import json
@@ -11,9 +12,8 @@ import os
 import sys
 import time
 
-from fanout import package, params, stack, terraform, upload
+from fanout import aws, package, params, stack, terraform, upload
 from fanout.emulator import control
-from fanout.errors import UsageError
 from fanout.sizes import format_size
 
 ENDPOINT_ENV = "FANOUT_ENDPOINT"
@@ -57,11 +57,9 @@ def _add_inputs(parser) -> None:
 
 
 def run_deploy(args) -> int:
-    inputs = params.from_args(args)
     started = time.monotonic()
-    endpoint = _endpoint(args.backend, args.endpoint)
-    zip_path = package.build(function="downloader")
-    terraform.apply(args.backend, inputs.stack, inputs.variables(endpoint, zip_path))
+    inputs = _inputs(args)
+    terraform.apply(args.backend, inputs.stack, _variables(args, inputs))
     deployed = stack.load(args.backend, inputs.stack)
     upload.ensure_object(deployed)
     _print_summary(deployed, time.monotonic() - started)
@@ -69,11 +67,8 @@ def run_deploy(args) -> int:
 
 
 def run_plan(args) -> int:
-    inputs = params.from_args(args)
-    endpoint = _endpoint(args.backend, args.endpoint)
-    zip_path = package.build(function="downloader")
-    variables = inputs.variables(endpoint, zip_path)
-    return terraform.plan(args.backend, inputs.stack, variables, args.detailed_exitcode)
+    inputs = _inputs(args)
+    return terraform.plan(args.backend, inputs.stack, _variables(args, inputs), args.detailed_exitcode)
 
 
 def run_outputs(args) -> int:
@@ -103,16 +98,23 @@ def run_destroy(args) -> int:
     return 0
 
 
-def _endpoint(backend: str, requested: str) -> str:
-    """The emulator's URL on the local backend (started if needed); on AWS "" unless asked."""
-    if backend == "local":
-        if requested:
-            raise UsageError(
-                f"invalid --endpoint {requested!r} with --backend local: the local backend uses "
-                "the embedded emulator; use --backend aws to target another endpoint"
-            )
-        return control.start()
-    return requested
+def _inputs(args) -> params.DeployParams:
+    """The validated inputs, before anything runs: a bad value, or an AWS profile that does not
+    exist, is one error line; an allowed but risky value gets a warning line."""
+    inputs = params.from_args(args)
+    endpoint = params.endpoint(args.backend, args.endpoint)
+    if args.backend == "aws" and not endpoint:
+        aws.client("sts", inputs.region)  # a missing AWS profile: one line now, not Terraform's page later
+    for warning in params.warnings(inputs):
+        print(f"fanout: warning: {warning}", file=sys.stderr)
+    return inputs
+
+
+def _variables(args, inputs: params.DeployParams) -> dict:
+    """infra/'s variables, for which the local backend starts its emulator if needed."""
+    endpoint = control.start() if args.backend == "local" else args.endpoint
+    zip_path = package.build("downloader", inputs.architecture)
+    return inputs.variables(endpoint, zip_path, args.backend)
 
 
 def _emulator_gone(name: str) -> bool:

@@ -3,11 +3,13 @@
 Terraform redeploys the function when the zip's hash changes, so the same sources and
 requirements must give the same bytes: entries sorted, timestamps and permissions fixed, no
 bytecode. Dependencies come from the function's requirements.txt, every one pinned and installed
-with --no-deps (so nothing unpinned drifts in), as wheels for the Lambda runtime's Python.
-boto3 and botocore are left out: the runtime provides them.
+with --no-deps (so nothing unpinned drifts in), as wheels for the Lambda runtime's Python and the
+function's architecture, whatever machine builds it: an arm64 stack built on x86_64 must not get
+x86_64 binaries. boto3 and botocore are left out: the runtime provides them.
 
 The pip install is the slow part and is cached under the build directory, keyed by the
-requirements; the zip is rewritten only when the requirements or the sources change.
+requirements and the architecture; the zip (one per architecture) is rewritten only when the
+requirements or the sources change.
 """
 
 import base64
@@ -23,6 +25,8 @@ from fanout import paths
 from fanout.errors import FanoutError, UsageError
 
 RUNTIME_PYTHON = "3.12"  # the Lambda runtime in infra/ (python3.12); wheels are chosen for it
+# Lambda architecture -> the wheel platform AWS documents for it (Amazon Linux, glibc 2.17+).
+WHEEL_PLATFORMS = {"x86_64": "manylinux2014_x86_64", "arm64": "manylinux2014_aarch64"}
 RUNTIME_PROVIDED = {"boto3", "botocore", "s3transfer"}
 # What pip writes about the install rather than the package: console scripts (their shebang is
 # the building interpreter's path), and the dist-info files that record it. importlib.metadata
@@ -34,20 +38,23 @@ FILE_MODE = 0o100644  # regular file, readable by the runtime's user
 LAYOUT_VERSION = "2"
 
 
-def build(function: str = "downloader") -> Path:
-    """The zip of `function` at build_dir()/<function>.zip, rebuilt only if its inputs changed."""
+def build(function: str = "downloader", architecture: str = "x86_64") -> Path:
+    """The zip of `function` for `architecture` at build_dir()/<function>-<architecture>.zip,
+    rebuilt only if its inputs changed."""
     source_dir = paths.FUNCTIONS / function
     if not (source_dir / "requirements.txt").is_file():
         raise UsageError(f"unknown function {function!r}: expected one of {', '.join(functions())}")
+    if architecture not in WHEEL_PLATFORMS:
+        raise UsageError(f"unknown architecture {architecture!r}: expected one of {', '.join(WHEEL_PLATFORMS)}")
     sources = _files(source_dir, exclude={"requirements.txt"})
     requirements = (source_dir / "requirements.txt").read_bytes()
     named_sources = [name.encode() + b"\0" + path.read_bytes() for name, path in sources]
     inputs = _digest([LAYOUT_VERSION.encode(), requirements, *named_sources])
-    zip_path = paths.build_dir() / f"{function}.zip"
+    zip_path = paths.build_dir() / f"{function}-{architecture}.zip"
     stamp = zip_path.with_suffix(".inputs")
     if zip_path.is_file() and stamp.is_file() and stamp.read_text() == inputs:
         return zip_path
-    deps = _install(function, requirements)
+    deps = _install(function, requirements, architecture)
     libraries = [(name, path) for name, path in _files(deps) if not _install_artifact(name)]
     _write_zip(zip_path, sources + libraries)
     stamp.write_text(inputs)
@@ -71,11 +78,12 @@ def _digest(parts: list[bytes]) -> str:
     return digest.hexdigest()
 
 
-def _install(function: str, requirements: bytes) -> Path:
+def _install(function: str, requirements: bytes, architecture: str) -> Path:
     """The dependencies installed for the runtime, from the cache when already there."""
     _check_requirements(function, requirements)
-    key = _digest([requirements, RUNTIME_PYTHON.encode()])[:16]
-    target = paths.build_dir() / "deps" / f"{function}-{key}"
+    platform = WHEEL_PLATFORMS[architecture]
+    key = _digest([requirements, RUNTIME_PYTHON.encode(), platform.encode()])[:16]
+    target = paths.build_dir() / "deps" / f"{function}-{architecture}-{key}"
     if target.is_dir():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -85,7 +93,7 @@ def _install(function: str, requirements: bytes) -> Path:
         site = Path(scratch) / "site"
         command = [
             sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-            "--target", str(site), "--no-deps", "--no-compile", "--only-binary=:all:",
+            "--target", str(site), "--no-deps", "--no-compile", "--only-binary=:all:", "--platform", platform,
             "--implementation", "cp", "--python-version", RUNTIME_PYTHON, "-r", str(requirements_file),
         ]  # fmt: skip
         result = subprocess.run(command, capture_output=True, text=True)
@@ -145,10 +153,13 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--function", default="downloader", help="function folder under functions/ (default: downloader)"
     )
+    parser.add_argument(
+        "--architecture", default="x86_64", help=f"{' or '.join(WHEEL_PLATFORMS)} (default: x86_64)"
+    )
     parser.set_defaults(func=_run)
 
 
 def _run(args) -> int:
-    path = build(args.function)
+    path = build(args.function, args.architecture)
     print(f"{path}\nsha256 (base64): {sha256_base64(path)}")
     return 0

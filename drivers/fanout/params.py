@@ -8,9 +8,10 @@ are the ones AWS enforces; infra/variables.tf repeats them so the module is safe
 import math
 import re
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from fanout.errors import UsageError
-from fanout.sizes import parse_size
+from fanout.sizes import format_size, parse_size
 
 CONCURRENCY_RANGE = (1, 1000)  # reserved concurrency; the ESM's maximum_concurrency tops out at 1000
 MEMORY_RANGE = (128, 10240)  # Lambda memory, MB
@@ -26,6 +27,10 @@ REGION_PATTERN = re.compile(r"[a-z]{2}(?:-[a-z]+)+-\d+")
 # infra/lambda.tf sizes /tmp as the object plus this headroom.
 MAX_EPHEMERAL_MIB = 10240
 TMP_HEADROOM_MIB = 64
+# S3's largest object: a multipart upload of at most 10,000 parts of at most 5 GiB (48.8 TiB).
+MAX_OBJECT_SIZE = 10_000 * 5 * 2**30
+# The queue mapping's maximum_concurrency cannot go below this (infra/lambda.tf).
+MAPPING_MIN_CONCURRENCY = 2
 
 
 @dataclass(frozen=True)
@@ -40,12 +45,17 @@ class DeployParams:
     architecture: str
     mode: str
 
-    def variables(self, endpoint: str, zip_path) -> dict:
-        """Input variables of infra/ for this deployment."""
+    def variables(self, endpoint: str, zip_path, backend: str = "local") -> dict:
+        """Input variables of infra/ for this deployment.
+
+        Only the local backend's endpoint is the embedded emulator; another endpoint on the AWS
+        backend (LocalStack...) gets the same resources as AWS.
+        """
         return {
             "stack": self.stack,
             "region": self.region,
             "endpoint": endpoint,
+            "embedded_emulator": backend == "local",
             "zip_path": str(zip_path),
             "concurrency": self.concurrency,
             "memory": self.memory,
@@ -62,7 +72,7 @@ def from_args(args) -> DeployParams:
         region=region(args.region),
         concurrency=integer("concurrency", args.concurrency, *CONCURRENCY_RANGE),
         memory=integer("memory (MB)", args.memory, *MEMORY_RANGE),
-        object_size=parse_size(args.object_size),
+        object_size=object_size(args.object_size),
         architecture=choice("architecture", args.architecture, ARCHITECTURES),
         mode=choice("mode", args.mode, MODES),
     )
@@ -80,6 +90,41 @@ def region(text: str) -> str:
     if not REGION_PATTERN.fullmatch(text):
         raise UsageError(f"invalid region {text!r}: expected an AWS region name such as us-east-1")
     return text
+
+
+def object_size(text: str) -> int:
+    size = parse_size(text)
+    if size > MAX_OBJECT_SIZE:
+        raise UsageError(
+            f"invalid object size {text!r}: S3's maximum object size is {MAX_OBJECT_SIZE} bytes "
+            f"({format_size(MAX_OBJECT_SIZE)}, 10,000 parts of 5 GiB)"
+        )
+    return size
+
+
+def endpoint(backend: str, text: str) -> str:
+    """The --endpoint of the AWS backend: empty (AWS itself) or an emulator's http(s) URL."""
+    if text and backend == "local":
+        raise UsageError(
+            f"invalid --endpoint {text!r} with --backend local: the local backend uses "
+            "the embedded emulator; use --backend aws to target another endpoint"
+        )
+    url = urlsplit(text)
+    if text and (url.scheme not in ("http", "https") or not url.netloc):
+        raise UsageError(f"invalid --endpoint {text!r}: expected an http(s) URL such as http://localhost:4566")
+    return text
+
+
+def warnings(params: DeployParams) -> list[str]:
+    """Allowed values that deserve a word before deploying."""
+    if params.concurrency < MAPPING_MIN_CONCURRENCY:
+        return [
+            f"concurrency {params.concurrency} is below the queue mapping's minimum of "
+            f"{MAPPING_MIN_CONCURRENCY}: on AWS it may start {MAPPING_MIN_CONCURRENCY} invocations, the "
+            "function's limit throttles the extra ones, and a message throttled on every receive "
+            "ends in the dead-letter queue"
+        ]
+    return []
 
 
 def integer(name: str, text, low: int, high: int) -> int:

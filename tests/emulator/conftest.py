@@ -4,7 +4,7 @@ import uuid
 
 import pytest
 from moto import backends
-from moto.awslambda.models import LambdaBackend
+from moto.awslambda.models import LambdaBackend, LambdaFunction
 from moto.awslambda.responses import LambdaResponse
 from moto.moto_api._internal import urls as moto_api_urls
 from moto.s3.models import FakeBucket
@@ -35,7 +35,7 @@ def patched_moto():
     Tests of the speed patches look at how much work one call does (how many passes over a
     queue, how many clock readings), which needs moto's objects at hand, not a server.
     """
-    targets = (Queue, SQSBackend, LambdaBackend, LambdaResponse, FakeBucket, backends)
+    targets = (Queue, SQSBackend, LambdaBackend, LambdaFunction, LambdaResponse, FakeBucket, backends)
     saved = {target: dict(vars(target)) for target in targets}
     saved_urls = dict(moto_api_urls.url_paths)
     patches.apply_all()

@@ -102,8 +102,16 @@ def test_mappings_are_listed_by_function_name_and_arn(client, function, unique, 
         assert [m["UUID"] for m in listed] == [uuid]
 
 
-def test_reserved_concurrency_reads_back(client, function):
+@pytest.mark.parametrize("reserved", [11, 0])
+def test_reserved_concurrency_reads_back(client, function, reserved):
     lam = client("lambda")
-    lam.put_function_concurrency(FunctionName=function[0], ReservedConcurrentExecutions=11)
-    assert lam.get_function_concurrency(FunctionName=function[0])["ReservedConcurrentExecutions"] == 11
-    assert lam.get_function(FunctionName=function[0])["Concurrency"] == {"ReservedConcurrentExecutions": 11}
+    lam.put_function_concurrency(FunctionName=function[0], ReservedConcurrentExecutions=reserved)
+    assert lam.get_function_concurrency(FunctionName=function[0])["ReservedConcurrentExecutions"] == reserved
+    assert lam.get_function(FunctionName=function[0])["Concurrency"] == {"ReservedConcurrentExecutions": reserved}
+
+
+def test_unreserved_concurrency_is_not_reported(client, function):
+    lam = client("lambda")
+    lam.put_function_concurrency(FunctionName=function[0], ReservedConcurrentExecutions=0)
+    lam.delete_function_concurrency(FunctionName=function[0])
+    assert "Concurrency" not in lam.get_function(FunctionName=function[0])

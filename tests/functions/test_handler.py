@@ -1,6 +1,8 @@
 """The handler end to end against the emulator: records, batch responses, failure paths."""
 
+import threading
 import time
+from types import SimpleNamespace
 
 import pytest
 
@@ -80,6 +82,50 @@ def test_success_record(load_handler, function_env, test_object, capsys, tmp_pat
     assert line["request_id"] == context.aws_request_id
     assert get_object_ids and line["s3_request_id"] == get_object_ids[0]
     assert list(tmp_path.iterdir()) == []  # download_file deleted its file
+
+
+class SteppingClock:
+    """A monotonic clock an hour per reading away from any real one; keeps what it returned."""
+
+    STEP = 3600.0
+
+    def __init__(self):
+        self.readings = []
+        self._lock = threading.Lock()  # download_file reads it from the transfer threads
+
+    def __call__(self) -> float:
+        with self._lock:
+            self.readings.append(1e6 + self.STEP * len(self.readings))
+            return self.readings[-1]
+
+
+@pytest.mark.parametrize("mode", ["download_file", "stream"])
+def test_seconds_come_from_the_monotonic_clock(load_handler, capsys, mode):
+    handler = load_handler()
+    clock = SteppingClock()
+    handler.measure.time = SimpleNamespace(monotonic=clock, time_ns=time.time_ns)
+    before_ms = time.time() * 1000
+
+    response, _ = invoke(handler, sqs_event(body(mode=mode)))
+
+    assert response == {"batchItemFailures": []}
+    [line] = log_records(capsys)
+    first, *later = clock.readings
+    assert line["seconds"] == later[-1] - first  # from before the first request to after the last byte
+    assert line["ttfb_seconds"] in [reading - first for reading in later[:-1]]
+    assert before_ms - 1 <= line["start_ms"] <= line["end_ms"] <= time.time() * 1000 + 1  # epoch times stay real
+
+
+def test_stream_mode_sends_exactly_one_get_object(load_handler, capsys):
+    handler = load_handler()
+    requests = []  # one entry per HTTP request the client sends, retries included
+    handler.s3.meta.events.register("before-send.s3", lambda event_name, **_: requests.append(event_name))
+
+    response, _ = invoke(handler, sqs_event(body(mode="stream")))
+
+    assert response == {"batchItemFailures": []}
+    assert requests == ["before-send.s3.GetObject"]
+    assert log_records(capsys)[0]["mode"] == "stream"
 
 
 def test_download_file_uses_parallel_ranged_gets(load_handler, capsys):

@@ -1,8 +1,11 @@
 """`destroy` after an apply that failed half-way removes what the apply did create.
 
-The apply is made to fail by a log group that already exists under the stack's name (created
-outside Terraform, as a leftover from another tool would be): CreateLogGroup fails while the
-bucket, role and queues are being created alongside it.
+The apply is made to fail by a dead-letter queue that already exists under the stack's name
+with other attributes (created outside Terraform, as a leftover from another tool would be):
+SQS refuses it at once, while the bucket, role, log group and function are created alongside,
+and what waits for that queue (the request queue, the queue mapping) is never started. Failing
+on the first queue keeps the test short: each queue Terraform does create costs ~25 s of the
+provider's confirmation, and test_stack.py already destroys created queues.
 """
 
 from fanout import aws, terraform
@@ -23,21 +26,26 @@ def stack_resources(endpoint: str) -> dict:
         "functions": [f["FunctionName"] for f in client("lambda").list_functions()["Functions"]
                       if f["FunctionName"].startswith(STACK)],  # fmt: skip
         "roles": [r["RoleName"] for r in client("iam").list_roles()["Roles"] if r["RoleName"].startswith(STACK)],
-    }
+        "log groups": [g["logGroupName"] for g in
+                       client("logs").describe_log_groups(logGroupNamePrefix=f"/aws/lambda/{STACK}")["logGroups"]],
+    }  # fmt: skip
 
 
 def test_destroy_after_a_failed_apply_leaves_nothing(emulator):
-    logs = aws.client("logs", REGION, emulator)
-    leftover = f"/aws/lambda/{STACK}-downloader"
-    logs.create_log_group(logGroupName=leftover)
+    sqs = aws.client("sqs", REGION, emulator)
+    leftover = sqs.create_queue(QueueName=f"{STACK}-dlq")["QueueUrl"]  # default retention: not the module's
     try:
         assert fanout("deploy", "--backend", "local", "--stack", STACK, *INPUTS) != 0
         assert terraform.has_state("local", STACK)
-        assert any(stack_resources(emulator).values())  # the apply did create part of the stack
+        created = stack_resources(emulator)
+        assert created["queues"] == [leftover]  # the request queue was never started
+        assert all(created[kind] for kind in ("buckets", "functions", "roles", "log groups")), created
 
         assert fanout("destroy", "--backend", "local", "--stack", STACK) == 0
 
-        assert stack_resources(emulator) == {"buckets": [], "queues": [], "functions": [], "roles": []}
+        assert stack_resources(emulator) == {
+            "buckets": [], "queues": [leftover], "functions": [], "roles": [], "log groups": []
+        }  # fmt: skip
         assert not terraform.has_state("local", STACK)
     finally:
-        logs.delete_log_group(logGroupName=leftover)
+        sqs.delete_queue(QueueUrl=leftover)

@@ -94,9 +94,23 @@ def test_function_configuration(deployed, function):
     assert reserved["ReservedConcurrentExecutions"] == deployed.concurrency
 
 
-def test_function_is_tagged_with_its_stack(deployed, function):
-    tags = deployed.client("lambda").list_tags(Resource=function["FunctionArn"])["Tags"]
-    assert tags["stack"] == STACK
+def test_every_resource_is_tagged_with_project_and_stack(deployed, function):
+    lam, sqs = deployed.client("lambda"), deployed.client("sqs")
+    (mapping,) = lam.list_event_source_mappings(FunctionName=deployed.function_name)["EventSourceMappings"]
+    (group,) = deployed.client("logs").describe_log_groups(logGroupNamePrefix=deployed.log_group)["logGroups"]
+    tag_sets = {
+        "bucket": deployed.client("s3").get_bucket_tagging(Bucket=deployed.bucket)["TagSet"],
+        "queue": sqs.list_queue_tags(QueueUrl=deployed.queue_url)["Tags"],
+        "dead-letter queue": sqs.list_queue_tags(QueueUrl=deployed.dlq_url)["Tags"],
+        "role": deployed.client("iam").list_role_tags(RoleName=function["Role"].rsplit("/", 1)[-1])["Tags"],
+        "log group": deployed.client("logs").list_tags_for_resource(resourceArn=group["logGroupArn"])["tags"],
+        "function": lam.list_tags(Resource=function["FunctionArn"])["Tags"],
+        "queue mapping": lam.list_tags(Resource=mapping["EventSourceMappingArn"])["Tags"],
+    }
+    for resource, tags in tag_sets.items():
+        if isinstance(tags, list):
+            tags = {tag["Key"]: tag["Value"] for tag in tags}
+        assert {key: tags.get(key) for key in ("project", "stack")} == {"project": "s3-fanout", "stack": STACK}, resource
 
 
 def test_event_source_mapping(deployed):
@@ -113,7 +127,7 @@ def test_event_source_mapping(deployed):
 def test_queues(deployed):
     sqs = deployed.client("sqs")
     queue = sqs.get_queue_attributes(QueueUrl=deployed.queue_url, AttributeNames=["All"])["Attributes"]
-    assert int(queue["VisibilityTimeout"]) >= 6 * deployed.timeout
+    assert int(queue["VisibilityTimeout"]) == 6 * deployed.timeout
     assert json.loads(queue["RedrivePolicy"]) == {
         "deadLetterTargetArn": deployed.dlq_arn,
         "maxReceiveCount": deployed.max_receive_count,
@@ -142,10 +156,19 @@ def test_test_object_is_uploaded(deployed):
     assert head["ContentLength"] == deployed.object_size
 
 
-def test_log_group_has_retention(deployed):
+def configured(expression: str) -> str:
+    """`expression` as Terraform evaluates it in the deployed stack's configuration."""
+    inputs = paths.stack_dir("local", STACK) / terraform.INPUTS_FILE
+    result = subprocess.run(["terraform", "console", f"-var-file={inputs}"], input=expression, cwd=paths.INFRA,
+                            env=terraform.environment("local", STACK), capture_output=True, text=True)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip()
+
+
+def test_log_group_has_the_configured_retention(deployed):
     groups = deployed.client("logs").describe_log_groups(logGroupNamePrefix=deployed.log_group)["logGroups"]
     assert [g["logGroupName"] for g in groups] == [deployed.log_group]
-    assert groups[0]["retentionInDays"] > 0
+    assert groups[0]["retentionInDays"] == int(configured("var.log_retention_days"))
 
 
 def test_role_grants_only_the_stacks_resources(deployed, function):

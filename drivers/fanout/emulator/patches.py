@@ -32,6 +32,12 @@ Lambda
 - mappings_listed_by_function_name_or_arn: AWS's ListEventSourceMappings resolves FunctionName
   (name or ARN) to the function. moto compares it with the text the mapping was created with;
   Terraform creates the mapping with the function's ARN, so listing by name found nothing.
+- reserved_concurrency_zero_reported: AWS's GetFunction returns `Concurrency` whenever reserved
+  concurrency is set, 0 included (a function that may not run at all): the Terraform provider
+  reads reserved_concurrent_executions from that field and takes its absence for -1,
+  unreserved, so a value of 0 could never plan clean if AWS left it out. moto tests the value for
+  truth and drops 0, which a reader of GetFunction (the local function host) would take for
+  "no limit".
 
 S3
 - bucket_policies_see_secure_transport: AWS evaluates the usual deny-plain-HTTP statement
@@ -62,7 +68,7 @@ import threading
 from moto import backends
 from moto.awslambda import responses as lambda_responses
 from moto.awslambda.exceptions import UnknownFunctionException
-from moto.awslambda.models import LambdaBackend, lambda_backends
+from moto.awslambda.models import LambdaBackend, LambdaFunction, lambda_backends
 from moto.core.utils import unix_time, unix_time_millis
 from moto.iam.access_control import IAMPolicy, PermissionResult
 from moto.moto_api._internal import urls as moto_api_urls
@@ -238,6 +244,19 @@ def mappings_listed_by_function_name_or_arn() -> None:
     LambdaBackend.list_event_source_mappings = list_event_source_mappings
 
 
+def reserved_concurrency_zero_reported() -> None:
+    """GetFunction reports a reserved concurrency of 0, as it does any other value."""
+    stock_get_code = LambdaFunction.get_code
+
+    def get_code(function):
+        code = stock_get_code(function)
+        if function.reserved_concurrency is not None:
+            code["Concurrency"] = {"ReservedConcurrentExecutions": int(function.reserved_concurrency)}
+        return code
+
+    LambdaFunction.get_code = get_code
+
+
 def bucket_policies_see_secure_transport() -> None:
     """Bucket policy statements that apply only to plain-HTTP requests are skipped: the
     emulator's requests stand for TLS ones. Statements with any other condition are left to
@@ -279,6 +298,7 @@ PATCHES = (
     receives_never_share_a_message,
     lambda_code_location_served_locally,
     mappings_listed_by_function_name_or_arn,
+    reserved_concurrency_zero_reported,
     bucket_policies_see_secure_transport,
     server_routing_lists_modules_once,
 )

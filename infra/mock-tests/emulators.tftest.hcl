@@ -1,0 +1,54 @@
+# The two kinds of endpoint: the local backend's embedded emulator (moto), whose differences
+# follow var.embedded_emulator, and any other emulator (LocalStack...), which gets the AWS
+# configuration. The AWS provider is mocked; see aws.tftest.hcl.
+
+mock_provider "aws" {
+  source = "./mock-tests/mocks"
+}
+
+variables {
+  stack    = "plan-test"
+  zip_path = "versions.tf"
+  endpoint = "http://127.0.0.1:4566"
+}
+
+run "the_embedded_emulator_gets_a_disabled_mapping_and_no_saved_queries" {
+  command = plan
+
+  variables {
+    embedded_emulator = true
+  }
+
+  assert {
+    condition     = !aws_lambda_event_source_mapping.requests.enabled
+    error_message = "On the embedded emulator the local function host polls: the mapping must be disabled."
+  }
+  assert {
+    condition     = length(aws_cloudwatch_query_definition.saved) == 0
+    error_message = "moto lacks PutQueryDefinition: no saved queries on the embedded emulator."
+  }
+}
+
+run "another_emulator_gets_what_aws_gets" {
+  command = plan
+
+  assert {
+    condition     = aws_lambda_event_source_mapping.requests.enabled
+    error_message = "An endpoint alone must not disable the mapping: nothing else would consume the queue."
+  }
+  assert {
+    condition     = toset(keys(aws_cloudwatch_query_definition.saved)) == fileset("../queries", "*.logsinsights")
+    error_message = "An endpoint alone must not skip the saved queries."
+  }
+}
+
+run "the_embedded_emulator_needs_an_endpoint" {
+  command = plan
+
+  variables {
+    endpoint          = ""
+    embedded_emulator = true
+  }
+
+  expect_failures = [aws_lambda_event_source_mapping.requests]
+}

@@ -13,6 +13,8 @@ MESSAGES    ?=
 MULTIPLIER  ?= 10
 TAG         ?= default
 RUN         ?= latest
+TIMEOUT     ?= 1800
+HOST        ?= 1
 QUERY       ?= download-percentiles
 PYTHON      ?= python3
 
@@ -29,6 +31,8 @@ help: ## List the targets and the variables they read
 	@echo "Variables: BACKEND=$(BACKEND) STACK=$(STACK) CONCURRENCY=$(CONCURRENCY) MEMORY=$(MEMORY)"
 	@echo "  OBJECT_SIZE=$(OBJECT_SIZE) REGION=$(REGION) ARCH=$(ARCH) MODE=$(MODE) TAG=$(TAG)"
 	@echo "  MESSAGES=$(MESSAGES) MULTIPLIER=$(MULTIPLIER) RUN=$(RUN) QUERY=$(QUERY)"
+	@echo "  TIMEOUT=$(TIMEOUT) (wait gives up after this many seconds)"
+	@echo "  HOST=$(HOST) (local backend: wait hosts the function; HOST=0 when \`make run\` does)"
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -71,8 +75,8 @@ fire: venv ## Send MESSAGES (default MULTIPLIER x CONCURRENCY) messages tagged T
 	$(FANOUT) fire $(TARGET) --multiplier $(MULTIPLIER) --tag $(TAG) \
 	  $(if $(MESSAGES),--messages $(MESSAGES)) $(if $(filter command line,$(origin MODE)),--mode $(MODE))
 
-wait: venv ## Wait until every message of RUN is done, failed or dead-lettered
-	$(FANOUT) wait $(TARGET) --run $(RUN)
+wait: venv ## Wait until every message of RUN is accounted for (TIMEOUT, HOST)
+	$(FANOUT) wait $(TARGET) --run $(RUN) --timeout $(TIMEOUT) $(if $(filter 0,$(HOST)),--no-host)
 
 query: venv ## Run the saved query QUERY against the stack's logs
 	$(FANOUT) insights queries/$(QUERY).logsinsights $(TARGET)

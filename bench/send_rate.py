@@ -2,17 +2,25 @@
 
 Both send the same bodies to a fresh queue each (the emulator's SendMessageBatch slows down as
 a queue fills, so sharing one would favour whichever goes first). The figure is the ratio of
-the two rates, measured in the same run. Target: >= 5x.
+the two rates; one measurement of it varies a lot on a shared two-core machine, so it is taken
+REPEATS times, interleaved (each repeat measures both, alternating which goes first, so that
+drift in the machine's load hits both alike) and the median is reported. Target: >= 5x.
 
-Two endpoints are measured. On loopback both loops compete with the one emulator process for
-two cores, so the emulator's CPU caps the ratio near 2x whatever the client does. A real SQS
-endpoint is a network round trip away, which is what parallel sends hide: the second
-measurement runs the emulator with every response delayed by ROUND_TRIP_MS (an assumed
-in-region round trip, stated with the result). BENCH_SEND_ENDPOINT measures another endpoint
-instead (with BENCH_SEND_REGION, default us-east-1).
+Two endpoints are measured, and only the second says anything about fire:
+- loopback: the emulator is one Python process, so it serves at most one core's worth of
+  requests (the GIL), and the sequential loop alone keeps it busy most of the time (measured:
+  about 60% of the wall time, 85% under fire). Parallel sends can only add the rest, so the
+  ratio stays below 2x whatever the client does: a bound of the server, not of fire.
+- a simulated round trip: the emulator delays every response by ROUND_TRIP_MS (an assumed
+  in-region round trip to SQS), so a send spends its time waiting, as it does against AWS,
+  whose SQS is not CPU bound for one client. That waiting is what parallel sends hide. fire's
+  rate here still reaches the emulator's CPU bound (about its loopback rate), so on AWS the
+  ratio would be higher: this one is a lower bound.
+BENCH_SEND_ENDPOINT measures another endpoint instead (with BENCH_SEND_REGION, default us-east-1).
 """
 
 import os
+import statistics
 import time
 import uuid
 
@@ -20,10 +28,19 @@ from bench._emulator import serve
 from fanout import aws, fire
 
 MESSAGES = int(os.environ.get("BENCH_SEND_MESSAGES", "1000"))
+REPEATS = int(os.environ.get("BENCH_SEND_REPEATS", "5"))
 TARGET_RATIO = 5.0
-
-
 ROUND_TRIP_MS = 20
+
+LOOPBACK_NOTE = (
+    "  not fire's gain: the emulator is one Python process, CPU bound serving even the\n"
+    "  sequential loop, so parallel sends cannot make it answer much faster"
+)
+ROUND_TRIP_NOTE = (
+    f"  each response delayed {ROUND_TRIP_MS} ms, as an in-region round trip to SQS on AWS:\n"
+    "  the waiting that parallel sends hide; the target applies here. fire still meets\n"
+    "  the emulator's CPU bound (its loopback rate), so on AWS the ratio would be higher"
+)
 
 
 def main() -> None:
@@ -33,23 +50,41 @@ def main() -> None:
         measure(endpoint, region, "given endpoint")
         return
     with serve() as endpoint:
-        measure(endpoint, region, "emulator on loopback")
+        measure(endpoint, region, "emulator on loopback", LOOPBACK_NOTE)
     with serve("--latency-ms", str(ROUND_TRIP_MS)) as endpoint:
-        measure(endpoint, region, f"emulator {ROUND_TRIP_MS} ms round trip away")
+        measure(endpoint, region, f"emulator {ROUND_TRIP_MS} ms round trip away", ROUND_TRIP_NOTE)
 
 
-def measure(endpoint: str, region: str, where: str) -> None:
+def measure(endpoint: str, region: str, where: str, note: str = "") -> None:
     bodies = [(seq, fire.message_body("bench", seq, "bench", None, False)) for seq in range(MESSAGES)]
-    baseline = _rate(endpoint, region, lambda sqs, url: _sequential(sqs, url, bodies))
-    ours = _rate(
-        endpoint, region, lambda sqs, url: fire.send(sqs, url, bodies, fire.DEFAULT_WORKERS), fire.DEFAULT_WORKERS
-    )
-    ratio = ours / baseline
+
+    def sequential():
+        return _rate(endpoint, region, lambda sqs, url: _sequential(sqs, url, bodies))
+
+    def parallel():
+        return _rate(endpoint, region, lambda sqs, url: fire.send(sqs, url, bodies, fire.DEFAULT_WORKERS),
+                     fire.DEFAULT_WORKERS)  # fmt: skip
+
+    ours, baseline = [], []
+    for repeat in range(REPEATS):
+        if repeat % 2:
+            ours.append(parallel())
+            baseline.append(sequential())
+        else:
+            baseline.append(sequential())
+            ours.append(parallel())
+    ratios = sorted(o / b for o, b in zip(ours, baseline))
+    ratio = statistics.median(ratios)
     verdict = "meets" if ratio >= TARGET_RATIO else "below"
     print(
-        f"send_rate: {MESSAGES} messages, {where}: fire {ours:,.0f} msgs/s ({fire.DEFAULT_WORKERS} workers), "
-        f"sequential SendMessageBatch loop {baseline:,.0f} msgs/s: {ratio:.2f}x ({verdict} the {TARGET_RATIO:g}x target)"
+        f"send_rate, {where}: {MESSAGES} messages x {REPEATS} repeats\n"
+        f"  median ratio {ratio:.2f}x (from {ratios[0]:.2f}x to {ratios[-1]:.2f}x): "
+        f"{verdict} the {TARGET_RATIO:g}x target\n"
+        f"  medians: fire {statistics.median(ours):,.0f} msgs/s ({fire.DEFAULT_WORKERS} workers), "
+        f"sequential loop {statistics.median(baseline):,.0f} msgs/s"
     )
+    if note:
+        print(note)
 
 
 def _rate(endpoint, region, send, pool=10) -> float:
@@ -67,3 +102,7 @@ def _sequential(sqs, url, bodies) -> None:
     for i in range(0, len(bodies), fire.BATCH):
         entries = [{"Id": str(seq), "MessageBody": body} for seq, body in bodies[i : i + fire.BATCH]]
         sqs.send_message_batch(QueueUrl=url, Entries=entries)
+
+
+if __name__ == "__main__":
+    main()

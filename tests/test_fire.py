@@ -7,13 +7,21 @@ everything else reaches the real queue.
 
 import json
 import math
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
 import uuid
-from dataclasses import fields
+from dataclasses import asdict, fields
 from fractions import Fraction
+from importlib import metadata
 
 import pytest
 
-from fanout import aws, cli, fire, runs
+from fanout import aws, cli, costs, fire, paths, runs
+from fanout.errors import UsageError
 from fanout.stack import Stack
 
 REGION = "us-east-1"
@@ -117,28 +125,112 @@ def make_stack(emulator, url, **overrides) -> Stack:
     values = {f.name: f.type() if f.type in (int, str) else None for f in fields(Stack)}
     values.update(backend="local", stack="unit", region=REGION, endpoint=emulator, queue_url=url,
                   queue_arn="arn:aws:sqs:us-east-1:123456789012:unit", concurrency=4, memory=512,
-                  object_size=2**20, download_mode="download_file", architecture="x86_64", **overrides)
+                  object_size=2**20, download_mode="download_file", architecture="x86_64")
+    values.update(overrides)
     return Stack(**values)
 
 
 def test_fire_records_the_run_and_marks_the_bodies(queue, emulator, results):
     sqs, url = queue
+    before_ms = time.time_ns() // 1_000_000
     record = fire.fire(make_stack(emulator, url), 25, "exp-1", "stream", Fraction(1, 5), workers=4)
+    after_ms = time.time_ns() // 1_000_000
     assert runs.resolve(runs.LATEST) == record["run_id"]
     saved = runs.load(record["run_id"])
     assert saved == record
-    assert saved["sent"] == 25 and saved["failed_seqs"] == []
-    assert saved["parameters"] | {"mode_from": None} == {
-        "messages": 25, "experiment_tag": "exp-1", "mode": "stream", "mode_from": None,
+    bodies = drain(sqs, url)
+    assert saved["sent"] == len(bodies) == 25 and saved["failed_seqs"] == [] and saved["send_status"] == "complete"
+    assert saved["backend"] == "local" and saved["stack"]["queue_url"] == url
+    assert before_ms <= saved["first_send_ms"] <= saved["last_send_ms"] <= after_ms
+    assert saved["parameters"] == {
+        "messages": 25, "experiment_tag": "exp-1", "mode": "stream", "mode_from": "fire --mode",
         "inject_failures": "1/5", "send_workers": 4,
     }  # fmt: skip
-    assert saved["stack"]["queue_url"] == url and saved["version"]
-    bodies = drain(sqs, url)
+    assert saved["version"].startswith(metadata.version("s3-fanout"))
     assert sorted(b["seq"] for b in bodies) == list(range(25))
     assert {b["run_id"] for b in bodies} == {record["run_id"]}
     assert {b["experiment_tag"] for b in bodies} == {"exp-1"} and {b["mode"] for b in bodies} == {"stream"}
     assert sorted(b["seq"] for b in bodies if b.get("inject_failure")) == saved["injected_seqs"]
     assert len(saved["injected_seqs"]) == 5
+
+
+@pytest.mark.skipif(shutil.which("git") is None or not (paths.REPO / ".git").exists(), reason="needs a git checkout")
+def test_run_json_names_the_commit(queue, emulator, results):
+    _, url = queue
+    record = fire.fire(make_stack(emulator, url), 1, "t", None, None, workers=1)
+    commit = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=paths.REPO, capture_output=True,
+                            text=True, check=True).stdout.strip()  # fmt: skip
+    assert f"+g{commit}" in record["version"]
+
+
+# Fires at a queue of the test's emulator in a process of its own, so that it can be signalled.
+FIRE_SCRIPT = """
+import json, signal, sys
+from fanout import fire
+from fanout.stack import Stack
+signal.signal(signal.SIGINT, signal.default_int_handler)  # a shell may start jobs with it ignored
+fire.fire(Stack.from_outputs("local", json.loads(sys.argv[1])), int(sys.argv[2]), "t", None, None, workers=1)
+"""
+
+
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_a_stopped_fire_records_exactly_what_reached_the_queue(queue, emulator, results, stop):
+    sqs, url = queue
+    outputs = {k: v for k, v in asdict(make_stack(emulator, url)).items() if k != "backend"}
+    count = 50_000  # far more than one worker sends before the signal lands
+    process = subprocess.Popen([sys.executable, "-c", FIRE_SCRIPT, json.dumps(outputs), str(count)],
+                               env=dict(os.environ, FANOUT_RESULTS=str(results)), stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while not queue_length(sqs, url):
+            assert process.poll() is None, process.stderr.read()
+            assert time.monotonic() < deadline, "fire sent nothing within a minute"
+            time.sleep(0.05)
+        assert runs.load(runs.LATEST)["send_status"] == "sending"  # a record exists while sending
+    except BaseException:
+        process.kill()
+        raise
+    process.send_signal(stop)
+    process.wait(timeout=60)
+    record = runs.load(runs.LATEST)
+    seqs = sorted(body["seq"] for body in drain(sqs, url))
+    assert record["send_status"] == "interrupted"
+    assert 0 < record["sent"] == len(seqs) < count
+    assert fire.sent_seqs(record) == seqs
+    assert record["failed_seqs"] == sorted(set(range(count)) - set(seqs))
+    assert record["first_send_ms"] <= record["last_send_ms"]
+
+
+def queue_length(sqs, url) -> int:
+    attributes = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages"])
+    return int(attributes["Attributes"]["ApproximateNumberOfMessages"])
+
+
+def test_every_aws_fire_prints_the_estimate(capsys, emulator):
+    fire.check_cost(make_stack(emulator, "", backend="aws"), 100, "download_file", confirmed=False)
+    lines = capsys.readouterr().out.splitlines()  # the console is 80 columns wide here
+    assert len(lines) == len(costs.describe(costs.estimate(100, 512, 2**20, "download_file")))  # none wrapped
+    assert lines[0].startswith("estimated AWS cost $") and "drivers/fanout/costs.py" in lines[1]
+    fire.check_cost(make_stack(emulator, ""), 100, "download_file", confirmed=False)
+    assert capsys.readouterr().out == ""  # the local backend costs nothing
+
+
+def test_yes_confirms_a_large_or_costly_run(emulator):
+    many = make_stack(emulator, "")
+    costly = make_stack(emulator, "", memory=10240, object_size=10 * 2**30)
+    few = 1000
+    assert costs.estimate(few, costly.memory, costly.object_size, "stream").total > costs.CONFIRM_USD
+    for stack, count in ((many, costs.CONFIRM_MESSAGES + 1), (costly, few)):
+        with pytest.raises(UsageError, match="without --yes"):
+            fire.check_cost(stack, count, "stream", confirmed=False)
+        fire.check_cost(stack, count, "stream", confirmed=True)
+
+
+def test_no_run_above_the_cap_even_with_yes(emulator):
+    with pytest.raises(UsageError, match=f"at most {costs.MAX_MESSAGES:,} per run, even with --yes"):
+        fire.check_cost(make_stack(emulator, ""), costs.MAX_MESSAGES + 1, "stream", confirmed=True)
+    fire.check_cost(make_stack(emulator, ""), costs.MAX_MESSAGES, "stream", confirmed=True)
 
 
 def test_a_newer_run_becomes_latest(queue, emulator, results):
@@ -180,6 +272,14 @@ def test_fire_without_a_deployed_stack_is_one_line(capsys, results, emulator):
     code, err = one_line_error(capsys, ["fire", "--stack", "not-deployed", "--messages", "5"])
     assert code == 1 and "not-deployed" in err and "make deploy" in err
     assert not results.exists()
+
+
+@pytest.mark.parametrize("command", ["wait", "report"])
+def test_wait_and_report_without_the_stack_are_one_line(capsys, queue, emulator, results, command):
+    _, url = queue
+    fire.fire(make_stack(emulator, url), 2, "t", None, None, workers=1)  # a run of stack "unit", never deployed
+    code, err = one_line_error(capsys, [command, "--stack", "unit"])
+    assert code == 1 and "no stack 'unit'" in err and "make deploy" in err
 
 
 @pytest.mark.parametrize("command", ["wait", "report"])

@@ -1,12 +1,15 @@
-"""Report computations against expectations computed independently with numpy."""
+"""Report computations against expectations computed independently with numpy, and the report's
+console and files read as a user would."""
 
 import csv
+import io
 import json
 
 import numpy as np
 import pytest
+from rich.console import Console
 
-from fanout import concurrency, insights, report, runs
+from fanout import cells, concurrency, insights, plots, report, runs
 
 RUN = "20250101T000000Z-abc123"
 CELLS = [(512, 4, "download_file", "a"), (1024, 4, "download_file", "a"), (1024, 8, "stream", "b")]
@@ -47,11 +50,11 @@ def test_steady_window_is_the_middle_80_percent():
     assert high == pytest.approx(ends.max() - 0.1 * span)
 
 
-def synthetic_records(seed=0, per_cell=60):
-    """Download records of RUN for three cells, plus an error record and another run's record."""
+def synthetic_records(seed=0, per_cell=60, cell_keys=CELLS):
+    """Download records of RUN for each cell, plus an error record and another run's record."""
     rng = np.random.default_rng(seed)
     records, seq, t0 = [], 0, 1_700_000_000_000
-    for memory, limit, mode, tag in CELLS:
+    for memory, limit, mode, tag in cell_keys:
         for _ in range(per_cell):
             seconds = float(rng.lognormal(0, 0.5))
             size = int(rng.choice([2**20, 64 * 2**20]))
@@ -77,9 +80,9 @@ def test_percentile_table_matches_numpy():
     records, other = synthetic_records()
     query = insights.restrict(insights.load_query("download-percentiles"), f'run_id = "{RUN}"')
     table = report.percentile_table(insights.evaluate(query, as_events(records + [other])).rows)
-    assert sorted(report.cell_of(row) for row in table) == sorted(CELLS)
+    assert sorted(cells.key(row) for row in table) == sorted(CELLS)
     for row in table:
-        cell = [r for r in records if r["event"] == "download" and report.cell_of(r) == report.cell_of(row)]
+        cell = [r for r in records if r["event"] == "download" and cells.key(r) == cells.key(row)]
         seconds = np.array([r["seconds"] for r in cell])
         mb_per_s = np.array([r["bytes"] for r in cell]) / seconds / 1e6
         assert row["n"] == len(cell)
@@ -99,7 +102,7 @@ def test_run_records_keep_only_the_runs_records():
 
 def test_achieved_concurrency_and_cold_starts():
     records, _ = synthetic_records(seed=3)
-    cell = [r for r in records if report.cell_of(r) == CELLS[2]]
+    cell = [r for r in records if cells.key(r) == CELLS[2]]
     starts = np.array([r["start_ms"] for r in cell])
     ends = np.array([r["end_ms"] for r in cell])
     result = report.achieved_concurrency(cell)
@@ -109,9 +112,9 @@ def test_achieved_concurrency_and_cold_starts():
     assert result["cold_start_share"] == pytest.approx(np.mean([r["cold_start"] for r in cell]), abs=1e-4)
 
 
-def summary_of(records, sent, dead=()):
+def summary_of(records, sent, dead=(), lambda_report=(), backend="local"):
     record = {
-        "run_id": RUN, "backend": "local", "first_send_ms": 1_700_000_000_000, "last_send_ms": 1_700_000_000_100,
+        "run_id": RUN, "backend": backend, "first_send_ms": 1_700_000_000_000, "last_send_ms": 1_700_000_000_100,
         "send_rate_per_s": 100.0, "version": "test", "failed_seqs": [], "sent": sent,
         "parameters": {"messages": sent, "experiment_tag": "a", "mode": "download_file", "mode_from": "stack default",
                        "inject_failures": None},
@@ -119,16 +122,65 @@ def summary_of(records, sent, dead=()):
                   "architecture": "x86_64", "timeout": 60, "batch_size": 1, "max_receive_count": 5,
                   "bucket": "b", "object_key": "k", "object_size": 2**20},
     }  # fmt: skip
-    query = insights.restrict(insights.load_query("download-percentiles"), f'run_id = "{RUN}"')
-    table = report.percentile_table(insights.evaluate(query, as_events(records)).rows)
+    table = percentile_rows(records)
     downloads = [r for r in records if r["event"] == "download"]
-    cells = [dict(row, **report.achieved_concurrency([d for d in downloads if report.cell_of(d) == report.cell_of(row)]))
-             for row in table]
     return {
-        "run": record, "counts": report.counts(record, records, table), "cells": cells,
+        "run": record, "counts": report.counts(record, records, table), "cells": report.join_cells(table, downloads),
         "steady_definition": concurrency.STEADY_DEFINITION, "errors": [], "dead_lettered": list(dead),
-        "cold_starts": [], "lambda_report": [], "records": records,
+        "cold_starts": [], "lambda_report": list(lambda_report), "records": records,
     }  # fmt: skip
+
+
+def percentile_rows(records):
+    """The run's percentile table as the query path gives it: the saved query, evaluated locally."""
+    query = insights.restrict(insights.load_query("download-percentiles"), f'run_id = "{RUN}"')
+    return report.percentile_table(insights.evaluate(query, as_events(records)).rows)
+
+
+@pytest.mark.parametrize("tags", [("1", "007"), ("007", "1.50", "2e3")])
+def test_numeric_looking_tags_keep_their_cells(tags):
+    keys = [(1024, 8, "stream", tag) for tag in tags]
+    records, _ = synthetic_records(seed=5, per_cell=15, cell_keys=keys)
+    joined = report.join_cells(percentile_rows(records), [r for r in records if r["event"] == "download"])
+    assert len(joined) == len(tags)
+    for cell in joined:
+        own = [r for r in records if r["event"] == "download" and cells.key(r) == cells.key(cell)]
+        assert len(own) == cell["n"] and cell["target"] == 8
+        assert cell["peak_concurrency"] == concurrency.peak([(r["start_ms"], r["end_ms"]) for r in own])
+
+
+def test_cells_come_in_numeric_order():
+    keys = [(10240, 8, "stream", "a"), (512, 16, "stream", "a"), (1024, 8, "stream", "a"), (512, 4, "stream", "a")]
+    expected = sorted(keys, key=lambda k: (k[0], k[1]))
+    records, _ = synthetic_records(per_cell=3, cell_keys=keys)
+    downloads = [r for r in records if r["event"] == "download"]
+    assert [cells.key(c) for c in report.join_cells(percentile_rows(records), downloads)] == expected
+    assert list(plots._by_cell(downloads)) == [cells.label(dict(zip(cells.FIELDS, k))) for k in expected]
+
+
+def report_lines(events):
+    """REPORT lines of Lambda's plain-text log format, evaluated with the saved lambda-report query."""
+    return insights.evaluate(insights.load_query("lambda-report"), events).rows
+
+
+def test_one_cell_console_report_fits_80_columns(monkeypatch):
+    records, _ = synthetic_records(per_cell=40, cell_keys=CELLS[:1])
+    rng = np.random.default_rng(1)
+    events = [
+        {"timestamp": 1_700_000_000_000 + i, "message": f"REPORT RequestId: {i}\tDuration: {d:.2f} ms\tBilled Duration: "
+         f"{int(d) + 1} ms\tMemory Size: 1024 MB\tMax Memory Used: {int(rng.integers(70, 95))} MB"}
+        for i, d in enumerate(rng.uniform(30, 9000, 80))
+    ]  # fmt: skip
+    summary = summary_of(records, sent=len(records), dead=[records[-1]["seq"]], lambda_report=report_lines(events))
+    assert not report.warnings(summary)
+    output = io.StringIO()
+    monkeypatch.setattr(report, "console", Console(file=output, width=200))  # wide: nothing wraps
+    report.show(summary)
+    lines = [line.rstrip() for line in output.getvalue().splitlines()]
+    assert max(map(len, lines)) <= 80, "\n".join(line for line in lines if len(line) > 80)
+    assert sum(line.startswith("cell: ") for line in lines) == 1  # the shared cell, once
+    assert not any(title in line for line in lines for title in cells.TITLES if line.lstrip().startswith(title))
+    assert f"percentiles: {report.PERCENTILES['local']}" in lines
 
 
 def test_report_files(tmp_path, monkeypatch):
@@ -147,6 +199,9 @@ def test_report_files(tmp_path, monkeypatch):
         assert (folder / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert f"]({name})" in (folder / "report.md").read_text()
     assert runs.run_dir(RUN) == folder
+    text = (folder / "report.md").read_text()
+    assert f"Percentiles: {report.PERCENTILES['local']}." in text
+    assert "## Throughput (Mbit/s)" in text and "`mbps` of records.jsonl is Mbit/s" in text
 
 
 def test_missing_records_are_warned_about():

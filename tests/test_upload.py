@@ -1,12 +1,15 @@
 """The test object upload against the emulator: streamed multipart, skip when present, errors."""
 
 import hashlib
+import io
 import uuid
 import zlib
 
 import boto3
 import pytest
+from rich.console import Console
 
+from fanout import upload
 from fanout.errors import FanoutError
 from fanout.stack import Stack
 from fanout.upload import MAX_PARTS, MIN_PART_SIZE, RandomBytes, ensure_object, part_size
@@ -53,6 +56,23 @@ def test_uploads_random_bytes_in_parallel_parts(s3, make_stack, capsys):
     data = s3.get_object(Bucket=stack.bucket, Key=stack.object_key)["Body"].read()
     assert len(zlib.compress(data[: 4 * MIB], 1)) > 4 * MIB  # random: does not compress
     assert "uploaded" in capsys.readouterr().err
+
+
+def test_output_off_a_terminal_is_plain_lines(s3, make_stack, capsys):
+    stack = make_stack(MIB)
+    ensure_object(stack)
+    lines = capsys.readouterr().err.splitlines()  # stderr is not a terminal here
+    assert lines == [lines[0], f"  s3://{stack.bucket}/{stack.object_key}", lines[2]]
+    assert lines[0].startswith("uploading") and lines[2].startswith("uploaded 1 MiB in ")
+
+
+def test_the_progress_bar_fits_80_columns(s3, make_stack, monkeypatch):
+    terminal = io.StringIO()
+    monkeypatch.setattr(upload, "console", Console(file=terminal, force_terminal=True, width=80))
+    ensure_object(make_stack(2 * MIN_PART_SIZE))
+    screen = terminal.getvalue()
+    assert "━" in screen  # the bar was drawn
+    assert "…" not in screen  # and no column was cut short to fit
 
 
 def test_present_object_of_the_right_size_is_kept(s3, make_stack, capsys):

@@ -11,7 +11,7 @@ while the last downloads finish; the mean over it is the concurrency the run sus
 """
 
 STEADY_FRACTION = 0.8
-STEADY_DEFINITION = "middle 80% of the span from the first download start to the last download end"
+STEADY_DEFINITION = "middle 80% of the span from first download start to last end"
 
 
 def steps(intervals: list[tuple[float, float]]) -> list[tuple[float, int]]:

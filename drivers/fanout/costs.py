@@ -1,14 +1,13 @@
 """What a run would cost on AWS: the one table of prices, and the estimate fire prints.
 
 The estimate guards against typing one zero too many: `fanout fire` refuses a run above
-CONFIRM_MESSAGES messages or CONFIRM_USD dollars unless given --yes, and prints this estimate
-(with the prices and assumptions it used) either way it is asked.
+CONFIRM_MESSAGES messages or CONFIRM_USD dollars unless given --yes, and refuses one above
+MAX_MESSAGES even with --yes. It prints this estimate, with the prices and assumptions behind
+it, on every fire at AWS and whenever it refuses a run.
 """
 
 import math
 from dataclasses import dataclass
-
-from fanout.sizes import format_size
 
 # On-demand list prices in USD for us-east-1 (N. Virginia), as published on the AWS pricing
 # pages in 2025. Other regions differ (some by 10-40%), free tiers and savings plans are ignored.
@@ -30,11 +29,16 @@ SQS_REQUESTS_PER_MESSAGE = 0.1 + 1 + 1
 
 CONFIRM_MESSAGES = 100_000
 CONFIRM_USD = 10.0
+# No experiment here needs more: 1,000 concurrent functions x 1,000 downloads each. A run of
+# more is a typo, and its message bodies alone would fill the sender's memory.
+MAX_MESSAGES = 1_000_000
 
 
 @dataclass(frozen=True)
 class Estimate:
     messages: int
+    memory_mb: int
+    architecture: str
     seconds_each: float
     gb_seconds: float
     lambda_compute: float
@@ -58,35 +62,38 @@ def estimate(
     seconds_each = object_size / (ASSUMED_MIB_PER_S * 1024**2)
     gb_seconds = messages * seconds_each * memory_mb / 1024
     gets_each = math.ceil(object_size / PART_SIZE) if mode == "download_file" else 1
-    rate = PRICES["lambda_gb_second"].get(architecture, PRICES["lambda_gb_second"]["x86_64"])
     return Estimate(
         messages=messages,
+        memory_mb=memory_mb,
+        architecture=architecture,
         seconds_each=seconds_each,
         gb_seconds=gb_seconds,
-        lambda_compute=gb_seconds * rate,
+        lambda_compute=gb_seconds * _gb_second_price(architecture),
         lambda_requests=messages * PRICES["lambda_request"],
         sqs_requests=messages * SQS_REQUESTS_PER_MESSAGE * PRICES["sqs_request"],
         s3_gets=messages * gets_each * PRICES["s3_get"],
     )
 
 
-def describe(est: Estimate, memory_mb: int, object_size: int) -> str:
-    """One line: the total, its parts, and the assumptions and prices behind them."""
+def describe(est: Estimate) -> list[str]:
+    """The estimate in three lines that fit 80 columns: total and parts, assumptions, prices."""
+    requests = est.lambda_requests + est.sqs_requests + est.s3_gets
+    return [
+        f"estimated AWS cost ${est.total:,.2f}: Lambda ${est.lambda_compute:,.2f} "
+        f"({est.gb_seconds:,.0f} GB-s) + requests ${requests:,.2f}",
+        f"  at {ASSUMED_MIB_PER_S} MiB/s per download; {PRICES_REGION} prices ({PRICES_DATE}): "
+        "drivers/fanout/costs.py",
+        f"  {price_list(est.architecture)}",
+    ]
+
+
+def price_list(architecture: str) -> str:
+    """The prices the estimate uses: per GB-second, and per million requests."""
     return (
-        f"estimated AWS cost of {est.messages:,} messages: ${est.total:,.2f} "
-        f"(Lambda {est.gb_seconds:,.0f} GB-s at {memory_mb} MB = ${est.lambda_compute:,.2f}, "
-        f"Lambda requests ${est.lambda_requests:,.2f}, SQS ${est.sqs_requests:,.2f}, "
-        f"S3 GET ${est.s3_gets:,.2f}; assumes {format_size(object_size)} read at "
-        f"{ASSUMED_MIB_PER_S} MiB/s = {est.seconds_each:.3g} s each; {price_list()})"
+        f"Lambda ${_gb_second_price(architecture):.10f}/GB-s, ${PRICES['lambda_request'] * 1e6:.2f}/M "
+        f"requests; SQS ${PRICES['sqs_request'] * 1e6:.2f}/M; S3 GET ${PRICES['s3_get'] * 1e6:.2f}/M"
     )
 
 
-def price_list() -> str:
-    """The prices the estimate uses, with their region and date."""
-    gb_s = PRICES["lambda_gb_second"]
-    return (
-        f"{PRICES_REGION} list prices of {PRICES_DATE}, other regions differ: "
-        f"Lambda ${gb_s['x86_64']:.10f}/GB-s x86_64, ${gb_s['arm64']:.10f}/GB-s arm64, "
-        f"${PRICES['lambda_request'] * 1e6:.2f}/M requests; SQS ${PRICES['sqs_request'] * 1e6:.2f}/M "
-        f"requests; S3 GET ${PRICES['s3_get'] * 1e3:.4f}/1k"
-    )
+def _gb_second_price(architecture: str) -> float:
+    return PRICES["lambda_gb_second"].get(architecture, PRICES["lambda_gb_second"]["x86_64"])

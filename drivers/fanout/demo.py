@@ -1,24 +1,26 @@
 """`fanout demo`: the whole experiment on the local backend, with small defaults.
 
 Starts the emulator (if none runs), deploys the stack DEMO_STACK, fires MULTIPLIER x CONCURRENCY
-messages, hosts the function while waiting for every message, prints the report, then destroys
-the stack: with `terraform destroy` when the emulator was already running, and by stopping the
+messages, hosts the function while waiting for every message, prints the report, then tears
+down: with `terraform destroy` when the emulator was already running, and by stopping the
 emulator (which holds every resource) and deleting the stack's state when the demo started it.
-results/<run_id>/ stays.
+results/<run_id>/ stays. Terraform's output goes to the stack's terraform.log, not the screen.
 
-Teardown always runs: Ctrl-C or SIGTERM at any point (even during deploy) goes to the `finally`
-that destroys the stack; further Ctrl-Cs during teardown are ignored so that it completes.
+Teardown always runs: Ctrl-C or SIGTERM at any point (even during deploy, where Terraform is
+asked to stop gracefully first) leads to the teardown, and further ones during the teardown
+only print a note. An interrupted demo exits 130 once torn down. A demo whose wait ended with
+messages unaccounted for tears down too, then fails: its tables would be missing downloads.
 """
 
 import argparse
-import signal
 import time
 from contextlib import contextmanager
 
 from rich.console import Console
 
-from fanout import deploy, fire, report, runs, stack, wait
+from fanout import deploy, fire, interrupts, report, runs, stack, terraform, wait
 from fanout.emulator import control
+from fanout.errors import FanoutError
 
 DEMO_STACK = "demo"
 DEFAULTS = {"concurrency": "8", "memory": "1024", "object_size": "16MiB", "multiplier": "10"}
@@ -44,37 +46,56 @@ def run(args) -> int:
     )  # fmt: skip
     timings: dict[str, float] = {}
     started_emulator = control.running_endpoint() is None
-    previous_term = signal.signal(signal.SIGTERM, _interrupt)
-    try:
-        with _step("deploy", timings):
-            deploy.run_deploy(target)
-            deployed = stack.load("local", DEMO_STACK)
-        with _step("fire", timings):
-            record = fire.fire(deployed, multiplier * deployed.concurrency, "demo", None, None, fire.DEFAULT_WORKERS)
-        with _step("run and wait", timings):
-            wait.wait(deployed, record, WAIT_TIMEOUT, host=True)  # hosts the function meanwhile
-        with _step("report", timings):
-            summary = report.build(deployed, runs.load(record["run_id"]))
-            report.show(summary)
-            folder = report.write(summary)
-    finally:
-        signal.signal(signal.SIGINT, _ignore)
-        signal.signal(signal.SIGTERM, _ignore)
+    with interrupts.sigterm_as_ctrl_c(), terraform.output_to_log("local", DEMO_STACK) as log:
+        console.print(f"Terraform's output goes to {log}", highlight=False)
         try:
-            with _step("destroy", timings):
-                if started_emulator:
-                    # Every resource lives in the emulator's memory: stopping it removes them
-                    # all, and destroy then only deletes the state (it notices the emulator is
-                    # gone). A full `terraform destroy` would add half a minute for nothing.
-                    control.stop()
-                    console.print("stopped the emulator the demo started")
-                deploy.run_destroy(target)
+            accounting, record, folder = experiment(target, multiplier, timings)
         finally:
-            signal.signal(signal.SIGINT, signal.default_int_handler)
-            signal.signal(signal.SIGTERM, previous_term)
-    steps = ", ".join(f"{name} {seconds:.0f} s" for name, seconds in timings.items())
-    console.print(f"[bold green]demo finished in {sum(timings.values()):.0f} s[/] ({steps}); results in {folder}")
+            with interrupts.ignored("tearing down; please wait"), _step("teardown", timings):
+                teardown(target, started_emulator)
+    steps = ", ".join(f"{name} {seconds:.0f}" for name, seconds in timings.items())
+    console.print(f"demo took {sum(timings.values()):.0f} s ({steps})", highlight=False)
+    console.print(f"results: {folder}", highlight=False)
+    check_accounted(accounting, record["run_id"])
     return 0
+
+
+def experiment(target: argparse.Namespace, multiplier: int, timings: dict):
+    """Deploy, fire, run and wait, report; returns the wait's accounting, run.json and the
+    results folder."""
+    with _step("deploy", timings):
+        deploy.run_deploy(target)
+        deployed = stack.load("local", DEMO_STACK)
+    with _step("fire", timings):
+        record = fire.fire(deployed, multiplier * deployed.concurrency, "demo", None, None, fire.DEFAULT_WORKERS)
+    with _step("run and wait", timings):
+        accounting = wait.wait(deployed, record, WAIT_TIMEOUT, host=True)  # hosts the function meanwhile
+    with _step("report", timings):
+        summary = report.build(deployed, runs.load(record["run_id"]))
+        report.show(summary)
+        folder = report.write(summary)
+    return accounting, record, folder
+
+
+def teardown(target: argparse.Namespace, started_emulator: bool) -> None:
+    if not started_emulator:
+        deploy.run_destroy(target)
+        return
+    # Every resource lives in the emulator's memory: stopping it removes them all. A full
+    # `terraform destroy` would add half a minute for nothing.
+    control.stop()
+    terraform.forget("local", DEMO_STACK)
+    console.print("stopped the emulator the demo started; deleted the stack's state")
+
+
+def check_accounted(accounting: wait.Accounting, run_id: str) -> None:
+    """Fail a demo whose wait left messages unaccounted for (wait listed them)."""
+    missing = accounting.in_flight()
+    if missing:
+        raise FanoutError(
+            f"demo failed: {len(missing)} of {len(accounting.sent)} messages of run {run_id} "
+            f"are unaccounted for after {WAIT_TIMEOUT} s (seqs {runs.seq_ranges(missing)})"
+        )
 
 
 @contextmanager
@@ -85,11 +106,3 @@ def _step(name: str, timings: dict):
         yield
     finally:
         timings[name] = time.monotonic() - started
-
-
-def _interrupt(signum, frame):
-    raise KeyboardInterrupt
-
-
-def _ignore(signum, frame):
-    console.print("[yellow]tearing down; please wait[/]")

@@ -16,6 +16,7 @@ import random
 import re
 import threading
 import time
+from concurrent import futures
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from fractions import Fraction
@@ -24,7 +25,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from fanout import costs, runs
+from fanout import costs, interrupts, runs
 from fanout import stack as stacks
 from fanout.errors import FanoutError, UsageError
 
@@ -33,6 +34,7 @@ BATCH = 10  # SendMessageBatch takes at most 10 entries
 ATTEMPTS = 6  # per entry, on top of botocore's own retries of a throttled call
 DEFAULT_WORKERS = 16
 DEFAULT_MULTIPLIER = 10
+CHECKPOINT_SECONDS = 1.0  # run.json is rewritten this often while sending
 _TAG = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 
 console = Console()
@@ -64,43 +66,70 @@ def run(args) -> int:
         raise UsageError(f"invalid tag {args.tag!r}: expected 1-64 letters, digits, '.', '_' or '-'")
     stack = stacks.from_args(args)
     count = messages or multiplier * stack.concurrency
-    mode = args.mode or stack.download_mode
-    estimate = costs.estimate(count, stack.memory, stack.object_size, mode, stack.architecture)
-    if estimate.needs_confirmation and not args.yes:
-        raise UsageError(
-            f"refusing to send {count:,} messages without --yes (limits: {costs.CONFIRM_MESSAGES:,} "
-            f"messages or ${costs.CONFIRM_USD:.0f}); {costs.describe(estimate, stack.memory, stack.object_size)}"
-        )
+    check_cost(stack, count, args.mode or stack.download_mode, args.yes)
     fired = fire(stack, count, args.tag, args.mode, failure_fraction, workers)
     if fired["failed_seqs"]:
         raise FanoutError(
             f"{len(fired['failed_seqs'])} of {count} messages were not sent (seqs "
-            f"{_abbreviate(fired['failed_seqs'])}); run {fired['run_id']} records them"
+            f"{runs.seq_ranges(fired['failed_seqs'])}); run {fired['run_id']} records them"
         )
     return 0
 
 
+def check_cost(stack, count: int, mode: str, confirmed: bool) -> None:
+    """Print the AWS cost estimate when firing at AWS or refusing; refuse a run above the hard
+    cap always, and a large or costly one without --yes."""
+    estimate = costs.estimate(count, stack.memory, stack.object_size, mode, stack.architecture)
+    over_cap = count > costs.MAX_MESSAGES
+    unconfirmed = estimate.needs_confirmation and not confirmed
+    if stack.backend == "aws" or over_cap or unconfirmed:
+        for line in costs.describe(estimate):
+            console.print(line, highlight=False)
+    if over_cap:
+        raise UsageError(
+            f"refusing to send {count:,} messages: at most {costs.MAX_MESSAGES:,} per run, even with --yes"
+        )
+    if unconfirmed:
+        raise UsageError(
+            f"refusing to send {count:,} messages (${estimate.total:,.2f} on AWS) without --yes: "
+            f"more than {costs.CONFIRM_MESSAGES:,} messages or ${costs.CONFIRM_USD:.0f}"
+        )
+
+
 def fire(stack, count: int, tag: str, mode: str | None, failure_fraction: Fraction | None, workers: int) -> dict:
-    """Send `count` messages for a new run, write its run.json, return that record."""
+    """Send `count` messages for a new run; returns its run.json record.
+
+    run.json is written before the first send, about every CHECKPOINT_SECONDS while sending and
+    at the end, also on Ctrl-C or SIGTERM: whenever fire stops, even killed outright, the record
+    names the seqs known to have reached the queue, and `wait` follows exactly those.
+    """
     run_id = runs.new_run_id()
     injected = injected_seqs(count, failure_fraction) if failure_fraction else set()
     bodies = [(seq, message_body(run_id, seq, tag, mode, seq in injected)) for seq in range(count)]
-    console.print(f"run [bold]{run_id}[/]: {count:,} messages to {stack.queue_url}")
+    result = SendResult()
+    how = _run_record(stack, run_id, count, tag, mode, failure_fraction, injected, workers)
+
+    def save(status: str) -> dict:
+        record = how | _send_state(count, result, status)
+        runs.save(record)
+        return record
+
+    console.print(f"run [bold]{run_id}[/]: {count:,} messages to the queue of stack {stack.stack!r}")
     client = stack.client("sqs", max_pool_connections=workers, retries={"mode": "standard", "max_attempts": 5})
-    result = None
-    try:
-        with _progress() as progress:
-            task = progress.add_task("sending", total=count)
-            result = send(client, stack.queue_url, bodies, workers, lambda n: progress.advance(task, n))
-    finally:
-        # Also on Ctrl-C: the seqs that did go out must be on record for `wait`.
-        record = _run_record(stack, run_id, count, tag, mode, failure_fraction, injected, workers, result)
-        folder = runs.save(record)
-    rate = result.rate()
-    console.print(
-        f"sent {len(result.sent):,} of {count:,} messages in {result.seconds():.2f} s "
-        f"([bold]{rate:,.0f} msgs/s[/]); run {run_id} recorded in {folder}"
-    )
+    status = "interrupted"
+    save("sending")
+    with interrupts.sigterm_as_ctrl_c():
+        try:
+            with _progress() as progress:
+                task = progress.add_task("sending", total=count)
+                send(client, stack.queue_url, bodies, workers, lambda n: progress.advance(task, n), result,
+                     checkpoint=lambda: save("sending"))  # fmt: skip
+            status = "complete"
+        finally:
+            record = save(status)
+            console.print(f"sent {record['sent']:,} of {count:,} in {result.seconds():.2f} s "
+                          f"({result.rate():,.0f} msgs/s); recorded in", highlight=False)  # fmt: skip
+            console.print(f"  {runs.run_dir(run_id) / runs.RUN_FILE}", highlight=False)
     return record
 
 
@@ -120,13 +149,27 @@ def injected_seqs(count: int, fraction: Fraction) -> set[int]:
 
 @dataclass
 class SendResult:
+    """What a send did so far; updated by the sending threads, read at any time with snapshot()."""
+
     sent: set[int] = field(default_factory=set)
     failed: dict[int, str] = field(default_factory=dict)  # seq -> last error
     first_send_ms: int | None = None
     last_send_ms: int | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def add(self, sent: list[int], failed: dict[int, str], now_ms: int) -> None:
+        with self.lock:
+            self.sent.update(sent)
+            self.failed.update(failed)
+            self.last_send_ms = max(self.last_send_ms or now_ms, now_ms)
+
+    def snapshot(self) -> tuple[set[int], dict[int, str]]:
+        """Copies of `sent` and `failed`, consistent with each other."""
+        with self.lock:
+            return set(self.sent), dict(self.failed)
 
     def seconds(self) -> float:
-        if self.first_send_ms is None:
+        if self.first_send_ms is None or self.last_send_ms is None:
             return 0.0
         return max(self.last_send_ms - self.first_send_ms, 1) / 1000
 
@@ -134,30 +177,33 @@ class SendResult:
         return len(self.sent) / self.seconds() if self.sent else 0.0
 
 
-def send(client, queue_url: str, bodies: list[tuple[int, str]], workers: int, advance=lambda n: None) -> SendResult:
+def send(client, queue_url: str, bodies: list[tuple[int, str]], workers: int, advance=lambda n: None,
+         result: SendResult | None = None, checkpoint=lambda: None) -> SendResult:
     """Send (seq, body) pairs in parallel batches of 10; retry what fails; return what happened.
 
-    Seqs that were never attempted (Ctrl-C) are neither in `sent` nor in `failed`: the caller
-    treats everything not in `sent` as unsent.
+    `result` (a new one by default) is filled in as batches complete, so after an interruption
+    it still holds every seq that reached the queue: the batches in flight are let finish.
+    Seqs never attempted are neither in `sent` nor in `failed`. `checkpoint()` is called from
+    the calling thread about every CHECKPOINT_SECONDS.
     """
-    result = SendResult()
-    lock = threading.Lock()
+    result = result if result is not None else SendResult()
 
     def send_batch(batch):
         sent, failed = _send_with_retries(client, queue_url, batch)
-        now = _now_ms()
-        with lock:
-            result.sent.update(sent)
-            result.failed.update(failed)
-            result.last_send_ms = max(result.last_send_ms or now, now)
+        result.add(sent, failed, _now_ms())
         advance(len(batch))
 
     batches = [bodies[i : i + BATCH] for i in range(0, len(bodies), BATCH)]
     result.first_send_ms = _now_ms()
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="fire")
     try:
-        for future in [pool.submit(send_batch, batch) for batch in batches]:
-            future.result()
+        pending = {pool.submit(send_batch, batch) for batch in batches}
+        while pending:
+            done, pending = futures.wait(pending, timeout=CHECKPOINT_SECONDS, return_when=futures.FIRST_EXCEPTION)
+            for future in done:
+                future.result()  # a batch's unexpected error stops the run
+            if pending:
+                checkpoint()
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
     return result
@@ -189,10 +235,8 @@ def _send_with_retries(client, queue_url, batch) -> tuple[list[int], dict[int, s
     return sent, {int(entry_id): errors[entry_id] for entry_id in errors if int(entry_id) not in sent}
 
 
-def _run_record(stack, run_id, count, tag, mode, failure_fraction, injected, workers, result) -> dict:
-    sent = result.sent if result else set()
-    failures = result.failed if result else {}
-    unsent = sorted(set(range(count)) - sent)
+def _run_record(stack, run_id, count, tag, mode, failure_fraction, injected, workers) -> dict:
+    """The part of run.json that says how the run was made."""
     return {
         "run_id": run_id,
         "backend": stack.backend,
@@ -205,14 +249,25 @@ def _run_record(stack, run_id, count, tag, mode, failure_fraction, injected, wor
             "inject_failures": str(failure_fraction) if failure_fraction else None,
             "send_workers": workers,
         },
+        "injected_seqs": sorted(injected),
+        "version": runs.project_version(),
+    }
+
+
+def _send_state(count: int, result: SendResult, status: str) -> dict:
+    """The part of run.json that says what was sent so far; `status` is sending (fire still
+    running, or killed), complete or interrupted."""
+    sent, failures = result.snapshot()
+    unsent = sorted(set(range(count)) - sent)
+    reason = "not known to be sent (fire was still sending)" if status == "sending" else "not attempted (interrupted)"
+    return {
+        "send_status": status,
         "sent": len(sent),
         "failed_seqs": unsent,
-        "failure_reasons": {str(seq): failures.get(seq, "not attempted (interrupted)") for seq in unsent},
-        "injected_seqs": sorted(injected),
-        "first_send_ms": result.first_send_ms if result else None,
-        "last_send_ms": result.last_send_ms if result else None,
-        "send_rate_per_s": round(result.rate(), 1) if result else None,
-        "version": runs.project_version(),
+        "failure_reasons": {str(seq): failures.get(seq, reason) for seq in unsent},
+        "first_send_ms": result.first_send_ms,
+        "last_send_ms": result.last_send_ms,
+        "send_rate_per_s": round(result.rate(), 1),
     }
 
 
@@ -251,11 +306,6 @@ def _fraction(text: str) -> Fraction:
     if not 0 < value <= 1:
         raise UsageError(f"invalid --inject-failures {text!r}: expected a fraction 0 < FRACTION <= 1, e.g. 0.25")
     return value
-
-
-def _abbreviate(seqs: list[int], limit: int = 10) -> str:
-    shown = ", ".join(map(str, seqs[:limit]))
-    return shown + (f", ... ({len(seqs) - limit} more)" if len(seqs) > limit else "")
 
 
 def _now_ms() -> int:

@@ -1,6 +1,7 @@
 """The report's PNG plots: throughput per cell, concurrency over time, CDF of download times.
 
-matplotlib with the Agg backend: files only, no display needed (CI, SSH sessions).
+matplotlib with the Agg backend: files only, no display needed (CI, SSH sessions). Cells come
+in numeric order (512 MB before 1024 MB), as in the tables.
 """
 
 import matplotlib
@@ -10,9 +11,11 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
-from fanout import concurrency  # noqa: E402
+from fanout import cells, concurrency  # noqa: E402
 
 DPI = 120
+WIDTH = 9  # inches
+TARGET_STYLE = {"color": "tab:red", "linestyle": "--", "linewidth": 1.5}
 
 
 def draw(summary: dict, folder) -> list:
@@ -29,23 +32,25 @@ def draw(summary: dict, folder) -> list:
 
 
 def _by_cell(downloads: list[dict]) -> dict[str, list[dict]]:
-    groups: dict[str, list[dict]] = {}
+    """Downloads per cell label, in the cells' numeric order."""
+    groups: dict[tuple, list[dict]] = {}
     for d in downloads:
-        label = f"{d.get('memory_size')} MB, limit {d.get('concurrency_limit')}, {d.get('mode')}, {d.get('experiment_tag')}"
-        groups.setdefault(label, []).append(d)
-    return dict(sorted(groups.items()))
+        groups.setdefault(cells.sort_key(d), []).append(d)
+    return {cells.label(group[0]): group for _, group in sorted(groups.items())}
 
 
 def _throughput(groups):
-    fig, ax = plt.subplots(figsize=(9, 2.8 + 0.8 * len(groups)))
+    fig, ax = plt.subplots(figsize=(WIDTH, 1.9 + 0.7 * len(groups)), layout="constrained")
     values = [[d["bytes"] / d["seconds"] / 1e6 for d in group] for group in groups.values()]
-    ax.boxplot(values, orientation="horizontal", tick_labels=[f"{label}\n(n={len(v)})" for label, v in zip(groups, values)],
-               showmeans=True, showfliers=False, meanprops={"marker": "^", "markerfacecolor": "white", "markeredgecolor": "black"})
+    labels = [f"{cells.label(g[0], (0, 1))}\n{cells.label(g[0], (2, 3))}\nn={len(g)}" for g in groups.values()]
+    ax.boxplot(values, orientation="horizontal", tick_labels=labels, widths=0.6, showmeans=True, showfliers=False,
+               meanprops={"marker": "^", "markerfacecolor": "white", "markeredgecolor": "black"})  # fmt: skip
     for row, v in enumerate(values, start=1):
         ax.scatter(v, [row] * len(v), s=10, alpha=0.4, color="tab:blue", zorder=3)
+    ax.invert_yaxis()  # first cell on top, as in the tables
     ax.set_xlabel("Throughput per download (MB/s, decimal: 10^6 bytes/s)\n"
                   "box: quartiles, orange line: median, triangle: mean, whiskers: 1.5 IQR, dots: downloads",
-                  fontsize="medium")
+                  fontsize="medium")  # fmt: skip
     top = ax.secondary_xaxis("top", functions=(lambda x: x * 8, lambda x: x / 8))
     top.set_xlabel("Mbit/s")
     ax.set_title("Throughput per download, by cell")
@@ -54,32 +59,34 @@ def _throughput(groups):
 
 
 def _concurrency(groups, steady_definition: str):
-    fig, ax = plt.subplots(figsize=(9, 4.5))
+    """One panel per cell on a shared time axis: overlapping downloads against the target."""
+    fig, axes = plt.subplots(len(groups), 1, sharex=True, squeeze=False, figsize=(WIDTH, 1.5 + 2.2 * len(groups)),
+                             layout="constrained")  # fmt: skip
     origin = min(d["start_ms"] for group in groups.values() for d in group)
-    for i, (label, group) in enumerate(groups.items()):
-        color = f"C{i}"
+    steady_label = f"steady part ({steady_definition.split(' from')[0]})"
+    for ax, (label, group) in zip(axes[:, 0], groups.items()):
         intervals = [(d["start_ms"], d["end_ms"]) for d in group]
         steps = concurrency.steps(intervals)
-        ax.step([(t - origin) / 1000 for t, _ in steps], [n for _, n in steps], where="post", color=color,
-                label=f"overlapping downloads: {label}")
+        ax.step([(t - origin) / 1000 for t, _ in steps], [n for _, n in steps], where="post", color="tab:blue",
+                label="downloads running")  # fmt: skip
         target = group[0].get("concurrency_limit")
         if target:
-            ax.axhline(target, color=color, linestyle="--", linewidth=1, label=f"target (concurrency limit) {target}")
+            ax.axhline(target, **TARGET_STYLE, label="target (the concurrency limit)")
         low, high = concurrency.steady_window(intervals)
-        ax.axvspan((low - origin) / 1000, (high - origin) / 1000, color=color, alpha=0.08,
-                   label=f"steady part ({steady_definition.split(' from')[0]})")
-    ax.set_xlabel("Time since the first download started (s)")
-    ax.set_ylabel("Downloads running at once")
-    ax.set_ylim(bottom=0)
-    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_title("Concurrency over time")
-    ax.grid(alpha=0.3)
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=2 if len(groups) > 1 else 3, fontsize="small")
+        ax.axvspan((low - origin) / 1000, (high - origin) / 1000, color="tab:gray", alpha=0.12, label=steady_label)
+        ax.set_ylim(0, max(target or 0, concurrency.peak(intervals)) * 1.15 + 0.5)  # the target never on the edge
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_title(label, fontsize="medium", loc="left")
+        ax.set_ylabel("at once")
+        ax.grid(alpha=0.3)
+    axes[-1, 0].set_xlabel("Time since the first download started (s)")
+    fig.suptitle("Downloads running at once, against the target")
+    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside lower center", ncol=3, fontsize="small")
     return fig
 
 
 def _seconds_cdf(groups):
-    fig, ax = plt.subplots(figsize=(8, 4.5))
+    fig, ax = plt.subplots(figsize=(WIDTH, 4.5), layout="constrained")
     for label, group in groups.items():
         seconds = sorted(d["seconds"] for d in group)
         fractions = [(i + 1) / len(seconds) for i in range(len(seconds))]
@@ -94,7 +101,6 @@ def _seconds_cdf(groups):
 
 
 def _save(fig, path):
-    fig.tight_layout()
     fig.savefig(path, dpi=DPI)
     plt.close(fig)
     return path

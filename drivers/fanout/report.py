@@ -7,7 +7,12 @@ show up there. The records themselves (for records.jsonl, achieved concurrency a
 read from the log group over the same window.
 
 Units: seconds are wall-clock download times measured in the function; throughput is decimal,
-MB/s = bytes / seconds / 10^6 and Mbit/s = 8 x MB/s.
+MB/s = bytes / seconds / 10^6 and Mbit/s = 8 x MB/s (the records' `mbps` field is Mbit/s).
+Percentiles are the saved queries' pct(): exact on the local backend (linear interpolation
+between closest ranks, see fanout.insights.aggregates), Logs Insights' own on AWS.
+
+On the console the cell values every row shares are printed once above the tables, and wide
+query results keep only the columns that differ, so that a one-cell report fits 80 columns.
 
 Writes into results/<run_id>/: records.jsonl, summary.csv, summary.json, report.md and the
 PNG plots of fanout.plots.
@@ -22,23 +27,26 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from fanout import concurrency, insights, plots, runs
+from fanout import cells, concurrency, insights, plots, runs
 from fanout import stack as stacks
 from fanout.fire import sent_seqs
 from fanout.wait import check_same_stack, peek_dead_letters, run_window
 
-CELL = ("memory_size", "concurrency_limit", "mode", "experiment_tag")
-CELL_TITLES = ("memory MB", "concurrency", "mode", "tag")
 STATS = ("min", "p25", "p50", "avg", "p75", "p90", "p99", "max")
-METRICS = {  # column prefix -> title with unit
-    "seconds": "Download time (s)",
-    "mb_per_s": "Throughput (MB/s, decimal: 1 MB = 10^6 bytes)",
-    "mbit_per_s": "Throughput (Mbit/s, decimal: 1 Mbit = 10^6 bits)",
+METRICS = {  # column prefix -> (title with unit, caption)
+    "seconds": ("Download time (s)", "wall clock, measured in the function"),
+    "mb_per_s": ("Throughput (MB/s)", "decimal: 1 MB = 10^6 bytes"),
+    "mbit_per_s": ("Throughput (Mbit/s)", "decimal: 1 Mbit = 10^6 bits (records: mbps)"),
 }
-QUERY_TABLES = {
-    "cold_starts": "Cold starts (Lambda REPORT lines in the run's time window)",
-    "lambda_report": "Lambda REPORT lines (in the run's time window)",
-    "errors": "Errors",
+WINDOW_NOTE = "REPORT lines in the run's time window"
+QUERY_TABLES = {  # summary key -> (title, caption)
+    "cold_starts": ("Cold starts", WINDOW_NOTE),
+    "lambda_report": ("Lambda REPORT lines", WINDOW_NOTE),
+    "errors": ("Errors", ""),
+}
+PERCENTILES = {  # backend -> how the saved queries' pct() is computed there
+    "local": "exact, linear interpolation between closest ranks",
+    "aws": "Logs Insights pct(), whose method AWS does not document",
 }
 STAT_COLUMN = re.compile(r"^(?P<metric>.+)_(?P<stat>min|max|avg|p\d+)$")
 REPORT_LINE_SLACK_MS = 10_000  # REPORT lines follow the last record by the invocation's end
@@ -60,7 +68,8 @@ def run(args) -> int:
     summary = build(stack, record)
     show(summary)
     folder = write(summary)
-    console.print(f"wrote {', '.join(sorted(p.name for p in folder.iterdir() if p.name != runs.RUN_FILE))} to {folder}")
+    console.print(f"wrote {', '.join(sorted(p.name for p in folder.iterdir() if p.name != runs.RUN_FILE))}")
+    console.print(f"  to {folder}", highlight=False)
     return 0
 
 
@@ -74,11 +83,10 @@ def build(stack, record: dict) -> dict:
     by_run = f'run_id = "{run_id}"'
     table = percentile_table(_query(stack, "download-percentiles", by_run, start_ms, end_ms))
     lambda_start, lambda_end = lambda_window(record, [t for t, _ in _run_events(events, run_id)])
-    cells = [dict(row, **achieved_concurrency([d for d in downloads if cell_of(d) == cell_of(row)])) for row in table]
     return {
         "run": record,
         "counts": counts(record, records, table),
-        "cells": cells,
+        "cells": join_cells(table, downloads),
         "steady_definition": concurrency.STEADY_DEFINITION,
         "units": {"seconds": "s", "mb_per_s": "decimal MB/s (10^6 bytes/s)", "mbit_per_s": "decimal Mbit/s (10^6 bits/s)"},
         "errors": _query(stack, "errors", by_run, start_ms, end_ms),
@@ -109,15 +117,11 @@ def _run_events(events: list[dict], run_id: str) -> list[tuple[int, dict]]:
     return found
 
 
-def cell_of(row: dict) -> tuple:
-    return tuple(row.get(key) for key in CELL)
-
-
 def percentile_table(rows: list[dict]) -> list[dict]:
     """download-percentiles rows as cells: cell keys, n, and seconds/MB/s/Mbit/s statistics."""
     table = []
     for row in rows:
-        cell = {key: row.get(key) for key in CELL}
+        cell = {key: row.get(key) for key in cells.FIELDS}
         cell["n"] = int(row["downloads"])
         for stat in STATS:
             cell[f"seconds_{stat}"] = row[f"seconds_{stat}"]
@@ -126,6 +130,15 @@ def percentile_table(rows: list[dict]) -> list[dict]:
             cell[f"mbit_per_s_{stat}"] = row[f"mb_per_s_{stat}"] * 8
         table.append(cell)
     return table
+
+
+def join_cells(table: list[dict], downloads: list[dict]) -> list[dict]:
+    """The percentile table's cells, in numeric order, each with its records' concurrency."""
+    by_cell: dict[tuple, list[dict]] = {}
+    for download in downloads:
+        by_cell.setdefault(cells.key(download), []).append(download)
+    joined = [dict(row, **achieved_concurrency(by_cell.get(cells.key(row), []))) for row in table]
+    return sorted(joined, key=cells.sort_key)
 
 
 def achieved_concurrency(downloads: list[dict]) -> dict:
@@ -199,60 +212,69 @@ def warnings(summary: dict) -> list[str]:
 def show(summary: dict) -> None:
     run = summary["run"]
     console.print(f"[bold]run {run['run_id']}[/] on the {run['backend']} backend, stack {run['stack']['stack']!r}")
-    varying, constant = _split_cell_columns(summary["cells"])
-    for metric, title in METRICS.items():
-        _print_table(_rich_table(f"{title}{constant}", _metric_rows(summary["cells"], metric, varying)))
-    _print_table(_rich_table(f"Achieved concurrency{constant}; steady part: {summary['steady_definition']}",
-                              _concurrency_rows(summary, varying)))
-    for name, title in QUERY_TABLES.items():
+    varying = _varying_fields(summary["cells"])
+    shared = [i for i in range(len(cells.FIELDS)) if i not in varying]
+    if summary["cells"] and shared:
+        console.print(f"{'cell' if len(summary['cells']) == 1 else 'every cell'}: {cells.label(summary['cells'][0], shared)}",
+                      highlight=False)  # fmt: skip
+    for metric, (title, caption) in METRICS.items():
+        _print_table(_rich_table(title, _metric_rows(summary["cells"], metric, varying)), caption)
+    _print_table(_rich_table("Achieved concurrency", _concurrency_rows(summary, varying)),
+                 f"steady: {summary['steady_definition']}")  # fmt: skip
+    for name, (title, caption) in QUERY_TABLES.items():
         if summary[name]:
-            _print_table(_rich_table(title, query_rows(summary[name])))
+            rows, common = query_rows(summary[name])
+            _print_table(_rich_table(title, rows), "; ".join(filter(None, [common, caption])))
     c = summary["counts"]
     console.print(
-        f"sent {c['sent']}, download records {c['download_records']} ({c['seqs_downloaded']} seqs), "
-        f"error records {c['error_records']}, dead-lettered {len(summary['dead_lettered'])}"
+        f"sent {c['sent']}: download records {c['download_records']} ({c['seqs_downloaded']} seqs), "
+        f"error records {c['error_records']}, dead-lettered {len(summary['dead_lettered'])}", highlight=False
     )
+    console.print(f"percentiles: {PERCENTILES[run['backend']]}", highlight=False)
     for warning in warnings(summary):
         console.print(f"[bold red]WARNING:[/] {warning}")
 
 
-def query_rows(rows: list[dict]) -> list[list]:
-    """A saved query's rows as a table; columns named <metric>_<stat> (seconds_p50...) become
-    one row per metric with a column per statistic, which keeps wide results readable."""
+def query_rows(rows: list[dict]) -> tuple[list[list], str]:
+    """A saved query's rows as a table, and the values all its rows share (as `name value, ...`).
+
+    Columns named <metric>_<stat> (seconds_p50...) become one row per metric with a column per
+    statistic; the other columns then repeat on every metric row, so those that are the same
+    on every row leave the table for the shared text (with one metric, nothing repeats).
+    """
     stat_columns = [c for c in rows[0] if STAT_COLUMN.match(c)]
     if not stat_columns:
-        return [list(rows[0])] + [list(row.values()) for row in rows]
-    plain = [c for c in rows[0] if c not in stat_columns]
+        return [list(rows[0])] + [list(row.values()) for row in rows], ""
     metrics = list(dict.fromkeys(STAT_COLUMN.match(c)["metric"] for c in stat_columns))
     stats = list(dict.fromkeys(STAT_COLUMN.match(c)["stat"] for c in stat_columns))
+    plain = [c for c in rows[0] if c not in stat_columns]
+    shared = [c for c in plain if len({row[c] for row in rows}) == 1] if len(metrics) > 1 else []
+    plain = [c for c in plain if c not in shared]
     table = [[*plain, "metric", *stats]]
     for row in rows:
         for metric in metrics:
             table.append([*(row[c] for c in plain), metric, *(row.get(f"{metric}_{stat}") for stat in stats)])
-    return table
+    return table, ", ".join(f"{c} {_fmt(rows[0][c])}" for c in shared)
 
 
-def _split_cell_columns(cells: list[dict]) -> tuple[list[int], str]:
-    """Indexes of the cell columns whose values differ between cells, and a title suffix naming
-    the values all cells share: a one-cell table then fits an 80-column terminal."""
-    keys = [cell_of(cell) for cell in cells]
-    varying = [i for i in range(len(CELL)) if len({k[i] for k in keys}) > 1]
-    shared = [f"{CELL_TITLES[i]} {keys[0][i]}" for i in range(len(CELL)) if keys and i not in varying]
-    return varying, (f" ({', '.join(shared)})" if shared else "")
+def _varying_fields(cell_rows: list[dict]) -> list[int]:
+    """Indexes of the cell fields whose values differ between cells."""
+    keys = [cells.key(cell) for cell in cell_rows]
+    return [i for i in range(len(cells.FIELDS)) if len({k[i] for k in keys}) > 1]
 
 
-def _metric_rows(cells: list[dict], metric: str, columns=range(len(CELL))) -> list[list]:
-    rows = [[*(CELL_TITLES[i] for i in columns), "n", *STATS]]
-    for cell in cells:
-        key = cell_of(cell)
+def _metric_rows(cell_rows: list[dict], metric: str, columns=range(len(cells.FIELDS))) -> list[list]:
+    rows = [[*(cells.TITLES[i] for i in columns), "n", *STATS]]
+    for cell in cell_rows:
+        key = cells.key(cell)
         rows.append([*(key[i] for i in columns), cell["n"], *(cell[f"{metric}_{stat}"] for stat in STATS)])
     return rows
 
 
-def _concurrency_rows(summary: dict, columns=range(len(CELL))) -> list[list]:
-    rows = [[*(CELL_TITLES[i] for i in columns), "target", "peak", "steady mean", "cold starts", "cold share"]]
+def _concurrency_rows(summary: dict, columns=range(len(cells.FIELDS))) -> list[list]:
+    rows = [[*(cells.TITLES[i] for i in columns), "target", "peak", "steady mean", "cold starts", "cold share"]]
     for cell in summary["cells"]:
-        key, share = cell_of(cell), cell["cold_start_share"]
+        key, share = cells.key(cell), cell["cold_start_share"]
         rows.append([*(key[i] for i in columns), cell["target"], cell["peak_concurrency"], cell["steady_mean_concurrency"],
                      cell["cold_starts"], "-" if share is None else f"{share:.1%}"])
     return rows
@@ -270,20 +292,23 @@ def _fmt(value) -> str:
 def _rich_table(title: str, rows: list[list]) -> Table:
     """Columns never wrap or shrink: a clipped figure reads as a different figure."""
     table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD)
-    cells = [list(map(_fmt, row)) for row in rows[1:]]
+    body = [list(map(_fmt, row)) for row in rows[1:]]
     for i, name in enumerate(rows[0]):
-        width = max(len(str(name)), *(len(row[i]) for row in cells)) if cells else len(str(name))
-        justify = "left" if name in CELL_TITLES else "right"
+        width = max(len(str(name)), *(len(row[i]) for row in body)) if body else len(str(name))
+        justify = "left" if name in cells.TITLES else "right"
         table.add_column(str(name), justify=justify, no_wrap=True, min_width=width)
-    for row in cells:
+    for row in body:
         table.add_row(*row)
     return table
 
 
-def _print_table(table: Table) -> None:
-    """Print at full width even on a narrow terminal (where long rows then wrap whole)."""
+def _print_table(table: Table, note: str = "") -> None:
+    """Print at full width even on a narrow terminal (where long rows then wrap whole), then
+    the note (units, definitions) as text: as a caption it would wrap at the table's width."""
     needed = console.measure(table, options=console.options.update(width=10_000)).maximum
     console.print(table, width=max(console.width, needed), crop=False)
+    if note:
+        console.print(f"  {note}", style="dim", highlight=False)
 
 
 def _markdown_table(rows: list[list]) -> str:
@@ -306,13 +331,13 @@ def write(summary: dict):
     return folder
 
 
-def _write_csv(path, cells: list[dict]) -> None:
-    columns = [*CELL, "n", *(f"{m}_{s}" for m in METRICS for s in STATS), "target", "peak_concurrency",
+def _write_csv(path, cell_rows: list[dict]) -> None:
+    columns = [*cells.FIELDS, "n", *(f"{m}_{s}" for m in METRICS for s in STATS), "target", "peak_concurrency",
                "steady_mean_concurrency", "cold_starts", "cold_start_share"]
     with open(path, "w", newline="") as out:
         writer = csv.DictWriter(out, fieldnames=columns, extrasaction="ignore")
         writer.writeheader()
-        writer.writerows(cells)
+        writer.writerows(cell_rows)
 
 
 def markdown(summary: dict, images: list) -> str:
@@ -334,14 +359,19 @@ def markdown(summary: dict, images: list) -> str:
         f"# s3-fanout run {run['run_id']}",
         "## How the run was made",
         "\n".join(how),
-        "Units: download time in seconds; throughput in decimal units, MB/s = bytes / s / 10^6, Mbit/s = 8 x MB/s.",
+        "Units: download time in seconds (wall clock, measured in the function); throughput in decimal "
+        "units, MB/s = bytes / s / 10^6 and Mbit/s = 8 x MB/s (the field `mbps` of records.jsonl is Mbit/s).",
+        f"Percentiles: {PERCENTILES[run['backend']]}.",
     ]
     parts += [f"**Warning:** {w}" for w in warnings(summary)]
-    for metric, title in METRICS.items():
+    for metric, (title, _) in METRICS.items():
         parts += [f"## {title}", _markdown_table(_metric_rows(summary["cells"], metric))]
-    parts += ["## Achieved concurrency", f"Steady part: {summary['steady_definition']}.", _markdown_table(_concurrency_rows(summary))]
-    for name, title in QUERY_TABLES.items():
+    parts += ["## Achieved concurrency", f"Steady mean: over the {summary['steady_definition']}.",
+              _markdown_table(_concurrency_rows(summary))]  # fmt: skip
+    for name, (title, caption) in QUERY_TABLES.items():
         if summary[name]:
-            parts += [f"## {title}", _markdown_table(query_rows(summary[name]))]
+            rows, common = query_rows(summary[name])
+            note = "; ".join(filter(None, [common, caption]))
+            parts += [f"## {title}", *filter(None, [note]), _markdown_table(rows)]
     parts += ["## Plots"] + [f"![{image.stem}]({image.name})" for image in images]
     return "\n\n".join(parts) + "\n"

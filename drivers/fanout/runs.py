@@ -36,14 +36,21 @@ def save(run: dict) -> Path:
     """Write run.json of `run` (which has a "run_id") and point `latest` at it."""
     folder = run_dir(run["run_id"])
     folder.mkdir(parents=True, exist_ok=True)
-    _write_atomically(folder / RUN_FILE, json.dumps(run, indent=2, sort_keys=True) + "\n")
+    write_file(run["run_id"], RUN_FILE, run)
     _point_latest_at(run["run_id"])
     return folder
 
 
 def update(run: dict) -> None:
     """Rewrite run.json without moving `latest` (for a run that is not the newest)."""
-    _write_atomically(run_dir(run["run_id"]) / RUN_FILE, json.dumps(run, indent=2, sort_keys=True) + "\n")
+    write_file(run["run_id"], RUN_FILE, run)
+
+
+def write_file(run_id: str, name: str, data) -> Path:
+    """Write `data` as JSON to results/<run_id>/<name>, atomically; returns the path."""
+    path = run_dir(run_id) / name
+    _write_atomically(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
+    return path
 
 
 def load(ref: str) -> dict:
@@ -64,6 +71,27 @@ def resolve(ref: str) -> str:
         hint = f"known runs: {', '.join(known[-5:])}" if known else "no runs yet"
         raise UsageError(f"unknown run {ref!r}: expected {LATEST!r} or a run id under {paths.results_dir()} ({hint})")
     return ref
+
+
+def seq_ranges(seqs, max_chars: int = 60) -> str:
+    """Seqs as ranges, `3-7, 12, 40-99`, listing at most `max_chars` characters, then a count of
+    the rest: a run of 100,000 messages can leave thousands missing, and one line must still
+    say which."""
+    ordered = sorted(set(seqs))
+    spans, shown = [], ""
+    for seq in ordered:
+        if spans and seq == spans[-1][1] + 1:
+            spans[-1][1] = seq
+        else:
+            spans.append([seq, seq])
+    for i, (first, last) in enumerate(spans):
+        part = str(first) if first == last else f"{first}-{last}"
+        longer = f"{shown}, {part}" if shown else part
+        if shown and len(longer) > max_chars:
+            rest = sum(b - a + 1 for a, b in spans[i:])
+            return f"{shown}, ... ({rest:,} more)"
+        shown = longer
+    return shown
 
 
 def project_version() -> str:

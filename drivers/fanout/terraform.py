@@ -3,20 +3,34 @@
 Every (backend, stack) pair has its own directory (paths.stack_dir): the local state file, the
 input variables of the last apply (destroy needs them) and TF_DATA_DIR, so two stacks or the two
 backends never share state or .terraform data, and a local-backend run cannot read or change the
-state of an AWS deployment. Terraform's own output streams to the user; a failure becomes one
-FanoutError line.
+state of an AWS deployment. Terraform's own output streams to the user (without colour codes
+when stdout is not a terminal), or to the stack's terraform.log within `output_to_log()`; a
+failure becomes one FanoutError line.
 
-Provider installation: when a local provider mirror directory exists (FANOUT_TF_PROVIDER_MIRROR,
-default /opt/tf-plugins) a generated CLI configuration installs the AWS provider from it and any
-other provider from the registry; otherwise Terraform's normal configuration applies. A shared
-plugin cache keeps several stacks from each unpacking their own copy of the provider.
+Ctrl-C: Terraform runs in its own session, so a terminal's Ctrl-C reaches only this process,
+which decides what Terraform gets (see `_wait`): init, plan and apply are asked once to stop,
+as Terraform stops gracefully (it finishes the operations in progress and saves its state);
+destroy is never interrupted, so that a teardown always completes.
+
+Provider installation: when a local provider mirror (FANOUT_TF_PROVIDER_MIRROR, default
+/opt/tf-plugins) holds the AWS provider for this platform, a generated CLI configuration installs
+it from there and any other provider from the registry; otherwise Terraform's normal
+configuration applies. A TF_CLI_CONFIG_FILE the user set is always kept. A shared plugin cache
+keeps several stacks from each unpacking their own copy of the provider.
+
+Credentials: against an endpoint (the local backend's emulator, or another one on the AWS
+backend) Terraform runs without the user's AWS_* variables; see `environment`.
 """
 
+import functools
 import hashlib
 import json
 import os
 import shutil
+import signal
 import subprocess
+import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 from fanout import paths
@@ -25,10 +39,18 @@ from fanout.errors import FanoutError
 MIRROR_ENV = "FANOUT_TF_PROVIDER_MIRROR"
 DEFAULT_MIRROR = "/opt/tf-plugins"
 MIRRORED_PROVIDER = "registry.terraform.io/hashicorp/aws"
+# The user's AWS setup an endpoint must not see is every AWS_* variable (credentials, profiles
+# and their files, endpoint overrides...) except the CA bundle, which an https emulator may need.
+KEPT_AWS_VARIABLES = {"AWS_CA_BUNDLE"}
 
 STATE_FILE = "terraform.tfstate"
 INPUTS_FILE = "inputs.tfvars.json"
+PLAN_INPUTS_FILE = "plan.tfvars.json"  # what plan() writes its variables to
 INIT_STAMP = "init.sha256"
+LOG_FILE = "terraform.log"
+LOG_TAIL_LINES = 25
+
+_log: Path | None = None  # where Terraform's output goes instead of the terminal; see output_to_log
 
 
 def outputs(backend: str, stack: str) -> dict:
@@ -89,11 +111,35 @@ def recorded_inputs(backend: str, stack: str) -> dict:
 def forget(backend: str, stack: str) -> None:
     """Delete a local-backend stack's state: for when the emulator holding it is gone.
 
-    Never on AWS, where the state is the only record of resources that cost money.
+    Never on AWS, where the state is the only record of resources that cost money. Terraform's
+    log stays: it is what explains a failed deploy afterwards.
     """
     if backend != "local":
         raise FanoutError(f"refusing to delete the state of a stack on the {backend} backend")
-    shutil.rmtree(_stack_dir(backend, stack), ignore_errors=True)
+    stack_dir = _stack_dir(backend, stack)
+    for path in stack_dir.iterdir() if stack_dir.is_dir() else ():
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        elif path.name != LOG_FILE:
+            path.unlink()
+
+
+@contextmanager
+def output_to_log(backend: str, stack: str):
+    """Within the block, Terraform's output goes to the stack's terraform.log (emptied first)
+    instead of the terminal, and a failure prints the log's last lines. Yields the log's path.
+
+    For the demo: a deploy prints a plan of several hundred lines that buries its own output.
+    """
+    global _log
+    path = _stack_dir(backend, stack) / LOG_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("")
+    previous, _log = _log, path
+    try:
+        yield path
+    finally:
+        _log = previous
 
 
 def _stack_dir(backend: str, stack: str) -> Path:
@@ -140,13 +186,18 @@ def _init_fingerprint(state_arg: str) -> str:
 
 
 def _cli_config() -> Path | None:
-    """Write the CLI configuration that prefers the local provider mirror, if there is one.
+    """The CLI configuration file Terraform runs with; None for Terraform's own default.
 
-    Only when the mirror directory exists: Terraform fails init on a filesystem_mirror that
-    does not exist, even with a direct fallback.
+    A TF_CLI_CONFIG_FILE the user set, naming an existing file, is theirs and is kept. Otherwise,
+    when the local mirror holds the AWS provider for this platform, a configuration is written
+    that installs it from there. Only then: Terraform fails init on a filesystem_mirror that does
+    not exist, and with an empty one the `direct` exclusion would leave nowhere to install from.
     """
+    user_config = os.environ.get("TF_CLI_CONFIG_FILE")
+    if user_config and Path(user_config).is_file():
+        return Path(user_config)
     mirror = Path(os.environ.get(MIRROR_ENV, DEFAULT_MIRROR))
-    if not mirror.is_dir():
+    if not _mirror_holds_provider(mirror):
         return None
     config = paths.home() / "terraform.rc"
     text = (
@@ -162,9 +213,41 @@ def _cli_config() -> Path | None:
     return config
 
 
+def _mirror_holds_provider(mirror: Path) -> bool:
+    """Does the mirror hold a version of the AWS provider for this platform, in either layout
+    Terraform reads: unpacked (<version>/<os_arch>/) or packed (terraform-provider-aws_<version>_<os_arch>.zip)?"""
+    platform = _terraform_platform()
+    if platform is None:
+        return False
+    provider = mirror / MIRRORED_PROVIDER
+    unpacked = any(path.is_dir() for path in provider.glob(f"*/{platform}"))
+    return unpacked or any(provider.glob(f"terraform-provider-aws_*_{platform}.zip"))
+
+
+@functools.cache
+def _terraform_platform() -> str | None:
+    """The os_arch Terraform installs providers for, e.g. linux_amd64; None without Terraform."""
+    try:
+        result = subprocess.run(
+            ["terraform", "version", "-json"],
+            capture_output=True, text=True, check=True, env={**os.environ, "CHECKPOINT_DISABLE": "1"},
+        )  # fmt: skip
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return json.loads(result.stdout).get("platform")
+
+
 def environment(backend: str, stack: str) -> dict:
-    """Environment Terraform runs with for this stack (also for running it by hand)."""
+    """Environment Terraform runs with for this stack (also for running it by hand).
+
+    Against an endpoint the user's AWS setup is left out: the provider uses test credentials
+    there, and an AWS_PROFILE naming a profile that does not exist would fail it, AWS_ENDPOINT_URL_*
+    would redirect it.
+    """
     env = dict(os.environ)
+    if _uses_endpoint(backend, stack):
+        env = {name: value for name, value in env.items()
+               if not name.startswith("AWS_") or name in KEPT_AWS_VARIABLES}  # fmt: skip
     cache = paths.home() / "terraform-plugin-cache"
     cache.mkdir(parents=True, exist_ok=True)
     env.update(
@@ -179,23 +262,90 @@ def environment(backend: str, stack: str) -> dict:
     return env
 
 
+def _uses_endpoint(backend: str, stack: str) -> bool:
+    """Does Terraform talk to an endpoint rather than AWS? Always on the local backend; on AWS
+    when the variables written last for this stack (by apply or plan) name one."""
+    if backend == "local":
+        return True
+    written = [path for path in (_stack_dir(backend, stack) / name for name in (INPUTS_FILE, PLAN_INPUTS_FILE))
+               if path.is_file()]  # fmt: skip
+    latest = max(written, key=lambda path: path.stat().st_mtime_ns, default=None)
+    return latest is not None and bool(json.loads(latest.read_text()).get("endpoint"))
+
+
 def _run(backend: str, stack: str, command: str, *args: str, capture: bool = False, ok_codes=(0,)):
     executable = shutil.which("terraform")
     if executable is None:
         raise FanoutError("terraform is not on PATH; install Terraform >= 1.5")
     _stack_dir(backend, stack).mkdir(parents=True, exist_ok=True)
-    result = subprocess.run(
-        [executable, command, *args],
-        cwd=paths.INFRA,
-        env=environment(backend, stack),
-        stdout=subprocess.PIPE if capture else None,
-        stderr=subprocess.PIPE if capture else None,
-        text=True,
-    )
-    if result.returncode not in ok_codes:
-        detail = _last_error_line(result.stderr) if capture else "see Terraform's output above"
-        raise FanoutError(f"terraform {command} failed for stack {stack!r} on {backend}: {detail}")
-    return result
+    log = None if capture else _log
+    plain = capture or log is not None or not sys.stdout.isatty()
+    with _output(capture, log) as (stdout, stderr):
+        process = subprocess.Popen(
+            [executable, command, *(["-no-color"] if plain else []), *args],
+            cwd=paths.INFRA,
+            env=environment(backend, stack),
+            stdout=stdout,
+            stderr=stderr,
+            text=True,
+            start_new_session=True,
+        )
+        out, err = _wait(process, command)
+    if process.returncode not in ok_codes:
+        raise FanoutError(f"terraform {command} failed for stack {stack!r} on {backend}: {_failure(err, log)}")
+    return subprocess.CompletedProcess(process.args, process.returncode, out, err)
+
+
+@contextmanager
+def _output(capture: bool, log: Path | None):
+    """(stdout, stderr) for Terraform: pipes, the log file, or the terminal."""
+    if capture:
+        yield subprocess.PIPE, subprocess.PIPE
+    elif log is not None:
+        with open(log, "a") as handle:
+            yield handle, subprocess.STDOUT
+    else:
+        yield None, None
+
+
+def _wait(process: subprocess.Popen, command: str) -> tuple[str | None, str | None]:
+    """Terraform's output once it exits, deciding what a Ctrl-C here does to it.
+
+    The first Ctrl-C is passed on to Terraform, once (a second one would make it exit at once
+    and risk its state), and raised again as KeyboardInterrupt when Terraform has stopped, so
+    that the caller can clean up. `terraform destroy` gets none: stopping it half-way would leave
+    resources behind, and it is what a teardown runs.
+    """
+    interrupted = False
+    while True:
+        try:
+            out, err = process.communicate()
+            break
+        except KeyboardInterrupt:
+            if command == "destroy":
+                _say("terraform destroy continues: stopping it half-way would leave resources behind")
+            elif interrupted:
+                _say("still waiting for Terraform to stop")
+            else:
+                process.send_signal(signal.SIGINT)
+                _say(f"asked terraform {command} to stop; waiting for it to save its state")
+            interrupted = True
+    if interrupted and command != "destroy":
+        raise KeyboardInterrupt
+    return out, err
+
+
+def _failure(stderr: str | None, log: Path | None) -> str:
+    """The line that says why Terraform failed, after printing the log's tail when there is one."""
+    if log is None:
+        return _last_error_line(stderr) if stderr is not None else "see Terraform's output above"
+    text = log.read_text()
+    _say(f"last lines of {log}:\n" + "\n".join(text.splitlines()[-LOG_TAIL_LINES:]))
+    return f"{_last_error_line(text)}; full output in {log}"
+
+
+def _say(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
 
 
 def _last_error_line(stderr: str) -> str:

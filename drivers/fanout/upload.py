@@ -4,11 +4,16 @@ The object is random bytes streamed straight into a parallel multipart upload: n
 the object's size (objects reach many GiB) and memory bounded by the transfer manager's
 in-memory part limit. An object already there with the right size is kept, so deploying again
 does not re-upload gigabytes.
+
+Progress: a bar on a terminal; when stderr is not one (CI, the tests, a log file) only a
+one-line summary, since a bar redrawn into a file is garbage.
 """
 
 import io
 import math
 import os
+import time
+from contextlib import contextmanager
 
 from boto3.s3.transfer import TransferConfig
 from botocore.exceptions import BotoCoreError, ClientError
@@ -60,40 +65,51 @@ def ensure_object(stack) -> None:
     """Make s3://bucket/object_key hold object_size bytes, uploading only when it does not."""
     s3 = stack.client("s3")
     where = f"s3://{stack.bucket}/{stack.object_key}"
+    size = format_size(stack.object_size)
     existing = _size_of(s3, stack.bucket, stack.object_key)
     if existing == stack.object_size:
-        console.print(f"{where} already holds {format_size(stack.object_size)}; not uploading")
+        _say(f"test object ({size}) already in place; not uploading", where)
         return
     if existing is not None:
-        console.print(f"{where} holds {existing} bytes, not {stack.object_size}; replacing it")
+        _say(f"replacing the test object: it holds {existing} bytes, not {stack.object_size}", where)
+    _say(f"uploading the test object ({size} of random bytes) to", where)
+    started = time.monotonic()
     _upload(s3, stack, where)
     uploaded = _size_of(s3, stack.bucket, stack.object_key)
     if uploaded != stack.object_size:
         raise FanoutError(f"{where} holds {uploaded} bytes after the upload, expected {stack.object_size}")
-    console.print(f"uploaded {format_size(stack.object_size)} to {where}")
+    seconds = time.monotonic() - started
+    _say(f"uploaded {size} in {seconds:.1f} s ({stack.object_size / max(seconds, 1e-3) / 1e6:,.0f} MB/s)")
 
 
 def _upload(s3, stack, where: str) -> None:
     config = TransferConfig(multipart_chunksize=part_size(stack.object_size))
-    columns = (
-        "[progress.description]{task.description}",
-        BarColumn(),
-        DownloadColumn(),
-        TransferSpeedColumn(),
-        TimeRemainingColumn(),
-    )
-    with Progress(*columns, console=console) as progress:
-        task = progress.add_task(f"uploading {where}", total=stack.object_size)
+    with _progress(stack.object_size) as advance:
         try:
             s3.upload_fileobj(
-                RandomBytes(stack.object_size),
-                stack.bucket,
-                stack.object_key,
-                Config=config,
-                Callback=lambda sent: progress.advance(task, sent),
+                RandomBytes(stack.object_size), stack.bucket, stack.object_key, Config=config, Callback=advance
             )
         except (S3UploadFailedError, ClientError, BotoCoreError) as exc:
             raise FanoutError(f"upload to {where} failed: {exc}") from None
+
+
+@contextmanager
+def _progress(total: int):
+    """A callback taking byte counts: it advances a progress bar on a terminal, else does nothing."""
+    if not console.is_terminal:
+        yield lambda sent: None
+        return
+    columns = ("{task.description}", BarColumn(), DownloadColumn(), TransferSpeedColumn(), TimeRemainingColumn())
+    with Progress(*columns, console=console) as progress:
+        task = progress.add_task("upload", total=total)
+        yield lambda sent: progress.advance(task, sent)
+
+
+def _say(line: str, where: str = "") -> None:
+    """A line of output, and the object's URL on a line of its own (it is long)."""
+    console.print(line, highlight=False)
+    if where:
+        console.print(f"  {where}", highlight=False)
 
 
 def _size_of(s3, bucket: str, key: str) -> int | None:

@@ -8,13 +8,20 @@ same path `report` uses, so a run that `wait` calls complete is one whose record
 can see (Insights can return only part of the records for a while after a run; waiting on
 per-seq results rather than counts guards against that).
 
-The DLQ is inspected without consuming it: messages are received with a short visibility
-timeout and made visible again at once, so every call can count them again.
+The DLQ is inspected without consuming it: one scan receives every message with a visibility
+timeout, then makes them all visible again at once (also on Ctrl-C). A scan cannot receive with
+a visibility timeout of 0 instead: SQS would hand back the same messages again and again, so
+the scan could neither see every message nor tell when it had. Nothing consumes the DLQ, so
+the messages are hidden only from another scan running at that moment, for the scan's length
+(DLQ_PEEK_VISIBILITY if the process dies mid-scan); `wait` then sees them on its next poll.
+
+On timeout, the missing seqs are printed as ranges (`3-7, 12, 40-99`, cut after a line) and
+written in full to results/<run_id>/missing.json.
 
 Local backend: `wait` also hosts the function in-process while it waits (so `make fire` then
 `make wait` is a whole run and `make run` is not needed). When the function is already hosted
-elsewhere (`make run` in another terminal), pass --no-host: two hosts would double the
-concurrency.
+elsewhere (`make run` in another terminal), pass --no-host (`make wait HOST=0`): two hosts
+would double the concurrency, so a second one refuses to start (fanout.hostlock).
 """
 
 import json
@@ -26,7 +33,7 @@ from dataclasses import dataclass, field
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from fanout import insights, runs
+from fanout import hostlock, insights, runs
 from fanout import stack as stacks
 from fanout.errors import FanoutError, UsageError
 from fanout.fire import sent_seqs
@@ -36,7 +43,8 @@ SEQS_PER_QUERY = 4000  # two rows per seq at most: stays under the 10,000-row re
 DEFAULT_TIMEOUT = 1800
 POLL_SECONDS = {"local": 1.0, "aws": 10.0}
 CLOCK_SLACK_MS = 5 * 60 * 1000  # this machine's clock against the log timestamps
-DLQ_PEEK_VISIBILITY = 30  # seconds a peeked DLQ message stays hidden if restoring it fails
+DLQ_PEEK_VISIBILITY = 30  # longer than a scan takes; only if restoring fails do messages stay hidden this long
+MISSING_FILE = "missing.json"
 
 console = Console()
 
@@ -64,7 +72,6 @@ def run(args) -> int:
     accounting = wait(stack, record, timeout, host=stack.backend == "local" and not args.no_host)
     missing = accounting.in_flight()
     if missing:
-        console.print(f"missing seqs ({len(missing)}): {' '.join(map(str, missing))}")
         raise FanoutError(
             f"{len(missing)} of {len(accounting.sent)} messages of run {record['run_id']} are unaccounted "
             f"for after {timeout:g} s ({accounting.summary()})"
@@ -183,10 +190,11 @@ def wait(stack, record: dict, timeout: float, host: bool = False) -> Accounting:
     """Poll until every sent message is accounted for or `timeout` seconds pass."""
     deadline = time.monotonic() + timeout
     sent = len(sent_seqs(record))
-    if record["failed_seqs"]:
-        console.print(f"[yellow]note:[/] {len(record['failed_seqs'])} seqs were never sent; not waiting for them")
+    hosting = ", hosting the function here" if host else ""
+    console.print(f"run {record['run_id']}: waiting for {sent} messages{hosting}", highlight=False)
+    _note_unsent(record)
     with _hosting(stack, host) as hosted, _progress() as progress:
-        task = progress.add_task(f"run {record['run_id']}", total=sent)
+        task = progress.add_task("waiting", total=sent)
         while True:
             hosted.check()
             accounting = account(stack, record)
@@ -196,11 +204,33 @@ def wait(stack, record: dict, timeout: float, host: bool = False) -> Accounting:
             time.sleep(POLL_SECONDS[stack.backend])
     record["accounting"] = accounting.as_dict()
     runs.update(record)
-    style = "green" if not accounting.in_flight() else "red"
-    console.print(f"[{style}]run {record['run_id']}: {accounting.summary()}[/] (of {sent} sent)")
+    missing = accounting.in_flight()
+    console.print(f"[{'red' if missing else 'green'}]{accounting.summary()}[/], of {sent} sent")
     if accounting.duplicates:
-        console.print(f"[yellow]note:[/] {accounting.duplicates} seqs were downloaded more than once (at-least-once delivery)")
+        console.print(f"[yellow]note:[/] {accounting.duplicates} extra downloads (SQS delivers at least once)")
+    _record_missing(record["run_id"], missing)
     return accounting
+
+
+def _record_missing(run_id: str, missing: list[int]) -> None:
+    """Print the missing seqs in short and write all of them to missing.json (or remove the
+    missing.json of an earlier wait that timed out, once nothing is missing)."""
+    path = runs.run_dir(run_id) / MISSING_FILE
+    if not missing:
+        path.unlink(missing_ok=True)
+        return
+    runs.write_file(run_id, MISSING_FILE, missing)
+    console.print(f"missing seqs: {runs.seq_ranges(missing)}", highlight=False)
+    console.print(f"  all {len(missing):,} listed in {path}", highlight=False)
+
+
+def _note_unsent(record: dict) -> None:
+    """Say which seqs are not waited for: fire did not send them, or was killed while sending."""
+    unsent = record["failed_seqs"]
+    if record.get("send_status") == "sending":
+        console.print("[yellow]note:[/] fire did not finish; waiting only for the seqs it recorded as sent")
+    elif unsent:
+        console.print(f"[yellow]note:[/] {len(unsent)} seqs were never sent; not waiting for them")
 
 
 def _finished(accounting: Accounting, hosting: bool) -> bool:
@@ -242,13 +272,14 @@ def _hosting(stack, enabled: bool):
     if not enabled:
         yield _NotHosted()
         return
-    hosted = _Hosted(stack)
-    hosted.thread.start()
-    try:
-        yield hosted
-    finally:
-        hosted.host.stop()  # in-flight invocations finish and their logs are flushed
-        hosted.thread.join()
+    with hostlock.held(stack.backend, stack.stack):
+        hosted = _Hosted(stack)
+        hosted.thread.start()
+        try:
+            yield hosted
+        finally:
+            hosted.host.stop()  # in-flight invocations finish and their logs are flushed
+            hosted.thread.join()
 
 
 def _progress() -> Progress:

@@ -3,14 +3,26 @@
 One stack for the module (deploying takes about a minute). Its function timeout is 1 s, so the
 queue's visibility timeout is 6 s and a failing message reaches the dead-letter queue after its
 5 receives in about half a minute; a 1 MiB object downloads far inside that timeout.
+
+`make demo` runs alongside the module's deploy and tests, in a home and emulator of its own,
+and is interrupted with Ctrl-C during run-and-wait (see InterruptedDemo): a real demo, whose
+minute of deploy the suite then barely notices.
 """
 
 import argparse
+import contextlib
 import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
 
 import pytest
 
-from fanout import cli, package, params, runs, stack, terraform, upload
+from fanout import cli, costs, demo, fire, hostlock, insights, package, params, paths, report, runs, stack, terraform, upload, wait
+from fanout.errors import FanoutError
 
 STACK = "e2e"
 CONCURRENCY = 4
@@ -33,6 +45,56 @@ def deployed(emulator, tmp_path_factory):
             yield deployed
         finally:
             terraform.destroy("local", STACK)
+
+
+class InterruptedDemo:
+    """`fanout demo` in a subprocess with its own FANOUT_HOME (so it starts its own emulator),
+    sent SIGINT on its process group, as a terminal's Ctrl-C is, once it reaches run-and-wait."""
+
+    SCRIPT = (  # a shell may start background jobs with SIGINT ignored; Ctrl-C must work here
+        "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+        "from fanout import cli; sys.exit(cli.main(['demo']))"
+    )
+
+    def __init__(self, root: Path):
+        self.home, self.results = root / "home", root / "results"
+        env = dict(os.environ, FANOUT_HOME=str(self.home), FANOUT_RESULTS=str(self.results), PYTHONUNBUFFERED="1")
+        self.process = subprocess.Popen([sys.executable, "-c", self.SCRIPT], env=env, stdout=subprocess.PIPE,
+                                        stderr=subprocess.STDOUT, text=True, start_new_session=True)  # fmt: skip
+        self.output: list[str] = []
+        self.emulator_pid = None
+        self.watcher = threading.Thread(target=self._watch, daemon=True)
+        self.watcher.start()
+
+    def _watch(self):
+        for line in self.process.stdout:
+            self.output.append(line)
+            if "run and wait" in line and self.emulator_pid is None:
+                self.emulator_pid = int((self.home / "emulator" / "pid").read_text())
+                os.killpg(self.process.pid, signal.SIGINT)
+
+    def exit_code(self) -> int:
+        code = self.process.wait(timeout=300)
+        self.watcher.join()
+        return code
+
+    def stop(self):
+        """For a module run that never reached the demo's test: Ctrl-C it wherever it is."""
+        if self.process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):  # it may end meanwhile
+                os.killpg(self.process.pid, signal.SIGINT)
+        self.exit_code()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def interrupted_demo(request, tmp_path_factory):
+    """Starts with the module, so that both deploys run at once; in a fresh checkout only after
+    the module's deploy: two first `terraform init`s would both write infra's lock file."""
+    if not (paths.INFRA / ".terraform.lock.hcl").exists():
+        request.getfixturevalue("deployed")
+    started = InterruptedDemo(tmp_path_factory.mktemp("demo"))
+    yield started
+    started.stop()
 
 
 def fanout(*argv: str) -> int:
@@ -100,8 +162,12 @@ def test_bad_inputs_are_one_line_errors(deployed, capsys):
     latest = runs.resolve(runs.LATEST)
     code, err = one_line_error(capsys, "fire", "--messages", "0")
     assert code == 2 and "'0'" in err
-    code, err = one_line_error(capsys, "fire", "--messages", "100000000")
-    assert code == 2 and "--yes" in err and "$" in err and "GB-s" in err
+    assert fanout("fire", "--messages", "100000000", "--yes") == 2
+    out, err = capsys.readouterr()
+    assert err.count("\n") == 1 and "--yes" in err and f"{costs.MAX_MESSAGES:,}" in err
+    assert "GB-s" in out  # the estimate
+    code, err = one_line_error(capsys, "fire", "--messages", str(costs.CONFIRM_MESSAGES + 1))
+    assert code == 2 and "--yes" in err and "$" in err
     assert runs.resolve(runs.LATEST) == latest  # nothing was sent or recorded
     code, err = one_line_error(capsys, "wait", "--run", "20990101T000000Z-000000")
     assert code == 2 and "20990101T000000Z-000000" in err
@@ -112,3 +178,72 @@ def test_bad_inputs_are_one_line_errors(deployed, capsys):
     capsys.readouterr()
     assert cli.main(["fire", "--backend", "local", "--stack", "absent", "--messages", "5"]) == 1
     assert "absent" in capsys.readouterr().err
+
+
+def test_make_run_then_wait_without_hosting(deployed):
+    """The issue's chain: deploy, fire, `make run` (the host, until the queue stays empty), then
+    `make wait HOST=0`; every record lands in the function's log group."""
+    assert fanout("fire", "--messages", "12", "--tag", "hosted") == 0
+    run_id = runs.resolve(runs.LATEST)
+    assert fanout("host", "--idle", "1") == 0
+    assert fanout("wait", "--run", run_id, "--no-host", *WAIT) == 0
+    assert runs.load(run_id)["accounting"]["done"] == 12
+    events = insights.fetch_events(deployed, *wait.run_window(runs.load(run_id)))
+    downloads = [r for r in report.run_records(events, run_id) if r["event"] == "download"]
+    assert sorted(r["seq"] for r in downloads) == list(range(12))
+
+
+def test_wait_times_out_with_the_missing_seqs(deployed, capsys):
+    assert fanout("fire", "--messages", "30", "--tag", "unhosted") == 0
+    record = runs.load(runs.LATEST)
+    try:
+        capsys.readouterr()
+        code = fanout("wait", "--run", record["run_id"], "--no-host", "--timeout", "1")  # nothing hosts
+        out, err = capsys.readouterr()
+    finally:
+        deployed.client("sqs").purge_queue(QueueUrl=deployed.queue_url)
+    assert code == 1 and len(err.strip().splitlines()) == 1 and "30 of 30" in err
+    assert f"missing seqs: {runs.seq_ranges(range(30))}" in out
+    assert json.loads((runs.run_dir(record["run_id"]) / wait.MISSING_FILE).read_text()) == list(range(30))
+    # A demo whose wait ends like this fails (after its teardown), saying how many were lost.
+    with pytest.raises(FanoutError, match="30 of 30 messages"):
+        demo.check_accounted(wait.Accounting(sent=fire.sent_seqs(record)), record["run_id"])
+
+
+def test_a_second_host_is_refused(deployed, capsys):
+    assert fanout("fire", "--messages", "2", "--tag", "locked") == 0
+    run_id = runs.resolve(runs.LATEST)
+    with hostlock.held("local", STACK):  # as `make run` in another terminal holds it
+        code, err = one_line_error(capsys, "wait", "--run", run_id, *WAIT)
+    assert code == 1 and f"already hosted by process {os.getpid()}" in err and "HOST=0" in err
+    assert fanout("wait", "--run", run_id, *WAIT) == 0  # the lock went with its holder
+
+
+def _running(pid: int) -> bool:
+    """Is `pid` a live process (not gone, not a zombie no one has reaped yet)?"""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_ctrl_c_during_the_demo_still_tears_down(interrupted_demo):
+    code = interrupted_demo.exit_code()
+    output = "".join(interrupted_demo.output)
+    assert code == 130, output
+    assert "teardown" in output and "stopped the emulator the demo started" in output, output
+    assert interrupted_demo.emulator_pid and not _running(interrupted_demo.emulator_pid)
+    stack_dir = interrupted_demo.home / "stacks" / "local" / demo.DEMO_STACK
+    assert not (stack_dir / terraform.STATE_FILE).exists()
+    assert "Apply complete!" in (stack_dir / terraform.LOG_FILE).read_text()  # the log outlives the state
+    group = [p for p in Path("/proc").glob("[0-9]*") if _in_group(p, interrupted_demo.process.pid)]
+    assert not [p.name for p in group if _running(int(p.name))]  # nothing the demo started runs on
+    record = json.loads((interrupted_demo.results / runs.LATEST / runs.RUN_FILE).read_text())
+    assert record["send_status"] == "complete" and record["sent"] == record["parameters"]["messages"]
+
+
+def _in_group(proc: Path, pgid: int) -> bool:
+    try:
+        return int((proc / "stat").read_text().rsplit(")", 1)[1].split()[2]) == pgid
+    except (FileNotFoundError, ProcessLookupError):
+        return False

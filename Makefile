@@ -51,8 +51,8 @@ emulator-down: venv ## Stop the embedded AWS emulator
 emulator-status: venv ## Is the embedded emulator running, and where
 	$(FANOUT) emulator status
 
-package: venv ## Build the function zip (deterministic)
-	$(FANOUT) package
+package: venv ## Build the function zip for ARCH (deterministic)
+	$(FANOUT) package --architecture $(ARCH)
 
 deploy: venv ## Deploy the stack (CONCURRENCY, MEMORY, OBJECT_SIZE, REGION, ARCH, MODE, STACK, BACKEND)
 	$(FANOUT) deploy $(TARGET) --concurrency $(CONCURRENCY) --memory $(MEMORY) \

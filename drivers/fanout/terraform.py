@@ -70,12 +70,13 @@ def apply(backend: str, stack: str, variables: dict) -> None:
 
 def plan(backend: str, stack: str, variables: dict, detailed_exitcode: bool = False) -> int:
     """Show what apply would change; with detailed_exitcode, 2 means changes, 0 none."""
-    vars_file = _stack_dir(backend, stack) / "plan.tfvars.json"
+    vars_file = _stack_dir(backend, stack) / PLAN_INPUTS_FILE
     _write_json(vars_file, variables)
     _init(backend, stack)
     extra = ["-detailed-exitcode"] if detailed_exitcode else []
     ok_codes = (0, 2) if detailed_exitcode else (0,)
-    return _run(backend, stack, "plan", *extra, f"-var-file={vars_file}", ok_codes=ok_codes).returncode
+    return _run(backend, stack, "plan", *extra, f"-var-file={vars_file}", ok_codes=ok_codes,
+                endpoint=variables.get("endpoint", "")).returncode
 
 
 def destroy(backend: str, stack: str) -> bool:
@@ -237,15 +238,18 @@ def _terraform_platform() -> str | None:
     return json.loads(result.stdout).get("platform")
 
 
-def environment(backend: str, stack: str) -> dict:
+def environment(backend: str, stack: str, endpoint: str | None = None) -> dict:
     """Environment Terraform runs with for this stack (also for running it by hand).
 
-    Against an endpoint the user's AWS setup is left out: the provider uses test credentials
-    there, and an AWS_PROFILE naming a profile that does not exist would fail it, AWS_ENDPOINT_URL_*
-    would redirect it.
+    `endpoint` is the one the command targets; by default the one the stack was last applied
+    with. Against an endpoint (always on the local backend) the user's AWS setup is left out: the
+    provider uses test credentials there, an AWS_PROFILE naming a profile that does not exist
+    would fail it, and AWS_ENDPOINT_URL_* would redirect it.
     """
+    if endpoint is None:
+        endpoint = recorded_inputs(backend, stack).get("endpoint", "")
     env = dict(os.environ)
-    if _uses_endpoint(backend, stack):
+    if backend == "local" or endpoint:
         env = {name: value for name, value in env.items()
                if not name.startswith("AWS_") or name in KEPT_AWS_VARIABLES}  # fmt: skip
     cache = paths.home() / "terraform-plugin-cache"
@@ -262,18 +266,8 @@ def environment(backend: str, stack: str) -> dict:
     return env
 
 
-def _uses_endpoint(backend: str, stack: str) -> bool:
-    """Does Terraform talk to an endpoint rather than AWS? Always on the local backend; on AWS
-    when the variables written last for this stack (by apply or plan) name one."""
-    if backend == "local":
-        return True
-    written = [path for path in (_stack_dir(backend, stack) / name for name in (INPUTS_FILE, PLAN_INPUTS_FILE))
-               if path.is_file()]  # fmt: skip
-    latest = max(written, key=lambda path: path.stat().st_mtime_ns, default=None)
-    return latest is not None and bool(json.loads(latest.read_text()).get("endpoint"))
-
-
-def _run(backend: str, stack: str, command: str, *args: str, capture: bool = False, ok_codes=(0,)):
+def _run(backend: str, stack: str, command: str, *args: str, capture: bool = False, ok_codes=(0,),
+         endpoint: str | None = None):
     executable = shutil.which("terraform")
     if executable is None:
         raise FanoutError("terraform is not on PATH; install Terraform >= 1.5")
@@ -284,7 +278,7 @@ def _run(backend: str, stack: str, command: str, *args: str, capture: bool = Fal
         process = subprocess.Popen(
             [executable, command, *(["-no-color"] if plain else []), *args],
             cwd=paths.INFRA,
-            env=environment(backend, stack),
+            env=environment(backend, stack, endpoint),
             stdout=stdout,
             stderr=stderr,
             text=True,

@@ -215,7 +215,9 @@ def test_a_second_host_is_refused(deployed, capsys):
     run_id = runs.resolve(runs.LATEST)
     with hostlock.held("local", STACK):  # as `make run` in another terminal holds it
         code, err = one_line_error(capsys, "wait", "--run", run_id, *WAIT)
-    assert code == 1 and f"already hosted by process {os.getpid()}" in err and "HOST=0" in err
+        assert code == 1 and f"already hosted by process {os.getpid()}" in err and "HOST=0" in err
+        code, err = one_line_error(capsys, "host", "--idle", "1")  # `make run` beside `make wait`
+        assert code == 1 and f"already hosted by process {os.getpid()}" in err
     assert fanout("wait", "--run", run_id, *WAIT) == 0  # the lock went with its holder
 
 

@@ -2,7 +2,6 @@
 AWS setup kept away from emulators. No Terraform run here (only `terraform version`)."""
 
 import json
-import os
 import subprocess
 from pathlib import Path
 
@@ -116,17 +115,17 @@ def test_the_aws_backend_keeps_it(aws_setup):
     assert aws_variables(terraform.environment("aws", "s")).items() >= AWS_SETUP.items()
 
 
-def write_variables(name: str, endpoint: str, minute: int) -> None:
-    """The variables a command wrote at `minute` (commands are never as close as a clock tick)."""
-    path = paths.stack_dir("aws", "s") / name
+def deployed_with(endpoint: str) -> None:
+    """Record that stack "s" on the AWS backend was last applied against `endpoint`."""
+    path = paths.stack_dir("aws", "s") / terraform.INPUTS_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"endpoint": endpoint}))
-    os.utime(path, (minute * 60, minute * 60))
 
 
-def test_the_aws_backend_drops_it_for_the_endpoint_written_last(aws_setup):
-    write_variables(terraform.INPUTS_FILE, "", minute=1)  # deployed to AWS...
-    write_variables(terraform.PLAN_INPUTS_FILE, "http://localhost:4566", minute=2)  # ...planned against LocalStack
-    assert aws_variables(terraform.environment("aws", "s")) == {"AWS_CA_BUNDLE": "/etc/ssl/bundle.pem"}
-    write_variables(terraform.INPUTS_FILE, "", minute=3)  # deployed to AWS again
+def test_the_aws_backend_drops_it_against_an_endpoint(aws_setup):
+    deployed_with("")  # deployed to AWS...
     assert aws_variables(terraform.environment("aws", "s")).items() >= AWS_SETUP.items()
+    localstack = "http://localhost:4566"  # ...then planned against LocalStack
+    assert aws_variables(terraform.environment("aws", "s", localstack)) == {"AWS_CA_BUNDLE": "/etc/ssl/bundle.pem"}
+    deployed_with(localstack)  # deployed there: destroy and outputs go there too
+    assert aws_variables(terraform.environment("aws", "s")) == {"AWS_CA_BUNDLE": "/etc/ssl/bundle.pem"}

@@ -3,14 +3,18 @@
 Ctrl-C stops polling: the invocations in flight finish, their messages are settled, the logs are
 sent and the command exits 0. A second Ctrl-C kills the environments at once (their messages
 return to the queue after the visibility timeout), sends the logs and exits 130.
+
+Hosting the stack's function takes the stack's host lock (fanout.hostlock), as `fanout wait` does:
+two hosts of one queue would double the concurrency the run measures.
 """
 
 import argparse
 import signal
+from contextlib import nullcontext
 
 from rich.console import Console
 
-from fanout import stack
+from fanout import hostlock, stack
 from fanout.errors import UsageError
 from fanout.host import config as function_config
 from fanout.host.service import ACCOUNT_CONCURRENCY, DEFAULT_IDLE_SECONDS, Host, Summary
@@ -38,9 +42,9 @@ def command(args: argparse.Namespace) -> int:
         raise UsageError(f"--idle {args.idle:g} is not allowed; give a number of seconds above 0")
     if args.max_envs < 1:
         raise UsageError(f"--max-envs {args.max_envs} is not allowed; give 1 or more")
-    config = _function_config(args)
+    config, lock = _function_config(args)
     console = Console(stderr=True)
-    with console.status(f"hosting {config.name}") as status:
+    with lock, console.status(f"hosting {config.name}") as status:
         host = Host(config, idle_seconds=args.idle, max_envs=args.max_envs,
                     progress=lambda s: status.update(f"hosting {config.name}: {_progress(s)}"),
                     warn=lambda message: console.print(f"[yellow]warning:[/] {message}"))
@@ -53,15 +57,17 @@ def command(args: argparse.Namespace) -> int:
     return 0
 
 
-def _function_config(args: argparse.Namespace) -> function_config.FunctionConfig:
+def _function_config(args: argparse.Namespace):
+    """The function to host, and the lock to hold while hosting it (the stack's, for its function)."""
     if args.function:
         endpoint = args.endpoint or _running_emulator()
-        return function_config.load(args.function, endpoint, args.region)
+        return function_config.load(args.function, endpoint, args.region), nullcontext()
     if args.backend != "local":
         raise UsageError(f"--backend {args.backend}: `fanout host` runs functions for the local backend "
                          "only; on AWS, Lambda runs them")
     deployed = stack.from_args(args)
-    return function_config.load(deployed.function_name, deployed.endpoint, deployed.region)
+    config = function_config.load(deployed.function_name, deployed.endpoint, deployed.region)
+    return config, hostlock.held(deployed.backend, deployed.stack)
 
 
 def _running_emulator() -> str:

@@ -30,7 +30,7 @@ import threading
 import time
 import uuid
 
-from fanout import aws
+from fanout import aws, concurrency
 from fanout.host import Host, testing
 
 REGION = "us-east-1"
@@ -110,10 +110,10 @@ class Bench:
         received = host.summary.messages_received  # SQS delivers at least once: may exceed `messages`
         if len(spans) != received:
             raise RuntimeError(f"{len(spans)} invocations logged for {received} messages received")
-        peak = testing.peak_concurrency(spans)
+        peak = concurrency.peak(spans)
         starts = [start for start, _ in spans]
         first_start, reached, last_start = min(starts), _first_reached(spans, peak), max(starts)
-        steady = _mean_level(spans, reached, last_start) if last_start > reached else float(peak)
+        steady = concurrency.mean(spans, reached, last_start) if last_start > reached else float(peak)
         print(f"host concurrency {target}: peak/target {peak / target:.3f}, steady/target {steady / target:.3f} "
               f"(target >= {TARGET_RATIO}; peak {peak}, steady {steady:.1f} over {(last_start - reached) / 1000:.1f} s, "
               f"ramp {(reached - first_start) / 1000:.1f} s, {len(spans)} invocations for {messages} messages "
@@ -151,21 +151,11 @@ def hold_seconds(target: int) -> float:
 
 
 def _first_reached(spans, level: int) -> int:
-    """The first timestamp at which `level` invocations were running (ENDs count first, as in
-    peak_concurrency)."""
-    edges = sorted([(start, 1) for start, _ in spans] + [(end, -1) for _, end in spans])
-    running = 0
-    for ts, step in edges:
-        running += step
-        if running >= level:
-            return ts
-    raise ValueError(f"{level} invocations never ran at once")
-
-
-def _mean_level(spans, begin: int, end: int) -> float:
-    """Time-weighted mean number of running invocations over [begin, end)."""
-    busy = sum(max(0, min(e, end) - max(s, begin)) for s, e in spans)
-    return busy / (end - begin)
+    """The first timestamp at which `level` invocations were running."""
+    reached = next((ts for ts, running in concurrency.steps(spans) if running >= level), None)
+    if reached is None:
+        raise ValueError(f"{level} invocations never ran at once")
+    return reached
 
 
 def _direct_call_ms(endpoint: str, bucket: str, calls: int) -> float:

@@ -37,9 +37,7 @@ MAX_MESSAGES = 1_000_000
 @dataclass(frozen=True)
 class Estimate:
     messages: int
-    memory_mb: int
     architecture: str
-    seconds_each: float
     gb_seconds: float
     lambda_compute: float
     lambda_requests: float
@@ -64,9 +62,7 @@ def estimate(
     gets_each = math.ceil(object_size / PART_SIZE) if mode == "download_file" else 1
     return Estimate(
         messages=messages,
-        memory_mb=memory_mb,
         architecture=architecture,
-        seconds_each=seconds_each,
         gb_seconds=gb_seconds,
         lambda_compute=gb_seconds * _gb_second_price(architecture),
         lambda_requests=messages * PRICES["lambda_request"],

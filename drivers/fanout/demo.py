@@ -20,7 +20,6 @@ from rich.console import Console
 
 from fanout import deploy, fire, interrupts, report, runs, stack, terraform, wait
 from fanout.emulator import control
-from fanout.errors import FanoutError
 
 DEMO_STACK = "demo"
 DEFAULTS = {"concurrency": "8", "memory": "1024", "object_size": "16MiB", "multiplier": "10"}
@@ -90,12 +89,7 @@ def teardown(target: argparse.Namespace, started_emulator: bool) -> None:
 
 def check_accounted(accounting: wait.Accounting, run_id: str) -> None:
     """Fail a demo whose wait left messages unaccounted for (wait listed them)."""
-    missing = accounting.in_flight()
-    if missing:
-        raise FanoutError(
-            f"demo failed: {len(missing)} of {len(accounting.sent)} messages of run {run_id} "
-            f"are unaccounted for after {WAIT_TIMEOUT} s (seqs {runs.seq_ranges(missing)})"
-        )
+    wait.check_accounted(accounting, run_id, WAIT_TIMEOUT, prefix="demo failed: ")
 
 
 @contextmanager

@@ -109,9 +109,17 @@ def fire(stack, count: int, tag: str, mode: str | None, failure_fraction: Fracti
     result = SendResult()
     how = _run_record(stack, run_id, count, tag, mode, failure_fraction, injected, workers)
 
+    written: dict = {}  # the last record written, and the state it was written at
+
     def save(status: str) -> dict:
+        """Write run.json; a checkpoint with nothing new since the last write writes nothing
+        (rebuilding a record of a million seqs every second would starve the senders)."""
+        state = (status, len(result.sent), len(result.failed), result.first_send_ms)
+        if written.get("state") == state:
+            return written["record"]
         record = how | _send_state(count, result, status)
-        runs.save(record)
+        (runs.update if written else runs.save)(record)  # `latest` points here after the first write
+        written.update(state=state, record=record)
         return record
 
     console.print(f"run [bold]{run_id}[/]: {count:,} messages to the queue of stack {stack.stack!r}")

@@ -64,19 +64,21 @@ def outputs(backend: str, stack: str) -> dict:
 def apply(backend: str, stack: str, variables: dict) -> None:
     """Create or update the stack with these input variables."""
     _write_inputs(backend, stack, variables)
-    _init(backend, stack)
-    _run(backend, stack, "apply", "-auto-approve", *_var_args(backend, stack))
+    endpoint = variables.get("endpoint", "")
+    _init(backend, stack, endpoint)
+    _run(backend, stack, "apply", "-auto-approve", *_var_args(backend, stack), endpoint=endpoint)
 
 
 def plan(backend: str, stack: str, variables: dict, detailed_exitcode: bool = False) -> int:
     """Show what apply would change; with detailed_exitcode, 2 means changes, 0 none."""
     vars_file = _stack_dir(backend, stack) / PLAN_INPUTS_FILE
     _write_json(vars_file, variables)
-    _init(backend, stack)
+    endpoint = variables.get("endpoint", "")
+    _init(backend, stack, endpoint)
     extra = ["-detailed-exitcode"] if detailed_exitcode else []
     ok_codes = (0, 2) if detailed_exitcode else (0,)
     return _run(backend, stack, "plan", *extra, f"-var-file={vars_file}", ok_codes=ok_codes,
-                endpoint=variables.get("endpoint", "")).returncode
+                endpoint=endpoint).returncode
 
 
 def destroy(backend: str, stack: str) -> bool:
@@ -160,7 +162,7 @@ def _write_json(path: Path, data: dict) -> None:
     path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
 
 
-def _init(backend: str, stack: str) -> None:
+def _init(backend: str, stack: str, endpoint: str | None = None) -> None:
     """terraform init, skipped when this stack was already initialised for the same inputs.
 
     Init takes seconds even with nothing to install; the stamp covers everything that changes
@@ -173,7 +175,7 @@ def _init(backend: str, stack: str) -> None:
     lock_file = paths.INFRA / ".terraform.lock.hcl"
     if lock_file.exists() and stamp_file.exists() and stamp_file.read_text() == stamp:
         return
-    _run(backend, stack, "init", "-reconfigure", state_arg)
+    _run(backend, stack, "init", "-reconfigure", state_arg, endpoint=endpoint)
     stamp_file.write_text(stamp)
 
 
@@ -217,20 +219,23 @@ def _cli_config() -> Path | None:
 def _mirror_holds_provider(mirror: Path) -> bool:
     """Does the mirror hold a version of the AWS provider for this platform, in either layout
     Terraform reads: unpacked (<version>/<os_arch>/) or packed (terraform-provider-aws_<version>_<os_arch>.zip)?"""
-    platform = _terraform_platform()
+    provider = mirror / MIRRORED_PROVIDER
+    platform = _terraform_platform(shutil.which("terraform")) if provider.is_dir() else None  # no subprocess without a mirror
     if platform is None:
         return False
-    provider = mirror / MIRRORED_PROVIDER
     unpacked = any(path.is_dir() for path in provider.glob(f"*/{platform}"))
     return unpacked or any(provider.glob(f"terraform-provider-aws_*_{platform}.zip"))
 
 
 @functools.cache
-def _terraform_platform() -> str | None:
-    """The os_arch Terraform installs providers for, e.g. linux_amd64; None without Terraform."""
+def _terraform_platform(executable: str | None) -> str | None:
+    """The os_arch this Terraform executable installs providers for, e.g. linux_amd64; None
+    without one. Cached per executable: asking costs a subprocess."""
+    if executable is None:
+        return None
     try:
         result = subprocess.run(
-            ["terraform", "version", "-json"],
+            [executable, "version", "-json"],
             capture_output=True, text=True, check=True, env={**os.environ, "CHECKPOINT_DISABLE": "1"},
         )  # fmt: skip
     except (OSError, subprocess.CalledProcessError):

@@ -70,13 +70,18 @@ def run(args) -> int:
     stack = stacks.from_args(args)
     check_same_stack(record, stack)
     accounting = wait(stack, record, timeout, host=stack.backend == "local" and not args.no_host)
+    check_accounted(accounting, record["run_id"], timeout)
+    return 0
+
+
+def check_accounted(accounting: "Accounting", run_id: str, timeout: float, prefix: str = "") -> None:
+    """Fail when the wait ended with messages unaccounted for (it listed them already)."""
     missing = accounting.in_flight()
     if missing:
         raise FanoutError(
-            f"{len(missing)} of {len(accounting.sent)} messages of run {record['run_id']} are unaccounted "
+            f"{prefix}{len(missing)} of {len(accounting.sent)} messages of run {run_id} are unaccounted "
             f"for after {timeout:g} s ({accounting.summary()})"
         )
-    return 0
 
 
 def check_same_stack(record: dict, stack) -> None:

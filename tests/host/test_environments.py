@@ -16,9 +16,10 @@ import boto3
 import pytest
 
 from fanout import paths
+from fanout.concurrency import peak as peak_concurrency
 from fanout.errors import FanoutError
 from fanout.host import Host, runtime, sandbox
-from fanout.host.testing import END, REPORT, START, intervals, peak_concurrency
+from fanout.host.testing import END, REPORT, START, intervals
 
 from .support import messages
 

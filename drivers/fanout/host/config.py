@@ -95,9 +95,7 @@ def _load(function_name: str, endpoint: str, region: str) -> FunctionConfig:
         environment=conf.get("Environment", {}).get("Variables", {}),
         memory=conf.get("MemorySize", 128),
         timeout=conf.get("Timeout", 3),
-        # Its own call: the emulator's GetFunction leaves out a reserved concurrency of 0.
-        reserved_concurrency=lam.get_function_concurrency(FunctionName=function_name).get(
-            "ReservedConcurrentExecutions"),
+        reserved_concurrency=function.get("Concurrency", {}).get("ReservedConcurrentExecutions"),
         log_group=conf.get("LoggingConfig", {}).get("LogGroup") or f"/aws/lambda/{conf['FunctionName']}",
         code_location=function.get("Code", {}).get("Location", ""),
         source=_event_source(lam, function_name, region, endpoint),

@@ -89,6 +89,7 @@ class Environment:
         self.config, self._log, self._abort_fd = config, log, abort_fd
         self.stream = logs.stream_name(time.time())
         self.tmp_dir = tempfile.mkdtemp(prefix="tmp-", dir=workdir)
+        self._killed = False
         task_root = str(workdir / "task")
         spec = {
             "handler": config.handler, "task_root": task_root, "runtime_dir": str(workdir / "runtime"),
@@ -173,7 +174,11 @@ class Environment:
 
         The environment leads its own session, so its children share its process group; the
         process itself is also killed directly, in case it has not become the group's leader yet.
+        Only once: after the join its pid, and so its group id, may belong to another process.
         """
+        if self._killed:
+            return
+        self._killed = True
         if self.process.is_alive():
             self.process.kill()
         with contextlib.suppress(ProcessLookupError, PermissionError):

@@ -153,11 +153,3 @@ def intervals(streams) -> list[tuple[int, int]]:
     return spans
 
 
-def peak_concurrency(spans) -> int:
-    """Most invocations between START and END at once; an END at the same ms as a START counts first."""
-    edges = sorted([(start, 1) for start, _ in spans] + [(end, -1) for _, end in spans])
-    level = peak = 0
-    for _, step in edges:
-        level += step
-        peak = max(peak, level)
-    return peak

@@ -14,7 +14,6 @@ import os
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 
 from rich.console import Console
@@ -22,6 +21,7 @@ from rich.table import Table
 
 from fanout import insights, stack
 from fanout.errors import UsageError
+from fanout.insights.values import iso_millis
 
 FORMATS = ("table", "json", "csv")
 
@@ -56,13 +56,10 @@ def parse_time(text: str, option: str) -> int:
     """Epoch ms from ISO 8601 (naive means UTC) or from a number of epoch milliseconds."""
     if text.isdigit():
         return int(text)
-    try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
+    millis = iso_millis(text)
+    if millis is None:
         raise UsageError(f"{option} {text!r} is not a time; use ISO 8601 such as 2024-05-01T12:00:00Z or epoch ms")
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return int(moment.timestamp() * 1000)
+    return millis
 
 
 def window_given(args) -> bool:

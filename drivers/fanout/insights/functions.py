@@ -9,7 +9,7 @@ import calendar
 import math
 from datetime import datetime, timezone
 
-from fanout.insights.values import Timestamp, as_number, as_text
+from fanout.insights.values import Timestamp, as_number, as_text, iso_millis
 
 # The moments a date can show (years 1 to 9999); a time outside them is absent.
 MIN_MS, MAX_MS = -62_135_596_800_000, 253_402_300_799_999
@@ -116,12 +116,7 @@ def _millis(value) -> Timestamp | None:
     so that a time read from a message, such as Powertools' `timestamp`, works like @timestamp."""
     millis = as_number(value)
     if millis is None and value.__class__ is str:
-        try:
-            moment = datetime.fromisoformat(value.strip())
-        except ValueError:
-            return None
-        moment = moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
-        millis = calendar.timegm(moment.utctimetuple()) * 1000 + moment.microsecond // 1000
+        millis = iso_millis(value)
     return _timestamp(millis)
 
 

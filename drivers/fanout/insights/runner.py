@@ -64,7 +64,7 @@ def start_query(client, log_groups, query_text: str, start_s: int, end_s: int, s
     raise AssertionError("unreachable")
 
 
-def wait_for_results(client, query_id: str, query_text: str = "", sleep=time.sleep, clock=time.monotonic,
+def wait_for_results(client, query_id: str, query_text: str, sleep=time.sleep, clock=time.monotonic,
                      deadline_s=DEADLINE_S, rng=random) -> dict:
     """The final GetQueryResults response of a Complete query; FanoutError for any other end."""
     delays, started, name = _backoff(rng), clock(), f"{label(query_text)} ({query_id})"

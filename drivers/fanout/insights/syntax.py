@@ -180,7 +180,7 @@ class Parser:
         self.text = text
         self.token = self.lexer.token_at(0)
         self.previous_end = 0
-        self.output_names = set()  # of the fields or stats command being parsed
+        self.output_names = set()  # names a fields or stats command has given so far
 
     # -- token plumbing --
     def advance(self) -> Token:
@@ -246,6 +246,7 @@ class Parser:
                 "unknown command")
             self.error(problem)
         self.advance()
+        self.output_names = set()  # duplicate names are checked within one command
         return handler(token.pos)
 
     def comma_list(self, item):
@@ -256,7 +257,6 @@ class Parser:
         return tuple(items)
 
     def command_fields(self, pos):
-        self.output_names = set()
         return Fields(self.comma_list(self.named_expression), pos)
 
     def command_display(self, pos):
@@ -306,7 +306,6 @@ class Parser:
         return Parse(source, pattern, names, pos)
 
     def command_stats(self, pos):
-        self.output_names = set()
         aggregates = self.comma_list(self.aggregate)
         groups = ()
         if self.accept_word("by"):

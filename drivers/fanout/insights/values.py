@@ -12,6 +12,7 @@ Integers stay within 64 bits everywhere, as orjson reads JSON: an integer outsid
 integers of more than 4,300 digits) and arithmetic fast.
 """
 
+import calendar
 import math
 import re
 from datetime import datetime, timezone
@@ -23,7 +24,7 @@ _INT_TEXT = re.compile(r"-?\d+")
 # Result cells that read back as numbers without losing anything: no leading zeros (but "0"),
 # an integer of at most 20 digits, or a decimal of at most 17 significant digits (a double's).
 _RESULT_INT = re.compile(r"-?(?:0|[1-9]\d{0,19})")
-_RESULT_DECIMAL = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?")
+_RESULT_DECIMAL = re.compile(r"-?(?P<mantissa>(?:0|[1-9]\d*)(?:\.\d+)?)(?:[eE][-+]?\d+)?")
 MAX_EXACT_DIGITS = 17
 _NATURAL_CHUNK = re.compile(r"[0-9]+|[^0-9]+")
 
@@ -85,6 +86,17 @@ def render(value) -> str:
     return str(value)
 
 
+def iso_millis(text: str) -> int | None:
+    """Epoch milliseconds of an ISO 8601 time (UTC when it has no offset), exact (no float
+    rounding); None when the text is not one."""
+    try:
+        moment = datetime.fromisoformat(text.strip())
+    except ValueError:
+        return None
+    moment = moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+    return calendar.timegm(moment.utctimetuple()) * 1000 + moment.microsecond // 1000
+
+
 def parse_result_value(text: str):
     """Typed value of one result cell: a number when the text reads back as one exactly, else the text.
 
@@ -93,9 +105,9 @@ def parse_result_value(text: str):
     """
     if _RESULT_INT.fullmatch(text):
         return int(text)
-    if _RESULT_DECIMAL.fullmatch(text):
+    if decimal := _RESULT_DECIMAL.fullmatch(text):
         number = float(text)
-        digits = re.split("[eE]", text.lstrip("-"))[0].replace(".", "").strip("0")
+        digits = decimal["mantissa"].replace(".", "").strip("0")
         if math.isfinite(number) and len(digits) <= MAX_EXACT_DIGITS:
             return number
     return text

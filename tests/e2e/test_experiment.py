@@ -24,6 +24,8 @@ import pytest
 from fanout import cli, costs, demo, fire, hostlock, insights, package, params, paths, report, runs, stack, terraform, upload, wait
 from fanout.errors import FanoutError
 
+pytestmark = pytest.mark.slow
+
 STACK = "e2e"
 CONCURRENCY = 4
 TIMEOUT_S = 1

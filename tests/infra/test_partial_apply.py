@@ -8,9 +8,13 @@ on the first queue keeps the test short: each queue Terraform does create costs 
 provider's confirmation, and test_stack.py already destroys created queues.
 """
 
+import pytest
+
 from fanout import aws, terraform
 
 from .test_stack import fanout
+
+pytestmark = pytest.mark.slow
 
 STACK = "partial-test"
 REGION = "us-east-1"

@@ -15,6 +15,8 @@ from botocore.exceptions import ClientError
 from fanout import cli, params, paths, stack, terraform
 from fanout.sizes import parse_size
 
+pytestmark = pytest.mark.slow
+
 STACK = "infra-test"
 INPUTS = {
     "--concurrency": "1",  # below the event source mapping's minimum of 2

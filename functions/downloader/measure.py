@@ -13,6 +13,10 @@ What the numbers mean:
   the transfer manager sends before its GETs, because that is part of what the mode costs.
 - `start_ms`/`end_ms`: epoch milliseconds, to line records up across functions.
 - `mbps`: decimal megabits per second (bytes * 8 / seconds / 1e6); `mib_per_s`: MiB per second.
+- `first_byte_seconds`: the first GetObject's wait from sending its request to having its
+  response headers (botocore's before-send to after-call): the request's first-byte latency,
+  without the first chunk's transfer that `ttfb_seconds` includes.
+- the byte-arrival timeline and its derived figures: see timeline.py.
 """
 
 import json
@@ -22,6 +26,8 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+
+import timeline
 
 MODES = ("download_file", "stream")
 # Same as the transfer manager's default io_chunksize; see the module docstring.
@@ -146,6 +152,7 @@ class Progress:
         self.started = time.monotonic()
         self.first_chunk_at = None
         self.bytes = 0
+        self.timeline = timeline.Recorder(self.started)
         self._lock = threading.Lock()
 
     def __call__(self, count: int) -> None:
@@ -154,6 +161,7 @@ class Progress:
             if self.first_chunk_at is None and count > 0:
                 self.first_chunk_at = now
             self.bytes += count
+            self.timeline.add(now, count)
 
 
 @dataclass(frozen=True)
@@ -164,19 +172,25 @@ class Download:
     start_ms: int
     end_ms: int
     s3_request_id: str
+    first_byte_seconds: float | None
+    timeline: timeline.Recorder
 
 
 def download(s3, bucket: str, key: str, mode: str, directory: str | None = None) -> Download:
     """Fetch the object once with `mode` and time it; the bytes are discarded."""
-    request_ids = []
+    request_ids, first_bytes, sent = [], [], threading.local()
     hook_id = f"fanout-{uuid.uuid4().hex}"
-    # Every GetObject's request id, whether sent by us or by the transfer manager's threads;
-    # the first one is reported. One environment runs one invocation at a time, so only ours.
-    s3.meta.events.register(
-        "after-call.s3.GetObject",
-        lambda parsed, **_: request_ids.append(parsed.get("ResponseMetadata", {}).get("RequestId", "")),
-        unique_id=hook_id,
-    )
+
+    def answered(parsed, **_):
+        request_ids.append(parsed.get("ResponseMetadata", {}).get("RequestId", ""))
+        first_bytes.append(time.monotonic() - sent.at)
+
+    # Every GetObject's request id and first-byte latency, whether sent by us or by the transfer
+    # manager's threads (each request is sent and answered on one thread); the first one is
+    # reported. One environment runs one invocation at a time, so only ours.
+    s3.meta.events.register("before-send.s3.GetObject", lambda **_: setattr(sent, "at", time.monotonic()),
+                            unique_id=f"{hook_id}-sent")
+    s3.meta.events.register("after-call.s3.GetObject", answered, unique_id=hook_id)
     try:
         start_ms = time.time_ns() // 1_000_000
         progress = Progress()
@@ -184,6 +198,7 @@ def download(s3, bucket: str, key: str, mode: str, directory: str | None = None)
         ended = time.monotonic()
         end_ms = time.time_ns() // 1_000_000
     finally:
+        s3.meta.events.unregister("before-send.s3.GetObject", unique_id=f"{hook_id}-sent")
         s3.meta.events.unregister("after-call.s3.GetObject", unique_id=hook_id)
     first_chunk_at = ended if progress.first_chunk_at is None else progress.first_chunk_at  # empty object
     return Download(
@@ -193,6 +208,8 @@ def download(s3, bucket: str, key: str, mode: str, directory: str | None = None)
         start_ms=start_ms,
         end_ms=end_ms,
         s3_request_id=request_ids[0] if request_ids else "",
+        first_byte_seconds=first_bytes[0] if first_bytes else None,
+        timeline=progress.timeline,
     )
 
 
@@ -247,6 +264,8 @@ def success_record(message: Message, result: Download, context: dict) -> dict:
         "start_ms": result.start_ms,
         "end_ms": result.end_ms,
         "s3_request_id": result.s3_request_id,
+        "first_byte_seconds": result.first_byte_seconds,
+        **timeline.record_fields(result.timeline, result.seconds),
         **context,
     }
 

@@ -11,7 +11,8 @@ from .support import MEMORY_SIZE, lambda_context, log_records, sqs_event
 SUCCESS_FIELDS = {
     "event", "run_id", "seq", "experiment_tag", "concurrency_limit", "memory_size", "mode", "bytes",
     "seconds", "ttfb_seconds", "mbps", "mib_per_s", "start_ms", "end_ms", "cold_start", "env_id",
-    "receive_count", "message_id", "request_id", "s3_request_id",
+    "receive_count", "message_id", "request_id", "s3_request_id", "first_byte_seconds", "timeline_interval_ms",
+    "timeline", "peak_mb_per_s", "sustained_mb_per_s", "burst_excess_bytes", "burst_bytes",
 }  # fmt: skip
 ERROR_CONTEXT_FIELDS = {
     "message_id", "receive_count", "memory_size", "concurrency_limit", "request_id", "env_id", "cold_start",

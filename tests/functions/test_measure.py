@@ -66,7 +66,8 @@ def test_success_record_throughput_units(measure):
     size, seconds = random.randrange(1, 1 << 34), random.uniform(0.01, 100)
     message = measure.Message(run_id="r", seq=1, experiment_tag="t", mode="stream", inject_failure=False)
     result = measure.Download(
-        bytes=size, seconds=seconds, ttfb_seconds=seconds / 3, start_ms=1, end_ms=2, s3_request_id="x"
+        bytes=size, seconds=seconds, ttfb_seconds=seconds / 3, start_ms=1, end_ms=2, s3_request_id="x",
+        first_byte_seconds=seconds / 4, timeline=measure.timeline.Recorder(0.0),
     )
     record = measure.success_record(message, result, {"env_id": "e"})
     assert record["mbps"] == pytest.approx(size * 8 / 1_000_000 / seconds)

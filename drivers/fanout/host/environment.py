@@ -52,11 +52,12 @@ def _context():
     return context
 
 
-def lambda_environment(config: FunctionConfig, task_root: str, stream: str) -> dict:
+def lambda_environment(config: FunctionConfig, task_root: str, stream: str, s3_endpoint: str | None = None) -> dict:
     """The function's variables plus those Lambda reserves (which win), pointed at the emulator.
 
     Nothing is inherited from the host: its credentials and AWS config files must not leak into
-    the function, which gets the emulator's test credentials instead.
+    the function, which gets the emulator's test credentials instead. `s3_endpoint` (the
+    environment's shaping proxy, see fanout.network) takes the function's S3 traffic only.
     """
     env = {"PATH": os.environ.get("PATH", os.defpath), "LANG": "en_US.UTF-8", "TZ": ":UTC"}
     env.update(config.environment)
@@ -77,15 +78,19 @@ def lambda_environment(config: FunctionConfig, task_root: str, stream: str) -> d
     })
     if config.endpoint:
         env.update(AWS_ENDPOINT_URL=config.endpoint, AWS_ACCESS_KEY_ID="test", AWS_SECRET_ACCESS_KEY="test")
+    if s3_endpoint:
+        env["AWS_ENDPOINT_URL_S3"] = s3_endpoint
     return env
 
 
 class Environment:
     """One sandbox process and its log stream."""
 
-    def __init__(self, config: FunctionConfig, workdir: Path, log: LogWriter, abort_fd: int):
+    def __init__(self, config: FunctionConfig, workdir: Path, log: LogWriter, abort_fd: int,
+                 s3_endpoint: str | None = None):
         """`workdir` was laid out by prepare(); `abort_fd` turns readable when the host aborts,
-        which kills the environment if it is starting or running an invocation."""
+        which kills the environment if it is starting or running an invocation; `s3_endpoint`
+        is the environment's shaped path to S3, if any."""
         self.config, self._log, self._abort_fd = config, log, abort_fd
         self.stream = logs.stream_name(time.time())
         self.tmp_dir = tempfile.mkdtemp(prefix="tmp-", dir=workdir)
@@ -96,7 +101,7 @@ class Environment:
             "tmp_dir": self.tmp_dir, "shared_tmp": bool(os.environ.get(sandbox.SHARED_TMP_VARIABLE)),
             "function_name": config.name, "version": config.version, "arn": config.arn,
             "memory": config.memory, "log_group": config.log_group, "log_stream": self.stream,
-            "environment": lambda_environment(config, task_root, self.stream),
+            "environment": lambda_environment(config, task_root, self.stream, s3_endpoint),
         }
         context = _context()
         self._conn, child_conn = context.Pipe()

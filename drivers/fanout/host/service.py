@@ -26,6 +26,8 @@ from fanout.host.config import FunctionConfig
 from fanout.host.environment import Environment, InitFailed
 from fanout.host.event import failed_message_ids, sqs_event
 from fanout.host.logs import LogWriter
+from fanout.network.model import NetworkModel
+from fanout.network.proxy import Shaper
 
 ACCOUNT_CONCURRENCY = 1000  # Lambda's default regional limit: the ceiling without other limits
 DEFAULT_IDLE_SECONDS = 10.0
@@ -72,8 +74,14 @@ class Host:
     """Hosts one function until its queue is drained, stop() or abort()."""
 
     def __init__(self, config: FunctionConfig, *, idle_seconds: float = DEFAULT_IDLE_SECONDS,
-                 max_envs: int = ACCOUNT_CONCURRENCY, progress=None, warn=_stderr_warning):
+                 max_envs: int = ACCOUNT_CONCURRENCY, progress=None, warn=_stderr_warning,
+                 network: NetworkModel | None = None):
+        """`network` shapes each environment's S3 traffic (fanout.network); None or `none`: loopback."""
         self.config, self.idle_seconds, self._progress, self._warn = config, idle_seconds, progress, warn
+        self.network = network if network and network.shaped else None
+        self._shaper: Shaper | None = None
+        # (time.time(), +1 or -1) as each invocation starts and ends: the exact busy count.
+        self.busy_changes: list[tuple[float, int]] = []
         self.summary = Summary(config.name, effective_limit(config, max_envs, warn))
         self._slots = threading.BoundedSemaphore(self.summary.concurrency_limit)
         self._lock = threading.Lock()
@@ -121,9 +129,13 @@ class Host:
             environment.prepare(self.config, self._workdir)
             self._log = LogWriter(self.config.client("logs"), self.config.log_group)
             try:
+                if self.network:
+                    self._shaper = Shaper(self.config.endpoint)
                 self._serve()
             finally:
                 self._log.close()
+                if self._shaper:
+                    self._shaper.close()
         finally:
             shutil.rmtree(self._workdir, ignore_errors=True)
             self._close_abort_pipe()
@@ -179,7 +191,8 @@ class Host:
                                   f"failed to initialise: {str(exc).splitlines()[0]}") from None
 
     def _new_environment(self) -> Environment:
-        env = Environment(self.config, self._workdir, self._log, self._abort_read)
+        s3_endpoint = self._shaper.endpoint(self.network.at(self.config.memory)) if self._shaper else None
+        env = Environment(self.config, self._workdir, self._log, self._abort_read, s3_endpoint)
         with self._lock:
             self._alive.add(env)
             self.summary.environments += 1
@@ -315,7 +328,11 @@ class Host:
         except InitFailed:
             return ids, "error", True
         event = sqs_event(batch, self.config.source, self.config.region)
-        outcome = env.invoke(str(uuid.uuid4()), event)
+        self._note_busy(+1)
+        try:
+            outcome = env.invoke(str(uuid.uuid4()), event)
+        finally:
+            self._note_busy(-1)
         if outcome.status == "ok":
             failed = failed_message_ids(outcome.result, ids, self.config.source.report_batch_item_failures)
         else:
@@ -326,6 +343,10 @@ class Host:
             with self._lock:
                 self._idle.append(env)
         return failed, outcome.status, outcome.init_ms is not None
+
+    def _note_busy(self, change: int) -> None:
+        with self._lock:
+            self.busy_changes.append((time.time(), change))
 
     def _take_environment(self) -> Environment:
         with self._lock:

@@ -1,0 +1,133 @@
+"""The byte-arrival timeline of one download, and the figures derived from it.
+
+Pure Python, no AWS: the function records and encodes the series, and the drivers decode it
+and derive from it with this same module (fanout.timeline loads this file), so both sides read
+one definition.
+
+The series: bytes received per fixed interval, counted when each read of the download hands
+its bytes over (a read is 256 KiB for both modes, see measure.py), in the interval of the
+moment it did, from the download's start. The resolution is INTERVAL_MS (10 ms), coarsened by
+merging pairs of intervals until the encoding fits ENCODED_LIMIT characters, so that the
+longest download a function can run (900 s) still fits one CloudWatch log event (256 KB) with
+room for the rest of the record: at most 5 bytes per interval (a varint below 2^35 bytes) make
+900 s at 40 ms 22,500 x 5 = 112,500 bytes, 150,000 characters of base64; so a download keeps
+10 ms up to 225 s at any rate, and at least 40 ms at 900 s.
+
+Encoding: each count as an unsigned LEB128 varint, the bytes in standard base64 (JSON-safe).
+
+Derived figures (all rates decimal MB/s = 10^6 bytes/s), from the series c[0..n-1] of interval
+d, the download's `seconds`, with C(i) = c[0] + ... + c[i-1] the bytes received by the
+boundary i*d, and m = floor(seconds / d) the number of complete intervals:
+- peak_mb_per_s: the most bytes in PEAK_WINDOW_S (1 s, k = round(1 s / d) intervals) of
+  complete intervals, max over i of (C(i+k) - C(i)) / (k d); when m < k, bytes / seconds.
+- sustained_mb_per_s: the tail's rate, from the boundary a = floor((1 - TAIL_FRACTION) m)
+  (the last quarter) to the end: (bytes - C(a)) / (seconds - a d).
+- burst_excess_bytes: the most bytes received above the sustained rate since the first
+  interval with bytes (f): max over f <= i <= m of C(i) - S (i - f) d. Under a token bucket
+  that starts full this is the bucket's size (the credit spent above the refill rate).
+- burst_bytes: bytes received before the rate falls to the sustained level: C(i) at the first
+  boundary where the excess reaches KNEE_FRACTION (98%) of burst_excess_bytes (the knee).
+These describe a burst only for a download that outlasts it; one that ends inside its burst has
+a "sustained" rate that is its burst rate and burst_bytes close to all its bytes.
+"""
+
+import base64
+
+INTERVAL_MS = 10
+MAX_COUNTS = 90_000  # 900 s at 10 ms: a longer series (only a stepping test clock makes one) is merged
+ENCODED_LIMIT = 192 * 1024
+PEAK_WINDOW_S = 1.0
+TAIL_FRACTION = 0.25
+KNEE_FRACTION = 0.98
+
+
+class Recorder:
+    """Bytes per `interval_ms` (INTERVAL_MS, doubled while the series would exceed MAX_COUNTS)
+    from `started` (a time.monotonic() value); not thread-safe, the caller (measure.Progress)
+    holds its lock."""
+
+    def __init__(self, started: float):
+        self.started = started
+        self.interval_ms = INTERVAL_MS
+        self.counts: list[int] = []
+
+    def add(self, at: float, count: int) -> None:
+        index = max(0, int((at - self.started) * 1000 // self.interval_ms))
+        while index >= MAX_COUNTS:
+            self.counts = _merge_pairs(self.counts)
+            self.interval_ms *= 2
+            index //= 2
+        if index >= len(self.counts):
+            self.counts.extend([0] * (index + 1 - len(self.counts)))
+        self.counts[index] += count
+
+
+def encode(counts: list[int], interval_ms: int) -> tuple[int, str]:
+    """(interval in ms, text) of the series, coarsened until the text fits ENCODED_LIMIT."""
+    while True:
+        text = base64.b64encode(b"".join(_varint(n) for n in counts)).decode("ascii")
+        if len(text) <= ENCODED_LIMIT:
+            return interval_ms, text
+        counts = _merge_pairs(counts)
+        interval_ms *= 2
+
+
+def decode(text: str) -> list[int]:
+    counts, value, shift = [], 0, 0
+    for byte in base64.b64decode(text):
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if not byte & 0x80:
+            counts.append(value)
+            value, shift = 0, 0
+    return counts
+
+
+def derive(counts: list[int], interval_ms: int, seconds: float) -> dict:
+    """The record's derived fields of a series (see the module docstring for the definitions)."""
+    d = interval_ms / 1000
+    cumulative = [0]
+    for n in counts:
+        cumulative.append(cumulative[-1] + n)
+    total = cumulative[-1]
+    complete = min(int(seconds / d), len(counts))
+    k = max(1, round(PEAK_WINDOW_S / d))
+    if complete >= k:
+        peak = max(cumulative[i + k] - cumulative[i] for i in range(complete - k + 1)) / (k * d)
+    else:
+        peak = total / seconds if seconds > 0 else 0.0
+    tail_start = int((1 - TAIL_FRACTION) * complete)
+    tail_seconds = seconds - tail_start * d
+    sustained = (total - cumulative[tail_start]) / tail_seconds if tail_seconds > 0 else peak
+    first = next((i for i, n in enumerate(counts) if n), 0)
+    excess = [cumulative[i] - sustained * (i - first) * d for i in range(first, complete + 1)]
+    most = max(excess, default=0.0)
+    knee = next((first + i for i, e in enumerate(excess) if e >= KNEE_FRACTION * most), first)
+    return {
+        "peak_mb_per_s": peak / 1e6,
+        "sustained_mb_per_s": sustained / 1e6,
+        "burst_excess_bytes": round(most),
+        "burst_bytes": cumulative[knee],
+    }
+
+
+def record_fields(recorder: Recorder, seconds: float) -> dict:
+    """The timeline fields of a download record: the encoded series and what derives from it."""
+    interval, text = encode(recorder.counts, recorder.interval_ms)
+    return {"timeline_interval_ms": interval, "timeline": text,
+            **derive(decode(text), interval, seconds)}
+
+
+def _merge_pairs(counts: list[int]) -> list[int]:
+    return [sum(counts[i:i + 2]) for i in range(0, len(counts), 2)]
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        low, n = n & 0x7F, n >> 7
+        if n:
+            out.append(low | 0x80)
+        else:
+            out.append(low)
+            return bytes(out)

@@ -16,11 +16,14 @@ RUN         ?= latest
 TIMEOUT     ?= 1800
 HOST        ?= 1
 QUERY       ?= download-percentiles
+NETWORK     ?=
+NETWORK_SCALE ?= auto
 PYTHON      ?= python3
 
 VENV   := .venv
 FANOUT := $(VENV)/bin/fanout
 TARGET := --backend $(BACKEND) --stack $(STACK)
+NETWORK_ARGS := $(if $(NETWORK),--network $(NETWORK)) --network-scale $(NETWORK_SCALE)
 
 .DEFAULT_GOAL := help
 .PHONY: help venv emulator-up emulator-down emulator-status package deploy plan outputs destroy \
@@ -33,6 +36,8 @@ help: ## List the targets and the variables they read
 	@echo "  MESSAGES=$(MESSAGES) MULTIPLIER=$(MULTIPLIER) RUN=$(RUN) QUERY=$(QUERY)"
 	@echo "  TIMEOUT=$(TIMEOUT) (wait gives up after this many seconds)"
 	@echo "  HOST=$(HOST) (local backend: wait hosts the function; HOST=0 when \`make run\` does)"
+	@echo "  NETWORK=$(NETWORK) NETWORK_SCALE=$(NETWORK_SCALE) (local backend: run, wait and demo shape S3 traffic"
+	@echo "    with a network model: none, lambda-2024, lambda-2026 or a .toml/.json file; docs/network-model.md)"
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -68,15 +73,15 @@ outputs: venv ## Print the deployed stack's outputs
 destroy: venv ## Remove everything the stack created (safe when nothing is deployed)
 	$(FANOUT) destroy $(TARGET)
 
-run: venv ## Local backend: host the function until its queue is drained
-	$(FANOUT) host $(TARGET)
+run: venv ## Local backend: host the function until its queue is drained (NETWORK, NETWORK_SCALE)
+	$(FANOUT) host $(TARGET) $(NETWORK_ARGS)
 
 fire: venv ## Send MESSAGES (default MULTIPLIER x CONCURRENCY) messages tagged TAG
 	$(FANOUT) fire $(TARGET) --multiplier $(MULTIPLIER) --tag $(TAG) \
 	  $(if $(MESSAGES),--messages $(MESSAGES)) $(if $(filter command line,$(origin MODE)),--mode $(MODE))
 
-wait: venv ## Wait until every message of RUN is accounted for (TIMEOUT, HOST)
-	$(FANOUT) wait $(TARGET) --run $(RUN) --timeout $(TIMEOUT) $(if $(filter 0,$(HOST)),--no-host)
+wait: venv ## Wait until every message of RUN is accounted for (TIMEOUT, HOST, NETWORK, NETWORK_SCALE)
+	$(FANOUT) wait $(TARGET) --run $(RUN) --timeout $(TIMEOUT) $(if $(filter 0,$(HOST)),--no-host) $(NETWORK_ARGS)
 
 query: venv ## Run the saved query QUERY against the stack's logs
 	$(FANOUT) insights queries/$(QUERY).logsinsights $(TARGET)
@@ -84,8 +89,8 @@ query: venv ## Run the saved query QUERY against the stack's logs
 report: venv ## Tables, CSV/JSON and plots for RUN under results/
 	$(FANOUT) report $(TARGET) --run $(RUN)
 
-demo: venv ## The whole experiment on the local backend, torn down afterwards
-	$(FANOUT) demo
+demo: venv ## The whole experiment on the local backend, torn down afterwards (NETWORK, NETWORK_SCALE)
+	$(FANOUT) demo $(NETWORK_ARGS)
 
 test: venv ## Run the test suite
 	$(VENV)/bin/pytest

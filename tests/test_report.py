@@ -9,7 +9,9 @@ import numpy as np
 import pytest
 from rich.console import Console
 
+import fanout.network
 from fanout import cells, concurrency, insights, plots, report, runs
+from fanout.network import truth
 
 RUN = "20250101T000000Z-abc123"
 CELLS = [(512, 4, "download_file", "a"), (1024, 4, "download_file", "a"), (1024, 8, "stream", "b")]
@@ -112,8 +114,9 @@ def test_achieved_concurrency_and_cold_starts():
     assert result["cold_start_share"] == pytest.approx(np.mean([r["cold_start"] for r in cell]), abs=1e-4)
 
 
-def summary_of(records, sent, dead=(), lambda_report=(), backend="local"):
+def summary_of(records, sent, dead=(), lambda_report=(), backend="local", network=None):
     record = {
+        "network": network,
         "run_id": RUN, "backend": backend, "first_send_ms": 1_700_000_000_000, "last_send_ms": 1_700_000_000_100,
         "send_rate_per_s": 100.0, "version": "test", "failed_seqs": [], "sent": sent,
         "parameters": {"messages": sent, "experiment_tag": "a", "mode": "download_file", "mode_from": "stack default",
@@ -125,7 +128,9 @@ def summary_of(records, sent, dead=(), lambda_report=(), backend="local"):
     table = percentile_rows(records)
     downloads = [r for r in records if r["event"] == "download"]
     return {
-        "run": record, "counts": report.counts(record, records, table), "cells": report.join_cells(table, downloads),
+        "run": record, "network": fanout.network.label(record), "timeline": [],
+        "ground_truth": truth.compare(record, downloads),
+        "counts": report.counts(record, records, table), "cells": report.join_cells(table, downloads),
         "steady_definition": concurrency.STEADY_DEFINITION, "errors": [], "dead_lettered": list(dead),
         "cold_starts": [], "lambda_report": list(lambda_report), "records": records,
     }  # fmt: skip

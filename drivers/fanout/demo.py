@@ -20,10 +20,12 @@ from rich.console import Console
 
 from fanout import deploy, fire, interrupts, report, runs, stack, terraform, wait
 from fanout.emulator import control
+from fanout.network import options as network_options
 
 DEMO_STACK = "demo"
 DEFAULTS = {"concurrency": "8", "memory": "1024", "object_size": "16MiB", "multiplier": "10"}
 WAIT_TIMEOUT = 600
+DEFAULT_NETWORK = "lambda-2024"  # at the scale this machine sustains (auto), said on screen
 
 console = Console()
 
@@ -34,6 +36,7 @@ def register(subparsers) -> None:
     parser.add_argument("--memory", default=DEFAULTS["memory"], help="function memory in MB (default: 1024)")
     parser.add_argument("--object-size", default=DEFAULTS["object_size"], help="default: 16MiB")
     parser.add_argument("--multiplier", default=DEFAULTS["multiplier"], help="messages per concurrency slot (default: 10)")
+    network_options.add_arguments(parser, default=DEFAULT_NETWORK)
     parser.set_defaults(func=run)
 
 
@@ -48,7 +51,7 @@ def run(args) -> int:
     with interrupts.sigterm_as_ctrl_c(), terraform.output_to_log("local", DEMO_STACK) as log:
         console.print(f"Terraform's output goes to {log}", highlight=False)
         try:
-            accounting, record, folder = experiment(target, multiplier, timings)
+            accounting, record, folder = experiment(target, multiplier, timings, args)
         finally:
             with interrupts.ignored("tearing down; please wait"), _step("teardown", timings):
                 teardown(target, started_emulator)
@@ -59,16 +62,18 @@ def run(args) -> int:
     return 0
 
 
-def experiment(target: argparse.Namespace, multiplier: int, timings: dict):
+def experiment(target: argparse.Namespace, multiplier: int, timings: dict, options: argparse.Namespace):
     """Deploy, fire, run and wait, report; returns the wait's accounting, run.json and the
-    results folder."""
+    results folder. `options` carries --network and --network-scale."""
     with _step("deploy", timings):
         deploy.run_deploy(target)
         deployed = stack.load("local", DEMO_STACK)
+        network = network_options.from_args(options, deployed, say=console.print)
     with _step("fire", timings):
         record = fire.fire(deployed, multiplier * deployed.concurrency, "demo", None, None, fire.DEFAULT_WORKERS)
     with _step("run and wait", timings):
-        accounting = wait.wait(deployed, record, WAIT_TIMEOUT, host=True)  # hosts the function meanwhile
+        # hosts the function meanwhile
+        accounting = wait.wait(deployed, record, WAIT_TIMEOUT, host=True, network=network)
     with _step("report", timings):
         summary = report.build(deployed, runs.load(record["run_id"]))
         report.show(summary)

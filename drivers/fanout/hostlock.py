@@ -39,3 +39,17 @@ def held(backend: str, stack: str):
         finally:
             handle.truncate(0)
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def is_held(backend: str, stack: str) -> bool:
+    """Does a process hold the stack's host lock now?"""
+    path = paths.stack_dir(backend, stack) / LOCK_FILE
+    if not path.exists():
+        return False
+    with open(path) as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(handle, fcntl.LOCK_UN)
+        return False

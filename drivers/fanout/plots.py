@@ -1,4 +1,6 @@
-"""The report's PNG plots: throughput per cell, concurrency over time, CDF of download times.
+"""The report's PNG plots: throughput per cell, concurrency over time, CDF of download times,
+cumulative bytes over time (the byte-arrival timelines). Every plot carries the run's network
+label (fanout.network.label): a simulation must never pass for an AWS measurement.
 
 matplotlib with the Agg backend: files only, no display needed (CI, SSH sessions). Cells come
 in numeric order (512 MB before 1024 MB), as in the tables.
@@ -9,9 +11,10 @@ import matplotlib
 matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
+import numpy as np  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
-from fanout import cells, concurrency  # noqa: E402
+from fanout import cells, concurrency, timeline  # noqa: E402
 
 DPI = 120
 WIDTH = 9  # inches
@@ -24,11 +27,15 @@ def draw(summary: dict, folder) -> list:
     if not downloads:
         return []
     groups = _by_cell(downloads)
-    return [
-        _save(_throughput(groups), folder / "throughput.png"),
-        _save(_concurrency(groups, summary["steady_definition"]), folder / "concurrency.png"),
-        _save(_seconds_cdf(groups), folder / "seconds_cdf.png"),
-    ]
+    figures = {
+        "throughput.png": _throughput(groups),
+        "concurrency.png": _concurrency(groups, summary["steady_definition"]),
+        "seconds_cdf.png": _seconds_cdf(groups),
+    }
+    with_timelines = {label: [d for d in group if "timeline" in d] for label, group in groups.items()}
+    if any(with_timelines.values()):
+        figures["timeline.png"] = _timelines({k: v for k, v in with_timelines.items() if v})
+    return [_save(fig, folder / name, summary["network"]) for name, fig in figures.items()]
 
 
 def _by_cell(downloads: list[dict]) -> dict[str, list[dict]]:
@@ -100,7 +107,31 @@ def _seconds_cdf(groups):
     return fig
 
 
-def _save(fig, path):
+def _timelines(groups):
+    """Cumulative bytes against time since each download started: per cell the median download's
+    curve and the p10-p90 band, pointwise over the cell's downloads (a finished download keeps
+    its total), so the burst and the knee where the rate falls to the sustained level show."""
+    fig, ax = plt.subplots(figsize=(WIDTH, 4.5), layout="constrained")
+    for label, group in groups.items():
+        curves = [timeline.cumulative(d) for d in group]
+        step = max(d["timeline_interval_ms"] for d in group) / 1000
+        grid = np.arange(0, max(times[-1] for times, _ in curves) + step, step)
+        values = np.array([np.interp(grid, times, totals) for times, totals in curves]) / 1e6
+        low, median, high = np.percentile(values, [10, 50, 90], axis=0)
+        line, = ax.plot(grid, median, label=f"{label} (n={len(group)})")
+        ax.fill_between(grid, low, high, color=line.get_color(), alpha=0.2, linewidth=0)
+    ax.set_xlabel("Time since the download started (s)")
+    ax.set_ylabel("Bytes received (MB, decimal)")
+    ax.set_title("Byte arrival per download: median (line) and p10-p90 (band) per cell")
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower right", fontsize="small")
+    return fig
+
+
+def _save(fig, path, network_label: str):
+    """Write the figure with the network label as its caption."""
+    fig.get_layout_engine().set(rect=(0, 0.04, 1, 0.96))
+    fig.text(0.01, 0.01, network_label, fontsize="small", style="italic", color="tab:red")
     fig.savefig(path, dpi=DPI)
     plt.close(fig)
     return path

@@ -27,9 +27,10 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from fanout import cells, concurrency, insights, plots, runs
+from fanout import cells, concurrency, insights, network, plots, runs
 from fanout import stack as stacks
 from fanout.fire import sent_seqs
+from fanout.network import truth
 from fanout.wait import check_same_stack, peek_dead_letters, run_window
 
 STATS = ("min", "p25", "p50", "avg", "p75", "p90", "p99", "max")
@@ -43,7 +44,12 @@ QUERY_TABLES = {  # summary key -> (title, caption)
     "cold_starts": ("Cold starts", WINDOW_NOTE),
     "lambda_report": ("Lambda REPORT lines", WINDOW_NOTE),
     "errors": ("Errors", ""),
+    "timeline": ("Byte-arrival timelines (p10, p50, p90)",
+                 "per download: sustained = tail rate, burst = bytes before the rate falls to it, peak over "
+                 "1 s (decimal MB/s); first_byte = first request's first-byte latency, ttfb = first chunk (s)"),
 }
+TRUTH_NOTE = ("estimated from the records (medians; burst: first download of each environment) "
+              "next to the model's injected values")
 PERCENTILES = {  # backend -> how the saved queries' pct() is computed there
     "local": "exact, linear interpolation between closest ranks",
     "aws": "Logs Insights pct(), whose method AWS does not document",
@@ -85,11 +91,14 @@ def build(stack, record: dict) -> dict:
     lambda_start, lambda_end = lambda_window(record, [t for t, _ in _run_events(events, run_id)])
     return {
         "run": record,
+        "network": network.label(record),
         "counts": counts(record, records, table),
         "cells": join_cells(table, downloads),
         "steady_definition": concurrency.STEADY_DEFINITION,
         "units": {"seconds": "s", "mb_per_s": "decimal MB/s (10^6 bytes/s)", "mbit_per_s": "decimal Mbit/s (10^6 bits/s)"},
         "errors": _query(stack, "errors", by_run, start_ms, end_ms),
+        "timeline": _query(stack, "download-timeline", by_run, start_ms, end_ms),
+        "ground_truth": truth.compare(record, downloads),
         "dead_lettered": sorted(peek_dead_letters(stack, run_id)),
         "cold_starts": _query(stack, "cold-starts", None, lambda_start, lambda_end),
         "lambda_report": _query(stack, "lambda-report", None, lambda_start, lambda_end),
@@ -212,6 +221,7 @@ def warnings(summary: dict) -> list[str]:
 def show(summary: dict) -> None:
     run = summary["run"]
     console.print(f"[bold]run {run['run_id']}[/] on the {run['backend']} backend, stack {run['stack']['stack']!r}")
+    console.print(f"[bold]{summary['network']}[/]", highlight=False)
     varying = _varying_fields(summary["cells"])
     shared = [i for i in range(len(cells.FIELDS)) if i not in varying]
     if summary["cells"] and shared:
@@ -225,6 +235,8 @@ def show(summary: dict) -> None:
         if summary[name]:
             rows, common = query_rows(summary[name])
             _print_table(_rich_table(title, rows), "; ".join(filter(None, [common, caption])))
+    if summary["ground_truth"]:
+        _print_table(_rich_table("Ground truth", _truth_rows(summary["ground_truth"])), TRUTH_NOTE)
     c = summary["counts"]
     console.print(
         f"sent {c['sent']}: download records {c['download_records']} ({c['seqs_downloaded']} seqs), "
@@ -255,6 +267,15 @@ def query_rows(rows: list[dict]) -> tuple[list[list], str]:
         for metric in metrics:
             table.append([*(row[c] for c in plain), metric, *(row.get(f"{metric}_{stat}") for stat in stats)])
     return table, ", ".join(f"{c} {_fmt(rows[0][c])}" for c in shared)
+
+
+def _truth_rows(rows: list[dict]) -> list[list]:
+    table = [["memory MB", "parameter", "injected", "estimated", "ratio", "downloads"]]
+    for row in rows:
+        note = " (downloads end inside the burst)" if row["inside_burst"] and row["parameter"] != "first_byte_seconds" else ""
+        table.append([row["memory_size"], row["parameter"] + note, row["injected"], row["estimated"], row["ratio"],
+                      row["downloads"]])
+    return table
 
 
 def _varying_fields(cell_rows: list[dict]) -> list[int]:
@@ -325,7 +346,7 @@ def write(summary: dict):
     (folder / "summary.json").write_text(
         json.dumps({k: v for k, v in summary.items() if k != "records"}, indent=2, sort_keys=True, default=str) + "\n"
     )
-    _write_csv(folder / "summary.csv", summary["cells"])
+    _write_csv(folder / "summary.csv", [dict(cell, network=summary["network"]) for cell in summary["cells"]])
     images = plots.draw(summary, folder)
     (folder / "report.md").write_text(markdown(summary, images))
     return folder
@@ -333,7 +354,7 @@ def write(summary: dict):
 
 def _write_csv(path, cell_rows: list[dict]) -> None:
     columns = [*cells.FIELDS, "n", *(f"{m}_{s}" for m in METRICS for s in STATS), "target", "peak_concurrency",
-               "steady_mean_concurrency", "cold_starts", "cold_start_share"]
+               "steady_mean_concurrency", "cold_starts", "cold_start_share", "network"]
     with open(path, "w", newline="") as out:
         writer = csv.DictWriter(out, fieldnames=columns, extrasaction="ignore")
         writer.writeheader()
@@ -344,6 +365,7 @@ def markdown(summary: dict, images: list) -> str:
     run, c = summary["run"], summary["counts"]
     s, p = run["stack"], run["parameters"]
     how = [
+        f"- **{summary['network']}**",
         f"- backend: {run['backend']}; stack {s['stack']!r} in {s['region']}"
         + (f" (emulator {s['endpoint']})" if s["endpoint"] else ""),
         f"- function: {s['memory']} MB, reserved concurrency {s['concurrency']}, {s['architecture']}, "
@@ -373,5 +395,7 @@ def markdown(summary: dict, images: list) -> str:
             rows, common = query_rows(summary[name])
             note = "; ".join(filter(None, [common, caption]))
             parts += [f"## {title}", *filter(None, [note]), _markdown_table(rows)]
+    if summary["ground_truth"]:
+        parts += ["## Ground truth", f"{TRUTH_NOTE.capitalize()}.", _markdown_table(_truth_rows(summary["ground_truth"]))]
     parts += ["## Plots"] + [f"![{image.stem}]({image.name})" for image in images]
     return "\n\n".join(parts) + "\n"

@@ -37,6 +37,7 @@ from fanout import hostlock, insights, runs
 from fanout import stack as stacks
 from fanout.errors import FanoutError, UsageError
 from fanout.fire import sent_seqs
+from fanout.network import options as network_options
 
 QUERY = "message-outcomes"
 SEQS_PER_QUERY = 4000  # two rows per seq at most: stays under the 10,000-row result limit
@@ -61,6 +62,7 @@ def register(subparsers) -> None:
         action="store_true",
         help="local backend: do not host the function here (it is hosted elsewhere, e.g. by `make run`)",
     )
+    network_options.add_arguments(parser)
     parser.set_defaults(func=run)
 
 
@@ -69,7 +71,9 @@ def run(args) -> int:
     record = runs.load(args.run)
     stack = stacks.from_args(args)
     check_same_stack(record, stack)
-    accounting = wait(stack, record, timeout, host=stack.backend == "local" and not args.no_host)
+    hosting = stack.backend == "local" and not args.no_host
+    network = network_options.from_args(args, stack, say=console.print) if hosting else None
+    accounting = wait(stack, record, timeout, host=hosting, network=network)
     check_accounted(accounting, record["run_id"], timeout)
     return 0
 
@@ -191,14 +195,16 @@ def _restore(sqs, queue_url: str, handles: list[str]) -> None:
         sqs.change_message_visibility_batch(QueueUrl=queue_url, Entries=entries)
 
 
-def wait(stack, record: dict, timeout: float, host: bool = False) -> Accounting:
-    """Poll until every sent message is accounted for or `timeout` seconds pass."""
+def wait(stack, record: dict, timeout: float, host: bool = False, network=None) -> Accounting:
+    """Poll until every sent message is accounted for or `timeout` seconds pass; when hosting,
+    the environments' S3 traffic follows `network` (a fanout.network.NetworkModel; None: none)."""
     deadline = time.monotonic() + timeout
     sent = len(sent_seqs(record))
     hosting = ", hosting the function here" if host else ""
     console.print(f"run {record['run_id']}: waiting for {sent} messages{hosting}", highlight=False)
     _note_unsent(record)
-    with _hosting(stack, host) as hosted, _progress() as progress:
+    _record_network(stack, record, host, network)
+    with _hosting(stack, host, network) as hosted, _progress() as progress:
         task = progress.add_task("waiting", total=sent)
         while True:
             hosted.check()
@@ -215,6 +221,19 @@ def wait(stack, record: dict, timeout: float, host: bool = False) -> Accounting:
         console.print(f"[yellow]note:[/] {accounting.duplicates} extra downloads (SQS delivers at least once)")
     _record_missing(record["run_id"], missing)
     return accounting
+
+
+def _record_network(stack, record: dict, host: bool, network) -> None:
+    """run.json's "network": the model this wait hosts under, or the one the stack's running
+    host published; the label every report of the run shows comes from it."""
+    if stack.backend != "local":
+        return
+    if host:
+        record["network"] = (network or network_options.load(network_options.NONE)).describe()
+    else:
+        record["network"] = network_options.read_published(stack.backend, stack.stack) or record.get("network")
+    runs.update(record)
+    console.print(network_options.label_of(network_options.from_record(record["network"])), highlight=False)
 
 
 def _record_missing(run_id: str, missing: list[int]) -> None:
@@ -247,12 +266,13 @@ def _finished(accounting: Accounting, hosting: bool) -> bool:
 class _Hosted:
     """The local function host on a background thread; check() re-raises its failure."""
 
-    def __init__(self, stack):
+    def __init__(self, stack, network):
         from fanout.host import Host, load  # local backend only
 
         config = load(stack.function_name, stack.endpoint, stack.region)
         # Never stop on an idle queue: wait decides when the run is over.
-        self.host = Host(config, idle_seconds=float("inf"), warn=lambda m: console.print(f"[yellow]host:[/] {m}"))
+        self.host = Host(config, idle_seconds=float("inf"), warn=lambda m: console.print(f"[yellow]host:[/] {m}"),
+                         network=network)
         self.error = None
         self.thread = threading.Thread(target=self._run, name="fanout-host", daemon=True)
 
@@ -273,12 +293,12 @@ class _NotHosted:
 
 
 @contextmanager
-def _hosting(stack, enabled: bool):
+def _hosting(stack, enabled: bool, network=None):
     if not enabled:
         yield _NotHosted()
         return
     with hostlock.held(stack.backend, stack.stack):
-        hosted = _Hosted(stack)
+        hosted = _Hosted(stack, network)
         hosted.thread.start()
         try:
             yield hosted

@@ -10,7 +10,7 @@ two hosts of one queue would double the concurrency the run measures.
 
 import argparse
 import signal
-from contextlib import nullcontext
+from contextlib import contextmanager
 
 from rich.console import Console
 
@@ -18,6 +18,7 @@ from fanout import hostlock, stack
 from fanout.errors import UsageError
 from fanout.host import config as function_config
 from fanout.host.service import ACCOUNT_CONCURRENCY, DEFAULT_IDLE_SECONDS, Host, Summary
+from fanout.network import options as network_options
 
 
 def register(subparsers) -> None:
@@ -34,6 +35,7 @@ def register(subparsers) -> None:
     parser.add_argument("--max-envs", type=int, default=ACCOUNT_CONCURRENCY, metavar="N",
                         help="cap on concurrent environments, below the function's own limits "
                              f"(default: {ACCOUNT_CONCURRENCY}, Lambda's default account concurrency)")
+    network_options.add_arguments(parser)
     parser.set_defaults(func=command)
 
 
@@ -42,12 +44,14 @@ def command(args: argparse.Namespace) -> int:
         raise UsageError(f"--idle {args.idle:g} is not allowed; give a number of seconds above 0")
     if args.max_envs < 1:
         raise UsageError(f"--max-envs {args.max_envs} is not allowed; give 1 or more")
-    config, lock = _function_config(args)
+    config, deployed = _function_config(args)
     console = Console(stderr=True)
-    with lock, console.status(f"hosting {config.name}") as status:
+    network = network_options.from_args(args, deployed, say=console.print)
+    console.print(network_options.label_of(network), highlight=False)
+    with _hosting_lock(deployed, network), console.status(f"hosting {config.name}") as status:
         host = Host(config, idle_seconds=args.idle, max_envs=args.max_envs,
                     progress=lambda s: status.update(f"hosting {config.name}: {_progress(s)}"),
-                    warn=lambda message: console.print(f"[yellow]warning:[/] {message}"))
+                    warn=lambda message: console.print(f"[yellow]warning:[/] {message}"), network=network)
         with _graceful_interrupt(host, console) as interrupt:
             summary = host.run()
     console.print(f"{config.name}: {_progress(summary)}; {summary.errors} errors, {summary.timeouts} timeouts, "
@@ -58,16 +62,27 @@ def command(args: argparse.Namespace) -> int:
 
 
 def _function_config(args: argparse.Namespace):
-    """The function to host, and the lock to hold while hosting it (the stack's, for its function)."""
+    """The function to host, and its deployed stack (None for --function)."""
     if args.function:
         endpoint = args.endpoint or _running_emulator()
-        return function_config.load(args.function, endpoint, args.region), nullcontext()
+        return function_config.load(args.function, endpoint, args.region), None
     if args.backend != "local":
         raise UsageError(f"--backend {args.backend}: `fanout host` runs functions for the local backend "
                          "only; on AWS, Lambda runs them")
     deployed = stack.from_args(args)
     config = function_config.load(deployed.function_name, deployed.endpoint, deployed.region)
-    return config, hostlock.held(deployed.backend, deployed.stack)
+    return config, deployed
+
+
+@contextmanager
+def _hosting_lock(deployed, network):
+    """The stack's host lock, with the network model published for `fanout wait --no-host`."""
+    if deployed is None:
+        yield
+        return
+    with hostlock.held(deployed.backend, deployed.stack), \
+            network_options.published(deployed.backend, deployed.stack, network):
+        yield
 
 
 def _running_emulator() -> str:

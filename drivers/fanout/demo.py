@@ -42,6 +42,7 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     multiplier = fire.positive_int("--multiplier", args.multiplier)
+    network_options.check(args)
     target = argparse.Namespace(
         backend="local", stack=DEMO_STACK, concurrency=args.concurrency, memory=args.memory,
         object_size=args.object_size, region="us-east-1", architecture="x86_64", mode="download_file", endpoint="",

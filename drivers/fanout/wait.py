@@ -68,6 +68,7 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     timeout = _seconds(args.timeout)
+    network_options.check(args)
     record = runs.load(args.run)
     stack = stacks.from_args(args)
     check_same_stack(record, stack)

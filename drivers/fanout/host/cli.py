@@ -44,6 +44,7 @@ def command(args: argparse.Namespace) -> int:
         raise UsageError(f"--idle {args.idle:g} is not allowed; give a number of seconds above 0")
     if args.max_envs < 1:
         raise UsageError(f"--max-envs {args.max_envs} is not allowed; give 1 or more")
+    network_options.check(args)
     config, deployed = _function_config(args)
     console = Console(stderr=True)
     network = network_options.from_args(args, deployed, say=console.print)

@@ -15,7 +15,7 @@ from fanout import hostlock, paths
 from fanout.network import capacity
 from fanout.network.model import NONE, PROFILES, ModelError, NetworkModel, check_scale, label, load, parameters
 
-__all__ = ["NONE", "AUTO", "add_arguments", "from_args", "from_record", "label_of", "load", "published",
+__all__ = ["NONE", "AUTO", "add_arguments", "check", "from_args", "from_record", "label_of", "load", "published",
            "read_published"]
 
 AUTO = "auto"
@@ -29,6 +29,11 @@ def add_arguments(parser: argparse.ArgumentParser, default: str = NONE) -> None:
     parser.add_argument("--network-scale", default=AUTO, metavar="N|auto",
                         help="divide every modelled rate and burst by N; auto (default) picks the smallest "
                              "scale this machine sustains for the stack's concurrency")
+
+
+def check(args: argparse.Namespace) -> None:
+    """Validate the options before anything else happens (a typo must not cost a deploy)."""
+    load(args.network, 1.0 if args.network_scale == AUTO else check_scale(args.network_scale))
 
 
 def from_args(args: argparse.Namespace, stack=None, say=print) -> NetworkModel:

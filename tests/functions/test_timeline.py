@@ -1,0 +1,102 @@
+"""The byte-arrival timeline: its encoding, its size at the longest download, and its derived
+figures against an independent computation (numpy) from the decoded series."""
+
+import json
+import random
+
+import numpy as np
+import pytest
+
+from .support import load_function_module
+
+MAX_EVENT_BYTES = 262_144 - 26  # one CloudWatch log event, less its per-event overhead
+
+
+@pytest.fixture
+def timeline(monkeypatch):
+    return load_function_module("timeline", monkeypatch)
+
+
+def burst_series(interval_ms, seconds, burst_rate, sustained_rate, burst_seconds, ttfb, rng):
+    """Counts per interval of a download that bursts then sustains, with a bit of jitter."""
+    d = interval_ms / 1000
+    counts = []
+    for i in range(int(np.ceil(seconds / d))):
+        t = i * d
+        rate = 0 if t < ttfb else burst_rate if t < ttfb + burst_seconds else sustained_rate
+        counts.append(int(rate * d * rng.uniform(0.8, 1.2)))
+    return counts
+
+
+def test_encoding_round_trips(timeline):
+    rng = random.Random(1)
+    counts = [rng.choice([0, 1, 127, 128, 2**20, 2**34 + 5]) for _ in range(5000)]
+    interval, text = timeline.encode(counts, 10)
+    assert interval == 10 and timeline.decode(text) == counts
+    text.encode("ascii")  # JSON-safe without escapes
+
+
+def test_recorder_bins_by_interval_from_the_start(timeline):
+    recorder = timeline.Recorder(started=100.0)
+    for at, n in [(100.0, 5), (100.009, 6), (100.010, 7), (100.095, 8)]:
+        recorder.add(at, n)
+    assert recorder.counts == [11, 7, 0, 0, 0, 0, 0, 0, 0, 8]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_derived_figures_equal_an_independent_computation(timeline, seed):
+    rng = random.Random(seed)
+    interval = rng.choice([10, 20, 40])
+    seconds = rng.uniform(3, 30)
+    counts = burst_series(interval, seconds, rng.uniform(50e6, 300e6), rng.uniform(5e6, 40e6),
+                          rng.uniform(0.2, 2), rng.uniform(0.01, 0.05), rng)
+    derived = timeline.derive(counts, interval, seconds)
+
+    d = interval / 1000
+    c = np.concatenate([[0], np.cumsum(counts)])
+    m = int(np.floor(seconds / d))
+    k = int(round(1.0 / d))
+    peak = np.max(c[k:m + 1] - c[:m + 1 - k]) / (k * d)
+    a = int(np.floor(0.75 * m))
+    sustained = (c[-1] - c[a]) / (seconds - a * d)
+    first = int(np.flatnonzero(counts)[0])
+    i = np.arange(first, m + 1)
+    excess = c[i] - sustained * (i - first) * d
+    knee = i[np.argmax(excess >= 0.98 * excess.max())]
+    assert derived["peak_mb_per_s"] == pytest.approx(peak / 1e6)
+    assert derived["sustained_mb_per_s"] == pytest.approx(sustained / 1e6)
+    assert derived["burst_excess_bytes"] == pytest.approx(excess.max(), abs=1)
+    assert derived["burst_bytes"] == c[knee]
+
+
+def test_a_burst_then_a_sustained_rate_is_recovered(timeline):
+    """A clean series with a known shape gives that shape back."""
+    burst_rate, sustained_rate, burst_seconds, ttfb, seconds = 100e6, 10e6, 1.5, 0.02, 12.0
+    d = 0.01
+    counts = [0 if i * d < ttfb else int((burst_rate if i * d < ttfb + burst_seconds else sustained_rate) * d)
+              for i in range(int(seconds / d))]
+    derived = timeline.derive(counts, 10, seconds)
+    assert derived["peak_mb_per_s"] == pytest.approx(burst_rate / 1e6, rel=0.01)
+    assert derived["sustained_mb_per_s"] == pytest.approx(sustained_rate / 1e6, rel=0.01)
+    assert derived["burst_excess_bytes"] == pytest.approx((burst_rate - sustained_rate) * burst_seconds, rel=0.01)
+    assert derived["burst_bytes"] == pytest.approx(burst_rate * burst_seconds, rel=0.03)
+
+
+def test_a_900_second_download_fits_one_log_event(timeline, load_measure):
+    """The longest download a function can run, at a rate no network reaches (every count a
+    5-byte varint), still fits one CloudWatch log event, at the stated 40 ms resolution."""
+    measure = load_measure()
+    recorder = measure.timeline.Recorder(started=0.0)
+    rng = random.Random(7)
+    for i in range(90_000):
+        recorder.add(i * 0.01 + 0.005, rng.randrange(2**28, 2**35))
+    result = measure.Download(bytes=sum(recorder.counts), seconds=900.0, ttfb_seconds=0.02, start_ms=1,
+                              end_ms=900_001, s3_request_id="x" * 40, first_byte_seconds=0.02, timeline=recorder)
+    message = measure.Message(run_id="r" * 40, seq=10**6, experiment_tag="t" * 64, mode="stream",
+                              inject_failure=False)
+    record = measure.success_record(message, result, {"env_id": "e" * 32, "request_id": "q" * 36})
+    line = json.dumps({"level": "INFO", "location": "x" * 80, "message": "download complete",
+                       "timestamp": "2026-01-01 00:00:00,000+0000", "service": "s3-fanout", **record})
+    assert len(line.encode()) <= MAX_EVENT_BYTES
+    assert record["timeline_interval_ms"] == 40
+    assert sum(timeline.decode(record["timeline"])) == result.bytes

@@ -1,0 +1,132 @@
+"""Network models: profiles, files, scale, memory tables, labels and the one-line errors."""
+
+import json
+
+import pytest
+
+from fanout import cli, network
+from fanout.network import capacity, model, options
+
+
+def test_every_profile_is_a_valid_model():
+    for name, parameters in model.PROFILES.items():
+        assert model.parameters(parameters, name) == parameters
+
+
+def test_scale_divides_every_rate_and_the_burst_but_not_the_latency():
+    one, ten = network.load("lambda-2024").at(1024), network.load("lambda-2024", 10).at(1024)
+    for name in ("burst_bytes", "peak_rate", "sustained_rate", "connection_rate"):
+        assert getattr(ten, name) == pytest.approx(getattr(one, name) / 10), name
+    assert (ten.first_byte_s, ten.first_byte_p90_s) == (one.first_byte_s, one.first_byte_p90_s)
+    assert one.sustained_rate == model.PROFILES["lambda-2024"]["sustained_mb_per_s"] * 1e6
+
+
+def test_memory_tables_interpolate_linearly_and_hold_beyond_their_ends():
+    table = {"128": 10, "1024": 20, "2048": 40}
+    m = model.NetworkModel("t", 1.0, model.parameters({"sustained_mb_per_s": table}, "t"))
+    assert m.at(128).sustained_rate == 10e6
+    assert m.at(576).sustained_rate == pytest.approx(15e6)
+    assert m.at(1536).sustained_rate == pytest.approx(30e6)
+    assert m.at(10240).sustained_rate == 40e6
+    lambda_2026 = network.load("lambda-2026")
+    assert lambda_2026.at(1024).sustained_rate == 75e6
+    assert lambda_2026.at(10240).sustained_rate == pytest.approx(3000e6 / 8)
+
+
+@pytest.mark.parametrize("suffix", [".toml", ".json"])
+def test_model_files(tmp_path, suffix):
+    values = {"burst": "32MiB", "peak_mb_per_s": 64, "sustained_mb_per_s": 8, "connection_mb_per_s": 12,
+              "first_byte_ms": 20, "aggregate_mb_per_s": {"128": 100, "2048": 200}}
+    path = tmp_path / f"what-if{suffix}"
+    if suffix == ".json":
+        path.write_text(json.dumps(values))
+    else:
+        path.write_text('burst = "32MiB"\npeak_mb_per_s = 64\nsustained_mb_per_s = 8\nconnection_mb_per_s = 12\n'
+                        'first_byte_ms = 20\naggregate_mb_per_s = { 128 = 100, 2048 = 200 }\n')
+    loaded = network.load(str(path), 2)
+    shape = loaded.at(128)
+    assert (loaded.profile, loaded.scale) == ("what-if", 2.0)
+    assert shape.burst_bytes == 32 * 2**20 / 2 and shape.connection_rate == 6e6 and shape.aggregate_rate == 50e6
+    assert (shape.first_byte_s, shape.first_byte_p90_s) == (0.02, None)
+    assert options.from_record(json.loads(json.dumps(loaded.describe()))) == loaded  # run.json round trip
+
+
+BAD_VALUES = [
+    ({"sustained_mb_per_s": "fast"}, "'sustained_mb_per_s' = 'fast'"),
+    ({"peak_mb_per_s": -1}, "'peak_mb_per_s' = -1"),
+    ({"connection_mb_per_s": True}, "'connection_mb_per_s' = True"),
+    ({"burst": "lots", "sustained_mb_per_s": 1}, "'burst' = 'lots'"),
+    ({"burst": "1MiB"}, "'burst' needs 'sustained_mb_per_s'"),
+    ({"peak_mb_per_s": 5, "sustained_mb_per_s": 8}, "'peak_mb_per_s' = 5 at 128 MB is below 'sustained_mb_per_s'"),
+    ({"first_byte_p90_ms": 20}, "'first_byte_p90_ms' needs 'first_byte_ms'"),
+    ({"first_byte_ms": 30, "first_byte_p90_ms": 20}, "'first_byte_p90_ms' = 20"),
+    ({"sustained_mb_per_s": {"64": 1}}, "'sustained_mb_per_s' has memory '64'"),
+    ({"sustained_mb_per_s": {}}, "'sustained_mb_per_s' has an empty memory table"),
+    ({"rate": 1}, "unknown parameter 'rate'"),
+]
+
+
+@pytest.mark.parametrize(("values", "message"), BAD_VALUES)
+def test_bad_values_name_the_parameter(tmp_path, values, message):
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(values))
+    with pytest.raises(model.ModelError, match="^network model .*bad.json") as error:
+        network.load(str(path))
+    assert message in str(error.value) and "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize(("spec", "text", "message"), [
+    ("fast-network", None, "invalid network 'fast-network': expected one of none, lambda-2024, lambda-2026"),
+    ("missing.toml", None, "cannot read network model file"),
+    ("broken.toml", "burst = ", "is not valid TOML"),
+    ("broken.json", "{", "is not valid JSON"),
+    ("list.json", "[1]", "must hold a table of parameters"),
+])
+def test_bad_model_files_are_one_line_usage_errors(tmp_path, monkeypatch, capsys, spec, text, message):
+    monkeypatch.chdir(tmp_path)
+    if text is not None:
+        (tmp_path / spec).write_text(text)
+    with pytest.raises(model.ModelError, match=message):
+        network.load(spec)
+    assert cli.main(["host", "--function", "f", "--endpoint", "http://127.0.0.1:9", "--network", spec,
+                     "--network-scale", "1"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message.split(":")[0] in err and "\n" not in err
+
+
+@pytest.mark.parametrize("scale", ["0", "-3", "x", "1e9"])
+def test_bad_scale_names_the_value(scale):
+    with pytest.raises(model.ModelError, match=f"invalid network scale '{scale}'"):
+        options.from_args(_args("lambda-2024", scale))
+
+
+def test_auto_scale_needs_a_stack_to_measure():
+    with pytest.raises(model.ModelError, match="auto needs a deployed stack"):
+        options.from_args(_args("lambda-2024", "auto"))
+    assert not options.from_args(_args("none", "auto")).shaped  # nothing to scale
+
+
+def test_auto_scale_keeps_the_total_within_half_the_capacity():
+    m = network.load("lambda-2024")
+    peak = m.at(1024).peak_rate / 1e6
+    for environments, measured in [(8, 300.0), (100, 250.0), (1, 10_000.0)]:
+        scale = capacity.scale_for(m, 1024, environments, measured)
+        total = capacity.total_rate(m.with_scale(scale), 1024, environments)
+        assert total == pytest.approx(environments * peak / scale)
+        assert total <= capacity.HEADROOM * measured or scale == 1.0
+        assert scale == 1.0 or environments * peak / (scale * 0.9) > capacity.HEADROOM * measured  # not far larger
+
+
+def test_labels():
+    assert network.label({"backend": "aws"}) == "measured on AWS"
+    assert network.label({"backend": "local"}) == "simulated network: none (loopback, not modelled)"
+    run = {"backend": "local", "network": network.load("none").describe()}
+    assert network.label(run) == "simulated network: none (loopback, not modelled)"
+    run["network"] = network.load("lambda-2024", 12.5).describe()
+    assert network.label(run) == "simulated network: lambda-2024, scale 12.5"
+
+
+def _args(spec, scale):
+    import argparse
+
+    return argparse.Namespace(network=spec, network_scale=scale)

@@ -1,0 +1,54 @@
+"""The project's function, hosted under a small network model: its records show the model."""
+
+import json
+import os
+import uuid
+
+import pytest
+
+from fanout import package
+from fanout.host import testing
+
+from .conftest import model_of
+
+pytestmark = pytest.mark.slow
+
+MIB = 2**20
+# Burst 8 MiB spent at the 32 MB/s one connection carries, then 16 MB/s: the burst lasts
+# 8 MiB / (32 - 16) MB/s = 0.52 s and the 32 MiB object's tail about 1 s.
+MODEL = {"burst": "8MiB", "peak_mb_per_s": 64, "sustained_mb_per_s": 16, "connection_mb_per_s": 32,
+         "first_byte_ms": 20}
+OBJECT_SIZE = 32 * MIB
+
+
+def test_stream_downloads_show_the_burst_and_the_sustained_rate(emulator):
+    model = model_of("small", **MODEL)
+    bucket = f"hosted-{uuid.uuid4().hex[:8]}"
+    fn = testing.deploy(emulator, testing.create_role(emulator, f"{bucket}-role"),
+                        package.build("downloader").read_bytes(), handler="handler.lambda_handler",
+                        reserved=2, timeout=30, visibility=60, memory=1024, environment={
+                            "FANOUT_BUCKET": bucket, "FANOUT_KEY": "object", "FANOUT_EXPECTED_SIZE": str(OBJECT_SIZE),
+                            "FANOUT_DOWNLOAD_MODE": "stream", "FANOUT_CONCURRENCY_LIMIT": "2"})
+    s3 = fn.client("s3")
+    s3.create_bucket(Bucket=bucket)
+    s3.put_object(Bucket=bucket, Key="object", Body=os.urandom(OBJECT_SIZE))
+    fn.send([{"run_id": "r", "seq": seq, "experiment_tag": "net"} for seq in range(2)])
+
+    summary = fn.host(network=model)
+
+    records = [json.loads(m) for stream in fn.streams().values() for _, m in stream if m.startswith("{")]
+    downloads = [r for r in records if r.get("event") == "download"]
+    assert summary.messages_deleted == 2 and len(downloads) == 2
+    shape = model.at(1024)
+    first = min(downloads, key=lambda r: r["start_ms"])  # the first download starts with a full bucket
+    assert first["burst_excess_bytes"] == pytest.approx(shape.burst_bytes, rel=0.1)
+    # The best 1 s window: the whole burst at the connection's cap, the rest at the sustained rate.
+    burst_seconds = shape.burst_bytes / (shape.connection_rate - shape.sustained_rate)
+    best_second = shape.connection_rate * burst_seconds + shape.sustained_rate * (1 - burst_seconds)
+    assert first["peak_mb_per_s"] == pytest.approx(best_second / 1e6, rel=0.1)
+    assert first["burst_bytes"] == pytest.approx(shape.connection_rate * burst_seconds, rel=0.1)
+    for record in downloads:
+        assert record["sustained_mb_per_s"] == pytest.approx(shape.sustained_rate / 1e6, rel=0.1)
+        assert record["first_byte_seconds"] >= shape.first_byte_s
+        # slower than one connection at the cap, faster than the sustained rate alone: a burst
+        assert shape.sustained_rate < record["bytes"] / record["seconds"] < shape.connection_rate

@@ -1,0 +1,79 @@
+"""The shaping proxy between a client and the emulator: per-connection caps, one bucket per
+environment, first-byte latency; and the function host giving each environment its endpoint."""
+
+import time
+
+import pytest
+from boto3.s3.transfer import TransferConfig
+
+from fanout import aws
+from fanout.network.proxy import Shaper
+
+from .conftest import model_of
+
+
+@pytest.fixture
+def shaper(emulator):
+    proxy = Shaper(emulator, seed=1)
+    yield proxy
+    proxy.close()
+
+
+class Sink:
+    def __init__(self):
+        self.bytes = 0
+
+    def write(self, data):
+        self.bytes += len(data)
+
+
+def timed_download(client, obj, **transfer) -> float:
+    """MB/s of one transfer-manager download of `obj` into a discarding sink."""
+    sink = Sink()
+    started = time.monotonic()
+    client.download_fileobj(obj.bucket, obj.key, sink, Config=TransferConfig(**transfer))
+    seconds = time.monotonic() - started
+    assert sink.bytes == obj.size
+    return obj.size / seconds / 1e6
+
+
+def test_two_connections_exceed_the_connection_cap_but_not_the_environment(shaper, big_object):
+    cap, environment = 3.0, 5.0  # MB/s
+    shape = model_of("t", connection_mb_per_s=cap, sustained_mb_per_s=environment).at(1024)
+    client = aws.client("s3", "us-east-1", shaper.endpoint(shape))
+    rate = timed_download(client, big_object, max_concurrency=2, multipart_chunksize=8 * 2**20)
+    assert cap * 1.2 < rate <= environment * 1.02
+
+
+def test_one_connection_is_held_to_its_cap(shaper, big_object):
+    cap = 8.0
+    shape = model_of("t", connection_mb_per_s=cap).at(1024)
+    client = aws.client("s3", "us-east-1", shaper.endpoint(shape))
+    rate = timed_download(client, big_object, max_concurrency=1, multipart_threshold=2 * big_object.size)
+    assert cap * 0.9 < rate <= cap * 1.02
+
+
+def test_environments_have_their_own_buckets(shaper, big_object):
+    """An environment whose bucket is spent gets the sustained rate; a fresh one next to it
+    still bursts."""
+    shape = model_of("t", burst="4MiB", peak_mb_per_s=40, sustained_mb_per_s=4).at(1024)
+    spent, fresh = (aws.client("s3", "us-east-1", shaper.endpoint(shape)) for _ in range(2))
+
+    def read(client, size) -> float:
+        started = time.monotonic()
+        client.get_object(Bucket=big_object.bucket, Key=big_object.key, Range=f"bytes=0-{size - 1}")["Body"].read()
+        return time.monotonic() - started
+
+    read(spent, 6 * 2**20)
+    burst, sustained = read(fresh, 3 * 2**20), read(spent, 3 * 2**20)
+    assert sustained > 4 * burst
+
+
+def test_first_byte_waits_for_the_latency(shaper, big_object):
+    latency = 0.15
+    shape = model_of("t", first_byte_ms=latency * 1000).at(1024)
+    client = aws.client("s3", "us-east-1", shaper.endpoint(shape))
+    for _ in range(3):
+        started = time.monotonic()
+        client.head_object(Bucket=big_object.bucket, Key=big_object.key)
+        assert time.monotonic() - started >= latency

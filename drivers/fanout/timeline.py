@@ -14,10 +14,6 @@ _module = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_module)
 
 decode = _module.decode
-derive = _module.derive
-PEAK_WINDOW_S = _module.PEAK_WINDOW_S
-TAIL_FRACTION = _module.TAIL_FRACTION
-KNEE_FRACTION = _module.KNEE_FRACTION
 
 
 def cumulative(record: dict) -> tuple[list[float], list[int]]:

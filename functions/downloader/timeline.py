@@ -26,7 +26,9 @@ boundary i*d, and m = floor(seconds / d) the number of complete intervals:
   interval with bytes (f): max over f <= i <= m of C(i) - S (i - f) d. Under a token bucket
   that starts full this is the bucket's size (the credit spent above the refill rate).
 - burst_bytes: bytes received before the rate falls to the sustained level: C(i) at the first
-  boundary where the excess reaches KNEE_FRACTION (98%) of burst_excess_bytes (the knee).
+  boundary (the knee) where the excess comes within max(2% of burst_excess_bytes, 256 KiB) of
+  burst_excess_bytes. The slack keeps one late read from moving the knee far into the
+  sustained part; it makes the knee early by at most that many bytes of excess.
 These describe a burst only for a download that outlasts it; one that ends inside its burst has
 a "sustained" rate that is its burst rate and burst_bytes close to all its bytes.
 """
@@ -39,6 +41,7 @@ ENCODED_LIMIT = 192 * 1024
 PEAK_WINDOW_S = 1.0
 TAIL_FRACTION = 0.25
 KNEE_FRACTION = 0.98
+KNEE_SLACK_BYTES = 256 * 1024  # one read: the series moves in steps of one read (measure.CHUNK_SIZE)
 
 
 class Recorder:
@@ -102,7 +105,8 @@ def derive(counts: list[int], interval_ms: int, seconds: float) -> dict:
     first = next((i for i, n in enumerate(counts) if n), 0)
     excess = [cumulative[i] - sustained * (i - first) * d for i in range(first, complete + 1)]
     most = max(excess, default=0.0)
-    knee = next((first + i for i, e in enumerate(excess) if e >= KNEE_FRACTION * most), first)
+    near = most - max((1 - KNEE_FRACTION) * most, KNEE_SLACK_BYTES)
+    knee = next((first + i for i, e in enumerate(excess) if e >= near), first)
     return {
         "peak_mb_per_s": peak / 1e6,
         "sustained_mb_per_s": sustained / 1e6,

@@ -10,6 +10,7 @@ import pytest
 from rich.console import Console
 
 import fanout.network
+import fanout.timeline
 from fanout import cells, concurrency, insights, plots, report, runs
 from fanout.network import truth
 
@@ -216,3 +217,64 @@ def test_missing_records_are_warned_about():
     (warning,) = [w for w in report.warnings(summary) if "download record" in w]
     assert f"only {downloaded} of {len(records) + 7}" in warning and "1 dead-lettered" in warning
     assert not report.warnings(summary_of(records, sent=downloaded, dead=[len(records)]))
+
+
+def modelled_downloads(model, memory=1024, count=6, size=24 * 2**20, seed=5):
+    """Download records whose timelines follow `model` exactly (one environment each, full bucket),
+    built with the function's own timeline module from the chunk release times of the limits."""
+    from fanout.network.limits import RateLimit, TokenBucket, release
+
+    timeline = fanout.timeline._module
+    rng, shape, records = np.random.default_rng(seed), model.at(memory), []
+    for i in range(count):
+        limits = [RateLimit(shape.connection_rate), TokenBucket(shape.burst_bytes, shape.sustained_rate,
+                                                                shape.peak_rate, now=0.0)]
+        recorder, at, sent = timeline.Recorder(0.0), shape.first_byte_s, 0
+        while sent < size:
+            at = release(limits, 256 * 1024, at)
+            sent += 256 * 1024
+            recorder.add(at + 256 * 1024 / shape.connection_rate, 256 * 1024)
+        seconds = at + 256 * 1024 / shape.connection_rate + float(rng.uniform(0, 0.001))
+        records.append({"event": "download", "run_id": RUN, "seq": i, "experiment_tag": "a", "memory_size": memory,
+                        "concurrency_limit": count, "mode": "stream", "bytes": sent, "seconds": seconds,
+                        "start_ms": 1_700_000_000_000 + i, "end_ms": 1_700_000_000_000 + i + int(seconds * 1000),
+                        "env_id": f"env-{i}", "cold_start": True, "ttfb_seconds": shape.first_byte_s + 0.01,
+                        "first_byte_seconds": shape.first_byte_s * (1 + 0.01 * i),
+                        **timeline.record_fields(recorder, seconds)})  # fmt: skip
+    return records
+
+
+def test_report_of_a_modelled_run_names_the_model_and_recovers_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("FANOUT_RESULTS", str(tmp_path))
+    # A burst far shorter than the download, so that the tail is the sustained rate.
+    values = {"burst": "16MiB", "peak_mb_per_s": 128, "sustained_mb_per_s": 16, "connection_mb_per_s": 80,
+              "first_byte_ms": 20}
+    model = fanout.network.NetworkModel("what-if", 2.0, fanout.network.model.parameters(values, "what-if"))
+    records = modelled_downloads(model)
+    summary = summary_of(records, sent=len(records), network=model.describe())
+    label = "simulated network: what-if, scale 2"
+    assert summary["network"] == label
+
+    truth_rows = {row["parameter"]: row for row in summary["ground_truth"]}
+    assert set(truth_rows) == {"sustained_mb_per_s", "burst_bytes", "first_byte_seconds"}
+    for row in truth_rows.values():
+        assert row["ratio"] == pytest.approx(1, abs=0.05), row
+    assert truth_rows["burst_bytes"]["injected"] == 8 * 2**20
+
+    output = io.StringIO()
+    monkeypatch.setattr(report, "console", Console(file=output, width=100))
+    report.show(summary)
+    assert label in output.getvalue() and "Ground truth" in output.getvalue()
+    folder = report.write(summary)
+    assert json.loads((folder / "summary.json").read_text())["network"] == label
+    with open(folder / "summary.csv") as f:
+        assert {row["network"] for row in csv.DictReader(f)} == {label}
+    assert label in (folder / "report.md").read_text() and "## Ground truth" in (folder / "report.md").read_text()
+    assert (folder / "timeline.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_reports_say_how_their_numbers_were_made():
+    records, _ = synthetic_records(per_cell=5)
+    assert summary_of(records, sent=len(records))["network"] == "simulated network: none (loopback, not modelled)"
+    assert summary_of(records, sent=len(records), backend="aws")["network"] == "measured on AWS"
+    assert summary_of(records, sent=len(records), backend="aws")["ground_truth"] == []

@@ -108,13 +108,16 @@ def test_auto_scale_needs_a_stack_to_measure():
 
 def test_auto_scale_keeps_the_total_within_half_the_capacity():
     m = network.load("lambda-2024")
-    peak = m.at(1024).peak_rate / 1e6
+    sustained = m.at(1024).sustained_rate / 1e6
     for environments, measured in [(8, 300.0), (100, 250.0), (1, 10_000.0)]:
         scale = capacity.scale_for(m, 1024, environments, measured)
         total = capacity.total_rate(m.with_scale(scale), 1024, environments)
-        assert total == pytest.approx(environments * peak / scale)
+        assert total == pytest.approx(environments * sustained / scale)
         assert total <= capacity.HEADROOM * measured or scale == 1.0
-        assert scale == 1.0 or environments * peak / (scale * 0.9) > capacity.HEADROOM * measured  # not far larger
+        assert scale == 1.0 or environments * sustained / (scale * 0.9) > capacity.HEADROOM * measured  # not far larger
+    capped = network.NetworkModel("c", 1.0, model.parameters({"connection_mb_per_s": 1, "aggregate_mb_per_s": 50}, "c"))
+    assert capacity.total_rate(capped, 1024, 100) == 50  # the aggregate cap binds
+    assert capacity.total_rate(capped, 1024, 2) == 2 * 1 * capacity.TRANSFER_CONNECTIONS
 
 
 def test_labels():

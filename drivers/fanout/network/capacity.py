@@ -2,7 +2,12 @@
 
 A model is faithful while the emulator, the proxy and the environments can deliver every byte it
 allows: the rule (docs/network-model.md) keeps the total modelled rate, every environment at
-once at its highest rate, at most half of the loopback throughput the emulator serves here.
+once at its sustained rate, at most half of the loopback throughput the emulator serves here.
+The sustained rate, not the peak: bursts are short and credit is spent only as bytes flow, so a
+burst the machine cannot deliver at full peak lasts longer but keeps its size in bytes, while a
+scale set for all environments at peak at once would leave their sustained rates tiny (lambda-2024
+peaks at 4.5x its sustained rate) and every run needlessly long. A model without a sustained
+rate counts each environment at its highest rate.
 """
 
 import math
@@ -43,9 +48,10 @@ def measure(client, bucket: str, key: str, seconds: float = PROBE_SECONDS,
 
 
 def total_rate(model: NetworkModel, memory: int, environments: int) -> float | None:
-    """MB/s the model allows `environments` environments together (None: unlimited)."""
+    """MB/s the model lets `environments` environments draw together once their bursts are spent
+    (None: unlimited)."""
     shape = model.at(memory)
-    each = shape.max_rate(TRANSFER_CONNECTIONS)
+    each = shape.sustained_rate or shape.max_rate(TRANSFER_CONNECTIONS)
     totals = [r for r in (None if each is None else each * environments, shape.aggregate_rate) if r is not None]
     return min(totals) / 1e6 if totals else None
 

@@ -1,0 +1,73 @@
+"""The project's downloader hosted in a throwaway emulator, one message per environment, under a
+network model: the runs the network benchmarks measure."""
+
+import json
+import os
+import threading
+import uuid
+from dataclasses import dataclass
+
+from fanout import package
+from fanout.host import Host, testing
+
+MEMORY = 1024
+
+
+@dataclass
+class Run:
+    records: list[dict]  # the download records
+    host: Host  # its busy_changes are the exact busy count
+
+
+class Downloader:
+    """The packaged downloader, deployable against one object at a time."""
+
+    def __init__(self, endpoint: str):
+        self.endpoint = endpoint
+        self.zip = package.build("downloader").read_bytes()
+        self.role = testing.create_role(endpoint, f"bench-net-{uuid.uuid4().hex[:8]}")
+        self.bucket = f"bench-net-{uuid.uuid4().hex[:8]}"
+        self.s3 = testing.aws.client("s3", testing.REGION, endpoint)
+        self.s3.create_bucket(Bucket=self.bucket)
+        self.sizes: dict[str, int] = {}
+
+    def put(self, key: str, size: int) -> None:
+        self.s3.put_object(Bucket=self.bucket, Key=key, Body=os.urandom(size))
+        self.sizes[key] = size
+
+    def run(self, key: str, mode: str, environments: int, network=None, messages_per_env: int = 1) -> Run:
+        """Every environment downloads `key` in `mode` (`messages_per_env` times) under `network`."""
+        fn = testing.deploy(self.endpoint, self.role, self.zip, handler="handler.lambda_handler",
+                            reserved=environments, timeout=900, visibility=900, memory=MEMORY, environment={
+                                "FANOUT_BUCKET": self.bucket, "FANOUT_KEY": key,
+                                "FANOUT_EXPECTED_SIZE": str(self.sizes[key]), "FANOUT_DOWNLOAD_MODE": mode,
+                                "FANOUT_CONCURRENCY_LIMIT": str(environments)})
+        count = environments * messages_per_env
+        _send(fn, [{"run_id": "bench", "seq": seq, "experiment_tag": "bench"} for seq in range(count)])
+        host = Host(fn.config(), idle_seconds=1.0, network=network)
+        failure = []
+        thread = threading.Thread(target=lambda: _run(host, failure))
+        thread.start()
+        thread.join()
+        if failure:
+            raise failure[0]
+        records = [json.loads(m) for events in fn.streams().values() for _, m in events if m.startswith("{")]
+        downloads = [r for r in records if r.get("event") == "download"]
+        if len(downloads) != count:
+            errors = [r.get("error_message") for r in records if r.get("event") == "error"][:3]
+            raise RuntimeError(f"{len(downloads)} downloads recorded for {count} messages: {errors}")
+        return Run(downloads, host)
+
+
+def _run(host: Host, failure: list) -> None:
+    try:
+        host.run()
+    except BaseException as exc:  # noqa: BLE001 - re-raised by the caller
+        failure.append(exc)
+
+
+def _send(fn, bodies: list[dict]) -> None:
+    sqs = fn.client("sqs")
+    for first in range(0, len(bodies), 10):
+        entries = [{"Id": str(i), "MessageBody": json.dumps(body)} for i, body in enumerate(bodies[first:first + 10])]
+        sqs.send_message_batch(QueueUrl=fn.queue_url, Entries=entries)

@@ -14,8 +14,8 @@ What the numbers mean:
 - `start_ms`/`end_ms`: epoch milliseconds, to line records up across functions.
 - `mbps`: decimal megabits per second (bytes * 8 / seconds / 1e6); `mib_per_s`: MiB per second.
 - `first_byte_seconds`: the first GetObject's wait from sending its request to having its
-  response headers (botocore's before-send to after-call): the request's first-byte latency,
-  without the first chunk's transfer that `ttfb_seconds` includes.
+  response headers (botocore's before-send to before-parse events): the request's first-byte
+  latency, without the first chunk's transfer that `ttfb_seconds` includes.
 - the byte-arrival timeline and its derived figures: see timeline.py.
 """
 
@@ -180,17 +180,18 @@ def download(s3, bucket: str, key: str, mode: str, directory: str | None = None)
     """Fetch the object once with `mode` and time it; the bytes are discarded."""
     request_ids, first_bytes, sent = [], [], threading.local()
     hook_id = f"fanout-{uuid.uuid4().hex}"
-
-    def answered(parsed, **_):
-        request_ids.append(parsed.get("ResponseMetadata", {}).get("RequestId", ""))
-        first_bytes.append(time.monotonic() - sent.at)
-
     # Every GetObject's request id and first-byte latency, whether sent by us or by the transfer
     # manager's threads (each request is sent and answered on one thread); the first one is
     # reported. One environment runs one invocation at a time, so only ours.
     s3.meta.events.register("before-send.s3.GetObject", lambda **_: setattr(sent, "at", time.monotonic()),
                             unique_id=f"{hook_id}-sent")
-    s3.meta.events.register("after-call.s3.GetObject", answered, unique_id=hook_id)
+    s3.meta.events.register("before-parse.s3.GetObject", lambda **_: first_bytes.append(time.monotonic() - sent.at),
+                            unique_id=f"{hook_id}-answered")
+    s3.meta.events.register(
+        "after-call.s3.GetObject",
+        lambda parsed, **_: request_ids.append(parsed.get("ResponseMetadata", {}).get("RequestId", "")),
+        unique_id=hook_id,
+    )
     try:
         start_ms = time.time_ns() // 1_000_000
         progress = Progress()
@@ -199,6 +200,7 @@ def download(s3, bucket: str, key: str, mode: str, directory: str | None = None)
         end_ms = time.time_ns() // 1_000_000
     finally:
         s3.meta.events.unregister("before-send.s3.GetObject", unique_id=f"{hook_id}-sent")
+        s3.meta.events.unregister("before-parse.s3.GetObject", unique_id=f"{hook_id}-answered")
         s3.meta.events.unregister("after-call.s3.GetObject", unique_id=hook_id)
     first_chunk_at = ended if progress.first_chunk_at is None else progress.first_chunk_at  # empty object
     return Download(

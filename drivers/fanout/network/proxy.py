@@ -98,12 +98,12 @@ class Environment:
         return self.rng.lognormvariate(math.log(median), math.log(p90 / median) / Z90)
 
     async def serve(self, client_reader, client_writer) -> None:
+        connection = Connection(self)
         try:
             up_reader, up_writer = await asyncio.open_connection(*self.upstream)
         except OSError:
             client_writer.close()
             return
-        connection = Connection(self)
         try:
             await asyncio.gather(connection.requests(client_reader, up_writer),
                                  connection.responses(up_reader, client_writer))
@@ -115,7 +115,10 @@ class Environment:
 
 
 class Connection:
-    """One relayed TCP connection: its own rate cap and the request waiting for its first byte."""
+    """One relayed TCP connection: its own rate cap and the request waiting for its first byte.
+
+    The first request's latency counts from the moment the connection was accepted, before the
+    proxy connects to the emulator: that connection is the proxy's cost, not the model's."""
 
     def __init__(self, env: Environment):
         self.env = env
@@ -123,11 +126,13 @@ class Connection:
         cap = env.shape.connection_rate
         self.limits = [RateLimit(cap), *env.limits] if cap else env.limits
         self.first_byte_due: float | None = None  # set while a request waits for its response
+        self._accepted: float | None = self.loop.time()
 
     async def requests(self, reader, writer) -> None:
         while data := await reader.read(CHUNK_RANGE[1]):
             if self.first_byte_due is None:
-                self.first_byte_due = self.loop.time() + self.env.first_byte_delay()
+                arrived, self._accepted = self._accepted or self.loop.time(), None
+                self.first_byte_due = arrived + self.env.first_byte_delay()
             writer.write(data)
             await writer.drain()
         writer.write_eof()

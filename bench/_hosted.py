@@ -16,7 +16,7 @@ MEMORY = 1024
 @dataclass
 class Run:
     records: list[dict]  # the download records
-    host: Host  # its busy_changes are the exact busy count
+    host: Host  # its busy_intervals say exactly when each environment was busy
 
 
 class Downloader:

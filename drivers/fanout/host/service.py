@@ -80,8 +80,8 @@ class Host:
         self.config, self.idle_seconds, self._progress, self._warn = config, idle_seconds, progress, warn
         self.network = network if network and network.shaped else None
         self._shaper: Shaper | None = None
-        # (time.time(), +1 or -1) as each invocation starts and ends: the exact busy count.
-        self.busy_changes: list[tuple[float, int]] = []
+        # (start, end) in epoch ms of every invocation: exactly when each environment was busy.
+        self.busy_intervals: list[tuple[float, float]] = []
         self.summary = Summary(config.name, effective_limit(config, max_envs, warn))
         self._slots = threading.BoundedSemaphore(self.summary.concurrency_limit)
         self._lock = threading.Lock()
@@ -328,11 +328,12 @@ class Host:
         except InitFailed:
             return ids, "error", True
         event = sqs_event(batch, self.config.source, self.config.region)
-        self._note_busy(+1)
+        started = time.time() * 1000
         try:
             outcome = env.invoke(str(uuid.uuid4()), event)
         finally:
-            self._note_busy(-1)
+            with self._lock:
+                self.busy_intervals.append((started, time.time() * 1000))
         if outcome.status == "ok":
             failed = failed_message_ids(outcome.result, ids, self.config.source.report_batch_item_failures)
         else:
@@ -343,10 +344,6 @@ class Host:
             with self._lock:
                 self._idle.append(env)
         return failed, outcome.status, outcome.init_ms is not None
-
-    def _note_busy(self, change: int) -> None:
-        with self._lock:
-            self.busy_changes.append((time.time(), change))
 
     def _take_environment(self) -> Environment:
         with self._lock:

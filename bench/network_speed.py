@@ -1,0 +1,83 @@
+"""Network model under load: what the machine sustains, whether the model stays faithful with 100
+environments, what the proxy costs, and whether the report's achieved concurrency is exact.
+
+Each run hosts the packaged downloader in 100 environments (one 16 MiB download_file each, so
+two 8 MiB ranged GETs on two connections) in a throwaway emulator:
+1. `none`: no proxy, loopback as before the model existed. Its aggregate throughput is this
+   machine's capacity: the bytes all downloads received inside the steady window (the middle
+   80% of the span from first start to last end, as the report's concurrency uses) over its
+   length, from the records' byte-arrival timelines. Printed in decimal MB/s.
+2. an unlimited model: every connection through the proxy, nothing shaped. Its aggregate over
+   `none`'s is the proxy's cost (target: within 10%).
+3. lambda-2024 at the scale the default rule picks for 100 environments from the capacity of
+   run 1 (total sustained rate at most half of it): median per-environment sustained rate (the
+   timeline's tail) over the modelled sustained rate (target >= 0.95).
+Then, for run 3, the report's steady mean concurrency (download start/end stamps) over the
+host's exact mean number of busy environments in the same window (target: within 2%).
+Measured on a shared 2-core machine: other engineers' load lowers the capacity and adds noise.
+"""
+
+import statistics
+
+from bench._hosted import MEMORY, Downloader
+from fanout import concurrency, network, report, timeline
+from fanout.emulator import control
+from fanout.network import capacity
+
+ENVIRONMENTS = 100
+SIZE = 16 * 2**20
+SUSTAINED_TARGET = 0.95
+PROXY_TARGET = 0.10
+CONCURRENCY_TARGET = 0.02
+
+
+def main() -> None:
+    with control.private(prefix="bench-speed-") as endpoint:
+        downloader = Downloader(endpoint)
+        downloader.put("object", SIZE)
+        direct = aggregate_mb_per_s(downloader.run("object", "download_file", ENVIRONMENTS).records)
+        print(f"network speed: {ENVIRONMENTS} environments, no model (none): aggregate {direct:.0f} MB/s")
+        unlimited = network.NetworkModel("unlimited", 1.0, {})
+        proxied = aggregate_mb_per_s(downloader.run("object", "download_file", ENVIRONMENTS, unlimited).records)
+        print(f"network speed: through the proxy, unshaped / none: {proxied / direct:.3f} "
+              f"(target >= {1 - PROXY_TARGET:.2f}; {proxied:.0f} MB/s)")
+        lambda_2024 = network.load("lambda-2024")
+        scale = capacity.scale_for(lambda_2024, MEMORY, ENVIRONMENTS, direct)
+        modelled = lambda_2024.with_scale(scale)
+        run = downloader.run("object", "download_file", ENVIRONMENTS, modelled)
+    sustained = modelled.at(MEMORY).sustained_rate / 1e6
+    median = statistics.median(r["sustained_mb_per_s"] for r in run.records)
+    print(f"network speed: lambda-2024 at scale {scale:g} (total sustained {ENVIRONMENTS * sustained:.0f} MB/s "
+          f"<= half of {direct:.0f}): median per-environment sustained / modelled {median / sustained:.3f} "
+          f"(target >= {SUSTAINED_TARGET}; {median:.3f} / {sustained:.3f} MB/s)")
+    achieved = report.achieved_concurrency(run.records)
+    window = achieved["steady_window_ms"]
+    exact = concurrency.mean(run.host.busy_intervals, *window)
+    print(f"network concurrency: report's steady mean / host's exact busy mean {achieved['steady_mean_concurrency'] / exact:.3f} "
+          f"(target within {CONCURRENCY_TARGET:.0%}; {achieved['steady_mean_concurrency']:.2f} / {exact:.2f} over "
+          f"{(window[1] - window[0]) / 1000:.1f} s)")
+
+
+def aggregate_mb_per_s(records: list[dict]) -> float:
+    """Bytes received by all downloads inside the steady window, over its length (MB/s)."""
+    start, end = concurrency.steady_window([(r["start_ms"], r["end_ms"]) for r in records])
+    received = 0.0
+    for record in records:
+        times, totals = timeline.cumulative(record)
+        offset = record["start_ms"]
+        received += _at(times, totals, (end - offset) / 1000) - _at(times, totals, (start - offset) / 1000)
+    return received / ((end - start) / 1000) / 1e6
+
+
+def _at(times: list[float], totals: list[int], t: float) -> float:
+    """Cumulative bytes at `t` seconds (linear between interval boundaries, 0 before, total after)."""
+    if t <= 0:
+        return 0.0
+    for i in range(1, len(times)):
+        if t <= times[i]:
+            return totals[i - 1] + (totals[i] - totals[i - 1]) * (t - times[i - 1]) / (times[i] - times[i - 1])
+    return float(totals[-1])
+
+
+if __name__ == "__main__":
+    main()

@@ -35,16 +35,29 @@ class Downloader:
         self.s3.put_object(Bucket=self.bucket, Key=key, Body=os.urandom(size))
         self.sizes[key] = size
 
-    def run(self, key: str, mode: str, environments: int, network=None, messages_per_env: int = 1) -> Run:
-        """Every environment downloads `key` in `mode` (`messages_per_env` times) under `network`."""
+    def run(self, key: str, mode: str, environments: int, network=None, messages_per_env: int = 1,
+            warm: bool = False) -> Run:
+        """Every environment downloads `key` in `mode` (`messages_per_env` times) under `network`.
+
+        `warm`: a first wave of one message per environment starts them all (cold starts on two
+        busy cores take seconds each), and only the second wave, sent once the first is done and
+        received by warm environments nearly at once, is returned."""
         fn = testing.deploy(self.endpoint, self.role, self.zip, handler="handler.lambda_handler",
                             reserved=environments, timeout=900, visibility=900, memory=MEMORY, environment={
                                 "FANOUT_BUCKET": self.bucket, "FANOUT_KEY": key,
                                 "FANOUT_EXPECTED_SIZE": str(self.sizes[key]), "FANOUT_DOWNLOAD_MODE": mode,
                                 "FANOUT_CONCURRENCY_LIMIT": str(environments)})
         count = environments * messages_per_env
-        _send(fn, [{"run_id": "bench", "seq": seq, "experiment_tag": "bench"} for seq in range(count)])
-        host = Host(fn.config(), idle_seconds=1.0, network=network)
+        first = environments if warm else 0
+        _send(fn, range(first + count) if not warm else range(first))
+        sent_second = threading.Event()
+
+        def progress(summary):
+            if warm and summary.messages_deleted >= first and not sent_second.is_set():
+                sent_second.set()
+                _send(fn, range(first, first + count))
+
+        host = Host(fn.config(), idle_seconds=2.0, network=network, progress=progress)
         failure = []
         thread = threading.Thread(target=lambda: _run(host, failure))
         thread.start()
@@ -52,7 +65,7 @@ class Downloader:
         if failure:
             raise failure[0]
         records = [json.loads(m) for events in fn.streams().values() for _, m in events if m.startswith("{")]
-        downloads = [r for r in records if r.get("event") == "download"]
+        downloads = [r for r in records if r.get("event") == "download" and r["seq"] >= first]
         if len(downloads) != count:
             errors = [r.get("error_message") for r in records if r.get("event") == "error"][:3]
             raise RuntimeError(f"{len(downloads)} downloads recorded for {count} messages: {errors}")
@@ -66,7 +79,8 @@ def _run(host: Host, failure: list) -> None:
         failure.append(exc)
 
 
-def _send(fn, bodies: list[dict]) -> None:
+def _send(fn, seqs) -> None:
+    bodies = [{"run_id": "bench", "seq": seq, "experiment_tag": "bench"} for seq in seqs]
     sqs = fn.client("sqs")
     for first in range(0, len(bodies), 10):
         entries = [{"Id": str(i), "MessageBody": json.dumps(body)} for i, body in enumerate(bodies[first:first + 10])]

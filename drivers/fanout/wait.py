@@ -204,8 +204,8 @@ def wait(stack, record: dict, timeout: float, host: bool = False, network=None) 
     hosting = ", hosting the function here" if host else ""
     console.print(f"run {record['run_id']}: waiting for {sent} messages{hosting}", highlight=False)
     _note_unsent(record)
-    _record_network(stack, record, host, network)
     with _hosting(stack, host, network) as hosted, _progress() as progress:
+        _record_network(stack, record, host, network)  # once the host lock is held
         task = progress.add_task("waiting", total=sent)
         while True:
             hosted.check()

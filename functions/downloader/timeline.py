@@ -20,8 +20,10 @@ d, the download's `seconds`, with C(i) = c[0] + ... + c[i-1] the bytes received 
 boundary i*d, and m = floor(seconds / d) the number of complete intervals:
 - peak_mb_per_s: the most bytes in PEAK_WINDOW_S (1 s, k = round(1 s / d) intervals) of
   complete intervals, max over i of (C(i+k) - C(i)) / (k d); when m < k, bytes / seconds.
-- sustained_mb_per_s: the tail's rate, from the boundary a = floor((1 - TAIL_FRACTION) m)
-  (the last quarter) to the end: (bytes - C(a)) / (seconds - a d).
+- sustained_mb_per_s: the tail's rate over the last quarter: with j the first interval at or
+  after floor((1 - TAIL_FRACTION) m) that holds bytes, from the boundary b = j + 1 to the end,
+  (bytes - C(b)) / (seconds - b d). Starting just after a read completed keeps a read that
+  began before the tail out of it (which would add up to one read, 256 KiB, to the tail).
 - burst_excess_bytes: the most bytes received above the sustained rate since the first
   interval with bytes (f): max over f <= i <= m of C(i) - S (i - f) d. Under a token bucket
   that starts full this is the bucket's size (the credit spent above the refill rate).
@@ -100,6 +102,7 @@ def derive(counts: list[int], interval_ms: int, seconds: float) -> dict:
     else:
         peak = total / seconds if seconds > 0 else 0.0
     tail_start = int((1 - TAIL_FRACTION) * complete)
+    tail_start = next((i + 1 for i in range(tail_start, complete) if counts[i]), tail_start)
     tail_seconds = seconds - tail_start * d
     sustained = (total - cumulative[tail_start]) / tail_seconds if tail_seconds > 0 else peak
     first = next((i for i, n in enumerate(counts) if n), 0)

@@ -48,8 +48,8 @@ def command(args: argparse.Namespace) -> int:
     config, deployed = _function_config(args)
     console = Console(stderr=True)
     network = network_options.from_args(args, deployed, say=console.print)
-    console.print(network_options.label_of(network), highlight=False)
     with _hosting_lock(deployed, network), console.status(f"hosting {config.name}") as status:
+        console.print(network_options.label_of(network), highlight=False)
         host = Host(config, idle_seconds=args.idle, max_envs=args.max_envs,
                     progress=lambda s: status.update(f"hosting {config.name}: {_progress(s)}"),
                     warn=lambda message: console.print(f"[yellow]warning:[/] {message}"), network=network)

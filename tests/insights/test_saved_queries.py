@@ -155,3 +155,42 @@ def test_restrict_limits_a_saved_query_to_one_value(sample):
     assert {(row["memory_size"], row["mode"]) for row in result.rows} == {(2048, "stream")}
     expected = sum(1 for _, r in downloads if r["memory_size"] == 2048 and r["mode"] == "stream")
     assert sum(row["downloads"] for row in result.rows) == expected
+
+
+def timeline_sample(sample):
+    """The sample's downloads with the timeline's derived fields (random, seeded), as events."""
+    import random
+
+    from .support import json_event
+
+    rng = random.Random(11)
+    _, downloads, _ = sample
+    records = []
+    for ts, record in downloads:
+        records.append((ts, dict(record, sustained_mb_per_s=rng.uniform(5, 80), burst_bytes=rng.randrange(1, 3 * 10**8),
+                                 burst_excess_bytes=rng.randrange(1, 10**8), peak_mb_per_s=rng.uniform(80, 340),
+                                 first_byte_seconds=rng.uniform(0.005, 0.05))))  # fmt: skip
+    return [json_event(record, ts) for ts, record in records], records
+
+
+def test_download_timeline(sample):
+    events, records = timeline_sample(sample)
+    result = insights.evaluate(insights.load_query("download-timeline"), events)
+    groups = {}
+    for _, r in records:
+        groups.setdefault((r["experiment_tag"], r["memory_size"], r["concurrency_limit"], r["mode"]), []).append(r)
+    assert [tuple(row[k] for k in ("experiment_tag", "memory_size", "concurrency_limit", "mode"))
+            for row in result.rows] == sorted(groups)  # fmt: skip
+    for row in result.rows:
+        mine = groups[tuple(row[k] for k in ("experiment_tag", "memory_size", "concurrency_limit", "mode"))]
+        assert row["downloads"] == len(mine)
+        for field in ("sustained_mb_per_s", "burst_bytes", "peak_mb_per_s", "first_byte_seconds", "ttfb_seconds"):
+            assert_statistics(row, field, [r[field] for r in mine])
+
+
+def test_download_bursts(sample):
+    events, records = timeline_sample(sample)
+    result = insights.evaluate(insights.load_query("download-bursts"), events)
+    largest = sorted((r for _, r in records), key=lambda r: r["burst_bytes"], reverse=True)[:100]
+    assert [row["seq"] for row in result.rows] == [r["seq"] for r in largest]
+    assert result.rows[0]["burst_excess_bytes"] == largest[0]["burst_excess_bytes"]

@@ -73,6 +73,9 @@ def run(args) -> int:
     stack = stacks.from_args(args)
     check_same_stack(record, stack)
     hosting = stack.backend == "local" and not args.no_host
+    if args.network != network_options.NONE and not hosting:
+        raise UsageError(f"--network {args.network} shapes the environments of a host this command runs; "
+                         "with --no-host give it to `make run`, on AWS Lambda's own network applies")
     network = network_options.from_args(args, stack, say=console.print) if hosting else None
     accounting = wait(stack, record, timeout, host=hosting, network=network)
     check_accounted(accounting, record["run_id"], timeout)

@@ -135,6 +135,30 @@ def test_every_message_of_a_run_is_accounted_for(deployed):
         assert (runs.run_dir(run_id) / name).stat().st_size > 0
 
 
+def test_a_run_under_a_network_model(deployed, tmp_path, capsys):
+    """`wait` hosts under a model file: run.json records it, every report output names it, and
+    the downloads keep to its rate (8 MB/s at scale 2: 4 MB/s per environment)."""
+    path = tmp_path / "tiny.toml"
+    path.write_text("sustained_mb_per_s = 8\nconnection_mb_per_s = 8\nfirst_byte_ms = 5\n")
+    assert fanout("fire", "--messages", "8", "--tag", "modelled") == 0
+    run_id = runs.resolve(runs.LATEST)
+    assert fanout("wait", "--run", run_id, "--network", str(path), "--network-scale", "2", *WAIT) == 0
+    network = runs.load(run_id)["network"]
+    assert (network["profile"], network["scale"], network["parameters"]["sustained_mb_per_s"]) == ("tiny", 2, 8)
+    capsys.readouterr()
+    assert fanout("report", "--run", run_id) == 0
+    label = "simulated network: tiny, scale 2"
+    assert label in capsys.readouterr().out
+    assert summary_of(run_id)["network"] == label
+    assert label in (runs.run_dir(run_id) / "report.md").read_text()
+    assert label in (runs.run_dir(run_id) / "summary.csv").read_text()
+    records = [json.loads(line) for line in (runs.run_dir(run_id) / "records.jsonl").read_text().splitlines()]
+    downloads = [r for r in records if r["event"] == "download"]
+    assert len(downloads) == 8
+    assert all(r["bytes"] / r["seconds"] <= 4e6 * 1.05 for r in downloads)
+    assert all(r["first_byte_seconds"] >= 0.005 for r in downloads)
+
+
 def test_injected_failures_end_in_the_dead_letter_queue(deployed):
     assert fanout("fire", "--messages", "12", "--tag", "failing", "--inject-failures", "0.25") == 0
     record = runs.load(runs.LATEST)

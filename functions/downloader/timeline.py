@@ -20,10 +20,11 @@ d, the download's `seconds`, with C(i) = c[0] + ... + c[i-1] the bytes received 
 boundary i*d, and m = floor(seconds / d) the number of complete intervals:
 - peak_mb_per_s: the most bytes in PEAK_WINDOW_S (1 s, k = round(1 s / d) intervals) of
   complete intervals, max over i of (C(i+k) - C(i)) / (k d); when m < k, bytes / seconds.
-- sustained_mb_per_s: the tail's rate over the last quarter: with j the first interval at or
-  after floor((1 - TAIL_FRACTION) m) that holds bytes, from the boundary b = j + 1 to the end,
-  (bytes - C(b)) / (seconds - b d). Starting just after a read completed keeps a read that
-  began before the tail out of it (which would add up to one read, 256 KiB, to the tail).
+- sustained_mb_per_s: the tail's rate: the least-squares slope of C(i) against i d over the
+  boundaries of the last quarter, floor((1 - TAIL_FRACTION) m) <= i <= m (at least two; else
+  the peak). A slope, not bytes over time: the reads in progress on each connection when the
+  tail begins add up to one read (256 KiB) per connection to the tail's bytes, an offset that
+  a ratio would count as rate (6% of a 7 MB tail on four connections) and a slope ignores.
 - burst_excess_bytes: the most bytes received above the sustained rate since the first
   interval with bytes (f): max over f <= i <= m of C(i) - S (i - f) d. Under a token bucket
   that starts full this is the bucket's size (the credit spent above the refill rate).
@@ -101,10 +102,7 @@ def derive(counts: list[int], interval_ms: int, seconds: float) -> dict:
         peak = max(cumulative[i + k] - cumulative[i] for i in range(complete - k + 1)) / (k * d)
     else:
         peak = total / seconds if seconds > 0 else 0.0
-    tail_start = int((1 - TAIL_FRACTION) * complete)
-    tail_start = next((i + 1 for i in range(tail_start, complete) if counts[i]), tail_start)
-    tail_seconds = seconds - tail_start * d
-    sustained = (total - cumulative[tail_start]) / tail_seconds if tail_seconds > 0 else peak
+    sustained = _slope(range(int((1 - TAIL_FRACTION) * complete), complete + 1), cumulative, d, peak)
     first = next((i for i, n in enumerate(counts) if n), 0)
     excess = [cumulative[i] - sustained * (i - first) * d for i in range(first, complete + 1)]
     most = max(excess, default=0.0)
@@ -123,6 +121,16 @@ def record_fields(recorder: Recorder, seconds: float) -> dict:
     interval, text = encode(recorder.counts, recorder.interval_ms)
     return {"timeline_interval_ms": interval, "timeline": text,
             **derive(decode(text), interval, seconds)}
+
+
+def _slope(boundaries: range, cumulative: list[int], d: float, default: float) -> float:
+    """Least-squares bytes per second of cumulative[i] against i * d over `boundaries`."""
+    if len(boundaries) < 2:
+        return default
+    mean_i = sum(boundaries) / len(boundaries)
+    mean_c = sum(cumulative[i] for i in boundaries) / len(boundaries)
+    spread = sum((i - mean_i) ** 2 for i in boundaries)
+    return sum((i - mean_i) * (cumulative[i] - mean_c) for i in boundaries) / spread / d
 
 
 def _merge_pairs(counts: list[int]) -> list[int]:

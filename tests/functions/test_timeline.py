@@ -57,10 +57,8 @@ def test_derived_figures_equal_an_independent_computation(timeline, seed):
     m = int(np.floor(seconds / d))
     k = int(round(1.0 / d))
     peak = np.max(c[k:m + 1] - c[:m + 1 - k]) / (k * d)
-    a = int(np.floor(0.75 * m))
-    holding = np.flatnonzero(np.asarray(counts[a:m]) > 0)
-    b = a + holding[0] + 1 if holding.size else a
-    sustained = (c[-1] - c[b]) / (seconds - b * d)
+    tail = np.arange(int(np.floor(0.75 * m)), m + 1)
+    sustained = np.polyfit(tail * d, c[tail], 1)[0]
     first = int(np.flatnonzero(counts)[0])
     i = np.arange(first, m + 1)
     excess = c[i] - sustained * (i - first) * d

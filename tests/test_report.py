@@ -278,3 +278,13 @@ def test_reports_say_how_their_numbers_were_made():
     assert summary_of(records, sent=len(records))["network"] == "simulated network: none (loopback, not modelled)"
     assert summary_of(records, sent=len(records), backend="aws")["network"] == "measured on AWS"
     assert summary_of(records, sent=len(records), backend="aws")["ground_truth"] == []
+
+
+def test_ground_truth_says_when_the_object_fits_in_the_burst():
+    values = {"burst": "64MiB", "peak_mb_per_s": 128, "sustained_mb_per_s": 16, "connection_mb_per_s": 80,
+              "first_byte_ms": 20}
+    model = fanout.network.NetworkModel("big-burst", 1.0, fanout.network.model.parameters(values, "big-burst"))
+    records = modelled_downloads(model, size=24 * 2**20)
+    rows = summary_of(records, sent=len(records), network=model.describe())["ground_truth"]
+    assert rows and all(row["inside_burst"] for row in rows)
+    assert "not reached" in report._markdown_table(report._truth_rows(rows))

@@ -272,7 +272,7 @@ def query_rows(rows: list[dict]) -> tuple[list[list], str]:
 def _truth_rows(rows: list[dict]) -> list[list]:
     table = [["memory MB", "parameter", "injected", "estimated", "ratio", "downloads"]]
     for row in rows:
-        note = " (downloads end inside the burst)" if row["inside_burst"] and row["parameter"] != "first_byte_seconds" else ""
+        note = " (object within the burst: not reached)" if row["inside_burst"] and row["parameter"] != "first_byte_seconds" else ""
         table.append([row["memory_size"], row["parameter"] + note, row["injected"], row["estimated"], row["ratio"],
                       row["downloads"]])
     return table

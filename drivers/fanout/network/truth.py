@@ -37,7 +37,7 @@ def compare(run: dict, downloads: list[dict]) -> list[dict]:
             ratio = estimated / injected if injected and estimated is not None else None
             rows.append({"memory_size": memory, "parameter": name, "injected": injected, "estimated": estimated,
                          "ratio": None if ratio is None else round(ratio, 3), "downloads": len(mine),
-                         "inside_burst": _ends_inside_burst(mine)})
+                         "inside_burst": _ends_inside_burst(mine, shape.burst_bytes)})
     return rows
 
 
@@ -48,10 +48,11 @@ def _first_per_environment(downloads: list[dict]) -> list[dict]:
     return list(first.values())
 
 
-def _ends_inside_burst(downloads: list[dict]) -> bool:
-    """Do most downloads end before their rate falls to the sustained level (the estimates of
-    sustained rate and burst then describe the burst, not the model)?"""
-    return (_median(d["burst_bytes"] / d["bytes"] for d in downloads if d["bytes"]) or 0) > 0.9
+def _ends_inside_burst(downloads: list[dict], bucket: float | None) -> bool:
+    """Is the object no larger than the bucket? Then a download that starts with a full bucket
+    ends inside its burst, never reaching the sustained rate, and the estimates of sustained rate
+    and burst describe the burst, not the model."""
+    return bool(bucket) and (_median(d["bytes"] for d in downloads) or 0) <= bucket
 
 
 def _median(values) -> float | None:

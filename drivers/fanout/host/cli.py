@@ -49,14 +49,14 @@ def command(args: argparse.Namespace) -> int:
     console = Console(stderr=True)
     network = network_options.from_args(args, deployed, say=console.print)
     with _hosting_lock(deployed, network), console.status(f"hosting {config.name}") as status:
-        console.print(network_options.label_of(network), highlight=False)
         host = Host(config, idle_seconds=args.idle, max_envs=args.max_envs,
                     progress=lambda s: status.update(f"hosting {config.name}: {_progress(s)}"),
                     warn=lambda message: console.print(f"[yellow]warning:[/] {message}"), network=network)
         with _graceful_interrupt(host, console) as interrupt:
             summary = host.run()
     console.print(f"{config.name}: {_progress(summary)}; {summary.errors} errors, {summary.timeouts} timeouts, "
-                  f"{summary.cold_starts} cold starts in {summary.seconds:.1f} s")
+                  f"{summary.cold_starts} cold starts in {summary.seconds:.1f} s; "
+                  f"{network_options.label_of(network)}")
     if interrupt.aborted:
         raise KeyboardInterrupt
     return 0

@@ -7,7 +7,7 @@ import threading
 import uuid
 from dataclasses import dataclass
 
-from fanout import package
+from fanout import aws, package
 from fanout.host import Host, testing
 
 MEMORY = 1024
@@ -27,7 +27,7 @@ class Downloader:
         self.zip = package.build("downloader").read_bytes()
         self.role = testing.create_role(endpoint, f"bench-net-{uuid.uuid4().hex[:8]}")
         self.bucket = f"bench-net-{uuid.uuid4().hex[:8]}"
-        self.s3 = testing.aws.client("s3", testing.REGION, endpoint)
+        self.s3 = aws.client("s3", testing.REGION, endpoint)
         self.s3.create_bucket(Bucket=self.bucket)
         self.sizes: dict[str, int] = {}
 

@@ -133,9 +133,11 @@ class Host:
                     self._shaper = Shaper(self.config.endpoint)
                 self._serve()
             finally:
-                self._log.close()
-                if self._shaper:
-                    self._shaper.close()
+                try:
+                    self._log.close()
+                finally:
+                    if self._shaper:
+                        self._shaper.close()
         finally:
             shutil.rmtree(self._workdir, ignore_errors=True)
             self._close_abort_pipe()

@@ -13,12 +13,14 @@ Definitions (Logs Insights documents none of these precisely, so these are the l
 - stddev is the sample standard deviation (divisor n - 1), absent for fewer than two values;
 - count_distinct is exact, over the text of the values (1 and "1" are one value, as on AWS);
 - earliest(f) / latest(f) is f from the event with the smallest / largest @timestamp among events
-  that have f (ties: the first such event read for earliest, the last for latest).
+  that have f (ties: the first such event read for earliest, the last for latest);
+- sortsFirst(f) / sortsLast(f) is the value of f that comes first / last in `sort f asc`, the
+  order AWS documents (values.sort_key).
 """
 
 import math
 
-from fanout.insights.values import as_number, render
+from fanout.insights.values import as_number, render, sort_key
 
 _PLAIN_NUMBERS = frozenset((int, float))
 
@@ -104,5 +106,8 @@ def finisher(name: str, parameter=None):
         return lambda count, columns: columns[0].sorted[index] if columns[0].sorted else None
     if name in ("earliest", "latest"):
         return lambda count, columns: _pick_by_time(columns[0].values, columns[1].values, name == "latest")
+    if name in ("sortsfirst", "sortslast"):
+        pick = min if name == "sortsfirst" else max
+        return lambda count, columns: pick((v for v in columns[0].values if v is not None), key=sort_key, default=None)
     numeric = {"sum": total, "avg": mean, "stddev": stddev}[name]
     return lambda count, columns: numeric(columns[0].numbers)

@@ -7,6 +7,7 @@ the general value semantics of `values` backs up.
 
 import math
 import operator
+import time
 
 from fanout.insights import syntax
 from fanout.insights.functions import DATE_FUNCTIONS, FUNCTIONS, floor_time
@@ -216,6 +217,11 @@ class ExpressionCompiler:
         if node.name == "bin":
             period = self.period(node, node.args, 1)
             return lambda row: _bin(row.get("@timestamp"), period)
+        if node.name == "now":
+            if node.args:
+                self.error(node.pos, node.name, "takes no arguments")
+            started = int(time.time())  # epoch seconds when the query started, the same for every event
+            return lambda row: started
         if node.name in DATE_FUNCTIONS:
             period = self.period(node, node.args, 2)
             value, apply = self.compile(node.args[0]), DATE_FUNCTIONS[node.name]
@@ -253,15 +259,5 @@ def field_uses(node):
         yield node.name, node.pos
     if isinstance(node, syntax.Call) and node.name in ("bin", "earliest", "latest"):
         yield "@timestamp", node.pos
-    for child in _children(node):
+    for child in syntax.children(node):
         yield from field_uses(child)
-
-
-def _children(node):
-    if isinstance(node, syntax.Call):
-        return node.args
-    if isinstance(node, syntax.Binary):
-        return (node.left, node.right)
-    if isinstance(node, (syntax.Unary, syntax.InList, syntax.Match)):
-        return (node.operand,)
-    return ()

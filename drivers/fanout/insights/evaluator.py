@@ -6,6 +6,7 @@ on the rows that reach them. The answer is the GetQueryResults response shape (e
 string), so the same reader handles AWS and local results.
 """
 
+import dataclasses
 import functools
 import operator
 from itertools import islice
@@ -57,6 +58,20 @@ def _structure(node):
     return node.pattern if hasattr(node, "pattern") else node
 
 
+def _hide_aggregates(node, hidden: list):
+    """`node` with each aggregate call replaced by a field named after its index in `hidden`,
+    where the call is appended: what stays is an expression over a result row."""
+    if isinstance(node, syntax.Call) and node.name in syntax.AGGREGATES:
+        hidden.append(node)
+        return syntax.Field(f"\0{len(hidden) - 1}", node.pos)
+    if isinstance(node, tuple):
+        return tuple(_hide_aggregates(item, hidden) for item in node)
+    if dataclasses.is_dataclass(node):
+        changes = {f.name: _hide_aggregates(getattr(node, f.name), hidden) for f in dataclasses.fields(node)}
+        return dataclasses.replace(node, **changes)
+    return node
+
+
 def _then(first, second):
     return lambda row: first(row) and second(row)
 
@@ -92,9 +107,23 @@ class StatsStage:
                 inputs.append(node)
             return slots[shape]
 
+        # Every aggregate call, of plain items and inside expressions, is computed by the hot
+        # loop below; an expression item is then evaluated over the result row, where the calls
+        # are hidden fields and earlier items' names are already set.
+        hidden, self.expressions = [], []
         self.outputs = []
-        for call, name in command.aggregates:
-            self.outputs.append((name, self.aggregate(compiler, call, slot)))
+        for expr, name in command.items:
+            if isinstance(expr, syntax.Call) and expr.name in syntax.AGGREGATES:
+                self.outputs.append((name, self.aggregate(compiler, expr, slot)))
+                continue
+            first = len(hidden)
+            self.expressions.append((name, compiler.compile(_hide_aggregates(expr, hidden))))
+            for index in range(first, len(hidden)):
+                self.outputs.append((f"\0{index}", self.aggregate(compiler, hidden[index], slot)))
+            self.outputs.append((name, None))
+        self.hidden = [f"\0{index}" for index in range(len(hidden))]
+        self.expressions = dict(self.expressions)
+        self.names = [name for _, name in command.items]
         # One value per distinct argument per row; count(*) alone reads none, but each row still
         # needs one slot in its group's list to be counted.
         self.values = _values_of(compiler, inputs) if inputs else lambda row: _COUNTED
@@ -137,8 +166,14 @@ class StatsStage:
         self.matched += count
         columns = [Column(bucket[i::width]) for i in range(width)]
         row = dict(zip(self.group_names, group))
-        for name, (indexes, finish) in self.outputs:
-            row[name] = finish(count, [columns[i] for i in indexes])
+        for name, aggregate in self.outputs:
+            if aggregate is None:
+                row[name] = self.expressions[name](row)
+            else:
+                indexes, finish = aggregate
+                row[name] = finish(count, [columns[i] for i in indexes])
+        for name in self.hidden:
+            del row[name]
         return row
 
 
@@ -191,6 +226,7 @@ class Plan:
         self.stats = []
         self.first_ordering = None  # the first sort or limit command: AWS allows none before a second stats
         self.used_fields = set()
+        self.deduped = False
         for command in self.query.commands:
             self.add(command)
         if not self.selected:
@@ -214,12 +250,21 @@ class Plan:
             self.used_fields |= referenced_fields(node)
 
     def add(self, command) -> None:
+        if self.deduped and not isinstance(command, syntax.Limit):
+            self.error(command.pos, type(command).__name__.lower(), "only limit may follow dedup (an AWS rule)")
         kind = type(command).__name__.lower()
         getattr(self, "add_" + kind)(command)
 
     def add_fields(self, command: syntax.Fields):
-        self.note_fields([expr for expr, _ in command.items])
-        items = [(name, self.compiler.compile(expr)) for expr, name in command.items
+        self.compute(command.items)
+        self.name_columns(name for _, name in command.items)
+        self.after_stats_add(name for _, name in command.items)
+        self.selected = True
+
+    def compute(self, items) -> None:
+        """Set each (expression, name) item on the rows, as fields and display do."""
+        self.note_fields([expr for expr, _ in items])
+        items = [(name, self.compiler.compile(expr)) for expr, name in items
                  if not (isinstance(expr, syntax.Field) and expr.name == name)]  # fmt: skip
 
         def assign(row):
@@ -236,13 +281,12 @@ class Plan:
 
         if items:
             self.row_stage().add(assign)
-        self.name_columns(name for _, name in command.items)
-        self.after_stats_add(name for _, name in command.items)
-        self.selected = True
 
     def add_display(self, command: syntax.Display):
-        self.display = list(command.names)
-        self.used_fields |= set(command.names)
+        self.compute(command.items)
+        self.display = [name for _, name in command.items]
+        self.after_stats_add(self.display)
+        self.used_fields |= set(self.display)
 
     def add_filter(self, command: syntax.Filter):
         self.note_fields([command.condition])
@@ -275,7 +319,8 @@ class Plan:
     def add_stats(self, command: syntax.Stats):
         if len(self.stats) == MAX_STATS:
             self.error(command.pos, "stats", f"a query can have at most {MAX_STATS} stats commands")
-        nodes = [call for call, _ in command.aggregates] + [expr for expr, _ in command.groups]
+        calls = [call for expr, _ in command.items for call in syntax.aggregate_calls(expr)]
+        nodes = calls + [expr for expr, _ in command.groups]
         if self.stats:
             self.check_second_stats_order()
             self.check_second_stats_fields(nodes)
@@ -283,7 +328,7 @@ class Plan:
         stage = StatsStage(self.compiler, command)
         self.stages.append(stage)
         self.stats.append(stage)
-        self.columns = stage.group_names + [name for name, _ in stage.outputs]
+        self.columns = stage.group_names + stage.names
         self.after_stats = set(self.columns)
         self.selected = True
 
@@ -316,8 +361,12 @@ class Plan:
         self.stages.append(LimitStage(command))
 
     def add_dedup(self, command: syntax.Dedup):
+        """Without an earlier sort, AWS orders by @timestamp, newest first, before dedup."""
+        if not any(isinstance(stage, SortStage) for stage in self.stages):
+            self.add_sort(syntax.Sort((syntax.SortKey("@timestamp", True, True),), command.pos))
         self.used_fields |= set(command.names)
         self.stages.append(DedupStage(command))
+        self.deduped = True
 
     def run(self, events, log: str | None = None) -> dict:
         events = events if isinstance(events, (list, tuple)) else list(events)

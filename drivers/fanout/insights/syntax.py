@@ -86,7 +86,7 @@ class Fields:
 
 @dataclass(frozen=True)
 class Display:
-    names: tuple
+    items: tuple  # (expr, output name), as in fields: the docs use expressions and `as` here too
     pos: int
 
 
@@ -106,7 +106,7 @@ class Parse:
 
 @dataclass(frozen=True)
 class Stats:
-    aggregates: tuple  # (Call, output name)
+    items: tuple  # (expression over aggregate calls and earlier items' names, output name)
     groups: tuple  # (expr, output name)
     pos: int
 
@@ -144,19 +144,66 @@ class Query:
 AGGREGATES = {
     "count": (0, 1), "count_distinct": (1, 1), "sum": (1, 1), "avg": (1, 1), "min": (1, 1),
     "max": (1, 1), "stddev": (1, 1), "pct": (2, 2), "percentile": (2, 2), "earliest": (1, 1),
-    "latest": (1, 1),
+    "latest": (1, 1), "sortsfirst": (1, 1), "sortslast": (1, 1),
 }  # fmt: skip
-UNSUPPORTED_COMMANDS = ("unmask", "pattern", "diff", "anomaly", "unnest", "lookup", "filterindex",
-                        "source", "join", "addtotals", "eval", "where", "head", "rename")  # fmt: skip
+# Commands of Logs Insights that need AWS's machine-learning models: they cannot run offline.
+ML_COMMANDS = ("pattern", "anomaly")
+UNSUPPORTED_COMMANDS = ("unmask", "diff", "unnest", "lookup", "filterindex", "source", "join",
+                        "addtotals", "eval", "where", "head", "rename")  # fmt: skip
 MAX_LIMIT = 10_000
 _NAMED_GROUP = re.compile(r"\(\?<(?![=!])")
 _COMPARISONS = ("=", "!=", "<", "<=", ">", ">=")
+_INLINE_FLAGS = re.compile(r"\(\?([a-zA-Z]*(?:-[a-zA-Z]+)?)\)")
+
+
+def scope_inline_flags(pattern: str) -> str:
+    """`pattern` with each inline flag group such as `(?i)` after the very start scoped to what it
+    governs in AWS's engine, the rest of its group, alternatives included: `^(?i)ab|c` becomes
+    `^(?i:ab)|(?i:c)`. Python accepts unscoped flags only at the start, and no library translates
+    them, hence this scanner (escapes and character classes are copied as they are).
+    """
+    out, scopes = [], [[]]  # per open group, the flags opened in it so far
+    i, in_class = 0, False
+    while i < len(pattern):
+        char = pattern[i]
+        if char == "\\":
+            out.append(pattern[i : i + 2])
+            i += 2
+            continue
+        if in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+            first = i + 1 + pattern.startswith("^", i + 1)
+            if pattern.startswith("]", first):  # a ] right after [ or [^ is a literal
+                out.append(pattern[i : first + 1])
+                i = first + 1
+                continue
+        elif i > 0 and (flags := _INLINE_FLAGS.match(pattern, i)):
+            out.append(f"(?{flags.group(1)}:")
+            scopes[-1].append(flags.group(1))
+            i = flags.end()
+            continue
+        elif char == "(":
+            scopes.append([])
+        elif char == ")" and len(scopes) > 1:
+            out.append(")" * len(scopes.pop()))
+        elif char == "|" and scopes[-1]:
+            opened = scopes[-1]
+            out.append(")" * len(opened) + "|" + "".join(f"(?{f}:" for f in opened))
+            i += 1
+            continue
+        out.append(char)
+        i += 1
+    out.append(")" * len(scopes[0]))
+    return "".join(out)
 
 
 def compile_regex(lexer: Lexer, token: Token) -> re.Pattern:
-    """A Python pattern for an Insights regex: `(?<name>...)` becomes `(?P<name>...)`."""
+    """A Python pattern for an Insights regex: `(?<name>...)` becomes `(?P<name>...)` and inline
+    flags after the start are scoped (see scope_inline_flags)."""
     try:
-        return re.compile(_NAMED_GROUP.sub("(?P<", token.value))
+        return re.compile(scope_inline_flags(_NAMED_GROUP.sub("(?P<", token.value)))
     except re.error as exc:
         lexer.error(token.pos, f"invalid regular expression: {exc}", token.text)
 
@@ -242,9 +289,9 @@ class Parser:
         word = token.value.lower()
         handler = getattr(self, f"command_{word}", None)
         if handler is None:
-            problem = "is not supported by the local evaluator" if word in UNSUPPORTED_COMMANDS else (
-                "unknown command")
-            self.error(problem)
+            if word in ML_COMMANDS:
+                self.error("is a machine-learning command of Logs Insights: not available offline")
+            self.error("is not supported by the local evaluator" if word in UNSUPPORTED_COMMANDS else "unknown command")
         self.advance()
         self.output_names = set()  # duplicate names are checked within one command
         return handler(token.pos)
@@ -260,7 +307,7 @@ class Parser:
         return Fields(self.comma_list(self.named_expression), pos)
 
     def command_display(self, pos):
-        return Display(self.comma_list(self.name), pos)
+        return Display(self.comma_list(self.named_expression), pos)
 
     def command_filter(self, pos):
         return Filter(self.expression(), pos)
@@ -282,6 +329,8 @@ class Parser:
                 return SortKey(name, self.advance().value.lower() == "desc", True)
             return SortKey(name, True, False)  # Logs Insights sorts descending by default
 
+        if self.token.is_word("by") and self.lexer.token_at(self.token.pos + 2).kind in ("NAME", "FIELD"):
+            self.advance()  # `sort by f`, as the Lambda operator guide writes it
         return Sort(self.comma_list(key), pos)
 
     def command_parse(self, pos):
@@ -306,19 +355,35 @@ class Parser:
         return Parse(source, pattern, names, pos)
 
     def command_stats(self, pos):
-        aggregates = self.comma_list(self.aggregate)
+        items = self.comma_list(self.stats_item)
         groups = ()
         if self.accept_word("by"):
             groups = self.comma_list(self.named_expression)
-        return Stats(aggregates, groups, pos)
+        return Stats(items, groups, pos)
 
-    def aggregate(self):
+    def stats_item(self):
+        """An aggregate, or an expression over aggregates and the names of earlier items of the
+        same stats (`sum(x) / count(*)`, `max(a) - min(a) as spread`, `hi - lo as gap`)."""
         start = self.token
         expr = self.expression()
-        if not (isinstance(expr, Call) and expr.name in AGGREGATES):
-            self.error("each stats item must be one aggregate function such as count(*) or pct(f, 50)",
-                       start)
-        return expr, self.alias(expr.text, start)
+        calls = list(aggregate_calls(expr))
+        if not calls and isinstance(expr, Call):
+            self.error("is not an aggregate function (such as count(*) or pct(f, 50))", start)
+        for call in calls:
+            for inner in call.args:
+                for nested in aggregate_calls(inner):
+                    self.error("an aggregate function cannot take another one as its argument",
+                               Token("NAME", nested.name, nested.pos, nested.name))
+        outside = list(fields_outside_aggregates(expr))
+        for name, at in outside:
+            if name not in self.output_names:
+                self.error(f"{name!r} is outside an aggregate function: a stats item may only use "
+                           "aggregates and the names of earlier items of the same stats",
+                           Token("NAME", name, at, name))
+        if not calls and not outside:
+            self.error("each stats item needs an aggregate function such as count(*) or pct(f, 50)", start)
+        default = expr.text if isinstance(expr, Call) else self.source_text(start.pos)
+        return expr, self.alias(default, start)
 
     def named_expression(self):
         start = self.token
@@ -362,9 +427,9 @@ class Parser:
     def comparison(self):
         left = self.additive()
         token = self.token
-        if self.is_op(*_COMPARISONS):
+        if self.is_op(*_COMPARISONS, "=="):  # `==`: the Lambda operator guide's spelling of `=`
             self.advance()
-            return Binary(token.value, left, self.additive(), token.pos)
+            return Binary("=" if token.value == "==" else token.value, left, self.additive(), token.pos)
         if self.is_op("=~"):
             self.advance()
             return Match(left, self.regex(), False, token.pos)
@@ -460,6 +525,35 @@ class Parser:
             args = list(self.comma_list(self.expression))
         self.expect_op(")")
         return Call(name.value.lower(), tuple(args), name.pos, self.source_text(name.pos))
+
+
+def children(node) -> tuple:
+    """The expressions directly inside an expression."""
+    if isinstance(node, Call):
+        return node.args
+    if isinstance(node, Binary):
+        return (node.left, node.right)
+    if isinstance(node, (Unary, InList, Match)):
+        return (node.operand,)
+    return ()
+
+
+def aggregate_calls(node):
+    """The outermost aggregate calls of an expression."""
+    if isinstance(node, Call) and node.name in AGGREGATES:
+        yield node
+        return
+    for child in children(node):
+        yield from aggregate_calls(child)
+
+
+def fields_outside_aggregates(node):
+    """(name, position) of the fields an expression reads outside its aggregate calls."""
+    if isinstance(node, Field):
+        yield node.name, node.pos
+    elif not (isinstance(node, Call) and node.name in AGGREGATES):
+        for child in children(node):
+            yield from fields_outside_aggregates(child)
 
 
 def parse(text: str) -> Query:

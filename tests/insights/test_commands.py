@@ -211,3 +211,38 @@ def test_system_fields():
     (row,) = insights.evaluate("fields @log", [{**ev, "log": "2:/exported"}], log="1:/g").rows
     assert row == {"@log": "2:/exported"}  # an exported event's own @log wins
 
+
+
+def test_stats_items_over_aggregates_and_earlier_items():
+    rows = run("stats sum(n) / count(*) as mean, max(n) - min(n) as spread, mean * 2 as double, count(*) as c, "
+               "c + spread as mixed, sum(n) / 1024 by kind | sort kind asc", EVENTS)  # fmt: skip
+    for row, kind in zip(rows, ("even", "odd")):
+        values = [r["n"] for r in RECORDS if r["kind"] == kind]
+        spread = max(values) - min(values)
+        assert row == {"kind": kind, "mean": sum(values) / len(values), "spread": spread,
+                       "double": sum(values) / len(values) * 2, "c": len(values), "mixed": len(values) + spread,
+                       "sum(n) / 1024": sum(values) / 1024}  # fmt: skip
+    assert len(rows) == 2
+
+
+def test_display_computes_expressions_and_aliases():
+    rows = run("fields n, s | sort n asc | display n * 2 as double, concat(s, '!'), kind", EVENTS)
+    assert rows == [{"double": r["n"] * 2, "concat(s, '!')": r["s"] + "!", "kind": r["kind"]} for r in RECORDS]
+
+
+def test_dedup_without_sort_keeps_the_newest_row_per_value():
+    rows = run("fields kind, n | dedup kind", EVENTS)  # EVENTS are oldest first
+    newest = {}
+    for r in reversed(RECORDS):
+        newest.setdefault(r["kind"], r["n"])
+    assert [(r["kind"], r["n"]) for r in rows] == list(newest.items())
+    assert len(run("fields kind | dedup kind | limit 1", EVENTS)) == 1  # limit may follow dedup
+
+
+def test_sorts_first_and_last_follow_the_documented_sort_order():
+    ordered = ["!:", "#", "*%04", "0#", "5A", "111A", "2345_", "@", "@_", "A", "A9876fghj", "a12345hfh", "0", "01", "1", "2", "3"]
+    shuffled = ordered[:]
+    random.Random(5).shuffle(shuffled)
+    events = [json_event({"v": v, "g": i % 2}, BASE_MS + i) for i, v in enumerate(shuffled)] + [json_event({"g": 0})]
+    rows = run("stats sortsFirst(v) as first, sortsLast(v) as last", events)
+    assert rows == [{"first": ordered[0], "last": int(ordered[-1])}]

@@ -129,3 +129,45 @@ def test_leading_zero_codes_stay_text_through_the_local_evaluator():
     events = [json_event({"code": code}) for code in ("007", "7", "007", "0")]
     rows = insights.evaluate("stats count(*) as n by code | sort n desc", events).rows
     assert sorted((str(r["code"]), r["n"]) for r in rows) == [("0", 1), ("007", 2), ("7", 1)]
+
+
+@pytest.mark.parametrize(
+    "address, valid, v4, v6",
+    [("192.0.2.1", 1, 1, 0), ("255.255.255.255", 1, 1, 0), ("2001:db8::1", 1, 0, 1), ("::ffff:192.0.2.1", 1, 0, 1),
+     ("256.1.1.1", 0, 0, 0), ("192.0.2", 0, 0, 0), ("not an ip", 0, 0, 0), ("", 0, 0, 0), ("2001:db8::g", 0, 0, 0)],
+)  # fmt: skip
+def test_ip_validity(address, valid, v4, v6):
+    row = one("fields isValidIp(a) as ip, isValidIpV4(a) as v4, isValidIpV6(a) as v6, isValidIp(missing) as none",
+              {"a": address})  # fmt: skip
+    assert row == {"ip": valid, "v4": v4, "v6": v6, "none": 0}
+
+
+@pytest.mark.parametrize(
+    "address, subnet, any_version, v4, v6",
+    [("192.0.2.77", "192.0.2.0/24", 1, 1, 0), ("192.0.3.1", "192.0.2.0/24", 0, 0, 0),
+     ("10.1.2.3", "10.0.0.0/8", 1, 1, 0), ("2001:db8::7", "2001:db8::/32", 1, 0, 1),
+     ("2001:db9::7", "2001:db8::/32", 0, 0, 0), ("192.0.2.77", "2001:db8::/32", 0, 0, 0),
+     ("192.0.2.77", "not a subnet", 0, 0, 0), ("nonsense", "192.0.2.0/24", 0, 0, 0)],
+)  # fmt: skip
+def test_ip_in_subnet(address, subnet, any_version, v4, v6):
+    row = one("fields isIpInSubnet(a, s) as any, isIpv4InSubnet(a, s) as v4, isIpv6InSubnet(a, s) as v6",
+              {"a": address, "s": subnet})  # fmt: skip
+    assert row == {"any": any_version, "v4": v4, "v6": v6}
+
+
+@pytest.mark.parametrize(
+    "expression, expected",
+    [("trim(t)", "a b"), ("ltrim(t)", "a b  "), ("rtrim(t)", "  a b"), ("trim(x, 'x-')", "core"),
+     ("ltrim(x, 'x')", "-core-x"), ("rtrim(x, '-x')", "xx-core"), ("unmask(t)", "  a b  ")],
+)  # fmt: skip
+def test_trim_family_and_unmask(expression, expected):
+    assert one(f"fields {expression} as value", {"t": "  a b  ", "x": "xx-core-x"})["value"] == expected
+
+
+def test_now_is_the_query_start_in_epoch_seconds_for_every_event():
+    import time
+
+    before = int(time.time())
+    rows = insights.evaluate("fields now() as started", [json_event({"i": i}, BASE_MS + i) for i in range(50)]).rows
+    after = int(time.time())
+    assert len({row["started"] for row in rows}) == 1 and before <= rows[0]["started"] <= after

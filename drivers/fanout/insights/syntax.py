@@ -329,7 +329,8 @@ class Parser:
                 return SortKey(name, self.advance().value.lower() == "desc", True)
             return SortKey(name, True, False)  # Logs Insights sorts descending by default
 
-        if self.token.is_word("by") and self.lexer.token_at(self.token.pos + 2).kind in ("NAME", "FIELD"):
+        after = self.lexer.token_at(self.token.pos + len(self.token.text))
+        if self.token.is_word("by") and after.kind in ("NAME", "FIELD") and not after.is_word("asc", "desc"):
             self.advance()  # `sort by f`, as the Lambda operator guide writes it
         return Sort(self.comma_list(key), pos)
 

@@ -6,6 +6,7 @@ Each entry names the page it comes from. The query text is as published (its mis
 as `provisonedMemoryMB`, included). ML-based commands cannot run offline and must say so.
 """
 
+import json
 import math
 from collections import Counter, defaultdict
 from datetime import datetime, timezone
@@ -250,8 +251,6 @@ def ec2_start_stop(records):
 
 
 def trail_message(record):
-    import json
-
     return json.dumps({k: v for k, v in record.items() if k != "ts"})
 
 
@@ -422,8 +421,8 @@ CASES = [
     Documented(EXAMPLES, 'filter responseCode="SERVFAIL" | stats count(*) by queryName', ROUTE53, servfail_names),
     # CloudTrail.
     Documented(EXAMPLES, "stats count(*) by eventSource, eventName, awsRegion", TRAIL, calls_per_service),
-    Documented(EXAMPLES, '(filter (eventName="StartInstances" or eventName="StopInstances") and awsRegion="us-east-2")'
-               [1:-1], TRAIL, ec2_start_stop),
+    Documented(EXAMPLES, 'filter (eventName="StartInstances" or eventName="StopInstances") and awsRegion="us-east-2"',
+               TRAIL, ec2_start_stop),
     Documented(EXAMPLES, 'filter eventName="CreateUser"\n| fields awsRegion, requestParameters.userName, '
                "responseElements.user.arn", TRAIL, created_users),
     Documented(EXAMPLES, 'filter eventName="UpdateTrail" and ispresent(errorCode)\n| stats count(*) by errorCode, '

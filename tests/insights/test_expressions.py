@@ -1,6 +1,7 @@
 """Operators, functions and values, each expectation computed in plain Python from the inputs."""
 
 import math
+import time
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -165,8 +166,6 @@ def test_trim_family_and_unmask(expression, expected):
 
 
 def test_now_is_the_query_start_in_epoch_seconds_for_every_event():
-    import time
-
     before = int(time.time())
     rows = insights.evaluate("fields now() as started", [json_event({"i": i}, BASE_MS + i) for i in range(50)]).rows
     after = int(time.time())

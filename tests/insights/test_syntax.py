@@ -123,8 +123,9 @@ def test_sort_by_and_double_equals_as_the_lambda_operator_guide_writes_them():
     "text, column, token",
     [("stats x + 1", 7, "x"), ("stats sum(avg(x))", 11, "avg"), ("stats a - 1, count(*) as a", 7, "a"),
      ("stats strlen(x)", 7, "strlen"), ("stats 1 + 2", 7, "1"), ("fields n | dedup n | sort n desc", 22, "sort"),
-     ("pattern @message", 1, "pattern"), ("stats count(*) | anomaly", 18, "anomaly")],
+     ("pattern @message", 1, "pattern"), ("stats count(*) | anomaly", 18, "anomaly"),
+     ("parse @message logfmt", 16, "logfmt")],
 )  # fmt: skip
-def test_stats_items_dedup_order_and_ml_commands_errors(text, column, token):
+def test_stats_items_dedup_order_ml_commands_and_parse_modes_errors(text, column, token):
     error = error_of(text)
     assert (error.line, error.column, error.token) == (1, column, token)

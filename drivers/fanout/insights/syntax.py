@@ -338,6 +338,8 @@ class Parser:
         source = Field("@message", pos)
         if not (self.token.kind in ("STRING", "REGEX") or self.is_op("/")):
             source = self.primary()
+        if self.token.kind == "NAME":  # a mode word such as logfmt or csv
+            self.error('is not supported by the local evaluator: parse runs in glob ("...") and regex (/.../) modes')
         if self.token.kind == "STRING":
             glob = self.advance()
             if "*" not in glob.value:

@@ -93,3 +93,13 @@ def test_route53_query_log_fields():
     }  # fmt: skip
     rows = insights.evaluate("stats count(*) by queryType", [event(line), event(line.replace("AAAA", "MX"))]).rows
     assert sorted((r["queryType"], r["count(*)"]) for r in rows) == [("AAAA", 1), ("MX", 1)]
+
+
+def test_route53_resolver_query_logs_are_json_with_nested_answers():
+    record = {"version": "1.100000", "account_id": "111122223333", "region": "us-east-1", "vpc_id": "vpc-0abc",
+              "query_timestamp": "2024-05-01T12:00:00Z", "query_name": "example.com.", "query_type": "A",
+              "query_class": "IN", "rcode": "NOERROR", "answers": [{"Rdata": "192.0.2.44", "Type": "A", "Class": "IN"}],
+              "srcaddr": "10.0.0.12", "srcport": "53210", "transport": "UDP", "srcids": {"instance": "i-0123"}}  # fmt: skip
+    events = [event(json.dumps(record)), event(json.dumps(dict(record, rcode="NXDOMAIN", answers=[])))]
+    rows = insights.evaluate("filter rcode = 'NOERROR' | fields query_name, answers.0.Rdata as ip, srcids.instance", events).rows
+    assert rows == [{"query_name": "example.com.", "ip": "192.0.2.44", "srcids.instance": "i-0123"}]

@@ -107,22 +107,21 @@ class StatsStage:
                 inputs.append(node)
             return slots[shape]
 
-        # Every aggregate call, of plain items and inside expressions, is computed by the hot
-        # loop below; an expression item is then evaluated over the result row, where the calls
-        # are hidden fields and earlier items' names are already set.
-        hidden, self.expressions = [], []
-        self.outputs = []
+        # outputs: (name, fn(count, columns, row) -> value), in order. Every aggregate call, of
+        # a plain item or inside an expression, is an output computed from the columns the hot
+        # loop below collects; an expression item is then evaluated over the result row, where
+        # its calls are hidden fields and earlier items' names are already set.
+        hidden, self.outputs = [], []
         for expr, name in command.items:
             if isinstance(expr, syntax.Call) and expr.name in syntax.AGGREGATES:
                 self.outputs.append((name, self.aggregate(compiler, expr, slot)))
                 continue
             first = len(hidden)
-            self.expressions.append((name, compiler.compile(_hide_aggregates(expr, hidden))))
+            compute = compiler.compile(_hide_aggregates(expr, hidden))
             for index in range(first, len(hidden)):
                 self.outputs.append((f"\0{index}", self.aggregate(compiler, hidden[index], slot)))
-            self.outputs.append((name, None))
+            self.outputs.append((name, lambda count, columns, row, compute=compute: compute(row)))
         self.hidden = [f"\0{index}" for index in range(len(hidden))]
-        self.expressions = dict(self.expressions)
         self.names = [name for _, name in command.items]
         # One value per distinct argument per row; count(*) alone reads none, but each row still
         # needs one slot in its group's list to be counted.
@@ -141,10 +140,11 @@ class StatsStage:
             if not (isinstance(p, syntax.Literal) and isinstance(p.value, (int, float)) and 0 <= p.value <= 100):
                 compiler.error(call.pos, call.text, "the percentile must be a number from 0 to 100")
             parameter = p.value
-        columns = [slot(call.args[0])] if call.args else []
+        indexes = [slot(call.args[0])] if call.args else []
         if call.name in ("earliest", "latest"):
-            columns.append(slot(syntax.Field("@timestamp", call.pos)))
-        return columns, finisher(call.name, parameter)
+            indexes.append(slot(syntax.Field("@timestamp", call.pos)))
+        finish = finisher(call.name, parameter)
+        return lambda count, columns, row: finish(count, [columns[i] for i in indexes])
 
     def run(self, rows) -> list:
         # The hot loop: each row's argument values go to the end of its group's one flat list,
@@ -166,12 +166,8 @@ class StatsStage:
         self.matched += count
         columns = [Column(bucket[i::width]) for i in range(width)]
         row = dict(zip(self.group_names, group))
-        for name, aggregate in self.outputs:
-            if aggregate is None:
-                row[name] = self.expressions[name](row)
-            else:
-                indexes, finish = aggregate
-                row[name] = finish(count, [columns[i] for i in indexes])
+        for name, compute in self.outputs:
+            row[name] = compute(count, columns, row)
         for name in self.hidden:
             del row[name]
         return row

@@ -170,3 +170,33 @@ def application_logs(seed: int = 29) -> Logs:
         events.append(event(message, ts, stream=stream))
         records.append(record)
     return Logs(events, records)
+
+
+def structured_text_logs(seed: int = 31) -> Logs:
+    """logfmt lines (`level=... msg="..." duration=... host=...`), CSV lines of two shapes
+    (time, level, message / host, method, path, status, duration) and lines citing IP addresses."""
+    rng = random.Random(seed)
+    events, records = [], []
+    for i in range(120):
+        ts = BASE_MS + i * 29_000
+        kind = ("logfmt", "csv-log", "csv-request", "addresses")[i % 4]
+        record = {"ts": ts, "kind": kind}
+        if kind == "logfmt":
+            record.update(level=rng.choice(("error", "info")), msg=rng.choice(("connection failed", "started", 'said "hi"')),
+                          duration=str(rng.randint(1, 500)), host=rng.choice(("web-1", "web-2", "db-1")))  # fmt: skip
+            quoted = record["msg"].replace('"', '\\"')
+            message = f'level={record["level"]} msg="{quoted}" duration={record["duration"]} host={record["host"]}'
+        elif kind == "csv-log":
+            record.update(timestamp=iso(ts), level=rng.choice(("ERROR", "INFO")), message=f"event {i}, with a comma")
+            message = f'{record["timestamp"]},{record["level"]},"{record["message"]}"'
+        elif kind == "csv-request":
+            record.update(host=rng.choice(("web-1", "web-2")), method=rng.choice(("GET", "POST")), path=f"/api/items/{i}",
+                          status="200", duration=str(rng.randint(1, 900)))  # fmt: skip
+            message = ",".join(record[k] for k in ("host", "method", "path", "status", "duration"))
+        else:
+            record["addresses"] = [f"10.0.{rng.randint(0, 2)}.{rng.randint(1, 3)}" for _ in range(rng.randint(0, 3))]
+            message = "peers: " + " ".join(record["addresses"]) if record["addresses"] else "no peers"
+        record["message_text"] = message
+        events.append(event(message, ts))
+        records.append(record)
+    return Logs(events, records)

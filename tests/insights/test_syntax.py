@@ -124,7 +124,8 @@ def test_sort_by_and_double_equals_as_the_lambda_operator_guide_writes_them():
     [("stats x + 1", 7, "x"), ("stats sum(avg(x))", 11, "avg"), ("stats a - 1, count(*) as a", 7, "a"),
      ("stats strlen(x)", 7, "strlen"), ("stats 1 + 2", 7, "1"), ("fields n | dedup n | sort n desc", 22, "sort"),
      ("pattern @message", 1, "pattern"), ("stats count(*) | anomaly", 18, "anomaly"),
-     ("parse @message logfmt", 16, "logfmt")],
+     ("parse @message yaml as y", 16, "yaml"), ("parse @message logfmt", 22, "end of query"),
+     ("parse @message /(a)(b)/ as x", 16, "/(a)(b)/"), ("parse @message csv x", 20, "x")],
 )  # fmt: skip
 def test_stats_items_dedup_order_ml_commands_and_parse_modes_errors(text, column, token):
     error = error_of(text)

@@ -15,6 +15,7 @@ from fanout.insights import syntax
 from fanout.insights.aggregates import Column, finisher
 from fanout.insights.compiler import ExpressionCompiler, field_uses, referenced_fields, truthy
 from fanout.insights.discovery import SYSTEM_FIELDS, row_builder
+from fanout.insights.extract import extractor
 from fanout.insights.lexer import QuerySyntaxError
 from fanout.insights.values import as_text, render, sort_key
 
@@ -92,6 +93,22 @@ class RowStage:
 
     def run(self, rows):
         return filter(self.function(), rows)
+
+
+class ExpandStage:
+    """`parse ... multi`: one row per match (a copy of the event's row with the match's fields),
+    the row as it is when nothing matches."""
+
+    def __init__(self, found):
+        self.found = found
+
+    def run(self, rows):
+        for row in rows:
+            matches = self.found(row)
+            if not matches:
+                yield row
+            for fields in matches:
+                yield {**row, **fields}
 
 
 class StatsStage:
@@ -295,20 +312,23 @@ class Plan:
 
     def add_parse(self, command: syntax.Parse):
         self.note_fields([command.source])
-        source, pattern, names = self.compiler.compile(command.source), command.pattern, command.names
-        groups = names if pattern.groupindex else range(1, len(names) + 1)  # regex: named; glob: each *
+        source, extract = self.compiler.compile(command.source), extractor(command)
 
-        def extract(row):
+        def found(row) -> list:
             text = as_text(source(row))
-            match = pattern.search(text) if text is not None else None
-            if match:
-                for name, group in zip(names, groups):
-                    value = match.group(group)
-                    if value is not None:
-                        row[name] = value
-            return True
+            return extract(text) if text is not None else []
 
-        self.row_stage().add(extract)
+        if command.multi:
+            self.stages.append(ExpandStage(found))
+        else:
+
+            def set_fields(row):
+                for fields in found(row):
+                    row.update(fields)
+                return True
+
+            self.row_stage().add(set_fields)
+        names = () if command.mode == "logfmt" else command.names  # logfmt's fields depend on the text
         self.name_columns(names)
         self.after_stats_add(names)
 
@@ -371,7 +391,7 @@ class Plan:
         matched = None
         for stage in self.stages:
             rows = stage.run(rows)
-            if matched is None and not isinstance(stage, RowStage):
+            if matched is None and not isinstance(stage, (RowStage, ExpandStage)):
                 rows = list(rows)
                 matched = self.stats[0].matched if self.stats and stage is self.stats[0] else len(rows)
         rows = list(islice(rows, syntax.MAX_LIMIT))

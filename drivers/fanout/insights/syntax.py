@@ -6,7 +6,7 @@ token, so that a query is never silently run with a part of it ignored.
 """
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 from fanout.insights.lexer import Lexer, QuerySyntaxError, Token
@@ -99,8 +99,11 @@ class Filter:
 @dataclass(frozen=True)
 class Parse:
     source: object  # expression whose text is parsed (default @message)
-    pattern: re.Pattern
-    names: tuple
+    mode: str  # one of PARSE_MODES
+    pattern: re.Pattern | None  # glob and regex modes
+    names: tuple  # the fields set; in logfmt mode the one alias whose keys become alias.key
+    groups: tuple  # glob and regex modes: the pattern group of each name
+    multi: bool  # regex mode: one row per match
     pos: int
 
 
@@ -148,8 +151,10 @@ AGGREGATES = {
 }  # fmt: skip
 # Commands of Logs Insights that need AWS's machine-learning models: they cannot run offline.
 ML_COMMANDS = ("pattern", "anomaly")
-UNSUPPORTED_COMMANDS = ("unmask", "diff", "unnest", "lookup", "filterindex", "source", "join",
+UNSUPPORTED_COMMANDS = ("unmask", "diff", "unnest", "lookup", "filterindex", "source", "join", "json",
                         "addtotals", "eval", "where", "head", "rename")  # fmt: skip
+PARSE_MODES = ("glob", "regex", "logfmt", "csv")
+_WORD_MODES = ("logfmt", "csv")  # the modes named by a word after the field
 MAX_LIMIT = 10_000
 _NAMED_GROUP = re.compile(r"\(\?<(?![=!])")
 _COMPARISONS = ("=", "!=", "<", "<=", ">", ">=")
@@ -335,27 +340,48 @@ class Parser:
         return Sort(self.comma_list(key), pos)
 
     def command_parse(self, pos):
+        """`parse [field] "glob" as a, b`, `parse [field] /regex/ [as a, b] [multi]`,
+        `parse [field] logfmt as alias` or `parse [field] csv as a, b` (field: @message)."""
         source = Field("@message", pos)
-        if not (self.token.kind in ("STRING", "REGEX") or self.is_op("/")):
+        mode_first = self.token.is_word(*_WORD_MODES) and self.lexer.token_at(self.token.pos + len(self.token.text)).is_word("as")
+        if not (self.token.kind in ("STRING", "REGEX") or self.is_op("/") or mode_first):
             source = self.primary()
-        if self.token.kind == "NAME":  # a mode word such as logfmt or csv
-            self.error('is not supported by the local evaluator: parse runs in glob ("...") and regex (/.../) modes')
+        if self.token.is_word(*_WORD_MODES):
+            mode = self.advance().value.lower()
+            self.expect_as()
+            names = (self.name(),) if mode == "logfmt" else self.comma_list(self.name)
+            return Parse(source, mode, None, names, (), False, pos)
+        if self.token.kind == "NAME":
+            self.error(f"is not a parse mode: write a \"glob\", a /regex/ or one of {', '.join(_WORD_MODES)}")
         if self.token.kind == "STRING":
             glob = self.advance()
             if "*" not in glob.value:
                 self.error("a parse pattern needs at least one * to capture", glob)
-            if not self.accept_word("as"):
-                self.error("expected 'as' and the names of the captured fields")
-            names = self.comma_list(self.name)
-            pattern = glob_pattern(glob.value)
-            if len(names) != pattern.groups:
-                self.error(f"the pattern has {pattern.groups} * but {len(names)} names follow", glob)
-            return Parse(source, pattern, names, pos)
+            self.expect_as()
+            return self.parse_groups(source, "glob", glob_pattern(glob.value), glob, self.comma_list(self.name), pos)
+        start = self.token.pos
         pattern = self.regex()
-        names = tuple(pattern.groupindex)
-        if not names:
-            self.error("a parse regex needs named groups such as (?<name>...)")
-        return Parse(source, pattern, names, pos)
+        written = self.text[start : self.previous_end]
+        if self.accept_word("as"):
+            at = Token("REGEX", written, start, written)
+            command = self.parse_groups(source, "regex", pattern, at, self.comma_list(self.name), pos)
+        elif pattern.groupindex:
+            names = tuple(pattern.groupindex)
+            command = Parse(source, "regex", pattern, names, tuple(pattern.groupindex.values()), False, pos)
+        else:
+            self.error("a parse regex needs named groups such as (?<name>...), or 'as' and names")
+        return replace(command, multi=True) if self.accept_word("multi") else command
+
+    def expect_as(self):
+        if not self.accept_word("as"):
+            self.error("expected 'as' and the names of the extracted fields")
+
+    def parse_groups(self, source, mode: str, pattern: re.Pattern, at: Token, names: tuple, pos: int) -> Parse:
+        """A glob or regex parse whose groups, in order, are given the names after 'as'."""
+        what = "*" if mode == "glob" else "groups"
+        if len(names) != pattern.groups:
+            self.error(f"the pattern has {pattern.groups} {what} but {len(names)} names follow", at)
+        return Parse(source, mode, pattern, names, tuple(range(1, len(names) + 1)), False, pos)
 
     def command_stats(self, pos):
         items = self.comma_list(self.stats_item)

@@ -54,6 +54,7 @@ def lambda_logs(seed: int = 13) -> Logs:
 SUBNET_SOURCES = ("192.0.2.10", "192.0.2.77", "192.0.2.200")
 OTHER_SOURCES = ("198.51.100.5", "198.51.100.9", "203.0.113.40", "203.0.113.41", "2001:db8::7")
 DESTINATIONS = ("10.0.1.5", "10.0.1.6", "10.0.2.8", "172.31.16.21")
+INTERFACE, FLOW_STREAM = "eni-0123456789abcdef0", "vpc-flow-logs"  # as the examples page names them
 
 
 def vpc_flow_logs(seed: int = 17) -> Logs:
@@ -62,7 +63,7 @@ def vpc_flow_logs(seed: int = 17) -> Logs:
     events, records = [], []
     for i in range(240):
         ts = BASE_MS + i * 41_000
-        record = dict(ts=ts, version="2", accountId="123456789012", interfaceId="eni-1235b8ca123456789",
+        record = dict(ts=ts, version="2", accountId="123456789012", interfaceId=INTERFACE,
                       srcAddr=rng.choice(SUBNET_SOURCES + OTHER_SOURCES), dstAddr=rng.choice(DESTINATIONS),
                       srcPort=str(rng.randint(1024, 65535)), dstPort=rng.choice(("22", "80", "443", "3306")),
                       protocol=rng.choice(("6", "6", "17")), packets=str(rng.randint(1, 900)),
@@ -76,7 +77,7 @@ def vpc_flow_logs(seed: int = 17) -> Logs:
             record["logStatus"] = status
         order = ("version", "accountId", "interfaceId", "srcAddr", "dstAddr", "srcPort", "dstPort", "protocol",
                  "packets", "bytes", "startTime", "endTime", "action", "logStatus")  # fmt: skip
-        events.append(event(" ".join(record[name] for name in order), ts))
+        events.append(event(" ".join(record[name] for name in order), ts, stream=FLOW_STREAM))
         records.append(record)
     return Logs(events, records)
 
@@ -140,8 +141,8 @@ EXCEPTIONS = ("ResourceNotFoundException", "ThrottlingException", "InvalidParame
 
 def application_logs(seed: int = 29) -> Logs:
     """An application's lines: JSON records (server, severity, message, statusCode), request
-    lines `user=..., method:..., latency := ...`, `[LEVEL] text` lines with exceptions, url lines;
-    log streams named env/service/instance/shard."""
+    lines `user=..., method:..., latency := ...`, `<time> [LEVEL] text` lines with exceptions,
+    url lines; log streams named env/service/instance/shard."""
     rng = random.Random(seed)
     events, records = [], []
     for i in range(160):
@@ -161,8 +162,8 @@ def application_logs(seed: int = 29) -> Logs:
         elif kind == 2:
             record.update(level=rng.choice(("ERROR", "INFO")), exception=rng.choice(EXCEPTIONS + (None,)))
             detail = f"call failed: {record['exception']}" if record["exception"] else "all fine"
-            record["text"] = f"handler {i} {detail}"
-            message = f"[{record['level']}] {record['text']}"
+            record.update(text=f"handler {i} {detail}", loggingTime=iso(ts))
+            message = f"{record['loggingTime']} [{record['level']}] {record['text']}"
         else:
             record.update(version=rng.choice(("v1", "v2")), userId=str(rng.randint(1, 50)))
             message = f"GET url=/api/{record['version']}/users/{record['userId']}"
@@ -199,4 +200,56 @@ def structured_text_logs(seed: int = 31) -> Logs:
         record["message_text"] = message
         events.append(event(message, ts))
         records.append(record)
+    return Logs(events, records)
+
+
+def api_gateway_logs(seed: int = 37) -> Logs:
+    """API Gateway access logs in JSON, values as the $context variables write them (text)."""
+    rng = random.Random(seed)
+    events, records = [], []
+    for i in range(150):
+        ts = BASE_MS + i * 13_000
+        record = {"requestId": f"req-{i}", "ip": f"198.51.100.{rng.randint(1, 9)}",
+                  "httpMethod": rng.choice(("GET", "POST")), "path": rng.choice(("/items", "/items/1", "/users", "/")),
+                  "status": rng.choice(("200", "200", "200", "404", "403", "500")),
+                  "responseLatency": str(rng.randint(5, 3000) * 7 + i % 7),  # distinct: i % 7 breaks ties
+                  "integrationLatency": str(rng.randint(1, 2000))}  # fmt: skip
+        events.append(event(json.dumps(record), ts))
+        records.append(dict(record, ts=ts))
+    return Logs(events, records)
+
+
+def apache_logs(seed: int = 41) -> Logs:
+    """Apache access and error records as JSON (remoteIP, request, status, filename, method; and
+    function, process, message for the error log)."""
+    rng = random.Random(seed)
+    events, records = [], []
+    for i in range(90):
+        ts = BASE_MS + i * 17_000
+        if i % 3:
+            filename = rng.choice(("/var/www/html/admin", "/var/www/html/index.html"))
+            record = {"remoteIP": f"203.0.113.{rng.randint(1, 20)}", "method": rng.choice(("GET", "POST")),
+                      "request": f"GET {filename[13:] or '/'} HTTP/1.1", "status": rng.choice(("200", "404")),
+                      "filename": filename}  # fmt: skip
+        else:
+            record = {"function": "mpm_prefork:notice", "process": str(1000 + i),
+                      "message": rng.choice(("AH00163: Apache configured -- resuming normal operations",
+                                             "AH00169: caught SIGTERM, shutting down"))}  # fmt: skip
+        events.append(event(json.dumps(record), ts))
+        records.append(dict(record, ts=ts))
+    return Logs(events, records)
+
+
+def eventbridge_logs(seed: int = 43) -> Logs:
+    """EventBridge events delivered to a log group (JSON with a `detail-type`)."""
+    rng = random.Random(seed)
+    kinds = ["EC2 Instance State-change Notification"] * 9 + ["AWS API Call via CloudTrail"] * 5 + ["Scheduled Event"] * 2
+    rng.shuffle(kinds)
+    events, records = [], []
+    for i, kind in enumerate(kinds):
+        ts = BASE_MS + i * 5_000
+        record = {"version": "0", "id": f"ev-{i}", "detail-type": kind, "source": "aws.ec2", "region": "us-east-1",
+                  "detail": {"state": rng.choice(("running", "stopped"))}}  # fmt: skip
+        events.append(event(json.dumps(record), ts))
+        records.append(dict(record, ts=ts))
     return Logs(events, records)

@@ -203,12 +203,6 @@ def skipped_per_hour(records):
     return [{"t": hour, "count(*)": n} for hour, n in sorted(counts.items(), reverse=True)]
 
 
-def rejections(records):
-    counts = Counter(r["srcAddr"] for r in records if r["action"] == "REJECT")
-    ranked = sorted(counts.items(), key=lambda item: -item[1])[:20]
-    return [{"srcAddr": address, "numRejections": n} for address, n in ranked]
-
-
 def interfaces(records):
     return [{"NetworkInterface": r["interfaceId"], "@message": message_of_flow(r)} for r in records]
 
@@ -335,17 +329,6 @@ def api_users(records):
     return [{"apiVersion": r["version"], "userId": int(r["userId"])} for r in records]
 
 
-def exception_counts(records):
-    texts = [r["message_text"] for r in records]
-    return [{"ErrNotFound": sum("ResourceNotFoundException" in t for t in texts),
-             "ErrThrottle": sum("ThrottlingException" in t for t in texts),
-             "ErrInvalid": sum("InvalidParameterValueException" in t for t in texts)}]  # fmt: skip
-
-
-def error_messages(records):
-    return [{"loggingMessage": r["text"]} for r in records if r.get("level") == "ERROR"]
-
-
 def ingest_peaks(records):
     per_bin = Counter()
     for r in records:
@@ -385,11 +368,68 @@ def addresses(records):
     return [{"ip_addr": ip, "count(*)": n} for ip, n in counts.items()]
 
 
+def nat_top(records, keep):
+    return flow_totals([r for r in records if keep(r)], "bytes", "bytesTransferred", ("srcAddr", "dstAddr"), 10)
+
+
+NAT_IP, VPC_PREFIX = "10.0.1.5", "192.0."  # the page's x.x.x.x and y.y., replaced as its note says
+
+
+def last_4xx(records):
+    errors = sorted((r for r in records if 400 <= int(r["status"]) <= 499), key=lambda r: -r["ts"])[:10]
+    return [{"@timestamp": shown(r["ts"]), "status": int(r["status"]), "ip": r["ip"], "path": r["path"],
+             "httpMethod": r["httpMethod"]} for r in errors]  # fmt: skip
+
+
+def slowest_requests(records):
+    slow = sorted(records, key=lambda r: -int(r["responseLatency"]))[:10]
+    return [{"@timestamp": shown(r["ts"]), "status": int(r["status"]), "ip": r["ip"], "path": r["path"],
+             "httpMethod": r["httpMethod"], "responseLatency": int(r["responseLatency"])} for r in slow]  # fmt: skip
+
+
+def popular_paths(records):
+    ranked = sorted(Counter(r["path"] for r in records).items(), key=lambda item: -item[1])[:10]
+    return [{"path": path, "requestCount": n} for path, n in ranked]
+
+
+def integration_latency(records):
+    rows = []
+    for minute, group in grouped([r for r in records if r["status"] == "200"], lambda r: binned(r["ts"], 1)).items():
+        values = [int(r["integrationLatency"]) for r in group]
+        rows.append({"bin(1m)": minute, "avg(integrationLatency)": sum(values) / len(values),
+                     "max(integrationLatency)": max(values), "min(integrationLatency)": min(values)})  # fmt: skip
+    return rows
+
+
+def admin_traffic(records):
+    admin = sorted((r for r in records if r.get("filename") == "/var/www/html/admin"), key=lambda r: -r["ts"])[:20]
+    return [{"@timestamp": shown(r["ts"]), "remoteIP": r["remoteIP"], "request": r["request"], "status": int(r["status"]),
+             "filename": r["filename"]} for r in admin]  # fmt: skip
+
+
+def apache_restarts(records):
+    restarts = sorted((r for r in records if "resuming normal operations" in r.get("message", "")), key=lambda r: -r["ts"])
+    return [{"@timestamp": shown(r["ts"]), "function": r["function"], "process": int(r["process"]), "message": r["message"]}
+            for r in restarts[:20]]  # fmt: skip
+
+
+def events_per_type(records):
+    counts = Counter(r["detail-type"] for r in records)
+    return [{"detail-type": kind, "numberOfEvents": n} for kind, n in sorted(counts.items(), key=lambda item: -item[1])]
+
+
+def typed_messages(records):
+    return [{"loggingMessage": r["text"], "isError": int(r["level"] == "ERROR")}
+            for r in records if r["kind"] == 2 and r["level"] in ("ERROR", "INFO")]  # fmt: skip
+
+
 REPORT_ONLY = lambda_set  # the Lambda queries filter @type = "REPORT" themselves
 FLOWS = logs.vpc_flow_logs
 TRAIL = logs.cloudtrail_logs
 ROUTE53 = logs.route53_logs
 TEXTS = logs.structured_text_logs
+API = logs.api_gateway_logs
+APACHE = logs.apache_logs
 
 CASES = [
     # Lambda: the examples page and the Lambda operator guide's useful queries.
@@ -398,7 +438,7 @@ CASES = [
                "    avg(@maxMemoryUsed / 1000 / 1000) as avgMemoryUsedMB,\n"
                "    max(@maxMemoryUsed / 1000 / 1000) as maxMemoryUsedMB,\n"
                "    provisonedMemoryMB - maxMemoryUsedMB as overProvisionedMB", REPORT_ONLY, overprovisioned),
-    Documented(EXAMPLES, 'filter @type = "REPORT"\n| stats avg(@duration), max(@duration), min(@duration) by bin(5m)',
+    Documented(EXAMPLES, 'filter @type = "REPORT" |\n    stats avg(@duration), max(@duration), min(@duration) by bin(5m)',
                REPORT_ONLY, latency_report),
     Documented(EXAMPLES, 'fields @timestamp, @requestId, @message, @logStream\n| filter @type = "REPORT" and '
                "@duration > 1000\n| sort @timestamp desc\n| dedup @requestId\n| limit 20", REPORT_ONLY,
@@ -434,11 +474,13 @@ CASES = [
     Documented(EXAMPLES, "filter protocol=17 | stats count(*) by srcAddr", FLOWS, udp_sources),
     Documented(EXAMPLES, 'filter logStatus="SKIPDATA"\n| stats count(*) by bin(1h) as t\n| sort t', FLOWS,
                skipped_per_hour, ("*",)),
-    Documented(EXAMPLES, "stats sum(bytes) as bytesTransferred by srcAddr, dstAddr\n| sort bytesTransferred desc\n"
-               "| limit 10", FLOWS, lambda rs: flow_totals(rs, "bytes", "bytesTransferred", ("srcAddr", "dstAddr"), 10),
+    Documented(EXAMPLES, f"filter (dstAddr like '{NAT_IP}' and srcAddr like '{VPC_PREFIX}')\n| stats sum(bytes) as "
+               "bytesTransferred by srcAddr, dstAddr\n| sort bytesTransferred desc\n| limit 10", FLOWS,
+               lambda rs: nat_top(rs, lambda r: NAT_IP in r["dstAddr"] and VPC_PREFIX in r["srcAddr"]), ("bytesTransferred",)),
+    Documented(EXAMPLES, f"filter (dstAddr like '{NAT_IP}' and srcAddr not like '{VPC_PREFIX}')\n| stats sum(bytes) as "
+               "bytesTransferred by srcAddr, dstAddr\n| sort bytesTransferred desc\n| limit 10", FLOWS,
+               lambda rs: nat_top(rs, lambda r: NAT_IP in r["dstAddr"] and VPC_PREFIX not in r["srcAddr"]),
                ("bytesTransferred",)),
-    Documented(EXAMPLES, 'filter action="REJECT"\n| stats count(*) as numRejections by srcAddr\n'
-               "| sort numRejections desc\n| limit 20", FLOWS, rejections, ("numRejections",)),
     Documented(PARSE, "parse @message /(?<NetworkInterface>eni-.*?) / | display NetworkInterface, @message", FLOWS,
                interfaces),
     # Route 53 query logs.
@@ -467,6 +509,8 @@ CASES = [
     Documented(EXAMPLES, "filter @message like /Exception/\n| stats count(*) as exceptionCount by bin(1h)\n"
                "| sort exceptionCount desc", app_set, exceptions_per_hour, ("exceptionCount",)),
     Documented(EXAMPLES, "fields @message | filter @message not like /Exception/", app_set, not_exceptions),
+    Documented(EXAMPLES, "fields @timestamp, server, severity, message\n| sort @timestamp asc\n| dedup server", app_set,
+               lambda rs: first_per(rs, ("server",), newest_first=False), ("*",)),  # the oldest: docs/insights.md
     Documented(DEDUP, "fields @timestamp, server, severity, message \n| sort @timestamp desc \n| dedup server",
                app_set, lambda rs: first_per(rs, ("server",)), ("*",)),
     Documented(EXAMPLES, "fields @timestamp, server, severity, message\n| sort @timestamp desc\n"
@@ -479,16 +523,28 @@ CASES = [
                app_set, streams),
     Documented(PARSE, 'parse @message "url=*" as url\n| parse url "/api/*/users/*" as apiVersion, userId\n'
                "| display apiVersion, userId", subset(app_set, lambda r: r["kind"] == 3), api_users),
-    Documented(EXAMPLES, "parse @message /(?<NotFound>ResourceNotFoundException)/\n| parse @message "
-               "/(?<Throttle>ThrottlingException)/\n| parse @message /(?<Invalid>InvalidParameterValueException)/\n"
-               "| stats count(NotFound) as ErrNotFound, count(Throttle) as ErrThrottle, count(Invalid) as ErrInvalid",
-               app_set, exception_counts),
-    Documented(EXAMPLES, 'fields @timestamp, @message\n| parse @message "[*] *" as loggingType, loggingMessage\n'
-               '| filter loggingType = "ERROR"\n| display loggingMessage', app_set, error_messages),
     Documented(STATS, "FIELDS strlen(@message) AS message_length\n| STATS sum(message_length)/1024/1024 as logs_mb "
                "BY bin(5m)\n| STATS max(logs_mb) AS peak_ingest_mb,\n        min(logs_mb) AS min_ingest_mb,\n"
                "        avg(logs_mb) AS avg_ingest_mb", app_set, ingest_peaks),
     Documented(UNMASK, "fields @timestamp, @message, unmask(@message)", app_set, unmasked),
+    Documented(EXAMPLES, 'FIELDS @message\n    | PARSE @message "* [*] *" as loggingTime, loggingType, loggingMessage\n'
+               '    | FILTER loggingType IN ["ERROR", "INFO"]\n    | DISPLAY loggingMessage, loggingType = "ERROR" as isError',
+               app_set, typed_messages),
+    # API Gateway access logs, Apache, EventBridge.
+    Documented(EXAMPLES, "fields @timestamp, status, ip, path, httpMethod\n| filter status>=400 and status<=499\n"
+               "| sort @timestamp desc\n| limit 10", API, last_4xx, ("*",)),
+    Documented(EXAMPLES, "fields @timestamp, status, ip, path, httpMethod, responseLatency\n| sort responseLatency desc\n"
+               "| limit 10", API, slowest_requests, ("*",)),
+    Documented(EXAMPLES, "stats count(*) as requestCount by path\n| sort requestCount desc\n| limit 10", API, popular_paths,
+               ("requestCount",)),
+    Documented(EXAMPLES, "filter status=200\n| stats avg(integrationLatency), max(integrationLatency),\n"
+               "min(integrationLatency) by bin(1m)", API, integration_latency),
+    Documented(EXAMPLES, 'fields @timestamp, remoteIP, request, status, filename| sort @timestamp desc\n'
+               '| filter filename="/var/www/html/admin"\n| limit 20', APACHE, admin_traffic, ("*",)),
+    Documented(EXAMPLES, 'fields @timestamp, function, process, message\n| filter message like "resuming normal '
+               'operations"\n| sort @timestamp desc\n| limit 20', APACHE, apache_restarts, ("*",)),
+    Documented(EXAMPLES, "fields @timestamp, @message\n| stats count(*) as numberOfEvents by `detail-type`\n"
+               "| sort numberOfEvents desc", logs.eventbridge_logs, events_per_type, ("*",)),
     # The parse page's other modes: logfmt, CSV and regex multi-match.
     Documented(PARSE, 'parse @message logfmt as lf\n| filter lf.level = "error"\n| display lf.msg, lf.duration',
                subset(TEXTS, lambda r: r["kind"] == "logfmt"), logfmt_errors),
@@ -588,3 +644,36 @@ def test_the_parse_page_named_group_example_as_written():
     assert sorted((r["user2"], r["method2"], r["latency2"]) for r in rows) == sorted(
         (r["user"], r["method"], "") for r in made.records
     )
+
+
+SINGLE_RECORD = ("fields @timestamp, srcAddr, dstAddr, srcPort, dstPort, protocol, bytes\n| filter {stream} = 'vpc-flow-logs' "
+                 "and interfaceId = 'eni-0123456789abcdef0'\n| sort @timestamp desc\n| dedup srcAddr, dstAddr, srcPort, "
+                 "dstPort, protocol\n| limit 20")  # fmt: skip
+CONNECTION = ("srcAddr", "dstAddr", "srcPort", "dstPort", "protocol")
+
+
+def test_the_single_record_per_connection_example_filters_on_a_field_no_event_has():
+    """The examples page filters on `logStream`, not `@logStream`: no flow log event has such a
+    field, so as written the query returns nothing (docs/insights.md). With @logStream it keeps
+    the newest record of each connection; records lacking a dedup field (NODATA, SKIPDATA) all stay."""
+    made = FLOWS()
+    assert insights.evaluate(SINGLE_RECORD.format(stream="logStream"), made.events).rows == []
+    seen, expected = set(), []
+    for r in sorted(made.records, key=lambda r: -r["ts"]):
+        key = tuple(r[k] for k in CONNECTION)
+        if "-" in key or key not in seen:
+            seen.add(key)
+            shown_fields = {k: r[k] if k.endswith("Addr") else int(r[k]) for k in CONNECTION + ("bytes",) if r[k] != "-"}
+            expected.append({"@timestamp": shown(r["ts"]), **shown_fields})
+    rows = insights.evaluate(SINGLE_RECORD.format(stream="@logStream"), made.events).rows
+    assert_rows(rows, expected[:20], ("*",))
+
+
+def test_the_apache_example_with_an_unquoted_url_is_a_syntax_error():
+    """`referrer= http://34.250.27.141/` on the examples page is not valid syntax (a URL must be
+    quoted): the evaluator refuses it with one line naming the position, never a guess."""
+    query = ('fields @timestamp, remoteIP, method, status\n| filter status="200" and referrer= http://34.250.27.141/ '
+             'and method= "GET"\n| stats count_distinct(remoteIP) as UniqueVisits\n| limit 10')  # fmt: skip
+    with pytest.raises(QuerySyntaxError) as caught:
+        insights.evaluate(query, APACHE().events)
+    assert caught.value.line == 2 and caught.value.token == ":" and "\n" not in str(caught.value)

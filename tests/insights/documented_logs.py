@@ -29,7 +29,8 @@ class Logs(NamedTuple):
 
 def lambda_logs(seed: int = 13) -> Logs:
     """Invocations over two hours: START, an application line with Lambda's text prefix, END and
-    REPORT. Some use all their memory, some have an Init Duration, some log an error."""
+    REPORT. Some use all their memory, some have an Init Duration, some log an error, some time
+    out or exit early (a platform line before END)."""
     rng = random.Random(seed)
     events, records = [], []
     for i in range(150):
@@ -40,12 +41,17 @@ def lambda_logs(seed: int = 13) -> Logs:
         duration = round(rng.uniform(20, 3000), 2)
         record = dict(ts=ts, request=request, memory=memory, used=used, duration=duration,
                       billed=int(duration) + 1, init=round(rng.uniform(100, 900), 2) if i % 6 == 0 else None,
-                      level="ERR" if i % 9 == 4 else "INF", text=f"step {i} done")  # fmt: skip
+                      level="ERR" if i % 9 == 4 else "INF", text=f"step {i} done",
+                      ending=("timeout" if i % 13 == 5 else "exited" if i % 17 == 3 else None))  # fmt: skip
         records.append(record)
         app = {"Timestamp": iso(ts + 1), "LogLevel": record["level"], "Message": record["text"]}
         level = "ERROR" if record["level"] == "ERR" else "INFO"
         events.append(event(f"START RequestId: {request} Version: $LATEST\n", ts))
         events.append(event(f"{iso(ts + 1)}\t{request}\t{level}\t{json.dumps(app)}\n", ts + 1))
+        if record["ending"] == "timeout":
+            events.append(event(f"{iso(ts + 2)} {request} Task timed out after 3.00 seconds\n", ts + 2))
+        elif record["ending"] == "exited":
+            events.append(event(f"RequestId: {request} Process exited before completing request\n", ts + 2))
         events.append(event(f"END RequestId: {request}\n", ts + 2))
         events.append(event(report_line(request, duration, record["billed"], memory, used, record["init"]), ts + 3))
     return Logs(events, records)

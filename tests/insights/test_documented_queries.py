@@ -149,7 +149,7 @@ def billed_percentiles(records):
 
 
 def memory_percentiles(records):
-    used = [report_mb(r, "used") / 1000 / 1000 for r in records]
+    used = [report_mb(r, "used") / 1024 / 1024 for r in records]
     return [{"mean_MemoryUsed": sum(used) / len(used), "min_MemoryUsed": min(used), "max_MemoryUsed": max(used),
              "Percentile95": pct(used, 95)}]  # fmt: skip
 
@@ -160,16 +160,31 @@ def full_memory(records):
             for key, group in grouped(full, lambda r: binned(r["ts"] + REPORT_TS, 30)).items()]  # fmt: skip
 
 
-def average_memory(records):
+def memory_statistics(records):
     rows = []
-    for key, group in grouped(records, lambda r: binned(r["ts"] + REPORT_TS, 5)).items():
+    for key, group in grouped(records, lambda r: binned(r["ts"] + REPORT_TS, 30)).items():
         used = [report_mb(r, "used") / 1024 / 1024 for r in group]
         provisioned = max(report_mb(r, "memory") / 1024 / 1024 for r in group)
         mean = sum(used) / len(used)
-        rows.append({"bin(5m)": key, "maxMemoryMB": max(used), "avgMemoryMB": mean, "minMemoryMB": min(used),
-                     "avgMemoryUsedPERC": mean / provisioned * 100,
+        rows.append({"bin(30m)": key, "maxMemMB": max(used), "avgMemMB": mean, "minMemMB": min(used),
+                     "avgMemUsedPct": mean / provisioned * 100,
                      "avgDurationMS": sum(r["billed"] for r in group) / len(group)})  # fmt: skip
     return rows
+
+
+def endings_per_half_hour(ending):
+    def expect(records):
+        counts = Counter(binned(r["ts"] + 2, 30) for r in records if r["ending"] == ending)
+        return [{"bin(30m)": key, "count()": n} for key, n in counts.items()]
+
+    return expect
+
+
+def overprovisioned_mib(records):
+    provisioned = max(report_mb(r, "memory") / 1024 / 1024 for r in records)
+    used = [report_mb(r, "used") / 1024 / 1024 for r in records]
+    return [{"provisonedMemMB": provisioned, "smallestMemReqMB": min(used), "avgMemUsedMB": sum(used) / len(used),
+             "maxMemUsedMB": max(used), "overProvisionedMB": provisioned - max(used)}]  # fmt: skip
 
 
 # -- VPC flow logs ---------------------------------------------------------------------------
@@ -453,17 +468,27 @@ CASES = [
                "    percentile(@billedDuration, 99) as NinetyNinth,\n    percentile(@billedDuration, 95) as "
                "NinetyFifth,\n    percentile(@billedDuration, 90) as Ninetieth\n    by bin(30m)", REPORT_ONLY,
                billed_percentiles),
-    Documented(OPERATOR_GUIDE, 'filter @type="REPORT"\n| stats avg(@maxMemoryUsed/1000/1000) as mean_MemoryUsed,\n'
-               "    min(@maxMemoryUsed/1000/1000) as min_MemoryUsed,\n    max(@maxMemoryUsed/1000/1000) as "
-               "max_MemoryUsed,\n    percentile(@maxMemoryUsed/1000/1000, 95) as Percentile95", REPORT_ONLY,
+    Documented(OPERATOR_GUIDE, 'filter @type="REPORT"\n| stats avg(@maxMemoryUsed/1024/1024) as mean_MemoryUsed,\n'
+               "    min(@maxMemoryUsed/1024/1024) as min_MemoryUsed,\n    max(@maxMemoryUsed/1024/1024) as "
+               "max_MemoryUsed,\n    percentile(@maxMemoryUsed/1024/1024, 95) as Percentile95", REPORT_ONLY,
                memory_percentiles),
     Documented(OPERATOR_GUIDE, 'filter @type = "REPORT" and @maxMemoryUsed=@memorySize\n| stats\n'
                "    count_distinct(@requestId)\n    by bin(30m)", REPORT_ONLY, full_memory),
     Documented(OPERATOR_GUIDE, 'filter @type = "REPORT"\n| stats\n    max(@maxMemoryUsed / 1024 / 1024) as '
-               "maxMemoryMB,\n    avg(@maxMemoryUsed / 1024 / 1024) as avgMemoryMB,\n    min(@maxMemoryUsed / "
-               "1024 / 1024) as minMemoryMB,\n    (avg(@maxMemoryUsed / 1024 / 1024) / max(@memorySize / 1024 / "
-               "1024)) * 100 as avgMemoryUsedPERC,\n    avg(@billedDuration) as avgDurationMS\n    by bin(5m)",
-               REPORT_ONLY, average_memory),
+               "maxMemMB,\n    avg(@maxMemoryUsed / 1024 / 1024) as avgMemMB,\n    min(@maxMemoryUsed / "
+               "1024 / 1024) as minMemMB,\n    (avg(@maxMemoryUsed / 1024 / 1024) / max(@memorySize / 1024 / "
+               "1024)) * 100 as avgMemUsedPct,\n    avg(@billedDuration) as avgDurationMS\n    by bin(30m)",
+               REPORT_ONLY, memory_statistics),
+    Documented(OPERATOR_GUIDE, "filter @message like /Process exited/\n| stats count() by bin(30m)", lambda_set,
+               endings_per_half_hour("exited")),
+    Documented(OPERATOR_GUIDE, "filter @message like /Task timed out/\n| stats count() by bin(30m)", lambda_set,
+               endings_per_half_hour("timeout")),
+    Documented(OPERATOR_GUIDE, 'filter @type = "REPORT"\n| stats avg(@duration), max(@duration), min(@duration)\n'
+               "  by bin(5m)", REPORT_ONLY, latency_report),
+    Documented(OPERATOR_GUIDE, 'filter @type = "REPORT"\n| stats max(@memorySize / 1024 / 1024) as provisonedMemMB,\n'
+               "        min(@maxMemoryUsed / 1024 / 1024) as smallestMemReqMB,\n        avg(@maxMemoryUsed / 1024 / "
+               "1024) as avgMemUsedMB,\n        max(@maxMemoryUsed / 1024 / 1024) as maxMemUsedMB,\n        "
+               "provisonedMemMB - maxMemUsedMB as overProvisionedMB", REPORT_ONLY, overprovisioned_mib),
     # VPC flow logs (default format) on the examples page and the parse page.
     Documented(EXAMPLES, "stats sum(packets) as packetsTransferred by srcAddr, dstAddr\n"
                "| sort packetsTransferred  desc\n| limit 15",
@@ -677,3 +702,12 @@ def test_the_apache_example_with_an_unquoted_url_is_a_syntax_error():
     with pytest.raises(QuerySyntaxError) as caught:
         insights.evaluate(query, APACHE().events)
     assert caught.value.line == 2 and caught.value.token == ":" and "\n" not in str(caught.value)
+
+
+def test_the_operator_guides_average_memory_query_is_a_fragment():
+    """The operator guide's "Average memory used across invocations" shows only the end of a
+    query (`avgMemoryUsedPERC, avg(@billedDuration) as avgDurationMS by bin(5m)`): refused with
+    one line naming where, never run as something else (docs/insights.md)."""
+    with pytest.raises(QuerySyntaxError) as caught:
+        insights.evaluate("avgMemoryUsedPERC,\n    avg(@billedDuration) as avgDurationMS\n    by bin(5m)", lambda_set().events)
+    assert (caught.value.line, caught.value.column) == (1, 1) and "\n" not in str(caught.value)

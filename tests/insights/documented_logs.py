@@ -259,3 +259,19 @@ def eventbridge_logs(seed: int = 43) -> Logs:
         events.append(event(json.dumps(record), ts))
         records.append(dict(record, ts=ts))
     return Logs(events, records)
+
+
+def session_logs(seed: int = 47) -> Logs:
+    """Requests of web sessions (JSON: session_id, client_ip, client_platform, and the fields
+    myfield1..3 of the stats page's time series examples); some sessions change address."""
+    rng = random.Random(seed)
+    events, records = [], []
+    for i in range(200):
+        ts = BASE_MS + i * 11_000
+        session = f"s-{rng.randint(0, 24)}"
+        record = {"session_id": session, "client_platform": ("ios", "android", "web")[int(session[2:]) % 3],
+                  "client_ip": f"203.0.113.{int(session[2:]) + rng.choice((0, 0, 0, 100))}",
+                  "myfield1": rng.randint(0, 100), "myfield2": rng.uniform(0, 1), "myfield3": rng.randint(-50, 50)}  # fmt: skip
+        events.append(event(json.dumps(record), ts, stream=f"host-{i % 4}"))
+        records.append(dict(record, ts=ts, stream=f"host-{i % 4}", message_text=json.dumps(record)))
+    return Logs(events, records)

@@ -438,11 +438,70 @@ def typed_messages(records):
             for r in records if r["kind"] == 2 and r["level"] in ("ERROR", "INFO")]  # fmt: skip
 
 
+def per_destination(records, *aggregates):
+    rows = []
+    for address, group in grouped(records, lambda r: r["dstAddr"]).items():
+        values = [int(r["bytes"]) for r in group]
+        computed = {"avg": sum(values) / len(values), "max": max(values)}
+        rows.append({"dstAddr": address, **{f"{a}(bytes)": computed[a] for a in aggregates}})
+    return rows
+
+
+def per_query_type(records):
+    return [{"queryType": kind, "count(*)": n} for kind, n in Counter(r["queryType"] for r in records).items()]
+
+
+def multiple_ip_sessions(records):
+    sessions = grouped(records, lambda r: (r["session_id"], r["client_platform"]))
+    shared = [((sid, platform), group) for (sid, platform), group in sessions.items()
+              if len({r["client_ip"] for r in group}) > 1]  # fmt: skip
+    rows = []
+    for platform, items in grouped(shared, lambda item: item[0][1]).items():
+        requests = [len(group) for _, group in items]
+        rows.append({"client_platform": platform, "multiple_ip_sessions": len(items),
+                     "avg_session_requests": sum(requests) / len(requests)})  # fmt: skip
+    return rows
+
+
+def ingest_per_ten_minutes(records):
+    per_bin = Counter()
+    for r in records:
+        per_bin[r["ts"] // 300_000 * 300_000] += len(r["message_text"])
+    blocks = defaultdict(list)
+    for start, total in per_bin.items():
+        end = -(-start // 600_000) * 600_000  # dateceil: the start itself when it starts a block
+        blocks[shown(end)].append(total / 1024 / 1024)
+    return [{"dateceil(@t, 10m)": key, "peak_ingest_mb": max(mb), "min_ingest_mb": min(mb),
+             "avg_ingest_mb": sum(mb) / len(mb)} for key, mb in blocks.items()]  # fmt: skip
+
+
+def ingest_per_stream(records):
+    streams = grouped(records, lambda r: r["stream"])
+    blocks = defaultdict(list)
+    for group in streams.values():
+        latest = max(r["ts"] for r in group)
+        blocks[shown(-(-latest // 300_000) * 300_000)].append(sum(len(r["message_text"]) for r in group))
+    return [{"dateceil(@t, 5m)": key, "avg(ingested_bytes)": sum(v) / len(v)} for key, v in blocks.items()]
+
+
+def series(records, *items):
+    rows = []
+    for key, group in grouped(records, lambda r: binned(r["ts"], 5)).items():
+        row = {"bin(5m)": key}
+        for name, field in items:
+            values = [r[field] for r in group]
+            row[f"{name}({field})"] = {"avg": sum(values) / len(values), "min": min(values), "max": max(values)}[name]
+        rows.append(row)
+    return rows
+
+
 REPORT_ONLY = lambda_set  # the Lambda queries filter @type = "REPORT" themselves
 FLOWS = logs.vpc_flow_logs
 TRAIL = logs.cloudtrail_logs
 ROUTE53 = logs.route53_logs
 TEXTS = logs.structured_text_logs
+SESSIONS = logs.session_logs
+FLOWS_WITH_DATA = subset(FLOWS, lambda r: r["logStatus"] == "OK")  # NODATA lines have no dstAddr
 API = logs.api_gateway_logs
 APACHE = logs.apache_logs
 
@@ -548,6 +607,22 @@ CASES = [
                app_set, streams),
     Documented(PARSE, 'parse @message "url=*" as url\n| parse url "/api/*/users/*" as apiVersion, userId\n'
                "| display apiVersion, userId", subset(app_set, lambda r: r["kind"] == 3), api_users),
+    Documented(STATS, "stats avg(bytes) by dstAddr", FLOWS_WITH_DATA, lambda rs: per_destination(rs, "avg")),
+    Documented(STATS, "stats avg(bytes), max(bytes) by dstAddr", FLOWS_WITH_DATA,
+               lambda rs: per_destination(rs, "avg", "max")),
+    Documented(STATS, "stats count(*) by queryType", ROUTE53, per_query_type),
+    Documented(STATS, "stats avg(myfield1) by bin(5m)", SESSIONS, lambda rs: series(rs, ("avg", "myfield1"))),
+    Documented(STATS, "stats avg(myfield1), min(myfield2), max(myfield3) by bin(5m)", SESSIONS,
+               lambda rs: series(rs, ("avg", "myfield1"), ("min", "myfield2"), ("max", "myfield3"))),
+    Documented(STATS, "STATS count_distinct(client_ip) AS session_ips,\n      count(*) AS requests BY session_id, "
+               "client_platform\n| FILTER session_ips > 1\n| STATS count(*) AS multiple_ip_sessions,\n        "
+               "sum(requests) / count(*) AS avg_session_requests BY client_platform", SESSIONS, multiple_ip_sessions),
+    Documented(STATS, "FIELDS strlen(@message) AS message_length\n| STATS sum(message_length) / 1024 / 1024 AS logs_mb "
+               "BY BIN(5m) as @t\n| STATS max(logs_mb) AS peak_ingest_mb,\n        min(logs_mb) AS min_ingest_mb,\n"
+               "        avg(logs_mb) AS avg_ingest_mb BY dateceil(@t, 10m)", SESSIONS, ingest_per_ten_minutes),
+    Documented(STATS, "FIELDS strlen(@message) AS message_length\n | STATS sum(message_length) AS ingested_bytes, "
+               "max(@timestamp) as @t BY @logStream\n | STATS avg(ingested_bytes) BY dateceil(@t, 5m)", SESSIONS,
+               ingest_per_stream),
     Documented(STATS, "FIELDS strlen(@message) AS message_length\n| STATS sum(message_length)/1024/1024 as logs_mb "
                "BY bin(5m)\n| STATS max(logs_mb) AS peak_ingest_mb,\n        min(logs_mb) AS min_ingest_mb,\n"
                "        avg(logs_mb) AS avg_ingest_mb", app_set, ingest_peaks),
@@ -711,3 +786,17 @@ def test_the_operator_guides_average_memory_query_is_a_fragment():
     with pytest.raises(QuerySyntaxError) as caught:
         insights.evaluate("avgMemoryUsedPERC,\n    avg(@billedDuration) as avgDurationMS\n    by bin(5m)", lambda_set().events)
     assert (caught.value.line, caught.value.column) == (1, 1) and "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "query, construct",
+    [("FIELDS @message\n| STATS SUM(Fault) by Operation\n# You can only reference `SUM(Fault)` or Operation at this "
+      "point\n| STATS MAX(strlen(@message)) AS MaxMessageSize # Invalid reference to @message", "@message"),
+     ("FIELDS strlen(@message) AS message_length\n | STATS sum(message_length) AS ingested_bytes BY @logStream\n"
+      " | STATS avg(ingested_bytes) BY bin(5m) # Invalid reference to @timestamp field", "@timestamp")],
+)  # fmt: skip
+def test_the_stats_pages_invalid_examples_are_refused(query, construct):
+    """The stats page shows these as invalid: a second stats may only use the first's output."""
+    with pytest.raises(QuerySyntaxError) as caught:
+        insights.evaluate(query, SESSIONS().events)
+    assert caught.value.token == construct and "\n" not in str(caught.value)

@@ -8,6 +8,7 @@ as `provisonedMemoryMB`, included). ML-based commands cannot run offline and mus
 
 import json
 import math
+import time
 from collections import Counter, defaultdict
 from datetime import datetime, timezone
 from typing import Callable, NamedTuple
@@ -800,3 +801,41 @@ def test_the_stats_pages_invalid_examples_are_refused(query, construct):
     with pytest.raises(QuerySyntaxError) as caught:
         insights.evaluate(query, SESSIONS().events)
     assert caught.value.token == construct and "\n" not in str(caught.value)
+
+
+FUNCTIONS_PAGE = DOCS + "CWL_QuerySyntax-operations-functions.html"
+
+
+def recent_events():
+    """Lines over the last six hours, none within two minutes of the examples' 2 h and 5 h limits
+    (now() is read when the query starts, a second or so from this clock)."""
+    now_ms = int(time.time() * 1000)
+    events, records = [], []
+    for i in range(72):
+        ts = now_ms - 5 * 60_000 * i - 30_000
+        if min(abs(now_ms - ts - limit) for limit in (7_200_000, 18_000_000)) < 120_000:
+            continue
+        code = (200, 404, 403, 500, 451)[i % 5]
+        word = ("all good", "an Error occurred", "FAILURE of disk", "ok")[i % 4]
+        message = f"Status Code: {code}; {word}"
+        events.append(logs.event(message, ts))
+        records.append({"ts": ts, "code": code, "message": message})
+    return events, records, now_ms
+
+
+def test_the_now_examples_of_the_functions_page():
+    events, records, now_ms = recent_events()
+    printed = ('parse @message "Status Code: *;" as statusCode\\n\n| filter statusCode >= 400 and statusCode <= 499  \\n\n'
+               "| filter toMillis(@timestamp) >= (now() * 1000 - 7200000)")  # fmt: skip
+    with pytest.raises(QuerySyntaxError) as caught:  # the page prints a literal \n at two line ends
+        insights.evaluate(printed, events)
+    assert caught.value.token == "\\"
+    rows = insights.evaluate(printed.replace("\\n", ""), events).rows
+    expected = [r for r in records if 400 <= r["code"] <= 499 and r["ts"] >= now_ms - 7_200_000]
+    assert sorted(row["@message"] for row in rows) == sorted(r["message"] for r in expected) and expected
+    query = ("fields @timestamp, @message\n| filter @message like /(?i)(error|failure)/\n"
+             "| filter toMillis(@timestamp) >= (now() * 1000 - 18000000)")  # fmt: skip
+    rows = insights.evaluate(query, events).rows
+    lowered = [r for r in records if ("error" in r["message"].lower() or "failure" in r["message"].lower())]
+    expected = [r for r in lowered if r["ts"] >= now_ms - 18_000_000]
+    assert sorted(row["@message"] for row in rows) == sorted(r["message"] for r in expected) and expected

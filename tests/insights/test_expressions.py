@@ -170,3 +170,25 @@ def test_now_is_the_query_start_in_epoch_seconds_for_every_event():
     rows = insights.evaluate("fields now() as started", [json_event({"i": i}, BASE_MS + i) for i in range(50)]).rows
     after = int(time.time())
     assert len({row["started"] for row in rows}) == 1 and before <= rows[0]["started"] <= after
+
+
+@pytest.mark.parametrize(
+    "written, capped",
+    [("300s", "60s"), ("90m", "60m"), ("48h", "24h"), ("1500ms", "1000ms"), ("60s", "1m"), ("24h", "1d")],
+)
+def test_periods_above_their_units_cap_use_the_cap(written, capped):
+    """The datetime functions page: the cap is 1000 for ms, 60 for s and m, 24 for h;
+    `bin(300s)` runs as 60 seconds. Days and longer have no cap."""
+    events = [json_event({"i": i}, BASE_MS + i * 7_919_000) for i in range(40)]  # about 3.5 days
+    for function in ("bin({})", "datefloor(@timestamp, {})", "dateceil(@timestamp, {})"):
+        query = "stats count(*) as n by {} as t | sort t asc"
+        assert insights.evaluate(query.format(function.format(written)), events).rows == insights.evaluate(
+            query.format(function.format(capped)), events).rows, function
+    days = insights.evaluate("stats count(*) as n by bin(2d) as t", events).rows
+    assert len(days) == len({(BASE_MS + i * 7_919_000) // (2 * 86_400_000) for i in range(40)})
+
+
+def test_the_trim_examples_of_the_functions_page():
+    row = one('fields ltrim("xyZxyfooxyZ","xyZ") as l, rtrim("xyZfooxyxyZ","xyZ") as r, '
+              'trim("xyZxyfooxyxyZ","xyZ") as t, substr("xyZfooxyZ",3, 3) as s', {"x": 1})  # fmt: skip
+    assert row == {"l": "fooxyZ", "r": "xyZfoo", "t": "foo", "s": "foo"}

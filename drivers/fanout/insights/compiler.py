@@ -10,7 +10,7 @@ import operator
 import time
 
 from fanout.insights import syntax
-from fanout.insights.functions import DATE_FUNCTIONS, FUNCTIONS, floor_time
+from fanout.insights.functions import DATE_FUNCTIONS, FUNCTIONS, PERIOD_CAPS, floor_time
 from fanout.insights.lexer import QuerySyntaxError
 from fanout.insights.values import INT_RANGE, Timestamp, as_number, as_text, compare
 
@@ -239,9 +239,12 @@ class ExpressionCompiler:
         return lambda row: function(*[a(row) for a in args])
 
     def period(self, node, args, count: int):
+        """(amount, unit) of the period argument, capped as the datetime functions page says:
+        `bin(300s)` runs as `bin(60s)` (PERIOD_CAPS)."""
         if len(args) != count or not isinstance(args[-1], syntax.Duration):
             self.error(node.pos, node.name, "expects a period such as 5m as its last argument")
-        return args[-1].amount, args[-1].unit
+        amount, unit = args[-1].amount, args[-1].unit
+        return min(amount, PERIOD_CAPS.get(unit, amount)), unit
 
 
 def _bin(timestamp, period):

@@ -16,6 +16,9 @@ from fanout.insights.values import Timestamp, as_number, as_text, iso_millis
 MIN_MS, MAX_MS = -62_135_596_800_000, 253_402_300_799_999
 UNIT_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 7 * 86_400_000}
 MONTHS_PER_UNIT = {"mo": 1, "q": 3, "y": 12}
+# The largest amount of each unit a period may have; AWS uses the cap for anything above it
+# (CWL_QuerySyntax-operations-functions, datetime functions: "bin(300s)" is 60 seconds).
+PERIOD_CAPS = {"ms": 1000, "s": 60, "m": 60, "h": 24}
 _MONDAY_MS = -3 * 86_400_000  # 1969-12-29, the Monday before the epoch: weeks start on Mondays
 
 

@@ -29,6 +29,7 @@ DEDUP = DOCS + "CWL_QuerySyntax-Dedup.html"
 UNMASK = DOCS + "CWL_QuerySyntax-Unmask.html"
 PATTERN = DOCS + "CWL_QuerySyntax-Pattern.html"
 ANOMALY = DOCS + "CWL_QuerySyntax-Anomaly.html"
+WHERE = DOCS + "CWL_QuerySyntax-Where.html"
 OPERATOR_GUIDE = "https://serverlessland.com/content/service/lambda/guides/aws-lambda-operator-guide/useful-queries"
 STREAM = "2024/05/01/[$LATEST]abc"  # the stream support.event gives every event
 
@@ -345,6 +346,10 @@ def api_users(records):
     return [{"apiVersion": r["version"], "userId": int(r["userId"])} for r in records]
 
 
+def with_error(records):
+    return [{"@timestamp": shown(r["ts"]), "@message": r["message_text"]} for r in records if "error" in r["message_text"]]
+
+
 def ingest_peaks(records):
     per_bin = Counter()
     for r in records:
@@ -628,6 +633,7 @@ CASES = [
                "BY bin(5m)\n| STATS max(logs_mb) AS peak_ingest_mb,\n        min(logs_mb) AS min_ingest_mb,\n"
                "        avg(logs_mb) AS avg_ingest_mb", app_set, ingest_peaks),
     Documented(UNMASK, "fields @timestamp, @message, unmask(@message)", app_set, unmasked),
+    Documented(WHERE, "fields @timestamp, @message\n| where @message like /error/", TEXTS, with_error),
     Documented(EXAMPLES, 'FIELDS @message\n    | PARSE @message "* [*] *" as loggingTime, loggingType, loggingMessage\n'
                '    | FILTER loggingType IN ["ERROR", "INFO"]\n    | DISPLAY loggingMessage, loggingType = "ERROR" as isError',
                app_set, typed_messages),

@@ -151,8 +151,11 @@ AGGREGATES = {
 }  # fmt: skip
 # Commands of Logs Insights that need AWS's machine-learning models: they cannot run offline.
 ML_COMMANDS = ("pattern", "anomaly")
-UNSUPPORTED_COMMANDS = ("unmask", "diff", "unnest", "lookup", "filterindex", "source", "join", "json",
-                        "addtotals", "eval", "where", "head", "rename")  # fmt: skip
+# Commands of the syntax page (and PPL's) that the local evaluator does not implement.
+UNSUPPORTED_COMMANDS = ("unmask", "diff", "unnest", "lookup", "filterindex", "source", "join", "json", "addtotals",
+                        "relevantfields", "expand", "autoregress", "logcompare", "filldown", "fillmissing",
+                        "cidrlookup", "outlier", "accum", "appendcols", "sessionize", "countfrequent", "eval", "head",
+                        "rename")  # fmt: skip
 PARSE_MODES = ("glob", "regex", "logfmt", "csv")
 _WORD_MODES = ("logfmt", "csv")  # the modes named by a word after the field
 MAX_LIMIT = 10_000
@@ -316,6 +319,8 @@ class Parser:
 
     def command_filter(self, pos):
         return Filter(self.expression(), pos)
+
+    command_where = command_filter  # "a grammar alias for the filter command" (CWL_QuerySyntax-Where)
 
     def command_dedup(self, pos):
         return Dedup(self.comma_list(self.name), pos)

@@ -103,3 +103,10 @@ def test_route53_resolver_query_logs_are_json_with_nested_answers():
     events = [event(json.dumps(record)), event(json.dumps(dict(record, rcode="NXDOMAIN", answers=[])))]
     rows = insights.evaluate("filter rcode = 'NOERROR' | fields query_name, answers.0.Rdata as ip, srcids.instance", events).rows
     assert rows == [{"query_name": "example.com.", "ip": "192.0.2.44", "srcids.instance": "i-0123"}]
+
+
+def test_report_lines_of_traced_functions_give_the_xray_ids():
+    line = report_line("r1", 12.5, 13, 128, 70).rstrip("\t\n") + "\tXRAY TraceId: 1-5e1b4151-5ac6c58f5e9d\tSegmentId: 0a9b8c7d6e5f4a3b\tSampled: true\t\n"
+    fields = platform_fields(line)
+    assert (fields["@xrayTraceId"], fields["@xraySegmentId"], fields["@requestId"]) == ("1-5e1b4151-5ac6c58f5e9d", "0a9b8c7d6e5f4a3b", "r1")
+    assert "@xrayTraceId" not in platform_fields(report_line("r2", 1.0, 1, 128, 70))

@@ -28,6 +28,8 @@ REPORT_METRICS = {
     "Max Memory Used": ("@maxMemoryUsed", 1_000_000),
     "Init Duration": ("@initDuration", 1),
 }
+# Identifiers on platform lines: the request's, and X-Ray's when the function is traced.
+PLATFORM_IDS = {"RequestId": "@requestId", "XRAY TraceId": "@xrayTraceId", "SegmentId": "@xraySegmentId"}
 
 
 # Space-separated AWS formats: (number of values, first value, field names; None skips a value).
@@ -120,15 +122,16 @@ def route53_fields(message: str) -> dict | None:
 
 
 def platform_fields(message: str) -> dict | None:
-    """@type, @requestId and the metrics of a Lambda START/END/REPORT line, None for other lines."""
+    """@type, @requestId, the metrics and X-Ray ids of a Lambda START/END/REPORT line, None for
+    other lines."""
     if not message.startswith(PLATFORM_PREFIXES):
         return None
     kind, _, rest = message.partition(" ")
     fields = {"@type": kind}
     for part in rest.rstrip("\n").split("\t"):
         label, _, value = part.partition(": ")
-        if label == "RequestId":
-            fields["@requestId"] = value.split(" ")[0]
+        if label in PLATFORM_IDS:
+            fields[PLATFORM_IDS[label]] = value.split(" ")[0]
         elif label in REPORT_METRICS:
             name, scale = REPORT_METRICS[label]
             number = as_number(value.split(" ")[0])

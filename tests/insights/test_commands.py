@@ -246,3 +246,10 @@ def test_sorts_first_and_last_follow_the_documented_sort_order():
     events = [json_event({"v": v, "g": i % 2}, BASE_MS + i) for i, v in enumerate(shuffled)] + [json_event({"g": 0})]
     rows = run("stats sortsFirst(v) as first, sortsLast(v) as last", events)
     assert rows == [{"first": ordered[0], "last": int(ordered[-1])}]
+
+
+def test_min_max_and_percentiles_of_timestamp_are_times():
+    rows = run("stats min(@timestamp) as first, max(@timestamp) as last, pct(@timestamp, 0) as p0, "
+               "count(*) as n", EVENTS)  # fmt: skip
+    shown = [datetime.fromtimestamp(e["timestamp"] / 1000, timezone.utc).strftime("%Y-%m-%d %H:%M:%S.000") for e in EVENTS]
+    assert rows == [{"first": min(shown), "last": max(shown), "p0": min(shown), "n": len(EVENTS)}]

@@ -20,9 +20,11 @@ Definitions (Logs Insights documents none of these precisely, so these are the l
 
 import math
 
-from fanout.insights.values import as_number, render, sort_key
+from fanout.insights.values import Timestamp, as_number, render, sort_key
 
-_PLAIN_NUMBERS = frozenset((int, float))
+# Values used as they are: JSON numbers, and times, so that min, max and pct of @timestamp are
+# times (shown as dates: the stats page types them as the field's own values).
+_PLAIN_NUMBERS = frozenset((int, float, Timestamp))
 
 
 class Column:
@@ -39,7 +41,7 @@ class Column:
     def numbers(self) -> list:
         if self._numbers is None:
             values = self.values
-            if set(map(type, values)) <= _PLAIN_NUMBERS:  # as JSON numbers arrive: nothing to convert
+            if set(map(type, values)) <= _PLAIN_NUMBERS:  # nothing to convert
                 self._numbers = values
             else:
                 self._numbers = [n for n in map(as_number, values) if n is not None]

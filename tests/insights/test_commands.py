@@ -8,6 +8,8 @@ import numpy as np
 import pytest
 
 from fanout import insights
+from fanout.insights.extract import EXTRACTORS
+from fanout.insights.syntax import PARSE_MODES
 
 from .support import BASE_MS, event, json_event
 
@@ -253,3 +255,11 @@ def test_min_max_and_percentiles_of_timestamp_are_times():
                "count(*) as n", EVENTS)  # fmt: skip
     shown = [datetime.fromtimestamp(e["timestamp"] / 1000, timezone.utc).strftime("%Y-%m-%d %H:%M:%S.000") for e in EVENTS]
     assert rows == [{"first": min(shown), "last": max(shown), "p0": min(shown), "n": len(EVENTS)}]
+
+
+def test_every_parse_mode_has_an_extractor_and_the_field_defaults_to_message():
+    assert set(EXTRACTORS) == set(PARSE_MODES)
+    events = [event("level=warn code=7", BASE_MS), event("a,b", BASE_MS + 1)]
+    rows = run("parse logfmt as lf | parse csv as x, y | sort @timestamp asc | display lf.level, lf.code, x, y", events)
+    assert rows == [{"lf.level": "warn", "lf.code": 7, "x": "level=warn code=7", "y": None},
+                    {"lf.level": None, "lf.code": None, "x": "a", "y": "b"}]  # fmt: skip

@@ -157,7 +157,7 @@ UNSUPPORTED_COMMANDS = ("unmask", "diff", "unnest", "lookup", "filterindex", "so
                         "cidrlookup", "outlier", "accum", "appendcols", "sessionize", "countfrequent", "eval", "head",
                         "rename")  # fmt: skip
 PARSE_MODES = ("glob", "regex", "logfmt", "csv")
-_WORD_MODES = ("logfmt", "csv")  # the modes named by a word after the field
+_WORD_MODES = PARSE_MODES[2:]  # the modes named by a word after the field
 MAX_LIMIT = 10_000
 _NAMED_GROUP = re.compile(r"\(\?<(?![=!])")
 _COMPARISONS = ("=", "!=", "<", "<=", ">", ">=")
@@ -348,7 +348,8 @@ class Parser:
         """`parse [field] "glob" as a, b`, `parse [field] /regex/ [as a, b] [multi]`,
         `parse [field] logfmt as alias` or `parse [field] csv as a, b` (field: @message)."""
         source = Field("@message", pos)
-        mode_first = self.token.is_word(*_WORD_MODES) and self.lexer.token_at(self.token.pos + len(self.token.text)).is_word("as")
+        after = self.lexer.token_at(self.token.pos + len(self.token.text))
+        mode_first = self.token.is_word(*_WORD_MODES) and after.is_word("as")  # `parse logfmt as lf`
         if not (self.token.kind in ("STRING", "REGEX") or self.is_op("/") or mode_first):
             source = self.primary()
         if self.token.is_word(*_WORD_MODES):

@@ -275,3 +275,18 @@ def session_logs(seed: int = 47) -> Logs:
         events.append(event(json.dumps(record), ts, stream=f"host-{i % 4}"))
         records.append(dict(record, ts=ts, stream=f"host-{i % 4}", message_text=json.dumps(record)))
     return Logs(events, records)
+
+
+def filter_page_logs() -> Logs:
+    """JSON events with the filter page's fields f1, f2, f3: f1 holds Exception in several cases
+    and places, f3 words with and without a leading E (one event has no f3)."""
+    values = [("Exception", "Error"), ("exception", "event"), ("an Exception here", "warn"), ("EXCEPTION", "Ex"),
+              ("none", ""), ("xException", None), ("Exceptions", "ERROR"), ("fine", "end")]  # fmt: skip
+    events, records = [], []
+    for i, (f1, f3) in enumerate(values):
+        record = {"f1": f1, "f2": i}
+        if f3 is not None:
+            record["f3"] = f3
+        events.append(event(json.dumps(record), BASE_MS + i * 1000))
+        records.append(dict(record, ts=BASE_MS + i * 1000))
+    return Logs(events, records)

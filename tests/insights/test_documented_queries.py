@@ -30,6 +30,7 @@ UNMASK = DOCS + "CWL_QuerySyntax-Unmask.html"
 PATTERN = DOCS + "CWL_QuerySyntax-Pattern.html"
 ANOMALY = DOCS + "CWL_QuerySyntax-Anomaly.html"
 WHERE = DOCS + "CWL_QuerySyntax-Where.html"
+FILTER = DOCS + "CWL_QuerySyntax-Filter.html"
 OPERATOR_GUIDE = "https://serverlessland.com/content/service/lambda/guides/aws-lambda-operator-guide/useful-queries"
 STREAM = "2024/05/01/[$LATEST]abc"  # the stream support.event gives every event
 
@@ -350,6 +351,10 @@ def with_error(records):
     return [{"@timestamp": shown(r["ts"]), "@message": r["message_text"]} for r in records if "error" in r["message_text"]]
 
 
+def f_fields(keep):
+    return lambda records: [{k: r[k] for k in ("f1", "f2", "f3") if k in r} for r in records if keep(r)]
+
+
 def ingest_peaks(records):
     per_bin = Counter()
     for r in records:
@@ -506,6 +511,7 @@ FLOWS = logs.vpc_flow_logs
 TRAIL = logs.cloudtrail_logs
 ROUTE53 = logs.route53_logs
 TEXTS = logs.structured_text_logs
+FILTER_SET = logs.filter_page_logs
 SESSIONS = logs.session_logs
 FLOWS_WITH_DATA = subset(FLOWS, lambda r: r["logStatus"] == "OK")  # NODATA lines have no dstAddr
 API = logs.api_gateway_logs
@@ -634,6 +640,17 @@ CASES = [
                "        avg(logs_mb) AS avg_ingest_mb", app_set, ingest_peaks),
     Documented(UNMASK, "fields @timestamp, @message, unmask(@message)", app_set, unmasked),
     Documented(WHERE, "fields @timestamp, @message\n| where @message like /error/", TEXTS, with_error),
+    # The filter page's matching examples, case-sensitive unless (?i).
+    Documented(FILTER, "fields f1, f2, f3 | filter f1 like /Exception/", FILTER_SET, f_fields(lambda r: "Exception" in r["f1"])),
+    Documented(FILTER, "fields f1, f2, f3 | filter f1 =~ /Exception/", FILTER_SET, f_fields(lambda r: "Exception" in r["f1"])),
+    Documented(FILTER, 'fields f1, f2, f3 | filter f1 like "Exception"', FILTER_SET,
+               f_fields(lambda r: "Exception" in r["f1"])),
+    Documented(FILTER, "fields f1, f2, f3 | filter f1 like /(?i)Exception/ ", FILTER_SET,
+               f_fields(lambda r: "exception" in r["f1"].lower())),
+    Documented(FILTER, "fields f1, f2, f3 | filter f1 =~ /^(?i)Exception$/", FILTER_SET,
+               f_fields(lambda r: r["f1"].lower() == "exception")),
+    Documented(FILTER, 'fields f1, f2, f3 \n| filter f1 not like "Exception"', FILTER_SET,
+               f_fields(lambda r: "Exception" not in r["f1"])),
     Documented(EXAMPLES, 'FIELDS @message\n    | PARSE @message "* [*] *" as loggingTime, loggingType, loggingMessage\n'
                '    | FILTER loggingType IN ["ERROR", "INFO"]\n    | DISPLAY loggingMessage, loggingType = "ERROR" as isError',
                app_set, typed_messages),
@@ -845,3 +862,12 @@ def test_the_now_examples_of_the_functions_page():
     lowered = [r for r in records if ("error" in r["message"].lower() or "failure" in r["message"].lower())]
     expected = [r for r in lowered if r["ts"] >= now_ms - 18_000_000]
     assert sorted(row["@message"] for row in rows) == sorted(r["message"] for r in expected) and expected
+
+
+def test_the_filter_pages_e_star_example_matches_every_event_with_f3():
+    """The filter page says `filter f3 like /E*/` finds words that begin with E; the regex `E*`
+    matches the empty string, so every event that has f3 passes (docs/insights.md)."""
+    made = FILTER_SET()
+    rows = insights.evaluate("fields f1, f2, f3\n| filter f3 like /E*/", made.events).rows
+    assert [row["f2"] for row in rows] == [r["f2"] for r in made.records if "f3" in r]
+    assert any(not r["f3"].startswith("E") for r in made.records if "f3" in r)

@@ -30,9 +30,7 @@ REPORT_METRICS = {
 }
 # Identifiers on platform lines: the request's, and X-Ray's when the function is traced.
 PLATFORM_IDS = {"RequestId": "@requestId", "XRAY TraceId": "@xrayTraceId", "SegmentId": "@xraySegmentId"}
-
-
-# Space-separated AWS formats: (number of values, first value, field names; None skips a value).
+# Space-separated AWS formats: the field name of each value in order (None: not a discovered field).
 VPC_FLOW_FIELDS = ("version", "accountId", "interfaceId", "srcAddr", "dstAddr", "srcPort", "dstPort", "protocol",
                    "packets", "bytes", "startTime", "endTime", "action", "logStatus")  # fmt: skip
 VPC_FLOW_STATUSES = ("OK", "NODATA", "SKIPDATA")

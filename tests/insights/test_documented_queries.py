@@ -79,11 +79,6 @@ def subset(make, keep):
     return build
 
 
-def lambda_set():
-    """Lambda logs: four events per invocation, records per invocation."""
-    return logs.lambda_logs()
-
-
 REPORT_TS = 3  # the REPORT line's offset from the invocation's START (documented_logs)
 
 
@@ -305,10 +300,6 @@ def outdated_tls_detail(records):
 # -- application logs ------------------------------------------------------------------------
 
 
-def app_set():
-    return logs.application_logs()
-
-
 def latest_25(records):
     return [{"@timestamp": shown(r["ts"]), "@message": r["message_text"]} for r in sorted(records, key=lambda r: -r["ts"])[:25]]
 
@@ -506,7 +497,8 @@ def series(records, *items):
     return rows
 
 
-REPORT_ONLY = lambda_set  # the Lambda queries filter @type = "REPORT" themselves
+LAMBDA = logs.lambda_logs  # records per invocation; the queries pick the REPORT lines themselves
+APP = logs.application_logs
 FLOWS = logs.vpc_flow_logs
 TRAIL = logs.cloudtrail_logs
 ROUTE53 = logs.route53_logs
@@ -523,43 +515,43 @@ CASES = [
                "    min(@maxMemoryUsed / 1000 / 1000) as smallestMemoryRequestMB,\n"
                "    avg(@maxMemoryUsed / 1000 / 1000) as avgMemoryUsedMB,\n"
                "    max(@maxMemoryUsed / 1000 / 1000) as maxMemoryUsedMB,\n"
-               "    provisonedMemoryMB - maxMemoryUsedMB as overProvisionedMB", REPORT_ONLY, overprovisioned),
+               "    provisonedMemoryMB - maxMemoryUsedMB as overProvisionedMB", LAMBDA, overprovisioned),
     Documented(EXAMPLES, 'filter @type = "REPORT" |\n    stats avg(@duration), max(@duration), min(@duration) by bin(5m)',
-               REPORT_ONLY, latency_report),
+               LAMBDA, latency_report),
     Documented(EXAMPLES, 'fields @timestamp, @requestId, @message, @logStream\n| filter @type = "REPORT" and '
-               "@duration > 1000\n| sort @timestamp desc\n| dedup @requestId\n| limit 20", REPORT_ONLY,
+               "@duration > 1000\n| sort @timestamp desc\n| dedup @requestId\n| limit 20", LAMBDA,
                slow_invocations, ("*",)),
     Documented(OPERATOR_GUIDE, 'fields Timestamp, LogLevel, Message\n| filter LogLevel == "ERR"\n'
-               "| sort @timestamp desc\n| limit 100", lambda_set, last_errors, ("*",)),
+               "| sort @timestamp desc\n| limit 100", LAMBDA, last_errors, ("*",)),
     Documented(OPERATOR_GUIDE, 'filter @type = "REPORT"\n| fields @requestId, @billedDuration\n'
-               "| sort by @billedDuration desc\n| limit 100", REPORT_ONLY, highest_billed, ("*",)),
+               "| sort by @billedDuration desc\n| limit 100", LAMBDA, highest_billed, ("*",)),
     Documented(OPERATOR_GUIDE, 'filter @type = "REPORT"\n| stats sum(strcontains(@message, "Init Duration"))/count(*) '
-               "* 100 as\n  coldStartPct, avg(@duration)\n  by bin(5m)", REPORT_ONLY, cold_start_percentage),
+               "* 100 as\n  coldStartPct, avg(@duration)\n  by bin(5m)", LAMBDA, cold_start_percentage),
     Documented(OPERATOR_GUIDE, 'filter @type = "REPORT"\n| stats\n    avg(@billedDuration) as Average,\n'
                "    percentile(@billedDuration, 99) as NinetyNinth,\n    percentile(@billedDuration, 95) as "
-               "NinetyFifth,\n    percentile(@billedDuration, 90) as Ninetieth\n    by bin(30m)", REPORT_ONLY,
+               "NinetyFifth,\n    percentile(@billedDuration, 90) as Ninetieth\n    by bin(30m)", LAMBDA,
                billed_percentiles),
     Documented(OPERATOR_GUIDE, 'filter @type="REPORT"\n| stats avg(@maxMemoryUsed/1024/1024) as mean_MemoryUsed,\n'
                "    min(@maxMemoryUsed/1024/1024) as min_MemoryUsed,\n    max(@maxMemoryUsed/1024/1024) as "
-               "max_MemoryUsed,\n    percentile(@maxMemoryUsed/1024/1024, 95) as Percentile95", REPORT_ONLY,
+               "max_MemoryUsed,\n    percentile(@maxMemoryUsed/1024/1024, 95) as Percentile95", LAMBDA,
                memory_percentiles),
     Documented(OPERATOR_GUIDE, 'filter @type = "REPORT" and @maxMemoryUsed=@memorySize\n| stats\n'
-               "    count_distinct(@requestId)\n    by bin(30m)", REPORT_ONLY, full_memory),
+               "    count_distinct(@requestId)\n    by bin(30m)", LAMBDA, full_memory),
     Documented(OPERATOR_GUIDE, 'filter @type = "REPORT"\n| stats\n    max(@maxMemoryUsed / 1024 / 1024) as '
                "maxMemMB,\n    avg(@maxMemoryUsed / 1024 / 1024) as avgMemMB,\n    min(@maxMemoryUsed / "
                "1024 / 1024) as minMemMB,\n    (avg(@maxMemoryUsed / 1024 / 1024) / max(@memorySize / 1024 / "
                "1024)) * 100 as avgMemUsedPct,\n    avg(@billedDuration) as avgDurationMS\n    by bin(30m)",
-               REPORT_ONLY, memory_statistics),
-    Documented(OPERATOR_GUIDE, "filter @message like /Process exited/\n| stats count() by bin(30m)", lambda_set,
+               LAMBDA, memory_statistics),
+    Documented(OPERATOR_GUIDE, "filter @message like /Process exited/\n| stats count() by bin(30m)", LAMBDA,
                endings_per_half_hour("exited")),
-    Documented(OPERATOR_GUIDE, "filter @message like /Task timed out/\n| stats count() by bin(30m)", lambda_set,
+    Documented(OPERATOR_GUIDE, "filter @message like /Task timed out/\n| stats count() by bin(30m)", LAMBDA,
                endings_per_half_hour("timeout")),
     Documented(OPERATOR_GUIDE, 'filter @type = "REPORT"\n| stats avg(@duration), max(@duration), min(@duration)\n'
-               "  by bin(5m)", REPORT_ONLY, latency_report),
+               "  by bin(5m)", LAMBDA, latency_report),
     Documented(OPERATOR_GUIDE, 'filter @type = "REPORT"\n| stats max(@memorySize / 1024 / 1024) as provisonedMemMB,\n'
                "        min(@maxMemoryUsed / 1024 / 1024) as smallestMemReqMB,\n        avg(@maxMemoryUsed / 1024 / "
                "1024) as avgMemUsedMB,\n        max(@maxMemoryUsed / 1024 / 1024) as maxMemUsedMB,\n        "
-               "provisonedMemMB - maxMemUsedMB as overProvisionedMB", REPORT_ONLY, overprovisioned_mib),
+               "provisonedMemMB - maxMemUsedMB as overProvisionedMB", LAMBDA, overprovisioned_mib),
     # VPC flow logs (default format) on the examples page and the parse page.
     Documented(EXAMPLES, "stats sum(packets) as packetsTransferred by srcAddr, dstAddr\n"
                "| sort packetsTransferred  desc\n| limit 15",
@@ -601,24 +593,24 @@ CASES = [
                "awsRegion, tlsDetails.tlsVersion", TRAIL, outdated_tls_detail,
                ("eventSource", "eventName", "awsRegion", "tlsDetails.tlsVersion")),
     # General queries, dedup, parse, multiple stats, unmask.
-    Documented(EXAMPLES, "fields @timestamp, @message\n| sort @timestamp desc\n| limit 25", app_set, latest_25, ("*",)),
+    Documented(EXAMPLES, "fields @timestamp, @message\n| sort @timestamp desc\n| limit 25", APP, latest_25, ("*",)),
     Documented(EXAMPLES, "filter @message like /Exception/\n| stats count(*) as exceptionCount by bin(1h)\n"
-               "| sort exceptionCount desc", app_set, exceptions_per_hour, ("exceptionCount",)),
-    Documented(EXAMPLES, "fields @message | filter @message not like /Exception/", app_set, not_exceptions),
-    Documented(EXAMPLES, "fields @timestamp, server, severity, message\n| sort @timestamp asc\n| dedup server", app_set,
+               "| sort exceptionCount desc", APP, exceptions_per_hour, ("exceptionCount",)),
+    Documented(EXAMPLES, "fields @message | filter @message not like /Exception/", APP, not_exceptions),
+    Documented(EXAMPLES, "fields @timestamp, server, severity, message\n| sort @timestamp asc\n| dedup server", APP,
                lambda rs: first_per(rs, ("server",), newest_first=False), ("*",)),  # the oldest: docs/insights.md
     Documented(DEDUP, "fields @timestamp, server, severity, message \n| sort @timestamp desc \n| dedup server",
-               app_set, lambda rs: first_per(rs, ("server",)), ("*",)),
+               APP, lambda rs: first_per(rs, ("server",)), ("*",)),
     Documented(EXAMPLES, "fields @timestamp, server, severity, message\n| sort @timestamp desc\n"
-               "| dedup server, severity", app_set, lambda rs: first_per(rs, ("server", "severity")), ("*",)),
-    Documented(DEDUP, "fields @timestamp, server, severity, message | dedup server", app_set,
+               "| dedup server, severity", APP, lambda rs: first_per(rs, ("server", "severity")), ("*",)),
+    Documented(DEDUP, "fields @timestamp, server, severity, message | dedup server", APP,
                lambda rs: first_per(rs, ("server",)), ("*",)),  # no sort: newest first, as the page says
     Documented(PARSE, 'parse @message "user=*, method:*, latency := *" as @user,\n    @method, @latency | stats '
-               "avg(@latency) by @method, @user", subset(app_set, lambda r: r["kind"] == 1), latency_per_user),
+               "avg(@latency) by @method, @user", subset(APP, lambda r: r["kind"] == 1), latency_per_user),
     Documented(PARSE, 'parse @logStream "*/*/*/*" as env, service, instance, shard\n| stats count(*) by env, service',
-               app_set, streams),
+               APP, streams),
     Documented(PARSE, 'parse @message "url=*" as url\n| parse url "/api/*/users/*" as apiVersion, userId\n'
-               "| display apiVersion, userId", subset(app_set, lambda r: r["kind"] == 3), api_users),
+               "| display apiVersion, userId", subset(APP, lambda r: r["kind"] == 3), api_users),
     Documented(STATS, "stats avg(bytes) by dstAddr", FLOWS_WITH_DATA, lambda rs: per_destination(rs, "avg")),
     Documented(STATS, "stats avg(bytes), max(bytes) by dstAddr", FLOWS_WITH_DATA,
                lambda rs: per_destination(rs, "avg", "max")),
@@ -637,8 +629,8 @@ CASES = [
                ingest_per_stream),
     Documented(STATS, "FIELDS strlen(@message) AS message_length\n| STATS sum(message_length)/1024/1024 as logs_mb "
                "BY bin(5m)\n| STATS max(logs_mb) AS peak_ingest_mb,\n        min(logs_mb) AS min_ingest_mb,\n"
-               "        avg(logs_mb) AS avg_ingest_mb", app_set, ingest_peaks),
-    Documented(UNMASK, "fields @timestamp, @message, unmask(@message)", app_set, unmasked),
+               "        avg(logs_mb) AS avg_ingest_mb", APP, ingest_peaks),
+    Documented(UNMASK, "fields @timestamp, @message, unmask(@message)", APP, unmasked),
     Documented(WHERE, "fields @timestamp, @message\n| where @message like /error/", TEXTS, with_error),
     # The filter page's matching examples, case-sensitive unless (?i).
     Documented(FILTER, "fields f1, f2, f3 | filter f1 like /Exception/", FILTER_SET, f_fields(lambda r: "Exception" in r["f1"])),
@@ -653,7 +645,7 @@ CASES = [
                f_fields(lambda r: "Exception" not in r["f1"])),
     Documented(EXAMPLES, 'FIELDS @message\n    | PARSE @message "* [*] *" as loggingTime, loggingType, loggingMessage\n'
                '    | FILTER loggingType IN ["ERROR", "INFO"]\n    | DISPLAY loggingMessage, loggingType = "ERROR" as isError',
-               app_set, typed_messages),
+               APP, typed_messages),
     # API Gateway access logs, Apache, EventBridge.
     Documented(EXAMPLES, "fields @timestamp, status, ip, path, httpMethod\n| filter status>=400 and status<=499\n"
                "| sort @timestamp desc\n| limit 10", API, last_4xx, ("*",)),
@@ -727,7 +719,7 @@ def test_documented_query_gives_the_documented_answer(case):
 
 def test_the_corpus_covers_every_format_and_several_dozen_queries():
     assert len(CASES) >= 35
-    assert {case.logs for case in CASES} >= {REPORT_ONLY, FLOWS, TRAIL, ROUTE53, app_set}
+    assert {case.logs for case in CASES} >= {LAMBDA, FLOWS, TRAIL, ROUTE53, APP}
 
 
 @pytest.mark.parametrize(
@@ -759,7 +751,7 @@ def test_the_parse_page_named_group_example_as_written():
     """The parse page's regex example groups by `@method2, @user2`, fields nothing creates (its
     groups are method2 and user2), and its last group `(?<latency2>.*?)` ends the pattern, so the
     lazy match is empty: every event lands in one group without a latency (docs/insights.md)."""
-    made = subset(app_set, lambda r: r["kind"] == 1)()
+    made = subset(APP, lambda r: r["kind"] == 1)()
     query = ("parse @message /user=(?<user2>.*?), method:(?<method2>.*?),\n    latency := (?<latency2>.*?)/ | "
              "stats avg(latency2) by @method2,\n    @user2")  # fmt: skip
     assert insights.evaluate(query, made.events).rows == [{}]  # one group, no value in any column
@@ -808,7 +800,7 @@ def test_the_operator_guides_average_memory_query_is_a_fragment():
     query (`avgMemoryUsedPERC, avg(@billedDuration) as avgDurationMS by bin(5m)`): refused with
     one line naming where, never run as something else (docs/insights.md)."""
     with pytest.raises(QuerySyntaxError) as caught:
-        insights.evaluate("avgMemoryUsedPERC,\n    avg(@billedDuration) as avgDurationMS\n    by bin(5m)", lambda_set().events)
+        insights.evaluate("avgMemoryUsedPERC,\n    avg(@billedDuration) as avgDurationMS\n    by bin(5m)", LAMBDA().events)
     assert (caught.value.line, caught.value.column) == (1, 1) and "\n" not in str(caught.value)
 
 

@@ -290,3 +290,25 @@ def filter_page_logs() -> Logs:
         events.append(event(json.dumps(record), BASE_MS + i * 1000))
         records.append(dict(record, ts=BASE_MS + i * 1000))
     return Logs(events, records)
+
+
+def upload_logs(seed: int = 53) -> Logs:
+    """The operator guide's logsInsightsJSON function: each invocation logs a JSON object after
+    Lambda's text prefix (INFO level), some invocations an ERROR line instead."""
+    rng = random.Random(seed)
+    events, records = [], []
+    for i in range(160):
+        ts = BASE_MS + i * 9_000
+        request = f"5e0c1a2b-{i:04x}-4c3d-8e9f-{rng.getrandbits(48):012x}"
+        if i % 10 == 9:
+            record = {"ts": ts, "level": "ERROR", "text": f"upload {i} failed"}
+            message = f"{iso(ts)}\t{request}\tERROR\t{record['text']}\n"
+        else:
+            body = {"uploadedBytes": rng.randint(10_000, 3_000_000), "uploadTimeMS": rng.randint(100, 3000),
+                    "invocation": 1 + i % 4}  # fmt: skip
+            record = {"ts": ts, "level": "INFO", **body}
+            message = f"{iso(ts)}\t{request}\tINFO\t{json.dumps(body)}\n"
+        record["message_text"] = message
+        events.append(event(message, ts))
+        records.append(record)
+    return Logs(events, records)

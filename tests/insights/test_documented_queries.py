@@ -31,6 +31,7 @@ PATTERN = DOCS + "CWL_QuerySyntax-Pattern.html"
 ANOMALY = DOCS + "CWL_QuerySyntax-Anomaly.html"
 WHERE = DOCS + "CWL_QuerySyntax-Where.html"
 FILTER = DOCS + "CWL_QuerySyntax-Filter.html"
+PARSE_LOGS = "https://docs.aws.amazon.com/lambda/latest/operatorguide/parse-logs.html"
 OPERATOR_GUIDE = "https://serverlessland.com/content/service/lambda/guides/aws-lambda-operator-guide/useful-queries"
 STREAM = "2024/05/01/[$LATEST]abc"  # the stream support.event gives every event
 
@@ -346,6 +347,22 @@ def f_fields(keep):
     return lambda records: [{k: r[k] for k in ("f1", "f2", "f3") if k in r} for r in records if keep(r)]
 
 
+def newest_errors(records):
+    errors = sorted((r for r in records if "ERROR" in r["message_text"]), key=lambda r: -r["ts"])
+    return [{"@timestamp": shown(r["ts"]), "@message": r["message_text"]} for r in errors]
+
+
+def large_slow_uploads(records):
+    kept = [r for r in records if r["level"] == "INFO" and r["uploadedBytes"] > 1_000_000 and r["uploadTimeMS"] > 1000
+            and r["invocation"] != 1]  # fmt: skip
+    rows = []
+    for minute, group in grouped(kept, lambda r: binned(r["ts"], 1)).items():
+        sizes = [r["uploadedBytes"] for r in group]
+        rows.append({"bin (1m)": minute, "min(uploadedBytes)": min(sizes), "avg(uploadedBytes)": sum(sizes) / len(sizes),
+                     "max(uploadedBytes)": max(sizes)})  # fmt: skip
+    return rows
+
+
 def ingest_peaks(records):
     per_bin = Counter()
     for r in records:
@@ -552,6 +569,12 @@ CASES = [
                "        min(@maxMemoryUsed / 1024 / 1024) as smallestMemReqMB,\n        avg(@maxMemoryUsed / 1024 / "
                "1024) as avgMemUsedMB,\n        max(@maxMemoryUsed / 1024 / 1024) as maxMemUsedMB,\n        "
                "provisonedMemMB - maxMemUsedMB as overProvisionedMB", LAMBDA, overprovisioned_mib),
+    # The operator guide's structured logging page: JSON after Lambda's text prefix is discovered.
+    Documented(PARSE_LOGS, "fields @timestamp, @message | filter @message like /ERROR/ | sort @timestamp desc",
+               logs.upload_logs, newest_errors, ("*",)),
+    Documented(PARSE_LOGS, "fields @message\n| filter @message like /INFO/\n| filter uploadedBytes > 1000000\n"
+               "| filter uploadTimeMS > 1000\n| filter invocation != 1\n| stats min(uploadedBytes), "
+               "avg(uploadedBytes), max(uploadedBytes) by bin (1m)", logs.upload_logs, large_slow_uploads),
     # VPC flow logs (default format) on the examples page and the parse page.
     Documented(EXAMPLES, "stats sum(packets) as packetsTransferred by srcAddr, dstAddr\n"
                "| sort packetsTransferred  desc\n| limit 15",

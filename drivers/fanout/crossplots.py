@@ -60,6 +60,7 @@ def _throughput_vs_concurrency(summary: dict, measured, label):
     if concurrencies[-1] / concurrencies[0] > 10:
         ax.set_xscale("log")
     ax.set_xticks(concurrencies, [str(c) for c in concurrencies])
+    ax.minorticks_off()
     ax.set_ylim(bottom=0)
     ax.set_xlabel("Target concurrency (reserved concurrency = queue mapping maximum)")
     ax.set_ylabel(f"Throughput per download ({UNIT})")
@@ -67,7 +68,7 @@ def _throughput_vs_concurrency(summary: dict, measured, label):
     top.set_ylabel("Mbit/s")
     ax.set_title(f"Median throughput per download against concurrency\n{summary['network']}", fontsize="medium")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize="small", title="line: median; band: p25-p75; bars: 95% CI of the median",
+    ax.legend(loc="best", fontsize="small", title="line: median; band: p25-p75; bars: 95% CI of the median",
               title_fontsize="small")  # fmt: skip
     return fig
 
@@ -89,12 +90,13 @@ def _heatmap(summary: dict, measured, label):
         for (i, j), value in np.ndenumerate(grid):
             if not np.isnan(value):
                 dark = value < np.nanmin(grid) + 0.6 * (np.nanmax(grid) - np.nanmin(grid))
-                ax.text(j, i, f"{value:.3g}", ha="center", va="center", color="white" if dark else "black")
+                ax.text(j, i, f"{value:#.3g}", ha="center", va="center", color="white" if dark else "black")
         ax.set_xticks(range(len(limits)), [str(c) for c in limits])
         ax.set_yticks(range(len(memories)), [str(m) for m in memories])
         ax.set_xlabel("Target concurrency")
         ax.set_ylabel("Memory (MB)")
-        ax.set_title(title, fontsize="medium")
+        if len(panels) > 1:
+            ax.set_title(title, fontsize="medium")
         fig.colorbar(image, ax=ax, label=f"median {UNIT}")
     for ax in list(axes.flat)[len(panels):]:
         ax.set_visible(False)

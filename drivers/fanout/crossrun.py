@@ -409,7 +409,7 @@ def markdown(summary: dict, images: list[Path]) -> str:
     methods = summary["methods"]
     parts = [
         f"# {summary['title']}",
-        f"Figures {network}." if network.startswith("measured") else f"Figures from a {network}.",
+        f"Figures: {network}.",
         "## How it was made",
         report._markdown_table(runs_table),
         f"Report made by s3-fanout {summary['version']}."

@@ -87,6 +87,8 @@ def show(result: dict) -> None:
     fields = result["match_on"]
     console.print(f"cells matched on: {', '.join(crossrun.TITLES[f] for f in fields) or 'nothing (one cell a side)'}",
                   highlight=False)  # fmt: skip
+    networks = sorted({*result["a"]["network"], *result["b"]["network"]})
+    network = networks[0] if len(networks) == 1 else "networks differ, see A and B"
     for name in stats.CI_STATISTICS:
         rows = [[*(crossrun.TITLES[f] for f in fields), "n A", "n B", "A", "B", "B - A", "95% CI", ""]]
         for cell in result["cells"]:
@@ -95,7 +97,7 @@ def show(result: dict) -> None:
             rows.append([*(crossrun.value_text(cell, f) for f in fields), cell["n_a"], cell["n_b"], change["a"],
                          change["b"], change["change"], ci, "changed" if change["changed"] else ""])  # fmt: skip
         report._print_table(crossrun._table(f"{name} throughput (MB/s, decimal)", rows),
-                            "changed: the CI of B - A excludes 0")  # fmt: skip
+                            f"changed: the CI of B - A excludes 0; {network}")  # fmt: skip
     for side in ("a", "b"):
         for label in result[f"only_in_{side}"]:
             console.print(f"only in {side.upper()}: {label}", highlight=False)

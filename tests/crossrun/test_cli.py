@@ -51,6 +51,6 @@ def test_report_runs_writes_into_its_folder_and_compare_prints(capsys):
     out_dir = crossrun.across_dir([a, b])
     assert {"cells.csv", "cells.json", "report.md"} <= {p.name for p in out_dir.iterdir()}
     assert str(out_dir) in capsys.readouterr().out.replace("\n", "")
-    assert cli.main(["compare", a, "latest"]) == 0  # latest is b
+    assert cli.main(["compare", a, "latest"]) == 0  # latest is b; memory is what they differ in
     out = capsys.readouterr().out
-    assert "only in A: MB 512" in out and "only in B: MB 1024" in out
+    assert f"A: {a} (MB 512)" in out and f"B: {b} (MB 1024)" in out and "B - A" in out

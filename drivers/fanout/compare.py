@@ -35,8 +35,9 @@ def compare(a_ids: list[str], b_ids: list[str]) -> dict:
     """Per matching cell the change in median and p99 throughput with its CI; unmatched cells."""
     a = _side(a_ids)
     b = _side(b_ids)
-    fields = [name for name in crossrun.Cell._fields if len({c[name] for c in a}) > 1 or len({c[name] for c in b}) > 1]
-    differ = [name for name in crossrun.Cell._fields if name not in fields and {c[name] for c in a} != {c[name] for c in b}]
+    values = {name: ({c[name] for c in a}, {c[name] for c in b}) for name in crossrun.Cell._fields}
+    fields = [name for name, (in_a, in_b) in values.items() if len(in_a) > 1 or len(in_b) > 1]
+    differ = [name for name, (in_a, in_b) in values.items() if name not in fields and in_a != in_b]
     a_by, b_by = _by_match(a, fields), _by_match(b, fields)
     matched = [_change(key, fields, a_by[key], b_by[key]) for key in a_by if key in b_by]
     return {

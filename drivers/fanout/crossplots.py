@@ -15,7 +15,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
 import numpy as np  # noqa: E402
 
-from fanout.plots import DPI, WIDTH  # noqa: E402
+from fanout.plots import WIDTH, _save  # noqa: E402
 
 MAIN_AXES = ("memory_size", "concurrency_limit")
 UNIT = "MB/s, decimal: 10^6 bytes/s"
@@ -119,9 +119,3 @@ def _seconds_by_cell(summary: dict, measured, label):
     ax.grid(axis="y", alpha=0.3)
     ax.tick_params(axis="x", labelsize="small")
     return fig
-
-
-def _save(fig, path):
-    fig.savefig(path, dpi=DPI)
-    plt.close(fig)
-    return path

@@ -7,8 +7,8 @@ seconds and throughput (decimal MB/s and Mbit/s), bootstrap confidence intervals
 and p99 throughput, achieved concurrency (fanout.concurrency, per run) against the target,
 cold starts, errors, and the accounting that `fanout wait` stored in run.json.
 
-A cell is the record fields of fanout.cells plus object_size (records that predate the field
-take run.json's stack.object_size), the architecture and the network the run was made under
+A cell is the record fields of fanout.cells.FIELDS plus object_size (records that predate the
+field take run.json's stack.object_size), the architecture and the network the run was made under
 (both from run.json, so that runs that differ only there are not pooled). Tables show as
 columns only the cell fields that vary; the others are printed once above them.
 
@@ -24,7 +24,7 @@ from typing import NamedTuple
 
 from rich.console import Console
 
-from fanout import cells, concurrency, crossplots, paths, report, runs, stats
+from fanout import concurrency, crossplots, paths, report, runs, stats
 from fanout.errors import FanoutError
 from fanout.fire import sent_seqs
 from fanout.sizes import format_size
@@ -120,18 +120,18 @@ def load(run_id: str) -> Run:
 
 
 def cell_of(item: dict, run: dict) -> Cell:
-    """The cell of a record (or of a run, from run.json, for a run without downloads)."""
+    """The cell of a record; a field the record lacks (object_size before records carried it;
+    every field, for a run without downloads) comes from run.json."""
     stack, parameters = run["stack"], run["parameters"]
-    memory, limit, mode, tag = cells.key(item)
-    return Cell(
-        memory_size=stack["memory"] if memory is None else memory,
-        concurrency_limit=stack["concurrency"] if limit is None else limit,
-        object_size=item.get("object_size", stack["object_size"]),
-        architecture=stack["architecture"],
-        mode=parameters["mode"] if mode is None else mode,
-        experiment_tag=parameters["experiment_tag"] if tag is None else tag,
-        network=network_label(run),
-    )
+    from_run = {
+        "memory_size": stack["memory"],
+        "concurrency_limit": stack["concurrency"],
+        "object_size": stack["object_size"],
+        "mode": parameters["mode"],
+        "experiment_tag": parameters["experiment_tag"],
+    }
+    fields = {name: value if item.get(name) is None else item[name] for name, value in from_run.items()}
+    return Cell(**fields, architecture=stack["architecture"], network=network_label(run))
 
 
 def sort_key(cell: Cell) -> tuple:
@@ -390,7 +390,8 @@ def write(summary: dict, out_dir: Path) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     data = {key: value for key, value in summary.items() if key != "samples"}
     (out_dir / "cells.json").write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
-    columns = [*Cell._fields, "runs", "n", *(f"{m}_{s}" for m in report.METRICS for s in report.STATS), *CI_COLUMNS, *CELL_COLUMNS]
+    statistics = [f"{metric}_{stat}" for metric in report.METRICS for stat in report.STATS]
+    columns = [*Cell._fields, "runs", "n", *statistics, *CI_COLUMNS, *CELL_COLUMNS]
     with open(out_dir / "cells.csv", "w", newline="") as out:
         writer = csv.DictWriter(out, fieldnames=columns, extrasaction="ignore")
         writer.writeheader()

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from rich.console import Console
 
-from fanout import concurrency, crossrun, report, runs
+from fanout import cells, concurrency, crossrun, report, runs
 
 from .support import make_run
 
@@ -140,3 +140,7 @@ def test_console_fits_80_columns(four_runs, tmp_path, monkeypatch):
     lines = buffer.getvalue().splitlines()
     assert max(map(len, lines)) <= 80
     assert sum("simulated network: none" in line for line in lines) >= 5
+
+
+def test_a_cell_has_every_field_of_the_single_run_report():
+    assert set(cells.FIELDS) | {"object_size"} <= set(crossrun.Cell._fields)

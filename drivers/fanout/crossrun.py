@@ -204,8 +204,8 @@ def cell_row(cell: Cell, members: list[tuple[Run, list[dict]]], run_cells: dict)
             row |= {f"{metric}_{stat}": value for stat, value in stats.describe(sample[metric]).items() if stat != "n"}
         # Every statistic here is linear in the values, so it scales exactly with the unit.
         row |= {f"mbit_per_s_{stat}": row[f"mb_per_s_{stat}"] * 8 for stat in report.STATS}
-        for name, percentile in stats.CI_STATISTICS.items():
-            ci = stats.interval(sample["mb_per_s"], percentile)
+        cis = stats.intervals(sample["mb_per_s"], list(stats.CI_STATISTICS.values()))
+        for name, ci in zip(stats.CI_STATISTICS, cis):
             row[f"mb_per_s_{name}_ci_low"], row[f"mb_per_s_{name}_ci_high"] = ci or (None, None)
     row |= _concurrency(cell, members)
     row["errors"] = sum(1 for run, _ in members for e in run.errors if cell_of(e, run.record) == cell)

@@ -40,21 +40,23 @@ def describe(values) -> dict:
     return result
 
 
-def interval(values, percentile: float) -> tuple[float, float] | None:
-    """The confidence interval of one percentile of `values`; None below two values, where
-    there is nothing to resample."""
+def intervals(values, percentiles: list[float]) -> list[tuple[float, float] | None]:
+    """The confidence interval of each of `percentiles` of `values`, all from the same resamples
+    (one pass instead of one per percentile); None below two values: nothing to resample."""
     if len(values) < 2:
-        return None
-    return _bootstrap((np.asarray(values, dtype=float),), lambda x, axis: np.percentile(x, percentile, axis=axis))
+        return [None] * len(percentiles)
+    return _bootstrap((np.asarray(values, dtype=float),),
+                      lambda x, axis: np.percentile(x, percentiles, axis=axis))  # fmt: skip
 
 
-def difference_interval(a, b, percentile: float) -> tuple[float, float] | None:
-    """The confidence interval of percentile(b) - percentile(a), each side resampled on its own."""
+def difference_intervals(a, b, percentiles: list[float]) -> list[tuple[float, float] | None]:
+    """The confidence interval of percentile(b) - percentile(a) for each of `percentiles`, each
+    side resampled on its own."""
     if len(a) < 2 or len(b) < 2:
-        return None
+        return [None] * len(percentiles)
 
     def change(x, y, axis):
-        return np.percentile(y, percentile, axis=axis) - np.percentile(x, percentile, axis=axis)
+        return np.percentile(y, percentiles, axis=axis) - np.percentile(x, percentiles, axis=axis)
 
     return _bootstrap((np.asarray(a, dtype=float), np.asarray(b, dtype=float)), change)
 
@@ -63,10 +65,10 @@ def excludes_zero(ci: tuple[float, float] | None) -> bool:
     return ci is not None and (ci[0] > 0 or ci[1] < 0)
 
 
-def _bootstrap(samples: tuple, statistic) -> tuple[float, float]:
+def _bootstrap(samples: tuple, statistic) -> list[tuple[float, float]]:
     result = stats.bootstrap(
         samples, statistic, n_resamples=RESAMPLES, batch=BATCH, vectorized=True, paired=False,
         confidence_level=CONFIDENCE, method="percentile", rng=np.random.default_rng(SEED),
     )  # fmt: skip
     low, high = result.confidence_interval
-    return float(low), float(high)
+    return [(float(a), float(b)) for a, b in zip(low, high)]

@@ -98,7 +98,7 @@ def show(result: dict) -> None:
             ci = "-" if change["ci"] is None else f"{report._fmt(change['ci'][0])} to {report._fmt(change['ci'][1])}"
             rows.append([*(crossrun.value_text(cell, f) for f in fields), cell["n_a"], cell["n_b"], change["a"],
                          change["b"], change["change"], ci, "changed" if change["changed"] else ""])  # fmt: skip
-        report._print_table(crossrun._table(f"{name} throughput (MB/s, decimal)", rows),
+        report._print_table(crossrun._table(f"{name} throughput (MB/s, decimal)", rows, bool(fields)),
                             f"changed: the CI of B - A excludes 0; {network}")  # fmt: skip
     for side in ("a", "b"):
         for label in result[f"only_in_{side}"]:

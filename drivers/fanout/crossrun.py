@@ -308,23 +308,29 @@ def show(summary: dict) -> None:
     shared = [name for name in Cell._fields if name not in summary["varying"] and name != "network"]
     if summary["cells"] and shared:
         console.print(f"every cell: {cell_label(summary['cells'][0], shared)}", highlight=False)
-    for metric, (title, caption) in report.METRICS.items():
-        report._print_table(_table(title, metric_rows(summary, metric)), f"{caption}; {network}")
-    report._print_table(_table("Throughput (MB/s): median and p99 with 95% CIs", ci_rows(summary)),
-                        f"{stats.CI_METHOD}; {network}")  # fmt: skip
-    report._print_table(_table("Achieved concurrency", concurrency_rows(summary)),
-                        f"steady mean: over the {concurrency.STEADY_DEFINITION}, per run")  # fmt: skip
-    report._print_table(_table("Accounting", accounting_rows(summary)), ACCOUNTING_NOTE)
+    keyed = bool(summary["varying"])
+    tables = [(title, metric_rows(summary, metric), f"{caption}; {network}")
+              for metric, (title, caption) in report.METRICS.items()]  # fmt: skip
+    tables += [
+        ("Throughput (MB/s): median and p99 with 95% CIs", ci_rows(summary), f"{stats.CI_METHOD}; {network}"),
+        ("Achieved concurrency", concurrency_rows(summary), f"steady mean: over the {concurrency.STEADY_DEFINITION}, per run"),
+        ("Accounting", accounting_rows(summary), ACCOUNTING_NOTE),
+    ]
+    for title, rows, note in tables:
+        report._print_table(_table(title, rows, keyed), note)
     console.print(f"percentiles: {stats.PERCENTILE_METHOD}; {UNITS}", highlight=False)
     for warning in summary["warnings"]:
         console.print(f"[bold red]WARNING:[/] {warning}", highlight=False)
 
 
-def _table(title: str, rows: list[list]):
+def _table(title: str, rows: list[list], keyed: bool = True):
     """report.py's table style, without the padding at the outer edges: two more columns for
-    the figures, so that a memory x concurrency table of download seconds fits 80."""
+    the figures, so that a memory x concurrency table of download seconds fits 80. `keyed`:
+    the first column names the cell, left-aligned."""
     table = report._rich_table(title, rows)
     table.pad_edge = False
+    if keyed:
+        table.columns[0].justify = "left"
     return table
 
 

@@ -80,16 +80,18 @@ def _heatmap(summary: dict, measured, label):
     columns = min(len(panels), 2)
     fig, axes = plt.subplots(math.ceil(len(panels) / columns), columns, squeeze=False, layout="constrained",
                              figsize=(WIDTH, 1.5 + 3.2 * math.ceil(len(panels) / columns)))  # fmt: skip
+    medians = [row["mb_per_s_p50"] for row, _ in measured]
+    low, high = min(medians), max(medians)  # one colour scale for every panel: comparable colours
     for ax, (title, rows) in zip(axes.flat, panels.items()):
         memories = sorted({r["memory_size"] for r in rows})
         limits = sorted({r["concurrency_limit"] for r in rows})
         grid = np.full((len(memories), len(limits)), np.nan)
         for r in rows:
             grid[memories.index(r["memory_size"]), limits.index(r["concurrency_limit"])] = r["mb_per_s_p50"]
-        image = ax.imshow(grid, cmap="viridis", aspect="auto", origin="lower")
+        image = ax.imshow(grid, cmap="viridis", aspect="auto", origin="lower", vmin=low, vmax=high)
         for (i, j), value in np.ndenumerate(grid):
             if not np.isnan(value):
-                dark = value < np.nanmin(grid) + 0.6 * (np.nanmax(grid) - np.nanmin(grid))
+                dark = value < low + 0.6 * (high - low)
                 ax.text(j, i, f"{value:#.3g}", ha="center", va="center", color="white" if dark else "black")
         ax.set_xticks(range(len(limits)), [str(c) for c in limits])
         ax.set_yticks(range(len(memories)), [str(m) for m in memories])
@@ -97,7 +99,7 @@ def _heatmap(summary: dict, measured, label):
         ax.set_ylabel("Memory (MB)")
         if len(panels) > 1:
             ax.set_title(title, fontsize="medium")
-        fig.colorbar(image, ax=ax, label=f"median {UNIT}")
+    fig.colorbar(image, ax=axes, label=f"median {UNIT}")
     for ax in list(axes.flat)[len(panels):]:
         ax.set_visible(False)
     fig.suptitle(f"Median throughput per download ({UNIT})\n{summary['network']}", fontsize="medium")
@@ -105,17 +107,18 @@ def _heatmap(summary: dict, measured, label):
 
 
 def _seconds_by_cell(summary: dict, measured, label):
-    fig, ax = plt.subplots(figsize=(WIDTH, 5), layout="constrained")
+    """Horizontal, one row per cell: labels stay readable however many cells there are."""
+    fig, ax = plt.subplots(figsize=(WIDTH, 1.9 + 0.55 * len(measured)), layout="constrained")
     names = summary["varying"] or ["memory_size"]
-    labels = [label(row, names).replace(", ", "\n") + f"\nn={row['n']}" for row, _ in measured]
+    labels = [f"{label(row, names)} (n={row['n']})" for row, _ in measured]
     seconds = [sample["seconds"] for _, sample in measured]
-    ax.violinplot(seconds, showextrema=False)
-    ax.boxplot(seconds, tick_labels=labels, widths=0.15, showfliers=False,
+    ax.violinplot(seconds, orientation="horizontal", showextrema=False)
+    ax.boxplot(seconds, orientation="horizontal", tick_labels=labels, widths=0.2, showfliers=False,
                medianprops={"color": "black"})  # fmt: skip
-    ax.set_ylabel("Download time (s, wall clock in the function)")
-    ax.set_ylim(bottom=0)
-    ax.set_title(f"Download times per cell (violin: distribution; box: quartiles, whiskers 1.5 IQR)\n"
-                 f"{summary['network']}", fontsize="medium")  # fmt: skip
-    ax.grid(axis="y", alpha=0.3)
-    ax.tick_params(axis="x", labelsize="small")
+    ax.invert_yaxis()  # first cell on top, as in the tables
+    ax.set_xlabel("Download time (s, wall clock in the function)\n"
+                  "violin: distribution; box: quartiles, black line: median, whiskers: 1.5 IQR")  # fmt: skip
+    ax.set_xlim(left=0)
+    ax.set_title(f"Download times per cell\n{summary['network']}", fontsize="medium")
+    ax.grid(axis="x", alpha=0.3)
     return fig

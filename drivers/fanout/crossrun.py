@@ -18,10 +18,14 @@ Writes into the output folder: cells.csv, cells.json, report.md and fanout.cross
 import csv
 import hashlib
 import json
+import platform
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
+import matplotlib
+import numpy as np
+import scipy
 from rich.console import Console
 
 from fanout import concurrency, crossplots, paths, report, runs, stats
@@ -170,6 +174,7 @@ def summarize(loaded: list[Run], title: str) -> dict:
         },
         "warnings": warnings(loaded, run_cells),
         "version": runs.project_version(),
+        "environment": environment(),
         "samples": [samples(downloads_of(by_cell[cell])) for cell in ordered],
     }
 
@@ -252,6 +257,12 @@ def _accounting(members: list[Run]) -> dict:
             totals[name] += len(accounting[name])
     accounted = totals["done"] + totals["failed"] + totals["dead_lettered"]
     return totals | {"complete": totals["in_flight"] == 0 and accounted == totals["sent"]}
+
+
+def environment() -> str:
+    """What computed the statistics: the methods depend on numpy's and scipy's versions."""
+    return (f"Python {platform.python_version()}, numpy {np.__version__}, scipy {scipy.__version__}, "
+            f"matplotlib {matplotlib.__version__}")  # fmt: skip
 
 
 def varying(rows: list[dict]) -> list[str]:
@@ -419,7 +430,7 @@ def markdown(summary: dict, images: list[Path]) -> str:
         f"Figures: {network}.",
         "## How it was made",
         report._markdown_table(runs_table),
-        f"Report made by s3-fanout {summary['version']}."
+        f"Report made by s3-fanout {summary['version']} ({summary['environment']})."
         + (f" Every cell: {cell_label(summary['cells'][0], shared)}." if summary["cells"] and shared else ""),
         "## Methods",
         f"- Units: {methods['units']}.\n- Percentiles: {methods['percentiles']}.\n"

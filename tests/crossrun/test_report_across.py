@@ -85,6 +85,17 @@ def test_a_run_without_accounting_is_unknown_and_warned(tmp_path):
     assert any(f"make wait RUN={rid}" in w for w in summary["warnings"])
 
 
+def test_records_older_than_the_accounting_are_warned(tmp_path):
+    rid, downloads = make_run(1)
+    path = runs.run_dir(rid) / "records.jsonl"
+    path.write_text("".join(json.dumps(d) + "\n" for d in downloads[:-3]))  # a report made before wait ended
+    summary = crossrun.build([rid], tmp_path / "out", "t")
+    assert summary["cells"][0]["n"] == len(downloads) - 3
+    (warning,) = summary["warnings"]
+    assert f"make report RUN={rid}` again" in warning
+    assert "**Warning:** " + warning in (tmp_path / "out" / "report.md").read_text()
+
+
 def test_missing_records_name_the_run_and_the_fix(tmp_path):
     rid, _ = make_run(1)
     (runs.run_dir(rid) / "records.jsonl").unlink()

@@ -16,6 +16,8 @@ query results keep only the columns that differ, so that a one-cell report fits 
 
 Writes into results/<run_id>/: records.jsonl, summary.csv, summary.json, report.md and the
 PNG plots of fanout.plots.
+
+`--runs ID,ID,...` instead reports across runs from their records.jsonl (fanout.crossrun).
 """
 
 import csv

@@ -15,7 +15,7 @@ methods (docs/statistics.md).
 """
 
 import numpy as np
-from scipy import stats
+from scipy import stats as scipy_stats
 
 CONFIDENCE = 0.95
 RESAMPLES = 10_000
@@ -66,7 +66,7 @@ def excludes_zero(ci: tuple[float, float] | None) -> bool:
 
 
 def _bootstrap(samples: tuple, statistic) -> list[tuple[float, float]]:
-    result = stats.bootstrap(
+    result = scipy_stats.bootstrap(
         samples, statistic, n_resamples=RESAMPLES, batch=BATCH, vectorized=True, paired=False,
         confidence_level=CONFIDENCE, method="percentile", rng=np.random.default_rng(SEED),
     )  # fmt: skip

@@ -176,7 +176,7 @@ def test_report_across_runs_and_compare_on_real_runs(deployed, capsys):
     assert all(c["memory_size"] == 256 and c["object_size"] == 2**20 for c in cells.values())
     capsys.readouterr()
     assert cli.main(["compare", ok, failing]) == 0
-    assert "simulated network: none (loopback, not modelled)" in capsys.readouterr().out
+    assert "simulated network: none (loopback, not modelled)" in capsys.readouterr().out.replace("\n", "")
 
 
 def test_bad_inputs_are_one_line_errors(deployed, capsys):

@@ -88,7 +88,7 @@ query: venv ## Run the saved query QUERY against the stack's logs
 report: venv ## Tables, CSV/JSON and plots for RUN, or across RUNS=id,id,... (results/across/)
 	$(FANOUT) report $(TARGET) $(if $(RUNS),--runs $(RUNS),--run $(RUN))
 
-compare: venv ## Change in median and p99 throughput from run A to run B, with 95% CIs
+compare: venv ## Change in median and p99 throughput from A to B (run ids, comma-separated), with 95% CIs
 	$(FANOUT) compare $(A) $(B)
 
 demo: venv ## The whole experiment on the local backend, torn down afterwards

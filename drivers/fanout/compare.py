@@ -1,7 +1,7 @@
 """`fanout compare A B`: did the median or p99 throughput change between A and B?
 
-A and B are run ids or `latest` (crossrun.runs_of resolves them, so a sweep id works once it
-expands to its runs). Each side's downloads are grouped into cells as in the cross-run report.
+A and B are run ids or `latest`, or several of them comma-separated (crossrun.runs_of resolves
+each, so a sweep id works once it expands to its runs). Each side's downloads are grouped into cells as in the cross-run report.
 Cells are matched on the cell fields that vary within a side; a field that takes one value on
 each side (the tag, the mode, the network, when that is what A and B differ in) describes the
 sides instead of splitting the cells, so that `compare` on a run tagged "x86" and one tagged
@@ -21,13 +21,13 @@ console = Console()
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser("compare", help="change in median and p99 throughput between two runs, with CIs")
-    parser.add_argument("a", metavar="A", help="run id or 'latest': the baseline")
-    parser.add_argument("b", metavar="B", help="run id or 'latest': compared with A (changes are B - A)")
+    parser.add_argument("a", metavar="A", help="run id or 'latest' (or several, comma-separated): the baseline")
+    parser.add_argument("b", metavar="B", help="the same for the side compared with A (changes are B - A)")
     parser.set_defaults(func=run)
 
 
 def run(args) -> int:
-    show(compare(crossrun.runs_of(args.a), crossrun.runs_of(args.b)))
+    show(compare(crossrun.resolve_all(args.a), crossrun.resolve_all(args.b)))
     return 0
 
 
@@ -92,12 +92,13 @@ def show(result: dict) -> None:
     networks = sorted({*result["a"]["network"], *result["b"]["network"]})
     network = networks[0] if len(networks) == 1 else "networks differ, see A and B"
     for name in stats.CI_STATISTICS:
-        rows = [[*(crossrun.TITLES[f] for f in fields), "n A", "n B", "A", "B", "B - A", "95% CI", ""]]
+        rows = [[*crossrun.key_title(fields), "n A", "n B", "A", "B", "B - A", "%", "95% CI", ""]]
         for cell in result["cells"]:
             change = cell[name]
             ci = "-" if change["ci"] is None else f"{report._fmt(change['ci'][0])} to {report._fmt(change['ci'][1])}"
-            rows.append([*(crossrun.value_text(cell, f) for f in fields), cell["n_a"], cell["n_b"], change["a"],
-                         change["b"], change["change"], ci, "changed" if change["changed"] else ""])  # fmt: skip
+            rows.append([*crossrun.key_text(cell, fields), cell["n_a"], cell["n_b"], change["a"], change["b"],
+                         change["change"], f"{change['change'] / change['a']:+.0%}", ci,
+                         "changed" if change["changed"] else ""])  # fmt: skip
         report._print_table(crossrun._table(f"{name} throughput (MB/s, decimal)", rows, bool(fields)),
                             f"changed: the CI of B - A excludes 0; {network}")  # fmt: skip
     for side in ("a", "b"):

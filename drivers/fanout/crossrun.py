@@ -80,9 +80,14 @@ def runs_of(ref: str) -> list[str]:
     return [runs.resolve(ref)]
 
 
-def report_runs(refs: list[str]) -> int:
+def resolve_all(refs: str) -> list[str]:
+    """The run ids of comma-separated refs, each as runs_of reads it, without repeats."""
+    return list(dict.fromkeys(run_id for ref in refs.split(",") for run_id in runs_of(ref)))
+
+
+def report_runs(refs: str) -> int:
     """`fanout report --runs`: resolve the refs, build into results/across/<id>/, print."""
-    run_ids = list(dict.fromkeys(run_id for ref in refs for run_id in runs_of(ref)))
+    run_ids = resolve_all(refs)
     out_dir = across_dir(run_ids)
     summary = build(run_ids, out_dir, "s3-fanout report across runs")
     show(summary)
@@ -354,27 +359,28 @@ def value_text(row: dict, name: str):
     return format_size(row[name]) if name == "object_size" else row[name]
 
 
-def _key_title(summary: dict) -> list[str]:
-    """The row label's title, the varying fields joined (`MB/conc`): one column, not one per
-    field, so that a memory x concurrency table fits 80 columns."""
-    return ["/".join(TITLES[name] for name in summary["varying"])] if summary["varying"] else []
+def key_title(names: list[str]) -> list[str]:
+    """The row label's title, the fields joined (`MB/conc`): one column, not one per field, so
+    that a memory x concurrency table fits 80 columns; no column when no field varies."""
+    return ["/".join(TITLES[name] for name in names)] if names else []
 
 
-def _key(summary: dict, row: dict) -> list[str]:
-    return ["/".join(str(value_text(row, name)) for name in summary["varying"])] if summary["varying"] else []
+def key_text(row: dict, names: list[str]) -> list[str]:
+    """The row label: the row's values of `names`, joined as key_title joins their titles."""
+    return ["/".join(str(value_text(row, name)) for name in names)] if names else []
 
 
 def metric_rows(summary: dict, metric: str) -> list[list]:
-    rows = [[*_key_title(summary), "n", *report.STATS]]
+    rows = [[*key_title(summary["varying"]), "n", *report.STATS]]
     for row in summary["cells"]:
-        rows.append([*_key(summary, row), row["n"], *(row.get(f"{metric}_{stat}") for stat in report.STATS)])
+        rows.append([*key_text(row, summary["varying"]), row["n"], *(row.get(f"{metric}_{stat}") for stat in report.STATS)])
     return rows
 
 
 def ci_rows(summary: dict) -> list[list]:
-    rows = [[*_key_title(summary), "n", "p50", "95% CI", "p99", "95% CI"]]
+    rows = [[*key_title(summary["varying"]), "n", "p50", "95% CI", "p99", "95% CI"]]
     for row in summary["cells"]:
-        rows.append([*_key(summary, row), row["n"], row.get("mb_per_s_p50"), _interval(row, "p50"),
+        rows.append([*key_text(row, summary["varying"]), row["n"], row.get("mb_per_s_p50"), _interval(row, "p50"),
                      row.get("mb_per_s_p99"), _interval(row, "p99")])  # fmt: skip
     return rows
 
@@ -385,19 +391,19 @@ def _interval(row: dict, name: str) -> str:
 
 
 def concurrency_rows(summary: dict) -> list[list]:
-    rows = [[*_key_title(summary), "target", "peak", "steady mean", "cold starts", "cold share"]]
+    rows = [[*key_title(summary["varying"]), "target", "peak", "steady mean", "cold starts", "cold share"]]
     for row in summary["cells"]:
         share = row["cold_start_share"]
-        rows.append([*_key(summary, row), row["target"], row["peak_concurrency"], row["steady_mean_concurrency"],
+        rows.append([*key_text(row, summary["varying"]), row["target"], row["peak_concurrency"], row["steady_mean_concurrency"],
                      row["cold_starts"], "-" if share is None else f"{share:.1%}"])  # fmt: skip
     return rows
 
 
 def accounting_rows(summary: dict) -> list[list]:
-    rows = [[*_key_title(summary), "sent", "done", "failed", "dead-lettered", "complete", "error records"]]
+    rows = [[*key_title(summary["varying"]), "sent", "done", "failed", "dead-lettered", "complete", "error records"]]
     for row in summary["cells"]:
         complete = {True: "yes", False: "NO", None: "unknown"}[row["complete"]]
-        rows.append([*_key(summary, row), row["sent"], row["done"], row["failed"], row["dead_lettered"], complete,
+        rows.append([*key_text(row, summary["varying"]), row["sent"], row["done"], row["failed"], row["dead_lettered"], complete,
                      row["errors"]])  # fmt: skip
     return rows
 

@@ -67,7 +67,7 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     if args.runs is not None:
-        return crossrun.report_runs(args.runs.split(","))
+        return crossrun.report_runs(args.runs)
     record = runs.load(args.run)
     stack = stacks.from_args(args)
     check_same_stack(record, stack)

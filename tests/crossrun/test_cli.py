@@ -54,3 +54,12 @@ def test_report_runs_writes_into_its_folder_and_compare_prints(capsys):
     assert cli.main(["compare", a, "latest"]) == 0  # latest is b; memory is what they differ in
     out = capsys.readouterr().out
     assert f"A: {a} (MB 512)" in out and f"B: {b} (MB 1024)" in out and "B - A" in out
+
+
+def test_compare_sides_can_be_several_runs(capsys):
+    a = [make_run(n, memory=m, seed=n)[0] for n, m in ((1, 512), (2, 1024))]
+    b = [make_run(n, memory=m, seed=n, tag="new")[0] for n, m in ((3, 512), (4, 1024))]
+    assert cli.main(["compare", ",".join(a), ",".join(b)]) == 0
+    out = capsys.readouterr().out
+    assert "cells matched on: MB" in out
+    assert "MB 512" not in out and "only in" not in out  # both memories matched, none left over

@@ -97,7 +97,7 @@ def show(result: dict) -> None:
             change = cell[name]
             ci = "-" if change["ci"] is None else f"{report._fmt(change['ci'][0])} to {report._fmt(change['ci'][1])}"
             rows.append([*crossrun.key_text(cell, fields), cell["n_a"], cell["n_b"], change["a"], change["b"],
-                         change["change"], f"{change['change'] / change['a']:+.0%}", ci,
+                         change["change"], f"{change['change'] / change['a']:+.0%}" if change["a"] else "-", ci,
                          "changed" if change["changed"] else ""])  # fmt: skip
         report._print_table(crossrun._table(f"{name} throughput (MB/s, decimal)", rows, bool(fields)),
                             f"changed: the CI of B - A excludes 0; {network}")  # fmt: skip

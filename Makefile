@@ -13,6 +13,9 @@ MESSAGES    ?=
 MULTIPLIER  ?= 10
 TAG         ?= default
 RUN         ?= latest
+RUNS        ?=
+A           ?=
+B           ?=
 TIMEOUT     ?= 1800
 HOST        ?= 1
 QUERY       ?= download-percentiles
@@ -27,13 +30,14 @@ NETWORK_ARGS := $(if $(NETWORK),--network $(NETWORK)) --network-scale $(NETWORK_
 
 .DEFAULT_GOAL := help
 .PHONY: help venv emulator-up emulator-down emulator-status package deploy plan outputs destroy \
-        run fire wait query report demo test bench clean
+        run fire wait query report compare demo test bench clean
 
 help: ## List the targets and the variables they read
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 	@echo "Variables: BACKEND=$(BACKEND) STACK=$(STACK) CONCURRENCY=$(CONCURRENCY) MEMORY=$(MEMORY)"
 	@echo "  OBJECT_SIZE=$(OBJECT_SIZE) REGION=$(REGION) ARCH=$(ARCH) MODE=$(MODE) TAG=$(TAG)"
 	@echo "  MESSAGES=$(MESSAGES) MULTIPLIER=$(MULTIPLIER) RUN=$(RUN) QUERY=$(QUERY)"
+	@echo "  RUNS=$(RUNS) (report across these runs) A=$(A) B=$(B) (compare)"
 	@echo "  TIMEOUT=$(TIMEOUT) (wait gives up after this many seconds)"
 	@echo "  HOST=$(HOST) (local backend: wait hosts the function; HOST=0 when \`make run\` does)"
 	@echo "  NETWORK=$(NETWORK) NETWORK_SCALE=$(NETWORK_SCALE) (local backend: run, wait and demo shape S3 traffic"
@@ -86,8 +90,11 @@ wait: venv ## Wait until every message of RUN is accounted for (TIMEOUT, HOST, N
 query: venv ## Run the saved query QUERY against the stack's logs
 	$(FANOUT) insights queries/$(QUERY).logsinsights $(TARGET)
 
-report: venv ## Tables, CSV/JSON and plots for RUN under results/
-	$(FANOUT) report $(TARGET) --run $(RUN)
+report: venv ## Tables, CSV/JSON and plots for RUN, or across RUNS=id,id,... (results/across/)
+	$(FANOUT) report $(TARGET) $(if $(RUNS),--runs $(RUNS),--run $(RUN))
+
+compare: venv ## Change in median and p99 throughput from A to B (run ids, comma-separated), with 95% CIs
+	$(FANOUT) compare $(A) $(B)
 
 demo: venv ## The whole experiment on the local backend, torn down afterwards (NETWORK, NETWORK_SCALE)
 	$(FANOUT) demo $(NETWORK_ARGS)

@@ -14,13 +14,21 @@ MULTIPLIER  ?= 10
 TAG         ?= default
 RUN         ?= latest
 TIMEOUT     ?= 1800
+FUNCTION_TIMEOUT ?= 300
 HOST        ?= 1
 QUERY       ?= download-percentiles
 PYTHON      ?= python3
 
 VENV   := .venv
 FANOUT := $(VENV)/bin/fanout
-TARGET := --backend $(BACKEND) --stack $(STACK)
+# $(call q,NAME): variable NAME's raw value (no make expansion of a `$` in it) as one shell word,
+# single-quoted with any ' inside escaped. Every variable reaches the shell this way, so a value
+# with spaces or shell characters arrives at the CLI as one argument, and the CLI validates it.
+q = '$(subst ','\'',$(value $(1)))'
+TARGET = --backend $(call q,BACKEND) --stack $(call q,STACK)
+STACK_INPUTS = $(TARGET) --concurrency $(call q,CONCURRENCY) --memory $(call q,MEMORY) \
+  --object-size $(call q,OBJECT_SIZE) --region $(call q,REGION) --architecture $(call q,ARCH) \
+  --mode $(call q,MODE) --function-timeout $(call q,FUNCTION_TIMEOUT)
 
 .DEFAULT_GOAL := help
 .PHONY: help venv emulator-up emulator-down emulator-status package deploy plan outputs destroy \
@@ -28,14 +36,15 @@ TARGET := --backend $(BACKEND) --stack $(STACK)
 
 help: ## List the targets and the variables they read
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
-	@echo "Variables: BACKEND=$(BACKEND) STACK=$(STACK) CONCURRENCY=$(CONCURRENCY) MEMORY=$(MEMORY)"
-	@echo "  OBJECT_SIZE=$(OBJECT_SIZE) REGION=$(REGION) ARCH=$(ARCH) MODE=$(MODE) TAG=$(TAG)"
-	@echo "  MESSAGES=$(MESSAGES) MULTIPLIER=$(MULTIPLIER) RUN=$(RUN) QUERY=$(QUERY)"
-	@echo "  TIMEOUT=$(TIMEOUT) (wait gives up after this many seconds)"
-	@echo "  HOST=$(HOST) (local backend: wait hosts the function; HOST=0 when \`make run\` does)"
+	@echo Variables: BACKEND=$(call q,BACKEND) STACK=$(call q,STACK) CONCURRENCY=$(call q,CONCURRENCY) MEMORY=$(call q,MEMORY)
+	@echo "  "OBJECT_SIZE=$(call q,OBJECT_SIZE) REGION=$(call q,REGION) ARCH=$(call q,ARCH) MODE=$(call q,MODE) TAG=$(call q,TAG)
+	@echo "  "MESSAGES=$(call q,MESSAGES) MULTIPLIER=$(call q,MULTIPLIER) RUN=$(call q,RUN) QUERY=$(call q,QUERY)
+	@echo "  "TIMEOUT=$(call q,TIMEOUT) "(wait gives up after this many seconds)"
+	@echo "  "FUNCTION_TIMEOUT=$(call q,FUNCTION_TIMEOUT) "(deploy: function timeout, s; the queue's visibility timeout is 6x it)"
+	@echo "  "HOST=$(call q,HOST) "(local backend: wait hosts the function; HOST=0 when \`make run\` does)"
 
 $(VENV)/.installed: pyproject.toml
-	$(PYTHON) -m venv $(VENV)
+	$(call q,PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --upgrade pip
 	$(VENV)/bin/pip install --quiet -e '.[dev]'
 	@touch $@
@@ -52,15 +61,13 @@ emulator-status: venv ## Is the embedded emulator running, and where
 	$(FANOUT) emulator status
 
 package: venv ## Build the function zip for ARCH (deterministic)
-	$(FANOUT) package --architecture $(ARCH)
+	$(FANOUT) package --architecture $(call q,ARCH)
 
-deploy: venv ## Deploy the stack (CONCURRENCY, MEMORY, OBJECT_SIZE, REGION, ARCH, MODE, STACK, BACKEND)
-	$(FANOUT) deploy $(TARGET) --concurrency $(CONCURRENCY) --memory $(MEMORY) \
-	  --object-size $(OBJECT_SIZE) --region $(REGION) --architecture $(ARCH) --mode $(MODE)
+deploy: venv ## Deploy the stack (CONCURRENCY, MEMORY, OBJECT_SIZE, REGION, ARCH, MODE, FUNCTION_TIMEOUT, STACK, BACKEND)
+	$(FANOUT) deploy $(STACK_INPUTS)
 
 plan: venv ## Show what deploy would change
-	$(FANOUT) plan $(TARGET) --concurrency $(CONCURRENCY) --memory $(MEMORY) \
-	  --object-size $(OBJECT_SIZE) --region $(REGION) --architecture $(ARCH) --mode $(MODE)
+	$(FANOUT) plan $(STACK_INPUTS)
 
 outputs: venv ## Print the deployed stack's outputs
 	$(FANOUT) outputs $(TARGET)
@@ -72,17 +79,17 @@ run: venv ## Local backend: host the function until its queue is drained
 	$(FANOUT) host $(TARGET)
 
 fire: venv ## Send MESSAGES (default MULTIPLIER x CONCURRENCY) messages tagged TAG
-	$(FANOUT) fire $(TARGET) --multiplier $(MULTIPLIER) --tag $(TAG) \
-	  $(if $(MESSAGES),--messages $(MESSAGES)) $(if $(filter command line,$(origin MODE)),--mode $(MODE))
+	$(FANOUT) fire $(TARGET) --multiplier $(call q,MULTIPLIER) --tag $(call q,TAG) \
+	  $(if $(value MESSAGES),--messages $(call q,MESSAGES)) $(if $(filter command line,$(origin MODE)),--mode $(call q,MODE))
 
 wait: venv ## Wait until every message of RUN is accounted for (TIMEOUT, HOST)
-	$(FANOUT) wait $(TARGET) --run $(RUN) --timeout $(TIMEOUT) $(if $(filter 0,$(HOST)),--no-host)
+	$(FANOUT) wait $(TARGET) --run $(call q,RUN) --timeout $(call q,TIMEOUT) $(if $(filter 0,$(value HOST)),--no-host)
 
 query: venv ## Run the saved query QUERY against the stack's logs
-	$(FANOUT) insights queries/$(QUERY).logsinsights $(TARGET)
+	$(FANOUT) insights 'queries/'$(call q,QUERY)'.logsinsights' $(TARGET)
 
 report: venv ## Tables, CSV/JSON and plots for RUN under results/
-	$(FANOUT) report $(TARGET) --run $(RUN)
+	$(FANOUT) report $(TARGET) --run $(call q,RUN)
 
 demo: venv ## The whole experiment on the local backend, torn down afterwards
 	$(FANOUT) demo

@@ -50,6 +50,12 @@ def _add_inputs(parser) -> None:
     parser.add_argument("--architecture", default="x86_64", help="x86_64 (default) or arm64")
     parser.add_argument("--mode", default="download_file", help="download_file (default) or stream")
     parser.add_argument(
+        "--function-timeout",
+        default=str(params.DEFAULT_FUNCTION_TIMEOUT),
+        help=f"function timeout in seconds, 1-900 (default {params.DEFAULT_FUNCTION_TIMEOUT}); "
+        "the queue's visibility timeout is 6x it",
+    )
+    parser.add_argument(
         "--endpoint",
         default=os.environ.get(ENDPOINT_ENV, ""),
         help=f"aws backend only: deploy to this emulator URL (e.g. LocalStack); env {ENDPOINT_ENV}",

@@ -2,6 +2,9 @@
 
 All PutLogEvents calls go out from one background thread, in order per stream (CloudWatch
 requires chronological batches, and the emulator's stream is not safe for concurrent puts).
+`sync()` returns once everything put before it is in the log group: the host calls it before
+deleting a batch's messages, so a host killed at any moment loses no result (a message whose
+records were still buffered has not been deleted, and SQS delivers it again).
 If that thread cannot deliver events it stops and `check()` raises from then on: the records
 are the run's results, so losing them must stop the run rather than pass unnoticed.
 """
@@ -63,7 +66,11 @@ class LogWriter:
         self._failure: str | None = None  # why delivery stopped
         self._lost = 0  # events not delivered since then
         self._lock = threading.Lock()
-        self._closed = threading.Event()
+        self._flushed = threading.Condition(self._lock)
+        self._taken = 0  # flushes that have taken the pending events
+        self._done = 0  # flushes that have finished (delivered, or failed)
+        self._wake = threading.Event()
+        self._closed = False
         self._ensure_group()
         self._thread = threading.Thread(target=self._run, name="log-writer", daemon=True)
         self._thread.start()
@@ -81,9 +88,22 @@ class LogWriter:
             self._pending.setdefault(stream, []).append(
                 {"timestamp": ms, "message": data.decode("utf-8", "ignore")})
 
+    def sync(self) -> None:
+        """Return once every event put so far is in the log group; FanoutError if delivery failed.
+
+        The next flush to take the pending events takes all of them, so waiting for that flush
+        to finish is enough; the writer is woken rather than left to its interval."""
+        with self._lock:
+            wanted = self._taken + 1
+        self._wake.set()
+        with self._flushed:
+            self._flushed.wait_for(lambda: self._done >= wanted or self._failure is not None)
+        self.check()
+
     def close(self) -> None:
         """Send everything still buffered, then stop (call check() to learn whether it all went)."""
-        self._closed.set()
+        self._closed = True
+        self._wake.set()
         self._thread.join()
 
     def check(self) -> None:
@@ -102,14 +122,27 @@ class LogWriter:
                 raise
 
     def _run(self) -> None:
-        while not self._closed.wait(self._interval) and self._flush():
-            pass
+        delivering = True
+        while delivering and not self._closed:
+            self._wake.wait(self._interval)
+            self._wake.clear()
+            delivering = self._flush()
         self._flush()
 
     def _flush(self) -> bool:
         """Send what is buffered; False once delivery has failed (botocore has retried already)."""
         with self._lock:
             pending, self._pending = self._pending, {}
+            self._taken += 1
+        try:
+            return self._deliver(pending)
+        finally:
+            with self._flushed:
+                self._done += 1
+                self._flushed.notify_all()
+
+    def _deliver(self, pending: dict[str, list[dict]]) -> bool:
+        with self._lock:
             if self._failure:
                 self._lost += sum(len(events) for events in pending.values())
                 return False

@@ -334,8 +334,12 @@ class Host:
         return self._new_environment()
 
     def _settle(self, batch: list[dict], failed: list[str], status: str, cold: bool) -> None:
-        """Delete the messages that succeeded; failed ones reappear after the visibility timeout."""
+        """Delete the messages that succeeded, once the invocation's log events are in the log
+        group (a host killed before that loses no result: the messages come back); failed ones
+        reappear after the visibility timeout."""
         done = [m for m in batch if m["MessageId"] not in failed]
+        if done:
+            self._log.sync()
         deleted = 0
         for i in range(0, len(done), SQS_MAX_RECEIVE):
             entries = [{"Id": str(n), "ReceiptHandle": m["ReceiptHandle"]}

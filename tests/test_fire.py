@@ -183,7 +183,7 @@ def test_a_stopped_fire_records_exactly_what_reached_the_queue(queue, emulator, 
                                stderr=subprocess.PIPE, text=True)  # fmt: skip
     try:
         deadline = time.monotonic() + 60
-        while not queue_length(sqs, url):
+        while not queue_length(sqs, url) or not (results / runs.LATEST).exists():
             assert process.poll() is None, process.stderr.read()
             assert time.monotonic() < deadline, "fire sent nothing within a minute"
             time.sleep(0.05)

@@ -82,6 +82,8 @@ def run_outputs(args) -> int:
     values = terraform.outputs(args.backend, name)
     if not values:
         print(f"fanout: no stack {name!r} is deployed on the {args.backend} backend", file=sys.stderr)
+    else:
+        stack.load(args.backend, name)  # a local stack whose emulator is gone: one line, exit 1
     print(json.dumps(values, indent=2, sort_keys=True))
     return 0
 

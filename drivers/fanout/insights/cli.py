@@ -85,11 +85,23 @@ def read_query(spec: str) -> str:
 
 
 def read_events(path: Path) -> list[dict]:
-    """Events of a JSONL export; each line needs at least timestamp (ms) and message."""
-    if not path.is_file():
+    """Events of a JSONL export; each line needs at least timestamp (ms) and message. Any readable
+    file will do, a pipe (`--events <(zcat run.jsonl.gz)`) or /dev/null (no events) included."""
+    if not path.exists():
         raise UsageError(f"events file {str(path)!r} does not exist")
+    if path.is_dir():
+        raise UsageError(f"events file {str(path)!r} is a directory; expected a JSONL file from `fanout export`")
+    try:
+        return _parse_events(path)
+    except UnicodeDecodeError:
+        raise UsageError(f"events file {str(path)!r} is not UTF-8 text; expected a JSONL file from `fanout export`") from None
+    except OSError as exc:
+        raise UsageError(f"events file {str(path)!r} cannot be read: {exc.strerror}") from None
+
+
+def _parse_events(path: Path) -> list[dict]:
     events = []
-    with path.open() as lines:
+    with path.open(encoding="utf-8") as lines:
         for number, line in enumerate(lines, 1):
             if not line.strip():
                 continue

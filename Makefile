@@ -20,6 +20,7 @@ QUERY       ?= download-percentiles
 PYTHON      ?= python3
 
 VENV   := .venv
+SCAN_VENV := .venv-scan
 FANOUT := $(VENV)/bin/fanout
 # $(call q,NAME): variable NAME's raw value (no make expansion of a `$` in it) as one shell word,
 # single-quoted with any ' inside escaped. Every variable reaches the shell this way, so a value
@@ -49,7 +50,13 @@ $(VENV)/.installed: pyproject.toml
 	$(VENV)/bin/pip install --quiet -e '.[dev]'
 	@touch $@
 
-venv: $(VENV)/.installed ## Create .venv with the pinned dependencies
+# checkov, the IaC scanner the tests run over infra/, pins an older boto3: a virtualenv of its own.
+$(SCAN_VENV)/.installed: tools/scan-requirements.txt
+	$(call q,PYTHON) -m venv $(SCAN_VENV)
+	$(SCAN_VENV)/bin/pip install --quiet -r tools/scan-requirements.txt
+	@touch $@
+
+venv: $(VENV)/.installed $(SCAN_VENV)/.installed ## Create .venv (and .venv-scan, the scanner's) with the pinned dependencies
 
 emulator-up: venv ## Start the embedded AWS emulator (local backend)
 	$(FANOUT) emulator start
@@ -100,5 +107,5 @@ test: venv ## Run the test suite
 bench: venv ## Run the benchmarks (ratios against a baseline measured in the same run)
 	$(VENV)/bin/python -m bench
 
-clean: ## Remove .venv and local state (not results/)
-	rm -rf $(VENV) .fanout
+clean: ## Remove the virtualenvs and local state (not results/)
+	rm -rf $(VENV) $(SCAN_VENV) .fanout

@@ -251,3 +251,38 @@ def _in_group(proc: Path, pgid: int) -> bool:
         return int((proc / "stat").read_text().rsplit(")", 1)[1].split()[2]) == pgid
     except (FileNotFoundError, ProcessLookupError):
         return False
+
+
+# Operations whose IAM action has another name; every other operation is its own action.
+IAM_ACTION_OF = {"HeadObject": "s3:GetObject", "DeleteMessageBatch": "sqs:DeleteMessage",
+                 "ChangeMessageVisibilityBatch": "sqs:ChangeMessageVisibility"}
+
+
+def granted_actions(deployed) -> set[str]:
+    """Every action the function's role is granted, read back from the deployed role."""
+    role = deployed.client("lambda").get_function(FunctionName=deployed.function_name)["Configuration"]["Role"]
+    iam, name = deployed.client("iam"), role.rsplit("/", 1)[1]
+    actions = set()
+    for policy in iam.list_role_policies(RoleName=name)["PolicyNames"]:
+        document = iam.get_role_policy(RoleName=name, PolicyName=policy)["PolicyDocument"]
+        if isinstance(document, str):
+            document = json.loads(document)
+        for statement in document["Statement"]:
+            listed = statement["Action"]
+            actions |= {listed} if isinstance(listed, str) else set(listed)
+    assert not iam.list_attached_role_policies(RoleName=name)["AttachedPolicies"]
+    return actions
+
+
+def test_the_role_grants_exactly_the_actions_a_run_uses(deployed, tmp_path, monkeypatch):
+    """Both download modes, hosted as `make run` hosts them (the mapping's idle check included)."""
+    trace = tmp_path / "calls.txt"
+    monkeypatch.setenv("FANOUT_HOST_TRACE_CALLS", str(trace))
+    for mode in params.MODES:
+        assert fanout("fire", "--messages", "4", "--tag", f"iam-{mode}", "--mode", mode) == 0
+    assert fanout("host", "--idle", "1") == 0
+    used = {IAM_ACTION_OF.get(op, f"{service}:{op}")
+            for service, op in (line.split(":") for line in trace.read_text().splitlines())}
+    granted = granted_actions(deployed)
+    assert used - granted == set(), "used but not granted"
+    assert granted - used == set(), "granted but never used"

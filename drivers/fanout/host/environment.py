@@ -17,7 +17,7 @@ from multiprocessing.connection import wait
 from pathlib import Path
 
 from fanout.host import config as function_config
-from fanout.host import logs, runtime, sandbox
+from fanout.host import calls, logs, runtime, sandbox
 from fanout.host.config import FunctionConfig
 from fanout.host.logs import LogWriter
 from fanout.host.output import OutputReader
@@ -94,6 +94,7 @@ class Environment:
         spec = {
             "handler": config.handler, "task_root": task_root, "runtime_dir": str(workdir / "runtime"),
             "tmp_dir": self.tmp_dir, "shared_tmp": bool(os.environ.get(sandbox.SHARED_TMP_VARIABLE)),
+            "trace_calls": calls.trace_path(),
             "function_name": config.name, "version": config.version, "arn": config.arn,
             "memory": config.memory, "log_group": config.log_group, "log_stream": self.stream,
             "environment": lambda_environment(config, task_root, self.stream),

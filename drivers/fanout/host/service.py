@@ -21,7 +21,7 @@ from pathlib import Path
 
 from fanout import paths
 from fanout.errors import FanoutError
-from fanout.host import environment
+from fanout.host import calls, environment
 from fanout.host.config import FunctionConfig
 from fanout.host.environment import Environment, InitFailed
 from fanout.host.event import failed_message_ids, sqs_event
@@ -117,9 +117,13 @@ class Host:
         scratch = paths.home() / "host"
         scratch.mkdir(parents=True, exist_ok=True)
         self._workdir = Path(tempfile.mkdtemp(prefix=f"{self.config.name}-", dir=scratch))
+        self._trace_fd = calls.open_trace(calls.trace_path())  # the mapping and log delivery act with the function's role
+        calls.trace(self._sqs.meta.events, self._trace_fd)
         try:
             environment.prepare(self.config, self._workdir)
-            self._log = LogWriter(self.config.client("logs"), self.config.log_group)
+            logs = self.config.client("logs")
+            calls.trace(logs.meta.events, self._trace_fd)
+            self._log = LogWriter(logs, self.config.log_group)
             try:
                 self._serve()
             finally:
@@ -127,6 +131,8 @@ class Host:
         finally:
             shutil.rmtree(self._workdir, ignore_errors=True)
             self._close_abort_pipe()
+            if self._trace_fd is not None:
+                os.close(self._trace_fd)
             self.summary.seconds = time.monotonic() - started
         self._check_failures()
         self._report()

@@ -83,7 +83,7 @@ def from_args(args) -> DeployParams:
         object_size=object_size(args.object_size),
         architecture=choice("architecture", args.architecture, ARCHITECTURES),
         mode=choice("mode", args.mode, MODES),
-        function_timeout=integer("function timeout (s)", getattr(args, "function_timeout", DEFAULT_FUNCTION_TIMEOUT),
+        function_timeout=integer("function timeout (s)", args.function_timeout,
                                  *FUNCTION_TIMEOUT_RANGE),
     )
     check_fits_tmp(params.object_size, params.mode)

@@ -38,8 +38,8 @@ def deployed(emulator, tmp_path_factory):
         patch.setenv("FANOUT_RESULTS", str(tmp_path_factory.mktemp("results")))
         inputs = params.from_args(argparse.Namespace(
             stack=STACK, region="us-east-1", concurrency=str(CONCURRENCY), memory="256", object_size="1MiB",
-            architecture="x86_64", mode="download_file"))  # fmt: skip
-        variables = inputs.variables(emulator, package.build(function="downloader")) | {"timeout": TIMEOUT_S}
+            architecture="x86_64", mode="download_file", function_timeout=str(TIMEOUT_S)))  # fmt: skip
+        variables = inputs.variables(emulator, package.build(function="downloader"))
         try:
             terraform.apply("local", STACK, variables)
             deployed = stack.load("local", STACK)

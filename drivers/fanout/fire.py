@@ -25,7 +25,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from fanout import costs, interrupts, runs
+from fanout import costs, interrupts, numbers, runs
 from fanout import stack as stacks
 from fanout.errors import FanoutError, UsageError
 
@@ -304,18 +304,15 @@ def _progress() -> Progress:
 
 
 def positive_int(name: str, text: str) -> int:
-    try:
-        value = int(str(text).strip())
-    except ValueError:
-        value = 0
-    if value <= 0:
+    value = numbers.whole(text)
+    if value is None or value <= 0:
         raise UsageError(f"invalid {name} {text!r}: expected a positive whole number")
     return value
 
 
 def _fraction(text: str) -> Fraction:
     try:
-        value = Fraction(str(text).strip())
+        value = Fraction(str(text).strip()) if str(text).isascii() else Fraction(0)  # no full-width digits
     except (ValueError, ZeroDivisionError):
         value = Fraction(0)
     if not 0 < value <= 1:

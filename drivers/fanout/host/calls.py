@@ -37,10 +37,17 @@ def trace(events, fd: int | None) -> None:
 def trace_default_session(fd: int | None) -> None:
     """Trace every client later made by boto3's default session (what `boto3.client()` uses)."""
     if fd is not None:
-        import boto3  # the runtime's, inside an environment
+        trace(default_session().events, fd)
 
+
+def default_session():
+    """boto3's default session (the runtime's boto3, inside an environment), created if needed:
+    hooks registered on it reach every client `boto3.client()` makes afterwards."""
+    import boto3
+
+    if boto3.DEFAULT_SESSION is None:
         boto3.setup_default_session()
-        trace(boto3.DEFAULT_SESSION.events, fd)
+    return boto3.DEFAULT_SESSION
 
 
 def _record(fd: int, http_response, model, **_) -> None:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from fanout import paths
 from fanout.errors import FanoutError
-from fanout.host import calls, environment
+from fanout.host import calls, environment, faults
 from fanout.host.config import FunctionConfig
 from fanout.host.environment import Environment, InitFailed
 from fanout.host.event import failed_message_ids, sqs_event
@@ -88,6 +88,7 @@ class Host:
         self._last_activity = time.monotonic()
         self._tmp_warned = False
         self._sqs = config.client("sqs", max_pool_connections=self.summary.concurrency_limit + POLLERS)
+        self._faults = faults.from_environment()  # the fault layer, for tests of the failure paths
 
     def environment_pids(self) -> list[int]:
         """Process ids of the live environments (for memory measurements)."""
@@ -185,7 +186,7 @@ class Host:
                                   f"failed to initialise: {str(exc).splitlines()[0]}") from None
 
     def _new_environment(self) -> Environment:
-        env = Environment(self.config, self._workdir, self._log, self._abort_read)
+        env = Environment(self.config, self._workdir, self._log, self._abort_read, self._faults)
         with self._lock:
             self._alive.add(env)
             self.summary.environments += 1

@@ -23,8 +23,9 @@ def trace_path() -> str | None:
 
 
 def open_trace(path: str | None) -> int | None:
-    """A descriptor appending to the trace file, or None when tracing is off. An environment
-    opens it before it isolates itself: its private /tmp may hide the file's directory."""
+    """A descriptor appending to `path` (the trace file, or the fault layer's log), or None when
+    there is none. An environment opens it before it isolates itself: its private /tmp may hide
+    the file's directory."""
     return os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644) if path else None
 
 

@@ -73,9 +73,7 @@ def from_environment() -> Faults | None:
 def open_log(spec: dict | None) -> int | None:
     """The fault log, opened before the environment isolates itself (its private /tmp may hide
     the log's directory)."""
-    if not spec or not spec["log"]:
-        return None
-    return os.open(spec["log"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    return calls.open_trace(spec["log"]) if spec else None
 
 
 def install(spec: dict | None, log_fd: int | None) -> None:
@@ -98,6 +96,7 @@ def install(spec: dict | None, log_fd: int | None) -> None:
             os.kill(os.getpid(), signal.SIGKILL)
         if kind == "hang":
             time.sleep(spec["hang_s"])  # past the timeout: the host kills the environment first
+            return None
         return _error_response(request, *S3_ERRORS[kind])
 
     calls.default_session().events.register("before-send.s3.GetObject", inject, unique_id="fanout-faults")

@@ -147,6 +147,9 @@ class Host:
     def _serve(self) -> None:
         """Start the first environment, poll until told to stop, then let in-flight work end."""
         executor = ThreadPoolExecutor(self.summary.concurrency_limit, thread_name_prefix="invoke")
+        # Settling waits for the log group (LogWriter.sync): on threads of its own, so that an
+        # invocation thread is free for the next batch as soon as the function returns.
+        self._settler = ThreadPoolExecutor(self.summary.concurrency_limit, thread_name_prefix="settle")
         pollers = [threading.Thread(target=self._poll, args=(executor,), name=f"poller-{i}")
                    for i in range(min(POLLERS, self.summary.concurrency_limit))]
         try:
@@ -169,10 +172,10 @@ class Host:
         and wait again: aborted invocations end at once, and their END and REPORT are logged."""
         self.stop()
         try:
-            _join(pollers, executor)
+            _join(pollers, executor, self._settler)
         except BaseException:
             self.abort()
-            _join(pollers, executor)
+            _join(pollers, executor, self._settler)
             raise
 
     def _start_first_environment(self) -> None:
@@ -310,7 +313,7 @@ class Host:
             self._last_activity = time.monotonic()
             self._slots.release()
         if settlement:
-            self._settle(batch, *settlement)
+            self._settler.submit(self._settle, batch, *settlement).add_done_callback(self._invocation_done)
 
     def _run_batch(self, batch: list[dict]) -> tuple[list[str], str, bool] | None:
         """Invoke the function on `batch`: (ids of the failed messages, status, cold start)."""
@@ -364,8 +367,10 @@ class Host:
             s.messages_failed += len(batch) - len(done)
 
 
-def _join(pollers: list[threading.Thread], executor: ThreadPoolExecutor) -> None:
+def _join(pollers: list[threading.Thread], executor: ThreadPoolExecutor, settler: ThreadPoolExecutor) -> None:
+    """Pollers, then invocations (which hand their settling to `settler`), then settling."""
     for poller in pollers:
         if poller.ident:
             poller.join()
     executor.shutdown(wait=True, cancel_futures=True)
+    settler.shutdown(wait=True)

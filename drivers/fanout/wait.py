@@ -167,7 +167,6 @@ def account(stack, record: dict) -> Accounting:
             accounting.failed.add(seq)
     accounting.dead_lettered = dead - accounting.done
     accounting.failed -= accounting.done | accounting.dead_lettered
-    accounting.platform_errors = platform_errors(stack, record)
     return accounting
 
 
@@ -258,10 +257,11 @@ def wait(stack, record: dict, timeout: float, host: bool = False) -> Accounting:
             if _finished(accounting, host) or time.monotonic() >= deadline:
                 break
             time.sleep(POLL_SECONDS[stack.backend])
+    accounting.platform_errors = platform_errors(stack, record)  # once: another full scan of the logs
     record["accounting"] = accounting.as_dict()
     runs.update(record)
     missing = accounting.in_flight()
-    console.print(f"[{'red' if missing else 'green'}]{accounting.summary()}[/], of {sent} sent")
+    console.print(f"[{'red' if missing or accounting.lost else 'green'}]{accounting.summary()}[/], of {sent} sent")
     if accounting.duplicates:
         console.print(f"[yellow]note:[/] {accounting.duplicates} extra downloads (SQS delivers at least once)")
     if accounting.lost:

@@ -345,6 +345,7 @@ def test_faults_and_a_host_kill_lose_nothing(deployed, tmp_path, monkeypatch):
     platform = {row["error_type"]: row["errors"] for row in summary["platform_errors"]}
     expected = {"Runtime.ExitError": injected["crash"], "Task timed out": injected["hang"]}
     assert platform == {kind: n for kind, n in expected.items() if n}
+    assert accounting["platform_errors"] == platform  # wait's accounting counts them too
     assert injected["slow"] > 0 and min(injected[k] for k in ("s3_500", "s3_503", "crash")) > 0
     print(f"\nsent {FAULT_COUNT}, done {done}, failed {len(failed)}, DLQ {len(dead)}, lost {len(accounting['lost'])}, "
           f"duplicates {accounting['duplicate_download_records']}")

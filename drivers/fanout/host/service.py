@@ -146,10 +146,11 @@ class Host:
 
     def _serve(self) -> None:
         """Start the first environment, poll until told to stop, then let in-flight work end."""
-        executor = ThreadPoolExecutor(self.summary.concurrency_limit, thread_name_prefix="invoke")
-        # Settling waits for the log group (LogWriter.sync): on threads of its own, so that an
-        # invocation thread is free for the next batch as soon as the function returns.
-        self._settler = ThreadPoolExecutor(self.summary.concurrency_limit, thread_name_prefix="settle")
+        # An invocation's thread settles its batch after freeing the slot, and settling waits for
+        # the log group (LogWriter.sync): twice the slots in threads, so that a free slot finds a
+        # thread while others settle, yet settling slower than invoking holds the pollers back
+        # (a backlog of unsettled messages would outlive their visibility timeout).
+        executor = ThreadPoolExecutor(2 * self.summary.concurrency_limit, thread_name_prefix="invoke")
         pollers = [threading.Thread(target=self._poll, args=(executor,), name=f"poller-{i}")
                    for i in range(min(POLLERS, self.summary.concurrency_limit))]
         try:
@@ -172,10 +173,10 @@ class Host:
         and wait again: aborted invocations end at once, and their END and REPORT are logged."""
         self.stop()
         try:
-            _join(pollers, executor, self._settler)
+            _join(pollers, executor)
         except BaseException:
             self.abort()
-            _join(pollers, executor, self._settler)
+            _join(pollers, executor)
             raise
 
     def _start_first_environment(self) -> None:
@@ -313,7 +314,7 @@ class Host:
             self._last_activity = time.monotonic()
             self._slots.release()
         if settlement:
-            self._settler.submit(self._settle, batch, *settlement).add_done_callback(self._invocation_done)
+            self._settle(batch, *settlement)
 
     def _run_batch(self, batch: list[dict]) -> tuple[list[str], str, bool] | None:
         """Invoke the function on `batch`: (ids of the failed messages, status, cold start)."""
@@ -367,10 +368,8 @@ class Host:
             s.messages_failed += len(batch) - len(done)
 
 
-def _join(pollers: list[threading.Thread], executor: ThreadPoolExecutor, settler: ThreadPoolExecutor) -> None:
-    """Pollers, then invocations (which hand their settling to `settler`), then settling."""
+def _join(pollers: list[threading.Thread], executor: ThreadPoolExecutor) -> None:
     for poller in pollers:
         if poller.ident:
             poller.join()
     executor.shutdown(wait=True, cancel_futures=True)
-    settler.shutdown(wait=True)

@@ -7,7 +7,7 @@ import uuid
 import pytest
 from test_fire import make_stack
 
-from fanout import aws, cli, fire
+from fanout import aws, cli, fire, terraform
 from fanout import stack as stacks
 from fanout.emulator import control, health
 from fanout.errors import FanoutError
@@ -60,3 +60,17 @@ def test_an_emulator_lost_mid_wait_is_one_line(own_home, tmp_path, monkeypatch, 
     err = capsys.readouterr().err.strip()
     assert code == 1 and len(err.splitlines()) == 1, err
     assert f"lost the embedded emulator at {stack.endpoint}" in err and "make deploy" in err
+
+
+def test_outputs_of_a_vanished_stack_fail(own_home, monkeypatch, capsys):
+    """The Terraform state still holds the outputs (read from it here as `terraform output` would
+    return them); the emulator that held the stack is gone."""
+    stack = deployed_queue(control.start())
+    outputs = {k: v for k, v in dataclasses.asdict(stack).items() if k != "backend"}
+    monkeypatch.setattr(terraform, "outputs", lambda backend, name: outputs)
+    assert cli.main(["outputs", "--stack", "unit"]) == 0  # still there
+    control.stop()
+    capsys.readouterr()
+    code = cli.main(["outputs", "--stack", "unit"])
+    out, err = capsys.readouterr()
+    assert code == 1 and out == "" and len(err.strip().splitlines()) == 1 and "not running" in err

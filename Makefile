@@ -13,6 +13,9 @@ MESSAGES    ?=
 MULTIPLIER  ?= 10
 TAG         ?= default
 RUN         ?= latest
+RUNS        ?=
+A           ?=
+B           ?=
 TIMEOUT     ?= 1800
 FUNCTION_TIMEOUT ?= 300
 HOST        ?= 1
@@ -33,13 +36,14 @@ STACK_INPUTS = $(TARGET) --concurrency $(call q,CONCURRENCY) --memory $(call q,M
 
 .DEFAULT_GOAL := help
 .PHONY: help venv emulator-up emulator-down emulator-status package deploy plan outputs destroy \
-        run fire wait query report demo test bench clean
+        run fire wait query report compare demo test bench clean
 
 help: ## List the targets and the variables they read
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 	@echo Variables: BACKEND=$(call q,BACKEND) STACK=$(call q,STACK) CONCURRENCY=$(call q,CONCURRENCY) MEMORY=$(call q,MEMORY)
 	@echo "  "OBJECT_SIZE=$(call q,OBJECT_SIZE) REGION=$(call q,REGION) ARCH=$(call q,ARCH) MODE=$(call q,MODE) TAG=$(call q,TAG)
 	@echo "  "MESSAGES=$(call q,MESSAGES) MULTIPLIER=$(call q,MULTIPLIER) RUN=$(call q,RUN) QUERY=$(call q,QUERY)
+	@echo "  "RUNS=$(call q,RUNS) "(report across these runs)" A=$(call q,A) B=$(call q,B) "(compare)"
 	@echo "  "TIMEOUT=$(call q,TIMEOUT) "(wait gives up after this many seconds)"
 	@echo "  "FUNCTION_TIMEOUT=$(call q,FUNCTION_TIMEOUT) "(deploy: function timeout, s; the queue's visibility timeout is 6x it)"
 	@echo "  "HOST=$(call q,HOST) "(local backend: wait hosts the function; HOST=0 when \`make run\` does)"
@@ -95,8 +99,11 @@ wait: venv ## Wait until every message of RUN is accounted for (TIMEOUT, HOST)
 query: venv ## Run the saved query QUERY against the stack's logs
 	$(FANOUT) insights 'queries/'$(call q,QUERY)'.logsinsights' $(TARGET)
 
-report: venv ## Tables, CSV/JSON and plots for RUN under results/
-	$(FANOUT) report $(TARGET) --run $(call q,RUN)
+report: venv ## Tables, CSV/JSON and plots for RUN, or across RUNS=id,id,... (results/across/)
+	$(FANOUT) report $(TARGET) $(if $(value RUNS),--runs $(call q,RUNS),--run $(call q,RUN))
+
+compare: venv ## Change in median and p99 throughput from A to B (run ids, comma-separated), with 95% CIs
+	$(FANOUT) compare $(call q,A) $(call q,B)
 
 demo: venv ## The whole experiment on the local backend, torn down afterwards
 	$(FANOUT) demo

@@ -58,7 +58,7 @@ def _problem(data: object) -> str | None:
         return f"failed_seqs holds {bad[0]!r:.40}, not a seq from 0 to {messages - 1}"
     if messages - len(set(data["failed_seqs"])) != data["sent"]:
         return f"sent ({data['sent']}) does not match parameters.messages less failed_seqs"
-    for name in ("backend", "stack", "queue_arn"):
+    for name in ("backend", "stack"):
         if not isinstance(data["stack"].get(name), str):
             return f"stack.{name} is missing or not a string"
     return None

@@ -107,7 +107,7 @@ def check_accounted(accounting: "Accounting", run_id: str, timeout: float, prefi
 def check_same_stack(record: dict, stack) -> None:
     """A run can only be followed on the stack it was fired at: its queue and logs are there."""
     fired_at = record["stack"]
-    if (fired_at["backend"], fired_at["queue_arn"]) != (stack.backend, stack.queue_arn):
+    if (fired_at["backend"], fired_at.get("queue_arn")) != (stack.backend, stack.queue_arn):
         raise UsageError(
             f"run {record['run_id']} was fired at stack {fired_at['stack']!r} on the {fired_at['backend']} "
             f"backend, not at {stack.stack!r} on {stack.backend}; pass the matching --stack/--backend"

@@ -67,6 +67,10 @@ CATALOGUE = [
     (["report", "--run", "no-such-run"], "'no-such-run'", 2),
     (["report", "--run", ""], "''", 2),
     (["report", "--backend", "gcp"], "'gcp'", 2),
+    (["report", "--runs", "bad,run"], "'bad'", 2),
+    # compare
+    (["compare", "x;y", "20990101T000000Z-abcdef"], "'x;y'", 2),
+    (["compare", "20990101T000000Z-abcdef", "../b"], "'20990101T000000Z-abcdef'", 2),
     # insights / export
     (["insights", "no-such-query"], "'no-such-query'", 2),
     (["insights", "queries/none.logsinsights"], "'queries/none.logsinsights'", 2),

@@ -26,6 +26,9 @@ DEMO_STACK = "demo"
 DEFAULTS = {"concurrency": "8", "memory": "1024", "object_size": "16MiB", "multiplier": "10"}
 WAIT_TIMEOUT = 600
 DEFAULT_NETWORK = "lambda-2024"  # at the scale this machine sustains (auto), said on screen
+# Short, so that a failing message reaches the DLQ within the wait: 5 receives x 6 x 10 s = 5 min.
+# A 16 MiB object downloads in well under a second locally.
+FUNCTION_TIMEOUT = 10
 
 console = Console()
 
@@ -46,6 +49,7 @@ def run(args) -> int:
     target = argparse.Namespace(
         backend="local", stack=DEMO_STACK, concurrency=args.concurrency, memory=args.memory,
         object_size=args.object_size, region="us-east-1", architecture="x86_64", mode="download_file", endpoint="",
+        function_timeout=str(FUNCTION_TIMEOUT),
     )  # fmt: skip
     timings: dict[str, float] = {}
     started_emulator = control.running_endpoint() is None

@@ -49,6 +49,7 @@ QUERY_TABLES = {  # summary key -> (title, caption)
     "timeline": ("Byte-arrival timelines (p10, p50, p90)",
                  "per download: sustained = tail rate, burst = bytes before the rate falls to it, peak over "
                  "1 s (decimal MB/s); first_byte = first request's first-byte latency, ttfb = first chunk (s)"),
+    "platform_errors": ("Platform errors", "crashes, timeouts, init failures: platform lines in the run's time window"),
 }
 TRUTH_NOTE = ("estimated from the records (medians; burst: first download of each environment) "
               "next to the model's injected values")
@@ -108,6 +109,7 @@ def build(stack, record: dict) -> dict:
         "dead_lettered": sorted(peek_dead_letters(stack, run_id)),
         "cold_starts": _query(stack, "cold-starts", None, lambda_start, lambda_end),
         "lambda_report": _query(stack, "lambda-report", None, lambda_start, lambda_end),
+        "platform_errors": _query(stack, "platform-errors", None, lambda_start, lambda_end),
         "lambda_window_ms": [lambda_start, lambda_end],
         "records": records,
     }

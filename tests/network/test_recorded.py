@@ -15,7 +15,14 @@ RUN = "20260101T000000Z-abcdef"
 def record(tmp_path, monkeypatch):
     monkeypatch.setenv("FANOUT_RESULTS", str(tmp_path / "results"))
     monkeypatch.setenv("FANOUT_HOME", str(tmp_path / "home"))
-    run = {"run_id": RUN, "backend": "local"}
+    run = {
+        "run_id": RUN, "backend": "local", "version": "test", "failed_seqs": [], "sent": 1, "send_rate_per_s": 1.0,
+        "first_send_ms": 1, "last_send_ms": 2,
+        "parameters": {"messages": 1, "experiment_tag": "t", "mode": "stream", "mode_from": "message",
+                       "inject_failures": None},
+        "stack": {"stack": STACK.stack, "backend": "local", "region": "us-east-1", "endpoint": "", "memory": 1024,
+                  "concurrency": 1, "architecture": "x86_64", "object_size": 1},
+    }  # fmt: skip
     runs.save(run)
     return run
 

@@ -8,7 +8,8 @@ MEMORY      ?= 1024
 OBJECT_SIZE ?= 256MiB
 REGION      ?= us-east-1
 ARCH        ?= x86_64
-MODE        ?= download_file
+STRATEGY    ?=
+MODE        ?=
 MESSAGES    ?=
 MULTIPLIER  ?= 10
 TAG         ?= default
@@ -21,6 +22,8 @@ PYTHON      ?= python3
 VENV   := .venv
 FANOUT := $(VENV)/bin/fanout
 TARGET := --backend $(BACKEND) --stack $(STACK)
+# STRATEGY (or its old name MODE) when set; otherwise deploy's default, or the stack's for fire.
+STRATEGY_ARG = $(if $(or $(STRATEGY),$(MODE)),--strategy "$(or $(STRATEGY),$(MODE))")
 
 .DEFAULT_GOAL := help
 .PHONY: help venv emulator-up emulator-down emulator-status package deploy plan outputs destroy \
@@ -29,7 +32,9 @@ TARGET := --backend $(BACKEND) --stack $(STACK)
 help: ## List the targets and the variables they read
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 	@echo "Variables: BACKEND=$(BACKEND) STACK=$(STACK) CONCURRENCY=$(CONCURRENCY) MEMORY=$(MEMORY)"
-	@echo "  OBJECT_SIZE=$(OBJECT_SIZE) REGION=$(REGION) ARCH=$(ARCH) MODE=$(MODE) TAG=$(TAG)"
+	@echo "  OBJECT_SIZE=$(OBJECT_SIZE) REGION=$(REGION) ARCH=$(ARCH) TAG=$(TAG)"
+	@echo "  STRATEGY=$(STRATEGY) (e.g. \"ranged connections=8 chunk_size=8MiB\"; docs/strategies.md;"
+	@echo "    deploy: the default of messages, fire: this run's; MODE is its old name)"
 	@echo "  MESSAGES=$(MESSAGES) MULTIPLIER=$(MULTIPLIER) RUN=$(RUN) QUERY=$(QUERY)"
 	@echo "  TIMEOUT=$(TIMEOUT) (wait gives up after this many seconds)"
 	@echo "  HOST=$(HOST) (local backend: wait hosts the function; HOST=0 when \`make run\` does)"
@@ -54,13 +59,13 @@ emulator-status: venv ## Is the embedded emulator running, and where
 package: venv ## Build the function zip for ARCH (deterministic)
 	$(FANOUT) package --architecture $(ARCH)
 
-deploy: venv ## Deploy the stack (CONCURRENCY, MEMORY, OBJECT_SIZE, REGION, ARCH, MODE, STACK, BACKEND)
+deploy: venv ## Deploy the stack (CONCURRENCY, MEMORY, OBJECT_SIZE, REGION, ARCH, STRATEGY, STACK, BACKEND)
 	$(FANOUT) deploy $(TARGET) --concurrency $(CONCURRENCY) --memory $(MEMORY) \
-	  --object-size $(OBJECT_SIZE) --region $(REGION) --architecture $(ARCH) --mode $(MODE)
+	  --object-size $(OBJECT_SIZE) --region $(REGION) --architecture $(ARCH) $(STRATEGY_ARG)
 
 plan: venv ## Show what deploy would change
 	$(FANOUT) plan $(TARGET) --concurrency $(CONCURRENCY) --memory $(MEMORY) \
-	  --object-size $(OBJECT_SIZE) --region $(REGION) --architecture $(ARCH) --mode $(MODE)
+	  --object-size $(OBJECT_SIZE) --region $(REGION) --architecture $(ARCH) $(STRATEGY_ARG)
 
 outputs: venv ## Print the deployed stack's outputs
 	$(FANOUT) outputs $(TARGET)
@@ -71,9 +76,9 @@ destroy: venv ## Remove everything the stack created (safe when nothing is deplo
 run: venv ## Local backend: host the function until its queue is drained
 	$(FANOUT) host $(TARGET)
 
-fire: venv ## Send MESSAGES (default MULTIPLIER x CONCURRENCY) messages tagged TAG
+fire: venv ## Send MESSAGES (default MULTIPLIER x CONCURRENCY) messages tagged TAG, with STRATEGY
 	$(FANOUT) fire $(TARGET) --multiplier $(MULTIPLIER) --tag $(TAG) \
-	  $(if $(MESSAGES),--messages $(MESSAGES)) $(if $(filter command line,$(origin MODE)),--mode $(MODE))
+	  $(if $(MESSAGES),--messages $(MESSAGES)) $(STRATEGY_ARG)
 
 wait: venv ## Wait until every message of RUN is accounted for (TIMEOUT, HOST)
 	$(FANOUT) wait $(TARGET) --run $(RUN) --timeout $(TIMEOUT) $(if $(filter 0,$(HOST)),--no-host)

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 
 from rich.console import Console
 
-from fanout import deploy, fire, interrupts, report, runs, stack, terraform, wait
+from fanout import deploy, fire, interrupts, report, runs, stack, strategies, terraform, wait
 from fanout.emulator import control
 
 DEMO_STACK = "demo"
@@ -41,7 +41,8 @@ def run(args) -> int:
     multiplier = fire.positive_int("--multiplier", args.multiplier)
     target = argparse.Namespace(
         backend="local", stack=DEMO_STACK, concurrency=args.concurrency, memory=args.memory,
-        object_size=args.object_size, region="us-east-1", architecture="x86_64", mode="download_file", endpoint="",
+        object_size=args.object_size, region="us-east-1", architecture="x86_64", strategy=strategies.DEFAULT,
+        endpoint="",
     )  # fmt: skip
     timings: dict[str, float] = {}
     started_emulator = control.running_endpoint() is None

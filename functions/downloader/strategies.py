@@ -16,6 +16,7 @@ may not import the drivers' size parser.
 This module is stdlib plus boto3 only (it runs in the Lambda runtime).
 """
 
+import math
 import re
 from dataclasses import dataclass
 from typing import Callable
@@ -73,7 +74,8 @@ class Strategy:
     help: str
     params: tuple[Param, ...]
     download: Callable
-    needs_endpoint_support: bool = False  # crt: its client cannot be pointed at an emulator
+    splits: bool = True  # reads in parts of chunk_size (above `threshold`, or above one chunk)
+    aws_only: bool = False  # crt: its client cannot be pointed at another endpoint (see _crt)
 
     def param(self, name: str) -> Param:
         for param in self.params:
@@ -108,6 +110,13 @@ class Choice:
 
     def download(self, s3, bucket: str, key: str, progress, target) -> None:
         self.strategy.download(s3, bucket, key, dict(self.values), progress, target)
+
+    def gets(self, size: int) -> int:
+        """GetObject requests to read an object of `size` bytes (the drivers' cost estimate)."""
+        values = dict(self.values)
+        if not self.strategy.splits or size <= values.get("threshold", values["chunk_size"]):
+            return 1
+        return math.ceil(size / values["chunk_size"])
 
 
 def parse(text: str) -> Choice:
@@ -265,6 +274,7 @@ STRATEGIES = {
             "stream", "one GET, its body read in fixed chunks and discarded (one connection)",
             (Param("chunk_size", "size", 256 * KiB, KiB, 64 * MiB, "bytes per read of the body"),),
             _stream,
+            splits=False,
         ),
         Strategy(
             "ranged", "parallel ranged GETs into memory, discarded (transfer manager, download_fileobj)",
@@ -276,7 +286,7 @@ STRATEGIES = {
             (Param("connections", "count", 0, 0, 64, "concurrent connections; 0 lets CRT size them itself"),
              Param("chunk_size", "size", 8 * MiB, 5 * MiB, GiB, "part size of CRT's ranged GETs")),
             _crt,
-            needs_endpoint_support=True,
+            aws_only=True,
         ),
     )
 }

@@ -38,7 +38,7 @@ def deployed(emulator, tmp_path_factory):
         patch.setenv("FANOUT_RESULTS", str(tmp_path_factory.mktemp("results")))
         inputs = params.from_args(argparse.Namespace(
             stack=STACK, region="us-east-1", concurrency=str(CONCURRENCY), memory="256", object_size="1MiB",
-            architecture="x86_64", mode="download_file"))  # fmt: skip
+            architecture="x86_64", strategy="download_file"))  # fmt: skip
         variables = inputs.variables(emulator, package.build(function="downloader")) | {"timeout": TIMEOUT_S}
         try:
             terraform.apply("local", STACK, variables)

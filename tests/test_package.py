@@ -66,6 +66,15 @@ def test_compiled_dependencies_are_built_for_the_functions_architecture(function
         assert int.from_bytes(header[18:20], "little") == machine, (architecture, extension)
 
 
+def test_the_crt_strategys_awscrt_is_built_for_the_functions_architecture(home):
+    for architecture, machine in ELF_MACHINES.items():
+        with zipfile.ZipFile(package.build("downloader", architecture)) as archive:
+            (extension,) = [name for name in archive.namelist() if name.startswith("_awscrt") and ".so" in name]
+            header = archive.read(extension)[:20]
+        assert header[:4] == b"\x7fELF"
+        assert int.from_bytes(header[18:20], "little") == machine, (architecture, extension)
+
+
 def test_unknown_architecture_is_refused(home):
     with pytest.raises(UsageError, match="'arm': expected one of x86_64, arm64"):
         package.build("downloader", "arm")
@@ -76,7 +85,8 @@ def test_zip_contents(home):
         infos = archive.infolist()
     names = [info.filename for info in infos]
     tops = {name.split("/")[0] for name in names}
-    assert {"handler.py", "measure.py", "aws_lambda_powertools", "jmespath", "typing_extensions.py"} <= tops
+    assert {"handler.py", "measure.py", "strategies.py", "aws_lambda_powertools", "awscrt", "jmespath",
+            "typing_extensions.py"} <= tops
     assert not tops & {"boto3", "botocore", "s3transfer", "bin", "requirements.txt"}
     assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc") or n.endswith("/RECORD")]
     assert names == sorted(names)

@@ -31,7 +31,16 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from botocore.config import Config
+
 import strategies
+
+# The handler's S3 client: its pool holds a connection for every parallel GET a strategy may ask
+# for (with botocore's default of 10, the 11th thread would open a connection and drop it after
+# each request). Everything else is botocore's default, response checksum validation included:
+# the deployed object is uploaded in parts, whose composite checksum botocore does not validate,
+# so no download pays for it (a single-part object's CRC32 would cost the function CPU per byte).
+CLIENT_CONFIG = Config(max_pool_connections=strategies.MAX_CONNECTIONS)
 
 
 class MalformedMessage(ValueError):

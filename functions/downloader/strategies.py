@@ -31,6 +31,7 @@ UNITS = {"": 1, "b": 1, "kb": 1000, "mb": 1000**2, "gb": 1000**3, "tb": 1000**4,
          "kib": KiB, "mib": MiB, "gib": GiB, "tib": TiB}  # fmt: skip
 _SIZE = re.compile(r"(?P<number>\d+)(?P<unit>[a-z]*)", re.IGNORECASE)
 LIST_SEPARATOR = ";"
+MAX_CONNECTIONS = 64  # the most parallel GETs a strategy may ask for; the client's pool holds them
 
 
 class StrategyError(ValueError):
@@ -266,7 +267,7 @@ STRATEGIES = {
     for strategy in (
         Strategy(
             "download_file", "boto3's transfer manager to a file in /tmp (parallel ranged GETs above threshold)",
-            (Param("max_concurrency", "count", 10, 1, 64, "parallel GETs (threads)"), CHUNK,
+            (Param("max_concurrency", "count", 10, 1, MAX_CONNECTIONS, "parallel GETs (threads)"), CHUNK,
              Param("threshold", "size", 8 * MiB, 1, 5 * TiB, "objects larger than this are split in chunks")),
             _download_file,
         ),
@@ -278,12 +279,13 @@ STRATEGIES = {
         ),
         Strategy(
             "ranged", "parallel ranged GETs into memory, discarded (transfer manager, download_fileobj)",
-            (Param("connections", "count", 8, 1, 64, "parallel GETs (threads, one connection each)"), CHUNK),
+            (Param("connections", "count", 8, 1, MAX_CONNECTIONS, "parallel GETs (threads, one connection each)"),
+             CHUNK),
             _ranged,
         ),
         Strategy(
             "crt", "the AWS CRT transfer client (awscrt), to memory and discarded; AWS endpoints only",
-            (Param("connections", "count", 0, 0, 64, "concurrent connections; 0 lets CRT size them itself"),
+            (Param("connections", "count", 0, 0, MAX_CONNECTIONS, "concurrent connections; 0: CRT sizes them itself"),
              Param("chunk_size", "size", 8 * MiB, 5 * MiB, GiB, "part size of CRT's ranged GETs")),
             _crt,
             aws_only=True,

@@ -32,6 +32,7 @@ import urllib3
 from boto3.s3.transfer import TransferConfig
 
 from bench._emulator import serve
+from bench._ratios import interleaved, verdict
 from fanout import paths
 from fanout.sizes import format_size, parse_size
 
@@ -72,30 +73,18 @@ def main() -> None:
             def baseline():
                 return _plain_get(url, choice)
 
-            _report(str(choice), _ratios(ours, baseline))
+            _compare(str(choice), ours, baseline)
 
 
-def _ratios(ours, baseline) -> list[tuple[float, float]]:
-    """(ours, baseline) per repeat, after one uncounted run of each: the first request of a client
+def _compare(strategy: str, ours, baseline) -> None:
+    """Print ours / baseline after one uncounted run of each: the first request of a client
     pays for its connection and the signer's set-up, which no later download does."""
     ours(), baseline()
-    pairs = []
-    for repeat in range(REPEATS):
-        first, second = (ours, baseline) if repeat % 2 else (baseline, ours)
-        a, b = first(), second()
-        pairs.append((a, b) if first is ours else (b, a))
-    return pairs
-
-
-def _report(strategy: str, pairs: list[tuple[float, float]]) -> None:
-    ratios = sorted(o / b for o, b in pairs)
-    ratio = statistics.median(ratios)
-    verdict = "meets" if ratio >= TARGET_RATIO else "below"
+    mine, theirs = interleaved(ours, baseline, REPEATS)
     print(
-        f"  {strategy}: median ratio {ratio:.3f} (from {ratios[0]:.3f} to {ratios[-1]:.3f}): "
-        f"{verdict} the {TARGET_RATIO:g} target\n"
-        f"    medians: handler {statistics.median(o for o, _ in pairs) / 1e6:,.0f} MB/s, "
-        f"urllib3 {statistics.median(b for _, b in pairs) / 1e6:,.0f} MB/s (decimal)"
+        f"  {strategy}: {verdict(mine, theirs, TARGET_RATIO)}\n"
+        f"    medians: handler {statistics.median(mine) / 1e6:,.0f} MB/s, "
+        f"urllib3 {statistics.median(theirs) / 1e6:,.0f} MB/s (decimal)"
     )
 
 

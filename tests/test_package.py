@@ -58,18 +58,18 @@ def test_compiled_dependencies_are_built_for_the_functions_architecture(function
     """A package with a C extension gets the wheel of the stack's architecture, not the builder's."""
     with open(functions_copy / "downloader" / "requirements.txt", "a") as requirements:
         requirements.write("markupsafe==3.0.2\n")
-    for architecture, machine in ELF_MACHINES.items():
-        with zipfile.ZipFile(package.build("downloader", architecture)) as archive:
-            (extension,) = [name for name in archive.namelist() if name.startswith("markupsafe/") and ".so" in name]
-            header = archive.read(extension)[:20]
-        assert header[:4] == b"\x7fELF"
-        assert int.from_bytes(header[18:20], "little") == machine, (architecture, extension)
+    assert_extension_per_architecture("markupsafe/")
 
 
 def test_the_crt_strategys_awscrt_is_built_for_the_functions_architecture(home):
+    assert_extension_per_architecture("_awscrt")
+
+
+def assert_extension_per_architecture(prefix: str) -> None:
+    """The zip of each architecture holds one native extension named `prefix...`, built for it."""
     for architecture, machine in ELF_MACHINES.items():
         with zipfile.ZipFile(package.build("downloader", architecture)) as archive:
-            (extension,) = [name for name in archive.namelist() if name.startswith("_awscrt") and ".so" in name]
+            (extension,) = [name for name in archive.namelist() if name.startswith(prefix) and ".so" in name]
             header = archive.read(extension)[:20]
         assert header[:4] == b"\x7fELF"
         assert int.from_bytes(header[18:20], "little") == machine, (architecture, extension)

@@ -5,7 +5,8 @@ adapts the Lambda event and context to it.
 
 What the numbers mean (docs/strategies.md has the full record contract):
 - `seconds`: time.monotonic() from just before the first request of the download until the
-  last byte was read (download_file: written to /tmp). Wall-clock time would jump with NTP.
+  last byte was read (download_file: written to /tmp; deleting the file comes after). Wall-clock
+  time would jump with NTP.
 - `ttfb_seconds`: from the same start until the first chunk of the body was in hand. The
   transfer manager only reports progress after each read of `io_chunksize` (256 KiB by default),
   so its first progress callback marks the first chunk; `stream` reads chunks of `chunk_size`.
@@ -38,8 +39,9 @@ import strategies
 # The handler's S3 client: its pool holds a connection for every parallel GET a strategy may ask
 # for (with botocore's default of 10, the 11th thread would open a connection and drop it after
 # each request). Everything else is botocore's default, response checksum validation included:
-# the deployed object is uploaded in parts, whose composite checksum botocore does not validate,
-# so no download pays for it (a single-part object's CRC32 would cost the function CPU per byte).
+# `fanout deploy` uploads an object over 8 MiB in parts, whose composite checksum botocore does
+# not validate, so those downloads do not pay for it; a smaller, single-part object has its
+# CRC32 computed by the function, a CPU cost per byte that is then part of the figure.
 CLIENT_CONFIG = Config(max_pool_connections=strategies.MAX_CONNECTIONS)
 
 

@@ -29,7 +29,7 @@ from botocore.exceptions import MissingDependencyException
 KiB, MiB, GiB, TiB = 1024, 1024**2, 1024**3, 1024**4
 UNITS = {"": 1, "b": 1, "kb": 1000, "mb": 1000**2, "gb": 1000**3, "tb": 1000**4,
          "kib": KiB, "mib": MiB, "gib": GiB, "tib": TiB}  # fmt: skip
-_SIZE = re.compile(r"(?P<number>\d+)(?P<unit>[a-z]*)", re.IGNORECASE)
+_SIZE = re.compile(r"(?P<number>\d+)(?P<unit>[a-z]*)", re.IGNORECASE | re.ASCII)
 LIST_SEPARATOR = ";"
 MAX_CONNECTIONS = 64  # the most parallel GETs a strategy may ask for; the client's pool holds them
 
@@ -50,7 +50,7 @@ class Param:
     help: str
 
     def parse(self, text: str) -> int:
-        value = parse_size(text) if self.kind == "size" else (int(text) if text.isdigit() else None)
+        value = parse_size(text) if self.kind == "size" else parse_count(text)
         if value is None:
             raise StrategyError(f"{self.name}={text!r} is not {self.allowed()}")
         if not self.low <= value <= self.high:
@@ -160,6 +160,11 @@ def _param(strategy: Strategy, key: str, text: str) -> Param:
         return strategy.param(key)
     except StrategyError as exc:
         raise StrategyError(f"invalid strategy {text!r}: {exc}") from None
+
+
+def parse_count(text: str) -> int | None:
+    """The whole number in `text` (ASCII digits only), or None."""
+    return int(text) if text.isascii() and text.isdecimal() else None
 
 
 def parse_size(text: str) -> int | None:

@@ -140,7 +140,7 @@ def _print_summary(deployed: stack.Stack, seconds: float) -> None:
         f"in {seconds:.0f} s\n"
         f"  function  {deployed.function_name}: {deployed.memory} MB, reserved concurrency "
         f"{deployed.concurrency}, {deployed.architecture}\n"
-        f"            default strategy {deployed.default_strategy}\n"
+        f"  strategy  {deployed.default_strategy}\n"
         f"  object    {format_size(deployed.object_size)} at s3://{deployed.bucket}/{deployed.object_key}\n"
         f"  queue     {deployed.queue_url}\n"
         f"            to the dead-letter queue after {deployed.max_receive_count} receives\n"

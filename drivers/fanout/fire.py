@@ -82,7 +82,7 @@ def run(args) -> int:
     return 0
 
 
-def check_strategy(stack, strategy: "strategies.Choice | None") -> "strategies.Choice":
+def check_strategy(stack, strategy: strategies.Choice | None) -> strategies.Choice:
     """The run's strategy (given, else the stack's default), refused if this stack cannot run it."""
     resolved = strategy or strategies.parse(stack.default_strategy)
     strategies.check_endpoint(resolved, stack.endpoint)
@@ -90,7 +90,7 @@ def check_strategy(stack, strategy: "strategies.Choice | None") -> "strategies.C
     return resolved
 
 
-def check_cost(stack, count: int, strategy: "strategies.Choice", confirmed: bool) -> None:
+def check_cost(stack, count: int, strategy: strategies.Choice, confirmed: bool) -> None:
     """Print the AWS cost estimate when firing at AWS or refusing; refuse a run above the hard
     cap always, and a large or costly one without --yes."""
     gets = strategy.gets(stack.object_size)

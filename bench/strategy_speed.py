@@ -54,7 +54,8 @@ def main() -> None:
         bucket = f"bench-strategy-{uuid.uuid4().hex[:8]}"
         s3.create_bucket(Bucket=bucket)
         # In 8 MiB parts, as `fanout deploy` uploads it: botocore validates no composite checksum.
-        s3.upload_fileobj(io.BytesIO(os.urandom(SIZE)), bucket, "object", Config=TransferConfig(multipart_chunksize=8 * MiB))
+        parts = TransferConfig(multipart_chunksize=8 * MiB)
+        s3.upload_fileobj(io.BytesIO(os.urandom(SIZE)), bucket, "object", Config=parts)
         settings = measure.Settings(bucket=bucket, key="object", expected_size=SIZE, concurrency_limit=1,
                                     default_strategy=measure.strategies.parse("stream"))  # fmt: skip
         # Presigned: the emulator checks signatures, and urllib3 alone cannot sign a request.

@@ -213,7 +213,8 @@ def test_strategy_tables_have_a_row_per_strategy_per_memory_and_size():
     downloads = [r for r in records if r["event"] == "download"]
     tables = report.strategy_tables(summary_of(records, sent=len(records))["strategies"])
     groups = {(r["memory_size"], r["bytes"]) for r in downloads}
-    assert [title for title, _ in tables] == [f"Strategies at {m} MB, object {format_size(b)}" for m, b in sorted(groups)]
+    titles = [f"Strategies at {m} MB, object {format_size(b)}" for m, b in sorted(groups)]
+    assert [title for title, _ in tables] == titles
     for (memory, size), (_, rows) in zip(sorted(groups), tables):
         header, *body = rows
         mine = [r for r in downloads if (r["memory_size"], r["bytes"]) == (memory, size)]

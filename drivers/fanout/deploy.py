@@ -107,7 +107,8 @@ def _inputs(args) -> params.DeployParams:
     exist, is one error line; an allowed but risky value gets a warning line."""
     inputs = params.from_args(args)
     endpoint = params.endpoint(args.backend, args.endpoint)
-    strategies.check_endpoint(strategies.parse(inputs.strategy), "the embedded emulator" if args.backend == "local" else endpoint)
+    emulator = "the embedded emulator" if args.backend == "local" else endpoint
+    strategies.check_endpoint(strategies.parse(inputs.strategy), emulator)
     if args.backend == "aws" and not endpoint:
         aws.client("sts", inputs.region)  # a missing AWS profile: one line now, not Terraform's page later
     for warning in params.warnings(inputs):

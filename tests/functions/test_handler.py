@@ -47,7 +47,8 @@ def record_get_object_ids(handler):
         ("stream", "ranged chunk_size=1MiB connections=3", "ranged connections=3 chunk_size=1MiB"),
     ],
 )
-def test_success_record(load_handler, function_env, test_object, capsys, tmp_path, env_strategy, body_strategy, expected):
+def test_success_record(load_handler, function_env, test_object, capsys, tmp_path, env_strategy, body_strategy,
+                        expected):
     function_env["FANOUT_DEFAULT_STRATEGY"] = env_strategy
     handler = load_handler()
     get_object_ids = record_get_object_ids(handler)

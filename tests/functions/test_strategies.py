@@ -11,8 +11,10 @@ from hypothesis import strategies as st
 
 from .support import load_function_module
 
-SAMPLE = ["download_file", "stream", "ranged", "download_file max_concurrency=3 chunk_size=1MiB threshold=2MiB",
-          "stream chunk_size=4096", "ranged connections=5 chunk_size=1MiB", "ranged connections=1 chunk_size=300KiB"]  # fmt: skip
+SAMPLE = [
+    "download_file", "stream", "ranged", "download_file max_concurrency=3 chunk_size=1MiB threshold=2MiB",
+    "stream chunk_size=4096", "ranged connections=5 chunk_size=1MiB", "ranged connections=1 chunk_size=300KiB",
+]  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +44,11 @@ def test_each_strategy_reads_the_exact_bytes(strategies, s3, test_object, tmp_pa
     memory, path, progress = io.BytesIO(), tmp_path / "object", Counter()
     target = strategies.Target(fileobj=memory, path=str(path))
     requests = []
-    s3.meta.events.register("before-send.s3.GetObject", lambda request, **_: requests.append(request.headers.get("Range")))
+
+    def ranges(request, **_):
+        requests.append(request.headers.get("Range"))
+
+    s3.meta.events.register("before-send.s3.GetObject", ranges)
     try:
         choice.download(s3, test_object.bucket, test_object.key, progress, target)
     finally:
@@ -60,7 +66,8 @@ def test_each_strategy_reads_the_exact_bytes(strategies, s3, test_object, tmp_pa
 def test_discard_sink_takes_a_ranged_download(strategies, s3, test_object):
     progress = Counter()
     target = strategies.Target(fileobj=strategies.Discard(), path="unused")
-    strategies.parse("ranged connections=4 chunk_size=1MiB").download(s3, test_object.bucket, test_object.key, progress, target)
+    choice = strategies.parse("ranged connections=4 chunk_size=1MiB")
+    choice.download(s3, test_object.bucket, test_object.key, progress, target)
     assert progress.bytes == test_object.size
 
 

@@ -60,7 +60,8 @@ def test_download_percentiles(sample):
     assert [tuple(row[k] for k in ("experiment_tag", "memory_size", "concurrency_limit", "strategy"))
             for row in result.rows] == sorted(groups)  # fmt: skip
     for row in result.rows:
-        values = np.array(groups[(row["experiment_tag"], row["memory_size"], row["concurrency_limit"], row["strategy"])])
+        key = (row["experiment_tag"], row["memory_size"], row["concurrency_limit"], row["strategy"])
+        values = np.array(groups[key])
         assert row["downloads"] == len(values)
         for column, name in ((0, "seconds"), (1, "mb_per_s")):
             assert_statistics(row, name, values[:, column])

@@ -61,6 +61,7 @@ def test_each_strategy_reads_the_exact_bytes(strategies, s3, test_object, tmp_pa
     else:  # one GET per chunk above the threshold (download_file) or above one chunk (ranged)
         threshold = choice.value("threshold") if choice.name == "download_file" else chunk
         assert len(requests) == (math.ceil(test_object.size / chunk) if test_object.size > threshold else 1)
+    assert len(requests) == choice.gets(test_object.size)  # what the cost estimate counts
 
 
 def test_discard_sink_takes_a_ranged_download(strategies, s3, test_object):

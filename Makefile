@@ -14,6 +14,9 @@ MESSAGES    ?=
 MULTIPLIER  ?= 10
 TAG         ?= default
 RUN         ?= latest
+RUNS        ?=
+A           ?=
+B           ?=
 TIMEOUT     ?= 1800
 HOST        ?= 1
 QUERY       ?= download-percentiles
@@ -27,7 +30,7 @@ STRATEGY_ARG = $(if $(or $(STRATEGY),$(MODE)),--strategy "$(or $(STRATEGY),$(MOD
 
 .DEFAULT_GOAL := help
 .PHONY: help venv emulator-up emulator-down emulator-status package deploy plan outputs destroy \
-        run fire wait query report demo test bench clean
+        run fire wait query report compare demo test bench clean
 
 help: ## List the targets and the variables they read
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -36,6 +39,7 @@ help: ## List the targets and the variables they read
 	@echo "  STRATEGY=$(STRATEGY) (e.g. \"ranged connections=8 chunk_size=8MiB\"; docs/strategies.md;"
 	@echo "    deploy: the default of messages, fire: this run's; MODE is its old name)"
 	@echo "  MESSAGES=$(MESSAGES) MULTIPLIER=$(MULTIPLIER) RUN=$(RUN) QUERY=$(QUERY)"
+	@echo "  RUNS=$(RUNS) (report across these runs) A=$(A) B=$(B) (compare)"
 	@echo "  TIMEOUT=$(TIMEOUT) (wait gives up after this many seconds)"
 	@echo "  HOST=$(HOST) (local backend: wait hosts the function; HOST=0 when \`make run\` does)"
 
@@ -86,8 +90,11 @@ wait: venv ## Wait until every message of RUN is accounted for (TIMEOUT, HOST)
 query: venv ## Run the saved query QUERY against the stack's logs
 	$(FANOUT) insights queries/$(QUERY).logsinsights $(TARGET)
 
-report: venv ## Tables, CSV/JSON and plots for RUN under results/
-	$(FANOUT) report $(TARGET) --run $(RUN)
+report: venv ## Tables, CSV/JSON and plots for RUN, or across RUNS=id,id,... (results/across/)
+	$(FANOUT) report $(TARGET) $(if $(RUNS),--runs $(RUNS),--run $(RUN))
+
+compare: venv ## Change in median and p99 throughput from A to B (run ids, comma-separated), with 95% CIs
+	$(FANOUT) compare $(A) $(B)
 
 demo: venv ## The whole experiment on the local backend, torn down afterwards
 	$(FANOUT) demo

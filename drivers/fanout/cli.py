@@ -23,6 +23,7 @@ COMMAND_MODULES = (
     "fanout.wait",
     "fanout.insights.cli",
     "fanout.report",
+    "fanout.compare",
     "fanout.demo",
 )
 

@@ -75,6 +75,30 @@ def assert_extension_per_architecture(prefix: str) -> None:
         assert int.from_bytes(header[18:20], "little") == machine, (architecture, extension)
 
 
+CRT_ON_AWS = """
+import boto3, strategies
+from boto3.s3.transfer import create_transfer_manager
+client = boto3.client("s3", region_name="us-east-1", aws_access_key_id="AKIDEXAMPLE", aws_secret_access_key="x")
+strategies.check_crt_endpoint(client.meta.endpoint_url)
+config = strategies.crt_config(dict(strategies.parse("crt connections=12 chunk_size=16MiB").values))
+with create_transfer_manager(client, config) as manager:
+    print(type(manager).__name__)
+"""
+
+
+def test_the_zips_awscrt_gives_the_crt_transfer_client_on_aws(home, tmp_path):
+    """The crt strategy's AWS path as far as it goes without AWS: with the zip's own awscrt (in a
+    process of its own, as in the function; the drivers never load it), boto3 builds its CRT
+    transfer manager for a client of AWS's endpoint (the strategy's TransferConfig:
+    tests/functions/test_strategies.py). Nothing is sent."""
+    architecture = {"x86_64": "x86_64", "aarch64": "arm64"}[os.uname().machine]
+    with zipfile.ZipFile(package.build("downloader", architecture)) as archive:
+        archive.extractall(tmp_path / "task")
+    result = subprocess.run([sys.executable, "-c", CRT_ON_AWS], cwd=tmp_path / "task", capture_output=True, text=True,
+                            env=dict(os.environ, PYTHONPATH=str(tmp_path / "task")))  # fmt: skip
+    assert result.stdout.split() == ["CRTTransferManager"], result.stderr
+
+
 def test_unknown_architecture_is_refused(home):
     with pytest.raises(UsageError, match="'arm': expected one of x86_64, arm64"):
         package.build("downloader", "arm")

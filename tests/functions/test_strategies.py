@@ -83,21 +83,35 @@ def test_crt_refuses_a_custom_endpoint_before_any_request(strategies, s3, test_o
     assert s3.meta.endpoint_url in str(info.value) and "\n" not in str(info.value) and sent == []
 
 
-def test_crt_on_aws_gets_the_crt_transfer_client(strategies):
-    """The AWS path without AWS: for a client of AWS's own endpoint, boto3 builds its CRT
-    transfer manager (awscrt is in the dev dependencies, as in the zip) with the strategy's
-    part size and connections. Nothing is sent."""
-    from boto3.s3.transfer import create_transfer_manager
-
-    client = boto3.client("s3", region_name="us-east-1", aws_access_key_id="AKIDEXAMPLE", aws_secret_access_key="x")
-    strategies.check_crt_endpoint(client.meta.endpoint_url)  # AWS: allowed
-    choice = strategies.parse("crt connections=12 chunk_size=16MiB")
-    config = strategies.crt_config(dict(choice.values))
-    with create_transfer_manager(client, config) as manager:
-        assert type(manager).__name__ == "CRTTransferManager"
-    assert (config.multipart_chunksize, config.max_request_concurrency) == (16 * 2**20, 12)
+def test_crt_config_carries_the_strategys_parameters(strategies):
+    config = strategies.crt_config(dict(strategies.parse("crt connections=12 chunk_size=16MiB").values))
+    assert (config.preferred_transfer_client, config.multipart_chunksize, config.max_request_concurrency) == (
+        "crt", 16 * 2**20, 12)  # fmt: skip
     unset = strategies.crt_config(dict(strategies.parse("crt connections=0").values))
     assert unset.get_deep_attr("max_request_concurrency") is unset.UNSET_DEFAULT  # CRT sizes them itself
+
+
+@pytest.mark.parametrize("boto3_gives", ["classic transfer manager", "missing awscrt"])
+def test_crt_never_measures_the_classic_client_instead(strategies, monkeypatch, boto3_gives):
+    """On AWS's endpoint, what boto3 does when it cannot give the CRT client (another process
+    holds it, boto3 < 1.42, no awscrt) is refused before any request. (That boto3 does build it
+    from the zip's awscrt: tests/test_package.py.)"""
+    from boto3.s3.transfer import TransferConfig, TransferManager
+    from botocore.exceptions import MissingDependencyException
+
+    client = boto3.client("s3", region_name="us-east-1", aws_access_key_id="AKIDEXAMPLE", aws_secret_access_key="x")
+
+    def fallback(s3, config):
+        if boto3_gives == "missing awscrt":
+            raise MissingDependencyException(msg="awscrt is not installed")
+        return TransferManager(s3, TransferConfig())
+
+    monkeypatch.setattr(strategies, "create_transfer_manager", fallback)
+    sent = []
+    client.meta.events.register("before-send.s3", lambda **kw: sent.append(kw))
+    with pytest.raises(strategies.CrtUnavailable) as info:
+        strategies.parse("crt").download(client, "bucket", "key", Counter(), None)
+    assert sent == [] and "\n" not in str(info.value)
 
 
 def test_canonical_text_fills_defaults_in_table_order(strategies):

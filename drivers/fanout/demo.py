@@ -24,6 +24,9 @@ from fanout.emulator import control
 DEMO_STACK = "demo"
 DEFAULTS = {"concurrency": "8", "memory": "1024", "object_size": "16MiB", "multiplier": "10"}
 WAIT_TIMEOUT = 600
+# Short, so that a failing message reaches the DLQ within the wait: 5 receives x 6 x 10 s = 5 min.
+# A 16 MiB object downloads in well under a second locally.
+FUNCTION_TIMEOUT = 10
 
 console = Console()
 
@@ -42,7 +45,7 @@ def run(args) -> int:
     target = argparse.Namespace(
         backend="local", stack=DEMO_STACK, concurrency=args.concurrency, memory=args.memory,
         object_size=args.object_size, region="us-east-1", architecture="x86_64", strategy=strategies.DEFAULT,
-        endpoint="",
+        endpoint="", function_timeout=str(FUNCTION_TIMEOUT),
     )  # fmt: skip
     timings: dict[str, float] = {}
     started_emulator = control.running_endpoint() is None

@@ -14,6 +14,7 @@ import time
 
 from fanout import aws, package, params, stack, strategies, terraform, upload
 from fanout.emulator import control
+from fanout.errors import UsageError
 from fanout.sizes import format_size
 
 ENDPOINT_ENV = "FANOUT_ENDPOINT"
@@ -37,6 +38,7 @@ def register(subparsers) -> None:
 
     destroy = subparsers.add_parser("destroy", help="remove everything the stack created")
     stack.add_arguments(destroy)
+    _add_endpoint(destroy)
     destroy.set_defaults(func=run_destroy)
 
 
@@ -54,9 +56,19 @@ def _add_inputs(parser) -> None:
         "--mode is its old name",
     )
     parser.add_argument(
+        "--function-timeout",
+        default=str(params.DEFAULT_FUNCTION_TIMEOUT),
+        help=f"function timeout in seconds, 1-900 (default {params.DEFAULT_FUNCTION_TIMEOUT}); "
+        "the queue's visibility timeout is 6x it",
+    )
+    _add_endpoint(parser)
+
+
+def _add_endpoint(parser) -> None:
+    parser.add_argument(
         "--endpoint",
         default=os.environ.get(ENDPOINT_ENV, ""),
-        help=f"aws backend only: deploy to this emulator URL (e.g. LocalStack); env {ENDPOINT_ENV}",
+        help=f"aws backend only: the emulator URL (e.g. LocalStack) the stack is deployed to; env {ENDPOINT_ENV}",
     )
 
 
@@ -80,15 +92,24 @@ def run_outputs(args) -> int:
     values = terraform.outputs(args.backend, name)
     if not values:
         print(f"fanout: no stack {name!r} is deployed on the {args.backend} backend", file=sys.stderr)
+    else:
+        stack.load(args.backend, name)  # a local stack whose emulator is gone: one line, exit 1
     print(json.dumps(values, indent=2, sort_keys=True))
     return 0
 
 
 def run_destroy(args) -> int:
     name = params.stack_name(args.stack)
+    endpoint = params.endpoint(args.backend, args.endpoint)
     if not terraform.has_state(args.backend, name):
         print(f"Nothing to destroy: no stack {name!r} is deployed on the {args.backend} backend.")
         return 0
+    recorded = terraform.recorded_inputs(args.backend, name).get("endpoint", "")
+    if endpoint and endpoint != recorded:
+        raise UsageError(
+            f"invalid --endpoint {endpoint!r}: stack {name!r} was deployed to {recorded or 'AWS'}; "
+            "destroy removes it from there (omit --endpoint)"
+        )
     if args.backend == "local" and _emulator_gone(name):
         terraform.forget("local", name)
         print(

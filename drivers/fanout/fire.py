@@ -26,7 +26,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from fanout import costs, interrupts, params, runs, strategies
+from fanout import costs, interrupts, numbers, params, runs, strategies
 from fanout import stack as stacks
 from fanout.errors import FanoutError, UsageError
 
@@ -74,6 +74,8 @@ def run(args) -> int:
     resolved = check_strategy(stack, strategy)
     check_cost(stack, count, resolved, args.yes)
     fired = fire(stack, count, args.tag, str(strategy) if strategy else None, failure_fraction, workers)
+    if not fired["sent"]:
+        raise FanoutError(f"none of the {count} messages reached the queue; no run was recorded")
     if fired["failed_seqs"]:
         raise FanoutError(
             f"{len(fired['failed_seqs'])} of {count} messages were not sent (seqs "
@@ -114,9 +116,10 @@ def check_cost(stack, count: int, strategy: strategies.Choice, confirmed: bool) 
 def fire(stack, count: int, tag: str, strategy: str | None, failure_fraction: Fraction | None, workers: int) -> dict:
     """Send `count` messages for a new run; returns its run.json record.
 
-    run.json is written before the first send, about every CHECKPOINT_SECONDS while sending and
-    at the end, also on Ctrl-C or SIGTERM: whenever fire stops, even killed outright, the record
-    names the seqs known to have reached the queue, and `wait` follows exactly those.
+    run.json is written once the first message has reached the queue, about every
+    CHECKPOINT_SECONDS while sending and at the end, also on Ctrl-C or SIGTERM: whenever fire
+    stops, even killed outright, the record names the seqs known to have reached the queue, and
+    `wait` follows exactly those. A fire that sent nothing records nothing and leaves `latest`.
     """
     run_id = runs.new_run_id()
     injected = injected_seqs(count, failure_fraction) if failure_fraction else set()
@@ -134,6 +137,8 @@ def fire(stack, count: int, tag: str, strategy: str | None, failure_fraction: Fr
         if written.get("state") == state:
             return written["record"]
         record = how | _send_state(count, result, status)
+        if not written and not record["sent"]:
+            return record  # nothing reached the queue (yet): no run folder, `latest` stays
         (runs.update if written else runs.save)(record)  # `latest` points here after the first write
         written.update(state=state, record=record)
         return record
@@ -152,8 +157,10 @@ def fire(stack, count: int, tag: str, strategy: str | None, failure_fraction: Fr
         finally:
             record = save(status)
             console.print(f"sent {record['sent']:,} of {count:,} in {result.seconds():.2f} s "
-                          f"({result.rate():,.0f} msgs/s); recorded in", highlight=False)  # fmt: skip
-            console.print(f"  {runs.run_dir(run_id) / runs.RUN_FILE}", highlight=False)
+                          f"({result.rate():,.0f} msgs/s); {'recorded in' if written else 'no run recorded'}",
+                          highlight=False)  # fmt: skip
+            if written:
+                console.print(f"  {runs.run_dir(run_id) / runs.RUN_FILE}", highlight=False)
     return record
 
 
@@ -313,18 +320,15 @@ def _progress() -> Progress:
 
 
 def positive_int(name: str, text: str) -> int:
-    try:
-        value = int(str(text).strip())
-    except ValueError:
-        value = 0
-    if value <= 0:
+    value = numbers.whole(text)
+    if value is None or value <= 0:
         raise UsageError(f"invalid {name} {text!r}: expected a positive whole number")
     return value
 
 
 def _fraction(text: str) -> Fraction:
     try:
-        value = Fraction(str(text).strip())
+        value = Fraction(str(text).strip()) if str(text).isascii() else Fraction(0)  # no full-width digits
     except (ValueError, ZeroDivisionError):
         value = Fraction(0)
     if not 0 < value <= 1:

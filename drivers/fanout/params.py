@@ -10,13 +10,18 @@ import re
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from fanout import strategies
+from fanout import numbers, strategies
 from fanout.errors import UsageError
 from fanout.sizes import format_size, parse_size
 
 CONCURRENCY_RANGE = (1, 1000)  # reserved concurrency; the ESM's maximum_concurrency tops out at 1000
 MEMORY_RANGE = (128, 10240)  # Lambda memory, MB
 ARCHITECTURES = ("x86_64", "arm64")
+# Lambda's function timeout, seconds. The queue's visibility timeout is 6x it (infra/sqs.tf), so
+# a message that keeps failing reaches the DLQ after max_receive_count x 6 x this: 2.5 h at the
+# default. Tests and the demo deploy a short one so that the failure path ends in minutes.
+FUNCTION_TIMEOUT_RANGE = (1, 900)
+DEFAULT_FUNCTION_TIMEOUT = 300
 
 # The bucket name is "<stack>-<account id>-<region>" and must fit in S3's 63 characters.
 STACK_PATTERN = re.compile(r"[a-z](?:[a-z0-9-]{0,28}[a-z0-9])?")
@@ -44,6 +49,7 @@ class DeployParams:
     object_size: int
     architecture: str
     strategy: str  # canonical text of the default strategy (messages that name none)
+    function_timeout: int = DEFAULT_FUNCTION_TIMEOUT
 
     def variables(self, endpoint: str, zip_path, backend: str = "local") -> dict:
         """Input variables of infra/ for this deployment.
@@ -62,6 +68,7 @@ class DeployParams:
             "object_size": self.object_size,
             "architecture": self.architecture,
             "default_strategy": self.strategy,
+            "timeout": self.function_timeout,
         }
 
 
@@ -76,6 +83,8 @@ def from_args(args) -> DeployParams:
         object_size=object_size(args.object_size),
         architecture=choice("architecture", args.architecture, ARCHITECTURES),
         strategy=str(strategy),
+        function_timeout=integer("function timeout (s)", args.function_timeout,
+                                 *FUNCTION_TIMEOUT_RANGE),
     )
     check_fits_tmp(params.object_size, strategy.name)
     return params
@@ -129,10 +138,7 @@ def warnings(params: DeployParams) -> list[str]:
 
 
 def integer(name: str, text, low: int, high: int) -> int:
-    try:
-        value = int(str(text), 10)
-    except ValueError:
-        value = None
+    value = numbers.whole(text)
     if value is None or not low <= value <= high:
         raise UsageError(f"invalid {name} {text!r}: expected a whole number from {low} to {high}")
     return value

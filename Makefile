@@ -8,7 +8,8 @@ MEMORY      ?= 1024
 OBJECT_SIZE ?= 256MiB
 REGION      ?= us-east-1
 ARCH        ?= x86_64
-MODE        ?= download_file
+STRATEGY    ?=
+MODE        ?=
 MESSAGES    ?=
 MULTIPLIER  ?= 10
 TAG         ?= default
@@ -32,9 +33,11 @@ FANOUT := $(VENV)/bin/fanout
 # with spaces or shell characters arrives at the CLI as one argument, and the CLI validates it.
 q = '$(subst ','\'',$(value $(1)))'
 TARGET = --backend $(call q,BACKEND) --stack $(call q,STACK)
+# STRATEGY (or its old name MODE) when set; otherwise deploy's default, or the stack's for fire.
+STRATEGY_ARG = $(if $(value STRATEGY),--strategy $(call q,STRATEGY),$(if $(value MODE),--strategy $(call q,MODE)))
 STACK_INPUTS = $(TARGET) --concurrency $(call q,CONCURRENCY) --memory $(call q,MEMORY) \
   --object-size $(call q,OBJECT_SIZE) --region $(call q,REGION) --architecture $(call q,ARCH) \
-  --mode $(call q,MODE) --function-timeout $(call q,FUNCTION_TIMEOUT)
+  $(STRATEGY_ARG) --function-timeout $(call q,FUNCTION_TIMEOUT)
 NETWORK_ARGS = $(if $(value NETWORK),--network $(call q,NETWORK)) --network-scale $(call q,NETWORK_SCALE)
 
 .DEFAULT_GOAL := help
@@ -44,7 +47,9 @@ NETWORK_ARGS = $(if $(value NETWORK),--network $(call q,NETWORK)) --network-scal
 help: ## List the targets and the variables they read
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 	@echo Variables: BACKEND=$(call q,BACKEND) STACK=$(call q,STACK) CONCURRENCY=$(call q,CONCURRENCY) MEMORY=$(call q,MEMORY)
-	@echo "  "OBJECT_SIZE=$(call q,OBJECT_SIZE) REGION=$(call q,REGION) ARCH=$(call q,ARCH) MODE=$(call q,MODE) TAG=$(call q,TAG)
+	@echo "  "OBJECT_SIZE=$(call q,OBJECT_SIZE) REGION=$(call q,REGION) ARCH=$(call q,ARCH) TAG=$(call q,TAG)
+	@echo "  "STRATEGY=$(call q,STRATEGY) "(e.g. \"ranged connections=8 chunk_size=8MiB\", docs/strategies.md;"
+	@echo "    deploy: the default of messages, fire: this run's; MODE is its old name)"
 	@echo "  "MESSAGES=$(call q,MESSAGES) MULTIPLIER=$(call q,MULTIPLIER) RUN=$(call q,RUN) QUERY=$(call q,QUERY)
 	@echo "  "RUNS=$(call q,RUNS) "(report across these runs)" A=$(call q,A) B=$(call q,B) "(compare)"
 	@echo "  "TIMEOUT=$(call q,TIMEOUT) "(wait gives up after this many seconds)"
@@ -79,7 +84,7 @@ emulator-status: venv ## Is the embedded emulator running, and where
 package: venv ## Build the function zip for ARCH (deterministic)
 	$(FANOUT) package --architecture $(call q,ARCH)
 
-deploy: venv ## Deploy the stack (CONCURRENCY, MEMORY, OBJECT_SIZE, REGION, ARCH, MODE, FUNCTION_TIMEOUT, STACK, BACKEND)
+deploy: venv ## Deploy the stack (CONCURRENCY, MEMORY, OBJECT_SIZE, REGION, ARCH, STRATEGY, FUNCTION_TIMEOUT, STACK, BACKEND)
 	$(FANOUT) deploy $(STACK_INPUTS)
 
 plan: venv ## Show what deploy would change
@@ -94,9 +99,9 @@ destroy: venv ## Remove everything the stack created (safe when nothing is deplo
 run: venv ## Local backend: host the function until its queue is drained (NETWORK, NETWORK_SCALE)
 	$(FANOUT) host $(TARGET) $(NETWORK_ARGS)
 
-fire: venv ## Send MESSAGES (default MULTIPLIER x CONCURRENCY) messages tagged TAG
+fire: venv ## Send MESSAGES (default MULTIPLIER x CONCURRENCY) messages tagged TAG, with STRATEGY
 	$(FANOUT) fire $(TARGET) --multiplier $(call q,MULTIPLIER) --tag $(call q,TAG) \
-	  $(if $(value MESSAGES),--messages $(call q,MESSAGES)) $(if $(filter command line,$(origin MODE)),--mode $(call q,MODE))
+	  $(if $(value MESSAGES),--messages $(call q,MESSAGES)) $(STRATEGY_ARG)
 
 wait: venv ## Wait until every message of RUN is accounted for (TIMEOUT, HOST, NETWORK, NETWORK_SCALE)
 	$(FANOUT) wait $(TARGET) --run $(call q,RUN) --timeout $(call q,TIMEOUT) $(if $(filter 0,$(value HOST)),--no-host) $(NETWORK_ARGS)

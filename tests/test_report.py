@@ -13,6 +13,7 @@ import fanout.network
 import fanout.timeline
 from fanout import cells, concurrency, insights, plots, report, runs
 from fanout.network import truth
+from fanout.sizes import format_size
 
 RUN = "20250101T000000Z-abc123"
 CELLS = [(512, 4, "download_file", "a"), (1024, 4, "download_file", "a"), (1024, 8, "stream", "b")]
@@ -57,14 +58,15 @@ def synthetic_records(seed=0, per_cell=60, cell_keys=CELLS):
     """Download records of RUN for each cell, plus an error record and another run's record."""
     rng = np.random.default_rng(seed)
     records, seq, t0 = [], 0, 1_700_000_000_000
-    for memory, limit, mode, tag in cell_keys:
+    for memory, limit, strategy, tag in cell_keys:
         for _ in range(per_cell):
             seconds = float(rng.lognormal(0, 0.5))
             size = int(rng.choice([2**20, 64 * 2**20]))
             start = t0 + int(rng.integers(0, 20_000))
             records.append({
                 "event": "download", "run_id": RUN, "seq": seq, "experiment_tag": tag, "memory_size": memory,
-                "concurrency_limit": limit, "mode": mode, "bytes": size, "seconds": seconds,
+                "concurrency_limit": limit, "strategy": strategy, "bytes": size, "seconds": seconds,
+                "ttfb_seconds": seconds / 10,
                 "mbps": size * 8 / seconds / 1e6, "start_ms": start, "end_ms": start + int(seconds * 1000),
                 "cold_start": bool(rng.random() < 0.2), "receive_count": 1,
             })  # fmt: skip
@@ -120,7 +122,8 @@ def summary_of(records, sent, dead=(), lambda_report=(), backend="local", networ
         "network": network,
         "run_id": RUN, "backend": backend, "first_send_ms": 1_700_000_000_000, "last_send_ms": 1_700_000_000_100,
         "send_rate_per_s": 100.0, "version": "test", "failed_seqs": [], "sent": sent,
-        "parameters": {"messages": sent, "experiment_tag": "a", "mode": "download_file", "mode_from": "stack default",
+        "parameters": {"messages": sent, "experiment_tag": "a", "strategy": "download_file",
+                       "strategy_from": "stack default",
                        "inject_failures": None},
         "stack": {"stack": "s", "region": "us-east-1", "endpoint": "", "memory": 512, "concurrency": 4,
                   "architecture": "x86_64", "timeout": 60, "batch_size": 1, "max_receive_count": 5,
@@ -134,6 +137,7 @@ def summary_of(records, sent, dead=(), lambda_report=(), backend="local", networ
         "counts": report.counts(record, records, table), "cells": report.join_cells(table, downloads),
         "steady_definition": concurrency.STEADY_DEFINITION, "errors": [], "dead_lettered": list(dead),
         "cold_starts": [], "platform_errors": [], "lambda_report": list(lambda_report), "records": records,
+        "strategies": insights.evaluate(insights.load_query("strategy-comparison"), as_events(records)).rows,
     }  # fmt: skip
 
 
@@ -210,6 +214,24 @@ def test_report_files(tmp_path, monkeypatch):
     assert "## Throughput (Mbit/s)" in text and "`mbps` of records.jsonl is Mbit/s" in text
 
 
+def test_strategy_tables_have_a_row_per_strategy_per_memory_and_size():
+    records, _ = synthetic_records(per_cell=30)
+    downloads = [r for r in records if r["event"] == "download"]
+    tables = report.strategy_tables(summary_of(records, sent=len(records))["strategies"])
+    groups = {(r["memory_size"], r["bytes"]) for r in downloads}
+    titles = [f"Strategies at {m} MB, object {format_size(b)}" for m, b in sorted(groups)]
+    assert [title for title, _ in tables] == titles
+    for (memory, size), (_, rows) in zip(sorted(groups), tables):
+        header, *body = rows
+        mine = [r for r in downloads if (r["memory_size"], r["bytes"]) == (memory, size)]
+        assert [row[0] for row in body] == sorted({r["strategy"] for r in mine}, key=lambda s: -np.median(
+            [r["bytes"] / r["seconds"] / 1e6 for r in mine if r["strategy"] == s]))  # fastest median first
+        for row in body:
+            speeds = [r["bytes"] / r["seconds"] / 1e6 for r in mine if r["strategy"] == row[0]]
+            assert row[1] == len(speeds)
+            assert row[2:5] == pytest.approx([np.percentile(speeds, p) for p in (10, 50, 90)])
+
+
 def test_missing_records_are_warned_about():
     records, _ = synthetic_records(per_cell=10)
     summary = summary_of(records, sent=len(records) + 7, dead=[len(records) + 1])
@@ -236,7 +258,7 @@ def modelled_downloads(model, memory=1024, count=6, size=24 * 2**20, seed=5):
             recorder.add(at + 256 * 1024 / shape.connection_rate, 256 * 1024)
         seconds = at + 256 * 1024 / shape.connection_rate + float(rng.uniform(0, 0.001))
         records.append({"event": "download", "run_id": RUN, "seq": i, "experiment_tag": "a", "memory_size": memory,
-                        "concurrency_limit": count, "mode": "stream", "bytes": sent, "seconds": seconds,
+                        "concurrency_limit": count, "strategy": "stream", "bytes": sent, "seconds": seconds,
                         "start_ms": 1_700_000_000_000 + i, "end_ms": 1_700_000_000_000 + i + int(seconds * 1000),
                         "env_id": f"env-{i}", "cold_start": True, "ttfb_seconds": shape.first_byte_s + 0.01,
                         "first_byte_seconds": shape.first_byte_s * (1 + 0.01 * i),

@@ -1,5 +1,5 @@
 """Cells: the combinations of parameters a run's records fall into (memory size, concurrency
-limit, download mode, experiment tag). The report has one table row per cell and the plots one
+limit, download strategy as canonical text, experiment tag). The report has one table row per cell and the plots one
 box or line per cell.
 
 Query rows and records must agree on a cell. Logs Insights returns every value as text and the
@@ -11,8 +11,8 @@ import math
 
 from fanout.insights.values import parse_result_value, render
 
-FIELDS = ("memory_size", "concurrency_limit", "mode", "experiment_tag")
-TITLES = ("memory MB", "concurrency", "mode", "tag")
+FIELDS = ("memory_size", "concurrency_limit", "strategy", "experiment_tag")
+TITLES = ("memory MB", "concurrency", "strategy", "tag")
 
 
 def key(row: dict) -> tuple:
@@ -21,15 +21,15 @@ def key(row: dict) -> tuple:
 
 
 def sort_key(row: dict) -> tuple:
-    """Memory and concurrency in numeric order (512 before 1024), then mode and tag as text."""
-    memory, limit, mode, tag = key(row)
-    return (_number(memory), _number(limit), str(mode), str(tag))
+    """Memory and concurrency in numeric order (512 before 1024), then strategy and tag as text."""
+    memory, limit, strategy, tag = key(row)
+    return (_number(memory), _number(limit), str(strategy), str(tag))
 
 
 def label(row: dict, fields=range(len(FIELDS))) -> str:
-    """`1024 MB, concurrency 8, download_file, tag=demo`, or only the parts `fields` names."""
-    memory, limit, mode, tag = key(row)
-    parts = (f"{memory} MB", f"concurrency {limit}", str(mode), f"tag={tag}")
+    """`1024 MB, concurrency 8, stream chunk_size=256KiB, tag=demo`, or only the parts `fields` names."""
+    memory, limit, strategy, tag = key(row)
+    parts = (f"{memory} MB", f"concurrency {limit}", str(strategy), f"tag={tag}")
     return ", ".join(parts[i] for i in fields)
 
 

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 
 from rich.console import Console
 
-from fanout import deploy, fire, interrupts, report, runs, stack, terraform, wait
+from fanout import deploy, fire, interrupts, report, runs, stack, strategies, terraform, wait
 from fanout.emulator import control
 from fanout.network import options as network_options
 
@@ -48,8 +48,8 @@ def run(args) -> int:
     network_options.check(args)
     target = argparse.Namespace(
         backend="local", stack=DEMO_STACK, concurrency=args.concurrency, memory=args.memory,
-        object_size=args.object_size, region="us-east-1", architecture="x86_64", mode="download_file", endpoint="",
-        function_timeout=str(FUNCTION_TIMEOUT),
+        object_size=args.object_size, region="us-east-1", architecture="x86_64", strategy=strategies.DEFAULT,
+        endpoint="", function_timeout=str(FUNCTION_TIMEOUT),
     )  # fmt: skip
     timings: dict[str, float] = {}
     started_emulator = control.running_endpoint() is None

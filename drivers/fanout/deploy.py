@@ -12,7 +12,7 @@ import os
 import sys
 import time
 
-from fanout import aws, package, params, stack, terraform, upload
+from fanout import aws, package, params, stack, strategies, terraform, upload
 from fanout.emulator import control
 from fanout.errors import UsageError
 from fanout.sizes import format_size
@@ -50,7 +50,11 @@ def _add_inputs(parser) -> None:
     parser.add_argument("--object-size", default="256MiB", help="test object size, e.g. 64MiB, 1GB")
     parser.add_argument("--region", default="us-east-1", help="AWS region (default us-east-1)")
     parser.add_argument("--architecture", default="x86_64", help="x86_64 (default) or arm64")
-    parser.add_argument("--mode", default="download_file", help="download_file (default) or stream")
+    parser.add_argument(
+        "--strategy", "--mode", dest="strategy", default=strategies.DEFAULT,
+        help=f"strategy of messages that name none, e.g. 'stream' (default {strategies.DEFAULT}); "
+        "--mode is its old name",
+    )
     parser.add_argument(
         "--function-timeout",
         default=str(params.DEFAULT_FUNCTION_TIMEOUT),
@@ -124,6 +128,8 @@ def _inputs(args) -> params.DeployParams:
     exist, is one error line; an allowed but risky value gets a warning line."""
     inputs = params.from_args(args)
     endpoint = params.endpoint(args.backend, args.endpoint)
+    emulator = "the embedded emulator" if args.backend == "local" else endpoint
+    strategies.check_endpoint(strategies.parse(inputs.strategy), emulator)
     if args.backend == "aws" and not endpoint:
         aws.client("sts", inputs.region)  # a missing AWS profile: one line now, not Terraform's page later
     for warning in params.warnings(inputs):
@@ -155,7 +161,8 @@ def _print_summary(deployed: stack.Stack, seconds: float) -> None:
         f"\nDeployed stack {deployed.stack!r} on the {deployed.backend} backend ({where}) "
         f"in {seconds:.0f} s\n"
         f"  function  {deployed.function_name}: {deployed.memory} MB, reserved concurrency "
-        f"{deployed.concurrency}, {deployed.architecture}, {deployed.download_mode}\n"
+        f"{deployed.concurrency}, {deployed.architecture}\n"
+        f"  strategy  {deployed.default_strategy}\n"
         f"  object    {format_size(deployed.object_size)} at s3://{deployed.bucket}/{deployed.object_key}\n"
         f"  queue     {deployed.queue_url}\n"
         f"            to the dead-letter queue after {deployed.max_receive_count} receives\n"

@@ -1,6 +1,7 @@
 """`fanout fire`: flood the stack's queue with one message per download, and record the run.
 
-Every message body carries the run id, its seq (0..N-1) and the experiment tag, so that each
+Every message body carries the run id, its seq (0..N-1), the experiment tag and the strategy
+(`--strategy`, else the stack's default, as canonical text: docs/strategies.md), so that each
 timing record can be matched to the message that caused it and `wait` can account for every
 seq. Messages go out in parallel SendMessageBatch calls of 10 (the SQS maximum); entries SQS
 rejects or throttles are retried with backoff, and a seq that still cannot be sent is written to
@@ -25,11 +26,10 @@ from botocore.exceptions import BotoCoreError, ClientError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from fanout import costs, interrupts, numbers, runs
+from fanout import costs, interrupts, numbers, params, runs, strategies
 from fanout import stack as stacks
 from fanout.errors import FanoutError, UsageError
 
-MODES = ("download_file", "stream")
 BATCH = 10  # SendMessageBatch takes at most 10 entries
 ATTEMPTS = 6  # per entry, on top of botocore's own retries of a throttled call
 DEFAULT_WORKERS = 16
@@ -46,7 +46,11 @@ def register(subparsers) -> None:
     parser.add_argument("--messages", help="messages to send (default: MULTIPLIER x the stack's concurrency)")
     parser.add_argument("--multiplier", default=str(DEFAULT_MULTIPLIER), help="messages per concurrency slot (default: 10)")
     parser.add_argument("--tag", default="default", help="experiment tag carried by every message and record")
-    parser.add_argument("--mode", choices=MODES, help="download mode for this run (default: the stack's)")
+    parser.add_argument(
+        "--strategy", "--mode", dest="strategy",
+        help="download strategy of this run, e.g. 'ranged connections=8 chunk_size=8MiB' (default: the "
+        f"stack's); one of {', '.join(strategies.STRATEGIES)}; --mode is its old name",
+    )
     parser.add_argument("--yes", action="store_true", help="send even when the run is large or costly")
     parser.add_argument("--workers", default=str(DEFAULT_WORKERS), help="parallel SendMessageBatch calls (default: 16)")
     parser.add_argument(
@@ -64,10 +68,12 @@ def run(args) -> int:
     failure_fraction = _fraction(args.inject_failures) if args.inject_failures else None
     if not _TAG.match(args.tag):
         raise UsageError(f"invalid tag {args.tag!r}: expected 1-64 letters, digits, '.', '_' or '-'")
+    strategy = strategies.parse(args.strategy) if args.strategy is not None else None
     stack = stacks.from_args(args)
     count = messages or multiplier * stack.concurrency
-    check_cost(stack, count, args.mode or stack.download_mode, args.yes)
-    fired = fire(stack, count, args.tag, args.mode, failure_fraction, workers)
+    resolved = check_strategy(stack, strategy)
+    check_cost(stack, count, resolved, args.yes)
+    fired = fire(stack, count, args.tag, str(strategy) if strategy else None, failure_fraction, workers)
     if not fired["sent"]:
         raise FanoutError(f"none of the {count} messages reached the queue; no run was recorded")
     if fired["failed_seqs"]:
@@ -78,10 +84,19 @@ def run(args) -> int:
     return 0
 
 
-def check_cost(stack, count: int, mode: str, confirmed: bool) -> None:
+def check_strategy(stack, strategy: strategies.Choice | None) -> strategies.Choice:
+    """The run's strategy (given, else the stack's default), refused if this stack cannot run it."""
+    resolved = strategy or strategies.parse(stack.default_strategy)
+    strategies.check_endpoint(resolved, stack.endpoint)
+    params.check_fits_tmp(stack.object_size, resolved.name)
+    return resolved
+
+
+def check_cost(stack, count: int, strategy: strategies.Choice, confirmed: bool) -> None:
     """Print the AWS cost estimate when firing at AWS or refusing; refuse a run above the hard
     cap always, and a large or costly one without --yes."""
-    estimate = costs.estimate(count, stack.memory, stack.object_size, mode, stack.architecture)
+    gets = strategy.gets(stack.object_size)
+    estimate = costs.estimate(count, stack.memory, stack.object_size, gets, stack.architecture)
     over_cap = count > costs.MAX_MESSAGES
     unconfirmed = estimate.needs_confirmation and not confirmed
     if stack.backend == "aws" or over_cap or unconfirmed:
@@ -98,7 +113,7 @@ def check_cost(stack, count: int, mode: str, confirmed: bool) -> None:
         )
 
 
-def fire(stack, count: int, tag: str, mode: str | None, failure_fraction: Fraction | None, workers: int) -> dict:
+def fire(stack, count: int, tag: str, strategy: str | None, failure_fraction: Fraction | None, workers: int) -> dict:
     """Send `count` messages for a new run; returns its run.json record.
 
     run.json is written once the first message has reached the queue, about every
@@ -108,9 +123,10 @@ def fire(stack, count: int, tag: str, mode: str | None, failure_fraction: Fracti
     """
     run_id = runs.new_run_id()
     injected = injected_seqs(count, failure_fraction) if failure_fraction else set()
-    bodies = [(seq, message_body(run_id, seq, tag, mode, seq in injected)) for seq in range(count)]
+    text = strategy or stack.default_strategy
+    bodies = [(seq, message_body(run_id, seq, tag, text, seq in injected)) for seq in range(count)]
     result = SendResult()
-    how = _run_record(stack, run_id, count, tag, mode, failure_fraction, injected, workers)
+    how = _run_record(stack, run_id, count, tag, strategy, failure_fraction, injected, workers)
 
     written: dict = {}  # the last record written, and the state it was written at
 
@@ -148,10 +164,10 @@ def fire(stack, count: int, tag: str, mode: str | None, failure_fraction: Fracti
     return record
 
 
-def message_body(run_id: str, seq: int, tag: str, mode: str | None, inject_failure: bool) -> str:
+def message_body(run_id: str, seq: int, tag: str, strategy: str | None, inject_failure: bool) -> str:
     body = {"run_id": run_id, "seq": seq, "experiment_tag": tag}
-    if mode:
-        body["mode"] = mode
+    if strategy:
+        body["strategy"] = strategy
     if inject_failure:
         body["inject_failure"] = True
     return json.dumps(body, separators=(",", ":"))
@@ -250,7 +266,7 @@ def _send_with_retries(client, queue_url, batch) -> tuple[list[int], dict[int, s
     return sent, {int(entry_id): errors[entry_id] for entry_id in errors if int(entry_id) not in sent}
 
 
-def _run_record(stack, run_id, count, tag, mode, failure_fraction, injected, workers) -> dict:
+def _run_record(stack, run_id, count, tag, strategy, failure_fraction, injected, workers) -> dict:
     """The part of run.json that says how the run was made."""
     return {
         "run_id": run_id,
@@ -259,8 +275,8 @@ def _run_record(stack, run_id, count, tag, mode, failure_fraction, injected, wor
         "parameters": {
             "messages": count,
             "experiment_tag": tag,
-            "mode": mode or stack.download_mode,
-            "mode_from": "fire --mode" if mode else "stack default",
+            "strategy": strategy or stack.default_strategy,
+            "strategy_from": "fire --strategy" if strategy else "stack default",
             "inject_failures": str(failure_fraction) if failure_fraction else None,
             "send_workers": workers,
         },

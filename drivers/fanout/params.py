@@ -10,14 +10,13 @@ import re
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from fanout import numbers
+from fanout import numbers, strategies
 from fanout.errors import UsageError
 from fanout.sizes import format_size, parse_size
 
 CONCURRENCY_RANGE = (1, 1000)  # reserved concurrency; the ESM's maximum_concurrency tops out at 1000
 MEMORY_RANGE = (128, 10240)  # Lambda memory, MB
 ARCHITECTURES = ("x86_64", "arm64")
-MODES = ("download_file", "stream")
 # Lambda's function timeout, seconds. The queue's visibility timeout is 6x it (infra/sqs.tf), so
 # a message that keeps failing reaches the DLQ after max_receive_count x 6 x this: 2.5 h at the
 # default. Tests and the demo deploy a short one so that the failure path ends in minutes.
@@ -49,7 +48,7 @@ class DeployParams:
     memory: int
     object_size: int
     architecture: str
-    mode: str
+    strategy: str  # canonical text of the default strategy (messages that name none)
     function_timeout: int = DEFAULT_FUNCTION_TIMEOUT
 
     def variables(self, endpoint: str, zip_path, backend: str = "local") -> dict:
@@ -68,13 +67,14 @@ class DeployParams:
             "memory": self.memory,
             "object_size": self.object_size,
             "architecture": self.architecture,
-            "download_mode": self.mode,
+            "default_strategy": self.strategy,
             "timeout": self.function_timeout,
         }
 
 
 def from_args(args) -> DeployParams:
     """Validate the command line of deploy/plan; raises UsageError on the first bad value."""
+    strategy = strategies.parse(args.strategy)
     params = DeployParams(
         stack=stack_name(args.stack),
         region=region(args.region),
@@ -82,11 +82,11 @@ def from_args(args) -> DeployParams:
         memory=integer("memory (MB)", args.memory, *MEMORY_RANGE),
         object_size=object_size(args.object_size),
         architecture=choice("architecture", args.architecture, ARCHITECTURES),
-        mode=choice("mode", args.mode, MODES),
+        strategy=str(strategy),
         function_timeout=integer("function timeout (s)", args.function_timeout,
                                  *FUNCTION_TIMEOUT_RANGE),
     )
-    check_fits_tmp(params.object_size, params.mode)
+    check_fits_tmp(params.object_size, strategy.name)
     return params
 
 
@@ -150,12 +150,12 @@ def choice(name: str, text: str, allowed: tuple) -> str:
     return text
 
 
-def check_fits_tmp(object_size: int, mode: str) -> None:
-    """download_file needs the whole object in /tmp; stream mode has no such limit."""
+def check_fits_tmp(object_size: int, strategy_name: str) -> None:
+    """download_file needs the whole object in /tmp; the other strategies read into memory."""
     needed = math.ceil(object_size / 2**20) + TMP_HEADROOM_MIB
-    if mode == "download_file" and needed > MAX_EPHEMERAL_MIB:
+    if strategy_name == "download_file" and needed > MAX_EPHEMERAL_MIB:
         limit = MAX_EPHEMERAL_MIB - TMP_HEADROOM_MIB
         raise UsageError(
-            f"object size {object_size} bytes does not fit in Lambda's /tmp in download_file mode "
-            f"(at most {limit} MiB plus {TMP_HEADROOM_MIB} MiB headroom); use --mode stream"
+            f"object size {object_size} bytes does not fit in Lambda's /tmp with strategy download_file "
+            f"(at most {limit} MiB plus {TMP_HEADROOM_MIB} MiB headroom); use STRATEGY=stream or ranged"
         )

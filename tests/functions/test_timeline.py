@@ -90,10 +90,11 @@ def test_a_900_second_download_fits_one_log_event(timeline, load_measure):
     rng = random.Random(7)
     for i in range(90_000):
         recorder.add(i * 0.01 + 0.005, rng.randrange(2**28, 2**35))
+    requests = {"request_ttfb_ms": [20.0] * 8, "requests": 8, "connections": 8}  # a few ranged GETs
     result = measure.Download(bytes=sum(recorder.counts), seconds=900.0, ttfb_seconds=0.02, start_ms=1,
-                              end_ms=900_001, s3_request_id="x" * 40, first_byte_seconds=0.02, timeline=recorder)
-    message = measure.Message(run_id="r" * 40, seq=10**6, experiment_tag="t" * 64, mode="stream",
-                              inject_failure=False)
+                              end_ms=900_001, s3_request_id="x" * 40, requests=requests, timeline=recorder)
+    message = measure.Message(run_id="r" * 40, seq=10**6, experiment_tag="t" * 64,
+                              strategy=measure.strategies.parse("ranged connections=8"), inject_failure=False)
     record = measure.success_record(message, result, {"env_id": "e" * 32, "request_id": "q" * 36})
     line = json.dumps({"level": "INFO", "location": "x" * 80, "message": "download complete",
                        "timestamp": "2026-01-01 00:00:00,000+0000", "service": "s3-fanout", **record})

@@ -44,6 +44,7 @@ resource "aws_lambda_function" "downloader" {
       FANOUT_EXPECTED_SIZE     = tostring(var.object_size)
       FANOUT_DOWNLOAD_MODE     = var.download_mode
       FANOUT_CONCURRENCY_LIMIT = tostring(var.concurrency)
+      FANOUT_ENVIRONMENT_EPOCH = var.environment_epoch
       POWERTOOLS_SERVICE_NAME  = "s3-fanout"
       POWERTOOLS_LOG_LEVEL     = "INFO"
     }

@@ -52,7 +52,7 @@ def partial_insights(record: dict, answers: list, complete_after: float):
 
 
 def test_wait_keeps_waiting_while_the_query_returns_part_of_the_records(stack, results, monkeypatch):
-    record = fire.fire(stack, COUNT, "t", None, None, workers=2)
+    record = fire.fire(stack, fire.FireParams(COUNT, "t", workers=2))
     answers = []
     monkeypatch.setattr(insights, "run", partial_insights(record, answers, complete_after=PARTIAL_ANSWERS))
     monkeypatch.setattr(wait, "POLL_SECONDS", {"local": 0})
@@ -63,7 +63,7 @@ def test_wait_keeps_waiting_while_the_query_returns_part_of_the_records(stack, r
 
 
 def test_a_wait_that_times_out_lists_what_is_missing(stack, results, monkeypatch, capsys):
-    record = fire.fire(stack, COUNT, "t", None, None, workers=2)
+    record = fire.fire(stack, fire.FireParams(COUNT, "t", workers=2))
     monkeypatch.setattr(insights, "run", partial_insights(record, [], complete_after=float("inf")))
     monkeypatch.setattr(wait, "POLL_SECONDS", {"local": 0.05})
     capsys.readouterr()

@@ -12,13 +12,12 @@ only print a note. An interrupted demo exits 130 once torn down. A demo whose wa
 messages unaccounted for tears down too, then fails: its tables would be missing downloads.
 """
 
-import argparse
 import time
 from contextlib import contextmanager
 
 from rich.console import Console
 
-from fanout import deploy, fire, interrupts, report, runs, stack, terraform, wait
+from fanout import deploy, fire, interrupts, params, report, runs, terraform, wait
 from fanout.emulator import control
 
 DEMO_STACK = "demo"
@@ -39,19 +38,17 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     multiplier = fire.positive_int("--multiplier", args.multiplier)
-    target = argparse.Namespace(
-        backend="local", stack=DEMO_STACK, concurrency=args.concurrency, memory=args.memory,
-        object_size=args.object_size, region="us-east-1", architecture="x86_64", mode="download_file", endpoint="",
-    )  # fmt: skip
+    inputs = params.parse(DEMO_STACK, "us-east-1", args.concurrency, args.memory, args.object_size, "x86_64",
+                          "download_file")  # fmt: skip
     timings: dict[str, float] = {}
     started_emulator = control.running_endpoint() is None
     with interrupts.sigterm_as_ctrl_c(), terraform.output_to_log("local", DEMO_STACK) as log:
         console.print(f"Terraform's output goes to {log}", highlight=False)
         try:
-            accounting, record, folder = experiment(target, multiplier, timings)
+            accounting, record, folder = experiment(inputs, multiplier, timings)
         finally:
             with interrupts.ignored("tearing down; please wait"), _step("teardown", timings):
-                teardown(target, started_emulator)
+                teardown(started_emulator)
     steps = ", ".join(f"{name} {seconds:.0f}" for name, seconds in timings.items())
     console.print(f"demo took {sum(timings.values()):.0f} s ({steps})", highlight=False)
     console.print(f"results: {folder}", highlight=False)
@@ -59,14 +56,13 @@ def run(args) -> int:
     return 0
 
 
-def experiment(target: argparse.Namespace, multiplier: int, timings: dict):
+def experiment(inputs: params.DeployParams, multiplier: int, timings: dict):
     """Deploy, fire, run and wait, report; returns the wait's accounting, run.json and the
     results folder."""
     with _step("deploy", timings):
-        deploy.run_deploy(target)
-        deployed = stack.load("local", DEMO_STACK)
+        deployed = deploy.deploy(inputs, "local")
     with _step("fire", timings):
-        record = fire.fire(deployed, multiplier * deployed.concurrency, "demo", None, None, fire.DEFAULT_WORKERS)
+        record = fire.fire(deployed, fire.FireParams(multiplier * deployed.concurrency, "demo"))
     with _step("run and wait", timings):
         accounting = wait.wait(deployed, record, WAIT_TIMEOUT, host=True)  # hosts the function meanwhile
     with _step("report", timings):
@@ -76,9 +72,9 @@ def experiment(target: argparse.Namespace, multiplier: int, timings: dict):
     return accounting, record, folder
 
 
-def teardown(target: argparse.Namespace, started_emulator: bool) -> None:
+def teardown(started_emulator: bool) -> None:
     if not started_emulator:
-        deploy.run_destroy(target)
+        deploy.destroy("local", DEMO_STACK)
         return
     # Every resource lives in the emulator's memory: stopping it removes them all. A full
     # `terraform destroy` would add half a minute for nothing.

@@ -57,18 +57,29 @@ def _add_inputs(parser) -> None:
 
 
 def run_deploy(args) -> int:
-    started = time.monotonic()
-    inputs = _inputs(args)
-    terraform.apply(args.backend, inputs.stack, _variables(args, inputs))
-    deployed = stack.load(args.backend, inputs.stack)
-    upload.ensure_object(deployed)
-    _print_summary(deployed, time.monotonic() - started)
+    deploy(params.from_args(args), args.backend, args.endpoint)
     return 0
 
 
+def deploy(inputs: params.DeployParams, backend: str, endpoint: str = "") -> stack.Stack:
+    """Create or update the stack with `inputs` and upload its test object; the deployed Stack.
+
+    Validated first (nothing is created on a bad endpoint or a missing AWS profile); on the
+    local backend the embedded emulator is started if none runs.
+    """
+    started = time.monotonic()
+    endpoint = _check(inputs, backend, endpoint)
+    terraform.apply(backend, inputs.stack, _variables(inputs, backend, endpoint))
+    deployed = stack.load(backend, inputs.stack)
+    upload.ensure_object(deployed)
+    _print_summary(deployed, time.monotonic() - started)
+    return deployed
+
+
 def run_plan(args) -> int:
-    inputs = _inputs(args)
-    return terraform.plan(args.backend, inputs.stack, _variables(args, inputs), args.detailed_exitcode)
+    inputs = params.from_args(args)
+    endpoint = _check(inputs, args.backend, args.endpoint)
+    return terraform.plan(args.backend, inputs.stack, _variables(inputs, args.backend, endpoint), args.detailed_exitcode)
 
 
 def run_outputs(args) -> int:
@@ -81,40 +92,46 @@ def run_outputs(args) -> int:
 
 
 def run_destroy(args) -> int:
-    name = params.stack_name(args.stack)
-    if not terraform.has_state(args.backend, name):
-        print(f"Nothing to destroy: no stack {name!r} is deployed on the {args.backend} backend.")
-        return 0
-    if args.backend == "local" and _emulator_gone(name):
+    destroy(args.backend, args.stack)
+    return 0
+
+
+def destroy(backend: str, name: str) -> None:
+    """Remove everything the stack created; safe when nothing is deployed, and on the local
+    backend after the emulator (and with it every resource) is gone."""
+    name = params.stack_name(name)
+    if not terraform.has_state(backend, name):
+        print(f"Nothing to destroy: no stack {name!r} is deployed on the {backend} backend.")
+        return
+    if backend == "local" and _emulator_gone(name):
         terraform.forget("local", name)
         print(
             f"The emulator that held stack {name!r} is no longer running, and its resources went "
             "with it; deleted the stack's local state."
         )
-        return 0
+        return
     started = time.monotonic()
-    terraform.destroy(args.backend, name)
-    print(f"Destroyed stack {name!r} on the {args.backend} backend in {time.monotonic() - started:.0f} s.")
-    return 0
+    terraform.destroy(backend, name)
+    print(f"Destroyed stack {name!r} on the {backend} backend in {time.monotonic() - started:.0f} s.")
 
 
-def _inputs(args) -> params.DeployParams:
-    """The validated inputs, before anything runs: a bad value, or an AWS profile that does not
-    exist, is one error line; an allowed but risky value gets a warning line."""
-    inputs = params.from_args(args)
-    endpoint = params.endpoint(args.backend, args.endpoint)
-    if args.backend == "aws" and not endpoint:
+def _check(inputs: params.DeployParams, backend: str, endpoint: str) -> str:
+    """The endpoint, checked before anything runs: a bad one, or an AWS profile that does not
+    exist, is one error line; an allowed but risky input gets a warning line."""
+    endpoint = params.endpoint(backend, endpoint)
+    if backend == "aws" and not endpoint:
         aws.client("sts", inputs.region)  # a missing AWS profile: one line now, not Terraform's page later
     for warning in params.warnings(inputs):
         print(f"fanout: warning: {warning}", file=sys.stderr)
-    return inputs
+    return endpoint
 
 
-def _variables(args, inputs: params.DeployParams) -> dict:
+def _variables(inputs: params.DeployParams, backend: str, endpoint: str) -> dict:
     """infra/'s variables, for which the local backend starts its emulator if needed."""
-    endpoint = control.start() if args.backend == "local" else args.endpoint
+    if backend == "local":
+        endpoint = control.start()
     zip_path = package.build("downloader", inputs.architecture)
-    return inputs.variables(endpoint, zip_path, args.backend)
+    return inputs.variables(endpoint, zip_path, backend)
 
 
 def _emulator_gone(name: str) -> bool:

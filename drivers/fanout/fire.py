@@ -26,10 +26,10 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from fanout import costs, interrupts, runs
+from fanout.params import MODES
 from fanout import stack as stacks
 from fanout.errors import FanoutError, UsageError
 
-MODES = ("download_file", "stream")
 BATCH = 10  # SendMessageBatch takes at most 10 entries
 ATTEMPTS = 6  # per entry, on top of botocore's own retries of a throttled call
 DEFAULT_WORKERS = 16
@@ -57,23 +57,42 @@ def register(subparsers) -> None:
     parser.set_defaults(func=run)
 
 
+@dataclass(frozen=True)
+class FireParams:
+    """What one run sends: `messages` messages tagged `tag`, downloaded in `mode` (None: the
+    stack's default mode). `sweep` (sweep id and cell index) is recorded in run.json as given."""
+
+    messages: int
+    tag: str = "default"
+    mode: str | None = None
+    inject_failures: Fraction | None = None
+    workers: int = DEFAULT_WORKERS
+    sweep: dict | None = None
+
+
 def run(args) -> int:
     messages = positive_int("--messages (MESSAGES)", args.messages) if args.messages else None
     multiplier = positive_int("--multiplier (MULTIPLIER)", args.multiplier)
     workers = positive_int("--workers", args.workers)
     failure_fraction = _fraction(args.inject_failures) if args.inject_failures else None
-    if not _TAG.match(args.tag):
-        raise UsageError(f"invalid tag {args.tag!r}: expected 1-64 letters, digits, '.', '_' or '-'")
+    check_tag(args.tag)
     stack = stacks.from_args(args)
     count = messages or multiplier * stack.concurrency
     check_cost(stack, count, args.mode or stack.download_mode, args.yes)
-    fired = fire(stack, count, args.tag, args.mode, failure_fraction, workers)
+    fired = fire(stack, FireParams(count, args.tag, args.mode, failure_fraction, workers))
     if fired["failed_seqs"]:
         raise FanoutError(
             f"{len(fired['failed_seqs'])} of {count} messages were not sent (seqs "
             f"{runs.seq_ranges(fired['failed_seqs'])}); run {fired['run_id']} records them"
         )
     return 0
+
+
+def check_tag(text: str) -> str:
+    """An experiment tag as messages and records carry it; UsageError otherwise."""
+    if not _TAG.match(text):
+        raise UsageError(f"invalid tag {text!r}: expected 1-64 letters, digits, '.', '_' or '-'")
+    return text
 
 
 def check_cost(stack, count: int, mode: str, confirmed: bool) -> None:
@@ -96,18 +115,18 @@ def check_cost(stack, count: int, mode: str, confirmed: bool) -> None:
         )
 
 
-def fire(stack, count: int, tag: str, mode: str | None, failure_fraction: Fraction | None, workers: int) -> dict:
-    """Send `count` messages for a new run; returns its run.json record.
+def fire(stack, params: FireParams) -> dict:
+    """Send the messages of a new run; returns its run.json record.
 
     run.json is written before the first send, about every CHECKPOINT_SECONDS while sending and
     at the end, also on Ctrl-C or SIGTERM: whenever fire stops, even killed outright, the record
     names the seqs known to have reached the queue, and `wait` follows exactly those.
     """
-    run_id = runs.new_run_id()
-    injected = injected_seqs(count, failure_fraction) if failure_fraction else set()
-    bodies = [(seq, message_body(run_id, seq, tag, mode, seq in injected)) for seq in range(count)]
+    run_id, count, workers = runs.new_run_id(), params.messages, params.workers
+    injected = injected_seqs(count, params.inject_failures) if params.inject_failures else set()
+    bodies = [(seq, message_body(run_id, seq, params.tag, params.mode, seq in injected)) for seq in range(count)]
     result = SendResult()
-    how = _run_record(stack, run_id, count, tag, mode, failure_fraction, injected, workers)
+    how = _run_record(stack, run_id, params, injected)
 
     written: dict = {}  # the last record written, and the state it was written at
 
@@ -243,23 +262,24 @@ def _send_with_retries(client, queue_url, batch) -> tuple[list[int], dict[int, s
     return sent, {int(entry_id): errors[entry_id] for entry_id in errors if int(entry_id) not in sent}
 
 
-def _run_record(stack, run_id, count, tag, mode, failure_fraction, injected, workers) -> dict:
+def _run_record(stack, run_id: str, params: FireParams, injected: set[int]) -> dict:
     """The part of run.json that says how the run was made."""
-    return {
+    record = {
         "run_id": run_id,
         "backend": stack.backend,
         "stack": asdict(stack),
         "parameters": {
-            "messages": count,
-            "experiment_tag": tag,
-            "mode": mode or stack.download_mode,
-            "mode_from": "fire --mode" if mode else "stack default",
-            "inject_failures": str(failure_fraction) if failure_fraction else None,
-            "send_workers": workers,
+            "messages": params.messages,
+            "experiment_tag": params.tag,
+            "mode": params.mode or stack.download_mode,
+            "mode_from": "fire --mode" if params.mode else "stack default",
+            "inject_failures": str(params.inject_failures) if params.inject_failures else None,
+            "send_workers": params.workers,
         },
         "injected_seqs": sorted(injected),
         "version": runs.project_version(),
     }
+    return record | ({"sweep": params.sweep} if params.sweep else {})
 
 
 def _send_state(count: int, result: SendResult, status: str) -> dict:
@@ -277,12 +297,6 @@ def _send_state(count: int, result: SendResult, status: str) -> dict:
         "last_send_ms": result.last_send_ms,
         "send_rate_per_s": round(result.rate(), 1),
     }
-
-
-def sent_seqs(record: dict) -> list[int]:
-    """The seqs of a run that reached the queue."""
-    failed = set(record["failed_seqs"])
-    return [seq for seq in range(record["parameters"]["messages"]) if seq not in failed]
 
 
 def _progress() -> Progress:

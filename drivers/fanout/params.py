@@ -44,6 +44,16 @@ class DeployParams:
     object_size: int
     architecture: str
     mode: str
+    # Sizes of the other test objects the bucket keeps (a sweep over object sizes uploads each
+    # once): the function's role may read each of them, and nothing else.
+    kept_object_sizes: tuple[int, ...] = ()
+    # Changing it changes the function's configuration, so Lambda starts fresh execution
+    # environments (the sweep's fresh environments between cells on the same deployment).
+    environment_epoch: str = ""
+
+    def object_sizes(self) -> list[int]:
+        """Every test object the stack keeps, this one included, smallest first."""
+        return sorted({self.object_size, *self.kept_object_sizes})
 
     def variables(self, endpoint: str, zip_path, backend: str = "local") -> dict:
         """Input variables of infra/ for this deployment.
@@ -55,6 +65,7 @@ class DeployParams:
             "stack": self.stack,
             "region": self.region,
             "endpoint": endpoint,
+            "endpoint_in_environment": bool(endpoint),  # terraform.environment sets AWS_ENDPOINT_URL
             "embedded_emulator": backend == "local",
             "zip_path": str(zip_path),
             "concurrency": self.concurrency,
@@ -62,22 +73,37 @@ class DeployParams:
             "object_size": self.object_size,
             "architecture": self.architecture,
             "download_mode": self.mode,
+            "test_object_sizes": self.object_sizes(),
+            "environment_epoch": self.environment_epoch,
         }
 
 
 def from_args(args) -> DeployParams:
     """Validate the command line of deploy/plan; raises UsageError on the first bad value."""
+    return parse(args.stack, args.region, args.concurrency, args.memory, args.object_size, args.architecture, args.mode)
+
+
+def parse(stack: str, region_name: str, concurrency, memory, size, architecture: str, mode: str) -> DeployParams:
+    """DeployParams from values as a user writes them; raises UsageError on the first bad one."""
     params = DeployParams(
-        stack=stack_name(args.stack),
-        region=region(args.region),
-        concurrency=integer("concurrency", args.concurrency, *CONCURRENCY_RANGE),
-        memory=integer("memory (MB)", args.memory, *MEMORY_RANGE),
-        object_size=object_size(args.object_size),
-        architecture=choice("architecture", args.architecture, ARCHITECTURES),
-        mode=choice("mode", args.mode, MODES),
+        stack=stack_name(stack),
+        region=region(region_name),
+        concurrency=concurrency_value(concurrency),
+        memory=memory_value(memory),
+        object_size=object_size(size),
+        architecture=choice("architecture", architecture, ARCHITECTURES),
+        mode=choice("mode", mode, MODES),
     )
     check_fits_tmp(params.object_size, params.mode)
     return params
+
+
+def concurrency_value(text) -> int:
+    return integer("concurrency", text, *CONCURRENCY_RANGE)
+
+
+def memory_value(text) -> int:
+    return integer("memory (MB)", text, *MEMORY_RANGE)
 
 
 def stack_name(text: str) -> str:

@@ -29,8 +29,7 @@ from rich.table import Table
 
 from fanout import cells, concurrency, insights, plots, runs
 from fanout import stack as stacks
-from fanout.fire import sent_seqs
-from fanout.wait import check_same_stack, peek_dead_letters, run_window
+from fanout.wait import peek_dead_letters
 
 STATS = ("min", "p25", "p50", "avg", "p75", "p90", "p99", "max")
 METRICS = {  # column prefix -> (title with unit, caption)
@@ -64,7 +63,7 @@ def register(subparsers) -> None:
 def run(args) -> int:
     record = runs.load(args.run)
     stack = stacks.from_args(args)
-    check_same_stack(record, stack)
+    runs.check_same_stack(record, stack)
     summary = build(stack, record)
     show(summary)
     folder = write(summary)
@@ -76,7 +75,7 @@ def run(args) -> int:
 def build(stack, record: dict) -> dict:
     """Everything the report shows, as plain data (summary.json is this)."""
     run_id = record["run_id"]
-    start_ms, end_ms = run_window(record)
+    start_ms, end_ms = runs.run_window(record)
     events = insights.fetch_events(stack, start_ms, end_ms)
     records = run_records(events, run_id)
     downloads = [r for r in records if r.get("event") == "download"]
@@ -162,7 +161,7 @@ def counts(record: dict, records: list[dict], table: list[dict]) -> dict:
     downloads = [r for r in records if r.get("event") == "download"]
     return {
         "requested": record["parameters"]["messages"],
-        "sent": len(sent_seqs(record)),
+        "sent": len(runs.sent_seqs(record)),
         "download_records": len(downloads),
         "seqs_downloaded": len({r["seq"] for r in downloads}),
         "in_percentile_table": sum(cell["n"] for cell in table),
@@ -212,8 +211,8 @@ def warnings(summary: dict) -> list[str]:
 def show(summary: dict) -> None:
     run = summary["run"]
     console.print(f"[bold]run {run['run_id']}[/] on the {run['backend']} backend, stack {run['stack']['stack']!r}")
-    varying = _varying_fields(summary["cells"])
-    shared = [i for i in range(len(cells.FIELDS)) if i not in varying]
+    varying = cells.varying([cells.key(cell) for cell in summary["cells"]])
+    shared = tuple(name for name in cells.FIELDS if name not in varying)
     if summary["cells"] and shared:
         console.print(f"{'cell' if len(summary['cells']) == 1 else 'every cell'}: {cells.label(summary['cells'][0], shared)}",
                       highlight=False)  # fmt: skip
@@ -257,26 +256,20 @@ def query_rows(rows: list[dict]) -> tuple[list[list], str]:
     return table, ", ".join(f"{c} {_fmt(rows[0][c])}" for c in shared)
 
 
-def _varying_fields(cell_rows: list[dict]) -> list[int]:
-    """Indexes of the cell fields whose values differ between cells."""
-    keys = [cells.key(cell) for cell in cell_rows]
-    return [i for i in range(len(cells.FIELDS)) if len({k[i] for k in keys}) > 1]
-
-
-def _metric_rows(cell_rows: list[dict], metric: str, columns=range(len(cells.FIELDS))) -> list[list]:
-    rows = [[*(cells.TITLES[i] for i in columns), "n", *STATS]]
+def _metric_rows(cell_rows: list[dict], metric: str, columns: tuple[str, ...] = cells.FIELDS) -> list[list]:
+    rows = [[*(cells.TITLES[name] for name in columns), "n", *STATS]]
     for cell in cell_rows:
         key = cells.key(cell)
-        rows.append([*(key[i] for i in columns), cell["n"], *(cell[f"{metric}_{stat}"] for stat in STATS)])
+        rows.append([*(key.text(name) for name in columns), cell["n"], *(cell[f"{metric}_{stat}"] for stat in STATS)])
     return rows
 
 
-def _concurrency_rows(summary: dict, columns=range(len(cells.FIELDS))) -> list[list]:
-    rows = [[*(cells.TITLES[i] for i in columns), "target", "peak", "steady mean", "cold starts", "cold share"]]
+def _concurrency_rows(summary: dict, columns: tuple[str, ...] = cells.FIELDS) -> list[list]:
+    rows = [[*(cells.TITLES[name] for name in columns), "target", "peak", "steady mean", "cold starts", "cold share"]]
     for cell in summary["cells"]:
         key, share = cells.key(cell), cell["cold_start_share"]
-        rows.append([*(key[i] for i in columns), cell["target"], cell["peak_concurrency"], cell["steady_mean_concurrency"],
-                     cell["cold_starts"], "-" if share is None else f"{share:.1%}"])
+        rows.append([*(key.text(name) for name in columns), cell["target"], cell["peak_concurrency"],
+                     cell["steady_mean_concurrency"], cell["cold_starts"], "-" if share is None else f"{share:.1%}"])
     return rows
 
 
@@ -295,7 +288,7 @@ def _rich_table(title: str, rows: list[list]) -> Table:
     body = [list(map(_fmt, row)) for row in rows[1:]]
     for i, name in enumerate(rows[0]):
         width = max(len(str(name)), *(len(row[i]) for row in body)) if body else len(str(name))
-        justify = "left" if name in cells.TITLES else "right"
+        justify = "left" if name in cells.TITLES.values() else "right"
         table.add_column(str(name), justify=justify, no_wrap=True, min_width=width)
     for row in body:
         table.add_row(*row)

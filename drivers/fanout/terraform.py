@@ -249,7 +249,8 @@ def environment(backend: str, stack: str, endpoint: str | None = None) -> dict:
     `endpoint` is the one the command targets; by default the one the stack was last applied
     with. Against an endpoint (always on the local backend) the user's AWS setup is left out: the
     provider uses test credentials there, an AWS_PROFILE naming a profile that does not exist
-    would fail it, and AWS_ENDPOINT_URL_* would redirect it.
+    would fail it, and the user's AWS_ENDPOINT_URL_* would redirect it; AWS_ENDPOINT_URL is then
+    the endpoint itself.
     """
     if endpoint is None:
         endpoint = recorded_inputs(backend, stack).get("endpoint", "")
@@ -257,6 +258,10 @@ def environment(backend: str, stack: str, endpoint: str | None = None) -> dict:
     if backend == "local" or endpoint:
         env = {name: value for name, value in env.items()
                if not name.startswith("AWS_") or name in KEPT_AWS_VARIABLES}  # fmt: skip
+    if endpoint:
+        # The provider reaches the endpoint through this, not through its endpoints block (see
+        # infra/variables.tf, endpoint_in_environment): every service, validated in no time.
+        env["AWS_ENDPOINT_URL"] = endpoint
     cache = paths.home() / "terraform-plugin-cache"
     cache.mkdir(parents=True, exist_ok=True)
     env.update(

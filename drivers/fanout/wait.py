@@ -36,13 +36,11 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from fanout import hostlock, insights, runs
 from fanout import stack as stacks
 from fanout.errors import FanoutError, UsageError
-from fanout.fire import sent_seqs
 
 QUERY = "message-outcomes"
 SEQS_PER_QUERY = 4000  # two rows per seq at most: stays under the 10,000-row result limit
 DEFAULT_TIMEOUT = 1800
 POLL_SECONDS = {"local": 1.0, "aws": 10.0}
-CLOCK_SLACK_MS = 5 * 60 * 1000  # this machine's clock against the log timestamps
 DLQ_PEEK_VISIBILITY = 30  # longer than a scan takes; only if restoring fails do messages stay hidden this long
 MISSING_FILE = "missing.json"
 
@@ -68,7 +66,7 @@ def run(args) -> int:
     timeout = _seconds(args.timeout)
     record = runs.load(args.run)
     stack = stacks.from_args(args)
-    check_same_stack(record, stack)
+    runs.check_same_stack(record, stack)
     accounting = wait(stack, record, timeout, host=stack.backend == "local" and not args.no_host)
     check_accounted(accounting, record["run_id"], timeout)
     return 0
@@ -81,16 +79,6 @@ def check_accounted(accounting: "Accounting", run_id: str, timeout: float, prefi
         raise FanoutError(
             f"{prefix}{len(missing)} of {len(accounting.sent)} messages of run {run_id} are unaccounted "
             f"for after {timeout:g} s ({accounting.summary()})"
-        )
-
-
-def check_same_stack(record: dict, stack) -> None:
-    """A run can only be followed on the stack it was fired at: its queue and logs are there."""
-    fired_at = record["stack"]
-    if (fired_at["backend"], fired_at["queue_arn"]) != (stack.backend, stack.queue_arn):
-        raise UsageError(
-            f"run {record['run_id']} was fired at stack {fired_at['stack']!r} on the {fired_at['backend']} "
-            f"backend, not at {stack.stack!r} on {stack.backend}; pass the matching --stack/--backend"
         )
 
 
@@ -129,7 +117,7 @@ class Accounting:
 
 def account(stack, record: dict) -> Accounting:
     """One look at the logs and the DLQ."""
-    accounting = Accounting(sent=sent_seqs(record))
+    accounting = Accounting(sent=runs.sent_seqs(record))
     rows = outcome_rows(stack, record)
     dead = peek_dead_letters(stack, record["run_id"])
     for row in rows:
@@ -147,18 +135,12 @@ def account(stack, record: dict) -> Accounting:
 def outcome_rows(stack, record: dict) -> list[dict]:
     """Rows of the message-outcomes query for the run, one query per range of seqs."""
     query = insights.load_query(QUERY)
-    start_ms, end_ms = run_window(record)
+    start_ms, end_ms = runs.run_window(record)
     rows = []
     for low in range(0, record["parameters"]["messages"], SEQS_PER_QUERY):
         expr = f'run_id = "{record["run_id"]}" and seq >= {low} and seq < {low + SEQS_PER_QUERY}'
         rows += insights.run(stack, insights.restrict(query, expr), start_ms, end_ms).rows
     return rows
-
-
-def run_window(record: dict) -> tuple[int, int]:
-    """From the first send (less clock slack) to now: every record of the run is in there."""
-    start = (record["first_send_ms"] or int(time.time() * 1000)) - CLOCK_SLACK_MS
-    return start, int(time.time() * 1000) + CLOCK_SLACK_MS
 
 
 def peek_dead_letters(stack, run_id: str) -> set[int]:
@@ -194,7 +176,7 @@ def _restore(sqs, queue_url: str, handles: list[str]) -> None:
 def wait(stack, record: dict, timeout: float, host: bool = False) -> Accounting:
     """Poll until every sent message is accounted for or `timeout` seconds pass."""
     deadline = time.monotonic() + timeout
-    sent = len(sent_seqs(record))
+    sent = len(runs.sent_seqs(record))
     hosting = ", hosting the function here" if host else ""
     console.print(f"run {record['run_id']}: waiting for {sent} messages{hosting}", highlight=False)
     _note_unsent(record)

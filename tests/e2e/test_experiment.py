@@ -190,7 +190,7 @@ def test_make_run_then_wait_without_hosting(deployed):
     assert fanout("host", "--idle", "1") == 0
     assert fanout("wait", "--run", run_id, "--no-host", *WAIT) == 0
     assert runs.load(run_id)["accounting"]["done"] == 12
-    events = insights.fetch_events(deployed, *wait.run_window(runs.load(run_id)))
+    events = insights.fetch_events(deployed, *runs.run_window(runs.load(run_id)))
     downloads = [r for r in report.run_records(events, run_id) if r["event"] == "download"]
     assert sorted(r["seq"] for r in downloads) == list(range(12))
 
@@ -209,7 +209,7 @@ def test_wait_times_out_with_the_missing_seqs(deployed, capsys):
     assert json.loads((runs.run_dir(record["run_id"]) / wait.MISSING_FILE).read_text()) == list(range(30))
     # A demo whose wait ends like this fails (after its teardown), saying how many were lost.
     with pytest.raises(FanoutError, match="30 of 30 messages"):
-        demo.check_accounted(wait.Accounting(sent=fire.sent_seqs(record)), record["run_id"])
+        demo.check_accounted(wait.Accounting(sent=runs.sent_seqs(record)), record["run_id"])
 
 
 def test_a_second_host_is_refused(deployed, capsys):

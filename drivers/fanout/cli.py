@@ -12,7 +12,8 @@ import sys
 
 from fanout.errors import FanoutError, UsageError
 
-# Pipeline order: deploy -> fire -> run (host) -> wait -> query -> report -> destroy.
+# Pipeline order: deploy -> fire -> run (host) -> wait -> query -> report -> destroy; demo and
+# sweep run the whole pipeline.
 COMMAND_MODULES = (
     "fanout.emulator.cli",
     "fanout.deploy",
@@ -24,6 +25,7 @@ COMMAND_MODULES = (
     "fanout.insights.cli",
     "fanout.report",
     "fanout.demo",
+    "fanout.sweep",
 )
 
 

@@ -99,20 +99,12 @@ def check_cost(stack, count: int, mode: str, confirmed: bool) -> None:
     """Print the AWS cost estimate when firing at AWS or refusing; refuse a run above the hard
     cap always, and a large or costly one without --yes."""
     estimate = costs.estimate(count, stack.memory, stack.object_size, mode, stack.architecture)
-    over_cap = count > costs.MAX_MESSAGES
-    unconfirmed = estimate.needs_confirmation and not confirmed
-    if stack.backend == "aws" or over_cap or unconfirmed:
+    refused = costs.refusal(count, count, estimate.total, confirmed)
+    if stack.backend == "aws" or refused:
         for line in costs.describe(estimate):
             console.print(line, highlight=False)
-    if over_cap:
-        raise UsageError(
-            f"refusing to send {count:,} messages: at most {costs.MAX_MESSAGES:,} per run, even with --yes"
-        )
-    if unconfirmed:
-        raise UsageError(
-            f"refusing to send {count:,} messages (${estimate.total:,.2f} on AWS) without --yes: "
-            f"more than {costs.CONFIRM_MESSAGES:,} messages or ${costs.CONFIRM_USD:.0f}"
-        )
+    if refused:
+        raise UsageError(refused)
 
 
 def fire(stack, params: FireParams) -> dict:

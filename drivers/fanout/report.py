@@ -310,7 +310,9 @@ def _markdown_table(rows: list[list]) -> str:
     return "\n".join(lines)
 
 
-def write(summary: dict):
+def write(summary: dict, plots_too: bool = True):
+    """The report's files in results/<run_id>/; without the plots (`plots_too` False) when only
+    the records and tables are wanted, as a sweep writes for each cell."""
     folder = runs.run_dir(summary["run"]["run_id"])
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / "records.jsonl", "w") as out:
@@ -319,7 +321,7 @@ def write(summary: dict):
         json.dumps({k: v for k, v in summary.items() if k != "records"}, indent=2, sort_keys=True, default=str) + "\n"
     )
     _write_csv(folder / "summary.csv", summary["cells"])
-    images = plots.draw(summary, folder)
+    images = plots.draw(summary, folder) if plots_too else []
     (folder / "report.md").write_text(markdown(summary, images))
     return folder
 

@@ -51,7 +51,7 @@ def update(run: dict) -> None:
 def write_file(run_id: str, name: str, data) -> Path:
     """Write `data` as JSON to results/<run_id>/<name>, atomically; returns the path."""
     path = run_dir(run_id) / name
-    _write_atomically(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
+    write_json(path, data)
     return path
 
 
@@ -136,15 +136,21 @@ def _git(*args: str) -> str:
     ).stdout.strip()
 
 
-def _write_atomically(path: Path, text: str) -> None:
+def write_json(path: Path, data) -> None:
+    """Write `data` as JSON to `path` atomically: a temporary file renamed into place, so that a
+    reader (or a crash) never sees half a file."""
     tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text)
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
     os.replace(tmp, path)
 
 
-def _point_latest_at(run_id: str) -> None:
-    link = paths.results_dir() / LATEST
-    tmp = link.with_name(f".{LATEST}.tmp")
+def point_link(link: Path, target: str) -> None:
+    """Make the symlink `link` point at `target` (a sibling folder), atomically."""
+    tmp = link.with_name(f".{link.name}.tmp")
     tmp.unlink(missing_ok=True)
-    tmp.symlink_to(run_id, target_is_directory=True)
+    tmp.symlink_to(target, target_is_directory=True)
     os.replace(tmp, link)
+
+
+def _point_latest_at(run_id: str) -> None:
+    point_link(paths.results_dir() / LATEST, run_id)

@@ -27,7 +27,7 @@ would double the concurrency, so a second one refuses to start (fanout.hostlock)
 import json
 import threading
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 
 from rich.console import Console
@@ -63,7 +63,7 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    timeout = _seconds(args.timeout)
+    timeout = timeout_seconds(args.timeout)
     record = runs.load(args.run)
     stack = stacks.from_args(args)
     runs.check_same_stack(record, stack)
@@ -173,17 +173,23 @@ def _restore(sqs, queue_url: str, handles: list[str]) -> None:
         sqs.change_message_visibility_batch(QueueUrl=queue_url, Entries=entries)
 
 
-def wait(stack, record: dict, timeout: float, host: bool = False) -> Accounting:
-    """Poll until every sent message is accounted for or `timeout` seconds pass."""
+def wait(stack, record: dict, timeout: float, host: bool = False, hosted: "Hosted | None" = None) -> Accounting:
+    """Poll until every sent message is accounted for or `timeout` seconds pass.
+
+    On the local backend `host` hosts the function here for the wait (fresh environments each
+    time); `hosted` is a host started by `hosting()` that outlives the wait (warm environments
+    carried from one run to the next).
+    """
     deadline = time.monotonic() + timeout
     sent = len(runs.sent_seqs(record))
-    hosting = ", hosting the function here" if host else ""
-    console.print(f"run {record['run_id']}: waiting for {sent} messages{hosting}", highlight=False)
+    host = host or hosted is not None
+    where = ", hosting the function here" if host else ""
+    console.print(f"run {record['run_id']}: waiting for {sent} messages{where}", highlight=False)
     _note_unsent(record)
-    with _hosting(stack, host) as hosted, _progress() as progress:
+    with nullcontext(hosted) if hosted else _hosting(stack, host) as running, _progress() as progress:
         task = progress.add_task("waiting", total=sent)
         while True:
-            hosted.check()
+            running.check()
             accounting = account(stack, record)
             progress.update(task, completed=accounting.accounted(), description=accounting.summary())
             if _finished(accounting, host) or time.monotonic() >= deadline:
@@ -226,7 +232,7 @@ def _finished(accounting: Accounting, hosting: bool) -> bool:
     return not accounting.in_flight() and not (hosting and accounting.failed)
 
 
-class _Hosted:
+class Hosted:
     """The local function host on a background thread; check() re-raises its failure."""
 
     def __init__(self, stack):
@@ -249,9 +255,20 @@ class _Hosted:
             raise self.error
 
 
+    def idle(self) -> bool:
+        """No invocation in flight: the environments wait for work."""
+        return self.host.summary.in_flight == 0
+
+
 class _NotHosted:
     def check(self):
         pass
+
+
+def hosting(stack):
+    """The local function host of `stack` on a background thread until the block ends; pass it
+    to wait() to keep its environments across runs."""
+    return _hosting(stack, True)
 
 
 @contextmanager
@@ -260,7 +277,7 @@ def _hosting(stack, enabled: bool):
         yield _NotHosted()
         return
     with hostlock.held(stack.backend, stack.stack):
-        hosted = _Hosted(stack)
+        hosted = Hosted(stack)
         hosted.thread.start()
         try:
             yield hosted
@@ -283,7 +300,7 @@ def _json(text: str) -> dict:
     return body if isinstance(body, dict) else {}
 
 
-def _seconds(text: str) -> float:
+def timeout_seconds(text: str) -> float:
     try:
         value = float(text)
     except ValueError:

@@ -16,6 +16,12 @@ RUN         ?= latest
 TIMEOUT     ?= 1800
 HOST        ?= 1
 QUERY       ?= download-percentiles
+ORDER       ?= given
+SEED        ?=
+KEEP_WARM   ?= 0
+DESTROY_AFTER ?= 0
+RESUME      ?=
+YES         ?= 0
 PYTHON      ?= python3
 
 VENV   := .venv
@@ -24,7 +30,7 @@ TARGET := --backend $(BACKEND) --stack $(STACK)
 
 .DEFAULT_GOAL := help
 .PHONY: help venv emulator-up emulator-down emulator-status package deploy plan outputs destroy \
-        run fire wait query report demo test bench clean
+        run fire wait query report demo sweep test bench clean
 
 help: ## List the targets and the variables they read
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -33,6 +39,8 @@ help: ## List the targets and the variables they read
 	@echo "  MESSAGES=$(MESSAGES) MULTIPLIER=$(MULTIPLIER) RUN=$(RUN) QUERY=$(QUERY)"
 	@echo "  TIMEOUT=$(TIMEOUT) (wait gives up after this many seconds)"
 	@echo "  HOST=$(HOST) (local backend: wait hosts the function; HOST=0 when \`make run\` does)"
+	@echo "Sweep: CONCURRENCY MEMORY OBJECT_SIZE ARCH MODE take lists (\"1 5 10\"); ORDER=$(ORDER) (or shuffled)"
+	@echo "  SEED=$(SEED) KEEP_WARM=$(KEEP_WARM) DESTROY_AFTER=$(DESTROY_AFTER) YES=$(YES) RESUME=$(RESUME) (a sweep id or latest)"
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -86,6 +94,13 @@ report: venv ## Tables, CSV/JSON and plots for RUN under results/
 
 demo: venv ## The whole experiment on the local backend, torn down afterwards
 	$(FANOUT) demo
+
+sweep: venv ## Every cell of the lists CONCURRENCY x MEMORY x OBJECT_SIZE x ARCH x MODE; RESUME=<id|latest>
+	$(FANOUT) sweep $(TARGET) --timeout '$(TIMEOUT)' $(if $(filter 1,$(YES)),--yes) $(if $(RESUME),--resume '$(RESUME)', \
+	  --concurrency '$(CONCURRENCY)' --memory '$(MEMORY)' --object-size '$(OBJECT_SIZE)' --architecture '$(ARCH)' \
+	  --mode '$(MODE)' --region '$(REGION)' --multiplier '$(MULTIPLIER)' --tag '$(TAG)' --order '$(ORDER)' \
+	  $(if $(SEED),--seed '$(SEED)') $(if $(filter 1,$(KEEP_WARM)),--keep-warm) \
+	  $(if $(filter 1,$(DESTROY_AFTER)),--destroy-after))
 
 test: venv ## Run the test suite
 	$(VENV)/bin/pytest

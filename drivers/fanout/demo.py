@@ -48,7 +48,7 @@ def run(args) -> int:
             accounting, record, folder = experiment(inputs, multiplier, timings)
         finally:
             with interrupts.ignored("tearing down; please wait"), _step("teardown", timings):
-                teardown(started_emulator)
+                deploy.tear_down("local", DEMO_STACK, started_emulator)
     steps = ", ".join(f"{name} {seconds:.0f}" for name, seconds in timings.items())
     console.print(f"demo took {sum(timings.values()):.0f} s ({steps})", highlight=False)
     console.print(f"results: {folder}", highlight=False)
@@ -70,17 +70,6 @@ def experiment(inputs: params.DeployParams, multiplier: int, timings: dict):
         report.show(summary)
         folder = report.write(summary)
     return accounting, record, folder
-
-
-def teardown(started_emulator: bool) -> None:
-    if not started_emulator:
-        deploy.destroy("local", DEMO_STACK)
-        return
-    # Every resource lives in the emulator's memory: stopping it removes them all. A full
-    # `terraform destroy` would add half a minute for nothing.
-    control.stop()
-    terraform.forget("local", DEMO_STACK)
-    console.print("stopped the emulator the demo started; deleted the stack's state")
 
 
 def check_accounted(accounting: wait.Accounting, run_id: str) -> None:

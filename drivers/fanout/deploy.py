@@ -115,6 +115,18 @@ def destroy(backend: str, name: str) -> None:
     print(f"Destroyed stack {name!r} on the {backend} backend in {time.monotonic() - started:.0f} s.")
 
 
+def tear_down(backend: str, name: str, started_emulator: bool) -> None:
+    """Remove the stack after a demo or a sweep: `terraform destroy`, or, on the local backend
+    when this command started the emulator, stop the emulator (it holds every resource, so
+    that removes them all; a destroy would add half a minute for nothing) and delete the state."""
+    if not (backend == "local" and started_emulator):
+        destroy(backend, name)
+        return
+    control.stop()
+    terraform.forget("local", name)
+    print("stopped the emulator this command started; deleted the stack's state")
+
+
 def _check(inputs: params.DeployParams, backend: str, endpoint: str) -> str:
     """The endpoint, checked before anything runs: a bad one, or an AWS profile that does not
     exist, is one error line; an allowed but risky input gets a warning line."""

@@ -36,6 +36,7 @@ from rich.console import Console
 
 from fanout import account, aws, axes, costs, deploy, fire, interrupts, params, report, runs, sweeps, terraform, wait
 from fanout import stack as stacks
+from fanout.emulator import control
 from fanout.errors import FanoutError, UsageError
 from fanout.sizes import format_size
 
@@ -104,8 +105,9 @@ def run(args) -> int:
         manifest = resume(args.resume, args.yes)
     else:
         manifest = start(from_args(args), args.yes)
+    started_emulator = manifest["backend"] == "local" and control.running_endpoint() is None
     execute(manifest)
-    finish(manifest)
+    finish(manifest, started_emulator)
     return 0
 
 
@@ -393,8 +395,9 @@ def _describe(cell: axes.CellParams) -> str:
 # ---- the end ----------------------------------------------------------------------------------
 
 
-def finish(manifest: dict) -> None:
-    """The report across the sweep's runs, then --destroy-after."""
+def finish(manifest: dict, started_emulator: bool = False) -> None:
+    """The report across the sweep's runs, then --destroy-after (stopping the emulator instead
+    when this command started it, see deploy.tear_down)."""
     folder = sweeps.sweep_dir(manifest["sweep_id"])
     run_ids = [cell["run_id"] for cell in manifest["cells"]]
     if importlib.util.find_spec("fanout.crossrun"):
@@ -407,5 +410,5 @@ def finish(manifest: dict) -> None:
             console.print(f"  cell {cell['index']:>3}  {_describe(axes.CellParams(**cell['params']))}  "
                           f"run {cell['run_id']}  {cell['environments']} environments", highlight=False)  # fmt: skip
     if manifest["destroy_after"]:
-        deploy.destroy(manifest["backend"], manifest["stack"])
+        deploy.tear_down(manifest["backend"], manifest["stack"], started_emulator)
     console.print(f"manifest: {folder / sweeps.SWEEP_FILE}", highlight=False)

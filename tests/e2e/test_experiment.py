@@ -235,7 +235,7 @@ def test_ctrl_c_during_the_demo_still_tears_down(interrupted_demo):
     code = interrupted_demo.exit_code()
     output = "".join(interrupted_demo.output)
     assert code == 130, output
-    assert "teardown" in output and "stopped the emulator the demo started" in output, output
+    assert "teardown" in output and "stopped the emulator this command started" in output, output
     assert interrupted_demo.emulator_pid and not _running(interrupted_demo.emulator_pid)
     stack_dir = interrupted_demo.home / "stacks" / "local" / demo.DEMO_STACK
     assert not (stack_dir / terraform.STATE_FILE).exists()

@@ -42,13 +42,14 @@ def register(subparsers) -> None:
 
 def _add_inputs(parser) -> None:
     """The flags the Makefile passes; values are strings, validated by fanout.params."""
+    add_target_arguments(parser)
+    params.add_arguments(parser)
+
+
+def add_target_arguments(parser) -> None:
+    """Where to deploy: --backend, --stack, --region and --endpoint (deploy, plan, sweep)."""
     stack.add_arguments(parser)
-    parser.add_argument("--concurrency", default="10", help="reserved concurrency, 1-1000 (default 10)")
-    parser.add_argument("--memory", default="1024", help="function memory in MB, 128-10240 (default 1024)")
-    parser.add_argument("--object-size", default="256MiB", help="test object size, e.g. 64MiB, 1GB")
     parser.add_argument("--region", default="us-east-1", help="AWS region (default us-east-1)")
-    parser.add_argument("--architecture", default="x86_64", help="x86_64 (default) or arm64")
-    parser.add_argument("--mode", default="download_file", help="download_file (default) or stream")
     parser.add_argument(
         "--endpoint",
         default=os.environ.get(ENDPOINT_ENV, ""),

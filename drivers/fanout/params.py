@@ -33,6 +33,24 @@ MAX_OBJECT_SIZE = 10_000 * 5 * 2**30
 MAPPING_MIN_CONCURRENCY = 2
 
 
+# The deploy inputs' command-line flags: (flag, default, what it is). Deploy takes one value of
+# each, the sweep one or more.
+FLAGS = (
+    ("--concurrency", "10", "reserved concurrency, 1-1000"),
+    ("--memory", "1024", "function memory in MB, 128-10240"),
+    ("--object-size", "256MiB", "test object size, e.g. 64MiB, 1GB"),
+    ("--architecture", "x86_64", "x86_64 or arm64"),
+    ("--mode", "download_file", "download_file or stream"),
+)
+
+
+def add_arguments(parser, lists: bool = False) -> None:
+    """The flags of FLAGS; with `lists`, each takes values separated by spaces (a sweep's axes)."""
+    for flag, default, text in FLAGS:
+        more = "; one or more, separated by spaces" if lists else ""
+        parser.add_argument(flag, default=default, help=f"{text} (default {default}{more})")
+
+
 @dataclass(frozen=True)
 class DeployParams:
     """Validated inputs of `fanout deploy` / `fanout plan`."""

@@ -26,7 +26,6 @@ in the queue. --destroy-after tears the stack down once every cell is done.
 """
 
 import importlib.util
-import os
 import secrets
 import time
 from contextlib import ExitStack, contextmanager
@@ -48,13 +47,8 @@ console = Console()
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser("sweep", help="run every cell of a parameter sweep, one after another")
-    stacks.add_arguments(parser)
-    parser.add_argument("--concurrency", default="10", help="reserved concurrency, one or more (e.g. '1 5 10')")
-    parser.add_argument("--memory", default="1024", help="function memory in MB, one or more (e.g. '1024 2048')")
-    parser.add_argument("--object-size", default="256MiB", help="test object size, one or more (e.g. '64MiB 1GiB')")
-    parser.add_argument("--architecture", default="x86_64", help="x86_64 and/or arm64")
-    parser.add_argument("--mode", default="download_file", help="download_file and/or stream")
-    parser.add_argument("--region", default="us-east-1", help="AWS region (default us-east-1)")
+    deploy.add_target_arguments(parser)
+    params.add_arguments(parser, lists=True)
     parser.add_argument("--multiplier", default=str(fire.DEFAULT_MULTIPLIER), help="messages per concurrency slot")
     parser.add_argument("--tag", default="sweep", help="experiment tag of every run (default: sweep)")
     parser.add_argument("--order", default="given", help="given (default) or shuffled (seeded; see --seed)")
@@ -64,7 +58,6 @@ def register(subparsers) -> None:
     parser.add_argument("--resume", metavar="SWEEP", help="continue sweep SWEEP (an id, or latest) at its first unfinished cell")
     parser.add_argument("--timeout", default=str(wait.DEFAULT_TIMEOUT), help="per cell: give up waiting after this many seconds")
     parser.add_argument("--yes", action="store_true", help="run even when the sweep is large or costly")
-    parser.add_argument("--endpoint", default=os.environ.get(deploy.ENDPOINT_ENV, ""), help="aws backend only: an emulator URL")
     parser.set_defaults(func=run)
 
 

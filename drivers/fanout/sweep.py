@@ -175,23 +175,25 @@ def preflight(sweep: SweepParams, cells: list[axes.CellParams], confirmed: bool)
 
 def cost_lines(sweep: SweepParams, cells: list[axes.CellParams], estimates: list[costs.Estimate]) -> list[str]:
     """Per cell and in total: messages, GB-seconds, dollars and the downloads' assumed duration
-    (each concurrency slot downloads MULTIPLIER objects one after another), then the basis."""
-    lines = [f"{'cell':>4}  {'memory':>6} {'conc':>4} {'object':>9} {'arch':>6} {'mode':<13} {'messages':>9} "
-             f"{'GB-s':>9} {'USD':>8} {'minutes':>7}"]  # fmt: skip
+    (each concurrency slot downloads MULTIPLIER objects one after another), then the basis;
+    within 80 columns."""
+    row = "{:>4} {:>6} {:>4} {:>10} {:>6} {:<13} {:>7} {:>8} {:>7} {:>5}"
+    lines = [row.format("cell", "memory", "conc", "object", "arch", "mode", "msgs", "GB-s", "USD", "min")]
     for i, (cell, est) in enumerate(zip(cells, estimates)):
-        lines.append(
-            f"{i:>4}  {cell.memory:>6} {cell.concurrency:>4} {format_size(cell.object_size):>9} {cell.architecture:>6} "
-            f"{cell.mode:<13} {est.messages:>9,} {est.gb_seconds:>9,.0f} {est.total:>8,.2f} "
-            f"{sweep.multiplier * est.seconds_each / 60:>7.1f}"
-        )
-    total_minutes = sum(sweep.multiplier * e.seconds_each for e in estimates) / 60
-    lines.append(f"{'all':>4}  {'':>6} {'':>4} {'':>9} {'':>6} {'':<13} {sum(e.messages for e in estimates):>9,} "
-                 f"{sum(e.gb_seconds for e in estimates):>9,.0f} {sum(e.total for e in estimates):>8,.2f} "
-                 f"{total_minutes:>7.1f}")  # fmt: skip
-    lines.append(f"  estimated AWS cost at {costs.ASSUMED_MIB_PER_S} MiB/s per download; minutes: downloads only, "
-                 "plus about a minute per cell for redeploy and accounting")  # fmt: skip
-    lines.append(f"  {costs.PRICES_REGION} prices ({costs.PRICES_DATE}), drivers/fanout/costs.py:")
-    lines += [f"  {arch}: {costs.price_list(arch)}" for arch in dict.fromkeys(c.architecture for c in cells)]
+        lines.append(row.format(i, cell.memory, cell.concurrency, format_size(cell.object_size), cell.architecture,
+                                cell.mode, f"{est.messages:,}", f"{est.gb_seconds:,.0f}", f"{est.total:,.2f}",
+                                f"{sweep.multiplier * est.seconds_each / 60:.1f}"))  # fmt: skip
+    minutes = sum(sweep.multiplier * e.seconds_each for e in estimates) / 60
+    lines.append(row.format("all", "", "", "", "", "", f"{sum(e.messages for e in estimates):,}",
+                            f"{sum(e.gb_seconds for e in estimates):,.0f}", f"{sum(e.total for e in estimates):,.2f}",
+                            f"{minutes:.1f}"))  # fmt: skip
+    lines += [
+        f"  estimated AWS cost, at {costs.ASSUMED_MIB_PER_S} MiB/s per download; min: the downloads only, add",
+        "  about a minute per cell for its redeploy and accounting",
+        f"  {costs.PRICES_REGION} prices ({costs.PRICES_DATE}), drivers/fanout/costs.py:",
+    ]
+    for arch in dict.fromkeys(c.architecture for c in cells):
+        lines += [f"  {arch}:", f"    {costs.price_list(arch)}"]
     return lines
 
 

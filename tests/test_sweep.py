@@ -109,6 +109,7 @@ def test_the_cost_guard_applies_to_the_sweeps_total(isolated, capsys):
     total_row = next(line for line in out.splitlines() if line.lstrip().startswith("all"))
     assert f"{total_messages:,}" in total_row and f"{sum(e.total for e in estimates):,.2f}" in total_row
     assert "MiB/s per download" in out and "/GB-s" in out  # the assumptions and prices
+    assert max(map(len, out.splitlines())) <= 80
     assert not (isolated / "results").exists() and not (isolated / "home").exists()
 
 

@@ -9,7 +9,6 @@ and is interrupted with Ctrl-C during run-and-wait (see InterruptedDemo): a real
 minute of deploy the suite then barely notices.
 """
 
-import argparse
 import contextlib
 import json
 import os
@@ -36,9 +35,7 @@ WAIT = ["--timeout", "240"]
 def deployed(emulator, tmp_path_factory):
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("FANOUT_RESULTS", str(tmp_path_factory.mktemp("results")))
-        inputs = params.from_args(argparse.Namespace(
-            stack=STACK, region="us-east-1", concurrency=str(CONCURRENCY), memory="256", object_size="1MiB",
-            architecture="x86_64", mode="download_file"))  # fmt: skip
+        inputs = params.parse(STACK, "us-east-1", CONCURRENCY, 256, "1MiB", "x86_64", "download_file")
         variables = inputs.variables(emulator, package.build(function="downloader")) | {"timeout": TIMEOUT_S}
         try:
             terraform.apply("local", STACK, variables)

@@ -136,3 +136,32 @@ def test_resume_after_ctrl_c_in_the_middle_of_a_cell(results):
     check_complete(rerun, multiplier)  # the abandoned run's downloads are not in it
     old = runs.load(abandoned)
     assert old["sweep"]["cell_status"] == "interrupted"  # kept, and marked
+
+
+def environments_of(cell: dict) -> dict[str, list[bool]]:
+    """env_id -> the cold_start flags of its downloads, in the order they started."""
+    downloads = sorted((r for r in records_of(cell["run_id"]) if r["event"] == "download"), key=lambda r: r["start_ms"])
+    found: dict[str, list[bool]] = {}
+    for r in downloads:
+        found.setdefault(r["env_id"], []).append(r["cold_start"])
+    return found
+
+
+@pytest.mark.parametrize("keep_warm", [False, True], ids=["fresh", "keep-warm"])
+def test_mode_cells_share_a_deployment_with_fresh_or_warm_environments(results, keep_warm):
+    """A MODE list is two fires on one deployment. By default the second cell starts in new
+    environments (each one's first download cold); with --keep-warm it reuses the first's."""
+    assert sweep("--concurrency", "2", "--memory", "256", "--object-size", "1MiB", "--mode", "download_file stream",
+                 "--multiplier", "3", *(["--keep-warm"] if keep_warm else []), *WAIT) == 0  # fmt: skip
+    first, second = sweeps.load("latest")["cells"]
+    assert "deploy" in first["timings"] and second["timings"]["deploy"] < 1  # no redeploy between modes
+    for cell in (first, second):
+        check_complete(cell, multiplier=3)
+    before, after = environments_of(first), environments_of(second)
+    assert all(flags[0] and not any(flags[1:]) for flags in before.values())  # fresh at the sweep's start
+    if keep_warm:
+        assert second["environments"].startswith("warm")
+        assert set(after) <= set(before) and not any(cold for flags in after.values() for cold in flags)
+    else:
+        assert second["environments"] == "fresh"
+        assert not set(after) & set(before) and all(flags[0] for flags in after.values())

@@ -5,7 +5,9 @@ import itertools
 import json
 import subprocess
 
+import boto3
 import pytest
+from botocore.stub import Stubber
 
 from fanout import axes, cli, costs, params, paths, runs, sweep, sweeps
 from fanout.errors import UsageError
@@ -179,3 +181,23 @@ def test_make_help_lists_the_sweep_and_its_variables():
     assert any(line.split()[:1] == ["sweep"] for line in out.splitlines())
     for variable in ("RESUME=", "ORDER=", "SEED=", "KEEP_WARM=", "DESTROY_AFTER=", "YES="):
         assert variable in out, variable
+
+
+def test_a_failing_account_check_deploys_nothing(isolated, monkeypatch, capsys):
+    """On AWS (answers played by Stubber): a concurrency quota of 400 cannot host CONCURRENCY 500.
+    One error line naming the quota; no state, no manifest."""
+    session = boto3.Session(aws_access_key_id="k", aws_secret_access_key="s", region_name="us-east-1")
+    lam, quotas = session.client("lambda"), session.client("service-quotas")
+    stubs = [Stubber(lam), Stubber(quotas)]
+    stubs[0].add_response("get_account_settings", {"AccountLimit": {"ConcurrentExecutions": 400,
+                                                                    "UnreservedConcurrentExecutions": 400}})  # fmt: skip
+    stubs[1].add_response("list_service_quotas", {"Quotas": []})
+    for stub in stubs:
+        stub.activate()
+    monkeypatch.setattr(sweep.aws, "client", lambda service, region, *a, **k: {"lambda": lam, "service-quotas": quotas}[service])
+    code = cli.main(["sweep", "--backend", "aws", "--concurrency", "10 500", "--object-size", "1MiB"])
+    out, err = capsys.readouterr()
+    assert code == 1 and len(err.strip().splitlines()) == 1, err
+    assert "Concurrent executions" in err and "is 400" in err and "request-service-quota-increase" in err
+    assert "estimated AWS cost" in out  # the estimate came first
+    assert not (isolated / "results").exists() and not (isolated / "home" / "stacks").exists()

@@ -43,7 +43,7 @@ def test_shuffled_order_is_seeded_and_keeps_each_deployment_contiguous(seed):
     shuffled = grid.cells("shuffled", seed)
     assert shuffled == grid.cells("shuffled", seed)  # the seed repeats the order
     assert sorted(shuffled, key=str) == sorted(grid.cells(), key=str)  # every cell once
-    deployments = [cell.deployment() for cell in shuffled]
+    deployments = [(cell.memory, cell.concurrency, cell.object_size, cell.architecture) for cell in shuffled]
     runs_of = [key for key, _ in itertools.groupby(deployments)]
     assert len(runs_of) == len(set(deployments)) == 12  # one redeploy per deployment, no more
     assert shuffled != grid.cells()

@@ -33,8 +33,7 @@ PARSERS = {
     "architecture": ("--architecture", lambda text: params.choice("architecture", text, params.ARCHITECTURES)),
     "mode": ("--mode", lambda text: params.choice("mode", text, params.MODES)),
 }
-DEPLOY_AXES = ("memory", "concurrency", "object_size", "architecture")
-MESSAGE_AXES = ("mode",)
+DEPLOY_AXES = ("memory", "concurrency", "object_size", "architecture")  # the others are message-level
 _SEPARATORS = re.compile(r"[\s,]+")
 
 
@@ -47,10 +46,6 @@ class CellParams:
     object_size: int
     architecture: str
     mode: str
-
-    def deployment(self) -> tuple:
-        """The deploy-level values: two cells with equal deployments share one."""
-        return tuple(getattr(self, name) for name in DEPLOY_AXES)
 
     def as_dict(self) -> dict:
         return asdict(self)

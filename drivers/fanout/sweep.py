@@ -28,7 +28,7 @@ in the queue. --destroy-after tears the stack down once every cell is done.
 import importlib.util
 import secrets
 import time
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, closing, contextmanager
 from dataclasses import dataclass
 
 from rich.console import Console
@@ -140,13 +140,13 @@ def resume(ref: str, confirmed: bool) -> dict:
     first = sweeps.first_unfinished(manifest)
     if first is None:
         raise UsageError(f"sweep {manifest['sweep_id']} is complete: every cell is done")
+    sweep = SweepParams.from_manifest(manifest)
+    preflight(sweep, [axes.CellParams(**cell["params"]) for cell in manifest["cells"][first:]], confirmed)
     for cell in manifest["cells"][first:]:
         if cell["status"] != "pending":
             abandoned = sweeps.reopen(cell)
             if abandoned:
                 _mark_run(abandoned, "interrupted")
-    sweep = SweepParams.from_manifest(manifest)
-    preflight(sweep, [axes.CellParams(**cell["params"]) for cell in manifest["cells"][first:]], confirmed)
     manifest.update(status="running", resumed=[*manifest.get("resumed", []), sweeps.now()])
     sweeps.save(manifest)
     console.print(f"resuming sweep [bold]{manifest['sweep_id']}[/] at cell {first} of {len(manifest['cells'])}")
@@ -253,10 +253,8 @@ def execute(manifest: dict) -> dict:
     sweep = SweepParams.from_manifest(manifest)
     resumed = bool(manifest.get("resumed"))
     with interrupts.sigterm_as_ctrl_c(), terraform.output_to_log(sweep.backend, sweep.stack) as log, \
-            ExitStack() as exits:  # fmt: skip
+            closing(_Deployment(sweep, manifest["sweep_id"])) as deployment:  # fmt: skip
         console.print(f"Terraform's output goes to {log}", highlight=False)
-        deployment = _Deployment(sweep, manifest["sweep_id"])
-        exits.callback(deployment.close)
         cell = None
         try:
             for cell in manifest["cells"]:

@@ -215,3 +215,14 @@ def test_missing_records_are_warned_about():
     (warning,) = [w for w in report.warnings(summary) if "download record" in w]
     assert f"only {downloaded} of {len(records) + 7}" in warning and "1 dead-lettered" in warning
     assert not report.warnings(summary_of(records, sent=downloaded, dead=[len(records)]))
+
+
+def test_a_sweep_cells_report_says_which_environments_it_started_with(tmp_path, monkeypatch):
+    monkeypatch.setenv("FANOUT_RESULTS", str(tmp_path))
+    records, _ = synthetic_records(per_cell=5, cell_keys=CELLS[:1])
+    summary = summary_of(records, sent=len(records))
+    for environments in ("fresh", "warm (kept from the previous cell)"):
+        summary["run"]["sweep"] = {"sweep_id": "20250101T000000Z-aaaaaa", "cell": 3, "environments": environments}
+        text = (report.write(summary, plots_too=False) / "report.md").read_text()
+        assert f"sweep 20250101T000000Z-aaaaaa, cell 3: {environments} execution environments" in text
+        assert "![" not in text  # no plots asked for, none linked

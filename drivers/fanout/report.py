@@ -211,6 +211,8 @@ def warnings(summary: dict) -> list[str]:
 def show(summary: dict) -> None:
     run = summary["run"]
     console.print(f"[bold]run {run['run_id']}[/] on the {run['backend']} backend, stack {run['stack']['stack']!r}")
+    if run.get("sweep"):
+        console.print(sweep_note(run["sweep"]), highlight=False)
     varying = cells.varying([cells.key(cell) for cell in summary["cells"]])
     shared = tuple(name for name in cells.FIELDS if name not in varying)
     if summary["cells"] and shared:
@@ -254,6 +256,11 @@ def query_rows(rows: list[dict]) -> tuple[list[list], str]:
         for metric in metrics:
             table.append([*(row[c] for c in plain), metric, *(row.get(f"{metric}_{stat}") for stat in stats)])
     return table, ", ".join(f"{c} {_fmt(rows[0][c])}" for c in shared)
+
+
+def sweep_note(sweep: dict) -> str:
+    """Which sweep cell a run was, and whether it started with fresh execution environments."""
+    return f"sweep {sweep['sweep_id']}, cell {sweep['cell']}: {sweep['environments']} execution environments"
 
 
 def _metric_rows(cell_rows: list[dict], metric: str, columns: tuple[str, ...] = cells.FIELDS) -> list[list]:
@@ -350,6 +357,8 @@ def markdown(summary: dict, images: list) -> str:
         f"{len(summary['dead_lettered'])} messages in the dead-letter queue",
         f"- version: {run['version']}",
     ]
+    if run.get("sweep"):
+        how.append(f"- {sweep_note(run['sweep'])}")
     parts = [
         f"# s3-fanout run {run['run_id']}",
         "## How the run was made",

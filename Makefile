@@ -13,6 +13,9 @@ MESSAGES    ?=
 MULTIPLIER  ?= 10
 TAG         ?= default
 RUN         ?= latest
+RUNS        ?=
+A           ?=
+B           ?=
 TIMEOUT     ?= 1800
 HOST        ?= 1
 QUERY       ?= download-percentiles
@@ -30,13 +33,14 @@ TARGET := --backend $(BACKEND) --stack $(STACK)
 
 .DEFAULT_GOAL := help
 .PHONY: help venv emulator-up emulator-down emulator-status package deploy plan outputs destroy \
-        run fire wait query report demo sweep test bench clean
+        run fire wait query report compare demo sweep test bench clean
 
 help: ## List the targets and the variables they read
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 	@echo "Variables: BACKEND=$(BACKEND) STACK=$(STACK) CONCURRENCY=$(CONCURRENCY) MEMORY=$(MEMORY)"
 	@echo "  OBJECT_SIZE=$(OBJECT_SIZE) REGION=$(REGION) ARCH=$(ARCH) MODE=$(MODE) TAG=$(TAG)"
 	@echo "  MESSAGES=$(MESSAGES) MULTIPLIER=$(MULTIPLIER) RUN=$(RUN) QUERY=$(QUERY)"
+	@echo "  RUNS=$(RUNS) (report across these runs) A=$(A) B=$(B) (compare)"
 	@echo "  TIMEOUT=$(TIMEOUT) (wait gives up after this many seconds)"
 	@echo "  HOST=$(HOST) (local backend: wait hosts the function; HOST=0 when \`make run\` does)"
 	@echo "Sweep: CONCURRENCY MEMORY OBJECT_SIZE ARCH MODE take lists (\"1 5 10\"); ORDER=$(ORDER) (or shuffled)"
@@ -89,8 +93,11 @@ wait: venv ## Wait until every message of RUN is accounted for (TIMEOUT, HOST)
 query: venv ## Run the saved query QUERY against the stack's logs
 	$(FANOUT) insights queries/$(QUERY).logsinsights $(TARGET)
 
-report: venv ## Tables, CSV/JSON and plots for RUN under results/
-	$(FANOUT) report $(TARGET) --run $(RUN)
+report: venv ## Tables, CSV/JSON and plots for RUN, or across RUNS=id,id,... (results/across/)
+	$(FANOUT) report $(TARGET) $(if $(RUNS),--runs $(RUNS),--run $(RUN))
+
+compare: venv ## Change in median and p99 throughput from A to B (run ids, comma-separated), with 95% CIs
+	$(FANOUT) compare $(A) $(B)
 
 demo: venv ## The whole experiment on the local backend, torn down afterwards
 	$(FANOUT) demo

@@ -24,6 +24,7 @@ COMMAND_MODULES = (
     "fanout.wait",
     "fanout.insights.cli",
     "fanout.report",
+    "fanout.compare",
     "fanout.demo",
     "fanout.sweep",
 )

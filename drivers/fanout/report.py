@@ -16,6 +16,8 @@ query results keep only the columns that differ, so that a one-cell report fits 
 
 Writes into results/<run_id>/: records.jsonl, summary.csv, summary.json, report.md and the
 PNG plots of fanout.plots.
+
+`--runs ID,ID,...` instead reports across runs from their records.jsonl (fanout.crossrun).
 """
 
 import csv
@@ -27,7 +29,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from fanout import cells, concurrency, insights, plots, runs
+from fanout import cells, concurrency, crossrun, insights, plots, runs
 from fanout import stack as stacks
 from fanout.wait import peek_dead_letters
 
@@ -56,11 +58,15 @@ console = Console()
 def register(subparsers) -> None:
     parser = subparsers.add_parser("report", help="tables, CSV/JSON and plots of a run under results/")
     stacks.add_arguments(parser)
-    parser.add_argument("--run", default=runs.LATEST, help="run id, or 'latest' (default)")
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("--run", default=runs.LATEST, help="run id, or 'latest' (default)")
+    which.add_argument("--runs", help="comma-separated run ids: one report across them (fanout.crossrun)")
     parser.set_defaults(func=run)
 
 
 def run(args) -> int:
+    if args.runs is not None:
+        return crossrun.report_runs(args.runs)
     record = runs.load(args.run)
     stack = stacks.from_args(args)
     runs.check_same_stack(record, stack)

@@ -396,7 +396,9 @@ def finish(manifest: dict, started_emulator: bool = False) -> None:
     if importlib.util.find_spec("fanout.crossrun"):
         from fanout import crossrun  # built alongside; see the module docstring
 
-        crossrun.show(crossrun.build(run_ids, folder, f"sweep {manifest['sweep_id']}"))
+        environments = ("warm environments kept between the cells of one deployment" if manifest["keep_warm"]
+                        else "fresh execution environments for every cell")  # fmt: skip
+        crossrun.show(crossrun.build(run_ids, folder, f"sweep {manifest['sweep_id']} ({environments})"))
     else:
         console.print(f"sweep {manifest['sweep_id']}: {len(run_ids)} cells done", highlight=False)
         for cell in manifest["cells"]:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from fanout import cli, costs, demo, fire, hostlock, insights, package, params, paths, report, runs, stack, terraform, upload, wait
+from fanout import cli, costs, crossrun, demo, fire, hostlock, insights, package, params, paths, report, runs, stack, terraform, upload, wait
 from fanout.errors import FanoutError
 
 pytestmark = pytest.mark.slow
@@ -155,6 +155,25 @@ def test_injected_failures_end_in_the_dead_letter_queue(deployed):
     while messages := sqs.receive_message(QueueUrl=deployed.dlq_url, MaxNumberOfMessages=10, VisibilityTimeout=30).get("Messages"):
         in_dlq += [json.loads(m["Body"]) for m in messages]
     assert sorted(b["seq"] for b in in_dlq if b["run_id"] == record["run_id"]) == injected
+
+
+def test_report_across_runs_and_compare_on_real_runs(deployed, capsys):
+    """The two runs above (tags e2e and failing), as `fanout report` left them, in one report."""
+    by_tag = {}
+    for path in sorted(paths.results_dir().glob(f"*/{runs.RUN_FILE}")):
+        record = json.loads(path.read_text())
+        by_tag.setdefault(record["parameters"]["experiment_tag"], record["run_id"])
+    ok, failing = by_tag["e2e"], by_tag["failing"]
+    assert fanout("report", "--runs", f"{ok},{failing}") == 0
+    folder = crossrun.across_dir([ok, failing])
+    cells = {c["experiment_tag"]: c for c in json.loads((folder / "cells.json").read_text())["cells"]}
+    injected = runs.load(failing)["injected_seqs"]
+    assert (cells["e2e"]["n"], cells["e2e"]["sent"], cells["e2e"]["complete"]) == (40, 40, True)
+    assert (cells["failing"]["done"], cells["failing"]["dead_lettered"]) == (12 - len(injected), len(injected))
+    assert all(c["memory_size"] == 256 and c["object_size"] == 2**20 for c in cells.values())
+    capsys.readouterr()
+    assert cli.main(["compare", ok, failing]) == 0
+    assert "simulated network: none (loopback, not modelled)" in capsys.readouterr().out.replace("\n", "")
 
 
 def test_bad_inputs_are_one_line_errors(deployed, capsys):

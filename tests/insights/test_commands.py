@@ -8,6 +8,8 @@ import numpy as np
 import pytest
 
 from fanout import insights
+from fanout.insights.extract import EXTRACTORS
+from fanout.insights.syntax import PARSE_MODES
 
 from .support import BASE_MS, event, json_event
 
@@ -211,3 +213,53 @@ def test_system_fields():
     (row,) = insights.evaluate("fields @log", [{**ev, "log": "2:/exported"}], log="1:/g").rows
     assert row == {"@log": "2:/exported"}  # an exported event's own @log wins
 
+
+
+def test_stats_items_over_aggregates_and_earlier_items():
+    rows = run("stats sum(n) / count(*) as mean, max(n) - min(n) as spread, mean * 2 as double, count(*) as c, "
+               "c + spread as mixed, sum(n) / 1024 by kind | sort kind asc", EVENTS)  # fmt: skip
+    for row, kind in zip(rows, ("even", "odd")):
+        values = [r["n"] for r in RECORDS if r["kind"] == kind]
+        spread = max(values) - min(values)
+        assert row == {"kind": kind, "mean": sum(values) / len(values), "spread": spread,
+                       "double": sum(values) / len(values) * 2, "c": len(values), "mixed": len(values) + spread,
+                       "sum(n) / 1024": sum(values) / 1024}  # fmt: skip
+    assert len(rows) == 2
+
+
+def test_display_computes_expressions_and_aliases():
+    rows = run("fields n, s | sort n asc | display n * 2 as double, concat(s, '!'), kind", EVENTS)
+    assert rows == [{"double": r["n"] * 2, "concat(s, '!')": r["s"] + "!", "kind": r["kind"]} for r in RECORDS]
+
+
+def test_dedup_without_sort_keeps_the_newest_row_per_value():
+    rows = run("fields kind, n | dedup kind", EVENTS)  # EVENTS are oldest first
+    newest = {}
+    for r in reversed(RECORDS):
+        newest.setdefault(r["kind"], r["n"])
+    assert [(r["kind"], r["n"]) for r in rows] == list(newest.items())
+    assert len(run("fields kind | dedup kind | limit 1", EVENTS)) == 1  # limit may follow dedup
+
+
+def test_sorts_first_and_last_follow_the_documented_sort_order():
+    ordered = ["!:", "#", "*%04", "0#", "5A", "111A", "2345_", "@", "@_", "A", "A9876fghj", "a12345hfh", "0", "01", "1", "2", "3"]
+    shuffled = ordered[:]
+    random.Random(5).shuffle(shuffled)
+    events = [json_event({"v": v, "g": i % 2}, BASE_MS + i) for i, v in enumerate(shuffled)] + [json_event({"g": 0})]
+    rows = run("stats sortsFirst(v) as first, sortsLast(v) as last", events)
+    assert rows == [{"first": ordered[0], "last": int(ordered[-1])}]
+
+
+def test_min_max_and_percentiles_of_timestamp_are_times():
+    rows = run("stats min(@timestamp) as first, max(@timestamp) as last, pct(@timestamp, 0) as p0, "
+               "count(*) as n", EVENTS)  # fmt: skip
+    shown = [datetime.fromtimestamp(e["timestamp"] / 1000, timezone.utc).strftime("%Y-%m-%d %H:%M:%S.000") for e in EVENTS]
+    assert rows == [{"first": min(shown), "last": max(shown), "p0": min(shown), "n": len(EVENTS)}]
+
+
+def test_every_parse_mode_has_an_extractor_and_the_field_defaults_to_message():
+    assert set(EXTRACTORS) == set(PARSE_MODES)
+    events = [event("level=warn code=7", BASE_MS), event("a,b", BASE_MS + 1)]
+    rows = run("parse logfmt as lf | parse csv as x, y | sort @timestamp asc | display lf.level, lf.code, x, y", events)
+    assert rows == [{"lf.level": "warn", "lf.code": 7, "x": "level=warn code=7", "y": None},
+                    {"lf.level": None, "lf.code": None, "x": "a", "y": "b"}]  # fmt: skip

@@ -1,6 +1,7 @@
 """Operators, functions and values, each expectation computed in plain Python from the inputs."""
 
 import math
+import time
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -129,3 +130,65 @@ def test_leading_zero_codes_stay_text_through_the_local_evaluator():
     events = [json_event({"code": code}) for code in ("007", "7", "007", "0")]
     rows = insights.evaluate("stats count(*) as n by code | sort n desc", events).rows
     assert sorted((str(r["code"]), r["n"]) for r in rows) == [("0", 1), ("007", 2), ("7", 1)]
+
+
+@pytest.mark.parametrize(
+    "address, valid, v4, v6",
+    [("192.0.2.1", 1, 1, 0), ("255.255.255.255", 1, 1, 0), ("2001:db8::1", 1, 0, 1), ("::ffff:192.0.2.1", 1, 0, 1),
+     ("256.1.1.1", 0, 0, 0), ("192.0.2", 0, 0, 0), ("not an ip", 0, 0, 0), ("", 0, 0, 0), ("2001:db8::g", 0, 0, 0)],
+)  # fmt: skip
+def test_ip_validity(address, valid, v4, v6):
+    row = one("fields isValidIp(a) as ip, isValidIpV4(a) as v4, isValidIpV6(a) as v6, isValidIp(missing) as none",
+              {"a": address})  # fmt: skip
+    assert row == {"ip": valid, "v4": v4, "v6": v6, "none": 0}
+
+
+@pytest.mark.parametrize(
+    "address, subnet, any_version, v4, v6",
+    [("192.0.2.77", "192.0.2.0/24", 1, 1, 0), ("192.0.3.1", "192.0.2.0/24", 0, 0, 0),
+     ("10.1.2.3", "10.0.0.0/8", 1, 1, 0), ("2001:db8::7", "2001:db8::/32", 1, 0, 1),
+     ("2001:db9::7", "2001:db8::/32", 0, 0, 0), ("192.0.2.77", "2001:db8::/32", 0, 0, 0),
+     ("192.0.2.77", "not a subnet", 0, 0, 0), ("nonsense", "192.0.2.0/24", 0, 0, 0)],
+)  # fmt: skip
+def test_ip_in_subnet(address, subnet, any_version, v4, v6):
+    row = one("fields isIpInSubnet(a, s) as any, isIpv4InSubnet(a, s) as v4, isIpv6InSubnet(a, s) as v6",
+              {"a": address, "s": subnet})  # fmt: skip
+    assert row == {"any": any_version, "v4": v4, "v6": v6}
+
+
+@pytest.mark.parametrize(
+    "expression, expected",
+    [("trim(t)", "a b"), ("ltrim(t)", "a b  "), ("rtrim(t)", "  a b"), ("trim(x, 'x-')", "core"),
+     ("ltrim(x, 'x')", "-core-x"), ("rtrim(x, '-x')", "xx-core"), ("unmask(t)", "  a b  ")],
+)  # fmt: skip
+def test_trim_family_and_unmask(expression, expected):
+    assert one(f"fields {expression} as value", {"t": "  a b  ", "x": "xx-core-x"})["value"] == expected
+
+
+def test_now_is_the_query_start_in_epoch_seconds_for_every_event():
+    before = int(time.time())
+    rows = insights.evaluate("fields now() as started", [json_event({"i": i}, BASE_MS + i) for i in range(50)]).rows
+    after = int(time.time())
+    assert len({row["started"] for row in rows}) == 1 and before <= rows[0]["started"] <= after
+
+
+@pytest.mark.parametrize(
+    "written, capped",
+    [("300s", "60s"), ("90m", "60m"), ("48h", "24h"), ("1500ms", "1000ms"), ("60s", "1m"), ("24h", "1d")],
+)
+def test_periods_above_their_units_cap_use_the_cap(written, capped):
+    """The datetime functions page: the cap is 1000 for ms, 60 for s and m, 24 for h;
+    `bin(300s)` runs as 60 seconds. Days and longer have no cap."""
+    events = [json_event({"i": i}, BASE_MS + i * 7_919_000) for i in range(40)]  # about 3.5 days
+    for function in ("bin({})", "datefloor(@timestamp, {})", "dateceil(@timestamp, {})"):
+        query = "stats count(*) as n by {} as t | sort t asc"
+        assert insights.evaluate(query.format(function.format(written)), events).rows == insights.evaluate(
+            query.format(function.format(capped)), events).rows, function
+    days = insights.evaluate("stats count(*) as n by bin(2d) as t", events).rows
+    assert len(days) == len({(BASE_MS + i * 7_919_000) // (2 * 86_400_000) for i in range(40)})
+
+
+def test_the_trim_examples_of_the_functions_page():
+    row = one('fields ltrim("xyZxyfooxyZ","xyZ") as l, rtrim("xyZfooxyxyZ","xyZ") as r, '
+              'trim("xyZxyfooxyxyZ","xyZ") as t, substr("xyZfooxyZ",3, 3) as s', {"x": 1})  # fmt: skip
+    assert row == {"l": "fooxyZ", "r": "xyZfoo", "t": "foo", "s": "foo"}

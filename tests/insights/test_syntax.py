@@ -96,3 +96,37 @@ def test_restrict_inserts_a_filter_after_leading_comments():
 def test_restrict_takes_exactly_one_expression(bad):
     with pytest.raises(UsageError):
         insights.restrict("stats count(*)", bad)
+
+
+@pytest.mark.parametrize(
+    "regex, matching, not_matching",
+    [("^(?i)error", ["ERROR: x", "Error"], ["an error"]),  # after ^, as in queries people share
+     ("ab(?i)c|d", ["abC", "D", "xD"], ["aBc", "ABC"]),  # the flag holds to the end, the next alternative too
+     ("x(y(?i)z|w)v", ["xyZv", "xWv"], ["xYzv", "xyzV"]),  # ... of its own group only
+     ("[(?i)]", ["?"], []), (r"\(?i\)", ["(i)", "i)"], ["(I)"]),  # in a class or escaped: no flag
+     ("(?i)all", ["ALL"], [])],
+)  # fmt: skip
+def test_inline_flags_anywhere_in_a_regex(regex, matching, not_matching):
+    events = [{"timestamp": i, "message": text} for i, text in enumerate(matching + not_matching)]
+    rows = insights.evaluate(f"filter @message =~ /{regex}/ | fields @message", events).rows
+    assert sorted(row["@message"] for row in rows) == sorted(matching)
+
+
+def test_sort_by_and_double_equals_as_the_lambda_operator_guide_writes_them():
+    events = [{"timestamp": i, "message": f'{{"n": {n}, "k": "{k}"}}'} for i, (n, k) in enumerate([(3, "a"), (9, "b"), (5, "a")])]
+    rows = insights.evaluate('filter k == "a" | fields n | sort by n desc', events).rows
+    assert [row["n"] for row in rows] == [5, 3]
+    assert parse("sort by asc").commands[0].keys == (("by", False, True),)  # a field named by still sorts
+
+
+@pytest.mark.parametrize(
+    "text, column, token",
+    [("stats x + 1", 7, "x"), ("stats sum(avg(x))", 11, "avg"), ("stats a - 1, count(*) as a", 7, "a"),
+     ("stats strlen(x)", 7, "strlen"), ("stats 1 + 2", 7, "1"), ("fields n | dedup n | sort n desc", 22, "sort"),
+     ("pattern @message", 1, "pattern"), ("stats count(*) | anomaly", 18, "anomaly"),
+     ("parse @message yaml as y", 16, "yaml"), ("parse @message logfmt", 22, "end of query"),
+     ("parse @message /(a)(b)/ as x", 16, "/(a)(b)/"), ("parse @message csv x", 20, "x")],
+)  # fmt: skip
+def test_stats_items_dedup_order_ml_commands_and_parse_modes_errors(text, column, token):
+    error = error_of(text)
+    assert (error.line, error.column, error.token) == (1, column, token)

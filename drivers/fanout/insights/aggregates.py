@@ -13,14 +13,18 @@ Definitions (Logs Insights documents none of these precisely, so these are the l
 - stddev is the sample standard deviation (divisor n - 1), absent for fewer than two values;
 - count_distinct is exact, over the text of the values (1 and "1" are one value, as on AWS);
 - earliest(f) / latest(f) is f from the event with the smallest / largest @timestamp among events
-  that have f (ties: the first such event read for earliest, the last for latest).
+  that have f (ties: the first such event read for earliest, the last for latest);
+- sortsFirst(f) / sortsLast(f) is the value of f that comes first / last in `sort f asc`, the
+  order AWS documents (values.sort_key).
 """
 
 import math
 
-from fanout.insights.values import as_number, render
+from fanout.insights.values import Timestamp, as_number, render, sort_key
 
-_PLAIN_NUMBERS = frozenset((int, float))
+# Values used as they are: JSON numbers, and times, so that min, max and pct of @timestamp are
+# times (shown as dates: the stats page types them as the field's own values).
+_PLAIN_NUMBERS = frozenset((int, float, Timestamp))
 
 
 class Column:
@@ -37,7 +41,7 @@ class Column:
     def numbers(self) -> list:
         if self._numbers is None:
             values = self.values
-            if set(map(type, values)) <= _PLAIN_NUMBERS:  # as JSON numbers arrive: nothing to convert
+            if set(map(type, values)) <= _PLAIN_NUMBERS:  # nothing to convert
                 self._numbers = values
             else:
                 self._numbers = [n for n in map(as_number, values) if n is not None]
@@ -104,5 +108,8 @@ def finisher(name: str, parameter=None):
         return lambda count, columns: columns[0].sorted[index] if columns[0].sorted else None
     if name in ("earliest", "latest"):
         return lambda count, columns: _pick_by_time(columns[0].values, columns[1].values, name == "latest")
+    if name in ("sortsfirst", "sortslast"):
+        pick = min if name == "sortsfirst" else max
+        return lambda count, columns: pick((v for v in columns[0].values if v is not None), key=sort_key, default=None)
     numeric = {"sum": total, "avg": mean, "stddev": stddev}[name]
     return lambda count, columns: numeric(columns[0].numbers)

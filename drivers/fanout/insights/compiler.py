@@ -7,9 +7,10 @@ the general value semantics of `values` backs up.
 
 import math
 import operator
+import time
 
 from fanout.insights import syntax
-from fanout.insights.functions import DATE_FUNCTIONS, FUNCTIONS, floor_time
+from fanout.insights.functions import DATE_FUNCTIONS, FUNCTIONS, PERIOD_CAPS, floor_time
 from fanout.insights.lexer import QuerySyntaxError
 from fanout.insights.values import INT_RANGE, Timestamp, as_number, as_text, compare
 
@@ -216,6 +217,11 @@ class ExpressionCompiler:
         if node.name == "bin":
             period = self.period(node, node.args, 1)
             return lambda row: _bin(row.get("@timestamp"), period)
+        if node.name == "now":
+            if node.args:
+                self.error(node.pos, node.name, "takes no arguments")
+            started = int(time.time())  # epoch seconds when the query started, the same for every event
+            return lambda row: started
         if node.name in DATE_FUNCTIONS:
             period = self.period(node, node.args, 2)
             value, apply = self.compile(node.args[0]), DATE_FUNCTIONS[node.name]
@@ -233,9 +239,12 @@ class ExpressionCompiler:
         return lambda row: function(*[a(row) for a in args])
 
     def period(self, node, args, count: int):
+        """(amount, unit) of the period argument, capped as the datetime functions page says:
+        `bin(300s)` runs as `bin(60s)` (PERIOD_CAPS)."""
         if len(args) != count or not isinstance(args[-1], syntax.Duration):
             self.error(node.pos, node.name, "expects a period such as 5m as its last argument")
-        return args[-1].amount, args[-1].unit
+        amount, unit = args[-1].amount, args[-1].unit
+        return min(amount, PERIOD_CAPS.get(unit, amount)), unit
 
 
 def _bin(timestamp, period):
@@ -253,15 +262,5 @@ def field_uses(node):
         yield node.name, node.pos
     if isinstance(node, syntax.Call) and node.name in ("bin", "earliest", "latest"):
         yield "@timestamp", node.pos
-    for child in _children(node):
+    for child in syntax.children(node):
         yield from field_uses(child)
-
-
-def _children(node):
-    if isinstance(node, syntax.Call):
-        return node.args
-    if isinstance(node, syntax.Binary):
-        return (node.left, node.right)
-    if isinstance(node, (syntax.Unary, syntax.InList, syntax.Match)):
-        return (node.operand,)
-    return ()

@@ -4,8 +4,14 @@ System fields (@timestamp, @message, @logStream, @log, @ingestionTime) come from
 a message that is a JSON object contributes its keys (nested keys joined with dots, array items
 indexed, keys starting with @ shown as @@key, at most 200 fields); Lambda START/END/REPORT lines
 contribute @type, @requestId and the REPORT metrics. Memory sizes are in bytes (MB x 1,000,000)
-as Logs Insights reports them.
+as Logs Insights reports them. A Lambda text line (`<time>\t<request id>\t<LEVEL>\t...`)
+contributes the first JSON object after its prefix, as AWS documents for Lambda logs; VPC flow
+log lines (default version 2 format) and Route 53 public DNS query log lines contribute the
+fields AWS lists for them (CWL_AnalyzeLogData-discoverable-fields), a `-` being absent.
 """
+
+import json
+import re
 
 import orjson
 
@@ -22,6 +28,17 @@ REPORT_METRICS = {
     "Max Memory Used": ("@maxMemoryUsed", 1_000_000),
     "Init Duration": ("@initDuration", 1),
 }
+# Identifiers on platform lines: the request's, and X-Ray's when the function is traced.
+PLATFORM_IDS = {"RequestId": "@requestId", "XRAY TraceId": "@xrayTraceId", "SegmentId": "@xraySegmentId"}
+# Space-separated AWS formats: the field name of each value in order (None: not a discovered field).
+VPC_FLOW_FIELDS = ("version", "accountId", "interfaceId", "srcAddr", "dstAddr", "srcPort", "dstPort", "protocol",
+                   "packets", "bytes", "startTime", "endTime", "action", "logStatus")  # fmt: skip
+VPC_FLOW_STATUSES = ("OK", "NODATA", "SKIPDATA")
+# The last value of a Route 53 query log line, the EDNS client subnet, is not a discovered field.
+ROUTE53_FIELDS = ("version", "queryTimestamp", "hostZoneId", "queryName", "queryType", "responseCode", "protocol",
+                  "edgeLocation", "resolverIp", None)  # fmt: skip
+LAMBDA_TEXT_PREFIX = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z\t[^\t]+\t(?:[A-Z]+\t)?")
+_JSON_DECODER = json.JSONDecoder()
 
 
 def flatten(document: dict) -> dict:
@@ -68,22 +85,70 @@ def json_fields(message: str) -> dict | None:
     return flatten(document)
 
 
+def embedded_json_fields(message: str) -> dict | None:
+    """The fields of the first JSON object after Lambda's text prefix, None without one."""
+    prefix = LAMBDA_TEXT_PREFIX.match(message)
+    start = message.find("{", prefix.end()) if prefix else -1
+    if start < 0:
+        return None
+    try:  # the stdlib finds where the object ends; orjson reads it as every other message
+        _, end = _JSON_DECODER.raw_decode(message, start)
+        document = orjson.loads(message[start:end])
+    except (ValueError, orjson.JSONDecodeError):
+        return None
+    return flatten(document) if isinstance(document, dict) else None
+
+
+def _named_values(values: list, names: tuple) -> dict:
+    return {name: value for name, value in zip(names, values) if name and value != "-"}
+
+
+def flow_log_fields(message: str) -> dict | None:
+    """Fields of a VPC flow log line in the default (version 2) format, None for other lines."""
+    values = message.split()
+    if len(values) == len(VPC_FLOW_FIELDS) and values[0] == "2" and values[-1] in VPC_FLOW_STATUSES:
+        return _named_values(values, VPC_FLOW_FIELDS)
+    return None
+
+
+def route53_fields(message: str) -> dict | None:
+    """Fields of a Route 53 public DNS query log line, None for other lines."""
+    values = message.split()
+    if len(values) == len(ROUTE53_FIELDS) and values[0] == "1.0" and values[1].endswith("Z"):
+        return _named_values(values, ROUTE53_FIELDS)
+    return None
+
+
 def platform_fields(message: str) -> dict | None:
-    """@type, @requestId and the metrics of a Lambda START/END/REPORT line, None for other lines."""
+    """@type, @requestId, the metrics and X-Ray ids of a Lambda START/END/REPORT line, None for
+    other lines."""
     if not message.startswith(PLATFORM_PREFIXES):
         return None
     kind, _, rest = message.partition(" ")
     fields = {"@type": kind}
     for part in rest.rstrip("\n").split("\t"):
         label, _, value = part.partition(": ")
-        if label == "RequestId":
-            fields["@requestId"] = value.split(" ")[0]
+        if label in PLATFORM_IDS:
+            fields[PLATFORM_IDS[label]] = value.split(" ")[0]
         elif label in REPORT_METRICS:
             name, scale = REPORT_METRICS[label]
             number = as_number(value.split(" ")[0])
             if number is not None:
                 fields[name] = number * scale if scale != 1 else number
     return fields
+
+
+# Discovery for messages that are not JSON objects, tried in turn.
+TEXT_FORMATS = (platform_fields, embedded_json_fields, flow_log_fields, route53_fields)
+
+
+def text_fields(message: str) -> dict:
+    """Discovered fields of a message that is not a JSON object (none when no format matches)."""
+    for discover in TEXT_FORMATS:
+        fields = discover(message)
+        if fields is not None:
+            return fields
+    return {}
 
 
 def row_builder(system_fields, log: str | None):
@@ -111,7 +176,7 @@ def row_builder(system_fields, log: str | None):
         message = event["message"]
         row = json_fields(message)
         if row is None:
-            row = platform_fields(message) or {}
+            row = text_fields(message)
         for setter in setters:
             setter(row, event)
         return row
@@ -119,6 +184,6 @@ def row_builder(system_fields, log: str | None):
     def build_without_system_fields(event: dict) -> dict:
         message = event["message"]
         row = json_fields(message)
-        return platform_fields(message) or {} if row is None else row
+        return text_fields(message) if row is None else row
 
     return build if setters else build_without_system_fields

@@ -6,6 +6,7 @@ on the rows that reach them. The answer is the GetQueryResults response shape (e
 string), so the same reader handles AWS and local results.
 """
 
+import dataclasses
 import functools
 import operator
 from itertools import islice
@@ -14,6 +15,7 @@ from fanout.insights import syntax
 from fanout.insights.aggregates import Column, finisher
 from fanout.insights.compiler import ExpressionCompiler, field_uses, referenced_fields, truthy
 from fanout.insights.discovery import SYSTEM_FIELDS, row_builder
+from fanout.insights.extract import extractor
 from fanout.insights.lexer import QuerySyntaxError
 from fanout.insights.values import as_text, render, sort_key
 
@@ -57,6 +59,20 @@ def _structure(node):
     return node.pattern if hasattr(node, "pattern") else node
 
 
+def _hide_aggregates(node, hidden: list):
+    """`node` with each aggregate call replaced by a field named after its index in `hidden`,
+    where the call is appended: what stays is an expression over a result row."""
+    if isinstance(node, syntax.Call) and node.name in syntax.AGGREGATES:
+        hidden.append(node)
+        return syntax.Field(f"\0{len(hidden) - 1}", node.pos)
+    if isinstance(node, tuple):
+        return tuple(_hide_aggregates(item, hidden) for item in node)
+    if dataclasses.is_dataclass(node):
+        changes = {f.name: _hide_aggregates(getattr(node, f.name), hidden) for f in dataclasses.fields(node)}
+        return dataclasses.replace(node, **changes)
+    return node
+
+
 def _then(first, second):
     return lambda row: first(row) and second(row)
 
@@ -79,6 +95,22 @@ class RowStage:
         return filter(self.function(), rows)
 
 
+class ExpandStage:
+    """`parse ... multi`: one row per match (a copy of the event's row with the match's fields),
+    the row as it is when nothing matches."""
+
+    def __init__(self, found):
+        self.found = found
+
+    def run(self, rows):
+        for row in rows:
+            matches = self.found(row)
+            if not matches:
+                yield row
+            for fields in matches:
+                yield {**row, **fields}
+
+
 class StatsStage:
     def __init__(self, compiler: ExpressionCompiler, command: syntax.Stats):
         self.group_names = [name for _, name in command.groups]
@@ -92,9 +124,22 @@ class StatsStage:
                 inputs.append(node)
             return slots[shape]
 
-        self.outputs = []
-        for call, name in command.aggregates:
-            self.outputs.append((name, self.aggregate(compiler, call, slot)))
+        # outputs: (name, fn(count, columns, row) -> value), in order. Every aggregate call, of
+        # a plain item or inside an expression, is an output computed from the columns the hot
+        # loop below collects; an expression item is then evaluated over the result row, where
+        # its calls are hidden fields and earlier items' names are already set.
+        hidden, self.outputs = [], []
+        for expr, name in command.items:
+            if isinstance(expr, syntax.Call) and expr.name in syntax.AGGREGATES:
+                self.outputs.append((name, self.aggregate(compiler, expr, slot)))
+                continue
+            first = len(hidden)
+            compute = compiler.compile(_hide_aggregates(expr, hidden))
+            for index in range(first, len(hidden)):
+                self.outputs.append((f"\0{index}", self.aggregate(compiler, hidden[index], slot)))
+            self.outputs.append((name, lambda count, columns, row, compute=compute: compute(row)))
+        self.hidden = [f"\0{index}" for index in range(len(hidden))]
+        self.names = [name for _, name in command.items]
         # One value per distinct argument per row; count(*) alone reads none, but each row still
         # needs one slot in its group's list to be counted.
         self.values = _values_of(compiler, inputs) if inputs else lambda row: _COUNTED
@@ -112,10 +157,11 @@ class StatsStage:
             if not (isinstance(p, syntax.Literal) and isinstance(p.value, (int, float)) and 0 <= p.value <= 100):
                 compiler.error(call.pos, call.text, "the percentile must be a number from 0 to 100")
             parameter = p.value
-        columns = [slot(call.args[0])] if call.args else []
+        indexes = [slot(call.args[0])] if call.args else []
         if call.name in ("earliest", "latest"):
-            columns.append(slot(syntax.Field("@timestamp", call.pos)))
-        return columns, finisher(call.name, parameter)
+            indexes.append(slot(syntax.Field("@timestamp", call.pos)))
+        finish = finisher(call.name, parameter)
+        return lambda count, columns, row: finish(count, [columns[i] for i in indexes])
 
     def run(self, rows) -> list:
         # The hot loop: each row's argument values go to the end of its group's one flat list,
@@ -137,8 +183,10 @@ class StatsStage:
         self.matched += count
         columns = [Column(bucket[i::width]) for i in range(width)]
         row = dict(zip(self.group_names, group))
-        for name, (indexes, finish) in self.outputs:
-            row[name] = finish(count, [columns[i] for i in indexes])
+        for name, compute in self.outputs:
+            row[name] = compute(count, columns, row)
+        for name in self.hidden:
+            del row[name]
         return row
 
 
@@ -191,6 +239,7 @@ class Plan:
         self.stats = []
         self.first_ordering = None  # the first sort or limit command: AWS allows none before a second stats
         self.used_fields = set()
+        self.deduped = False
         for command in self.query.commands:
             self.add(command)
         if not self.selected:
@@ -214,12 +263,21 @@ class Plan:
             self.used_fields |= referenced_fields(node)
 
     def add(self, command) -> None:
+        if self.deduped and not isinstance(command, syntax.Limit):
+            self.error(command.pos, type(command).__name__.lower(), "only limit may follow dedup (an AWS rule)")
         kind = type(command).__name__.lower()
         getattr(self, "add_" + kind)(command)
 
     def add_fields(self, command: syntax.Fields):
-        self.note_fields([expr for expr, _ in command.items])
-        items = [(name, self.compiler.compile(expr)) for expr, name in command.items
+        self.compute(command.items)
+        self.name_columns(name for _, name in command.items)
+        self.after_stats_add(name for _, name in command.items)
+        self.selected = True
+
+    def compute(self, items) -> None:
+        """Set each (expression, name) item on the rows, as fields and display do."""
+        self.note_fields([expr for expr, _ in items])
+        items = [(name, self.compiler.compile(expr)) for expr, name in items
                  if not (isinstance(expr, syntax.Field) and expr.name == name)]  # fmt: skip
 
         def assign(row):
@@ -236,13 +294,12 @@ class Plan:
 
         if items:
             self.row_stage().add(assign)
-        self.name_columns(name for _, name in command.items)
-        self.after_stats_add(name for _, name in command.items)
-        self.selected = True
 
     def add_display(self, command: syntax.Display):
-        self.display = list(command.names)
-        self.used_fields |= set(command.names)
+        self.compute(command.items)
+        self.display = [name for _, name in command.items]
+        self.after_stats_add(self.display)
+        self.used_fields |= set(self.display)
 
     def add_filter(self, command: syntax.Filter):
         self.note_fields([command.condition])
@@ -255,27 +312,31 @@ class Plan:
 
     def add_parse(self, command: syntax.Parse):
         self.note_fields([command.source])
-        source, pattern, names = self.compiler.compile(command.source), command.pattern, command.names
-        groups = names if pattern.groupindex else range(1, len(names) + 1)  # regex: named; glob: each *
+        source, extract = self.compiler.compile(command.source), extractor(command)
 
-        def extract(row):
+        def found(row) -> list:
             text = as_text(source(row))
-            match = pattern.search(text) if text is not None else None
-            if match:
-                for name, group in zip(names, groups):
-                    value = match.group(group)
-                    if value is not None:
-                        row[name] = value
-            return True
+            return extract(text) if text is not None else []
 
-        self.row_stage().add(extract)
+        if command.multi:
+            self.stages.append(ExpandStage(found))
+        else:
+
+            def set_fields(row):
+                for fields in found(row):
+                    row.update(fields)
+                return True
+
+            self.row_stage().add(set_fields)
+        names = () if command.mode == "logfmt" else command.names  # logfmt's fields depend on the text
         self.name_columns(names)
         self.after_stats_add(names)
 
     def add_stats(self, command: syntax.Stats):
         if len(self.stats) == MAX_STATS:
             self.error(command.pos, "stats", f"a query can have at most {MAX_STATS} stats commands")
-        nodes = [call for call, _ in command.aggregates] + [expr for expr, _ in command.groups]
+        calls = [call for expr, _ in command.items for call in syntax.aggregate_calls(expr)]
+        nodes = calls + [expr for expr, _ in command.groups]
         if self.stats:
             self.check_second_stats_order()
             self.check_second_stats_fields(nodes)
@@ -283,7 +344,7 @@ class Plan:
         stage = StatsStage(self.compiler, command)
         self.stages.append(stage)
         self.stats.append(stage)
-        self.columns = stage.group_names + [name for name, _ in stage.outputs]
+        self.columns = stage.group_names + stage.names
         self.after_stats = set(self.columns)
         self.selected = True
 
@@ -316,8 +377,12 @@ class Plan:
         self.stages.append(LimitStage(command))
 
     def add_dedup(self, command: syntax.Dedup):
+        """Without an earlier sort, AWS orders by @timestamp, newest first, before dedup."""
+        if not any(isinstance(stage, SortStage) for stage in self.stages):
+            self.add_sort(syntax.Sort((syntax.SortKey("@timestamp", True, True),), command.pos))
         self.used_fields |= set(command.names)
         self.stages.append(DedupStage(command))
+        self.deduped = True
 
     def run(self, events, log: str | None = None) -> dict:
         events = events if isinstance(events, (list, tuple)) else list(events)
@@ -326,7 +391,7 @@ class Plan:
         matched = None
         for stage in self.stages:
             rows = stage.run(rows)
-            if matched is None and not isinstance(stage, RowStage):
+            if matched is None and not isinstance(stage, (RowStage, ExpandStage)):
                 rows = list(rows)
                 matched = self.stats[0].matched if self.stats and stage is self.stats[0] else len(rows)
         rows = list(islice(rows, syntax.MAX_LIMIT))

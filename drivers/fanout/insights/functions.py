@@ -6,6 +6,7 @@ Insights does. Boolean functions return Python bools, which render as 1 and 0.
 """
 
 import calendar
+import ipaddress
 import math
 from datetime import datetime, timezone
 
@@ -15,6 +16,9 @@ from fanout.insights.values import Timestamp, as_number, as_text, iso_millis
 MIN_MS, MAX_MS = -62_135_596_800_000, 253_402_300_799_999
 UNIT_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 7 * 86_400_000}
 MONTHS_PER_UNIT = {"mo": 1, "q": 3, "y": 12}
+# The largest amount of each unit a period may have; AWS uses the cap for anything above it
+# (CWL_QuerySyntax-operations-functions, datetime functions: "bin(300s)" is 60 seconds).
+PERIOD_CAPS = {"ms": 1000, "s": 60, "m": 60, "h": 24}
 _MONDAY_MS = -3 * 86_400_000  # 1969-12-29, the Monday before the epoch: weeks start on Mondays
 
 
@@ -80,6 +84,42 @@ def _isempty(value):
 
 def _isblank(value):
     return value is None or as_text(value).strip() == ""
+
+
+def _trim(strip):
+    """trim/ltrim/rtrim: whitespace, or the characters of a second argument, off one or both ends."""
+
+    def apply(text, characters=None):
+        return strip(text) if characters is None else strip(text, as_text(characters))
+
+    return apply
+
+
+def _address(value, versions=(4, 6)):
+    """The IP address `value` holds, None when it holds none of the given versions."""
+    try:
+        address = ipaddress.ip_address(as_text(value).strip())
+    except (ValueError, AttributeError):
+        return None
+    return address if address.version in versions else None
+
+
+def _in_subnet(versions):
+    """isIpInSubnet and its IPv4 / IPv6 variants: false for anything that is not an address of
+    those versions or a CIDR block; a block with host bits set (10.0.0.1/8) is taken as its
+    network, as the CIDR notation means it."""
+
+    def apply(value, subnet):
+        address = _address(value, versions)
+        if address is None or subnet is None:
+            return False
+        try:
+            network = ipaddress.ip_network(as_text(subnet).strip(), strict=False)
+        except ValueError:
+            return False
+        return address.version == network.version and address in network
+
+    return apply
 
 
 def floor_time(millis: int, amount: int, unit: str) -> int:
@@ -158,6 +198,17 @@ FUNCTIONS = {
     "isblank": (_isblank, 1, 1),
     "ispresent": (lambda value: value is not None, 1, 1),
     "coalesce": (_coalesce, 1, None),
+    "trim": (_textual(_trim(str.strip)), 1, 2),
+    "ltrim": (_textual(_trim(str.lstrip)), 1, 2),
+    "rtrim": (_textual(_trim(str.rstrip)), 1, 2),
+    "isvalidip": (lambda value: _address(value) is not None, 1, 1),
+    "isvalidipv4": (lambda value: _address(value, (4,)) is not None, 1, 1),
+    "isvalidipv6": (lambda value: _address(value, (6,)) is not None, 1, 1),
+    "isipinsubnet": (_in_subnet((4, 6)), 2, 2),
+    "isipv4insubnet": (_in_subnet((4,)), 2, 2),
+    "isipv6insubnet": (_in_subnet((6,)), 2, 2),
+    # Offline there is no data protection policy: the value is what AWS would show unmasked.
+    "unmask": (lambda value: value, 1, 1),
     "frommillis": (lambda value: _timestamp(as_number(value)), 1, 1),
     "tomillis": (_to_millis, 1, 1),
 }

@@ -6,7 +6,7 @@ token, so that a query is never silently run with a part of it ignored.
 """
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 from fanout.insights.lexer import Lexer, QuerySyntaxError, Token
@@ -86,7 +86,7 @@ class Fields:
 
 @dataclass(frozen=True)
 class Display:
-    names: tuple
+    items: tuple  # (expr, output name), as in fields: the docs use expressions and `as` here too
     pos: int
 
 
@@ -99,14 +99,17 @@ class Filter:
 @dataclass(frozen=True)
 class Parse:
     source: object  # expression whose text is parsed (default @message)
-    pattern: re.Pattern
-    names: tuple
+    mode: str  # one of PARSE_MODES
+    pattern: re.Pattern | None  # glob and regex modes
+    names: tuple  # the fields set; in logfmt mode the one alias whose keys become alias.key
+    groups: tuple  # glob and regex modes: the pattern group of each name
+    multi: bool  # regex mode: one row per match
     pos: int
 
 
 @dataclass(frozen=True)
 class Stats:
-    aggregates: tuple  # (Call, output name)
+    items: tuple  # (expression over aggregate calls and earlier items' names, output name)
     groups: tuple  # (expr, output name)
     pos: int
 
@@ -144,19 +147,71 @@ class Query:
 AGGREGATES = {
     "count": (0, 1), "count_distinct": (1, 1), "sum": (1, 1), "avg": (1, 1), "min": (1, 1),
     "max": (1, 1), "stddev": (1, 1), "pct": (2, 2), "percentile": (2, 2), "earliest": (1, 1),
-    "latest": (1, 1),
+    "latest": (1, 1), "sortsfirst": (1, 1), "sortslast": (1, 1),
 }  # fmt: skip
-UNSUPPORTED_COMMANDS = ("unmask", "pattern", "diff", "anomaly", "unnest", "lookup", "filterindex",
-                        "source", "join", "addtotals", "eval", "where", "head", "rename")  # fmt: skip
+# Commands of Logs Insights that need AWS's machine-learning models: they cannot run offline.
+ML_COMMANDS = ("pattern", "anomaly")
+# Commands of the syntax page (and PPL's) that the local evaluator does not implement.
+UNSUPPORTED_COMMANDS = ("unmask", "diff", "unnest", "lookup", "filterindex", "source", "join", "json", "addtotals",
+                        "relevantfields", "expand", "autoregress", "logcompare", "filldown", "fillmissing",
+                        "cidrlookup", "outlier", "accum", "appendcols", "sessionize", "countfrequent", "eval", "head",
+                        "rename")  # fmt: skip
+PARSE_MODES = ("glob", "regex", "logfmt", "csv")
+_WORD_MODES = PARSE_MODES[2:]  # the modes named by a word after the field
 MAX_LIMIT = 10_000
 _NAMED_GROUP = re.compile(r"\(\?<(?![=!])")
 _COMPARISONS = ("=", "!=", "<", "<=", ">", ">=")
+_INLINE_FLAGS = re.compile(r"\(\?([a-zA-Z]*(?:-[a-zA-Z]+)?)\)")
+
+
+def scope_inline_flags(pattern: str) -> str:
+    """`pattern` with each inline flag group such as `(?i)` after the very start scoped to what it
+    governs in AWS's engine, the rest of its group, alternatives included: `^(?i)ab|c` becomes
+    `^(?i:ab)|(?i:c)`. Python accepts unscoped flags only at the start, and no library translates
+    them, hence this scanner (escapes and character classes are copied as they are).
+    """
+    out, scopes = [], [[]]  # per open group, the flags opened in it so far
+    i, in_class = 0, False
+    while i < len(pattern):
+        char = pattern[i]
+        if char == "\\":
+            out.append(pattern[i : i + 2])
+            i += 2
+            continue
+        if in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+            first = i + 1 + pattern.startswith("^", i + 1)
+            if pattern.startswith("]", first):  # a ] right after [ or [^ is a literal
+                out.append(pattern[i : first + 1])
+                i = first + 1
+                continue
+        elif i > 0 and (flags := _INLINE_FLAGS.match(pattern, i)):
+            out.append(f"(?{flags.group(1)}:")
+            scopes[-1].append(flags.group(1))
+            i = flags.end()
+            continue
+        elif char == "(":
+            scopes.append([])
+        elif char == ")" and len(scopes) > 1:
+            out.append(")" * len(scopes.pop()))
+        elif char == "|" and scopes[-1]:
+            opened = scopes[-1]
+            out.append(")" * len(opened) + "|" + "".join(f"(?{f}:" for f in opened))
+            i += 1
+            continue
+        out.append(char)
+        i += 1
+    out.append(")" * len(scopes[0]))
+    return "".join(out)
 
 
 def compile_regex(lexer: Lexer, token: Token) -> re.Pattern:
-    """A Python pattern for an Insights regex: `(?<name>...)` becomes `(?P<name>...)`."""
+    """A Python pattern for an Insights regex: `(?<name>...)` becomes `(?P<name>...)` and inline
+    flags after the start are scoped (see scope_inline_flags)."""
     try:
-        return re.compile(_NAMED_GROUP.sub("(?P<", token.value))
+        return re.compile(scope_inline_flags(_NAMED_GROUP.sub("(?P<", token.value)))
     except re.error as exc:
         lexer.error(token.pos, f"invalid regular expression: {exc}", token.text)
 
@@ -242,9 +297,9 @@ class Parser:
         word = token.value.lower()
         handler = getattr(self, f"command_{word}", None)
         if handler is None:
-            problem = "is not supported by the local evaluator" if word in UNSUPPORTED_COMMANDS else (
-                "unknown command")
-            self.error(problem)
+            if word in ML_COMMANDS:
+                self.error("is a machine-learning command of Logs Insights: not available offline")
+            self.error("is not supported by the local evaluator" if word in UNSUPPORTED_COMMANDS else "unknown command")
         self.advance()
         self.output_names = set()  # duplicate names are checked within one command
         return handler(token.pos)
@@ -260,10 +315,12 @@ class Parser:
         return Fields(self.comma_list(self.named_expression), pos)
 
     def command_display(self, pos):
-        return Display(self.comma_list(self.name), pos)
+        return Display(self.comma_list(self.named_expression), pos)
 
     def command_filter(self, pos):
         return Filter(self.expression(), pos)
+
+    command_where = command_filter  # "a grammar alias for the filter command" (CWL_QuerySyntax-Where)
 
     def command_dedup(self, pos):
         return Dedup(self.comma_list(self.name), pos)
@@ -282,43 +339,86 @@ class Parser:
                 return SortKey(name, self.advance().value.lower() == "desc", True)
             return SortKey(name, True, False)  # Logs Insights sorts descending by default
 
+        after = self.lexer.token_at(self.token.pos + len(self.token.text))
+        if self.token.is_word("by") and after.kind in ("NAME", "FIELD") and not after.is_word("asc", "desc"):
+            self.advance()  # `sort by f`, as the Lambda operator guide writes it
         return Sort(self.comma_list(key), pos)
 
     def command_parse(self, pos):
+        """`parse [field] "glob" as a, b`, `parse [field] /regex/ [as a, b] [multi]`,
+        `parse [field] logfmt as alias` or `parse [field] csv as a, b` (field: @message)."""
         source = Field("@message", pos)
-        if not (self.token.kind in ("STRING", "REGEX") or self.is_op("/")):
+        after = self.lexer.token_at(self.token.pos + len(self.token.text))
+        mode_first = self.token.is_word(*_WORD_MODES) and after.is_word("as")  # `parse logfmt as lf`
+        if not (self.token.kind in ("STRING", "REGEX") or self.is_op("/") or mode_first):
             source = self.primary()
+        if self.token.is_word(*_WORD_MODES):
+            mode = self.advance().value.lower()
+            self.expect_as()
+            names = (self.name(),) if mode == "logfmt" else self.comma_list(self.name)
+            return Parse(source, mode, None, names, (), False, pos)
+        if self.token.kind == "NAME":
+            self.error(f"is not a parse mode: write a \"glob\", a /regex/ or one of {', '.join(_WORD_MODES)}")
         if self.token.kind == "STRING":
             glob = self.advance()
             if "*" not in glob.value:
                 self.error("a parse pattern needs at least one * to capture", glob)
-            if not self.accept_word("as"):
-                self.error("expected 'as' and the names of the captured fields")
-            names = self.comma_list(self.name)
-            pattern = glob_pattern(glob.value)
-            if len(names) != pattern.groups:
-                self.error(f"the pattern has {pattern.groups} * but {len(names)} names follow", glob)
-            return Parse(source, pattern, names, pos)
+            self.expect_as()
+            return self.parse_groups(source, "glob", glob_pattern(glob.value), glob, self.comma_list(self.name), pos)
+        start = self.token.pos
         pattern = self.regex()
-        names = tuple(pattern.groupindex)
-        if not names:
-            self.error("a parse regex needs named groups such as (?<name>...)")
-        return Parse(source, pattern, names, pos)
+        written = self.text[start : self.previous_end]
+        if self.accept_word("as"):
+            at = Token("REGEX", written, start, written)
+            command = self.parse_groups(source, "regex", pattern, at, self.comma_list(self.name), pos)
+        elif pattern.groupindex:
+            names = tuple(pattern.groupindex)
+            command = Parse(source, "regex", pattern, names, tuple(pattern.groupindex.values()), False, pos)
+        else:
+            self.error("a parse regex needs named groups such as (?<name>...), or 'as' and names")
+        return replace(command, multi=True) if self.accept_word("multi") else command
+
+    def expect_as(self):
+        if not self.accept_word("as"):
+            self.error("expected 'as' and the names of the extracted fields")
+
+    def parse_groups(self, source, mode: str, pattern: re.Pattern, at: Token, names: tuple, pos: int) -> Parse:
+        """A glob or regex parse whose groups, in order, are given the names after 'as'."""
+        what = "*" if mode == "glob" else "groups"
+        if len(names) != pattern.groups:
+            self.error(f"the pattern has {pattern.groups} {what} but {len(names)} names follow", at)
+        return Parse(source, mode, pattern, names, tuple(range(1, len(names) + 1)), False, pos)
 
     def command_stats(self, pos):
-        aggregates = self.comma_list(self.aggregate)
+        items = self.comma_list(self.stats_item)
         groups = ()
         if self.accept_word("by"):
             groups = self.comma_list(self.named_expression)
-        return Stats(aggregates, groups, pos)
+        return Stats(items, groups, pos)
 
-    def aggregate(self):
+    def stats_item(self):
+        """An aggregate, or an expression over aggregates and the names of earlier items of the
+        same stats (`sum(x) / count(*)`, `max(a) - min(a) as spread`, `hi - lo as gap`)."""
         start = self.token
         expr = self.expression()
-        if not (isinstance(expr, Call) and expr.name in AGGREGATES):
-            self.error("each stats item must be one aggregate function such as count(*) or pct(f, 50)",
-                       start)
-        return expr, self.alias(expr.text, start)
+        calls = list(aggregate_calls(expr))
+        if not calls and isinstance(expr, Call):
+            self.error("is not an aggregate function (such as count(*) or pct(f, 50))", start)
+        for call in calls:
+            for inner in call.args:
+                for nested in aggregate_calls(inner):
+                    self.error("an aggregate function cannot take another one as its argument",
+                               Token("NAME", nested.name, nested.pos, nested.name))
+        outside = list(fields_outside_aggregates(expr))
+        for name, at in outside:
+            if name not in self.output_names:
+                self.error(f"{name!r} is outside an aggregate function: a stats item may only use "
+                           "aggregates and the names of earlier items of the same stats",
+                           Token("NAME", name, at, name))
+        if not calls and not outside:
+            self.error("each stats item needs an aggregate function such as count(*) or pct(f, 50)", start)
+        default = expr.text if isinstance(expr, Call) else self.source_text(start.pos)
+        return expr, self.alias(default, start)
 
     def named_expression(self):
         start = self.token
@@ -362,9 +462,9 @@ class Parser:
     def comparison(self):
         left = self.additive()
         token = self.token
-        if self.is_op(*_COMPARISONS):
+        if self.is_op(*_COMPARISONS, "=="):  # `==`: the Lambda operator guide's spelling of `=`
             self.advance()
-            return Binary(token.value, left, self.additive(), token.pos)
+            return Binary("=" if token.value == "==" else token.value, left, self.additive(), token.pos)
         if self.is_op("=~"):
             self.advance()
             return Match(left, self.regex(), False, token.pos)
@@ -460,6 +560,35 @@ class Parser:
             args = list(self.comma_list(self.expression))
         self.expect_op(")")
         return Call(name.value.lower(), tuple(args), name.pos, self.source_text(name.pos))
+
+
+def children(node) -> tuple:
+    """The expressions directly inside an expression."""
+    if isinstance(node, Call):
+        return node.args
+    if isinstance(node, Binary):
+        return (node.left, node.right)
+    if isinstance(node, (Unary, InList, Match)):
+        return (node.operand,)
+    return ()
+
+
+def aggregate_calls(node):
+    """The outermost aggregate calls of an expression."""
+    if isinstance(node, Call) and node.name in AGGREGATES:
+        yield node
+        return
+    for child in children(node):
+        yield from aggregate_calls(child)
+
+
+def fields_outside_aggregates(node):
+    """(name, position) of the fields an expression reads outside its aggregate calls."""
+    if isinstance(node, Field):
+        yield node.name, node.pos
+    elif not (isinstance(node, Call) and node.name in AGGREGATES):
+        for child in children(node):
+            yield from fields_outside_aggregates(child)
 
 
 def parse(text: str) -> Query:

@@ -1,0 +1,454 @@
+"""One report across runs: `fanout report --runs ID,ID,...` (and, through `build`, the sweep's).
+
+Reads each run's folder results/<run_id>/ (run.json, and records.jsonl that `fanout report`
+writes), groups the download records into cells and computes, per cell, the statistics of
+fanout.stats from the records themselves (exact, wherever the runs were made): download
+seconds and throughput (decimal MB/s and Mbit/s), bootstrap confidence intervals of the median
+and p99 throughput, achieved concurrency (fanout.concurrency, per run) against the target,
+cold starts, errors, and the accounting that `fanout wait` stored in run.json.
+
+A cell is the record fields of fanout.cells.FIELDS (records that predate object_size take
+run.json's stack.object_size), the architecture and the network the run was made under (both
+from run.json, so that runs that differ only there are not pooled). Tables show as
+columns only the cell fields that vary; the others are printed once above them.
+
+Writes into the output folder: cells.csv, cells.json, report.md and fanout.crossplots' PNGs.
+"""
+
+import csv
+import hashlib
+import json
+import platform
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import NamedTuple
+
+import matplotlib
+import numpy as np
+import scipy
+from rich.console import Console
+
+from fanout import concurrency, crossplots, paths, report, runs, stats
+from fanout.errors import FanoutError
+from fanout.sizes import format_size
+
+RECORDS_FILE = "records.jsonl"
+UNITS = "seconds: wall clock, measured in the function; MB/s = bytes / s / 10^6; Mbit/s = 8 x MB/s (decimal)"
+
+console = Console()
+
+
+class Cell(NamedTuple):
+    """What a cell's downloads share. Named fields: adding one cannot shift another."""
+
+    memory_size: int
+    concurrency_limit: int
+    object_size: int
+    architecture: str
+    mode: str
+    experiment_tag: str | int | float
+    network: str
+
+
+TITLES = {  # Cell field -> short column title (tables must fit 80 columns)
+    "memory_size": "MB",
+    "concurrency_limit": "conc",
+    "object_size": "size",
+    "architecture": "arch",
+    "mode": "mode",
+    "experiment_tag": "tag",
+    "network": "network",
+}
+
+
+@dataclass
+class Run:
+    """One run's folder: run.json and its records."""
+
+    record: dict
+    downloads: list[dict] = field(default_factory=list)
+    errors: list[dict] = field(default_factory=list)
+
+    @property
+    def run_id(self) -> str:
+        return self.record["run_id"]
+
+
+def runs_of(ref: str) -> list[str]:
+    """The run ids `ref` names: today a run id or `latest` (a sweep id will expand to its runs)."""
+    return [runs.resolve(ref)]
+
+
+def resolve_all(refs: str) -> list[str]:
+    """The run ids of comma-separated refs, each as runs_of reads it, without repeats."""
+    return list(dict.fromkeys(run_id for ref in refs.split(",") for run_id in runs_of(ref)))
+
+
+def report_runs(refs: str) -> int:
+    """`fanout report --runs`: resolve the refs, build into results/across/<id>/, print."""
+    run_ids = resolve_all(refs)
+    out_dir = across_dir(run_ids)
+    summary = build(run_ids, out_dir, "s3-fanout report across runs")
+    show(summary)
+    console.print(f"wrote cells.csv, cells.json, report.md and plots to {out_dir}", highlight=False)
+    return 0
+
+
+def across_dir(run_ids: list[str]) -> Path:
+    """results/across/<newest run id>-<hash of the run ids>: one folder per set of runs, found
+    again when the same runs are reported again."""
+    digest = hashlib.sha1(" ".join(sorted(run_ids)).encode()).hexdigest()[:8]
+    return paths.results_dir() / "across" / f"{max(run_ids)}-{digest}"
+
+
+def network_label(run: dict) -> str:
+    """Under which network a run's figures were made, for every title, caption and file."""
+    if run["backend"] == "aws":
+        return "measured on AWS"
+    network = run.get("network")
+    if not network:
+        return "simulated network: none (loopback, not modelled)"
+    return f"simulated network: {network['profile']}, scale {network['scale']}"
+
+
+def load(run_id: str) -> Run:
+    """run.json and records.jsonl of one run; a one-line error when the records are missing."""
+    record = runs.load(run_id)
+    path = runs.run_dir(run_id) / RECORDS_FILE
+    if not path.is_file():
+        raise FanoutError(f"run {run_id} has no {RECORDS_FILE}: run `make report RUN={run_id}` first")
+    loaded = Run(record)
+    for line in path.read_text().splitlines():
+        item = json.loads(line)
+        if item.get("event") == "download":
+            loaded.downloads.append(item)
+        elif item.get("event") == "error":
+            loaded.errors.append(item)
+    return loaded
+
+
+def cell_of(item: dict, run: dict) -> Cell:
+    """The cell of a record; a field the record lacks (object_size before records carried it;
+    every field, for a run without downloads) comes from run.json."""
+    stack, parameters = run["stack"], run["parameters"]
+    from_run = {
+        "memory_size": stack["memory"],
+        "concurrency_limit": stack["concurrency"],
+        "object_size": stack["object_size"],
+        "mode": parameters["mode"],
+        "experiment_tag": parameters["experiment_tag"],
+    }
+    fields = {name: value if item.get(name) is None else item[name] for name, value in from_run.items()}
+    return Cell(**fields, architecture=stack["architecture"], network=network_label(run))
+
+
+def sort_key(cell: Cell) -> tuple:
+    """Numbers in numeric order (512 before 1024), text as text."""
+    return tuple((0, value, "") if isinstance(value, (int, float)) else (1, 0, str(value)) for value in cell)
+
+
+# ---- computation -----------------------------------------------------------------------------
+
+
+def build(run_ids: list[str], out_dir: Path, title: str) -> dict:
+    """Read the runs, compute every cell's statistics, write the files into `out_dir`; returns
+    the summary (cells.json is this, less the per-download samples)."""
+    summary = summarize([load(run_id) for run_id in dict.fromkeys(run_ids)], title)
+    write(summary, Path(out_dir))
+    return summary
+
+
+def summarize(loaded: list[Run], title: str) -> dict:
+    """Every cell's statistics, the runs they come from, the methods, and the warnings."""
+    by_cell, run_cells = group(loaded)
+    ordered = sorted(by_cell, key=sort_key)
+    rows = [cell_row(cell, by_cell[cell], run_cells) for cell in ordered]
+    labels = sorted({network_label(run.record) for run in loaded})
+    return {
+        "title": title,
+        "network": labels[0] if len(labels) == 1 else "mixed: " + "; ".join(labels),
+        "runs": [_run_summary(run, run_cells[run.run_id]) for run in loaded],
+        "cells": rows,
+        "varying": varying(rows),
+        "methods": {
+            "percentiles": stats.PERCENTILE_METHOD,
+            "confidence_intervals": stats.CI_METHOD,
+            "steady_window": concurrency.STEADY_DEFINITION,
+            "units": UNITS,
+        },
+        "warnings": warnings(loaded, run_cells),
+        "version": runs.project_version(),
+        "environment": environment(),
+        "samples": [samples(downloads_of(by_cell[cell])) for cell in ordered],
+    }
+
+
+def group(loaded: list[Run]) -> tuple[dict, dict]:
+    """{cell: [(run, the run's downloads in the cell)]} and {run id: the run's cells}. A run
+    without downloads still has its cell, from run.json."""
+    by_cell: dict[Cell, list[tuple[Run, list[dict]]]] = {}
+    run_cells: dict[str, set[Cell]] = {}
+    for run in loaded:
+        grouped: dict[Cell, list[dict]] = {}
+        for download in run.downloads:
+            grouped.setdefault(cell_of(download, run.record), []).append(download)
+        grouped = grouped or {cell_of({}, run.record): []}
+        run_cells[run.run_id] = set(grouped)
+        for cell, downloads in grouped.items():
+            by_cell.setdefault(cell, []).append((run, downloads))
+    return by_cell, run_cells
+
+
+def downloads_of(members: list[tuple[Run, list[dict]]]) -> list[dict]:
+    return [d for _, own in members for d in own]
+
+
+def cell_row(cell: Cell, members: list[tuple[Run, list[dict]]], run_cells: dict) -> dict:
+    """One cell: its fields, statistics, intervals, concurrency and accounting."""
+    downloads = downloads_of(members)
+    row = cell._asdict() | {"runs": [run.run_id for run, _ in members], "n": len(downloads)}
+    if downloads:
+        sample = samples(downloads)
+        for metric in ("seconds", "mb_per_s"):
+            row |= {f"{metric}_{stat}": value for stat, value in stats.describe(sample[metric]).items() if stat != "n"}
+        # Every statistic here is linear in the values, so it scales exactly with the unit.
+        row |= {f"mbit_per_s_{stat}": row[f"mb_per_s_{stat}"] * 8 for stat in report.STATS}
+        cis = stats.intervals(sample["mb_per_s"], list(stats.CI_STATISTICS.values()))
+        for name, ci in zip(stats.CI_STATISTICS, cis):
+            row[f"mb_per_s_{name}_ci_low"], row[f"mb_per_s_{name}_ci_high"] = ci or (None, None)
+    row |= _concurrency(cell, members)
+    row["errors"] = sum(1 for run, _ in members for e in run.errors if cell_of(e, run.record) == cell)
+    row |= _accounting([run for run, _ in members if len(run_cells[run.run_id]) == 1])
+    return row
+
+
+def samples(downloads: list[dict]) -> dict:
+    """Per-download seconds and decimal MB/s (bytes / seconds / 10^6)."""
+    return {
+        "seconds": [d["seconds"] for d in downloads],
+        "mb_per_s": [d["bytes"] / d["seconds"] / 1e6 for d in downloads],
+    }
+
+
+def _concurrency(cell: Cell, members: list[tuple[Run, list[dict]]]) -> dict:
+    """Achieved concurrency per run, so that a steady window never spans two runs; a cell made
+    of several runs shows the largest peak and the mean of the runs' steady means."""
+    per_run = [report.achieved_concurrency(own) for _, own in members if own]
+    downloads = downloads_of(members)
+    cold = sum(bool(d.get("cold_start")) for d in downloads)
+    return {
+        "target": cell.concurrency_limit,
+        "peak_concurrency": max((c["peak_concurrency"] for c in per_run), default=0),
+        "steady_mean_concurrency": round(sum(c["steady_mean_concurrency"] for c in per_run) / len(per_run), 2)
+        if per_run else None,
+        "cold_starts": cold,
+        "cold_start_share": round(cold / len(downloads), 4) if downloads else None,
+    }  # fmt: skip
+
+
+def _accounting(members: list[Run]) -> dict:
+    """sent = done + failed + dead-lettered (+ in flight), summed over run.json's "accounting";
+    None where a run has none yet (`fanout wait` writes it) or its records span several cells."""
+    names = ("sent", "done", "failed", "dead_lettered", "in_flight")
+    if not members or any("accounting" not in run.record for run in members):
+        return dict.fromkeys(names) | {"complete": None}
+    totals = dict.fromkeys(names, 0)
+    for run in members:
+        accounting = run.record["accounting"]
+        totals["sent"] += len(runs.sent_seqs(run.record))
+        totals["done"] += accounting["done"]
+        for name in ("failed", "dead_lettered", "in_flight"):
+            totals[name] += len(accounting[name])
+    accounted = totals["done"] + totals["failed"] + totals["dead_lettered"]
+    return totals | {"complete": totals["in_flight"] == 0 and accounted == totals["sent"]}
+
+
+def environment() -> str:
+    """What computed the statistics: the methods depend on numpy's and scipy's versions."""
+    return (f"Python {platform.python_version()}, numpy {np.__version__}, scipy {scipy.__version__}, "
+            f"matplotlib {matplotlib.__version__}")  # fmt: skip
+
+
+def varying(rows: list[dict]) -> list[str]:
+    """The Cell fields whose values differ between cells: the tables' row labels."""
+    return [name for name in Cell._fields if len({row[name] for row in rows}) > 1]
+
+
+def warnings(loaded: list[Run], run_cells: dict) -> list[str]:
+    """What makes a figure incomplete or unattributable, one line each."""
+    result = []
+    for run in loaded:
+        accounting, run_id = run.record.get("accounting"), run.run_id
+        if accounting is None:
+            result.append(f"run {run_id} has no accounting in run.json: run `make wait RUN={run_id}` first")
+        elif accounting["in_flight"]:
+            result.append(f"run {run_id}: {len(accounting['in_flight'])} messages were never accounted for")
+        elif len({d["seq"] for d in run.downloads}) < accounting["done"]:
+            result.append(f"run {run_id}: {RECORDS_FILE} lacks downloads that wait counted: "
+                          f"run `make report RUN={run_id}` again")  # fmt: skip
+        if len(run_cells[run_id]) > 1:
+            result.append(f"run {run_id}'s downloads fall into {len(run_cells[run_id])} cells: its accounting "
+                          "is not attributed to any")  # fmt: skip
+    return result
+
+
+def _run_summary(run: Run, own: set[Cell]) -> dict:
+    record = run.record
+    return {
+        "run_id": run.run_id,
+        "backend": record["backend"],
+        "stack": record["stack"]["stack"],
+        "network": network_label(record),
+        "cells": len(own),
+        "downloads": len(run.downloads),
+        "send_rate_per_s": record.get("send_rate_per_s"),
+        "version": record.get("version"),
+    }
+
+
+# ---- output ----------------------------------------------------------------------------------
+
+ACCOUNTING_NOTE = "complete: sent = done + failed + dead-lettered, from run.json (`fanout wait`)"
+CI_COLUMNS = [f"mb_per_s_{name}_ci_{end}" for name in stats.CI_STATISTICS for end in ("low", "high")]
+CELL_COLUMNS = ["target", "peak_concurrency", "steady_mean_concurrency", "cold_starts", "cold_start_share", "errors",
+                "sent", "done", "failed", "dead_lettered", "in_flight", "complete"]  # fmt: skip
+
+
+def show(summary: dict) -> None:
+    """The console tables (80 columns for two varying axes): one per metric, the intervals, and
+    concurrency with the accounting."""
+    network = summary["network"]
+    console.print(f"[bold]{summary['title']}[/]: {len(summary['runs'])} runs, {len(summary['cells'])} cells; {network}",
+                  highlight=False)  # fmt: skip
+    shared = [name for name in Cell._fields if name not in summary["varying"] and name != "network"]
+    if summary["cells"] and shared:
+        console.print(f"every cell: {cell_label(summary['cells'][0], shared)}", highlight=False)
+    keyed = bool(summary["varying"])
+    tables = [(title, metric_rows(summary, metric), f"{caption}; {network}")
+              for metric, (title, caption) in report.METRICS.items()]  # fmt: skip
+    tables += [
+        ("Throughput (MB/s): median and p99 with 95% CIs", ci_rows(summary), f"{stats.CI_METHOD}; {network}"),
+        ("Achieved concurrency", concurrency_rows(summary), f"steady mean: over the {concurrency.STEADY_DEFINITION}, per run"),
+        ("Accounting", accounting_rows(summary), ACCOUNTING_NOTE),
+    ]
+    for title, rows, note in tables:
+        report._print_table(_table(title, rows, keyed), note)
+    console.print(f"percentiles: {stats.PERCENTILE_METHOD}; {UNITS}", highlight=False)
+    for warning in summary["warnings"]:
+        console.print(f"[bold red]WARNING:[/] {warning}", highlight=False)
+
+
+def _table(title: str, rows: list[list], keyed: bool = True):
+    """report.py's table style, without the padding at the outer edges: two more columns for
+    the figures, so that a memory x concurrency table of download seconds fits 80. `keyed`:
+    the first column names the cell, left-aligned."""
+    table = report._rich_table(title, rows)
+    table.pad_edge = False
+    if keyed:
+        table.columns[0].justify = "left"
+    return table
+
+
+def cell_label(row: dict, names) -> str:
+    """`MB 1024, size 1 GiB, arch x86_64`: the named fields of a cell."""
+    return ", ".join(f"{TITLES[name]} {value_text(row, name)}" for name in names)
+
+
+def value_text(row: dict, name: str):
+    return format_size(row[name]) if name == "object_size" else row[name]
+
+
+def key_title(names: list[str]) -> list[str]:
+    """The row label's title, the fields joined (`MB/conc`): one column, not one per field, so
+    that a memory x concurrency table fits 80 columns; no column when no field varies."""
+    return ["/".join(TITLES[name] for name in names)] if names else []
+
+
+def key_text(row: dict, names: list[str]) -> list[str]:
+    """The row label: the row's values of `names`, joined as key_title joins their titles."""
+    return ["/".join(str(value_text(row, name)) for name in names)] if names else []
+
+
+def metric_rows(summary: dict, metric: str) -> list[list]:
+    rows = [[*key_title(summary["varying"]), "n", *report.STATS]]
+    for row in summary["cells"]:
+        rows.append([*key_text(row, summary["varying"]), row["n"], *(row.get(f"{metric}_{stat}") for stat in report.STATS)])
+    return rows
+
+
+def ci_rows(summary: dict) -> list[list]:
+    rows = [[*key_title(summary["varying"]), "n", "p50", "95% CI", "p99", "95% CI"]]
+    for row in summary["cells"]:
+        rows.append([*key_text(row, summary["varying"]), row["n"], row.get("mb_per_s_p50"), _interval(row, "p50"),
+                     row.get("mb_per_s_p99"), _interval(row, "p99")])  # fmt: skip
+    return rows
+
+
+def _interval(row: dict, name: str) -> str:
+    low, high = row.get(f"mb_per_s_{name}_ci_low"), row.get(f"mb_per_s_{name}_ci_high")
+    return "-" if low is None else f"{report._fmt(low)}-{report._fmt(high)}"
+
+
+def concurrency_rows(summary: dict) -> list[list]:
+    rows = [[*key_title(summary["varying"]), "target", "peak", "steady mean", "cold starts", "cold share"]]
+    for row in summary["cells"]:
+        share = row["cold_start_share"]
+        rows.append([*key_text(row, summary["varying"]), row["target"], row["peak_concurrency"], row["steady_mean_concurrency"],
+                     row["cold_starts"], "-" if share is None else f"{share:.1%}"])  # fmt: skip
+    return rows
+
+
+def accounting_rows(summary: dict) -> list[list]:
+    rows = [[*key_title(summary["varying"]), "sent", "done", "failed", "dead-lettered", "complete", "error records"]]
+    for row in summary["cells"]:
+        complete = {True: "yes", False: "NO", None: "unknown"}[row["complete"]]
+        rows.append([*key_text(row, summary["varying"]), row["sent"], row["done"], row["failed"], row["dead_lettered"], complete,
+                     row["errors"]])  # fmt: skip
+    return rows
+
+
+def write(summary: dict, out_dir: Path) -> Path:
+    """cells.json (the summary less the samples), cells.csv, the plots and report.md."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    data = {key: value for key, value in summary.items() if key != "samples"}
+    (out_dir / "cells.json").write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+    statistics = [f"{metric}_{stat}" for metric in report.METRICS for stat in report.STATS]
+    columns = [*Cell._fields, "runs", "n", *statistics, *CI_COLUMNS, *CELL_COLUMNS]
+    with open(out_dir / "cells.csv", "w", newline="") as out:
+        writer = csv.DictWriter(out, fieldnames=columns, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(dict(row, runs=" ".join(row["runs"])) for row in summary["cells"])
+    images = crossplots.draw(summary, out_dir, cell_label)
+    (out_dir / "report.md").write_text(markdown(summary, images))
+    return out_dir
+
+
+def markdown(summary: dict, images: list[Path]) -> str:
+    network = summary["network"]
+    shared = [name for name in Cell._fields if name not in summary["varying"] and name != "network"]
+    runs_table = [["run", "backend", "stack", "network", "cells", "downloads", "msgs/s sent", "version"]]
+    runs_table += [[r["run_id"], r["backend"], r["stack"], r["network"], r["cells"], r["downloads"],
+                    r["send_rate_per_s"], r["version"]] for r in summary["runs"]]  # fmt: skip
+    methods = summary["methods"]
+    parts = [
+        f"# {summary['title']}",
+        f"Figures: {network}.",
+        "## How it was made",
+        report._markdown_table(runs_table),
+        f"Report made by s3-fanout {summary['version']} ({summary['environment']})."
+        + (f" Every cell: {cell_label(summary['cells'][0], shared)}." if summary["cells"] and shared else ""),
+        "## Methods",
+        f"- Units: {methods['units']}.\n- Percentiles: {methods['percentiles']}.\n"
+        f"- Confidence intervals (median and p99 of MB/s per cell): {methods['confidence_intervals']}.\n"
+        f"- Achieved concurrency: peak and time-weighted mean over the {methods['steady_window']}, per run.",
+    ]
+    parts += [f"**Warning:** {w}" for w in summary["warnings"]]
+    for metric, (title, caption) in report.METRICS.items():
+        parts += [f"## {title}", f"{caption}; {network}.", report._markdown_table(metric_rows(summary, metric))]
+    parts += ["## Throughput (MB/s): median and p99 with 95% confidence intervals", f"{stats.CI_METHOD}; {network}.",
+              report._markdown_table(ci_rows(summary)),
+              "## Achieved concurrency", f"Steady mean: over the {concurrency.STEADY_DEFINITION}, per run.",
+              report._markdown_table(concurrency_rows(summary)),
+              "## Accounting", f"{ACCOUNTING_NOTE}.", report._markdown_table(accounting_rows(summary))]  # fmt: skip
+    parts += ["## Plots"] + [f"![{image.stem}]({image.name})" for image in images]
+    return "\n\n".join(parts) + "\n"

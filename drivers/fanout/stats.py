@@ -1,0 +1,74 @@
+"""Statistics of a sample of downloads and of the difference between two samples: the numbers of
+the cross-run report and of `fanout compare`, in one place so that both use and state the same
+methods (docs/statistics.md).
+
+- Percentiles: numpy's default, linear interpolation between the closest ranks (Hyndman and
+  Fan's type 7): for sorted x[0..n-1], p lies at rank h = (n - 1) p / 100 and is
+  x[floor h] + (h - floor h) (x[floor h + 1] - x[floor h]).
+- Confidence intervals: scipy.stats.bootstrap, percentile method, RESAMPLES resamples with a
+  fixed SEED (every interval restarts from it, so a cell's interval does not depend on which
+  other cells are in the report). The percentile method rather than BCa: BCa's acceleration is
+  a jackknife estimate, and the jackknife is inconsistent for quantiles (our statistics are
+  the median and p99), so BCa adds no accuracy here and can misbehave.
+- Difference of two samples: each side is resampled independently (the runs are independent
+  experiments, nothing pairs their downloads), the statistic is statistic(B) - statistic(A).
+"""
+
+import numpy as np
+from scipy import stats as scipy_stats
+
+CONFIDENCE = 0.95
+RESAMPLES = 10_000
+SEED = 20_261_122
+BATCH = 500  # resamples evaluated at once: bounds memory (BATCH x n floats) for large cells
+PERCENTILES = {"p25": 25, "p50": 50, "p75": 75, "p90": 90, "p99": 99}
+CI_STATISTICS = {"p50": 50, "p99": 99}  # the statistics that get a confidence interval
+CI_METHOD = (
+    f"{CONFIDENCE:.0%} bootstrap confidence interval, percentile method, {RESAMPLES:,} resamples, "
+    f"seed {SEED} (scipy.stats.bootstrap)"
+)
+PERCENTILE_METHOD = "linear interpolation between closest ranks (numpy's default, type 7)"
+
+
+def describe(values) -> dict:
+    """n, min, p25, p50, avg, p75, p90, p99, max of `values` (at least one)."""
+    array = np.asarray(values, dtype=float)
+    result = {"n": int(array.size), "min": float(array.min())}
+    quantiles = np.percentile(array, list(PERCENTILES.values()))
+    result |= {name: float(q) for name, q in zip(PERCENTILES, quantiles)}
+    result |= {"avg": float(array.mean()), "max": float(array.max())}
+    return result
+
+
+def intervals(values, percentiles: list[float]) -> list[tuple[float, float] | None]:
+    """The confidence interval of each of `percentiles` of `values`, all from the same resamples
+    (one pass instead of one per percentile); None below two values: nothing to resample."""
+    if len(values) < 2:
+        return [None] * len(percentiles)
+    return _bootstrap((np.asarray(values, dtype=float),),
+                      lambda x, axis: np.percentile(x, percentiles, axis=axis))  # fmt: skip
+
+
+def difference_intervals(a, b, percentiles: list[float]) -> list[tuple[float, float] | None]:
+    """The confidence interval of percentile(b) - percentile(a) for each of `percentiles`, each
+    side resampled on its own."""
+    if len(a) < 2 or len(b) < 2:
+        return [None] * len(percentiles)
+
+    def change(x, y, axis):
+        return np.percentile(y, percentiles, axis=axis) - np.percentile(x, percentiles, axis=axis)
+
+    return _bootstrap((np.asarray(a, dtype=float), np.asarray(b, dtype=float)), change)
+
+
+def excludes_zero(ci: tuple[float, float] | None) -> bool:
+    return ci is not None and (ci[0] > 0 or ci[1] < 0)
+
+
+def _bootstrap(samples: tuple, statistic) -> list[tuple[float, float]]:
+    result = scipy_stats.bootstrap(
+        samples, statistic, n_resamples=RESAMPLES, batch=BATCH, vectorized=True, paired=False,
+        confidence_level=CONFIDENCE, method="percentile", rng=np.random.default_rng(SEED),
+    )  # fmt: skip
+    low, high = result.confidence_interval
+    return [(float(a), float(b)) for a, b in zip(low, high)]

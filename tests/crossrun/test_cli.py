@@ -1,0 +1,65 @@
+"""`fanout report --runs` and `fanout compare` from the command line: one-line errors naming the
+bad value, exit 2 for usage and 1 for runtime failures, and the files where they are said to be."""
+
+import pytest
+
+from fanout import cli, crossrun, runs
+
+from .support import make_run
+
+
+def error_line(capsys):
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    return err[0]
+
+
+@pytest.mark.parametrize(
+    ("argv", "bad"),
+    [
+        (["report", "--runs", "20990101T000000Z-abcdef"], "20990101T000000Z-abcdef"),
+        (["report", "--runs", "nonsense"], "nonsense"),
+        (["compare", "latest", "20990101T000000Z-abcdef"], "20990101T000000Z-abcdef"),
+    ],
+)
+def test_unknown_runs_are_one_line_usage_errors(argv, bad, capsys):
+    make_run(1)
+    assert cli.main(argv) == 2
+    line = error_line(capsys)
+    assert f"unknown run {bad!r}" in line and "expected 'latest' or a run id" in line
+
+
+def test_an_unknown_run_among_good_ones_creates_nothing(capsys, results):
+    good, _ = make_run(1)
+    assert cli.main(["report", "--runs", f"{good},20990101T000000Z-abcdef"]) == 2
+    assert "20990101T000000Z-abcdef" in error_line(capsys)
+    assert not (results / "across").exists()
+
+
+def test_missing_records_are_a_runtime_error_naming_the_fix(capsys):
+    rid, _ = make_run(1)
+    other, _ = make_run(2)
+    (runs.run_dir(rid) / "records.jsonl").unlink()
+    assert cli.main(["compare", rid, other]) == 1
+    assert error_line(capsys) == f"fanout: error: run {rid} has no records.jsonl: run `make report RUN={rid}` first"
+
+
+def test_report_runs_writes_into_its_folder_and_compare_prints(capsys):
+    a, _ = make_run(1, memory=512)
+    b, _ = make_run(2, memory=1024)
+    assert cli.main(["report", "--runs", f"{a},{b}"]) == 0
+    out_dir = crossrun.across_dir([a, b])
+    assert {"cells.csv", "cells.json", "report.md"} <= {p.name for p in out_dir.iterdir()}
+    assert str(out_dir) in capsys.readouterr().out.replace("\n", "")
+    assert cli.main(["compare", a, "latest"]) == 0  # latest is b; memory is what they differ in
+    out = capsys.readouterr().out
+    assert f"A: {a} (MB 512)" in out and f"B: {b} (MB 1024)" in out and "B - A" in out
+
+
+def test_compare_sides_can_be_several_runs(capsys):
+    a = [make_run(n, memory=m, seed=n)[0] for n, m in ((1, 512), (2, 1024))]
+    b = [make_run(n, memory=m, seed=n, tag="new")[0] for n, m in ((3, 512), (4, 1024))]
+    assert cli.main(["compare", ",".join(a), ",".join(b)]) == 0
+    out = capsys.readouterr().out
+    assert "cells matched on: MB" in out
+    assert "MB 512" not in out and "only in" not in out  # both memories matched, none left over

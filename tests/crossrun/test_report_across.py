@@ -1,0 +1,157 @@
+"""The cross-run report against an independent computation from each run's records.jsonl."""
+
+import csv
+import io
+import json
+
+import numpy as np
+import pytest
+from rich.console import Console
+
+from fanout import cells, concurrency, crossrun, report, runs
+
+from .support import make_run
+
+AXES = [(1024, 2), (1024, 6), (2048, 2), (2048, 6)]
+
+
+@pytest.fixture
+def four_runs():
+    """A 2 x 2 memory x concurrency set; the third run predates records' object_size field and
+    the second lost two messages to the dead-letter queue."""
+    made = {}
+    for number, (memory, limit) in enumerate(AXES, start=1):
+        made[(memory, limit)] = make_run(
+            number, memory=memory, concurrency=limit, seed=number, median_s=0.8 * 1024 / memory,
+            dead_lettered=(3, 11) if number == 2 else (), object_size_field=number != 3,
+        )  # fmt: skip
+    return made
+
+
+def records_of(run_id):
+    lines = (runs.run_dir(run_id) / "records.jsonl").read_text().splitlines()
+    return [json.loads(line) for line in lines]
+
+
+def test_statistics_equal_numpy_on_the_records(four_runs, tmp_path):
+    summary = crossrun.build([rid for rid, _ in four_runs.values()], tmp_path / "out", "t")
+    with open(tmp_path / "out" / "cells.csv") as f:
+        rows = {(int(r["memory_size"]), int(r["concurrency_limit"])): r for r in csv.DictReader(f)}
+    assert set(rows) == set(AXES)
+    for (memory, limit), (rid, _) in four_runs.items():
+        downloads = [r for r in records_of(rid) if r["event"] == "download"]
+        seconds = np.array([r["seconds"] for r in downloads])
+        mb_per_s = np.array([r["bytes"] for r in downloads]) / seconds / 1e6
+        row = rows[(memory, limit)]
+        assert int(row["n"]) == len(downloads)
+        assert int(row["object_size"]) == downloads[0]["bytes"]  # from run.json when records lack it
+        for values, prefix in ((seconds, "seconds"), (mb_per_s, "mb_per_s"), (mb_per_s * 8, "mbit_per_s")):
+            expected = {"min": values.min(), "max": values.max(), "avg": values.mean()}
+            expected |= {f"p{p}": np.percentile(values, p) for p in (25, 50, 75, 90, 99)}
+            for stat, value in expected.items():
+                assert float(row[f"{prefix}_{stat}"]) == pytest.approx(value, rel=1e-12), (prefix, stat)
+        intervals = [(r["start_ms"], r["end_ms"]) for r in downloads]
+        assert int(row["peak_concurrency"]) == limit  # the runs are made of `limit` busy slots
+        low, high = concurrency.steady_window(intervals)
+        assert float(row["steady_mean_concurrency"]) == pytest.approx(concurrency.mean(intervals, low, high), abs=0.01)
+        assert float(row["cold_start_share"]) == pytest.approx(np.mean([r["cold_start"] for r in downloads]), abs=1e-4)
+    assert [c["memory_size"] for c in summary["cells"]] == [m for m, _ in AXES]  # numeric order
+    assert summary["varying"] == ["memory_size", "concurrency_limit"]
+
+
+def test_confidence_intervals_hold_the_median_and_p99(four_runs, tmp_path):
+    summary = crossrun.build([rid for rid, _ in four_runs.values()], tmp_path / "out", "t")
+    for cell in summary["cells"]:
+        for name in ("p50", "p99"):
+            assert cell[f"mb_per_s_{name}_ci_low"] <= cell[f"mb_per_s_{name}"] <= cell[f"mb_per_s_{name}_ci_high"]
+        assert cell["mb_per_s_p50_ci_high"] - cell["mb_per_s_p50_ci_low"] > 0
+
+
+def test_accounting_counts_every_message(four_runs, tmp_path):
+    summary = crossrun.build([rid for rid, _ in four_runs.values()], tmp_path / "out", "t")
+    by_axes = {(c["memory_size"], c["concurrency_limit"]): c for c in summary["cells"]}
+    lossy = by_axes[(1024, 6)]
+    assert (lossy["sent"], lossy["done"], lossy["dead_lettered"], lossy["failed"]) == (60, 58, 2, 0)
+    assert lossy["complete"] is True
+    assert lossy["errors"] == len([r for r in records_of(four_runs[(1024, 6)][0]) if r["event"] == "error"])
+    assert all(c["sent"] == c["done"] + c["failed"] + c["dead_lettered"] for c in summary["cells"])
+    assert summary["warnings"] == []
+
+
+def test_a_run_without_accounting_is_unknown_and_warned(tmp_path):
+    rid, _ = make_run(1, accounting=False)
+    summary = crossrun.build([rid], tmp_path / "out", "t")
+    assert summary["cells"][0]["complete"] is None
+    assert any(f"make wait RUN={rid}" in w for w in summary["warnings"])
+
+
+def test_records_older_than_the_accounting_are_warned(tmp_path):
+    rid, downloads = make_run(1)
+    path = runs.run_dir(rid) / "records.jsonl"
+    path.write_text("".join(json.dumps(d) + "\n" for d in downloads[:-3]))  # a report made before wait ended
+    summary = crossrun.build([rid], tmp_path / "out", "t")
+    assert summary["cells"][0]["n"] == len(downloads) - 3
+    (warning,) = summary["warnings"]
+    assert f"make report RUN={rid}` again" in warning
+    assert "**Warning:** " + warning in (tmp_path / "out" / "report.md").read_text()
+
+
+def test_missing_records_name_the_run_and_the_fix(tmp_path):
+    rid, _ = make_run(1)
+    (runs.run_dir(rid) / "records.jsonl").unlink()
+    with pytest.raises(crossrun.FanoutError, match=f"run {rid} has no records.jsonl: run `make report RUN={rid}`"):
+        crossrun.build([rid], tmp_path / "out", "t")
+    assert not (tmp_path / "out").exists()  # nothing half-created
+
+
+@pytest.mark.parametrize(
+    ("backend", "network", "label"),
+    [
+        ("local", None, "simulated network: none (loopback, not modelled)"),
+        ("local", {"profile": "lambda-s3", "scale": 0.25}, "simulated network: lambda-s3, scale 0.25"),
+        ("aws", None, "measured on AWS"),
+    ],
+)
+def test_the_network_label_is_on_every_output(tmp_path, backend, network, label):
+    rid, _ = make_run(1, backend=backend, network=network)
+    out = tmp_path / "out"
+    summary = crossrun.build([rid], out, "t")
+    assert summary["network"] == label
+    markdown = (out / "report.md").read_text()
+    assert markdown.count(label) >= 5  # the heading line and every table's caption
+    assert json.loads((out / "cells.json").read_text())["network"] == label
+    with open(out / "cells.csv") as f:
+        assert {row["network"] for row in csv.DictReader(f)} == {label}
+
+
+def test_two_networks_are_not_pooled(tmp_path):
+    a, _ = make_run(1)
+    b, _ = make_run(2, network={"profile": "p", "scale": 1})
+    summary = crossrun.build([a, b], tmp_path / "out", "t")
+    assert len(summary["cells"]) == 2 and summary["varying"] == ["network"]
+    assert summary["network"].startswith("mixed: ")
+
+
+def test_files_and_plots_are_written(four_runs, tmp_path):
+    out = tmp_path / "out"
+    crossrun.build([rid for rid, _ in four_runs.values()], out, "t")
+    names = {p.name for p in out.iterdir()}
+    assert {"cells.csv", "cells.json", "report.md", "throughput_vs_concurrency.png", "median_throughput_heatmap.png",
+            "seconds_by_cell.png"} <= names  # fmt: skip
+    assert all((out / n).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for n in names if n.endswith(".png"))
+    assert "samples" not in json.loads((out / "cells.json").read_text())
+
+
+def test_console_fits_80_columns(four_runs, tmp_path, monkeypatch):
+    buffer = io.StringIO()
+    narrow = Console(file=buffer, width=80)
+    monkeypatch.setattr(crossrun, "console", narrow)
+    monkeypatch.setattr(report, "console", narrow)
+    crossrun.show(crossrun.build([rid for rid, _ in four_runs.values()], tmp_path / "out", "t"))
+    lines = buffer.getvalue().splitlines()
+    assert max(map(len, lines)) <= 80
+    assert sum("simulated network: none" in line for line in lines) >= 5
+
+
+def test_a_cell_has_every_field_of_the_single_run_report():
+    assert set(cells.FIELDS) | {"object_size"} <= set(crossrun.Cell._fields)

@@ -79,6 +79,14 @@ def test_a_2x2_sweep_accounts_for_every_message_of_every_cell(results):
         assert set(cell["timings"]) >= {"deploy", "fire", "wait", "idle", "report"}
         check_complete(cell, multiplier=2)
     assert len({cell["run_id"] for cell in manifest["cells"]}) == 4
+    # The report across the sweep's runs, next to the manifest: one row per cell, nothing pooled.
+    across = json.loads((sweeps.sweep_dir(manifest["sweep_id"]) / "cells.json").read_text())
+    rows = {(row["memory_size"], row["concurrency_limit"]): row for row in across["cells"]}
+    assert set(rows) == set(expected)
+    for cell in manifest["cells"]:
+        row = rows[(cell["params"]["memory"], cell["params"]["concurrency"])]
+        assert row["runs"] == [cell["run_id"]] and row["n"] == 2 * cell["params"]["concurrency"]
+    assert "fresh execution environments for every cell" in across["title"]
 
 
 class InterruptedSweep:

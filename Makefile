@@ -17,6 +17,7 @@ RUNS        ?=
 A           ?=
 B           ?=
 TIMEOUT     ?= 1800
+FUNCTION_TIMEOUT ?= 300
 HOST        ?= 1
 QUERY       ?= download-percentiles
 ORDER       ?= given
@@ -28,8 +29,16 @@ YES         ?= 0
 PYTHON      ?= python3
 
 VENV   := .venv
+SCAN_VENV := .venv-scan
 FANOUT := $(VENV)/bin/fanout
-TARGET := --backend $(BACKEND) --stack $(STACK)
+# $(call q,NAME): variable NAME's raw value (no make expansion of a `$` in it) as one shell word,
+# single-quoted with any ' inside escaped. Every variable reaches the shell this way, so a value
+# with spaces or shell characters arrives at the CLI as one argument, and the CLI validates it.
+q = '$(subst ','\'',$(value $(1)))'
+TARGET = --backend $(call q,BACKEND) --stack $(call q,STACK)
+STACK_INPUTS = $(TARGET) --concurrency $(call q,CONCURRENCY) --memory $(call q,MEMORY) \
+  --object-size $(call q,OBJECT_SIZE) --region $(call q,REGION) --architecture $(call q,ARCH) \
+  --mode $(call q,MODE) --function-timeout $(call q,FUNCTION_TIMEOUT)
 
 .DEFAULT_GOAL := help
 .PHONY: help venv emulator-up emulator-down emulator-status package deploy plan outputs destroy \
@@ -37,22 +46,29 @@ TARGET := --backend $(BACKEND) --stack $(STACK)
 
 help: ## List the targets and the variables they read
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
-	@echo "Variables: BACKEND=$(BACKEND) STACK=$(STACK) CONCURRENCY=$(CONCURRENCY) MEMORY=$(MEMORY)"
-	@echo "  OBJECT_SIZE=$(OBJECT_SIZE) REGION=$(REGION) ARCH=$(ARCH) MODE=$(MODE) TAG=$(TAG)"
-	@echo "  MESSAGES=$(MESSAGES) MULTIPLIER=$(MULTIPLIER) RUN=$(RUN) QUERY=$(QUERY)"
-	@echo "  RUNS=$(RUNS) (report across these runs) A=$(A) B=$(B) (compare)"
-	@echo "  TIMEOUT=$(TIMEOUT) (wait gives up after this many seconds)"
-	@echo "  HOST=$(HOST) (local backend: wait hosts the function; HOST=0 when \`make run\` does)"
-	@echo "Sweep: CONCURRENCY MEMORY OBJECT_SIZE ARCH MODE take lists (\"1 5 10\"); ORDER=$(ORDER) (or shuffled)"
-	@echo "  SEED=$(SEED) KEEP_WARM=$(KEEP_WARM) DESTROY_AFTER=$(DESTROY_AFTER) YES=$(YES) RESUME=$(RESUME) (a sweep id or latest)"
+	@echo Variables: BACKEND=$(call q,BACKEND) STACK=$(call q,STACK) CONCURRENCY=$(call q,CONCURRENCY) MEMORY=$(call q,MEMORY)
+	@echo "  "OBJECT_SIZE=$(call q,OBJECT_SIZE) REGION=$(call q,REGION) ARCH=$(call q,ARCH) MODE=$(call q,MODE) TAG=$(call q,TAG)
+	@echo "  "MESSAGES=$(call q,MESSAGES) MULTIPLIER=$(call q,MULTIPLIER) RUN=$(call q,RUN) QUERY=$(call q,QUERY)
+	@echo "  "RUNS=$(call q,RUNS) "(report across these runs)" A=$(call q,A) B=$(call q,B) "(compare)"
+	@echo "  "TIMEOUT=$(call q,TIMEOUT) "(wait gives up after this many seconds)"
+	@echo "  "FUNCTION_TIMEOUT=$(call q,FUNCTION_TIMEOUT) "(deploy: function timeout, s; the queue's visibility timeout is 6x it)"
+	@echo "  "HOST=$(call q,HOST) "(local backend: wait hosts the function; HOST=0 when \`make run\` does)"
+	@echo Sweep: CONCURRENCY MEMORY OBJECT_SIZE ARCH MODE take lists '("1 5 10");' ORDER=$(call q,ORDER) "(or shuffled)"
+	@echo "  "SEED=$(call q,SEED) KEEP_WARM=$(call q,KEEP_WARM) DESTROY_AFTER=$(call q,DESTROY_AFTER) YES=$(call q,YES) RESUME=$(call q,RESUME) "(a sweep id or latest)"
 
 $(VENV)/.installed: pyproject.toml
-	$(PYTHON) -m venv $(VENV)
+	$(call q,PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --upgrade pip
 	$(VENV)/bin/pip install --quiet -e '.[dev]'
 	@touch $@
 
-venv: $(VENV)/.installed ## Create .venv with the pinned dependencies
+# checkov, the IaC scanner the tests run over infra/, pins an older boto3: a virtualenv of its own.
+$(SCAN_VENV)/.installed: tools/scan-requirements.txt
+	$(call q,PYTHON) -m venv $(SCAN_VENV)
+	$(SCAN_VENV)/bin/pip install --quiet -r tools/scan-requirements.txt
+	@touch $@
+
+venv: $(VENV)/.installed $(SCAN_VENV)/.installed ## Create .venv (and .venv-scan, the scanner's) with the pinned dependencies
 
 emulator-up: venv ## Start the embedded AWS emulator (local backend)
 	$(FANOUT) emulator start
@@ -64,15 +80,13 @@ emulator-status: venv ## Is the embedded emulator running, and where
 	$(FANOUT) emulator status
 
 package: venv ## Build the function zip for ARCH (deterministic)
-	$(FANOUT) package --architecture $(ARCH)
+	$(FANOUT) package --architecture $(call q,ARCH)
 
-deploy: venv ## Deploy the stack (CONCURRENCY, MEMORY, OBJECT_SIZE, REGION, ARCH, MODE, STACK, BACKEND)
-	$(FANOUT) deploy $(TARGET) --concurrency $(CONCURRENCY) --memory $(MEMORY) \
-	  --object-size $(OBJECT_SIZE) --region $(REGION) --architecture $(ARCH) --mode $(MODE)
+deploy: venv ## Deploy the stack (CONCURRENCY, MEMORY, OBJECT_SIZE, REGION, ARCH, MODE, FUNCTION_TIMEOUT, STACK, BACKEND)
+	$(FANOUT) deploy $(STACK_INPUTS)
 
 plan: venv ## Show what deploy would change
-	$(FANOUT) plan $(TARGET) --concurrency $(CONCURRENCY) --memory $(MEMORY) \
-	  --object-size $(OBJECT_SIZE) --region $(REGION) --architecture $(ARCH) --mode $(MODE)
+	$(FANOUT) plan $(STACK_INPUTS)
 
 outputs: venv ## Print the deployed stack's outputs
 	$(FANOUT) outputs $(TARGET)
@@ -84,29 +98,28 @@ run: venv ## Local backend: host the function until its queue is drained
 	$(FANOUT) host $(TARGET)
 
 fire: venv ## Send MESSAGES (default MULTIPLIER x CONCURRENCY) messages tagged TAG
-	$(FANOUT) fire $(TARGET) --multiplier $(MULTIPLIER) --tag $(TAG) \
-	  $(if $(MESSAGES),--messages $(MESSAGES)) $(if $(filter command line,$(origin MODE)),--mode $(MODE))
+	$(FANOUT) fire $(TARGET) --multiplier $(call q,MULTIPLIER) --tag $(call q,TAG) \
+	  $(if $(value MESSAGES),--messages $(call q,MESSAGES)) $(if $(filter command line,$(origin MODE)),--mode $(call q,MODE))
 
 wait: venv ## Wait until every message of RUN is accounted for (TIMEOUT, HOST)
-	$(FANOUT) wait $(TARGET) --run $(RUN) --timeout $(TIMEOUT) $(if $(filter 0,$(HOST)),--no-host)
+	$(FANOUT) wait $(TARGET) --run $(call q,RUN) --timeout $(call q,TIMEOUT) $(if $(filter 0,$(value HOST)),--no-host)
 
 query: venv ## Run the saved query QUERY against the stack's logs
-	$(FANOUT) insights queries/$(QUERY).logsinsights $(TARGET)
+	$(FANOUT) insights 'queries/'$(call q,QUERY)'.logsinsights' $(TARGET)
 
 report: venv ## Tables, CSV/JSON and plots for RUN, or across RUNS=id,id,... (results/across/)
-	$(FANOUT) report $(TARGET) $(if $(RUNS),--runs $(RUNS),--run $(RUN))
+	$(FANOUT) report $(TARGET) $(if $(value RUNS),--runs $(call q,RUNS),--run $(call q,RUN))
 
 compare: venv ## Change in median and p99 throughput from A to B (run ids, comma-separated), with 95% CIs
-	$(FANOUT) compare $(A) $(B)
+	$(FANOUT) compare $(call q,A) $(call q,B)
 
 demo: venv ## The whole experiment on the local backend, torn down afterwards
 	$(FANOUT) demo
 
 sweep: venv ## Every cell of the lists CONCURRENCY x MEMORY x OBJECT_SIZE x ARCH x MODE; RESUME=<id|latest>
-	$(FANOUT) sweep $(TARGET) --timeout '$(TIMEOUT)' $(if $(filter 1,$(YES)),--yes) $(if $(RESUME),--resume '$(RESUME)', \
-	  --concurrency '$(CONCURRENCY)' --memory '$(MEMORY)' --object-size '$(OBJECT_SIZE)' --architecture '$(ARCH)' \
-	  --mode '$(MODE)' --region '$(REGION)' --multiplier '$(MULTIPLIER)' --tag '$(TAG)' --order '$(ORDER)' \
-	  $(if $(SEED),--seed '$(SEED)') $(if $(filter 1,$(KEEP_WARM)),--keep-warm) \
+	$(FANOUT) sweep --timeout $(call q,TIMEOUT) $(if $(filter 1,$(YES)),--yes) $(if $(RESUME),$(TARGET) \
+	  --resume $(call q,RESUME),$(STACK_INPUTS) --multiplier $(call q,MULTIPLIER) --tag $(call q,TAG) \
+	  --order $(call q,ORDER) $(if $(SEED),--seed $(call q,SEED)) $(if $(filter 1,$(KEEP_WARM)),--keep-warm) \
 	  $(if $(filter 1,$(DESTROY_AFTER)),--destroy-after))
 
 test: venv ## Run the test suite
@@ -115,5 +128,5 @@ test: venv ## Run the test suite
 bench: venv ## Run the benchmarks (ratios against a baseline measured in the same run)
 	$(VENV)/bin/python -m bench
 
-clean: ## Remove .venv and local state (not results/)
-	rm -rf $(VENV) .fanout
+clean: ## Remove the virtualenvs and local state (not results/)
+	rm -rf $(VENV) $(SCAN_VENV) .fanout

@@ -48,6 +48,12 @@ def argv(command="deploy", stack="s3fanout", backend="local", **overrides):
         ({"object_size": f"{LARGEST_DOWNLOADABLE + 1}"}, f"{LARGEST_DOWNLOADABLE + 1}"),
         ({"object_size": f"{params.MAX_OBJECT_SIZE + 1}", "mode": "stream"}, f"{params.MAX_OBJECT_SIZE + 1}"),
         ({"object_size": ""}, "''"),
+        ({"function_timeout": "0"}, "'0'"),
+        ({"function_timeout": "901"}, "'901'"),
+        ({"function_timeout": "1.5"}, "'1.5'"),
+        ({"function_timeout": "\uff13\uff10"}, "'\uff13\uff10'"),  # full-width 30
+        ({"memory": "\uff15\uff11\uff12"}, "'\uff15\uff11\uff12'"),
+        ({"object_size": "\uff16\uff14MiB"}, "'\uff16\uff14MiB'"),
     ],
 )
 @pytest.mark.parametrize("command", ["deploy", "plan"])
@@ -143,6 +149,12 @@ def test_variables_carry_the_validated_values():
     assert variables["memory"] == int(GOOD["--memory"])
     assert variables["download_mode"] == "stream"
     assert variables["endpoint"] == "http://127.0.0.1:1"
+    assert variables["timeout"] == params.DEFAULT_FUNCTION_TIMEOUT
+
+
+def test_function_timeout_reaches_the_modules_timeout_variable():
+    parsed = cli.build_parser().parse_args(argv(function_timeout="7"))
+    assert params.from_args(parsed).variables("http://127.0.0.1:1", "/x.zip")["timeout"] == 7
 
 
 @pytest.mark.parametrize("backend, embedded", [("local", True), ("aws", False)])

@@ -183,7 +183,7 @@ def test_a_stopped_fire_records_exactly_what_reached_the_queue(queue, emulator, 
                                stderr=subprocess.PIPE, text=True)  # fmt: skip
     try:
         deadline = time.monotonic() + 60
-        while not queue_length(sqs, url):
+        while not queue_length(sqs, url) or not (results / runs.LATEST).exists():
             assert process.poll() is None, process.stderr.read()
             assert time.monotonic() < deadline, "fire sent nothing within a minute"
             time.sleep(0.05)
@@ -288,3 +288,16 @@ def test_unknown_runs_are_one_line(capsys, results, command):
     assert code == 2 and "20990101T000000Z-abcdef" in err
     code, err = one_line_error(capsys, [command])  # latest, with no runs at all
     assert code == 2 and "no runs" in err
+
+
+def test_a_fire_that_sends_nothing_records_nothing(queue, emulator, results, capsys):
+    sqs, url = queue
+    fire.fire(make_stack(emulator, url), fire.FireParams(2, "t", workers=1))
+    latest = runs.resolve(runs.LATEST)
+    gone = sqs.create_queue(QueueName=f"gone-{uuid.uuid4().hex[:8]}")["QueueUrl"]
+    sqs.delete_queue(QueueUrl=gone)  # every send to it fails
+    record = fire.fire(make_stack(emulator, gone), fire.FireParams(5, "t", workers=1))
+    assert record["sent"] == 0
+    assert not runs.run_dir(record["run_id"]).exists()
+    assert runs.resolve(runs.LATEST) == latest
+    assert "no run recorded" in capsys.readouterr().out

@@ -129,7 +129,7 @@ def summary_of(records, sent, dead=(), lambda_report=(), backend="local"):
     return {
         "run": record, "counts": report.counts(record, records, table), "cells": report.join_cells(table, downloads),
         "steady_definition": concurrency.STEADY_DEFINITION, "errors": [], "dead_lettered": list(dead),
-        "cold_starts": [], "lambda_report": list(lambda_report), "records": records,
+        "cold_starts": [], "platform_errors": [], "lambda_report": list(lambda_report), "records": records,
     }  # fmt: skip
 
 

@@ -5,6 +5,7 @@ evaluator, over records of only some of the seqs at first: what Insights does fo
 a large run. Everything else (run record, queues, DLQ) is real, in the session's emulator.
 """
 
+import dataclasses
 import json
 import os
 import random
@@ -42,7 +43,8 @@ def partial_insights(record: dict, answers: list, complete_after: float):
     """An `insights.run` whose first `complete_after` answers hold the even seqs only."""
 
     def run(stack, query_text, start_ms=None, end_ms=None):
-        answers.append(query_text)
+        if "seq >=" in query_text:  # message-outcomes, restricted to the run's seqs
+            answers.append(query_text)
         seqs = range(COUNT) if len(answers) > complete_after else range(0, COUNT, 2)
         lines = [{"event": "download", "run_id": record["run_id"], "seq": seq, "receive_count": 1} for seq in seqs]
         events = [{"timestamp": record["first_send_ms"] + i, "message": json.dumps(line)} for i, line in enumerate(lines)]
@@ -138,3 +140,53 @@ def test_one_host_per_stack(tmp_path, monkeypatch):
     holder.wait()
     with hostlock.held("local", "locked"):
         assert (tmp_path / "stacks" / "local" / "locked" / hostlock.LOCK_FILE).read_text() == f"{os.getpid()}\n"
+
+
+def _take_all(stack, delete: bool) -> None:
+    """Receive every message of the queue, as a host would; delete them or keep holding them."""
+    sqs = stack.client("sqs")
+    while messages := sqs.receive_message(QueueUrl=stack.queue_url, MaxNumberOfMessages=10, VisibilityTimeout=120).get("Messages"):
+        if delete:
+            sqs.delete_message_batch(QueueUrl=stack.queue_url, Entries=[
+                {"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(messages)])
+
+
+def test_seqs_deleted_without_a_record_are_lost_not_in_flight(stack, results, monkeypatch, capsys):
+    record = fire.fire(stack, fire.FireParams(COUNT, "t", workers=2))
+    _take_all(stack, delete=True)  # the odd seqs' records never reach the logs
+    monkeypatch.setattr(insights, "run", partial_insights(record, [], complete_after=float("inf")))
+    monkeypatch.setattr(wait, "POLL_SECONDS", {"local": 0.05})
+    monkeypatch.setattr(wait, "LOST_AFTER_S", {"local": 0.3})
+    capsys.readouterr()
+    accounting = wait.wait(stack, record, timeout=60)
+    odd = set(range(1, COUNT, 2))
+    assert accounting.lost == odd and accounting.in_flight() == []
+    assert runs.load(record["run_id"])["accounting"]["lost"] == sorted(odd)
+    assert f"lost seqs: {runs.seq_ranges(odd)}" in " ".join(capsys.readouterr().out.split())
+    with pytest.raises(FanoutError, match=re.escape(f"{len(odd)} of {COUNT} messages of run {record['run_id']} are lost")) as failure:
+        wait.check_accounted(accounting, record["run_id"], 60)
+    assert runs.seq_ranges(odd) in str(failure.value) and "\n" not in str(failure.value)
+
+
+def test_seqs_held_by_an_invocation_are_in_flight_not_lost(stack, results, monkeypatch):
+    record = fire.fire(stack, fire.FireParams(COUNT, "t", workers=2))
+    _take_all(stack, delete=False)  # held (not visible) until their visibility timeout
+    monkeypatch.setattr(insights, "run", partial_insights(record, [], complete_after=float("inf")))
+    monkeypatch.setattr(wait, "POLL_SECONDS", {"local": 0.05})
+    monkeypatch.setattr(wait, "LOST_AFTER_S", {"local": 0.1})
+    accounting = wait.wait(stack, record, timeout=1)
+    assert accounting.lost == set() and accounting.in_flight() == list(range(1, COUNT, 2))
+
+
+def test_wait_says_how_long_the_slowest_outcome_takes(stack, results, capsys, monkeypatch):
+    record = fire.fire(stack, fire.FireParams(1, "t", workers=1))
+    visibility = 7
+    stack.client("sqs").set_queue_attributes(QueueUrl=stack.queue_url, Attributes={"VisibilityTimeout": str(visibility)})
+    stack = dataclasses.replace(stack, max_receive_count=5)
+    _take_all(stack, delete=True)
+    monkeypatch.setattr(insights, "run", partial_insights(record, [], complete_after=float("inf")))
+    capsys.readouterr()
+    wait.wait(stack, record, timeout=0.1)
+    out = " ".join(capsys.readouterr().out.split())  # rich wraps long lines
+    assert f"after 5 receives x {visibility} s visibility = {5 * visibility} s" in out
+    assert "longer than --timeout" in out and "FUNCTION_TIMEOUT" in out

@@ -10,6 +10,10 @@ import argparse
 import importlib
 import sys
 
+from botocore.exceptions import ConnectionError as EndpointUnreachable
+from botocore.exceptions import HTTPClientError
+
+from fanout.emulator import health
 from fanout.errors import FanoutError, UsageError
 
 # Pipeline order: deploy -> fire -> run (host) -> wait -> query -> report -> destroy; demo and
@@ -53,6 +57,9 @@ def main(argv=None) -> int:
     except FanoutError as exc:
         print(f"fanout: error: {exc}", file=sys.stderr)
         return exc.exit_code
+    except (EndpointUnreachable, HTTPClientError) as exc:  # e.g. the emulator died mid-command
+        print(f"fanout: error: {health.unreachable(exc.kwargs.get('endpoint_url', ''), exc)}", file=sys.stderr)
+        return FanoutError.exit_code
     except KeyboardInterrupt:
         print("fanout: interrupted", file=sys.stderr)
         return 130

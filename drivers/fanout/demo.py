@@ -23,6 +23,9 @@ from fanout.emulator import control
 DEMO_STACK = "demo"
 DEFAULTS = {"concurrency": "8", "memory": "1024", "object_size": "16MiB", "multiplier": "10"}
 WAIT_TIMEOUT = 600
+# Short, so that a failing message reaches the DLQ within the wait: 5 receives x 6 x 10 s = 5 min.
+# A 16 MiB object downloads in well under a second locally.
+FUNCTION_TIMEOUT = 10
 
 console = Console()
 
@@ -39,7 +42,7 @@ def register(subparsers) -> None:
 def run(args) -> int:
     multiplier = fire.positive_int("--multiplier", args.multiplier)
     inputs = params.parse(DEMO_STACK, "us-east-1", args.concurrency, args.memory, args.object_size, "x86_64",
-                          "download_file")  # fmt: skip
+                          "download_file", FUNCTION_TIMEOUT)  # fmt: skip
     timings: dict[str, float] = {}
     started_emulator = control.running_endpoint() is None
     with interrupts.sigterm_as_ctrl_c(), terraform.output_to_log("local", DEMO_STACK) as log:

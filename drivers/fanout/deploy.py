@@ -14,6 +14,7 @@ import time
 
 from fanout import aws, package, params, stack, terraform, upload
 from fanout.emulator import control
+from fanout.errors import UsageError
 from fanout.sizes import format_size
 
 ENDPOINT_ENV = "FANOUT_ENDPOINT"
@@ -37,6 +38,7 @@ def register(subparsers) -> None:
 
     destroy = subparsers.add_parser("destroy", help="remove everything the stack created")
     stack.add_arguments(destroy)
+    _add_endpoint(destroy)
     destroy.set_defaults(func=run_destroy)
 
 
@@ -47,13 +49,24 @@ def _add_inputs(parser) -> None:
 
 
 def add_target_arguments(parser) -> None:
-    """Where to deploy: --backend, --stack, --region and --endpoint (deploy, plan, sweep)."""
+    """Where to deploy and the function's timeout: --backend, --stack, --region,
+    --function-timeout and --endpoint (deploy, plan, sweep)."""
     stack.add_arguments(parser)
     parser.add_argument("--region", default="us-east-1", help="AWS region (default us-east-1)")
     parser.add_argument(
+        "--function-timeout",
+        default=str(params.DEFAULT_FUNCTION_TIMEOUT),
+        help=f"function timeout in seconds, 1-900 (default {params.DEFAULT_FUNCTION_TIMEOUT}); "
+        "the queue's visibility timeout is 6x it",
+    )
+    _add_endpoint(parser)
+
+
+def _add_endpoint(parser) -> None:
+    parser.add_argument(
         "--endpoint",
         default=os.environ.get(ENDPOINT_ENV, ""),
-        help=f"aws backend only: deploy to this emulator URL (e.g. LocalStack); env {ENDPOINT_ENV}",
+        help=f"aws backend only: the emulator URL (e.g. LocalStack) the stack is deployed to; env {ENDPOINT_ENV}",
     )
 
 
@@ -88,22 +101,32 @@ def run_outputs(args) -> int:
     values = terraform.outputs(args.backend, name)
     if not values:
         print(f"fanout: no stack {name!r} is deployed on the {args.backend} backend", file=sys.stderr)
+    else:
+        stack.load(args.backend, name)  # a local stack whose emulator is gone: one line, exit 1
     print(json.dumps(values, indent=2, sort_keys=True))
     return 0
 
 
 def run_destroy(args) -> int:
-    destroy(args.backend, args.stack)
+    destroy(args.backend, args.stack, args.endpoint)
     return 0
 
 
-def destroy(backend: str, name: str) -> None:
+def destroy(backend: str, name: str, endpoint: str = "") -> None:
     """Remove everything the stack created; safe when nothing is deployed, and on the local
-    backend after the emulator (and with it every resource) is gone."""
+    backend after the emulator (and with it every resource) is gone. `endpoint`, when given,
+    must be the one the stack was deployed to."""
     name = params.stack_name(name)
+    endpoint = params.endpoint(backend, endpoint)
     if not terraform.has_state(backend, name):
         print(f"Nothing to destroy: no stack {name!r} is deployed on the {backend} backend.")
         return
+    recorded = terraform.recorded_inputs(backend, name).get("endpoint", "")
+    if endpoint and endpoint != recorded:
+        raise UsageError(
+            f"invalid --endpoint {endpoint!r}: stack {name!r} was deployed to {recorded or 'AWS'}; "
+            "destroy removes it from there (omit --endpoint)"
+        )
     if backend == "local" and _emulator_gone(name):
         terraform.forget("local", name)
         print(

@@ -25,7 +25,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from fanout import costs, interrupts, runs
+from fanout import costs, interrupts, numbers, runs
 from fanout.params import MODES
 from fanout import stack as stacks
 from fanout.errors import FanoutError, UsageError
@@ -80,6 +80,8 @@ def run(args) -> int:
     count = messages or multiplier * stack.concurrency
     check_cost(stack, count, args.mode or stack.download_mode, args.yes)
     fired = fire(stack, FireParams(count, args.tag, args.mode, failure_fraction, workers))
+    if not fired["sent"]:
+        raise FanoutError(f"none of the {count} messages reached the queue; no run was recorded")
     if fired["failed_seqs"]:
         raise FanoutError(
             f"{len(fired['failed_seqs'])} of {count} messages were not sent (seqs "
@@ -110,9 +112,10 @@ def check_cost(stack, count: int, mode: str, confirmed: bool) -> None:
 def fire(stack, params: FireParams) -> dict:
     """Send the messages of a new run; returns its run.json record.
 
-    run.json is written before the first send, about every CHECKPOINT_SECONDS while sending and
-    at the end, also on Ctrl-C or SIGTERM: whenever fire stops, even killed outright, the record
-    names the seqs known to have reached the queue, and `wait` follows exactly those.
+    run.json is written once the first message has reached the queue, about every
+    CHECKPOINT_SECONDS while sending and at the end, also on Ctrl-C or SIGTERM: whenever fire
+    stops, even killed outright, the record names the seqs known to have reached the queue, and
+    `wait` follows exactly those. A fire that sent nothing records nothing and leaves `latest`.
     """
     run_id, count, workers = runs.new_run_id(), params.messages, params.workers
     injected = injected_seqs(count, params.inject_failures) if params.inject_failures else set()
@@ -129,6 +132,8 @@ def fire(stack, params: FireParams) -> dict:
         if written.get("state") == state:
             return written["record"]
         record = how | _send_state(count, result, status)
+        if not written and not record["sent"]:
+            return record  # nothing reached the queue (yet): no run folder, `latest` stays
         (runs.update if written else runs.save)(record)  # `latest` points here after the first write
         written.update(state=state, record=record)
         return record
@@ -147,8 +152,10 @@ def fire(stack, params: FireParams) -> dict:
         finally:
             record = save(status)
             console.print(f"sent {record['sent']:,} of {count:,} in {result.seconds():.2f} s "
-                          f"({result.rate():,.0f} msgs/s); recorded in", highlight=False)  # fmt: skip
-            console.print(f"  {runs.run_dir(run_id) / runs.RUN_FILE}", highlight=False)
+                          f"({result.rate():,.0f} msgs/s); {'recorded in' if written else 'no run recorded'}",
+                          highlight=False)  # fmt: skip
+            if written:
+                console.print(f"  {runs.run_dir(run_id) / runs.RUN_FILE}", highlight=False)
     return record
 
 
@@ -303,18 +310,15 @@ def _progress() -> Progress:
 
 
 def positive_int(name: str, text: str) -> int:
-    try:
-        value = int(str(text).strip())
-    except ValueError:
-        value = 0
-    if value <= 0:
+    value = numbers.whole(text)
+    if value is None or value <= 0:
         raise UsageError(f"invalid {name} {text!r}: expected a positive whole number")
     return value
 
 
 def _fraction(text: str) -> Fraction:
     try:
-        value = Fraction(str(text).strip())
+        value = Fraction(str(text).strip()) if str(text).isascii() else Fraction(0)  # no full-width digits
     except (ValueError, ZeroDivisionError):
         value = Fraction(0)
     if not 0 < value <= 1:

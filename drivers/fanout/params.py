@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from fanout import numbers
 from fanout.errors import UsageError
 from fanout.sizes import format_size, parse_size
 
@@ -17,6 +18,11 @@ CONCURRENCY_RANGE = (1, 1000)  # reserved concurrency; the ESM's maximum_concurr
 MEMORY_RANGE = (128, 10240)  # Lambda memory, MB
 ARCHITECTURES = ("x86_64", "arm64")
 MODES = ("download_file", "stream")
+# Lambda's function timeout, seconds. The queue's visibility timeout is 6x it (infra/sqs.tf), so
+# a message that keeps failing reaches the DLQ after max_receive_count x 6 x this: 2.5 h at the
+# default. Tests and the demo deploy a short one so that the failure path ends in minutes.
+FUNCTION_TIMEOUT_RANGE = (1, 900)
+DEFAULT_FUNCTION_TIMEOUT = 300
 
 # The bucket name is "<stack>-<account id>-<region>" and must fit in S3's 63 characters.
 STACK_PATTERN = re.compile(r"[a-z](?:[a-z0-9-]{0,28}[a-z0-9])?")
@@ -62,6 +68,7 @@ class DeployParams:
     object_size: int
     architecture: str
     mode: str
+    function_timeout: int = DEFAULT_FUNCTION_TIMEOUT
     # Sizes of the other test objects the bucket keeps (a sweep over object sizes uploads each
     # once): the function's role may read each of them, and nothing else.
     kept_object_sizes: tuple[int, ...] = ()
@@ -91,6 +98,7 @@ class DeployParams:
             "object_size": self.object_size,
             "architecture": self.architecture,
             "download_mode": self.mode,
+            "timeout": self.function_timeout,
             "test_object_sizes": self.object_sizes(),
             "environment_epoch": self.environment_epoch,
         }
@@ -98,10 +106,12 @@ class DeployParams:
 
 def from_args(args) -> DeployParams:
     """Validate the command line of deploy/plan; raises UsageError on the first bad value."""
-    return parse(args.stack, args.region, args.concurrency, args.memory, args.object_size, args.architecture, args.mode)
+    return parse(args.stack, args.region, args.concurrency, args.memory, args.object_size, args.architecture, args.mode,
+                 args.function_timeout)  # fmt: skip
 
 
-def parse(stack: str, region_name: str, concurrency, memory, size, architecture: str, mode: str) -> DeployParams:
+def parse(stack: str, region_name: str, concurrency, memory, size, architecture: str, mode: str,
+          function_timeout=DEFAULT_FUNCTION_TIMEOUT) -> DeployParams:  # fmt: skip
     """DeployParams from values as a user writes them; raises UsageError on the first bad one."""
     params = DeployParams(
         stack=stack_name(stack),
@@ -111,6 +121,7 @@ def parse(stack: str, region_name: str, concurrency, memory, size, architecture:
         object_size=object_size(size),
         architecture=choice("architecture", architecture, ARCHITECTURES),
         mode=choice("mode", mode, MODES),
+        function_timeout=function_timeout_value(function_timeout),
     )
     check_fits_tmp(params.object_size, params.mode)
     return params
@@ -122,6 +133,10 @@ def concurrency_value(text) -> int:
 
 def memory_value(text) -> int:
     return integer("memory (MB)", text, *MEMORY_RANGE)
+
+
+def function_timeout_value(text) -> int:
+    return integer("function timeout (s)", text, *FUNCTION_TIMEOUT_RANGE)
 
 
 def stack_name(text: str) -> str:
@@ -172,10 +187,7 @@ def warnings(params: DeployParams) -> list[str]:
 
 
 def integer(name: str, text, low: int, high: int) -> int:
-    try:
-        value = int(str(text), 10)
-    except ValueError:
-        value = None
+    value = numbers.whole(text)
     if value is None or not low <= value <= high:
         raise UsageError(f"invalid {name} {text!r}: expected a whole number from {low} to {high}")
     return value

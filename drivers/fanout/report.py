@@ -44,6 +44,7 @@ QUERY_TABLES = {  # summary key -> (title, caption)
     "cold_starts": ("Cold starts", WINDOW_NOTE),
     "lambda_report": ("Lambda REPORT lines", WINDOW_NOTE),
     "errors": ("Errors", ""),
+    "platform_errors": ("Platform errors", "crashes, timeouts, init failures: platform lines in the run's time window"),
 }
 PERCENTILES = {  # backend -> how the saved queries' pct() is computed there
     "local": "exact, linear interpolation between closest ranks",
@@ -98,6 +99,7 @@ def build(stack, record: dict) -> dict:
         "dead_lettered": sorted(peek_dead_letters(stack, run_id)),
         "cold_starts": _query(stack, "cold-starts", None, lambda_start, lambda_end),
         "lambda_report": _query(stack, "lambda-report", None, lambda_start, lambda_end),
+        "platform_errors": _query(stack, "platform-errors", None, lambda_start, lambda_end),
         "lambda_window_ms": [lambda_start, lambda_end],
         "records": records,
     }

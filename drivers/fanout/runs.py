@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
 
-from fanout import paths
+from fanout import paths, run_record
 from fanout.errors import UsageError
 
 LATEST = "latest"
@@ -56,9 +56,10 @@ def write_file(run_id: str, name: str, data) -> Path:
 
 
 def load(ref: str) -> dict:
-    """run.json of run `ref` (a run id or "latest"); a one-line error when there is none."""
-    run_id = resolve(ref)
-    return json.loads((run_dir(run_id) / RUN_FILE).read_text())
+    """run.json of run `ref` (a run id or "latest"); a one-line error when there is none or it
+    is corrupt."""
+    path = run_dir(resolve(ref)) / RUN_FILE
+    return run_record.parse(path.read_bytes(), path)
 
 
 def resolve(ref: str) -> str:
@@ -67,9 +68,9 @@ def resolve(ref: str) -> str:
         link = paths.results_dir() / LATEST
         if not link.is_symlink() or not (link / RUN_FILE).is_file():
             raise UsageError(f"no runs yet in {paths.results_dir()}; run `make fire` first")
-        return os.readlink(link)
-    if not _RUN_ID.match(ref) or not (run_dir(ref) / RUN_FILE).is_file():
-        known = sorted(p.parent.name for p in paths.results_dir().glob(f"*/{RUN_FILE}"))
+        return resolve(os.readlink(link))
+    if not _RUN_ID.fullmatch(ref) or not (run_dir(ref) / RUN_FILE).is_file():
+        known = sorted(p.parent.name for p in paths.results_dir().glob(f"*/{RUN_FILE}") if _RUN_ID.fullmatch(p.parent.name))
         hint = f"known runs: {', '.join(known[-5:])}" if known else "no runs yet"
         raise UsageError(f"unknown run {ref!r}: expected {LATEST!r} or a run id under {paths.results_dir()} ({hint})")
     return ref
@@ -91,7 +92,7 @@ def run_window(record: dict) -> tuple[int, int]:
 def check_same_stack(record: dict, stack) -> None:
     """A run can only be followed on the stack it was fired at: its queue and logs are there."""
     fired_at = record["stack"]
-    if (fired_at["backend"], fired_at["queue_arn"]) != (stack.backend, stack.queue_arn):
+    if (fired_at["backend"], fired_at.get("queue_arn")) != (stack.backend, stack.queue_arn):
         raise UsageError(
             f"run {record['run_id']} was fired at stack {fired_at['stack']!r} on the {fired_at['backend']} "
             f"backend, not at {stack.stack!r} on {stack.backend}; pass the matching --stack/--backend"

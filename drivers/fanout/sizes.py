@@ -26,7 +26,7 @@ UNITS = {
 
 ALLOWED = "a positive size such as 1048576, 64MiB, 1.5GiB, 500MB (units KiB MiB GiB TiB KB MB GB TB)"
 
-_PATTERN = re.compile(r"\s*(?P<number>\d+(?:\.\d+)?|\.\d+)\s*(?P<unit>[a-z]*)\s*", re.IGNORECASE)
+_PATTERN = re.compile(r"\s*(?P<number>\d+(?:\.\d+)?|\.\d+)\s*(?P<unit>[a-z]*)\s*", re.IGNORECASE | re.ASCII)
 
 
 def parse_size(text: str) -> int:

@@ -61,7 +61,12 @@ def load(backend: str, stack: str) -> Stack:
             f"no stack {stack!r} is deployed on the {backend} backend; "
             f"run `make deploy BACKEND={backend} STACK={stack}` first"
         )
-    return Stack.from_outputs(backend, outputs)
+    deployed = Stack.from_outputs(backend, outputs)
+    if backend == "local":
+        from fanout.emulator import health  # imports the emulator's control module: local only
+
+        health.check_stack(deployed)
+    return deployed
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -77,19 +77,21 @@ class SweepParams:
     destroy_after: bool = False
     timeout: float = wait.DEFAULT_TIMEOUT
     endpoint: str = ""
+    function_timeout: int = params.DEFAULT_FUNCTION_TIMEOUT
 
     def settings(self) -> dict:
         return {
             "backend": self.backend, "stack": self.stack, "region": self.region, "endpoint": self.endpoint,
             "axes": self.axes.as_dict(), "varying": self.axes.varying(), "order": self.order, "seed": self.seed,
             "keep_warm": self.keep_warm, "destroy_after": self.destroy_after, "multiplier": self.multiplier,
-            "tag": self.tag, "timeout": self.timeout, "version": runs.project_version(),
+            "tag": self.tag, "timeout": self.timeout, "function_timeout": self.function_timeout,
+            "version": runs.project_version(),
         }  # fmt: skip
 
     @classmethod
     def from_manifest(cls, manifest: dict) -> "SweepParams":
         names = ("backend", "stack", "region", "multiplier", "tag", "order", "seed", "keep_warm", "destroy_after",
-                 "timeout", "endpoint")  # fmt: skip
+                 "timeout", "endpoint", "function_timeout")  # fmt: skip
         return cls(axes=axes.Axes.from_dict(manifest["axes"]), **{name: manifest[name] for name in names})
 
 
@@ -118,6 +120,7 @@ def from_args(args) -> SweepParams:
         tag=fire.check_tag(args.tag), order=order, seed=seed, keep_warm=args.keep_warm,
         destroy_after=args.destroy_after, timeout=wait.timeout_seconds(args.timeout),
         endpoint=params.endpoint(args.backend, args.endpoint),
+        function_timeout=params.function_timeout_value(args.function_timeout),
     )  # fmt: skip
 
 
@@ -215,7 +218,7 @@ class _Deployment:
         return params.DeployParams(
             stack=self.sweep.stack, region=self.sweep.region, concurrency=cell.concurrency, memory=cell.memory,
             object_size=cell.object_size, architecture=cell.architecture, mode=self.sweep.axes.mode[0],
-            kept_object_sizes=self.sweep.axes.object_size,
+            function_timeout=self.sweep.function_timeout, kept_object_sizes=self.sweep.axes.object_size,
             environment_epoch=f"{self.sweep_id}/{index}" if fresh_by_config else "",
         )  # fmt: skip
 
@@ -295,6 +298,8 @@ def _run_cell(manifest: dict, cell: dict, deployment: _Deployment, purge_first: 
     with _timed("fire", timings), _claim_run(manifest, cell):
         record = fire.fire(stack, fire_params)
     sweeps.save(manifest)
+    if not record["sent"]:
+        raise FanoutError(f"cell {cell['index']}: none of the {fire_params.messages} messages reached the queue")
     hosted = deployment.host()
     with _timed("wait", timings):
         accounting = wait.wait(stack, record, sweep.timeout, host=stack.backend == "local", hosted=hosted)

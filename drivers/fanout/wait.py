@@ -15,6 +15,16 @@ the scan could neither see every message nor tell when it had. Nothing consumes 
 the messages are hidden only from another scan running at that moment, for the scan's length
 (DLQ_PEEK_VISIBILITY if the process dies mid-scan); `wait` then sees them on its next poll.
 
+A seq is "lost" rather than in flight once the main queue has held nothing (visible, in flight
+or delayed) for LOST_AFTER_S and the logs and the DLQ still know nothing of it: it was deleted
+without a record, and no amount of waiting brings it back. wait then ends at once, exit 1,
+with one line naming the lost seqs. Crashes, timeouts and init failures (the platform's lines,
+query platform-errors over the run's window) are counted beside the outcomes.
+
+Before it starts, wait says how long the slowest outcome takes on this stack: a message that
+fails on every receive reaches the DLQ after max_receive_count receives x the queue's
+visibility timeout (6 x the function timeout: FUNCTION_TIMEOUT at deploy).
+
 On timeout, the missing seqs are printed as ranges (`3-7, 12, 40-99`, cut after a line) and
 written in full to results/<run_id>/missing.json.
 
@@ -33,11 +43,16 @@ from dataclasses import dataclass, field
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from fanout import hostlock, insights, runs
+from fanout import hostlock, insights, numbers, runs
 from fanout import stack as stacks
 from fanout.errors import FanoutError, UsageError
 
 QUERY = "message-outcomes"
+PLATFORM_QUERY = "platform-errors"
+# How long the main queue must stay empty before unaccounted seqs are called lost: the logs of
+# the last invocations must have arrived (Insights lags on AWS, and SQS's counts are approximate).
+LOST_AFTER_S = {"local": 5.0, "aws": 300.0}
+QUEUE_COUNTS = ("ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible", "ApproximateNumberOfMessagesDelayed")
 SEQS_PER_QUERY = 4000  # two rows per seq at most: stays under the 10,000-row result limit
 DEFAULT_TIMEOUT = 1800
 POLL_SECONDS = {"local": 1.0, "aws": 10.0}
@@ -73,7 +88,12 @@ def run(args) -> int:
 
 
 def check_accounted(accounting: "Accounting", run_id: str, timeout: float, prefix: str = "") -> None:
-    """Fail when the wait ended with messages unaccounted for (it listed them already)."""
+    """Fail when the wait ended with messages lost or unaccounted for (it listed them already)."""
+    if accounting.lost:
+        raise FanoutError(
+            f"{prefix}{len(accounting.lost)} of {len(accounting.sent)} messages of run {run_id} are lost "
+            f"(not in the queue, no record, not dead-lettered): seqs {runs.seq_ranges(accounting.lost)}"
+        )
     missing = accounting.in_flight()
     if missing:
         raise FanoutError(
@@ -91,18 +111,22 @@ class Accounting:
     failed: set[int] = field(default_factory=set)  # retries exhausted, not yet seen in the DLQ
     dead_lettered: set[int] = field(default_factory=set)
     duplicates: int = 0  # extra download records (SQS delivers at least once)
+    lost: set[int] = field(default_factory=set)  # no record, not in the DLQ, and the queue is empty
+    platform_errors: dict[str, int] = field(default_factory=dict)  # crashes, timeouts, init failures
 
     def in_flight(self) -> list[int]:
-        accounted = self.done | self.failed | self.dead_lettered
+        accounted = self.done | self.failed | self.dead_lettered | self.lost
         return [seq for seq in self.sent if seq not in accounted]
 
     def accounted(self) -> int:
-        return len(self.sent) - len(self.in_flight())
+        return len(self.sent) - len(self.in_flight()) - len(self.lost)
 
     def summary(self) -> str:
+        lost = f", {len(self.lost)} lost" if self.lost else ""
+        platform = "".join(f", {count} {kind}" for kind, count in sorted(self.platform_errors.items()))
         return (
             f"{len(self.done)} done, {len(self.failed)} failed, {len(self.dead_lettered)} dead-lettered, "
-            f"{len(self.in_flight())} in flight"
+            f"{len(self.in_flight())} in flight{lost}{platform}"
         )
 
     def as_dict(self) -> dict:
@@ -111,7 +135,9 @@ class Accounting:
             "failed": sorted(self.failed),
             "dead_lettered": sorted(self.dead_lettered),
             "in_flight": self.in_flight(),
+            "lost": sorted(self.lost),
             "duplicate_download_records": self.duplicates,
+            "platform_errors": dict(self.platform_errors),
         }
 
 
@@ -130,6 +156,25 @@ def account(stack, record: dict) -> Accounting:
     accounting.dead_lettered = dead - accounting.done
     accounting.failed -= accounting.done | accounting.dead_lettered
     return accounting
+
+
+def platform_errors(stack, record: dict) -> dict[str, int]:
+    """Crashes, timeouts and init failures the platform logged in the run's window, by kind."""
+    rows = insights.run(stack, insights.load_query(PLATFORM_QUERY), *runs.run_window(record)).rows
+    return {row["error_type"]: int(row["errors"]) for row in rows}
+
+
+def queue_empty(stack) -> bool:
+    """Nothing in the main queue: no message visible, held by an invocation, or delayed."""
+    attributes = stack.client("sqs").get_queue_attributes(QueueUrl=stack.queue_url, AttributeNames=list(QUEUE_COUNTS))
+    return all(int(attributes["Attributes"].get(name, 0)) == 0 for name in QUEUE_COUNTS)
+
+
+def slowest_outcome(stack) -> tuple[int, int]:
+    """(receives, visibility timeout in s): a message failing every time reaches the DLQ after
+    receives x visibility seconds."""
+    attributes = stack.client("sqs").get_queue_attributes(QueueUrl=stack.queue_url, AttributeNames=["VisibilityTimeout"])
+    return stack.max_receive_count, int(attributes["Attributes"]["VisibilityTimeout"])
 
 
 def outcome_rows(stack, record: dict) -> list[dict]:
@@ -185,24 +230,52 @@ def wait(stack, record: dict, timeout: float, host: bool = False, hosted: "Hoste
     host = host or hosted is not None
     where = ", hosting the function here" if host else ""
     console.print(f"run {record['run_id']}: waiting for {sent} messages{where}", highlight=False)
+    _note_slowest(stack, timeout)
     _note_unsent(record)
+    empty_since = None
     with nullcontext(hosted) if hosted else _hosting(stack, host) as running, _progress() as progress:
         task = progress.add_task("waiting", total=sent)
         while True:
             running.check()
+            empty_since = (empty_since or time.monotonic()) if queue_empty(stack) else None
             accounting = account(stack, record)
+            if empty_since and time.monotonic() - empty_since >= LOST_AFTER_S[stack.backend]:
+                accounting.lost = set(accounting.in_flight())
             progress.update(task, completed=accounting.accounted(), description=accounting.summary())
             if _finished(accounting, host) or time.monotonic() >= deadline:
                 break
             time.sleep(POLL_SECONDS[stack.backend])
+    accounting.platform_errors = platform_errors(stack, record)  # once: another full scan of the logs
     record["accounting"] = accounting.as_dict()
     runs.update(record)
     missing = accounting.in_flight()
-    console.print(f"[{'red' if missing else 'green'}]{accounting.summary()}[/], of {sent} sent")
+    console.print(f"[{'red' if missing or accounting.lost else 'green'}]{accounting.summary()}[/], of {sent} sent")
     if accounting.duplicates:
         console.print(f"[yellow]note:[/] {accounting.duplicates} extra downloads (SQS delivers at least once)")
+    if accounting.lost:
+        console.print(f"[red]lost seqs:[/] {runs.seq_ranges(accounting.lost)} (deleted from the queue without a record)",
+                      highlight=False)
     _record_missing(record["run_id"], missing)
     return accounting
+
+
+def _note_slowest(stack, timeout: float) -> None:
+    """Say up front how long a message that keeps failing takes to reach the DLQ."""
+    receives, visibility = slowest_outcome(stack)
+    slowest = receives * visibility
+    console.print(f"slowest outcome: a message failing every time reaches the dead-letter queue after {receives} "
+                  f"receives x {visibility} s visibility = {_duration(slowest)}", highlight=False)
+    if slowest > timeout:
+        console.print(f"[yellow]note:[/] that is longer than --timeout {timeout:g} s; deploy with a shorter "
+                      "FUNCTION_TIMEOUT (visibility = 6 x it) to see failures through", highlight=False)
+
+
+def _duration(seconds: int) -> str:
+    """3 h 0 min 0 s, 1 min 30 s, 45 s."""
+    if seconds < 60:
+        return f"{seconds} s"
+    hours, rest = divmod(seconds, 3600)
+    return (f"{hours} h " if hours else "") + f"{rest // 60} min {rest % 60} s"
 
 
 def _record_missing(run_id: str, missing: list[int]) -> None:
@@ -301,10 +374,7 @@ def _json(text: str) -> dict:
 
 
 def timeout_seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = 0.0
-    if not value > 0:
-        raise UsageError(f"invalid --timeout {text!r}: expected a positive number of seconds")
+    value = numbers.decimal(text)
+    if value is None or not value > 0:
+        raise UsageError(f"invalid --timeout {text!r}: expected a positive, finite number of seconds")
     return value

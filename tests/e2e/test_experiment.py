@@ -9,6 +9,7 @@ and is interrupted with Ctrl-C during run-and-wait (see InterruptedDemo): a real
 minute of deploy the suite then barely notices.
 """
 
+import collections
 import contextlib
 import json
 import os
@@ -16,6 +17,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -35,8 +37,8 @@ WAIT = ["--timeout", "240"]
 def deployed(emulator, tmp_path_factory):
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("FANOUT_RESULTS", str(tmp_path_factory.mktemp("results")))
-        inputs = params.parse(STACK, "us-east-1", CONCURRENCY, 256, "1MiB", "x86_64", "download_file")
-        variables = inputs.variables(emulator, package.build(function="downloader")) | {"timeout": TIMEOUT_S}
+        inputs = params.parse(STACK, "us-east-1", CONCURRENCY, 256, "1MiB", "x86_64", "download_file", TIMEOUT_S)
+        variables = inputs.variables(emulator, package.build(function="downloader"))
         try:
             terraform.apply("local", STACK, variables)
             deployed = stack.load("local", STACK)
@@ -267,3 +269,99 @@ def _in_group(proc: Path, pgid: int) -> bool:
         return int((proc / "stat").read_text().rsplit(")", 1)[1].split()[2]) == pgid
     except (FileNotFoundError, ProcessLookupError):
         return False
+
+
+# Operations whose IAM action has another name; every other operation is its own action.
+IAM_ACTION_OF = {"HeadObject": "s3:GetObject", "DeleteMessageBatch": "sqs:DeleteMessage",
+                 "ChangeMessageVisibilityBatch": "sqs:ChangeMessageVisibility"}
+
+
+def granted_actions(deployed) -> set[str]:
+    """Every action the function's role is granted, read back from the deployed role."""
+    role = deployed.client("lambda").get_function(FunctionName=deployed.function_name)["Configuration"]["Role"]
+    iam, name = deployed.client("iam"), role.rsplit("/", 1)[1]
+    actions = set()
+    for policy in iam.list_role_policies(RoleName=name)["PolicyNames"]:
+        document = iam.get_role_policy(RoleName=name, PolicyName=policy)["PolicyDocument"]
+        if isinstance(document, str):
+            document = json.loads(document)
+        for statement in document["Statement"]:
+            listed = statement["Action"]
+            actions |= {listed} if isinstance(listed, str) else set(listed)
+    assert not iam.list_attached_role_policies(RoleName=name)["AttachedPolicies"]
+    return actions
+
+
+def test_the_role_grants_exactly_the_actions_a_run_uses(deployed, tmp_path, monkeypatch):
+    """Both download modes, hosted as `make run` hosts them (the mapping's idle check included)."""
+    trace = tmp_path / "calls.txt"
+    monkeypatch.setenv("FANOUT_HOST_TRACE_CALLS", str(trace))
+    for mode in params.MODES:
+        assert fanout("fire", "--messages", "4", "--tag", f"iam-{mode}", "--mode", mode) == 0
+    assert fanout("host", "--idle", "1") == 0
+    used = {IAM_ACTION_OF.get(op, f"{service}:{op}")
+            for service, op in (line.split(":") for line in trace.read_text().splitlines())}
+    granted = granted_actions(deployed)
+    assert used - granted == set(), "used but not granted"
+    assert granted - used == set(), "granted but never used"
+
+
+FAULT_RATES = {"s3_500": 0.03, "s3_503": 0.03, "slow": 0.03, "crash": 0.02, "hang": 0.01}
+FAULT_COUNT = 1000
+
+
+def _records(deployed, record) -> list[dict]:
+    return report.run_records(insights.fetch_events(deployed, *runs.run_window(record)), record["run_id"])
+
+
+def test_faults_and_a_host_kill_lose_nothing(deployed, tmp_path, monkeypatch):
+    """1,000 messages, 1% failing on purpose (to the DLQ). `make run` hosts a third of them and is
+    killed outright; `make wait` then hosts the rest through S3 500s and 503s, slow S3 answers,
+    environments killed mid-download and downloads stalled past the timeout."""
+    assert fanout("fire", "--messages", str(FAULT_COUNT), "--tag", "faults", "--inject-failures", "0.01") == 0
+    record = runs.load(runs.LATEST)
+    run_id, injected_seqs = record["run_id"], set(record["injected_seqs"])
+
+    host = subprocess.Popen([sys.executable, "-m", "fanout.cli", "host", "--backend", "local", "--stack", STACK,
+                             "--idle", "600"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 240
+        while len(_records(deployed, record)) < FAULT_COUNT // 3:
+            assert host.poll() is None and time.monotonic() < deadline
+            time.sleep(0.5)
+    finally:
+        os.killpg(host.pid, signal.SIGKILL)
+        host.wait()
+
+    log = tmp_path / "faults.log"
+    rates = ",".join(f"{kind}={rate}" for kind, rate in FAULT_RATES.items())
+    monkeypatch.setenv("FANOUT_HOST_FAULTS", f"{rates},slow_s=0.2,log={log}")
+    assert fanout("wait", "--run", run_id, "--timeout", "600") == 0
+
+    accounting = runs.load(run_id)["accounting"]
+    done, failed, dead = accounting["done"], set(accounting["failed"]), set(accounting["dead_lettered"])
+    records = _records(deployed, record)
+    downloaded = {r["seq"] for r in records if r["event"] == "download"}
+    assert len(downloaded) == done and not downloaded & (failed | dead) and not failed & dead
+    assert downloaded | failed | dead == set(range(FAULT_COUNT))  # each seq exactly once
+    assert accounting["lost"] == [] and accounting["in_flight"] == []
+    assert injected_seqs <= dead
+    downloads = sum(r["event"] == "download" for r in records)
+    assert accounting["duplicate_download_records"] == downloads - len(downloaded)
+
+    injected = collections.Counter(log.read_text().split())
+    summary = report.build(deployed, runs.load(run_id))
+    errors = {row["error_type"]: row["errors"] for row in summary["errors"]}
+    s3_errors = [r for r in summary["records"] if r["event"] == "error" and r["error_type"] == "ClientError"]
+    assert errors.get("ClientError", 0) == len(s3_errors) == injected["s3_500"] + injected["s3_503"]
+    assert sum("(InternalError)" in r["error_message"] for r in s3_errors) == injected["s3_500"]
+    assert sum("(SlowDown)" in r["error_message"] for r in s3_errors) == injected["s3_503"]
+    assert {r["seq"] for r in summary["records"] if r.get("error_type") == "InjectedFailure"} == injected_seqs
+    platform = {row["error_type"]: row["errors"] for row in summary["platform_errors"]}
+    expected = {"Runtime.ExitError": injected["crash"], "Task timed out": injected["hang"]}
+    assert platform == {kind: n for kind, n in expected.items() if n}
+    assert accounting["platform_errors"] == platform  # wait's accounting counts them too
+    assert injected["slow"] > 0 and min(injected[k] for k in ("s3_500", "s3_503", "crash")) > 0
+    print(f"\nsent {FAULT_COUNT}, done {done}, failed {len(failed)}, DLQ {len(dead)}, lost {len(accounting['lost'])}, "
+          f"duplicates {accounting['duplicate_download_records']}")

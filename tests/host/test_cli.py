@@ -65,8 +65,11 @@ def test_handler_that_fails_to_initialise_consumes_nothing(deploy, capsys, sourc
 
 
 @pytest.mark.parametrize("flag, value, message", [
-    ("--idle", "0", "--idle 0 is not allowed; give a number of seconds above 0"),
-    ("--max-envs", "0", "--max-envs 0 is not allowed; give 1 or more"),
+    ("--idle", "0", "invalid --idle '0': expected a finite number of seconds above 0"),
+    ("--idle", "nan", "invalid --idle 'nan': expected a finite number of seconds above 0"),
+    ("--idle", "1e400", "invalid --idle '1e400': expected a finite number of seconds above 0"),
+    ("--max-envs", "0", "invalid --max-envs '0': expected a whole number, 1 or more"),
+    ("--max-envs", "\uff14", "invalid --max-envs '\uff14': expected a whole number, 1 or more"),
 ])
 def test_out_of_range_options(emulator, capsys, flag, value, message):
     status, err = host_command(capsys, "--function", "any", "--endpoint", emulator, flag, value)

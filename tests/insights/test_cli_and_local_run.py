@@ -146,7 +146,7 @@ def test_formats(tmp_path, capsys):
         (["insights", "missing.logsinsights", "--events", "x.jsonl"], "does not exist"),
         (["insights", "errors", "--events", "missing.jsonl"], "does not exist"),
         (["export", "--out", "x.jsonl", "--start", "yesterday"], "not a time"),
-        (["export", "--out", "x.jsonl", "--hours", "0"], "must be positive"),
+        (["export", "--out", "x.jsonl", "--hours", "0"], "must be a positive"),
         (["export", "--out", "x.jsonl", "--start", "2024-05-02", "--end", "2024-05-01"], "starts"),
     ],
 )

@@ -14,7 +14,7 @@ from contextlib import nullcontext
 
 from rich.console import Console
 
-from fanout import hostlock, stack
+from fanout import hostlock, numbers, stack
 from fanout.errors import UsageError
 from fanout.host import config as function_config
 from fanout.host.service import ACCOUNT_CONCURRENCY, DEFAULT_IDLE_SECONDS, Host, Summary
@@ -29,23 +29,24 @@ def register(subparsers) -> None:
                         "function deployed in the emulator)")
     parser.add_argument("--endpoint", help="emulator URL for --function (default: the running emulator)")
     parser.add_argument("--region", default="us-east-1", help="region for --function (default: us-east-1)")
-    parser.add_argument("--idle", type=float, default=DEFAULT_IDLE_SECONDS, metavar="SECONDS",
+    parser.add_argument("--idle", default=str(DEFAULT_IDLE_SECONDS), metavar="SECONDS",
                         help=f"stop once the queue stays empty this long (default: {DEFAULT_IDLE_SECONDS:g})")
-    parser.add_argument("--max-envs", type=int, default=ACCOUNT_CONCURRENCY, metavar="N",
+    parser.add_argument("--max-envs", default=str(ACCOUNT_CONCURRENCY), metavar="N",
                         help="cap on concurrent environments, below the function's own limits "
                              f"(default: {ACCOUNT_CONCURRENCY}, Lambda's default account concurrency)")
     parser.set_defaults(func=command)
 
 
 def command(args: argparse.Namespace) -> int:
-    if args.idle <= 0:
-        raise UsageError(f"--idle {args.idle:g} is not allowed; give a number of seconds above 0")
-    if args.max_envs < 1:
-        raise UsageError(f"--max-envs {args.max_envs} is not allowed; give 1 or more")
+    idle, max_envs = numbers.decimal(args.idle), numbers.whole(args.max_envs)
+    if idle is None or idle <= 0:
+        raise UsageError(f"invalid --idle {args.idle!r}: expected a finite number of seconds above 0")
+    if max_envs is None or max_envs < 1:
+        raise UsageError(f"invalid --max-envs {args.max_envs!r}: expected a whole number, 1 or more")
     config, lock = _function_config(args)
     console = Console(stderr=True)
     with lock, console.status(f"hosting {config.name}") as status:
-        host = Host(config, idle_seconds=args.idle, max_envs=args.max_envs,
+        host = Host(config, idle_seconds=idle, max_envs=max_envs,
                     progress=lambda s: status.update(f"hosting {config.name}: {_progress(s)}"),
                     warn=lambda message: console.print(f"[yellow]warning:[/] {message}"))
         with _graceful_interrupt(host, console) as interrupt:

@@ -17,8 +17,9 @@ from multiprocessing.connection import wait
 from pathlib import Path
 
 from fanout.host import config as function_config
-from fanout.host import logs, runtime, sandbox
+from fanout.host import calls, logs, runtime, sandbox
 from fanout.host.config import FunctionConfig
+from fanout.host.faults import Faults
 from fanout.host.logs import LogWriter
 from fanout.host.output import OutputReader
 
@@ -83,20 +84,27 @@ def lambda_environment(config: FunctionConfig, task_root: str, stream: str) -> d
 class Environment:
     """One sandbox process and its log stream."""
 
-    def __init__(self, config: FunctionConfig, workdir: Path, log: LogWriter, abort_fd: int):
+    def __init__(self, config: FunctionConfig, workdir: Path, log: LogWriter, abort_fd: int,
+                 injected: Faults | None = None):
         """`workdir` was laid out by prepare(); `abort_fd` turns readable when the host aborts,
-        which kills the environment if it is starting or running an invocation."""
+        which kills the environment if it is starting or running an invocation; `injected`: the
+        fault layer's faults (fanout.host.faults), if any."""
         self.config, self._log, self._abort_fd = config, log, abort_fd
         self.stream = logs.stream_name(time.time())
         self.tmp_dir = tempfile.mkdtemp(prefix="tmp-", dir=workdir)
         self._killed = False
         task_root = str(workdir / "task")
+        variables = lambda_environment(config, task_root, self.stream)
+        if injected:
+            variables |= injected.environment()
         spec = {
             "handler": config.handler, "task_root": task_root, "runtime_dir": str(workdir / "runtime"),
             "tmp_dir": self.tmp_dir, "shared_tmp": bool(os.environ.get(sandbox.SHARED_TMP_VARIABLE)),
+            "trace_calls": calls.trace_path(),
+            "faults": injected.spec(config.timeout) if injected else None,
             "function_name": config.name, "version": config.version, "arn": config.arn,
             "memory": config.memory, "log_group": config.log_group, "log_stream": self.stream,
-            "environment": lambda_environment(config, task_root, self.stream),
+            "environment": variables,
         }
         context = _context()
         self._conn, child_conn = context.Pipe()

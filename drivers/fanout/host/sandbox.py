@@ -23,7 +23,7 @@ import sysconfig
 import time
 import traceback
 
-from fanout.host import output, runtime
+from fanout.host import calls, faults, output, runtime
 
 # Loaded by the fork server once, so each environment starts with boto3 already imported
 # (the Lambda runtime also ships it) and botocore's data files already parsed, instead of
@@ -68,6 +68,8 @@ def main(conn, output_pipe, spec: dict) -> None:
     output_pipe.close()
     for stream in (sys.stdout, sys.stderr):
         stream.reconfigure(line_buffering=True)
+    trace_fd = calls.open_trace(spec["trace_calls"])
+    fault_fd = faults.open_log(spec["faults"])
     try:
         tmp_problem = isolate(spec)
     except OSError as exc:
@@ -75,6 +77,8 @@ def main(conn, output_pipe, spec: dict) -> None:
                            f"{exc.strerror} ({exc.filename})")
         return
     enter_runtime(spec)
+    calls.trace_default_session(trace_fd)
+    faults.install(spec["faults"], fault_fd)
     started = time.perf_counter()
     try:
         handler = load_handler(spec["handler"])

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from fanout import paths
 from fanout.errors import FanoutError
-from fanout.host import environment
+from fanout.host import calls, environment, faults
 from fanout.host.config import FunctionConfig
 from fanout.host.environment import Environment, InitFailed
 from fanout.host.event import failed_message_ids, sqs_event
@@ -88,6 +88,7 @@ class Host:
         self._last_activity = time.monotonic()
         self._tmp_warned = False
         self._sqs = config.client("sqs", max_pool_connections=self.summary.concurrency_limit + POLLERS)
+        self._faults = faults.from_environment()  # the fault layer, for tests of the failure paths
 
     def environment_pids(self) -> list[int]:
         """Process ids of the live environments (for memory measurements)."""
@@ -117,9 +118,13 @@ class Host:
         scratch = paths.home() / "host"
         scratch.mkdir(parents=True, exist_ok=True)
         self._workdir = Path(tempfile.mkdtemp(prefix=f"{self.config.name}-", dir=scratch))
+        self._trace_fd = calls.open_trace(calls.trace_path())  # the mapping and log delivery act with the function's role
+        calls.trace(self._sqs.meta.events, self._trace_fd)
         try:
             environment.prepare(self.config, self._workdir)
-            self._log = LogWriter(self.config.client("logs"), self.config.log_group)
+            logs = self.config.client("logs")
+            calls.trace(logs.meta.events, self._trace_fd)
+            self._log = LogWriter(logs, self.config.log_group)
             try:
                 self._serve()
             finally:
@@ -127,6 +132,8 @@ class Host:
         finally:
             shutil.rmtree(self._workdir, ignore_errors=True)
             self._close_abort_pipe()
+            if self._trace_fd is not None:
+                os.close(self._trace_fd)
             self.summary.seconds = time.monotonic() - started
         self._check_failures()
         self._report()
@@ -139,7 +146,11 @@ class Host:
 
     def _serve(self) -> None:
         """Start the first environment, poll until told to stop, then let in-flight work end."""
-        executor = ThreadPoolExecutor(self.summary.concurrency_limit, thread_name_prefix="invoke")
+        # An invocation's thread settles its batch after freeing the slot, and settling waits for
+        # the log group (LogWriter.sync): twice the slots in threads, so that a free slot finds a
+        # thread while others settle, yet settling slower than invoking holds the pollers back
+        # (a backlog of unsettled messages would outlive their visibility timeout).
+        executor = ThreadPoolExecutor(2 * self.summary.concurrency_limit, thread_name_prefix="invoke")
         pollers = [threading.Thread(target=self._poll, args=(executor,), name=f"poller-{i}")
                    for i in range(min(POLLERS, self.summary.concurrency_limit))]
         try:
@@ -179,7 +190,7 @@ class Host:
                                   f"failed to initialise: {str(exc).splitlines()[0]}") from None
 
     def _new_environment(self) -> Environment:
-        env = Environment(self.config, self._workdir, self._log, self._abort_read)
+        env = Environment(self.config, self._workdir, self._log, self._abort_read, self._faults)
         with self._lock:
             self._alive.add(env)
             self.summary.environments += 1
@@ -334,8 +345,12 @@ class Host:
         return self._new_environment()
 
     def _settle(self, batch: list[dict], failed: list[str], status: str, cold: bool) -> None:
-        """Delete the messages that succeeded; failed ones reappear after the visibility timeout."""
+        """Delete the messages that succeeded, once the invocation's log events are in the log
+        group (a host killed before that loses no result: the messages come back); failed ones
+        reappear after the visibility timeout."""
         done = [m for m in batch if m["MessageId"] not in failed]
+        if done:
+            self._log.sync()
         deleted = 0
         for i in range(0, len(done), SQS_MAX_RECEIVE):
             entries = [{"Id": str(n), "ReceiptHandle": m["ReceiptHandle"]}

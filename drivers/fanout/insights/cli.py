@@ -19,7 +19,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from fanout import insights, stack
+from fanout import insights, numbers, stack
 from fanout.errors import UsageError
 from fanout.insights.values import iso_millis
 
@@ -46,7 +46,7 @@ def register(subparsers) -> None:
 
 
 def add_window_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--hours", type=float, help=f"window: the last N hours (default: {insights.DEFAULT_HOURS}; "
+    parser.add_argument("--hours", help=f"window: the last N hours (default: {insights.DEFAULT_HOURS}; "
                                                      "with --events: every exported event)")
     parser.add_argument("--start", help="window start, ISO 8601 (UTC when no offset) or epoch ms")
     parser.add_argument("--end", help="window end, ISO 8601 (UTC when no offset) or epoch ms (default: now)")
@@ -54,7 +54,7 @@ def add_window_arguments(parser: argparse.ArgumentParser) -> None:
 
 def parse_time(text: str, option: str) -> int:
     """Epoch ms from ISO 8601 (naive means UTC) or from a number of epoch milliseconds."""
-    if text.isdigit():
+    if numbers.whole(text) is not None:
         return int(text)
     millis = iso_millis(text)
     if millis is None:
@@ -67,9 +67,9 @@ def window_given(args) -> bool:
 
 
 def window_from_args(args) -> tuple[int, int]:
-    hours = insights.DEFAULT_HOURS if args.hours is None else args.hours
-    if hours <= 0:
-        raise UsageError(f"--hours {hours:g} must be positive")
+    hours = insights.DEFAULT_HOURS if args.hours is None else numbers.decimal(args.hours)
+    if hours is None or hours <= 0:
+        raise UsageError(f"--hours {args.hours!r} must be a positive, finite number of hours")
     end_ms = parse_time(args.end, "--end") if args.end else int(time.time() * 1000)
     start_ms = parse_time(args.start, "--start") if args.start else end_ms - int(hours * 3_600_000)
     return insights.window(start_ms, end_ms)
@@ -85,11 +85,23 @@ def read_query(spec: str) -> str:
 
 
 def read_events(path: Path) -> list[dict]:
-    """Events of a JSONL export; each line needs at least timestamp (ms) and message."""
-    if not path.is_file():
+    """Events of a JSONL export; each line needs at least timestamp (ms) and message. Any readable
+    file will do, a pipe (`--events <(zcat run.jsonl.gz)`) or /dev/null (no events) included."""
+    if not path.exists():
         raise UsageError(f"events file {str(path)!r} does not exist")
+    if path.is_dir():
+        raise UsageError(f"events file {str(path)!r} is a directory; expected a JSONL file from `fanout export`")
+    try:
+        return _parse_events(path)
+    except UnicodeDecodeError:
+        raise UsageError(f"events file {str(path)!r} is not UTF-8 text; expected a JSONL file from `fanout export`") from None
+    except OSError as exc:
+        raise UsageError(f"events file {str(path)!r} cannot be read: {exc.strerror}") from None
+
+
+def _parse_events(path: Path) -> list[dict]:
     events = []
-    with path.open() as lines:
+    with path.open(encoding="utf-8") as lines:
         for number, line in enumerate(lines, 1):
             if not line.strip():
                 continue

@@ -1,0 +1,121 @@
+"""The catalogue of bad inputs, one row each: the command line, the bad value its error must name,
+and the exit status: 2 for bad input (usage), 1 for a runtime failure (here: the stack or run a
+valid command names does not exist). Every row must print exactly one line on stderr and leave
+no state behind: no FANOUT_HOME, no results folder.
+
+Commands are run in-process through the CLI's entry point, as `make` runs them. A new command
+(`sweep`) adds its rows here.
+"""
+
+import pytest
+
+from fanout import cli
+
+FULL_WIDTH_10 = "\uff11\uff10"
+TOO_BIG = "1e400"  # float() reads it as infinity
+
+CATALOGUE = [
+    # deploy / plan: every parameter, before Terraform or the emulator runs
+    (["deploy", "--concurrency", "0"], "'0'", 2),
+    (["deploy", "--concurrency", "1001"], "'1001'", 2),
+    (["deploy", "--concurrency", FULL_WIDTH_10], repr(FULL_WIDTH_10), 2),
+    (["deploy", "--memory", "127"], "'127'", 2),
+    (["deploy", "--memory", "1e3"], "'1e3'", 2),
+    (["deploy", "--object-size", "64XB"], "'64XB'", 2),
+    (["deploy", "--object-size=-1MiB"], "'-1MiB'", 2),
+    (["deploy", "--object-size", f"{FULL_WIDTH_10}MiB"], repr(f"{FULL_WIDTH_10}MiB"), 2),
+    (["deploy", "--region", "mars"], "'mars'", 2),
+    (["deploy", "--architecture", "arm"], "'arm'", 2),
+    (["deploy", "--mode", "mmap"], "'mmap'", 2),
+    (["deploy", "--function-timeout", "0"], "'0'", 2),
+    (["deploy", "--function-timeout", "901"], "'901'", 2),
+    (["deploy", "--function-timeout", "nan"], "'nan'", 2),
+    (["deploy", "--stack", "x;touch pwned"], "'x;touch pwned'", 2),
+    (["deploy", "--stack", "a b"], "'a b'", 2),
+    (["deploy", "--backend", "gcp"], "'gcp'", 2),
+    (["deploy", "--endpoint", "http://localhost:4566"], "'http://localhost:4566'", 2),
+    (["deploy", "--backend", "aws", "--endpoint", "ftp://x"], "'ftp://x'", 2),
+    (["plan", "--memory", "99"], "'99'", 2),
+    # fire: counts, tag, fraction, before the stack is looked up
+    (["fire", "--messages", "0"], "'0'", 2),
+    (["fire", "--messages", "-3"], "'-3'", 2),
+    (["fire", "--messages", "2.5"], "'2.5'", 2),
+    (["fire", "--messages", FULL_WIDTH_10], repr(FULL_WIDTH_10), 2),
+    (["fire", "--messages", "1e3"], "'1e3'", 2),
+    (["fire", "--multiplier", "0"], "'0'", 2),
+    (["fire", "--tag", "a b"], "'a b'", 2),
+    (["fire", "--tag", "x" * 65], "x" * 65, 2),
+    (["fire", "--tag", "caf\u00e9"], "'caf\u00e9'", 2),
+    (["fire", "--inject-failures", "0"], "'0'", 2),
+    (["fire", "--inject-failures", "1.5"], "'1.5'", 2),
+    (["fire", "--inject-failures", "nan"], "'nan'", 2),
+    (["fire", "--inject-failures", "\uff10.\uff15"], repr("\uff10.\uff15"), 2),
+    (["fire", "--workers", "x"], "'x'", 2),
+    (["fire", "--mode", "mmap"], "'mmap'", 2),
+    (["fire", "--messages", "5", "--stack", "absent"], "'absent'", 1),  # valid, but nothing deployed
+    # wait: the timeout, then the run
+    (["wait", "--timeout", "-1"], "'-1'", 2),
+    (["wait", "--timeout", "0"], "'0'", 2),
+    (["wait", "--timeout", TOO_BIG], repr(TOO_BIG), 2),
+    (["wait", "--timeout", "inf"], "'inf'", 2),
+    (["wait", "--timeout", "nan"], "'nan'", 2),
+    (["wait", "--timeout", FULL_WIDTH_10], repr(FULL_WIDTH_10), 2),
+    (["wait", "--run", "no-such-run"], "'no-such-run'", 2),
+    (["wait", "--run", "../../etc"], "'../../etc'", 2),
+    (["wait", "--run", "20990101T000000Z-abcdef"], "'20990101T000000Z-abcdef'", 2),
+    # report
+    (["report", "--run", "no-such-run"], "'no-such-run'", 2),
+    (["report", "--run", ""], "''", 2),
+    (["report", "--backend", "gcp"], "'gcp'", 2),
+    (["report", "--runs", "bad,run"], "'bad'", 2),
+    # compare
+    (["compare", "x;y", "20990101T000000Z-abcdef"], "'x;y'", 2),
+    (["compare", "20990101T000000Z-abcdef", "../b"], "'20990101T000000Z-abcdef'", 2),
+    # insights / export
+    (["insights", "no-such-query"], "'no-such-query'", 2),
+    (["insights", "queries/none.logsinsights"], "'queries/none.logsinsights'", 2),
+    (["insights", "errors", "--events", "/no/such/file.jsonl"], "'/no/such/file.jsonl'", 2),
+    (["insights", "errors", "--events", "/"], "'/'", 2),
+    (["insights", "errors", "--hours", TOO_BIG], repr(TOO_BIG), 2),
+    (["insights", "errors", "--hours", "-2"], "'-2'", 2),
+    (["insights", "errors", "--start", "yesterday"], "'yesterday'", 2),
+    (["insights", "errors", "--format", "xml"], "'xml'", 2),
+    (["export", "--out", "x.jsonl", "--hours", "nan"], "'nan'", 2),
+    # destroy / outputs
+    (["destroy", "--stack", "Upper"], "'Upper'", 2),
+    (["destroy", "--stack", ""], "''", 2),
+    (["destroy", "--endpoint", "http://localhost:4566"], "'http://localhost:4566'", 2),
+    (["destroy", "--backend", "aws", "--endpoint", "ftp:x"], "'ftp:x'", 2),
+    (["outputs", "--stack", "../x"], "'../x'", 2),
+    # host
+    (["host", "--idle", "0"], "'0'", 2),
+    (["host", "--idle", "inf"], "'inf'", 2),
+    (["host", "--max-envs", FULL_WIDTH_10], repr(FULL_WIDTH_10), 2),
+    # sweep: rows go here once the command exists
+]
+
+
+@pytest.fixture
+def isolated(tmp_path, monkeypatch):
+    home, results = tmp_path / "home", tmp_path / "results"
+    monkeypatch.setenv("FANOUT_HOME", str(home))
+    monkeypatch.setenv("FANOUT_RESULTS", str(results))
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_the_catalogue_is_large_and_covers_every_command():
+    assert len(CATALOGUE) >= 40
+    commands = {argv[0] for argv, _, _ in CATALOGUE}
+    assert {"deploy", "fire", "wait", "report", "insights", "destroy"} <= commands
+
+
+@pytest.mark.parametrize("argv, named, status", CATALOGUE, ids=[" ".join(row[0]) for row in CATALOGUE])
+def test_bad_input_is_one_line_naming_the_value_and_creates_nothing(isolated, capsys, argv, named, status):
+    before = sorted(p.name for p in isolated.iterdir())
+    code = cli.main(argv)
+    err = capsys.readouterr().err
+    assert code == status, err
+    assert len(err.strip().splitlines()) == 1 and err.startswith("fanout: error: "), err
+    assert named in err
+    assert sorted(p.name for p in isolated.iterdir()) == before  # no home, no results, no file

@@ -8,7 +8,8 @@ MEMORY      ?= 1024
 OBJECT_SIZE ?= 256MiB
 REGION      ?= us-east-1
 ARCH        ?= x86_64
-MODE        ?= download_file
+STRATEGY    ?=
+MODE        ?=
 MESSAGES    ?=
 MULTIPLIER  ?= 10
 TAG         ?= default
@@ -36,9 +37,11 @@ FANOUT := $(VENV)/bin/fanout
 # with spaces or shell characters arrives at the CLI as one argument, and the CLI validates it.
 q = '$(subst ','\'',$(value $(1)))'
 TARGET = --backend $(call q,BACKEND) --stack $(call q,STACK)
+# STRATEGY (or its old name MODE) when set; otherwise deploy's default, or the stack's for fire.
+STRATEGY_ARG = $(if $(value STRATEGY),--strategy $(call q,STRATEGY),$(if $(value MODE),--strategy $(call q,MODE)))
 STACK_INPUTS = $(TARGET) --concurrency $(call q,CONCURRENCY) --memory $(call q,MEMORY) \
   --object-size $(call q,OBJECT_SIZE) --region $(call q,REGION) --architecture $(call q,ARCH) \
-  --mode $(call q,MODE) --function-timeout $(call q,FUNCTION_TIMEOUT)
+  $(STRATEGY_ARG) --function-timeout $(call q,FUNCTION_TIMEOUT)
 
 .DEFAULT_GOAL := help
 .PHONY: help venv emulator-up emulator-down emulator-status package deploy plan outputs destroy \
@@ -47,13 +50,16 @@ STACK_INPUTS = $(TARGET) --concurrency $(call q,CONCURRENCY) --memory $(call q,M
 help: ## List the targets and the variables they read
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 	@echo Variables: BACKEND=$(call q,BACKEND) STACK=$(call q,STACK) CONCURRENCY=$(call q,CONCURRENCY) MEMORY=$(call q,MEMORY)
-	@echo "  "OBJECT_SIZE=$(call q,OBJECT_SIZE) REGION=$(call q,REGION) ARCH=$(call q,ARCH) MODE=$(call q,MODE) TAG=$(call q,TAG)
+	@echo "  "OBJECT_SIZE=$(call q,OBJECT_SIZE) REGION=$(call q,REGION) ARCH=$(call q,ARCH) TAG=$(call q,TAG)
+	@echo "  "STRATEGY=$(call q,STRATEGY) "(e.g. \"ranged connections=8 chunk_size=8MiB\", docs/strategies.md;"
+	@echo "    deploy: the default of messages, fire: this run's; MODE is its old name)"
 	@echo "  "MESSAGES=$(call q,MESSAGES) MULTIPLIER=$(call q,MULTIPLIER) RUN=$(call q,RUN) QUERY=$(call q,QUERY)
 	@echo "  "RUNS=$(call q,RUNS) "(report across these runs)" A=$(call q,A) B=$(call q,B) "(compare)"
 	@echo "  "TIMEOUT=$(call q,TIMEOUT) "(wait gives up after this many seconds)"
 	@echo "  "FUNCTION_TIMEOUT=$(call q,FUNCTION_TIMEOUT) "(deploy: function timeout, s; the queue's visibility timeout is 6x it)"
 	@echo "  "HOST=$(call q,HOST) "(local backend: wait hosts the function; HOST=0 when \`make run\` does)"
-	@echo Sweep: CONCURRENCY MEMORY OBJECT_SIZE ARCH MODE take lists '("1 5 10");' ORDER=$(call q,ORDER) "(or shuffled)"
+	@echo Sweep: CONCURRENCY MEMORY OBJECT_SIZE ARCH take lists '("1 5 10"),' STRATEGY a list separated by "';'" \
+	  '("stream; ranged connections=4");' ORDER=$(call q,ORDER) "(or shuffled)"
 	@echo "  "SEED=$(call q,SEED) KEEP_WARM=$(call q,KEEP_WARM) DESTROY_AFTER=$(call q,DESTROY_AFTER) YES=$(call q,YES) RESUME=$(call q,RESUME) "(a sweep id or latest)"
 
 $(VENV)/.installed: pyproject.toml
@@ -82,7 +88,7 @@ emulator-status: venv ## Is the embedded emulator running, and where
 package: venv ## Build the function zip for ARCH (deterministic)
 	$(FANOUT) package --architecture $(call q,ARCH)
 
-deploy: venv ## Deploy the stack (CONCURRENCY, MEMORY, OBJECT_SIZE, REGION, ARCH, MODE, FUNCTION_TIMEOUT, STACK, BACKEND)
+deploy: venv ## Deploy the stack (CONCURRENCY, MEMORY, OBJECT_SIZE, REGION, ARCH, STRATEGY, FUNCTION_TIMEOUT, STACK, BACKEND)
 	$(FANOUT) deploy $(STACK_INPUTS)
 
 plan: venv ## Show what deploy would change
@@ -97,9 +103,9 @@ destroy: venv ## Remove everything the stack created (safe when nothing is deplo
 run: venv ## Local backend: host the function until its queue is drained
 	$(FANOUT) host $(TARGET)
 
-fire: venv ## Send MESSAGES (default MULTIPLIER x CONCURRENCY) messages tagged TAG
+fire: venv ## Send MESSAGES (default MULTIPLIER x CONCURRENCY) messages tagged TAG, with STRATEGY
 	$(FANOUT) fire $(TARGET) --multiplier $(call q,MULTIPLIER) --tag $(call q,TAG) \
-	  $(if $(value MESSAGES),--messages $(call q,MESSAGES)) $(if $(filter command line,$(origin MODE)),--mode $(call q,MODE))
+	  $(if $(value MESSAGES),--messages $(call q,MESSAGES)) $(STRATEGY_ARG)
 
 wait: venv ## Wait until every message of RUN is accounted for (TIMEOUT, HOST)
 	$(FANOUT) wait $(TARGET) --run $(call q,RUN) --timeout $(call q,TIMEOUT) $(if $(filter 0,$(value HOST)),--no-host)
@@ -116,7 +122,7 @@ compare: venv ## Change in median and p99 throughput from A to B (run ids, comma
 demo: venv ## The whole experiment on the local backend, torn down afterwards
 	$(FANOUT) demo
 
-sweep: venv ## Every cell of the lists CONCURRENCY x MEMORY x OBJECT_SIZE x ARCH x MODE; RESUME=<id|latest>
+sweep: venv ## Every cell of the lists CONCURRENCY x MEMORY x OBJECT_SIZE x ARCH x STRATEGY; RESUME=<id|latest>
 	$(FANOUT) sweep --timeout $(call q,TIMEOUT) $(if $(filter 1,$(YES)),--yes) $(if $(RESUME),$(TARGET) \
 	  --resume $(call q,RESUME),$(STACK_INPUTS) --multiplier $(call q,MULTIPLIER) --tag $(call q,TAG) \
 	  --order $(call q,ORDER) $(if $(SEED),--seed $(call q,SEED)) $(if $(filter 1,$(KEEP_WARM)),--keep-warm) \

@@ -37,7 +37,7 @@ def write_runs(rng) -> list[str]:
         starts = 1_700_000_000_000 + (np.arange(seconds.size) // limit) * 2500
         lines = [
             json.dumps({"event": "download", "run_id": run_id, "seq": i, "memory_size": memory,
-                        "concurrency_limit": limit, "mode": "stream", "experiment_tag": "bench",
+                        "concurrency_limit": limit, "strategy": "stream", "experiment_tag": "bench",
                         "object_size": OBJECT_SIZE, "bytes": OBJECT_SIZE, "seconds": float(s),
                         "start_ms": int(t), "end_ms": int(t + s * 1000), "cold_start": i < limit})
             for i, (s, t) in enumerate(zip(seconds, starts))
@@ -45,7 +45,7 @@ def write_runs(rng) -> list[str]:
         sent = len(lines)
         runs.save({
             "run_id": run_id, "backend": "local", "version": "bench", "failed_seqs": [], "send_rate_per_s": None,
-            "parameters": {"messages": sent, "mode": "stream", "experiment_tag": "bench"},
+            "parameters": {"messages": sent, "strategy": "stream", "experiment_tag": "bench"},
             "stack": {"stack": "bench", "memory": memory, "concurrency": limit, "object_size": OBJECT_SIZE,
                       "architecture": "x86_64"},
             "accounting": {"done": sent, "failed": [], "dead_lettered": [], "in_flight": []},

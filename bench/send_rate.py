@@ -25,6 +25,7 @@ import time
 import uuid
 
 from bench._emulator import serve
+from bench._ratios import interleaved, verdict
 from fanout import aws, fire
 
 MESSAGES = int(os.environ.get("BENCH_SEND_MESSAGES", "1000"))
@@ -65,21 +66,10 @@ def measure(endpoint: str, region: str, where: str, note: str = "") -> None:
         return _rate(endpoint, region, lambda sqs, url: fire.send(sqs, url, bodies, fire.DEFAULT_WORKERS),
                      fire.DEFAULT_WORKERS)  # fmt: skip
 
-    ours, baseline = [], []
-    for repeat in range(REPEATS):
-        if repeat % 2:
-            ours.append(parallel())
-            baseline.append(sequential())
-        else:
-            baseline.append(sequential())
-            ours.append(parallel())
-    ratios = sorted(o / b for o, b in zip(ours, baseline))
-    ratio = statistics.median(ratios)
-    verdict = "meets" if ratio >= TARGET_RATIO else "below"
+    ours, baseline = interleaved(parallel, sequential, REPEATS)
     print(
         f"send_rate, {where}: {MESSAGES} messages x {REPEATS} repeats\n"
-        f"  median ratio {ratio:.2f}x (from {ratios[0]:.2f}x to {ratios[-1]:.2f}x): "
-        f"{verdict} the {TARGET_RATIO:g}x target\n"
+        f"  {verdict(ours, baseline, TARGET_RATIO, 'x')}\n"
         f"  medians: fire {statistics.median(ours):,.0f} msgs/s ({fire.DEFAULT_WORKERS} workers), "
         f"sequential loop {statistics.median(baseline):,.0f} msgs/s"
     )

@@ -8,9 +8,11 @@ locals {
   object_mib       = ceil(var.object_size / 1048576)
   ephemeral_storage = coalesce(
     var.ephemeral_storage,
-    # Sized for the object in every mode: a message may switch a stream-mode stack to download_file.
+    # Sized for the object whatever the default strategy: a message may ask for download_file.
     min(10240, max(512, local.object_mib + local.tmp_headroom_mib)),
   )
+  default_strategy_name = split(" ", trimspace(var.default_strategy))[0]
+  writes_tmp            = local.default_strategy_name == "download_file"
 }
 
 # Created here, not by Lambda on first write, so that it has a retention and destroy removes it.
@@ -49,7 +51,7 @@ resource "aws_lambda_function" "downloader" {
       FANOUT_BUCKET            = aws_s3_bucket.data.id
       FANOUT_KEY               = local.object_key
       FANOUT_EXPECTED_SIZE     = tostring(var.object_size)
-      FANOUT_DOWNLOAD_MODE     = var.download_mode
+      FANOUT_DEFAULT_STRATEGY  = var.default_strategy
       FANOUT_CONCURRENCY_LIMIT = tostring(var.concurrency)
       FANOUT_ENVIRONMENT_EPOCH = var.environment_epoch
       POWERTOOLS_SERVICE_NAME  = "s3-fanout"
@@ -58,13 +60,18 @@ resource "aws_lambda_function" "downloader" {
   }
 
   lifecycle {
+    # crt's client ignores custom endpoints and would read from AWS instead (fanout.strategies).
     precondition {
-      condition     = var.download_mode != "download_file" || local.object_mib + local.tmp_headroom_mib <= 10240
-      error_message = "In download_file mode the object must fit in /tmp (at most 10240 MB including ${local.tmp_headroom_mib} MB headroom); use download_mode = \"stream\"."
+      condition     = local.default_strategy_name != "crt" || !local.custom_endpoint
+      error_message = "default_strategy crt runs only against AWS: boto3's CRT client ignores a custom endpoint."
     }
     precondition {
-      condition     = var.ephemeral_storage == null ? true : (var.download_mode != "download_file" || var.ephemeral_storage >= local.object_mib + local.tmp_headroom_mib)
-      error_message = "ephemeral_storage (${local.ephemeral_storage} MB) cannot hold the object in download_file mode: it needs ${local.object_mib + local.tmp_headroom_mib} MB (the object plus ${local.tmp_headroom_mib} MB headroom)."
+      condition     = !local.writes_tmp || local.object_mib + local.tmp_headroom_mib <= 10240
+      error_message = "With default strategy download_file the object must fit in /tmp (at most 10240 MB including ${local.tmp_headroom_mib} MB headroom); use default_strategy = \"stream\" or \"ranged\"."
+    }
+    precondition {
+      condition     = var.ephemeral_storage == null ? true : (!local.writes_tmp || var.ephemeral_storage >= local.object_mib + local.tmp_headroom_mib)
+      error_message = "ephemeral_storage (${local.ephemeral_storage} MB) cannot hold the object for default strategy download_file: it needs ${local.object_mib + local.tmp_headroom_mib} MB (the object plus ${local.tmp_headroom_mib} MB headroom)."
     }
   }
 

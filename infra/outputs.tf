@@ -91,7 +91,7 @@ output "architecture" {
   value       = var.architecture
 }
 
-output "download_mode" {
-  description = "How the function reads the object: download_file or stream."
-  value       = var.download_mode
+output "default_strategy" {
+  description = "Download strategy of messages that name none (canonical text as deployed)."
+  value       = var.default_strategy
 }

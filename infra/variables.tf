@@ -85,14 +85,15 @@ variable "environment_epoch" {
   default     = ""
 }
 
-variable "download_mode" {
-  description = "How the function reads the object: download_file (boto3 transfer manager to /tmp) or stream (GetObject body read in memory)."
+variable "default_strategy" {
+  description = "Download strategy of messages that name none (fanout fire always names one): a strategy name and optional parameters, such as \"download_file\" or \"ranged connections=8 chunk_size=8MiB\". The strategies and their parameters are defined in functions/downloader/strategies.py (see docs/strategies.md); here only the name is checked, fanout deploy and the function check the parameters."
   type        = string
   default     = "download_file"
 
+  # The names of functions/downloader/strategies.py; tests/infra/test_strategy_validation.py keeps them equal.
   validation {
-    condition     = contains(["download_file", "stream"], var.download_mode)
-    error_message = "download_mode must be download_file or stream."
+    condition     = contains(["download_file", "stream", "ranged", "crt"], split(" ", trimspace(var.default_strategy))[0])
+    error_message = "default_strategy must start with a strategy name: download_file, stream, ranged or crt."
   }
 }
 
@@ -130,7 +131,7 @@ variable "timeout" {
 }
 
 variable "ephemeral_storage" {
-  description = "Size of /tmp in MB (512-10240). When null it is derived from object_size: the object plus headroom, in every download mode. In download_file mode an explicit value must hold the object plus the same headroom."
+  description = "Size of /tmp in MB (512-10240). When null it is derived from object_size: the object plus headroom, whatever the default strategy (a message may ask for download_file). With default strategy download_file an explicit value must hold the object plus the same headroom."
   type        = number
   default     = null
 

@@ -1,7 +1,5 @@
 """The cost estimate against the price table, computed here from first principles."""
 
-import math
-
 import pytest
 
 from fanout import costs
@@ -10,19 +8,18 @@ MIB = 2**20
 
 
 @pytest.mark.parametrize(
-    "messages, memory_mb, object_size, mode, architecture",
+    "messages, memory_mb, object_size, gets, architecture",
     [
-        (10_000, 2048, 2**30, "download_file", "x86_64"),
-        (80, 1024, 16 * MIB, "stream", "arm64"),
-        (1, 128, 8 * MIB + 1, "download_file", "arm64"),  # one byte past a part: two GETs
-        (500_000, 10240, 10 * 2**30, "stream", "x86_64"),
+        (10_000, 2048, 2**30, 128, "x86_64"),
+        (80, 1024, 16 * MIB, 1, "arm64"),
+        (1, 128, 8 * MIB + 1, 2, "arm64"),
+        (500_000, 10240, 10 * 2**30, 1, "x86_64"),
     ],
 )
-def test_estimate_is_the_price_table_times_the_usage(messages, memory_mb, object_size, mode, architecture):
+def test_estimate_is_the_price_table_times_the_usage(messages, memory_mb, object_size, gets, architecture):
     prices = costs.PRICES
     seconds = object_size / MIB / costs.ASSUMED_MIB_PER_S  # each download at the assumed rate
     gb_seconds = messages * seconds * memory_mb / 1024
-    gets = math.ceil(object_size / costs.PART_SIZE) if mode == "download_file" else 1
     sqs_requests = messages / 10 + 2 * messages  # SendMessageBatch of 10; one receive, one delete each
     expected = (
         gb_seconds * prices["lambda_gb_second"][architecture]
@@ -30,7 +27,7 @@ def test_estimate_is_the_price_table_times_the_usage(messages, memory_mb, object
         + sqs_requests * prices["sqs_request"]
         + messages * gets * prices["s3_get"]
     )
-    estimate = costs.estimate(messages, memory_mb, object_size, mode, architecture)
+    estimate = costs.estimate(messages, memory_mb, object_size, gets, architecture)
     assert estimate.gb_seconds == pytest.approx(gb_seconds)
     assert estimate.total == pytest.approx(expected)
     lines = costs.describe(estimate)
@@ -43,12 +40,12 @@ def refused(est, confirmed=False):
 
 
 def test_confirmation_limits():
-    below = costs.estimate(costs.CONFIRM_MESSAGES, 128, MIB, "stream")
+    below = costs.estimate(costs.CONFIRM_MESSAGES, 128, MIB, 1)
     assert below.total < costs.CONFIRM_USD and refused(below) is None
-    many = costs.estimate(costs.CONFIRM_MESSAGES + 1, 128, MIB, "stream")
+    many = costs.estimate(costs.CONFIRM_MESSAGES + 1, 128, MIB, 1)
     assert "--yes" in refused(many) and refused(many, confirmed=True) is None
     # Few messages, but each a long download at the largest memory: over the dollar limit.
-    few = costs.estimate(1000, 10240, 10 * 2**30, "stream")
+    few = costs.estimate(1000, 10240, 10 * 2**30, 1)
     assert few.total > costs.CONFIRM_USD and f"${few.total:,.2f}" in refused(few)
     # Above the cap even --yes does not send.
     assert "even with --yes" in costs.refusal(1, costs.MAX_MESSAGES + 1, 0.0, confirmed=True)

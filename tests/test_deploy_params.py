@@ -45,6 +45,8 @@ def argv(command="deploy", stack="s3fanout", backend="local", **overrides):
         ({"region": "mars"}, "mars"),
         ({"architecture": "arm"}, "arm"),
         ({"mode": "mmap"}, "mmap"),
+        ({"strategy": "ranged connections=99"}, "connections='99'"),
+        ({"strategy": "crt"}, "runs only against AWS"),
         ({"object_size": f"{LARGEST_DOWNLOADABLE + 1}"}, f"{LARGEST_DOWNLOADABLE + 1}"),
         ({"object_size": f"{params.MAX_OBJECT_SIZE + 1}", "mode": "stream"}, f"{params.MAX_OBJECT_SIZE + 1}"),
         ({"object_size": ""}, "''"),
@@ -90,7 +92,7 @@ def test_allowed_range_is_named_in_the_error():
 def test_object_must_fit_tmp_only_in_download_file_mode():
     params.check_fits_tmp(LARGEST_DOWNLOADABLE, "download_file")
     params.check_fits_tmp(LARGEST_DOWNLOADABLE + 1, "stream")
-    with pytest.raises(UsageError, match="--mode stream"):
+    with pytest.raises(UsageError, match="STRATEGY=stream or ranged"):
         params.check_fits_tmp(LARGEST_DOWNLOADABLE + 1, "download_file")
 
 
@@ -147,7 +149,7 @@ def test_variables_carry_the_validated_values():
     assert variables["object_size"] == 3 * 2**29
     assert variables["concurrency"] == int(GOOD["--concurrency"])
     assert variables["memory"] == int(GOOD["--memory"])
-    assert variables["download_mode"] == "stream"
+    assert variables["default_strategy"] == "stream chunk_size=256KiB"
     assert variables["endpoint"] == "http://127.0.0.1:1"
     assert variables["timeout"] == params.DEFAULT_FUNCTION_TIMEOUT
 

@@ -20,7 +20,7 @@ from importlib import metadata
 
 import pytest
 
-from fanout import aws, cli, costs, fire, paths, runs
+from fanout import aws, cli, costs, fire, params, paths, runs, strategies
 from fanout.errors import UsageError
 from fanout.stack import Stack
 
@@ -125,7 +125,7 @@ def make_stack(emulator, url, **overrides) -> Stack:
     values = {f.name: f.type() if f.type in (int, str) else None for f in fields(Stack)}
     values.update(backend="local", stack="unit", region=REGION, endpoint=emulator, queue_url=url,
                   queue_arn="arn:aws:sqs:us-east-1:123456789012:unit", concurrency=4, memory=512,
-                  object_size=2**20, download_mode="download_file", architecture="x86_64")
+                  object_size=2**20, default_strategy="download_file", architecture="x86_64")
     values.update(overrides)
     return Stack(**values)
 
@@ -133,7 +133,7 @@ def make_stack(emulator, url, **overrides) -> Stack:
 def test_fire_records_the_run_and_marks_the_bodies(queue, emulator, results):
     sqs, url = queue
     before_ms = time.time_ns() // 1_000_000
-    record = fire.fire(make_stack(emulator, url), fire.FireParams(25, "exp-1", "stream", Fraction(1, 5), workers=4))
+    record = fire.fire(make_stack(emulator, url), fire.FireParams(25, "exp-1", "stream chunk_size=256KiB", Fraction(1, 5), workers=4))
     after_ms = time.time_ns() // 1_000_000
     assert runs.resolve(runs.LATEST) == record["run_id"]
     saved = runs.load(record["run_id"])
@@ -143,13 +143,15 @@ def test_fire_records_the_run_and_marks_the_bodies(queue, emulator, results):
     assert saved["backend"] == "local" and saved["stack"]["queue_url"] == url
     assert before_ms <= saved["first_send_ms"] <= saved["last_send_ms"] <= after_ms
     assert saved["parameters"] == {
-        "messages": 25, "experiment_tag": "exp-1", "mode": "stream", "mode_from": "fire --mode",
+        "messages": 25, "experiment_tag": "exp-1", "strategy": "stream chunk_size=256KiB",
+        "strategy_from": "fire --strategy",
         "inject_failures": "1/5", "send_workers": 4,
     }  # fmt: skip
     assert saved["version"].startswith(metadata.version("s3-fanout"))
     assert sorted(b["seq"] for b in bodies) == list(range(25))
     assert {b["run_id"] for b in bodies} == {record["run_id"]}
-    assert {b["experiment_tag"] for b in bodies} == {"exp-1"} and {b["mode"] for b in bodies} == {"stream"}
+    assert {b["experiment_tag"] for b in bodies} == {"exp-1"}
+    assert {b["strategy"] for b in bodies} == {"stream chunk_size=256KiB"}
     assert sorted(b["seq"] for b in bodies if b.get("inject_failure")) == saved["injected_seqs"]
     assert len(saved["injected_seqs"]) == 5
 
@@ -208,11 +210,12 @@ def queue_length(sqs, url) -> int:
 
 
 def test_every_aws_fire_prints_the_estimate(capsys, emulator):
-    fire.check_cost(make_stack(emulator, "", backend="aws"), 100, "download_file", confirmed=False)
+    download_file = strategies.parse("download_file")
+    fire.check_cost(make_stack(emulator, "", backend="aws"), 100, download_file, confirmed=False)
     lines = capsys.readouterr().out.splitlines()  # the console is 80 columns wide here
-    assert len(lines) == len(costs.describe(costs.estimate(100, 512, 2**20, "download_file")))  # none wrapped
+    assert len(lines) == len(costs.describe(costs.estimate(100, 512, 2**20, 1)))  # none wrapped
     assert lines[0].startswith("estimated AWS cost $") and "drivers/fanout/costs.py" in lines[1]
-    fire.check_cost(make_stack(emulator, ""), 100, "download_file", confirmed=False)
+    fire.check_cost(make_stack(emulator, ""), 100, download_file, confirmed=False)
     assert capsys.readouterr().out == ""  # the local backend costs nothing
 
 
@@ -220,17 +223,18 @@ def test_yes_confirms_a_large_or_costly_run(emulator):
     many = make_stack(emulator, "")
     costly = make_stack(emulator, "", memory=10240, object_size=10 * 2**30)
     few = 1000
-    assert costs.estimate(few, costly.memory, costly.object_size, "stream").total > costs.CONFIRM_USD
+    stream = strategies.parse("stream")
+    assert costs.estimate(few, costly.memory, costly.object_size, 1).total > costs.CONFIRM_USD
     for stack, count in ((many, costs.CONFIRM_MESSAGES + 1), (costly, few)):
         with pytest.raises(UsageError, match="without --yes"):
-            fire.check_cost(stack, count, "stream", confirmed=False)
-        fire.check_cost(stack, count, "stream", confirmed=True)
+            fire.check_cost(stack, count, stream, confirmed=False)
+        fire.check_cost(stack, count, stream, confirmed=True)
 
 
 def test_no_run_above_the_cap_even_with_yes(emulator):
     with pytest.raises(UsageError, match=f"at most {costs.MAX_MESSAGES:,} per run, even with --yes"):
-        fire.check_cost(make_stack(emulator, ""), costs.MAX_MESSAGES + 1, "stream", confirmed=True)
-    fire.check_cost(make_stack(emulator, ""), costs.MAX_MESSAGES, "stream", confirmed=True)
+        fire.check_cost(make_stack(emulator, ""), costs.MAX_MESSAGES + 1, strategies.parse("stream"), confirmed=True)
+    fire.check_cost(make_stack(emulator, ""), costs.MAX_MESSAGES, strategies.parse("stream"), confirmed=True)
 
 
 def test_a_newer_run_becomes_latest(queue, emulator, results):
@@ -260,12 +264,31 @@ def one_line_error(capsys, argv) -> tuple[int, str]:
         (["--inject-failures", "0"], "--inject-failures"),
         (["--inject-failures", "1.5"], "--inject-failures"),
         (["--workers", "x"], "--workers"),
+        (["--strategy", "ftp"], "unknown strategy 'ftp'"),
+        (["--strategy", "ranged connections=0"], "connections='0' is out of range"),
+        (["--strategy", "ranged chunk_size=8XB"], "chunk_size='8XB'"),
+        (["--strategy", "stream; ranged"], "sweep axis"),
+        (["--mode", "mmap"], "'mmap'"),  # the old name of --strategy
     ],
 )
 def test_fire_rejects_bad_values_before_anything_else(capsys, results, extra, named):
     code, err = one_line_error(capsys, ["fire", "--stack", "not-deployed", *extra])
     assert code == 2 and named in err
     assert not results.exists()
+
+
+def test_the_run_strategy_is_checked_against_the_stack(emulator):
+    local, aws_stack = make_stack(emulator, ""), make_stack(emulator, "", backend="aws", endpoint="")
+    assert str(fire.check_strategy(local, None)) == str(strategies.parse(local.default_strategy))
+    with pytest.raises(UsageError, match="runs only against AWS") as info:
+        fire.check_strategy(local, strategies.parse("crt"))
+    assert emulator in str(info.value) and "\n" not in str(info.value)
+    assert fire.check_strategy(aws_stack, strategies.parse("crt")).name == "crt"
+    too_big = (params.MAX_EPHEMERAL_MIB - params.TMP_HEADROOM_MIB) * 2**20 + 1
+    huge = make_stack(emulator, "", object_size=too_big)
+    with pytest.raises(UsageError, match="/tmp with strategy download_file"):
+        fire.check_strategy(huge, strategies.parse("download_file"))
+    assert fire.check_strategy(huge, strategies.parse("ranged")).name == "ranged"
 
 
 def test_fire_without_a_deployed_stack_is_one_line(capsys, results, emulator):

@@ -58,12 +58,45 @@ def test_compiled_dependencies_are_built_for_the_functions_architecture(function
     """A package with a C extension gets the wheel of the stack's architecture, not the builder's."""
     with open(functions_copy / "downloader" / "requirements.txt", "a") as requirements:
         requirements.write("markupsafe==3.0.2\n")
+    assert_extension_per_architecture("markupsafe/")
+
+
+def test_the_crt_strategys_awscrt_is_built_for_the_functions_architecture(home):
+    assert_extension_per_architecture("_awscrt")
+
+
+def assert_extension_per_architecture(prefix: str) -> None:
+    """The zip of each architecture holds one native extension named `prefix...`, built for it."""
     for architecture, machine in ELF_MACHINES.items():
         with zipfile.ZipFile(package.build("downloader", architecture)) as archive:
-            (extension,) = [name for name in archive.namelist() if name.startswith("markupsafe/") and ".so" in name]
+            (extension,) = [name for name in archive.namelist() if name.startswith(prefix) and ".so" in name]
             header = archive.read(extension)[:20]
         assert header[:4] == b"\x7fELF"
         assert int.from_bytes(header[18:20], "little") == machine, (architecture, extension)
+
+
+CRT_ON_AWS = """
+import boto3, strategies
+from boto3.s3.transfer import create_transfer_manager
+client = boto3.client("s3", region_name="us-east-1", aws_access_key_id="AKIDEXAMPLE", aws_secret_access_key="x")
+strategies.check_crt_endpoint(client.meta.endpoint_url)
+config = strategies.crt_config(dict(strategies.parse("crt connections=12 chunk_size=16MiB").values))
+with create_transfer_manager(client, config) as manager:
+    print(type(manager).__name__)
+"""
+
+
+def test_the_zips_awscrt_gives_the_crt_transfer_client_on_aws(home, tmp_path):
+    """The crt strategy's AWS path as far as it goes without AWS: with the zip's own awscrt (in a
+    process of its own, as in the function; the drivers never load it), boto3 builds its CRT
+    transfer manager for a client of AWS's endpoint (the strategy's TransferConfig:
+    tests/functions/test_strategies.py). Nothing is sent."""
+    architecture = {"x86_64": "x86_64", "aarch64": "arm64"}[os.uname().machine]
+    with zipfile.ZipFile(package.build("downloader", architecture)) as archive:
+        archive.extractall(tmp_path / "task")
+    result = subprocess.run([sys.executable, "-c", CRT_ON_AWS], cwd=tmp_path / "task", capture_output=True, text=True,
+                            env=dict(os.environ, PYTHONPATH=str(tmp_path / "task")))  # fmt: skip
+    assert result.stdout.split() == ["CRTTransferManager"], result.stderr
 
 
 def test_unknown_architecture_is_refused(home):
@@ -76,7 +109,8 @@ def test_zip_contents(home):
         infos = archive.infolist()
     names = [info.filename for info in infos]
     tops = {name.split("/")[0] for name in names}
-    assert {"handler.py", "measure.py", "aws_lambda_powertools", "jmespath", "typing_extensions.py"} <= tops
+    assert {"handler.py", "measure.py", "strategies.py", "aws_lambda_powertools", "awscrt", "jmespath",
+            "typing_extensions.py"} <= tops
     assert not tops & {"boto3", "botocore", "s3transfer", "bin", "requirements.txt"}
     assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc") or n.endswith("/RECORD")]
     assert names == sorted(names)

@@ -10,6 +10,7 @@ import pytest
 from rich.console import Console
 
 from fanout import cells, concurrency, insights, plots, report, runs
+from fanout.sizes import format_size
 
 RUN = "20250101T000000Z-abc123"
 MIB = 2**20
@@ -57,13 +58,14 @@ def synthetic_records(seed=0, per_cell=60, cell_keys=CELLS):
     rng = np.random.default_rng(seed)
     records, seq, t0 = [], 0, 1_700_000_000_000
     for cell in cell_keys:
-        memory, limit, size, mode, tag = cell.memory_size, cell.concurrency_limit, cell.object_size, cell.mode, cell.experiment_tag
+        memory, limit, size, strategy, tag = cell.memory_size, cell.concurrency_limit, cell.object_size, cell.strategy, cell.experiment_tag
         for _ in range(per_cell):
             seconds = float(rng.lognormal(0, 0.5))
             start = t0 + int(rng.integers(0, 20_000))
             records.append({
                 "event": "download", "run_id": RUN, "seq": seq, "experiment_tag": tag, "memory_size": memory,
-                "concurrency_limit": limit, "object_size": size, "mode": mode, "bytes": size, "seconds": seconds,
+                "concurrency_limit": limit, "object_size": size, "strategy": strategy, "bytes": size, "seconds": seconds,
+                "ttfb_seconds": seconds / 10,
                 "mbps": size * 8 / seconds / 1e6, "start_ms": start, "end_ms": start + int(seconds * 1000),
                 "cold_start": bool(rng.random() < 0.2), "receive_count": 1,
             })  # fmt: skip
@@ -118,7 +120,8 @@ def summary_of(records, sent, dead=(), lambda_report=(), backend="local"):
     record = {
         "run_id": RUN, "backend": backend, "first_send_ms": 1_700_000_000_000, "last_send_ms": 1_700_000_000_100,
         "send_rate_per_s": 100.0, "version": "test", "failed_seqs": [], "sent": sent,
-        "parameters": {"messages": sent, "experiment_tag": "a", "mode": "download_file", "mode_from": "stack default",
+        "parameters": {"messages": sent, "experiment_tag": "a", "strategy": "download_file",
+                       "strategy_from": "stack default",
                        "inject_failures": None},
         "stack": {"stack": "s", "region": "us-east-1", "endpoint": "", "memory": 512, "concurrency": 4,
                   "architecture": "x86_64", "timeout": 60, "batch_size": 1, "max_receive_count": 5,
@@ -130,6 +133,7 @@ def summary_of(records, sent, dead=(), lambda_report=(), backend="local"):
         "run": record, "counts": report.counts(record, records, table), "cells": report.join_cells(table, downloads),
         "steady_definition": concurrency.STEADY_DEFINITION, "errors": [], "dead_lettered": list(dead),
         "cold_starts": [], "platform_errors": [], "lambda_report": list(lambda_report), "records": records,
+        "strategies": insights.evaluate(insights.load_query("strategy-comparison"), as_events(records)).rows,
     }  # fmt: skip
 
 
@@ -206,6 +210,24 @@ def test_report_files(tmp_path, monkeypatch):
     text = (folder / "report.md").read_text()
     assert f"Percentiles: {report.PERCENTILES['local']}." in text
     assert "## Throughput (Mbit/s)" in text and "`mbps` of records.jsonl is Mbit/s" in text
+
+
+def test_strategy_tables_have_a_row_per_strategy_per_memory_and_size():
+    records, _ = synthetic_records(per_cell=30)
+    downloads = [r for r in records if r["event"] == "download"]
+    tables = report.strategy_tables(summary_of(records, sent=len(records))["strategies"])
+    groups = {(r["memory_size"], r["bytes"]) for r in downloads}
+    titles = [f"Strategies at {m} MB, object {format_size(b)}" for m, b in sorted(groups)]
+    assert [title for title, _ in tables] == titles
+    for (memory, size), (_, rows) in zip(sorted(groups), tables):
+        header, *body = rows
+        mine = [r for r in downloads if (r["memory_size"], r["bytes"]) == (memory, size)]
+        assert [row[0] for row in body] == sorted({r["strategy"] for r in mine}, key=lambda s: -np.median(
+            [r["bytes"] / r["seconds"] / 1e6 for r in mine if r["strategy"] == s]))  # fastest median first
+        for row in body:
+            speeds = [r["bytes"] / r["seconds"] / 1e6 for r in mine if r["strategy"] == row[0]]
+            assert row[1] == len(speeds)
+            assert row[2:5] == pytest.approx([np.percentile(speeds, p) for p in (10, 50, 90)])
 
 
 def test_missing_records_are_warned_about():

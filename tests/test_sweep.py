@@ -9,7 +9,7 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from fanout import axes, cli, costs, params, paths, runs, sweep, sweeps
+from fanout import axes, cli, costs, params, paths, runs, strategies, sweep, sweeps
 from fanout.errors import UsageError
 
 MIB = 2**20
@@ -25,21 +25,22 @@ def isolated(tmp_path, monkeypatch):
 
 def texts(**overrides):
     return {"memory": "1024", "concurrency": "10", "object_size": "256MiB", "architecture": "x86_64",
-            "mode": "download_file"} | overrides  # fmt: skip
+            "strategy": "download_file"} | overrides  # fmt: skip
 
 
 def test_cells_are_the_product_with_deployments_kept_together():
-    grid = axes.Axes.parse(texts(memory="2048 1024", concurrency="1,5 10", mode="stream download_file"))
+    grid = axes.Axes.parse(texts(memory="2048 1024", concurrency="1,5 10", strategy="ranged connections=4; stream"))
     cells = grid.cells()
-    expected = [(m, c, mode) for m, c, mode in itertools.product((2048, 1024), (1, 5, 10), ("stream", "download_file"))]
-    assert [(c.memory, c.concurrency, c.mode) for c in cells] == expected  # the order the values were written
-    assert grid.varying() == ["memory", "concurrency", "mode"]
+    fires = [str(strategies.parse(text)) for text in ("ranged connections=4", "stream")]  # canonical texts
+    expected = list(itertools.product((2048, 1024), (1, 5, 10), fires))
+    assert [(c.memory, c.concurrency, c.strategy) for c in cells] == expected  # the order the values were written
+    assert grid.varying() == ["memory", "concurrency", "strategy"]
     assert {c.object_size for c in cells} == {256 * MIB}
 
 
 @pytest.mark.parametrize("seed", [0, 1, 12345])
 def test_shuffled_order_is_seeded_and_keeps_each_deployment_contiguous(seed):
-    grid = axes.Axes.parse(texts(memory="512 1024 2048", concurrency="1 5 10 50", mode="stream download_file"))
+    grid = axes.Axes.parse(texts(memory="512 1024 2048", concurrency="1 5 10 50", strategy="stream; download_file"))
     shuffled = grid.cells("shuffled", seed)
     assert shuffled == grid.cells("shuffled", seed)  # the seed repeats the order
     assert sorted(shuffled, key=str) == sorted(grid.cells(), key=str)  # every cell once
@@ -59,10 +60,12 @@ def test_shuffled_order_is_seeded_and_keeps_each_deployment_contiguous(seed):
         ({"concurrency": "5 five"}, "'five'"),
         ({"object_size": "8MiB 3XB"}, "'3XB'"),
         ({"architecture": "x86_64 sparc"}, "'sparc'"),
-        ({"mode": "stream teleport"}, "'teleport'"),
+        ({"strategy": "stream; teleport"}, "'teleport'"),
+        ({"strategy": "stream download_file"}, "'stream download_file'"),  # strategies are separated by ';'
+        ({"strategy": "stream; stream chunk_size=256KiB"}, "listed twice"),
         ({"memory": "512 512"}, "512 given twice"),
         ({"memory": " "}, "one or more values"),
-        ({"object_size": "1MiB 20GiB", "mode": "stream download_file"}, "/tmp"),
+        ({"object_size": "1MiB 20GiB", "strategy": "stream; download_file"}, "/tmp"),
     ],
 )
 def test_every_bad_value_is_named(overrides, named):
@@ -95,9 +98,9 @@ def test_the_cost_guard_applies_to_the_sweeps_total(isolated, capsys):
     """Each cell alone is below fire's thresholds; together they are not: refused without --yes,
     before anything is created, with the estimate per cell and in total."""
     concurrency = " ".join(str(c) for c in range(100, 108))  # 8 cells of 10 x ~100 long downloads
-    grid = axes.Axes.parse(texts(concurrency=concurrency, memory="10240", object_size="1GiB", mode="stream"))
+    grid = axes.Axes.parse(texts(concurrency=concurrency, memory="10240", object_size="1GiB", strategy="stream"))
     cells = grid.cells()
-    estimates = [costs.estimate(10 * c.concurrency, c.memory, c.object_size, c.mode) for c in cells]
+    estimates = [costs.estimate(10 * c.concurrency, c.memory, c.object_size, 1) for c in cells]  # stream: one GET
     assert all(costs.refusal(e.messages, e.messages, e.total, False) is None for e in estimates)
     total_messages = sum(10 * c.concurrency for c in cells)
     assert total_messages > costs.CONFIRM_MESSAGES or sum(e.total for e in estimates) > costs.CONFIRM_USD
@@ -115,8 +118,32 @@ def test_the_cost_guard_applies_to_the_sweeps_total(isolated, capsys):
     assert not (isolated / "results").exists() and not (isolated / "home").exists()
 
 
+def test_the_estimate_counts_each_strategys_gets(capsys):
+    """Cells that differ only in strategy cost what their GET requests cost; the table numbers the
+    strategies and lists them in full, within 80 columns."""
+    grid = axes.Axes.parse(texts(object_size="64MiB", strategy="stream; ranged chunk_size=1MiB"))
+    cells = grid.cells()
+    settings = sweep.SweepParams("aws", "s", "us-east-1", grid, 10, "t", endpoint="http://localhost:4566")
+    sweep.preflight(settings, cells, confirmed=True)
+    out = capsys.readouterr().out
+    gets = [strategies.parse(c.strategy).gets(c.object_size) for c in cells]
+    estimates = [costs.estimate(100, 1024, 64 * MIB, n) for n in gets]
+    assert gets[0] < gets[1] and estimates[0].s3_gets < estimates[1].s3_gets
+    total_row = next(line for line in out.splitlines() if line.lstrip().startswith("all"))
+    assert f"{sum(e.total for e in estimates):,.2f}" in total_row
+    assert f"s1: {cells[0].strategy}" in out and f"s2: {cells[1].strategy}" in out
+    assert max(map(len, out.splitlines())) <= 80
+
+
+def test_a_local_sweep_refuses_crt_before_anything_is_created(isolated, capsys):
+    assert cli.main(["sweep", "--strategy", "stream; crt", "--object-size", "1MiB"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "'crt'" in err and "embedded emulator" in err
+    assert not (isolated / "results").exists() and not (isolated / "home").exists()
+
+
 def test_the_hard_cap_holds_per_run_even_with_yes():
-    grid = axes.Axes.parse(texts(concurrency="1000", mode="stream"))
+    grid = axes.Axes.parse(texts(concurrency="1000", strategy="stream"))
     settings = sweep.SweepParams("local", "s3fanout", "us-east-1", grid, multiplier=costs.MAX_MESSAGES // 1000 + 1, tag="t")
     with pytest.raises(UsageError, match="even with --yes"):
         sweep.preflight(settings, grid.cells(), confirmed=True)
@@ -129,7 +156,7 @@ def test_a_small_local_sweep_passes_without_a_word(capsys):
 
 
 def manifest_with(statuses: list[str]) -> dict:
-    cells = [{"memory": 512, "concurrency": 2, "object_size": MIB, "architecture": "x86_64", "mode": "stream"}] * len(statuses)
+    cells = [{"memory": 512, "concurrency": 2, "object_size": MIB, "architecture": "x86_64", "strategy": "stream"}] * len(statuses)
     manifest = sweeps.new_manifest({"backend": "local"}, cells)
     for cell, status in zip(manifest["cells"], statuses):
         cell.update(status=status, run_id=None if status == "pending" else runs.new_run_id())
@@ -161,7 +188,7 @@ def test_the_manifest_is_written_atomically_and_latest_follows(isolated):
 
 
 def test_deploy_inputs_keep_every_object_size_and_fresh_environments_per_cell_on_aws():
-    grid = axes.Axes.parse(texts(object_size="8MiB 1MiB", mode="stream download_file"))
+    grid = axes.Axes.parse(texts(object_size="8MiB 1MiB", strategy="stream; download_file"))
     cells = grid.cells()
     for backend, keep_warm in itertools.product(("local", "aws"), (False, True)):
         deployment = sweep._Deployment(sweep.SweepParams(backend, "s", "us-east-1", grid, 10, "t", keep_warm=keep_warm), "id")
@@ -169,7 +196,7 @@ def test_deploy_inputs_keep_every_object_size_and_fresh_environments_per_cell_on
         assert all(i.object_sizes() == [MIB, 8 * MIB] for i in inputs)  # the role reads both, always
         assert all(i.variables("", "zip")["test_object_sizes"] == [MIB, 8 * MIB] for i in inputs)
         same_deployment = [a == b for a, b in zip(inputs, inputs[1:])]
-        # The two mode cells of a size share a deployment unless AWS needs a configuration change
+        # The two strategy cells of a size share a deployment unless AWS needs a configuration change
         # to start fresh environments; the local host restarts its environments instead.
         fresh_by_config = backend == "aws" and not keep_warm
         assert same_deployment == [not fresh_by_config, False, not fresh_by_config]

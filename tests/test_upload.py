@@ -35,7 +35,7 @@ def make_stack(emulator, s3):
             "region": "us-east-1", "endpoint": emulator, "stack": "t", "bucket": bucket, "object_key": "object.bin",
             "object_size": object_size, "queue_url": "", "queue_arn": "", "dlq_url": "", "dlq_arn": "",
             "function_name": "f", "log_group": "/aws/lambda/f", "concurrency": 1, "memory": 128, "timeout": 60,
-            "batch_size": 1, "max_receive_count": 5, "architecture": "x86_64", "download_mode": "stream",
+            "batch_size": 1, "max_receive_count": 5, "architecture": "x86_64", "default_strategy": "stream",
         }  # fmt: skip
         return Stack.from_outputs("local", outputs)
 

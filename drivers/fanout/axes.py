@@ -2,9 +2,10 @@
 are the Cartesian product of the axes.
 
 Deploy-level axes (memory, concurrency, object size, architecture) need a redeploy of the stack
-between cells; message-level axes (mode) only a separate fire on the same deployment. Every
+between cells; message-level axes (strategy) only a separate fire on the same deployment. Every
 value is checked with deploy's own rules before anything is created, so a sweep with one bad
-value creates nothing.
+value creates nothing. Values are separated by spaces (or commas), strategies by ';' since a
+strategy with parameters contains spaces (`stream; ranged connections=4; download_file`).
 
 Order: "given" runs the cells in the order the values were written, deploy-level axes outermost
 (memory, then concurrency, object size, architecture) and message-level axes innermost, so that
@@ -21,7 +22,7 @@ import random
 import re
 from dataclasses import asdict, dataclass
 
-from fanout import params
+from fanout import params, strategies
 from fanout.errors import UsageError
 
 ORDERS = ("given", "shuffled")
@@ -31,7 +32,7 @@ PARSERS = {
     "concurrency": ("--concurrency", params.concurrency_value),
     "object_size": ("--object-size", params.object_size),
     "architecture": ("--architecture", lambda text: params.choice("architecture", text, params.ARCHITECTURES)),
-    "mode": ("--mode", lambda text: params.choice("mode", text, params.MODES)),
+    "strategy": ("--strategy", None),  # a list of its own syntax: strategies.parse_list
 }
 DEPLOY_AXES = ("memory", "concurrency", "object_size", "architecture")  # the others are message-level
 _SEPARATORS = re.compile(r"[\s,]+")
@@ -45,7 +46,7 @@ class CellParams:
     concurrency: int
     object_size: int
     architecture: str
-    mode: str
+    strategy: str  # canonical text (str(strategies.Choice)), as fire sends it
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -59,15 +60,15 @@ class Axes:
     concurrency: tuple[int, ...]
     object_size: tuple[int, ...]
     architecture: tuple[str, ...]
-    mode: tuple[str, ...]
+    strategy: tuple[str, ...]  # canonical texts
 
     @classmethod
     def parse(cls, texts: dict[str, str]) -> "Axes":
-        """Axes from space- or comma-separated values per axis name; UsageError naming the first
-        bad value, or a combination of values that cannot be deployed."""
+        """Axes from space- or comma-separated values per axis name (strategies separated by ';');
+        UsageError naming the first bad value, or a combination of values that cannot be deployed."""
         axes = cls(**{name: _values(name, texts[name]) for name in PARSERS})
-        for size, mode in itertools.product(axes.object_size, axes.mode):
-            params.check_fits_tmp(size, mode)
+        for size, strategy in itertools.product(axes.object_size, axes.strategy):
+            params.check_fits_tmp(size, strategies.parse(strategy).name)
         return axes
 
     @classmethod
@@ -84,15 +85,15 @@ class Axes:
     def cells(self, order: str = "given", seed: int | None = None) -> list[CellParams]:
         """Every cell, in the order `order` (see the module docstring)."""
         deployments = list(itertools.product(*(getattr(self, name) for name in DEPLOY_AXES)))
-        modes = list(self.mode)
+        fires = list(self.strategy)
         rng = random.Random(seed)
         if order == "shuffled":
             rng.shuffle(deployments)
         cells = []
         for deployment in deployments:
             if order == "shuffled":
-                rng.shuffle(modes)
-            cells += [CellParams(*deployment, mode) for mode in modes]
+                rng.shuffle(fires)
+            cells += [CellParams(*deployment, strategy) for strategy in fires]
         return cells
 
 
@@ -102,6 +103,8 @@ def order(text: str) -> str:
 
 def _values(name: str, text: str) -> tuple:
     flag, parse = PARSERS[name]
+    if name == "strategy":
+        return tuple(str(choice) for choice in strategies.parse_list(text))
     words = [word for word in _SEPARATORS.split(str(text).strip()) if word]
     if not words:
         raise UsageError(f"invalid {flag} {text!r}: expected one or more values separated by spaces")

@@ -1,9 +1,9 @@
 """Cells: the combinations of parameters a run's records fall into (memory size, concurrency
-limit, object size, download mode, experiment tag). The report has one table row per cell and
+limit, object size, download strategy as canonical text, experiment tag). The report has one table row per cell and
 the plots one box or line per cell.
 
 A cell is a record with named fields, never a tuple read by position, so that adding a field
-(a download strategy, say) cannot silently shift what an index means.
+(another parameter, say) cannot silently shift what an index means.
 
 Query rows and records must agree on a cell. Logs Insights returns every value as text and the
 query path reads numeric-looking text back as a number (a tag "1" becomes 1, while "007" stays
@@ -24,13 +24,13 @@ class Cell:
     memory_size: int | None
     concurrency_limit: int | None
     object_size: int | None
-    mode: str | None
+    strategy: str | None
     experiment_tag: str | None
 
     def sort_key(self) -> tuple:
-        """Memory, concurrency and size in numeric order (512 before 1024), then mode and tag."""
+        """Memory, concurrency and size in numeric order (512 before 1024), then strategy and tag."""
         return (_number(self.memory_size), _number(self.concurrency_limit), _number(self.object_size),
-                str(self.mode), str(self.experiment_tag))  # fmt: skip
+                str(self.strategy), str(self.experiment_tag))  # fmt: skip
 
     def text(self, name: str) -> str:
         """One field as the tables show it."""
@@ -40,14 +40,14 @@ class Cell:
         return "-" if value is None else str(value)
 
     def label(self, names: tuple[str, ...] | None = None) -> str:
-        """`1024 MB, concurrency 8, 16 MiB, download_file, tag=demo`, or only the named parts."""
+        """`1024 MB, concurrency 8, 16 MiB, stream chunk_size=256KiB, tag=demo`, or only the named parts."""
         return ", ".join(LABELS[name].format(self.text(name)) for name in names or FIELDS)
 
 
 FIELDS = tuple(f.name for f in fields(Cell))
 TITLES = {"memory_size": "memory MB", "concurrency_limit": "concurrency", "object_size": "object",
-          "mode": "mode", "experiment_tag": "tag"}  # fmt: skip
-LABELS = {"memory_size": "{} MB", "concurrency_limit": "concurrency {}", "object_size": "{}", "mode": "{}",
+          "strategy": "strategy", "experiment_tag": "tag"}  # fmt: skip
+LABELS = {"memory_size": "{} MB", "concurrency_limit": "concurrency {}", "object_size": "{}", "strategy": "{}",
           "experiment_tag": "tag={}"}  # fmt: skip
 
 

@@ -3,7 +3,7 @@
 A and B are run ids or `latest`, or several of them comma-separated (crossrun.runs_of resolves
 each, so a sweep id works once it expands to its runs). Each side's downloads are grouped into cells as in the cross-run report.
 Cells are matched on the cell fields that vary within a side; a field that takes one value on
-each side (the tag, the mode, the network, when that is what A and B differ in) describes the
+each side (the tag, the strategy, the network, when that is what A and B differ in) describes the
 sides instead of splitting the cells, so that `compare` on a run tagged "x86" and one tagged
 "arm" matches their cells. Cells found on one side only are listed.
 

@@ -7,7 +7,6 @@ it, on every fire at AWS and whenever it refuses a run. `fanout sweep` applies t
 thresholds to the sweep's totals, before anything is deployed.
 """
 
-import math
 from dataclasses import dataclass
 
 # On-demand list prices in USD for us-east-1 (N. Virginia), as published on the AWS pricing
@@ -23,8 +22,6 @@ PRICES = {
 
 # Assumed per-function S3 throughput: the published sustained figure for one Lambda function.
 ASSUMED_MIB_PER_S = 75
-# boto3's transfer manager (download_file mode) reads in ranged GETs of 8 MiB.
-PART_SIZE = 8 * 1024**2
 # SQS requests per message: its share of a 10-message SendMessageBatch, one receive, one delete.
 SQS_REQUESTS_PER_MESSAGE = 0.1 + 1 + 1
 
@@ -52,12 +49,12 @@ class Estimate:
 
 
 def estimate(
-    messages: int, memory_mb: int, object_size: int, mode: str, architecture: str = "x86_64"
+    messages: int, memory_mb: int, object_size: int, gets_each: int, architecture: str = "x86_64"
 ) -> Estimate:
-    """AWS cost of `messages` downloads of `object_size` bytes at ASSUMED_MIB_PER_S each."""
+    """AWS cost of `messages` downloads of `object_size` bytes at ASSUMED_MIB_PER_S each, each
+    download sending `gets_each` GetObject requests (its strategy's `gets(object_size)`)."""
     seconds_each = object_size / (ASSUMED_MIB_PER_S * 1024**2)
     gb_seconds = messages * seconds_each * memory_mb / 1024
-    gets_each = math.ceil(object_size / PART_SIZE) if mode == "download_file" else 1
     return Estimate(
         messages=messages,
         architecture=architecture,

@@ -2,7 +2,7 @@
 a heatmap of median throughput over memory x concurrency, and download times per cell.
 
 Every caption names the units and the network the figures were made under. Cells come in the
-tables' order; a cell field that varies besides memory and concurrency (object size, mode...)
+tables' order; a cell field that varies besides memory and concurrency (object size, strategy...)
 gets its own lines (first plot) or its own panel (heatmap).
 """
 

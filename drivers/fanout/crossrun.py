@@ -45,7 +45,7 @@ class Cell(NamedTuple):
     concurrency_limit: int
     object_size: int
     architecture: str
-    mode: str
+    strategy: str  # canonical text (docs/strategies.md)
     experiment_tag: str | int | float
     network: str
 
@@ -55,7 +55,7 @@ TITLES = {  # Cell field -> short column title (tables must fit 80 columns)
     "concurrency_limit": "conc",
     "object_size": "size",
     "architecture": "arch",
-    "mode": "mode",
+    "strategy": "strategy",
     "experiment_tag": "tag",
     "network": "network",
 }
@@ -135,7 +135,8 @@ def cell_of(item: dict, run: dict) -> Cell:
         "memory_size": stack["memory"],
         "concurrency_limit": stack["concurrency"],
         "object_size": stack["object_size"],
-        "mode": parameters["mode"],
+        # Runs fired before strategies recorded a mode, whose names are strategy names.
+        "strategy": parameters.get("strategy", parameters.get("mode")),
         "experiment_tag": parameters["experiment_tag"],
     }
     fields = {name: value if item.get(name) is None else item[name] for name, value in from_run.items()}

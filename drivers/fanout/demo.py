@@ -17,7 +17,7 @@ from contextlib import contextmanager
 
 from rich.console import Console
 
-from fanout import deploy, fire, interrupts, params, report, runs, terraform, wait
+from fanout import deploy, fire, interrupts, params, report, runs, strategies, terraform, wait
 from fanout.emulator import control
 
 DEMO_STACK = "demo"
@@ -42,7 +42,7 @@ def register(subparsers) -> None:
 def run(args) -> int:
     multiplier = fire.positive_int("--multiplier", args.multiplier)
     inputs = params.parse(DEMO_STACK, "us-east-1", args.concurrency, args.memory, args.object_size, "x86_64",
-                          "download_file", FUNCTION_TIMEOUT)  # fmt: skip
+                          strategies.DEFAULT, FUNCTION_TIMEOUT)  # fmt: skip
     timings: dict[str, float] = {}
     started_emulator = control.running_endpoint() is None
     with interrupts.sigterm_as_ctrl_c(), terraform.output_to_log("local", DEMO_STACK) as log:

@@ -12,7 +12,7 @@ import os
 import sys
 import time
 
-from fanout import aws, package, params, stack, terraform, upload
+from fanout import aws, package, params, stack, strategies, terraform, upload
 from fanout.emulator import control
 from fanout.errors import UsageError
 from fanout.sizes import format_size
@@ -152,9 +152,11 @@ def tear_down(backend: str, name: str, started_emulator: bool) -> None:
 
 
 def _check(inputs: params.DeployParams, backend: str, endpoint: str) -> str:
-    """The endpoint, checked before anything runs: a bad one, or an AWS profile that does not
-    exist, is one error line; an allowed but risky input gets a warning line."""
+    """The endpoint (and a strategy that cannot use it), checked before anything runs: a bad
+    one, or an AWS profile that does not exist, is one error line; an allowed but risky input gets a warning line."""
     endpoint = params.endpoint(backend, endpoint)
+    emulator = "the embedded emulator" if backend == "local" else endpoint
+    strategies.check_endpoint(strategies.parse(inputs.strategy), emulator)
     if backend == "aws" and not endpoint:
         aws.client("sts", inputs.region)  # a missing AWS profile: one line now, not Terraform's page later
     for warning in params.warnings(inputs):
@@ -187,7 +189,8 @@ def _print_summary(deployed: stack.Stack, seconds: float) -> None:
         f"\nDeployed stack {deployed.stack!r} on the {deployed.backend} backend ({where}) "
         f"in {seconds:.0f} s\n"
         f"  function  {deployed.function_name}: {deployed.memory} MB, reserved concurrency "
-        f"{deployed.concurrency}, {deployed.architecture}, {deployed.download_mode}\n"
+        f"{deployed.concurrency}, {deployed.architecture}\n"
+        f"  strategy  {deployed.default_strategy}\n"
         f"  object    {format_size(deployed.object_size)} at s3://{deployed.bucket}/{deployed.object_key}\n"
         f"  queue     {deployed.queue_url}\n"
         f"            to the dead-letter queue after {deployed.max_receive_count} receives\n"

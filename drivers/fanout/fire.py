@@ -1,6 +1,7 @@
 """`fanout fire`: flood the stack's queue with one message per download, and record the run.
 
-Every message body carries the run id, its seq (0..N-1) and the experiment tag, so that each
+Every message body carries the run id, its seq (0..N-1), the experiment tag and the strategy
+(`--strategy`, else the stack's default, as canonical text: docs/strategies.md), so that each
 timing record can be matched to the message that caused it and `wait` can account for every
 seq. Messages go out in parallel SendMessageBatch calls of 10 (the SQS maximum); entries SQS
 rejects or throttles are retried with backoff, and a seq that still cannot be sent is written to
@@ -25,10 +26,10 @@ from botocore.exceptions import BotoCoreError, ClientError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from fanout import costs, interrupts, numbers, runs
-from fanout.params import MODES
+from fanout import costs, interrupts, numbers, runs, strategies
 from fanout import stack as stacks
 from fanout.errors import FanoutError, UsageError
+from fanout.params import check_fits_tmp
 
 BATCH = 10  # SendMessageBatch takes at most 10 entries
 ATTEMPTS = 6  # per entry, on top of botocore's own retries of a throttled call
@@ -46,7 +47,11 @@ def register(subparsers) -> None:
     parser.add_argument("--messages", help="messages to send (default: MULTIPLIER x the stack's concurrency)")
     parser.add_argument("--multiplier", default=str(DEFAULT_MULTIPLIER), help="messages per concurrency slot (default: 10)")
     parser.add_argument("--tag", default="default", help="experiment tag carried by every message and record")
-    parser.add_argument("--mode", choices=MODES, help="download mode for this run (default: the stack's)")
+    parser.add_argument(
+        "--strategy", "--mode", dest="strategy",
+        help="download strategy of this run, e.g. 'ranged connections=8 chunk_size=8MiB' (default: the "
+        f"stack's); one of {', '.join(strategies.STRATEGIES)}; --mode is its old name",
+    )
     parser.add_argument("--yes", action="store_true", help="send even when the run is large or costly")
     parser.add_argument("--workers", default=str(DEFAULT_WORKERS), help="parallel SendMessageBatch calls (default: 16)")
     parser.add_argument(
@@ -59,12 +64,13 @@ def register(subparsers) -> None:
 
 @dataclass(frozen=True)
 class FireParams:
-    """What one run sends: `messages` messages tagged `tag`, downloaded in `mode` (None: the
-    stack's default mode). `sweep` (sweep id and cell index) is recorded in run.json as given."""
+    """What one run sends: `messages` messages tagged `tag`, downloaded with `strategy` (its
+    canonical text, str(strategies.Choice); None: the stack's default strategy). `sweep` (sweep
+    id and cell index) is recorded in run.json as given."""
 
     messages: int
     tag: str = "default"
-    mode: str | None = None
+    strategy: str | None = None
     inject_failures: Fraction | None = None
     workers: int = DEFAULT_WORKERS
     sweep: dict | None = None
@@ -76,10 +82,11 @@ def run(args) -> int:
     workers = positive_int("--workers", args.workers)
     failure_fraction = _fraction(args.inject_failures) if args.inject_failures else None
     check_tag(args.tag)
+    strategy = strategies.parse(args.strategy) if args.strategy is not None else None
     stack = stacks.from_args(args)
     count = messages or multiplier * stack.concurrency
-    check_cost(stack, count, args.mode or stack.download_mode, args.yes)
-    fired = fire(stack, FireParams(count, args.tag, args.mode, failure_fraction, workers))
+    check_cost(stack, count, check_strategy(stack, strategy), args.yes)
+    fired = fire(stack, FireParams(count, args.tag, str(strategy) if strategy else None, failure_fraction, workers))
     if not fired["sent"]:
         raise FanoutError(f"none of the {count} messages reached the queue; no run was recorded")
     if fired["failed_seqs"]:
@@ -97,10 +104,19 @@ def check_tag(text: str) -> str:
     return text
 
 
-def check_cost(stack, count: int, mode: str, confirmed: bool) -> None:
+def check_strategy(stack, strategy: strategies.Choice | None) -> strategies.Choice:
+    """The run's strategy (given, else the stack's default), refused if this stack cannot run it."""
+    resolved = strategy or strategies.parse(stack.default_strategy)
+    strategies.check_endpoint(resolved, stack.endpoint)
+    check_fits_tmp(stack.object_size, resolved.name)
+    return resolved
+
+
+def check_cost(stack, count: int, strategy: strategies.Choice, confirmed: bool) -> None:
     """Print the AWS cost estimate when firing at AWS or refusing; refuse a run above the hard
     cap always, and a large or costly one without --yes."""
-    estimate = costs.estimate(count, stack.memory, stack.object_size, mode, stack.architecture)
+    gets = strategy.gets(stack.object_size)
+    estimate = costs.estimate(count, stack.memory, stack.object_size, gets, stack.architecture)
     refused = costs.refusal(count, count, estimate.total, confirmed)
     if stack.backend == "aws" or refused:
         for line in costs.describe(estimate):
@@ -119,7 +135,8 @@ def fire(stack, params: FireParams) -> dict:
     """
     run_id, count, workers = runs.new_run_id(), params.messages, params.workers
     injected = injected_seqs(count, params.inject_failures) if params.inject_failures else set()
-    bodies = [(seq, message_body(run_id, seq, params.tag, params.mode, seq in injected)) for seq in range(count)]
+    text = params.strategy or stack.default_strategy
+    bodies = [(seq, message_body(run_id, seq, params.tag, text, seq in injected)) for seq in range(count)]
     result = SendResult()
     how = _run_record(stack, run_id, params, injected)
 
@@ -159,10 +176,10 @@ def fire(stack, params: FireParams) -> dict:
     return record
 
 
-def message_body(run_id: str, seq: int, tag: str, mode: str | None, inject_failure: bool) -> str:
+def message_body(run_id: str, seq: int, tag: str, strategy: str | None, inject_failure: bool) -> str:
     body = {"run_id": run_id, "seq": seq, "experiment_tag": tag}
-    if mode:
-        body["mode"] = mode
+    if strategy:
+        body["strategy"] = strategy
     if inject_failure:
         body["inject_failure"] = True
     return json.dumps(body, separators=(",", ":"))
@@ -270,8 +287,8 @@ def _run_record(stack, run_id: str, params: FireParams, injected: set[int]) -> d
         "parameters": {
             "messages": params.messages,
             "experiment_tag": params.tag,
-            "mode": params.mode or stack.download_mode,
-            "mode_from": "fire --mode" if params.mode else "stack default",
+            "strategy": params.strategy or stack.default_strategy,
+            "strategy_from": "fire --strategy" if params.strategy else "stack default",
             "inject_failures": str(params.inject_failures) if params.inject_failures else None,
             "send_workers": params.workers,
         },

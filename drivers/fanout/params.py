@@ -10,14 +10,13 @@ import re
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from fanout import numbers
+from fanout import numbers, strategies
 from fanout.errors import UsageError
 from fanout.sizes import format_size, parse_size
 
 CONCURRENCY_RANGE = (1, 1000)  # reserved concurrency; the ESM's maximum_concurrency tops out at 1000
 MEMORY_RANGE = (128, 10240)  # Lambda memory, MB
 ARCHITECTURES = ("x86_64", "arm64")
-MODES = ("download_file", "stream")
 # Lambda's function timeout, seconds. The queue's visibility timeout is 6x it (infra/sqs.tf), so
 # a message that keeps failing reaches the DLQ after max_receive_count x 6 x this: 2.5 h at the
 # default. Tests and the demo deploy a short one so that the failure path ends in minutes.
@@ -46,15 +45,19 @@ FLAGS = (
     ("--memory", "1024", "function memory in MB, 128-10240"),
     ("--object-size", "256MiB", "test object size, e.g. 64MiB, 1GB"),
     ("--architecture", "x86_64", "x86_64 or arm64"),
-    ("--mode", "download_file", "download_file or stream"),
+    ("--strategy", strategies.DEFAULT, f"download strategy, e.g. 'stream' or 'ranged connections=8' "
+                                       f"(one of {', '.join(strategies.STRATEGIES)}; --mode is its old name)"),
 )
 
 
 def add_arguments(parser, lists: bool = False) -> None:
-    """The flags of FLAGS; with `lists`, each takes values separated by spaces (a sweep's axes)."""
+    """The flags of FLAGS; with `lists`, each takes one or more values (a sweep's axes), separated
+    by spaces, strategies (which contain spaces) by ';'."""
     for flag, default, text in FLAGS:
-        more = "; one or more, separated by spaces" if lists else ""
-        parser.add_argument(flag, default=default, help=f"{text} (default {default}{more})")
+        separator = f"'{strategies.definition.LIST_SEPARATOR}'" if flag == "--strategy" else "spaces"
+        more = f"; one or more, separated by {separator}" if lists else ""
+        names = (flag, "--mode") if flag == "--strategy" else (flag,)
+        parser.add_argument(*names, default=default, help=f"{text} (default {default}{more})")
 
 
 @dataclass(frozen=True)
@@ -67,7 +70,7 @@ class DeployParams:
     memory: int
     object_size: int
     architecture: str
-    mode: str
+    strategy: str  # canonical text of the default strategy (messages that name none)
     function_timeout: int = DEFAULT_FUNCTION_TIMEOUT
     # Sizes of the other test objects the bucket keeps (a sweep over object sizes uploads each
     # once): the function's role may read each of them, and nothing else.
@@ -97,7 +100,7 @@ class DeployParams:
             "memory": self.memory,
             "object_size": self.object_size,
             "architecture": self.architecture,
-            "download_mode": self.mode,
+            "default_strategy": self.strategy,
             "timeout": self.function_timeout,
             "test_object_sizes": self.object_sizes(),
             "environment_epoch": self.environment_epoch,
@@ -106,13 +109,15 @@ class DeployParams:
 
 def from_args(args) -> DeployParams:
     """Validate the command line of deploy/plan; raises UsageError on the first bad value."""
-    return parse(args.stack, args.region, args.concurrency, args.memory, args.object_size, args.architecture, args.mode,
-                 args.function_timeout)  # fmt: skip
+    return parse(args.stack, args.region, args.concurrency, args.memory, args.object_size, args.architecture,
+                 args.strategy, args.function_timeout)  # fmt: skip
 
 
-def parse(stack: str, region_name: str, concurrency, memory, size, architecture: str, mode: str,
+def parse(stack: str, region_name: str, concurrency, memory, size, architecture: str, strategy,
           function_timeout=DEFAULT_FUNCTION_TIMEOUT) -> DeployParams:  # fmt: skip
-    """DeployParams from values as a user writes them; raises UsageError on the first bad one."""
+    """DeployParams from values as a user writes them (`strategy` as text or a parsed Choice);
+    raises UsageError on the first bad one."""
+    chosen = strategy if isinstance(strategy, strategies.Choice) else strategies.parse(strategy)
     params = DeployParams(
         stack=stack_name(stack),
         region=region(region_name),
@@ -120,10 +125,10 @@ def parse(stack: str, region_name: str, concurrency, memory, size, architecture:
         memory=memory_value(memory),
         object_size=object_size(size),
         architecture=choice("architecture", architecture, ARCHITECTURES),
-        mode=choice("mode", mode, MODES),
+        strategy=str(chosen),
         function_timeout=function_timeout_value(function_timeout),
     )
-    check_fits_tmp(params.object_size, params.mode)
+    check_fits_tmp(params.object_size, chosen.name)
     return params
 
 
@@ -199,12 +204,12 @@ def choice(name: str, text: str, allowed: tuple) -> str:
     return text
 
 
-def check_fits_tmp(object_size: int, mode: str) -> None:
-    """download_file needs the whole object in /tmp; stream mode has no such limit."""
+def check_fits_tmp(object_size: int, strategy_name: str) -> None:
+    """download_file needs the whole object in /tmp; the other strategies read into memory."""
     needed = math.ceil(object_size / 2**20) + TMP_HEADROOM_MIB
-    if mode == "download_file" and needed > MAX_EPHEMERAL_MIB:
+    if strategy_name == "download_file" and needed > MAX_EPHEMERAL_MIB:
         limit = MAX_EPHEMERAL_MIB - TMP_HEADROOM_MIB
         raise UsageError(
-            f"object size {object_size} bytes does not fit in Lambda's /tmp in download_file mode "
-            f"(at most {limit} MiB plus {TMP_HEADROOM_MIB} MiB headroom); use --mode stream"
+            f"object size {object_size} bytes does not fit in Lambda's /tmp with strategy download_file "
+            f"(at most {limit} MiB plus {TMP_HEADROOM_MIB} MiB headroom); use STRATEGY=stream or ranged"
         )

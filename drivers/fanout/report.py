@@ -31,6 +31,7 @@ from rich.table import Table
 
 from fanout import cells, concurrency, crossrun, insights, plots, runs
 from fanout import stack as stacks
+from fanout.sizes import format_size
 from fanout.wait import peek_dead_letters
 
 STATS = ("min", "p25", "p50", "avg", "p75", "p90", "p99", "max")
@@ -50,6 +51,13 @@ PERCENTILES = {  # backend -> how the saved queries' pct() is computed there
     "local": "exact, linear interpolation between closest ranks",
     "aws": "Logs Insights pct(), whose method AWS does not document",
 }
+STRATEGY_COLUMNS = {  # strategy-comparison column -> title
+    "strategy": "strategy", "downloads": "n", "mb_per_s_p10": "MB/s p10", "mb_per_s_p50": "p50",
+    "mb_per_s_p90": "p90", "ttfb_ms_p50": "TTFB ms p50", "ttfb_ms_p90": "p90", "requests_avg": "requests",
+    "connections_avg": "connections",
+}  # fmt: skip
+STRATEGY_NOTE = ("fastest median first; MB/s decimal; TTFB: first byte of the download; requests, "
+                 "connections: mean per download (none for crt)")
 STAT_COLUMN = re.compile(r"^(?P<metric>.+)_(?P<stat>min|max|avg|p\d+)$")
 REPORT_LINE_SLACK_MS = 10_000  # REPORT lines follow the last record by the invocation's end
 
@@ -95,6 +103,7 @@ def build(stack, record: dict) -> dict:
         "cells": join_cells(table, downloads),
         "steady_definition": concurrency.STEADY_DEFINITION,
         "units": {"seconds": "s", "mb_per_s": "decimal MB/s (10^6 bytes/s)", "mbit_per_s": "decimal Mbit/s (10^6 bits/s)"},
+        "strategies": _query(stack, "strategy-comparison", by_run, start_ms, end_ms),
         "errors": _query(stack, "errors", by_run, start_ms, end_ms),
         "dead_lettered": sorted(peek_dead_letters(stack, run_id)),
         "cold_starts": _query(stack, "cold-starts", None, lambda_start, lambda_end),
@@ -230,6 +239,9 @@ def show(summary: dict) -> None:
         _print_table(_rich_table(title, _metric_rows(summary["cells"], metric, varying)), caption)
     _print_table(_rich_table("Achieved concurrency", _concurrency_rows(summary, varying)),
                  f"steady: {summary['steady_definition']}")  # fmt: skip
+    for title, rows in strategy_tables(summary["strategies"]):
+        if len(rows) > 2:  # one strategy: the tables above already say it all
+            _print_table(_rich_table(title, rows), STRATEGY_NOTE)
     for name, (title, caption) in QUERY_TABLES.items():
         if summary[name]:
             rows, common = query_rows(summary[name])
@@ -269,6 +281,17 @@ def query_rows(rows: list[dict]) -> tuple[list[list], str]:
 def sweep_note(sweep: dict) -> str:
     """Which sweep cell a run was, and whether it started with fresh execution environments."""
     return f"sweep {sweep['sweep_id']}, cell {sweep['cell']}: {sweep['environments']} execution environments"
+
+
+def strategy_tables(rows: list[dict]) -> list[tuple[str, list[list]]]:
+    """strategy-comparison rows as one table per memory size and object size, whose rows are
+    the strategies (in the query's order: fastest median first)."""
+    groups: dict[tuple, list[dict]] = {}
+    for row in rows:
+        groups.setdefault((row["memory_size"], row["bytes"]), []).append(row)
+    return [(f"Strategies at {memory} MB, object {format_size(int(size))}",
+             [list(STRATEGY_COLUMNS.values())] + [[row.get(c) for c in STRATEGY_COLUMNS] for row in group])
+            for (memory, size), group in groups.items()]  # fmt: skip
 
 
 def _metric_rows(cell_rows: list[dict], metric: str, columns: tuple[str, ...] = cells.FIELDS) -> list[list]:
@@ -358,7 +381,7 @@ def markdown(summary: dict, images: list) -> str:
         + (f" (emulator {s['endpoint']})" if s["endpoint"] else ""),
         f"- function: {s['memory']} MB, reserved concurrency {s['concurrency']}, {s['architecture']}, "
         f"timeout {s['timeout']} s, batch size {s['batch_size']}, DLQ after {s['max_receive_count']} receives",
-        f"- object: s3://{s['bucket']}/{s['object_key']}, {s['object_size']:,} bytes; mode {p['mode']} ({p['mode_from']})",
+        f"- object: s3://{s['bucket']}/{s['object_key']}, {s['object_size']:,} bytes; strategy {p['strategy']} ({p['strategy_from']})",
         f"- messages: {p['messages']:,} requested, {c['sent']:,} sent at {run['send_rate_per_s']} msgs/s; "
         f"tag {p['experiment_tag']!r}" + (f"; injected failures: {p['inject_failures']}" if p["inject_failures"] else ""),
         f"- records: {c['download_records']} downloads ({c['seqs_downloaded']} seqs), {c['error_records']} errors, "
@@ -380,6 +403,8 @@ def markdown(summary: dict, images: list) -> str:
         parts += [f"## {title}", _markdown_table(_metric_rows(summary["cells"], metric))]
     parts += ["## Achieved concurrency", f"Steady mean: over the {summary['steady_definition']}.",
               _markdown_table(_concurrency_rows(summary))]  # fmt: skip
+    for title, rows in strategy_tables(summary["strategies"]):
+        parts += [f"## {title}", STRATEGY_NOTE + ".", _markdown_table(rows)]
     for name, (title, caption) in QUERY_TABLES.items():
         if summary[name]:
             rows, common = query_rows(summary[name])

@@ -37,7 +37,7 @@ class Stack:
     batch_size: int
     max_receive_count: int
     architecture: str
-    download_mode: str
+    default_strategy: str  # canonical text; fire sends it when given no --strategy
 
     @classmethod
     def from_outputs(cls, backend: str, outputs: dict) -> "Stack":

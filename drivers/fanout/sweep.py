@@ -8,7 +8,7 @@ total) and, on AWS, the account's quotas are checked (fanout.account).
 Then, cell after cell, through the same functions `make deploy/fire/wait/report` call:
 - deploy when a deploy-level value changes (Terraform updates only what changed; every object
   size of the sweep stays in the bucket once uploaded, and the role may read each of them);
-- fire MULTIPLIER x CONCURRENCY messages tagged TAG, in the cell's mode;
+- fire MULTIPLIER x CONCURRENCY messages tagged TAG, with the cell's download strategy;
 - wait until every message is done, failed or dead-lettered, then until the queue is empty and
   no invocation runs: cells never overlap;
 - write the run's records and tables (results/<run_id>/, no plots).
@@ -33,7 +33,8 @@ from dataclasses import dataclass
 
 from rich.console import Console
 
-from fanout import account, aws, axes, costs, deploy, fire, interrupts, params, report, runs, sweeps, terraform, wait
+from fanout import (account, aws, axes, costs, deploy, fire, interrupts, params, report, runs, strategies, sweeps,
+                    terraform, wait)
 from fanout import stack as stacks
 from fanout.emulator import control
 from fanout.errors import FanoutError, UsageError
@@ -113,14 +114,17 @@ def from_args(args) -> SweepParams:
     if order == "shuffled" and seed is None:
         seed = secrets.randbelow(2**32)
     texts = {"memory": args.memory, "concurrency": args.concurrency, "object_size": args.object_size,
-             "architecture": args.architecture, "mode": args.mode}  # fmt: skip
+             "architecture": args.architecture, "strategy": args.strategy}  # fmt: skip
+    grid = axes.Axes.parse(texts)
+    endpoint = params.endpoint(args.backend, args.endpoint)
+    for strategy in grid.strategy:
+        strategies.check_endpoint(strategies.parse(strategy), "the embedded emulator" if args.backend == "local" else endpoint)
     return SweepParams(
         backend=args.backend, stack=params.stack_name(args.stack), region=params.region(args.region),
-        axes=axes.Axes.parse(texts), multiplier=fire.positive_int("--multiplier (MULTIPLIER)", args.multiplier),
+        axes=grid, multiplier=fire.positive_int("--multiplier (MULTIPLIER)", args.multiplier),
         tag=fire.check_tag(args.tag), order=order, seed=seed, keep_warm=args.keep_warm,
         destroy_after=args.destroy_after, timeout=wait.timeout_seconds(args.timeout),
-        endpoint=params.endpoint(args.backend, args.endpoint),
-        function_timeout=params.function_timeout_value(args.function_timeout),
+        endpoint=endpoint, function_timeout=params.function_timeout_value(args.function_timeout),
     )  # fmt: skip
 
 
@@ -158,7 +162,8 @@ def resume(ref: str, confirmed: bool) -> dict:
 
 def preflight(sweep: SweepParams, cells: list[axes.CellParams], confirmed: bool) -> None:
     """The cost estimate (printed on AWS, or when refusing) and the AWS account checks."""
-    estimates = [costs.estimate(sweep.multiplier * c.concurrency, c.memory, c.object_size, c.mode, c.architecture)
+    estimates = [costs.estimate(sweep.multiplier * c.concurrency, c.memory, c.object_size,
+                                strategies.parse(c.strategy).gets(c.object_size), c.architecture)
                  for c in cells]  # fmt: skip
     messages = sum(e.messages for e in estimates)
     usd = sum(e.total for e in estimates)
@@ -179,17 +184,19 @@ def preflight(sweep: SweepParams, cells: list[axes.CellParams], confirmed: bool)
 def cost_lines(sweep: SweepParams, cells: list[axes.CellParams], estimates: list[costs.Estimate]) -> list[str]:
     """Per cell and in total: messages, GB-seconds, dollars and the downloads' assumed duration
     (each concurrency slot downloads MULTIPLIER objects one after another), then the basis;
-    within 80 columns."""
-    row = "{:>4} {:>6} {:>4} {:>10} {:>6} {:<13} {:>7} {:>8} {:>7} {:>5}"
-    lines = [row.format("cell", "memory", "conc", "object", "arch", "mode", "msgs", "GB-s", "USD", "min")]
+    within 80 columns: the strategy column numbers the strategies, listed in full below."""
+    numbers = {strategy: f"s{i + 1}" for i, strategy in enumerate(sweep.axes.strategy)}
+    row = "{:>4} {:>6} {:>4} {:>10} {:>6} {:<8} {:>7} {:>8} {:>7} {:>5}"
+    lines = [row.format("cell", "memory", "conc", "object", "arch", "strategy", "msgs", "GB-s", "USD", "min")]
     for i, (cell, est) in enumerate(zip(cells, estimates)):
         lines.append(row.format(i, cell.memory, cell.concurrency, format_size(cell.object_size), cell.architecture,
-                                cell.mode, f"{est.messages:,}", f"{est.gb_seconds:,.0f}", f"{est.total:,.2f}",
+                                numbers[cell.strategy], f"{est.messages:,}", f"{est.gb_seconds:,.0f}", f"{est.total:,.2f}",
                                 f"{sweep.multiplier * est.seconds_each / 60:.1f}"))  # fmt: skip
     minutes = sum(sweep.multiplier * e.seconds_each for e in estimates) / 60
     lines.append(row.format("all", "", "", "", "", "", f"{sum(e.messages for e in estimates):,}",
                             f"{sum(e.gb_seconds for e in estimates):,.0f}", f"{sum(e.total for e in estimates):,.2f}",
                             f"{minutes:.1f}"))  # fmt: skip
+    lines += [f"  {number}: {strategy}" for strategy, number in numbers.items()]
     lines += [
         f"  estimated AWS cost, at {costs.ASSUMED_MIB_PER_S} MiB/s per download; min: the downloads only, add",
         "  about a minute per cell for its redeploy and accounting",
@@ -217,7 +224,7 @@ class _Deployment:
         fresh_by_config = self.sweep.backend == "aws" and not self.sweep.keep_warm
         return params.DeployParams(
             stack=self.sweep.stack, region=self.sweep.region, concurrency=cell.concurrency, memory=cell.memory,
-            object_size=cell.object_size, architecture=cell.architecture, mode=self.sweep.axes.mode[0],
+            object_size=cell.object_size, architecture=cell.architecture, strategy=self.sweep.axes.strategy[0],
             function_timeout=self.sweep.function_timeout, kept_object_sizes=self.sweep.axes.object_size,
             environment_epoch=f"{self.sweep_id}/{index}" if fresh_by_config else "",
         )  # fmt: skip
@@ -292,7 +299,7 @@ def _run_cell(manifest: dict, cell: dict, deployment: _Deployment, purge_first: 
         with _timed("purge", timings):
             _purge(stack)
     cell["environments"] = "fresh" if redeployed or not sweep.keep_warm else "warm (kept from the previous cell)"
-    fire_params = fire.FireParams(sweep.multiplier * cell_params.concurrency, sweep.tag, cell_params.mode,
+    fire_params = fire.FireParams(sweep.multiplier * cell_params.concurrency, sweep.tag, cell_params.strategy,
                                   sweep={"sweep_id": manifest["sweep_id"], "cell": cell["index"],
                                          "environments": cell["environments"]})  # fmt: skip
     with _timed("fire", timings), _claim_run(manifest, cell):
@@ -387,7 +394,7 @@ def _timed(step: str, timings: dict):
 
 def _describe(cell: axes.CellParams) -> str:
     return (f"{cell.memory} MB, concurrency {cell.concurrency}, {format_size(cell.object_size)}, "
-            f"{cell.architecture}, {cell.mode}")  # fmt: skip
+            f"{cell.architecture}, {cell.strategy}")  # fmt: skip
 
 
 # ---- the end ----------------------------------------------------------------------------------

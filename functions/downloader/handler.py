@@ -13,8 +13,8 @@ from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, pro
 import measure
 
 logger = Logger()  # JSON lines on stdout; service and level from POWERTOOLS_* variables
-# Default client: AWS_ENDPOINT_URL points it at the emulator on the local backend.
-s3 = boto3.client("s3")
+# AWS_ENDPOINT_URL points it at the emulator on the local backend; see measure.CLIENT_CONFIG.
+s3 = boto3.client("s3", config=measure.CLIENT_CONFIG)
 environment = measure.Environment()
 # When every message fails, return them all in batchItemFailures rather than raising
 # BatchProcessingError: SQS redelivers exactly the same messages either way, but a function

@@ -3,14 +3,22 @@
 Plain Python over a boto3 S3 client, so it runs and is tested without Lambda. handler.py only
 adapts the Lambda event and context to it.
 
-What the numbers mean:
+What the numbers mean (docs/strategies.md has the full record contract):
 - `seconds`: time.monotonic() from just before the first request of the download until the
-  last byte was read (download_file: written to /tmp). Wall-clock time would jump with NTP.
+  last byte was read (download_file: written to /tmp; deleting the file comes after). Wall-clock
+  time would jump with NTP.
 - `ttfb_seconds`: from the same start until the first chunk of the body was in hand. The
   transfer manager only reports progress after each read of `io_chunksize` (256 KiB by default),
-  so its first progress callback marks the first chunk; stream mode reads chunks of the same
-  size so both modes measure the same thing. download_file's figure includes the HeadObject
-  the transfer manager sends before its GETs, because that is part of what the mode costs.
+  so its first progress callback marks the first chunk; `stream` reads chunks of `chunk_size`.
+  download_file's figure includes the HeadObject the transfer manager sends before its GETs,
+  because that is part of what the strategy costs.
+- `request_ttfb_ms`: per S3 request the download sent (in the order the responses came), ms
+  from handing it to the HTTP layer until its status line and headers were parsed (the body
+  not yet read): botocore's before-send and response-received events. `requests` counts them.
+- `connections`: distinct TCP connections (socket objects) that carried the download's
+  GetObject responses: a kept-alive connection counts once, a server that closes every
+  connection (the local emulator does) makes it equal the number of GETs.
+  Neither exists for `crt`, which speaks HTTP itself: both are null there.
 - `start_ms`/`end_ms`: epoch milliseconds, to line records up across functions.
 - `mbps`: decimal megabits per second (bytes * 8 / seconds / 1e6); `mib_per_s`: MiB per second.
 """
@@ -20,12 +28,21 @@ import tempfile
 import threading
 import time
 import uuid
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-MODES = ("download_file", "stream")
-# Same as the transfer manager's default io_chunksize; see the module docstring.
-CHUNK_SIZE = 256 * 1024
+from botocore.config import Config
+
+import strategies
+
+# The handler's S3 client: its pool holds a connection for every parallel GET a strategy may ask
+# for (with botocore's default of 10, the 11th thread would open a connection and drop it after
+# each request). Everything else is botocore's default, response checksum validation included:
+# `fanout deploy` uploads an object over 8 MiB in parts, whose composite checksum botocore does
+# not validate, so those downloads do not pay for it; a smaller, single-part object has its
+# CRC32 computed by the function, a CPU cost per byte that is then part of the figure.
+CLIENT_CONFIG = Config(max_pool_connections=strategies.MAX_CONNECTIONS)
 
 
 class MalformedMessage(ValueError):
@@ -51,22 +68,24 @@ class Settings:
     bucket: str
     key: str
     expected_size: int
-    default_mode: str
+    default_strategy: strategies.Choice
     concurrency_limit: int
 
     @classmethod
     def from_env(cls, environ) -> "Settings":
         """Raises KeyError/ValueError naming the variable: a deployment bug, so the invocation fails."""
-        settings = cls(
+        text = environ.get("FANOUT_DEFAULT_STRATEGY", strategies.DEFAULT)
+        try:
+            default = strategies.parse(text)
+        except strategies.StrategyError as exc:
+            raise ValueError(f"FANOUT_DEFAULT_STRATEGY={text!r}: {exc}") from None
+        return cls(
             bucket=environ["FANOUT_BUCKET"],
             key=environ["FANOUT_KEY"],
             expected_size=int(environ["FANOUT_EXPECTED_SIZE"]),
-            default_mode=environ.get("FANOUT_DOWNLOAD_MODE", "download_file"),
+            default_strategy=default,
             concurrency_limit=int(environ["FANOUT_CONCURRENCY_LIMIT"]),
         )
-        if settings.default_mode not in MODES:
-            raise ValueError(f"FANOUT_DOWNLOAD_MODE={settings.default_mode!r} is not {' or '.join(MODES)}")
-        return settings
 
 
 @dataclass(frozen=True)
@@ -76,14 +95,15 @@ class Message:
     run_id: str
     seq: int
     experiment_tag: str
-    mode: str
+    strategy: strategies.Choice
     inject_failure: bool
 
     def fields(self) -> dict:
-        return {"run_id": self.run_id, "seq": self.seq, "experiment_tag": self.experiment_tag, "mode": self.mode}
+        return {"run_id": self.run_id, "seq": self.seq, "experiment_tag": self.experiment_tag,
+                **self.strategy.fields()}  # fmt: skip
 
 
-def parse_body(body: str, default_mode: str) -> Message:
+def parse_body(body: str, default_strategy: strategies.Choice) -> Message:
     """The message in `body`, or MalformedMessage listing every problem found."""
     try:
         data = json.loads(body)
@@ -95,7 +115,6 @@ def parse_body(body: str, default_mode: str) -> Message:
         "run_id": (lambda v: isinstance(v, str) and v != "", "a non-empty string", None),
         "seq": (lambda v: isinstance(v, int) and not isinstance(v, bool), "an integer", None),
         "experiment_tag": (lambda v: isinstance(v, str), "a string", ""),
-        "mode": (lambda v: v in MODES, " or ".join(MODES), default_mode),
         "inject_failure": (lambda v: isinstance(v, bool), "true or false", False),
     }
     known, problems = {}, []
@@ -107,9 +126,14 @@ def parse_body(body: str, default_mode: str) -> Message:
             problems.append(f"{name}={data[name]!r} is not {allowed}")
         else:
             problems.append(f"{name} is missing")
+    try:
+        known["strategy"] = strategies.parse(data["strategy"]) if "strategy" in data else default_strategy
+    except strategies.StrategyError as exc:
+        problems.append(str(exc))
     if problems:
         known.pop("inject_failure", None)
-        raise MalformedMessage("; ".join(problems), known)
+        strategy = known.pop("strategy", None)
+        raise MalformedMessage("; ".join(problems), {**known, **(strategy.fields() if strategy else {})})
     return Message(**known)
 
 
@@ -156,6 +180,65 @@ class Progress:
             self.bytes += count
 
 
+class RequestLog:
+    """The S3 requests of one download: first-byte time of each, GetObject request ids, and the
+    connections that served them (see the module docstring). botocore emits before-send and
+    response-received on the thread that sends the request, so a thread-local holds its start.
+    """
+
+    def __init__(self):
+        self.ttfb_ms: list[float] = []
+        self.get_request_ids: list[str] = []
+        self.sockets: set = set()
+        self._sent = threading.local()
+        self._lock = threading.Lock()
+
+    def sent(self, **_) -> None:
+        self._sent.at = time.monotonic()
+
+    def received(self, event_name: str, parsed_response=None, **_) -> None:
+        now = time.monotonic()
+        if parsed_response is None:  # no response at all (connection error): no first byte
+            return
+        sock = _socket_of(parsed_response.get("Body"))
+        with self._lock:
+            self.ttfb_ms.append(round((now - self._sent.at) * 1000, 3))
+            if event_name.endswith(".GetObject"):
+                self.get_request_ids.append(parsed_response.get("ResponseMetadata", {}).get("RequestId", ""))
+            if sock is not None:
+                self.sockets.add(sock)  # kept until the download ends, so identities stay unique
+
+    @contextmanager
+    def attached(self, s3):
+        """Listen to `s3`'s requests while in the block. One environment runs one invocation
+        at a time, so every request seen is this download's."""
+        hooks = {"before-send.s3": self.sent, "response-received.s3": self.received}
+        hook_id = f"fanout-{uuid.uuid4().hex}"
+        for event, hook in hooks.items():
+            s3.meta.events.register(event, hook, unique_id=f"{hook_id}-{event}")
+        try:
+            yield self
+        finally:
+            for event in hooks:
+                s3.meta.events.unregister(event, unique_id=f"{hook_id}-{event}")
+
+    def fields(self) -> dict:
+        """request_ttfb_ms, requests, connections; null where botocore saw no request (crt)."""
+        seen = bool(self.ttfb_ms)
+        return {"request_ttfb_ms": self.ttfb_ms if seen else None, "requests": len(self.ttfb_ms) if seen else None,
+                "connections": len(self.sockets) if seen else None}  # fmt: skip
+
+
+def _socket_of(body):
+    """The socket a streaming body arrives on: the urllib3 connection's while it stays open,
+    else the one http.client's reader holds (a connection the server will close has already
+    handed its socket over). None for a body that is not a live HTTP response."""
+    raw = getattr(body, "_raw_stream", None)
+    sock = getattr(getattr(raw, "connection", None), "sock", None)
+    reader = getattr(getattr(raw, "_fp", None), "fp", None)
+    return sock or getattr(getattr(reader, "raw", None), "_sock", None)
+
+
 @dataclass(frozen=True)
 class Download:
     bytes: int
@@ -164,27 +247,18 @@ class Download:
     start_ms: int
     end_ms: int
     s3_request_id: str
+    requests: dict  # RequestLog.fields()
 
 
-def download(s3, bucket: str, key: str, mode: str, directory: str | None = None) -> Download:
-    """Fetch the object once with `mode` and time it; the bytes are discarded."""
-    request_ids = []
-    hook_id = f"fanout-{uuid.uuid4().hex}"
-    # Every GetObject's request id, whether sent by us or by the transfer manager's threads;
-    # the first one is reported. One environment runs one invocation at a time, so only ours.
-    s3.meta.events.register(
-        "after-call.s3.GetObject",
-        lambda parsed, **_: request_ids.append(parsed.get("ResponseMetadata", {}).get("RequestId", "")),
-        unique_id=hook_id,
-    )
-    try:
+def download(s3, bucket: str, key: str, strategy: strategies.Choice, directory: str | None = None) -> Download:
+    """Fetch the object once with `strategy` and time it; the bytes are discarded."""
+    with tempfile.TemporaryDirectory(dir=directory) as scratch, RequestLog().attached(s3) as requests:
+        target = strategies.Target(fileobj=strategies.Discard(), path=str(Path(scratch) / "object"))
         start_ms = time.time_ns() // 1_000_000
         progress = Progress()
-        _DOWNLOADERS[mode](s3, bucket, key, progress, directory)
+        strategy.download(s3, bucket, key, progress, target)
         ended = time.monotonic()
         end_ms = time.time_ns() // 1_000_000
-    finally:
-        s3.meta.events.unregister("after-call.s3.GetObject", unique_id=hook_id)
     first_chunk_at = ended if progress.first_chunk_at is None else progress.first_chunk_at  # empty object
     return Download(
         bytes=progress.bytes,
@@ -192,24 +266,9 @@ def download(s3, bucket: str, key: str, mode: str, directory: str | None = None)
         ttfb_seconds=first_chunk_at - progress.started,
         start_ms=start_ms,
         end_ms=end_ms,
-        s3_request_id=request_ids[0] if request_ids else "",
+        s3_request_id=requests.get_request_ids[0] if requests.get_request_ids else "",
+        requests=requests.fields(),
     )
-
-
-def _download_file(s3, bucket, key, progress, directory):
-    """The transfer manager (parallel ranged GETs for large objects) to a file that is then deleted."""
-    with tempfile.TemporaryDirectory(dir=directory) as scratch:
-        s3.download_file(bucket, key, str(Path(scratch) / "object"), Callback=progress)
-
-
-def _stream(s3, bucket, key, progress, directory):
-    """One GetObject read in fixed chunks and dropped: network only, no disk."""
-    body = s3.get_object(Bucket=bucket, Key=key)["Body"]
-    for chunk in body.iter_chunks(CHUNK_SIZE):
-        progress(len(chunk))
-
-
-_DOWNLOADERS = {"download_file": _download_file, "stream": _stream}
 
 
 def measure_message(s3, settings: Settings, body: str, context: dict, directory: str | None = None) -> dict:
@@ -221,11 +280,11 @@ def measure_message(s3, settings: Settings, body: str, context: dict, directory:
     fields = {}
     context = {"object_size": settings.expected_size, **context}  # a cell field, on every record
     try:
-        message = parse_body(body, settings.default_mode)
+        message = parse_body(body, settings.default_strategy)
         fields = message.fields()
         if message.inject_failure:
             raise InjectedFailure("the message asked to fail (inject_failure)")
-        result = download(s3, settings.bucket, settings.key, message.mode, directory)
+        result = download(s3, settings.bucket, settings.key, message.strategy, directory)
         if result.bytes != settings.expected_size:
             raise SizeMismatch(f"downloaded {result.bytes} bytes, expected {settings.expected_size}")
     except MalformedMessage as exc:
@@ -248,6 +307,7 @@ def success_record(message: Message, result: Download, context: dict) -> dict:
         "start_ms": result.start_ms,
         "end_ms": result.end_ms,
         "s3_request_id": result.s3_request_id,
+        **result.requests,
         **context,
     }
 

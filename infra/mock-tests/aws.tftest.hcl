@@ -81,8 +81,8 @@ run "tmp_holds_a_1_GiB_object_in_download_file_mode" {
   command = plan
 
   variables {
-    object_size   = 1073741824
-    download_mode = "download_file"
+    object_size      = 1073741824
+    default_strategy = "download_file"
   }
 
   # The rule variables.tf states: the object plus the module's headroom, at least 512 MB.

@@ -37,7 +37,7 @@ run "values_above_the_limits" {
     memory            = 10241
     concurrency       = 1001
     object_size       = 10000 * 5 * pow(1024, 3) + 1 # S3's maximum object size, plus one byte
-    download_mode     = "stream"
+    default_strategy  = "stream"
     ephemeral_storage = 10241
     timeout           = 901
     batch_size        = 11
@@ -76,14 +76,25 @@ run "names_not_allowed" {
     stack              = "Upper"
     region             = "mars"
     architecture       = "arm"
-    download_mode      = "mmap"
+    default_strategy   = "mmap"
     endpoint           = "localhost:4566"
     log_retention_days = 2
   }
 
   expect_failures = [
-    var.stack, var.region, var.architecture, var.download_mode, var.endpoint, var.log_retention_days,
+    var.stack, var.region, var.architecture, var.default_strategy, var.endpoint, var.log_retention_days,
   ]
+}
+
+run "crt_only_without_a_custom_endpoint" {
+  command = plan
+
+  variables {
+    endpoint         = "http://localhost:4566"
+    default_strategy = "crt connections=8"
+  }
+
+  expect_failures = [aws_lambda_function.downloader]
 }
 
 run "object_too_large_for_tmp_in_download_file_mode" {

@@ -15,7 +15,7 @@ def run_id(number: int) -> str:
 
 
 def make_run(
-    number, *, memory=1024, concurrency=4, object_size=8_000_000, mode="download_file", tag="t", per_slot=10,
+    number, *, memory=1024, concurrency=4, object_size=8_000_000, strategy="download_file", tag="t", per_slot=10,
     median_s=0.5, sigma=0.4, seed=0, dead_lettered=(), accounting=True, network=None, backend="local",
     object_size_field=True,
 ):  # fmt: skip
@@ -31,10 +31,10 @@ def make_run(
         for i in range(per_slot):
             seconds = float(rng.lognormal(np.log(median_s), sigma))
             if seq in dead_lettered:
-                errors += [_error(rid, seq, memory, concurrency, mode, tag, receive) for receive in range(1, 6)]
+                errors += [_error(rid, seq, memory, concurrency, strategy, tag, receive) for receive in range(1, 6)]
             else:
                 record = {
-                    "event": "download", "run_id": rid, "seq": seq, "experiment_tag": tag, "mode": mode,
+                    "event": "download", "run_id": rid, "seq": seq, "experiment_tag": tag, "strategy": strategy,
                     "memory_size": memory, "concurrency_limit": concurrency, "bytes": object_size,
                     "seconds": seconds, "mbps": object_size * 8 / seconds / 1e6, "start_ms": clock,
                     "end_ms": clock + int(seconds * 1000), "cold_start": i == 0, "receive_count": 1,
@@ -47,7 +47,7 @@ def make_run(
     record = {
         "run_id": rid, "backend": backend, "version": "test", "failed_seqs": [], "sent": sent,
         "send_rate_per_s": 100.0, "first_send_ms": T0_MS, "last_send_ms": T0_MS + 100,
-        "parameters": {"messages": sent, "experiment_tag": tag, "mode": mode, "mode_from": "stack default",
+        "parameters": {"messages": sent, "experiment_tag": tag, "strategy": strategy, "strategy_from": "stack default",
                        "inject_failures": None},
         "stack": {"stack": "s", "backend": backend, "region": "us-east-1", "endpoint": "", "memory": memory,
                   "concurrency": concurrency, "architecture": "x86_64", "object_size": object_size},
@@ -63,6 +63,6 @@ def make_run(
     return rid, downloads
 
 
-def _error(rid, seq, memory, concurrency, mode, tag, receive):
-    return {"event": "error", "run_id": rid, "seq": seq, "experiment_tag": tag, "mode": mode, "memory_size": memory,
+def _error(rid, seq, memory, concurrency, strategy, tag, receive):
+    return {"event": "error", "run_id": rid, "seq": seq, "experiment_tag": tag, "strategy": strategy, "memory_size": memory,
             "concurrency_limit": concurrency, "error_type": "InjectedFailure", "receive_count": receive}  # fmt: skip

@@ -49,9 +49,9 @@ def test_false_alarms_stay_near_five_percent(percentile):
 
 def test_cells_match_on_the_axes_and_unmatched_ones_are_listed():
     a = [make_run(n, memory=m, concurrency=4, seed=n)[0] for n, m in ((1, 512), (2, 1024))]
-    b = [make_run(n, memory=m, concurrency=4, seed=n, mode="stream")[0] for n, m in ((3, 1024), (4, 2048))]
+    b = [make_run(n, memory=m, concurrency=4, seed=n, strategy="stream")[0] for n, m in ((3, 1024), (4, 2048))]
     result = compare.compare(a, b)
-    assert result["match_on"] == ["memory_size"] and result["differ_in"] == ["mode"]
+    assert result["match_on"] == ["memory_size"] and result["differ_in"] == ["strategy"]
     assert [c["memory_size"] for c in result["cells"]] == [1024]
     assert result["only_in_a"] == ["MB 512"] and result["only_in_b"] == ["MB 2048"]
 

@@ -96,6 +96,19 @@ def test_records_older_than_the_accounting_are_warned(tmp_path):
     assert "**Warning:** " + warning in (tmp_path / "out" / "report.md").read_text()
 
 
+def test_runs_fired_before_strategies_take_their_mode(tmp_path):
+    rid, downloads = make_run(1, strategy="stream")
+    record = runs.load(rid)
+    record["parameters"]["mode"] = record["parameters"].pop("strategy")  # run.json of an older fire
+    runs.update(record)
+    path = runs.run_dir(rid) / "records.jsonl"
+    path.write_text("".join(json.dumps({k: v for k, v in d.items() if k != "strategy"} | {"mode": "stream"}) + "\n"
+                            for d in downloads))  # fmt: skip
+    summary = crossrun.build([rid], tmp_path / "out", "t")
+    (cell,) = summary["cells"]
+    assert cell["strategy"] == "stream" and cell["n"] == len(downloads)
+
+
 def test_missing_records_name_the_run_and_the_fix(tmp_path):
     rid, _ = make_run(1)
     (runs.run_dir(rid) / "records.jsonl").unlink()

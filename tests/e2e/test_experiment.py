@@ -22,7 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from fanout import cli, costs, crossrun, demo, fire, hostlock, insights, package, params, paths, report, runs, stack, terraform, upload, wait
+from fanout import (cli, costs, crossrun, demo, fire, hostlock, insights, package, params, paths, report, runs, stack,
+                    strategies, terraform, upload, wait)
 from fanout.errors import FanoutError
 
 pytestmark = pytest.mark.slow
@@ -195,6 +196,11 @@ def test_bad_inputs_are_one_line_errors(deployed, capsys):
     assert code == 2 and "no-such-run" in err
     code, err = one_line_error(capsys, "wait", "--timeout", "-1")
     assert code == 2 and "--timeout" in err
+    code, err = one_line_error(capsys, "fire", "--messages", "5", "--strategy", "crt")  # needs the stack: exit 2
+    assert code == 2 and "runs only against AWS" in err
+    code, err = one_line_error(capsys, "fire", "--messages", "5", "--strategy", "ranged connections=99")
+    assert code == 2 and "connections='99'" in err
+    assert runs.resolve(runs.LATEST) == latest
     capsys.readouterr()
     assert cli.main(["fire", "--backend", "local", "--stack", "absent", "--messages", "5"]) == 1
     assert "absent" in capsys.readouterr().err
@@ -203,7 +209,8 @@ def test_bad_inputs_are_one_line_errors(deployed, capsys):
 def test_make_run_then_wait_without_hosting(deployed):
     """The issue's chain: deploy, fire, `make run` (the host, until the queue stays empty), then
     `make wait HOST=0`; every record lands in the function's log group."""
-    assert fanout("fire", "--messages", "12", "--tag", "hosted") == 0
+    strategy = "ranged chunk_size=256KiB connections=3"  # a message-level choice: no redeploy
+    assert fanout("fire", "--messages", "12", "--tag", "hosted", "--strategy", strategy) == 0
     run_id = runs.resolve(runs.LATEST)
     assert fanout("host", "--idle", "1") == 0
     assert fanout("wait", "--run", run_id, "--no-host", *WAIT) == 0
@@ -211,6 +218,9 @@ def test_make_run_then_wait_without_hosting(deployed):
     events = insights.fetch_events(deployed, *runs.run_window(runs.load(run_id)))
     downloads = [r for r in report.run_records(events, run_id) if r["event"] == "download"]
     assert sorted(r["seq"] for r in downloads) == list(range(12))
+    canonical = strategies.parse(strategy)
+    assert all(r.items() >= canonical.fields().items() for r in downloads)
+    assert all(r["requests"] == canonical.gets(deployed.object_size) + 1 for r in downloads)  # + its HeadObject
 
 
 def test_wait_times_out_with_the_missing_seqs(deployed, capsys):
@@ -293,11 +303,12 @@ def granted_actions(deployed) -> set[str]:
 
 
 def test_the_role_grants_exactly_the_actions_a_run_uses(deployed, tmp_path, monkeypatch):
-    """Both download modes, hosted as `make run` hosts them (the mapping's idle check included)."""
+    """Every strategy the local backend runs, hosted as `make run` hosts them (the mapping's idle
+    check included)."""
     trace = tmp_path / "calls.txt"
     monkeypatch.setenv("FANOUT_HOST_TRACE_CALLS", str(trace))
-    for mode in params.MODES:
-        assert fanout("fire", "--messages", "4", "--tag", f"iam-{mode}", "--mode", mode) == 0
+    for name in [name for name, strategy in strategies.STRATEGIES.items() if not strategy.aws_only]:
+        assert fanout("fire", "--messages", "4", "--tag", f"iam-{name}", "--strategy", name) == 0
     assert fanout("host", "--idle", "1") == 0
     used = {IAM_ACTION_OF.get(op, f"{service}:{op}")
             for service, op in (line.split(":") for line in trace.read_text().splitlines())}

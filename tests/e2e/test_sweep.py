@@ -57,8 +57,8 @@ def check_complete(cell: dict, multiplier: int) -> None:
     assert sorted(r["seq"] for r in downloads) == list(range(sent))  # none missing, none twice
     assert {r["run_id"] for r in downloads} == {cell["run_id"]}
     for r in downloads:
-        assert (r["memory_size"], r["concurrency_limit"], r["object_size"], r["bytes"], r["mode"]) == (
-            params["memory"], params["concurrency"], params["object_size"], params["object_size"], params["mode"])
+        assert (r["memory_size"], r["concurrency_limit"], r["object_size"], r["bytes"], r["strategy"]) == (
+            params["memory"], params["concurrency"], params["object_size"], params["object_size"], params["strategy"])
     summary = json.loads((runs.run_dir(cell["run_id"]) / "summary.json").read_text())
     assert summary["counts"]["in_percentile_table"] == summary["counts"]["download_records"] == sent
     (table_cell,) = summary["cells"]
@@ -156,13 +156,15 @@ def environments_of(cell: dict) -> dict[str, list[bool]]:
 
 
 @pytest.mark.parametrize("keep_warm", [False, True], ids=["fresh", "keep-warm"])
-def test_mode_cells_share_a_deployment_with_fresh_or_warm_environments(results, keep_warm):
-    """A MODE list is two fires on one deployment. By default the second cell starts in new
-    environments (each one's first download cold); with --keep-warm it reuses the first's."""
-    assert sweep("--concurrency", "2", "--memory", "256", "--object-size", "1MiB", "--mode", "download_file stream",
+def test_strategy_cells_share_a_deployment_with_fresh_or_warm_environments(results, keep_warm):
+    """A STRATEGY list is two fires on one deployment, each downloading with its strategy. By
+    default the second cell starts in new environments (each one's first download cold); with
+    --keep-warm it reuses the first's."""
+    assert sweep("--concurrency", "2", "--memory", "256", "--object-size", "1MiB", "--strategy",
+                 "download_file; ranged connections=2 chunk_size=256KiB",
                  "--multiplier", "3", *(["--keep-warm"] if keep_warm else []), *WAIT) == 0  # fmt: skip
     first, second = sweeps.load("latest")["cells"]
-    assert "deploy" in first["timings"] and second["timings"]["deploy"] < 1  # no redeploy between modes
+    assert "deploy" in first["timings"] and second["timings"]["deploy"] < 1  # no redeploy between strategies
     for cell in (first, second):
         check_complete(cell, multiplier=3)
     before, after = environments_of(first), environments_of(second)

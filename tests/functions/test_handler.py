@@ -9,10 +9,11 @@ import pytest
 from .support import MEMORY_SIZE, lambda_context, log_records, sqs_event
 
 SUCCESS_FIELDS = {
-    "event", "run_id", "seq", "experiment_tag", "concurrency_limit", "memory_size", "object_size", "mode", "bytes",
-    "seconds", "ttfb_seconds", "mbps", "mib_per_s", "start_ms", "end_ms", "cold_start", "env_id",
-    "receive_count", "message_id", "request_id", "s3_request_id",
-}  # fmt: skip
+    "event", "run_id", "seq", "experiment_tag", "concurrency_limit", "memory_size", "object_size", "strategy",
+    "strategy_name", "bytes", "seconds", "ttfb_seconds", "mbps", "mib_per_s", "start_ms", "end_ms", "cold_start",
+    "env_id", "receive_count", "message_id", "request_id", "s3_request_id", "request_ttfb_ms", "requests",
+    "connections",
+}  # fmt: skip, plus strategy_<param> for each parameter of the record's strategy
 ERROR_CONTEXT_FIELDS = {
     "message_id", "receive_count", "memory_size", "concurrency_limit", "object_size", "request_id", "env_id",
     "cold_start",
@@ -40,19 +41,20 @@ def record_get_object_ids(handler):
 
 
 @pytest.mark.parametrize(
-    ("env_mode", "body_mode", "expected_mode"),
+    ("env_strategy", "body_strategy", "expected"),
     [
-        ("download_file", None, "download_file"),
-        ("stream", None, "stream"),
-        ("download_file", "stream", "stream"),
-        ("stream", "download_file", "download_file"),
+        ("download_file", None, "download_file max_concurrency=10 chunk_size=8MiB threshold=8MiB"),
+        ("stream chunk_size=64KiB", None, "stream chunk_size=64KiB"),
+        ("download_file", "stream", "stream chunk_size=256KiB"),
+        ("stream", "ranged chunk_size=1MiB connections=3", "ranged connections=3 chunk_size=1MiB"),
     ],
 )
-def test_success_record(load_handler, function_env, test_object, capsys, tmp_path, env_mode, body_mode, expected_mode):
-    function_env["FANOUT_DOWNLOAD_MODE"] = env_mode
+def test_success_record(load_handler, function_env, test_object, capsys, tmp_path, env_strategy, body_strategy,
+                        expected):
+    function_env["FANOUT_DEFAULT_STRATEGY"] = env_strategy
     handler = load_handler()
     get_object_ids = record_get_object_ids(handler)
-    event = sqs_event(body(seq=42, **({"mode": body_mode} if body_mode else {})), receive_count=3)
+    event = sqs_event(body(seq=42, **({"strategy": body_strategy} if body_strategy else {})), receive_count=3)
     capsys.readouterr()
 
     before_ms = time.time() * 1000
@@ -61,11 +63,16 @@ def test_success_record(load_handler, function_env, test_object, capsys, tmp_pat
 
     assert response == {"batchItemFailures": []}
     [line] = log_records(capsys)
-    assert set(line) - POWERTOOLS_FIELDS == SUCCESS_FIELDS
+    name, *assignments = expected.split()
+    params = {f"strategy_{a.split('=')[0]}" for a in assignments}
+    assert set(line) - POWERTOOLS_FIELDS == SUCCESS_FIELDS | params
     assert line["level"] == "INFO"
     assert line["service"] == function_env["POWERTOOLS_SERVICE_NAME"]
     assert (line["event"], line["run_id"], line["seq"], line["experiment_tag"]) == ("download", "run-1", 42, "tag-a")
-    assert line["mode"] == expected_mode
+    assert (line["strategy"], line["strategy_name"]) == (expected, name)
+    assert len(line["request_ttfb_ms"]) == line["requests"] >= len(get_object_ids)
+    assert all(0 < ms <= line["seconds"] * 1000 for ms in line["request_ttfb_ms"])
+    assert 1 <= line["connections"] <= len(get_object_ids)
     assert line["concurrency_limit"] == 7
     assert line["memory_size"] == MEMORY_SIZE
     assert line["bytes"] == line["object_size"] == test_object.size
@@ -100,14 +107,14 @@ class SteppingClock:
             return self.readings[-1]
 
 
-@pytest.mark.parametrize("mode", ["download_file", "stream"])
-def test_seconds_come_from_the_monotonic_clock(load_handler, capsys, mode):
+@pytest.mark.parametrize("strategy", ["download_file", "stream", "ranged"])
+def test_seconds_come_from_the_monotonic_clock(load_handler, capsys, strategy):
     handler = load_handler()
     clock = SteppingClock()
     handler.measure.time = SimpleNamespace(monotonic=clock, time_ns=time.time_ns)
     before_ms = time.time() * 1000
 
-    response, _ = invoke(handler, sqs_event(body(mode=mode)))
+    response, _ = invoke(handler, sqs_event(body(strategy=strategy)))
 
     assert response == {"batchItemFailures": []}
     [line] = log_records(capsys)
@@ -122,17 +129,18 @@ def test_stream_mode_sends_exactly_one_get_object(load_handler, capsys):
     requests = []  # one entry per HTTP request the client sends, retries included
     handler.s3.meta.events.register("before-send.s3", lambda event_name, **_: requests.append(event_name))
 
-    response, _ = invoke(handler, sqs_event(body(mode="stream")))
+    response, _ = invoke(handler, sqs_event(body(strategy="stream")))
 
     assert response == {"batchItemFailures": []}
     assert requests == ["before-send.s3.GetObject"]
-    assert log_records(capsys)[0]["mode"] == "stream"
+    [line] = log_records(capsys)
+    assert (line["strategy_name"], line["requests"], line["connections"]) == ("stream", 1, 1)
 
 
 def test_download_file_uses_parallel_ranged_gets(load_handler, capsys):
     handler = load_handler()
     get_object_ids = record_get_object_ids(handler)
-    response, _ = invoke(handler, sqs_event(body(mode="download_file")))
+    response, _ = invoke(handler, sqs_event(body(strategy="download_file")))
     assert response == {"batchItemFailures": []}
     assert len(get_object_ids) > 1  # the object is over the multipart threshold
     assert log_records(capsys)[0]["s3_request_id"] in get_object_ids
@@ -161,7 +169,7 @@ def error_lines(capsys):
 def test_missing_object_is_an_error_record_and_a_batch_failure(load_handler, function_env, capsys, mode):
     function_env["FANOUT_KEY"] = "no-such-object"
     handler = load_handler()
-    event = sqs_event(body(mode=mode))
+    event = sqs_event(body(strategy=mode))
     response, context = invoke(handler, event)
 
     message_id = event["Records"][0]["messageId"]
@@ -170,7 +178,7 @@ def test_missing_object_is_an_error_record_and_a_batch_failure(load_handler, fun
     # The transfer manager starts with HeadObject (a bare 404); stream's GetObject names the error.
     expected_type, expected_text = {"download_file": ("ClientError", "404"), "stream": ("NoSuchKey", "NoSuchKey")}[mode]
     assert line["error_type"] == expected_type and expected_text in line["error_message"]
-    assert (line["run_id"], line["seq"], line["experiment_tag"], line["mode"]) == ("run-1", 1, "tag-a", mode)
+    assert (line["run_id"], line["seq"], line["experiment_tag"], line["strategy_name"]) == ("run-1", 1, "tag-a", mode)
     assert ERROR_CONTEXT_FIELDS <= set(line)
     assert line["message_id"] == message_id
     assert (line["request_id"], line["memory_size"]) == (context.aws_request_id, MEMORY_SIZE)
@@ -180,7 +188,7 @@ def test_missing_object_is_an_error_record_and_a_batch_failure(load_handler, fun
 def test_size_mismatch_is_an_error(load_handler, function_env, test_object, capsys, mode):
     function_env["FANOUT_EXPECTED_SIZE"] = str(test_object.size + 1)
     handler = load_handler()
-    event = sqs_event(body(mode=mode))
+    event = sqs_event(body(strategy=mode))
     response, _ = invoke(handler, event)
 
     assert response["batchItemFailures"] == [{"itemIdentifier": event["Records"][0]["messageId"]}]
@@ -197,7 +205,9 @@ def test_size_mismatch_is_an_error(load_handler, function_env, test_object, caps
         ('{"seq": 1}', {"seq": 1}),
         ('{"run_id": "r", "seq": "one"}', {"run_id": "r"}),
         ('{"run_id": "r", "seq": true}', {"run_id": "r"}),
-        ('{"run_id": "r", "seq": 5, "mode": "ftp"}', {"run_id": "r", "seq": 5}),
+        ('{"run_id": "r", "seq": 5, "strategy": "ftp"}', {"run_id": "r", "seq": 5}),
+        ('{"run_id": "r", "seq": 5, "strategy": "ranged connections=0"}', {"run_id": "r", "seq": 5}),
+        ('{"run_id": "r", "seq": 5, "strategy": 7}', {"run_id": "r", "seq": 5}),
         ('{"run_id": "r", "seq": 5, "inject_failure": "yes"}', {"run_id": "r", "seq": 5}),
     ],
 )
@@ -241,7 +251,7 @@ def test_a_batch_where_every_message_fails_is_reported_not_raised(load_handler, 
 
 
 def test_misconfigured_function_fails_the_invocation(load_handler, function_env):
-    function_env["FANOUT_DOWNLOAD_MODE"] = "carrier-pigeon"
+    function_env["FANOUT_DEFAULT_STRATEGY"] = "carrier-pigeon"
     handler = load_handler()
-    with pytest.raises(ValueError, match="FANOUT_DOWNLOAD_MODE='carrier-pigeon'"):
+    with pytest.raises(ValueError, match="FANOUT_DEFAULT_STRATEGY='carrier-pigeon'"):
         invoke(handler, sqs_event(body()))

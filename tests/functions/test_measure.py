@@ -13,21 +13,26 @@ def measure(load_measure):
 
 
 def test_parse_body_defaults_and_overrides(measure):
-    minimal = measure.parse_body(json.dumps({"run_id": "r", "seq": 3}), "stream")
-    assert (minimal.run_id, minimal.seq, minimal.experiment_tag, minimal.mode, minimal.inject_failure) == (
-        "r", 3, "", "stream", False,
+    stream = measure.strategies.parse("stream")
+    minimal = measure.parse_body(json.dumps({"run_id": "r", "seq": 3}), stream)
+    assert (minimal.run_id, minimal.seq, minimal.experiment_tag, minimal.strategy, minimal.inject_failure) == (
+        "r", 3, "", stream, False,
     )  # fmt: skip
-    full = {"run_id": "r", "seq": 4, "experiment_tag": "t", "mode": "download_file", "inject_failure": True}
-    parsed = measure.parse_body(json.dumps(full), "stream")
-    assert parsed.fields() == {k: full[k] for k in ("run_id", "seq", "experiment_tag", "mode")}
+    full = {"run_id": "r", "seq": 4, "experiment_tag": "t", "strategy": "ranged connections=2", "inject_failure": True}
+    parsed = measure.parse_body(json.dumps(full), stream)
+    assert parsed.fields() == {
+        "run_id": "r", "seq": 4, "experiment_tag": "t", "strategy": "ranged connections=2 chunk_size=8MiB",
+        "strategy_name": "ranged", "strategy_connections": 2, "strategy_chunk_size": 8 * 2**20,
+    }  # fmt: skip
     assert parsed.inject_failure is True
 
 
 def test_parse_body_lists_every_problem(measure):
     with pytest.raises(measure.MalformedMessage) as info:
-        measure.parse_body(json.dumps({"seq": -1.5, "mode": "ftp", "experiment_tag": "t"}), "stream")
+        measure.parse_body(json.dumps({"seq": -1.5, "strategy": "ftp", "experiment_tag": "t"}), None)
     message = str(info.value)
-    assert "run_id is missing" in message and "seq=-1.5" in message and "mode='ftp'" in message
+    assert "run_id is missing" in message and "seq=-1.5" in message and "'ftp'" in message
+    assert "\n" not in message
     assert info.value.known == {"experiment_tag": "t"}
 
 
@@ -64,19 +69,25 @@ def test_environment_cold_start_once_per_environment(measure):
 
 def test_success_record_throughput_units(measure):
     size, seconds = random.randrange(1, 1 << 34), random.uniform(0.01, 100)
-    message = measure.Message(run_id="r", seq=1, experiment_tag="t", mode="stream", inject_failure=False)
+    strategy = measure.strategies.parse("stream")
+    message = measure.Message(run_id="r", seq=1, experiment_tag="t", strategy=strategy, inject_failure=False)
+    requests = {"request_ttfb_ms": [1.5], "requests": 1, "connections": 1}
     result = measure.Download(
-        bytes=size, seconds=seconds, ttfb_seconds=seconds / 3, start_ms=1, end_ms=2, s3_request_id="x"
+        bytes=size, seconds=seconds, ttfb_seconds=seconds / 3, start_ms=1, end_ms=2, s3_request_id="x",
+        requests=requests,
     )
     record = measure.success_record(message, result, {"env_id": "e"})
     assert record["mbps"] == pytest.approx(size * 8 / 1_000_000 / seconds)
     assert record["mib_per_s"] == pytest.approx(size / (1024 * 1024) / seconds)
     assert record["mbps"] / record["mib_per_s"] == pytest.approx(8 * 1.048576)
     assert record["event"] == "download" and record["env_id"] == "e"
+    assert record.items() >= (strategy.fields() | requests).items()
 
 
-def test_settings_from_env_rejects_unknown_mode(measure):
+def test_settings_from_env_rejects_unknown_strategy(measure):
     env = {"FANOUT_BUCKET": "b", "FANOUT_KEY": "k", "FANOUT_EXPECTED_SIZE": "10", "FANOUT_CONCURRENCY_LIMIT": "2"}
-    assert measure.Settings.from_env(env).default_mode == "download_file"
-    with pytest.raises(ValueError, match="FANOUT_DOWNLOAD_MODE='tcp'"):
-        measure.Settings.from_env({**env, "FANOUT_DOWNLOAD_MODE": "tcp"})
+    assert str(measure.Settings.from_env(env).default_strategy) == str(measure.strategies.parse("download_file"))
+    with pytest.raises(ValueError, match="FANOUT_DEFAULT_STRATEGY='tcp'"):
+        measure.Settings.from_env({**env, "FANOUT_DEFAULT_STRATEGY": "tcp"})
+    with pytest.raises(ValueError, match="connections='99'"):
+        measure.Settings.from_env({**env, "FANOUT_DEFAULT_STRATEGY": "ranged connections=99"})

@@ -6,7 +6,7 @@ import uuid
 
 import pytest
 
-from fanout import package
+from fanout import package, strategies
 from fanout.host.testing import REPORT, START
 
 OBJECT_SIZE = 300 * 1024 + 7  # over one 256 KiB read chunk, not a multiple of it
@@ -23,14 +23,14 @@ def test_downloader_records_every_message_and_retries_the_failure(deploy, downlo
     fn = deploy(downloader_zip, handler="handler.lambda_handler", batch_size=3, report_failures=True,
                 reserved=CONCURRENCY_LIMIT, timeout=10, visibility=1, max_receive=2, environment={
                     "FANOUT_BUCKET": bucket, "FANOUT_KEY": "object", "FANOUT_EXPECTED_SIZE": str(OBJECT_SIZE),
-                    "FANOUT_DOWNLOAD_MODE": "download_file", "FANOUT_CONCURRENCY_LIMIT": str(CONCURRENCY_LIMIT),
+                    "FANOUT_DEFAULT_STRATEGY": "download_file", "FANOUT_CONCURRENCY_LIMIT": str(CONCURRENCY_LIMIT),
                     "POWERTOOLS_SERVICE_NAME": "s3-fanout", "POWERTOOLS_LOG_LEVEL": "INFO"})
     s3 = fn.client("s3")
     s3.create_bucket(Bucket=bucket)
     s3.put_object(Bucket=bucket, Key="object", Body=os.urandom(OBJECT_SIZE))
     run_id = uuid.uuid4().hex
-    bodies = [{"run_id": run_id, "seq": seq, "experiment_tag": "host", "mode": mode}
-              for seq, mode in enumerate(["download_file", "stream"] * 3)]
+    bodies = [{"run_id": run_id, "seq": seq, "experiment_tag": "host", "strategy": strategy}
+              for seq, strategy in enumerate(["download_file", "stream", "ranged connections=2 chunk_size=256KiB"] * 2)]
     failing = {"run_id": run_id, "seq": len(bodies), "experiment_tag": "host", "inject_failure": True}
     fn.send([*bodies, failing])
 
@@ -43,7 +43,8 @@ def test_downloader_records_every_message_and_retries_the_failure(deploy, downlo
     request_ids = {START.match(m).group(1) for m in events if START.match(m)}
     cold_requests = {REPORT.match(m)["id"] for m in events if REPORT.match(m) and REPORT.match(m)["init"]}
 
-    assert [(r["seq"], r["mode"]) for r in downloads] == [(b["seq"], b["mode"]) for b in bodies]
+    assert [(r["seq"], r["strategy"]) for r in downloads] == [(b["seq"], str(strategies.parse(b["strategy"])))
+                                                               for b in bodies]  # fmt: skip
     for record in downloads:
         assert (record["run_id"], record["experiment_tag"], record["bytes"]) == (run_id, "host", OBJECT_SIZE)
         assert (record["memory_size"], record["concurrency_limit"]) == (256, CONCURRENCY_LIMIT)

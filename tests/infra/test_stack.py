@@ -12,7 +12,7 @@ import subprocess
 import pytest
 from botocore.exceptions import ClientError
 
-from fanout import cli, params, paths, stack, terraform
+from fanout import cli, params, paths, stack, strategies, terraform
 from fanout.sizes import parse_size
 
 pytestmark = pytest.mark.slow
@@ -23,7 +23,7 @@ INPUTS = {
     "--memory": "256",
     "--object-size": "1MiB",
     "--architecture": "arm64",
-    "--mode": "download_file",
+    "--strategy": "ranged connections=4",
 }
 
 
@@ -72,7 +72,7 @@ def test_outputs_describe_the_inputs(deployed, emulator):
     assert deployed.memory == int(INPUTS["--memory"])
     assert deployed.object_size == parse_size(INPUTS["--object-size"])
     assert deployed.architecture == INPUTS["--architecture"]
-    assert deployed.download_mode == INPUTS["--mode"]
+    assert deployed.default_strategy == str(strategies.parse(INPUTS["--strategy"]))  # canonical
 
 
 def test_function_configuration(deployed, function):
@@ -87,7 +87,7 @@ def test_function_configuration(deployed, function):
         "FANOUT_BUCKET": deployed.bucket,
         "FANOUT_KEY": deployed.object_key,
         "FANOUT_EXPECTED_SIZE": str(deployed.object_size),
-        "FANOUT_DOWNLOAD_MODE": deployed.download_mode,
+        "FANOUT_DEFAULT_STRATEGY": deployed.default_strategy,
         "FANOUT_CONCURRENCY_LIMIT": str(deployed.concurrency),
         "FANOUT_ENVIRONMENT_EPOCH": "",  # only a sweep on AWS sets it
         "POWERTOOLS_SERVICE_NAME": "s3-fanout",

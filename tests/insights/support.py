@@ -3,7 +3,11 @@
 import json
 import random
 
+from fanout import strategies
 from fanout.stack import Stack
+
+# Strategies of the sample records: a crt record has no request figures (its client speaks HTTP itself).
+SAMPLE_STRATEGIES = ("download_file", "stream", "ranged connections=4", "ranged connections=8", "crt")
 
 BASE_MS = 1_714_564_800_000  # 2024-05-01 12:00:00 UTC
 
@@ -26,7 +30,7 @@ def download_record(rng: random.Random, seq: int, **overrides) -> dict:
         "level": "INFO", "location": "record:57", "message": "download", "service": "s3-fanout",
         "timestamp": "2024-05-01 12:00:00,123+0000", "event": "download", "run_id": "run-1", "seq": seq,
         "experiment_tag": rng.choice(("base", "tuned")), "concurrency_limit": rng.choice((10, 500)),
-        "memory_size": rng.choice((1024, 2048)), "mode": rng.choice(("download_file", "stream")),
+        "memory_size": rng.choice((1024, 2048)), **strategy_fields(rng, size),
         "bytes": size, "seconds": seconds, "ttfb_seconds": seconds / 40, "mbps": size * 8 / seconds / 1e6,
         "mib_per_s": size / 1_048_576 / seconds, "start_ms": BASE_MS + seq, "end_ms": BASE_MS + seq + 1000,
         "cold_start": rng.random() < 0.2, "env_id": f"env-{seq % 7}", "receive_count": rng.choice((1, 1, 2)),
@@ -39,7 +43,19 @@ def download_record(rng: random.Random, seq: int, **overrides) -> dict:
 def error_record(seq: int, error_type: str, message: str) -> dict:
     return {"level": "ERROR", "event": "error", "error_type": error_type, "error_message": message,
             "run_id": "run-1", "seq": seq, "experiment_tag": "base", "message_id": f"msg-{seq}",
-            "receive_count": 1, "mode": "stream", "memory_size": 1024, "concurrency_limit": 10}  # fmt: skip
+            "receive_count": 1, **strategies.parse("stream").fields(), "memory_size": 1024,
+            "concurrency_limit": 10}  # fmt: skip
+
+
+def strategy_fields(rng: random.Random, size: int) -> dict:
+    """A random strategy's record fields, with request figures that fit it."""
+    choice = strategies.parse(rng.choice(SAMPLE_STRATEGIES))
+    if choice.strategy.aws_only:
+        return {**choice.fields(), "request_ttfb_ms": None, "requests": None, "connections": None}
+    requests = choice.gets(size) + (choice.name == "download_file")  # its HeadObject
+    ttfb = [round(rng.uniform(5, 80), 3) for _ in range(requests)]
+    connections = min(requests, choice.value("connections") if choice.name == "ranged" else requests)
+    return {**choice.fields(), "request_ttfb_ms": ttfb, "requests": requests, "connections": connections}
 
 
 def report_line(request_id: str, duration: float, billed: int, memory_mb: int, used_mb: int, init=None) -> str:
@@ -57,7 +73,7 @@ def make_stack(**outputs) -> Stack:
         backend="local", stack="t", region="us-east-1", endpoint="", bucket="b", object_key="k", object_size=1,
         queue_url="q", queue_arn="arn:aws:sqs:us-east-1:123456789012:q", dlq_url="d", dlq_arn="d",
         function_name="f", log_group="/aws/lambda/f", concurrency=1, memory=1024, timeout=60,
-        batch_size=1, max_receive_count=5, architecture="x86_64", download_mode="download_file",
+        batch_size=1, max_receive_count=5, architecture="x86_64", default_strategy="download_file",
     )  # fmt: skip
     values.update(outputs)
     return Stack(**values)

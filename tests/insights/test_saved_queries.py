@@ -6,7 +6,7 @@ import re
 import numpy as np
 import pytest
 
-from fanout import insights
+from fanout import insights, strategies
 from fanout.errors import UsageError
 from fanout.insights.syntax import Sort, parse
 
@@ -55,12 +55,13 @@ def test_download_percentiles(sample):
     result = insights.evaluate(insights.load_query("download-percentiles"), events)
     groups = {}
     for _, r in downloads:
-        key = (r["experiment_tag"], r["memory_size"], r["concurrency_limit"], r["mode"])
+        key = (r["experiment_tag"], r["memory_size"], r["concurrency_limit"], r["strategy"])
         groups.setdefault(key, []).append((r["seconds"], r["bytes"] / r["seconds"] / 1e6))
-    assert [tuple(row[k] for k in ("experiment_tag", "memory_size", "concurrency_limit", "mode"))
+    assert [tuple(row[k] for k in ("experiment_tag", "memory_size", "concurrency_limit", "strategy"))
             for row in result.rows] == sorted(groups)  # fmt: skip
     for row in result.rows:
-        values = np.array(groups[(row["experiment_tag"], row["memory_size"], row["concurrency_limit"], row["mode"])])
+        key = (row["experiment_tag"], row["memory_size"], row["concurrency_limit"], row["strategy"])
+        values = np.array(groups[key])
         assert row["downloads"] == len(values)
         for column, name in ((0, "seconds"), (1, "mb_per_s")):
             assert_statistics(row, name, values[:, column])
@@ -149,9 +150,48 @@ def test_lambda_report(sample):
 
 def test_restrict_limits_a_saved_query_to_one_value(sample):
     events, downloads, _ = sample
-    text = insights.restrict(insights.load_query("download-percentiles"), 'memory_size = 2048 and mode = "stream"')
+    stream = str(strategies.parse("stream"))
+    text = insights.restrict(insights.load_query("download-percentiles"), f'memory_size = 2048 and strategy = "{stream}"')
     assert text.splitlines()[0].startswith("#")
     result = insights.evaluate(text, events)
-    assert {(row["memory_size"], row["mode"]) for row in result.rows} == {(2048, "stream")}
-    expected = sum(1 for _, r in downloads if r["memory_size"] == 2048 and r["mode"] == "stream")
+    assert {(row["memory_size"], row["strategy"]) for row in result.rows} == {(2048, stream)}
+    expected = sum(1 for _, r in downloads if r["memory_size"] == 2048 and r["strategy"] == stream)
     assert sum(row["downloads"] for row in result.rows) == expected
+
+
+def test_strategy_comparison(sample):
+    """One row per memory size, object size and strategy, fastest median first; statistics as numpy's."""
+    events, downloads, _ = sample
+    result = insights.evaluate(insights.load_query("strategy-comparison"), events)
+    groups = {}
+    for _, r in downloads:
+        groups.setdefault((r["memory_size"], r["bytes"], r["strategy"]), []).append(r)
+    assert {(row["memory_size"], row["bytes"], row["strategy"]) for row in result.rows} == set(groups)
+    order = [(row["memory_size"], row["bytes"], -row["mb_per_s_p50"]) for row in result.rows]
+    assert order == sorted(order)
+    for row in result.rows:
+        mine = groups[(row["memory_size"], row["bytes"], row["strategy"])]
+        assert row["downloads"] == len(mine)
+        assert_statistics(row, "mb_per_s", [r["bytes"] / r["seconds"] / 1e6 for r in mine])
+        assert_statistics(row, "ttfb_ms", [r["ttfb_seconds"] * 1000 for r in mine])
+        if mine[0]["requests"] is None:  # crt: no request figures at all
+            assert row.get("requests_avg") is None and row.get("connections_avg") is None
+        else:
+            assert row["requests_avg"] == pytest.approx(np.mean([r["requests"] for r in mine]))
+            assert row["connections_avg"] == pytest.approx(np.mean([r["connections"] for r in mine]))
+
+
+def test_strategy_parameters_group_by_every_parameter(sample):
+    events, downloads, _ = sample
+    result = insights.evaluate(insights.load_query("strategy-parameters"), events)
+    parameters = ("strategy_connections", "strategy_max_concurrency", "strategy_chunk_size", "strategy_threshold")
+    groups = {}
+    for _, r in downloads:
+        key = (r["strategy_name"], r["memory_size"], r["bytes"], *(r.get(p) for p in parameters))
+        groups.setdefault(key, []).append(r["bytes"] / r["seconds"] / 1e6)
+    got = {(row["strategy_name"], row["memory_size"], row["bytes"], *(row.get(p) for p in parameters)): row
+           for row in result.rows}  # fmt: skip
+    assert set(got) == set(groups)
+    for key, row in got.items():
+        assert row["downloads"] == len(groups[key])
+        assert_statistics(row, "mb_per_s", groups[key])

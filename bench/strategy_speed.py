@@ -1,0 +1,135 @@
+"""The measurement must not slow what it measures: `stream` and `ranged` through the handler's
+code against a plain urllib3 GET of the same object with the same number of connections.
+
+Ours: measure.measure_message, what the handler calls for each SQS record (parse the body, the
+strategy's download with its progress counting, request hooks and record), with a boto3 client
+built as the handler builds it. Baseline: urllib3 alone, one GET read in the same chunk size for
+`stream`; for `ranged`, as many threads as connections, each with its own connection, taking
+ranged GETs of the same chunk size from a shared queue and reading them in 256 KiB pieces (the
+transfer manager's io_chunksize). Both discard the bytes.
+
+Both read from one emulator on loopback with no network model: the emulator (one Python
+process) and the reader share the machine's cores, so the absolute MB/s say little; the ratio,
+ours / baseline on the same object in the same run, is the figure. Each repeat measures both,
+alternating which goes first, after one uncounted warm-up run of each; the median of REPEATS
+ratios is printed. The object is uploaded in 8 MiB parts, as `fanout deploy` uploads it (see
+measure.CLIENT_CONFIG on checksums). Target: >= 0.95.
+BENCH_STRATEGY_SIZE (default 64MiB) and BENCH_STRATEGY_REPEATS (default 5) change the run.
+"""
+
+import io
+import json
+import os
+import queue
+import statistics
+import sys
+import threading
+import time
+import uuid
+
+import boto3
+import urllib3
+from boto3.s3.transfer import TransferConfig
+
+from bench._emulator import serve
+from bench._ratios import interleaved, verdict
+from fanout import paths
+from fanout.sizes import format_size, parse_size
+
+SIZE = parse_size(os.environ.get("BENCH_STRATEGY_SIZE", "64MiB"))
+REPEATS = int(os.environ.get("BENCH_STRATEGY_REPEATS", "5"))
+STRATEGIES = ("stream", "ranged connections=4 chunk_size=8MiB")
+TARGET_RATIO = 0.95
+MiB = 2**20
+IO_CHUNK = 256 * 1024  # s3transfer's io_chunksize, the piece the transfer manager reads
+
+
+def main() -> None:
+    sys.path.insert(0, str(paths.FUNCTIONS / "downloader"))
+    import measure  # the function's own modules, as the zip holds them
+
+    with serve() as endpoint:
+        s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="test",
+                          aws_secret_access_key="test", config=measure.CLIENT_CONFIG)  # as handler.py builds it
+        bucket = f"bench-strategy-{uuid.uuid4().hex[:8]}"
+        s3.create_bucket(Bucket=bucket)
+        # In 8 MiB parts, as `fanout deploy` uploads it: botocore validates no composite checksum.
+        parts = TransferConfig(multipart_chunksize=8 * MiB)
+        s3.upload_fileobj(io.BytesIO(os.urandom(SIZE)), bucket, "object", Config=parts)
+        settings = measure.Settings(bucket=bucket, key="object", expected_size=SIZE, concurrency_limit=1,
+                                    default_strategy=measure.strategies.parse("stream"))  # fmt: skip
+        # Presigned: the emulator checks signatures, and urllib3 alone cannot sign a request.
+        url = s3.generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": "object"}, ExpiresIn=3600)
+        print(f"strategy_speed: a {format_size(SIZE)} object from the emulator on loopback, no network model, "
+              f"{REPEATS} repeats")  # fmt: skip
+        for text in STRATEGIES:
+            choice = measure.strategies.parse(text)
+            body = json.dumps({"run_id": "bench", "seq": 0, "strategy": text})
+
+            def ours():
+                record = measure.measure_message(s3, settings, body, {})
+                assert record["event"] == "download", record
+                return SIZE / record["seconds"]
+
+            def baseline():
+                return _plain_get(url, choice)
+
+            _compare(str(choice), ours, baseline)
+
+
+def _compare(strategy: str, ours, baseline) -> None:
+    """Print ours / baseline after one uncounted run of each: the first request of a client
+    pays for its connection and the signer's set-up, which no later download does."""
+    ours(), baseline()
+    mine, theirs = interleaved(ours, baseline, REPEATS)
+    print(
+        f"  {strategy}: {verdict(mine, theirs, TARGET_RATIO)}\n"
+        f"    medians: handler {statistics.median(mine) / 1e6:,.0f} MB/s, "
+        f"urllib3 {statistics.median(theirs) / 1e6:,.0f} MB/s (decimal)"
+    )
+
+
+def _plain_get(url: str, choice) -> float:
+    """Bytes per second of urllib3 alone reading the object as `choice` does."""
+    connections = choice.value("connections") if choice.name == "ranged" else 1
+    pool = urllib3.PoolManager(maxsize=connections, block=True)
+    received: list[int] = []
+    started = time.perf_counter()
+    if choice.name == "stream":
+        received.append(_read(pool.request("GET", url, preload_content=False), choice.value("chunk_size")))
+    else:
+        chunk = choice.value("chunk_size")
+        ranges: queue.Queue = queue.Queue()
+        for offset in range(0, SIZE, chunk):
+            ranges.put(f"bytes={offset}-{min(offset + chunk, SIZE) - 1}")
+        workers = [threading.Thread(target=_ranged_worker, args=(pool, url, ranges, received))
+                   for _ in range(connections)]  # fmt: skip
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join()
+    seconds = time.perf_counter() - started
+    pool.clear()
+    assert sum(received) == SIZE, f"the plain GETs read {sum(received)} of {SIZE} bytes"
+    return SIZE / seconds
+
+
+def _ranged_worker(pool, url: str, ranges: queue.Queue, received: list[int]) -> None:
+    while True:
+        try:
+            byte_range = ranges.get_nowait()
+        except queue.Empty:
+            return
+        received.append(_read(pool.request("GET", url, headers={"Range": byte_range}, preload_content=False), IO_CHUNK))
+
+
+def _read(response, chunk: int) -> int:
+    """Bytes of a 2xx response, read in pieces of `chunk` and dropped."""
+    assert response.status in (200, 206), f"GET answered {response.status}"
+    count = sum(len(piece) for piece in response.stream(chunk))
+    response.release_conn()
+    return count
+
+
+if __name__ == "__main__":
+    main()

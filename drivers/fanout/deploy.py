@@ -151,12 +151,16 @@ def tear_down(backend: str, name: str, started_emulator: bool) -> None:
     print("stopped the emulator this command started; deleted the stack's state")
 
 
+def check_strategy(strategy: str, backend: str, endpoint: str) -> None:
+    """Refuse a strategy (its text) that cannot read from the deployment's emulator, if any."""
+    strategies.check_endpoint(strategies.parse(strategy), "the embedded emulator" if backend == "local" else endpoint)
+
+
 def _check(inputs: params.DeployParams, backend: str, endpoint: str) -> str:
     """The endpoint (and a strategy that cannot use it), checked before anything runs: a bad
     one, or an AWS profile that does not exist, is one error line; an allowed but risky input gets a warning line."""
     endpoint = params.endpoint(backend, endpoint)
-    emulator = "the embedded emulator" if backend == "local" else endpoint
-    strategies.check_endpoint(strategies.parse(inputs.strategy), emulator)
+    check_strategy(inputs.strategy, backend, endpoint)
     if backend == "aws" and not endpoint:
         aws.client("sts", inputs.region)  # a missing AWS profile: one line now, not Terraform's page later
     for warning in params.warnings(inputs):

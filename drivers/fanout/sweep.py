@@ -118,7 +118,7 @@ def from_args(args) -> SweepParams:
     grid = axes.Axes.parse(texts)
     endpoint = params.endpoint(args.backend, args.endpoint)
     for strategy in grid.strategy:
-        strategies.check_endpoint(strategies.parse(strategy), "the embedded emulator" if args.backend == "local" else endpoint)
+        deploy.check_strategy(strategy, args.backend, endpoint)
     return SweepParams(
         backend=args.backend, stack=params.stack_name(args.stack), region=params.region(args.region),
         axes=grid, multiplier=fire.positive_int("--multiplier (MULTIPLIER)", args.multiplier),

@@ -23,6 +23,12 @@ HOST        ?= 1
 QUERY       ?= download-percentiles
 NETWORK     ?=
 NETWORK_SCALE ?= auto
+ORDER       ?= given
+SEED        ?=
+KEEP_WARM   ?= 0
+DESTROY_AFTER ?= 0
+RESUME      ?=
+YES         ?= 0
 PYTHON      ?= python3
 
 VENV   := .venv
@@ -42,7 +48,7 @@ NETWORK_ARGS = $(if $(value NETWORK),--network $(call q,NETWORK)) --network-scal
 
 .DEFAULT_GOAL := help
 .PHONY: help venv emulator-up emulator-down emulator-status package deploy plan outputs destroy \
-        run fire wait query report compare demo test bench clean
+        run fire wait query report compare demo sweep test bench clean
 
 help: ## List the targets and the variables they read
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -57,6 +63,9 @@ help: ## List the targets and the variables they read
 	@echo "  "HOST=$(call q,HOST) "(local backend: wait hosts the function; HOST=0 when \`make run\` does)"
 	@echo "  "NETWORK=$(call q,NETWORK) NETWORK_SCALE=$(call q,NETWORK_SCALE) "(local backend: run, wait and demo shape S3 traffic"
 	@echo "    with a network model: none, lambda-2024, lambda-2026 or a .toml/.json file; docs/network-model.md)"
+	@echo Sweep: CONCURRENCY MEMORY OBJECT_SIZE ARCH take lists '("1 5 10"),' STRATEGY a list separated by "';'" \
+	  '("stream; ranged connections=4");' ORDER=$(call q,ORDER) "(or shuffled)"
+	@echo "  "SEED=$(call q,SEED) KEEP_WARM=$(call q,KEEP_WARM) DESTROY_AFTER=$(call q,DESTROY_AFTER) YES=$(call q,YES) RESUME=$(call q,RESUME) "(a sweep id or latest)"
 
 $(VENV)/.installed: pyproject.toml
 	$(call q,PYTHON) -m venv $(VENV)
@@ -117,6 +126,12 @@ compare: venv ## Change in median and p99 throughput from A to B (run ids, comma
 
 demo: venv ## The whole experiment on the local backend, torn down afterwards (NETWORK, NETWORK_SCALE)
 	$(FANOUT) demo $(NETWORK_ARGS)
+
+sweep: venv ## Every cell of the lists CONCURRENCY x MEMORY x OBJECT_SIZE x ARCH x STRATEGY; RESUME=<id|latest>
+	$(FANOUT) sweep --timeout $(call q,TIMEOUT) $(if $(filter 1,$(YES)),--yes) $(if $(RESUME),$(TARGET) \
+	  --resume $(call q,RESUME),$(STACK_INPUTS) --multiplier $(call q,MULTIPLIER) --tag $(call q,TAG) \
+	  --order $(call q,ORDER) $(if $(SEED),--seed $(call q,SEED)) $(if $(filter 1,$(KEEP_WARM)),--keep-warm) \
+	  $(if $(filter 1,$(DESTROY_AFTER)),--destroy-after))
 
 test: venv ## Run the test suite
 	$(VENV)/bin/pytest

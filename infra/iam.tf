@@ -1,4 +1,4 @@
-# The function's execution role: read the one test object, consume the one queue, write the one
+# The function's execution role: read the stack's test objects, consume the one queue, write the one
 # log group. Nothing else.
 
 resource "aws_iam_role" "downloader" {
@@ -23,10 +23,10 @@ resource "aws_iam_role_policy" "downloader" {
         # Both download modes need only this action: GetObject (stream) and the transfer
         # manager's HeadObject plus ranged GETs (download_file); S3 authorises HeadObject with
         # s3:GetObject. Without s3:ListBucket a missing object answers 403 instead of 404.
-        Sid      = "ReadTestObject"
+        Sid      = "ReadTestObjects"
         Effect   = "Allow"
         Action   = "s3:GetObject"
-        Resource = local.object_arn
+        Resource = local.object_arns
       },
       {
         # What the event source mapping does on the function's behalf (the actions of AWS's

@@ -53,6 +53,7 @@ resource "aws_lambda_function" "downloader" {
       FANOUT_EXPECTED_SIZE     = tostring(var.object_size)
       FANOUT_DEFAULT_STRATEGY  = var.default_strategy
       FANOUT_CONCURRENCY_LIMIT = tostring(var.concurrency)
+      FANOUT_ENVIRONMENT_EPOCH = var.environment_epoch
       POWERTOOLS_SERVICE_NAME  = "s3-fanout"
       POWERTOOLS_LOG_LEVEL     = "INFO"
     }

@@ -11,13 +11,14 @@ locals {
   # S3 bucket names are global across all AWS accounts: account id and region make it unique.
   bucket_name   = "${var.stack}-${local.account_id}-${var.region}"
   object_key    = "objects/${var.object_size}-bytes.bin"
+  object_keys   = [for size in distinct(concat([var.object_size], var.test_object_sizes)) : "objects/${size}-bytes.bin"]
   queue_name    = "${var.stack}-requests"
   dlq_name      = "${var.stack}-dlq"
   function_name = "${var.stack}-downloader"
   role_name     = "${var.stack}-downloader"
   log_group     = "/aws/lambda/${local.function_name}"
 
-  object_arn    = "arn:${local.partition}:s3:::${local.bucket_name}/${local.object_key}"
+  object_arns   = [for key in local.object_keys : "arn:${local.partition}:s3:::${local.bucket_name}/${key}"]
   queue_arn     = "arn:${local.partition}:sqs:${var.region}:${local.account_id}:${local.queue_name}"
   log_group_arn = "arn:${local.partition}:logs:${var.region}:${local.account_id}:log-group:${local.log_group}"
 }

@@ -34,6 +34,12 @@ variable "endpoint" {
   }
 }
 
+variable "endpoint_in_environment" {
+  description = "True when whoever runs Terraform also sets AWS_ENDPOINT_URL to var.endpoint in its environment (fanout does); the provider's endpoints block is then left out. The AWS provider's plugin framework validates that block slowly: about 7 s of CPU each time the provider is configured, twice per apply, which made every local redeploy slower than the change it applied. Leave false when running the module on its own with an endpoint."
+  type        = bool
+  default     = false
+}
+
 variable "embedded_emulator" {
   description = "True only for the local backend's embedded emulator (moto), at var.endpoint. Its queue mapping is created disabled, because the project's local function host polls the queue (moto's own poller would consume the messages without being able to run the function), and the saved queries are skipped, because moto does not implement PutQueryDefinition. Other emulators get the same resources as AWS."
   type        = bool
@@ -60,6 +66,23 @@ variable "object_size" {
     condition     = var.object_size <= 10000 * 5 * pow(1024, 3)
     error_message = "object_size must be at most 53687091200000 bytes (48.8 TiB), S3's maximum object size."
   }
+}
+
+variable "test_object_sizes" {
+  description = "Sizes in bytes of every test object the stack keeps in its bucket (a sweep over object sizes uploads each once and keeps it). The function's role may read each of these objects and nothing else; object_size is always included."
+  type        = list(number)
+  default     = []
+
+  validation {
+    condition     = alltrue([for size in var.test_object_sizes : size >= 1 && floor(size) == size && size <= 10000 * 5 * pow(1024, 3)])
+    error_message = "test_object_sizes must hold whole numbers of bytes from 1 to 53687091200000 (48.8 TiB)."
+  }
+}
+
+variable "environment_epoch" {
+  description = "Any text; changing it changes the function's configuration, so Lambda replaces every execution environment. The sweep sets it per cell to start each cell without warm environments."
+  type        = string
+  default     = ""
 }
 
 variable "default_strategy" {

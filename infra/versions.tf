@@ -38,8 +38,10 @@ provider "aws" {
   # with back-off for many minutes before reporting the error.
   max_retries = local.custom_endpoint ? 2 : null
 
+  # Left out when the caller passes the endpoint in Terraform's environment instead
+  # (var.endpoint_in_environment): the provider validates this block slowly.
   dynamic "endpoints" {
-    for_each = local.custom_endpoint ? [var.endpoint] : []
+    for_each = local.custom_endpoint && !var.endpoint_in_environment ? [var.endpoint] : []
     content {
       iam    = endpoints.value
       lambda = endpoints.value

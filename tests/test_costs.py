@@ -35,10 +35,17 @@ def test_estimate_is_the_price_table_times_the_usage(messages, memory_mb, object
     assert f"${prices['lambda_gb_second'][architecture]:.10f}/GB-s" in lines[2]
 
 
+def refused(est, confirmed=False):
+    return costs.refusal(est.messages, est.messages, est.total, confirmed)
+
+
 def test_confirmation_limits():
     below = costs.estimate(costs.CONFIRM_MESSAGES, 128, MIB, 1)
-    assert below.total < costs.CONFIRM_USD and not below.needs_confirmation
-    assert costs.estimate(costs.CONFIRM_MESSAGES + 1, 128, MIB, 1).needs_confirmation
+    assert below.total < costs.CONFIRM_USD and refused(below) is None
+    many = costs.estimate(costs.CONFIRM_MESSAGES + 1, 128, MIB, 1)
+    assert "--yes" in refused(many) and refused(many, confirmed=True) is None
     # Few messages, but each a long download at the largest memory: over the dollar limit.
     few = costs.estimate(1000, 10240, 10 * 2**30, 1)
-    assert few.total > costs.CONFIRM_USD and few.needs_confirmation
+    assert few.total > costs.CONFIRM_USD and f"${few.total:,.2f}" in refused(few)
+    # Above the cap even --yes does not send.
+    assert "even with --yes" in costs.refusal(1, costs.MAX_MESSAGES + 1, 0.0, confirmed=True)

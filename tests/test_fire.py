@@ -133,7 +133,7 @@ def make_stack(emulator, url, **overrides) -> Stack:
 def test_fire_records_the_run_and_marks_the_bodies(queue, emulator, results):
     sqs, url = queue
     before_ms = time.time_ns() // 1_000_000
-    record = fire.fire(make_stack(emulator, url), 25, "exp-1", "stream chunk_size=256KiB", Fraction(1, 5), workers=4)
+    record = fire.fire(make_stack(emulator, url), fire.FireParams(25, "exp-1", "stream chunk_size=256KiB", Fraction(1, 5), workers=4))
     after_ms = time.time_ns() // 1_000_000
     assert runs.resolve(runs.LATEST) == record["run_id"]
     saved = runs.load(record["run_id"])
@@ -159,7 +159,7 @@ def test_fire_records_the_run_and_marks_the_bodies(queue, emulator, results):
 @pytest.mark.skipif(shutil.which("git") is None or not (paths.REPO / ".git").exists(), reason="needs a git checkout")
 def test_run_json_names_the_commit(queue, emulator, results):
     _, url = queue
-    record = fire.fire(make_stack(emulator, url), 1, "t", None, None, workers=1)
+    record = fire.fire(make_stack(emulator, url), fire.FireParams(1, "t", workers=1))
     commit = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=paths.REPO, capture_output=True,
                             text=True, check=True).stdout.strip()  # fmt: skip
     assert f"+g{commit}" in record["version"]
@@ -171,7 +171,7 @@ import json, signal, sys
 from fanout import fire
 from fanout.stack import Stack
 signal.signal(signal.SIGINT, signal.default_int_handler)  # a shell may start jobs with it ignored
-fire.fire(Stack.from_outputs("local", json.loads(sys.argv[1])), int(sys.argv[2]), "t", None, None, workers=1)
+fire.fire(Stack.from_outputs("local", json.loads(sys.argv[1])), fire.FireParams(int(sys.argv[2]), "t", workers=1))
 """
 
 
@@ -199,7 +199,7 @@ def test_a_stopped_fire_records_exactly_what_reached_the_queue(queue, emulator, 
     seqs = sorted(body["seq"] for body in drain(sqs, url))
     assert record["send_status"] == "interrupted"
     assert 0 < record["sent"] == len(seqs) < count
-    assert fire.sent_seqs(record) == seqs
+    assert runs.sent_seqs(record) == seqs
     assert record["failed_seqs"] == sorted(set(range(count)) - set(seqs))
     assert record["first_send_ms"] <= record["last_send_ms"]
 
@@ -239,8 +239,8 @@ def test_no_run_above_the_cap_even_with_yes(emulator):
 
 def test_a_newer_run_becomes_latest(queue, emulator, results):
     _, url = queue
-    first = fire.fire(make_stack(emulator, url), 3, "a", None, None, workers=1)
-    second = fire.fire(make_stack(emulator, url), 3, "b", None, None, workers=1)
+    first = fire.fire(make_stack(emulator, url), fire.FireParams(3, "a", workers=1))
+    second = fire.fire(make_stack(emulator, url), fire.FireParams(3, "b", workers=1))
     assert runs.resolve(runs.LATEST) == second["run_id"] != first["run_id"]
     assert runs.load(first["run_id"])["parameters"]["experiment_tag"] == "a"
 
@@ -300,7 +300,7 @@ def test_fire_without_a_deployed_stack_is_one_line(capsys, results, emulator):
 @pytest.mark.parametrize("command", ["wait", "report"])
 def test_wait_and_report_without_the_stack_are_one_line(capsys, queue, emulator, results, command):
     _, url = queue
-    fire.fire(make_stack(emulator, url), 2, "t", None, None, workers=1)  # a run of stack "unit", never deployed
+    fire.fire(make_stack(emulator, url), fire.FireParams(2, "t", workers=1))  # a run of stack "unit", never deployed
     code, err = one_line_error(capsys, [command, "--stack", "unit"])
     assert code == 1 and "no stack 'unit'" in err and "make deploy" in err
 
@@ -315,11 +315,11 @@ def test_unknown_runs_are_one_line(capsys, results, command):
 
 def test_a_fire_that_sends_nothing_records_nothing(queue, emulator, results, capsys):
     sqs, url = queue
-    fire.fire(make_stack(emulator, url), 2, "t", None, None, workers=1)
+    fire.fire(make_stack(emulator, url), fire.FireParams(2, "t", workers=1))
     latest = runs.resolve(runs.LATEST)
     gone = sqs.create_queue(QueueName=f"gone-{uuid.uuid4().hex[:8]}")["QueueUrl"]
     sqs.delete_queue(QueueUrl=gone)  # every send to it fails
-    record = fire.fire(make_stack(emulator, gone), 5, "t", None, None, workers=1)
+    record = fire.fire(make_stack(emulator, gone), fire.FireParams(5, "t", workers=1))
     assert record["sent"] == 0
     assert not runs.run_dir(record["run_id"]).exists()
     assert runs.resolve(runs.LATEST) == latest

@@ -16,7 +16,9 @@ from fanout.network import truth
 from fanout.sizes import format_size
 
 RUN = "20250101T000000Z-abc123"
-CELLS = [(512, 4, "download_file", "a"), (1024, 4, "download_file", "a"), (1024, 8, "stream", "b")]
+MIB = 2**20
+CELLS = [cells.Cell(512, 4, MIB, "download_file", "a"), cells.Cell(1024, 4, MIB, "download_file", "a"),
+         cells.Cell(1024, 8, 64 * MIB, "stream", "b"), cells.Cell(1024, 8, MIB, "stream", "b")]
 
 
 def overlap_counts(starts, ends, times):
@@ -58,14 +60,14 @@ def synthetic_records(seed=0, per_cell=60, cell_keys=CELLS):
     """Download records of RUN for each cell, plus an error record and another run's record."""
     rng = np.random.default_rng(seed)
     records, seq, t0 = [], 0, 1_700_000_000_000
-    for memory, limit, strategy, tag in cell_keys:
+    for cell in cell_keys:
+        memory, limit, size, strategy, tag = cell.memory_size, cell.concurrency_limit, cell.object_size, cell.strategy, cell.experiment_tag
         for _ in range(per_cell):
             seconds = float(rng.lognormal(0, 0.5))
-            size = int(rng.choice([2**20, 64 * 2**20]))
             start = t0 + int(rng.integers(0, 20_000))
             records.append({
                 "event": "download", "run_id": RUN, "seq": seq, "experiment_tag": tag, "memory_size": memory,
-                "concurrency_limit": limit, "strategy": strategy, "bytes": size, "seconds": seconds,
+                "concurrency_limit": limit, "object_size": size, "strategy": strategy, "bytes": size, "seconds": seconds,
                 "ttfb_seconds": seconds / 10,
                 "mbps": size * 8 / seconds / 1e6, "start_ms": start, "end_ms": start + int(seconds * 1000),
                 "cold_start": bool(rng.random() < 0.2), "receive_count": 1,
@@ -85,7 +87,7 @@ def test_percentile_table_matches_numpy():
     records, other = synthetic_records()
     query = insights.restrict(insights.load_query("download-percentiles"), f'run_id = "{RUN}"')
     table = report.percentile_table(insights.evaluate(query, as_events(records + [other])).rows)
-    assert sorted(cells.key(row) for row in table) == sorted(CELLS)
+    assert sorted((cells.key(row) for row in table), key=cells.Cell.sort_key) == sorted(CELLS, key=cells.Cell.sort_key)
     for row in table:
         cell = [r for r in records if r["event"] == "download" and cells.key(r) == cells.key(row)]
         seconds = np.array([r["seconds"] for r in cell])
@@ -149,7 +151,7 @@ def percentile_rows(records):
 
 @pytest.mark.parametrize("tags", [("1", "007"), ("007", "1.50", "2e3")])
 def test_numeric_looking_tags_keep_their_cells(tags):
-    keys = [(1024, 8, "stream", tag) for tag in tags]
+    keys = [cells.Cell(1024, 8, MIB, "stream", tag) for tag in tags]
     records, _ = synthetic_records(seed=5, per_cell=15, cell_keys=keys)
     joined = report.join_cells(percentile_rows(records), [r for r in records if r["event"] == "download"])
     assert len(joined) == len(tags)
@@ -160,12 +162,14 @@ def test_numeric_looking_tags_keep_their_cells(tags):
 
 
 def test_cells_come_in_numeric_order():
-    keys = [(10240, 8, "stream", "a"), (512, 16, "stream", "a"), (1024, 8, "stream", "a"), (512, 4, "stream", "a")]
-    expected = sorted(keys, key=lambda k: (k[0], k[1]))
+    keys = [cells.Cell(10240, 8, MIB, "stream", "a"), cells.Cell(512, 16, MIB, "stream", "a"),
+            cells.Cell(1024, 8, 2 * MIB, "stream", "a"), cells.Cell(1024, 8, MIB, "stream", "a"),
+            cells.Cell(512, 4, MIB, "stream", "a")]
+    expected = sorted(keys, key=lambda k: (k.memory_size, k.concurrency_limit, k.object_size))
     records, _ = synthetic_records(per_cell=3, cell_keys=keys)
     downloads = [r for r in records if r["event"] == "download"]
     assert [cells.key(c) for c in report.join_cells(percentile_rows(records), downloads)] == expected
-    assert list(plots._by_cell(downloads)) == [cells.label(dict(zip(cells.FIELDS, k))) for k in expected]
+    assert list(plots._by_cell(downloads)) == [k.label() for k in expected]
 
 
 def report_lines(events):
@@ -189,7 +193,7 @@ def test_one_cell_console_report_fits_80_columns(monkeypatch):
     lines = [line.rstrip() for line in output.getvalue().splitlines()]
     assert max(map(len, lines)) <= 80, "\n".join(line for line in lines if len(line) > 80)
     assert sum(line.startswith("cell: ") for line in lines) == 1  # the shared cell, once
-    assert not any(title in line for line in lines for title in cells.TITLES if line.lstrip().startswith(title))
+    assert not any(title in line for line in lines for title in cells.TITLES.values() if line.lstrip().startswith(title))
     assert f"percentiles: {report.PERCENTILES['local']}" in lines
 
 
@@ -310,3 +314,14 @@ def test_ground_truth_says_when_the_object_fits_in_the_burst():
     rows = summary_of(records, sent=len(records), network=model.describe())["ground_truth"]
     assert rows and all(row["inside_burst"] for row in rows)
     assert "not reached" in report._markdown_table(report._truth_rows(rows))
+
+
+def test_a_sweep_cells_report_says_which_environments_it_started_with(tmp_path, monkeypatch):
+    monkeypatch.setenv("FANOUT_RESULTS", str(tmp_path))
+    records, _ = synthetic_records(per_cell=5, cell_keys=CELLS[:1])
+    summary = summary_of(records, sent=len(records))
+    for environments in ("fresh", "warm (kept from the previous cell)"):
+        summary["run"]["sweep"] = {"sweep_id": "20250101T000000Z-aaaaaa", "cell": 3, "environments": environments}
+        text = (report.write(summary, plots_too=False) / "report.md").read_text()
+        assert f"sweep 20250101T000000Z-aaaaaa, cell 3: {environments} execution environments" in text
+        assert "![" not in text  # no plots asked for, none linked

@@ -12,7 +12,7 @@ from fanout import fire, runs
 @pytest.fixture
 def fired(queue, emulator, results):  # noqa: F811
     _, url = queue
-    return fire.fire(make_stack(emulator, url), 5, "t", None, None, workers=1)
+    return fire.fire(make_stack(emulator, url), fire.FireParams(5, "t", workers=1))
 
 
 def _rewrite(record: dict, change) -> bytes:

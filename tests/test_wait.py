@@ -54,7 +54,7 @@ def partial_insights(record: dict, answers: list, complete_after: float):
 
 
 def test_wait_keeps_waiting_while_the_query_returns_part_of_the_records(stack, results, monkeypatch):
-    record = fire.fire(stack, COUNT, "t", None, None, workers=2)
+    record = fire.fire(stack, fire.FireParams(COUNT, "t", workers=2))
     answers = []
     monkeypatch.setattr(insights, "run", partial_insights(record, answers, complete_after=PARTIAL_ANSWERS))
     monkeypatch.setattr(wait, "POLL_SECONDS", {"local": 0})
@@ -65,7 +65,7 @@ def test_wait_keeps_waiting_while_the_query_returns_part_of_the_records(stack, r
 
 
 def test_a_wait_that_times_out_lists_what_is_missing(stack, results, monkeypatch, capsys):
-    record = fire.fire(stack, COUNT, "t", None, None, workers=2)
+    record = fire.fire(stack, fire.FireParams(COUNT, "t", workers=2))
     monkeypatch.setattr(insights, "run", partial_insights(record, [], complete_after=float("inf")))
     monkeypatch.setattr(wait, "POLL_SECONDS", {"local": 0.05})
     capsys.readouterr()
@@ -152,7 +152,7 @@ def _take_all(stack, delete: bool) -> None:
 
 
 def test_seqs_deleted_without_a_record_are_lost_not_in_flight(stack, results, monkeypatch, capsys):
-    record = fire.fire(stack, COUNT, "t", None, None, workers=2)
+    record = fire.fire(stack, fire.FireParams(COUNT, "t", workers=2))
     _take_all(stack, delete=True)  # the odd seqs' records never reach the logs
     monkeypatch.setattr(insights, "run", partial_insights(record, [], complete_after=float("inf")))
     monkeypatch.setattr(wait, "POLL_SECONDS", {"local": 0.05})
@@ -169,7 +169,7 @@ def test_seqs_deleted_without_a_record_are_lost_not_in_flight(stack, results, mo
 
 
 def test_seqs_held_by_an_invocation_are_in_flight_not_lost(stack, results, monkeypatch):
-    record = fire.fire(stack, COUNT, "t", None, None, workers=2)
+    record = fire.fire(stack, fire.FireParams(COUNT, "t", workers=2))
     _take_all(stack, delete=False)  # held (not visible) until their visibility timeout
     monkeypatch.setattr(insights, "run", partial_insights(record, [], complete_after=float("inf")))
     monkeypatch.setattr(wait, "POLL_SECONDS", {"local": 0.05})
@@ -179,7 +179,7 @@ def test_seqs_held_by_an_invocation_are_in_flight_not_lost(stack, results, monke
 
 
 def test_wait_says_how_long_the_slowest_outcome_takes(stack, results, capsys, monkeypatch):
-    record = fire.fire(stack, 1, "t", None, None, workers=1)
+    record = fire.fire(stack, fire.FireParams(1, "t", workers=1))
     visibility = 7
     stack.client("sqs").set_queue_attributes(QueueUrl=stack.queue_url, Attributes={"VisibilityTimeout": str(visibility)})
     stack = dataclasses.replace(stack, max_receive_count=5)

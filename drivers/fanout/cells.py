@@ -1,6 +1,9 @@
 """Cells: the combinations of parameters a run's records fall into (memory size, concurrency
-limit, download strategy as canonical text, experiment tag). The report has one table row per cell and the plots one
-box or line per cell.
+limit, object size, download strategy as canonical text, experiment tag). The report has one table row per cell and
+the plots one box or line per cell.
+
+A cell is a record with named fields, never a tuple read by position, so that adding a field
+(another parameter, say) cannot silently shift what an index means.
 
 Query rows and records must agree on a cell. Logs Insights returns every value as text and the
 query path reads numeric-looking text back as a number (a tag "1" becomes 1, while "007" stays
@@ -8,29 +11,62 @@ text), whereas records keep their JSON types; `key` passes both through that sam
 """
 
 import math
+from dataclasses import dataclass, fields
 
 from fanout.insights.values import parse_result_value, render
-
-FIELDS = ("memory_size", "concurrency_limit", "strategy", "experiment_tag")
-TITLES = ("memory MB", "concurrency", "strategy", "tag")
+from fanout.sizes import format_size
 
 
-def key(row: dict) -> tuple:
+@dataclass(frozen=True)
+class Cell:
+    """One cell; the field names are the record fields (functions/downloader/measure.py)."""
+
+    memory_size: int | None
+    concurrency_limit: int | None
+    object_size: int | None
+    strategy: str | None
+    experiment_tag: str | None
+
+    def sort_key(self) -> tuple:
+        """Memory, concurrency and size in numeric order (512 before 1024), then strategy and tag."""
+        return (_number(self.memory_size), _number(self.concurrency_limit), _number(self.object_size),
+                str(self.strategy), str(self.experiment_tag))  # fmt: skip
+
+    def text(self, name: str) -> str:
+        """One field as the tables show it."""
+        value = getattr(self, name)
+        if name == "object_size" and isinstance(value, int):
+            return format_size(value)
+        return "-" if value is None else str(value)
+
+    def label(self, names: tuple[str, ...] | None = None) -> str:
+        """`1024 MB, concurrency 8, 16 MiB, stream chunk_size=256KiB, tag=demo`, or only the named parts."""
+        return ", ".join(LABELS[name].format(self.text(name)) for name in names or FIELDS)
+
+
+FIELDS = tuple(f.name for f in fields(Cell))
+TITLES = {"memory_size": "memory MB", "concurrency_limit": "concurrency", "object_size": "object",
+          "strategy": "strategy", "experiment_tag": "tag"}  # fmt: skip
+LABELS = {"memory_size": "{} MB", "concurrency_limit": "concurrency {}", "object_size": "{}", "strategy": "{}",
+          "experiment_tag": "tag={}"}  # fmt: skip
+
+
+def key(row: dict) -> Cell:
     """The cell of a query row or a record, each value as the query path would type it."""
-    return tuple(None if row.get(name) is None else parse_result_value(render(row[name])) for name in FIELDS)
+    return Cell(**{name: None if row.get(name) is None else parse_result_value(render(row[name])) for name in FIELDS})
 
 
 def sort_key(row: dict) -> tuple:
-    """Memory and concurrency in numeric order (512 before 1024), then strategy and tag as text."""
-    memory, limit, strategy, tag = key(row)
-    return (_number(memory), _number(limit), str(strategy), str(tag))
+    return key(row).sort_key()
 
 
-def label(row: dict, fields=range(len(FIELDS))) -> str:
-    """`1024 MB, concurrency 8, stream chunk_size=256KiB, tag=demo`, or only the parts `fields` names."""
-    memory, limit, strategy, tag = key(row)
-    parts = (f"{memory} MB", f"concurrency {limit}", str(strategy), f"tag={tag}")
-    return ", ".join(parts[i] for i in fields)
+def label(row: dict, names: tuple[str, ...] | None = None) -> str:
+    return key(row).label(names)
+
+
+def varying(cell_list: list[Cell]) -> tuple[str, ...]:
+    """The names of the fields whose values differ between cells."""
+    return tuple(name for name in FIELDS if len({getattr(cell, name) for cell in cell_list}) > 1)
 
 
 def _number(value) -> float:

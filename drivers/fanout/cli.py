@@ -16,7 +16,8 @@ from botocore.exceptions import HTTPClientError
 from fanout.emulator import health
 from fanout.errors import FanoutError, UsageError
 
-# Pipeline order: deploy -> fire -> run (host) -> wait -> query -> report -> destroy.
+# Pipeline order: deploy -> fire -> run (host) -> wait -> query -> report -> destroy; demo and
+# sweep run the whole pipeline.
 COMMAND_MODULES = (
     "fanout.emulator.cli",
     "fanout.deploy",
@@ -29,6 +30,7 @@ COMMAND_MODULES = (
     "fanout.report",
     "fanout.compare",
     "fanout.demo",
+    "fanout.sweep",
 )
 
 

@@ -3,7 +3,8 @@
 The estimate guards against typing one zero too many: `fanout fire` refuses a run above
 CONFIRM_MESSAGES messages or CONFIRM_USD dollars unless given --yes, and refuses one above
 MAX_MESSAGES even with --yes. It prints this estimate, with the prices and assumptions behind
-it, on every fire at AWS and whenever it refuses a run.
+it, on every fire at AWS and whenever it refuses a run. `fanout sweep` applies the same
+thresholds to the sweep's totals, before anything is deployed.
 """
 
 from dataclasses import dataclass
@@ -35,6 +36,7 @@ MAX_MESSAGES = 1_000_000
 class Estimate:
     messages: int
     architecture: str
+    seconds_each: float  # one download at the assumed throughput
     gb_seconds: float
     lambda_compute: float
     lambda_requests: float
@@ -44,10 +46,6 @@ class Estimate:
     @property
     def total(self) -> float:
         return self.lambda_compute + self.lambda_requests + self.sqs_requests + self.s3_gets
-
-    @property
-    def needs_confirmation(self) -> bool:
-        return self.messages > CONFIRM_MESSAGES or self.total > CONFIRM_USD
 
 
 def estimate(
@@ -60,12 +58,24 @@ def estimate(
     return Estimate(
         messages=messages,
         architecture=architecture,
+        seconds_each=seconds_each,
         gb_seconds=gb_seconds,
         lambda_compute=gb_seconds * _gb_second_price(architecture),
         lambda_requests=messages * PRICES["lambda_request"],
         sqs_requests=messages * SQS_REQUESTS_PER_MESSAGE * PRICES["sqs_request"],
         s3_gets=messages * gets_each * PRICES["s3_get"],
     )
+
+
+def refusal(messages: int, largest_run: int, usd: float, confirmed: bool) -> str | None:
+    """Why a run (or a sweep, with its totals) must not be sent, or None: a run of more than
+    MAX_MESSAGES always, more than CONFIRM_MESSAGES messages or CONFIRM_USD dollars without --yes."""
+    if largest_run > MAX_MESSAGES:
+        return f"refusing to send {largest_run:,} messages: at most {MAX_MESSAGES:,} per run, even with --yes"
+    if (messages > CONFIRM_MESSAGES or usd > CONFIRM_USD) and not confirmed:
+        return (f"refusing to send {messages:,} messages (${usd:,.2f} on AWS) without --yes: "
+                f"more than {CONFIRM_MESSAGES:,} messages or ${CONFIRM_USD:.0f}")  # fmt: skip
+    return None
 
 
 def describe(est: Estimate) -> list[str]:

@@ -7,9 +7,9 @@ seconds and throughput (decimal MB/s and Mbit/s), bootstrap confidence intervals
 and p99 throughput, achieved concurrency (fanout.concurrency, per run) against the target,
 cold starts, errors, and the accounting that `fanout wait` stored in run.json.
 
-A cell is the record fields of fanout.cells.FIELDS plus object_size (records that predate the
-field take run.json's stack.object_size), the architecture and the network the run was made under
-(both from run.json, so that runs that differ only there are not pooled). Tables show as
+A cell is the record fields of fanout.cells.FIELDS (records that predate object_size take
+run.json's stack.object_size), the architecture and the network the run was made under (both
+from run.json, so that runs that differ only there are not pooled). Tables show as
 columns only the cell fields that vary; the others are printed once above them.
 
 Writes into the output folder: cells.csv, cells.json, report.md and fanout.crossplots' PNGs.
@@ -30,7 +30,6 @@ from rich.console import Console
 
 from fanout import concurrency, crossplots, network, paths, report, runs, stats
 from fanout.errors import FanoutError
-from fanout.fire import sent_seqs
 from fanout.sizes import format_size
 
 RECORDS_FILE = "records.jsonl"
@@ -247,7 +246,7 @@ def _accounting(members: list[Run]) -> dict:
     totals = dict.fromkeys(names, 0)
     for run in members:
         accounting = run.record["accounting"]
-        totals["sent"] += len(sent_seqs(run.record))
+        totals["sent"] += len(runs.sent_seqs(run.record))
         totals["done"] += accounting["done"]
         for name in ("failed", "dead_lettered", "in_flight"):
             totals[name] += len(accounting[name])

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 
 from rich.console import Console
 
-from fanout import deploy, fire, interrupts, report, runs, stack, strategies, terraform, wait
+from fanout import deploy, fire, interrupts, params, report, runs, strategies, terraform, wait
 from fanout.emulator import control
 from fanout.network import options as network_options
 
@@ -46,20 +46,17 @@ def register(subparsers) -> None:
 def run(args) -> int:
     multiplier = fire.positive_int("--multiplier", args.multiplier)
     network_options.check(args)
-    target = argparse.Namespace(
-        backend="local", stack=DEMO_STACK, concurrency=args.concurrency, memory=args.memory,
-        object_size=args.object_size, region="us-east-1", architecture="x86_64", strategy=strategies.DEFAULT,
-        endpoint="", function_timeout=str(FUNCTION_TIMEOUT),
-    )  # fmt: skip
+    inputs = params.parse(DEMO_STACK, "us-east-1", args.concurrency, args.memory, args.object_size, "x86_64",
+                          strategies.DEFAULT, FUNCTION_TIMEOUT)  # fmt: skip
     timings: dict[str, float] = {}
     started_emulator = control.running_endpoint() is None
     with interrupts.sigterm_as_ctrl_c(), terraform.output_to_log("local", DEMO_STACK) as log:
         console.print(f"Terraform's output goes to {log}", highlight=False)
         try:
-            accounting, record, folder = experiment(target, multiplier, timings, args)
+            accounting, record, folder = experiment(inputs, multiplier, timings, args)
         finally:
             with interrupts.ignored("tearing down; please wait"), _step("teardown", timings):
-                teardown(target, started_emulator)
+                deploy.tear_down("local", DEMO_STACK, started_emulator)
     steps = ", ".join(f"{name} {seconds:.0f}" for name, seconds in timings.items())
     console.print(f"demo took {sum(timings.values()):.0f} s ({steps})", highlight=False)
     console.print(f"results: {folder}", highlight=False)
@@ -67,15 +64,14 @@ def run(args) -> int:
     return 0
 
 
-def experiment(target: argparse.Namespace, multiplier: int, timings: dict, options: argparse.Namespace):
+def experiment(inputs: params.DeployParams, multiplier: int, timings: dict, options: argparse.Namespace):
     """Deploy, fire, run and wait, report; returns the wait's accounting, run.json and the
     results folder. `options` carries --network and --network-scale."""
     with _step("deploy", timings):
-        deploy.run_deploy(target)
-        deployed = stack.load("local", DEMO_STACK)
+        deployed = deploy.deploy(inputs, "local")
         network = network_options.from_args(options, deployed, say=console.print)
     with _step("fire", timings):
-        record = fire.fire(deployed, multiplier * deployed.concurrency, "demo", None, None, fire.DEFAULT_WORKERS)
+        record = fire.fire(deployed, fire.FireParams(multiplier * deployed.concurrency, "demo"))
     with _step("run and wait", timings):
         # hosts the function meanwhile
         accounting = wait.wait(deployed, record, WAIT_TIMEOUT, host=True, network=network)
@@ -84,17 +80,6 @@ def experiment(target: argparse.Namespace, multiplier: int, timings: dict, optio
         report.show(summary)
         folder = report.write(summary)
     return accounting, record, folder
-
-
-def teardown(target: argparse.Namespace, started_emulator: bool) -> None:
-    if not started_emulator:
-        deploy.run_destroy(target)
-        return
-    # Every resource lives in the emulator's memory: stopping it removes them all. A full
-    # `terraform destroy` would add half a minute for nothing.
-    control.stop()
-    terraform.forget("local", DEMO_STACK)
-    console.print("stopped the emulator the demo started; deleted the stack's state")
 
 
 def check_accounted(accounting: wait.Accounting, run_id: str) -> None:

@@ -44,17 +44,15 @@ def register(subparsers) -> None:
 
 def _add_inputs(parser) -> None:
     """The flags the Makefile passes; values are strings, validated by fanout.params."""
+    add_target_arguments(parser)
+    params.add_arguments(parser)
+
+
+def add_target_arguments(parser) -> None:
+    """Where to deploy and the function's timeout: --backend, --stack, --region,
+    --function-timeout and --endpoint (deploy, plan, sweep)."""
     stack.add_arguments(parser)
-    parser.add_argument("--concurrency", default="10", help="reserved concurrency, 1-1000 (default 10)")
-    parser.add_argument("--memory", default="1024", help="function memory in MB, 128-10240 (default 1024)")
-    parser.add_argument("--object-size", default="256MiB", help="test object size, e.g. 64MiB, 1GB")
     parser.add_argument("--region", default="us-east-1", help="AWS region (default us-east-1)")
-    parser.add_argument("--architecture", default="x86_64", help="x86_64 (default) or arm64")
-    parser.add_argument(
-        "--strategy", "--mode", dest="strategy", default=strategies.DEFAULT,
-        help=f"strategy of messages that name none, e.g. 'stream' (default {strategies.DEFAULT}); "
-        "--mode is its old name",
-    )
     parser.add_argument(
         "--function-timeout",
         default=str(params.DEFAULT_FUNCTION_TIMEOUT),
@@ -73,18 +71,29 @@ def _add_endpoint(parser) -> None:
 
 
 def run_deploy(args) -> int:
-    started = time.monotonic()
-    inputs = _inputs(args)
-    terraform.apply(args.backend, inputs.stack, _variables(args, inputs))
-    deployed = stack.load(args.backend, inputs.stack)
-    upload.ensure_object(deployed)
-    _print_summary(deployed, time.monotonic() - started)
+    deploy(params.from_args(args), args.backend, args.endpoint)
     return 0
 
 
+def deploy(inputs: params.DeployParams, backend: str, endpoint: str = "") -> stack.Stack:
+    """Create or update the stack with `inputs` and upload its test object; the deployed Stack.
+
+    Validated first (nothing is created on a bad endpoint or a missing AWS profile); on the
+    local backend the embedded emulator is started if none runs.
+    """
+    started = time.monotonic()
+    endpoint = _check(inputs, backend, endpoint)
+    terraform.apply(backend, inputs.stack, _variables(inputs, backend, endpoint))
+    deployed = stack.load(backend, inputs.stack)
+    upload.ensure_object(deployed)
+    _print_summary(deployed, time.monotonic() - started)
+    return deployed
+
+
 def run_plan(args) -> int:
-    inputs = _inputs(args)
-    return terraform.plan(args.backend, inputs.stack, _variables(args, inputs), args.detailed_exitcode)
+    inputs = params.from_args(args)
+    endpoint = _check(inputs, args.backend, args.endpoint)
+    return terraform.plan(args.backend, inputs.stack, _variables(inputs, args.backend, endpoint), args.detailed_exitcode)
 
 
 def run_outputs(args) -> int:
@@ -99,49 +108,72 @@ def run_outputs(args) -> int:
 
 
 def run_destroy(args) -> int:
-    name = params.stack_name(args.stack)
-    endpoint = params.endpoint(args.backend, args.endpoint)
-    if not terraform.has_state(args.backend, name):
-        print(f"Nothing to destroy: no stack {name!r} is deployed on the {args.backend} backend.")
-        return 0
-    recorded = terraform.recorded_inputs(args.backend, name).get("endpoint", "")
+    destroy(args.backend, args.stack, args.endpoint)
+    return 0
+
+
+def destroy(backend: str, name: str, endpoint: str = "") -> None:
+    """Remove everything the stack created; safe when nothing is deployed, and on the local
+    backend after the emulator (and with it every resource) is gone. `endpoint`, when given,
+    must be the one the stack was deployed to."""
+    name = params.stack_name(name)
+    endpoint = params.endpoint(backend, endpoint)
+    if not terraform.has_state(backend, name):
+        print(f"Nothing to destroy: no stack {name!r} is deployed on the {backend} backend.")
+        return
+    recorded = terraform.recorded_inputs(backend, name).get("endpoint", "")
     if endpoint and endpoint != recorded:
         raise UsageError(
             f"invalid --endpoint {endpoint!r}: stack {name!r} was deployed to {recorded or 'AWS'}; "
             "destroy removes it from there (omit --endpoint)"
         )
-    if args.backend == "local" and _emulator_gone(name):
+    if backend == "local" and _emulator_gone(name):
         terraform.forget("local", name)
         print(
             f"The emulator that held stack {name!r} is no longer running, and its resources went "
             "with it; deleted the stack's local state."
         )
-        return 0
+        return
     started = time.monotonic()
-    terraform.destroy(args.backend, name)
-    print(f"Destroyed stack {name!r} on the {args.backend} backend in {time.monotonic() - started:.0f} s.")
-    return 0
+    terraform.destroy(backend, name)
+    print(f"Destroyed stack {name!r} on the {backend} backend in {time.monotonic() - started:.0f} s.")
 
 
-def _inputs(args) -> params.DeployParams:
-    """The validated inputs, before anything runs: a bad value, or an AWS profile that does not
-    exist, is one error line; an allowed but risky value gets a warning line."""
-    inputs = params.from_args(args)
-    endpoint = params.endpoint(args.backend, args.endpoint)
-    emulator = "the embedded emulator" if args.backend == "local" else endpoint
-    strategies.check_endpoint(strategies.parse(inputs.strategy), emulator)
-    if args.backend == "aws" and not endpoint:
+def tear_down(backend: str, name: str, started_emulator: bool) -> None:
+    """Remove the stack after a demo or a sweep: `terraform destroy`, or, on the local backend
+    when this command started the emulator, stop the emulator (it holds every resource, so
+    that removes them all; a destroy would add half a minute for nothing) and delete the state."""
+    if not (backend == "local" and started_emulator):
+        destroy(backend, name)
+        return
+    control.stop()
+    terraform.forget("local", name)
+    print("stopped the emulator this command started; deleted the stack's state")
+
+
+def check_strategy(strategy: str, backend: str, endpoint: str) -> None:
+    """Refuse a strategy (its text) that cannot read from the deployment's emulator, if any."""
+    strategies.check_endpoint(strategies.parse(strategy), "the embedded emulator" if backend == "local" else endpoint)
+
+
+def _check(inputs: params.DeployParams, backend: str, endpoint: str) -> str:
+    """The endpoint (and a strategy that cannot use it), checked before anything runs: a bad
+    one, or an AWS profile that does not exist, is one error line; an allowed but risky input gets a warning line."""
+    endpoint = params.endpoint(backend, endpoint)
+    check_strategy(inputs.strategy, backend, endpoint)
+    if backend == "aws" and not endpoint:
         aws.client("sts", inputs.region)  # a missing AWS profile: one line now, not Terraform's page later
     for warning in params.warnings(inputs):
         print(f"fanout: warning: {warning}", file=sys.stderr)
-    return inputs
+    return endpoint
 
 
-def _variables(args, inputs: params.DeployParams) -> dict:
+def _variables(inputs: params.DeployParams, backend: str, endpoint: str) -> dict:
     """infra/'s variables, for which the local backend starts its emulator if needed."""
-    endpoint = control.start() if args.backend == "local" else args.endpoint
+    if backend == "local":
+        endpoint = control.start()
     zip_path = package.build("downloader", inputs.architecture)
-    return inputs.variables(endpoint, zip_path, args.backend)
+    return inputs.variables(endpoint, zip_path, backend)
 
 
 def _emulator_gone(name: str) -> bool:

@@ -26,9 +26,10 @@ from botocore.exceptions import BotoCoreError, ClientError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from fanout import costs, interrupts, numbers, params, runs, strategies
+from fanout import costs, interrupts, numbers, runs, strategies
 from fanout import stack as stacks
 from fanout.errors import FanoutError, UsageError
+from fanout.params import check_fits_tmp
 
 BATCH = 10  # SendMessageBatch takes at most 10 entries
 ATTEMPTS = 6  # per entry, on top of botocore's own retries of a throttled call
@@ -61,19 +62,31 @@ def register(subparsers) -> None:
     parser.set_defaults(func=run)
 
 
+@dataclass(frozen=True)
+class FireParams:
+    """What one run sends: `messages` messages tagged `tag`, downloaded with `strategy` (its
+    canonical text, str(strategies.Choice); None: the stack's default strategy). `sweep` (sweep
+    id and cell index) is recorded in run.json as given."""
+
+    messages: int
+    tag: str = "default"
+    strategy: str | None = None
+    inject_failures: Fraction | None = None
+    workers: int = DEFAULT_WORKERS
+    sweep: dict | None = None
+
+
 def run(args) -> int:
     messages = positive_int("--messages (MESSAGES)", args.messages) if args.messages else None
     multiplier = positive_int("--multiplier (MULTIPLIER)", args.multiplier)
     workers = positive_int("--workers", args.workers)
     failure_fraction = _fraction(args.inject_failures) if args.inject_failures else None
-    if not _TAG.match(args.tag):
-        raise UsageError(f"invalid tag {args.tag!r}: expected 1-64 letters, digits, '.', '_' or '-'")
+    check_tag(args.tag)
     strategy = strategies.parse(args.strategy) if args.strategy is not None else None
     stack = stacks.from_args(args)
     count = messages or multiplier * stack.concurrency
-    resolved = check_strategy(stack, strategy)
-    check_cost(stack, count, resolved, args.yes)
-    fired = fire(stack, count, args.tag, str(strategy) if strategy else None, failure_fraction, workers)
+    check_cost(stack, count, check_strategy(stack, strategy), args.yes)
+    fired = fire(stack, FireParams(count, args.tag, str(strategy) if strategy else None, failure_fraction, workers))
     if not fired["sent"]:
         raise FanoutError(f"none of the {count} messages reached the queue; no run was recorded")
     if fired["failed_seqs"]:
@@ -84,11 +97,18 @@ def run(args) -> int:
     return 0
 
 
+def check_tag(text: str) -> str:
+    """An experiment tag as messages and records carry it; UsageError otherwise."""
+    if not _TAG.match(text):
+        raise UsageError(f"invalid tag {text!r}: expected 1-64 letters, digits, '.', '_' or '-'")
+    return text
+
+
 def check_strategy(stack, strategy: strategies.Choice | None) -> strategies.Choice:
     """The run's strategy (given, else the stack's default), refused if this stack cannot run it."""
     resolved = strategy or strategies.parse(stack.default_strategy)
     strategies.check_endpoint(resolved, stack.endpoint)
-    params.check_fits_tmp(stack.object_size, resolved.name)
+    check_fits_tmp(stack.object_size, resolved.name)
     return resolved
 
 
@@ -97,36 +117,28 @@ def check_cost(stack, count: int, strategy: strategies.Choice, confirmed: bool) 
     cap always, and a large or costly one without --yes."""
     gets = strategy.gets(stack.object_size)
     estimate = costs.estimate(count, stack.memory, stack.object_size, gets, stack.architecture)
-    over_cap = count > costs.MAX_MESSAGES
-    unconfirmed = estimate.needs_confirmation and not confirmed
-    if stack.backend == "aws" or over_cap or unconfirmed:
+    refused = costs.refusal(count, count, estimate.total, confirmed)
+    if stack.backend == "aws" or refused:
         for line in costs.describe(estimate):
             console.print(line, highlight=False)
-    if over_cap:
-        raise UsageError(
-            f"refusing to send {count:,} messages: at most {costs.MAX_MESSAGES:,} per run, even with --yes"
-        )
-    if unconfirmed:
-        raise UsageError(
-            f"refusing to send {count:,} messages (${estimate.total:,.2f} on AWS) without --yes: "
-            f"more than {costs.CONFIRM_MESSAGES:,} messages or ${costs.CONFIRM_USD:.0f}"
-        )
+    if refused:
+        raise UsageError(refused)
 
 
-def fire(stack, count: int, tag: str, strategy: str | None, failure_fraction: Fraction | None, workers: int) -> dict:
-    """Send `count` messages for a new run; returns its run.json record.
+def fire(stack, params: FireParams) -> dict:
+    """Send the messages of a new run; returns its run.json record.
 
     run.json is written once the first message has reached the queue, about every
     CHECKPOINT_SECONDS while sending and at the end, also on Ctrl-C or SIGTERM: whenever fire
     stops, even killed outright, the record names the seqs known to have reached the queue, and
     `wait` follows exactly those. A fire that sent nothing records nothing and leaves `latest`.
     """
-    run_id = runs.new_run_id()
-    injected = injected_seqs(count, failure_fraction) if failure_fraction else set()
-    text = strategy or stack.default_strategy
-    bodies = [(seq, message_body(run_id, seq, tag, text, seq in injected)) for seq in range(count)]
+    run_id, count, workers = runs.new_run_id(), params.messages, params.workers
+    injected = injected_seqs(count, params.inject_failures) if params.inject_failures else set()
+    text = params.strategy or stack.default_strategy
+    bodies = [(seq, message_body(run_id, seq, params.tag, text, seq in injected)) for seq in range(count)]
     result = SendResult()
-    how = _run_record(stack, run_id, count, tag, strategy, failure_fraction, injected, workers)
+    how = _run_record(stack, run_id, params, injected)
 
     written: dict = {}  # the last record written, and the state it was written at
 
@@ -266,23 +278,24 @@ def _send_with_retries(client, queue_url, batch) -> tuple[list[int], dict[int, s
     return sent, {int(entry_id): errors[entry_id] for entry_id in errors if int(entry_id) not in sent}
 
 
-def _run_record(stack, run_id, count, tag, strategy, failure_fraction, injected, workers) -> dict:
+def _run_record(stack, run_id: str, params: FireParams, injected: set[int]) -> dict:
     """The part of run.json that says how the run was made."""
-    return {
+    record = {
         "run_id": run_id,
         "backend": stack.backend,
         "stack": asdict(stack),
         "parameters": {
-            "messages": count,
-            "experiment_tag": tag,
-            "strategy": strategy or stack.default_strategy,
-            "strategy_from": "fire --strategy" if strategy else "stack default",
-            "inject_failures": str(failure_fraction) if failure_fraction else None,
-            "send_workers": workers,
+            "messages": params.messages,
+            "experiment_tag": params.tag,
+            "strategy": params.strategy or stack.default_strategy,
+            "strategy_from": "fire --strategy" if params.strategy else "stack default",
+            "inject_failures": str(params.inject_failures) if params.inject_failures else None,
+            "send_workers": params.workers,
         },
         "injected_seqs": sorted(injected),
         "version": runs.project_version(),
     }
+    return record | ({"sweep": params.sweep} if params.sweep else {})
 
 
 def _send_state(count: int, result: SendResult, status: str) -> dict:
@@ -300,12 +313,6 @@ def _send_state(count: int, result: SendResult, status: str) -> dict:
         "last_send_ms": result.last_send_ms,
         "send_rate_per_s": round(result.rate(), 1),
     }
-
-
-def sent_seqs(record: dict) -> list[int]:
-    """The seqs of a run that reached the queue."""
-    failed = set(record["failed_seqs"])
-    return [seq for seq in range(record["parameters"]["messages"]) if seq not in failed]
 
 
 def _progress() -> Progress:

@@ -38,6 +38,28 @@ MAX_OBJECT_SIZE = 10_000 * 5 * 2**30
 MAPPING_MIN_CONCURRENCY = 2
 
 
+# The deploy inputs' command-line flags: (flag, default, what it is). Deploy takes one value of
+# each, the sweep one or more.
+FLAGS = (
+    ("--concurrency", "10", "reserved concurrency, 1-1000"),
+    ("--memory", "1024", "function memory in MB, 128-10240"),
+    ("--object-size", "256MiB", "test object size, e.g. 64MiB, 1GB"),
+    ("--architecture", "x86_64", "x86_64 or arm64"),
+    ("--strategy", strategies.DEFAULT, f"download strategy, e.g. 'stream' or 'ranged connections=8' "
+                                       f"(one of {', '.join(strategies.STRATEGIES)}; --mode is its old name)"),
+)
+
+
+def add_arguments(parser, lists: bool = False) -> None:
+    """The flags of FLAGS; with `lists`, each takes one or more values (a sweep's axes), separated
+    by spaces, strategies (which contain spaces) by ';'."""
+    for flag, default, text in FLAGS:
+        separator = f"'{strategies.definition.LIST_SEPARATOR}'" if flag == "--strategy" else "spaces"
+        more = f"; one or more, separated by {separator}" if lists else ""
+        names = (flag, "--mode") if flag == "--strategy" else (flag,)
+        parser.add_argument(*names, default=default, help=f"{text} (default {default}{more})")
+
+
 @dataclass(frozen=True)
 class DeployParams:
     """Validated inputs of `fanout deploy` / `fanout plan`."""
@@ -50,6 +72,16 @@ class DeployParams:
     architecture: str
     strategy: str  # canonical text of the default strategy (messages that name none)
     function_timeout: int = DEFAULT_FUNCTION_TIMEOUT
+    # Sizes of the other test objects the bucket keeps (a sweep over object sizes uploads each
+    # once): the function's role may read each of them, and nothing else.
+    kept_object_sizes: tuple[int, ...] = ()
+    # Changing it changes the function's configuration, so Lambda starts fresh execution
+    # environments (the sweep's fresh environments between cells on the same deployment).
+    environment_epoch: str = ""
+
+    def object_sizes(self) -> list[int]:
+        """Every test object the stack keeps, this one included, smallest first."""
+        return sorted({self.object_size, *self.kept_object_sizes})
 
     def variables(self, endpoint: str, zip_path, backend: str = "local") -> dict:
         """Input variables of infra/ for this deployment.
@@ -61,6 +93,7 @@ class DeployParams:
             "stack": self.stack,
             "region": self.region,
             "endpoint": endpoint,
+            "endpoint_in_environment": bool(endpoint),  # terraform.environment sets AWS_ENDPOINT_URL
             "embedded_emulator": backend == "local",
             "zip_path": str(zip_path),
             "concurrency": self.concurrency,
@@ -69,25 +102,46 @@ class DeployParams:
             "architecture": self.architecture,
             "default_strategy": self.strategy,
             "timeout": self.function_timeout,
+            "test_object_sizes": self.object_sizes(),
+            "environment_epoch": self.environment_epoch,
         }
 
 
 def from_args(args) -> DeployParams:
     """Validate the command line of deploy/plan; raises UsageError on the first bad value."""
-    strategy = strategies.parse(args.strategy)
+    return parse(args.stack, args.region, args.concurrency, args.memory, args.object_size, args.architecture,
+                 args.strategy, args.function_timeout)  # fmt: skip
+
+
+def parse(stack: str, region_name: str, concurrency, memory, size, architecture: str, strategy,
+          function_timeout=DEFAULT_FUNCTION_TIMEOUT) -> DeployParams:  # fmt: skip
+    """DeployParams from values as a user writes them (`strategy` as text or a parsed Choice);
+    raises UsageError on the first bad one."""
+    chosen = strategy if isinstance(strategy, strategies.Choice) else strategies.parse(strategy)
     params = DeployParams(
-        stack=stack_name(args.stack),
-        region=region(args.region),
-        concurrency=integer("concurrency", args.concurrency, *CONCURRENCY_RANGE),
-        memory=integer("memory (MB)", args.memory, *MEMORY_RANGE),
-        object_size=object_size(args.object_size),
-        architecture=choice("architecture", args.architecture, ARCHITECTURES),
-        strategy=str(strategy),
-        function_timeout=integer("function timeout (s)", args.function_timeout,
-                                 *FUNCTION_TIMEOUT_RANGE),
+        stack=stack_name(stack),
+        region=region(region_name),
+        concurrency=concurrency_value(concurrency),
+        memory=memory_value(memory),
+        object_size=object_size(size),
+        architecture=choice("architecture", architecture, ARCHITECTURES),
+        strategy=str(chosen),
+        function_timeout=function_timeout_value(function_timeout),
     )
-    check_fits_tmp(params.object_size, strategy.name)
+    check_fits_tmp(params.object_size, chosen.name)
     return params
+
+
+def concurrency_value(text) -> int:
+    return integer("concurrency", text, *CONCURRENCY_RANGE)
+
+
+def memory_value(text) -> int:
+    return integer("memory (MB)", text, *MEMORY_RANGE)
+
+
+def function_timeout_value(text) -> int:
+    return integer("function timeout (s)", text, *FUNCTION_TIMEOUT_RANGE)
 
 
 def stack_name(text: str) -> str:

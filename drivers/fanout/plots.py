@@ -49,7 +49,8 @@ def _by_cell(downloads: list[dict]) -> dict[str, list[dict]]:
 def _throughput(groups):
     fig, ax = plt.subplots(figsize=(WIDTH, 1.9 + 0.7 * len(groups)), layout="constrained")
     values = [[d["bytes"] / d["seconds"] / 1e6 for d in group] for group in groups.values()]
-    labels = [f"{cells.label(g[0], (0, 1))}\n{cells.label(g[0], (2, 3))}\nn={len(g)}" for g in groups.values()]
+    labels = [f"{cells.label(g[0], ('memory_size', 'concurrency_limit', 'object_size'))}\n"
+              f"{cells.label(g[0], ('strategy', 'experiment_tag'))}\nn={len(g)}" for g in groups.values()]
     ax.boxplot(values, orientation="horizontal", tick_labels=labels, widths=0.6, showmeans=True, showfliers=False,
                meanprops={"marker": "^", "markerfacecolor": "white", "markeredgecolor": "black"})  # fmt: skip
     for row, v in enumerate(values, start=1):

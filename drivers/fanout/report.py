@@ -31,10 +31,9 @@ from rich.table import Table
 
 from fanout import cells, concurrency, crossrun, insights, network, plots, runs
 from fanout import stack as stacks
-from fanout.fire import sent_seqs
 from fanout.network import truth
 from fanout.sizes import format_size
-from fanout.wait import check_same_stack, peek_dead_letters, run_window
+from fanout.wait import peek_dead_letters
 
 STATS = ("min", "p25", "p50", "avg", "p75", "p90", "p99", "max")
 METRICS = {  # column prefix -> (title with unit, caption)
@@ -85,7 +84,7 @@ def run(args) -> int:
         return crossrun.report_runs(args.runs)
     record = runs.load(args.run)
     stack = stacks.from_args(args)
-    check_same_stack(record, stack)
+    runs.check_same_stack(record, stack)
     summary = build(stack, record)
     show(summary)
     folder = write(summary)
@@ -97,7 +96,7 @@ def run(args) -> int:
 def build(stack, record: dict) -> dict:
     """Everything the report shows, as plain data (summary.json is this)."""
     run_id = record["run_id"]
-    start_ms, end_ms = run_window(record)
+    start_ms, end_ms = runs.run_window(record)
     events = insights.fetch_events(stack, start_ms, end_ms)
     records = run_records(events, run_id)
     downloads = [r for r in records if r.get("event") == "download"]
@@ -188,7 +187,7 @@ def counts(record: dict, records: list[dict], table: list[dict]) -> dict:
     downloads = [r for r in records if r.get("event") == "download"]
     return {
         "requested": record["parameters"]["messages"],
-        "sent": len(sent_seqs(record)),
+        "sent": len(runs.sent_seqs(record)),
         "download_records": len(downloads),
         "seqs_downloaded": len({r["seq"] for r in downloads}),
         "in_percentile_table": sum(cell["n"] for cell in table),
@@ -239,8 +238,10 @@ def show(summary: dict) -> None:
     run = summary["run"]
     console.print(f"[bold]run {run['run_id']}[/] on the {run['backend']} backend, stack {run['stack']['stack']!r}")
     console.print(f"[bold]{summary['network']}[/]", highlight=False)
-    varying = _varying_fields(summary["cells"])
-    shared = [i for i in range(len(cells.FIELDS)) if i not in varying]
+    if run.get("sweep"):
+        console.print(sweep_note(run["sweep"]), highlight=False)
+    varying = cells.varying([cells.key(cell) for cell in summary["cells"]])
+    shared = tuple(name for name in cells.FIELDS if name not in varying)
     if summary["cells"] and shared:
         console.print(f"{'cell' if len(summary['cells']) == 1 else 'every cell'}: {cells.label(summary['cells'][0], shared)}",
                       highlight=False)  # fmt: skip
@@ -298,6 +299,11 @@ def _truth_rows(rows: list[dict]) -> list[list]:
     return table
 
 
+def sweep_note(sweep: dict) -> str:
+    """Which sweep cell a run was, and whether it started with fresh execution environments."""
+    return f"sweep {sweep['sweep_id']}, cell {sweep['cell']}: {sweep['environments']} execution environments"
+
+
 def strategy_tables(rows: list[dict]) -> list[tuple[str, list[list]]]:
     """strategy-comparison rows as one table per memory size and object size, whose rows are
     the strategies (in the query's order: fastest median first)."""
@@ -309,26 +315,20 @@ def strategy_tables(rows: list[dict]) -> list[tuple[str, list[list]]]:
             for (memory, size), group in groups.items()]  # fmt: skip
 
 
-def _varying_fields(cell_rows: list[dict]) -> list[int]:
-    """Indexes of the cell fields whose values differ between cells."""
-    keys = [cells.key(cell) for cell in cell_rows]
-    return [i for i in range(len(cells.FIELDS)) if len({k[i] for k in keys}) > 1]
-
-
-def _metric_rows(cell_rows: list[dict], metric: str, columns=range(len(cells.FIELDS))) -> list[list]:
-    rows = [[*(cells.TITLES[i] for i in columns), "n", *STATS]]
+def _metric_rows(cell_rows: list[dict], metric: str, columns: tuple[str, ...] = cells.FIELDS) -> list[list]:
+    rows = [[*(cells.TITLES[name] for name in columns), "n", *STATS]]
     for cell in cell_rows:
         key = cells.key(cell)
-        rows.append([*(key[i] for i in columns), cell["n"], *(cell[f"{metric}_{stat}"] for stat in STATS)])
+        rows.append([*(key.text(name) for name in columns), cell["n"], *(cell[f"{metric}_{stat}"] for stat in STATS)])
     return rows
 
 
-def _concurrency_rows(summary: dict, columns=range(len(cells.FIELDS))) -> list[list]:
-    rows = [[*(cells.TITLES[i] for i in columns), "target", "peak", "steady mean", "cold starts", "cold share"]]
+def _concurrency_rows(summary: dict, columns: tuple[str, ...] = cells.FIELDS) -> list[list]:
+    rows = [[*(cells.TITLES[name] for name in columns), "target", "peak", "steady mean", "cold starts", "cold share"]]
     for cell in summary["cells"]:
         key, share = cells.key(cell), cell["cold_start_share"]
-        rows.append([*(key[i] for i in columns), cell["target"], cell["peak_concurrency"], cell["steady_mean_concurrency"],
-                     cell["cold_starts"], "-" if share is None else f"{share:.1%}"])
+        rows.append([*(key.text(name) for name in columns), cell["target"], cell["peak_concurrency"],
+                     cell["steady_mean_concurrency"], cell["cold_starts"], "-" if share is None else f"{share:.1%}"])
     return rows
 
 
@@ -347,7 +347,7 @@ def _rich_table(title: str, rows: list[list]) -> Table:
     body = [list(map(_fmt, row)) for row in rows[1:]]
     for i, name in enumerate(rows[0]):
         width = max(len(str(name)), *(len(row[i]) for row in body)) if body else len(str(name))
-        justify = "left" if name in cells.TITLES else "right"
+        justify = "left" if name in cells.TITLES.values() else "right"
         table.add_column(str(name), justify=justify, no_wrap=True, min_width=width)
     for row in body:
         table.add_row(*row)
@@ -369,7 +369,9 @@ def _markdown_table(rows: list[list]) -> str:
     return "\n".join(lines)
 
 
-def write(summary: dict):
+def write(summary: dict, plots_too: bool = True):
+    """The report's files in results/<run_id>/; without the plots (`plots_too` False) when only
+    the records and tables are wanted, as a sweep writes for each cell."""
     folder = runs.run_dir(summary["run"]["run_id"])
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / "records.jsonl", "w") as out:
@@ -378,7 +380,7 @@ def write(summary: dict):
         json.dumps({k: v for k, v in summary.items() if k != "records"}, indent=2, sort_keys=True, default=str) + "\n"
     )
     _write_csv(folder / "summary.csv", [dict(cell, network=summary["network"]) for cell in summary["cells"]])
-    images = plots.draw(summary, folder)
+    images = plots.draw(summary, folder) if plots_too else []
     (folder / "report.md").write_text(markdown(summary, images))
     return folder
 
@@ -408,6 +410,8 @@ def markdown(summary: dict, images: list) -> str:
         f"{len(summary['dead_lettered'])} messages in the dead-letter queue",
         f"- version: {run['version']}",
     ]
+    if run.get("sweep"):
+        how.append(f"- {sweep_note(run['sweep'])}")
     parts = [
         f"# s3-fanout run {run['run_id']}",
         "## How the run was made",

@@ -11,6 +11,7 @@ import os
 import re
 import secrets
 import subprocess
+import time
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
@@ -20,6 +21,7 @@ from fanout.errors import UsageError
 
 LATEST = "latest"
 RUN_FILE = "run.json"
+CLOCK_SLACK_MS = 5 * 60 * 1000  # this machine's clock against the log timestamps
 _RUN_ID = re.compile(r"^[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}$")
 
 
@@ -49,7 +51,7 @@ def update(run: dict) -> None:
 def write_file(run_id: str, name: str, data) -> Path:
     """Write `data` as JSON to results/<run_id>/<name>, atomically; returns the path."""
     path = run_dir(run_id) / name
-    _write_atomically(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
+    write_json(path, data)
     return path
 
 
@@ -72,6 +74,29 @@ def resolve(ref: str) -> str:
         hint = f"known runs: {', '.join(known[-5:])}" if known else "no runs yet"
         raise UsageError(f"unknown run {ref!r}: expected {LATEST!r} or a run id under {paths.results_dir()} ({hint})")
     return ref
+
+
+def sent_seqs(record: dict) -> list[int]:
+    """The seqs of a run that reached the queue."""
+    failed = set(record["failed_seqs"])
+    return [seq for seq in range(record["parameters"]["messages"]) if seq not in failed]
+
+
+def run_window(record: dict) -> tuple[int, int]:
+    """From the run's first send (less clock slack) to now, in epoch ms: every record of the run
+    is in there."""
+    start = (record["first_send_ms"] or int(time.time() * 1000)) - CLOCK_SLACK_MS
+    return start, int(time.time() * 1000) + CLOCK_SLACK_MS
+
+
+def check_same_stack(record: dict, stack) -> None:
+    """A run can only be followed on the stack it was fired at: its queue and logs are there."""
+    fired_at = record["stack"]
+    if (fired_at["backend"], fired_at.get("queue_arn")) != (stack.backend, stack.queue_arn):
+        raise UsageError(
+            f"run {record['run_id']} was fired at stack {fired_at['stack']!r} on the {fired_at['backend']} "
+            f"backend, not at {stack.stack!r} on {stack.backend}; pass the matching --stack/--backend"
+        )
 
 
 def seq_ranges(seqs, max_chars: int = 60) -> str:
@@ -112,15 +137,21 @@ def _git(*args: str) -> str:
     ).stdout.strip()
 
 
-def _write_atomically(path: Path, text: str) -> None:
+def write_json(path: Path, data) -> None:
+    """Write `data` as JSON to `path` atomically: a temporary file renamed into place, so that a
+    reader (or a crash) never sees half a file."""
     tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text)
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
     os.replace(tmp, path)
 
 
-def _point_latest_at(run_id: str) -> None:
-    link = paths.results_dir() / LATEST
-    tmp = link.with_name(f".{LATEST}.tmp")
+def point_link(link: Path, target: str) -> None:
+    """Make the symlink `link` point at `target` (a sibling folder), atomically."""
+    tmp = link.with_name(f".{link.name}.tmp")
     tmp.unlink(missing_ok=True)
-    tmp.symlink_to(run_id, target_is_directory=True)
+    tmp.symlink_to(target, target_is_directory=True)
     os.replace(tmp, link)
+
+
+def _point_latest_at(run_id: str) -> None:
+    point_link(paths.results_dir() / LATEST, run_id)

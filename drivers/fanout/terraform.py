@@ -54,11 +54,15 @@ _log: Path | None = None  # where Terraform's output goes instead of the termina
 
 
 def outputs(backend: str, stack: str) -> dict:
-    """Output values of the deployed stack ({} when nothing is deployed)."""
+    """Output values of the deployed stack ({} when nothing is deployed).
+
+    Read from the state file, as `terraform output` reads them, without a Terraform process
+    (a second or two, on every deploy and every command that loads the stack).
+    """
     if not has_state(backend, stack):
         return {}
-    result = _run(backend, stack, "output", "-json", capture=True)
-    return {name: item["value"] for name, item in json.loads(result.stdout or "{}").items()}
+    state = json.loads((_stack_dir(backend, stack) / STATE_FILE).read_text())
+    return {name: item["value"] for name, item in state.get("outputs", {}).items()}
 
 
 def apply(backend: str, stack: str, variables: dict) -> None:
@@ -249,7 +253,8 @@ def environment(backend: str, stack: str, endpoint: str | None = None) -> dict:
     `endpoint` is the one the command targets; by default the one the stack was last applied
     with. Against an endpoint (always on the local backend) the user's AWS setup is left out: the
     provider uses test credentials there, an AWS_PROFILE naming a profile that does not exist
-    would fail it, and AWS_ENDPOINT_URL_* would redirect it.
+    would fail it, and the user's AWS_ENDPOINT_URL_* would redirect it; AWS_ENDPOINT_URL is then
+    the endpoint itself.
     """
     if endpoint is None:
         endpoint = recorded_inputs(backend, stack).get("endpoint", "")
@@ -257,6 +262,10 @@ def environment(backend: str, stack: str, endpoint: str | None = None) -> dict:
     if backend == "local" or endpoint:
         env = {name: value for name, value in env.items()
                if not name.startswith("AWS_") or name in KEPT_AWS_VARIABLES}  # fmt: skip
+    if endpoint:
+        # The provider reaches the endpoint through this, not through its endpoints block (see
+        # infra/variables.tf, endpoint_in_environment): every service, validated in no time.
+        env["AWS_ENDPOINT_URL"] = endpoint
     cache = paths.home() / "terraform-plugin-cache"
     cache.mkdir(parents=True, exist_ok=True)
     env.update(
@@ -271,15 +280,14 @@ def environment(backend: str, stack: str, endpoint: str | None = None) -> dict:
     return env
 
 
-def _run(backend: str, stack: str, command: str, *args: str, capture: bool = False, ok_codes=(0,),
-         endpoint: str | None = None):
+def _run(backend: str, stack: str, command: str, *args: str, ok_codes=(0,), endpoint: str | None = None):
     executable = shutil.which("terraform")
     if executable is None:
         raise FanoutError("terraform is not on PATH; install Terraform >= 1.5")
     _stack_dir(backend, stack).mkdir(parents=True, exist_ok=True)
-    log = None if capture else _log
-    plain = capture or log is not None or not sys.stdout.isatty()
-    with _output(capture, log) as (stdout, stderr):
+    log = _log
+    plain = log is not None or not sys.stdout.isatty()
+    with _output(log) as (stdout, stderr):
         process = subprocess.Popen(
             [executable, command, *(["-no-color"] if plain else []), *args],
             cwd=paths.INFRA,
@@ -296,11 +304,9 @@ def _run(backend: str, stack: str, command: str, *args: str, capture: bool = Fal
 
 
 @contextmanager
-def _output(capture: bool, log: Path | None):
-    """(stdout, stderr) for Terraform: pipes, the log file, or the terminal."""
-    if capture:
-        yield subprocess.PIPE, subprocess.PIPE
-    elif log is not None:
+def _output(log: Path | None):
+    """(stdout, stderr) for Terraform: the log file, or the terminal."""
+    if log is not None:
         with open(log, "a") as handle:
             yield handle, subprocess.STDOUT
     else:

@@ -37,7 +37,7 @@ would double the concurrency, so a second one refuses to start (fanout.hostlock)
 import json
 import threading
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 
 from rich.console import Console
@@ -46,7 +46,6 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from fanout import hostlock, insights, numbers, runs
 from fanout import stack as stacks
 from fanout.errors import FanoutError, UsageError
-from fanout.fire import sent_seqs
 from fanout.network import options as network_options
 
 QUERY = "message-outcomes"
@@ -58,7 +57,6 @@ QUEUE_COUNTS = ("ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVi
 SEQS_PER_QUERY = 4000  # two rows per seq at most: stays under the 10,000-row result limit
 DEFAULT_TIMEOUT = 1800
 POLL_SECONDS = {"local": 1.0, "aws": 10.0}
-CLOCK_SLACK_MS = 5 * 60 * 1000  # this machine's clock against the log timestamps
 DLQ_PEEK_VISIBILITY = 30  # longer than a scan takes; only if restoring fails do messages stay hidden this long
 MISSING_FILE = "missing.json"
 
@@ -82,11 +80,11 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    timeout = _seconds(args.timeout)
+    timeout = timeout_seconds(args.timeout)
     network_options.check(args)
     record = runs.load(args.run)
     stack = stacks.from_args(args)
-    check_same_stack(record, stack)
+    runs.check_same_stack(record, stack)
     hosting = stack.backend == "local" and not args.no_host
     if args.network != network_options.NONE and not hosting:
         raise UsageError(f"--network {args.network} shapes the environments of a host this command runs; "
@@ -109,16 +107,6 @@ def check_accounted(accounting: "Accounting", run_id: str, timeout: float, prefi
         raise FanoutError(
             f"{prefix}{len(missing)} of {len(accounting.sent)} messages of run {run_id} are unaccounted "
             f"for after {timeout:g} s ({accounting.summary()})"
-        )
-
-
-def check_same_stack(record: dict, stack) -> None:
-    """A run can only be followed on the stack it was fired at: its queue and logs are there."""
-    fired_at = record["stack"]
-    if (fired_at["backend"], fired_at.get("queue_arn")) != (stack.backend, stack.queue_arn):
-        raise UsageError(
-            f"run {record['run_id']} was fired at stack {fired_at['stack']!r} on the {fired_at['backend']} "
-            f"backend, not at {stack.stack!r} on {stack.backend}; pass the matching --stack/--backend"
         )
 
 
@@ -163,7 +151,7 @@ class Accounting:
 
 def account(stack, record: dict) -> Accounting:
     """One look at the logs and the DLQ."""
-    accounting = Accounting(sent=sent_seqs(record))
+    accounting = Accounting(sent=runs.sent_seqs(record))
     rows = outcome_rows(stack, record)
     dead = peek_dead_letters(stack, record["run_id"])
     for row in rows:
@@ -180,7 +168,7 @@ def account(stack, record: dict) -> Accounting:
 
 def platform_errors(stack, record: dict) -> dict[str, int]:
     """Crashes, timeouts and init failures the platform logged in the run's window, by kind."""
-    rows = insights.run(stack, insights.load_query(PLATFORM_QUERY), *run_window(record)).rows
+    rows = insights.run(stack, insights.load_query(PLATFORM_QUERY), *runs.run_window(record)).rows
     return {row["error_type"]: int(row["errors"]) for row in rows}
 
 
@@ -200,18 +188,12 @@ def slowest_outcome(stack) -> tuple[int, int]:
 def outcome_rows(stack, record: dict) -> list[dict]:
     """Rows of the message-outcomes query for the run, one query per range of seqs."""
     query = insights.load_query(QUERY)
-    start_ms, end_ms = run_window(record)
+    start_ms, end_ms = runs.run_window(record)
     rows = []
     for low in range(0, record["parameters"]["messages"], SEQS_PER_QUERY):
         expr = f'run_id = "{record["run_id"]}" and seq >= {low} and seq < {low + SEQS_PER_QUERY}'
         rows += insights.run(stack, insights.restrict(query, expr), start_ms, end_ms).rows
     return rows
-
-
-def run_window(record: dict) -> tuple[int, int]:
-    """From the first send (less clock slack) to now: every record of the run is in there."""
-    start = (record["first_send_ms"] or int(time.time() * 1000)) - CLOCK_SLACK_MS
-    return start, int(time.time() * 1000) + CLOCK_SLACK_MS
 
 
 def peek_dead_letters(stack, run_id: str) -> set[int]:
@@ -244,21 +226,29 @@ def _restore(sqs, queue_url: str, handles: list[str]) -> None:
         sqs.change_message_visibility_batch(QueueUrl=queue_url, Entries=entries)
 
 
-def wait(stack, record: dict, timeout: float, host: bool = False, network=None) -> Accounting:
-    """Poll until every sent message is accounted for or `timeout` seconds pass; when hosting,
-    the environments' S3 traffic follows `network` (a fanout.network.NetworkModel; None: none)."""
+def wait(stack, record: dict, timeout: float, host: bool = False, network=None,
+         hosted: "Hosted | None" = None) -> Accounting:
+    """Poll until every sent message is accounted for or `timeout` seconds pass.
+
+    On the local backend `host` hosts the function here for the wait (fresh environments each
+    time), its S3 traffic following `network` (a fanout.network.NetworkModel; None: none);
+    `hosted` is a host started by `hosting()` that outlives the wait (warm environments carried
+    from one run to the next), under its own network.
+    """
     deadline = time.monotonic() + timeout
-    sent = len(sent_seqs(record))
-    hosting = ", hosting the function here" if host else ""
-    console.print(f"run {record['run_id']}: waiting for {sent} messages{hosting}", highlight=False)
+    sent = len(runs.sent_seqs(record))
+    host = host or hosted is not None
+    where = ", hosting the function here" if host else ""
+    console.print(f"run {record['run_id']}: waiting for {sent} messages{where}", highlight=False)
     _note_slowest(stack, timeout)
     _note_unsent(record)
     empty_since = None
-    with _hosting(stack, host, network) as hosted, _progress() as progress:
+    network = hosted.network if hosted else network
+    with nullcontext(hosted) if hosted else _hosting(stack, host, network) as running, _progress() as progress:
         _record_network(stack, record, host, network)  # once the host lock is held
         task = progress.add_task("waiting", total=sent)
         while True:
-            hosted.check()
+            running.check()
             empty_since = (empty_since or time.monotonic()) if queue_empty(stack) else None
             accounting = account(stack, record)
             if empty_since and time.monotonic() - empty_since >= LOST_AFTER_S[stack.backend]:
@@ -340,7 +330,7 @@ def _finished(accounting: Accounting, hosting: bool) -> bool:
     return not accounting.in_flight() and not (hosting and accounting.failed)
 
 
-class _Hosted:
+class Hosted:
     """The local function host on a background thread; check() re-raises its failure."""
 
     def __init__(self, stack, network):
@@ -350,6 +340,7 @@ class _Hosted:
         # Never stop on an idle queue: wait decides when the run is over.
         self.host = Host(config, idle_seconds=float("inf"), warn=lambda m: console.print(f"[yellow]host:[/] {m}"),
                          network=network)
+        self.network = network
         self.error = None
         self.thread = threading.Thread(target=self._run, name="fanout-host", daemon=True)
 
@@ -364,9 +355,20 @@ class _Hosted:
             raise self.error
 
 
+    def idle(self) -> bool:
+        """No invocation in flight: the environments wait for work."""
+        return self.host.summary.in_flight == 0
+
+
 class _NotHosted:
     def check(self):
         pass
+
+
+def hosting(stack, network=None):
+    """The local function host of `stack` on a background thread until the block ends; pass it
+    to wait() to keep its environments across runs."""
+    return _hosting(stack, True, network)
 
 
 @contextmanager
@@ -375,7 +377,7 @@ def _hosting(stack, enabled: bool, network=None):
         yield _NotHosted()
         return
     with hostlock.held(stack.backend, stack.stack):
-        hosted = _Hosted(stack, network)
+        hosted = Hosted(stack, network)
         hosted.thread.start()
         try:
             yield hosted
@@ -398,7 +400,7 @@ def _json(text: str) -> dict:
     return body if isinstance(body, dict) else {}
 
 
-def _seconds(text: str) -> float:
+def timeout_seconds(text: str) -> float:
     value = numbers.decimal(text)
     if value is None or not value > 0:
         raise UsageError(f"invalid --timeout {text!r}: expected a positive, finite number of seconds")

@@ -287,6 +287,7 @@ def measure_message(s3, settings: Settings, body: str, context: dict, directory:
     download never hides the records of the others in its batch.
     """
     fields = {}
+    context = {"object_size": settings.expected_size, **context}  # a cell field, on every record
     try:
         message = parse_body(body, settings.default_strategy)
         fields = message.fields()

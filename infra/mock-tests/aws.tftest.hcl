@@ -144,3 +144,36 @@ run "queues_logs_and_environment" {
     error_message = "Outputs must describe an AWS stack."
   }
 }
+
+run "the_role_reads_each_kept_test_object_and_nothing_else" {
+  command = plan
+
+  variables {
+    object_size       = 8388608
+    test_object_sizes = [1048576, 8388608, 67108864]
+  }
+
+  assert {
+    condition = toset(jsondecode(aws_iam_role_policy.downloader.policy).Statement[0].Resource) == toset([
+      for size in [1048576, 8388608, 67108864] : "arn:aws:s3:::plan-test-123456789012-us-east-1/objects/${size}-bytes.bin"
+    ])
+    error_message = "The role must allow s3:GetObject on exactly the stack's test objects."
+  }
+  assert {
+    condition     = jsondecode(aws_iam_role_policy.downloader.policy).Statement[0].Action == "s3:GetObject"
+    error_message = "The only S3 action must be s3:GetObject."
+  }
+}
+
+run "without_kept_sizes_the_role_reads_only_the_current_object" {
+  command = plan
+
+  variables {
+    object_size = 1048576
+  }
+
+  assert {
+    condition     = jsondecode(aws_iam_role_policy.downloader.policy).Statement[0].Resource == ["arn:aws:s3:::plan-test-123456789012-us-east-1/objects/1048576-bytes.bin"]
+    error_message = "Without test_object_sizes the role must read only the deployed object."
+  }
+}

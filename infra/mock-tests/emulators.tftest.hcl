@@ -52,3 +52,19 @@ run "the_embedded_emulator_needs_an_endpoint" {
 
   expect_failures = [aws_lambda_event_source_mapping.requests]
 }
+
+run "the_endpoint_can_come_from_the_environment" {
+  # fanout sets AWS_ENDPOINT_URL and endpoint_in_environment: the module must not depend on the
+  # provider's endpoints block for anything else.
+  command = plan
+
+  variables {
+    embedded_emulator       = true
+    endpoint_in_environment = true
+  }
+
+  assert {
+    condition     = output.endpoint == var.endpoint && !aws_lambda_event_source_mapping.requests.enabled
+    error_message = "With the endpoint in the environment the module must plan what it plans with the endpoints block."
+  }
+}

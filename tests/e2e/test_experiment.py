@@ -9,7 +9,6 @@ and is interrupted with Ctrl-C during run-and-wait (see InterruptedDemo): a real
 minute of deploy the suite then barely notices.
 """
 
-import argparse
 import collections
 import contextlib
 import json
@@ -39,9 +38,7 @@ WAIT = ["--timeout", "240"]
 def deployed(emulator, tmp_path_factory):
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("FANOUT_RESULTS", str(tmp_path_factory.mktemp("results")))
-        inputs = params.from_args(argparse.Namespace(
-            stack=STACK, region="us-east-1", concurrency=str(CONCURRENCY), memory="256", object_size="1MiB",
-            architecture="x86_64", strategy="download_file", function_timeout=str(TIMEOUT_S)))  # fmt: skip
+        inputs = params.parse(STACK, "us-east-1", CONCURRENCY, 256, "1MiB", "x86_64", "download_file", TIMEOUT_S)
         variables = inputs.variables(emulator, package.build(function="downloader"))
         try:
             terraform.apply("local", STACK, variables)
@@ -242,7 +239,7 @@ def test_make_run_then_wait_without_hosting(deployed):
     assert fanout("host", "--idle", "1") == 0
     assert fanout("wait", "--run", run_id, "--no-host", *WAIT) == 0
     assert runs.load(run_id)["accounting"]["done"] == 12
-    events = insights.fetch_events(deployed, *wait.run_window(runs.load(run_id)))
+    events = insights.fetch_events(deployed, *runs.run_window(runs.load(run_id)))
     downloads = [r for r in report.run_records(events, run_id) if r["event"] == "download"]
     assert sorted(r["seq"] for r in downloads) == list(range(12))
     canonical = strategies.parse(strategy)
@@ -264,7 +261,7 @@ def test_wait_times_out_with_the_missing_seqs(deployed, capsys):
     assert json.loads((runs.run_dir(record["run_id"]) / wait.MISSING_FILE).read_text()) == list(range(30))
     # A demo whose wait ends like this fails (after its teardown), saying how many were lost.
     with pytest.raises(FanoutError, match="30 of 30 messages"):
-        demo.check_accounted(wait.Accounting(sent=fire.sent_seqs(record)), record["run_id"])
+        demo.check_accounted(wait.Accounting(sent=runs.sent_seqs(record)), record["run_id"])
 
 
 def test_a_second_host_is_refused(deployed, capsys):
@@ -290,7 +287,7 @@ def test_ctrl_c_during_the_demo_still_tears_down(interrupted_demo):
     code = interrupted_demo.exit_code()
     output = "".join(interrupted_demo.output)
     assert code == 130, output
-    assert "teardown" in output and "stopped the emulator the demo started" in output, output
+    assert "teardown" in output and "stopped the emulator this command started" in output, output
     assert interrupted_demo.emulator_pid and not _running(interrupted_demo.emulator_pid)
     stack_dir = interrupted_demo.home / "stacks" / "local" / demo.DEMO_STACK
     assert not (stack_dir / terraform.STATE_FILE).exists()
@@ -349,7 +346,7 @@ FAULT_COUNT = 1000
 
 
 def _records(deployed, record) -> list[dict]:
-    return report.run_records(insights.fetch_events(deployed, *wait.run_window(record)), record["run_id"])
+    return report.run_records(insights.fetch_events(deployed, *runs.run_window(record)), record["run_id"])
 
 
 def test_faults_and_a_host_kill_lose_nothing(deployed, tmp_path, monkeypatch):

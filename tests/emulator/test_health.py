@@ -52,7 +52,7 @@ def test_an_emulator_lost_mid_wait_is_one_line(own_home, tmp_path, monkeypatch, 
     """The emulator dies after wait has checked the stack: every later call fails to connect."""
     monkeypatch.setenv("FANOUT_RESULTS", str(tmp_path / "results"))
     stack = deployed_queue(control.start())
-    fire.fire(stack, 3, "t", None, None, workers=1)
+    fire.fire(stack, fire.FireParams(3, "t", workers=1))
     monkeypatch.setattr(stacks, "load", lambda backend, name: stack)  # checked just before it died
     control.stop()
     capsys.readouterr()

@@ -9,14 +9,15 @@ import pytest
 from .support import MEMORY_SIZE, lambda_context, log_records, sqs_event
 
 SUCCESS_FIELDS = {
-    "event", "run_id", "seq", "experiment_tag", "concurrency_limit", "memory_size", "strategy", "strategy_name",
-    "bytes", "seconds", "ttfb_seconds", "mbps", "mib_per_s", "start_ms", "end_ms", "cold_start", "env_id",
-    "receive_count", "message_id", "request_id", "s3_request_id", "request_ttfb_ms", "requests", "connections",
-    "first_byte_seconds", "timeline_interval_ms", "timeline", "peak_mb_per_s", "sustained_mb_per_s",
+    "event", "run_id", "seq", "experiment_tag", "concurrency_limit", "memory_size", "object_size", "strategy",
+    "strategy_name", "bytes", "seconds", "ttfb_seconds", "mbps", "mib_per_s", "start_ms", "end_ms", "cold_start",
+    "env_id", "receive_count", "message_id", "request_id", "s3_request_id", "request_ttfb_ms", "requests",
+    "connections", "first_byte_seconds", "timeline_interval_ms", "timeline", "peak_mb_per_s", "sustained_mb_per_s",
     "burst_excess_bytes", "burst_bytes",
 }  # fmt: skip, plus strategy_<param> for each parameter of the record's strategy
 ERROR_CONTEXT_FIELDS = {
-    "message_id", "receive_count", "memory_size", "concurrency_limit", "request_id", "env_id", "cold_start",
+    "message_id", "receive_count", "memory_size", "concurrency_limit", "object_size", "request_id", "env_id",
+    "cold_start",
 }  # fmt: skip
 # Added by Powertools to every line; anything else would be a field outside the contract.
 POWERTOOLS_FIELDS = {"level", "location", "message", "timestamp", "service", "xray_trace_id"}
@@ -75,7 +76,7 @@ def test_success_record(load_handler, function_env, test_object, capsys, tmp_pat
     assert 1 <= line["connections"] <= len(get_object_ids)
     assert line["concurrency_limit"] == 7
     assert line["memory_size"] == MEMORY_SIZE
-    assert line["bytes"] == test_object.size
+    assert line["bytes"] == line["object_size"] == test_object.size
     assert 0 < line["ttfb_seconds"] <= line["seconds"]
     assert line["mbps"] == pytest.approx(test_object.size * 8 / line["seconds"] / 1e6)
     assert line["mib_per_s"] == pytest.approx(test_object.size / line["seconds"] / 1024 / 1024)

@@ -126,6 +126,7 @@ def test_the_aws_backend_drops_it_against_an_endpoint(aws_setup):
     deployed_with("")  # deployed to AWS...
     assert aws_variables(terraform.environment("aws", "s")).items() >= AWS_SETUP.items()
     localstack = "http://localhost:4566"  # ...then planned against LocalStack
-    assert aws_variables(terraform.environment("aws", "s", localstack)) == {"AWS_CA_BUNDLE": "/etc/ssl/bundle.pem"}
+    against_it = {"AWS_CA_BUNDLE": "/etc/ssl/bundle.pem", "AWS_ENDPOINT_URL": localstack}  # not the user's
+    assert aws_variables(terraform.environment("aws", "s", localstack)) == against_it
     deployed_with(localstack)  # deployed there: destroy and outputs go there too
-    assert aws_variables(terraform.environment("aws", "s")) == {"AWS_CA_BUNDLE": "/etc/ssl/bundle.pem"}
+    assert aws_variables(terraform.environment("aws", "s")) == against_it

@@ -1,0 +1,115 @@
+"""The axes of a sweep and its cells: every parameter given as a list is an axis, and the cells
+are the Cartesian product of the axes.
+
+Deploy-level axes (memory, concurrency, object size, architecture) need a redeploy of the stack
+between cells; message-level axes (strategy) only a separate fire on the same deployment. Every
+value is checked with deploy's own rules before anything is created, so a sweep with one bad
+value creates nothing. Values are separated by spaces (or commas), strategies by ';' since a
+strategy with parameters contains spaces (`stream; ranged connections=4; download_file`).
+
+Order: "given" runs the cells in the order the values were written, deploy-level axes outermost
+(memory, then concurrency, object size, architecture) and message-level axes innermost, so that
+cells on the same deployment follow each other. "shuffled" permutes the deployments, and the
+message-level cells within each deployment, with a seeded generator (the seed is printed and
+recorded, so the order can be repeated): a sweep on AWS takes hours, and S3 and Lambda do not
+perform the same at every hour, so in the given order that drift would move in step with the
+outermost axis and read as its effect. Deployments stay contiguous, because shuffling every cell
+would redeploy before nearly every cell.
+"""
+
+import itertools
+import random
+import re
+from dataclasses import asdict, dataclass
+
+from fanout import params, strategies
+from fanout.errors import UsageError
+
+ORDERS = ("given", "shuffled")
+# Axis name -> (its command-line flag, how one value is checked and typed).
+PARSERS = {
+    "memory": ("--memory", params.memory_value),
+    "concurrency": ("--concurrency", params.concurrency_value),
+    "object_size": ("--object-size", params.object_size),
+    "architecture": ("--architecture", lambda text: params.choice("architecture", text, params.ARCHITECTURES)),
+    "strategy": ("--strategy", None),  # a list of its own syntax: strategies.parse_list
+}
+DEPLOY_AXES = ("memory", "concurrency", "object_size", "architecture")  # the others are message-level
+_SEPARATORS = re.compile(r"[\s,]+")
+
+
+@dataclass(frozen=True)
+class CellParams:
+    """The parameters of one cell (the manifest's `params`)."""
+
+    memory: int
+    concurrency: int
+    object_size: int
+    architecture: str
+    strategy: str  # canonical text (str(strategies.Choice)), as fire sends it
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Axes:
+    """The values of every parameter, in the order given; one value is a fixed parameter."""
+
+    memory: tuple[int, ...]
+    concurrency: tuple[int, ...]
+    object_size: tuple[int, ...]
+    architecture: tuple[str, ...]
+    strategy: tuple[str, ...]  # canonical texts
+
+    @classmethod
+    def parse(cls, texts: dict[str, str]) -> "Axes":
+        """Axes from space- or comma-separated values per axis name (strategies separated by ';');
+        UsageError naming the first bad value, or a combination of values that cannot be deployed."""
+        axes = cls(**{name: _values(name, texts[name]) for name in PARSERS})
+        for size, strategy in itertools.product(axes.object_size, axes.strategy):
+            params.check_fits_tmp(size, strategies.parse(strategy).name)
+        return axes
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Axes":
+        return cls(**{name: tuple(data[name]) for name in PARSERS})
+
+    def as_dict(self) -> dict:
+        return {name: list(values) for name, values in asdict(self).items()}
+
+    def varying(self) -> list[str]:
+        """The names of the axes with more than one value."""
+        return [name for name in PARSERS if len(getattr(self, name)) > 1]
+
+    def cells(self, order: str = "given", seed: int | None = None) -> list[CellParams]:
+        """Every cell, in the order `order` (see the module docstring)."""
+        deployments = list(itertools.product(*(getattr(self, name) for name in DEPLOY_AXES)))
+        fires = list(self.strategy)
+        rng = random.Random(seed)
+        if order == "shuffled":
+            rng.shuffle(deployments)
+        cells = []
+        for deployment in deployments:
+            if order == "shuffled":
+                rng.shuffle(fires)
+            cells += [CellParams(*deployment, strategy) for strategy in fires]
+        return cells
+
+
+def order(text: str) -> str:
+    return params.choice("order", text, ORDERS)
+
+
+def _values(name: str, text: str) -> tuple:
+    flag, parse = PARSERS[name]
+    if name == "strategy":
+        return tuple(str(choice) for choice in strategies.parse_list(text))
+    words = [word for word in _SEPARATORS.split(str(text).strip()) if word]
+    if not words:
+        raise UsageError(f"invalid {flag} {text!r}: expected one or more values separated by spaces")
+    values = tuple(parse(word) for word in words)
+    repeated = sorted({word for word, value in zip(words, values) if values.count(value) > 1})
+    if repeated:
+        raise UsageError(f"invalid {flag} {text!r}: {', '.join(repeated)} given twice (each value is one cell)")
+    return values

@@ -1,0 +1,230 @@
+"""The sweep before anything runs: axes and their order, one-line errors that create nothing,
+the cost guard on the sweep's totals, and the manifest's resume bookkeeping."""
+
+import itertools
+import json
+import subprocess
+
+import boto3
+import pytest
+from botocore.stub import Stubber
+
+from fanout import axes, cli, costs, params, paths, runs, strategies, sweep, sweeps
+from fanout.errors import UsageError
+
+MIB = 2**20
+
+
+@pytest.fixture
+def isolated(tmp_path, monkeypatch):
+    """FANOUT_HOME and FANOUT_RESULTS of the test's own."""
+    monkeypatch.setenv("FANOUT_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("FANOUT_RESULTS", str(tmp_path / "results"))
+    return tmp_path
+
+
+def texts(**overrides):
+    return {"memory": "1024", "concurrency": "10", "object_size": "256MiB", "architecture": "x86_64",
+            "strategy": "download_file"} | overrides  # fmt: skip
+
+
+def test_cells_are_the_product_with_deployments_kept_together():
+    grid = axes.Axes.parse(texts(memory="2048 1024", concurrency="1,5 10", strategy="ranged connections=4; stream"))
+    cells = grid.cells()
+    fires = [str(strategies.parse(text)) for text in ("ranged connections=4", "stream")]  # canonical texts
+    expected = list(itertools.product((2048, 1024), (1, 5, 10), fires))
+    assert [(c.memory, c.concurrency, c.strategy) for c in cells] == expected  # the order the values were written
+    assert grid.varying() == ["memory", "concurrency", "strategy"]
+    assert {c.object_size for c in cells} == {256 * MIB}
+
+
+@pytest.mark.parametrize("seed", [0, 1, 12345])
+def test_shuffled_order_is_seeded_and_keeps_each_deployment_contiguous(seed):
+    grid = axes.Axes.parse(texts(memory="512 1024 2048", concurrency="1 5 10 50", strategy="stream; download_file"))
+    shuffled = grid.cells("shuffled", seed)
+    assert shuffled == grid.cells("shuffled", seed)  # the seed repeats the order
+    assert sorted(shuffled, key=str) == sorted(grid.cells(), key=str)  # every cell once
+    deployments = [(cell.memory, cell.concurrency, cell.object_size, cell.architecture) for cell in shuffled]
+    runs_of = [key for key, _ in itertools.groupby(deployments)]
+    assert len(runs_of) == len(set(deployments)) == 12  # one redeploy per deployment, no more
+    assert shuffled != grid.cells()
+    # A different seed, a different order (for these seeds; 12! x 2^12 orders).
+    assert shuffled != grid.cells("shuffled", seed + 1)
+
+
+@pytest.mark.parametrize(
+    ("overrides", "named"),
+    [
+        ({"memory": "512 99999"}, "'99999'"),
+        ({"concurrency": "1 0"}, "'0'"),
+        ({"concurrency": "5 five"}, "'five'"),
+        ({"object_size": "8MiB 3XB"}, "'3XB'"),
+        ({"architecture": "x86_64 sparc"}, "'sparc'"),
+        ({"strategy": "stream; teleport"}, "'teleport'"),
+        ({"strategy": "stream download_file"}, "'stream download_file'"),  # strategies are separated by ';'
+        ({"strategy": "stream; stream chunk_size=256KiB"}, "listed twice"),
+        ({"memory": "512 512"}, "512 given twice"),
+        ({"memory": " "}, "one or more values"),
+        ({"object_size": "1MiB 20GiB", "strategy": "stream; download_file"}, "/tmp"),
+    ],
+)
+def test_every_bad_value_is_named(overrides, named):
+    with pytest.raises(UsageError, match=named.replace("(", r"\(")):
+        axes.Axes.parse(texts(**overrides))
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--memory", "512 1024 20000"],
+        ["--concurrency", "2 4 1001"],
+        ["--object-size", "8MiB nope"],
+        ["--order", "random"],
+        ["--multiplier", "0"],
+        ["--tag", "bad tag"],
+        ["--seed", "-3", "--order", "shuffled"],
+        ["--stack", "Bad_Stack"],
+    ],
+)
+def test_a_bad_value_creates_nothing(isolated, capsys, argv):
+    code = cli.main(["sweep", "--backend", "local", *argv])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1 and err.startswith("fanout: error: invalid"), err
+    # No manifest, no state directory, no emulator, no run.
+    assert not (isolated / "results").exists() and not (isolated / "home").exists()
+
+
+def test_the_cost_guard_applies_to_the_sweeps_total(isolated, capsys):
+    """Each cell alone is below fire's thresholds; together they are not: refused without --yes,
+    before anything is created, with the estimate per cell and in total."""
+    concurrency = " ".join(str(c) for c in range(100, 108))  # 8 cells of 10 x ~100 long downloads
+    grid = axes.Axes.parse(texts(concurrency=concurrency, memory="10240", object_size="1GiB", strategy="stream"))
+    cells = grid.cells()
+    estimates = [costs.estimate(10 * c.concurrency, c.memory, c.object_size, 1) for c in cells]  # stream: one GET
+    assert all(costs.refusal(e.messages, e.messages, e.total, False) is None for e in estimates)
+    total_messages = sum(10 * c.concurrency for c in cells)
+    assert total_messages > costs.CONFIRM_MESSAGES or sum(e.total for e in estimates) > costs.CONFIRM_USD
+    settings = sweep.SweepParams("aws", "s3fanout", "us-east-1", grid, multiplier=10, tag="t")
+    with pytest.raises(UsageError) as error:
+        sweep.preflight(settings, cells, confirmed=False)
+    assert f"{total_messages:,} messages" in str(error.value) and "--yes" in str(error.value)
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if line[:4].strip().isdigit()]
+    assert len(rows) == len(cells)
+    total_row = next(line for line in out.splitlines() if line.lstrip().startswith("all"))
+    assert f"{total_messages:,}" in total_row and f"{sum(e.total for e in estimates):,.2f}" in total_row
+    assert "MiB/s per download" in out and "/GB-s" in out  # the assumptions and prices
+    assert max(map(len, out.splitlines())) <= 80
+    assert not (isolated / "results").exists() and not (isolated / "home").exists()
+
+
+def test_the_estimate_counts_each_strategys_gets(capsys):
+    """Cells that differ only in strategy cost what their GET requests cost; the table numbers the
+    strategies and lists them in full, within 80 columns."""
+    grid = axes.Axes.parse(texts(object_size="64MiB", strategy="stream; ranged chunk_size=1MiB"))
+    cells = grid.cells()
+    settings = sweep.SweepParams("aws", "s", "us-east-1", grid, 10, "t", endpoint="http://localhost:4566")
+    sweep.preflight(settings, cells, confirmed=True)
+    out = capsys.readouterr().out
+    gets = [strategies.parse(c.strategy).gets(c.object_size) for c in cells]
+    estimates = [costs.estimate(100, 1024, 64 * MIB, n) for n in gets]
+    assert gets[0] < gets[1] and estimates[0].s3_gets < estimates[1].s3_gets
+    total_row = next(line for line in out.splitlines() if line.lstrip().startswith("all"))
+    assert f"{sum(e.total for e in estimates):,.2f}" in total_row
+    assert f"s1: {cells[0].strategy}" in out and f"s2: {cells[1].strategy}" in out
+    assert max(map(len, out.splitlines())) <= 80
+
+
+def test_a_local_sweep_refuses_crt_before_anything_is_created(isolated, capsys):
+    assert cli.main(["sweep", "--strategy", "stream; crt", "--object-size", "1MiB"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "'crt'" in err and "embedded emulator" in err
+    assert not (isolated / "results").exists() and not (isolated / "home").exists()
+
+
+def test_the_hard_cap_holds_per_run_even_with_yes():
+    grid = axes.Axes.parse(texts(concurrency="1000", strategy="stream"))
+    settings = sweep.SweepParams("local", "s3fanout", "us-east-1", grid, multiplier=costs.MAX_MESSAGES // 1000 + 1, tag="t")
+    with pytest.raises(UsageError, match="even with --yes"):
+        sweep.preflight(settings, grid.cells(), confirmed=True)
+
+
+def test_a_small_local_sweep_passes_without_a_word(capsys):
+    grid = axes.Axes.parse(texts(concurrency="2 4 8", memory="512 1024", object_size="8MiB"))
+    sweep.preflight(sweep.SweepParams("local", "s", "us-east-1", grid, multiplier=10, tag="t"), grid.cells(), False)
+    assert capsys.readouterr().out == ""
+
+
+def manifest_with(statuses: list[str]) -> dict:
+    cells = [{"memory": 512, "concurrency": 2, "object_size": MIB, "architecture": "x86_64", "strategy": "stream"}] * len(statuses)
+    manifest = sweeps.new_manifest({"backend": "local"}, cells)
+    for cell, status in zip(manifest["cells"], statuses):
+        cell.update(status=status, run_id=None if status == "pending" else runs.new_run_id())
+    return manifest
+
+
+def test_resume_starts_at_the_first_unfinished_cell_and_keeps_the_abandoned_run():
+    manifest = manifest_with(["done", "done", "interrupted", "pending"])
+    assert sweeps.first_unfinished(manifest) == 2
+    interrupted = manifest["cells"][2]
+    old = interrupted["run_id"]
+    assert sweeps.reopen(interrupted) == old
+    assert interrupted["status"] == "pending" and interrupted["run_id"] is None
+    assert interrupted["previous_run_ids"] == [old]
+    assert sweeps.first_unfinished(manifest_with(["done", "done"])) is None
+
+
+def test_the_manifest_is_written_atomically_and_latest_follows(isolated):
+    manifest = manifest_with(["pending", "pending"])
+    path = sweeps.save(manifest)
+    assert json.loads(path.read_text()) == manifest
+    assert sweeps.resolve(sweeps.LATEST) == manifest["sweep_id"]
+    assert not list(path.parent.glob(".*.tmp"))
+    manifest["cells"][0]["status"] = "running"
+    sweeps.save(manifest)
+    assert sweeps.load("latest")["cells"][0]["status"] == "running"
+    with pytest.raises(UsageError, match="unknown sweep 'nope'"):
+        sweeps.load("nope")
+
+
+def test_deploy_inputs_keep_every_object_size_and_fresh_environments_per_cell_on_aws():
+    grid = axes.Axes.parse(texts(object_size="8MiB 1MiB", strategy="stream; download_file"))
+    cells = grid.cells()
+    for backend, keep_warm in itertools.product(("local", "aws"), (False, True)):
+        deployment = sweep._Deployment(sweep.SweepParams(backend, "s", "us-east-1", grid, 10, "t", keep_warm=keep_warm), "id")
+        inputs = [deployment.inputs_for(cell, i) for i, cell in enumerate(cells)]
+        assert all(i.object_sizes() == [MIB, 8 * MIB] for i in inputs)  # the role reads both, always
+        assert all(i.variables("", "zip")["test_object_sizes"] == [MIB, 8 * MIB] for i in inputs)
+        same_deployment = [a == b for a, b in zip(inputs, inputs[1:])]
+        # The two strategy cells of a size share a deployment unless AWS needs a configuration change
+        # to start fresh environments; the local host restarts its environments instead.
+        fresh_by_config = backend == "aws" and not keep_warm
+        assert same_deployment == [not fresh_by_config, False, not fresh_by_config]
+    assert params.DeployParams("s", "us-east-1", 1, 128, 5, "x86_64", "stream").object_sizes() == [5]
+
+
+def test_make_help_lists_the_sweep_and_its_variables():
+    out = subprocess.run(["make", "-s", "help"], cwd=paths.REPO, capture_output=True, text=True, check=True).stdout
+    assert any(line.split()[:1] == ["sweep"] for line in out.splitlines())
+    for variable in ("RESUME=", "ORDER=", "SEED=", "KEEP_WARM=", "DESTROY_AFTER=", "YES="):
+        assert variable in out, variable
+
+
+def test_a_failing_account_check_deploys_nothing(isolated, monkeypatch, capsys):
+    """On AWS (answers played by Stubber): a concurrency quota of 400 cannot host CONCURRENCY 500.
+    One error line naming the quota; no state, no manifest."""
+    session = boto3.Session(aws_access_key_id="k", aws_secret_access_key="s", region_name="us-east-1")
+    lam, quotas = session.client("lambda"), session.client("service-quotas")
+    stubs = [Stubber(lam), Stubber(quotas)]
+    stubs[0].add_response("get_account_settings", {"AccountLimit": {"ConcurrentExecutions": 400,
+                                                                    "UnreservedConcurrentExecutions": 400}})  # fmt: skip
+    stubs[1].add_response("list_service_quotas", {"Quotas": []})
+    for stub in stubs:
+        stub.activate()
+    monkeypatch.setattr(sweep.aws, "client", lambda service, region, *a, **k: {"lambda": lam, "service-quotas": quotas}[service])
+    code = cli.main(["sweep", "--backend", "aws", "--concurrency", "10 500", "--object-size", "1MiB"])
+    out, err = capsys.readouterr()
+    assert code == 1 and len(err.strip().splitlines()) == 1, err
+    assert "Concurrent executions" in err and "is 400" in err and "request-service-quota-increase" in err
+    assert "estimated AWS cost" in out  # the estimate came first
+    assert not (isolated / "results").exists() and not (isolated / "home" / "stacks").exists()

@@ -23,7 +23,7 @@ Measured on a shared 2-core machine: other engineers' load lowers the capacity a
 import os
 import statistics
 
-from bench._hosted import MEMORY, Downloader
+from fanout.host.hosted import MEMORY, Downloader
 from fanout import concurrency, network, report, timeline
 from fanout.emulator import control
 from fanout.network import capacity

@@ -18,7 +18,7 @@ Measured on a shared 2-core machine: other load stretches the figures.
 
 import statistics
 
-from bench._hosted import Downloader
+from fanout.host.hosted import Downloader
 from fanout.emulator import control
 from fanout.network import NetworkModel, model, truth
 

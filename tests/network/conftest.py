@@ -21,5 +21,14 @@ def big_object(emulator):
     return SimpleNamespace(bucket=bucket, key="object", size=size)
 
 
+MIB = 2**20
+# A model whose one connection spends the bucket (tests/network/test_hosted.py, test_truth.py):
+# burst 8 MiB spent at the 32 MB/s one connection carries, then 16 MB/s: the burst lasts
+# 8 MiB / (32 - 16) MB/s = 0.52 s and the 32 MiB object's tail about 1 s.
+BURST_MODEL = {"burst": "8MiB", "peak_mb_per_s": 64, "sustained_mb_per_s": 16, "connection_mb_per_s": 32,
+               "first_byte_ms": 20}
+BURST_OBJECT_SIZE = 32 * MIB
+
+
 def model_of(name: str, **values) -> network.NetworkModel:
     return network.NetworkModel(name, 1.0, model.parameters(values, name))

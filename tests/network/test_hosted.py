@@ -9,16 +9,12 @@ import pytest
 from fanout import package
 from fanout.host import testing
 
+from .conftest import BURST_MODEL as MODEL
+from .conftest import BURST_OBJECT_SIZE as OBJECT_SIZE
 from .conftest import model_of
 
 pytestmark = pytest.mark.slow
 
-MIB = 2**20
-# Burst 8 MiB spent at the 32 MB/s one connection carries, then 16 MB/s: the burst lasts
-# 8 MiB / (32 - 16) MB/s = 0.52 s and the 32 MiB object's tail about 1 s.
-MODEL = {"burst": "8MiB", "peak_mb_per_s": 64, "sustained_mb_per_s": 16, "connection_mb_per_s": 32,
-         "first_byte_ms": 20}
-OBJECT_SIZE = 32 * MIB
 
 
 def test_stream_downloads_show_the_burst_and_the_sustained_rate(emulator):

@@ -10,10 +10,16 @@ download records' timelines (functions/downloader/timeline.py):
   delays a response's first byte to at least that latency after the request, so a slower
   emulator answer (about 10 ms here, more for large objects) raises the estimate above it.
 Medians are exact (numpy's default, linear interpolation between closest ranks).
+
+The model's prediction for one download (`predicted_seconds`) comes from its parameters alone,
+as a fluid: n connections draw min(n x per-connection, peak) while the bucket has credit, which
+drains at that rate less the sustained one, then min(n x per-connection, sustained). The tests
+and bench/strategy_truth.py rank strategies by it against the report's strategy table.
 """
 
 import numpy as np
 
+from fanout.network.model import Shape
 from fanout.network.options import from_record
 
 
@@ -39,6 +45,43 @@ def compare(run: dict, downloads: list[dict]) -> list[dict]:
                          "ratio": None if ratio is None else round(ratio, 3), "downloads": len(mine),
                          "inside_burst": _ends_inside_burst(mine, shape.burst_bytes)})
     return rows
+
+
+def predicted_seconds(shape: Shape, size: int, connections: int) -> float:
+    """Seconds for one download of `size` bytes over `connections` connections that starts with
+    a full bucket, under `shape` (the first-byte latency once, the rest a fluid: see above)."""
+    burst_rate = _rate(shape, connections, shape.peak_rate)
+    sustained_rate = _rate(shape, connections, shape.sustained_rate)
+    seconds = shape.first_byte_s or 0.0
+    if not shape.burst_bytes or burst_rate <= shape.sustained_rate:
+        return seconds + size / sustained_rate
+    burst_seconds = shape.burst_bytes / (burst_rate - shape.sustained_rate)
+    if size <= burst_rate * burst_seconds:
+        return seconds + size / burst_rate
+    return seconds + burst_seconds + (size - burst_rate * burst_seconds) / sustained_rate
+
+
+def predicted_ranking(shape: Shape, size: int, strategies: list) -> list[tuple[str, float]]:
+    """(canonical text, predicted seconds) of each strategy (fanout.strategies Choice), fastest
+    first. A strategy uses as many connections as it has parallel GETs, at most its parts."""
+    seconds = {str(c): predicted_seconds(shape, size, connections(c, size)) for c in strategies}
+    return sorted(seconds.items(), key=lambda item: item[1])
+
+
+def connections(choice, size: int) -> int:
+    """Connections a strategy (fanout.strategies Choice) reads `size` bytes over: its parallel
+    GETs (1 for stream), at most one per part."""
+    values = dict(choice.values)
+    return min(values.get("connections", values.get("max_concurrency", 1)), choice.gets(size))
+
+
+def _rate(shape: Shape, connections: int, environment: float | None) -> float:
+    """What `connections` connections draw when the environment allows `environment` bytes/s."""
+    limits = [environment, None if shape.connection_rate is None else shape.connection_rate * connections]
+    finite = [rate for rate in limits if rate is not None]
+    if not finite:
+        raise ValueError("a model with neither a per-connection nor an environment rate predicts no time")
+    return min(finite)
 
 
 def _first_per_environment(downloads: list[dict]) -> list[dict]:

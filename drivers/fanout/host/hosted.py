@@ -1,5 +1,5 @@
-"""The project's downloader hosted in a throwaway emulator, one message per environment, under a
-network model: the runs the network benchmarks measure."""
+"""The project's downloader hosted in an emulator, one message per environment, under a network
+model: the runs the network benchmarks and the ground-truth tests measure."""
 
 import json
 import os
@@ -7,7 +7,7 @@ import threading
 import uuid
 from dataclasses import dataclass
 
-from fanout import aws, package
+from fanout import aws, insights, package, report
 from fanout.host import Host, testing
 
 MEMORY = 1024
@@ -17,6 +17,7 @@ MEMORY = 1024
 class Run:
     records: list[dict]  # the download records
     host: Host  # its busy_intervals say exactly when each environment was busy
+    events: list[dict]  # every log event of the function ({"timestamp", "message"}), as a report reads them
 
 
 class Downloader:
@@ -64,12 +65,29 @@ class Downloader:
         thread.join()
         if failure:
             raise failure[0]
-        records = [json.loads(m) for events in fn.streams().values() for _, m in events if m.startswith("{")]
+        events = [{"timestamp": t, "message": m} for stream in fn.streams().values() for t, m in stream]
+        records = [json.loads(e["message"]) for e in events if e["message"].startswith("{")]
         downloads = [r for r in records if r.get("event") == "download" and r["seq"] >= first]
         if len(downloads) != count:
             errors = [r.get("error_message") for r in records if r.get("event") == "error"][:3]
             raise RuntimeError(f"{len(downloads)} downloads recorded for {count} messages: {errors}")
-        return Run(downloads, host)
+        return Run(downloads, host, events)
+
+
+def each_strategy(downloader: Downloader, key: str, strategies: list[str], network) -> dict[str, Run]:
+    """One download of `key` per strategy (its text as given -> its run), each in an environment
+    of its own that starts with a full bucket, one after another so that they do not share the
+    machine: the case the model's prediction (fanout.network.truth.predicted_seconds) describes."""
+    return {text: downloader.run(key, text, 1, network) for text in strategies}
+
+
+def strategy_order(runs: list[Run]) -> list[str]:
+    """The strategies of the report's strategy table over these runs' log events, in its order
+    (fastest median first): the saved query evaluated locally, as the local report does."""
+    events = [event for run in runs for event in run.events]
+    rows = insights.evaluate(insights.load_query("strategy-comparison"), events).rows
+    [(_, table)] = report.strategy_tables(rows)  # one memory size and one object size
+    return [row[0] for row in table[1:]]
 
 
 def _run(host: Host, failure: list) -> None:

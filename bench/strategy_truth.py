@@ -1,0 +1,67 @@
+"""Strategies against known truth: each strategy's download under a known model, next to what
+the model predicts from its parameters alone (fanout.network.truth.predicted_seconds).
+
+The model: one connection carries 5 MB/s, the environment 24 MB/s sustained, an 8 MiB bucket
+spent at up to 80 MB/s. A 64 MiB object (67 MB) in 8 MiB parts, one download per strategy in a
+fresh environment: stream (5 MB/s, 13 s), ranged with 2 and 4 connections (10 and 20 MB/s, below
+the sustained rate: they never spend the bucket) and 8 connections (40 MB/s until the bucket is
+spent, 0.5 s, then 24 MB/s). Each pair of neighbours is predicted at least 1.4x apart, so the
+ranking is unambiguous. Printed per strategy, as estimated/injected:
+- seconds: measured over predicted;
+- sustained: the record's sustained_mb_per_s over min(connections x per-connection, sustained);
+- burst: burst_excess_bytes over the bucket, for the strategies that spend it (draw above the
+  sustained rate); the parallel GETs' responses start some 50-200 ms apart (the emulator reads
+  the object once per GET), and the full bucket overflows meanwhile, so expect it a little short;
+and whether the report's strategy table ranks them as predicted. Targets: 5% for the estimates
+(the issue's); seconds are printed, not judged. Below the sustained rate every part's wait for
+the emulator's first byte (it reads the whole object per GET, 50-200 ms, more under load and
+with GETs in parallel) is lost time the model does not know of, so 2 and 4 connections stay
+under their cap (2 MiB parts: 0.84 and 0.74 of it; 8 MiB parts: 0.90 and 0.83, one run each on
+the loaded machine). Above it the bucket's slack makes the waits up.
+Measured on a shared 2-core machine: other load stretches the figures.
+"""
+
+from fanout import strategies
+from fanout.emulator import control
+from fanout.host.hosted import Downloader, each_strategy, strategy_order
+from fanout.network import NetworkModel, model, truth
+
+MIB = 2**20
+VALUES = {"burst": 8 * MIB, "peak_mb_per_s": 80, "sustained_mb_per_s": 24, "connection_mb_per_s": 5}
+OBJECT_SIZE = 64 * MIB
+TEXTS = ["stream", *(f"ranged connections={n} chunk_size=8MiB" for n in (2, 4, 8))]
+TARGET = 0.05
+
+
+def main() -> None:
+    known = NetworkModel("bench-strategies", 1.0, model.parameters(VALUES, "bench"))
+    shape = known.at(1024)
+    choices = [strategies.definition.parse(text) for text in TEXTS]
+    with control.private(prefix="bench-strategy-truth-") as endpoint:
+        downloader = Downloader(endpoint)
+        downloader.put("object", OBJECT_SIZE)
+        runs = each_strategy(downloader, "object", [str(c) for c in choices], known)
+    predicted = dict(truth.predicted_ranking(shape, OBJECT_SIZE, choices))
+    for choice in choices:
+        [record] = runs[str(choice)].records
+        for name, estimated, injected in _figures(shape, choice, record, predicted[str(choice)]):
+            judged = "" if name == "seconds" else (" ok" if abs(estimated / injected - 1) <= TARGET else " OFF")
+            print(f"strategy truth {choice} {name}: estimated/injected {estimated / injected:.3f} "
+                  f"({estimated:.4g} / {injected:.4g}){judged}")
+    order, expected = strategy_order(list(runs.values())), sorted(predicted, key=predicted.get)
+    print(f"strategy truth ranking: report {'matches' if order == expected else 'DIFFERS FROM'} the "
+          f"model's prediction ({' > '.join(order)})")
+
+
+def _figures(shape, choice, record: dict, seconds: float) -> list[tuple[str, float, float]]:
+    """(parameter, estimated, injected) of one strategy's download."""
+    draw = shape.connection_rate * truth.connections(choice, OBJECT_SIZE)
+    figures = [("seconds", record["seconds"], seconds),
+               ("sustained MB/s", record["sustained_mb_per_s"], min(draw, shape.sustained_rate) / 1e6)]
+    if min(draw, shape.peak_rate) > shape.sustained_rate:
+        figures.append(("burst bytes", record["burst_excess_bytes"], shape.burst_bytes))
+    return figures
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,120 @@
+"""Checked against known truth: the packaged function's strategies, hosted under small models
+with known parameters, show what the models predict from those parameters alone.
+
+MODEL: one connection carries 16 MB/s, below the environment's sustained 24 MB/s; a 4 MiB
+bucket spent at up to 80 MB/s. A 40 MiB object (41.9 MB), one download per strategy, each in a
+fresh environment (fanout.host.hosted.each_strategy):
+- stream: one connection, 16 MB/s < 24 MB/s, never spends the bucket: about 2.6 s;
+- ranged connections=4: 64 MB/s while the bucket lasts (it drains at 64 - 24 = 40 MB/s, for
+  0.1 s), then the sustained 24 MB/s for 1.6 s: its last quarter is all tail. 2 MiB parts keep
+  four connections busy to the end (20 parts; the transfer manager hands the next part to
+  whichever connection is free) and each part's wait for the emulator (it reads the whole
+  object for every ranged GET: 40-150 ms here) is made up by the bucket's slack (4 x 16 > 24).
+
+The bucket is estimated on a stream under the hosted test's model (conftest.BURST_MODEL: one
+connection 32 MB/s above the sustained 16 MB/s), not on ranged connections=4 under MODEL: there
+the first four parts' responses start 50-230 ms apart (the emulator reads the object once per
+GET, one after another), and while fewer connections than the sustained rate needs are running
+the full bucket overflows, so the bytes above the sustained rate come out 5-13% short of the
+bucket (measured 0.87-0.95 on this machine): a loss in the download, not in the estimate. One
+connection above the sustained rate spends the bucket from its first byte.
+
+Tolerances: 5% is the issue's target for the estimates, and holds with room here: the shaper
+counts bytes exactly, the sustained rate is a slope over >= 0.35 s of tail (>= 6 MB, so the
+256 KiB read granularity at either end is < 5% even before the slope discounts it), and the
+burst estimate is the bytes above that slope. The overall rate of a stream allows 10% below the
+cap: it includes the emulator's time to start answering and the function's own CPU on a shared
+machine; above the cap only 2% (the shaper releases about 10 ms of credit at a time).
+"""
+
+import pytest
+
+from fanout import strategies
+from fanout.host.hosted import Downloader, each_strategy, strategy_order
+from fanout.network import truth
+
+from .conftest import BURST_MODEL, BURST_OBJECT_SIZE, MIB, model_of
+
+pytestmark = pytest.mark.slow
+
+MODEL = {"burst": "4MiB", "peak_mb_per_s": 80, "sustained_mb_per_s": 24, "connection_mb_per_s": 16}
+OBJECT_SIZE = 40 * MIB
+STREAM, RANGED_4 = (str(strategies.definition.parse(text))
+                    for text in ("stream", "ranged connections=4 chunk_size=2MiB"))
+ESTIMATE = 0.05  # the issue's target, see the module docstring
+RANKING_MARGIN = 1.3  # neighbouring predictions this far apart: load cannot swap them (see below)
+
+
+@pytest.fixture(scope="module")
+def known():
+    return model_of("known", **MODEL)
+
+
+@pytest.fixture(scope="module")
+def shape(known):
+    return known.at(1024)
+
+
+@pytest.fixture(scope="module")
+def downloader(emulator):
+    downloader = Downloader(emulator)
+    downloader.put("object", OBJECT_SIZE)
+    downloader.put("burst", BURST_OBJECT_SIZE)
+    return downloader
+
+
+@pytest.fixture(scope="module")
+def runs(downloader, known):
+    return each_strategy(downloader, "object", [STREAM, RANGED_4], known)
+
+
+def only(runs, text) -> dict:
+    [record] = runs[text].records
+    assert record["strategy"] == text and record["bytes"] == OBJECT_SIZE
+    return record
+
+
+def test_the_model_is_the_case_the_issue_names(shape):
+    """The points below mean something only if one connection is slower than the environment,
+    four are faster (so they spend the bucket), and four connections' burst ends before the last
+    quarter of their download, from which the sustained rate is estimated."""
+    assert shape.connection_rate < shape.sustained_rate < 4 * shape.connection_rate < shape.peak_rate
+    burst_seconds = shape.burst_bytes / (4 * shape.connection_rate - shape.sustained_rate)
+    assert burst_seconds < 0.75 * truth.predicted_seconds(shape, OBJECT_SIZE, 4)
+
+
+def test_stream_is_capped_at_the_connection_rate(runs, shape):
+    record = only(runs, STREAM)
+    cap = shape.connection_rate / 1e6
+    assert record["sustained_mb_per_s"] == pytest.approx(cap, rel=ESTIMATE)
+    assert cap * 0.9 < record["bytes"] / record["seconds"] / 1e6 <= cap * 1.02
+
+
+def test_four_connections_reach_the_sustained_rate(runs, shape):
+    record = only(runs, RANGED_4)
+    assert record["sustained_mb_per_s"] == pytest.approx(shape.sustained_rate / 1e6, rel=ESTIMATE)
+
+
+def test_estimated_burst_and_sustained_are_the_injected_ones(downloader):
+    """As the report estimates them (fanout.network.truth.compare), on a stream whose one
+    connection spends the bucket from its first byte (see the module docstring for why not
+    four connections)."""
+    burst_model = model_of("burst", **BURST_MODEL)
+    records = downloader.run("burst", STREAM, 1, burst_model).records
+    run = {"backend": "local", "network": burst_model.describe()}
+    rows = {row["parameter"]: row for row in truth.compare(run, records)}
+    for parameter in ("sustained_mb_per_s", "burst_bytes"):
+        assert not rows[parameter]["inside_burst"]
+        assert rows[parameter]["ratio"] == pytest.approx(1, abs=ESTIMATE), rows[parameter]
+
+
+def test_the_report_ranks_strategies_as_the_model_predicts(runs, shape):
+    """The report's strategy table (the saved query over the function's log events), fastest
+    first, against the order of predicted seconds. Neighbours are predicted at least
+    RANKING_MARGIN apart, more than load on a shared machine has stretched one download against
+    another in these tests (the stream's 10% allowance above), so a swap is a real disagreement."""
+    choices = [strategies.definition.parse(text) for text in runs]
+    predicted = truth.predicted_ranking(shape, OBJECT_SIZE, choices)
+    for (_, faster), (_, slower) in zip(predicted, predicted[1:]):
+        assert slower >= faster * RANKING_MARGIN
+    assert strategy_order(list(runs.values())) == [text for text, _ in predicted]

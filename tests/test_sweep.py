@@ -84,6 +84,8 @@ def test_every_bad_value_is_named(overrides, named):
         ["--tag", "bad tag"],
         ["--seed", "-3", "--order", "shuffled"],
         ["--stack", "Bad_Stack"],
+        ["--network", "lambda-1999"],
+        ["--network-scale", "0"],
     ],
 )
 def test_a_bad_value_creates_nothing(isolated, capsys, argv):
@@ -91,6 +93,13 @@ def test_a_bad_value_creates_nothing(isolated, capsys, argv):
     err = capsys.readouterr().err.strip()
     assert code == 2 and len(err.splitlines()) == 1 and err.startswith("fanout: error: invalid"), err
     # No manifest, no state directory, no emulator, no run.
+    assert not (isolated / "results").exists() and not (isolated / "home").exists()
+
+
+def test_a_network_model_is_refused_on_aws_before_anything_is_created(isolated, capsys):
+    code = cli.main(["sweep", "--backend", "aws", "--network", "lambda-2024", "--object-size", "1MiB"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1 and "lambda-2024" in err, err
     assert not (isolated / "results").exists() and not (isolated / "home").exists()
 
 

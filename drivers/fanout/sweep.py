@@ -25,7 +25,6 @@ running an interrupted cell again from scratch as a new run after purging what t
 in the queue. --destroy-after tears the stack down once every cell is done.
 """
 
-import importlib.util
 import secrets
 import time
 from contextlib import ExitStack, closing, contextmanager
@@ -33,11 +32,12 @@ from dataclasses import dataclass
 
 from rich.console import Console
 
-from fanout import (account, aws, axes, costs, deploy, fire, interrupts, params, report, runs, strategies, sweeps,
-                    terraform, wait)
+from fanout import (account, aws, axes, costs, crossrun, deploy, fire, interrupts, params, report, runs, strategies,
+                    sweeps, terraform, wait)
 from fanout import stack as stacks
 from fanout.emulator import control
 from fanout.errors import FanoutError, UsageError
+from fanout.network import options as network_options
 from fanout.sizes import format_size
 
 IDLE_POLL_SECONDS = 1.0
@@ -59,6 +59,7 @@ def register(subparsers) -> None:
     parser.add_argument("--resume", metavar="SWEEP", help="continue sweep SWEEP (an id, or latest) at its first unfinished cell")
     parser.add_argument("--timeout", default=str(wait.DEFAULT_TIMEOUT), help="per cell: give up waiting after this many seconds")
     parser.add_argument("--yes", action="store_true", help="run even when the sweep is large or costly")
+    network_options.add_arguments(parser)
     parser.set_defaults(func=run)
 
 
@@ -79,6 +80,8 @@ class SweepParams:
     timeout: float = wait.DEFAULT_TIMEOUT
     endpoint: str = ""
     function_timeout: int = params.DEFAULT_FUNCTION_TIMEOUT
+    network: str = network_options.NONE  # local backend: the model every cell is hosted under
+    network_scale: str = network_options.AUTO  # a number, or auto: picked again after each redeploy
 
     def settings(self) -> dict:
         return {
@@ -86,13 +89,13 @@ class SweepParams:
             "axes": self.axes.as_dict(), "varying": self.axes.varying(), "order": self.order, "seed": self.seed,
             "keep_warm": self.keep_warm, "destroy_after": self.destroy_after, "multiplier": self.multiplier,
             "tag": self.tag, "timeout": self.timeout, "function_timeout": self.function_timeout,
-            "version": runs.project_version(),
+            "network": self.network, "network_scale": self.network_scale, "version": runs.project_version(),
         }  # fmt: skip
 
     @classmethod
     def from_manifest(cls, manifest: dict) -> "SweepParams":
         names = ("backend", "stack", "region", "multiplier", "tag", "order", "seed", "keep_warm", "destroy_after",
-                 "timeout", "endpoint", "function_timeout")  # fmt: skip
+                 "timeout", "endpoint", "function_timeout", "network", "network_scale")  # fmt: skip
         return cls(axes=axes.Axes.from_dict(manifest["axes"]), **{name: manifest[name] for name in names})
 
 
@@ -117,6 +120,10 @@ def from_args(args) -> SweepParams:
              "architecture": args.architecture, "strategy": args.strategy}  # fmt: skip
     grid = axes.Axes.parse(texts)
     endpoint = params.endpoint(args.backend, args.endpoint)
+    network_options.check(args)
+    if args.network != network_options.NONE and args.backend != "local":
+        raise UsageError(f"--network {args.network} shapes the local host's environments; "
+                         "on AWS Lambda's own network applies")
     for strategy in grid.strategy:
         deploy.check_strategy(strategy, args.backend, endpoint)
     return SweepParams(
@@ -125,6 +132,7 @@ def from_args(args) -> SweepParams:
         tag=fire.check_tag(args.tag), order=order, seed=seed, keep_warm=args.keep_warm,
         destroy_after=args.destroy_after, timeout=wait.timeout_seconds(args.timeout),
         endpoint=endpoint, function_timeout=params.function_timeout_value(args.function_timeout),
+        network=args.network, network_scale=args.network_scale,
     )  # fmt: skip
 
 
@@ -218,6 +226,7 @@ class _Deployment:
         self.inputs: params.DeployParams | None = None
         self.stack: stacks.Stack | None = None
         self.hosted: wait.Hosted | None = None
+        self.network = None  # the model of the local host, at the scale picked for this deployment
         self.host_exit: ExitStack | None = None
 
     def inputs_for(self, cell: axes.CellParams, index: int) -> params.DeployParams:
@@ -237,6 +246,9 @@ class _Deployment:
         self._stop_host()  # its environments hold the old configuration
         self.inputs = None
         self.stack = deploy.deploy(inputs, self.sweep.backend, self.sweep.endpoint)
+        if self.sweep.backend == "local":
+            self.network = network_options.resolve(self.sweep.network, self.sweep.network_scale, self.stack,
+                                                   say=console.print)  # fmt: skip
         self.inputs = inputs
         return True
 
@@ -246,7 +258,7 @@ class _Deployment:
             return None
         if self.hosted is None:
             self.host_exit = ExitStack()
-            self.hosted = self.host_exit.enter_context(wait.hosting(self.stack))
+            self.hosted = self.host_exit.enter_context(wait.hosting(self.stack, self.network))
         return self.hosted
 
     def _stop_host(self) -> None:
@@ -309,7 +321,8 @@ def _run_cell(manifest: dict, cell: dict, deployment: _Deployment, purge_first: 
         raise FanoutError(f"cell {cell['index']}: none of the {fire_params.messages} messages reached the queue")
     hosted = deployment.host()
     with _timed("wait", timings):
-        accounting = wait.wait(stack, record, sweep.timeout, host=stack.backend == "local", hosted=hosted)
+        accounting = wait.wait(stack, record, sweep.timeout, host=stack.backend == "local",
+                               network=deployment.network, hosted=hosted)
         wait.check_accounted(accounting, record["run_id"], sweep.timeout, prefix=f"cell {cell['index']}: ")
     with _timed("idle", timings):
         wait_idle(stack, hosted, stack.timeout + IDLE_SLACK_SECONDS)
@@ -405,17 +418,9 @@ def finish(manifest: dict, started_emulator: bool = False) -> None:
     when this command started it, see deploy.tear_down)."""
     folder = sweeps.sweep_dir(manifest["sweep_id"])
     run_ids = [cell["run_id"] for cell in manifest["cells"]]
-    if importlib.util.find_spec("fanout.crossrun"):
-        from fanout import crossrun  # built alongside; see the module docstring
-
-        environments = ("warm environments kept between the cells of one deployment" if manifest["keep_warm"]
-                        else "fresh execution environments for every cell")  # fmt: skip
-        crossrun.show(crossrun.build(run_ids, folder, f"sweep {manifest['sweep_id']} ({environments})"))
-    else:
-        console.print(f"sweep {manifest['sweep_id']}: {len(run_ids)} cells done", highlight=False)
-        for cell in manifest["cells"]:
-            console.print(f"  cell {cell['index']:>3}  {_describe(axes.CellParams(**cell['params']))}  "
-                          f"run {cell['run_id']}  {cell['environments']} environments", highlight=False)  # fmt: skip
+    environments = ("warm environments kept between the cells of one deployment" if manifest["keep_warm"]
+                    else "fresh execution environments for every cell")  # fmt: skip
+    crossrun.show(crossrun.build(run_ids, folder, f"sweep {manifest['sweep_id']} ({environments})"))
     if manifest["destroy_after"]:
         deploy.tear_down(manifest["backend"], manifest["stack"], started_emulator)
     console.print(f"manifest: {folder / sweeps.SWEEP_FILE}", highlight=False)

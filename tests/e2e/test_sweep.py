@@ -68,9 +68,10 @@ def check_complete(cell: dict, multiplier: int) -> None:
 
 def test_a_2x2_sweep_accounts_for_every_message_of_every_cell(results):
     assert sweep("--concurrency", "2 3", "--memory", "256 512", "--object-size", "1MiB", "--multiplier", "2",
-                 "--tag", "e2e", *WAIT) == 0  # fmt: skip
+                 "--tag", "e2e", "--network", "lambda-2024", "--network-scale", "50", *WAIT) == 0  # fmt: skip
     manifest = sweeps.load("latest")
     assert manifest["status"] == "done" and manifest["varying"] == ["memory", "concurrency"]
+    assert (manifest["network"], manifest["network_scale"]) == ("lambda-2024", "50")
     expected = [(m, c) for m in (256, 512) for c in (2, 3)]
     assert [(c["params"]["memory"], c["params"]["concurrency"]) for c in manifest["cells"]] == expected
     for cell in manifest["cells"]:
@@ -78,6 +79,8 @@ def test_a_2x2_sweep_accounts_for_every_message_of_every_cell(results):
         assert cell["environments"] == "fresh"
         assert set(cell["timings"]) >= {"deploy", "fire", "wait", "idle", "report"}
         check_complete(cell, multiplier=2)
+        network = runs.load(cell["run_id"])["network"]  # every cell hosted under the sweep's model
+        assert (network["profile"], network["scale"]) == ("lambda-2024", 50)
     assert len({cell["run_id"] for cell in manifest["cells"]}) == 4
     # The report across the sweep's runs, next to the manifest: one row per cell, nothing pooled.
     across = json.loads((sweeps.sweep_dir(manifest["sweep_id"]) / "cells.json").read_text())

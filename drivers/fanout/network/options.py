@@ -33,14 +33,24 @@ def add_arguments(parser: argparse.ArgumentParser, default: str = NONE) -> None:
 
 def check(args: argparse.Namespace) -> None:
     """Validate the options before anything else happens (a typo must not cost a deploy)."""
-    load(args.network, 1.0 if args.network_scale == AUTO else check_scale(args.network_scale))
+    check_values(args.network, args.network_scale)
+
+
+def check_values(network: str, scale: str) -> None:
+    """`check` for a model name or file and a scale given as text."""
+    load(network, 1.0 if scale == AUTO else check_scale(scale))
 
 
 def from_args(args: argparse.Namespace, stack=None, say=print) -> NetworkModel:
     """The model the options name; `stack` (a deployed fanout.stack.Stack) for the auto scale."""
-    if args.network_scale != AUTO:
-        return load(args.network, check_scale(args.network_scale))
-    model = load(args.network)
+    return resolve(args.network, args.network_scale, stack, say)
+
+
+def resolve(network: str, scale: str, stack=None, say=print) -> NetworkModel:
+    """The model `network` names at `scale` (a number, or auto: picked for `stack`)."""
+    if scale != AUTO:
+        return load(network, check_scale(scale))
+    model = load(network)
     if not model.shaped:
         return model
     if stack is None:

@@ -3,6 +3,11 @@
 Python turns Ctrl-C (SIGINT) into KeyboardInterrupt, so `finally` blocks run; SIGTERM (`kill`,
 a CI job being cancelled) kills the process outright unless handled. `fire` and `demo` treat
 both alike, so that a killed run still writes its run.json and a killed demo still tears down.
+
+Python drops a KeyboardInterrupt that lands in a finalizer or `__del__` (it prints "Exception
+ignored in ..." and carries on), and a host full of connection pools runs many finalizers: a
+Ctrl-C must not vanish there. Within `sigterm_as_ctrl_c` both signals also set a flag, and
+loops that run for long (wait's polling) call `raise_if_dropped()` to raise it again.
 """
 
 import signal
@@ -10,14 +15,30 @@ import sys
 from contextlib import contextmanager
 
 
+_received = []  # signals received within sigterm_as_ctrl_c and not yet raised by raise_if_dropped
+
+
 @contextmanager
 def sigterm_as_ctrl_c():
-    """Within the block, SIGTERM raises KeyboardInterrupt as Ctrl-C does."""
-    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    """Within the block, SIGTERM raises KeyboardInterrupt as Ctrl-C does, and both are noted for
+    raise_if_dropped. A SIGINT the process ignores (a shell's background job) stays ignored."""
+    signals = [signal.SIGTERM]
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signals.append(signal.SIGINT)
+    previous = {sig: signal.signal(sig, _raise_interrupt) for sig in signals}
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        _received.clear()
+
+
+def raise_if_dropped() -> None:
+    """Raise KeyboardInterrupt for a Ctrl-C or SIGTERM whose own KeyboardInterrupt was dropped."""
+    if _received:
+        _received.clear()
+        raise KeyboardInterrupt
 
 
 @contextmanager
@@ -33,4 +54,5 @@ def ignored(message: str):
 
 
 def _raise_interrupt(signum, frame):
+    _received.append(signum)
     raise KeyboardInterrupt

@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from fanout import hostlock, insights, numbers, runs
+from fanout import hostlock, insights, interrupts, numbers, runs
 from fanout import stack as stacks
 from fanout.errors import FanoutError, UsageError
 from fanout.network import options as network_options
@@ -90,7 +90,8 @@ def run(args) -> int:
         raise UsageError(f"--network {args.network} shapes the environments of a host this command runs; "
                          "with --no-host give it to `make run`, on AWS Lambda's own network applies")
     network = network_options.from_args(args, stack, say=console.print) if hosting else None
-    accounting = wait(stack, record, timeout, host=hosting, network=network)
+    with interrupts.sigterm_as_ctrl_c():  # the host it runs stops cleanly on either
+        accounting = wait(stack, record, timeout, host=hosting, network=network)
     check_accounted(accounting, record["run_id"], timeout)
     return 0
 
@@ -249,6 +250,7 @@ def wait(stack, record: dict, timeout: float, host: bool = False, network=None,
         task = progress.add_task("waiting", total=sent)
         while True:
             running.check()
+            interrupts.raise_if_dropped()
             empty_since = (empty_since or time.monotonic()) if queue_empty(stack) else None
             accounting = account(stack, record)
             if empty_since and time.monotonic() - empty_since >= LOST_AFTER_S[stack.backend]:

@@ -74,9 +74,9 @@ $(VENV)/.installed: pyproject.toml
 	@touch $@
 
 # checkov, the IaC scanner the tests run over infra/, pins an older boto3: a virtualenv of its own.
-$(SCAN_VENV)/.installed: tools/scan-requirements.txt
+$(SCAN_VENV)/.installed: tests/infra/checkov-requirements.txt
 	$(call q,PYTHON) -m venv $(SCAN_VENV)
-	$(SCAN_VENV)/bin/pip install --quiet -r tools/scan-requirements.txt
+	$(SCAN_VENV)/bin/pip install --quiet -r tests/infra/checkov-requirements.txt
 	@touch $@
 
 venv: $(VENV)/.installed $(SCAN_VENV)/.installed ## Create .venv (and .venv-scan, the scanner's) with the pinned dependencies
@@ -133,8 +133,8 @@ sweep: venv ## Every cell of the lists CONCURRENCY x MEMORY x OBJECT_SIZE x ARCH
 	  --order $(call q,ORDER) $(if $(SEED),--seed $(call q,SEED)) $(if $(filter 1,$(KEEP_WARM)),--keep-warm) \
 	  $(if $(filter 1,$(DESTROY_AFTER)),--destroy-after) $(NETWORK_ARGS))
 
-test: venv ## Run the test suite
-	$(VENV)/bin/pytest
+test: venv ## Run the test suite, a file per worker (.venv/bin/pytest -m 'not slow' skips the end-to-end tests)
+	$(VENV)/bin/pytest -n auto --dist loadfile
 
 bench: venv ## Run the benchmarks (ratios against a baseline measured in the same run)
 	$(VENV)/bin/python -m bench

@@ -2,7 +2,7 @@
 (`#checkov:skip=CKV_...: reason`). An unjustified finding fails the suite.
 
 checkov runs from its own virtualenv (.venv-scan, built by `make venv` from
-tools/scan-requirements.txt): it pins an older boto3 than the project does. --skip-download
+tests/infra/checkov-requirements.txt): it pins an older boto3 than the project does. --skip-download
 keeps it offline (it otherwise fetches guideline links from its vendor).
 """
 

@@ -4,7 +4,7 @@ valid command names does not exist). Every row must print exactly one line on st
 no state behind: no FANOUT_HOME, no results folder.
 
 Commands are run in-process through the CLI's entry point, as `make` runs them. A new command
-(`sweep`) adds its rows here.
+adds its rows here.
 """
 
 import pytest
@@ -91,7 +91,20 @@ CATALOGUE = [
     (["host", "--idle", "0"], "'0'", 2),
     (["host", "--idle", "inf"], "'inf'", 2),
     (["host", "--max-envs", FULL_WIDTH_10], repr(FULL_WIDTH_10), 2),
-    # sweep: rows go here once the command exists
+    # sweep: every axis value and option, before anything is deployed or recorded
+    (["sweep", "--memory", "512 20000"], "'20000'", 2),
+    (["sweep", "--concurrency", f"2 {FULL_WIDTH_10}"], repr(FULL_WIDTH_10), 2),
+    (["sweep", "--object-size", "8MiB 3XB"], "'3XB'", 2),
+    (["sweep", "--architecture", "x86_64 sparc"], "'sparc'", 2),
+    (["sweep", "--strategy", "stream; teleport"], "'teleport'", 2),
+    (["sweep", "--order", "random"], "'random'", 2),
+    (["sweep", "--seed", "-3", "--order", "shuffled"], "'-3'", 2),
+    (["sweep", "--timeout", TOO_BIG], repr(TOO_BIG), 2),
+    (["sweep", "--network", "lambda-1999"], "'lambda-1999'", 2),
+    (["sweep", "--network-scale", "0"], "'0'", 2),
+    (["sweep", "--resume", "nope"], "'nope'", 2),
+    (["wait", "--network", "lambda-1999"], "'lambda-1999'", 2),
+    (["demo", "--network-scale", "-2"], "'-2'", 2),
 ]
 
 
@@ -107,7 +120,7 @@ def isolated(tmp_path, monkeypatch):
 def test_the_catalogue_is_large_and_covers_every_command():
     assert len(CATALOGUE) >= 40
     commands = {argv[0] for argv, _, _ in CATALOGUE}
-    assert {"deploy", "fire", "wait", "report", "insights", "destroy"} <= commands
+    assert {"deploy", "fire", "wait", "report", "insights", "destroy", "sweep"} <= commands
 
 
 @pytest.mark.parametrize("argv, named, status", CATALOGUE, ids=[" ".join(row[0]) for row in CATALOGUE])

@@ -6,26 +6,10 @@ a copy, so a `STRATEGY=` value is checked by the code that will run it; here its
 one-line usage errors, and the checks that need the stack (endpoint, /tmp) are added.
 """
 
-import importlib.util
-import sys
-
-from fanout import paths
+from fanout import function_modules
 from fanout.errors import UsageError
 
-_NAME = "fanout.function_strategies"
-
-
-def _load():
-    """functions/downloader/strategies.py as the module fanout.function_strategies (imported once)."""
-    if _NAME not in sys.modules:
-        spec = importlib.util.spec_from_file_location(_NAME, paths.FUNCTIONS / "downloader" / "strategies.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[_NAME] = module  # before running it: its dataclasses look their module up
-        spec.loader.exec_module(module)
-    return sys.modules[_NAME]
-
-
-definition = _load()
+definition = function_modules.load("strategies")
 STRATEGIES = definition.STRATEGIES
 DEFAULT = definition.DEFAULT
 Choice = definition.Choice

@@ -1,17 +1,12 @@
 """The function's timeline module (functions/downloader/timeline.py), for the drivers.
 
-Loaded from its file rather than copied, so the function and the report encode, decode and
-derive byte-arrival timelines with one definition. The function's folder is not a package
-(its zip's root is the handler's import path), hence the import by path.
+Loaded from its file (fanout.function_modules) rather than copied, so the function and the
+report encode, decode and derive byte-arrival timelines with one definition.
 """
 
-import importlib.util
+from fanout import function_modules
 
-from fanout import paths
-
-_spec = importlib.util.spec_from_file_location("fanout_function_timeline", paths.FUNCTIONS / "downloader" / "timeline.py")
-_module = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_module)
+_module = function_modules.load("timeline")
 
 decode = _module.decode
 

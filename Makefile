@@ -15,6 +15,7 @@ MULTIPLIER  ?= 10
 TAG         ?= default
 RUN         ?= latest
 RUNS        ?=
+SWEEP       ?=
 A           ?=
 B           ?=
 TIMEOUT     ?= 1800
@@ -57,7 +58,7 @@ help: ## List the targets and the variables they read
 	@echo "  "STRATEGY=$(call q,STRATEGY) "(e.g. \"ranged connections=8 chunk_size=8MiB\", docs/strategies.md;"
 	@echo "    deploy: the default of messages, fire: this run's; MODE is its old name)"
 	@echo "  "MESSAGES=$(call q,MESSAGES) MULTIPLIER=$(call q,MULTIPLIER) RUN=$(call q,RUN) QUERY=$(call q,QUERY)
-	@echo "  "RUNS=$(call q,RUNS) "(report across these runs)" A=$(call q,A) B=$(call q,B) "(compare)"
+	@echo "  "RUNS=$(call q,RUNS) SWEEP=$(call q,SWEEP) "(report across these runs, or a sweep's)" A=$(call q,A) B=$(call q,B) "(compare)"
 	@echo "  "TIMEOUT=$(call q,TIMEOUT) "(wait gives up after this many seconds)"
 	@echo "  "FUNCTION_TIMEOUT=$(call q,FUNCTION_TIMEOUT) "(deploy: function timeout, s; the queue's visibility timeout is 6x it)"
 	@echo "  "HOST=$(call q,HOST) "(local backend: wait hosts the function; HOST=0 when \`make run\` does)"
@@ -118,10 +119,10 @@ wait: venv ## Wait until every message of RUN is accounted for (TIMEOUT, HOST, N
 query: venv ## Run the saved query QUERY against the stack's logs
 	$(FANOUT) insights 'queries/'$(call q,QUERY)'.logsinsights' $(TARGET)
 
-report: venv ## Tables, CSV/JSON and plots for RUN, or across RUNS=id,id,... (results/across/)
-	$(FANOUT) report $(TARGET) $(if $(value RUNS),--runs $(call q,RUNS),--run $(call q,RUN))
+report: venv ## Tables, CSV/JSON and plots for RUN, or across RUNS=id,id,... or SWEEP=<id|latest>
+	$(FANOUT) report $(TARGET) $(if $(value SWEEP),--sweep $(call q,SWEEP),$(if $(value RUNS),--runs $(call q,RUNS),--run $(call q,RUN)))
 
-compare: venv ## Change in median and p99 throughput from A to B (run ids, comma-separated), with 95% CIs
+compare: venv ## Change in median and p99 throughput from A to B (runs or sweep:<id>, comma-separated), with 95% CIs
 	$(FANOUT) compare $(call q,A) $(call q,B)
 
 demo: venv ## The whole experiment on the local backend, torn down afterwards (NETWORK, NETWORK_SCALE)

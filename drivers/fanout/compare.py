@@ -1,7 +1,8 @@
 """`fanout compare A B`: did the median or p99 throughput change between A and B?
 
-A and B are run ids or `latest`, or several of them comma-separated (crossrun.runs_of resolves
-each, so a sweep id works once it expands to its runs). Each side's downloads are grouped into cells as in the cross-run report.
+A and B are run ids or `latest`, `sweep:<id|latest>` for a sweep's runs, or several of them
+comma-separated (crossrun.runs_of resolves each). Each side's downloads are grouped into cells as
+in the cross-run report.
 Cells are matched on the cell fields that vary within a side; a field that takes one value on
 each side (the tag, the strategy, the network, when that is what A and B differ in) describes the
 sides instead of splitting the cells, so that `compare` on a run tagged "x86" and one tagged
@@ -21,7 +22,8 @@ console = Console()
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser("compare", help="change in median and p99 throughput between two runs, with CIs")
-    parser.add_argument("a", metavar="A", help="run id or 'latest' (or several, comma-separated): the baseline")
+    parser.add_argument("a", metavar="A", help="run id or 'latest', or sweep:<id|latest> (several, comma-separated): "
+                                                 "the baseline")
     parser.add_argument("b", metavar="B", help="the same for the side compared with A (changes are B - A)")
     parser.set_defaults(func=run)
 

@@ -28,11 +28,12 @@ import numpy as np
 import scipy
 from rich.console import Console
 
-from fanout import concurrency, crossplots, network, paths, report, runs, stats
-from fanout.errors import FanoutError
+from fanout import concurrency, crossplots, network, paths, report, runs, stats, sweeps
+from fanout.errors import FanoutError, UsageError
 from fanout.sizes import format_size
 
 RECORDS_FILE = "records.jsonl"
+SWEEP_PREFIX = "sweep:"
 UNITS = "seconds: wall clock, measured in the function; MB/s = bytes / s / 10^6; Mbit/s = 8 x MB/s (decimal)"
 
 console = Console()
@@ -75,8 +76,31 @@ class Run:
 
 
 def runs_of(ref: str) -> list[str]:
-    """The run ids `ref` names: today a run id or `latest` (a sweep id will expand to its runs)."""
+    """The run ids `ref` names: a run id or `latest`, or `sweep:<sweep id|latest>` for the runs
+    of that sweep's finished cells (sweep and run ids look alike, hence the prefix)."""
+    if ref.startswith(SWEEP_PREFIX):
+        return sweep_runs(sweeps.load(ref.removeprefix(SWEEP_PREFIX)))
     return [runs.resolve(ref)]
+
+
+def sweep_runs(manifest: dict) -> list[str]:
+    """The runs of a sweep's finished cells, in the sweep's order."""
+    done = [cell["run_id"] for cell in manifest["cells"] if cell["status"] == "done"]
+    if not done:
+        raise UsageError(f"sweep {manifest['sweep_id']} has no finished cell yet; continue it with "
+                         f"`make sweep RESUME={manifest['sweep_id']}`")  # fmt: skip
+    return done
+
+
+def report_sweep(manifest: dict) -> dict:
+    """The report across a sweep's runs, written next to its manifest, and printed."""
+    environments = ("warm environments kept between the cells of one deployment" if manifest["keep_warm"]
+                    else "fresh execution environments for every cell")  # fmt: skip
+    folder = sweeps.sweep_dir(manifest["sweep_id"])
+    summary = build(sweep_runs(manifest), folder, f"sweep {manifest['sweep_id']} ({environments})")
+    show(summary)
+    console.print(f"wrote cells.csv, cells.json, report.md and plots to {folder}", highlight=False)
+    return summary
 
 
 def resolve_all(refs: str) -> list[str]:

@@ -29,7 +29,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from fanout import cells, concurrency, crossrun, insights, network, plots, runs
+from fanout import cells, concurrency, crossrun, insights, network, plots, runs, sweeps
 from fanout import stack as stacks
 from fanout.network import truth
 from fanout.sizes import format_size
@@ -76,12 +76,16 @@ def register(subparsers) -> None:
     which = parser.add_mutually_exclusive_group()
     which.add_argument("--run", default=runs.LATEST, help="run id, or 'latest' (default)")
     which.add_argument("--runs", help="comma-separated run ids: one report across them (fanout.crossrun)")
+    which.add_argument("--sweep", help="sweep id or 'latest': the report across its runs, beside its manifest")
     parser.set_defaults(func=run)
 
 
 def run(args) -> int:
     if args.runs is not None:
         return crossrun.report_runs(args.runs)
+    if args.sweep is not None:
+        crossrun.report_sweep(sweeps.load(args.sweep))
+        return 0
     record = runs.load(args.run)
     stack = stacks.from_args(args)
     runs.check_same_stack(record, stack)

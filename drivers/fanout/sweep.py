@@ -416,11 +416,7 @@ def _describe(cell: axes.CellParams) -> str:
 def finish(manifest: dict, started_emulator: bool = False) -> None:
     """The report across the sweep's runs, then --destroy-after (stopping the emulator instead
     when this command started it, see deploy.tear_down)."""
-    folder = sweeps.sweep_dir(manifest["sweep_id"])
-    run_ids = [cell["run_id"] for cell in manifest["cells"]]
-    environments = ("warm environments kept between the cells of one deployment" if manifest["keep_warm"]
-                    else "fresh execution environments for every cell")  # fmt: skip
-    crossrun.show(crossrun.build(run_ids, folder, f"sweep {manifest['sweep_id']} ({environments})"))
+    crossrun.report_sweep(manifest)
     if manifest["destroy_after"]:
         deploy.tear_down(manifest["backend"], manifest["stack"], started_emulator)
-    console.print(f"manifest: {folder / sweeps.SWEEP_FILE}", highlight=False)
+    console.print(f"manifest: {sweeps.sweep_dir(manifest['sweep_id']) / sweeps.SWEEP_FILE}", highlight=False)

@@ -1,9 +1,11 @@
 """`fanout report --runs` and `fanout compare` from the command line: one-line errors naming the
 bad value, exit 2 for usage and 1 for runtime failures, and the files where they are said to be."""
 
+import csv
+
 import pytest
 
-from fanout import cli, crossrun, runs
+from fanout import cli, crossrun, runs, sweeps
 
 from .support import make_run
 
@@ -63,3 +65,47 @@ def test_compare_sides_can_be_several_runs(capsys):
     out = capsys.readouterr().out
     assert "cells matched on: MB" in out
     assert "MB 512" not in out and "only in" not in out  # both memories matched, none left over
+
+
+def make_sweep(run_ids, statuses):
+    """A sweep manifest whose cells ran `run_ids` and ended with `statuses`."""
+    settings = {"backend": "local", "stack": "s", "keep_warm": False, "axes": {}}
+    manifest = sweeps.new_manifest(settings, [{"memory": 512}] * len(run_ids))
+    for cell, rid, status in zip(manifest["cells"], run_ids, statuses):
+        cell.update(run_id=rid, status=status)
+    sweeps.save(manifest)
+    return manifest["sweep_id"]
+
+
+def test_report_of_a_sweep_covers_its_finished_cells_beside_its_manifest(capsys):
+    done = [make_run(n, memory=m, seed=n)[0] for n, m in ((1, 512), (2, 1024))]
+    unfinished, _ = make_run(3, memory=2048, seed=3)
+    sweep_id = make_sweep([*done, unfinished], ["done", "done", "interrupted"])
+    assert cli.main(["report", "--sweep", "latest"]) == 0
+    with open(sweeps.sweep_dir(sweep_id) / "cells.csv") as f:
+        assert sorted(int(row["memory_size"]) for row in csv.DictReader(f)) == [512, 1024]
+    assert f"sweep {sweep_id}" in capsys.readouterr().out
+
+
+def test_compare_takes_sweeps(capsys):
+    a = make_sweep([make_run(1, memory=512, seed=1)[0]], ["done"])
+    b = make_sweep([make_run(2, memory=512, seed=2, tag="new")[0]], ["done"])
+    assert cli.main(["compare", f"sweep:{a}", "sweep:latest"]) == 0
+    assert "B - A" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("argv", "bad"),
+    [(["report", "--sweep", "20990101T000000Z-abcdef"], "unknown sweep '20990101T000000Z-abcdef'"),
+     (["compare", "sweep:nope", "latest"], "unknown sweep 'nope'")],
+)  # fmt: skip
+def test_unknown_sweeps_are_one_line_usage_errors(argv, bad, capsys):
+    make_sweep([make_run(1)[0]], ["done"])
+    assert cli.main(argv) == 2
+    assert bad in error_line(capsys)
+
+
+def test_a_sweep_without_a_finished_cell_has_nothing_to_report(capsys):
+    sweep_id = make_sweep([make_run(1)[0]], ["interrupted"])
+    assert cli.main(["report", "--sweep", sweep_id]) == 2
+    assert f"sweep {sweep_id} has no finished cell yet" in error_line(capsys)

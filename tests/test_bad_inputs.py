@@ -105,6 +105,7 @@ CATALOGUE = [
     (["sweep", "--resume", "nope"], "'nope'", 2),
     (["wait", "--network", "lambda-1999"], "'lambda-1999'", 2),
     (["demo", "--network-scale", "-2"], "'-2'", 2),
+    (["demo", "--network-scale", FULL_WIDTH_10], repr(FULL_WIDTH_10), 2),
 ]
 
 

@@ -89,7 +89,7 @@ def test_report_of_a_sweep_covers_its_finished_cells_beside_its_manifest(capsys)
 
 def test_compare_takes_sweeps(capsys):
     a = make_sweep([make_run(1, memory=512, seed=1)[0]], ["done"])
-    b = make_sweep([make_run(2, memory=512, seed=2, tag="new")[0]], ["done"])
+    make_sweep([make_run(2, memory=512, seed=2, tag="new")[0]], ["done"])  # the latest sweep
     assert cli.main(["compare", f"sweep:{a}", "sweep:latest"]) == 0
     assert "B - A" in capsys.readouterr().out
 

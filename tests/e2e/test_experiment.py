@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from fanout import (cli, costs, crossrun, demo, fire, hostlock, insights, package, params, paths, report, runs, stack,
+from fanout import (cli, costs, crossrun, demo, hostlock, insights, package, params, paths, report, runs, stack,
                     strategies, terraform, upload, wait)
 from fanout.errors import FanoutError
 

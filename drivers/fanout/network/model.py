@@ -22,6 +22,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from fanout import numbers
 from fanout.errors import UsageError
 from fanout.sizes import parse_size
 
@@ -154,11 +155,8 @@ def parameters(data: dict, where: str) -> dict:
 
 def check_scale(value) -> float:
     low, high = SCALE_RANGE
-    try:
-        scale = float(value)
-    except (TypeError, ValueError):
-        scale = math.nan
-    if not low <= scale <= high:
+    scale = numbers.decimal(value)
+    if scale is None or not low <= scale <= high:
         raise ModelError(f"invalid network scale {value!r}: expected a number from {low:g} to {high:g}")
     return scale
 

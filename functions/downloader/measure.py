@@ -19,6 +19,9 @@ What the numbers mean (docs/strategies.md has the full record contract):
   GetObject responses: a kept-alive connection counts once, a server that closes every
   connection (the local emulator does) makes it equal the number of GETs.
   Neither exists for `crt`, which speaks HTTP itself: both are null there.
+- `request_ips`, `endpoint_ip`: the address each request's connection reached (its socket's
+  peer, endpoints.py), and that address when every request went to one; `pin`, `pinned_ip`,
+  `pin_addresses`: the message's PIN and what it resolved to. Null for `crt` but the pin.
 - `start_ms`/`end_ms`: epoch milliseconds, to line records up across functions.
 - `mbps`: decimal megabits per second (bytes * 8 / seconds / 1e6); `mib_per_s`: MiB per second.
 - `first_byte_seconds`: `request_ttfb_ms` of the first request answered, in seconds: its
@@ -33,11 +36,12 @@ import threading
 import time
 import uuid
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from botocore.config import Config
 
+import endpoints
 import strategies
 import timeline
 
@@ -102,10 +106,11 @@ class Message:
     experiment_tag: str
     strategy: strategies.Choice
     inject_failure: bool
+    pin: str | None = None  # endpoints.parse_pin: auto or an address
 
     def fields(self) -> dict:
         return {"run_id": self.run_id, "seq": self.seq, "experiment_tag": self.experiment_tag,
-                **self.strategy.fields()}  # fmt: skip
+                **self.strategy.fields(), **({"pin": self.pin} if self.pin else {})}  # fmt: skip
 
 
 def parse_body(body: str, default_strategy: strategies.Choice) -> Message:
@@ -134,6 +139,11 @@ def parse_body(body: str, default_strategy: strategies.Choice) -> Message:
     try:
         known["strategy"] = strategies.parse(data["strategy"]) if "strategy" in data else default_strategy
     except strategies.StrategyError as exc:
+        problems.append(str(exc))
+    try:
+        if data.get("pin") is not None:
+            known["pin"] = endpoints.parse_pin(data["pin"])
+    except endpoints.PinError as exc:
         problems.append(str(exc))
     if problems:
         known.pop("inject_failure", None)
@@ -197,6 +207,7 @@ class RequestLog:
         self.ttfb_ms: list[float] = []
         self.get_request_ids: list[str] = []
         self.sockets: set = set()
+        self.ips: list[str | None] = []
         self._sent = threading.local()
         self._lock = threading.Lock()
 
@@ -210,6 +221,7 @@ class RequestLog:
         sock = _socket_of(parsed_response.get("Body"))
         with self._lock:
             self.ttfb_ms.append(round((now - self._sent.at) * 1000, 3))
+            self.ips.append(endpoints.take_peer())
             if event_name.endswith(".GetObject"):
                 self.get_request_ids.append(parsed_response.get("ResponseMetadata", {}).get("RequestId", ""))
             if sock is not None:
@@ -230,10 +242,15 @@ class RequestLog:
                 s3.meta.events.unregister(event, unique_id=f"{hook_id}-{event}")
 
     def fields(self) -> dict:
-        """request_ttfb_ms, requests, connections; null where botocore saw no request (crt)."""
+        """request_ttfb_ms, requests, connections, request_ips, endpoint_ip; null where botocore
+        saw no request (crt). request_ips is one string (addresses separated by spaces, "-" for
+        an unknown one) so that Insights discovers one field, not one per request."""
         seen = bool(self.ttfb_ms)
+        distinct = set(self.ips)
         return {"request_ttfb_ms": self.ttfb_ms if seen else None, "requests": len(self.ttfb_ms) if seen else None,
-                "connections": len(self.sockets) if seen else None}  # fmt: skip
+                "connections": len(self.sockets) if seen else None,
+                "request_ips": " ".join(ip or "-" for ip in self.ips) if seen else None,
+                "endpoint_ip": distinct.pop() if len(distinct) == 1 and None not in distinct else None}  # fmt: skip
 
 
 def _socket_of(body):
@@ -256,11 +273,15 @@ class Download:
     s3_request_id: str
     requests: dict  # RequestLog.fields()
     timeline: timeline.Recorder
+    pin: dict = field(default_factory=lambda: dict(endpoints.UNPINNED))  # pinned_ip, pin_addresses
 
 
-def download(s3, bucket: str, key: str, strategy: strategies.Choice, directory: str | None = None) -> Download:
-    """Fetch the object once with `strategy` and time it; the bytes are discarded."""
-    with tempfile.TemporaryDirectory(dir=directory) as scratch, RequestLog().attached(s3) as requests:
+def download(s3, bucket: str, key: str, strategy: strategies.Choice, directory: str | None = None,
+             pin: str | None = None, seq: int = 0) -> Download:
+    """Fetch the object once with `strategy` and time it; the bytes are discarded. `pin`
+    (endpoints.py) connects to one address of the endpoint, resolved before the clock starts."""
+    with tempfile.TemporaryDirectory(dir=directory) as scratch, endpoints.pinned_download(s3, bucket, key, pin, seq, strategy.strategy.own_http) as where, \
+            RequestLog().attached(s3) as requests:
         target = strategies.Target(fileobj=strategies.Discard(), path=str(Path(scratch) / "object"))
         start_ms = time.time_ns() // 1_000_000
         progress = Progress()
@@ -277,6 +298,7 @@ def download(s3, bucket: str, key: str, strategy: strategies.Choice, directory: 
         s3_request_id=requests.get_request_ids[0] if requests.get_request_ids else "",
         requests=requests.fields(),
         timeline=progress.timeline,
+        pin=where,
     )
 
 
@@ -293,7 +315,7 @@ def measure_message(s3, settings: Settings, body: str, context: dict, directory:
         fields = message.fields()
         if message.inject_failure:
             raise InjectedFailure("the message asked to fail (inject_failure)")
-        result = download(s3, settings.bucket, settings.key, message.strategy, directory)
+        result = download(s3, settings.bucket, settings.key, message.strategy, directory, message.pin, message.seq)
         if result.bytes != settings.expected_size:
             raise SizeMismatch(f"downloaded {result.bytes} bytes, expected {settings.expected_size}")
     except MalformedMessage as exc:
@@ -317,6 +339,7 @@ def success_record(message: Message, result: Download, context: dict) -> dict:
         "end_ms": result.end_ms,
         "s3_request_id": result.s3_request_id,
         **result.requests,
+        **result.pin,
         "first_byte_seconds": result.requests["request_ttfb_ms"][0] / 1000 if result.requests["request_ttfb_ms"] else None,
         **timeline.record_fields(result.timeline, result.seconds),
         **context,

@@ -1,0 +1,90 @@
+"""Several endpoint addresses on the local backend: the model's per-address rate factors, the
+platform's rotation of the endpoint name, and the per-address table finding a slower address."""
+
+import socket
+
+import numpy as np
+import pytest
+
+from fanout import endpoint_ips, insights
+from fanout.errors import UsageError
+from fanout.host import hosted, resolver
+from fanout.network import model
+from fanout.network.proxy import ENDPOINT_NAME, Shaper
+
+from .conftest import model_of
+
+ADDRESSES = {"127.0.0.2": 1.0, "127.0.0.3": 1.0, "127.0.0.4": 0.5}
+MIB = 2**20
+
+
+@pytest.mark.slow
+def test_a_run_finds_the_address_that_is_twice_as_slow(emulator):
+    """Three environments, one per address (the host's rotation), six stream downloads each,
+    one connection at 8 MB/s, at half that on 127.0.0.4: the table flags it, and only it, slower."""
+    downloader = hosted.Downloader(emulator)
+    downloader.put("object", 2 * MIB)
+    network = model_of("three-addresses", connection_mb_per_s=8, addresses=ADDRESSES)
+    run = downloader.run("object", "stream", environments=3, network=network, messages_per_env=6)
+
+    rows = insights.evaluate(insights.load_query("endpoint-ips"), run.events).rows
+    table = {row["endpoint_ip"]: row for row in endpoint_ips.table(rows, run.records)}
+    assert set(table) == set(ADDRESSES)  # every address served downloads
+    assert sum(row["downloads"] for row in table.values()) == len(run.records)
+    assert {ip: row["flag"] for ip, row in table.items() if row["flag"] == "slower"} == {"127.0.0.4": "slower"}
+    fast = np.median([r["bytes"] / r["seconds"] / 1e6 for r in run.records if r["endpoint_ip"] != "127.0.0.4"])
+    assert 0.35 < table["127.0.0.4"]["mb_per_s_p50"] / fast < 0.65  # the factor, give or take the latency
+    for record in run.records:  # one connection per download, to the environment's first address
+        assert record["request_ips"] == record["endpoint_ip"]
+
+
+def test_each_environment_resolves_the_name_to_the_next_address(emulator):
+    shaper = Shaper(emulator)
+    try:
+        shape = model_of("t", addresses=ADDRESSES).at(1024)
+        answers = [shaper.named_endpoint(shape) for _ in range(4)]
+    finally:
+        shaper.close()
+    firsts = [spec["addresses"][0] for _, spec in answers]
+    assert firsts == [*ADDRESSES, next(iter(ADDRESSES))]
+    assert all(sorted(spec["addresses"]) == sorted(ADDRESSES) and spec["name"] == ENDPOINT_NAME
+               for _, spec in answers)  # fmt: skip
+    assert all(url.startswith(f"http://{ENDPOINT_NAME}:") for url, _ in answers)
+
+
+def test_the_resolver_answers_for_exactly_the_name(monkeypatch):
+    monkeypatch.setattr(socket, "getaddrinfo", socket.getaddrinfo)  # restored after the test
+    resolver.install({"name": ENDPOINT_NAME, "addresses": ["127.0.0.3", "127.0.0.2"]})
+    found = [info[4][0] for info in socket.getaddrinfo(ENDPOINT_NAME, 80, type=socket.SOCK_STREAM)]
+    assert found == ["127.0.0.3", "127.0.0.2"]
+    assert socket.getaddrinfo("127.0.0.1", 80, type=socket.SOCK_STREAM)[0][4][0] == "127.0.0.1"
+    with pytest.raises(socket.gaierror):
+        socket.getaddrinfo(ENDPOINT_NAME + ".invalid", 80)
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    ({"10.0.0.1": 1}, "address '10.0.0.1' is not allowed; expected an IPv4 loopback address"),
+    ({"::1": 1}, "address '::1' is not allowed"),
+    ({"127.0.0.2": 0}, "address '127.0.0.2' has rate factor 0; expected a number above 0"),
+    ({"127.0.0.2": True}, "rate factor True"),
+    ({}, "must be a table of 1 to 16 loopback addresses"),
+    (["127.0.0.2"], "must be a table of 1 to 16 loopback addresses"),
+])  # fmt: skip
+def test_bad_addresses_are_refused(value, message):
+    with pytest.raises(UsageError, match=message):
+        model.parameters({"addresses": value}, "m")
+
+
+def test_an_address_the_machine_lacks_is_refused_with_the_fix(tmp_path, monkeypatch):
+    path = tmp_path / "m.toml"
+    path.write_text('connection_mb_per_s = 8\n[addresses]\n"127.0.0.2" = 1\n')
+    assert model.load(str(path)).at(1024).addresses == {"127.0.0.2": 1.0}
+
+    class Unbindable(socket.socket):  # as on macOS without the alias
+        def bind(self, address):
+            raise OSError(49, "Can't assign requested address")
+
+    monkeypatch.setattr(model.socket, "socket", Unbindable)
+    with pytest.raises(UsageError, match=r"address 127.0.0.2 is not on this machine's loopback interface .*"
+                                         r"sudo ifconfig lo0 alias 127.0.0.2 up"):
+        model.load(str(path))

@@ -10,6 +10,7 @@ REGION      ?= us-east-1
 ARCH        ?= x86_64
 STRATEGY    ?=
 MODE        ?=
+PIN         ?=
 MESSAGES    ?=
 MULTIPLIER  ?= 10
 TAG         ?= default
@@ -57,6 +58,8 @@ help: ## List the targets and the variables they read
 	@echo "  "OBJECT_SIZE=$(call q,OBJECT_SIZE) REGION=$(call q,REGION) ARCH=$(call q,ARCH) TAG=$(call q,TAG)
 	@echo "  "STRATEGY=$(call q,STRATEGY) "(e.g. \"ranged connections=8 chunk_size=8MiB\", docs/strategies.md;"
 	@echo "    deploy: the default of messages, fire: this run's; MODE is its old name)"
+	@echo "  "PIN=$(call q,PIN) "(fire: connect to one address of the bucket's endpoint, an IP, or auto: spread the"
+	@echo "    messages over the addresses it resolves to; TLS stays on the name; docs/strategies.md)"
 	@echo "  "MESSAGES=$(call q,MESSAGES) MULTIPLIER=$(call q,MULTIPLIER) RUN=$(call q,RUN) QUERY=$(call q,QUERY)
 	@echo "  "RUNS=$(call q,RUNS) SWEEP=$(call q,SWEEP) "(report across these runs, or a sweep's)" A=$(call q,A) B=$(call q,B) "(compare)"
 	@echo "  "TIMEOUT=$(call q,TIMEOUT) "(wait gives up after this many seconds)"
@@ -109,9 +112,9 @@ destroy: venv ## Remove everything the stack created (safe when nothing is deplo
 run: venv ## Local backend: host the function until its queue is drained (NETWORK, NETWORK_SCALE)
 	$(FANOUT) host $(TARGET) $(NETWORK_ARGS)
 
-fire: venv ## Send MESSAGES (default MULTIPLIER x CONCURRENCY) messages tagged TAG, with STRATEGY
+fire: venv ## Send MESSAGES (default MULTIPLIER x CONCURRENCY) messages tagged TAG, with STRATEGY and PIN
 	$(FANOUT) fire $(TARGET) --multiplier $(call q,MULTIPLIER) --tag $(call q,TAG) \
-	  $(if $(value MESSAGES),--messages $(call q,MESSAGES)) $(STRATEGY_ARG)
+	  $(if $(value MESSAGES),--messages $(call q,MESSAGES)) $(STRATEGY_ARG) $(if $(value PIN),--pin $(call q,PIN))
 
 wait: venv ## Wait until every message of RUN is accounted for (TIMEOUT, HOST, NETWORK, NETWORK_SCALE)
 	$(FANOUT) wait $(TARGET) --run $(call q,RUN) --timeout $(call q,TIMEOUT) $(if $(filter 0,$(value HOST)),--no-host) $(NETWORK_ARGS)

@@ -52,6 +52,12 @@ CATALOGUE = [
     (["fire", "--inject-failures", "\uff10.\uff15"], repr("\uff10.\uff15"), 2),
     (["fire", "--workers", "x"], "'x'", 2),
     (["fire", "--mode", "mmap"], "'mmap'", 2),
+    (["fire", "--pin", "fastest"], "'fastest'", 2),
+    (["fire", "--pin", "10.0.0.256"], "'10.0.0.256'", 2),
+    (["fire", "--pin", "s3.amazonaws.com"], "'s3.amazonaws.com'", 2),
+    (["fire", "--pin", ""], "''", 2),
+    (["fire", "--pin", "\uff11.2.3.4"], repr("\uff11.2.3.4"), 2),
+    (["fire", "--pin", "auto", "--strategy", "crt"], "'auto'", 2),
     (["fire", "--messages", "5", "--stack", "absent"], "'absent'", 1),  # valid, but nothing deployed
     # wait: the timeout, then the run
     (["wait", "--timeout", "-1"], "'-1'", 2),

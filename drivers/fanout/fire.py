@@ -26,7 +26,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from fanout import costs, interrupts, numbers, runs, strategies
+from fanout import costs, interrupts, numbers, pins, runs, strategies
 from fanout import stack as stacks
 from fanout.errors import FanoutError, UsageError
 from fanout.params import check_fits_tmp
@@ -52,6 +52,12 @@ def register(subparsers) -> None:
         help="download strategy of this run, e.g. 'ranged connections=8 chunk_size=8MiB' (default: the "
         f"stack's); one of {', '.join(strategies.STRATEGIES)}; --mode is its old name",
     )
+    parser.add_argument(
+        "--pin", metavar="auto|IP",
+        help="connect every request of this run to one address of the bucket's endpoint (TLS still on its name): "
+        "an IPv4/IPv6 address, or auto: resolve it several times and spread the messages over the addresses "
+        "found (docs/strategies.md)",
+    )
     parser.add_argument("--yes", action="store_true", help="send even when the run is large or costly")
     parser.add_argument("--workers", default=str(DEFAULT_WORKERS), help="parallel SendMessageBatch calls (default: 16)")
     parser.add_argument(
@@ -74,6 +80,7 @@ class FireParams:
     inject_failures: Fraction | None = None
     workers: int = DEFAULT_WORKERS
     sweep: dict | None = None
+    pin: str | None = None  # fanout.pins: auto or an address; None: where DNS says
 
 
 def run(args) -> int:
@@ -83,10 +90,16 @@ def run(args) -> int:
     failure_fraction = _fraction(args.inject_failures) if args.inject_failures else None
     check_tag(args.tag)
     strategy = strategies.parse(args.strategy) if args.strategy is not None else None
+    pin = pins.parse(args.pin) if args.pin is not None else None
+    if strategy:
+        pins.check_strategy(pin, strategy)
     stack = stacks.from_args(args)
     count = messages or multiplier * stack.concurrency
-    check_cost(stack, count, check_strategy(stack, strategy), args.yes)
-    fired = fire(stack, FireParams(count, args.tag, str(strategy) if strategy else None, failure_fraction, workers))
+    resolved = check_strategy(stack, strategy)
+    pins.check_strategy(pin, resolved)
+    check_cost(stack, count, resolved, args.yes)
+    fired = fire(stack, FireParams(count, args.tag, str(strategy) if strategy else None, failure_fraction, workers,
+                                   pin=pin))  # fmt: skip
     if not fired["sent"]:
         raise FanoutError(f"none of the {count} messages reached the queue; no run was recorded")
     if fired["failed_seqs"]:
@@ -136,7 +149,7 @@ def fire(stack, params: FireParams) -> dict:
     run_id, count, workers = runs.new_run_id(), params.messages, params.workers
     injected = injected_seqs(count, params.inject_failures) if params.inject_failures else set()
     text = params.strategy or stack.default_strategy
-    bodies = [(seq, message_body(run_id, seq, params.tag, text, seq in injected)) for seq in range(count)]
+    bodies = [(seq, message_body(run_id, seq, params.tag, text, seq in injected, params.pin)) for seq in range(count)]
     result = SendResult()
     how = _run_record(stack, run_id, params, injected)
 
@@ -176,10 +189,13 @@ def fire(stack, params: FireParams) -> dict:
     return record
 
 
-def message_body(run_id: str, seq: int, tag: str, strategy: str | None, inject_failure: bool) -> str:
+def message_body(run_id: str, seq: int, tag: str, strategy: str | None, inject_failure: bool,
+                 pin: str | None = None) -> str:
     body = {"run_id": run_id, "seq": seq, "experiment_tag": tag}
     if strategy:
         body["strategy"] = strategy
+    if pin:
+        body["pin"] = pin
     if inject_failure:
         body["inject_failure"] = True
     return json.dumps(body, separators=(",", ":"))
@@ -291,6 +307,7 @@ def _run_record(stack, run_id: str, params: FireParams, injected: set[int]) -> d
             "strategy_from": "fire --strategy" if params.strategy else "stack default",
             "inject_failures": str(params.inject_failures) if params.inject_failures else None,
             "send_workers": params.workers,
+            "pin": params.pin,
         },
         "injected_seqs": sorted(injected),
         "version": runs.project_version(),

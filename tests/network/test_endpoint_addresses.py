@@ -1,6 +1,7 @@
 """Several endpoint addresses on the local backend: the model's per-address rate factors, the
 platform's rotation of the endpoint name, and the per-address table finding a slower address."""
 
+import json
 import socket
 
 import numpy as np
@@ -8,7 +9,7 @@ import pytest
 
 from fanout import endpoint_ips, insights
 from fanout.errors import UsageError
-from fanout.host import hosted, resolver
+from fanout.host import hosted, resolver, testing
 from fanout.network import model
 from fanout.network.proxy import ENDPOINT_NAME, Shaper
 
@@ -88,3 +89,30 @@ def test_an_address_the_machine_lacks_is_refused_with_the_fix(tmp_path, monkeypa
     with pytest.raises(UsageError, match=r"address 127.0.0.2 is not on this machine's loopback interface .*"
                                          r"sudo ifconfig lo0 alias 127.0.0.2 up"):
         model.load(str(path))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("pin", ["127.0.0.4", "auto"])
+def test_pinned_messages_reach_their_address_through_the_platform_name(emulator, pin):
+    """The function resolves the platform's name itself (auto: all three addresses, in each
+    environment's order) and connects where the pin says, whatever its environment's turn."""
+    downloader = hosted.Downloader(emulator)
+    downloader.put("object", MIB)
+    network = model_of("three-addresses", connection_mb_per_s=50, addresses=ADDRESSES)
+    fn = testing.deploy(emulator, downloader.role, downloader.zip, handler="handler.lambda_handler", reserved=2,
+                        timeout=60, visibility=60, memory=1024, environment={
+                            "FANOUT_BUCKET": downloader.bucket, "FANOUT_KEY": "object", "FANOUT_EXPECTED_SIZE": str(MIB),
+                            "FANOUT_DEFAULT_STRATEGY": "download_file", "FANOUT_CONCURRENCY_LIMIT": "2"})
+    fn.send([{"run_id": "r", "seq": seq, "experiment_tag": "pin", "pin": pin} for seq in range(6)])
+
+    fn.host(network=network)
+
+    records = [json.loads(m) for stream in fn.streams().values() for _, m in stream if m.startswith("{")]
+    downloads = sorted((r for r in records if r.get("event") == "download"), key=lambda r: r["seq"])
+    assert [r["seq"] for r in downloads] == list(range(6))
+    found = sorted(ADDRESSES, key=socket.inet_aton)
+    for record in downloads:
+        expected = pin if pin != "auto" else found[record["seq"] % len(found)]
+        assert (record["pin"], record["pinned_ip"], record["endpoint_ip"]) == (pin, expected, expected)
+        assert record["pin_addresses"] == (pin if pin != "auto" else " ".join(found))
+        assert set(record["request_ips"].split()) == {expected}  # download_file's HeadObject too

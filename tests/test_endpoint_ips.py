@@ -87,6 +87,20 @@ def test_cells_are_compared_within_themselves():
     assert len(by_cell) == 2 and all(len(overalls) == 1 for overalls in by_cell.values())
 
 
+def test_from_records_equals_the_query_path():
+    """The report across runs computes the table from the records; the single-run report from
+    the saved query: the same rows."""
+    records, _ = synthetic_records(seed=7, per_cell=60, cell_keys=CELLS[:2])
+    records = with_addresses(records)
+    downloads = [r for r in records if r["event"] == "download"]
+    via_query, direct = table_of(records), endpoint_ips.from_records(downloads)
+    assert len(direct) == len(via_query) == 6
+    for a, b in zip(via_query, direct):
+        assert cells.key(a) == cells.key(b)
+        for column in endpoint_ips.COLUMNS:
+            assert a[column] == pytest.approx(b[column]), column
+
+
 def test_the_report_prints_and_writes_the_table(monkeypatch, tmp_path):
     monkeypatch.setenv("FANOUT_RESULTS", str(tmp_path))
     records, _ = synthetic_records(seed=2, per_cell=150, cell_keys=CELLS[:1])

@@ -1,0 +1,70 @@
+"""Recording endpoint addresses must not slow the download: the handler's measurement with a
+client instrumented by endpoints.instrument (as handler.py builds it), and with PIN=auto on top,
+against the same measurement with a plain client.
+
+`ranged connections=4 chunk_size=1MiB` over a 32 MiB object is 32 GETs per download, so any
+per-request cost (a getpeername per response, the pin's resolver override on every connection)
+shows. PIN=auto also resolves the name 8 times and drops the pooled connections before the
+clock starts; the emulator closes every connection anyway. One emulator on loopback, no network
+model: the ratio, measured / plain in the same run (interleaved, after one uncounted warm-up of
+each), is the figure; target >= 0.95. BENCH_ENDPOINT_REPEATS (default 7) changes the run.
+"""
+
+import io
+import json
+import os
+import statistics
+import sys
+import uuid
+
+import boto3
+from boto3.s3.transfer import TransferConfig
+
+from bench._emulator import serve
+from bench._ratios import interleaved, verdict
+from fanout import paths
+
+SIZE = 32 * 2**20
+REPEATS = int(os.environ.get("BENCH_ENDPOINT_REPEATS", "7"))
+STRATEGY = "ranged connections=4 chunk_size=1MiB"
+TARGET_RATIO = 0.95
+
+
+def main() -> None:
+    sys.path.insert(0, str(paths.FUNCTIONS / "downloader"))
+    import measure  # the function's own modules, as the zip holds them
+
+    with serve() as endpoint:
+        plain, instrumented = (boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1",
+                                            aws_access_key_id="test", aws_secret_access_key="test",
+                                            config=measure.CLIENT_CONFIG) for _ in range(2))  # fmt: skip
+        measure.endpoints.instrument(instrumented)
+        bucket = f"bench-endpoint-{uuid.uuid4().hex[:8]}"
+        plain.create_bucket(Bucket=bucket)
+        plain.upload_fileobj(io.BytesIO(os.urandom(SIZE)), bucket, "object", Config=TransferConfig(multipart_chunksize=8 * 2**20))
+        settings = measure.Settings(bucket=bucket, key="object", expected_size=SIZE, concurrency_limit=1,
+                                    default_strategy=measure.strategies.parse(STRATEGY))  # fmt: skip
+
+        def rate(s3, **extra):
+            body = json.dumps({"run_id": "bench", "seq": 0, **extra})
+
+            def measured() -> float:
+                record = measure.measure_message(s3, settings, body, {})
+                assert record["event"] == "download", record
+                return SIZE / record["seconds"]
+
+            return measured
+
+        print(f"endpoint_overhead: {STRATEGY}, a 32MiB object from the emulator on loopback, no network model, "
+              f"{REPEATS} repeats; ratios of MB/s against a plain client")  # fmt: skip
+        for name, ours in (("addresses recorded", rate(instrumented)), ("and PIN=auto", rate(instrumented, pin="auto"))):
+            baseline = rate(plain)
+            ours(), baseline()
+            mine, theirs = interleaved(ours, baseline, REPEATS)
+            print(f"  {name}: {verdict(mine, theirs, TARGET_RATIO)}\n"
+                  f"    medians: {statistics.median(mine) / 1e6:,.0f} MB/s against {statistics.median(theirs) / 1e6:,.0f} "
+                  "MB/s (decimal)")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

@@ -41,7 +41,8 @@ def main() -> None:
         measure.endpoints.instrument(instrumented)
         bucket = f"bench-endpoint-{uuid.uuid4().hex[:8]}"
         plain.create_bucket(Bucket=bucket)
-        plain.upload_fileobj(io.BytesIO(os.urandom(SIZE)), bucket, "object", Config=TransferConfig(multipart_chunksize=8 * 2**20))
+        parts = TransferConfig(multipart_chunksize=8 * 2**20)  # as `fanout deploy` uploads it
+        plain.upload_fileobj(io.BytesIO(os.urandom(SIZE)), bucket, "object", Config=parts)
         settings = measure.Settings(bucket=bucket, key="object", expected_size=SIZE, concurrency_limit=1,
                                     default_strategy=measure.strategies.parse(STRATEGY))  # fmt: skip
 

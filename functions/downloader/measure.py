@@ -280,8 +280,8 @@ def download(s3, bucket: str, key: str, strategy: strategies.Choice, directory: 
              pin: str | None = None, seq: int = 0) -> Download:
     """Fetch the object once with `strategy` and time it; the bytes are discarded. `pin`
     (endpoints.py) connects to one address of the endpoint, resolved before the clock starts."""
-    with tempfile.TemporaryDirectory(dir=directory) as scratch, endpoints.pinned_download(s3, bucket, key, pin, seq, strategy.strategy.own_http) as where, \
-            RequestLog().attached(s3) as requests:
+    pinning = endpoints.pinned_download(s3, bucket, key, pin, seq, strategy.strategy.own_http)
+    with tempfile.TemporaryDirectory(dir=directory) as scratch, pinning as where, RequestLog().attached(s3) as requests:
         target = strategies.Target(fileobj=strategies.Discard(), path=str(Path(scratch) / "object"))
         start_ms = time.time_ns() // 1_000_000
         progress = Progress()

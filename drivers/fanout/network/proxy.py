@@ -80,7 +80,8 @@ class Shaper:
         port, addresses = self._open(shape)
         with self._lock:
             turn, self._named = self._named % len(addresses), self._named + 1
-        return f"http://{ENDPOINT_NAME}:{port}", {"name": ENDPOINT_NAME, "addresses": addresses[turn:] + addresses[:turn]}
+        rotated = addresses[turn:] + addresses[:turn]
+        return f"http://{ENDPOINT_NAME}:{port}", {"name": ENDPOINT_NAME, "addresses": rotated}
 
     def _open(self, shape: Shape) -> tuple[str, list[str]]:
         """Ask the proxy for an endpoint: its port, and the addresses it listens on."""

@@ -97,6 +97,7 @@ def run(args) -> int:
     count = messages or multiplier * stack.concurrency
     resolved = check_strategy(stack, strategy)
     pins.check_strategy(pin, resolved)
+    pins.check_backend(pin, stack.backend)
     check_cost(stack, count, resolved, args.yes)
     fired = fire(stack, FireParams(count, args.tag, str(strategy) if strategy else None, failure_fraction, workers,
                                    pin=pin))  # fmt: skip

@@ -10,7 +10,7 @@ import pytest
 from fanout import endpoint_ips, insights
 from fanout.errors import UsageError
 from fanout.host import hosted, resolver, testing
-from fanout.network import model
+from fanout.network import model, truth
 from fanout.network.proxy import ENDPOINT_NAME, Shaper
 
 from .conftest import model_of
@@ -37,6 +37,12 @@ def test_a_run_finds_the_address_that_is_twice_as_slow(emulator):
     assert 0.35 < table["127.0.0.4"]["mb_per_s_p50"] / fast < 0.65  # the factor, give or take the latency
     for record in run.records:  # one connection per download, to the environment's first address
         assert record["request_ips"] == record["endpoint_ip"]
+    run_json = {"backend": "local", "network": network.describe()}
+    factors = {row["parameter"]: row for row in truth.compare(run_json, run.records) if row["parameter"].startswith("rate")}
+    assert set(factors) == {f"rate_factor {ip}" for ip in ADDRESSES}
+    assert factors["rate_factor 127.0.0.4"]["injected"] == 0.5
+    assert 0.35 < factors["rate_factor 127.0.0.4"]["estimated"] < 0.65
+    assert all(row["downloads"] == table[row["parameter"].split()[1]]["downloads"] for row in factors.values())
 
 
 def test_each_environment_resolves_the_name_to_the_next_address(emulator):
@@ -116,3 +122,16 @@ def test_pinned_messages_reach_their_address_through_the_platform_name(emulator,
         assert (record["pin"], record["pinned_ip"], record["endpoint_ip"]) == (pin, expected, expected)
         assert record["pin_addresses"] == (pin if pin != "auto" else " ".join(found))
         assert set(record["request_ips"].split()) == {expected}  # download_file's HeadObject too
+
+
+def test_ground_truth_estimates_each_address_factor_from_medians():
+    network = model_of("two", connection_mb_per_s=8, addresses={"127.0.0.2": 1.0, "127.0.0.4": 0.5})
+    rates = {"127.0.0.2": [9e6, 10e6, 14e6, 11e6], "127.0.0.4": [4e6, 6e6, 5.5e6]}
+    downloads = [{"memory_size": 1024, "endpoint_ip": ip, "bytes": 2 * MIB, "seconds": 2 * MIB / rate,
+                  "sustained_mb_per_s": rate / 1e6, "burst_excess_bytes": 0, "first_byte_seconds": 0.01,
+                  "start_ms": i, "env_id": ip} for ip, values in rates.items() for i, rate in enumerate(values)]  # fmt: skip
+    rows = {row["parameter"]: row for row in truth.compare({"backend": "local", "network": network.describe()}, downloads)}
+    slow = rows["rate_factor 127.0.0.4"]
+    assert slow["estimated"] == pytest.approx(np.median(rates["127.0.0.4"]) / np.median(rates["127.0.0.2"]))
+    assert (slow["injected"], slow["downloads"]) == (0.5, 3)
+    assert rows["rate_factor 127.0.0.2"]["estimated"] == pytest.approx(1.0)

@@ -57,7 +57,6 @@ CATALOGUE = [
     (["fire", "--pin", "s3.amazonaws.com"], "'s3.amazonaws.com'", 2),
     (["fire", "--pin", ""], "''", 2),
     (["fire", "--pin", "\uff11.2.3.4"], repr("\uff11.2.3.4"), 2),
-    (["fire", "--pin", "auto", "--strategy", "crt"], "'auto'", 2),
     (["fire", "--messages", "5", "--stack", "absent"], "'absent'", 1),  # valid, but nothing deployed
     # wait: the timeout, then the run
     (["wait", "--timeout", "-1"], "'-1'", 2),

@@ -91,12 +91,10 @@ def run(args) -> int:
     check_tag(args.tag)
     strategy = strategies.parse(args.strategy) if args.strategy is not None else None
     pin = pins.parse(args.pin) if args.pin is not None else None
-    if strategy:
-        pins.check_strategy(pin, strategy)
     stack = stacks.from_args(args)
     count = messages or multiplier * stack.concurrency
     resolved = check_strategy(stack, strategy)
-    pins.check_strategy(pin, resolved)
+    pins.check_strategy(pin, resolved)  # the run's strategy, or the stack's default
     pins.check_backend(pin, stack.backend)
     check_cost(stack, count, resolved, args.yes)
     fired = fire(stack, FireParams(count, args.tag, str(strategy) if strategy else None, failure_fraction, workers,

@@ -17,8 +17,8 @@ FLAG_NOTE = (f"MB/s decimal; p50 CI: {stats.CI_METHOD}, of the address's downloa
              f"median over downloads whose requests all reached one address ({stats.PERCENTILE_METHOD}); "
              "flag: the address's p50 CI excludes the overall p50")  # fmt: skip
 COLUMNS = ("endpoint_ip", "downloads", "mb_per_s_p10", "mb_per_s_p50", "mb_per_s_p90", "p50_ci_low", "p50_ci_high",
-           "overall_p50", "flag")  # fmt: skip
-TITLES = ("address", "n", "MB/s p10", "p50", "p90", "p50 CI low", "high", "overall p50", "flag")
+           "overall_p50", "flag", "first_byte_ms_p50")  # fmt: skip
+TITLES = ("address", "n", "MB/s p10", "p50", "p90", "p50 CI low", "high", "overall p50", "flag", "first byte ms p50")
 
 
 def table(rows: list[dict], downloads: list[dict]) -> list[dict]:

@@ -54,16 +54,22 @@ def parse_pin(text) -> str:
         raise PinError(f"pin={text!r} is not allowed: expected {AUTO} or an IPv4/IPv6 address") from None
 
 
-def instrument(client) -> None:
+def instrument(client) -> bool:
     """Make `client`'s connections note their peer address for take_peer(), per request.
 
     Swaps the client's urllib3 pool classes for subclasses whose connections note the peer
-    when a response arrives, and drops the pools already made. Idempotent."""
-    classes = _session(client)._pool_classes_by_scheme  # shared by the pool and proxy managers
+    when a response arrives, and drops the pools already made. Idempotent. False, changing
+    nothing, when the client's HTTP layer is not the one this knows (a botocore whose session
+    moved these attributes): the records then show unknown addresses instead of the function
+    failing to start."""
+    classes = getattr(_session(client), "_pool_classes_by_scheme", None)  # shared by pool and proxy managers
+    if not isinstance(classes, dict):
+        return False
     for scheme, pool_class in classes.items():
         if not getattr(pool_class, "notes_peers", False):
             classes[scheme] = _noting(pool_class)
     clear_pools(client)
+    return True
 
 
 def take_peer() -> str | None:
@@ -74,8 +80,11 @@ def take_peer() -> str | None:
 
 
 def clear_pools(client) -> None:
-    """Close `client`'s pooled connections: the next request connects anew (and resolves)."""
-    _session(client)._manager.clear()
+    """Close `client`'s pooled connections: the next request connects anew (and resolves).
+    (Where botocore keeps them elsewhere, nothing: `request_ips` still shows where requests went.)"""
+    manager = getattr(_session(client), "_manager", None)
+    if manager is not None:
+        manager.clear()
 
 
 def endpoint_host(client, bucket: str, key: str) -> str:
@@ -142,7 +151,7 @@ def port_of(client) -> int:
 
 
 def _session(client):
-    return client._endpoint.http_session
+    return getattr(getattr(client, "_endpoint", None), "http_session", None)
 
 
 def _noting(pool_class):

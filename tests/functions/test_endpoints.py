@@ -170,3 +170,15 @@ def test_crt_refuses_a_pin(modules, tmp_path):
     s3 = boto3.client("s3", region_name="us-east-1", aws_access_key_id="a", aws_secret_access_key="b")
     with pytest.raises(endpoints.PinError, match="cannot steer this strategy"):
         measure.download(s3, "bucket", "key", strategies.parse("crt"), str(tmp_path), pin="auto")
+
+
+def test_a_client_of_an_unknown_http_layer_is_left_alone(modules):
+    _, endpoints, _ = modules
+    s3 = boto3.client("s3", region_name="us-east-1", aws_access_key_id="a", aws_secret_access_key="b")
+    session = s3._endpoint.http_session
+    classes = dict(session._pool_classes_by_scheme)
+    del session._pool_classes_by_scheme  # as a botocore that keeps them elsewhere
+    assert endpoints.instrument(s3) is False
+    session._pool_classes_by_scheme = classes
+    assert endpoints.instrument(s3) is True and all(c.notes_peers for c in classes.values())
+    assert endpoints.take_peer() is None

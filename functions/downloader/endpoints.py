@@ -3,7 +3,7 @@
 S3's regional endpoint resolves to many addresses, and downloads from some have been measured
 faster than from others. A DNS answer says where a connection may go; the socket says where it
 went. So `instrument(client)` makes the client's connections note their peer address (the
-socket's, `getpeername()`) each time a response comes back on them, and `take_peer()` hands the
+socket's, `getpeername()`) each time they wait for a response, and `take_peer()` hands the
 address to whoever listens to botocore's `response-received` on the same thread (measure.py's
 RequestLog). Any workload reuses it with its own client.
 

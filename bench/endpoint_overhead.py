@@ -4,7 +4,8 @@ against the same measurement with a plain client.
 
 `ranged connections=4 chunk_size=1MiB` over a 32 MiB object is 32 GETs per download, so any
 per-request cost (a getpeername per response, the pin's resolver override on every connection)
-shows. PIN=auto also resolves the name 8 times and drops the pooled connections before the
+shows; and, where a per-request cost shows most, HEAD_CALLS HeadObject calls in a row through
+each client (requests per second). PIN=auto also resolves the name 8 times and drops the pooled connections before the
 clock starts; the emulator closes every connection anyway. One emulator on loopback, no network
 model: the ratio, measured / plain in the same run (interleaved, after one uncounted warm-up of
 each), is the figure; target >= 0.95. BENCH_ENDPOINT_REPEATS (default 7) changes the run.
@@ -15,6 +16,7 @@ import json
 import os
 import statistics
 import sys
+import time
 import uuid
 
 import boto3
@@ -27,6 +29,7 @@ from fanout import paths
 SIZE = 32 * 2**20
 REPEATS = int(os.environ.get("BENCH_ENDPOINT_REPEATS", "7"))
 STRATEGY = "ranged connections=4 chunk_size=1MiB"
+HEAD_CALLS = 200
 TARGET_RATIO = 0.95
 
 
@@ -56,15 +59,25 @@ def main() -> None:
 
             return measured
 
-        print(f"endpoint_overhead: {STRATEGY}, a 32MiB object from the emulator on loopback, no network model, "
-              f"{REPEATS} repeats; ratios of MB/s against a plain client")  # fmt: skip
-        for name, ours in (("addresses recorded", rate(instrumented)), ("and PIN=auto", rate(instrumented, pin="auto"))):
-            baseline = rate(plain)
+        def heads(s3):
+            def per_second() -> float:
+                started = time.perf_counter()
+                for _ in range(HEAD_CALLS):
+                    s3.head_object(Bucket=bucket, Key="object")
+                return HEAD_CALLS / (time.perf_counter() - started)
+
+            return per_second
+
+        print(f"endpoint_overhead: the emulator on loopback, no network model, {REPEATS} repeats; ratios against a "
+              "plain client")  # fmt: skip
+        measured = ((f"{STRATEGY}, 32MiB, addresses recorded", rate(instrumented), rate(plain), "MB/s", 1e6),
+                    ("the same with PIN=auto", rate(instrumented, pin="auto"), rate(plain), "MB/s", 1e6),
+                    (f"{HEAD_CALLS} HeadObject calls, addresses noted", heads(instrumented), heads(plain), "requests/s", 1))
+        for name, ours, baseline, unit, divisor in measured:
             ours(), baseline()
             mine, theirs = interleaved(ours, baseline, REPEATS)
-            print(f"  {name}: {verdict(mine, theirs, TARGET_RATIO)}\n"
-                  f"    medians: {statistics.median(mine) / 1e6:,.0f} MB/s against {statistics.median(theirs) / 1e6:,.0f} "
-                  "MB/s (decimal)")  # fmt: skip
+            print(f"  {name}: {verdict(mine, theirs, TARGET_RATIO)}\n    medians: {statistics.median(mine) / divisor:,.1f} "
+                  f"against {statistics.median(theirs) / divisor:,.1f} {unit} (decimal)")  # fmt: skip
 
 
 if __name__ == "__main__":

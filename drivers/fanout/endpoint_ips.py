@@ -66,6 +66,11 @@ def flag(ci: tuple[float, float] | None, overall: float | None) -> str:
     return "slower" if ci[1] < overall else "faster" if ci[0] > overall else ""
 
 
+def compares(rows: list[dict]) -> bool:
+    """Does some cell have more than one address? (Else the table has nothing to compare.)"""
+    return len({cells.key(row) for row in rows}) < len(rows)
+
+
 def excluded(downloads: list[dict]) -> int:
     """Downloads without one endpoint address (requests to several, or crt): not in the table."""
     return sum(not d.get("endpoint_ip") for d in downloads)

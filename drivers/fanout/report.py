@@ -265,7 +265,7 @@ def show(summary: dict) -> None:
             _print_table(_rich_table(title, rows), "; ".join(filter(None, [common, caption])))
     if summary["ground_truth"]:
         _print_table(_rich_table("Ground truth", _truth_rows(summary["ground_truth"])), TRUTH_NOTE)
-    if summary.get("endpoint_ips"):
+    if endpoint_ips.compares(summary.get("endpoint_ips", [])):  # one address per cell: nothing to compare
         _print_table(_rich_table(ENDPOINT_TITLE, endpoint_ips.rows_for_display(summary["endpoint_ips"], varying)),
                      _endpoint_note(summary))  # fmt: skip
     c = summary["counts"]

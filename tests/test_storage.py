@@ -94,10 +94,10 @@ def test_stack_reads_the_storage_outputs():
     outputs = STANDARD_OUTPUTS | {"storage": ["express", "standard"], "express_bucket": "t-1--use1-az4--x-s3",
                                   "express_az": "use1-az4"}  # fmt: skip
     deployed = Stack.from_outputs("aws", outputs)
-    assert deployed.storage == ("express", "standard")
+    assert deployed.storage == ["express", "standard"]
     assert (deployed.express_bucket, deployed.express_az) == ("t-1--use1-az4--x-s3", "use1-az4")
 
 
 def test_a_stack_deployed_before_storage_existed_is_standard_only():
     deployed = Stack.from_outputs("aws", STANDARD_OUTPUTS)
-    assert deployed.storage == storage.DEFAULT and deployed.express_bucket == "" and deployed.express_az == ""
+    assert deployed.storage == list(storage.DEFAULT) and deployed.express_bucket == "" and deployed.express_az == ""

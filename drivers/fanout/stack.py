@@ -5,7 +5,7 @@ function name; every driver gets them from `Stack`.
 """
 
 import argparse
-from dataclasses import MISSING, dataclass, fields
+from dataclasses import MISSING, dataclass, field, fields
 
 from fanout import aws, terraform
 from fanout import storage as storage_classes
@@ -42,14 +42,14 @@ class Stack:
     # Storage classes the latency workload measures (fanout.storage), and the Express One Zone
     # directory bucket and its zone ID ("" without express). Stacks deployed before these outputs
     # existed had only the standard bucket: the defaults describe them.
-    storage: tuple[str, ...] = storage_classes.DEFAULT
+    storage: list[str] = field(default_factory=lambda: list(storage_classes.DEFAULT))  # a list: run.json holds it as is
     express_bucket: str = ""
     express_az: str = ""
 
     @classmethod
     def from_outputs(cls, backend: str, outputs: dict) -> "Stack":
         wanted = [f for f in fields(cls) if f.name != "backend"]
-        missing = [f.name for f in wanted if f.name not in outputs and f.default is MISSING]
+        missing = [f.name for f in wanted if f.name not in outputs and f.default is MISSING and f.default_factory is MISSING]
         if missing:
             raise FanoutError(f"stack outputs lack {', '.join(missing)}; run `make deploy` again")
         values = {f.name: f.type(outputs[f.name]) for f in wanted if f.name in outputs}

@@ -18,6 +18,12 @@ locals {
   express_latency_buckets = local.express ? { express = local.express_bucket_name } : {}
 }
 
+# The region's zone IDs, to refuse at plan time a zone of another region (or a mistyped one) that
+# AWS would otherwise refuse only while creating the bucket, after other resources exist.
+data "aws_availability_zones" "express" {
+  count = local.express ? 1 : 0
+}
+
 resource "aws_s3_directory_bucket" "express" {
   count = local.express ? 1 : 0
 
@@ -38,6 +44,10 @@ resource "aws_s3_directory_bucket" "express" {
     precondition {
       condition     = var.express_az != ""
       error_message = "storage includes \"express\" but express_az is empty: set express_az to the availability zone ID of the directory bucket, such as use1-az4."
+    }
+    precondition {
+      condition     = var.express_az == "" || contains(data.aws_availability_zones.express[0].zone_ids, var.express_az)
+      error_message = "express_az ${var.express_az} is not an available zone ID of ${var.region}; its zone IDs are ${join(", ", data.aws_availability_zones.express[0].zone_ids)}."
     }
   }
 }

@@ -104,3 +104,14 @@ run "express_needs_a_zone" {
 
   expect_failures = [aws_s3_directory_bucket.express]
 }
+
+run "express_needs_a_zone_of_the_region" {
+  command = plan
+
+  variables {
+    storage    = ["express"]
+    express_az = "usw2-az1"
+  }
+
+  expect_failures = [aws_s3_directory_bucket.express]
+}

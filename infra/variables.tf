@@ -197,8 +197,8 @@ variable "storage" {
   default     = ["standard"]
 
   validation {
-    condition     = length(var.storage) > 0 && alltrue([for class in var.storage : contains(["standard", "express"], class)])
-    error_message = "storage must hold one or more of standard, express."
+    condition     = length(var.storage) > 0 && alltrue([for class in var.storage : contains(["express", "standard"], class)])
+    error_message = "storage must hold one or more of express, standard."
   }
 }
 

@@ -43,7 +43,7 @@ CATALOGUE = [
     (["deploy", "--backend", "aws", "--storage", "express", "--express-az", "us-east-1a"], "'us-east-1a'", 2),
     (["deploy", "--backend", "aws", "--storage", "express", "--express-az", "use1-az4;x"], "'use1-az4;x'", 2),
     (["deploy", "--express-az", "use1-az4"], "'use1-az4'", 2),  # no express to place
-    (["deploy", "--storage", "standard express", "--express-az", "use1-az4"], "'standard express'", 2),  # local
+    (["deploy", "--storage", "standard express", "--express-az", "use1-az4"], "'express'", 2),  # local
     (["plan", "--storage", "express", "--express-az", "use1-az4"], "'express'", 2),  # local
     # fire: counts, tag, fraction, before the stack is looked up
     (["fire", "--messages", "0"], "'0'", 2),

@@ -53,5 +53,5 @@ def test_function_timeout_is_validated(tmp_path):
 def test_storage_reaches_deploy_and_express_is_refused_locally(tmp_path):
     result = make("deploy", "STORAGE=standard express", "EXPRESS_AZ=use1-az4", home=tmp_path / "home")
     assert result.returncode == 2
-    assert "invalid --storage 'standard express' with --backend local" in result.stderr
+    assert "invalid storage class 'express' with --backend local" in result.stderr
     assert not (tmp_path / "home").exists()

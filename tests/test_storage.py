@@ -60,7 +60,7 @@ def test_the_default_is_standard_only():
 def test_the_choice_reaches_terraforms_variables():
     inputs = deploy_inputs("--backend", "aws", "--storage", "express standard", "--express-az", "usw2-az1")
     variables = inputs.variables("", "/x.zip", "aws")
-    assert variables["storage"] == ["standard", "express"]
+    assert variables["storage"] == ["express", "standard"]
     assert variables["express_az"] == "usw2-az1"
 
 
@@ -77,7 +77,7 @@ def test_deploy_refuses_local_express_before_the_emulator_or_terraform(monkeypat
     monkeypatch.setattr(deploy.control, "start", lambda: started.append("emulator"))
     monkeypatch.setattr(deploy.terraform, "apply", lambda *a: started.append("terraform"))
     inputs = deploy_inputs("--storage", "express", "--express-az", "use1-az4")
-    with pytest.raises(UsageError, match="'express' with --backend local"):
+    with pytest.raises(UsageError, match="class 'express' with --backend local"):
         deploy.deploy(inputs, "local")
     assert started == []
 

@@ -10,7 +10,8 @@ import re
 
 from fanout.errors import UsageError
 
-CLASSES = ("standard", "express")
+# Sorted, as Terraform's set(string) and its `storage` output hold them: one order everywhere.
+CLASSES = ("express", "standard")
 DEFAULT = ("standard",)
 # Zone IDs (use1-az4, apne1-az1) name the same physical zone in every account; zone names
 # (us-east-1a) are mapped per account, and S3 names directory buckets by ID.
@@ -36,8 +37,8 @@ def express_az(text: str, classes: tuple[str, ...]) -> str:
         return ""
     if not text:
         raise UsageError(
-            f"invalid --express-az '' with --storage {' '.join(classes)!r}: express needs the availability zone "
-            "ID of its directory bucket, such as use1-az4"
+            "invalid --express-az '': storage class express needs the availability zone ID of its "
+            "directory bucket, such as use1-az4"
         )
     if not AZ_ID_PATTERN.fullmatch(text):
         raise UsageError(
@@ -51,6 +52,6 @@ def check_backend(classes: tuple[str, ...], backend: str) -> None:
     """Refuse express where it cannot be deployed: the local backend's emulator."""
     if "express" in classes and backend == "local":
         raise UsageError(
-            f"invalid --storage {' '.join(classes)!r} with --backend local: the embedded emulator (moto) has no "
+            "invalid storage class 'express' with --backend local: the embedded emulator (moto) has no "
             "directory buckets and no CreateSession, so express runs only on AWS (docs/storage.md)"
         )

@@ -112,6 +112,7 @@ CATALOGUE = [
     (["sweep", "--network", "lambda-1999"], "'lambda-1999'", 2),
     (["sweep", "--network-scale", "0"], "'0'", 2),
     (["sweep", "--resume", "nope"], "'nope'", 2),
+    (["sweep", "--storage", "standard express", "--express-az", "use1-az4"], "'express'", 2),  # local
     (["wait", "--network", "lambda-1999"], "'lambda-1999'", 2),
     (["demo", "--network-scale", "-2"], "'-2'", 2),
     (["demo", "--network-scale", FULL_WIDTH_10], repr(FULL_WIDTH_10), 2),

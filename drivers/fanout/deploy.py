@@ -46,18 +46,18 @@ def _add_inputs(parser) -> None:
     """The flags the Makefile passes; values are strings, validated by fanout.params."""
     add_target_arguments(parser)
     params.add_arguments(parser)
+
+
+def add_target_arguments(parser) -> None:
+    """Where to deploy, the function's timeout and the storage classes: --backend, --stack,
+    --region, --function-timeout, --endpoint, --storage and --express-az (deploy, plan, sweep)."""
+    stack.add_arguments(parser)
+    parser.add_argument("--region", default="us-east-1", help="AWS region (default us-east-1)")
     default = " ".join(storage.DEFAULT)
     parser.add_argument("--storage", default=default, help=f"storage classes the latency workload measures, "
                         f"space separated: {' and/or '.join(storage.CLASSES)} (default {default}; docs/storage.md)")
     parser.add_argument("--express-az", default="", help="availability zone ID of the express directory bucket, "
                         "such as use1-az4; required with --storage express")
-
-
-def add_target_arguments(parser) -> None:
-    """Where to deploy and the function's timeout: --backend, --stack, --region,
-    --function-timeout and --endpoint (deploy, plan, sweep)."""
-    stack.add_arguments(parser)
-    parser.add_argument("--region", default="us-east-1", help="AWS region (default us-east-1)")
     parser.add_argument(
         "--function-timeout",
         default=str(params.DEFAULT_FUNCTION_TIMEOUT),

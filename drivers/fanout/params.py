@@ -126,7 +126,7 @@ def parse(stack: str, region_name: str, concurrency, memory, size, architecture:
     """DeployParams from values as a user writes them (`strategy` as text or a parsed Choice,
     `storage_text` space separated); raises UsageError on the first bad one."""
     chosen = strategy if isinstance(strategy, strategies.Choice) else strategies.parse(strategy)
-    classes = storage_classes.parse(storage_text)
+    classes, zone = storage_classes.choose(storage_text, express_az)
     params = DeployParams(
         stack=stack_name(stack),
         region=region(region_name),
@@ -137,7 +137,7 @@ def parse(stack: str, region_name: str, concurrency, memory, size, architecture:
         strategy=str(chosen),
         function_timeout=function_timeout_value(function_timeout),
         storage=classes,
-        express_az=storage_classes.express_az(express_az, classes),
+        express_az=zone,
     )
     check_fits_tmp(params.object_size, chosen.name)
     return params

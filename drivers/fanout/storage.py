@@ -18,6 +18,12 @@ DEFAULT = ("standard",)
 AZ_ID_PATTERN = re.compile(r"[a-z]{2,5}[0-9]{1,2}-az[0-9]{1,2}")
 
 
+def choose(text: str, az_text: str) -> tuple[tuple[str, ...], str]:
+    """(classes, zone ID) from --storage and --express-az as given; UsageError on a bad one."""
+    classes = parse(text)
+    return classes, express_az(az_text, classes)
+
+
 def parse(text: str) -> tuple[str, ...]:
     """Storage classes from space-separated text, in CLASSES order, each once."""
     given = text.split()

@@ -101,3 +101,12 @@ def test_stack_reads_the_storage_outputs():
 def test_a_stack_deployed_before_storage_existed_is_standard_only():
     deployed = Stack.from_outputs("aws", STANDARD_OUTPUTS)
     assert deployed.storage == list(storage.DEFAULT) and deployed.express_bucket == "" and deployed.express_az == ""
+
+
+def test_the_deploy_summary_says_what_the_latency_workload_measures_and_where(capsys):
+    express = STANDARD_OUTPUTS | {"storage": ["express", "standard"], "express_bucket": "t-1--use1-az4--x-s3",
+                                  "express_az": "use1-az4"}  # fmt: skip
+    for outputs, line in [(STANDARD_OUTPUTS, "storage   standard\n"),
+                          (express, "storage   express standard: s3://t-1--use1-az4--x-s3 in use1-az4\n")]:  # fmt: skip
+        deploy._print_summary(Stack.from_outputs("aws", outputs), 1.0)
+        assert line in capsys.readouterr().out

@@ -7,8 +7,10 @@ download records' timelines (functions/downloader/timeline.py):
 - burst size (the bucket): median of `burst_excess_bytes` over the first download of each
   environment (earliest start_ms per env_id), the only one certain to start with a full bucket;
 - first-byte latency: median of `first_byte_seconds`, against the model's median; the proxy
-  delays a response's first byte to at least that latency after the request, so a slower
-  emulator answer (about 10 ms here, more for large objects) raises the estimate above it.
+  makes the function see the drawn latency (it subtracts what the path itself adds, measured
+  once per host: fanout.network.proxy), but never releases a first byte before the emulator
+  has answered, so an emulator slower than the latency (a GET of a large object: it reads the
+  whole object first) raises the estimate above it.
 Medians are exact (numpy's default, linear interpolation between closest ranks).
 
 The model's prediction for one download (`predicted_seconds`) comes from its parameters alone,

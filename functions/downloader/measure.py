@@ -17,7 +17,9 @@ What the numbers mean (docs/strategies.md has the full record contract):
   not yet read): botocore's before-send and response-received events. `requests` counts them.
 - `connections`: distinct TCP connections (socket objects) that carried the download's
   GetObject responses: a kept-alive connection counts once, a server that closes every
-  connection (the local emulator does) makes it equal the number of GETs.
+  connection makes it equal the number of GETs. The local emulator closes every connection;
+  under a network model the shaping proxy keeps the function's side alive as S3 does, under
+  `none` (no proxy) the count equals the GETs.
   Neither exists for `crt`, which speaks HTTP itself: both are null there.
 - `start_ms`/`end_ms`: epoch milliseconds, to line records up across functions.
 - `mbps`: decimal megabits per second (bytes * 8 / seconds / 1e6); `mib_per_s`: MiB per second.

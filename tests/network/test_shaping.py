@@ -1,6 +1,7 @@
 """The shaping proxy between a client and the emulator: per-connection caps, one bucket per
 environment, first-byte latency; and the function host giving each environment its endpoint."""
 
+import http.client
 import socket
 import statistics
 import time
@@ -90,3 +91,41 @@ def test_a_closed_endpoint_refuses_connections(shaper):
     shaper.endpoint(model_of("t", connection_mb_per_s=1).at(1024))  # answered: the close was handled before it
     with pytest.raises(ConnectionRefusedError):
         socket.create_connection(("127.0.0.1", port), timeout=5)
+
+
+def test_the_functions_connection_outlives_the_emulators(shaper, emulator, big_object):
+    """The emulator closes every connection after one answer; through the proxy one connection
+    carries them all, as Lambda's connections to S3 do (http.client reconnects by itself when
+    a server closes: count its connects)."""
+    shaped = shaper.endpoint(model_of("t", connection_mb_per_s=50, first_byte_ms=1).at(1024))
+    opened = {}
+    for name, endpoint in (("emulator", emulator), ("proxy", shaped)):
+        s3 = aws.client("s3", "us-east-1", endpoint)
+        url = urlsplit(s3.generate_presigned_url("get_object", Params={"Bucket": big_object.bucket,
+                                                                        "Key": big_object.key}))
+        connection = CountingConnection(url.hostname, url.port, timeout=30)
+        for first in range(0, 4 * 2**20, 2**20):
+            connection.request("GET", f"{url.path}?{url.query}", headers={"Range": f"bytes={first}-{first + 2**20 - 1}"})
+            response = connection.getresponse()
+            assert response.status == 206 and len(response.read()) == 2**20
+        connection.close()
+        opened[name] = connection.connects
+    assert opened == {"emulator": 4, "proxy": 1}
+
+
+class CountingConnection(http.client.HTTPConnection):
+    connects = 0
+
+    def connect(self):
+        self.connects += 1
+        super().connect()
+
+
+def test_uploads_heads_and_errors_pass_on_a_kept_alive_connection(shaper, big_object):
+    s3 = aws.client("s3", "us-east-1", shaper.endpoint(model_of("t", connection_mb_per_s=50).at(1024)))
+    body = bytes(range(256)) * 8192  # 2 MiB: botocore asks for 100-continue
+    s3.put_object(Bucket=big_object.bucket, Key="uploaded", Body=body)
+    assert s3.head_object(Bucket=big_object.bucket, Key="uploaded")["ContentLength"] == len(body)
+    with pytest.raises(s3.exceptions.ClientError):
+        s3.head_object(Bucket=big_object.bucket, Key="missing")
+    assert s3.get_object(Bucket=big_object.bucket, Key="uploaded")["Body"].read() == body

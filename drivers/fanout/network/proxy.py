@@ -53,6 +53,7 @@ from urllib.parse import urlsplit
 import uvloop
 
 from fanout.errors import FanoutError
+from fanout.network.exchange import Exchange
 from fanout.network.limits import RateLimit, TokenBucket, release
 from fanout.network.model import Shape
 
@@ -180,8 +181,11 @@ class ClientSide(asyncio.Protocol):
     pausing (its receive buffer full) pauses the emulator's side too. Unshaped bytes (no limit,
     no latency pending) are written as they come.
 
-    The first request's latency counts from the moment the connection was accepted, before the
-    proxy connects to the emulator: that connection is the proxy's cost, not the model's."""
+    Each request gets an emulator connection of its own and the function's connection stays
+    alive across them (fanout.network.exchange: the emulator closes every connection, Lambda's
+    stay alive). A request's latency counts from its arrival (a connection's first request:
+    from the moment the connection was accepted), before the proxy connects to the emulator:
+    that connection is the proxy's cost, not the model's."""
 
     def __init__(self, env: Environment):
         self.env = env
@@ -191,21 +195,21 @@ class ClientSide(asyncio.Protocol):
         self.first_byte_due: float | None = None  # set while a request waits for its response
         self._accepted: float | None = self.loop.time()
         self.transport = self.upstream = None
+        self._exchange: Exchange | None = None  # the request in progress and its response
         self._pending: list[bytes] = []  # request bytes that came before the emulator connection
         self._queue: deque = deque()  # response pieces not yet written
         self._scheduled = 0  # 1 while the head of the queue waits for its release time
         self._blocked = False  # the function's side asked us to stop writing
-        self._upstream_done = False
+        self._upstream_done = False  # the last response ends with the emulator's close
 
     # -- the function's side
     def connection_made(self, transport) -> None:
         self.transport = transport
         transport.set_write_buffer_limits(high=max(self.env.chunk, 64 * 1024))
-        self.loop.create_task(self._connect())
 
-    async def _connect(self) -> None:
+    async def _connect(self, exchange: Exchange) -> None:
         try:
-            await self.loop.create_connection(lambda: UpstreamSide(self), *self.env.upstream)
+            await self.loop.create_connection(lambda: UpstreamSide(self, exchange), *self.env.upstream)
         except OSError:
             self.transport.close()
 
@@ -219,12 +223,17 @@ class ClientSide(asyncio.Protocol):
         if self.first_byte_due is None:
             arrived, self._accepted = self._accepted or self.loop.time(), None
             self.first_byte_due = arrived + self.env.first_byte_delay()
+        if self._exchange is None or self._exchange.done:  # a new request
+            self._exchange, self.upstream = Exchange(data), None
+            self.loop.create_task(self._connect(self._exchange))
         if self.upstream:
             self.upstream.write(data)
         else:
             self._pending.append(data)
 
     def eof_received(self):
+        if self._exchange is None or self._exchange.done:
+            return False  # between requests: nothing more to relay
         if self.upstream and self.upstream.can_write_eof():
             self.upstream.write_eof()
         return True  # keep the function's side open for the rest of the response
@@ -242,7 +251,12 @@ class ClientSide(asyncio.Protocol):
         self._resume_upstream()
 
     # -- the emulator's side
-    def response(self, data: bytes) -> None:
+    def response(self, exchange: Exchange, data: bytes) -> None:
+        data = exchange.received(data)
+        if exchange.done and self.upstream:
+            self.upstream.close()  # the response is complete: its emulator connection is done
+        if not data:
+            return
         if not self.limits and self.first_byte_due is None and not self._queue:
             self.transport.write(data)
             return
@@ -273,9 +287,12 @@ class ClientSide(asyncio.Protocol):
         else:
             self._resume_upstream()
 
-    def response_ended(self) -> None:
-        self._upstream_done = True
-        self._close_when_delivered()
+    def response_ended(self, exchange: Exchange) -> None:
+        """The emulator closed its side: the function's side closes too, once every piece is
+        out, unless the response was complete and its connection is kept alive."""
+        if not (exchange.done and exchange.keep_alive):
+            self._upstream_done = True
+            self._close_when_delivered()
 
     def _pause_upstream(self) -> None:
         if self.upstream and not self.upstream.is_closing():
@@ -294,22 +311,23 @@ class ClientSide(asyncio.Protocol):
 
 
 class UpstreamSide(asyncio.Protocol):
-    """The proxy's connection to the emulator, handing what comes back to its ClientSide."""
+    """The proxy's connection to the emulator for one exchange, handing what comes back to its
+    ClientSide."""
 
-    def __init__(self, client: ClientSide):
-        self.client = client
+    def __init__(self, client: ClientSide, exchange: Exchange):
+        self.client, self.exchange = client, exchange
 
     def connection_made(self, transport) -> None:
         self.client.upstream_made(transport)
 
     def data_received(self, data: bytes) -> None:
-        self.client.response(data)
+        self.client.response(self.exchange, data)
 
     def eof_received(self):
         return False  # close this side; the client side closes once every piece is out
 
     def connection_lost(self, exc) -> None:
-        self.client.response_ended()
+        self.client.response_ended(self.exchange)
 
 
 async def _serve(upstream: tuple[str, int], rng: random.Random) -> None:

@@ -25,11 +25,16 @@ boundary i*d, and m = floor(seconds / d) the number of complete intervals:
   the peak). A slope, not bytes over time: the reads in progress on each connection when the
   tail begins add up to one read (256 KiB) per connection to the tail's bytes, an offset that
   a ratio would count as rate (6% of a 7 MB tail on four connections) and a slope ignores.
-- burst_excess_bytes: the most bytes received above the sustained rate since the first
-  interval with bytes (f): max over f <= i <= m of C(i) - S (i - f) d. Under a token bucket
-  that starts full this is the bucket's size (the credit spent above the refill rate).
+- burst_excess_bytes: the most bytes received above the sustained rate over any stretch of
+  the download from the first interval with bytes (f) on: with D(i) = C(i) - S i d, the
+  largest rise max over f <= j <= i <= m of D(i) - D(j). Under a token bucket that starts
+  full this is the bucket's size: the bytes above the refill rate in any stretch are at most
+  the credit at its start, and a full bucket gives them all once the draw exceeds the refill
+  rate, even when it does so only after a slower start (parallel GETs whose responses begin
+  one after another: counted from the first byte instead, the slow start's shortfall below
+  the sustained rate was taken off the bucket, 0.59 of it with 8 connections).
 - burst_bytes: bytes received before the rate falls to the sustained level: C(i) at the first
-  boundary (the knee) where the excess comes within max(2% of burst_excess_bytes, 256 KiB) of
+  boundary (the knee) where the excess D(i) - min over f <= j <= i of D(j) comes within max(2% of burst_excess_bytes, 256 KiB) of
   burst_excess_bytes. The slack keeps one late read from moving the knee far into the
   sustained part; it makes the knee early by at most that many bytes of excess.
 These describe a burst only for a download that outlasts it; one that ends inside its burst has
@@ -104,7 +109,7 @@ def derive(counts: list[int], interval_ms: int, seconds: float) -> dict:
         peak = total / seconds if seconds > 0 else 0.0
     sustained = _slope(range(int((1 - TAIL_FRACTION) * complete), complete + 1), cumulative, d, peak)
     first = next((i for i, n in enumerate(counts) if n), 0)
-    excess = [cumulative[i] - sustained * (i - first) * d for i in range(first, complete + 1)]
+    excess = _rises([cumulative[i] - sustained * i * d for i in range(first, complete + 1)])
     most = max(excess, default=0.0)
     near = most - max((1 - KNEE_FRACTION) * most, KNEE_SLACK_BYTES)
     knee = next((first + i for i, e in enumerate(excess) if e >= near), first)
@@ -121,6 +126,15 @@ def record_fields(recorder: Recorder, seconds: float) -> dict:
     interval, text = encode(recorder.counts, recorder.interval_ms)
     return {"timeline_interval_ms": interval, "timeline": text,
             **derive(decode(text), interval, seconds)}
+
+
+def _rises(levels: list[float]) -> list[float]:
+    """Each level's rise above the lowest level before it (itself included)."""
+    rises, lowest = [], float("inf")
+    for level in levels:
+        lowest = min(lowest, level)
+        rises.append(level - lowest)
+    return rises
 
 
 def _slope(boundaries: range, cumulative: list[int], d: float, default: float) -> float:

@@ -61,7 +61,8 @@ def test_derived_figures_equal_an_independent_computation(timeline, seed):
     sustained = np.polyfit(tail * d, c[tail], 1)[0]
     first = int(np.flatnonzero(counts)[0])
     i = np.arange(first, m + 1)
-    excess = c[i] - sustained * (i - first) * d
+    level = c[i] - sustained * i * d
+    excess = level - np.minimum.accumulate(level)
     knee = i[np.argmax(excess >= excess.max() - max(0.02 * excess.max(), 256 * 1024))]
     assert derived["peak_mb_per_s"] == pytest.approx(peak / 1e6)
     assert derived["sustained_mb_per_s"] == pytest.approx(sustained / 1e6)
@@ -80,6 +81,24 @@ def test_a_burst_then_a_sustained_rate_is_recovered(timeline):
     assert derived["sustained_mb_per_s"] == pytest.approx(sustained_rate / 1e6, rel=0.01)
     assert derived["burst_excess_bytes"] == pytest.approx((burst_rate - sustained_rate) * burst_seconds, rel=0.01)
     assert derived["burst_bytes"] == pytest.approx(burst_rate * burst_seconds, rel=0.03)
+
+
+def test_a_slow_start_does_not_shorten_the_bucket(timeline):
+    """Parallel GETs whose responses start one after another draw less than the sustained rate
+    at first, with the bucket full; once above it they spend the whole bucket, and the
+    estimate is the whole bucket, not the bucket less the slow start's shortfall."""
+    slow, burst_rate, sustained_rate, bucket, seconds = 4e6, 60e6, 10e6, 8e6, 10.0
+    burst_seconds = bucket / (burst_rate - sustained_rate)
+    d = 0.01
+
+    def rate(t):
+        return slow if t < 1 else burst_rate if t < 1 + burst_seconds else sustained_rate
+
+    counts = [round(rate(i * d) * d) for i in range(int(seconds / d))]
+    derived = timeline.derive(counts, 10, seconds)
+    assert derived["sustained_mb_per_s"] == pytest.approx(sustained_rate / 1e6, rel=0.01)
+    assert derived["burst_excess_bytes"] == pytest.approx(bucket, rel=0.01)
+    assert derived["burst_bytes"] == pytest.approx(slow + burst_rate * burst_seconds, rel=0.03)
 
 
 def test_a_900_second_download_fits_one_log_event(timeline, load_measure):

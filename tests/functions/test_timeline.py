@@ -61,12 +61,18 @@ def test_derived_figures_equal_an_independent_computation(timeline, seed):
     sustained = np.polyfit(tail * d, c[tail], 1)[0]
     first = int(np.flatnonzero(counts)[0])
     i = np.arange(first, m + 1)
-    level = c[i] - sustained * i * d
-    excess = level - np.minimum.accumulate(level)
-    knee = i[np.argmax(excess >= excess.max() - max(0.02 * excess.max(), 256 * 1024))]
+    w = int(round(0.1 / d))
+    raw = c[i] - sustained * i * d
+    averages = np.convolve(np.concatenate([np.full(w - 1, raw[0]), raw]), np.ones(w) / w, "valid")
+    rises = averages - np.minimum.accumulate(averages)
+    top = int(np.argmax(rises))
+    low = int(np.argmin(averages[:top + 1]))
+    h = (w - 1) // 2
+    excess = raw[max(0, top - h)] - raw[max(0, low - h)]
+    knee = first + max(0, int(np.argmax(rises >= rises.max() - max(0.02 * rises.max(), 256 * 1024))) - h)
     assert derived["peak_mb_per_s"] == pytest.approx(peak / 1e6)
     assert derived["sustained_mb_per_s"] == pytest.approx(sustained / 1e6)
-    assert derived["burst_excess_bytes"] == pytest.approx(excess.max(), abs=1)
+    assert derived["burst_excess_bytes"] == pytest.approx(excess, abs=1)
     assert derived["burst_bytes"] == c[knee]
 
 
@@ -86,7 +92,9 @@ def test_a_burst_then_a_sustained_rate_is_recovered(timeline):
 def test_a_slow_start_does_not_shorten_the_bucket(timeline):
     """Parallel GETs whose responses start one after another draw less than the sustained rate
     at first, with the bucket full; once above it they spend the whole bucket, and the
-    estimate is the whole bucket, not the bucket less the slow start's shortfall."""
+    estimate is the whole bucket, not the bucket less the slow start's shortfall (a 1 s
+    shortfall of 6 MB: 0.25 of this bucket). Within 3%: the averaging that finds the stretch
+    misplaces a sharp corner by a few intervals (timeline.py)."""
     slow, burst_rate, sustained_rate, bucket, seconds = 4e6, 60e6, 10e6, 8e6, 10.0
     burst_seconds = bucket / (burst_rate - sustained_rate)
     d = 0.01
@@ -97,7 +105,7 @@ def test_a_slow_start_does_not_shorten_the_bucket(timeline):
     counts = [round(rate(i * d) * d) for i in range(int(seconds / d))]
     derived = timeline.derive(counts, 10, seconds)
     assert derived["sustained_mb_per_s"] == pytest.approx(sustained_rate / 1e6, rel=0.01)
-    assert derived["burst_excess_bytes"] == pytest.approx(bucket, rel=0.01)
+    assert derived["burst_excess_bytes"] == pytest.approx(bucket, rel=0.03)
     assert derived["burst_bytes"] == pytest.approx(slow + burst_rate * burst_seconds, rel=0.03)
 
 

@@ -3,6 +3,8 @@ figures against an independent computation (numpy) from the decoded series."""
 
 import json
 import random
+import time
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -109,15 +111,31 @@ def test_a_slow_start_does_not_shorten_the_bucket(timeline):
     assert derived["burst_bytes"] == pytest.approx(slow + burst_rate * burst_seconds, rel=0.03)
 
 
+def many_requests(measure, count: int) -> dict:
+    """RequestLog.fields() after `count` GetObjects, each answered 899.987654 s after it was
+    sent (the longest first-byte times a 900 s download could hold: the widest numbers)."""
+    clock = iter(t for i in range(count) for t in (i, i + 899.987654))
+    measure.time = SimpleNamespace(monotonic=lambda: next(clock), time_ns=time.time_ns)
+    log = measure.RequestLog()
+    for _ in range(count):
+        log.sent()
+        log.received("response-received.s3.GetObject", {"ResponseMetadata": {"RequestId": "q" * 40}})
+    return log.fields()
+
+
 def test_a_900_second_download_fits_one_log_event(timeline, load_measure):
     """The longest download a function can run, at a rate no network reaches (every count a
-    5-byte varint), still fits one CloudWatch log event, at the stated 40 ms resolution."""
+    5-byte varint), with thousands of requests, still fits one CloudWatch log event, at the
+    stated 40 ms resolution; the record keeps the first REQUESTS_KEPT first-byte times and
+    counts them all."""
     measure = load_measure()
     recorder = measure.timeline.Recorder(started=0.0)
     rng = random.Random(7)
     for i in range(90_000):
         recorder.add(i * 0.01 + 0.005, rng.randrange(2**28, 2**35))
-    requests = {"request_ttfb_ms": [20.0] * 8, "requests": 8, "connections": 8}  # a few ranged GETs
+    requests = many_requests(measure, 20_000)  # 5 TiB in 256 MiB parts would be 20,480
+    assert requests["requests"] == 20_000 and len(requests["request_ttfb_ms"]) == measure.REQUESTS_KEPT
+    assert requests["request_ttfb_ms"][0] == pytest.approx(899_987.654)
     result = measure.Download(bytes=sum(recorder.counts), seconds=900.0, ttfb_seconds=0.02, start_ms=1,
                               end_ms=900_001, s3_request_id="x" * 40, requests=requests, timeline=recorder)
     message = measure.Message(run_id="r" * 40, seq=10**6, experiment_tag="t" * 64,

@@ -96,12 +96,18 @@ class Shaper:
         self._send({"shape": asdict(shape), "path_seconds": path_seconds})
         port = self._process.stdout.readline().strip()
         if not port.isdigit():
-            raise FanoutError(f"the network shaping proxy stopped (exit status {self._process.poll()})")
+            raise self._stopped()
         return f"http://{HOST}:{port}"
 
     def _send(self, command: dict) -> None:
-        self._process.stdin.write(json.dumps(command) + "\n")
-        self._process.stdin.flush()
+        try:
+            self._process.stdin.write(json.dumps(command) + "\n")
+            self._process.stdin.flush()
+        except OSError:  # its end of the pipe is gone
+            raise self._stopped() from None
+
+    def _stopped(self) -> FanoutError:
+        return FanoutError(f"the network shaping proxy stopped (exit status {self._process.poll()})")
 
     def _measure_path(self) -> float:
         """Seconds the path adds to a first-byte wait the proxy enforces (see the module

@@ -49,7 +49,8 @@ def main() -> None:
     for choice in choices:
         [record] = runs[str(choice)].records
         for name, estimated, injected in _figures(shape, choice, record, predicted[str(choice)]):
-            judged = "" if name.startswith("seconds") else (" ok" if abs(estimated / injected - 1) <= TARGET else " OFF")
+            close = abs(estimated / injected - 1) <= TARGET
+            judged = "" if name.startswith("seconds") else (" ok" if close else " OFF")
             print(f"strategy truth {choice} {name}: estimated/injected {estimated / injected:.3f} "
                   f"({estimated:.4g} / {injected:.4g}){judged}")
     order, expected = strategy_order(list(runs.values())), sorted(predicted, key=predicted.get)

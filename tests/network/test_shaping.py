@@ -105,7 +105,8 @@ def test_the_functions_connection_outlives_the_emulators(shaper, emulator, big_o
                                                                         "Key": big_object.key}))
         connection = CountingConnection(url.hostname, url.port, timeout=30)
         for first in range(0, 4 * 2**20, 2**20):
-            connection.request("GET", f"{url.path}?{url.query}", headers={"Range": f"bytes={first}-{first + 2**20 - 1}"})
+            byte_range = f"bytes={first}-{first + 2**20 - 1}"
+            connection.request("GET", f"{url.path}?{url.query}", headers={"Range": byte_range})
             response = connection.getresponse()
             assert response.status == 206 and len(response.read()) == 2**20
         connection.close()

@@ -95,6 +95,7 @@ class Environment:
         shaped path to S3 (fanout.network), if any, and `resolve` how its name resolves there
         (fanout.host.resolver)."""
         self.config, self._log, self._abort_fd = config, log, abort_fd
+        self.s3_endpoint = s3_endpoint
         self.stream = logs.stream_name(time.time())
         self.tmp_dir = tempfile.mkdtemp(prefix="tmp-", dir=workdir)
         self._killed = False

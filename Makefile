@@ -33,6 +33,7 @@ KEEP_WARM   ?= 0
 DESTROY_AFTER ?= 0
 RESUME      ?=
 YES         ?= 0
+BENCH       ?=
 PYTHON      ?= python3
 
 VENV   := .venv
@@ -75,6 +76,7 @@ help: ## List the targets and the variables they read
 	@echo Sweep: CONCURRENCY MEMORY OBJECT_SIZE ARCH take lists '("1 5 10"),' STRATEGY a list separated by "';'" \
 	  '("stream; ranged connections=4");' ORDER=$(call q,ORDER) "(or shuffled)"
 	@echo "  "SEED=$(call q,SEED) KEEP_WARM=$(call q,KEEP_WARM) DESTROY_AFTER=$(call q,DESTROY_AFTER) YES=$(call q,YES) RESUME=$(call q,RESUME) "(a sweep id or latest)"
+	@echo Bench: BENCH=$(call q,BENCH) "(benchmarks to run, e.g. \"strategy_speed network_truth\"; empty: all)"
 
 $(VENV)/.installed: pyproject.toml
 	$(call q,PYTHON) -m venv $(VENV)
@@ -145,8 +147,8 @@ sweep: venv ## Every cell of the lists CONCURRENCY x MEMORY x OBJECT_SIZE x ARCH
 test: venv ## Run the test suite, a file per worker (.venv/bin/pytest -m 'not slow' skips the end-to-end tests)
 	$(VENV)/bin/pytest -n auto --dist loadfile
 
-bench: venv ## Run the benchmarks (ratios against a baseline measured in the same run)
-	$(VENV)/bin/python -m bench
+bench: venv ## Run the benchmarks, or those named in BENCH (ratios against a baseline measured in the same run)
+	$(VENV)/bin/python -m bench $(if $(value BENCH),$(call q,BENCH))
 
 clean: ## Remove the virtualenvs and local state (not results/)
 	rm -rf $(VENV) $(SCAN_VENV) .fanout

@@ -62,6 +62,8 @@ Server
   DeleteMessageBatch throughput by over half in the benchmark.
 
 bench/sqs_throughput.py measures the SQS and server patches against stock moto.
+bench/strategy_truth.py shows what the ranged-GET patch changed for the `ranged` strategy
+(docs/network-model.md).
 
 Checked and left alone (tests guard them against a moto upgrade): moto honours an event source
 mapping created with Enabled=False (it only feeds enabled mappings), and it stores and returns

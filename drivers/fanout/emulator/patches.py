@@ -54,7 +54,8 @@ S3
   key's lock, as moto's own read is); moto still parses the range and builds every header, so
   answers are unchanged: 206 with Content-Range, Content-Length, ETag, checksum headers only
   for the whole object, 416 past the end, multiple or unparsable ranges and the partNumber
-  answer read whole, as before.
+  answer read whole, as before. A view rather than an answer of the patch's own, so that
+  moto's range rules stay the only ones (nothing to keep in step on an upgrade).
 
 Server
 - server_routing_lists_modules_once: moto's server lists its package directory (a listdir and

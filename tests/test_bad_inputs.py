@@ -52,6 +52,19 @@ CATALOGUE = [
     (["fire", "--inject-failures", "\uff10.\uff15"], repr("\uff10.\uff15"), 2),
     (["fire", "--workers", "x"], "'x'", 2),
     (["fire", "--mode", "mmap"], "'mmap'", 2),
+    (["fire", "--workload", "upload"], "'upload'", 2),
+    (["fire", "--workload", "latency", "--sizes", "0"], "'0'", 2),
+    (["fire", "--workload", "latency", "--sizes", "1 101MB"], "'101MB'", 2),
+    (["fire", "--workload", "latency", "--sizes", "1KX"], "'1KX'", 2),
+    (["fire", "--workload", "latency", "--sizes", "1.5KB"], "'1.5KB'", 2),
+    (["fire", "--workload", "latency", "--sizes", "1 1"], "'1 1'", 2),
+    (["fire", "--workload", "latency", "--sizes", " "], "' '", 2),
+    (["fire", "--workload", "latency", "--reps", "0"], "'0'", 2),
+    (["fire", "--workload", "latency", "--reps", "1001"], "'1001'", 2),
+    (["fire", "--workload", "latency", "--reps", FULL_WIDTH_10], repr(FULL_WIDTH_10), 2),
+    (["fire", "--workload", "latency", "--storage", "glacier"], "'glacier'", 2),
+    (["fire", "--workload", "latency", "--strategy", "stream"], "--strategy", 2),
+    (["fire", "--sizes", "1KB"], "--sizes", 2),  # a latency option on a download run
     (["fire", "--messages", "5", "--stack", "absent"], "'absent'", 1),  # valid, but nothing deployed
     # wait: the timeout, then the run
     (["wait", "--timeout", "-1"], "'-1'", 2),

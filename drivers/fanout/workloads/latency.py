@@ -1,0 +1,73 @@
+"""The latency workload's driver side: fire's options, the checks against the stack, the cost.
+
+The parameters (sizes, repetitions, storage classes) are defined once, in the function's
+latency.py, loaded here as `definition`: a `SIZES=` value is checked by the code that will run
+it, and its errors become one-line usage errors here.
+"""
+
+import math
+from dataclasses import dataclass
+
+from fanout import costs, function_modules
+from fanout.errors import UsageError
+
+definition = function_modules.load("latency")
+Params = definition.Params
+OPTIONS = ("sizes", "reps", "storage")  # fire's --sizes, --reps, --storage (SIZES, REPS, STORAGE)
+# What the function holds besides the object's bytes: the Python runtime, boto3 and Powertools
+# (about 100 MB resident), botocore's buffers and the GET body's 1 MiB read chunks, with room.
+MEMORY_HEADROOM_MIB = 256
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What fire sends for a latency run: the message fields and the cost estimate."""
+
+    fields: dict
+    estimate: costs.Estimate
+
+
+def add_fire_arguments(parser) -> None:
+    sizes = " ".join(map(str, definition.DEFAULT_SIZES))
+    parser.add_argument("--sizes", help=f"latency: object sizes separated by spaces, 1 byte to 100MB (default: {sizes})")
+    parser.add_argument("--reps", help=f"latency: repetitions per size (default: {definition.DEFAULT_REPS})")
+    parser.add_argument(
+        "--storage",
+        help=f"latency: storage classes to test, of {', '.join(definition.STORAGE_CLASSES)} (default: every deployed one)",
+    )
+
+
+def parse(sizes: str | None, reps: str | None, storage: str | None) -> Params:
+    """The run's parameters from text as a user writes them; UsageError naming the bad value."""
+    try:
+        return Params(
+            sizes=definition.parse_sizes(sizes) if sizes is not None else definition.DEFAULT_SIZES,
+            reps=definition.parse_reps(reps) if reps is not None else definition.DEFAULT_REPS,
+            storage=definition.parse_storage(storage) if storage is not None else (),
+        )
+    except definition.ParamError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def check_memory(params: Params, memory_mb: int) -> None:
+    """Refuse sizes the function's memory cannot hold (one object at a time plus headroom)."""
+    needed = math.ceil(max(params.sizes) / 2**20) + MEMORY_HEADROOM_MIB
+    if needed > memory_mb:
+        raise UsageError(
+            f"size {max(params.sizes)} bytes needs a function of at least {needed} MB (the object in memory plus "
+            f"{MEMORY_HEADROOM_MIB} MB headroom), the stack has {memory_mb} MB: redeploy with MEMORY={needed} or more"
+        )
+
+
+def options_from(args) -> Params:
+    """fire's --sizes, --reps, --storage, checked before anything touches the stack."""
+    return parse(args.sizes, args.reps, args.storage)
+
+
+def plan(stack, params: Params, count: int) -> Plan:
+    """fire's latency run on `stack`: checked against its memory, messages' fields, cost of `count`."""
+    check_memory(params, stack.memory)
+    classes = len(params.storage) or 1  # every deployed class: the stack tells the function, not the drivers
+    estimate = costs.latency_estimate(count, stack.memory, list(params.sizes), params.reps * classes,
+                                      stack.architecture)  # fmt: skip
+    return Plan(params.fields(), estimate)

@@ -29,7 +29,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from fanout import cells, concurrency, crossrun, insights, network, plots, runs, sweeps
+from fanout import cells, concurrency, crossrun, insights, network, plots, runs, sweeps, workloads
 from fanout import stack as stacks
 from fanout.network import truth
 from fanout.sizes import format_size
@@ -89,9 +89,7 @@ def run(args) -> int:
     record = runs.load(args.run)
     stack = stacks.from_args(args)
     runs.check_same_stack(record, stack)
-    summary = build(stack, record)
-    show(summary)
-    folder = write(summary)
+    folder = workloads.of_run(record).driver().report(stack, record)
     console.print(f"wrote {', '.join(sorted(p.name for p in folder.iterdir() if p.name != runs.RUN_FILE))}")
     console.print(f"  to {folder}", highlight=False)
     return 0
@@ -128,20 +126,20 @@ def build(stack, record: dict) -> dict:
 
 
 def run_records(events: list[dict], run_id: str) -> list[dict]:
-    """The function's download and error records of one run, in seq order."""
+    """The function's records of one run (every workload's and errors), in seq order."""
     records = [record for _, record in _run_events(events, run_id)]
     return sorted(records, key=lambda r: (r.get("seq", -1), r.get("event", ""), r.get("receive_count", 0)))
 
 
 def _run_events(events: list[dict], run_id: str) -> list[tuple[int, dict]]:
-    """(log timestamp in ms, record) of each download or error record of the run."""
+    """(log timestamp in ms, record) of each record the function logged for the run."""
     found = []
     for event in events:
         try:
             record = json.loads(event["message"])
         except (ValueError, TypeError):
             continue  # START/END/REPORT and other plain-text lines
-        if isinstance(record, dict) and record.get("run_id") == run_id and record.get("event") in ("download", "error"):
+        if isinstance(record, dict) and record.get("run_id") == run_id and isinstance(record.get("event"), str):
             found.append((event["timestamp"], record))
     return found
 

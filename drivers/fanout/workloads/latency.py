@@ -71,3 +71,10 @@ def plan(stack, params: Params, count: int) -> Plan:
     estimate = costs.latency_estimate(count, stack.memory, list(params.sizes), params.reps * classes,
                                       stack.architecture)  # fmt: skip
     return Plan(params.fields(), estimate)
+
+
+def report(stack, record: dict):
+    """The run's tables, files and plot (fanout.workloads.latency_report); returns its folder."""
+    from fanout.workloads import latency_report  # matplotlib: only when reporting
+
+    return latency_report.report(stack, record)

@@ -1,0 +1,213 @@
+"""The latency workload's report: latency against object size, per storage class and operation.
+
+Tables: rows = object size; per storage class and operation (PUT: the whole call; GET: to the
+last byte, and GET to the response headers as "get first byte") n, p50, p90, p99 and mean of
+the seconds, from the saved query latency-percentiles restricted to the run (exact on the local
+backend, Logs Insights' pct() on AWS: fanout.report.PERCENTILES). When the run has both Express
+One Zone and Standard records, the Express/Standard ratio of medians per size and operation
+with its 95% bootstrap confidence interval computed from the records (fanout.stats: percentile
+method, 10,000 resamples, fixed seed; the two classes resampled independently). The plot is
+log-log: median seconds against size per class and operation, with the p10-p90 band (numpy's
+default percentiles, type 7). Every output carries the run's network label.
+
+Writes into results/<run_id>/: records.jsonl, latency.csv, summary.json, report.md, latency.png.
+"""
+
+import csv
+import json
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+from fanout import insights, network, plots, runs, stats  # noqa: E402
+from fanout import report as run_report  # noqa: E402
+from fanout.sizes import format_size  # noqa: E402
+from fanout.wait import peek_dead_letters  # noqa: E402
+
+QUERY = "latency-percentiles"
+STATS = ("p50", "p90", "p99", "avg")
+# (operation, record field, title): what a column group measures.
+MEASURES = (("put", "seconds", "put"), ("get", "seconds", "get"), ("get", "first_byte_seconds", "get first byte"))
+RATIO = ("express", "standard")  # numerator, denominator
+UNITS = "seconds, measured in the function with the monotonic clock; sizes in bytes (KB, MB decimal)"
+
+
+def build(stack, record: dict) -> dict:
+    """Everything the report shows, as plain data (summary.json is this, less the records)."""
+    run_id = record["run_id"]
+    start_ms, end_ms = runs.run_window(record)
+    records = run_report.run_records(insights.fetch_events(stack, start_ms, end_ms), run_id)
+    calls = [r for r in records if r.get("event") == "latency"]
+    rows = run_report._query(stack, QUERY, f'run_id = "{run_id}"', start_ms, end_ms)
+    done = {r["seq"] for r in records if r.get("outcome") == "done"}
+    return {
+        "run": record,
+        "network": network.label(record),
+        "units": UNITS,
+        "percentiles": run_report.PERCENTILES[record["backend"]],
+        "ci_method": stats.CI_METHOD,
+        "counts": {"sent": len(runs.sent_seqs(record)), "seqs_done": len(done), "calls": len(calls),
+                   "in_query": sum(int(row["calls"]) for row in rows),
+                   "error_records": sum(r.get("event") == "error" for r in records)},  # fmt: skip
+        "dead_lettered": sorted(peek_dead_letters(stack, run_id)),
+        "rows": rows,
+        "ratios": ratios(calls),
+        "records": records,
+    }
+
+
+def ratios(calls: list[dict]) -> list[dict]:
+    """Express/Standard ratio of medians per size and measure, with its bootstrap CI; none
+    unless both classes were measured."""
+    found = []
+    for operation, field, title in MEASURES:
+        for size in sorted({r["size"] for r in calls}):
+            a, b = (_values(calls, storage, operation, field, size) for storage in reversed(RATIO))
+            if a and b:
+                [ci] = stats.ratio_intervals(a, b, [50])
+                found.append({"size": size, "measure": title, "n": [len(b), len(a)],
+                              "ratio_p50": float(np.median(b) / np.median(a)), "ci": ci})  # fmt: skip
+    return found
+
+
+def _values(calls, storage, operation, field, size) -> list[float]:
+    return [r[field] for r in calls if (r["storage"], r["operation"], r["size"]) == (storage, operation, size)
+            and r.get(field) is not None]  # fmt: skip
+
+
+def groups(rows: list[dict]) -> list[tuple[str, str, str]]:
+    """(storage, measure title, query column prefix) of every column group present, in order."""
+    classes = sorted({row["storage"] for row in rows})
+    return [(storage, title, field) for storage in classes for operation, field, title in MEASURES
+            if any(row["storage"] == storage and row["operation"] == operation for row in rows)]  # fmt: skip
+
+
+def size_table(rows: list[dict], storage: str, title: str, field: str) -> list[list]:
+    """Rows = size: n, p50, p90, p99, avg of one class and measure."""
+    operation = title.split()[0]
+    table = [["size", "n", *STATS]]
+    for row in sorted((r for r in rows if (r["storage"], r["operation"]) == (storage, operation)), key=lambda r: r["size"]):
+        table.append([format_size(int(row["size"])), int(row["calls"]), *(row[f"{field}_{s}"] for s in STATS)])
+    return table
+
+
+def wide_table(rows: list[dict]) -> list[list]:
+    """Rows = size; columns per storage class and measure: n, p50, p90, p99, avg."""
+    present = groups(rows)
+    header = ["size"] + [f"{storage} {title} {stat}" for storage, title, _ in present for stat in ("n", *STATS)]
+    table = [header]
+    for size in sorted({int(row["size"]) for row in rows}):
+        line = [format_size(size)]
+        for storage, title, field in present:
+            match = [r for r in rows if (r["storage"], r["operation"], int(r["size"])) == (storage, title.split()[0], size)]
+            line += [int(match[0]["calls"]), *(match[0][f"{field}_{s}"] for s in STATS)] if match else ["-"] * 5
+        table.append(line)
+    return table
+
+
+def ratio_table(found: list[dict]) -> list[list]:
+    table = [["size", "measure", "n express/standard", "p50 ratio", "95% CI"]]
+    for r in found:
+        ci = f"{r['ci'][0]:.3g} - {r['ci'][1]:.3g}" if r["ci"] else "-"
+        table.append([format_size(r["size"]), r["measure"], f"{r['n'][0]}/{r['n'][1]}", f"{r['ratio_p50']:.3g}", ci])
+    return table
+
+
+def warnings(summary: dict) -> list[str]:
+    c = summary["counts"]
+    result = []
+    if c["seqs_done"] + len(summary["dead_lettered"]) < c["sent"]:
+        result.append(f"only {c['seqs_done']} of {c['sent']} sent messages are done "
+                      f"({len(summary['dead_lettered'])} dead-lettered): run `make wait` first")  # fmt: skip
+    if c["in_query"] != c["calls"]:
+        result.append(f"the percentile query saw {c['in_query']} calls but the log group holds {c['calls']}: "
+                      "the query results are partial; report again in a minute")  # fmt: skip
+    return result
+
+
+def show(summary: dict) -> None:
+    run, c = summary["run"], summary["counts"]
+    console = run_report.console
+    console.print(f"[bold]run {run['run_id']}[/] (latency) on the {run['backend']} backend, stack {run['stack']['stack']!r}")
+    console.print(f"[bold]{summary['network']}[/]", highlight=False)
+    for storage, title, field in groups(summary["rows"]):
+        run_report._print_table(run_report._rich_table(f"{storage}: {title} (s)", size_table(summary["rows"], storage, title, field)))
+    if summary["ratios"]:
+        run_report._print_table(run_report._rich_table("Express / Standard, ratio of medians", ratio_table(summary["ratios"])),
+                                summary["ci_method"])  # fmt: skip
+    console.print(f"sent {c['sent']}: {c['seqs_done']} done, {c['calls']} calls, error records {c['error_records']}, "
+                  f"dead-lettered {len(summary['dead_lettered'])}", highlight=False)  # fmt: skip
+    console.print(f"units: {summary['units']}; percentiles: {summary['percentiles']}", highlight=False)
+    for warning in warnings(summary):
+        console.print(f"[bold red]WARNING:[/] {warning}")
+
+
+def write(summary: dict):
+    folder = runs.run_dir(summary["run"]["run_id"])
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / "records.jsonl", "w") as out:
+        out.writelines(json.dumps(record, sort_keys=True) + "\n" for record in summary["records"])
+    (folder / "summary.json").write_text(
+        json.dumps({k: v for k, v in summary.items() if k != "records"}, indent=2, sort_keys=True, default=str) + "\n"
+    )
+    with open(folder / "latency.csv", "w", newline="") as out:
+        columns = [*summary["rows"][0], "network"] if summary["rows"] else ["network"]
+        writer = csv.DictWriter(out, fieldnames=columns)
+        writer.writeheader()
+        writer.writerows(dict(row, network=summary["network"]) for row in summary["rows"])
+    images = [plot(summary, folder / "latency.png")] if summary["rows"] else []
+    (folder / "report.md").write_text(markdown(summary, images))
+    return folder
+
+
+def markdown(summary: dict, images: list) -> str:
+    run, c, p = summary["run"], summary["counts"], summary["run"]["parameters"]
+    options = p.get("workload_options", {})
+    parts = [
+        f"# s3-fanout latency run {run['run_id']}",
+        f"- **{summary['network']}**\n- backend {run['backend']}, stack {run['stack']['stack']!r}, "
+        f"{run['stack']['memory']} MB; sizes {options.get('sizes')}, reps {options.get('reps')}, "
+        f"storage {options.get('storage') or 'every deployed class'}\n- messages: {c['sent']} sent, {c['seqs_done']} done, "
+        f"{c['calls']} calls, {c['error_records']} error records, {len(summary['dead_lettered'])} dead-lettered",
+        f"Units: {summary['units']}. Percentiles: {summary['percentiles']}.",
+    ]
+    parts += [f"**Warning:** {w}" for w in warnings(summary)]
+    parts += ["## Latency by size", run_report._markdown_table(wide_table(summary["rows"]))] if summary["rows"] else []
+    if summary["ratios"]:
+        parts += ["## Express / Standard, ratio of medians", f"{summary['ci_method']}.",
+                  run_report._markdown_table(ratio_table(summary["ratios"]))]  # fmt: skip
+    parts += ["## Plots"] + [f"![{image.stem}]({image.name})" for image in images]
+    return "\n\n".join(parts) + "\n"
+
+
+def plot(summary: dict, path):
+    """Log-log: median seconds against size per class and measure, p10-p90 band (from records)."""
+    calls = [r for r in summary["records"] if r.get("event") == "latency"]
+    fig, ax = plt.subplots(figsize=(plots.WIDTH, 5.5), layout="constrained")
+    for storage, title, field in groups(summary["rows"]):
+        sizes, p10, p50, p90 = [], [], [], []
+        for size in sorted({r["size"] for r in calls}):
+            values = _values(calls, storage, title.split()[0], field, size)
+            if values:
+                low, mid, high = np.percentile(values, [10, 50, 90])
+                sizes.append(size), p10.append(low), p50.append(mid), p90.append(high)
+        line, = ax.plot(sizes, p50, marker="o", label=f"{storage} {title}")
+        ax.fill_between(sizes, p10, p90, color=line.get_color(), alpha=0.2)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("Object size (bytes)")
+    ax.set_ylabel("Seconds (line: median, band: p10-p90)")
+    ax.set_title("S3 request latency against object size")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    return plots._save(fig, path, summary["network"])
+
+
+def report(stack, record: dict):
+    summary = build(stack, record)
+    show(summary)
+    return write(summary)

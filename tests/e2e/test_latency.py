@@ -1,0 +1,73 @@
+"""The latency workload end to end on the local backend: fire, wait (hosting), report.
+
+Its own stack, with a function timeout long enough for seven sizes up to 1 MB, three times each.
+"""
+
+import json
+
+import pytest
+
+from fanout import cli, package, params, runs, stack, terraform
+from fanout.sizes import format_size
+
+pytestmark = pytest.mark.slow
+
+STACK = "e2e-latency"
+SIZES = [1, 10, 100, 1000, 10_000, 100_000, 1_000_000]
+REPS = 3
+MESSAGES = 4
+
+
+@pytest.fixture(scope="module")
+def deployed(emulator, tmp_path_factory):
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("FANOUT_RESULTS", str(tmp_path_factory.mktemp("results")))
+        inputs = params.parse(STACK, "us-east-1", 2, 512, "1KiB", "x86_64", "stream", 60)
+        try:
+            terraform.apply("local", STACK, inputs.variables(emulator, package.build(function="downloader")))
+            yield stack.load("local", STACK)
+        finally:
+            terraform.destroy("local", STACK)
+
+
+def fanout(*argv: str) -> int:
+    return cli.main([*argv[:1], "--backend", "local", "--stack", STACK, *argv[1:]])
+
+
+def test_a_latency_run_records_every_call_and_leaves_nothing(deployed, capsys):
+    sizes = " ".join(map(str, SIZES))
+    argv = ["--messages", str(MESSAGES), "--tag", "lat", "--workload", "latency", "--sizes", sizes, "--reps", str(REPS)]
+    assert fanout("fire", *argv) == 0
+    run_id = runs.resolve(runs.LATEST)
+    assert fanout("wait", "--run", run_id, "--timeout", "240") == 0
+    accounting = runs.load(run_id)["accounting"]
+    assert (accounting["done"], accounting["in_flight"], accounting["duplicate_download_records"]) == (MESSAGES, [], 0)
+    capsys.readouterr()
+    assert fanout("report", "--run", run_id) == 0
+    out = capsys.readouterr().out
+
+    folder = runs.run_dir(run_id)
+    records = [json.loads(line) for line in (folder / "records.jsonl").read_text().splitlines()]
+    calls = [r for r in records if r["event"] == "latency"]
+    assert len(calls) == MESSAGES * len(SIZES) * REPS * 2
+    for seq in range(MESSAGES):
+        for size in SIZES:
+            for operation in ("put", "get"):
+                mine = [r for r in calls if (r["seq"], r["size"], r["operation"]) == (seq, size, operation)]
+                assert sorted(r["rep"] for r in mine) == list(range(REPS)), (seq, size, operation)
+    assert {r["storage"] for r in calls} == {"standard"} and {r["workload"] for r in records} == {"latency"}
+    assert sorted(r["seq"] for r in records if r.get("outcome") == "done") == list(range(MESSAGES))
+
+    listed = deployed.client("s3").list_objects_v2(Bucket=deployed.bucket, Prefix="latency/")
+    assert listed.get("KeyCount", 0) == 0  # every message deleted what it wrote
+
+    summary = json.loads((folder / "summary.json").read_text())
+    assert summary["counts"]["calls"] == summary["counts"]["in_query"] == len(calls)
+    get_rows = {int(r["size"]): r for r in summary["rows"] if r["operation"] == "get"}
+    assert sorted(get_rows) == SIZES and all(int(r["calls"]) == MESSAGES * REPS for r in get_rows.values())
+    assert summary["ratios"] == []  # one storage class: no Express/Standard ratio
+    label = summary["network"]
+    assert label.startswith("simulated network") and label in out
+    assert label in (folder / "report.md").read_text() and label in (folder / "latency.csv").read_text()
+    assert (folder / "latency.png").stat().st_size > 0
+    assert format_size(1_000_000) in out

@@ -25,7 +25,7 @@ import numpy as np  # noqa: E402
 
 from fanout import insights, network, plots, runs, stats  # noqa: E402
 from fanout import report as run_report  # noqa: E402
-from fanout.sizes import format_size  # noqa: E402
+from fanout.sizes import format_size as binary_size  # noqa: E402
 from fanout.wait import peek_dead_letters  # noqa: E402
 
 QUERY = "latency-percentiles"
@@ -33,7 +33,20 @@ STATS = ("p50", "p90", "p99", "avg")
 # (operation, record field, title): what a column group measures.
 MEASURES = (("put", "seconds", "put"), ("get", "seconds", "get"), ("get", "first_byte_seconds", "get first byte"))
 RATIO = ("express", "standard")  # numerator, denominator
-UNITS = "seconds, measured in the function with the monotonic clock; sizes in bytes (KB, MB decimal)"
+UNITS = "seconds, measured in the function with the monotonic clock; sizes in decimal units (1 KB = 1000 bytes)"
+
+
+def format_size(size: int) -> str:
+    """A size as SIZES= takes it: decimal units when whole (`10 KB`, `1 MB`), else binary or bytes."""
+    for unit, factor in (("GB", 10**9), ("MB", 10**6), ("KB", 10**3)):
+        if size >= factor and size % factor == 0:
+            return f"{size // factor} {unit}"
+    return binary_size(size)
+
+
+def _seconds(value) -> str:
+    """Four significant digits: local figures are milliseconds, a 100 MB transfer is seconds."""
+    return "-" if value is None else f"{value:.4g}"
 
 
 def build(stack, record: dict) -> dict:
@@ -91,7 +104,7 @@ def size_table(rows: list[dict], storage: str, title: str, field: str) -> list[l
     operation = title.split()[0]
     table = [["size", "n", *STATS]]
     for row in sorted((r for r in rows if (r["storage"], r["operation"]) == (storage, operation)), key=lambda r: r["size"]):
-        table.append([format_size(int(row["size"])), int(row["calls"]), *(row[f"{field}_{s}"] for s in STATS)])
+        table.append([format_size(int(row["size"])), int(row["calls"]), *(_seconds(row[f"{field}_{s}"]) for s in STATS)])
     return table
 
 
@@ -104,7 +117,7 @@ def wide_table(rows: list[dict]) -> list[list]:
         line = [format_size(size)]
         for storage, title, field in present:
             match = [r for r in rows if (r["storage"], r["operation"], int(r["size"])) == (storage, title.split()[0], size)]
-            line += [int(match[0]["calls"]), *(match[0][f"{field}_{s}"] for s in STATS)] if match else ["-"] * 5
+            line += [int(match[0]["calls"]), *(_seconds(match[0][f"{field}_{s}"]) for s in STATS)] if match else ["-"] * 5
         table.append(line)
     return table
 
@@ -199,7 +212,7 @@ def plot(summary: dict, path):
         ax.fill_between(sizes, p10, p90, color=line.get_color(), alpha=0.2)
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xlabel("Object size (bytes)")
+    ax.set_xlabel("Object size (bytes; 10^3 = 1 KB, 10^6 = 1 MB)")
     ax.set_ylabel("Seconds (line: median, band: p10-p90)")
     ax.set_title("S3 request latency against object size")
     ax.grid(True, which="both", alpha=0.3)

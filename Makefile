@@ -13,6 +13,10 @@ MODE        ?=
 MESSAGES    ?=
 MULTIPLIER  ?= 10
 TAG         ?= default
+WORKLOAD    ?= download
+SIZES       ?=
+REPS        ?=
+STORAGE     ?=
 RUN         ?= latest
 RUNS        ?=
 SWEEP       ?=
@@ -45,6 +49,11 @@ STRATEGY_ARG = $(if $(value STRATEGY),--strategy $(call q,STRATEGY),$(if $(value
 STACK_INPUTS = $(TARGET) --concurrency $(call q,CONCURRENCY) --memory $(call q,MEMORY) \
   --object-size $(call q,OBJECT_SIZE) --region $(call q,REGION) --architecture $(call q,ARCH) \
   $(STRATEGY_ARG) --function-timeout $(call q,FUNCTION_TIMEOUT)
+# fire's workload and its options (docs/workloads.md). STORAGE is also a deploy-level choice, so
+# fire passes it only to a workload other than download.
+WORKLOAD_ARGS = --workload $(call q,WORKLOAD) $(if $(value SIZES),--sizes $(call q,SIZES)) \
+  $(if $(value REPS),--reps $(call q,REPS)) \
+  $(if $(and $(value STORAGE),$(filter-out download,$(value WORKLOAD))),--storage $(call q,STORAGE))
 NETWORK_ARGS = $(if $(value NETWORK),--network $(call q,NETWORK)) --network-scale $(call q,NETWORK_SCALE)
 
 .DEFAULT_GOAL := help
@@ -57,6 +66,8 @@ help: ## List the targets and the variables they read
 	@echo "  "OBJECT_SIZE=$(call q,OBJECT_SIZE) REGION=$(call q,REGION) ARCH=$(call q,ARCH) TAG=$(call q,TAG)
 	@echo "  "STRATEGY=$(call q,STRATEGY) "(e.g. \"ranged connections=8 chunk_size=8MiB\", docs/strategies.md;"
 	@echo "    deploy: the default of messages, fire: this run's; MODE is its old name)"
+	@echo "  "WORKLOAD=$(call q,WORKLOAD) "(fire: download or latency, docs/workloads.md)" SIZES=$(call q,SIZES) REPS=$(call q,REPS) \
+	  STORAGE=$(call q,STORAGE) "(latency: e.g. SIZES=\"1 1KB 1MB 100MB\" REPS=10)"
 	@echo "  "MESSAGES=$(call q,MESSAGES) MULTIPLIER=$(call q,MULTIPLIER) RUN=$(call q,RUN) QUERY=$(call q,QUERY)
 	@echo "  "RUNS=$(call q,RUNS) SWEEP=$(call q,SWEEP) "(report across these runs, or a sweep's)" A=$(call q,A) B=$(call q,B) "(compare)"
 	@echo "  "TIMEOUT=$(call q,TIMEOUT) "(wait gives up after this many seconds)"
@@ -109,9 +120,9 @@ destroy: venv ## Remove everything the stack created (safe when nothing is deplo
 run: venv ## Local backend: host the function until its queue is drained (NETWORK, NETWORK_SCALE)
 	$(FANOUT) host $(TARGET) $(NETWORK_ARGS)
 
-fire: venv ## Send MESSAGES (default MULTIPLIER x CONCURRENCY) messages tagged TAG, with STRATEGY
+fire: venv ## Send MESSAGES (default MULTIPLIER x CONCURRENCY) messages tagged TAG, of WORKLOAD (STRATEGY; SIZES REPS STORAGE)
 	$(FANOUT) fire $(TARGET) --multiplier $(call q,MULTIPLIER) --tag $(call q,TAG) \
-	  $(if $(value MESSAGES),--messages $(call q,MESSAGES)) $(STRATEGY_ARG)
+	  $(if $(value MESSAGES),--messages $(call q,MESSAGES)) $(STRATEGY_ARG) $(WORKLOAD_ARGS)
 
 wait: venv ## Wait until every message of RUN is accounted for (TIMEOUT, HOST, NETWORK, NETWORK_SCALE)
 	$(FANOUT) wait $(TARGET) --run $(call q,RUN) --timeout $(call q,TIMEOUT) $(if $(filter 0,$(value HOST)),--no-host) $(NETWORK_ARGS)

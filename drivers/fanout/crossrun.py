@@ -28,7 +28,7 @@ import numpy as np
 import scipy
 from rich.console import Console
 
-from fanout import concurrency, crossplots, network, paths, report, runs, stats, sweeps
+from fanout import concurrency, crossplots, network, paths, report, runs, stats, sweeps, workloads
 from fanout.errors import FanoutError, UsageError
 from fanout.sizes import format_size
 
@@ -97,9 +97,15 @@ def report_sweep(manifest: dict) -> dict:
     environments = ("warm environments kept between the cells of one deployment" if manifest["keep_warm"]
                     else "fresh execution environments for every cell")  # fmt: skip
     folder = sweeps.sweep_dir(manifest["sweep_id"])
-    summary = build(sweep_runs(manifest), folder, f"sweep {manifest['sweep_id']} ({environments})")
-    show(summary)
-    console.print(f"wrote cells.csv, cells.json, report.md and plots to {folder}", highlight=False)
+    title = f"sweep {manifest['sweep_id']} ({environments})"
+    workload = workloads.get(manifest["axes"].get("workload", workloads.DEFAULT))
+    if workload.name != workloads.DEFAULT:  # its own tables (fanout.workloads)
+        summary = workload.driver().report_across(sweep_runs(manifest), folder, title)
+    else:
+        summary = build(sweep_runs(manifest), folder, title)
+        show(summary)
+    console.print(f"wrote cells.csv, cells.json, report.md{'' if workload.name != workloads.DEFAULT else ' and plots'} "
+                  f"to {folder}", highlight=False)  # fmt: skip
     return summary
 
 

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from fanout import cli, package, params, runs, stack, terraform
+from fanout import cli, package, params, runs, stack, sweeps, terraform
 from fanout.sizes import format_size
 
 pytestmark = pytest.mark.slow
@@ -71,3 +71,23 @@ def test_a_latency_run_records_every_call_and_leaves_nothing(deployed, capsys):
     assert label in (folder / "report.md").read_text() and label in (folder / "latency.csv").read_text()
     assert (folder / "latency.png").stat().st_size > 0
     assert format_size(1_000_000) in out
+
+
+def test_a_latency_sweep_over_repetitions(deployed, capsys):
+    """Two cells on one deployment (REPS 1 and 2), each its own run, and the closing report."""
+    argv = ["sweep", "--concurrency", "2", "--memory", "512", "--object-size", "1KiB", "--strategy", "stream",
+            "--function-timeout", "60", "--multiplier", "1", "--tag", "latsweep", "--workload", "latency",
+            "--sizes", "1 1KB", "--reps", "1 2", "--timeout", "240"]  # fmt: skip
+    assert fanout(*argv) == 0
+    manifest = sweeps.load(sweeps.LATEST)
+    assert [cell["status"] for cell in manifest["cells"]] == ["done", "done"]
+    for cell, reps in zip(manifest["cells"], (1, 2)):
+        assert cell["params"]["options"]["reps"] == reps
+        records = (runs.run_dir(cell["run_id"]) / "records.jsonl").read_text().splitlines()
+        calls = [r for r in map(json.loads, records) if r["event"] == "latency"]
+        assert len(calls) == 2 * 2 * reps * 2  # messages x sizes x reps x (put, get)
+    rows = json.loads((sweeps.sweep_dir(manifest["sweep_id"]) / "cells.json").read_text())["rows"]
+    assert {(r["reps"], r["measure"], r["size"]) for r in rows} == {
+        (reps, measure, size) for reps in (1, 2) for measure in ("put", "get", "get first byte") for size in (1, 1000)
+    }
+    assert all(r["n"] == 2 * r["reps"] for r in rows)

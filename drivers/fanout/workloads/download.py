@@ -11,3 +11,9 @@ def report(stack, record: dict):
     summary = run_report.build(stack, record)
     run_report.show(summary)
     return run_report.write(summary)
+
+
+def write_report(stack, record: dict):
+    """The run's records and tables without plots or printing (a sweep's cell)."""
+    return run_report.write(run_report.build(stack, record), plots_too=False)
+

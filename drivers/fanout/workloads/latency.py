@@ -5,6 +5,7 @@ latency.py, loaded here as `definition`: a `SIZES=` value is checked by the code
 it, and its errors become one-line usage errors here.
 """
 
+import json
 import math
 from dataclasses import dataclass
 
@@ -13,6 +14,7 @@ from fanout.errors import UsageError
 
 definition = function_modules.load("latency")
 Params = definition.Params
+LIST_SEPARATOR = ";"  # between the size lists of a sweep axis
 OPTIONS = ("sizes", "reps", "storage")  # fire's --sizes, --reps, --storage (SIZES, REPS, STORAGE)
 # What the function holds besides the object's bytes: the Python runtime, boto3 and Powertools
 # (about 100 MB resident), botocore's buffers and the GET body's 1 MiB read chunks, with room.
@@ -59,6 +61,28 @@ def check_memory(params: Params, memory_mb: int) -> None:
         )
 
 
+def sweep_options(args, memories: tuple[int, ...]) -> tuple[dict, ...]:
+    """A sweep's combinations of parameters: `--sizes` one or more size lists separated by ';'
+    (`1 1KB; 1MB 100MB`), `--reps` one or more counts; each combination is one cell's message
+    fields, sizes lists outermost. Each must fit every memory size of the sweep."""
+    size_lists = [None] if args.sizes is None else args.sizes.split(LIST_SEPARATOR)
+    reps = [None] if args.reps is None else (args.reps.split() or [args.reps])
+    params = [parse(sizes, count, args.storage) for sizes in size_lists for count in reps]
+    for memory in memories:
+        for each in params:
+            check_memory(each, memory)
+    combos = [each.fields() for each in params]
+    if len({json.dumps(c, sort_keys=True) for c in combos}) < len(combos):
+        raise UsageError(f"invalid sweep --sizes {args.sizes!r} --reps {args.reps!r}: a combination is given twice")
+    return tuple(combos)
+
+
+def estimate(count: int, memory: int, architecture: str, fields: dict) -> costs.Estimate:
+    """The cost of `count` messages with these message fields (`Params.fields()`)."""
+    classes = len(fields["storage"]) or 1  # every deployed class: the stack tells the function, not the drivers
+    return costs.latency_estimate(count, memory, fields["sizes"], fields["reps"] * classes, architecture)
+
+
 def options_from(args) -> Params:
     """fire's --sizes, --reps, --storage, checked before anything touches the stack."""
     return parse(args.sizes, args.reps, args.storage)
@@ -67,10 +91,7 @@ def options_from(args) -> Params:
 def plan(stack, params: Params, count: int) -> Plan:
     """fire's latency run on `stack`: checked against its memory, messages' fields, cost of `count`."""
     check_memory(params, stack.memory)
-    classes = len(params.storage) or 1  # every deployed class: the stack tells the function, not the drivers
-    estimate = costs.latency_estimate(count, stack.memory, list(params.sizes), params.reps * classes,
-                                      stack.architecture)  # fmt: skip
-    return Plan(params.fields(), estimate)
+    return Plan(params.fields(), estimate(count, stack.memory, stack.architecture, params.fields()))
 
 
 def report(stack, record: dict):
@@ -78,3 +99,17 @@ def report(stack, record: dict):
     from fanout.workloads import latency_report  # matplotlib: only when reporting
 
     return latency_report.report(stack, record)
+
+
+def write_report(stack, record: dict):
+    """The run's files without printing them (a sweep's cell)."""
+    from fanout.workloads import latency_report
+
+    return latency_report.write(latency_report.build(stack, record))
+
+
+def report_across(run_ids: list[str], folder, title: str) -> dict:
+    """The tables across runs (a sweep's closing report), printed and written into `folder`."""
+    from fanout.workloads import latency_report
+
+    return latency_report.across(run_ids, folder, title)

@@ -24,6 +24,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from fanout import insights, network, plots, runs, stats  # noqa: E402
+from fanout.errors import FanoutError  # noqa: E402
 from fanout import report as run_report  # noqa: E402
 from fanout.sizes import format_size as binary_size  # noqa: E402
 from fanout.wait import peek_dead_letters  # noqa: E402
@@ -218,6 +219,44 @@ def plot(summary: dict, path):
     ax.grid(True, which="both", alpha=0.3)
     ax.legend()
     return plots._save(fig, path, summary["network"])
+
+
+def across(run_ids: list[str], folder, title: str) -> dict:
+    """Per run (a sweep's cell: its sizes and reps), storage class, measure and size: n, p50,
+    p90, p99 and mean seconds computed from the runs' records.jsonl (numpy's percentiles, type 7)."""
+    rows = []
+    for run_id in run_ids:
+        record, path = runs.load(run_id), runs.run_dir(run_id) / "records.jsonl"
+        if not path.is_file():
+            raise FanoutError(f"run {run_id} has no records.jsonl: run `make report RUN={run_id}` first")
+        calls = [r for r in map(json.loads, path.read_text().splitlines()) if r.get("event") == "latency"]
+        options = record["parameters"].get("workload_options", {})
+        for storage in sorted({r["storage"] for r in calls}):
+            for operation, field, measure in MEASURES:
+                for size in sorted({r["size"] for r in calls}):
+                    values = _values(calls, storage, operation, field, size)
+                    if values:
+                        described = stats.describe(values)
+                        rows.append({"run_id": run_id, "reps": options.get("reps"), "storage": storage, "measure": measure,
+                                     "size": size, "n": described["n"], **{s: described[s] for s in STATS},
+                                     "network": network.label(record)})  # fmt: skip
+    table = [["run", "reps", "storage", "measure", "size", "n", *STATS]]
+    table += [[r["run_id"], r["reps"], r["storage"], r["measure"], format_size(r["size"]), r["n"],
+               *(_seconds(r[s]) for s in STATS)] for r in rows]  # fmt: skip
+    labels = sorted({r["network"] for r in rows})
+    run_report.console.print(f"[bold]{title}[/]: latency across {len(run_ids)} runs; {'; '.join(labels)}", highlight=False)
+    run_report._print_table(run_report._rich_table("Latency by run, class, measure and size (s)", table), UNITS)
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / "cells.csv", "w", newline="") as out:
+        writer = csv.DictWriter(out, fieldnames=list(rows[0]) if rows else ["run_id"])
+        writer.writeheader()
+        writer.writerows(rows)
+    summary = {"title": title, "runs": run_ids, "units": UNITS, "percentiles": stats.PERCENTILE_METHOD, "rows": rows}
+    (folder / "cells.json").write_text(json.dumps(summary, indent=2) + "\n")
+    (folder / "report.md").write_text("\n\n".join([f"# {title}", *(f"- **{label}**" for label in labels),
+                                                   f"Units: {UNITS}. Percentiles: {stats.PERCENTILE_METHOD}.",
+                                                   run_report._markdown_table(table)]) + "\n")  # fmt: skip
+    return summary
 
 
 def report(stack, record: dict):

@@ -374,13 +374,7 @@ def _markdown_table(rows: list[list]) -> str:
 def write(summary: dict, plots_too: bool = True):
     """The report's files in results/<run_id>/; without the plots (`plots_too` False) when only
     the records and tables are wanted, as a sweep writes for each cell."""
-    folder = runs.run_dir(summary["run"]["run_id"])
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / "records.jsonl", "w") as out:
-        out.writelines(json.dumps(record, sort_keys=True) + "\n" for record in summary["records"])
-    (folder / "summary.json").write_text(
-        json.dumps({k: v for k, v in summary.items() if k != "records"}, indent=2, sort_keys=True, default=str) + "\n"
-    )
+    folder = runs.write_summary(summary)
     _write_csv(folder / "summary.csv", [dict(cell, network=summary["network"]) for cell in summary["cells"]])
     images = plots.draw(summary, folder) if plots_too else []
     (folder / "report.md").write_text(markdown(summary, images))

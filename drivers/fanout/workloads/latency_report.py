@@ -161,13 +161,7 @@ def show(summary: dict) -> None:
 
 
 def write(summary: dict):
-    folder = runs.run_dir(summary["run"]["run_id"])
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / "records.jsonl", "w") as out:
-        out.writelines(json.dumps(record, sort_keys=True) + "\n" for record in summary["records"])
-    (folder / "summary.json").write_text(
-        json.dumps({k: v for k, v in summary.items() if k != "records"}, indent=2, sort_keys=True, default=str) + "\n"
-    )
+    folder = runs.write_summary(summary)
     with open(folder / "latency.csv", "w", newline="") as out:
         columns = [*summary["rows"][0], "network"] if summary["rows"] else ["network"]
         writer = csv.DictWriter(out, fieldnames=columns)

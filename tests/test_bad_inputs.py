@@ -113,7 +113,7 @@ CATALOGUE = [
     (["sweep", "--workload", "latency", "--reps", "2 0"], "'0'", 2),
     (["sweep", "--workload", "latency", "--sizes", "1 1KB; 0"], "'0'", 2),
     (["sweep", "--workload", "latency", "--sizes", "1; 1"], "'1; 1'", 2),
-    (["sweep", "--workload", "latency", "--memory", "128 1024", "--sizes", "100MB"], "100000000", 2),
+    (["sweep", "--workload", "latency", "--memory", "1024 128", "--sizes", "100MB"], "100000000", 2),
     (["sweep", "--workload", "teleport"], "'teleport'", 2),
     (["sweep", "--sizes", "1"], "--sizes", 2),
     (["sweep", "--order", "random"], "'random'", 2),

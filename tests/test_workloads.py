@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from test_fire import drain, make_stack, queue, results  # noqa: F401 - fixtures
 
-from fanout import costs, fire, function_modules, insights, runs, stats, workloads
+from fanout import cli, costs, crossrun, fire, function_modules, insights, runs, stats, workloads
 from fanout.errors import UsageError
 from fanout.workloads import latency, latency_report
 
@@ -108,3 +108,16 @@ def test_the_table_has_a_row_per_size_and_a_column_group_per_class_and_measure()
     assert [line[0] for line in table[1:]] == ["1 B", "1 KB", "1 MB"]
     assert len(table[0]) == 1 + 2 * len(latency_report.MEASURES) * 5
     assert "express get first byte p50" in table[0] and "standard put n" in table[0]
+
+
+def test_runs_of_different_workloads_share_no_report_and_compare_takes_downloads(queue, emulator, results, capsys):  # noqa: F811
+    sqs, url = queue
+    stack = make_stack(emulator, url)
+    download = fire.fire(stack, fire.FireParams(2, "d", workers=1))["run_id"]
+    options = latency.parse("1", "1", None).fields()
+    timed = fire.fire(stack, fire.FireParams(2, "l", workers=1, workload="latency", options=options))["run_id"]
+    with pytest.raises(UsageError, match=f"{download} \\(download\\), {timed} \\(latency\\)"):
+        crossrun.workload_of([download, timed])
+    capsys.readouterr()
+    assert cli.main(["compare", timed, timed]) == 2
+    assert "latency runs" in capsys.readouterr().err

@@ -15,7 +15,8 @@ own); a change whose interval excludes 0 is flagged.
 
 from rich.console import Console
 
-from fanout import crossrun, report, stats
+from fanout import crossrun, report, stats, workloads
+from fanout.errors import UsageError
 
 console = Console()
 
@@ -29,7 +30,12 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    show(compare(crossrun.resolve_all(args.a), crossrun.resolve_all(args.b)))
+    a, b = crossrun.resolve_all(args.a), crossrun.resolve_all(args.b)
+    workload = crossrun.workload_of(a + b)
+    if workload.name != workloads.DEFAULT:
+        raise UsageError(f"compare compares download throughput; these are {workload.name} runs: "
+                         f"`make report RUNS={','.join(a + b)}` shows their tables side by side")  # fmt: skip
+    show(compare(a, b))
     return 0
 
 

@@ -118,10 +118,23 @@ def report_runs(refs: str) -> int:
     """`fanout report --runs`: resolve the refs, build into results/across/<id>/, print."""
     run_ids = resolve_all(refs)
     out_dir = across_dir(run_ids)
+    workload = workload_of(run_ids)
+    if workload.name != workloads.DEFAULT:  # its own tables (fanout.workloads)
+        workload.driver().report_across(run_ids, out_dir, "s3-fanout report across runs")
+        return 0
     summary = build(run_ids, out_dir, "s3-fanout report across runs")
     show(summary)
     console.print(f"wrote cells.csv, cells.json, report.md and plots to {out_dir}", highlight=False)
     return 0
+
+
+def workload_of(run_ids: list[str]) -> workloads.Workload:
+    """The one workload the runs were fired with; UsageError when they mix workloads."""
+    found = {run_id: workloads.of_run(runs.load(run_id)).name for run_id in run_ids}
+    if len(set(found.values())) > 1:
+        listed = ", ".join(f"{run_id} ({name})" for run_id, name in found.items())
+        raise UsageError(f"runs of different workloads cannot share a report: {listed}")
+    return workloads.get(next(iter(found.values())))
 
 
 def across_dir(run_ids: list[str]) -> Path:

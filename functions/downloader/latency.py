@@ -6,7 +6,8 @@ of that size (random bytes made in memory once per size) under the run-scoped pr
 (event="latency"): `seconds` is time.monotonic() around the whole call (PUT: until S3 answered;
 GET: until the last byte of the body was read), and for GET `first_byte_seconds` is until
 get_object returned, i.e. the status line and headers were parsed and the body not yet read
-(the figure the published experiment reported). The GET body is read in chunks and discarded,
+(the figure the published experiment reported). Both include what botocore does by default:
+a CRC32 checksum of the PUT body, and validating the GET body's checksum. The GET body is read in chunks and discarded,
 so the function holds one object's bytes at a time: the drivers refuse sizes the deployed
 memory cannot hold (fanout.workloads.latency).
 

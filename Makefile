@@ -77,6 +77,7 @@ help: ## List the targets and the variables they read
 	@echo "    with a network model: none, lambda-2024, lambda-2026 or a .toml/.json file; docs/network-model.md)"
 	@echo Sweep: CONCURRENCY MEMORY OBJECT_SIZE ARCH take lists '("1 5 10"),' STRATEGY a list separated by "';'" \
 	  '("stream; ranged connections=4");' ORDER=$(call q,ORDER) "(or shuffled)"
+	@echo "  "WORKLOAD=latency: SIZES lists separated by "';'" '("1 1KB; 1MB"),' REPS a list '("3 10")'
 	@echo "  "SEED=$(call q,SEED) KEEP_WARM=$(call q,KEEP_WARM) DESTROY_AFTER=$(call q,DESTROY_AFTER) YES=$(call q,YES) RESUME=$(call q,RESUME) "(a sweep id or latest)"
 
 $(VENV)/.installed: pyproject.toml
@@ -139,11 +140,11 @@ compare: venv ## Change in median and p99 throughput from A to B (runs or sweep:
 demo: venv ## The whole experiment on the local backend, torn down afterwards (NETWORK, NETWORK_SCALE)
 	$(FANOUT) demo $(NETWORK_ARGS)
 
-sweep: venv ## Every cell of the lists CONCURRENCY x MEMORY x OBJECT_SIZE x ARCH x STRATEGY (NETWORK); RESUME=<id|latest>
+sweep: venv ## Every cell of the lists CONCURRENCY x MEMORY x OBJECT_SIZE x ARCH x STRATEGY (or WORKLOAD=latency: SIZES x REPS) (NETWORK); RESUME=<id|latest>
 	$(FANOUT) sweep --timeout $(call q,TIMEOUT) $(if $(filter 1,$(YES)),--yes) $(if $(RESUME),$(TARGET) \
 	  --resume $(call q,RESUME),$(STACK_INPUTS) --multiplier $(call q,MULTIPLIER) --tag $(call q,TAG) \
 	  --order $(call q,ORDER) $(if $(SEED),--seed $(call q,SEED)) $(if $(filter 1,$(KEEP_WARM)),--keep-warm) \
-	  $(if $(filter 1,$(DESTROY_AFTER)),--destroy-after) $(NETWORK_ARGS))
+	  $(if $(filter 1,$(DESTROY_AFTER)),--destroy-after) $(NETWORK_ARGS) $(WORKLOAD_ARGS))
 
 test: venv ## Run the test suite, a file per worker (.venv/bin/pytest -m 'not slow' skips the end-to-end tests)
 	$(VENV)/bin/pytest -n auto --dist loadfile

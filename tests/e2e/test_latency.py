@@ -33,6 +33,15 @@ def fanout(*argv: str) -> int:
     return cli.main([*argv[:1], "--backend", "local", "--stack", STACK, *argv[1:]])
 
 
+def test_a_storage_class_the_stack_lacks_is_refused_at_fire(deployed, capsys):
+    latest = runs.resolve(runs.LATEST) if (runs.run_dir(runs.LATEST)).exists() else None
+    capsys.readouterr()
+    assert fanout("fire", "--messages", "1", "--workload", "latency", "--sizes", "1", "--storage", "express") == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "'express'" in err and "standard" in err
+    assert (runs.resolve(runs.LATEST) if (runs.run_dir(runs.LATEST)).exists() else None) == latest  # nothing sent
+
+
 def test_a_latency_run_records_every_call_and_leaves_nothing(deployed, capsys):
     sizes = " ".join(map(str, SIZES))
     argv = ["--messages", str(MESSAGES), "--tag", "lat", "--workload", "latency", "--sizes", sizes, "--reps", str(REPS)]

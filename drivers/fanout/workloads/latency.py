@@ -80,8 +80,9 @@ def sweep_options(args, memories: tuple[int, ...]) -> tuple[dict, ...]:
 
 
 def estimate(count: int, memory: int, architecture: str, fields: dict) -> costs.Estimate:
-    """The cost of `count` messages with these message fields (`Params.fields()`)."""
-    classes = len(fields["storage"]) or 1  # every deployed class: the stack tells the function, not the drivers
+    """The cost of `count` messages with these message fields (`Params.fields()`; a sweep's
+    `storage` empty, every deployed class, is counted as one: the stack is not deployed yet)."""
+    classes = len(fields["storage"]) or 1
     return costs.latency_estimate(count, memory, fields["sizes"], fields["reps"] * classes, architecture)
 
 
@@ -91,9 +92,25 @@ def options_from(args) -> Params:
 
 
 def plan(stack, params: Params, count: int) -> Plan:
-    """fire's latency run on `stack`: checked against its memory, messages' fields, cost of `count`."""
+    """fire's latency run on `stack`: checked against its memory and the storage classes its
+    function was deployed with, messages' fields, cost of `count`."""
     check_memory(params, stack.memory)
-    return Plan(params.fields(), estimate(count, stack.memory, stack.architecture, params.fields()))
+    deployed = deployed_classes(stack)
+    missing = [name for name in params.storage if name not in deployed]
+    if missing:
+        raise UsageError(f"invalid storage {' '.join(missing)!r}: stack {stack.stack!r} has "
+                         f"{' '.join(deployed) or 'no latency buckets'} (STORAGE at deploy)")  # fmt: skip
+    fields = params.fields()
+    return Plan(fields, estimate(count, stack.memory, stack.architecture, {**fields, "storage": params.storage or deployed}))
+
+
+def deployed_classes(stack) -> list[str]:
+    """The storage classes the stack's function tests (its LATENCY_BUCKETS, as deployed)."""
+    configuration = stack.client("lambda").get_function_configuration(FunctionName=stack.function_name)
+    text = configuration.get("Environment", {}).get("Variables", {}).get("LATENCY_BUCKETS")
+    if not text:
+        raise UsageError(f"stack {stack.stack!r} was deployed without the latency workload: run `make deploy` again")
+    return list(json.loads(text))
 
 
 def report(stack, record: dict):

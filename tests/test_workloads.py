@@ -121,3 +121,25 @@ def test_runs_of_different_workloads_share_no_report_and_compare_takes_downloads
     capsys.readouterr()
     assert cli.main(["compare", timed, timed]) == 2
     assert "latency runs" in capsys.readouterr().err
+
+
+def test_the_report_files_carry_the_ratio_and_the_network_label(results):  # noqa: F811
+    rng = random.Random(3)
+    records = calls(rng, "standard", 1.0) + calls(rng, "express", 0.25)
+    events = [{"timestamp": 1_700_000_000_000 + i, "message": json.dumps(r)} for i, r in enumerate(records)]
+    label = "simulated network: lambda-2024, scale 2"
+    summary = {
+        "run": {"run_id": "20260101T000000Z-abcdef", "backend": "local", "stack": {"stack": "s", "memory": 512},
+                "parameters": {"workload_options": {"sizes": [1, 1000, 10**6], "reps": 12, "storage": []}}},
+        "network": label, "units": latency_report.UNITS, "percentiles": "exact", "ci_method": stats.CI_METHOD,
+        "counts": {"sent": 1, "seqs_done": 1, "calls": len(records), "in_query": len(records), "error_records": 0},
+        "dead_lettered": [], "rows": insights.evaluate(insights.load_query(latency_report.QUERY), events).rows,
+        "ratios": latency_report.ratios(records), "records": records,
+    }  # fmt: skip
+    folder = latency_report.write(summary)
+    markdown = (folder / "report.md").read_text()
+    assert label in markdown and label in (folder / "latency.csv").read_text()
+    assert "Express / Standard" in markdown and stats.CI_METHOD in markdown
+    assert (folder / "latency.png").stat().st_size > 0
+    assert [json.loads(line) for line in (folder / "records.jsonl").read_text().splitlines()] == \
+        [json.loads(json.dumps(r, sort_keys=True)) for r in records]  # fmt: skip

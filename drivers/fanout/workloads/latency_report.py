@@ -33,6 +33,7 @@ QUERY = "latency-percentiles"
 STATS = ("p50", "p90", "p99", "avg")
 # (operation, record field, title): what a column group measures.
 MEASURES = (("put", "seconds", "put"), ("get", "seconds", "get"), ("get", "first_byte_seconds", "get first byte"))
+LINE_STYLES = {"put": ("-", "o"), "get": ("--", "s"), "get first byte": (":", "^")}  # measure -> (line, marker)
 RATIO = ("express", "standard")  # numerator, denominator
 UNITS = "seconds, measured in the function with the monotonic clock; sizes in decimal units (1 KB = 1000 bytes)"
 
@@ -93,16 +94,15 @@ def _values(calls, storage, operation, field, size) -> list[float]:
             and r.get(field) is not None]  # fmt: skip
 
 
-def groups(rows: list[dict]) -> list[tuple[str, str, str]]:
-    """(storage, measure title, query column prefix) of every column group present, in order."""
+def groups(rows: list[dict]) -> list[tuple[str, str, str, str]]:
+    """(storage, operation, query column prefix, measure title) of every column group present."""
     classes = sorted({row["storage"] for row in rows})
-    return [(storage, title, field) for storage in classes for operation, field, title in MEASURES
+    return [(storage, operation, field, title) for storage in classes for operation, field, title in MEASURES
             if any(row["storage"] == storage and row["operation"] == operation for row in rows)]  # fmt: skip
 
 
-def size_table(rows: list[dict], storage: str, title: str, field: str) -> list[list]:
+def size_table(rows: list[dict], storage: str, operation: str, field: str) -> list[list]:
     """Rows = size: n, p50, p90, p99, avg of one class and measure."""
-    operation = title.split()[0]
     table = [["size", "n", *STATS]]
     for row in sorted((r for r in rows if (r["storage"], r["operation"]) == (storage, operation)), key=lambda r: r["size"]):
         table.append([format_size(int(row["size"])), int(row["calls"]), *(_seconds(row[f"{field}_{s}"]) for s in STATS)])
@@ -112,12 +112,12 @@ def size_table(rows: list[dict], storage: str, title: str, field: str) -> list[l
 def wide_table(rows: list[dict]) -> list[list]:
     """Rows = size; columns per storage class and measure: n, p50, p90, p99, avg."""
     present = groups(rows)
-    header = ["size"] + [f"{storage} {title} {stat}" for storage, title, _ in present for stat in ("n", *STATS)]
+    header = ["size"] + [f"{storage} {title} {stat}" for storage, _, _, title in present for stat in ("n", *STATS)]
     table = [header]
     for size in sorted({int(row["size"]) for row in rows}):
         line = [format_size(size)]
-        for storage, title, field in present:
-            match = [r for r in rows if (r["storage"], r["operation"], int(r["size"])) == (storage, title.split()[0], size)]
+        for storage, operation, field, _ in present:
+            match = [r for r in rows if (r["storage"], r["operation"], int(r["size"])) == (storage, operation, size)]
             line += [int(match[0]["calls"]), *(_seconds(match[0][f"{field}_{s}"]) for s in STATS)] if match else ["-"] * 5
         table.append(line)
     return table
@@ -148,8 +148,9 @@ def show(summary: dict) -> None:
     console = run_report.console
     console.print(f"[bold]run {run['run_id']}[/] (latency) on the {run['backend']} backend, stack {run['stack']['stack']!r}")
     console.print(f"[bold]{summary['network']}[/]", highlight=False)
-    for storage, title, field in groups(summary["rows"]):
-        run_report._print_table(run_report._rich_table(f"{storage}: {title} (s)", size_table(summary["rows"], storage, title, field)))
+    for storage, operation, field, title in groups(summary["rows"]):
+        table = size_table(summary["rows"], storage, operation, field)
+        run_report._print_table(run_report._rich_table(f"{storage}: {title} (s)", table))
     if summary["ratios"]:
         run_report._print_table(run_report._rich_table("Express / Standard, ratio of medians", ratio_table(summary["ratios"])),
                                 summary["ci_method"])  # fmt: skip
@@ -196,19 +197,23 @@ def plot(summary: dict, path):
     """Log-log: median seconds against size per class and measure, p10-p90 band (from records)."""
     calls = [r for r in summary["records"] if r.get("event") == "latency"]
     fig, ax = plt.subplots(figsize=(plots.WIDTH, 5.5), layout="constrained")
-    for storage, title, field in groups(summary["rows"]):
+    present = groups(summary["rows"])
+    colors = {storage: f"C{i}" for i, storage in enumerate(dict.fromkeys(g[0] for g in present))}
+    for storage, operation, field, title in present:
         sizes, p10, p50, p90 = [], [], [], []
         for size in sorted({r["size"] for r in calls}):
-            values = _values(calls, storage, title.split()[0], field, size)
+            values = _values(calls, storage, operation, field, size)
             if values:
                 low, mid, high = np.percentile(values, [10, 50, 90])
                 sizes.append(size), p10.append(low), p50.append(mid), p90.append(high)
-        line, = ax.plot(sizes, p50, marker="o", label=f"{storage} {title}")
-        ax.fill_between(sizes, p10, p90, color=line.get_color(), alpha=0.2)
+        line, marker = LINE_STYLES[title]
+        ax.plot(sizes, p50, color=colors[storage], linestyle=line, marker=marker, label=f"{storage} {title}")
+        ax.fill_between(sizes, p10, p90, color=colors[storage], alpha=0.12)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("Object size (bytes; 10^3 = 1 KB, 10^6 = 1 MB)")
     ax.set_ylabel("Seconds (line: median, band: p10-p90)")
+    ax.text(0.01, 0.99, "colour: storage class; line: measure", transform=ax.transAxes, va="top", fontsize="small")
     ax.set_title("S3 request latency against object size")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend()

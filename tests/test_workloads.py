@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 from test_fire import drain, make_stack, queue, results  # noqa: F401 - fixtures
 
-from fanout import cli, costs, crossrun, fire, function_modules, insights, runs, stats, workloads
+from fanout import cells, cli, costs, crossrun, fire, function_modules, insights, runs, stats, workloads
 from fanout.errors import UsageError
+from fanout.insights.syntax import Stats, parse
 from fanout.workloads import latency, latency_report
 
 
@@ -21,6 +22,17 @@ def test_the_drivers_and_the_function_register_the_same_workloads():
     assert workloads.DEFAULT == function_side.DEFAULT
     for workload in workloads.WORKLOADS.values():
         assert isinstance(workload.driver().OPTIONS, tuple) and callable(workload.driver().report)
+
+
+def test_each_workloads_saved_query_groups_by_its_cell_fields():
+    """The percentile query of a workload answers per cell: its `by` names the fields the workload
+    adds (and, for download, the shared ones its report tables show)."""
+    for workload in workloads.WORKLOADS.values():
+        [stats_command] = [c for c in parse(insights.load_query(workload.query)).commands if isinstance(c, Stats)]
+        grouped = {name for _, name in stats_command.groups}
+        assert set(workload.cell_fields) <= grouped, workload.name
+    download = workloads.get("download")
+    assert set(cells.FIELDS) == {*workloads.SHARED_CELL_FIELDS, *download.cell_fields}
 
 
 def test_a_latency_run_sends_its_parameters_in_every_body(queue, emulator, results):  # noqa: F811

@@ -19,10 +19,14 @@ from fanout.errors import UsageError
 
 @dataclass(frozen=True)
 class Workload:
-    """A registered workload; `driver()` is its module fanout.workloads.<name>."""
+    """A registered workload; `driver()` is its module fanout.workloads.<name>. `cell_fields`:
+    the record fields it adds to the cell fields every record shares (SHARED_CELL_FIELDS);
+    `query`: its saved percentile query, grouped by them."""
 
     name: str
     help: str
+    cell_fields: tuple[str, ...]
+    query: str
 
     def driver(self):
         return importlib.import_module(f"fanout.workloads.{self.name}")
@@ -31,11 +35,15 @@ class Workload:
 WORKLOADS = {
     workload.name: workload
     for workload in (
-        Workload("download", "download the stack's test object with a strategy, timed (docs/strategies.md)"),
-        Workload("latency", "PUT then GET objects of several sizes per storage class, each call timed"),
+        Workload("download", "download the stack's test object with a strategy, timed (docs/strategies.md)",
+                 ("object_size", "strategy"), "download-percentiles"),
+        Workload("latency", "PUT then GET objects of several sizes per storage class, each call timed",
+                 ("storage", "operation", "size"), "latency-percentiles"),
     )
 }
 DEFAULT = "download"
+# The cell fields of every record, whatever the workload (the envelope, docs/workloads.md).
+SHARED_CELL_FIELDS = ("memory_size", "concurrency_limit", "experiment_tag")
 
 
 def get(name: str) -> Workload:

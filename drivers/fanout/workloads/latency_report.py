@@ -23,13 +23,13 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from fanout import insights, network, plots, runs, stats  # noqa: E402
+from fanout import insights, network, plots, runs, stats, workloads  # noqa: E402
 from fanout.errors import FanoutError  # noqa: E402
 from fanout import report as run_report  # noqa: E402
 from fanout.sizes import format_size as binary_size  # noqa: E402
 from fanout.wait import peek_dead_letters  # noqa: E402
 
-QUERY = "latency-percentiles"
+QUERY = workloads.get("latency").query
 STATS = ("p50", "p90", "p99", "avg")
 # (operation, record field, title): what a column group measures.
 MEASURES = (("put", "seconds", "put"), ("get", "seconds", "get"), ("get", "first_byte_seconds", "get first byte"))

@@ -16,7 +16,6 @@ TAG         ?= default
 WORKLOAD    ?= download
 SIZES       ?=
 REPS        ?=
-STORAGE     ?=
 RUN         ?= latest
 RUNS        ?=
 SWEEP       ?=
@@ -24,6 +23,8 @@ A           ?=
 B           ?=
 TIMEOUT     ?= 1800
 FUNCTION_TIMEOUT ?= 300
+STORAGE     ?=
+EXPRESS_AZ  ?=
 HOST        ?= 1
 QUERY       ?= download-percentiles
 NETWORK     ?=
@@ -48,12 +49,14 @@ TARGET = --backend $(call q,BACKEND) --stack $(call q,STACK)
 STRATEGY_ARG = $(if $(value STRATEGY),--strategy $(call q,STRATEGY),$(if $(value MODE),--strategy $(call q,MODE)))
 STACK_INPUTS = $(TARGET) --concurrency $(call q,CONCURRENCY) --memory $(call q,MEMORY) \
   --object-size $(call q,OBJECT_SIZE) --region $(call q,REGION) --architecture $(call q,ARCH) \
-  $(STRATEGY_ARG) --function-timeout $(call q,FUNCTION_TIMEOUT)
-# fire's workload and its options (docs/workloads.md). STORAGE is also a deploy-level choice, so
-# fire passes it only to a workload other than download.
+  $(STRATEGY_ARG) --function-timeout $(call q,FUNCTION_TIMEOUT) \
+  $(if $(value STORAGE),--storage $(call q,STORAGE)) $(if $(value EXPRESS_AZ),--express-az $(call q,EXPRESS_AZ))
+# The workload and its options (docs/workloads.md): fire's, and a sweep's lists.
 WORKLOAD_ARGS = --workload $(call q,WORKLOAD) $(if $(value SIZES),--sizes $(call q,SIZES)) \
-  $(if $(value REPS),--reps $(call q,REPS)) \
-  $(if $(and $(value STORAGE),$(filter-out download,$(value WORKLOAD))),--storage $(call q,STORAGE))
+  $(if $(value REPS),--reps $(call q,REPS))
+# STORAGE at fire: the classes a latency run measures, of those deployed (at deploy and sweep it
+# is the deployed classes, in STACK_INPUTS). A download run takes none.
+FIRE_STORAGE_ARG = $(if $(and $(value STORAGE),$(filter-out download,$(value WORKLOAD))),--storage $(call q,STORAGE))
 NETWORK_ARGS = $(if $(value NETWORK),--network $(call q,NETWORK)) --network-scale $(call q,NETWORK_SCALE)
 
 .DEFAULT_GOAL := help
@@ -67,11 +70,13 @@ help: ## List the targets and the variables they read
 	@echo "  "STRATEGY=$(call q,STRATEGY) "(e.g. \"ranged connections=8 chunk_size=8MiB\", docs/strategies.md;"
 	@echo "    deploy: the default of messages, fire: this run's; MODE is its old name)"
 	@echo "  "WORKLOAD=$(call q,WORKLOAD) "(fire: download or latency, docs/workloads.md)" SIZES=$(call q,SIZES) REPS=$(call q,REPS) \
-	  STORAGE=$(call q,STORAGE) "(latency: e.g. SIZES=\"1 1KB 1MB 100MB\" REPS=10)"
+	  "(latency: e.g. SIZES=\"1 1KB 1MB 100MB\" REPS=10; fire's STORAGE: the deployed classes it measures)"
 	@echo "  "MESSAGES=$(call q,MESSAGES) MULTIPLIER=$(call q,MULTIPLIER) RUN=$(call q,RUN) QUERY=$(call q,QUERY)
 	@echo "  "RUNS=$(call q,RUNS) SWEEP=$(call q,SWEEP) "(report across these runs, or a sweep's)" A=$(call q,A) B=$(call q,B) "(compare)"
 	@echo "  "TIMEOUT=$(call q,TIMEOUT) "(wait gives up after this many seconds)"
 	@echo "  "FUNCTION_TIMEOUT=$(call q,FUNCTION_TIMEOUT) "(deploy: function timeout, s; the queue's visibility timeout is 6x it)"
+	@echo "  "STORAGE=$(call q,STORAGE) EXPRESS_AZ=$(call q,EXPRESS_AZ) "(deploy, sweep: standard (default) and/or express, the latter in zone ID EXPRESS_AZ"
+	@echo "    such as use1-az4; AWS backend only; docs/storage.md)"
 	@echo "  "HOST=$(call q,HOST) "(local backend: wait hosts the function; HOST=0 when \`make run\` does)"
 	@echo "  "NETWORK=$(call q,NETWORK) NETWORK_SCALE=$(call q,NETWORK_SCALE) "(local backend: run, wait, demo and sweep shape S3 traffic"
 	@echo "    with a network model: none, lambda-2024, lambda-2026 or a .toml/.json file; docs/network-model.md)"
@@ -106,7 +111,7 @@ emulator-status: venv ## Is the embedded emulator running, and where
 package: venv ## Build the function zip for ARCH (deterministic)
 	$(FANOUT) package --architecture $(call q,ARCH)
 
-deploy: venv ## Deploy the stack (CONCURRENCY, MEMORY, OBJECT_SIZE, REGION, ARCH, STRATEGY, FUNCTION_TIMEOUT, STACK, BACKEND)
+deploy: venv ## Deploy the stack (CONCURRENCY, MEMORY, OBJECT_SIZE, REGION, ARCH, STRATEGY, FUNCTION_TIMEOUT, STORAGE, EXPRESS_AZ, STACK, BACKEND)
 	$(FANOUT) deploy $(STACK_INPUTS)
 
 plan: venv ## Show what deploy would change
@@ -123,7 +128,7 @@ run: venv ## Local backend: host the function until its queue is drained (NETWOR
 
 fire: venv ## Send MESSAGES (default MULTIPLIER x CONCURRENCY) messages tagged TAG, of WORKLOAD (STRATEGY; SIZES REPS STORAGE)
 	$(FANOUT) fire $(TARGET) --multiplier $(call q,MULTIPLIER) --tag $(call q,TAG) \
-	  $(if $(value MESSAGES),--messages $(call q,MESSAGES)) $(STRATEGY_ARG) $(WORKLOAD_ARGS)
+	  $(if $(value MESSAGES),--messages $(call q,MESSAGES)) $(STRATEGY_ARG) $(WORKLOAD_ARGS) $(FIRE_STORAGE_ARG)
 
 wait: venv ## Wait until every message of RUN is accounted for (TIMEOUT, HOST, NETWORK, NETWORK_SCALE)
 	$(FANOUT) wait $(TARGET) --run $(call q,RUN) --timeout $(call q,TIMEOUT) $(if $(filter 0,$(value HOST)),--no-host) $(NETWORK_ARGS)

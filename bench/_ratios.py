@@ -24,3 +24,10 @@ def verdict(ours: list[float], baseline: list[float], target: float, unit: str =
     judged = "meets" if ratio >= target else "below"
     return (f"median ratio {ratio:.2f}{unit} (from {ratios[0]:.2f}{unit} to {ratios[-1]:.2f}{unit}): "
             f"{judged} the {target:g}{unit} target")  # fmt: skip
+
+
+def best_of(ours: list[float], baseline: list[float], unit: str = "") -> str:
+    """`best of 9: 0.99x`: the best result of each side, over each other. On a loaded machine
+    a run is slowed by other work, never sped up, so each side's best is its least disturbed
+    run; printed next to the median ratio, not instead of it."""
+    return f"best of {len(ours)}: {max(ours) / max(baseline):.2f}{unit}"

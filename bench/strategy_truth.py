@@ -7,19 +7,26 @@ fresh environment: stream (5 MB/s, 13 s), ranged with 2 and 4 connections (10 an
 the sustained rate: they never spend the bucket) and 8 connections (40 MB/s until the bucket is
 spent, 0.5 s, then 24 MB/s). Each pair of neighbours is predicted at least 1.4x apart, so the
 ranking is unambiguous. Printed per strategy, as estimated/injected:
-- seconds: measured over predicted;
+- seconds: measured over predicted from the model alone (no first-byte latency in it);
+- seconds with the waits: measured over predicted with each GET's first-byte wait set to the
+  median of the download's own request_ttfb_ms (the emulator's answer: it reads the whole
+  object per GET, 50-200 ms under load), which the model's prediction counts once per part
+  and connection (fanout.network.truth.predicted_seconds);
 - sustained: the record's sustained_mb_per_s over min(connections x per-connection, sustained);
 - burst: burst_excess_bytes over the bucket, for the strategies that spend it (draw above the
-  sustained rate); the parallel GETs' responses start some 50-200 ms apart (the emulator reads
-  the object once per GET), and the full bucket overflows meanwhile, so expect it a little short;
+  sustained rate): the largest rise above the sustained line, so the parallel GETs' staggered
+  start (their responses begin some 50-200 ms apart) does not count against it;
 and whether the report's strategy table ranks them as predicted. Targets: 5% for the estimates
-(the issue's); seconds are printed, not judged. Below the sustained rate every part's wait for
-the emulator's first byte (it reads the whole object per GET, 50-200 ms, more under load and
-with GETs in parallel) is lost time the model does not know of, so 2 and 4 connections stay
-under their cap (2 MiB parts: 0.84 and 0.74 of it; 8 MiB parts: 0.90 and 0.83, one run each on
-the loaded machine). Above it the bucket's slack makes the waits up.
+(the issue's); seconds are printed, not judged. Below the sustained rate every part's wait is
+lost time; above it the other connections cover the waits. With the median wait counted, 2 and
+4 connections still took 1.10 and 1.28x the prediction in one loaded run (8: 1.03): the waits
+vary, the connections start and end staggered, and the slowest sets the end; their sustained
+estimates (0.91, 0.79 of the cap) take a wait inside the last quarter. The emulator's cost, not
+the model's (docs/network-model.md).
 Measured on a shared 2-core machine: other load stretches the figures.
 """
+
+import statistics
 
 from fanout import strategies
 from fanout.emulator import control
@@ -45,7 +52,8 @@ def main() -> None:
     for choice in choices:
         [record] = runs[str(choice)].records
         for name, estimated, injected in _figures(shape, choice, record, predicted[str(choice)]):
-            judged = "" if name == "seconds" else (" ok" if abs(estimated / injected - 1) <= TARGET else " OFF")
+            close = abs(estimated / injected - 1) <= TARGET
+            judged = "" if name.startswith("seconds") else (" ok" if close else " OFF")
             print(f"strategy truth {choice} {name}: estimated/injected {estimated / injected:.3f} "
                   f"({estimated:.4g} / {injected:.4g}){judged}")
     order, expected = strategy_order(list(runs.values())), sorted(predicted, key=predicted.get)
@@ -56,7 +64,9 @@ def main() -> None:
 def _figures(shape, choice, record: dict, seconds: float) -> list[tuple[str, float, float]]:
     """(parameter, estimated, injected) of one strategy's download."""
     draw = shape.connection_rate * truth.connections(choice, OBJECT_SIZE)
-    figures = [("seconds", record["seconds"], seconds),
+    with_waits = truth.predicted_seconds(shape, OBJECT_SIZE, truth.connections(choice, OBJECT_SIZE),
+                                         choice.gets(OBJECT_SIZE), statistics.median(record["request_ttfb_ms"]) / 1000)
+    figures = [("seconds", record["seconds"], seconds), ("seconds with the waits", record["seconds"], with_waits),
                ("sustained MB/s", record["sustained_mb_per_s"], min(draw, shape.sustained_rate) / 1e6)]
     if min(draw, shape.peak_rate) > shape.sustained_rate:
         figures.append(("burst bytes", record["burst_excess_bytes"], shape.burst_bytes))

@@ -95,3 +95,18 @@ output "default_strategy" {
   description = "Download strategy of messages that name none (canonical text as deployed)."
   value       = var.default_strategy
 }
+
+output "storage" {
+  description = "Storage classes the latency workload measures (standard, express), sorted."
+  value       = sort(var.storage)
+}
+
+output "express_bucket" {
+  description = "Name of the S3 Express One Zone directory bucket; empty when storage does not include express."
+  value       = local.express ? aws_s3_directory_bucket.express[0].bucket : ""
+}
+
+output "express_az" {
+  description = "Availability zone ID of the directory bucket; empty when storage does not include express."
+  value       = local.express ? var.express_az : ""
+}

@@ -190,3 +190,25 @@ variable "tags" {
   type        = map(string)
   default     = {}
 }
+
+variable "storage" {
+  description = "Storage classes the latency workload measures: \"standard\" (the stack's bucket) and/or \"express\" (an S3 Express One Zone directory bucket in express_az). The names are fanout.storage.CLASSES; tests/infra/test_storage_validation.py keeps them equal."
+  type        = set(string)
+  default     = ["standard"]
+
+  validation {
+    condition     = length(var.storage) > 0 && alltrue([for class in var.storage : contains(["express", "standard"], class)])
+    error_message = "storage must hold one or more of express, standard."
+  }
+}
+
+variable "express_az" {
+  description = "Availability zone ID (not name) of the Express One Zone directory bucket, such as use1-az4; required when storage includes \"express\", empty otherwise. A function outside this zone pays cross-AZ latency (docs/storage.md)."
+  type        = string
+  default     = ""
+
+  validation {
+    condition     = var.express_az == "" || can(regex("^[a-z]{2,5}[0-9]{1,2}-az[0-9]{1,2}$", var.express_az))
+    error_message = "express_az must be an availability zone ID such as use1-az4 (not a zone name such as us-east-1a)."
+  }
+}

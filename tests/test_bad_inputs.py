@@ -36,6 +36,15 @@ CATALOGUE = [
     (["deploy", "--endpoint", "http://localhost:4566"], "'http://localhost:4566'", 2),
     (["deploy", "--backend", "aws", "--endpoint", "ftp://x"], "'ftp://x'", 2),
     (["plan", "--memory", "99"], "'99'", 2),
+    # deploy / plan: storage classes (docs/storage.md), before the backend is checked
+    (["deploy", "--storage", "standard glacier"], "'glacier'", 2),
+    (["deploy", "--storage", " "], "' '", 2),
+    (["deploy", "--backend", "aws", "--storage", "express"], "--express-az ''", 2),
+    (["deploy", "--backend", "aws", "--storage", "express", "--express-az", "us-east-1a"], "'us-east-1a'", 2),
+    (["deploy", "--backend", "aws", "--storage", "express", "--express-az", "use1-az4;x"], "'use1-az4;x'", 2),
+    (["deploy", "--express-az", "use1-az4"], "'use1-az4'", 2),  # no express to place
+    (["deploy", "--storage", "standard express", "--express-az", "use1-az4"], "'express'", 2),  # local
+    (["plan", "--storage", "express", "--express-az", "use1-az4"], "'express'", 2),  # local
     # fire: counts, tag, fraction, before the stack is looked up
     (["fire", "--messages", "0"], "'0'", 2),
     (["fire", "--messages", "-3"], "'-3'", 2),
@@ -122,6 +131,7 @@ CATALOGUE = [
     (["sweep", "--network", "lambda-1999"], "'lambda-1999'", 2),
     (["sweep", "--network-scale", "0"], "'0'", 2),
     (["sweep", "--resume", "nope"], "'nope'", 2),
+    (["sweep", "--storage", "standard express", "--express-az", "use1-az4"], "'express'", 2),  # local
     (["wait", "--network", "lambda-1999"], "'lambda-1999'", 2),
     (["demo", "--network-scale", "-2"], "'-2'", 2),
     (["demo", "--network-scale", FULL_WIDTH_10], repr(FULL_WIDTH_10), 2),

@@ -14,7 +14,7 @@ import subprocess
 import sys
 import time
 import uuid
-from dataclasses import asdict, fields
+from dataclasses import MISSING, asdict, fields
 from fractions import Fraction
 from importlib import metadata
 
@@ -122,7 +122,8 @@ def test_injected_failures_are_floor_n_f_and_evenly_spread(count, fraction):
 
 
 def make_stack(emulator, url, **overrides) -> Stack:
-    values = {f.name: f.type() if f.type in (int, str) else None for f in fields(Stack)}
+    values = {f.name: f.type() if f.type in (int, str) else None for f in fields(Stack)
+              if f.default is MISSING and f.default_factory is MISSING}
     values.update(backend="local", stack="unit", region=REGION, endpoint=emulator, queue_url=url,
                   queue_arn="arn:aws:sqs:us-east-1:123456789012:unit", concurrency=4, memory=512,
                   object_size=2**20, default_strategy="download_file", architecture="x86_64")
@@ -154,6 +155,15 @@ def test_fire_records_the_run_and_marks_the_bodies(queue, emulator, results):
     assert {b["strategy"] for b in bodies} == {"stream chunk_size=256KiB"}
     assert sorted(b["seq"] for b in bodies if b.get("inject_failure")) == saved["injected_seqs"]
     assert len(saved["injected_seqs"]) == 5
+
+
+def test_run_json_records_the_storage_classes_for_the_report(queue, emulator, results):
+    _, url = queue
+    deployed = make_stack(emulator, url, storage=["standard", "express"], express_bucket="unit-1--use1-az4--x-s3",
+                          express_az="use1-az4")  # fmt: skip
+    saved = runs.load(fire.fire(deployed, fire.FireParams(1, "t", workers=1))["run_id"])
+    assert saved["stack"]["storage"] == ["standard", "express"]
+    assert (saved["stack"]["express_bucket"], saved["stack"]["express_az"]) == (deployed.express_bucket, "use1-az4")
 
 
 @pytest.mark.skipif(shutil.which("git") is None or not (paths.REPO / ".git").exists(), reason="needs a git checkout")

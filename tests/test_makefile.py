@@ -24,7 +24,8 @@ def make(*args: str, home) -> subprocess.CompletedProcess:
 @pytest.mark.parametrize(
     "target, variable",
     [("deploy", "STACK"), ("fire", "TAG"), ("wait", "RUN"), ("report", "RUN"), ("deploy", "FUNCTION_TIMEOUT"),
-     ("deploy", "MEMORY"), ("fire", "MESSAGES"), ("wait", "TIMEOUT"), ("query", "QUERY"), ("help", "STACK")],
+     ("deploy", "MEMORY"), ("fire", "MESSAGES"), ("wait", "TIMEOUT"), ("query", "QUERY"), ("help", "STACK"),
+     ("deploy", "STORAGE"), ("plan", "EXPRESS_AZ")],
 )
 def test_shell_characters_in_a_variable_are_not_run(tmp_path, target, variable):
     pwned = tmp_path / "pwned"
@@ -46,4 +47,11 @@ def test_a_value_with_spaces_arrives_as_one_argument(tmp_path):
 def test_function_timeout_is_validated(tmp_path):
     result = make("deploy", "FUNCTION_TIMEOUT=901", home=tmp_path / "home")
     assert "invalid function timeout (s) '901': expected a whole number from 1 to 900" in result.stderr
+    assert not (tmp_path / "home").exists()
+
+
+def test_storage_reaches_deploy_and_express_is_refused_locally(tmp_path):
+    result = make("deploy", "STORAGE=standard express", "EXPRESS_AZ=use1-az4", home=tmp_path / "home")
+    assert result.returncode == 2
+    assert "invalid storage class 'express' with --backend local" in result.stderr
     assert not (tmp_path / "home").exists()

@@ -86,6 +86,9 @@ def test_every_bad_value_is_named(overrides, named):
         ["--stack", "Bad_Stack"],
         ["--network", "lambda-1999"],
         ["--network-scale", "0"],
+        ["--storage", "standard glacier"],
+        ["--storage", "express", "--express-az", "us-east-1a"],
+        ["--storage", "express", "--express-az", "use1-az4"],  # express on the local backend
     ],
 )
 def test_a_bad_value_creates_nothing(isolated, capsys, argv):
@@ -210,6 +213,25 @@ def test_deploy_inputs_keep_every_object_size_and_fresh_environments_per_cell_on
         fresh_by_config = backend == "aws" and not keep_warm
         assert same_deployment == [not fresh_by_config, False, not fresh_by_config]
     assert params.DeployParams("s", "us-east-1", 1, 128, 5, "x86_64", "stream").object_sizes() == [5]
+
+
+def test_every_cell_deploys_the_sweeps_storage_classes_and_a_resume_keeps_them(isolated):
+    args = cli.build_parser().parse_args(["sweep", "--backend", "aws", "--memory", "512 1024", "--object-size", "1MiB",
+                                          "--storage", "standard express", "--express-az", "use1-az4"])  # fmt: skip
+    chosen = sweep.from_args(args)
+    for made in (chosen, sweep.SweepParams.from_manifest(json.loads(json.dumps(chosen.settings())))):
+        deployment = sweep._Deployment(made, "id")
+        inputs = [deployment.inputs_for(cell, i) for i, cell in enumerate(made.axes.cells())]
+        assert len(inputs) == 2
+        assert {(i.storage, i.express_az) for i in inputs} == {(("express", "standard"), "use1-az4")}
+        assert {i.variables("", "zip")["express_az"] for i in inputs} == {"use1-az4"}
+
+
+def test_a_sweep_recorded_before_storage_existed_resumes_with_standard_only():
+    settings = sweep.SweepParams("local", "s", "us-east-1", axes.Axes.parse(texts()), 10, "t").settings()
+    old = {name: value for name, value in settings.items() if name not in ("storage", "express_az")}
+    resumed = sweep.SweepParams.from_manifest(old)
+    assert (resumed.storage, resumed.express_az) == (("standard",), "")
 
 
 def test_make_help_lists_the_sweep_and_its_variables():

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from test_fire import drain, make_stack, queue, results  # noqa: F401 - fixtures
 
-from fanout import cells, cli, costs, crossrun, fire, function_modules, insights, runs, stats, workloads
+from fanout import cells, cli, costs, crossrun, fire, function_modules, insights, runs, stats, storage, workloads
 from fanout.errors import UsageError
 from fanout.insights.syntax import Stats, parse
 from fanout.workloads import latency, latency_report
@@ -155,3 +155,8 @@ def test_the_report_files_carry_the_ratio_and_the_network_label(results):  # noq
     assert (folder / "latency.png").stat().st_size > 0
     assert [json.loads(line) for line in (folder / "records.jsonl").read_text().splitlines()] == \
         [json.loads(json.dumps(r, sort_keys=True)) for r in records]  # fmt: skip
+
+
+def test_the_function_knows_every_storage_class_a_stack_can_deploy():
+    """The function's list (it must check messages without the drivers) and fanout.storage's."""
+    assert set(latency.definition.STORAGE_CLASSES) == set(storage.CLASSES)

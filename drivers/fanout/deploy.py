@@ -12,7 +12,7 @@ import os
 import sys
 import time
 
-from fanout import aws, package, params, stack, strategies, terraform, upload
+from fanout import aws, package, params, stack, storage, strategies, terraform, upload
 from fanout.emulator import control
 from fanout.errors import UsageError
 from fanout.sizes import format_size
@@ -49,10 +49,15 @@ def _add_inputs(parser) -> None:
 
 
 def add_target_arguments(parser) -> None:
-    """Where to deploy and the function's timeout: --backend, --stack, --region,
-    --function-timeout and --endpoint (deploy, plan, sweep)."""
+    """Where to deploy, the function's timeout and the storage classes: --backend, --stack,
+    --region, --function-timeout, --endpoint, --storage and --express-az (deploy, plan, sweep)."""
     stack.add_arguments(parser)
     parser.add_argument("--region", default="us-east-1", help="AWS region (default us-east-1)")
+    default = " ".join(storage.DEFAULT)
+    parser.add_argument("--storage", default=default, help=f"storage classes the latency workload measures, "
+                        f"space separated: {' and/or '.join(storage.CLASSES)} (default {default}; docs/storage.md)")
+    parser.add_argument("--express-az", default="", help="availability zone ID of the express directory bucket, "
+                        "such as use1-az4; required with --storage express")
     parser.add_argument(
         "--function-timeout",
         default=str(params.DEFAULT_FUNCTION_TIMEOUT),
@@ -157,10 +162,11 @@ def check_strategy(strategy: str, backend: str, endpoint: str) -> None:
 
 
 def _check(inputs: params.DeployParams, backend: str, endpoint: str) -> str:
-    """The endpoint (and a strategy that cannot use it), checked before anything runs: a bad
+    """The endpoint (and a strategy or storage class that cannot use it), checked before anything runs: a bad
     one, or an AWS profile that does not exist, is one error line; an allowed but risky input gets a warning line."""
     endpoint = params.endpoint(backend, endpoint)
     check_strategy(inputs.strategy, backend, endpoint)
+    storage.check_backend(inputs.storage, backend)
     if backend == "aws" and not endpoint:
         aws.client("sts", inputs.region)  # a missing AWS profile: one line now, not Terraform's page later
     for warning in params.warnings(inputs):
@@ -174,6 +180,12 @@ def _variables(inputs: params.DeployParams, backend: str, endpoint: str) -> dict
         endpoint = control.start()
     zip_path = package.build("downloader", inputs.architecture)
     return inputs.variables(endpoint, zip_path, backend)
+
+
+def _storage_line(deployed: stack.Stack) -> str:
+    """The storage classes the latency workload measures, with the directory bucket's place."""
+    where = f": s3://{deployed.express_bucket} in {deployed.express_az}" if deployed.express_bucket else ""
+    return " ".join(deployed.storage) + where
 
 
 def _emulator_gone(name: str) -> bool:
@@ -196,6 +208,7 @@ def _print_summary(deployed: stack.Stack, seconds: float) -> None:
         f"{deployed.concurrency}, {deployed.architecture}\n"
         f"  strategy  {deployed.default_strategy}\n"
         f"  object    {format_size(deployed.object_size)} at s3://{deployed.bucket}/{deployed.object_key}\n"
+        f"  storage   {_storage_line(deployed)}\n"
         f"  queue     {deployed.queue_url}\n"
         f"            to the dead-letter queue after {deployed.max_receive_count} receives\n"
         f"  logs      {deployed.log_group}"

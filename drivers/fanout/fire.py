@@ -131,15 +131,15 @@ def check_strategy(stack, strategy: strategies.Choice | None) -> strategies.Choi
     return resolved
 
 
-def check_options(workload: workloads.Workload, args, strategy_given: bool = True) -> None:
+def check_options(workload: workloads.Workload, args, deploy_level: tuple[str, ...] = ()) -> None:
     """Refuse another workload's options (`--sizes` on a download run): they would be ignored.
-    `strategy_given`: --strategy is the run's (fire), not the deployment's default (sweep)."""
+    `deploy_level`: flags that are the deployment's there (a sweep's --strategy, --storage)."""
     for other in workloads.WORKLOADS.values():
-        given = [name for name in other.driver().OPTIONS if getattr(args, name) is not None]
+        given = [name for name in other.driver().OPTIONS if name not in deploy_level and getattr(args, name) is not None]
         if other != workload and given:
             raise UsageError(f"--{given[0]} is an option of the {other.name} workload, not of {workload.name}: "
                              f"add --workload {other.name}")  # fmt: skip
-    if workload.name != workloads.DEFAULT and strategy_given and args.strategy is not None:
+    if workload.name != workloads.DEFAULT and "strategy" not in deploy_level and args.strategy is not None:
         raise UsageError(f"--strategy is an option of the {workloads.DEFAULT} workload, not of {workload.name}")
 
 

@@ -5,9 +5,10 @@ function name; every driver gets them from `Stack`.
 """
 
 import argparse
-from dataclasses import dataclass, fields
+from dataclasses import MISSING, dataclass, field, fields
 
 from fanout import aws, terraform
+from fanout import storage as storage_classes
 from fanout.errors import FanoutError
 
 BACKENDS = ("local", "aws")
@@ -38,14 +39,20 @@ class Stack:
     max_receive_count: int
     architecture: str
     default_strategy: str  # canonical text; fire sends it when given no --strategy
+    # Storage classes the latency workload measures (fanout.storage), and the Express One Zone
+    # directory bucket and its zone ID ("" without express). Stacks deployed before these outputs
+    # existed had only the standard bucket: the defaults describe them.
+    storage: list[str] = field(default_factory=lambda: list(storage_classes.DEFAULT))  # a list: run.json holds it as is
+    express_bucket: str = ""
+    express_az: str = ""
 
     @classmethod
     def from_outputs(cls, backend: str, outputs: dict) -> "Stack":
         wanted = [f for f in fields(cls) if f.name != "backend"]
-        missing = [f.name for f in wanted if f.name not in outputs]
+        missing = [f.name for f in wanted if f.name not in outputs and f.default is MISSING and f.default_factory is MISSING]
         if missing:
             raise FanoutError(f"stack outputs lack {', '.join(missing)}; run `make deploy` again")
-        values = {f.name: f.type(outputs[f.name]) for f in wanted}
+        values = {f.name: f.type(outputs[f.name]) for f in wanted if f.name in outputs}
         return cls(backend=backend, **values)
 
     def client(self, service: str, **config):

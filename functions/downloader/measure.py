@@ -14,10 +14,15 @@ What the numbers mean (docs/strategies.md has the full record contract):
   because that is part of what the strategy costs.
 - `request_ttfb_ms`: per S3 request the download sent (in the order the responses came), ms
   from handing it to the HTTP layer until its status line and headers were parsed (the body
-  not yet read): botocore's before-send and response-received events. `requests` counts them.
+  not yet read): botocore's before-send and response-received events; the first
+  REQUESTS_KEPT (100) only, so that a download of thousands of parts still fits one log event
+  next to its timeline, and stays within the 200 fields Logs Insights discovers per event (it
+  makes one of each item). `requests` counts them all.
 - `connections`: distinct TCP connections (socket objects) that carried the download's
   GetObject responses: a kept-alive connection counts once, a server that closes every
-  connection (the local emulator does) makes it equal the number of GETs.
+  connection makes it equal the number of GETs. The local emulator closes every connection;
+  under a network model the shaping proxy keeps the function's side alive as S3 does, under
+  `none` (no proxy) the count equals the GETs.
   Neither exists for `crt`, which speaks HTTP itself: both are null there.
 - `start_ms`/`end_ms`: epoch milliseconds, to line records up across functions.
 - `mbps`: decimal megabits per second (bytes * 8 / seconds / 1e6); `mib_per_s`: MiB per second.
@@ -49,6 +54,7 @@ from envelope import InjectedFailure, MalformedMessage, error_record
 # not validate, so those downloads do not pay for it; a smaller, single-part object has its
 # CRC32 computed by the function, a CPU cost per byte that is then part of the figure.
 CLIENT_CONFIG = Config(max_pool_connections=strategies.MAX_CONNECTIONS)
+REQUESTS_KEPT = 100  # request_ttfb_ms items a record carries (see the module docstring)
 
 
 class SizeMismatch(Exception):
@@ -164,7 +170,8 @@ class RequestLog:
     """
 
     def __init__(self):
-        self.ttfb_ms: list[float] = []
+        self.ttfb_ms: list[float] = []  # the first REQUESTS_KEPT
+        self.requests = 0
         self.get_request_ids: list[str] = []
         self.sockets: set = set()
         self._sent = threading.local()
@@ -179,8 +186,10 @@ class RequestLog:
             return
         sock = _socket_of(parsed_response.get("Body"))
         with self._lock:
-            self.ttfb_ms.append(round((now - self._sent.at) * 1000, 3))
-            if event_name.endswith(".GetObject"):
+            self.requests += 1
+            if len(self.ttfb_ms) < REQUESTS_KEPT:
+                self.ttfb_ms.append(round((now - self._sent.at) * 1000, 3))
+            if event_name.endswith(".GetObject") and not self.get_request_ids:  # the record names the first
                 self.get_request_ids.append(parsed_response.get("ResponseMetadata", {}).get("RequestId", ""))
             if sock is not None:
                 self.sockets.add(sock)  # kept until the download ends, so identities stay unique
@@ -202,7 +211,7 @@ class RequestLog:
     def fields(self) -> dict:
         """request_ttfb_ms, requests, connections; null where botocore saw no request (crt)."""
         seen = bool(self.ttfb_ms)
-        return {"request_ttfb_ms": self.ttfb_ms if seen else None, "requests": len(self.ttfb_ms) if seen else None,
+        return {"request_ttfb_ms": self.ttfb_ms if seen else None, "requests": self.requests if seen else None,
                 "connections": len(self.sockets) if seen else None}  # fmt: skip
 
 

@@ -25,13 +25,26 @@ boundary i*d, and m = floor(seconds / d) the number of complete intervals:
   the peak). A slope, not bytes over time: the reads in progress on each connection when the
   tail begins add up to one read (256 KiB) per connection to the tail's bytes, an offset that
   a ratio would count as rate (6% of a 7 MB tail on four connections) and a slope ignores.
-- burst_excess_bytes: the most bytes received above the sustained rate since the first
-  interval with bytes (f): max over f <= i <= m of C(i) - S (i - f) d. Under a token bucket
-  that starts full this is the bucket's size (the credit spent above the refill rate).
+- burst_excess_bytes: the most bytes received above the sustained rate over any stretch of
+  the download from the first interval with bytes (f) on. With D(i) = C(i) - S i d and A(i)
+  the mean of D over the RISE_WINDOW_S before i (0.1 s, w = round(0.1 s / d) boundaries; D is
+  D(f) before f): the stretch j <= i with the largest rise A(i) - A(j) (f <= j <= i <= m, first
+  found), both ends moved back to their window's middle (h = (w - 1) // 2 boundaries, not
+  before f), and its rise on D itself. The averages find the stretch, D measures it: bytes
+  land one read (256 KiB per connection) at a time, so the largest rise of D alone starts in a
+  gap between reads and ends on a bunch of them (1.05 of the bucket on 8 connections), while
+  the averages' own rise cuts the stretch's corners (0.97 of it after a sharp slow start,
+  0.98 measured on D: the middle of a window is not quite where a lopsided corner is). Under a
+  token bucket that starts full this is the bucket's size: the bytes above the refill rate in
+  any stretch are at most the credit at its start, and a full bucket gives them all once the
+  draw exceeds the refill rate, even when it does so only after a slower start (parallel GETs
+  whose responses begin one after another: counted from the first byte instead, the slow
+  start's shortfall below the sustained rate came off the bucket, 0.59 of it on 8 connections).
 - burst_bytes: bytes received before the rate falls to the sustained level: C(i) at the first
-  boundary (the knee) where the excess comes within max(2% of burst_excess_bytes, 256 KiB) of
-  burst_excess_bytes. The slack keeps one late read from moving the knee far into the
-  sustained part; it makes the knee early by at most that many bytes of excess.
+  boundary (the knee) where the averages' rise A(i) - min over f <= j <= i of A(j) comes within
+  max(2% of the largest, 256 KiB) of the largest, moved back h boundaries. The slack keeps one
+  late read from moving the knee far into the sustained part; it makes the knee early by at
+  most that many bytes of excess.
 These describe a burst only for a download that outlasts it; one that ends inside its burst has
 a "sustained" rate that is its burst rate and burst_bytes close to all its bytes.
 """
@@ -43,6 +56,7 @@ MAX_COUNTS = 90_000  # 900 s at 10 ms: a longer series (only a stepping test clo
 ENCODED_LIMIT = 192 * 1024
 PEAK_WINDOW_S = 1.0
 TAIL_FRACTION = 0.25
+RISE_WINDOW_S = 0.1
 KNEE_FRACTION = 0.98
 KNEE_SLACK_BYTES = 256 * 1024  # one read: the series moves in steps of one read (measure.CHUNK_SIZE)
 
@@ -104,14 +118,19 @@ def derive(counts: list[int], interval_ms: int, seconds: float) -> dict:
         peak = total / seconds if seconds > 0 else 0.0
     sustained = _slope(range(int((1 - TAIL_FRACTION) * complete), complete + 1), cumulative, d, peak)
     first = next((i for i, n in enumerate(counts) if n), 0)
-    excess = [cumulative[i] - sustained * (i - first) * d for i in range(first, complete + 1)]
-    most = max(excess, default=0.0)
+    levels = [cumulative[i] - sustained * i * d for i in range(first, complete + 1)]
+    window = max(1, round(RISE_WINDOW_S / d))
+    rises, lows = _rises(_trailing_means(levels, window))
+    most = max(rises, default=0.0)
     near = most - max((1 - KNEE_FRACTION) * most, KNEE_SLACK_BYTES)
-    knee = next((first + i for i, e in enumerate(excess) if e >= near), first)
+    middle = (window - 1) // 2
+    top = rises.index(most) if rises else 0
+    excess = levels[max(0, top - middle)] - levels[max(0, lows[top] - middle)] if levels else 0.0
+    knee = first + max(0, next((i for i, r in enumerate(rises) if r >= near), 0) - middle)
     return {
         "peak_mb_per_s": peak / 1e6,
         "sustained_mb_per_s": sustained / 1e6,
-        "burst_excess_bytes": round(most),
+        "burst_excess_bytes": round(excess),
         "burst_bytes": cumulative[knee],
     }
 
@@ -121,6 +140,28 @@ def record_fields(recorder: Recorder, seconds: float) -> dict:
     interval, text = encode(recorder.counts, recorder.interval_ms)
     return {"timeline_interval_ms": interval, "timeline": text,
             **derive(decode(text), interval, seconds)}
+
+
+def _trailing_means(levels: list[float], window: int) -> list[float]:
+    """Each level averaged with the `window` - 1 before it, the first level standing in for
+    those before the start."""
+    padded = [levels[0]] * (window - 1) + levels if levels else []
+    running = [0.0]
+    for level in padded:
+        running.append(running[-1] + level)
+    return [(running[i + window] - running[i]) / window for i in range(len(levels))]
+
+
+def _rises(levels: list[float]) -> tuple[list[float], list[int]]:
+    """Each level's rise above the lowest level before it (itself included), and where that
+    lowest level is (its first index)."""
+    rises, lows, low = [], [], 0
+    for i, level in enumerate(levels):
+        if level < levels[low]:
+            low = i
+        rises.append(level - levels[low])
+        lows.append(low)
+    return rises, lows
 
 
 def _slope(boundaries: range, cumulative: list[int], d: float, default: float) -> float:

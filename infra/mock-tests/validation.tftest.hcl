@@ -117,3 +117,24 @@ run "explicit_ephemeral_storage_too_small_for_the_object" {
 
   expect_failures = [aws_lambda_function.downloader]
 }
+
+run "storage_classes_and_zone_ids" {
+  command = plan
+
+  variables {
+    storage    = ["standard", "glacier"]
+    express_az = "us-east-1a"
+  }
+
+  expect_failures = [var.storage, var.express_az]
+}
+
+run "storage_not_empty" {
+  command = plan
+
+  variables {
+    storage = []
+  }
+
+  expect_failures = [var.storage]
+}

@@ -3,6 +3,8 @@ figures against an independent computation (numpy) from the decoded series."""
 
 import json
 import random
+import time
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -61,11 +63,18 @@ def test_derived_figures_equal_an_independent_computation(timeline, seed):
     sustained = np.polyfit(tail * d, c[tail], 1)[0]
     first = int(np.flatnonzero(counts)[0])
     i = np.arange(first, m + 1)
-    excess = c[i] - sustained * (i - first) * d
-    knee = i[np.argmax(excess >= excess.max() - max(0.02 * excess.max(), 256 * 1024))]
+    w = int(round(0.1 / d))
+    raw = c[i] - sustained * i * d
+    averages = np.convolve(np.concatenate([np.full(w - 1, raw[0]), raw]), np.ones(w) / w, "valid")
+    rises = averages - np.minimum.accumulate(averages)
+    top = int(np.argmax(rises))
+    low = int(np.argmin(averages[:top + 1]))
+    h = (w - 1) // 2
+    excess = raw[max(0, top - h)] - raw[max(0, low - h)]
+    knee = first + max(0, int(np.argmax(rises >= rises.max() - max(0.02 * rises.max(), 256 * 1024))) - h)
     assert derived["peak_mb_per_s"] == pytest.approx(peak / 1e6)
     assert derived["sustained_mb_per_s"] == pytest.approx(sustained / 1e6)
-    assert derived["burst_excess_bytes"] == pytest.approx(excess.max(), abs=1)
+    assert derived["burst_excess_bytes"] == pytest.approx(excess, abs=1)
     assert derived["burst_bytes"] == c[knee]
 
 
@@ -82,15 +91,51 @@ def test_a_burst_then_a_sustained_rate_is_recovered(timeline):
     assert derived["burst_bytes"] == pytest.approx(burst_rate * burst_seconds, rel=0.03)
 
 
+def test_a_slow_start_does_not_shorten_the_bucket(timeline):
+    """Parallel GETs whose responses start one after another draw less than the sustained rate
+    at first, with the bucket full; once above it they spend the whole bucket, and the
+    estimate is the whole bucket, not the bucket less the slow start's shortfall (a 1 s
+    shortfall of 6 MB: 0.25 of this bucket). Within 3%: the averaging that finds the stretch
+    misplaces a sharp corner by a few intervals (timeline.py)."""
+    slow, burst_rate, sustained_rate, bucket, seconds = 4e6, 60e6, 10e6, 8e6, 10.0
+    burst_seconds = bucket / (burst_rate - sustained_rate)
+    d = 0.01
+
+    def rate(t):
+        return slow if t < 1 else burst_rate if t < 1 + burst_seconds else sustained_rate
+
+    counts = [round(rate(i * d) * d) for i in range(int(seconds / d))]
+    derived = timeline.derive(counts, 10, seconds)
+    assert derived["sustained_mb_per_s"] == pytest.approx(sustained_rate / 1e6, rel=0.01)
+    assert derived["burst_excess_bytes"] == pytest.approx(bucket, rel=0.03)
+    assert derived["burst_bytes"] == pytest.approx(slow + burst_rate * burst_seconds, rel=0.03)
+
+
+def many_requests(measure, count: int) -> dict:
+    """RequestLog.fields() after `count` GetObjects, each answered 899.987654 s after it was
+    sent (the longest first-byte times a 900 s download could hold: the widest numbers)."""
+    clock = iter(t for i in range(count) for t in (i, i + 899.987654))
+    measure.time = SimpleNamespace(monotonic=lambda: next(clock), time_ns=time.time_ns)
+    log = measure.RequestLog()
+    for _ in range(count):
+        log.sent()
+        log.received("response-received.s3.GetObject", {"ResponseMetadata": {"RequestId": "q" * 40}})
+    return log.fields()
+
+
 def test_a_900_second_download_fits_one_log_event(timeline, load_measure):
     """The longest download a function can run, at a rate no network reaches (every count a
-    5-byte varint), still fits one CloudWatch log event, at the stated 40 ms resolution."""
+    5-byte varint), with thousands of requests, still fits one CloudWatch log event, at the
+    stated 40 ms resolution; the record keeps the first REQUESTS_KEPT first-byte times and
+    counts them all."""
     measure = load_measure()
     recorder = measure.timeline.Recorder(started=0.0)
     rng = random.Random(7)
     for i in range(90_000):
         recorder.add(i * 0.01 + 0.005, rng.randrange(2**28, 2**35))
-    requests = {"request_ttfb_ms": [20.0] * 8, "requests": 8, "connections": 8}  # a few ranged GETs
+    requests = many_requests(measure, 20_000)  # 5 TiB in 256 MiB parts would be 20,480
+    assert requests["requests"] == 20_000 and len(requests["request_ttfb_ms"]) == measure.REQUESTS_KEPT
+    assert requests["request_ttfb_ms"][0] == pytest.approx(899_987.654)
     result = measure.Download(bytes=sum(recorder.counts), seconds=900.0, ttfb_seconds=0.02, start_ms=1,
                               end_ms=900_001, s3_request_id="x" * 40, requests=requests, timeline=recorder)
     message = measure.Message(run_id="r" * 40, seq=10**6, experiment_tag="t" * 64,

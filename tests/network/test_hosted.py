@@ -45,6 +45,7 @@ def test_stream_downloads_show_the_burst_and_the_sustained_rate(emulator):
     assert first["burst_bytes"] == pytest.approx(shape.connection_rate * burst_seconds, rel=0.1)
     for record in downloads:
         assert record["sustained_mb_per_s"] == pytest.approx(shape.sustained_rate / 1e6, rel=0.1)
-        assert record["first_byte_seconds"] >= shape.first_byte_s
+        # the latency less the path's measured cost is a floor; 5% for that measurement's noise
+        assert record["first_byte_seconds"] >= shape.first_byte_s * 0.95
         # slower than one connection at the cap, faster than the sustained rate alone: a burst
         assert shape.sustained_rate < record["bytes"] / record["seconds"] < shape.connection_rate

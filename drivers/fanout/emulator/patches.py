@@ -60,6 +60,9 @@ ScalingConfig.MaximumConcurrency, FunctionResponseTypes and reserved concurrency
 CloudWatch Logs PutLogEvents appends in O(batch); FilterLogEvents re-filters the whole group per
 page, which stays linear for the maximum page size of 10,000 events the readers use.
 PutQueryDefinition is not implemented by moto; the local backend does not save queries.
+Directory buckets (S3 Express One Zone) are not patched in: moto has no CreateSession, which the
+SDK sends before every object call on a `--x-s3` bucket, so the local backend refuses
+`--storage express` (docs/storage.md; tests/emulator/test_express.py fails once moto learns it).
 """
 
 import json

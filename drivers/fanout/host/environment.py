@@ -94,6 +94,7 @@ class Environment:
         fault layer's faults (fanout.host.faults), if any; `s3_endpoint`: the environment's
         shaped path to S3 (fanout.network), if any."""
         self.config, self._log, self._abort_fd = config, log, abort_fd
+        self.s3_endpoint = s3_endpoint
         self.stream = logs.stream_name(time.time())
         self.tmp_dir = tempfile.mkdtemp(prefix="tmp-", dir=workdir)
         self._killed = False

@@ -228,6 +228,8 @@ class Host:
 
     def _discard(self, env: Environment) -> None:
         env.close()
+        if self._shaper and env.s3_endpoint:
+            self._shaper.close_endpoint(env.s3_endpoint)  # its bucket and listening socket go with it
         with self._lock:
             self._alive.discard(env)
 

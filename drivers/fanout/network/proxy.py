@@ -5,7 +5,8 @@ loopback endpoint per environment; the environment's AWS_ENDPOINT_URL_S3 names i
 connection to that endpoint is relayed to the emulator, and what comes back is released chunk by
 chunk when the connection's cap, the environment's token bucket and the aggregate cap all allow
 (fanout.network.limits). The first chunk of each response also waits until the request's
-first-byte latency has passed since the request arrived. So a function that opens several
+first-byte latency, less what the path itself adds (below), has passed since the request
+arrived. So a function that opens several
 connections (the transfer manager does) gets several connections' worth of per-connection rate
 and one environment's bucket, and neither the handler nor its zip changes. Requests (uploads)
 are relayed unshaped: the experiment measures downloads. The host's own SQS and Logs traffic
@@ -17,17 +18,34 @@ asyncio loop in a separate process relays every environment's connections with n
 shaped bytes go out in pieces of about 10 ms at the connection's rate (16-256 KiB), so the loop
 wakes at most about a hundred times per second per connection. The loop is uvloop's (libuv):
 unshaped, it relayed about 10% more than asyncio's own loop on the development machine. Its control channel is a pipe:
-one JSON line in (the environment's Shape), one line out (the endpoint's port); it exits when
-the pipe closes, so a crashed host never leaves it behind.
+one JSON line in (the environment's Shape and `path_seconds`), one line out (the endpoint's port); it exits when
+the pipe closes, so a crashed host never leaves it behind. A line {"close": port} closes an
+endpoint (its environment was reaped).
+
+First-byte latency: the model's figure is what the function sees, from sending a request to
+having its response headers (the published ~20 ms p90 is such a client-side figure). The path
+adds to whatever the proxy waits: the function's botocore sending and parsing, the relay, and
+the event loop's timer (libuv's millisecond timers fire up to ~1 ms late); 2-3 ms, which made
+the estimate 1.13-1.16x an injected 20 ms when the latency was a floor. So `Shaper` measures
+that addition once, on first need, with the same client stack (botocore GetObjects through an
+endpoint that waits a known time; `path_seconds`), and the proxy waits for each request's drawn
+latency less it. The emulator's own time to answer stays a floor: the first byte is never
+released before it comes (a 160 MiB GET takes the emulator ~100 ms), and then the function sees
+that time plus the path's. Calibrating once per host rather than per request or per
+environment: the proxy cannot see the function's side of a request, and the addition is a
+property of the machine and its load, not of one environment.
 """
 
 import asyncio
 import json
 import math
 import random
+import statistics
 import subprocess
 import sys
 import threading
+import time
+import uuid
 from collections import deque
 from dataclasses import asdict
 from urllib.parse import urlsplit
@@ -35,6 +53,7 @@ from urllib.parse import urlsplit
 import uvloop
 
 from fanout.errors import FanoutError
+from fanout.network.exchange import Exchange
 from fanout.network.limits import RateLimit, TokenBucket, release
 from fanout.network.model import Shape
 
@@ -42,6 +61,8 @@ HOST = "127.0.0.1"
 CHUNK_SECONDS = 0.01
 CHUNK_RANGE = (16 * 1024, 256 * 1024)
 Z90 = 1.2815515655446004  # the standard normal's 90th percentile
+CALIBRATION_WAIT_S = 0.02  # the known wait of the calibration endpoint
+CALIBRATION_REQUESTS = 12  # counted, after one that opens the connection
 
 
 class Shaper:
@@ -57,16 +78,50 @@ class Shaper:
         self._process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                                          start_new_session=True)
         self._lock = threading.Lock()
+        self.path_seconds: float | None = None  # what the path adds to a first-byte wait; measured on first need
 
     def endpoint(self, shape: Shape) -> str:
         """A new loopback endpoint shaped by `shape` (one per execution environment)."""
         with self._lock:
-            self._process.stdin.write(json.dumps(asdict(shape)) + "\n")
-            self._process.stdin.flush()
-            port = self._process.stdout.readline().strip()
+            if shape.first_byte_s and self.path_seconds is None:
+                self.path_seconds = self._measure_path()
+            return self._open(shape, self.path_seconds or 0.0)
+
+    def close_endpoint(self, url: str) -> None:
+        """Stop listening on an environment's endpoint (the environment was reaped)."""
+        with self._lock:
+            self._send({"close": urlsplit(url).port})
+
+    def _open(self, shape: Shape, path_seconds: float) -> str:
+        self._send({"shape": asdict(shape), "path_seconds": path_seconds})
+        port = self._process.stdout.readline().strip()
         if not port.isdigit():
-            raise FanoutError(f"the network shaping proxy stopped (exit status {self._process.poll()})")
+            raise self._stopped()
         return f"http://{HOST}:{port}"
+
+    def _send(self, command: dict) -> None:
+        try:
+            self._process.stdin.write(json.dumps(command) + "\n")
+            self._process.stdin.flush()
+        except OSError:  # its end of the pipe is gone
+            raise self._stopped() from None
+
+    def _stopped(self) -> FanoutError:
+        return FanoutError(f"the network shaping proxy stopped (exit status {self._process.poll()})")
+
+    def _measure_path(self) -> float:
+        """Seconds the path adds to a first-byte wait the proxy enforces (see the module
+        docstring): the median of botocore's before-send to response-received over GetObjects
+        through an endpoint that waits CALIBRATION_WAIT_S, less that wait. The GetObjects name
+        a bucket that does not exist: the emulator answers at once and nothing is created."""
+        from fanout import aws  # here, not at the top: the proxy process itself never needs boto3
+
+        fixed = Shape(None, None, None, None, None, CALIBRATION_WAIT_S, None)
+        endpoint = self._open(fixed, 0.0)
+        s3 = aws.client("s3", "us-east-1", endpoint)
+        waits = [first_byte_wait(s3) for _ in range(CALIBRATION_REQUESTS + 1)][1:]
+        self._send({"close": urlsplit(endpoint).port})
+        return max(0.0, statistics.median(waits) - CALIBRATION_WAIT_S)
 
     def close(self) -> None:
         self._process.stdin.close()
@@ -77,11 +132,30 @@ class Shaper:
             self._process.wait()
 
 
+def first_byte_wait(s3) -> float:
+    """Seconds from botocore handing one GetObject to the HTTP layer until its response was
+    parsed, as the function's request log times it (a missing bucket: an error answer)."""
+    stamps: dict[str, float] = {}
+    hook = f"calibration-{uuid.uuid4().hex}"
+    s3.meta.events.register("before-send.s3", lambda **_: stamps.update(sent=time.monotonic()), unique_id=f"{hook}-s")
+    s3.meta.events.register("response-received.s3", lambda **_: stamps.update(parsed=time.monotonic()),
+                            unique_id=f"{hook}-r")
+    try:
+        s3.get_object(Bucket=f"fanout-calibration-{uuid.uuid4().hex[:12]}", Key="none")
+    except s3.exceptions.ClientError:
+        pass
+    finally:
+        for event, suffix in (("before-send.s3", "s"), ("response-received.s3", "r")):
+            s3.meta.events.unregister(event, unique_id=f"{hook}-{suffix}")
+    return stamps["parsed"] - stamps["sent"]
+
+
 class Environment:
     """One environment's endpoint: its bucket, and the shape its connections follow."""
 
-    def __init__(self, shape: Shape, upstream: tuple[str, int], aggregate: RateLimit | None, rng: random.Random):
-        self.shape, self.upstream, self.rng = shape, upstream, rng
+    def __init__(self, shape: Shape, upstream: tuple[str, int], aggregate: RateLimit | None, rng: random.Random,
+                 path_seconds: float = 0.0):
+        self.shape, self.upstream, self.rng, self.path_seconds = shape, upstream, rng, path_seconds
         now = asyncio.get_running_loop().time()
         self.limits = [aggregate] if aggregate else []
         if shape.burst_bytes:
@@ -93,13 +167,14 @@ class Environment:
         self.chunk = int(min(max(slowest * CHUNK_SECONDS, CHUNK_RANGE[0]), CHUNK_RANGE[1]))
 
     def first_byte_delay(self) -> float:
-        """One request's first-byte latency: fixed, or lognormal with the model's median and p90."""
+        """How long the proxy holds one request's first byte: its latency (fixed, or lognormal
+        with the model's median and p90) less what the path adds (see the module docstring)."""
         median, p90 = self.shape.first_byte_s, self.shape.first_byte_p90_s
         if not median:
             return 0.0
         if not p90 or p90 == median:
-            return median
-        return self.rng.lognormvariate(math.log(median), math.log(p90 / median) / Z90)
+            return max(0.0, median - self.path_seconds)
+        return max(0.0, self.rng.lognormvariate(math.log(median), math.log(p90 / median) / Z90) - self.path_seconds)
 
 
 class ClientSide(asyncio.Protocol):
@@ -112,8 +187,11 @@ class ClientSide(asyncio.Protocol):
     pausing (its receive buffer full) pauses the emulator's side too. Unshaped bytes (no limit,
     no latency pending) are written as they come.
 
-    The first request's latency counts from the moment the connection was accepted, before the
-    proxy connects to the emulator: that connection is the proxy's cost, not the model's."""
+    Each request gets an emulator connection of its own and the function's connection stays
+    alive across them (fanout.network.exchange: the emulator closes every connection, Lambda's
+    stay alive). A request's latency counts from its arrival (a connection's first request:
+    from the moment the connection was accepted), before the proxy connects to the emulator:
+    that connection is the proxy's cost, not the model's."""
 
     def __init__(self, env: Environment):
         self.env = env
@@ -123,21 +201,21 @@ class ClientSide(asyncio.Protocol):
         self.first_byte_due: float | None = None  # set while a request waits for its response
         self._accepted: float | None = self.loop.time()
         self.transport = self.upstream = None
+        self._exchange: Exchange | None = None  # the request in progress and its response
         self._pending: list[bytes] = []  # request bytes that came before the emulator connection
         self._queue: deque = deque()  # response pieces not yet written
         self._scheduled = 0  # 1 while the head of the queue waits for its release time
         self._blocked = False  # the function's side asked us to stop writing
-        self._upstream_done = False
+        self._upstream_done = False  # the last response ends with the emulator's close
 
     # -- the function's side
     def connection_made(self, transport) -> None:
         self.transport = transport
         transport.set_write_buffer_limits(high=max(self.env.chunk, 64 * 1024))
-        self.loop.create_task(self._connect())
 
-    async def _connect(self) -> None:
+    async def _connect(self, exchange: Exchange) -> None:
         try:
-            await self.loop.create_connection(lambda: UpstreamSide(self), *self.env.upstream)
+            await self.loop.create_connection(lambda: UpstreamSide(self, exchange), *self.env.upstream)
         except OSError:
             self.transport.close()
 
@@ -151,12 +229,17 @@ class ClientSide(asyncio.Protocol):
         if self.first_byte_due is None:
             arrived, self._accepted = self._accepted or self.loop.time(), None
             self.first_byte_due = arrived + self.env.first_byte_delay()
+        if self._exchange is None or self._exchange.done:  # a new request
+            self._exchange, self.upstream = Exchange(data), None
+            self.loop.create_task(self._connect(self._exchange))
         if self.upstream:
             self.upstream.write(data)
         else:
             self._pending.append(data)
 
     def eof_received(self):
+        if self._exchange is None or self._exchange.done:
+            return False  # between requests: nothing more to relay
         if self.upstream and self.upstream.can_write_eof():
             self.upstream.write_eof()
         return True  # keep the function's side open for the rest of the response
@@ -174,7 +257,12 @@ class ClientSide(asyncio.Protocol):
         self._resume_upstream()
 
     # -- the emulator's side
-    def response(self, data: bytes) -> None:
+    def response(self, exchange: Exchange, data: bytes) -> None:
+        data = exchange.received(data)
+        if exchange.done and self.upstream:
+            self.upstream.close()  # the response is complete: its emulator connection is done
+        if not data:
+            return
         if not self.limits and self.first_byte_due is None and not self._queue:
             self.transport.write(data)
             return
@@ -205,9 +293,12 @@ class ClientSide(asyncio.Protocol):
         else:
             self._resume_upstream()
 
-    def response_ended(self) -> None:
-        self._upstream_done = True
-        self._close_when_delivered()
+    def response_ended(self, exchange: Exchange) -> None:
+        """The emulator closed its side: the function's side closes too, once every piece is
+        out, unless the response was complete and its connection is kept alive."""
+        if not (exchange.done and exchange.keep_alive):
+            self._upstream_done = True
+            self._close_when_delivered()
 
     def _pause_upstream(self) -> None:
         if self.upstream and not self.upstream.is_closing():
@@ -226,22 +317,23 @@ class ClientSide(asyncio.Protocol):
 
 
 class UpstreamSide(asyncio.Protocol):
-    """The proxy's connection to the emulator, handing what comes back to its ClientSide."""
+    """The proxy's connection to the emulator for one exchange, handing what comes back to its
+    ClientSide."""
 
-    def __init__(self, client: ClientSide):
-        self.client = client
+    def __init__(self, client: ClientSide, exchange: Exchange):
+        self.client, self.exchange = client, exchange
 
     def connection_made(self, transport) -> None:
         self.client.upstream_made(transport)
 
     def data_received(self, data: bytes) -> None:
-        self.client.response(data)
+        self.client.response(self.exchange, data)
 
     def eof_received(self):
         return False  # close this side; the client side closes once every piece is out
 
     def connection_lost(self, exc) -> None:
-        self.client.response_ended()
+        self.client.response_ended(self.exchange)
 
 
 async def _serve(upstream: tuple[str, int], rng: random.Random) -> None:
@@ -249,17 +341,22 @@ async def _serve(upstream: tuple[str, int], rng: random.Random) -> None:
     control = asyncio.StreamReader()
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(control), sys.stdin)
     aggregates: dict[float, RateLimit] = {}
-    servers = []
+    servers: dict[int, asyncio.Server] = {}  # by port
     while line := await control.readline():
-        shape = Shape(**json.loads(line))
+        command = json.loads(line)
+        if "close" in command:
+            servers.pop(command["close"]).close()
+            continue
+        shape = Shape(**command["shape"])
         rate = shape.aggregate_rate
         aggregate = aggregates.setdefault(rate, RateLimit(rate)) if rate else None
-        env = Environment(shape, upstream, aggregate, rng)
+        env = Environment(shape, upstream, aggregate, rng, command["path_seconds"])
         server = await loop.create_server(lambda env=env: ClientSide(env), HOST, 0)
-        servers.append(server)
-        sys.stdout.write(f"{server.sockets[0].getsockname()[1]}\n")
+        port = server.sockets[0].getsockname()[1]
+        servers[port] = server
+        sys.stdout.write(f"{port}\n")
         sys.stdout.flush()
-    for server in servers:
+    for server in servers.values():
         server.close()
 
 

@@ -7,15 +7,26 @@ download records' timelines (functions/downloader/timeline.py):
 - burst size (the bucket): median of `burst_excess_bytes` over the first download of each
   environment (earliest start_ms per env_id), the only one certain to start with a full bucket;
 - first-byte latency: median of `first_byte_seconds`, against the model's median; the proxy
-  delays a response's first byte to at least that latency after the request, so a slower
-  emulator answer (about 10 ms here, more for large objects) raises the estimate above it.
+  makes the function see the drawn latency (it subtracts what the path itself adds, measured
+  once per host: fanout.network.proxy), but never releases a first byte before the emulator
+  has answered, so an emulator slower than the latency (a GET of a large object: it reads the
+  whole object first) raises the estimate above it.
 Medians are exact (numpy's default, linear interpolation between closest ranks).
 
 The model's prediction for one download (`predicted_seconds`) comes from its parameters alone,
 as a fluid: n connections draw min(n x per-connection, peak) while the bucket has credit, which
-drains at that rate less the sustained one, then min(n x per-connection, sustained). The tests
-and bench/strategy_truth.py rank strategies by it against the report's strategy table.
+drains at that rate less the sustained one, then min(n x per-connection, sustained). Every GET
+first waits its first-byte latency (the model's median, or a wait measured on the path): a
+connection that reads g parts one after another waits g times, so its rate over the download is
+its cap x T / (T + (g - 1) x wait), with T = size / (n x cap) its time at the cap, and the
+download takes one wait plus the fluid at that rate. Connection-bound, that is the g waits plus
+the bytes at the cap; environment-bound, one connection's wait is the others' transfer and only
+the first wait shows. The tests and bench/strategy_truth.py rank strategies by it against the
+report's strategy table.
 """
+
+import math
+from dataclasses import replace
 
 import numpy as np
 
@@ -47,24 +58,34 @@ def compare(run: dict, downloads: list[dict]) -> list[dict]:
     return rows
 
 
-def predicted_seconds(shape: Shape, size: int, connections: int) -> float:
-    """Seconds for one download of `size` bytes over `connections` connections that starts with
-    a full bucket, under `shape` (the first-byte latency once, the rest a fluid: see above)."""
+def predicted_seconds(shape: Shape, size: int, connections: int, gets: int = 1, wait: float | None = None) -> float:
+    """Seconds for one download of `size` bytes in `gets` GETs over `connections` connections
+    that starts with a full bucket, under `shape`, each GET first waiting `wait` seconds (None:
+    the model's median first-byte latency). See the module docstring."""
+    wait = (shape.first_byte_s or 0.0) if wait is None else wait
+    per_connection = math.ceil(gets / connections)  # GETs each connection makes one after another
+    if shape.connection_rate and per_connection > 1 and wait:
+        at_cap = size / (connections * shape.connection_rate)
+        shape = replace(shape, connection_rate=shape.connection_rate * at_cap / (at_cap + (per_connection - 1) * wait))
+    return wait + _fluid_seconds(shape, size, connections)
+
+
+def _fluid_seconds(shape: Shape, size: int, connections: int) -> float:
+    """The bytes alone: the bucket's burst, then the sustained rate (see the module docstring)."""
     burst_rate = _rate(shape, connections, shape.peak_rate)
     sustained_rate = _rate(shape, connections, shape.sustained_rate)
-    seconds = shape.first_byte_s or 0.0
     if not shape.burst_bytes or burst_rate <= shape.sustained_rate:
-        return seconds + size / sustained_rate
+        return size / sustained_rate
     burst_seconds = shape.burst_bytes / (burst_rate - shape.sustained_rate)
     if size <= burst_rate * burst_seconds:
-        return seconds + size / burst_rate
-    return seconds + burst_seconds + (size - burst_rate * burst_seconds) / sustained_rate
+        return size / burst_rate
+    return burst_seconds + (size - burst_rate * burst_seconds) / sustained_rate
 
 
 def predicted_ranking(shape: Shape, size: int, strategies: list) -> list[tuple[str, float]]:
     """(canonical text, predicted seconds) of each strategy (fanout.strategies Choice), fastest
     first. A strategy uses as many connections as it has parallel GETs, at most its parts."""
-    seconds = {str(c): predicted_seconds(shape, size, connections(c, size)) for c in strategies}
+    seconds = {str(c): predicted_seconds(shape, size, connections(c, size), c.gets(size)) for c in strategies}
     return sorted(seconds.items(), key=lambda item: item[1])
 
 

@@ -31,14 +31,16 @@ class Plan:
     estimate: costs.Estimate
 
 
-def add_fire_arguments(parser) -> None:
+def add_fire_arguments(parser, storage: bool = True) -> None:
+    """--sizes, --reps and (with `storage`: fire, not sweep, whose --storage is deploy's) --storage."""
     sizes = " ".join(map(str, definition.DEFAULT_SIZES))
     parser.add_argument("--sizes", help=f"latency: object sizes separated by spaces, 1 byte to 100MB (default: {sizes})")
     parser.add_argument("--reps", help=f"latency: repetitions per size (default: {definition.DEFAULT_REPS})")
-    parser.add_argument(
-        "--storage",
-        help=f"latency: storage classes to test, of {', '.join(definition.STORAGE_CLASSES)} (default: every deployed one)",
-    )
+    if storage:
+        parser.add_argument(
+            "--storage",
+            help=f"latency: storage classes to test, of {', '.join(definition.STORAGE_CLASSES)} (default: every deployed one)",
+        )
 
 
 def parse(sizes: str | None, reps: str | None, storage: str | None) -> Params:
@@ -95,22 +97,13 @@ def plan(stack, params: Params, count: int) -> Plan:
     """fire's latency run on `stack`: checked against its memory and the storage classes its
     function was deployed with, messages' fields, cost of `count`."""
     check_memory(params, stack.memory)
-    deployed = deployed_classes(stack)
+    deployed = list(stack.storage)  # the stack's `storage` output (fanout.storage)
     missing = [name for name in params.storage if name not in deployed]
     if missing:
-        raise UsageError(f"invalid storage {' '.join(missing)!r}: stack {stack.stack!r} has "
-                         f"{' '.join(deployed) or 'no latency buckets'} (STORAGE at deploy)")  # fmt: skip
+        raise UsageError(f"invalid storage {' '.join(missing)!r}: stack {stack.stack!r} has {' '.join(deployed)} "
+                         "(STORAGE at deploy)")  # fmt: skip
     fields = params.fields()
     return Plan(fields, estimate(count, stack.memory, stack.architecture, {**fields, "storage": params.storage or deployed}))
-
-
-def deployed_classes(stack) -> list[str]:
-    """The storage classes the stack's function tests (its LATENCY_BUCKETS, as deployed)."""
-    configuration = stack.client("lambda").get_function_configuration(FunctionName=stack.function_name)
-    text = configuration.get("Environment", {}).get("Variables", {}).get("LATENCY_BUCKETS")
-    if not text:
-        raise UsageError(f"stack {stack.stack!r} was deployed without the latency workload: run `make deploy` again")
-    return list(json.loads(text))
 
 
 def report(stack, record: dict):

@@ -13,6 +13,13 @@ mock_data "aws_partition" {
   }
 }
 
+# Zone IDs of us-east-1 (the express branch checks express_az against them).
+mock_data "aws_availability_zones" {
+  defaults = {
+    zone_ids = ["use1-az1", "use1-az2", "use1-az3", "use1-az4", "use1-az5", "use1-az6"]
+  }
+}
+
 # The provider validates ARNs it is given: the made-up ones must look like ARNs.
 mock_resource "aws_iam_role" {
   defaults = {

@@ -1,0 +1,112 @@
+"""Storage classes (`fanout deploy --storage ... --express-az ...`): parsed into one canonical
+form, the directory bucket's zone required exactly when express is chosen, express refused on the
+local backend before anything runs, and the choice carried to Terraform and back from its outputs."""
+
+import pytest
+
+from fanout import cli, deploy, params, storage
+from fanout.errors import UsageError
+from fanout.stack import Stack
+
+
+@pytest.mark.parametrize("text", ["express standard", "standard express", " express  standard express "])
+def test_classes_come_out_once_in_definition_order(text):
+    assert storage.parse(text) == tuple(c for c in storage.CLASSES if c in text.split())
+
+
+@pytest.mark.parametrize("name", storage.CLASSES)
+def test_each_class_alone(name):
+    assert storage.parse(name) == (name,)
+
+
+@pytest.mark.parametrize("text, named", [("glacier", "'glacier'"), ("standard Express", "'Express'"), ("", "''")])
+def test_unknown_or_no_class_names_the_value_and_the_choices(text, named):
+    with pytest.raises(UsageError) as raised:
+        storage.parse(text)
+    message = str(raised.value)
+    assert named in message and all(c in message for c in storage.CLASSES)
+
+
+@pytest.mark.parametrize("zone", ["use1-az4", "usw2-az1", "apne1-az1", "euc1-az3", "cac1-az2"])
+def test_zone_ids_are_accepted_with_express(zone):
+    assert storage.express_az(zone, ("standard", "express")) == zone
+
+
+@pytest.mark.parametrize("zone", ["us-east-1a", "use1", "USE1-AZ4", "use1-az", "use1-az4 ", "az4"])
+def test_zone_names_and_malformed_ids_are_refused(zone):
+    with pytest.raises(UsageError, match="availability zone ID such as use1-az4"):
+        storage.express_az(zone, ("express",))
+
+
+def test_express_needs_a_zone_and_a_zone_needs_express():
+    with pytest.raises(UsageError, match="express needs the availability zone"):
+        storage.express_az("", ("express",))
+    with pytest.raises(UsageError, match="add express to --storage"):
+        storage.express_az("use1-az4", ("standard",))
+    assert storage.express_az("", ("standard",)) == ""
+
+
+def deploy_inputs(*extra: str) -> params.DeployParams:
+    return params.from_args(cli.build_parser().parse_args(["deploy", *extra]))
+
+
+def test_the_default_is_standard_only():
+    inputs = deploy_inputs()
+    assert inputs.storage == storage.DEFAULT == ("standard",)
+    variables = inputs.variables("", "/x.zip", "aws")
+    assert variables["storage"] == ["standard"] and variables["express_az"] == ""
+
+
+def test_the_choice_reaches_terraforms_variables():
+    inputs = deploy_inputs("--backend", "aws", "--storage", "express standard", "--express-az", "usw2-az1")
+    variables = inputs.variables("", "/x.zip", "aws")
+    assert variables["storage"] == ["express", "standard"]
+    assert variables["express_az"] == "usw2-az1"
+
+
+def test_express_is_refused_on_the_local_backend_only():
+    with pytest.raises(UsageError, match="with --backend local") as raised:
+        storage.check_backend(("standard", "express"), "local")
+    assert "\n" not in str(raised.value) and "docs/storage.md" in str(raised.value)
+    storage.check_backend(("standard", "express"), "aws")
+    storage.check_backend(("standard",), "local")
+
+
+def test_deploy_refuses_local_express_before_the_emulator_or_terraform(monkeypatch):
+    started = []
+    monkeypatch.setattr(deploy.control, "start", lambda: started.append("emulator"))
+    monkeypatch.setattr(deploy.terraform, "apply", lambda *a: started.append("terraform"))
+    inputs = deploy_inputs("--storage", "express", "--express-az", "use1-az4")
+    with pytest.raises(UsageError, match="class 'express' with --backend local"):
+        deploy.deploy(inputs, "local")
+    assert started == []
+
+
+STANDARD_OUTPUTS = {
+    "region": "us-east-1", "endpoint": "", "stack": "t", "bucket": "b", "object_key": "k", "object_size": 1,
+    "queue_url": "q", "queue_arn": "qa", "dlq_url": "d", "dlq_arn": "da", "function_name": "f",
+    "log_group": "/aws/lambda/f", "concurrency": 1, "memory": 128, "timeout": 60, "batch_size": 1,
+    "max_receive_count": 5, "architecture": "x86_64", "default_strategy": "stream",
+}  # fmt: skip
+
+
+def test_stack_reads_the_storage_outputs():
+    outputs = STANDARD_OUTPUTS | {"storage": ["express", "standard"], "express_bucket": "t-1--use1-az4--x-s3",
+                                  "express_az": "use1-az4"}  # fmt: skip
+    deployed = Stack.from_outputs("aws", outputs)
+    assert deployed.storage == ["express", "standard"]
+    assert (deployed.express_bucket, deployed.express_az) == ("t-1--use1-az4--x-s3", "use1-az4")
+
+
+def test_a_stack_deployed_before_storage_existed_is_standard_only():
+    deployed = Stack.from_outputs("aws", STANDARD_OUTPUTS)
+    assert deployed.storage == list(storage.DEFAULT) and deployed.express_bucket == "" and deployed.express_az == ""
+
+
+def test_the_deploy_summary_says_what_the_latency_workload_measures_and_where(capsys):
+    express = STANDARD_OUTPUTS | {"storage": ["express", "standard"], "express_bucket": "t-1--use1-az4--x-s3",
+                                  "express_az": "use1-az4"}  # fmt: skip
+    for outputs, line in [(STANDARD_OUTPUTS, "storage   standard\n"),
+                          (express, "storage   express standard: s3://t-1--use1-az4--x-s3 in use1-az4\n")]:  # fmt: skip
+        deploy._print_summary(Stack.from_outputs("aws", outputs), 1.0)
+        assert line in capsys.readouterr().out

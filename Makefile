@@ -10,6 +10,7 @@ REGION      ?= us-east-1
 ARCH        ?= x86_64
 STRATEGY    ?=
 MODE        ?=
+PIN         ?=
 MESSAGES    ?=
 MULTIPLIER  ?= 10
 TAG         ?= default
@@ -35,6 +36,7 @@ KEEP_WARM   ?= 0
 DESTROY_AFTER ?= 0
 RESUME      ?=
 YES         ?= 0
+BENCH       ?=
 PYTHON      ?= python3
 
 VENV   := .venv
@@ -71,6 +73,8 @@ help: ## List the targets and the variables they read
 	@echo "    deploy: the default of messages, fire: this run's; MODE is its old name)"
 	@echo "  "WORKLOAD=$(call q,WORKLOAD) "(fire: download or latency, docs/workloads.md)" SIZES=$(call q,SIZES) REPS=$(call q,REPS) \
 	  "(latency: e.g. SIZES=\"1 1KB 1MB 100MB\" REPS=10; fire's STORAGE: the deployed classes it measures)"
+	@echo "  "PIN=$(call q,PIN) "(fire: connect to one address of the bucket's endpoint, an IP, or auto: spread the"
+	@echo "    messages over the addresses it resolves to; TLS stays on the name; docs/strategies.md)"
 	@echo "  "MESSAGES=$(call q,MESSAGES) MULTIPLIER=$(call q,MULTIPLIER) RUN=$(call q,RUN) QUERY=$(call q,QUERY)
 	@echo "  "RUNS=$(call q,RUNS) SWEEP=$(call q,SWEEP) "(report across these runs, or a sweep's)" A=$(call q,A) B=$(call q,B) "(compare)"
 	@echo "  "TIMEOUT=$(call q,TIMEOUT) "(wait gives up after this many seconds)"
@@ -84,6 +88,7 @@ help: ## List the targets and the variables they read
 	  '("stream; ranged connections=4");' ORDER=$(call q,ORDER) "(or shuffled)"
 	@echo "  "WORKLOAD=latency: SIZES lists separated by "';'" '("1 1KB; 1MB"),' REPS a list '("3 10")'
 	@echo "  "SEED=$(call q,SEED) KEEP_WARM=$(call q,KEEP_WARM) DESTROY_AFTER=$(call q,DESTROY_AFTER) YES=$(call q,YES) RESUME=$(call q,RESUME) "(a sweep id or latest)"
+	@echo Bench: BENCH=$(call q,BENCH) "(benchmarks to run, e.g. \"strategy_speed network_truth\"; empty: all)"
 
 $(VENV)/.installed: pyproject.toml
 	$(call q,PYTHON) -m venv $(VENV)
@@ -126,9 +131,10 @@ destroy: venv ## Remove everything the stack created (safe when nothing is deplo
 run: venv ## Local backend: host the function until its queue is drained (NETWORK, NETWORK_SCALE)
 	$(FANOUT) host $(TARGET) $(NETWORK_ARGS)
 
-fire: venv ## Send MESSAGES (default MULTIPLIER x CONCURRENCY) messages tagged TAG, of WORKLOAD (STRATEGY; SIZES REPS STORAGE)
+fire: venv ## Send MESSAGES (default MULTIPLIER x CONCURRENCY) messages tagged TAG, of WORKLOAD (STRATEGY, PIN; SIZES REPS STORAGE)
 	$(FANOUT) fire $(TARGET) --multiplier $(call q,MULTIPLIER) --tag $(call q,TAG) \
-	  $(if $(value MESSAGES),--messages $(call q,MESSAGES)) $(STRATEGY_ARG) $(WORKLOAD_ARGS) $(FIRE_STORAGE_ARG)
+	  $(if $(value MESSAGES),--messages $(call q,MESSAGES)) $(STRATEGY_ARG) $(if $(value PIN),--pin $(call q,PIN)) \
+	  $(WORKLOAD_ARGS) $(FIRE_STORAGE_ARG)
 
 wait: venv ## Wait until every message of RUN is accounted for (TIMEOUT, HOST, NETWORK, NETWORK_SCALE)
 	$(FANOUT) wait $(TARGET) --run $(call q,RUN) --timeout $(call q,TIMEOUT) $(if $(filter 0,$(value HOST)),--no-host) $(NETWORK_ARGS)
@@ -154,8 +160,8 @@ sweep: venv ## Every cell of the lists CONCURRENCY x MEMORY x OBJECT_SIZE x ARCH
 test: venv ## Run the test suite, a file per worker (.venv/bin/pytest -m 'not slow' skips the end-to-end tests)
 	$(VENV)/bin/pytest -n auto --dist loadfile
 
-bench: venv ## Run the benchmarks (ratios against a baseline measured in the same run)
-	$(VENV)/bin/python -m bench
+bench: venv ## Run the benchmarks, or those named in BENCH (ratios against a baseline measured in the same run)
+	$(VENV)/bin/python -m bench $(if $(value BENCH),$(call q,BENCH))
 
 clean: ## Remove the virtualenvs and local state (not results/)
 	rm -rf $(VENV) $(SCAN_VENV) .fanout

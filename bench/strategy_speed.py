@@ -65,6 +65,7 @@ def main() -> None:
     with serve() as endpoint:
         s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="test",
                           aws_secret_access_key="test", config=measure.CLIENT_CONFIG)  # as handler.py builds it
+        measure.endpoints.instrument(s3)
         bucket = f"bench-strategy-{uuid.uuid4().hex[:8]}"
         s3.create_bucket(Bucket=bucket)
         # In 8 MiB parts, as `fanout deploy` uploads it: botocore validates no composite checksum.

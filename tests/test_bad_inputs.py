@@ -74,6 +74,12 @@ CATALOGUE = [
     (["fire", "--workload", "latency", "--storage", "glacier"], "'glacier'", 2),
     (["fire", "--workload", "latency", "--strategy", "stream"], "--strategy", 2),
     (["fire", "--sizes", "1KB"], "--sizes", 2),  # a latency option on a download run
+    (["fire", "--workload", "latency", "--pin", "auto"], "--pin", 2),
+    (["fire", "--pin", "fastest"], "'fastest'", 2),
+    (["fire", "--pin", "10.0.0.256"], "'10.0.0.256'", 2),
+    (["fire", "--pin", "s3.amazonaws.com"], "'s3.amazonaws.com'", 2),
+    (["fire", "--pin", ""], "''", 2),
+    (["fire", "--pin", "\uff11.2.3.4"], repr("\uff11.2.3.4"), 2),
     (["fire", "--messages", "5", "--stack", "absent"], "'absent'", 1),  # valid, but nothing deployed
     # wait: the timeout, then the run
     (["wait", "--timeout", "-1"], "'-1'", 2),

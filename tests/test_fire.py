@@ -134,7 +134,8 @@ def make_stack(emulator, url, **overrides) -> Stack:
 def test_fire_records_the_run_and_marks_the_bodies(queue, emulator, results):
     sqs, url = queue
     before_ms = time.time_ns() // 1_000_000
-    record = fire.fire(make_stack(emulator, url), fire.FireParams(25, "exp-1", "stream chunk_size=256KiB", Fraction(1, 5), workers=4))
+    record = fire.fire(make_stack(emulator, url), fire.FireParams(25, "exp-1", "stream chunk_size=256KiB", Fraction(1, 5), workers=4,
+                                                                  pin="auto"))  # fmt: skip
     after_ms = time.time_ns() // 1_000_000
     assert runs.resolve(runs.LATEST) == record["run_id"]
     saved = runs.load(record["run_id"])
@@ -146,13 +147,14 @@ def test_fire_records_the_run_and_marks_the_bodies(queue, emulator, results):
     assert saved["parameters"] == {
         "messages": 25, "experiment_tag": "exp-1", "strategy": "stream chunk_size=256KiB",
         "strategy_from": "fire --strategy",
-        "inject_failures": "1/5", "send_workers": 4, "workload": "download",
+        "inject_failures": "1/5", "send_workers": 4, "pin": "auto", "workload": "download",
     }  # fmt: skip
     assert saved["version"].startswith(metadata.version("s3-fanout"))
     assert sorted(b["seq"] for b in bodies) == list(range(25))
     assert {b["run_id"] for b in bodies} == {record["run_id"]}
     assert {b["experiment_tag"] for b in bodies} == {"exp-1"}
     assert {b["strategy"] for b in bodies} == {"stream chunk_size=256KiB"}
+    assert {b["pin"] for b in bodies} == {"auto"}
     assert sorted(b["seq"] for b in bodies if b.get("inject_failure")) == saved["injected_seqs"]
     assert len(saved["injected_seqs"]) == 5
 

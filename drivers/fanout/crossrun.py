@@ -28,7 +28,7 @@ import numpy as np
 import scipy
 from rich.console import Console
 
-from fanout import cells, concurrency, crossplots, network, paths, report, runs, stats, sweeps, workloads
+from fanout import cells, concurrency, crossplots, endpoint_ips, network, paths, report, runs, stats, sweeps, workloads
 from fanout.errors import FanoutError, UsageError
 from fanout.sizes import format_size
 
@@ -203,6 +203,8 @@ def summarize(loaded: list[Run], title: str) -> dict:
         "version": runs.project_version(),
         "environment": environment(),
         "samples": [samples(downloads_of(by_cell[cell])) for cell in ordered],
+        "endpoint_ips": [dict(row, cell=cell_label(cell.as_dict(), varying(rows) or ["memory_size"]))
+                         for cell in ordered for row in endpoint_ips.from_records(downloads_of(by_cell[cell]))],
     }
 
 
@@ -473,5 +475,14 @@ def markdown(summary: dict, images: list[Path]) -> str:
               "## Achieved concurrency", f"Steady mean: over the {concurrency.STEADY_DEFINITION}, per run.",
               report._markdown_table(concurrency_rows(summary)),
               "## Accounting", f"{ACCOUNTING_NOTE}.", report._markdown_table(accounting_rows(summary))]  # fmt: skip
+    if summary.get("endpoint_ips"):
+        parts += [f"## {report.ENDPOINT_TITLE}", f"{endpoint_ips.FLAG_NOTE}; {network_text}.",
+                  report._markdown_table(endpoint_rows(summary))]  # fmt: skip
     parts += ["## Plots"] + [f"![{image.stem}]({image.name})" for image in images]
     return "\n\n".join(parts) + "\n"
+
+
+def endpoint_rows(summary: dict) -> list[list]:
+    """The per-address table of every cell that has addresses, labelled by the cell."""
+    rows = [["cell", *endpoint_ips.TITLES]]
+    return rows + [[row["cell"], *(row.get(c) for c in endpoint_ips.COLUMNS)] for row in summary["endpoint_ips"]]

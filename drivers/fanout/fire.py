@@ -27,7 +27,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from fanout import costs, interrupts, numbers, runs, strategies, workloads
+from fanout import costs, interrupts, numbers, pins, runs, strategies, workloads
 from fanout import stack as stacks
 from fanout.errors import FanoutError, UsageError
 from fanout.params import check_fits_tmp
@@ -52,6 +52,12 @@ def register(subparsers) -> None:
         "--strategy", "--mode", dest="strategy",
         help="download strategy of this run, e.g. 'ranged connections=8 chunk_size=8MiB' (default: the "
         f"stack's); one of {', '.join(strategies.STRATEGIES)}; --mode is its old name",
+    )
+    parser.add_argument(
+        "--pin", metavar="auto|IP",
+        help="connect every request of this run to one address of the bucket's endpoint (TLS still on its name): "
+        "an IPv4/IPv6 address, or auto: resolve it several times and spread the messages over the addresses "
+        "found (docs/strategies.md)",
     )
     parser.add_argument("--workload", default=workloads.DEFAULT,
                         help=f"what each message measures: {', '.join(workloads.WORKLOADS)} (default: {workloads.DEFAULT})")
@@ -81,6 +87,7 @@ class FireParams:
     inject_failures: Fraction | None = None
     workers: int = DEFAULT_WORKERS
     sweep: dict | None = None
+    pin: str | None = None  # fanout.pins: auto or an address; None: where DNS says
     workload: str = workloads.DEFAULT
     options: dict | None = None
 
@@ -95,11 +102,15 @@ def run(args) -> int:
     check_options(workload, args)
     options = workload.driver().options_from(args) if workload.name != workloads.DEFAULT else None
     strategy = strategies.parse(args.strategy) if args.strategy is not None else None
+    pin = pins.parse(args.pin) if args.pin is not None else None
     stack = stacks.from_args(args)
     count = messages or multiplier * stack.concurrency
     if workload.name == workloads.DEFAULT:
-        check_cost(stack, count, check_strategy(stack, strategy), args.yes)
-        params = FireParams(count, args.tag, str(strategy) if strategy else None, failure_fraction, workers)
+        resolved = check_strategy(stack, strategy)
+        pins.check_strategy(pin, resolved)  # the run's strategy, or the stack's default
+        pins.check_backend(pin, stack.backend)
+        check_cost(stack, count, resolved, args.yes)
+        params = FireParams(count, args.tag, str(strategy) if strategy else None, failure_fraction, workers, pin=pin)
     else:
         plan = workload.driver().plan(stack, options, count)
         check_estimate(stack, count, plan.estimate, args.yes)
@@ -139,8 +150,9 @@ def check_options(workload: workloads.Workload, args, deploy_level: tuple[str, .
         if other != workload and given:
             raise UsageError(f"--{given[0]} is an option of the {other.name} workload, not of {workload.name}: "
                              f"add --workload {other.name}")  # fmt: skip
-    if workload.name != workloads.DEFAULT and "strategy" not in deploy_level and args.strategy is not None:
-        raise UsageError(f"--strategy is an option of the {workloads.DEFAULT} workload, not of {workload.name}")
+    for name in ("strategy", "pin"):  # the download workload's, in fire's own flags
+        if workload.name != workloads.DEFAULT and name not in deploy_level and getattr(args, name, None) is not None:
+            raise UsageError(f"--{name} is an option of the {workloads.DEFAULT} workload, not of {workload.name}")
 
 
 def check_cost(stack, count: int, strategy: strategies.Choice, confirmed: bool) -> None:
@@ -173,8 +185,8 @@ def fire(stack, params: FireParams) -> dict:
     injected = injected_seqs(count, params.inject_failures) if params.inject_failures else set()
     text = params.strategy or stack.default_strategy
     workload = {"workload": params.workload, **params.options} if params.workload != workloads.DEFAULT else {}
-    bodies = [(seq, message_body(run_id, seq, params.tag, None if workload else text, seq in injected, workload))
-              for seq in range(count)]  # fmt: skip
+    bodies = [(seq, message_body(run_id, seq, params.tag, None if workload else text, seq in injected, params.pin,
+                                 workload)) for seq in range(count)]  # fmt: skip
     result = SendResult()
     how = _run_record(stack, run_id, params, injected)
 
@@ -215,12 +227,14 @@ def fire(stack, params: FireParams) -> dict:
 
 
 def message_body(run_id: str, seq: int, tag: str, strategy: str | None, inject_failure: bool,
-                 workload: dict | None = None) -> str:
+                 pin: str | None = None, workload: dict | None = None) -> str:
     """The JSON body of one message; `workload`: the name and parameters of a workload other than
     the default (docs/workloads.md)."""
     body = {"run_id": run_id, "seq": seq, "experiment_tag": tag, **(workload or {})}
     if strategy:
         body["strategy"] = strategy
+    if pin:
+        body["pin"] = pin
     if inject_failure:
         body["inject_failure"] = True
     return json.dumps(body, separators=(",", ":"))
@@ -332,6 +346,7 @@ def _run_record(stack, run_id: str, params: FireParams, injected: set[int]) -> d
             "strategy_from": "fire --strategy" if params.strategy else "stack default",
             "inject_failures": str(params.inject_failures) if params.inject_failures else None,
             "send_workers": params.workers,
+            "pin": params.pin,
             "workload": params.workload,
             **({"workload_options": params.options} if params.options else {}),
         },

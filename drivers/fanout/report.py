@@ -29,7 +29,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from fanout import cells, concurrency, crossrun, insights, network, plots, runs, sweeps, workloads
+from fanout import cells, concurrency, crossrun, endpoint_ips, insights, network, plots, runs, sweeps, workloads
 from fanout import stack as stacks
 from fanout.network import truth
 from fanout.sizes import format_size
@@ -64,6 +64,7 @@ STRATEGY_COLUMNS = {  # strategy-comparison column -> title
 }  # fmt: skip
 STRATEGY_NOTE = ("fastest median first; MB/s decimal; TTFB: first byte of the download; requests, "
                  "connections: mean per download (none for crt)")
+ENDPOINT_TITLE = "Throughput by endpoint address"
 STAT_COLUMN = re.compile(r"^(?P<metric>.+)_(?P<stat>min|max|avg|p\d+)$")
 REPORT_LINE_SLACK_MS = 10_000  # REPORT lines follow the last record by the invocation's end
 
@@ -116,6 +117,8 @@ def build(stack, record: dict) -> dict:
         "errors": _query(stack, "errors", by_run, start_ms, end_ms),
         "timeline": _query(stack, "download-timeline", by_run, start_ms, end_ms),
         "ground_truth": truth.compare(record, downloads),
+        "endpoint_ips": endpoint_ips.table(_query(stack, "endpoint-ips", by_run, start_ms, end_ms), downloads),
+        "endpoint_ips_excluded": endpoint_ips.excluded(downloads),
         "dead_lettered": sorted(peek_dead_letters(stack, run_id)),
         "cold_starts": _query(stack, "cold-starts", None, lambda_start, lambda_end),
         "lambda_report": _query(stack, "lambda-report", None, lambda_start, lambda_end),
@@ -260,6 +263,9 @@ def show(summary: dict) -> None:
             _print_table(_rich_table(title, rows), "; ".join(filter(None, [common, caption])))
     if summary["ground_truth"]:
         _print_table(_rich_table("Ground truth", _truth_rows(summary["ground_truth"])), TRUTH_NOTE)
+    if endpoint_ips.compares(summary.get("endpoint_ips", [])):  # one address per cell: nothing to compare
+        _print_table(_rich_table(ENDPOINT_TITLE, endpoint_ips.rows_for_display(summary["endpoint_ips"], varying)),
+                     _endpoint_note(summary))  # fmt: skip
     c = summary["counts"]
     console.print(
         f"sent {c['sent']}: download records {c['download_records']} ({c['seqs_downloaded']} seqs), "
@@ -299,6 +305,12 @@ def _truth_rows(rows: list[dict]) -> list[list]:
         table.append([row["memory_size"], row["parameter"] + note, row["injected"], row["estimated"], row["ratio"],
                       row["downloads"]])
     return table
+
+
+def _endpoint_note(summary: dict) -> str:
+    left_out = summary["endpoint_ips_excluded"]
+    return endpoint_ips.FLAG_NOTE + (f"; {left_out} downloads reached several addresses (or none known: crt) and "
+                                     "are left out" if left_out else "")  # fmt: skip
 
 
 def sweep_note(sweep: dict) -> str:
@@ -430,5 +442,8 @@ def markdown(summary: dict, images: list) -> str:
             parts += [f"## {title}", *filter(None, [note]), _markdown_table(rows)]
     if summary["ground_truth"]:
         parts += ["## Ground truth", f"{TRUTH_NOTE.capitalize()}.", _markdown_table(_truth_rows(summary["ground_truth"]))]
+    if summary.get("endpoint_ips"):
+        parts += [f"## {ENDPOINT_TITLE}", _endpoint_note(summary) + ".",
+                  _markdown_table(endpoint_ips.rows_for_display(summary["endpoint_ips"], cells.FIELDS))]  # fmt: skip
     parts += ["## Plots"] + [f"![{image.stem}]({image.name})" for image in images]
     return "\n\n".join(parts) + "\n"

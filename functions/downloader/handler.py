@@ -11,12 +11,14 @@ import boto3
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 
+import endpoints
 import measure
 import workloads
 
 logger = Logger()  # JSON lines on stdout; service and level from POWERTOOLS_* variables
 # AWS_ENDPOINT_URL points it at the emulator on the local backend; see measure.CLIENT_CONFIG.
 s3 = boto3.client("s3", config=measure.CLIENT_CONFIG)
+endpoints.instrument(s3)  # records carry the address each request reached
 environment = measure.Environment()
 # When every message fails, return them all in batchItemFailures rather than raising
 # BatchProcessingError: SQS redelivers exactly the same messages either way, but a function

@@ -24,6 +24,10 @@ What the numbers mean (docs/strategies.md has the full record contract):
   under a network model the shaping proxy keeps the function's side alive as S3 does, under
   `none` (no proxy) the count equals the GETs.
   Neither exists for `crt`, which speaks HTTP itself: both are null there.
+- `request_ips`, `endpoint_ip`: the address each request of `request_ttfb_ms` reached (its
+  connection's socket peer, endpoints.py), and that address when every request (all of them)
+  went to one; `pin`, `pinned_ip`,
+  `pin_addresses`: the message's PIN and what it resolved to. Null for `crt` but the pin.
 - `start_ms`/`end_ms`: epoch milliseconds, to line records up across functions.
 - `mbps`: decimal megabits per second (bytes * 8 / seconds / 1e6); `mib_per_s`: MiB per second.
 - `first_byte_seconds`: `request_ttfb_ms` of the first request answered, in seconds: its
@@ -37,11 +41,12 @@ import threading
 import time
 import uuid
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from botocore.config import Config
 
+import endpoints
 import envelope
 import strategies
 import timeline
@@ -97,10 +102,11 @@ class Message:
     experiment_tag: str
     strategy: strategies.Choice
     inject_failure: bool
+    pin: str | None = None  # endpoints.parse_pin: auto or an address
 
     def fields(self) -> dict:
         return {"run_id": self.run_id, "seq": self.seq, "experiment_tag": self.experiment_tag,
-                **self.strategy.fields()}  # fmt: skip
+                **self.strategy.fields(), **({"pin": self.pin} if self.pin else {})}  # fmt: skip
 
 
 def parse_body(body: str, default_strategy: strategies.Choice) -> Message:
@@ -110,6 +116,11 @@ def parse_body(body: str, default_strategy: strategies.Choice) -> Message:
     try:
         known["strategy"] = strategies.parse(data["strategy"]) if "strategy" in data else default_strategy
     except strategies.StrategyError as exc:
+        problems.append(str(exc))
+    try:
+        if data.get("pin") is not None:
+            known["pin"] = endpoints.parse_pin(data["pin"])
+    except endpoints.PinError as exc:
         problems.append(str(exc))
     if problems:
         known.pop("inject_failure", None)
@@ -174,6 +185,8 @@ class RequestLog:
         self.requests = 0
         self.get_request_ids: list[str] = []
         self.sockets: set = set()
+        self.ips: list[str | None] = []  # the first REQUESTS_KEPT, as ttfb_ms
+        self.addresses: set = set()  # of every request (None: unknown)
         self._sent = threading.local()
         self._lock = threading.Lock()
 
@@ -187,8 +200,11 @@ class RequestLog:
         sock = _socket_of(parsed_response.get("Body"))
         with self._lock:
             self.requests += 1
+            peer = endpoints.take_peer()
+            self.addresses.add(peer)
             if len(self.ttfb_ms) < REQUESTS_KEPT:
                 self.ttfb_ms.append(round((now - self._sent.at) * 1000, 3))
+                self.ips.append(peer)
             if event_name.endswith(".GetObject") and not self.get_request_ids:  # the record names the first
                 self.get_request_ids.append(parsed_response.get("ResponseMetadata", {}).get("RequestId", ""))
             if sock is not None:
@@ -209,10 +225,16 @@ class RequestLog:
                 s3.meta.events.unregister(event, unique_id=f"{hook_id}-{event}")
 
     def fields(self) -> dict:
-        """request_ttfb_ms, requests, connections; null where botocore saw no request (crt)."""
+        """request_ttfb_ms, requests, connections, request_ips, endpoint_ip; null where botocore
+        saw no request (crt). request_ips is one string (the addresses of the requests of
+        request_ttfb_ms, separated by spaces, "-" for an unknown one) so that Insights discovers
+        one field, not one per request; endpoint_ip counts every request."""
         seen = bool(self.ttfb_ms)
+        one = next(iter(self.addresses)) if len(self.addresses) == 1 else None  # over every request
         return {"request_ttfb_ms": self.ttfb_ms if seen else None, "requests": self.requests if seen else None,
-                "connections": len(self.sockets) if seen else None}  # fmt: skip
+                "connections": len(self.sockets) if seen else None,
+                "request_ips": " ".join(ip or "-" for ip in self.ips) if seen else None,
+                "endpoint_ip": one}  # fmt: skip
 
 
 def _socket_of(body):
@@ -235,11 +257,15 @@ class Download:
     s3_request_id: str
     requests: dict  # RequestLog.fields()
     timeline: timeline.Recorder
+    pin: dict = field(default_factory=lambda: dict(endpoints.UNPINNED))  # pinned_ip, pin_addresses
 
 
-def download(s3, bucket: str, key: str, strategy: strategies.Choice, directory: str | None = None) -> Download:
-    """Fetch the object once with `strategy` and time it; the bytes are discarded."""
-    with tempfile.TemporaryDirectory(dir=directory) as scratch, RequestLog().attached(s3) as requests:
+def download(s3, bucket: str, key: str, strategy: strategies.Choice, directory: str | None = None,
+             pin: str | None = None, seq: int = 0) -> Download:
+    """Fetch the object once with `strategy` and time it; the bytes are discarded. `pin`
+    (endpoints.py) connects to one address of the endpoint, resolved before the clock starts."""
+    pinning = endpoints.pinned_download(s3, bucket, key, pin, seq, strategy.strategy.own_http)
+    with tempfile.TemporaryDirectory(dir=directory) as scratch, pinning as where, RequestLog().attached(s3) as requests:
         target = strategies.Target(fileobj=strategies.Discard(), path=str(Path(scratch) / "object"))
         start_ms = time.time_ns() // 1_000_000
         progress = Progress()
@@ -256,6 +282,7 @@ def download(s3, bucket: str, key: str, strategy: strategies.Choice, directory: 
         s3_request_id=requests.get_request_ids[0] if requests.get_request_ids else "",
         requests=requests.fields(),
         timeline=progress.timeline,
+        pin=where,
     )
 
 
@@ -272,7 +299,7 @@ def measure_message(s3, settings: Settings, body: str, context: dict, directory:
         fields = message.fields()
         if message.inject_failure:
             raise InjectedFailure("the message asked to fail (inject_failure)")
-        result = download(s3, settings.bucket, settings.key, message.strategy, directory)
+        result = download(s3, settings.bucket, settings.key, message.strategy, directory, message.pin, message.seq)
         if result.bytes != settings.expected_size:
             raise SizeMismatch(f"downloaded {result.bytes} bytes, expected {settings.expected_size}")
     except MalformedMessage as exc:
@@ -296,6 +323,7 @@ def success_record(message: Message, result: Download, context: dict) -> dict:
         "end_ms": result.end_ms,
         "s3_request_id": result.s3_request_id,
         **result.requests,
+        **result.pin,
         "first_byte_seconds": result.requests["request_ttfb_ms"][0] / 1000 if result.requests["request_ttfb_ms"] else None,
         **timeline.record_fields(result.timeline, result.seconds),
         **context,

@@ -77,6 +77,7 @@ class Strategy:
     download: Callable
     splits: bool = True  # reads in parts of chunk_size (above `threshold`, or above one chunk)
     aws_only: bool = False  # crt: its client cannot be pointed at another endpoint (see _crt)
+    own_http: bool = False  # crt: its client resolves and connects itself (no botocore events, no pin)
 
     def param(self, name: str) -> Param:
         for param in self.params:
@@ -294,6 +295,7 @@ STRATEGIES = {
              Param("chunk_size", "size", 8 * MiB, 5 * MiB, GiB, "part size of CRT's ranged GETs")),
             _crt,
             aws_only=True,
+            own_http=True,
         ),
     )
 }

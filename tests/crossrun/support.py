@@ -17,10 +17,11 @@ def run_id(number: int) -> str:
 def make_run(
     number, *, memory=1024, concurrency=4, object_size=8_000_000, strategy="download_file", tag="t", per_slot=10,
     median_s=0.5, sigma=0.4, seed=0, dead_lettered=(), accounting=True, network=None, backend="local",
-    object_size_field=True,
+    object_size_field=True, addresses=None,
 ):  # fmt: skip
     """Write run.json and records.jsonl of one run of `concurrency` slots x `per_slot` downloads
     whose seconds are lognormal(log(median_s), sigma); `dead_lettered` seqs get no download.
+    `addresses` ({address: seconds multiplier}): slot k's downloads reached the k-th address.
     Returns (run id, the download records)."""
     rng = np.random.default_rng(seed)
     rid = run_id(number)
@@ -30,6 +31,8 @@ def make_run(
         clock = T0_MS + number * 10_000_000 + int(rng.integers(0, 50))
         for i in range(per_slot):
             seconds = float(rng.lognormal(np.log(median_s), sigma))
+            address = list(addresses)[slot % len(addresses)] if addresses else None
+            seconds *= addresses[address] if addresses else 1
             if seq in dead_lettered:
                 errors += [_error(rid, seq, memory, concurrency, strategy, tag, receive) for receive in range(1, 6)]
             else:
@@ -41,6 +44,8 @@ def make_run(
                 }  # fmt: skip
                 if object_size_field:
                     record["object_size"] = object_size
+                if address:
+                    record["endpoint_ip"] = record["request_ips"] = address
                 downloads.append(record)
             clock += int(seconds * 1000) + 5
             seq += 1

@@ -168,3 +168,16 @@ def test_console_fits_80_columns(four_runs, tmp_path, monkeypatch):
 
 def test_a_cell_has_every_field_of_the_single_run_report():
     assert set(cells.FIELDS) | {"object_size"} <= set(cells.ACROSS_FIELDS)
+
+
+def test_the_slower_address_of_a_cell_is_flagged_across_runs(tmp_path):
+    addresses = {"10.0.0.1": 1.0, "10.0.0.2": 1.0, "10.0.0.3": 2.0}  # seconds multipliers
+    ids = [make_run(n, concurrency=6, per_slot=12, seed=n, addresses=addresses)[0] for n in (1, 2)]
+    summary = crossrun.build(ids, tmp_path / "out", "t")
+    flags = {row["endpoint_ip"]: row["flag"] for row in summary["endpoint_ips"]}
+    assert flags["10.0.0.3"] == "slower" and "slower" not in {flags["10.0.0.1"], flags["10.0.0.2"]}
+    pooled = [r for rid in ids for r in records_of(rid)]
+    assert {row["endpoint_ip"]: row["downloads"] for row in summary["endpoint_ips"]} == {
+        ip: sum(r.get("endpoint_ip") == ip for r in pooled) for ip in addresses}
+    text = (tmp_path / "out" / "report.md").read_text()
+    assert f"## {report.ENDPOINT_TITLE}" in text and "| 10.0.0.3 |" in text

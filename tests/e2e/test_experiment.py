@@ -138,10 +138,13 @@ def test_every_message_of_a_run_is_accounted_for(deployed):
 
 def test_a_run_under_a_network_model(deployed, tmp_path, capsys):
     """`wait` hosts under a model file: run.json records it, every report output names it, and
-    the downloads keep to its rate (8 MB/s at scale 2: 4 MB/s per environment)."""
+    the downloads keep to its rate (8 MB/s at scale 2: 4 MB/s per environment). The endpoint
+    answers on two addresses and PIN=auto spreads the messages over both: the report's
+    per-address table has each with half the downloads."""
     path = tmp_path / "tiny.toml"
-    path.write_text("sustained_mb_per_s = 8\nconnection_mb_per_s = 8\nfirst_byte_ms = 5\n")
-    assert fanout("fire", "--messages", "8", "--tag", "modelled") == 0
+    path.write_text('sustained_mb_per_s = 8\nconnection_mb_per_s = 8\nfirst_byte_ms = 5\n'
+                    '[addresses]\n"127.0.0.2" = 1\n"127.0.0.3" = 1\n')
+    assert fanout("fire", "--messages", "8", "--tag", "modelled", "--pin", "auto") == 0
     run_id = runs.resolve(runs.LATEST)
     assert fanout("wait", "--run", run_id, "--network", str(path), "--network-scale", "2", *WAIT) == 0
     network = runs.load(run_id)["network"]
@@ -160,6 +163,10 @@ def test_a_run_under_a_network_model(deployed, tmp_path, capsys):
     # The function sees the 5 ms latency: the proxy holds each first byte that long less the
     # path's own cost, measured once per host; 20% for that measurement's noise under load.
     assert statistics.median(r["first_byte_seconds"] for r in downloads) >= 0.005 * 0.8
+    assert all(r["endpoint_ip"] == r["pinned_ip"] == ["127.0.0.2", "127.0.0.3"][r["seq"] % 2] for r in downloads)
+    by_address = {row["endpoint_ip"]: row["downloads"] for row in summary_of(run_id)["endpoint_ips"]}
+    assert by_address == {"127.0.0.2": 4, "127.0.0.3": 4}
+    assert "Throughput by endpoint address" in (runs.run_dir(run_id) / "report.md").read_text()
 
 
 def test_injected_failures_end_in_the_dead_letter_queue(deployed):

@@ -3,6 +3,7 @@
 import threading
 import time
 from types import SimpleNamespace
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -13,7 +14,7 @@ SUCCESS_FIELDS = {
     "strategy_name", "bytes", "seconds", "ttfb_seconds", "mbps", "mib_per_s", "start_ms", "end_ms", "cold_start",
     "env_id", "receive_count", "message_id", "request_id", "s3_request_id", "request_ttfb_ms", "requests",
     "connections", "first_byte_seconds", "timeline_interval_ms", "timeline", "peak_mb_per_s", "sustained_mb_per_s",
-    "burst_excess_bytes", "burst_bytes", "workload", "outcome",
+    "burst_excess_bytes", "burst_bytes", "request_ips", "endpoint_ip", "workload", "outcome",
 }  # fmt: skip, plus strategy_<param> for each parameter of the record's strategy
 ERROR_CONTEXT_FIELDS = {
     "message_id", "receive_count", "memory_size", "concurrency_limit", "object_size", "request_id", "env_id",
@@ -74,6 +75,8 @@ def test_success_record(load_handler, function_env, test_object, capsys, tmp_pat
     assert len(line["request_ttfb_ms"]) == line["requests"] >= len(get_object_ids)
     assert all(0 < ms <= line["seconds"] * 1000 for ms in line["request_ttfb_ms"])
     assert 1 <= line["connections"] <= len(get_object_ids)
+    assert line["request_ips"].split() == [line["endpoint_ip"]] * line["requests"]  # the emulator's one address
+    assert line["endpoint_ip"] == urlsplit(function_env["AWS_ENDPOINT_URL"]).hostname
     assert line["concurrency_limit"] == 7
     assert line["memory_size"] == MEMORY_SIZE
     assert line["bytes"] == line["object_size"] == test_object.size

@@ -9,6 +9,9 @@ from fanout.stack import Stack
 # Strategies of the sample records: a crt record has no request figures (its client speaks HTTP itself).
 SAMPLE_STRATEGIES = ("download_file", "stream", "ranged connections=4", "ranged connections=8", "crt")
 
+# Endpoint addresses of the sample records; most downloads reach one, some several (no endpoint_ip).
+ADDRESSES = ("52.216.8.1", "52.216.8.2", "3.5.0.9")
+
 BASE_MS = 1_714_564_800_000  # 2024-05-01 12:00:00 UTC
 
 
@@ -55,7 +58,10 @@ def strategy_fields(rng: random.Random, size: int) -> dict:
     requests = choice.gets(size) + (choice.name == "download_file")  # its HeadObject
     ttfb = [round(rng.uniform(5, 80), 3) for _ in range(requests)]
     connections = min(requests, choice.value("connections") if choice.name == "ranged" else requests)
-    return {**choice.fields(), "request_ttfb_ms": ttfb, "requests": requests, "connections": connections}
+    ips = [rng.choice(ADDRESSES)] * requests if rng.random() < 0.8 else [rng.choice(ADDRESSES) for _ in range(requests)]
+    one = {"endpoint_ip": ips[0]} if len(set(ips)) == 1 else {}  # absent when several, as Powertools drops null
+    return {**choice.fields(), "request_ttfb_ms": ttfb, "requests": requests, "connections": connections,
+            "request_ips": " ".join(ips), **one}  # fmt: skip
 
 
 def report_line(request_id: str, duration: float, billed: int, memory_mb: int, used_mb: int, init=None) -> str:

@@ -220,6 +220,26 @@ def test_strategy_comparison(sample):
             assert row["connections_avg"] == pytest.approx(np.mean([r["connections"] for r in mine]))
 
 
+def test_endpoint_ips(sample):
+    """One row per cell and endpoint address, downloads with one address only, fastest median first
+    within a cell; statistics as numpy's."""
+    events, downloads, _ = sample
+    result = insights.evaluate(insights.load_query("endpoint-ips"), events)
+    cell = ("experiment_tag", "memory_size", "concurrency_limit", "object_size", "strategy")
+    groups = {}
+    for _, r in downloads:
+        if "endpoint_ip" in r:
+            groups.setdefault((*(r.get(f) for f in cell), r["endpoint_ip"]), []).append(r)
+    assert len(groups) > 3 and any("endpoint_ip" not in r and r["requests"] for _, r in downloads)
+    got = {(*(row.get(f) for f in cell), row["endpoint_ip"]): row for row in result.rows}
+    assert set(got) == set(groups)
+    order = [(*(str(row.get(f)) for f in cell), -row["mb_per_s_p50"]) for row in result.rows]
+    assert order == sorted(order)
+    for key, row in got.items():
+        assert row["downloads"] == len(groups[key])
+        assert_statistics(row, "mb_per_s", [r["bytes"] / r["seconds"] / 1e6 for r in groups[key]])
+
+
 def test_strategy_parameters_group_by_every_parameter(sample):
     events, downloads, _ = sample
     result = insights.evaluate(insights.load_query("strategy-parameters"), events)

@@ -88,11 +88,12 @@ class Environment:
     """One sandbox process and its log stream."""
 
     def __init__(self, config: FunctionConfig, workdir: Path, log: LogWriter, abort_fd: int,
-                 injected: Faults | None = None, s3_endpoint: str | None = None):
+                 injected: Faults | None = None, s3_endpoint: str | None = None, resolve: dict | None = None):
         """`workdir` was laid out by prepare(); `abort_fd` turns readable when the host aborts,
         which kills the environment if it is starting or running an invocation; `injected`: the
         fault layer's faults (fanout.host.faults), if any; `s3_endpoint`: the environment's
-        shaped path to S3 (fanout.network), if any."""
+        shaped path to S3 (fanout.network), if any, and `resolve` how its name resolves there
+        (fanout.host.resolver)."""
         self.config, self._log, self._abort_fd = config, log, abort_fd
         self.s3_endpoint = s3_endpoint
         self.stream = logs.stream_name(time.time())
@@ -109,7 +110,7 @@ class Environment:
             "faults": injected.spec(config.timeout) if injected else None,
             "function_name": config.name, "version": config.version, "arn": config.arn,
             "memory": config.memory, "log_group": config.log_group, "log_stream": self.stream,
-            "environment": variables,
+            "environment": variables, "resolve": resolve,
         }
         context = _context()
         self._conn, child_conn = context.Pipe()

@@ -23,7 +23,7 @@ import sysconfig
 import time
 import traceback
 
-from fanout.host import calls, faults, output, runtime
+from fanout.host import calls, faults, output, resolver, runtime
 
 # Loaded by the fork server once, so each environment starts with boto3 already imported
 # (the Lambda runtime also ships it) and botocore's data files already parsed, instead of
@@ -79,6 +79,7 @@ def main(conn, output_pipe, spec: dict) -> None:
     enter_runtime(spec)
     calls.trace_default_session(trace_fd)
     faults.install(spec["faults"], fault_fd)
+    resolver.install(spec["resolve"])
     started = time.perf_counter()
     try:
         handler = load_handler(spec["handler"])

@@ -204,8 +204,10 @@ class Host:
                                   f"failed to initialise: {str(exc).splitlines()[0]}") from None
 
     def _new_environment(self) -> Environment:
-        s3_endpoint = self._shaper.endpoint(self.network.at(self.config.memory)) if self._shaper else None
-        env = Environment(self.config, self._workdir, self._log, self._abort_read, self._faults, s3_endpoint)
+        s3_endpoint = resolve = None
+        if self._shaper:
+            s3_endpoint, resolve = self._shaper.named_endpoint(self.network.at(self.config.memory))
+        env = Environment(self.config, self._workdir, self._log, self._abort_read, self._faults, s3_endpoint, resolve)
         with self._lock:
             self._alive.add(env)
             self.summary.environments += 1

@@ -8,7 +8,11 @@ docs/network-model.md for each figure and its source):
 - `connection_mb_per_s`, the most one TCP connection carries (S3's per-connection ceiling);
 - `first_byte_ms` (median) and `first_byte_p90_ms`: the first-byte latency of each request,
   fixed when p90 is absent, else lognormal with that median and p90;
-- `aggregate_mb_per_s`, an optional cap over all environments together (off unless given).
+- `aggregate_mb_per_s`, an optional cap over all environments together (off unless given);
+- `addresses`, optional: the loopback addresses the emulator's endpoint answers on, each with a
+  rate factor (`{"127.0.0.2" = 1, "127.0.0.3" = 0.5}`): S3's regional endpoint resolves to many
+  addresses, and the platform gives each environment one of them in rotation (fanout.host), so
+  the per-address analysis has a known answer. Without it, the one address 127.0.0.1.
 
 Any parameter may be a table from memory size (MB) to value, interpolated linearly between its
 points and constant beyond them, because Lambda's bandwidth may depend on memory. A missing
@@ -16,8 +20,10 @@ parameter does not limit. `scale` divides every rate and the burst size (not the
 small machine can model many environments faithfully. Rates are decimal MB/s (10^6 bytes/s).
 """
 
+import ipaddress
 import json
 import math
+import socket
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +36,8 @@ NONE = "none"
 RATES = ("peak_mb_per_s", "sustained_mb_per_s", "connection_mb_per_s", "aggregate_mb_per_s")
 LATENCIES = ("first_byte_ms", "first_byte_p90_ms")
 PARAMETERS = ("burst", *RATES, *LATENCIES)
+ADDRESSES = "addresses"
+MAX_ADDRESSES = 16
 
 # Published figures (docs/network-model.md): 2.7 Gbit/s burst, ~0.6 Gbit/s sustained at every
 # memory size, a 300 MiB bucket, ~90 MB/s per S3 connection, first byte p90 20 ms.
@@ -72,6 +80,7 @@ class Shape:
     aggregate_rate: float | None
     first_byte_s: float | None  # median
     first_byte_p90_s: float | None  # None: fixed latency
+    addresses: dict | None = None  # loopback address -> rate factor; None: 127.0.0.1 at 1
 
     def max_rate(self, connections: int) -> float | None:
         """The most one environment can draw with `connections` connections (None: no limit)."""
@@ -109,6 +118,7 @@ class NetworkModel:
             aggregate_rate=rate["aggregate_mb_per_s"],
             first_byte_s=latency["first_byte_ms"],
             first_byte_p90_s=latency["first_byte_p90_ms"],
+            addresses=self.parameters.get(ADDRESSES),
         )
 
     def with_scale(self, scale: float) -> "NetworkModel":
@@ -124,6 +134,12 @@ def load(spec: str, scale: float = 1.0) -> NetworkModel:
     """A profile name or the path of a .toml/.json model file, at `scale`."""
     if spec in PROFILES:
         return NetworkModel(spec, check_scale(scale), dict(PROFILES[spec]))
+    model = _load_file(spec, scale)
+    check_addresses_exist(model.parameters.get(ADDRESSES) or {}, spec)
+    return model
+
+
+def _load_file(spec: str, scale: float) -> NetworkModel:
     path = Path(spec)
     if path.suffix not in (".toml", ".json"):
         raise ModelError(f"invalid network {spec!r}: expected one of {', '.join(PROFILES)} "
@@ -144,11 +160,12 @@ def load(spec: str, scale: float = 1.0) -> NetworkModel:
 
 def parameters(data: dict, where: str) -> dict:
     """Validated parameters of a model file; a one-line ModelError naming the bad one."""
-    unknown = sorted(set(data) - set(PARAMETERS))
+    unknown = sorted(set(data) - {*PARAMETERS, ADDRESSES})
     if unknown:
         raise ModelError(f"network model {where!r}: unknown parameter {unknown[0]!r}; "
-                         f"allowed: {', '.join(PARAMETERS)}")
-    checked = {name: _parameter(name, value, where) for name, value in data.items()}
+                         f"allowed: {', '.join([*PARAMETERS, ADDRESSES])}")
+    checked = {name: _addresses(value, where) if name == ADDRESSES else _parameter(name, value, where)
+               for name, value in data.items()}  # fmt: skip
     _check_consistent(checked, where)
     return checked
 
@@ -204,7 +221,8 @@ def _number(name: str, value, where: str) -> float:
 
 def _check_consistent(checked: dict, where: str) -> None:
     """Relations between parameters, at every memory size any table names."""
-    memories = sorted({m for v in checked.values() if isinstance(v, dict) for m in v} or {128})
+    tables = [v for name, v in checked.items() if name in PARAMETERS and isinstance(v, dict)]
+    memories = sorted({m for table in tables for m in table} or {128})
     for memory in memories:
         value = {name: _at_memory(checked.get(name), memory) for name in PARAMETERS}
         if value["burst"] is not None and value["sustained_mb_per_s"] is None:
@@ -217,6 +235,40 @@ def _check_consistent(checked: dict, where: str) -> None:
             if None not in (value[high], value[low]) and value[high] < value[low]:
                 raise ModelError(f"network model {where!r}: parameter {high!r} = {value[high]:g} at {memory} MB "
                                  f"is below {low!r} = {value[low]:g}")
+
+
+def _addresses(value, where: str) -> dict[str, float]:
+    """The `addresses` table: IPv4 loopback addresses (127.0.0.0/8) to rate factors above 0."""
+    if not isinstance(value, dict) or not 1 <= len(value) <= MAX_ADDRESSES:
+        raise ModelError(f"network model {where!r}: {ADDRESSES!r} must be a table of 1 to {MAX_ADDRESSES} "
+                         'loopback addresses and rate factors, e.g. { "127.0.0.2" = 1, "127.0.0.3" = 0.5 }')
+    checked = {}
+    for address, factor in value.items():
+        try:
+            parsed = ipaddress.IPv4Address(address)
+        except ValueError:
+            parsed = None
+        if parsed is None or not parsed.is_loopback:
+            raise ModelError(f"network model {where!r}: address {address!r} is not allowed; "
+                             "expected an IPv4 loopback address (127.0.0.0/8), e.g. 127.0.0.2")
+        if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not 0 < factor < math.inf:
+            raise ModelError(f"network model {where!r}: address {address!r} has rate factor {factor!r}; "
+                             "expected a number above 0 (1 = the model's rates, 0.5 = half)")
+        checked[str(parsed)] = float(factor)
+    return checked
+
+
+def check_addresses_exist(addresses, where: str) -> None:
+    """Refuse addresses this machine cannot listen on: Linux routes all of 127.0.0.0/8 to the
+    loopback interface, macOS only 127.0.0.1 unless an alias is added."""
+    for address in addresses:
+        with socket.socket() as probe:
+            try:
+                probe.bind((address, 0))
+            except OSError as exc:
+                raise ModelError(f"network model {where!r}: address {address} is not on this machine's loopback "
+                                 f"interface ({exc.strerror}); add it (macOS: sudo ifconfig lo0 alias {address} up) "
+                                 f"or leave it out of {ADDRESSES!r}") from None
 
 
 def _at_memory(value, memory: int) -> float | None:

@@ -12,6 +12,12 @@ and one environment's bucket, and neither the handler nor its zip changes. Reque
 are relayed unshaped: the experiment measures downloads. The host's own SQS and Logs traffic
 does not pass here.
 
+A model with `addresses` (fanout.network.model) makes each environment's endpoint listen on every
+one of those loopback addresses, at one port, behind the host name ENDPOINT_NAME: the host
+resolves that name for each environment in rotation (`Shaper.named_endpoint`), and a connection that
+arrived on an address of rate factor f is charged 1/f bytes per byte by every limit, so it runs
+at f times the rates the model gives it: a known answer for the per-address analysis.
+
 Why its own process: the host process runs a thread per invocation in flight plus pollers and
 the log writer; relaying hundreds of MB/s there would compete with them for one GIL. One
 asyncio loop in a separate process relays every environment's connections with no threads;
@@ -58,6 +64,8 @@ from fanout.network.limits import RateLimit, TokenBucket, release
 from fanout.network.model import Shape
 
 HOST = "127.0.0.1"
+ENDPOINT_NAME = "s3-fanout-local"  # no dot: moto then reads the bucket from the path, not the name
+BIND_ATTEMPTS = 20  # another process may hold the first address's port on the others
 CHUNK_SECONDS = 0.01
 CHUNK_RANGE = (16 * 1024, 256 * 1024)
 Z90 = 1.2815515655446004  # the standard normal's 90th percentile
@@ -79,13 +87,31 @@ class Shaper:
                                          start_new_session=True)
         self._lock = threading.Lock()
         self.path_seconds: float | None = None  # what the path adds to a first-byte wait; measured on first need
+        self._named = 0  # endpoints handed out by name, for the rotation
 
     def endpoint(self, shape: Shape) -> str:
-        """A new loopback endpoint shaped by `shape` (one per execution environment)."""
+        """A new loopback endpoint shaped by `shape`, by the address of its first listener."""
+        port, addresses = self._new(shape)
+        return f"http://{addresses[0]}:{port}"
+
+    def named_endpoint(self, shape: Shape) -> tuple[str, dict]:
+        """A new endpoint shaped by `shape` for one execution environment: its URL, by
+        ENDPOINT_NAME, and how the environment resolves that name (fanout.host.resolver): the
+        model's addresses, the list turned by one more for each new environment, as a
+        round-robin DNS answers, so that the n-th environment connects to the n-th address."""
+        port, addresses = self._new(shape)
+        with self._lock:
+            turn, self._named = self._named % len(addresses), self._named + 1
+        rotated = addresses[turn:] + addresses[:turn]
+        return f"http://{ENDPOINT_NAME}:{port}", {"name": ENDPOINT_NAME, "addresses": rotated}
+
+    def _new(self, shape: Shape) -> tuple[str, list[str]]:
+        """A new endpoint for `shape` (the path's cost measured first, when it has a latency):
+        its port, and the addresses it listens on."""
         with self._lock:
             if shape.first_byte_s and self.path_seconds is None:
                 self.path_seconds = self._measure_path()
-            return self._open(shape, self.path_seconds or 0.0)
+            return self._open(shape, self.path_seconds or 0.0), list(shape.addresses or [HOST])
 
     def close_endpoint(self, url: str) -> None:
         """Stop listening on an environment's endpoint (the environment was reaped)."""
@@ -93,11 +119,12 @@ class Shaper:
             self._send({"close": urlsplit(url).port})
 
     def _open(self, shape: Shape, path_seconds: float) -> str:
+        """The port of a new endpoint the proxy opened for `shape`."""
         self._send({"shape": asdict(shape), "path_seconds": path_seconds})
         port = self._process.stdout.readline().strip()
         if not port.isdigit():
             raise self._stopped()
-        return f"http://{HOST}:{port}"
+        return port
 
     def _send(self, command: dict) -> None:
         try:
@@ -117,10 +144,10 @@ class Shaper:
         from fanout import aws  # here, not at the top: the proxy process itself never needs boto3
 
         fixed = Shape(None, None, None, None, None, CALIBRATION_WAIT_S, None)
-        endpoint = self._open(fixed, 0.0)
-        s3 = aws.client("s3", "us-east-1", endpoint)
+        port = self._open(fixed, 0.0)
+        s3 = aws.client("s3", "us-east-1", f"http://{HOST}:{port}")
         waits = [first_byte_wait(s3) for _ in range(CALIBRATION_REQUESTS + 1)][1:]
-        self._send({"close": urlsplit(endpoint).port})
+        self._send({"close": int(port)})
         return max(0.0, statistics.median(waits) - CALIBRATION_WAIT_S)
 
     def close(self) -> None:
@@ -198,6 +225,7 @@ class ClientSide(asyncio.Protocol):
         self.loop = asyncio.get_running_loop()
         cap = env.shape.connection_rate
         self.limits = [RateLimit(cap), *env.limits] if cap else env.limits
+        self.cost = 1.0  # limit bytes charged per byte: 1 / the rate factor of the address reached
         self.first_byte_due: float | None = None  # set while a request waits for its response
         self._accepted: float | None = self.loop.time()
         self.transport = self.upstream = None
@@ -211,6 +239,8 @@ class ClientSide(asyncio.Protocol):
     # -- the function's side
     def connection_made(self, transport) -> None:
         self.transport = transport
+        factors = self.env.shape.addresses or {}
+        self.cost = 1.0 / factors.get(transport.get_extra_info("sockname")[0], 1.0)
         transport.set_write_buffer_limits(high=max(self.env.chunk, 64 * 1024))
 
     async def _connect(self, exchange: Exchange) -> None:
@@ -279,7 +309,7 @@ class ClientSide(asyncio.Protocol):
         at = self.loop.time()
         if self.first_byte_due is not None:
             at, self.first_byte_due = max(at, self.first_byte_due), None
-        at = release(self.limits, len(self._queue[0]), at)
+        at = release(self.limits, len(self._queue[0]) * self.cost, at)
         self._scheduled = 1
         self.loop.call_at(at, self._deliver)
 
@@ -341,23 +371,42 @@ async def _serve(upstream: tuple[str, int], rng: random.Random) -> None:
     control = asyncio.StreamReader()
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(control), sys.stdin)
     aggregates: dict[float, RateLimit] = {}
-    servers: dict[int, asyncio.Server] = {}  # by port
+    servers: dict[int, list[asyncio.Server]] = {}  # by port: one server per address
     while line := await control.readline():
         command = json.loads(line)
         if "close" in command:
-            servers.pop(command["close"]).close()
+            for server in servers.pop(command["close"]):
+                server.close()
             continue
         shape = Shape(**command["shape"])
         rate = shape.aggregate_rate
         aggregate = aggregates.setdefault(rate, RateLimit(rate)) if rate else None
         env = Environment(shape, upstream, aggregate, rng, command["path_seconds"])
-        server = await loop.create_server(lambda env=env: ClientSide(env), HOST, 0)
-        port = server.sockets[0].getsockname()[1]
-        servers[port] = server
+        bound = await _listen(lambda env=env: ClientSide(env), list(shape.addresses or [HOST]))
+        port = bound[0].sockets[0].getsockname()[1]
+        servers[port] = bound
         sys.stdout.write(f"{port}\n")
         sys.stdout.flush()
-    for server in servers.values():
-        server.close()
+    for bound in servers.values():
+        for server in bound:
+            server.close()
+
+
+async def _listen(factory, addresses: list[str]) -> list:
+    """Servers on every one of `addresses` at one port: the first picks a free port, the others
+    take it, again from the start when another process holds it on one of them."""
+    loop = asyncio.get_running_loop()
+    for _ in range(BIND_ATTEMPTS):
+        first = await loop.create_server(factory, addresses[0], 0)
+        servers = [first]
+        try:
+            for address in addresses[1:]:
+                servers.append(await loop.create_server(factory, address, first.sockets[0].getsockname()[1]))
+            return servers
+        except OSError:
+            for server in servers:
+                server.close()
+    raise OSError(f"no port free on all of {', '.join(addresses)} after {BIND_ATTEMPTS} attempts")
 
 
 def main(argv=None) -> None:

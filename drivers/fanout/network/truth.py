@@ -11,6 +11,10 @@ download records' timelines (functions/downloader/timeline.py):
   once per host: fanout.network.proxy), but never releases a first byte before the emulator
   has answered, so an emulator slower than the latency (a GET of a large object: it reads the
   whole object first) raises the estimate above it.
+- rate factor of each endpoint address (a model with `addresses`): the median throughput of the
+  downloads whose requests all reached that address over the median of those on the addresses
+  of the largest factor, times that factor. The first-byte latency, which factors do not scale,
+  pulls the estimate towards the largest factor for downloads it dominates.
 Medians are exact (numpy's default, linear interpolation between closest ranks).
 
 The model's prediction for one download (`predicted_seconds`) comes from its parameters alone,
@@ -55,6 +59,23 @@ def compare(run: dict, downloads: list[dict]) -> list[dict]:
             rows.append({"memory_size": memory, "parameter": name, "injected": injected, "estimated": estimated,
                          "ratio": None if ratio is None else round(ratio, 3), "downloads": len(mine),
                          "inside_burst": _ends_inside_burst(mine, shape.burst_bytes)})
+        rows += _address_factors(memory, shape.addresses or {}, mine)
+    return rows
+
+
+def _address_factors(memory: int, factors: dict, downloads: list[dict]) -> list[dict]:
+    """One row per endpoint address of the model: its rate factor, injected and estimated."""
+    rates = {address: [d["bytes"] / d["seconds"] for d in downloads if d.get("endpoint_ip") == address]
+             for address in factors}  # fmt: skip
+    top = max(factors.values(), default=None)
+    reference = _median(r for address, values in rates.items() if factors[address] == top for r in values)
+    rows = []
+    for address, factor in factors.items():
+        mine = _median(rates[address])
+        estimated = None if mine is None or not reference else top * mine / reference
+        rows.append({"memory_size": memory, "parameter": f"rate_factor {address}", "injected": factor,
+                     "estimated": estimated, "ratio": None if estimated is None else round(estimated / factor, 3),
+                     "downloads": len(rates[address]), "inside_burst": False})  # fmt: skip
     return rows
 
 

@@ -1,0 +1,172 @@
+"""Which S3 address each request reached, and pinning a message's requests to one address.
+
+S3's regional endpoint resolves to many addresses, and downloads from some have been measured
+faster than from others. A DNS answer says where a connection may go; the socket says where it
+went. So `instrument(client)` makes the client's connections note their peer address (the
+socket's, `getpeername()`) each time they wait for a response, and `take_peer()` hands the
+address to whoever listens to botocore's `response-received` on the same thread (measure.py's
+RequestLog). Any workload reuses it with its own client.
+
+`pinned(client, host, address)` sends every connection to `host` to `address` for the length of
+a block: `socket.getaddrinfo` answers for exactly that name with that address, so urllib3 still
+connects by the name, verifies the certificate against it and sends it as SNI; only the address
+changes. The client's pooled connections are dropped on entry and exit, so none opened before
+(to another address) carries a pinned request and none pinned outlives the block.
+
+By hand because no library does either: botocore has no hook that sees the connection of a
+request (its events see requests and parsed responses), and it takes addresses from the
+system's resolver only.
+
+Pin values (`PIN=` at fire, `pin` in messages): `auto` or one IPv4/IPv6 address. `auto`
+resolves the name AUTO_LOOKUPS times, collects every distinct address (each answer may list
+several, and S3's DNS rotates them), sorts them (IPv4 first, numerically) and picks the one at
+position seq mod count: a run's messages spread evenly over the addresses found, so each
+address gets an equal share to compare. A resolver that caches answers (a Lambda environment's
+may) shows fewer addresses; `pin_addresses` records what was found.
+
+Stdlib only plus the client it is given: it runs in the Lambda runtime.
+"""
+
+import ipaddress
+import socket
+import threading
+from contextlib import contextmanager
+from urllib.parse import urlsplit
+
+AUTO = "auto"
+AUTO_LOOKUPS = 8
+UNPINNED = {"pinned_ip": None, "pin_addresses": None}  # the record fields of a message without a pin
+
+_peer = threading.local()
+
+
+class PinError(ValueError):
+    """A pin value that is not allowed, or a name that does not resolve; one line."""
+
+
+def parse_pin(text) -> str:
+    """`auto`, or the address in `text` in its canonical form; PinError otherwise."""
+    if text == AUTO:
+        return AUTO
+    try:
+        return ipaddress.ip_address(text if isinstance(text, str) and text.isascii() else "").compressed
+    except ValueError:
+        raise PinError(f"pin={text!r} is not allowed: expected {AUTO} or an IPv4/IPv6 address") from None
+
+
+def instrument(client) -> bool:
+    """Make `client`'s connections note their peer address for take_peer(), per request.
+
+    Swaps the client's urllib3 pool classes for subclasses whose connections note the peer
+    when a response arrives, and drops the pools already made. Idempotent. False, changing
+    nothing, when the client's HTTP layer is not the one this knows (a botocore whose session
+    moved these attributes): the records then show unknown addresses instead of the function
+    failing to start."""
+    classes = getattr(_session(client), "_pool_classes_by_scheme", None)  # shared by pool and proxy managers
+    if not isinstance(classes, dict):
+        return False
+    for scheme, pool_class in classes.items():
+        if not getattr(pool_class, "notes_peers", False):
+            classes[scheme] = _noting(pool_class)
+    clear_pools(client)
+    return True
+
+
+def take_peer() -> str | None:
+    """The peer address of the last response received on this thread, once (None if none
+    since the last call: no connection, or a client not instrumented)."""
+    address, _peer.address = getattr(_peer, "address", None), None
+    return address
+
+
+def clear_pools(client) -> None:
+    """Close `client`'s pooled connections: the next request connects anew (and resolves).
+    (Where botocore keeps them elsewhere, nothing: `request_ips` still shows where requests went.)"""
+    manager = getattr(_session(client), "_manager", None)
+    if manager is not None:
+        manager.clear()
+
+
+def endpoint_host(client, bucket: str, key: str) -> str:
+    """The host name `client` connects to for GetObject of `key` (virtual-hosted or path style,
+    as the client's endpoint rules decide): a presigned URL is built offline by the same rules."""
+    url = client.generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": key}, ExpiresIn=60)
+    return urlsplit(url).hostname
+
+
+def resolve(pin: str, host: str, port: int, seq: int) -> tuple[str, list[str]]:
+    """The address a message pinned to `pin` connects to, and the addresses found (auto)."""
+    if pin != AUTO:
+        return pin, [pin]
+    found: set[str] = set()
+    for _ in range(AUTO_LOOKUPS):
+        try:
+            found |= {info[4][0] for info in socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)}
+        except socket.gaierror as exc:
+            raise PinError(f"pin=auto: {host} does not resolve ({exc.strerror})") from None
+    ordered = sorted(found, key=lambda a: (ipaddress.ip_address(a).version, int(ipaddress.ip_address(a))))
+    return ordered[seq % len(ordered)], ordered
+
+
+@contextmanager
+def pinned(client, host: str, address: str):
+    """Connections of this process to `host` go to `address` while in the block (see above)."""
+    original = socket.getaddrinfo
+    wanted = host.lower()
+
+    def getaddrinfo(name, *args, **kwargs):
+        if isinstance(name, str) and name.lower().rstrip(".") == wanted:
+            name = address
+        return original(name, *args, **kwargs)
+
+    clear_pools(client)
+    socket.getaddrinfo = getaddrinfo
+    try:
+        yield
+    finally:
+        socket.getaddrinfo = original
+        clear_pools(client)
+
+
+@contextmanager
+def pinned_download(client, bucket: str, key: str, pin: str | None, seq: int, own_http: bool = False):
+    """The block's requests for `key` go to the address `pin` selects for message `seq` (None:
+    where the resolver says); yields the record's pinned_ip and pin_addresses. `own_http`: the
+    strategy's client resolves and connects itself (crt), which no pin can steer."""
+    if pin is None:
+        yield dict(UNPINNED)
+        return
+    if own_http:
+        raise PinError(f"pin={pin!r} cannot steer this strategy: its client resolves and connects itself")
+    host = endpoint_host(client, bucket, key)
+    address, found = resolve(pin, host, port_of(client), seq)
+    with pinned(client, host, address):
+        yield {"pinned_ip": address, "pin_addresses": " ".join(found)}
+
+
+def port_of(client) -> int:
+    """The port of `client`'s endpoint (443 for https, 80 for http, unless the URL names one)."""
+    url = urlsplit(client.meta.endpoint_url)
+    return url.port or (443 if url.scheme == "https" else 80)
+
+
+def _session(client):
+    return getattr(getattr(client, "_endpoint", None), "http_session", None)
+
+
+def _noting(pool_class):
+    """A subclass of `pool_class` whose connections note their peer when they wait for a response."""
+
+    class Connection(pool_class.ConnectionCls):
+        def getresponse(self, *args, **kwargs):
+            _peer.address = _address(self.sock)  # the request is out; a closing response drops sock
+            return super().getresponse(*args, **kwargs)
+
+    return type(pool_class.__name__, (pool_class,), {"ConnectionCls": Connection, "notes_peers": True})
+
+
+def _address(sock) -> str | None:
+    try:
+        return sock.getpeername()[0]
+    except (AttributeError, OSError):  # closed already
+        return None

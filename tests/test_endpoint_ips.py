@@ -1,0 +1,126 @@
+"""The per-endpoint-address table: counts and percentiles from the saved query, the bootstrap
+interval of each address's median, the cell's overall median and the flags; and the report
+printing and writing it."""
+
+import io
+
+import numpy as np
+import pytest
+from rich.console import Console
+from scipy import stats as scipy_stats
+
+from fanout import cells, endpoint_ips, insights, report, stats
+
+from test_report import CELLS, as_events, summary_of, synthetic_records
+
+SLOW, FAST = "10.0.0.3", ("10.0.0.1", "10.0.0.2")
+
+
+def with_addresses(records, seed=1, slow_factor=0.5, mixed_every=9):
+    """Spread the downloads over three addresses, those on SLOW taking 1/slow_factor as long;
+    every mixed_every-th download reached two addresses (no endpoint_ip)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for i, r in enumerate(records):
+        if r["event"] != "download":
+            out.append(r)
+            continue
+        ip = [SLOW, *FAST][int(rng.integers(0, 3))]
+        seconds = r["seconds"] / (slow_factor if ip == SLOW else 1)
+        r = dict(r, seconds=seconds, request_ips=f"{ip} {ip}", first_byte_seconds=seconds / 20)
+        if i % mixed_every == 0:
+            r["request_ips"] = f"{ip} {FAST[0] if ip != FAST[0] else FAST[1]}"
+        else:
+            r["endpoint_ip"] = ip
+        out.append(r)
+    return out
+
+
+def table_of(records):
+    rows = insights.evaluate(insights.load_query("endpoint-ips"), as_events(records)).rows
+    return endpoint_ips.table(rows, [r for r in records if r["event"] == "download"])
+
+
+def test_the_slow_address_is_flagged_and_the_figures_are_the_records():
+    records, _ = synthetic_records(seed=2, per_cell=150, cell_keys=CELLS[:1])
+    records = with_addresses(records)
+    table = table_of(records)
+    mine = [r for r in records if r.get("endpoint_ip")]
+    rates = {ip: [r["bytes"] / r["seconds"] / 1e6 for r in mine if r["endpoint_ip"] == ip] for ip in (SLOW, *FAST)}
+    overall = np.median([v for values in rates.values() for v in values])
+    assert {row["endpoint_ip"] for row in table} == set(rates)
+    for row in table:
+        values = rates[row["endpoint_ip"]]
+        assert row["downloads"] == len(values)
+        assert row["mb_per_s_p50"] == pytest.approx(np.percentile(values, 50))
+        assert row["overall_p50"] == pytest.approx(overall)
+        ci = scipy_stats.bootstrap((values,), np.median, n_resamples=stats.RESAMPLES, method="percentile",
+                                   confidence_level=0.95, rng=np.random.default_rng(stats.SEED)).confidence_interval
+        assert (row["p50_ci_low"], row["p50_ci_high"]) == pytest.approx((ci.low, ci.high), rel=1e-9)
+        expected = "slower" if ci.high < overall else "faster" if ci.low > overall else ""
+        assert row["flag"] == expected
+    assert {row["endpoint_ip"]: row["flag"] for row in table}[SLOW] == "slower"
+    assert endpoint_ips.excluded([r for r in records if r["event"] == "download"]) == len(
+        [r for r in records if r["event"] == "download" and "endpoint_ip" not in r])
+
+
+def test_addresses_that_do_not_differ_are_not_flagged():
+    """Same distribution on every address (fixed seeds: a 95% interval would flag one address
+    in twenty by chance, not these)."""
+    records, _ = synthetic_records(seed=4, per_cell=150, cell_keys=CELLS[:1])
+    table = table_of(with_addresses(records, slow_factor=1.0))
+    assert len(table) == 3 and [row["flag"] for row in table] == ["", "", ""]
+
+
+def test_one_download_has_no_interval_and_no_flag():
+    records, _ = synthetic_records(seed=5, per_cell=1, cell_keys=CELLS[:1])
+    [row] = table_of([dict(records[0], endpoint_ip=SLOW, request_ips=SLOW)])
+    assert (row["downloads"], row["p50_ci_low"], row["p50_ci_high"], row["flag"]) == (1, None, None, "")
+
+
+def test_cells_are_compared_within_themselves():
+    records, _ = synthetic_records(seed=6, per_cell=60, cell_keys=CELLS[:2])
+    table = table_of(with_addresses(records))
+    by_cell = {}
+    for row in table:
+        by_cell.setdefault(cells.key(row), set()).add(row["overall_p50"])
+    assert len(by_cell) == 2 and all(len(overalls) == 1 for overalls in by_cell.values())
+
+
+def test_from_records_equals_the_query_path():
+    """The report across runs computes the table from the records; the single-run report from
+    the saved query: the same rows."""
+    records, _ = synthetic_records(seed=7, per_cell=60, cell_keys=CELLS[:2])
+    records = with_addresses(records)
+    downloads = [r for r in records if r["event"] == "download"]
+    via_query, direct = table_of(records), endpoint_ips.from_records(downloads)
+    assert len(direct) == len(via_query) == 6
+    for a, b in zip(via_query, direct):
+        assert cells.key(a) == cells.key(b)
+        for column in endpoint_ips.COLUMNS:
+            assert a[column] == (b[column] if isinstance(b[column], str) else pytest.approx(b[column])), column
+        assert a["first_byte_ms_p50"] is not None
+
+
+def test_the_report_prints_and_writes_the_table(monkeypatch, tmp_path):
+    monkeypatch.setenv("FANOUT_RESULTS", str(tmp_path))
+    records, _ = synthetic_records(seed=2, per_cell=150, cell_keys=CELLS[:1])
+    records = with_addresses(records)
+    summary = summary_of(records, sent=len(records))
+    summary["endpoint_ips"] = table_of(records)
+    summary["endpoint_ips_excluded"] = endpoint_ips.excluded([r for r in records if r["event"] == "download"])
+    output = io.StringIO()
+    monkeypatch.setattr(report, "console", Console(file=output, width=100))
+    report.show(summary)
+    text = " ".join(output.getvalue().split())  # the note wraps at the console's width
+    assert report.ENDPOINT_TITLE in text and "slower" in text and "percentile method" in text
+    assert f"{summary['endpoint_ips_excluded']} downloads reached several addresses" in text
+    written = (report.write(summary, plots_too=False) / "report.md").read_text()
+    section = written.split(f"## {report.ENDPOINT_TITLE}")[1]
+    assert "| address |" in section and f"| {SLOW} |" in section and "slower" in section
+
+    one = [dict(r, endpoint_ip=SLOW) if r["event"] == "download" else r for r in records]
+    summary["endpoint_ips"] = table_of(one)
+    output.truncate(0)
+    report.show(summary)  # one address per cell: nothing to compare on screen; report.md keeps it
+    assert len(summary["endpoint_ips"]) == 1 and report.ENDPOINT_TITLE not in output.getvalue()

@@ -14,6 +14,9 @@ PIN         ?=
 MESSAGES    ?=
 MULTIPLIER  ?= 10
 TAG         ?= default
+WORKLOAD    ?= download
+SIZES       ?=
+REPS        ?=
 RUN         ?= latest
 RUNS        ?=
 SWEEP       ?=
@@ -50,6 +53,12 @@ STACK_INPUTS = $(TARGET) --concurrency $(call q,CONCURRENCY) --memory $(call q,M
   --object-size $(call q,OBJECT_SIZE) --region $(call q,REGION) --architecture $(call q,ARCH) \
   $(STRATEGY_ARG) --function-timeout $(call q,FUNCTION_TIMEOUT) \
   $(if $(value STORAGE),--storage $(call q,STORAGE)) $(if $(value EXPRESS_AZ),--express-az $(call q,EXPRESS_AZ))
+# The workload and its options (docs/workloads.md): fire's, and a sweep's lists.
+WORKLOAD_ARGS = --workload $(call q,WORKLOAD) $(if $(value SIZES),--sizes $(call q,SIZES)) \
+  $(if $(value REPS),--reps $(call q,REPS))
+# STORAGE at fire: the classes a latency run measures, of those deployed (at deploy and sweep it
+# is the deployed classes, in STACK_INPUTS). A download run takes none.
+FIRE_STORAGE_ARG = $(if $(and $(value STORAGE),$(filter-out download,$(value WORKLOAD))),--storage $(call q,STORAGE))
 NETWORK_ARGS = $(if $(value NETWORK),--network $(call q,NETWORK)) --network-scale $(call q,NETWORK_SCALE)
 
 .DEFAULT_GOAL := help
@@ -62,6 +71,8 @@ help: ## List the targets and the variables they read
 	@echo "  "OBJECT_SIZE=$(call q,OBJECT_SIZE) REGION=$(call q,REGION) ARCH=$(call q,ARCH) TAG=$(call q,TAG)
 	@echo "  "STRATEGY=$(call q,STRATEGY) "(e.g. \"ranged connections=8 chunk_size=8MiB\", docs/strategies.md;"
 	@echo "    deploy: the default of messages, fire: this run's; MODE is its old name)"
+	@echo "  "WORKLOAD=$(call q,WORKLOAD) "(fire: download or latency, docs/workloads.md)" SIZES=$(call q,SIZES) REPS=$(call q,REPS) \
+	  "(latency: e.g. SIZES=\"1 1KB 1MB 100MB\" REPS=10; fire's STORAGE: the deployed classes it measures)"
 	@echo "  "PIN=$(call q,PIN) "(fire: connect to one address of the bucket's endpoint, an IP, or auto: spread the"
 	@echo "    messages over the addresses it resolves to; TLS stays on the name; docs/strategies.md)"
 	@echo "  "MESSAGES=$(call q,MESSAGES) MULTIPLIER=$(call q,MULTIPLIER) RUN=$(call q,RUN) QUERY=$(call q,QUERY)
@@ -75,6 +86,7 @@ help: ## List the targets and the variables they read
 	@echo "    with a network model: none, lambda-2024, lambda-2026 or a .toml/.json file; docs/network-model.md)"
 	@echo Sweep: CONCURRENCY MEMORY OBJECT_SIZE ARCH take lists '("1 5 10"),' STRATEGY a list separated by "';'" \
 	  '("stream; ranged connections=4");' ORDER=$(call q,ORDER) "(or shuffled)"
+	@echo "  "WORKLOAD=latency: SIZES lists separated by "';'" '("1 1KB; 1MB"),' REPS a list '("3 10")'
 	@echo "  "SEED=$(call q,SEED) KEEP_WARM=$(call q,KEEP_WARM) DESTROY_AFTER=$(call q,DESTROY_AFTER) YES=$(call q,YES) RESUME=$(call q,RESUME) "(a sweep id or latest)"
 	@echo Bench: BENCH=$(call q,BENCH) "(benchmarks to run, e.g. \"strategy_speed network_truth\"; empty: all)"
 
@@ -119,9 +131,10 @@ destroy: venv ## Remove everything the stack created (safe when nothing is deplo
 run: venv ## Local backend: host the function until its queue is drained (NETWORK, NETWORK_SCALE)
 	$(FANOUT) host $(TARGET) $(NETWORK_ARGS)
 
-fire: venv ## Send MESSAGES (default MULTIPLIER x CONCURRENCY) messages tagged TAG, with STRATEGY and PIN
+fire: venv ## Send MESSAGES (default MULTIPLIER x CONCURRENCY) messages tagged TAG, of WORKLOAD (STRATEGY, PIN; SIZES REPS STORAGE)
 	$(FANOUT) fire $(TARGET) --multiplier $(call q,MULTIPLIER) --tag $(call q,TAG) \
-	  $(if $(value MESSAGES),--messages $(call q,MESSAGES)) $(STRATEGY_ARG) $(if $(value PIN),--pin $(call q,PIN))
+	  $(if $(value MESSAGES),--messages $(call q,MESSAGES)) $(STRATEGY_ARG) $(if $(value PIN),--pin $(call q,PIN)) \
+	  $(WORKLOAD_ARGS) $(FIRE_STORAGE_ARG)
 
 wait: venv ## Wait until every message of RUN is accounted for (TIMEOUT, HOST, NETWORK, NETWORK_SCALE)
 	$(FANOUT) wait $(TARGET) --run $(call q,RUN) --timeout $(call q,TIMEOUT) $(if $(filter 0,$(value HOST)),--no-host) $(NETWORK_ARGS)
@@ -138,11 +151,11 @@ compare: venv ## Change in median and p99 throughput from A to B (runs or sweep:
 demo: venv ## The whole experiment on the local backend, torn down afterwards (NETWORK, NETWORK_SCALE)
 	$(FANOUT) demo $(NETWORK_ARGS)
 
-sweep: venv ## Every cell of the lists CONCURRENCY x MEMORY x OBJECT_SIZE x ARCH x STRATEGY (NETWORK); RESUME=<id|latest>
+sweep: venv ## Every cell of the lists CONCURRENCY x MEMORY x OBJECT_SIZE x ARCH x STRATEGY (or WORKLOAD=latency: SIZES x REPS) (NETWORK); RESUME=<id|latest>
 	$(FANOUT) sweep --timeout $(call q,TIMEOUT) $(if $(filter 1,$(YES)),--yes) $(if $(RESUME),$(TARGET) \
 	  --resume $(call q,RESUME),$(STACK_INPUTS) --multiplier $(call q,MULTIPLIER) --tag $(call q,TAG) \
 	  --order $(call q,ORDER) $(if $(SEED),--seed $(call q,SEED)) $(if $(filter 1,$(KEEP_WARM)),--keep-warm) \
-	  $(if $(filter 1,$(DESTROY_AFTER)),--destroy-after) $(NETWORK_ARGS))
+	  $(if $(filter 1,$(DESTROY_AFTER)),--destroy-after) $(NETWORK_ARGS) $(WORKLOAD_ARGS))
 
 test: venv ## Run the test suite, a file per worker (.venv/bin/pytest -m 'not slow' skips the end-to-end tests)
 	$(VENV)/bin/pytest -n auto --dist loadfile

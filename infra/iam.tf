@@ -1,5 +1,5 @@
-# The function's execution role: read the stack's test objects, consume the one queue, write the one
-# log group. Nothing else.
+# The function's execution role: read the stack's test objects, write and delete under the latency
+# workload's prefix, consume the one queue, write the one log group. Nothing else.
 
 resource "aws_iam_role" "downloader" {
   name = local.role_name
@@ -49,6 +49,14 @@ resource "aws_iam_role_policy" "downloader" {
         Effect   = "Allow"
         Action   = ["logs:CreateLogStream", "logs:PutLogEvents"]
         Resource = "${local.log_group_arn}:*"
+      },
+      {
+        # The latency workload (latency.tf): its own objects under latency/, deleted by the
+        # message that wrote them. No s3:ListBucket: it deletes the keys it wrote.
+        Sid      = "LatencyWorkloadObjects"
+        Effect   = "Allow"
+        Action   = ["s3:PutObject", "s3:GetObject", "s3:DeleteObject"]
+        Resource = local.latency_object_arns
       },
     ]
   })

@@ -27,7 +27,7 @@ resource "aws_lambda_function" "downloader" {
   #checkov:skip=CKV_AWS_116: SQS invokes the function synchronously; failed messages go to the queue's redrive DLQ (sqs.tf), Lambda's own DLQ serves only asynchronous invocations
   #checkov:skip=CKV_AWS_117: a VPC changes the network path being measured (ENIs, NAT or gateway endpoint between the function and S3)
   #checkov:skip=CKV_AWS_272: the zip is built deterministically from this repository by the same user who deploys it; code signing needs AWS Signer, which no emulator offers
-  #checkov:skip=CKV_AWS_173: the variables hold the bucket, key, size and default strategy, no secrets; Lambda encrypts them at rest with its service key
+  #checkov:skip=CKV_AWS_173: the variables hold bucket names, key, size and default strategy, no secrets; Lambda encrypts them at rest with its service key
   #checkov:skip=CKV_AWS_50: X-Ray tracing adds work and cost to every invocation of a latency measurement; the records carry their own timings
   function_name = local.function_name
   role          = aws_iam_role.downloader.arn
@@ -54,6 +54,7 @@ resource "aws_lambda_function" "downloader" {
       FANOUT_DEFAULT_STRATEGY  = var.default_strategy
       FANOUT_CONCURRENCY_LIMIT = tostring(var.concurrency)
       FANOUT_ENVIRONMENT_EPOCH = var.environment_epoch
+      LATENCY_BUCKETS          = jsonencode(local.latency_buckets)
       POWERTOOLS_SERVICE_NAME  = "s3-fanout"
       POWERTOOLS_LOG_LEVEL     = "INFO"
     }

@@ -147,7 +147,7 @@ def test_fire_records_the_run_and_marks_the_bodies(queue, emulator, results):
     assert saved["parameters"] == {
         "messages": 25, "experiment_tag": "exp-1", "strategy": "stream chunk_size=256KiB",
         "strategy_from": "fire --strategy",
-        "inject_failures": "1/5", "send_workers": 4, "pin": "auto",
+        "inject_failures": "1/5", "send_workers": 4, "pin": "auto", "workload": "download",
     }  # fmt: skip
     assert saved["version"].startswith(metadata.version("s3-fanout"))
     assert sorted(b["seq"] for b in bodies) == list(range(25))

@@ -46,7 +46,8 @@ def partial_insights(record: dict, answers: list, complete_after: float):
         if "seq >=" in query_text:  # message-outcomes, restricted to the run's seqs
             answers.append(query_text)
         seqs = range(COUNT) if len(answers) > complete_after else range(0, COUNT, 2)
-        lines = [{"event": "download", "run_id": record["run_id"], "seq": seq, "receive_count": 1} for seq in seqs]
+        lines = [{"event": "download", "outcome": "done", "run_id": record["run_id"], "seq": seq, "receive_count": 1}
+                 for seq in seqs]
         events = [{"timestamp": record["first_send_ms"] + i, "message": json.dumps(line)} for i, line in enumerate(lines)]
         return insights.evaluate(query_text, events)
 

@@ -2,7 +2,9 @@
 are the Cartesian product of the axes.
 
 Deploy-level axes (memory, concurrency, object size, architecture) need a redeploy of the stack
-between cells; message-level axes (strategy) only a separate fire on the same deployment. Every
+between cells; message-level axes (strategy, and a workload's parameters: `options`, each value
+the message fields of one combination, fanout.workloads) only a separate fire on the same
+deployment. Every
 value is checked with deploy's own rules before anything is created, so a sweep with one bad
 value creates nothing. Values are separated by spaces (or commas), strategies by ';' since a
 strategy with parameters contains spaces (`stream; ranged connections=4; download_file`).
@@ -20,7 +22,7 @@ would redeploy before nearly every cell.
 import itertools
 import random
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 from fanout import params, strategies
 from fanout.errors import UsageError
@@ -47,6 +49,8 @@ class CellParams:
     object_size: int
     architecture: str
     strategy: str  # canonical text (str(strategies.Choice)), as fire sends it
+    workload: str = "download"  # fanout.workloads; sweeps from before the registry downloaded
+    options: dict | None = None  # the workload's message fields (None: download's strategy says it all)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -61,31 +65,35 @@ class Axes:
     object_size: tuple[int, ...]
     architecture: tuple[str, ...]
     strategy: tuple[str, ...]  # canonical texts
+    workload: str = "download"
+    options: tuple[dict | None, ...] = field(default=(None,))  # the workload's parameter combinations
 
     @classmethod
-    def parse(cls, texts: dict[str, str]) -> "Axes":
-        """Axes from space- or comma-separated values per axis name (strategies separated by ';');
-        UsageError naming the first bad value, or a combination of values that cannot be deployed."""
-        axes = cls(**{name: _values(name, texts[name]) for name in PARSERS})
+    def parse(cls, texts: dict[str, str], workload: str = "download", options: tuple = (None,)) -> "Axes":
+        """Axes from space- or comma-separated values per axis name (strategies separated by ';'),
+        and a workload's parameter combinations (checked by the workload); UsageError naming the
+        first bad value, or a combination of values that cannot be deployed."""
+        axes = cls(**{name: _values(name, texts[name]) for name in PARSERS}, workload=workload, options=options)
         for size, strategy in itertools.product(axes.object_size, axes.strategy):
             params.check_fits_tmp(size, strategies.parse(strategy).name)
         return axes
 
     @classmethod
     def from_dict(cls, data: dict) -> "Axes":
-        return cls(**{name: tuple(data[name]) for name in PARSERS})
+        return cls(**{name: tuple(data[name]) for name in PARSERS}, workload=data.get("workload", "download"),
+                   options=tuple(data.get("options", [None])))  # fmt: skip
 
     def as_dict(self) -> dict:
-        return {name: list(values) for name, values in asdict(self).items()}
+        return {name: value if name == "workload" else list(value) for name, value in asdict(self).items()}
 
     def varying(self) -> list[str]:
         """The names of the axes with more than one value."""
-        return [name for name in PARSERS if len(getattr(self, name)) > 1]
+        return [name for name in (*PARSERS, "options") if len(getattr(self, name)) > 1]
 
     def cells(self, order: str = "given", seed: int | None = None) -> list[CellParams]:
         """Every cell, in the order `order` (see the module docstring)."""
         deployments = list(itertools.product(*(getattr(self, name) for name in DEPLOY_AXES)))
-        fires = list(self.strategy)
+        fires = list(itertools.product(self.strategy, self.options))
         rng = random.Random(seed)
         if order == "shuffled":
             rng.shuffle(deployments)
@@ -93,7 +101,7 @@ class Axes:
         for deployment in deployments:
             if order == "shuffled":
                 rng.shuffle(fires)
-            cells += [CellParams(*deployment, strategy) for strategy in fires]
+            cells += [CellParams(*deployment, strategy, self.workload, options) for strategy, options in fires]
         return cells
 
 

@@ -1,6 +1,8 @@
 """Cells: the combinations of parameters a run's records fall into (memory size, concurrency
-limit, object size, download strategy as canonical text, experiment tag). The report has one table row per cell and
-the plots one box or line per cell.
+limit, object size, download strategy as canonical text, experiment tag), and across runs also
+the architecture and the network the run was made under (from run.json). The one definition of
+a cell for the run report, the report across runs and compare. The report has one table row per
+cell and the plots one box or line per cell.
 
 A cell is a record with named fields, never a tuple read by position, so that adding a field
 (another parameter, say) cannot silently shift what an index means.
@@ -19,13 +21,21 @@ from fanout.sizes import format_size
 
 @dataclass(frozen=True)
 class Cell:
-    """One cell; the field names are the record fields (functions/downloader/measure.py)."""
+    """One cell. The first fields are record fields (FIELDS, functions/downloader/measure.py);
+    architecture and network come from run.json, known only across runs (None in one run's
+    report, where every record shares them)."""
 
     memory_size: int | None
     concurrency_limit: int | None
     object_size: int | None
     strategy: str | None
-    experiment_tag: str | None
+    experiment_tag: str | int | float | None
+    architecture: str | None = None
+    network: str | None = None
+
+    def as_dict(self) -> dict:
+        """Every field, in the order of the tables across runs (ACROSS_FIELDS)."""
+        return {name: getattr(self, name) for name in ACROSS_FIELDS}
 
     def sort_key(self) -> tuple:
         """Memory, concurrency and size in numeric order (512 before 1024), then strategy and tag."""
@@ -44,7 +54,12 @@ class Cell:
         return ", ".join(LABELS[name].format(self.text(name)) for name in names or FIELDS)
 
 
-FIELDS = tuple(f.name for f in fields(Cell))
+FROM_RUN = ("architecture", "network")  # known from run.json, not from the records
+FIELDS = tuple(f.name for f in fields(Cell) if f.name not in FROM_RUN)  # the record fields
+# Every field, as the report across runs orders its columns (architecture beside the other
+# deployment values, network last).
+ACROSS_FIELDS = ("memory_size", "concurrency_limit", "object_size", "architecture", "strategy", "experiment_tag",
+                 "network")  # fmt: skip
 TITLES = {"memory_size": "memory MB", "concurrency_limit": "concurrency", "object_size": "object",
           "strategy": "strategy", "experiment_tag": "tag"}  # fmt: skip
 LABELS = {"memory_size": "{} MB", "concurrency_limit": "concurrency {}", "object_size": "{}", "strategy": "{}",

@@ -15,7 +15,8 @@ own); a change whose interval excludes 0 is flagged.
 
 from rich.console import Console
 
-from fanout import crossrun, report, stats
+from fanout import cells, crossrun, report, stats, workloads
+from fanout.errors import UsageError
 
 console = Console()
 
@@ -29,7 +30,12 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    show(compare(crossrun.resolve_all(args.a), crossrun.resolve_all(args.b)))
+    a, b = crossrun.resolve_all(args.a), crossrun.resolve_all(args.b)
+    workload = crossrun.workload_of(a + b)
+    if workload.name != workloads.DEFAULT:
+        raise UsageError(f"compare compares download throughput; these are {workload.name} runs: "
+                         f"`make report RUNS={','.join(a + b)}` shows their tables side by side")  # fmt: skip
+    show(compare(a, b))
     return 0
 
 
@@ -37,7 +43,7 @@ def compare(a_ids: list[str], b_ids: list[str]) -> dict:
     """Per matching cell the change in median and p99 throughput with its CI; unmatched cells."""
     a = _side(a_ids)
     b = _side(b_ids)
-    values = {name: ({c[name] for c in a}, {c[name] for c in b}) for name in crossrun.Cell._fields}
+    values = {name: ({c[name] for c in a}, {c[name] for c in b}) for name in cells.ACROSS_FIELDS}
     fields = [name for name, (in_a, in_b) in values.items() if len(in_a) > 1 or len(in_b) > 1]
     differ = [name for name, (in_a, in_b) in values.items() if name not in fields and in_a != in_b]
     a_by, b_by = _by_match(a, fields), _by_match(b, fields)
@@ -61,7 +67,7 @@ def _side(run_ids: list[str]) -> list[dict]:
     for cell in sorted(by_cell, key=crossrun.sort_key):
         downloads = crossrun.downloads_of(by_cell[cell])
         if downloads:
-            result.append(cell._asdict() | {"mb_per_s": crossrun.samples(downloads)["mb_per_s"]})
+            result.append(cell.as_dict() | {"mb_per_s": crossrun.samples(downloads)["mb_per_s"]})
     return result
 
 

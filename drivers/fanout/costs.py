@@ -18,10 +18,15 @@ PRICES = {
     "lambda_request": 0.20 / 1e6,
     "sqs_request": 0.40 / 1e6,  # standard queue, per 64 KiB chunk of a request
     "s3_get": 0.0004 / 1e3,  # S3 Standard GET; same-region transfer to Lambda is free
+    "s3_put": 0.005 / 1e3,  # S3 Standard PUT
+    "s3_delete": 0.0,  # DELETE requests are free
 }
 
 # Assumed per-function S3 throughput: the published sustained figure for one Lambda function.
 ASSUMED_MIB_PER_S = 75
+# Assumed latency of one small S3 request (the latency workload's estimate): the ~27 ms median of
+# 1 KiB GETs on S3 Standard in one published study.
+ASSUMED_REQUEST_SECONDS = 0.027
 # SQS requests per message: its share of a 10-message SendMessageBatch, one receive, one delete.
 SQS_REQUESTS_PER_MESSAGE = 0.1 + 1 + 1
 
@@ -42,10 +47,11 @@ class Estimate:
     lambda_requests: float
     sqs_requests: float
     s3_gets: float
+    s3_puts: float = 0.0  # and deletes (free): the latency workload's writes
 
     @property
     def total(self) -> float:
-        return self.lambda_compute + self.lambda_requests + self.sqs_requests + self.s3_gets
+        return self.lambda_compute + self.lambda_requests + self.sqs_requests + self.s3_gets + self.s3_puts
 
 
 def estimate(
@@ -54,6 +60,24 @@ def estimate(
     """AWS cost of `messages` downloads of `object_size` bytes at ASSUMED_MIB_PER_S each, each
     download sending `gets_each` GetObject requests (its strategy's `gets(object_size)`)."""
     seconds_each = object_size / (ASSUMED_MIB_PER_S * 1024**2)
+    return _priced(messages, memory_mb, seconds_each, architecture, s3_gets=messages * gets_each * PRICES["s3_get"])
+
+
+def latency_estimate(messages: int, memory_mb: int, sizes: list[int], rounds_each: int,
+                     architecture: str = "x86_64") -> Estimate:
+    """AWS cost of `messages` latency messages, each making `rounds_each` PUT+GET+DELETE rounds
+    per size in `sizes` (repetitions x storage classes): each PUT and GET takes
+    ASSUMED_REQUEST_SECONDS plus its bytes at ASSUMED_MIB_PER_S. Request prices are S3
+    Standard's for every class (Express One Zone's differ and add a per-GB charge: not modelled)."""
+    per_round = [2 * ASSUMED_REQUEST_SECONDS + 2 * size / (ASSUMED_MIB_PER_S * 2**20) for size in sizes]
+    rounds = messages * rounds_each * len(sizes)
+    puts = rounds * (PRICES["s3_put"] + PRICES["s3_delete"])
+    return _priced(messages, memory_mb, rounds_each * sum(per_round), architecture,
+                   s3_gets=rounds * PRICES["s3_get"], s3_puts=puts)  # fmt: skip
+
+
+def _priced(messages: int, memory_mb: int, seconds_each: float, architecture: str, s3_gets: float,
+            s3_puts: float = 0.0) -> Estimate:  # fmt: skip
     gb_seconds = messages * seconds_each * memory_mb / 1024
     return Estimate(
         messages=messages,
@@ -63,7 +87,8 @@ def estimate(
         lambda_compute=gb_seconds * _gb_second_price(architecture),
         lambda_requests=messages * PRICES["lambda_request"],
         sqs_requests=messages * SQS_REQUESTS_PER_MESSAGE * PRICES["sqs_request"],
-        s3_gets=messages * gets_each * PRICES["s3_get"],
+        s3_gets=s3_gets,
+        s3_puts=s3_puts,
     )
 
 
@@ -79,15 +104,17 @@ def refusal(messages: int, largest_run: int, usd: float, confirmed: bool) -> str
 
 
 def describe(est: Estimate) -> list[str]:
-    """The estimate in three lines that fit 80 columns: total and parts, assumptions, prices."""
-    requests = est.lambda_requests + est.sqs_requests + est.s3_gets
+    """The estimate in lines that fit 80 columns: total and parts, assumptions, prices (and the
+    latency workload's request figures)."""
+    requests = est.lambda_requests + est.sqs_requests + est.s3_gets + est.s3_puts
     return [
         f"estimated AWS cost ${est.total:,.2f}: Lambda ${est.lambda_compute:,.2f} "
         f"({est.gb_seconds:,.0f} GB-s) + requests ${requests:,.2f}",
         f"  at {ASSUMED_MIB_PER_S} MiB/s per download; {PRICES_REGION} prices ({PRICES_DATE}): "
         "drivers/fanout/costs.py",
         f"  {price_list(est.architecture)}",
-    ]
+    ] + ([f"  and {ASSUMED_REQUEST_SECONDS * 1000:g} ms per request; S3 PUT ${PRICES['s3_put'] * 1e6:.2f}/M, "
+          "DELETE free"] if est.s3_puts else [])  # fmt: skip
 
 
 def price_list(architecture: str) -> str:

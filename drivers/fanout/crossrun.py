@@ -7,9 +7,10 @@ seconds and throughput (decimal MB/s and Mbit/s), bootstrap confidence intervals
 and p99 throughput, achieved concurrency (fanout.concurrency, per run) against the target,
 cold starts, errors, and the accounting that `fanout wait` stored in run.json.
 
-A cell is the record fields of fanout.cells.FIELDS (records that predate object_size take
-run.json's stack.object_size), the architecture and the network the run was made under (both
-from run.json, so that runs that differ only there are not pooled). Tables show as
+A cell is a fanout.cells.Cell (the one definition the run report uses too): the record fields
+of fanout.cells.FIELDS (records that predate object_size take run.json's stack.object_size),
+the architecture and the network the run was made under (both from run.json, so that runs that
+differ only there are not pooled). Tables show as
 columns only the cell fields that vary; the others are printed once above them.
 
 Writes into the output folder: cells.csv, cells.json, report.md and fanout.crossplots' PNGs.
@@ -21,14 +22,13 @@ import json
 import platform
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
 
 import matplotlib
 import numpy as np
 import scipy
 from rich.console import Console
 
-from fanout import concurrency, crossplots, endpoint_ips, network, paths, report, runs, stats, sweeps
+from fanout import cells, concurrency, crossplots, endpoint_ips, network, paths, report, runs, stats, sweeps, workloads
 from fanout.errors import FanoutError, UsageError
 from fanout.sizes import format_size
 
@@ -39,19 +39,7 @@ UNITS = "seconds: wall clock, measured in the function; MB/s = bytes / s / 10^6;
 console = Console()
 
 
-class Cell(NamedTuple):
-    """What a cell's downloads share. Named fields: adding one cannot shift another."""
-
-    memory_size: int
-    concurrency_limit: int
-    object_size: int
-    architecture: str
-    strategy: str  # canonical text (docs/strategies.md)
-    experiment_tag: str | int | float
-    network: str
-
-
-TITLES = {  # Cell field -> short column title (tables must fit 80 columns)
+TITLES = {  # cells.Cell field -> short column title (tables must fit 80 columns)
     "memory_size": "MB",
     "concurrency_limit": "conc",
     "object_size": "size",
@@ -97,9 +85,15 @@ def report_sweep(manifest: dict) -> dict:
     environments = ("warm environments kept between the cells of one deployment" if manifest["keep_warm"]
                     else "fresh execution environments for every cell")  # fmt: skip
     folder = sweeps.sweep_dir(manifest["sweep_id"])
-    summary = build(sweep_runs(manifest), folder, f"sweep {manifest['sweep_id']} ({environments})")
-    show(summary)
-    console.print(f"wrote cells.csv, cells.json, report.md and plots to {folder}", highlight=False)
+    title = f"sweep {manifest['sweep_id']} ({environments})"
+    workload = workloads.get(manifest["axes"].get("workload", workloads.DEFAULT))
+    if workload.name != workloads.DEFAULT:  # its own tables (fanout.workloads)
+        summary = workload.driver().report_across(sweep_runs(manifest), folder, title)
+    else:
+        summary = build(sweep_runs(manifest), folder, title)
+        show(summary)
+    console.print(f"wrote cells.csv, cells.json, report.md{'' if workload.name != workloads.DEFAULT else ' and plots'} "
+                  f"to {folder}", highlight=False)  # fmt: skip
     return summary
 
 
@@ -112,10 +106,23 @@ def report_runs(refs: str) -> int:
     """`fanout report --runs`: resolve the refs, build into results/across/<id>/, print."""
     run_ids = resolve_all(refs)
     out_dir = across_dir(run_ids)
+    workload = workload_of(run_ids)
+    if workload.name != workloads.DEFAULT:  # its own tables (fanout.workloads)
+        workload.driver().report_across(run_ids, out_dir, "s3-fanout report across runs")
+        return 0
     summary = build(run_ids, out_dir, "s3-fanout report across runs")
     show(summary)
     console.print(f"wrote cells.csv, cells.json, report.md and plots to {out_dir}", highlight=False)
     return 0
+
+
+def workload_of(run_ids: list[str]) -> workloads.Workload:
+    """The one workload the runs were fired with; UsageError when they mix workloads."""
+    found = {run_id: workloads.of_run(runs.load(run_id)).name for run_id in run_ids}
+    if len(set(found.values())) > 1:
+        listed = ", ".join(f"{run_id} ({name})" for run_id, name in found.items())
+        raise UsageError(f"runs of different workloads cannot share a report: {listed}")
+    return workloads.get(next(iter(found.values())))
 
 
 def across_dir(run_ids: list[str]) -> Path:
@@ -141,7 +148,7 @@ def load(run_id: str) -> Run:
     return loaded
 
 
-def cell_of(item: dict, run: dict) -> Cell:
+def cell_of(item: dict, run: dict) -> cells.Cell:
     """The cell of a record; a field the record lacks (object_size before records carried it;
     every field, for a run without downloads) comes from run.json."""
     stack, parameters = run["stack"], run["parameters"]
@@ -154,12 +161,13 @@ def cell_of(item: dict, run: dict) -> Cell:
         "experiment_tag": parameters["experiment_tag"],
     }
     fields = {name: value if item.get(name) is None else item[name] for name, value in from_run.items()}
-    return Cell(**fields, architecture=stack["architecture"], network=network.label(run))
+    return cells.Cell(**fields, architecture=stack["architecture"], network=network.label(run))
 
 
-def sort_key(cell: Cell) -> tuple:
+def sort_key(cell: cells.Cell) -> tuple:
     """Numbers in numeric order (512 before 1024), text as text."""
-    return tuple((0, value, "") if isinstance(value, (int, float)) else (1, 0, str(value)) for value in cell)
+    return tuple((0, value, "") if isinstance(value, (int, float)) else (1, 0, str(value))
+                 for value in cell.as_dict().values())  # fmt: skip
 
 
 # ---- computation -----------------------------------------------------------------------------
@@ -195,7 +203,7 @@ def summarize(loaded: list[Run], title: str) -> dict:
         "version": runs.project_version(),
         "environment": environment(),
         "samples": [samples(downloads_of(by_cell[cell])) for cell in ordered],
-        "endpoint_ips": [dict(row, cell=cell_label(cell._asdict(), varying(rows) or ["memory_size"]))
+        "endpoint_ips": [dict(row, cell=cell_label(cell.as_dict(), varying(rows) or ["memory_size"]))
                          for cell in ordered for row in endpoint_ips.from_records(downloads_of(by_cell[cell]))],
     }
 
@@ -203,10 +211,10 @@ def summarize(loaded: list[Run], title: str) -> dict:
 def group(loaded: list[Run]) -> tuple[dict, dict]:
     """{cell: [(run, the run's downloads in the cell)]} and {run id: the run's cells}. A run
     without downloads still has its cell, from run.json."""
-    by_cell: dict[Cell, list[tuple[Run, list[dict]]]] = {}
-    run_cells: dict[str, set[Cell]] = {}
+    by_cell: dict[cells.Cell, list[tuple[Run, list[dict]]]] = {}
+    run_cells: dict[str, set[cells.Cell]] = {}
     for run in loaded:
-        grouped: dict[Cell, list[dict]] = {}
+        grouped: dict[cells.Cell, list[dict]] = {}
         for download in run.downloads:
             grouped.setdefault(cell_of(download, run.record), []).append(download)
         grouped = grouped or {cell_of({}, run.record): []}
@@ -220,10 +228,10 @@ def downloads_of(members: list[tuple[Run, list[dict]]]) -> list[dict]:
     return [d for _, own in members for d in own]
 
 
-def cell_row(cell: Cell, members: list[tuple[Run, list[dict]]], run_cells: dict) -> dict:
+def cell_row(cell: cells.Cell, members: list[tuple[Run, list[dict]]], run_cells: dict) -> dict:
     """One cell: its fields, statistics, intervals, concurrency and accounting."""
     downloads = downloads_of(members)
-    row = cell._asdict() | {"runs": [run.run_id for run, _ in members], "n": len(downloads)}
+    row = cell.as_dict() | {"runs": [run.run_id for run, _ in members], "n": len(downloads)}
     if downloads:
         sample = samples(downloads)
         for metric in ("seconds", "mb_per_s"):
@@ -247,7 +255,7 @@ def samples(downloads: list[dict]) -> dict:
     }
 
 
-def _concurrency(cell: Cell, members: list[tuple[Run, list[dict]]]) -> dict:
+def _concurrency(cell: cells.Cell, members: list[tuple[Run, list[dict]]]) -> dict:
     """Achieved concurrency per run, so that a steady window never spans two runs; a cell made
     of several runs shows the largest peak and the mean of the runs' steady means."""
     per_run = [report.achieved_concurrency(own) for _, own in members if own]
@@ -288,7 +296,7 @@ def environment() -> str:
 
 def varying(rows: list[dict]) -> list[str]:
     """The Cell fields whose values differ between cells: the tables' row labels."""
-    return [name for name in Cell._fields if len({row[name] for row in rows}) > 1]
+    return [name for name in cells.ACROSS_FIELDS if len({row[name] for row in rows}) > 1]
 
 
 def warnings(loaded: list[Run], run_cells: dict) -> list[str]:
@@ -309,7 +317,7 @@ def warnings(loaded: list[Run], run_cells: dict) -> list[str]:
     return result
 
 
-def _run_summary(run: Run, own: set[Cell]) -> dict:
+def _run_summary(run: Run, own: set[cells.Cell]) -> dict:
     record = run.record
     return {
         "run_id": run.run_id,
@@ -337,7 +345,7 @@ def show(summary: dict) -> None:
     network_text = summary["network"]
     console.print(f"[bold]{summary['title']}[/]: {len(summary['runs'])} runs, {len(summary['cells'])} cells; {network_text}",
                   highlight=False)  # fmt: skip
-    shared = [name for name in Cell._fields if name not in summary["varying"] and name != "network"]
+    shared = [name for name in cells.ACROSS_FIELDS if name not in summary["varying"] and name != "network"]
     if summary["cells"] and shared:
         console.print(f"every cell: {cell_label(summary['cells'][0], shared)}", highlight=False)
     keyed = bool(summary["varying"])
@@ -430,7 +438,7 @@ def write(summary: dict, out_dir: Path) -> Path:
     data = {key: value for key, value in summary.items() if key != "samples"}
     (out_dir / "cells.json").write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
     statistics = [f"{metric}_{stat}" for metric in report.METRICS for stat in report.STATS]
-    columns = [*Cell._fields, "runs", "n", *statistics, *CI_COLUMNS, *CELL_COLUMNS]
+    columns = [*cells.ACROSS_FIELDS, "runs", "n", *statistics, *CI_COLUMNS, *CELL_COLUMNS]
     with open(out_dir / "cells.csv", "w", newline="") as out:
         writer = csv.DictWriter(out, fieldnames=columns, extrasaction="ignore")
         writer.writeheader()
@@ -442,7 +450,7 @@ def write(summary: dict, out_dir: Path) -> Path:
 
 def markdown(summary: dict, images: list[Path]) -> str:
     network_text = summary["network"]
-    shared = [name for name in Cell._fields if name not in summary["varying"] and name != "network"]
+    shared = [name for name in cells.ACROSS_FIELDS if name not in summary["varying"] and name != "network"]
     runs_table = [["run", "backend", "stack", "network", "cells", "downloads", "msgs/s sent", "version"]]
     runs_table += [[r["run_id"], r["backend"], r["stack"], r["network"], r["cells"], r["downloads"],
                     r["send_rate_per_s"], r["version"]] for r in summary["runs"]]  # fmt: skip

@@ -1,11 +1,12 @@
-"""`fanout fire`: flood the stack's queue with one message per download, and record the run.
+"""`fanout fire`: flood the stack's queue with one message per measurement, and record the run.
 
-Every message body carries the run id, its seq (0..N-1), the experiment tag and the strategy
-(`--strategy`, else the stack's default, as canonical text: docs/strategies.md), so that each
-timing record can be matched to the message that caused it and `wait` can account for every
-seq. Messages go out in parallel SendMessageBatch calls of 10 (the SQS maximum); entries SQS
-rejects or throttles are retried with backoff, and a seq that still cannot be sent is written to
-run.json and reported, never dropped silently.
+Every message body carries the run id, its seq (0..N-1), the experiment tag and, for the default
+download workload, the strategy (`--strategy`, else the stack's default, as canonical text:
+docs/strategies.md); another workload (`--workload`, fanout.workloads) adds its name and its
+parameters (docs/workloads.md). Each timing record can so be matched to the message that caused
+it and `wait` can account for every seq. Messages go out in parallel SendMessageBatch calls of
+10 (the SQS maximum); entries SQS rejects or throttles are retried with backoff, and a seq that
+still cannot be sent is written to run.json and reported, never dropped silently.
 
 Testing the failure path: `--inject-failures FRACTION` marks that fraction of the messages
 (evenly spread over the seqs, floor(N x FRACTION) of them) with "inject_failure": true; the
@@ -26,7 +27,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from fanout import costs, interrupts, numbers, pins, runs, strategies
+from fanout import costs, interrupts, numbers, pins, runs, strategies, workloads
 from fanout import stack as stacks
 from fanout.errors import FanoutError, UsageError
 from fanout.params import check_fits_tmp
@@ -58,6 +59,11 @@ def register(subparsers) -> None:
         "an IPv4/IPv6 address, or auto: resolve it several times and spread the messages over the addresses "
         "found (docs/strategies.md)",
     )
+    parser.add_argument("--workload", default=workloads.DEFAULT,
+                        help=f"what each message measures: {', '.join(workloads.WORKLOADS)} (default: {workloads.DEFAULT})")
+    for workload in workloads.WORKLOADS.values():
+        if workload.driver().OPTIONS:
+            workload.driver().add_fire_arguments(parser)
     parser.add_argument("--yes", action="store_true", help="send even when the run is large or costly")
     parser.add_argument("--workers", default=str(DEFAULT_WORKERS), help="parallel SendMessageBatch calls (default: 16)")
     parser.add_argument(
@@ -71,8 +77,9 @@ def register(subparsers) -> None:
 @dataclass(frozen=True)
 class FireParams:
     """What one run sends: `messages` messages tagged `tag`, downloaded with `strategy` (its
-    canonical text, str(strategies.Choice); None: the stack's default strategy). `sweep` (sweep
-    id and cell index) is recorded in run.json as given."""
+    canonical text, str(strategies.Choice); None: the stack's default strategy), or of another
+    `workload` with its message fields `options`. `sweep` (sweep id and cell index) is recorded
+    in run.json as given."""
 
     messages: int
     tag: str = "default"
@@ -81,6 +88,8 @@ class FireParams:
     workers: int = DEFAULT_WORKERS
     sweep: dict | None = None
     pin: str | None = None  # fanout.pins: auto or an address; None: where DNS says
+    workload: str = workloads.DEFAULT
+    options: dict | None = None
 
 
 def run(args) -> int:
@@ -89,16 +98,25 @@ def run(args) -> int:
     workers = positive_int("--workers", args.workers)
     failure_fraction = _fraction(args.inject_failures) if args.inject_failures else None
     check_tag(args.tag)
+    workload = workloads.get(args.workload)
+    check_options(workload, args)
+    options = workload.driver().options_from(args) if workload.name != workloads.DEFAULT else None
     strategy = strategies.parse(args.strategy) if args.strategy is not None else None
     pin = pins.parse(args.pin) if args.pin is not None else None
     stack = stacks.from_args(args)
     count = messages or multiplier * stack.concurrency
-    resolved = check_strategy(stack, strategy)
-    pins.check_strategy(pin, resolved)  # the run's strategy, or the stack's default
-    pins.check_backend(pin, stack.backend)
-    check_cost(stack, count, resolved, args.yes)
-    fired = fire(stack, FireParams(count, args.tag, str(strategy) if strategy else None, failure_fraction, workers,
-                                   pin=pin))  # fmt: skip
+    if workload.name == workloads.DEFAULT:
+        resolved = check_strategy(stack, strategy)
+        pins.check_strategy(pin, resolved)  # the run's strategy, or the stack's default
+        pins.check_backend(pin, stack.backend)
+        check_cost(stack, count, resolved, args.yes)
+        params = FireParams(count, args.tag, str(strategy) if strategy else None, failure_fraction, workers, pin=pin)
+    else:
+        plan = workload.driver().plan(stack, options, count)
+        check_estimate(stack, count, plan.estimate, args.yes)
+        params = FireParams(count, args.tag, None, failure_fraction, workers, workload=workload.name,
+                            options=plan.fields)  # fmt: skip
+    fired = fire(stack, params)
     if not fired["sent"]:
         raise FanoutError(f"none of the {count} messages reached the queue; no run was recorded")
     if fired["failed_seqs"]:
@@ -124,11 +142,29 @@ def check_strategy(stack, strategy: strategies.Choice | None) -> strategies.Choi
     return resolved
 
 
+def check_options(workload: workloads.Workload, args, deploy_level: tuple[str, ...] = ()) -> None:
+    """Refuse another workload's options (`--sizes` on a download run): they would be ignored.
+    `deploy_level`: flags that are the deployment's there (a sweep's --strategy, --storage)."""
+    for other in workloads.WORKLOADS.values():
+        given = [name for name in other.driver().OPTIONS if name not in deploy_level and getattr(args, name) is not None]
+        if other != workload and given:
+            raise UsageError(f"--{given[0]} is an option of the {other.name} workload, not of {workload.name}: "
+                             f"add --workload {other.name}")  # fmt: skip
+    for name in ("strategy", "pin"):  # the download workload's, in fire's own flags
+        if workload.name != workloads.DEFAULT and name not in deploy_level and getattr(args, name, None) is not None:
+            raise UsageError(f"--{name} is an option of the {workloads.DEFAULT} workload, not of {workload.name}")
+
+
 def check_cost(stack, count: int, strategy: strategies.Choice, confirmed: bool) -> None:
+    """The download workload's estimate, checked by check_estimate."""
+    gets = strategy.gets(stack.object_size)
+    check_estimate(stack, count, costs.estimate(count, stack.memory, stack.object_size, gets, stack.architecture),
+                   confirmed)  # fmt: skip
+
+
+def check_estimate(stack, count: int, estimate: costs.Estimate, confirmed: bool) -> None:
     """Print the AWS cost estimate when firing at AWS or refusing; refuse a run above the hard
     cap always, and a large or costly one without --yes."""
-    gets = strategy.gets(stack.object_size)
-    estimate = costs.estimate(count, stack.memory, stack.object_size, gets, stack.architecture)
     refused = costs.refusal(count, count, estimate.total, confirmed)
     if stack.backend == "aws" or refused:
         for line in costs.describe(estimate):
@@ -148,7 +184,9 @@ def fire(stack, params: FireParams) -> dict:
     run_id, count, workers = runs.new_run_id(), params.messages, params.workers
     injected = injected_seqs(count, params.inject_failures) if params.inject_failures else set()
     text = params.strategy or stack.default_strategy
-    bodies = [(seq, message_body(run_id, seq, params.tag, text, seq in injected, params.pin)) for seq in range(count)]
+    workload = {"workload": params.workload, **params.options} if params.workload != workloads.DEFAULT else {}
+    bodies = [(seq, message_body(run_id, seq, params.tag, None if workload else text, seq in injected, params.pin,
+                                 workload)) for seq in range(count)]  # fmt: skip
     result = SendResult()
     how = _run_record(stack, run_id, params, injected)
 
@@ -189,8 +227,10 @@ def fire(stack, params: FireParams) -> dict:
 
 
 def message_body(run_id: str, seq: int, tag: str, strategy: str | None, inject_failure: bool,
-                 pin: str | None = None) -> str:
-    body = {"run_id": run_id, "seq": seq, "experiment_tag": tag}
+                 pin: str | None = None, workload: dict | None = None) -> str:
+    """The JSON body of one message; `workload`: the name and parameters of a workload other than
+    the default (docs/workloads.md)."""
+    body = {"run_id": run_id, "seq": seq, "experiment_tag": tag, **(workload or {})}
     if strategy:
         body["strategy"] = strategy
     if pin:
@@ -307,6 +347,8 @@ def _run_record(stack, run_id: str, params: FireParams, injected: set[int]) -> d
             "inject_failures": str(params.inject_failures) if params.inject_failures else None,
             "send_workers": params.workers,
             "pin": params.pin,
+            "workload": params.workload,
+            **({"workload_options": params.options} if params.options else {}),
         },
         "injected_seqs": sorted(injected),
         "version": runs.project_version(),

@@ -29,7 +29,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from fanout import cells, concurrency, crossrun, endpoint_ips, insights, network, plots, runs, sweeps
+from fanout import cells, concurrency, crossrun, endpoint_ips, insights, network, plots, runs, sweeps, workloads
 from fanout import stack as stacks
 from fanout.network import truth
 from fanout.sizes import format_size
@@ -90,9 +90,7 @@ def run(args) -> int:
     record = runs.load(args.run)
     stack = stacks.from_args(args)
     runs.check_same_stack(record, stack)
-    summary = build(stack, record)
-    show(summary)
-    folder = write(summary)
+    folder = workloads.of_run(record).driver().report(stack, record)
     console.print(f"wrote {', '.join(sorted(p.name for p in folder.iterdir() if p.name != runs.RUN_FILE))}")
     console.print(f"  to {folder}", highlight=False)
     return 0
@@ -131,20 +129,20 @@ def build(stack, record: dict) -> dict:
 
 
 def run_records(events: list[dict], run_id: str) -> list[dict]:
-    """The function's download and error records of one run, in seq order."""
+    """The function's records of one run (every workload's and errors), in seq order."""
     records = [record for _, record in _run_events(events, run_id)]
     return sorted(records, key=lambda r: (r.get("seq", -1), r.get("event", ""), r.get("receive_count", 0)))
 
 
 def _run_events(events: list[dict], run_id: str) -> list[tuple[int, dict]]:
-    """(log timestamp in ms, record) of each download or error record of the run."""
+    """(log timestamp in ms, record) of each record the function logged for the run."""
     found = []
     for event in events:
         try:
             record = json.loads(event["message"])
         except (ValueError, TypeError):
             continue  # START/END/REPORT and other plain-text lines
-        if isinstance(record, dict) and record.get("run_id") == run_id and record.get("event") in ("download", "error"):
+        if isinstance(record, dict) and record.get("run_id") == run_id and isinstance(record.get("event"), str):
             found.append((event["timestamp"], record))
     return found
 
@@ -388,13 +386,7 @@ def _markdown_table(rows: list[list]) -> str:
 def write(summary: dict, plots_too: bool = True):
     """The report's files in results/<run_id>/; without the plots (`plots_too` False) when only
     the records and tables are wanted, as a sweep writes for each cell."""
-    folder = runs.run_dir(summary["run"]["run_id"])
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / "records.jsonl", "w") as out:
-        out.writelines(json.dumps(record, sort_keys=True) + "\n" for record in summary["records"])
-    (folder / "summary.json").write_text(
-        json.dumps({k: v for k, v in summary.items() if k != "records"}, indent=2, sort_keys=True, default=str) + "\n"
-    )
+    folder = runs.write_summary(summary)
     _write_csv(folder / "summary.csv", [dict(cell, network=summary["network"]) for cell in summary["cells"]])
     images = plots.draw(summary, folder) if plots_too else []
     (folder / "report.md").write_text(markdown(summary, images))

@@ -55,6 +55,19 @@ def write_file(run_id: str, name: str, data) -> Path:
     return path
 
 
+def write_summary(summary: dict) -> Path:
+    """A report's records.jsonl and summary.json (the summary less its records) in the folder
+    of its run (`summary["run"]`); returns the folder."""
+    folder = run_dir(summary["run"]["run_id"])
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / "records.jsonl", "w") as out:
+        out.writelines(json.dumps(record, sort_keys=True) + "\n" for record in summary["records"])
+    (folder / "summary.json").write_text(
+        json.dumps({k: v for k, v in summary.items() if k != "records"}, indent=2, sort_keys=True, default=str) + "\n"
+    )
+    return folder
+
+
 def load(ref: str) -> dict:
     """run.json of run `ref` (a run id or "latest"); a one-line error when there is none or it
     is corrupt."""

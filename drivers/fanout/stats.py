@@ -10,8 +10,9 @@ methods (docs/statistics.md).
   other cells are in the report). The percentile method rather than BCa: BCa's acceleration is
   a jackknife estimate, and the jackknife is inconsistent for quantiles (our statistics are
   the median and p99), so BCa adds no accuracy here and can misbehave.
-- Difference of two samples: each side is resampled independently (the runs are independent
-  experiments, nothing pairs their downloads), the statistic is statistic(B) - statistic(A).
+- Difference (or ratio) of two samples: each side is resampled independently (the runs are
+  independent experiments, nothing pairs their downloads), the statistic is
+  statistic(B) - statistic(A) (or statistic(B) / statistic(A)).
 """
 
 import numpy as np
@@ -52,13 +53,23 @@ def intervals(values, percentiles: list[float]) -> list[tuple[float, float] | No
 def difference_intervals(a, b, percentiles: list[float]) -> list[tuple[float, float] | None]:
     """The confidence interval of percentile(b) - percentile(a) for each of `percentiles`, each
     side resampled on its own."""
+    return _two_samples(a, b, percentiles, np.subtract)
+
+
+def ratio_intervals(a, b, percentiles: list[float]) -> list[tuple[float, float] | None]:
+    """The confidence interval of percentile(b) / percentile(a) for each of `percentiles` (e.g.
+    Express over Standard latency), each side resampled on its own."""
+    return _two_samples(a, b, percentiles, np.divide)
+
+
+def _two_samples(a, b, percentiles: list[float], combine) -> list[tuple[float, float] | None]:
     if len(a) < 2 or len(b) < 2:
         return [None] * len(percentiles)
 
-    def change(x, y, axis):
-        return np.percentile(y, percentiles, axis=axis) - np.percentile(x, percentiles, axis=axis)
+    def statistic(x, y, axis):
+        return combine(np.percentile(y, percentiles, axis=axis), np.percentile(x, percentiles, axis=axis))
 
-    return _bootstrap((np.asarray(a, dtype=float), np.asarray(b, dtype=float)), change)
+    return _bootstrap((np.asarray(a, dtype=float), np.asarray(b, dtype=float)), statistic)
 
 
 def excludes_zero(ci: tuple[float, float] | None) -> bool:

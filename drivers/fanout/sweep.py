@@ -8,7 +8,8 @@ total) and, on AWS, the account's quotas are checked (fanout.account).
 Then, cell after cell, through the same functions `make deploy/fire/wait/report` call:
 - deploy when a deploy-level value changes (Terraform updates only what changed; every object
   size of the sweep stays in the bucket once uploaded, and the role may read each of them);
-- fire MULTIPLIER x CONCURRENCY messages tagged TAG, with the cell's download strategy;
+- fire MULTIPLIER x CONCURRENCY messages tagged TAG, with the cell's download strategy (or, for
+  another workload, its parameters: `--workload latency --sizes "1 1KB; 1MB" --reps "3 10"`);
 - wait until every message is done, failed or dead-lettered, then until the queue is empty and
   no invocation runs: cells never overlap;
 - write the run's records and tables (results/<run_id>/, no plots).
@@ -32,8 +33,8 @@ from dataclasses import dataclass
 
 from rich.console import Console
 
-from fanout import (account, aws, axes, costs, crossrun, deploy, fire, interrupts, params, report, runs, strategies,
-                    sweeps, terraform, wait)
+from fanout import (account, aws, axes, costs, crossrun, deploy, fire, interrupts, params, runs, strategies, sweeps,
+                    terraform, wait, workloads)
 from fanout import stack as stacks
 from fanout import storage as storage_classes
 from fanout.emulator import control
@@ -60,6 +61,12 @@ def register(subparsers) -> None:
     parser.add_argument("--resume", metavar="SWEEP", help="continue sweep SWEEP (an id, or latest) at its first unfinished cell")
     parser.add_argument("--timeout", default=str(wait.DEFAULT_TIMEOUT), help="per cell: give up waiting after this many seconds")
     parser.add_argument("--yes", action="store_true", help="run even when the sweep is large or costly")
+    parser.add_argument("--workload", default=workloads.DEFAULT,
+                        help=f"what each message measures: {', '.join(workloads.WORKLOADS)} (default: {workloads.DEFAULT}); "
+                        "its options may be lists (latency: --sizes lists separated by ';', --reps by spaces)")  # fmt: skip
+    for workload in workloads.WORKLOADS.values():
+        if workload.driver().OPTIONS:
+            workload.driver().add_fire_arguments(parser, storage=False)  # --storage is deploy's here
     network_options.add_arguments(parser)
     parser.set_defaults(func=run)
 
@@ -125,7 +132,11 @@ def from_args(args) -> SweepParams:
         seed = secrets.randbelow(2**32)
     texts = {"memory": args.memory, "concurrency": args.concurrency, "object_size": args.object_size,
              "architecture": args.architecture, "strategy": args.strategy}  # fmt: skip
+    workload = workloads.get(args.workload)
+    fire.check_options(workload, args, deploy_level=("strategy", "storage"))  # deploy's own flags here
     grid = axes.Axes.parse(texts)
+    if workload.name != workloads.DEFAULT:
+        grid = axes.Axes.parse(texts, workload.name, workload.driver().sweep_options(args, grid.memory))
     endpoint = params.endpoint(args.backend, args.endpoint)
     network_options.check(args)
     if args.network != network_options.NONE and args.backend != "local":
@@ -179,9 +190,7 @@ def resume(ref: str, confirmed: bool) -> dict:
 
 def preflight(sweep: SweepParams, cells: list[axes.CellParams], confirmed: bool) -> None:
     """The cost estimate (printed on AWS, or when refusing) and the AWS account checks."""
-    estimates = [costs.estimate(sweep.multiplier * c.concurrency, c.memory, c.object_size,
-                                strategies.parse(c.strategy).gets(c.object_size), c.architecture)
-                 for c in cells]  # fmt: skip
+    estimates = [_estimate(sweep.multiplier * c.concurrency, c) for c in cells]
     messages = sum(e.messages for e in estimates)
     usd = sum(e.total for e in estimates)
     refused = costs.refusal(messages, max(e.messages for e in estimates), usd, confirmed)
@@ -196,6 +205,14 @@ def preflight(sweep: SweepParams, cells: list[axes.CellParams], confirmed: bool)
                               max(c.concurrency for c in cells), max(c.memory for c in cells))  # fmt: skip
         for note in notes:
             console.print(f"account: {note}", highlight=False)
+
+
+def _estimate(messages: int, cell: axes.CellParams) -> costs.Estimate:
+    """One cell's cost: its download strategy's, or its workload's."""
+    if cell.workload != workloads.DEFAULT:
+        return workloads.get(cell.workload).driver().estimate(messages, cell.memory, cell.architecture, cell.options)
+    gets = strategies.parse(cell.strategy).gets(cell.object_size)
+    return costs.estimate(messages, cell.memory, cell.object_size, gets, cell.architecture)
 
 
 def cost_lines(sweep: SweepParams, cells: list[axes.CellParams], estimates: list[costs.Estimate]) -> list[str]:
@@ -321,9 +338,12 @@ def _run_cell(manifest: dict, cell: dict, deployment: _Deployment, purge_first: 
         with _timed("purge", timings):
             _purge(stack)
     cell["environments"] = "fresh" if redeployed or not sweep.keep_warm else "warm (kept from the previous cell)"
-    fire_params = fire.FireParams(sweep.multiplier * cell_params.concurrency, sweep.tag, cell_params.strategy,
+    other = cell_params.workload != workloads.DEFAULT
+    fire_params = fire.FireParams(sweep.multiplier * cell_params.concurrency, sweep.tag,
+                                  None if other else cell_params.strategy,
                                   sweep={"sweep_id": manifest["sweep_id"], "cell": cell["index"],
-                                         "environments": cell["environments"]})  # fmt: skip
+                                         "environments": cell["environments"]},
+                                  workload=cell_params.workload, options=cell_params.options)  # fmt: skip
     with _timed("fire", timings), _claim_run(manifest, cell):
         record = fire.fire(stack, fire_params)
     sweeps.save(manifest)
@@ -337,7 +357,7 @@ def _run_cell(manifest: dict, cell: dict, deployment: _Deployment, purge_first: 
     with _timed("idle", timings):
         wait_idle(stack, hosted, stack.timeout + IDLE_SLACK_SECONDS)
     with _timed("report", timings):
-        report.write(report.build(stack, runs.load(record["run_id"])), plots_too=False)
+        workloads.get(cell_params.workload).driver().write_report(stack, runs.load(record["run_id"]))
     cell.update(status="done", finished=sweeps.now(), accounting=accounting.as_dict())
     _mark_run(record["run_id"], "done")
     sweeps.save(manifest)
@@ -416,8 +436,9 @@ def _timed(step: str, timings: dict):
 
 
 def _describe(cell: axes.CellParams) -> str:
+    what = cell.strategy if cell.workload == workloads.DEFAULT else f"{cell.workload} {cell.options}"
     return (f"{cell.memory} MB, concurrency {cell.concurrency}, {format_size(cell.object_size)}, "
-            f"{cell.architecture}, {cell.strategy}")  # fmt: skip
+            f"{cell.architecture}, {what}")  # fmt: skip
 
 
 # ---- the end ----------------------------------------------------------------------------------

@@ -1,8 +1,10 @@
 """`fanout wait`: wait until every message of a run is accounted for.
 
-A message is accounted for when the logs hold a download record for its seq, when it sits in
-the dead-letter queue, or when an error record shows it failed on its last allowed receive
-(it moves to the DLQ on the next receive). Records are found with the saved query
+A message is accounted for when the logs hold a record with outcome "done" for its seq, when it
+sits in the dead-letter queue, or when a record with outcome "error" shows it failed on its last
+allowed receive (it moves to the DLQ on the next receive). `outcome` is the envelope field every
+workload puts on the one record that closes a delivery (docs/workloads.md), so nothing here
+depends on what a workload measures or how many records it writes per message. Records are found with the saved query
 message-outcomes, through Logs Insights on AWS and the local evaluator on the emulator: the
 same path `report` uses, so a run that `wait` calls complete is one whose records the queries
 can see (Insights can return only part of the records for a while after a run; waiting on
@@ -119,7 +121,7 @@ class Accounting:
     done: set[int] = field(default_factory=set)
     failed: set[int] = field(default_factory=set)  # retries exhausted, not yet seen in the DLQ
     dead_lettered: set[int] = field(default_factory=set)
-    duplicates: int = 0  # extra download records (SQS delivers at least once)
+    duplicates: int = 0  # extra "done" deliveries (SQS delivers at least once)
     lost: set[int] = field(default_factory=set)  # no record, not in the DLQ, and the queue is empty
     platform_errors: dict[str, int] = field(default_factory=dict)  # crashes, timeouts, init failures
 
@@ -157,7 +159,7 @@ def account(stack, record: dict) -> Accounting:
     dead = peek_dead_letters(stack, record["run_id"])
     for row in rows:
         seq, records = int(row["seq"]), int(row["records"])
-        if row["event"] == "download":
+        if row["outcome"] == "done":
             accounting.done.add(seq)
             accounting.duplicates += records - 1
         elif int(row["receive_count_max"] or 0) >= stack.max_receive_count:
@@ -265,7 +267,7 @@ def wait(stack, record: dict, timeout: float, host: bool = False, network=None,
     missing = accounting.in_flight()
     console.print(f"[{'red' if missing or accounting.lost else 'green'}]{accounting.summary()}[/], of {sent} sent")
     if accounting.duplicates:
-        console.print(f"[yellow]note:[/] {accounting.duplicates} extra downloads (SQS delivers at least once)")
+        console.print(f"[yellow]note:[/] {accounting.duplicates} messages were completed twice (SQS delivers at least once)")
     if accounting.lost:
         console.print(f"[red]lost seqs:[/] {runs.seq_ranges(accounting.lost)} (deleted from the queue without a record)",
                       highlight=False)

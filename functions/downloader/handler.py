@@ -1,6 +1,7 @@
-"""Lambda entry point: SQS batch in, one timed download and one log record per message.
+"""Lambda entry point: SQS batch in, each message run by its workload, its records logged.
 
-Thin on purpose: the work and the numbers are in measure.py. What lives here is what must live
+Thin on purpose: the work and the numbers are in the workloads' modules (workloads.py lists
+them; measure.py is the download workload). What lives here is what must live
 once per execution environment (client, logger, environment id) and the SQS batch protocol.
 """
 
@@ -12,6 +13,7 @@ from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, pro
 
 import endpoints
 import measure
+import workloads
 
 logger = Logger()  # JSON lines on stdout; service and level from POWERTOOLS_* variables
 # AWS_ENDPOINT_URL points it at the emulator on the local backend; see measure.CLIENT_CONFIG.
@@ -40,10 +42,13 @@ def lambda_handler(event, context):
             "receive_count": int(record.attributes.approximate_receive_count),
             **invocation,
         }
-        result = measure.measure_message(s3, settings, record.body, fields)
-        if result["event"] == "error":
-            logger.error(f"download failed: {result['error_type']}", extra=result)
-            raise MessageFailed(result["error_message"])
-        logger.info("download complete", extra=result)
+        records = workloads.run_message(s3, os.environ, record.body, fields)
+        for line in records[:-1]:
+            logger.info(f"{line['event']} complete", extra=line)
+        last = records[-1]
+        if last["outcome"] == "error":
+            logger.error(f"{last['workload']} failed: {last['error_type']}", extra=last)
+            raise MessageFailed(last["error_message"])
+        logger.info(f"{last['event']} complete", extra=last)
 
     return process_partial_response(event=event, record_handler=record_handler, processor=processor, context=context)

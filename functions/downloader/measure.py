@@ -36,7 +36,6 @@ What the numbers mean (docs/strategies.md has the full record contract):
 - the byte-arrival timeline and its derived figures: see timeline.py.
 """
 
-import json
 import tempfile
 import threading
 import time
@@ -48,8 +47,10 @@ from pathlib import Path
 from botocore.config import Config
 
 import endpoints
+import envelope
 import strategies
 import timeline
+from envelope import InjectedFailure, MalformedMessage, error_record
 
 # The handler's S3 client: its pool holds a connection for every parallel GET a strategy may ask
 # for (with botocore's default of 10, the 11th thread would open a connection and drop it after
@@ -59,18 +60,6 @@ import timeline
 # CRC32 computed by the function, a CPU cost per byte that is then part of the figure.
 CLIENT_CONFIG = Config(max_pool_connections=strategies.MAX_CONNECTIONS)
 REQUESTS_KEPT = 100  # request_ttfb_ms items a record carries (see the module docstring)
-
-
-class MalformedMessage(ValueError):
-    """The body is not what `fanout fire` sends; `known` holds the fields that were valid."""
-
-    def __init__(self, problem: str, known: dict):
-        super().__init__(problem)
-        self.known = known
-
-
-class InjectedFailure(Exception):
-    """The message asked to fail (inject_failure), to exercise the failure path end to end."""
 
 
 class SizeMismatch(Exception):
@@ -122,27 +111,8 @@ class Message:
 
 def parse_body(body: str, default_strategy: strategies.Choice) -> Message:
     """The message in `body`, or MalformedMessage listing every problem found."""
-    try:
-        data = json.loads(body)
-    except (TypeError, ValueError):
-        raise MalformedMessage(f"body is not JSON: {str(body)[:80]!r}", {}) from None
-    if not isinstance(data, dict):
-        raise MalformedMessage(f"body is not a JSON object: {str(body)[:80]!r}", {})
-    checks = {
-        "run_id": (lambda v: isinstance(v, str) and v != "", "a non-empty string", None),
-        "seq": (lambda v: isinstance(v, int) and not isinstance(v, bool), "an integer", None),
-        "experiment_tag": (lambda v: isinstance(v, str), "a string", ""),
-        "inject_failure": (lambda v: isinstance(v, bool), "true or false", False),
-    }
-    known, problems = {}, []
-    for name, (valid, allowed, default) in checks.items():
-        value = data.get(name, default)
-        if value is not None and valid(value):
-            known[name] = value
-        elif name in data:
-            problems.append(f"{name}={data[name]!r} is not {allowed}")
-        else:
-            problems.append(f"{name} is missing")
+    data = envelope.load(body)
+    known, problems = envelope.check(data)
     try:
         known["strategy"] = strategies.parse(data["strategy"]) if "strategy" in data else default_strategy
     except strategies.StrategyError as exc:
@@ -358,8 +328,3 @@ def success_record(message: Message, result: Download, context: dict) -> dict:
         **timeline.record_fields(result.timeline, result.seconds),
         **context,
     }
-
-
-def error_record(exc: Exception, fields: dict) -> dict:
-    """The event="error" record: what failed, plus every field known at that point."""
-    return {"event": "error", "error_type": type(exc).__name__, "error_message": str(exc), **fields}

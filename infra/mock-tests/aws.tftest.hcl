@@ -177,3 +177,28 @@ run "without_kept_sizes_the_role_reads_only_the_current_object" {
     error_message = "Without test_object_sizes the role must read only the deployed object."
   }
 }
+
+run "the_latency_workload_writes_only_under_its_prefix" {
+  command = plan
+
+  variables {
+    object_size = 1048576
+  }
+
+  assert {
+    condition = [for s in jsondecode(aws_iam_role_policy.downloader.policy).Statement : s if s.Sid == "LatencyWorkloadObjects"][0].Resource == [
+      "arn:aws:s3:::plan-test-123456789012-us-east-1/latency/*"
+    ]
+    error_message = "The latency workload may write only under latency/ of the test bucket."
+  }
+  assert {
+    condition = toset([for s in jsondecode(aws_iam_role_policy.downloader.policy).Statement : s if s.Sid == "LatencyWorkloadObjects"][0].Action) == toset([
+      "s3:PutObject", "s3:GetObject", "s3:DeleteObject"
+    ])
+    error_message = "The latency workload needs PutObject, GetObject and DeleteObject, nothing more."
+  }
+  assert {
+    condition     = jsondecode(aws_lambda_function.downloader.environment[0].variables.LATENCY_BUCKETS) == { standard = aws_s3_bucket.data.id }
+    error_message = "LATENCY_BUCKETS must map standard to the test bucket."
+  }
+}

@@ -115,3 +115,17 @@ run "express_needs_a_zone_of_the_region" {
 
   expect_failures = [aws_s3_directory_bucket.express]
 }
+
+run "latency_buckets_name_every_chosen_class" {
+  command = plan
+
+  variables {
+    storage    = ["express", "standard"]
+    express_az = "use1-az4"
+  }
+
+  assert {
+    condition     = jsondecode(aws_lambda_function.downloader.environment[0].variables.LATENCY_BUCKETS) == { express = "plan-test-123456789012--use1-az4--x-s3", standard = aws_s3_bucket.data.id }
+    error_message = "LATENCY_BUCKETS must map each chosen storage class to its bucket."
+  }
+}

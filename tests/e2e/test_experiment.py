@@ -337,12 +337,15 @@ def granted_actions(deployed) -> set[str]:
 
 
 def test_the_role_grants_exactly_the_actions_a_run_uses(deployed, tmp_path, monkeypatch):
-    """Every strategy the local backend runs, hosted as `make run` hosts them (the mapping's idle
-    check included)."""
+    """Every strategy the local backend runs and the latency workload, hosted as `make run` hosts
+    them (the mapping's idle check included)."""
     trace = tmp_path / "calls.txt"
     monkeypatch.setenv("FANOUT_HOST_TRACE_CALLS", str(trace))
     for name in [name for name, strategy in strategies.STRATEGIES.items() if not strategy.aws_only]:
         assert fanout("fire", "--messages", "4", "--tag", f"iam-{name}", "--strategy", name) == 0
+    # and the latency workload's writes and deletes (fanout.workloads)
+    assert fanout("fire", "--messages", "2", "--tag", "iam-latency", "--workload", "latency", "--sizes", "1",
+                  "--reps", "1") == 0  # fmt: skip
     assert fanout("host", "--idle", "1") == 0
     used = {IAM_ACTION_OF.get(op, f"{service}:{op}")
             for service, op in (line.split(":") for line in trace.read_text().splitlines())}

@@ -14,7 +14,7 @@ SUCCESS_FIELDS = {
     "strategy_name", "bytes", "seconds", "ttfb_seconds", "mbps", "mib_per_s", "start_ms", "end_ms", "cold_start",
     "env_id", "receive_count", "message_id", "request_id", "s3_request_id", "request_ttfb_ms", "requests",
     "connections", "first_byte_seconds", "timeline_interval_ms", "timeline", "peak_mb_per_s", "sustained_mb_per_s",
-    "burst_excess_bytes", "burst_bytes", "request_ips", "endpoint_ip",
+    "burst_excess_bytes", "burst_bytes", "request_ips", "endpoint_ip", "workload", "outcome",
 }  # fmt: skip, plus strategy_<param> for each parameter of the record's strategy
 ERROR_CONTEXT_FIELDS = {
     "message_id", "receive_count", "memory_size", "concurrency_limit", "object_size", "request_id", "env_id",

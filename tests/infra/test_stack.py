@@ -90,6 +90,7 @@ def test_function_configuration(deployed, function):
         "FANOUT_DEFAULT_STRATEGY": deployed.default_strategy,
         "FANOUT_CONCURRENCY_LIMIT": str(deployed.concurrency),
         "FANOUT_ENVIRONMENT_EPOCH": "",  # only a sweep on AWS sets it
+        "LATENCY_BUCKETS": json.dumps({"standard": deployed.bucket}, separators=(",", ":")),
         "POWERTOOLS_SERVICE_NAME": "s3-fanout",
         "POWERTOOLS_LOG_LEVEL": "INFO",
     }
@@ -181,18 +182,21 @@ def test_role_grants_only_the_stacks_resources(deployed, function):
     document = iam.get_role_policy(RoleName=role, PolicyName=policy_name)["PolicyDocument"]
     if isinstance(document, str):
         document = json.loads(document)
-    granted = {}
+    granted = {}  # action -> every resource any statement grants it on
     for statement in document["Statement"]:
         assert statement["Effect"] == "Allow"
         actions = statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
+        resources = statement["Resource"] if isinstance(statement["Resource"], list) else [statement["Resource"]]
         for action in actions:
-            granted[action] = statement["Resource"]
-    objects = granted.pop("s3:GetObject")
-    assert (objects if isinstance(objects, list) else [objects]) == [f"arn:aws:s3:::{deployed.bucket}/{deployed.object_key}"]
+            granted.setdefault(action, []).extend(resources)
+    latency_prefix = f"arn:aws:s3:::{deployed.bucket}/latency/*"  # the latency workload's objects
+    assert granted.pop("s3:GetObject") == [f"arn:aws:s3:::{deployed.bucket}/{deployed.object_key}", latency_prefix]
+    for action in ("s3:PutObject", "s3:DeleteObject"):
+        assert granted.pop(action) == [latency_prefix]
     for action in ("sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes"):
-        assert granted.pop(action) == deployed.queue_arn
+        assert granted.pop(action) == [deployed.queue_arn]
     for action in ("logs:CreateLogStream", "logs:PutLogEvents"):
-        resource = granted.pop(action)
+        [resource] = granted.pop(action)
         assert resource.endswith(f":log-group:{deployed.log_group}:*")
     assert granted == {}
 

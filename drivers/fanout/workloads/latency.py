@@ -1,0 +1,127 @@
+"""The latency workload's driver side: fire's options, the checks against the stack, the cost.
+
+The parameters (sizes, repetitions, storage classes) are defined once, in the function's
+latency.py, loaded here as `definition`: a `SIZES=` value is checked by the code that will run
+it, and its errors become one-line usage errors here.
+"""
+
+import json
+import math
+from dataclasses import dataclass
+
+from fanout import costs, function_modules
+from fanout.errors import UsageError
+
+definition = function_modules.load("latency")
+Params = definition.Params
+LIST_SEPARATOR = ";"  # between the size lists of a sweep axis
+OPTIONS = ("sizes", "reps", "storage")  # fire's --sizes, --reps, --storage (SIZES, REPS, STORAGE)
+# What the function holds besides the object's bytes (one at a time: botocore sends the bytes
+# object as it is, the GET body is read in 1 MiB chunks): the Python runtime with boto3 and
+# Powertools, typically 80-90 MB of "Max Memory Used" in Lambda's REPORT lines for a function
+# like this one (not measured by this project), with a little room.
+MEMORY_HEADROOM_MIB = 100
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What fire sends for a latency run: the message fields and the cost estimate."""
+
+    fields: dict
+    estimate: costs.Estimate
+
+
+def add_fire_arguments(parser, storage: bool = True) -> None:
+    """--sizes, --reps and (with `storage`: fire, not sweep, whose --storage is deploy's) --storage."""
+    sizes = " ".join(map(str, definition.DEFAULT_SIZES))
+    parser.add_argument("--sizes", help=f"latency: object sizes separated by spaces, 1 byte to 100MB (default: {sizes})")
+    parser.add_argument("--reps", help=f"latency: repetitions per size (default: {definition.DEFAULT_REPS})")
+    if storage:
+        parser.add_argument(
+            "--storage",
+            help=f"latency: storage classes to test, of {', '.join(definition.STORAGE_CLASSES)} (default: every deployed one)",
+        )
+
+
+def parse(sizes: str | None, reps: str | None, storage: str | None) -> Params:
+    """The run's parameters from text as a user writes them; UsageError naming the bad value."""
+    try:
+        return Params(
+            sizes=definition.parse_sizes(sizes) if sizes is not None else definition.DEFAULT_SIZES,
+            reps=definition.parse_reps(reps) if reps is not None else definition.DEFAULT_REPS,
+            storage=definition.parse_storage(storage) if storage is not None else (),
+        )
+    except definition.ParamError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def check_memory(params: Params, memory_mb: int) -> None:
+    """Refuse sizes the function's memory cannot hold (one object at a time plus headroom)."""
+    needed = math.ceil(max(params.sizes) / 2**20) + MEMORY_HEADROOM_MIB
+    if needed > memory_mb:
+        raise UsageError(
+            f"size {max(params.sizes)} bytes needs a function of at least {needed} MB (the object in memory plus "
+            f"{MEMORY_HEADROOM_MIB} MB headroom), the stack has {memory_mb} MB: redeploy with MEMORY={needed} or more"
+        )
+
+
+def sweep_options(args, memories: tuple[int, ...]) -> tuple[dict, ...]:
+    """A sweep's combinations of parameters: `--sizes` one or more size lists separated by ';'
+    (`1 1KB; 1MB 100MB`), `--reps` one or more counts; each combination is one cell's message
+    fields, sizes lists outermost. Each must fit every memory size of the sweep."""
+    size_lists = [None] if args.sizes is None else args.sizes.split(LIST_SEPARATOR)
+    reps = [None] if args.reps is None else (args.reps.split() or [args.reps])
+    params = [parse(sizes, count, args.storage) for sizes in size_lists for count in reps]
+    for memory in memories:
+        for each in params:
+            check_memory(each, memory)
+    combos = [each.fields() for each in params]
+    if len({json.dumps(c, sort_keys=True) for c in combos}) < len(combos):
+        raise UsageError(f"invalid sweep --sizes {args.sizes!r} --reps {args.reps!r}: a combination is given twice")
+    return tuple(combos)
+
+
+def estimate(count: int, memory: int, architecture: str, fields: dict) -> costs.Estimate:
+    """The cost of `count` messages with these message fields (`Params.fields()`; a sweep's
+    `storage` empty, every deployed class, is counted as one: the stack is not deployed yet)."""
+    classes = len(fields["storage"]) or 1
+    return costs.latency_estimate(count, memory, fields["sizes"], fields["reps"] * classes, architecture)
+
+
+def options_from(args) -> Params:
+    """fire's --sizes, --reps, --storage, checked before anything touches the stack."""
+    return parse(args.sizes, args.reps, args.storage)
+
+
+def plan(stack, params: Params, count: int) -> Plan:
+    """fire's latency run on `stack`: checked against its memory and the storage classes its
+    function was deployed with, messages' fields, cost of `count`."""
+    check_memory(params, stack.memory)
+    deployed = list(stack.storage)  # the stack's `storage` output (fanout.storage)
+    missing = [name for name in params.storage if name not in deployed]
+    if missing:
+        raise UsageError(f"invalid storage {' '.join(missing)!r}: stack {stack.stack!r} has {' '.join(deployed)} "
+                         "(STORAGE at deploy)")  # fmt: skip
+    fields = params.fields()
+    return Plan(fields, estimate(count, stack.memory, stack.architecture, {**fields, "storage": params.storage or deployed}))
+
+
+def report(stack, record: dict):
+    """The run's tables, files and plot (fanout.workloads.latency_report); returns its folder."""
+    from fanout.workloads import latency_report  # matplotlib: only when reporting
+
+    return latency_report.report(stack, record)
+
+
+def write_report(stack, record: dict):
+    """The run's files without printing them (a sweep's cell)."""
+    from fanout.workloads import latency_report
+
+    return latency_report.write(latency_report.build(stack, record))
+
+
+def report_across(run_ids: list[str], folder, title: str) -> dict:
+    """The tables across runs (a sweep's closing report), printed and written into `folder`."""
+    from fanout.workloads import latency_report
+
+    return latency_report.across(run_ids, folder, title)

@@ -1,0 +1,264 @@
+"""The latency workload's report: latency against object size, per storage class and operation.
+
+Tables: rows = object size; per storage class and operation (PUT: the whole call; GET: to the
+last byte, and GET to the response headers as "get first byte") n, p50, p90, p99 and mean of
+the seconds, from the saved query latency-percentiles restricted to the run (exact on the local
+backend, Logs Insights' pct() on AWS: fanout.report.PERCENTILES). When the run has both Express
+One Zone and Standard records, the Express/Standard ratio of medians per size and operation
+with its 95% bootstrap confidence interval computed from the records (fanout.stats: percentile
+method, 10,000 resamples, fixed seed; the two classes resampled independently). The plot is
+log-log: median seconds against size per class and operation, with the p10-p90 band (numpy's
+default percentiles, type 7). Every output carries the run's network label.
+
+Writes into results/<run_id>/: records.jsonl, latency.csv, summary.json, report.md, latency.png.
+"""
+
+import csv
+import json
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+from fanout import insights, network, plots, runs, stats, workloads  # noqa: E402
+from fanout.errors import FanoutError  # noqa: E402
+from fanout import report as run_report  # noqa: E402
+from fanout.sizes import format_size as binary_size  # noqa: E402
+from fanout.wait import peek_dead_letters  # noqa: E402
+
+QUERY = workloads.get("latency").query
+STATS = ("p50", "p90", "p99", "avg")
+# (operation, record field, title): what a column group measures.
+MEASURES = (("put", "seconds", "put"), ("get", "seconds", "get"), ("get", "first_byte_seconds", "get first byte"))
+LINE_STYLES = {"put": ("-", "o"), "get": ("--", "s"), "get first byte": (":", "^")}  # measure -> (line, marker)
+RATIO = ("express", "standard")  # numerator, denominator
+UNITS = "seconds, measured in the function with the monotonic clock; sizes in decimal units (1 KB = 1000 bytes)"
+
+
+def format_size(size: int) -> str:
+    """A size as SIZES= takes it: decimal units when whole (`10 KB`, `1 MB`), else binary or bytes."""
+    for unit, factor in (("GB", 10**9), ("MB", 10**6), ("KB", 10**3)):
+        if size >= factor and size % factor == 0:
+            return f"{size // factor} {unit}"
+    return binary_size(size)
+
+
+def _seconds(value) -> str:
+    """Four significant digits: local figures are milliseconds, a 100 MB transfer is seconds."""
+    return "-" if value is None else f"{value:.4g}"
+
+
+def build(stack, record: dict) -> dict:
+    """Everything the report shows, as plain data (summary.json is this, less the records)."""
+    run_id = record["run_id"]
+    start_ms, end_ms = runs.run_window(record)
+    records = run_report.run_records(insights.fetch_events(stack, start_ms, end_ms), run_id)
+    calls = [r for r in records if r.get("event") == "latency"]
+    rows = run_report._query(stack, QUERY, f'run_id = "{run_id}"', start_ms, end_ms)
+    done = {r["seq"] for r in records if r.get("outcome") == "done"}
+    return {
+        "run": record,
+        "network": network.label(record),
+        "units": UNITS,
+        "percentiles": run_report.PERCENTILES[record["backend"]],
+        "ci_method": stats.CI_METHOD,
+        "counts": {"sent": len(runs.sent_seqs(record)), "seqs_done": len(done), "calls": len(calls),
+                   "in_query": sum(int(row["calls"]) for row in rows),
+                   "error_records": sum(r.get("event") == "error" for r in records)},  # fmt: skip
+        "dead_lettered": sorted(peek_dead_letters(stack, run_id)),
+        "rows": rows,
+        "ratios": ratios(calls),
+        "records": records,
+    }
+
+
+def ratios(calls: list[dict]) -> list[dict]:
+    """Express/Standard ratio of medians per size and measure, with its bootstrap CI; none
+    unless both classes were measured."""
+    found = []
+    for operation, field, title in MEASURES:
+        for size in sorted({r["size"] for r in calls}):
+            a, b = (_values(calls, storage, operation, field, size) for storage in reversed(RATIO))
+            if a and b:
+                [ci] = stats.ratio_intervals(a, b, [50])
+                found.append({"size": size, "measure": title, "n": [len(b), len(a)],
+                              "ratio_p50": float(np.median(b) / np.median(a)), "ci": ci})  # fmt: skip
+    return found
+
+
+def _values(calls, storage, operation, field, size) -> list[float]:
+    return [r[field] for r in calls if (r["storage"], r["operation"], r["size"]) == (storage, operation, size)
+            and r.get(field) is not None]  # fmt: skip
+
+
+def groups(rows: list[dict]) -> list[tuple[str, str, str, str]]:
+    """(storage, operation, query column prefix, measure title) of every column group present."""
+    classes = sorted({row["storage"] for row in rows})
+    return [(storage, operation, field, title) for storage in classes for operation, field, title in MEASURES
+            if any(row["storage"] == storage and row["operation"] == operation for row in rows)]  # fmt: skip
+
+
+def size_table(rows: list[dict], storage: str, operation: str, field: str) -> list[list]:
+    """Rows = size: n, p50, p90, p99, avg of one class and measure."""
+    table = [["size", "n", *STATS]]
+    for row in sorted((r for r in rows if (r["storage"], r["operation"]) == (storage, operation)), key=lambda r: r["size"]):
+        table.append([format_size(int(row["size"])), int(row["calls"]), *(_seconds(row[f"{field}_{s}"]) for s in STATS)])
+    return table
+
+
+def wide_table(rows: list[dict]) -> list[list]:
+    """Rows = size; columns per storage class and measure: n, p50, p90, p99, avg."""
+    present = groups(rows)
+    header = ["size"] + [f"{storage} {title} {stat}" for storage, _, _, title in present for stat in ("n", *STATS)]
+    table = [header]
+    for size in sorted({int(row["size"]) for row in rows}):
+        line = [format_size(size)]
+        for storage, operation, field, _ in present:
+            match = [r for r in rows if (r["storage"], r["operation"], int(r["size"])) == (storage, operation, size)]
+            line += [int(match[0]["calls"]), *(_seconds(match[0][f"{field}_{s}"]) for s in STATS)] if match else ["-"] * 5
+        table.append(line)
+    return table
+
+
+def ratio_table(found: list[dict]) -> list[list]:
+    table = [["size", "measure", "n express/standard", "p50 ratio", "95% CI"]]
+    for r in found:
+        ci = f"{r['ci'][0]:.3g} - {r['ci'][1]:.3g}" if r["ci"] else "-"
+        table.append([format_size(r["size"]), r["measure"], f"{r['n'][0]}/{r['n'][1]}", f"{r['ratio_p50']:.3g}", ci])
+    return table
+
+
+def warnings(summary: dict) -> list[str]:
+    c = summary["counts"]
+    result = []
+    if c["seqs_done"] + len(summary["dead_lettered"]) < c["sent"]:
+        result.append(f"only {c['seqs_done']} of {c['sent']} sent messages are done "
+                      f"({len(summary['dead_lettered'])} dead-lettered): run `make wait` first")  # fmt: skip
+    if c["in_query"] != c["calls"]:
+        result.append(f"the percentile query saw {c['in_query']} calls but the log group holds {c['calls']}: "
+                      "the query results are partial; report again in a minute")  # fmt: skip
+    return result
+
+
+def show(summary: dict) -> None:
+    run, c = summary["run"], summary["counts"]
+    console = run_report.console
+    console.print(f"[bold]run {run['run_id']}[/] (latency) on the {run['backend']} backend, stack {run['stack']['stack']!r}")
+    console.print(f"[bold]{summary['network']}[/]", highlight=False)
+    for storage, operation, field, title in groups(summary["rows"]):
+        table = size_table(summary["rows"], storage, operation, field)
+        run_report._print_table(run_report._rich_table(f"{storage}: {title} (s)", table))
+    if summary["ratios"]:
+        run_report._print_table(run_report._rich_table("Express / Standard, ratio of medians", ratio_table(summary["ratios"])),
+                                summary["ci_method"])  # fmt: skip
+    console.print(f"sent {c['sent']}: {c['seqs_done']} done, {c['calls']} calls, error records {c['error_records']}, "
+                  f"dead-lettered {len(summary['dead_lettered'])}", highlight=False)  # fmt: skip
+    console.print(f"units: {summary['units']}; percentiles: {summary['percentiles']}", highlight=False)
+    for warning in warnings(summary):
+        console.print(f"[bold red]WARNING:[/] {warning}")
+
+
+def write(summary: dict):
+    folder = runs.write_summary(summary)
+    with open(folder / "latency.csv", "w", newline="") as out:
+        columns = [*summary["rows"][0], "network"] if summary["rows"] else ["network"]
+        writer = csv.DictWriter(out, fieldnames=columns)
+        writer.writeheader()
+        writer.writerows(dict(row, network=summary["network"]) for row in summary["rows"])
+    images = [plot(summary, folder / "latency.png")] if summary["rows"] else []
+    (folder / "report.md").write_text(markdown(summary, images))
+    return folder
+
+
+def markdown(summary: dict, images: list) -> str:
+    run, c, p = summary["run"], summary["counts"], summary["run"]["parameters"]
+    options = p.get("workload_options", {})
+    parts = [
+        f"# s3-fanout latency run {run['run_id']}",
+        f"- **{summary['network']}**\n- backend {run['backend']}, stack {run['stack']['stack']!r}, "
+        f"{run['stack']['memory']} MB; sizes {options.get('sizes')}, reps {options.get('reps')}, "
+        f"storage {options.get('storage') or 'every deployed class'}\n- messages: {c['sent']} sent, {c['seqs_done']} done, "
+        f"{c['calls']} calls, {c['error_records']} error records, {len(summary['dead_lettered'])} dead-lettered",
+        f"Units: {summary['units']}. Percentiles: {summary['percentiles']}.",
+    ]
+    parts += [f"**Warning:** {w}" for w in warnings(summary)]
+    parts += ["## Latency by size", run_report._markdown_table(wide_table(summary["rows"]))] if summary["rows"] else []
+    if summary["ratios"]:
+        parts += ["## Express / Standard, ratio of medians", f"{summary['ci_method']}.",
+                  run_report._markdown_table(ratio_table(summary["ratios"]))]  # fmt: skip
+    parts += ["## Plots"] + [f"![{image.stem}]({image.name})" for image in images]
+    return "\n\n".join(parts) + "\n"
+
+
+def plot(summary: dict, path):
+    """Log-log: median seconds against size per class and measure, p10-p90 band (from records)."""
+    calls = [r for r in summary["records"] if r.get("event") == "latency"]
+    fig, ax = plt.subplots(figsize=(plots.WIDTH, 5.5), layout="constrained")
+    present = groups(summary["rows"])
+    colors = {storage: f"C{i}" for i, storage in enumerate(dict.fromkeys(g[0] for g in present))}
+    for storage, operation, field, title in present:
+        sizes, p10, p50, p90 = [], [], [], []
+        for size in sorted({r["size"] for r in calls}):
+            values = _values(calls, storage, operation, field, size)
+            if values:
+                low, mid, high = np.percentile(values, [10, 50, 90])
+                sizes.append(size), p10.append(low), p50.append(mid), p90.append(high)
+        line, marker = LINE_STYLES[title]
+        ax.plot(sizes, p50, color=colors[storage], linestyle=line, marker=marker, label=f"{storage} {title}")
+        ax.fill_between(sizes, p10, p90, color=colors[storage], alpha=0.12)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("Object size (bytes; 10^3 = 1 KB, 10^6 = 1 MB)")
+    ax.set_ylabel("Seconds (line: median, band: p10-p90)")
+    ax.text(0.01, 0.99, "colour: storage class; line: measure", transform=ax.transAxes, va="top", fontsize="small")
+    ax.set_title("S3 request latency against object size")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    return plots._save(fig, path, summary["network"])
+
+
+def across(run_ids: list[str], folder, title: str) -> dict:
+    """Per run (a sweep's cell: its sizes and reps), storage class, measure and size: n, p50,
+    p90, p99 and mean seconds computed from the runs' records.jsonl (numpy's percentiles, type 7)."""
+    rows = []
+    for run_id in run_ids:
+        record, path = runs.load(run_id), runs.run_dir(run_id) / "records.jsonl"
+        if not path.is_file():
+            raise FanoutError(f"run {run_id} has no records.jsonl: run `make report RUN={run_id}` first")
+        calls = [r for r in map(json.loads, path.read_text().splitlines()) if r.get("event") == "latency"]
+        options = record["parameters"].get("workload_options", {})
+        for storage in sorted({r["storage"] for r in calls}):
+            for operation, field, measure in MEASURES:
+                for size in sorted({r["size"] for r in calls}):
+                    values = _values(calls, storage, operation, field, size)
+                    if values:
+                        described = stats.describe(values)
+                        rows.append({"run_id": run_id, "reps": options.get("reps"), "storage": storage, "measure": measure,
+                                     "size": size, "n": described["n"], **{s: described[s] for s in STATS},
+                                     "network": network.label(record)})  # fmt: skip
+    table = [["run", "reps", "storage", "measure", "size", "n", *STATS]]
+    table += [[r["run_id"], r["reps"], r["storage"], r["measure"], format_size(r["size"]), r["n"],
+               *(_seconds(r[s]) for s in STATS)] for r in rows]  # fmt: skip
+    labels = sorted({r["network"] for r in rows})
+    run_report.console.print(f"[bold]{title}[/]: latency across {len(run_ids)} runs; {'; '.join(labels)}", highlight=False)
+    run_report._print_table(run_report._rich_table("Latency by run, class, measure and size (s)", table), UNITS)
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / "cells.csv", "w", newline="") as out:
+        writer = csv.DictWriter(out, fieldnames=list(rows[0]) if rows else ["run_id"])
+        writer.writeheader()
+        writer.writerows(rows)
+    summary = {"title": title, "runs": run_ids, "units": UNITS, "percentiles": stats.PERCENTILE_METHOD, "rows": rows}
+    (folder / "cells.json").write_text(json.dumps(summary, indent=2) + "\n")
+    (folder / "report.md").write_text("\n\n".join([f"# {title}", *(f"- **{label}**" for label in labels),
+                                                   f"Units: {UNITS}. Percentiles: {stats.PERCENTILE_METHOD}.",
+                                                   run_report._markdown_table(table)]) + "\n")  # fmt: skip
+    return summary
+
+
+def report(stack, record: dict):
+    summary = build(stack, record)
+    show(summary)
+    return write(summary)

@@ -1,0 +1,74 @@
+"""The envelope every message and record shares, whatever the workload (docs/workloads.md).
+
+A message body is a JSON object with run_id, seq, experiment_tag, optionally workload (default
+"download") and inject_failure, plus the workload's own parameters. Every record a message
+produces carries the envelope fields back (and the handler adds `workload`, the invocation's
+environment fields and, on the record that closes the delivery, `outcome`), so that wait, the
+accounting and the completeness checks read the envelope only and never name a workload.
+
+Stdlib only (it runs in the Lambda runtime).
+"""
+
+import json
+
+DEFAULT_WORKLOAD = "download"
+
+
+class MalformedMessage(ValueError):
+    """The body is not what `fanout fire` sends; `known` holds the fields that were valid."""
+
+    def __init__(self, problem: str, known: dict):
+        super().__init__(problem)
+        self.known = known
+
+
+class InjectedFailure(Exception):
+    """The message asked to fail (inject_failure), to exercise the failure path end to end."""
+
+
+def load(body: str) -> dict:
+    """The body as a JSON object, or MalformedMessage."""
+    try:
+        data = json.loads(body)
+    except (TypeError, ValueError):
+        raise MalformedMessage(f"body is not JSON: {str(body)[:80]!r}", {}) from None
+    if not isinstance(data, dict):
+        raise MalformedMessage(f"body is not a JSON object: {str(body)[:80]!r}", {})
+    return data
+
+
+def workload_of(body: str) -> str:
+    """The workload a body names (the default when it names none, or is not even JSON: the
+    default workload's parser then reports what is wrong with it)."""
+    try:
+        data = load(body)
+    except MalformedMessage:
+        return DEFAULT_WORKLOAD
+    return data.get("workload", DEFAULT_WORKLOAD)
+
+
+_CHECKS = {
+    "run_id": (lambda v: isinstance(v, str) and v != "", "a non-empty string", None),
+    "seq": (lambda v: isinstance(v, int) and not isinstance(v, bool), "an integer", None),
+    "experiment_tag": (lambda v: isinstance(v, str), "a string", ""),
+    "inject_failure": (lambda v: isinstance(v, bool), "true or false", False),
+}
+
+
+def check(data: dict) -> tuple[dict, list[str]]:
+    """(the valid envelope fields, a problem per invalid or missing one)."""
+    known, problems = {}, []
+    for name, (valid, allowed, default) in _CHECKS.items():
+        value = data.get(name, default)
+        if value is not None and valid(value):
+            known[name] = value
+        elif name in data:
+            problems.append(f"{name}={data[name]!r} is not {allowed}")
+        else:
+            problems.append(f"{name} is missing")
+    return known, problems
+
+
+def error_record(exc: Exception, fields: dict) -> dict:
+    """The event="error" record: what failed, plus every field known at that point."""
+    return {"event": "error", "error_type": type(exc).__name__, "error_message": str(exc), **fields}

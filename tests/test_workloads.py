@@ -1,0 +1,162 @@
+"""The workload registry and the latency workload's driver side: fire's messages, the memory
+check, the cost model, the saved query and the report's statistics."""
+
+import json
+import math
+import random
+
+import numpy as np
+import pytest
+from test_fire import drain, make_stack, queue, results  # noqa: F401 - fixtures
+
+from fanout import cells, cli, costs, crossrun, fire, function_modules, insights, runs, stats, storage, workloads
+from fanout.errors import UsageError
+from fanout.insights.syntax import Stats, parse
+from fanout.workloads import latency, latency_report
+
+
+
+def test_the_drivers_and_the_function_register_the_same_workloads():
+    function_side = function_modules.load("workloads")
+    assert list(workloads.WORKLOADS) == list(function_side.WORKLOADS)
+    assert workloads.DEFAULT == function_side.DEFAULT
+    for workload in workloads.WORKLOADS.values():
+        assert isinstance(workload.driver().OPTIONS, tuple) and callable(workload.driver().report)
+
+
+def test_each_workloads_saved_query_groups_by_its_cell_fields():
+    """The percentile query of a workload answers per cell: its `by` names the fields the workload
+    adds (and, for download, the shared ones its report tables show)."""
+    for workload in workloads.WORKLOADS.values():
+        [stats_command] = [c for c in parse(insights.load_query(workload.query)).commands if isinstance(c, Stats)]
+        grouped = {name for _, name in stats_command.groups}
+        assert set(workload.cell_fields) <= grouped, workload.name
+    download = workloads.get("download")
+    assert set(cells.FIELDS) == {*workloads.SHARED_CELL_FIELDS, *download.cell_fields}
+
+
+def test_a_latency_run_sends_its_parameters_in_every_body(queue, emulator, results):  # noqa: F811
+    sqs, url = queue
+    options = latency.parse("1 1KB", "4", "standard").fields()
+    record = fire.fire(make_stack(emulator, url), fire.FireParams(6, "lat", workers=2, workload="latency", options=options))
+    bodies = sorted(drain(sqs, url), key=lambda b: b["seq"])
+    assert [b["seq"] for b in bodies] == list(range(6))
+    assert all((b["workload"], b["sizes"], b["reps"], b["storage"]) == ("latency", [1, 1000], 4, ["standard"]) and
+               "strategy" not in b for b in bodies)  # fmt: skip
+    saved = runs.load(record["run_id"])["parameters"]
+    assert (saved["workload"], saved["workload_options"]) == ("latency", options)
+    assert workloads.of_run(runs.load(record["run_id"])).name == "latency"
+
+
+def test_sizes_the_memory_cannot_hold_are_refused_with_the_memory_needed():
+    params = latency.parse("1 100MB", None, None)
+    needed = math.ceil(100 * 1000**2 / 2**20) + latency.MEMORY_HEADROOM_MIB
+    with pytest.raises(UsageError, match=f"MEMORY={needed}"):
+        latency.check_memory(params, needed - 1)
+    latency.check_memory(params, needed)
+
+
+def test_the_latency_cost_counts_every_request_and_second():
+    sizes, reps, messages, memory = [1000, 10**6], 10, 50, 1024
+    est = costs.latency_estimate(messages, memory, sizes, reps)
+    per_message_s = reps * sum(2 * costs.ASSUMED_REQUEST_SECONDS + 2 * s / (costs.ASSUMED_MIB_PER_S * 2**20) for s in sizes)
+    calls = messages * reps * len(sizes)
+    assert est.gb_seconds == pytest.approx(messages * per_message_s * memory / 1024)
+    assert est.s3_gets == pytest.approx(calls * 0.0004 / 1000)
+    assert est.s3_puts == pytest.approx(calls * 0.005 / 1000)
+    assert est.total == pytest.approx(est.lambda_compute + est.lambda_requests + est.sqs_requests + est.s3_gets + est.s3_puts)
+
+
+def calls(rng, storage, scale, sizes=(1, 1000, 10**6), reps=12):
+    found = []
+    for size in sizes:
+        for rep in range(reps):
+            for operation in ("put", "get"):
+                seconds = scale * (0.02 + size / 5e7) * rng.lognormvariate(0, 0.3)
+                first = seconds * rng.uniform(0.3, 0.9) if operation == "get" else None
+                found.append({"event": "latency", "run_id": "r", "storage": storage, "operation": operation,
+                              "size": size, "rep": rep, "seconds": seconds, "first_byte_seconds": first})  # fmt: skip
+    return found
+
+
+def test_the_saved_query_gives_numpys_percentiles_per_class_operation_and_size():
+    rng = random.Random(5)
+    records = calls(rng, "standard", 1.0) + calls(rng, "express", 0.25)
+    events = [{"timestamp": 1_700_000_000_000 + i, "message": json.dumps(r)} for i, r in enumerate(records)]
+    rows = insights.evaluate(insights.load_query(latency_report.QUERY), events).rows
+    assert len(rows) == 2 * 2 * 3
+    for row in rows:
+        mine = [r for r in records if (r["storage"], r["operation"], r["size"]) == (row["storage"], row["operation"], row["size"])]
+        seconds = [r["seconds"] for r in mine]
+        assert row["calls"] == len(mine)
+        for p in (10, 50, 90, 99):
+            assert row[f"seconds_p{p}"] == pytest.approx(np.percentile(seconds, p))
+        assert row["seconds_avg"] == pytest.approx(np.mean(seconds))
+        if row["operation"] == "get":
+            assert row["first_byte_seconds_p50"] == pytest.approx(np.median([r["first_byte_seconds"] for r in mine]))
+
+
+def test_the_express_standard_ratio_is_the_ratio_of_medians_with_a_bootstrap_interval():
+    rng = random.Random(8)
+    standard, express = calls(rng, "standard", 1.0), calls(rng, "express", 0.25)
+    found = latency_report.ratios(standard + express)
+    assert {(r["size"], r["measure"]) for r in found} == {(s, m) for s in (1, 1000, 10**6) for _, _, m in latency_report.MEASURES}
+    for r in found:
+        operation, field = {"put": ("put", "seconds"), "get": ("get", "seconds"),
+                            "get first byte": ("get", "first_byte_seconds")}[r["measure"]]  # fmt: skip
+        of = lambda group: [c[field] for c in group if (c["operation"], c["size"]) == (operation, r["size"])]  # noqa: E731
+        assert r["ratio_p50"] == pytest.approx(np.median(of(express)) / np.median(of(standard)))
+        assert r["ci"] == pytest.approx(stats.ratio_intervals(of(standard), of(express), [50])[0])
+        assert r["ci"][0] <= r["ratio_p50"] <= r["ci"][1]
+    assert latency_report.ratios(standard) == []  # one class: nothing to compare
+
+
+def test_the_table_has_a_row_per_size_and_a_column_group_per_class_and_measure():
+    rng = random.Random(2)
+    records = calls(rng, "standard", 1.0) + calls(rng, "express", 0.25)
+    events = [{"timestamp": 1_700_000_000_000 + i, "message": json.dumps(r)} for i, r in enumerate(records)]
+    rows = insights.evaluate(insights.load_query(latency_report.QUERY), events).rows
+    table = latency_report.wide_table(rows)
+    assert [line[0] for line in table[1:]] == ["1 B", "1 KB", "1 MB"]
+    assert len(table[0]) == 1 + 2 * len(latency_report.MEASURES) * 5
+    assert "express get first byte p50" in table[0] and "standard put n" in table[0]
+
+
+def test_runs_of_different_workloads_share_no_report_and_compare_takes_downloads(queue, emulator, results, capsys):  # noqa: F811
+    sqs, url = queue
+    stack = make_stack(emulator, url)
+    download = fire.fire(stack, fire.FireParams(2, "d", workers=1))["run_id"]
+    options = latency.parse("1", "1", None).fields()
+    timed = fire.fire(stack, fire.FireParams(2, "l", workers=1, workload="latency", options=options))["run_id"]
+    with pytest.raises(UsageError, match=f"{download} \\(download\\), {timed} \\(latency\\)"):
+        crossrun.workload_of([download, timed])
+    capsys.readouterr()
+    assert cli.main(["compare", timed, timed]) == 2
+    assert "latency runs" in capsys.readouterr().err
+
+
+def test_the_report_files_carry_the_ratio_and_the_network_label(results):  # noqa: F811
+    rng = random.Random(3)
+    records = calls(rng, "standard", 1.0) + calls(rng, "express", 0.25)
+    events = [{"timestamp": 1_700_000_000_000 + i, "message": json.dumps(r)} for i, r in enumerate(records)]
+    label = "simulated network: lambda-2024, scale 2"
+    summary = {
+        "run": {"run_id": "20260101T000000Z-abcdef", "backend": "local", "stack": {"stack": "s", "memory": 512},
+                "parameters": {"workload_options": {"sizes": [1, 1000, 10**6], "reps": 12, "storage": []}}},
+        "network": label, "units": latency_report.UNITS, "percentiles": "exact", "ci_method": stats.CI_METHOD,
+        "counts": {"sent": 1, "seqs_done": 1, "calls": len(records), "in_query": len(records), "error_records": 0},
+        "dead_lettered": [], "rows": insights.evaluate(insights.load_query(latency_report.QUERY), events).rows,
+        "ratios": latency_report.ratios(records), "records": records,
+    }  # fmt: skip
+    folder = latency_report.write(summary)
+    markdown = (folder / "report.md").read_text()
+    assert label in markdown and label in (folder / "latency.csv").read_text()
+    assert "Express / Standard" in markdown and stats.CI_METHOD in markdown
+    assert (folder / "latency.png").stat().st_size > 0
+    assert [json.loads(line) for line in (folder / "records.jsonl").read_text().splitlines()] == \
+        [json.loads(json.dumps(r, sort_keys=True)) for r in records]  # fmt: skip
+
+
+def test_the_function_knows_every_storage_class_a_stack_can_deploy():
+    """The function's list (it must check messages without the drivers) and fanout.storage's."""
+    assert set(latency.definition.STORAGE_CLASSES) == set(storage.CLASSES)

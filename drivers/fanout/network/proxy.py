@@ -317,14 +317,20 @@ class ClientSide(asyncio.Protocol):
             due = self.cap.earliest(len(self._queue[0]) * self.cost, due)
         self._scheduled = 1
         if due > now:
-            self.loop.call_at(due, self._book)
+            self.loop.call_at(due, self._book, due, True)
         else:
-            self._book()
+            self._book(now)
 
-    def _book(self) -> None:
-        """Charge the next piece to every limit, from now, and write it when they allow."""
-        at = release(self.limits, len(self._queue[0]) * self.cost, self.loop.time())
-        self.loop.call_at(at, self._deliver)
+    def _book(self, since: float, timer: bool = False) -> None:
+        """Charge the next piece to every limit from `since` (the end of the connection's own
+        wait: a timer firing late must not push its cap back by the delay, piece after piece),
+        and write it when they allow: at once when the timer already got there, so the first
+        byte is not a loop iteration later than its latency."""
+        at = release(self.limits, len(self._queue[0]) * self.cost, since)
+        if timer and at <= self.loop.time():
+            self._deliver()
+        else:
+            self.loop.call_at(at, self._deliver)
 
     def _deliver(self) -> None:
         self._scheduled = 0

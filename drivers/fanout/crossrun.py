@@ -45,6 +45,7 @@ TITLES = {  # cells.Cell field -> short column title (tables must fit 80 columns
     "object_size": "size",
     "architecture": "arch",
     "strategy": "strategy",
+    "pin": "pin",
     "experiment_tag": "tag",
     "network": "network",
 }
@@ -161,7 +162,8 @@ def cell_of(item: dict, run: dict) -> cells.Cell:
         "experiment_tag": parameters["experiment_tag"],
     }
     fields = {name: value if item.get(name) is None else item[name] for name, value in from_run.items()}
-    return cells.Cell(**fields, architecture=stack["architecture"], network=network.label(run))
+    return cells.Cell(**fields, architecture=stack["architecture"], network=network.label(run),
+                      pin=parameters.get("pin"))
 
 
 def sort_key(cell: cells.Cell) -> tuple:
@@ -380,6 +382,8 @@ def cell_label(row: dict, names) -> str:
 
 
 def value_text(row: dict, name: str):
+    if row[name] is None:  # pin: not pinned
+        return "-"
     return format_size(row[name]) if name == "object_size" else row[name]
 
 

@@ -53,12 +53,7 @@ def register(subparsers) -> None:
         help="download strategy of this run, e.g. 'ranged connections=8 chunk_size=8MiB' (default: the "
         f"stack's); one of {', '.join(strategies.STRATEGIES)}; --mode is its old name",
     )
-    parser.add_argument(
-        "--pin", metavar="auto|IP",
-        help="connect every request of this run to one address of the bucket's endpoint (TLS still on its name): "
-        "an IPv4/IPv6 address, or auto: resolve it several times and spread the messages over the addresses "
-        "found (docs/strategies.md)",
-    )
+    add_pin_argument(parser)
     parser.add_argument("--workload", default=workloads.DEFAULT,
                         help=f"what each message measures: {', '.join(workloads.WORKLOADS)} (default: {workloads.DEFAULT})")
     for workload in workloads.WORKLOADS.values():
@@ -132,6 +127,17 @@ def check_tag(text: str) -> str:
     if not _TAG.match(text):
         raise UsageError(f"invalid tag {text!r}: expected 1-64 letters, digits, '.', '_' or '-'")
     return text
+
+
+def add_pin_argument(parser, lists: bool = False) -> None:
+    """--pin (PIN); `lists`: a sweep's, several values separated by spaces, one cell each."""
+    several = "; several separated by spaces, one cell each (a sweep axis)" if lists else ""
+    parser.add_argument(
+        "--pin", metavar="auto|IP",
+        help="connect every request of this run to one address of the bucket's endpoint (TLS still on its name): "
+        "an IPv4/IPv6 address, or auto: resolve it several times and spread the messages over the addresses "
+        f"found (docs/strategies.md){several}",
+    )
 
 
 def check_strategy(stack, strategy: strategies.Choice | None) -> strategies.Choice:

@@ -33,8 +33,8 @@ from dataclasses import dataclass
 
 from rich.console import Console
 
-from fanout import (account, aws, axes, costs, crossrun, deploy, fire, interrupts, params, runs, strategies, sweeps,
-                    terraform, wait, workloads)
+from fanout import (account, aws, axes, costs, crossrun, deploy, fire, interrupts, params, pins, runs, strategies,
+                    sweeps, terraform, wait, workloads)
 from fanout import stack as stacks
 from fanout import storage as storage_classes
 from fanout.emulator import control
@@ -61,6 +61,7 @@ def register(subparsers) -> None:
     parser.add_argument("--resume", metavar="SWEEP", help="continue sweep SWEEP (an id, or latest) at its first unfinished cell")
     parser.add_argument("--timeout", default=str(wait.DEFAULT_TIMEOUT), help="per cell: give up waiting after this many seconds")
     parser.add_argument("--yes", action="store_true", help="run even when the sweep is large or costly")
+    fire.add_pin_argument(parser, lists=True)
     parser.add_argument("--workload", default=workloads.DEFAULT,
                         help=f"what each message measures: {', '.join(workloads.WORKLOADS)} (default: {workloads.DEFAULT}); "
                         "its options may be lists (latency: --sizes lists separated by ';', --reps by spaces)")  # fmt: skip
@@ -131,7 +132,7 @@ def from_args(args) -> SweepParams:
     if order == "shuffled" and seed is None:
         seed = secrets.randbelow(2**32)
     texts = {"memory": args.memory, "concurrency": args.concurrency, "object_size": args.object_size,
-             "architecture": args.architecture, "strategy": args.strategy}  # fmt: skip
+             "architecture": args.architecture, "strategy": args.strategy, "pin": args.pin}  # fmt: skip
     workload = workloads.get(args.workload)
     fire.check_options(workload, args, deploy_level=("strategy", "storage"))  # deploy's own flags here
     grid = axes.Axes.parse(texts)
@@ -144,6 +145,8 @@ def from_args(args) -> SweepParams:
                          "on AWS Lambda's own network applies")
     for strategy in grid.strategy:
         deploy.check_strategy(strategy, args.backend, endpoint)
+    for pin in grid.pin:
+        pins.check_backend(pin, args.backend)
     classes, zone = storage_classes.choose(args.storage, args.express_az)
     storage_classes.check_backend(classes, args.backend)
     return SweepParams(
@@ -343,7 +346,8 @@ def _run_cell(manifest: dict, cell: dict, deployment: _Deployment, purge_first: 
                                   None if other else cell_params.strategy,
                                   sweep={"sweep_id": manifest["sweep_id"], "cell": cell["index"],
                                          "environments": cell["environments"]},
-                                  workload=cell_params.workload, options=cell_params.options)  # fmt: skip
+                                  pin=cell_params.pin, workload=cell_params.workload,
+                                  options=cell_params.options)  # fmt: skip
     with _timed("fire", timings), _claim_run(manifest, cell):
         record = fire.fire(stack, fire_params)
     sweeps.save(manifest)
@@ -437,6 +441,7 @@ def _timed(step: str, timings: dict):
 
 def _describe(cell: axes.CellParams) -> str:
     what = cell.strategy if cell.workload == workloads.DEFAULT else f"{cell.workload} {cell.options}"
+    what += f", pin {cell.pin}" if cell.pin else ""
     return (f"{cell.memory} MB, concurrency {cell.concurrency}, {format_size(cell.object_size)}, "
             f"{cell.architecture}, {what}")  # fmt: skip
 

@@ -61,13 +61,11 @@ def register(subparsers) -> None:
     parser.add_argument("--resume", metavar="SWEEP", help="continue sweep SWEEP (an id, or latest) at its first unfinished cell")
     parser.add_argument("--timeout", default=str(wait.DEFAULT_TIMEOUT), help="per cell: give up waiting after this many seconds")
     parser.add_argument("--yes", action="store_true", help="run even when the sweep is large or costly")
-    fire.add_pin_argument(parser, lists=True)
     parser.add_argument("--workload", default=workloads.DEFAULT,
                         help=f"what each message measures: {', '.join(workloads.WORKLOADS)} (default: {workloads.DEFAULT}); "
                         "its options may be lists (latency: --sizes lists separated by ';', --reps by spaces)")  # fmt: skip
     for workload in workloads.WORKLOADS.values():
-        if workload.driver().OPTIONS:
-            workload.driver().add_fire_arguments(parser, storage=False)  # --storage is deploy's here
+        workload.driver().add_fire_arguments(parser, sweep=True)  # --strategy, --storage are deploy's here
     network_options.add_arguments(parser)
     parser.set_defaults(func=run)
 

@@ -33,8 +33,8 @@ from dataclasses import dataclass
 
 from rich.console import Console
 
-from fanout import (account, aws, axes, costs, crossrun, deploy, fire, interrupts, params, pins, runs, strategies,
-                    sweeps, terraform, wait, workloads)
+from fanout import (account, aws, axes, costs, crossrun, deploy, fire, interrupts, params, pins, runs, sweeps,
+                    terraform, wait, workloads)
 from fanout import stack as stacks
 from fanout import storage as storage_classes
 from fanout.emulator import control
@@ -134,8 +134,7 @@ def from_args(args) -> SweepParams:
     workload = workloads.get(args.workload)
     fire.check_options(workload, args, deploy_level=("strategy", "storage"))  # deploy's own flags here
     grid = axes.Axes.parse(texts)
-    if workload.name != workloads.DEFAULT:
-        grid = axes.Axes.parse(texts, workload.name, workload.driver().sweep_options(args, grid.memory))
+    grid = axes.Axes.parse(texts, workload.name, workload.driver().sweep_options(args, grid.memory))
     endpoint = params.endpoint(args.backend, args.endpoint)
     network_options.check(args)
     if args.network != network_options.NONE and args.backend != "local":
@@ -209,11 +208,8 @@ def preflight(sweep: SweepParams, cells: list[axes.CellParams], confirmed: bool)
 
 
 def _estimate(messages: int, cell: axes.CellParams) -> costs.Estimate:
-    """One cell's cost: its download strategy's, or its workload's."""
-    if cell.workload != workloads.DEFAULT:
-        return workloads.get(cell.workload).driver().estimate(messages, cell.memory, cell.architecture, cell.options)
-    gets = strategies.parse(cell.strategy).gets(cell.object_size)
-    return costs.estimate(messages, cell.memory, cell.object_size, gets, cell.architecture)
+    """One cell's cost, by its workload's model."""
+    return workloads.get(cell.workload).driver().cell_estimate(messages, cell)
 
 
 def cost_lines(sweep: SweepParams, cells: list[axes.CellParams], estimates: list[costs.Estimate]) -> list[str]:
@@ -339,13 +335,10 @@ def _run_cell(manifest: dict, cell: dict, deployment: _Deployment, purge_first: 
         with _timed("purge", timings):
             _purge(stack)
     cell["environments"] = "fresh" if redeployed or not sweep.keep_warm else "warm (kept from the previous cell)"
-    other = cell_params.workload != workloads.DEFAULT
     fire_params = fire.FireParams(sweep.multiplier * cell_params.concurrency, sweep.tag,
-                                  None if other else cell_params.strategy,
                                   sweep={"sweep_id": manifest["sweep_id"], "cell": cell["index"],
                                          "environments": cell["environments"]},
-                                  pin=cell_params.pin, workload=cell_params.workload,
-                                  options=cell_params.options)  # fmt: skip
+                                  **workloads.get(cell_params.workload).driver().cell_fire_fields(cell_params))  # fmt: skip
     with _timed("fire", timings), _claim_run(manifest, cell):
         record = fire.fire(stack, fire_params)
     sweeps.save(manifest)

@@ -66,8 +66,26 @@ def check_strategy(stack, strategy: strategies.Choice | None) -> strategies.Choi
 
 def estimate(stack, count: int, strategy: strategies.Choice) -> costs.Estimate:
     """The cost of `count` downloads of the stack's object with `strategy` (its GET requests)."""
-    gets = strategy.gets(stack.object_size)
-    return costs.estimate(count, stack.memory, stack.object_size, gets, stack.architecture)
+    return _estimate(count, stack.memory, stack.object_size, strategy, stack.architecture)
+
+
+def _estimate(count: int, memory: int, object_size: int, strategy: strategies.Choice, architecture: str):
+    return costs.estimate(count, memory, object_size, strategy.gets(object_size), architecture)
+
+
+def sweep_options(args, memories: tuple[int, ...]) -> tuple[None]:
+    """No combinations of its own: a sweep's strategy and pin are fanout.axes' message-level axes."""
+    return (None,)
+
+
+def cell_fire_fields(cell) -> dict:
+    """FireParams' fields for a sweep cell (fanout.axes.CellParams)."""
+    return {"strategy": cell.strategy, "pin": cell.pin}
+
+
+def cell_estimate(count: int, cell) -> costs.Estimate:
+    """The cost of `count` messages of a sweep cell: its strategy's GET requests on its object size."""
+    return _estimate(count, cell.memory, cell.object_size, strategies.parse(cell.strategy), cell.architecture)
 
 
 def report(stack, record: dict):

@@ -80,6 +80,16 @@ def estimate(count: int, memory: int, architecture: str, fields: dict) -> costs.
     return costs.latency_estimate(count, memory, fields["sizes"], fields["reps"] * classes, architecture)
 
 
+def cell_fire_fields(cell) -> dict:
+    """FireParams' fields for a sweep cell (fanout.axes.CellParams): its message fields."""
+    return {"workload": definition.NAME, "options": cell.options}
+
+
+def cell_estimate(count: int, cell) -> costs.Estimate:
+    """The cost of `count` messages of a sweep cell."""
+    return estimate(count, cell.memory, cell.architecture, cell.options)
+
+
 def options_from(args) -> Params:
     """fire's --sizes, --reps, --storage, checked before anything touches the stack."""
     return parse(args.sizes, args.reps, args.storage)

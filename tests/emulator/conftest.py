@@ -8,6 +8,7 @@ from moto.awslambda.models import LambdaBackend, LambdaFunction
 from moto.awslambda.responses import LambdaResponse
 from moto.moto_api._internal import urls as moto_api_urls
 from moto.s3.models import FakeBucket
+from moto.s3.responses import S3Response
 from moto.sqs.models import Queue, SQSBackend
 
 from fanout import aws
@@ -35,7 +36,8 @@ def patched_moto():
     Tests of the speed patches look at how much work one call does (how many passes over a
     queue, how many clock readings), which needs moto's objects at hand, not a server.
     """
-    targets = (Queue, SQSBackend, LambdaBackend, LambdaFunction, LambdaResponse, FakeBucket, backends)
+    targets = (Queue, SQSBackend, LambdaBackend, LambdaFunction, LambdaResponse, FakeBucket, S3Response,
+               backends)
     saved = {target: dict(vars(target)) for target in targets}
     saved_urls = dict(moto_api_urls.url_paths)
     patches.apply_all()

@@ -26,11 +26,13 @@ def modules(monkeypatch):
 
 
 @pytest.fixture
-def servers(tmp_path):
-    """Stand-ins on 127.0.0.3 and 127.0.0.4, one port, certificate for NAME; and its file."""
+def servers(tmp_path, request):
+    """Stand-ins on 127.0.0.3 and 127.0.0.4, one port, certificate for NAME; and its file.
+    Parametrize indirectly with True to make them close every connection after one response."""
     cert = self_signed(NAME, tmp_path)
-    first = FakeS3("127.0.0.3", 0, cert, BODY)
-    second = FakeS3("127.0.0.4", first.port, cert, BODY)
+    close_each = getattr(request, "param", False)
+    first = FakeS3("127.0.0.3", 0, cert, BODY, close_each)
+    second = FakeS3("127.0.0.4", first.port, cert, BODY, close_each)
     yield first, second, cert[0]
     first.close()
     second.close()
@@ -71,6 +73,7 @@ def test_records_the_socket_peer_not_the_dns_answer(modules, servers, monkeypatc
     assert {address for _, address in first.connections} == {"127.0.0.3"}
 
 
+@pytest.mark.parametrize("servers", [True], indirect=True)  # each request connects anew: rotation shows
 def test_endpoint_ip_is_null_when_requests_reached_several_addresses(modules, servers, monkeypatch, tmp_path):
     measure, endpoints, strategies = modules
     first, second, ca_file = servers

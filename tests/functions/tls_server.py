@@ -32,9 +32,10 @@ def self_signed(name: str, directory) -> tuple[str, str]:
 
 
 class FakeS3:
-    """Serves `body` for any key (ranges too), over TLS with (cert, key), on `address`:`port` (0: any)."""
+    """Serves `body` for any key (ranges too), over TLS with (cert, key), on `address`:`port` (0: any);
+    `close_each`: every response closes its connection (the client connects, and resolves, anew)."""
 
-    def __init__(self, address: str, port: int, cert: tuple[str, str], body: bytes):
+    def __init__(self, address: str, port: int, cert: tuple[str, str], body: bytes, close_each: bool = False):
         self.connections: list[tuple[str, str]] = []  # (SNI name, local address) per handshake
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(*cert)
@@ -66,6 +67,9 @@ class FakeS3:
                            "Content-Type": "binary/octet-stream"}
                 if status == 206:
                     headers["Content-Range"] = content_range
+                if close_each:
+                    headers["Connection"] = "close"
+                    self.close_connection = True
                 for name, value in headers.items():
                     self.send_header(name, value)
                 self.end_headers()

@@ -46,6 +46,16 @@ S3
   request: each object read and write fails with 403. The patch skips statements that apply
   only when `aws:SecureTransport` is false: the emulator stands in for AWS's endpoints, which
   the drivers and functions reach over HTTPS there. Other statements still apply.
+- ranged_gets_read_only_the_range: for a GetObject with a Range header, moto reads the whole
+  object from the key's buffer (a spooled temporary file, on disk above 5 MB), builds the full
+  answer and only then slices the range out of it: 50-250 ms per 8 MiB part of a 64 MiB object,
+  which every part of the `ranged` strategy waited for. The patch hands moto's range handling
+  a view of the key's buffer that reads only the bytes sliced from it (seek + read, under the
+  key's lock, as moto's own read is); moto still parses the range and builds every header, so
+  answers are unchanged: 206 with Content-Range, Content-Length, ETag, checksum headers only
+  for the whole object, 416 past the end, multiple or unparsable ranges and the partNumber
+  answer read whole, as before. A view rather than an answer of the patch's own, so that
+  moto's range rules stay the only ones (nothing to keep in step on an upgrade).
 
 Server
 - server_routing_lists_modules_once: moto's server lists its package directory (a listdir and
@@ -53,6 +63,8 @@ Server
   DeleteMessageBatch throughput by over half in the benchmark.
 
 bench/sqs_throughput.py measures the SQS and server patches against stock moto.
+bench/strategy_truth.py shows what the ranged-GET patch changed for the `ranged` strategy
+(docs/network-model.md).
 
 Checked and left alone (tests guard them against a moto upgrade): moto honours an event source
 mapping created with Enabled=False (it only feeds enabled mappings), and it stores and returns
@@ -75,7 +87,8 @@ from moto.awslambda.models import LambdaBackend, LambdaFunction, lambda_backends
 from moto.core.utils import unix_time, unix_time_millis
 from moto.iam.access_control import IAMPolicy, PermissionResult
 from moto.moto_api._internal import urls as moto_api_urls
-from moto.s3.models import FakeBucket
+from moto.s3.models import FakeBucket, FakeKey
+from moto.s3.responses import S3Response
 from moto.sqs.exceptions import ReceiptHandleIsInvalid
 from moto.sqs.models import Queue, SQSBackend
 
@@ -284,6 +297,63 @@ def bucket_policies_see_secure_transport() -> None:
     FakeBucket.get_permission = get_permission
 
 
+class KeyBody:
+    """A key's stored bytes where moto expects them read whole: their length is the key's size,
+    and a slice reads only its own bytes from the key's buffer."""
+
+    def __init__(self, key: FakeKey):
+        self.key = key
+
+    def __len__(self) -> int:
+        return self.key.size
+
+    def __getitem__(self, part: slice) -> bytes:
+        start, stop, step = part.indices(self.key.size)
+        if step != 1:
+            raise ValueError(f"only contiguous slices of a key's bytes can be read, not step {step}")
+        with self.key.lock:
+            self.key._value_buffer.seek(start)
+            return self.key._value_buffer.read(max(0, stop - start))
+
+
+class UnreadKey:
+    """The key as GetObject sees it, whose value is a KeyBody rather than the bytes read."""
+
+    def __init__(self, key: FakeKey):
+        self._key = key
+
+    def __getattr__(self, name):
+        return getattr(self._key, name)
+
+    @property
+    def value(self) -> KeyBody:
+        return KeyBody(self._key)
+
+
+def ranged_gets_read_only_the_range() -> None:
+    """A GetObject with a Range header answers from a KeyBody; moto's range handling slices it.
+    Any answer that leaves key_response with the KeyBody unsliced (a Range moto ignores, a
+    partNumber) is read whole there, as stock moto would have read it."""
+    stock_get_object = S3Response.get_object
+    stock_key_response = S3Response.key_response
+
+    def get_object(response):
+        if response.headers.get("range"):
+            # One S3Response per request: this reaches only this request's GetObject.
+            response._get_key = lambda: unread(*S3Response._get_key(response))
+        return stock_get_object(response)
+
+    def unread(key, not_modified):
+        return UnreadKey(key), not_modified
+
+    def key_response(response, *args, **kwargs):
+        status, headers, body = stock_key_response(response, *args, **kwargs)
+        return status, headers, body[:] if isinstance(body, KeyBody) else body
+
+    S3Response.get_object = get_object
+    S3Response.key_response = key_response
+
+
 def server_routing_lists_modules_once() -> None:
     """The server routes each request by checking its host against moto's service modules,
     which stock moto lists from the package directory (a listdir and ~180 stat calls) on every
@@ -303,6 +373,7 @@ PATCHES = (
     mappings_listed_by_function_name_or_arn,
     reserved_concurrency_zero_reported,
     bucket_policies_see_secure_transport,
+    ranged_gets_read_only_the_range,
     server_routing_lists_modules_once,
 )
 

@@ -48,6 +48,7 @@ FANOUT := $(VENV)/bin/fanout
 q = '$(subst ','\'',$(value $(1)))'
 TARGET = --backend $(call q,BACKEND) --stack $(call q,STACK)
 # STRATEGY (or its old name MODE) when set; otherwise deploy's default, or the stack's for fire.
+PIN_ARG = $(if $(value PIN),--pin $(call q,PIN))
 STRATEGY_ARG = $(if $(value STRATEGY),--strategy $(call q,STRATEGY),$(if $(value MODE),--strategy $(call q,MODE)))
 STACK_INPUTS = $(TARGET) --concurrency $(call q,CONCURRENCY) --memory $(call q,MEMORY) \
   --object-size $(call q,OBJECT_SIZE) --region $(call q,REGION) --architecture $(call q,ARCH) \
@@ -86,6 +87,7 @@ help: ## List the targets and the variables they read
 	@echo "    with a network model: none, lambda-2024, lambda-2026 or a .toml/.json file; docs/network-model.md)"
 	@echo Sweep: CONCURRENCY MEMORY OBJECT_SIZE ARCH take lists '("1 5 10"),' STRATEGY a list separated by "';'" \
 	  '("stream; ranged connections=4");' ORDER=$(call q,ORDER) "(or shuffled)"
+	@echo "  "PIN a list '("auto 127.0.0.2")', one cell per value '(download workload)'
 	@echo "  "WORKLOAD=latency: SIZES lists separated by "';'" '("1 1KB; 1MB"),' REPS a list '("3 10")'
 	@echo "  "SEED=$(call q,SEED) KEEP_WARM=$(call q,KEEP_WARM) DESTROY_AFTER=$(call q,DESTROY_AFTER) YES=$(call q,YES) RESUME=$(call q,RESUME) "(a sweep id or latest)"
 	@echo Bench: BENCH=$(call q,BENCH) "(benchmarks to run, e.g. \"strategy_speed network_truth\"; empty: all)"
@@ -133,7 +135,7 @@ run: venv ## Local backend: host the function until its queue is drained (NETWOR
 
 fire: venv ## Send MESSAGES (default MULTIPLIER x CONCURRENCY) messages tagged TAG, of WORKLOAD (STRATEGY, PIN; SIZES REPS STORAGE)
 	$(FANOUT) fire $(TARGET) --multiplier $(call q,MULTIPLIER) --tag $(call q,TAG) \
-	  $(if $(value MESSAGES),--messages $(call q,MESSAGES)) $(STRATEGY_ARG) $(if $(value PIN),--pin $(call q,PIN)) \
+	  $(if $(value MESSAGES),--messages $(call q,MESSAGES)) $(STRATEGY_ARG) $(PIN_ARG) \
 	  $(WORKLOAD_ARGS) $(FIRE_STORAGE_ARG)
 
 wait: venv ## Wait until every message of RUN is accounted for (TIMEOUT, HOST, NETWORK, NETWORK_SCALE)
@@ -155,7 +157,7 @@ sweep: venv ## Every cell of the lists CONCURRENCY x MEMORY x OBJECT_SIZE x ARCH
 	$(FANOUT) sweep --timeout $(call q,TIMEOUT) $(if $(filter 1,$(YES)),--yes) $(if $(RESUME),$(TARGET) \
 	  --resume $(call q,RESUME),$(STACK_INPUTS) --multiplier $(call q,MULTIPLIER) --tag $(call q,TAG) \
 	  --order $(call q,ORDER) $(if $(SEED),--seed $(call q,SEED)) $(if $(filter 1,$(KEEP_WARM)),--keep-warm) \
-	  $(if $(filter 1,$(DESTROY_AFTER)),--destroy-after) $(NETWORK_ARGS) $(WORKLOAD_ARGS))
+	  $(if $(filter 1,$(DESTROY_AFTER)),--destroy-after) $(NETWORK_ARGS) $(PIN_ARG) $(WORKLOAD_ARGS))
 
 test: venv ## Run the test suite, a file per worker (.venv/bin/pytest -m 'not slow' skips the end-to-end tests)
 	$(VENV)/bin/pytest -n auto --dist loadfile

@@ -125,6 +125,7 @@ CATALOGUE = [
     (["sweep", "--object-size", "8MiB 3XB"], "'3XB'", 2),
     (["sweep", "--architecture", "x86_64 sparc"], "'sparc'", 2),
     (["sweep", "--strategy", "stream; teleport"], "'teleport'", 2),
+    (["sweep", "--pin", "auto 127.0.0.2 localhost"], "'localhost'", 2),
     (["sweep", "--workload", "latency", "--reps", "2 0"], "'0'", 2),
     (["sweep", "--workload", "latency", "--sizes", "1 1KB; 0"], "'0'", 2),
     (["sweep", "--workload", "latency", "--sizes", "1; 1"], "'1; 1'", 2),

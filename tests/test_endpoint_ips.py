@@ -9,7 +9,7 @@ import pytest
 from rich.console import Console
 from scipy import stats as scipy_stats
 
-from fanout import cells, endpoint_ips, insights, report, stats
+from fanout import cells, endpoint_ips, insights, report, stats, tables
 
 from test_report import CELLS, as_events, summary_of, synthetic_records
 
@@ -110,7 +110,9 @@ def test_the_report_prints_and_writes_the_table(monkeypatch, tmp_path):
     summary["endpoint_ips"] = table_of(records)
     summary["endpoint_ips_excluded"] = endpoint_ips.excluded([r for r in records if r["event"] == "download"])
     output = io.StringIO()
-    monkeypatch.setattr(report, "console", Console(file=output, width=100))
+    console = Console(file=output, width=100)
+    monkeypatch.setattr(report, "console", console)
+    monkeypatch.setattr(tables, "console", console)  # the tables print there
     report.show(summary)
     text = " ".join(output.getvalue().split())  # the note wraps at the console's width
     assert report.ENDPOINT_TITLE in text and "slower" in text and "percentile method" in text

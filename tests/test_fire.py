@@ -23,8 +23,14 @@ import pytest
 from fanout import aws, cli, costs, fire, params, paths, runs, strategies
 from fanout.errors import UsageError
 from fanout.stack import Stack
+from fanout.workloads import download
 
 REGION = "us-east-1"
+
+
+def check_cost(stack, count: int, strategy, confirmed: bool) -> None:
+    """fire's check of a download run's estimate, as fire.run makes it."""
+    fire.check_estimate(stack, count, download.estimate(stack, count, strategy), confirmed)
 
 
 @pytest.fixture
@@ -223,11 +229,11 @@ def queue_length(sqs, url) -> int:
 
 def test_every_aws_fire_prints_the_estimate(capsys, emulator):
     download_file = strategies.parse("download_file")
-    fire.check_cost(make_stack(emulator, "", backend="aws"), 100, download_file, confirmed=False)
+    check_cost(make_stack(emulator, "", backend="aws"), 100, download_file, confirmed=False)
     lines = capsys.readouterr().out.splitlines()  # the console is 80 columns wide here
     assert len(lines) == len(costs.describe(costs.estimate(100, 512, 2**20, 1)))  # none wrapped
     assert lines[0].startswith("estimated AWS cost $") and "drivers/fanout/costs.py" in lines[1]
-    fire.check_cost(make_stack(emulator, ""), 100, download_file, confirmed=False)
+    check_cost(make_stack(emulator, ""), 100, download_file, confirmed=False)
     assert capsys.readouterr().out == ""  # the local backend costs nothing
 
 
@@ -239,14 +245,14 @@ def test_yes_confirms_a_large_or_costly_run(emulator):
     assert costs.estimate(few, costly.memory, costly.object_size, 1).total > costs.CONFIRM_USD
     for stack, count in ((many, costs.CONFIRM_MESSAGES + 1), (costly, few)):
         with pytest.raises(UsageError, match="without --yes"):
-            fire.check_cost(stack, count, stream, confirmed=False)
-        fire.check_cost(stack, count, stream, confirmed=True)
+            check_cost(stack, count, stream, confirmed=False)
+        check_cost(stack, count, stream, confirmed=True)
 
 
 def test_no_run_above_the_cap_even_with_yes(emulator):
     with pytest.raises(UsageError, match=f"at most {costs.MAX_MESSAGES:,} per run, even with --yes"):
-        fire.check_cost(make_stack(emulator, ""), costs.MAX_MESSAGES + 1, strategies.parse("stream"), confirmed=True)
-    fire.check_cost(make_stack(emulator, ""), costs.MAX_MESSAGES, strategies.parse("stream"), confirmed=True)
+        check_cost(make_stack(emulator, ""), costs.MAX_MESSAGES + 1, strategies.parse("stream"), confirmed=True)
+    check_cost(make_stack(emulator, ""), costs.MAX_MESSAGES, strategies.parse("stream"), confirmed=True)
 
 
 def test_a_newer_run_becomes_latest(queue, emulator, results):
@@ -291,16 +297,16 @@ def test_fire_rejects_bad_values_before_anything_else(capsys, results, extra, na
 
 def test_the_run_strategy_is_checked_against_the_stack(emulator):
     local, aws_stack = make_stack(emulator, ""), make_stack(emulator, "", backend="aws", endpoint="")
-    assert str(fire.check_strategy(local, None)) == str(strategies.parse(local.default_strategy))
+    assert str(download.check_strategy(local, None)) == str(strategies.parse(local.default_strategy))
     with pytest.raises(UsageError, match="runs only against AWS") as info:
-        fire.check_strategy(local, strategies.parse("crt"))
+        download.check_strategy(local, strategies.parse("crt"))
     assert emulator in str(info.value) and "\n" not in str(info.value)
-    assert fire.check_strategy(aws_stack, strategies.parse("crt")).name == "crt"
+    assert download.check_strategy(aws_stack, strategies.parse("crt")).name == "crt"
     too_big = (params.MAX_EPHEMERAL_MIB - params.TMP_HEADROOM_MIB) * 2**20 + 1
     huge = make_stack(emulator, "", object_size=too_big)
     with pytest.raises(UsageError, match="/tmp with strategy download_file"):
-        fire.check_strategy(huge, strategies.parse("download_file"))
-    assert fire.check_strategy(huge, strategies.parse("ranged")).name == "ranged"
+        download.check_strategy(huge, strategies.parse("download_file"))
+    assert download.check_strategy(huge, strategies.parse("ranged")).name == "ranged"
 
 
 def test_fire_without_a_deployed_stack_is_one_line(capsys, results, emulator):

@@ -11,7 +11,7 @@ from rich.console import Console
 
 import fanout.network
 import fanout.timeline
-from fanout import cells, concurrency, insights, plots, report, runs
+from fanout import cells, concurrency, insights, plots, report, runs, tables
 from fanout.network import truth
 from fanout.sizes import format_size
 
@@ -188,7 +188,9 @@ def test_one_cell_console_report_fits_80_columns(monkeypatch):
     summary = summary_of(records, sent=len(records), dead=[records[-1]["seq"]], lambda_report=report_lines(events))
     assert not report.warnings(summary)
     output = io.StringIO()
-    monkeypatch.setattr(report, "console", Console(file=output, width=200))  # wide: nothing wraps
+    console = Console(file=output, width=200)  # wide: nothing wraps
+    monkeypatch.setattr(report, "console", console)
+    monkeypatch.setattr(tables, "console", console)  # the tables print there
     report.show(summary)
     lines = [line.rstrip() for line in output.getvalue().splitlines()]
     assert max(map(len, lines)) <= 80, "\n".join(line for line in lines if len(line) > 80)
@@ -288,7 +290,9 @@ def test_report_of_a_modelled_run_names_the_model_and_recovers_it(tmp_path, monk
     assert truth_rows["burst_bytes"]["injected"] == 8 * 2**20
 
     output = io.StringIO()
-    monkeypatch.setattr(report, "console", Console(file=output, width=100))
+    console = Console(file=output, width=100)
+    monkeypatch.setattr(report, "console", console)
+    monkeypatch.setattr(tables, "console", console)  # the tables print there
     report.show(summary)
     assert label in output.getvalue() and "Ground truth" in output.getvalue()
     folder = report.write(summary)
@@ -313,7 +317,7 @@ def test_ground_truth_says_when_the_object_fits_in_the_burst():
     records = modelled_downloads(model, size=24 * 2**20)
     rows = summary_of(records, sent=len(records), network=model.describe())["ground_truth"]
     assert rows and all(row["inside_burst"] for row in rows)
-    assert "not reached" in report._markdown_table(report._truth_rows(rows))
+    assert "not reached" in tables.markdown_table(report._truth_rows(rows))
 
 
 def test_a_sweep_cells_report_says_which_environments_it_started_with(tmp_path, monkeypatch):

@@ -9,7 +9,7 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from fanout import axes, cli, costs, params, paths, runs, strategies, sweep, sweeps
+from fanout import axes, cli, costs, crossrun, params, paths, runs, strategies, sweep, sweeps
 from fanout.errors import UsageError
 
 MIB = 2**20
@@ -52,6 +52,44 @@ def test_shuffled_order_is_seeded_and_keeps_each_deployment_contiguous(seed):
     assert shuffled != grid.cells("shuffled", seed + 1)
 
 
+def test_pin_is_a_message_level_axis_recorded_in_the_manifest():
+    grid = axes.Axes.parse(texts(memory="512 1024", pin="auto, 127.0.0.2", strategy="stream; download_file"))
+    cells = grid.cells()
+    canonical = [str(strategies.parse(text)) for text in ("stream", "download_file")]
+    fires = list(itertools.product(canonical, ("auto", "127.0.0.2")))
+    assert [(c.memory, c.strategy, c.pin) for c in cells] == [(m, *fire) for m in (512, 1024) for fire in fires]
+    assert grid.varying() == ["memory", "strategy", "pin"]
+    manifest = sweeps.new_manifest({"backend": "local", "axes": grid.as_dict()}, [c.as_dict() for c in cells])
+    reread = json.loads(json.dumps(manifest))
+    assert axes.Axes.from_dict(reread["axes"]) == grid
+    assert [axes.CellParams(**cell["params"]) for cell in reread["cells"]] == cells
+    # A sweep recorded before PIN: one unpinned cell per strategy.
+    old = {name: value for name, value in grid.as_dict().items() if name != "pin"}
+    assert {c.pin for c in axes.Axes.from_dict(old).cells()} == {None}
+    assert axes.Axes.parse(texts()).pin == (None,)
+
+
+def test_runs_that_differ_only_in_pin_are_different_cells_across_runs():
+    def run(pin):
+        return {"stack": {"memory": 512, "concurrency": 2, "object_size": MIB, "architecture": "x86_64"},
+                "parameters": {"strategy": "stream", "experiment_tag": "t", "pin": pin}}  # fmt: skip
+    record = {"memory_size": 512, "concurrency_limit": 2, "object_size": MIB, "strategy": "stream", "experiment_tag": "t"}
+    keys = [crossrun.cell_of(record, run(pin)) for pin in (None, "auto", "127.0.0.2")]
+    assert [key.pin for key in keys] == [None, "auto", "127.0.0.2"] and len(set(keys)) == 3
+    assert crossrun.varying([key.as_dict() for key in keys]) == ["pin"]
+
+
+def test_a_sweep_takes_pins_from_the_command_line_and_checks_them_against_the_backend(isolated, capsys):
+    def parse(*argv):
+        return sweep.from_args(cli.build_parser().parse_args(["sweep", "--object-size", "1MiB", *argv]))
+    assert parse("--pin", "auto 127.0.0.3").axes.pin == ("auto", "127.0.0.3")
+    assert parse("--backend", "aws", "--pin", "192.0.2.7").axes.pin == ("192.0.2.7",)
+    with pytest.raises(UsageError, match="'192.0.2.7' on the local backend"):
+        parse("--backend", "local", "--pin", "auto 192.0.2.7")
+    with pytest.raises(UsageError, match="--pin is an option of the download workload"):
+        parse("--workload", "latency", "--pin", "auto")
+
+
 @pytest.mark.parametrize(
     ("overrides", "named"),
     [
@@ -66,6 +104,9 @@ def test_shuffled_order_is_seeded_and_keeps_each_deployment_contiguous(seed):
         ({"memory": "512 512"}, "512 given twice"),
         ({"memory": " "}, "one or more values"),
         ({"object_size": "1MiB 20GiB", "strategy": "stream; download_file"}, "/tmp"),
+        ({"pin": "auto 10.0.0.256"}, "'10.0.0.256'"),
+        ({"pin": "auto 127.0.0.2 auto"}, "auto given twice"),
+        ({"pin": "auto", "strategy": "stream; crt"}, "cannot be used with strategy 'crt'"),
     ],
 )
 def test_every_bad_value_is_named(overrides, named):

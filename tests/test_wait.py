@@ -191,3 +191,24 @@ def test_wait_says_how_long_the_slowest_outcome_takes(stack, results, capsys, mo
     out = " ".join(capsys.readouterr().out.split())  # rich wraps long lines
     assert f"after 5 receives x {visibility} s visibility = {5 * visibility} s" in out
     assert "longer than --timeout" in out and "FUNCTION_TIMEOUT" in out
+
+
+def test_records_from_before_the_outcome_field_still_complete_a_run(stack, results, monkeypatch):
+    """An old download record closes its delivery as done, an old error record on the last
+    allowed receive as failed; a record that closes nothing (latency's per-call one) does not."""
+    stack = dataclasses.replace(stack, max_receive_count=5)
+    record = fire.fire(stack, fire.FireParams(6, "t", workers=1))
+    last = stack.max_receive_count
+    lines = [{"event": "download", "seq": 0, "receive_count": 1},  # old: done
+             {"event": "download", "seq": 1, "receive_count": 2},  # old: done, on a retry
+             {"event": "error", "seq": 1, "receive_count": 1},
+             {"event": "error", "seq": 2, "receive_count": last},  # old: failed for good
+             {"event": "error", "seq": 3, "receive_count": 1},  # old: will be retried
+             {"event": "latency", "seq": 4, "receive_count": 1},  # closes nothing
+             {"event": "latency", "seq": 5, "receive_count": 1, "outcome": "done"}]  # fmt: skip
+    events = [{"timestamp": record["first_send_ms"] + i, "message": json.dumps({**line, "run_id": record["run_id"]})}
+              for i, line in enumerate(lines)]  # fmt: skip
+    monkeypatch.setattr(insights, "run", lambda stack, text, start_ms=None, end_ms=None: insights.evaluate(text, events))
+    accounting = wait.account(stack, record)
+    assert accounting.done == {0, 1, 5} and accounting.failed == {2}
+    assert accounting.in_flight() == [3, 4] and accounting.duplicates == 0

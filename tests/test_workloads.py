@@ -157,6 +157,7 @@ def test_the_report_files_carry_the_ratio_and_the_network_label(results):  # noq
         [json.loads(json.dumps(r, sort_keys=True)) for r in records]  # fmt: skip
 
 
-def test_the_function_knows_every_storage_class_a_stack_can_deploy():
-    """The function's list (it must check messages without the drivers) and fanout.storage's."""
-    assert set(latency.definition.STORAGE_CLASSES) == set(storage.CLASSES)
+def test_every_storage_class_a_stack_can_deploy_passes_the_functions_message_check():
+    """fanout.storage's choices come from the function's definition, in Terraform's set order."""
+    assert list(storage.CLASSES) == sorted(storage.CLASSES)
+    assert latency.definition.parse_storage(" ".join(storage.CLASSES)) == tuple(storage.CLASSES)

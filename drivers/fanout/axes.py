@@ -2,12 +2,13 @@
 are the Cartesian product of the axes.
 
 Deploy-level axes (memory, concurrency, object size, architecture) need a redeploy of the stack
-between cells; message-level axes (strategy, and a workload's parameters: `options`, each value
+between cells; message-level axes (strategy, pin, and a workload's parameters: `options`, each value
 the message fields of one combination, fanout.workloads) only a separate fire on the same
 deployment. Every
 value is checked with deploy's own rules before anything is created, so a sweep with one bad
-value creates nothing. Values are separated by spaces (or commas), strategies by ';' since a
-strategy with parameters contains spaces (`stream; ranged connections=4; download_file`).
+value creates nothing. Values are separated by spaces (or commas: `--pin "auto 127.0.0.2"`),
+strategies by ';' since a strategy with parameters contains spaces (`stream; ranged
+connections=4; download_file`). Pin is optional: without --pin every cell connects where DNS says.
 
 Order: "given" runs the cells in the order the values were written, deploy-level axes outermost
 (memory, then concurrency, object size, architecture) and message-level axes innermost, so that
@@ -24,7 +25,7 @@ import random
 import re
 from dataclasses import asdict, dataclass, field
 
-from fanout import params, strategies
+from fanout import params, pins, strategies
 from fanout.errors import UsageError
 
 ORDERS = ("given", "shuffled")
@@ -35,6 +36,7 @@ PARSERS = {
     "object_size": ("--object-size", params.object_size),
     "architecture": ("--architecture", lambda text: params.choice("architecture", text, params.ARCHITECTURES)),
     "strategy": ("--strategy", None),  # a list of its own syntax: strategies.parse_list
+    "pin": ("--pin (PIN)", pins.parse),  # optional: None (no pin) when not given
 }
 DEPLOY_AXES = ("memory", "concurrency", "object_size", "architecture")  # the others are message-level
 _SEPARATORS = re.compile(r"[\s,]+")
@@ -51,6 +53,7 @@ class CellParams:
     strategy: str  # canonical text (str(strategies.Choice)), as fire sends it
     workload: str = "download"  # fanout.workloads; sweeps from before the registry downloaded
     options: dict | None = None  # the workload's message fields (None: download's strategy says it all)
+    pin: str | None = None  # fanout.pins: auto or an address; None: where DNS says (sweeps before PIN)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -65,6 +68,7 @@ class Axes:
     object_size: tuple[int, ...]
     architecture: tuple[str, ...]
     strategy: tuple[str, ...]  # canonical texts
+    pin: tuple[str | None, ...] = (None,)  # canonical PIN values; (None,): no pin
     workload: str = "download"
     options: tuple[dict | None, ...] = field(default=(None,))  # the workload's parameter combinations
 
@@ -73,15 +77,17 @@ class Axes:
         """Axes from space- or comma-separated values per axis name (strategies separated by ';'),
         and a workload's parameter combinations (checked by the workload); UsageError naming the
         first bad value, or a combination of values that cannot be deployed."""
-        axes = cls(**{name: _values(name, texts[name]) for name in PARSERS}, workload=workload, options=options)
+        axes = cls(**{name: _values(name, texts.get(name)) for name in PARSERS}, workload=workload, options=options)
         for size, strategy in itertools.product(axes.object_size, axes.strategy):
             params.check_fits_tmp(size, strategies.parse(strategy).name)
+        for pin, strategy in itertools.product(axes.pin, axes.strategy):
+            pins.check_strategy(pin, strategies.parse(strategy))
         return axes
 
     @classmethod
     def from_dict(cls, data: dict) -> "Axes":
-        return cls(**{name: tuple(data[name]) for name in PARSERS}, workload=data.get("workload", "download"),
-                   options=tuple(data.get("options", [None])))  # fmt: skip
+        values = {name: tuple(data.get(name, [None])) for name in PARSERS}  # no pin: sweeps before PIN
+        return cls(**values, workload=data.get("workload", "download"), options=tuple(data.get("options", [None])))
 
     def as_dict(self) -> dict:
         return {name: value if name == "workload" else list(value) for name, value in asdict(self).items()}
@@ -93,7 +99,7 @@ class Axes:
     def cells(self, order: str = "given", seed: int | None = None) -> list[CellParams]:
         """Every cell, in the order `order` (see the module docstring)."""
         deployments = list(itertools.product(*(getattr(self, name) for name in DEPLOY_AXES)))
-        fires = list(itertools.product(self.strategy, self.options))
+        fires = list(itertools.product(self.strategy, self.pin, self.options))
         rng = random.Random(seed)
         if order == "shuffled":
             rng.shuffle(deployments)
@@ -101,7 +107,7 @@ class Axes:
         for deployment in deployments:
             if order == "shuffled":
                 rng.shuffle(fires)
-            cells += [CellParams(*deployment, strategy, self.workload, options) for strategy, options in fires]
+            cells += [CellParams(*deployment, strategy, self.workload, options, pin) for strategy, pin, options in fires]
         return cells
 
 
@@ -113,6 +119,8 @@ def _values(name: str, text: str) -> tuple:
     flag, parse = PARSERS[name]
     if name == "strategy":
         return tuple(str(choice) for choice in strategies.parse_list(text))
+    if name == "pin" and text is None:
+        return (None,)
     words = [word for word in _SEPARATORS.split(str(text).strip()) if word]
     if not words:
         raise UsageError(f"invalid {flag} {text!r}: expected one or more values separated by spaces")

@@ -1,6 +1,7 @@
 """Cells: the combinations of parameters a run's records fall into (memory size, concurrency
 limit, object size, download strategy as canonical text, experiment tag), and across runs also
-the architecture and the network the run was made under (from run.json). The one definition of
+the architecture, the network the run was made under and its PIN (from run.json: a sweep's pin
+axis makes runs that differ only in it). The one definition of
 a cell for the run report, the report across runs and compare. The report has one table row per
 cell and the plots one box or line per cell.
 
@@ -22,8 +23,8 @@ from fanout.sizes import format_size
 @dataclass(frozen=True)
 class Cell:
     """One cell. The first fields are record fields (FIELDS, functions/downloader/measure.py);
-    architecture and network come from run.json, known only across runs (None in one run's
-    report, where every record shares them)."""
+    architecture, network and pin come from run.json, known only across runs (None in one run's
+    report, where every record shares them; pin None also means not pinned)."""
 
     memory_size: int | None
     concurrency_limit: int | None
@@ -32,6 +33,7 @@ class Cell:
     experiment_tag: str | int | float | None
     architecture: str | None = None
     network: str | None = None
+    pin: str | None = None
 
     def as_dict(self) -> dict:
         """Every field, in the order of the tables across runs (ACROSS_FIELDS)."""
@@ -54,12 +56,12 @@ class Cell:
         return ", ".join(LABELS[name].format(self.text(name)) for name in names or FIELDS)
 
 
-FROM_RUN = ("architecture", "network")  # known from run.json, not from the records
+FROM_RUN = ("architecture", "network", "pin")  # known from run.json, not from the records
 FIELDS = tuple(f.name for f in fields(Cell) if f.name not in FROM_RUN)  # the record fields
 # Every field, as the report across runs orders its columns (architecture beside the other
 # deployment values, network last).
-ACROSS_FIELDS = ("memory_size", "concurrency_limit", "object_size", "architecture", "strategy", "experiment_tag",
-                 "network")  # fmt: skip
+ACROSS_FIELDS = ("memory_size", "concurrency_limit", "object_size", "architecture", "strategy", "pin",
+                 "experiment_tag", "network")  # fmt: skip
 TITLES = {"memory_size": "memory MB", "concurrency_limit": "concurrency", "object_size": "object",
           "strategy": "strategy", "experiment_tag": "tag"}  # fmt: skip
 LABELS = {"memory_size": "{} MB", "concurrency_limit": "concurrency {}", "object_size": "{}", "strategy": "{}",

@@ -15,7 +15,7 @@ own); a change whose interval excludes 0 is flagged.
 
 from rich.console import Console
 
-from fanout import cells, crossrun, report, stats, workloads
+from fanout import cells, crossrun, stats, tables, workloads
 from fanout.errors import UsageError
 
 console = Console()
@@ -103,11 +103,11 @@ def show(result: dict) -> None:
         rows = [[*crossrun.key_title(fields), "n A", "n B", "A", "B", "B - A", "%", "95% CI", ""]]
         for cell in result["cells"]:
             change = cell[name]
-            ci = "-" if change["ci"] is None else f"{report._fmt(change['ci'][0])} to {report._fmt(change['ci'][1])}"
+            ci = "-" if change["ci"] is None else f"{tables.fmt(change['ci'][0])} to {tables.fmt(change['ci'][1])}"
             rows.append([*crossrun.key_text(cell, fields), cell["n_a"], cell["n_b"], change["a"], change["b"],
                          change["change"], f"{change['change'] / change['a']:+.0%}" if change["a"] else "-", ci,
                          "changed" if change["changed"] else ""])  # fmt: skip
-        report._print_table(crossrun._table(f"{name} throughput (MB/s, decimal)", rows, bool(fields)),
+        tables.print_table(crossrun._table(f"{name} throughput (MB/s, decimal)", rows, bool(fields)),
                             f"changed: the CI of B - A excludes 0; {network}")  # fmt: skip
     for side in ("a", "b"):
         for label in result[f"only_in_{side}"]:

@@ -28,7 +28,8 @@ import numpy as np
 import scipy
 from rich.console import Console
 
-from fanout import cells, concurrency, crossplots, endpoint_ips, network, paths, report, runs, stats, sweeps, workloads
+from fanout import (cells, concurrency, crossplots, endpoint_ips, network, paths, report, runs, stats, sweeps, tables,
+                    workloads)
 from fanout.errors import FanoutError, UsageError
 from fanout.sizes import format_size
 
@@ -45,6 +46,7 @@ TITLES = {  # cells.Cell field -> short column title (tables must fit 80 columns
     "object_size": "size",
     "architecture": "arch",
     "strategy": "strategy",
+    "pin": "pin",
     "experiment_tag": "tag",
     "network": "network",
 }
@@ -161,7 +163,8 @@ def cell_of(item: dict, run: dict) -> cells.Cell:
         "experiment_tag": parameters["experiment_tag"],
     }
     fields = {name: value if item.get(name) is None else item[name] for name, value in from_run.items()}
-    return cells.Cell(**fields, architecture=stack["architecture"], network=network.label(run))
+    return cells.Cell(**fields, architecture=stack["architecture"], network=network.label(run),
+                      pin=parameters.get("pin"))
 
 
 def sort_key(cell: cells.Cell) -> tuple:
@@ -349,15 +352,15 @@ def show(summary: dict) -> None:
     if summary["cells"] and shared:
         console.print(f"every cell: {cell_label(summary['cells'][0], shared)}", highlight=False)
     keyed = bool(summary["varying"])
-    tables = [(title, metric_rows(summary, metric), f"{caption}; {network_text}")
-              for metric, (title, caption) in report.METRICS.items()]  # fmt: skip
-    tables += [
+    shown = [(title, metric_rows(summary, metric), f"{caption}; {network_text}")
+             for metric, (title, caption) in report.METRICS.items()]  # fmt: skip
+    shown += [
         ("Throughput (MB/s): median and p99 with 95% CIs", ci_rows(summary), f"{stats.CI_METHOD}; {network_text}"),
         ("Achieved concurrency", concurrency_rows(summary), f"steady mean: over the {concurrency.STEADY_DEFINITION}, per run"),
         ("Accounting", accounting_rows(summary), ACCOUNTING_NOTE),
     ]
-    for title, rows, note in tables:
-        report._print_table(_table(title, rows, keyed), note)
+    for title, rows, note in shown:
+        tables.print_table(_table(title, rows, keyed), note)
     console.print(f"percentiles: {stats.PERCENTILE_METHOD}; {UNITS}", highlight=False)
     for warning in summary["warnings"]:
         console.print(f"[bold red]WARNING:[/] {warning}", highlight=False)
@@ -367,7 +370,7 @@ def _table(title: str, rows: list[list], keyed: bool = True):
     """report.py's table style, without the padding at the outer edges: two more columns for
     the figures, so that a memory x concurrency table of download seconds fits 80. `keyed`:
     the first column names the cell, left-aligned."""
-    table = report._rich_table(title, rows)
+    table = tables.rich_table(title, rows)
     table.pad_edge = False
     if keyed:
         table.columns[0].justify = "left"
@@ -380,6 +383,8 @@ def cell_label(row: dict, names) -> str:
 
 
 def value_text(row: dict, name: str):
+    if row[name] is None:  # pin: not pinned
+        return "-"
     return format_size(row[name]) if name == "object_size" else row[name]
 
 
@@ -411,7 +416,7 @@ def ci_rows(summary: dict) -> list[list]:
 
 def _interval(row: dict, name: str) -> str:
     low, high = row.get(f"mb_per_s_{name}_ci_low"), row.get(f"mb_per_s_{name}_ci_high")
-    return "-" if low is None else f"{report._fmt(low)}-{report._fmt(high)}"
+    return "-" if low is None else f"{tables.fmt(low)}-{tables.fmt(high)}"
 
 
 def concurrency_rows(summary: dict) -> list[list]:
@@ -459,7 +464,7 @@ def markdown(summary: dict, images: list[Path]) -> str:
         f"# {summary['title']}",
         f"Figures: {network_text}.",
         "## How it was made",
-        report._markdown_table(runs_table),
+        tables.markdown_table(runs_table),
         f"Report made by s3-fanout {summary['version']} ({summary['environment']})."
         + (f" Every cell: {cell_label(summary['cells'][0], shared)}." if summary["cells"] and shared else ""),
         "## Methods",
@@ -469,15 +474,15 @@ def markdown(summary: dict, images: list[Path]) -> str:
     ]
     parts += [f"**Warning:** {w}" for w in summary["warnings"]]
     for metric, (title, caption) in report.METRICS.items():
-        parts += [f"## {title}", f"{caption}; {network_text}.", report._markdown_table(metric_rows(summary, metric))]
+        parts += [f"## {title}", f"{caption}; {network_text}.", tables.markdown_table(metric_rows(summary, metric))]
     parts += ["## Throughput (MB/s): median and p99 with 95% confidence intervals", f"{stats.CI_METHOD}; {network_text}.",
-              report._markdown_table(ci_rows(summary)),
+              tables.markdown_table(ci_rows(summary)),
               "## Achieved concurrency", f"Steady mean: over the {concurrency.STEADY_DEFINITION}, per run.",
-              report._markdown_table(concurrency_rows(summary)),
-              "## Accounting", f"{ACCOUNTING_NOTE}.", report._markdown_table(accounting_rows(summary))]  # fmt: skip
+              tables.markdown_table(concurrency_rows(summary)),
+              "## Accounting", f"{ACCOUNTING_NOTE}.", tables.markdown_table(accounting_rows(summary))]  # fmt: skip
     if summary.get("endpoint_ips"):
         parts += [f"## {report.ENDPOINT_TITLE}", f"{endpoint_ips.FLAG_NOTE}; {network_text}.",
-                  report._markdown_table(endpoint_rows(summary))]  # fmt: skip
+                  tables.markdown_table(endpoint_rows(summary))]  # fmt: skip
     parts += ["## Plots"] + [f"![{image.stem}]({image.name})" for image in images]
     return "\n\n".join(parts) + "\n"
 

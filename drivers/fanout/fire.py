@@ -27,10 +27,9 @@ from botocore.exceptions import BotoCoreError, ClientError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from fanout import costs, interrupts, numbers, pins, runs, strategies, workloads
+from fanout import costs, interrupts, numbers, runs, workloads
 from fanout import stack as stacks
 from fanout.errors import FanoutError, UsageError
-from fanout.params import check_fits_tmp
 
 BATCH = 10  # SendMessageBatch takes at most 10 entries
 ATTEMPTS = 6  # per entry, on top of botocore's own retries of a throttled call
@@ -48,22 +47,10 @@ def register(subparsers) -> None:
     parser.add_argument("--messages", help="messages to send (default: MULTIPLIER x the stack's concurrency)")
     parser.add_argument("--multiplier", default=str(DEFAULT_MULTIPLIER), help="messages per concurrency slot (default: 10)")
     parser.add_argument("--tag", default="default", help="experiment tag carried by every message and record")
-    parser.add_argument(
-        "--strategy", "--mode", dest="strategy",
-        help="download strategy of this run, e.g. 'ranged connections=8 chunk_size=8MiB' (default: the "
-        f"stack's); one of {', '.join(strategies.STRATEGIES)}; --mode is its old name",
-    )
-    parser.add_argument(
-        "--pin", metavar="auto|IP",
-        help="connect every request of this run to one address of the bucket's endpoint (TLS still on its name): "
-        "an IPv4/IPv6 address, or auto: resolve it several times and spread the messages over the addresses "
-        "found (docs/strategies.md)",
-    )
     parser.add_argument("--workload", default=workloads.DEFAULT,
                         help=f"what each message measures: {', '.join(workloads.WORKLOADS)} (default: {workloads.DEFAULT})")
     for workload in workloads.WORKLOADS.values():
-        if workload.driver().OPTIONS:
-            workload.driver().add_fire_arguments(parser)
+        workload.driver().add_fire_arguments(parser)
     parser.add_argument("--yes", action="store_true", help="send even when the run is large or costly")
     parser.add_argument("--workers", default=str(DEFAULT_WORKERS), help="parallel SendMessageBatch calls (default: 16)")
     parser.add_argument(
@@ -100,22 +87,12 @@ def run(args) -> int:
     check_tag(args.tag)
     workload = workloads.get(args.workload)
     check_options(workload, args)
-    options = workload.driver().options_from(args) if workload.name != workloads.DEFAULT else None
-    strategy = strategies.parse(args.strategy) if args.strategy is not None else None
-    pin = pins.parse(args.pin) if args.pin is not None else None
+    options = workload.driver().options_from(args)
     stack = stacks.from_args(args)
     count = messages or multiplier * stack.concurrency
-    if workload.name == workloads.DEFAULT:
-        resolved = check_strategy(stack, strategy)
-        pins.check_strategy(pin, resolved)  # the run's strategy, or the stack's default
-        pins.check_backend(pin, stack.backend)
-        check_cost(stack, count, resolved, args.yes)
-        params = FireParams(count, args.tag, str(strategy) if strategy else None, failure_fraction, workers, pin=pin)
-    else:
-        plan = workload.driver().plan(stack, options, count)
-        check_estimate(stack, count, plan.estimate, args.yes)
-        params = FireParams(count, args.tag, None, failure_fraction, workers, workload=workload.name,
-                            options=plan.fields)  # fmt: skip
+    plan = workload.driver().plan(stack, options, count)
+    check_estimate(stack, count, plan.estimate, args.yes)
+    params = FireParams(count, args.tag, inject_failures=failure_fraction, workers=workers, **plan.fire_fields)
     fired = fire(stack, params)
     if not fired["sent"]:
         raise FanoutError(f"none of the {count} messages reached the queue; no run was recorded")
@@ -134,14 +111,6 @@ def check_tag(text: str) -> str:
     return text
 
 
-def check_strategy(stack, strategy: strategies.Choice | None) -> strategies.Choice:
-    """The run's strategy (given, else the stack's default), refused if this stack cannot run it."""
-    resolved = strategy or strategies.parse(stack.default_strategy)
-    strategies.check_endpoint(resolved, stack.endpoint)
-    check_fits_tmp(stack.object_size, resolved.name)
-    return resolved
-
-
 def check_options(workload: workloads.Workload, args, deploy_level: tuple[str, ...] = ()) -> None:
     """Refuse another workload's options (`--sizes` on a download run): they would be ignored.
     `deploy_level`: flags that are the deployment's there (a sweep's --strategy, --storage)."""
@@ -150,16 +119,6 @@ def check_options(workload: workloads.Workload, args, deploy_level: tuple[str, .
         if other != workload and given:
             raise UsageError(f"--{given[0]} is an option of the {other.name} workload, not of {workload.name}: "
                              f"add --workload {other.name}")  # fmt: skip
-    for name in ("strategy", "pin"):  # the download workload's, in fire's own flags
-        if workload.name != workloads.DEFAULT and name not in deploy_level and getattr(args, name, None) is not None:
-            raise UsageError(f"--{name} is an option of the {workloads.DEFAULT} workload, not of {workload.name}")
-
-
-def check_cost(stack, count: int, strategy: strategies.Choice, confirmed: bool) -> None:
-    """The download workload's estimate, checked by check_estimate."""
-    gets = strategy.gets(stack.object_size)
-    check_estimate(stack, count, costs.estimate(count, stack.memory, stack.object_size, gets, stack.architecture),
-                   confirmed)  # fmt: skip
 
 
 def check_estimate(stack, count: int, estimate: costs.Estimate, confirmed: bool) -> None:

@@ -25,11 +25,9 @@ import json
 import re
 import time
 
-from rich import box
 from rich.console import Console
-from rich.table import Table
 
-from fanout import cells, concurrency, crossrun, endpoint_ips, insights, network, plots, runs, sweeps, workloads
+from fanout import cells, concurrency, crossrun, endpoint_ips, insights, network, plots, runs, sweeps, tables, workloads
 from fanout import stack as stacks
 from fanout.network import truth
 from fanout.sizes import format_size
@@ -104,7 +102,7 @@ def build(stack, record: dict) -> dict:
     records = run_records(events, run_id)
     downloads = [r for r in records if r.get("event") == "download"]
     by_run = f'run_id = "{run_id}"'
-    table = percentile_table(_query(stack, "download-percentiles", by_run, start_ms, end_ms))
+    table = percentile_table(insights.run_saved(stack, "download-percentiles", by_run, start_ms, end_ms))
     lambda_start, lambda_end = lambda_window(record, [t for t, _ in _run_events(events, run_id)])
     return {
         "run": record,
@@ -113,16 +111,16 @@ def build(stack, record: dict) -> dict:
         "cells": join_cells(table, downloads),
         "steady_definition": concurrency.STEADY_DEFINITION,
         "units": {"seconds": "s", "mb_per_s": "decimal MB/s (10^6 bytes/s)", "mbit_per_s": "decimal Mbit/s (10^6 bits/s)"},
-        "strategies": _query(stack, "strategy-comparison", by_run, start_ms, end_ms),
-        "errors": _query(stack, "errors", by_run, start_ms, end_ms),
-        "timeline": _query(stack, "download-timeline", by_run, start_ms, end_ms),
+        "strategies": insights.run_saved(stack, "strategy-comparison", by_run, start_ms, end_ms),
+        "errors": insights.run_saved(stack, "errors", by_run, start_ms, end_ms),
+        "timeline": insights.run_saved(stack, "download-timeline", by_run, start_ms, end_ms),
         "ground_truth": truth.compare(record, downloads),
-        "endpoint_ips": endpoint_ips.table(_query(stack, "endpoint-ips", by_run, start_ms, end_ms), downloads),
+        "endpoint_ips": endpoint_ips.table(insights.run_saved(stack, "endpoint-ips", by_run, start_ms, end_ms), downloads),
         "endpoint_ips_excluded": endpoint_ips.excluded(downloads),
         "dead_lettered": sorted(peek_dead_letters(stack, run_id)),
-        "cold_starts": _query(stack, "cold-starts", None, lambda_start, lambda_end),
-        "lambda_report": _query(stack, "lambda-report", None, lambda_start, lambda_end),
-        "platform_errors": _query(stack, "platform-errors", None, lambda_start, lambda_end),
+        "cold_starts": insights.run_saved(stack, "cold-starts", None, lambda_start, lambda_end),
+        "lambda_report": insights.run_saved(stack, "lambda-report", None, lambda_start, lambda_end),
+        "platform_errors": insights.run_saved(stack, "platform-errors", None, lambda_start, lambda_end),
         "lambda_window_ms": [lambda_start, lambda_end],
         "records": records,
     }
@@ -207,13 +205,6 @@ def lambda_window(record: dict, record_times_ms: list[int]) -> tuple[int, int]:
     return start, int(last) + REPORT_LINE_SLACK_MS
 
 
-def _query(stack, name: str, filter_expr: str | None, start_ms: int, end_ms: int) -> list[dict]:
-    text = insights.load_query(name)
-    if filter_expr:
-        text = insights.restrict(text, filter_expr)
-    return insights.run(stack, text, start_ms, end_ms).rows
-
-
 def warnings(summary: dict) -> list[str]:
     """What makes the tables untrustworthy or incomplete, loudly."""
     c, result = summary["counts"], []
@@ -251,20 +242,20 @@ def show(summary: dict) -> None:
         console.print(f"{'cell' if len(summary['cells']) == 1 else 'every cell'}: {cells.label(summary['cells'][0], shared)}",
                       highlight=False)  # fmt: skip
     for metric, (title, caption) in METRICS.items():
-        _print_table(_rich_table(title, _metric_rows(summary["cells"], metric, varying)), caption)
-    _print_table(_rich_table("Achieved concurrency", _concurrency_rows(summary, varying)),
+        tables.print_table(tables.rich_table(title, _metric_rows(summary["cells"], metric, varying)), caption)
+    tables.print_table(tables.rich_table("Achieved concurrency", _concurrency_rows(summary, varying)),
                  f"steady: {summary['steady_definition']}")  # fmt: skip
     for title, rows in strategy_tables(summary["strategies"]):
         if len(rows) > 2:  # one strategy: the tables above already say it all
-            _print_table(_rich_table(title, rows), STRATEGY_NOTE)
+            tables.print_table(tables.rich_table(title, rows), STRATEGY_NOTE)
     for name, (title, caption) in QUERY_TABLES.items():
         if summary[name]:
             rows, common = query_rows(summary[name])
-            _print_table(_rich_table(title, rows), "; ".join(filter(None, [common, caption])))
+            tables.print_table(tables.rich_table(title, rows), "; ".join(filter(None, [common, caption])))
     if summary["ground_truth"]:
-        _print_table(_rich_table("Ground truth", _truth_rows(summary["ground_truth"])), TRUTH_NOTE)
+        tables.print_table(tables.rich_table("Ground truth", _truth_rows(summary["ground_truth"])), TRUTH_NOTE)
     if endpoint_ips.compares(summary.get("endpoint_ips", [])):  # one address per cell: nothing to compare
-        _print_table(_rich_table(ENDPOINT_TITLE, endpoint_ips.rows_for_display(summary["endpoint_ips"], varying)),
+        tables.print_table(tables.rich_table(ENDPOINT_TITLE, endpoint_ips.rows_for_display(summary["endpoint_ips"], varying)),
                      _endpoint_note(summary))  # fmt: skip
     c = summary["counts"]
     console.print(
@@ -295,7 +286,7 @@ def query_rows(rows: list[dict]) -> tuple[list[list], str]:
     for row in rows:
         for metric in metrics:
             table.append([*(row[c] for c in plain), metric, *(row.get(f"{metric}_{stat}") for stat in stats)])
-    return table, ", ".join(f"{c} {_fmt(rows[0][c])}" for c in shared)
+    return table, ", ".join(f"{c} {tables.fmt(rows[0][c])}" for c in shared)
 
 
 def _truth_rows(rows: list[dict]) -> list[list]:
@@ -346,43 +337,6 @@ def _concurrency_rows(summary: dict, columns: tuple[str, ...] = cells.FIELDS) ->
     return rows
 
 
-def _fmt(value) -> str:
-    """Numbers to about four significant digits, so that tables stay narrow."""
-    if isinstance(value, float):
-        magnitude = abs(value)
-        decimals = 0 if magnitude >= 100 else 1 if magnitude >= 10 else 2 if magnitude >= 1 else 3
-        return f"{value:.{decimals}f}"
-    return "-" if value is None else str(value)
-
-
-def _rich_table(title: str, rows: list[list]) -> Table:
-    """Columns never wrap or shrink: a clipped figure reads as a different figure."""
-    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD)
-    body = [list(map(_fmt, row)) for row in rows[1:]]
-    for i, name in enumerate(rows[0]):
-        width = max(len(str(name)), *(len(row[i]) for row in body)) if body else len(str(name))
-        justify = "left" if name in cells.TITLES.values() else "right"
-        table.add_column(str(name), justify=justify, no_wrap=True, min_width=width)
-    for row in body:
-        table.add_row(*row)
-    return table
-
-
-def _print_table(table: Table, note: str = "") -> None:
-    """Print at full width even on a narrow terminal (where long rows then wrap whole), then
-    the note (units, definitions) as text: as a caption it would wrap at the table's width."""
-    needed = console.measure(table, options=console.options.update(width=10_000)).maximum
-    console.print(table, width=max(console.width, needed), crop=False)
-    if note:
-        console.print(f"  {note}", style="dim", highlight=False)
-
-
-def _markdown_table(rows: list[list]) -> str:
-    lines = ["| " + " | ".join(map(str, rows[0])) + " |", "|" + "---|" * len(rows[0])]
-    lines += ["| " + " | ".join(map(_fmt, row)) + " |" for row in rows[1:]]
-    return "\n".join(lines)
-
-
 def write(summary: dict, plots_too: bool = True):
     """The report's files in results/<run_id>/; without the plots (`plots_too` False) when only
     the records and tables are wanted, as a sweep writes for each cell."""
@@ -430,20 +384,20 @@ def markdown(summary: dict, images: list) -> str:
     ]
     parts += [f"**Warning:** {w}" for w in warnings(summary)]
     for metric, (title, _) in METRICS.items():
-        parts += [f"## {title}", _markdown_table(_metric_rows(summary["cells"], metric))]
+        parts += [f"## {title}", tables.markdown_table(_metric_rows(summary["cells"], metric))]
     parts += ["## Achieved concurrency", f"Steady mean: over the {summary['steady_definition']}.",
-              _markdown_table(_concurrency_rows(summary))]  # fmt: skip
+              tables.markdown_table(_concurrency_rows(summary))]  # fmt: skip
     for title, rows in strategy_tables(summary["strategies"]):
-        parts += [f"## {title}", STRATEGY_NOTE + ".", _markdown_table(rows)]
+        parts += [f"## {title}", STRATEGY_NOTE + ".", tables.markdown_table(rows)]
     for name, (title, caption) in QUERY_TABLES.items():
         if summary[name]:
             rows, common = query_rows(summary[name])
             note = "; ".join(filter(None, [common, caption]))
-            parts += [f"## {title}", *filter(None, [note]), _markdown_table(rows)]
+            parts += [f"## {title}", *filter(None, [note]), tables.markdown_table(rows)]
     if summary["ground_truth"]:
-        parts += ["## Ground truth", f"{TRUTH_NOTE.capitalize()}.", _markdown_table(_truth_rows(summary["ground_truth"]))]
+        parts += ["## Ground truth", f"{TRUTH_NOTE.capitalize()}.", tables.markdown_table(_truth_rows(summary["ground_truth"]))]
     if summary.get("endpoint_ips"):
         parts += [f"## {ENDPOINT_TITLE}", _endpoint_note(summary) + ".",
-                  _markdown_table(endpoint_ips.rows_for_display(summary["endpoint_ips"], cells.FIELDS))]  # fmt: skip
+                  tables.markdown_table(endpoint_ips.rows_for_display(summary["endpoint_ips"], cells.FIELDS))]  # fmt: skip
     parts += ["## Plots"] + [f"![{image.stem}]({image.name})" for image in images]
     return "\n\n".join(parts) + "\n"

@@ -1,17 +1,20 @@
 """Storage classes the latency workload measures, a deploy-level choice: `--storage "standard express"`.
 
 "standard" is the stack's general purpose bucket; "express" adds an S3 Express One Zone directory
-bucket in one availability zone (`--express-az use1-az4`, infra/express.tf). CLASSES is the one
-list of choices: infra/variables.tf repeats it (tests/infra/test_storage_validation.py keeps the
-two equal). Why the local backend refuses express: docs/storage.md.
+bucket in one availability zone (`--express-az use1-az4`, infra/express.tf). The list of choices
+is the function's (functions/downloader/latency.py, STORAGE_CLASSES: it checks every message
+without the drivers), loaded from its file as fanout.strategies does; infra/variables.tf repeats
+it (tests/infra/test_storage_validation.py keeps the two equal). Why the local backend refuses
+express: docs/storage.md.
 """
 
 import re
 
+from fanout import function_modules
 from fanout.errors import UsageError
 
 # Sorted, as Terraform's set(string) and its `storage` output hold them: one order everywhere.
-CLASSES = ("express", "standard")
+CLASSES = tuple(sorted(function_modules.load("latency").STORAGE_CLASSES))
 DEFAULT = ("standard",)
 # Zone IDs (use1-az4, apne1-az1) name the same physical zone in every account; zone names
 # (us-east-1a) are mapped per account, and S3 names directory buckets by ID.

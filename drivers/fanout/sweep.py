@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 from rich.console import Console
 
-from fanout import (account, aws, axes, costs, crossrun, deploy, fire, interrupts, params, runs, strategies, sweeps,
+from fanout import (account, aws, axes, costs, crossrun, deploy, fire, interrupts, params, pins, runs, sweeps,
                     terraform, wait, workloads)
 from fanout import stack as stacks
 from fanout import storage as storage_classes
@@ -65,8 +65,7 @@ def register(subparsers) -> None:
                         help=f"what each message measures: {', '.join(workloads.WORKLOADS)} (default: {workloads.DEFAULT}); "
                         "its options may be lists (latency: --sizes lists separated by ';', --reps by spaces)")  # fmt: skip
     for workload in workloads.WORKLOADS.values():
-        if workload.driver().OPTIONS:
-            workload.driver().add_fire_arguments(parser, storage=False)  # --storage is deploy's here
+        workload.driver().add_fire_arguments(parser, sweep=True)  # --strategy, --storage are deploy's here
     network_options.add_arguments(parser)
     parser.set_defaults(func=run)
 
@@ -131,12 +130,11 @@ def from_args(args) -> SweepParams:
     if order == "shuffled" and seed is None:
         seed = secrets.randbelow(2**32)
     texts = {"memory": args.memory, "concurrency": args.concurrency, "object_size": args.object_size,
-             "architecture": args.architecture, "strategy": args.strategy}  # fmt: skip
+             "architecture": args.architecture, "strategy": args.strategy, "pin": args.pin}  # fmt: skip
     workload = workloads.get(args.workload)
     fire.check_options(workload, args, deploy_level=("strategy", "storage"))  # deploy's own flags here
     grid = axes.Axes.parse(texts)
-    if workload.name != workloads.DEFAULT:
-        grid = axes.Axes.parse(texts, workload.name, workload.driver().sweep_options(args, grid.memory))
+    grid = axes.Axes.parse(texts, workload.name, workload.driver().sweep_options(args, grid.memory))
     endpoint = params.endpoint(args.backend, args.endpoint)
     network_options.check(args)
     if args.network != network_options.NONE and args.backend != "local":
@@ -144,6 +142,8 @@ def from_args(args) -> SweepParams:
                          "on AWS Lambda's own network applies")
     for strategy in grid.strategy:
         deploy.check_strategy(strategy, args.backend, endpoint)
+    for pin in grid.pin:
+        pins.check_backend(pin, args.backend)
     classes, zone = storage_classes.choose(args.storage, args.express_az)
     storage_classes.check_backend(classes, args.backend)
     return SweepParams(
@@ -208,11 +208,8 @@ def preflight(sweep: SweepParams, cells: list[axes.CellParams], confirmed: bool)
 
 
 def _estimate(messages: int, cell: axes.CellParams) -> costs.Estimate:
-    """One cell's cost: its download strategy's, or its workload's."""
-    if cell.workload != workloads.DEFAULT:
-        return workloads.get(cell.workload).driver().estimate(messages, cell.memory, cell.architecture, cell.options)
-    gets = strategies.parse(cell.strategy).gets(cell.object_size)
-    return costs.estimate(messages, cell.memory, cell.object_size, gets, cell.architecture)
+    """One cell's cost, by its workload's model."""
+    return workloads.get(cell.workload).driver().cell_estimate(messages, cell)
 
 
 def cost_lines(sweep: SweepParams, cells: list[axes.CellParams], estimates: list[costs.Estimate]) -> list[str]:
@@ -338,12 +335,10 @@ def _run_cell(manifest: dict, cell: dict, deployment: _Deployment, purge_first: 
         with _timed("purge", timings):
             _purge(stack)
     cell["environments"] = "fresh" if redeployed or not sweep.keep_warm else "warm (kept from the previous cell)"
-    other = cell_params.workload != workloads.DEFAULT
     fire_params = fire.FireParams(sweep.multiplier * cell_params.concurrency, sweep.tag,
-                                  None if other else cell_params.strategy,
                                   sweep={"sweep_id": manifest["sweep_id"], "cell": cell["index"],
                                          "environments": cell["environments"]},
-                                  workload=cell_params.workload, options=cell_params.options)  # fmt: skip
+                                  **workloads.get(cell_params.workload).driver().cell_fire_fields(cell_params))  # fmt: skip
     with _timed("fire", timings), _claim_run(manifest, cell):
         record = fire.fire(stack, fire_params)
     sweeps.save(manifest)
@@ -437,6 +432,7 @@ def _timed(step: str, timings: dict):
 
 def _describe(cell: axes.CellParams) -> str:
     what = cell.strategy if cell.workload == workloads.DEFAULT else f"{cell.workload} {cell.options}"
+    what += f", pin {cell.pin}" if cell.pin else ""
     return (f"{cell.memory} MB, concurrency {cell.concurrency}, {format_size(cell.object_size)}, "
             f"{cell.architecture}, {what}")  # fmt: skip
 

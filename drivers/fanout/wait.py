@@ -51,6 +51,9 @@ from fanout.errors import FanoutError, UsageError
 from fanout.network import options as network_options
 
 QUERY = "message-outcomes"
+# The query's `ended` values that mean done: the outcome field, or (records from before it) the
+# event of a download record, the one record such a delivery wrote on success.
+DONE = ("done", "download")
 PLATFORM_QUERY = "platform-errors"
 # How long the main queue must stay empty before unaccounted seqs are called lost: the logs of
 # the last invocations must have arrived (Insights lags on AWS, and SQS's counts are approximate).
@@ -159,7 +162,7 @@ def account(stack, record: dict) -> Accounting:
     dead = peek_dead_letters(stack, record["run_id"])
     for row in rows:
         seq, records = int(row["seq"]), int(row["records"])
-        if row["outcome"] == "done":
+        if row["ended"] in DONE:
             accounting.done.add(seq)
             accounting.duplicates += records - 1
         elif int(row["receive_count_max"] or 0) >= stack.max_receive_count:

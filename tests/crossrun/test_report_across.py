@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from rich.console import Console
 
-from fanout import cells, concurrency, crossrun, report, runs
+from fanout import cells, concurrency, crossrun, report, runs, tables
 
 from .support import make_run
 
@@ -160,6 +160,7 @@ def test_console_fits_80_columns(four_runs, tmp_path, monkeypatch):
     narrow = Console(file=buffer, width=80)
     monkeypatch.setattr(crossrun, "console", narrow)
     monkeypatch.setattr(report, "console", narrow)
+    monkeypatch.setattr(tables, "console", narrow)  # the tables print there
     crossrun.show(crossrun.build([rid for rid, _ in four_runs.values()], tmp_path / "out", "t"))
     lines = buffer.getvalue().splitlines()
     assert max(map(len, lines)) <= 80

@@ -102,6 +102,14 @@ def run(stack, query_text: str, start_ms: int | None = None, end_ms: int | None 
     return Result.from_response(response)
 
 
+def run_saved(stack, name: str, filter_expr: str | None, start_ms: int, end_ms: int) -> list[dict]:
+    """The rows of the saved query `name` (queries/), restricted by `filter_expr` when given."""
+    text = load_query(name)
+    if filter_expr:
+        text = restrict(text, filter_expr)
+    return run(stack, text, start_ms, end_ms).rows
+
+
 def restrict(query_text: str, filter_expr: str) -> str:
     """`query_text` with `filter <filter_expr>` inserted as its first command."""
     if len(syntax.parse(f"filter {filter_expr}").commands) != 1:

@@ -7,13 +7,15 @@ cost model, and how `fanout report` shows a run of it: saved queries, tables, pl
 below is the drivers' registry; a test holds it to the function's. `wait` and the accounting
 need neither: they read the envelope every record shares (fanout.wait).
 
-The download workload predates the registry: its fire options (--strategy) and its report are
-fire.py's and report.py's own, so its driver module only points at them.
+Every driver module has the same interface: OPTIONS and add_fire_arguments (fire's flags; in a
+sweep, those that are message-level), options_from(args), plan(stack, options, count) -> Plan,
+report and write_report. fire and sweep treat every workload through it.
 """
 
 import importlib
 from dataclasses import dataclass
 
+from fanout import costs
 from fanout.errors import UsageError
 
 
@@ -30,6 +32,16 @@ class Workload:
 
     def driver(self):
         return importlib.import_module(f"fanout.workloads.{self.name}")
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What fire sends for a run, from a driver's plan(): `fire_fields`, the fields of
+    fanout.fire.FireParams the workload sets (download: strategy, pin; another: its name and
+    message fields), and the cost estimate fire checks."""
+
+    fire_fields: dict
+    estimate: costs.Estimate
 
 
 WORKLOADS = {

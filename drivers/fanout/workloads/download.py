@@ -1,9 +1,91 @@
-"""The download workload's driver side: fire's --strategy and report.py are its options and its
-report (they predate the registry); this module gives them the registry's interface."""
+"""The download workload's driver side (the default workload): fire's --strategy and --pin, their
+checks against the deployed stack, the cost estimate, and the report (fanout.report).
 
+The strategy and pin definitions are the function's (fanout.strategies, fanout.pins load them
+from functions/downloader/); this module gives them the registry's interface, as
+fanout.workloads.latency does for its parameters.
+"""
+
+from dataclasses import dataclass
+
+from fanout import costs, pins, strategies, workloads
 from fanout import report as run_report
+from fanout.params import check_fits_tmp
 
-OPTIONS: tuple[str, ...] = ()  # fire's --strategy is fire's own: every run carries a strategy
+OPTIONS = ("strategy", "pin")  # fire's --strategy (--mode) and --pin (STRATEGY, PIN)
+
+
+@dataclass(frozen=True)
+class Options:
+    """What fire was given: a strategy (None: the stack's default) and a pin (None: no pin)."""
+
+    strategy: strategies.Choice | None = None
+    pin: str | None = None
+
+
+def add_fire_arguments(parser, sweep: bool = False) -> None:
+    """--strategy and --pin; in a sweep (`sweep`) only --pin, a list (its --strategy is deploy's)."""
+    if not sweep:
+        parser.add_argument(
+            "--strategy", "--mode", dest="strategy",
+            help="download strategy of this run, e.g. 'ranged connections=8 chunk_size=8MiB' (default: the "
+            f"stack's); one of {', '.join(strategies.STRATEGIES)}; --mode is its old name",
+        )  # fmt: skip
+    several = "; several separated by spaces, one cell each (a sweep axis)" if sweep else ""
+    parser.add_argument(
+        "--pin", metavar="auto|IP",
+        help="connect every request of this run to one address of the bucket's endpoint (TLS still on its name): "
+        "an IPv4/IPv6 address, or auto: resolve it several times and spread the messages over the addresses "
+        f"found (docs/strategies.md){several}",
+    )
+
+
+def options_from(args) -> Options:
+    """fire's --strategy and --pin, checked before anything touches the stack."""
+    return Options(strategies.parse(args.strategy) if args.strategy is not None else None,
+                   pins.parse(args.pin) if args.pin is not None else None)  # fmt: skip
+
+
+def plan(stack, options: Options, count: int) -> workloads.Plan:
+    """fire's download run on `stack`: the strategy (given, else the stack's default) and the pin
+    checked against it, FireParams' fields, cost of `count`."""
+    resolved = check_strategy(stack, options.strategy)
+    pins.check_strategy(options.pin, resolved)  # the run's strategy, or the stack's default
+    pins.check_backend(options.pin, stack.backend)
+    fields = {"strategy": str(options.strategy) if options.strategy else None, "pin": options.pin}
+    return workloads.Plan(fields, estimate(stack, count, resolved))
+
+
+def check_strategy(stack, strategy: strategies.Choice | None) -> strategies.Choice:
+    """The run's strategy (given, else the stack's default), refused if this stack cannot run it."""
+    resolved = strategy or strategies.parse(stack.default_strategy)
+    strategies.check_endpoint(resolved, stack.endpoint)
+    check_fits_tmp(stack.object_size, resolved.name)
+    return resolved
+
+
+def estimate(stack, count: int, strategy: strategies.Choice) -> costs.Estimate:
+    """The cost of `count` downloads of the stack's object with `strategy` (its GET requests)."""
+    return _estimate(count, stack.memory, stack.object_size, strategy, stack.architecture)
+
+
+def _estimate(count: int, memory: int, object_size: int, strategy: strategies.Choice, architecture: str):
+    return costs.estimate(count, memory, object_size, strategy.gets(object_size), architecture)
+
+
+def sweep_options(args, memories: tuple[int, ...]) -> tuple[None]:
+    """No combinations of its own: a sweep's strategy and pin are fanout.axes' message-level axes."""
+    return (None,)
+
+
+def cell_fire_fields(cell) -> dict:
+    """FireParams' fields for a sweep cell (fanout.axes.CellParams)."""
+    return {"strategy": cell.strategy, "pin": cell.pin}
+
+
+def cell_estimate(count: int, cell) -> costs.Estimate:
+    """The cost of `count` messages of a sweep cell: its strategy's GET requests on its object size."""
+    return _estimate(count, cell.memory, cell.object_size, strategies.parse(cell.strategy), cell.architecture)
 
 
 def report(stack, record: dict):
@@ -16,4 +98,3 @@ def report(stack, record: dict):
 def write_report(stack, record: dict):
     """The run's records and tables without plots or printing (a sweep's cell)."""
     return run_report.write(run_report.build(stack, record), plots_too=False)
-

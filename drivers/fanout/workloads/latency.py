@@ -9,7 +9,7 @@ import json
 import math
 from dataclasses import dataclass
 
-from fanout import costs, function_modules
+from fanout import costs, function_modules, workloads
 from fanout.errors import UsageError
 
 definition = function_modules.load("latency")
@@ -23,20 +23,12 @@ OPTIONS = ("sizes", "reps", "storage")  # fire's --sizes, --reps, --storage (SIZ
 MEMORY_HEADROOM_MIB = 100
 
 
-@dataclass(frozen=True)
-class Plan:
-    """What fire sends for a latency run: the message fields and the cost estimate."""
-
-    fields: dict
-    estimate: costs.Estimate
-
-
-def add_fire_arguments(parser, storage: bool = True) -> None:
-    """--sizes, --reps and (with `storage`: fire, not sweep, whose --storage is deploy's) --storage."""
+def add_fire_arguments(parser, sweep: bool = False) -> None:
+    """--sizes, --reps and (in fire, not in a sweep, whose --storage is deploy's) --storage."""
     sizes = " ".join(map(str, definition.DEFAULT_SIZES))
     parser.add_argument("--sizes", help=f"latency: object sizes separated by spaces, 1 byte to 100MB (default: {sizes})")
     parser.add_argument("--reps", help=f"latency: repetitions per size (default: {definition.DEFAULT_REPS})")
-    if storage:
+    if not sweep:
         parser.add_argument(
             "--storage",
             help=f"latency: storage classes to test, of {', '.join(definition.STORAGE_CLASSES)} (default: every deployed one)",
@@ -88,12 +80,22 @@ def estimate(count: int, memory: int, architecture: str, fields: dict) -> costs.
     return costs.latency_estimate(count, memory, fields["sizes"], fields["reps"] * classes, architecture)
 
 
+def cell_fire_fields(cell) -> dict:
+    """FireParams' fields for a sweep cell (fanout.axes.CellParams): its message fields."""
+    return {"workload": definition.NAME, "options": cell.options}
+
+
+def cell_estimate(count: int, cell) -> costs.Estimate:
+    """The cost of `count` messages of a sweep cell."""
+    return estimate(count, cell.memory, cell.architecture, cell.options)
+
+
 def options_from(args) -> Params:
     """fire's --sizes, --reps, --storage, checked before anything touches the stack."""
     return parse(args.sizes, args.reps, args.storage)
 
 
-def plan(stack, params: Params, count: int) -> Plan:
+def plan(stack, params: Params, count: int) -> workloads.Plan:
     """fire's latency run on `stack`: checked against its memory and the storage classes its
     function was deployed with, messages' fields, cost of `count`."""
     check_memory(params, stack.memory)
@@ -103,7 +105,8 @@ def plan(stack, params: Params, count: int) -> Plan:
         raise UsageError(f"invalid storage {' '.join(missing)!r}: stack {stack.stack!r} has {' '.join(deployed)} "
                          "(STORAGE at deploy)")  # fmt: skip
     fields = params.fields()
-    return Plan(fields, estimate(count, stack.memory, stack.architecture, {**fields, "storage": params.storage or deployed}))
+    cost = estimate(count, stack.memory, stack.architecture, {**fields, "storage": params.storage or deployed})
+    return workloads.Plan({"workload": definition.NAME, "options": fields}, cost)
 
 
 def report(stack, record: dict):

@@ -23,7 +23,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from fanout import insights, network, plots, runs, stats, workloads  # noqa: E402
+from fanout import insights, network, plots, runs, stats, tables, workloads  # noqa: E402
 from fanout.errors import FanoutError  # noqa: E402
 from fanout import report as run_report  # noqa: E402
 from fanout.sizes import format_size as binary_size  # noqa: E402
@@ -57,7 +57,7 @@ def build(stack, record: dict) -> dict:
     start_ms, end_ms = runs.run_window(record)
     records = run_report.run_records(insights.fetch_events(stack, start_ms, end_ms), run_id)
     calls = [r for r in records if r.get("event") == "latency"]
-    rows = run_report._query(stack, QUERY, f'run_id = "{run_id}"', start_ms, end_ms)
+    rows = insights.run_saved(stack, QUERY, f'run_id = "{run_id}"', start_ms, end_ms)
     done = {r["seq"] for r in records if r.get("outcome") == "done"}
     return {
         "run": record,
@@ -145,14 +145,14 @@ def warnings(summary: dict) -> list[str]:
 
 def show(summary: dict) -> None:
     run, c = summary["run"], summary["counts"]
-    console = run_report.console
+    console = tables.console
     console.print(f"[bold]run {run['run_id']}[/] (latency) on the {run['backend']} backend, stack {run['stack']['stack']!r}")
     console.print(f"[bold]{summary['network']}[/]", highlight=False)
     for storage, operation, field, title in groups(summary["rows"]):
         table = size_table(summary["rows"], storage, operation, field)
-        run_report._print_table(run_report._rich_table(f"{storage}: {title} (s)", table))
+        tables.print_table(tables.rich_table(f"{storage}: {title} (s)", table))
     if summary["ratios"]:
-        run_report._print_table(run_report._rich_table("Express / Standard, ratio of medians", ratio_table(summary["ratios"])),
+        tables.print_table(tables.rich_table("Express / Standard, ratio of medians", ratio_table(summary["ratios"])),
                                 summary["ci_method"])  # fmt: skip
     console.print(f"sent {c['sent']}: {c['seqs_done']} done, {c['calls']} calls, error records {c['error_records']}, "
                   f"dead-lettered {len(summary['dead_lettered'])}", highlight=False)  # fmt: skip
@@ -185,10 +185,10 @@ def markdown(summary: dict, images: list) -> str:
         f"Units: {summary['units']}. Percentiles: {summary['percentiles']}.",
     ]
     parts += [f"**Warning:** {w}" for w in warnings(summary)]
-    parts += ["## Latency by size", run_report._markdown_table(wide_table(summary["rows"]))] if summary["rows"] else []
+    parts += ["## Latency by size", tables.markdown_table(wide_table(summary["rows"]))] if summary["rows"] else []
     if summary["ratios"]:
         parts += ["## Express / Standard, ratio of medians", f"{summary['ci_method']}.",
-                  run_report._markdown_table(ratio_table(summary["ratios"]))]  # fmt: skip
+                  tables.markdown_table(ratio_table(summary["ratios"]))]  # fmt: skip
     parts += ["## Plots"] + [f"![{image.stem}]({image.name})" for image in images]
     return "\n\n".join(parts) + "\n"
 
@@ -243,8 +243,8 @@ def across(run_ids: list[str], folder, title: str) -> dict:
     table += [[r["run_id"], r["reps"], r["storage"], r["measure"], format_size(r["size"]), r["n"],
                *(_seconds(r[s]) for s in STATS)] for r in rows]  # fmt: skip
     labels = sorted({r["network"] for r in rows})
-    run_report.console.print(f"[bold]{title}[/]: latency across {len(run_ids)} runs; {'; '.join(labels)}", highlight=False)
-    run_report._print_table(run_report._rich_table("Latency by run, class, measure and size (s)", table), UNITS)
+    tables.console.print(f"[bold]{title}[/]: latency across {len(run_ids)} runs; {'; '.join(labels)}", highlight=False)
+    tables.print_table(tables.rich_table("Latency by run, class, measure and size (s)", table), UNITS)
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / "cells.csv", "w", newline="") as out:
         writer = csv.DictWriter(out, fieldnames=list(rows[0]) if rows else ["run_id"])
@@ -254,7 +254,7 @@ def across(run_ids: list[str], folder, title: str) -> dict:
     (folder / "cells.json").write_text(json.dumps(summary, indent=2) + "\n")
     (folder / "report.md").write_text("\n\n".join([f"# {title}", *(f"- **{label}**" for label in labels),
                                                    f"Units: {UNITS}. Percentiles: {stats.PERCENTILE_METHOD}.",
-                                                   run_report._markdown_table(table)]) + "\n")  # fmt: skip
+                                                   tables.markdown_table(table)]) + "\n")  # fmt: skip
     return summary
 
 

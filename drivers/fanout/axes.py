@@ -25,7 +25,7 @@ import random
 import re
 from dataclasses import asdict, dataclass, field
 
-from fanout import params, pins, strategies
+from fanout import params, pins, strategies, workloads
 from fanout.errors import UsageError
 
 ORDERS = ("given", "shuffled")
@@ -51,7 +51,7 @@ class CellParams:
     object_size: int
     architecture: str
     strategy: str  # canonical text (str(strategies.Choice)), as fire sends it
-    workload: str = "download"  # fanout.workloads; sweeps from before the registry downloaded
+    workload: str = workloads.DEFAULT  # fanout.workloads; sweeps from before the registry downloaded
     options: dict | None = None  # the workload's message fields (None: download's strategy says it all)
     pin: str | None = None  # fanout.pins: auto or an address; None: where DNS says (sweeps before PIN)
 
@@ -69,11 +69,11 @@ class Axes:
     architecture: tuple[str, ...]
     strategy: tuple[str, ...]  # canonical texts
     pin: tuple[str | None, ...] = (None,)  # canonical PIN values; (None,): no pin
-    workload: str = "download"
+    workload: str = workloads.DEFAULT
     options: tuple[dict | None, ...] = field(default=(None,))  # the workload's parameter combinations
 
     @classmethod
-    def parse(cls, texts: dict[str, str], workload: str = "download", options: tuple = (None,)) -> "Axes":
+    def parse(cls, texts: dict[str, str], workload: str = workloads.DEFAULT, options: tuple = (None,)) -> "Axes":
         """Axes from space- or comma-separated values per axis name (strategies separated by ';'),
         and a workload's parameter combinations (checked by the workload); UsageError naming the
         first bad value, or a combination of values that cannot be deployed."""
@@ -87,7 +87,7 @@ class Axes:
     @classmethod
     def from_dict(cls, data: dict) -> "Axes":
         values = {name: tuple(data.get(name, [None])) for name in PARSERS}  # no pin: sweeps before PIN
-        return cls(**values, workload=data.get("workload", "download"), options=tuple(data.get("options", [None])))
+        return cls(**values, workload=data.get("workload", workloads.DEFAULT), options=tuple(data.get("options", [None])))
 
     def as_dict(self) -> dict:
         return {name: value if name == "workload" else list(value) for name, value in asdict(self).items()}

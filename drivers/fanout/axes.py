@@ -87,7 +87,8 @@ class Axes:
     @classmethod
     def from_dict(cls, data: dict) -> "Axes":
         values = {name: tuple(data.get(name, [None])) for name in PARSERS}  # no pin: sweeps before PIN
-        return cls(**values, workload=data.get("workload", workloads.DEFAULT), options=tuple(data.get("options", [None])))
+        return cls(**values, workload=data.get("workload", workloads.DEFAULT),
+                   options=tuple(data.get("options", [None])))
 
     def as_dict(self) -> dict:
         return {name: value if name == "workload" else list(value) for name, value in asdict(self).items()}

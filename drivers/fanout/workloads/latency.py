@@ -7,7 +7,6 @@ it, and its errors become one-line usage errors here.
 
 import json
 import math
-from dataclasses import dataclass
 
 from fanout import costs, function_modules, workloads
 from fanout.errors import UsageError

@@ -58,3 +58,12 @@ def format_size(n: int) -> str:
     if unit == "B":
         return f"{n} B"
     return f"{value:.2f}".rstrip("0").rstrip(".") + f" {unit}"
+
+
+def format_decimal_size(n: int) -> str:
+    """`n` as SIZES= takes it: in decimal units when whole (`10 KB`, `1 MB`), else as
+    format_size shows it. The latency workload's sizes are decimal steps of 10x."""
+    for unit, factor in (("GB", 1000**3), ("MB", 1000**2), ("KB", 1000)):
+        if n >= factor and n % factor == 0:
+            return f"{n // factor} {unit}"
+    return format_size(n)

@@ -26,7 +26,7 @@ import numpy as np  # noqa: E402
 from fanout import insights, network, plots, runs, stats, tables, workloads  # noqa: E402
 from fanout.errors import FanoutError  # noqa: E402
 from fanout import report as run_report  # noqa: E402
-from fanout.sizes import format_size as binary_size  # noqa: E402
+from fanout.sizes import format_decimal_size as format_size  # noqa: E402
 from fanout.wait import peek_dead_letters  # noqa: E402
 
 QUERY = workloads.get("latency").query
@@ -36,14 +36,6 @@ MEASURES = (("put", "seconds", "put"), ("get", "seconds", "get"), ("get", "first
 LINE_STYLES = {"put": ("-", "o"), "get": ("--", "s"), "get first byte": (":", "^")}  # measure -> (line, marker)
 RATIO = ("express", "standard")  # numerator, denominator
 UNITS = "seconds, measured in the function with the monotonic clock; sizes in decimal units (1 KB = 1000 bytes)"
-
-
-def format_size(size: int) -> str:
-    """A size as SIZES= takes it: decimal units when whole (`10 KB`, `1 MB`), else binary or bytes."""
-    for unit, factor in (("GB", 10**9), ("MB", 10**6), ("KB", 10**3)):
-        if size >= factor and size % factor == 0:
-            return f"{size // factor} {unit}"
-    return binary_size(size)
 
 
 def _seconds(value) -> str:

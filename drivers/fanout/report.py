@@ -27,11 +27,11 @@ import time
 
 from rich.console import Console
 
-from fanout import cells, concurrency, crossrun, endpoint_ips, insights, network, plots, runs, sweeps, tables, workloads
+from fanout import (cells, concurrency, crossrun, deadletters, endpoint_ips, insights, network, plots, runs, sweeps,
+                    tables, workloads)
 from fanout import stack as stacks
 from fanout.network import truth
 from fanout.sizes import format_size
-from fanout.wait import peek_dead_letters
 
 STATS = ("min", "p25", "p50", "avg", "p75", "p90", "p99", "max")
 METRICS = {  # column prefix -> (title with unit, caption)
@@ -117,7 +117,7 @@ def build(stack, record: dict) -> dict:
         "ground_truth": truth.compare(record, downloads),
         "endpoint_ips": endpoint_ips.table(insights.run_saved(stack, "endpoint-ips", by_run, start_ms, end_ms), downloads),
         "endpoint_ips_excluded": endpoint_ips.excluded(downloads),
-        "dead_lettered": sorted(peek_dead_letters(stack, run_id)),
+        "dead_lettered": sorted(deadletters.peek(stack, run_id)),
         "cold_starts": insights.run_saved(stack, "cold-starts", None, lambda_start, lambda_end),
         "lambda_report": insights.run_saved(stack, "lambda-report", None, lambda_start, lambda_end),
         "platform_errors": insights.run_saved(stack, "platform-errors", None, lambda_start, lambda_end),

@@ -431,8 +431,7 @@ def _timed(step: str, timings: dict):
 
 
 def _describe(cell: axes.CellParams) -> str:
-    what = cell.strategy if cell.workload == workloads.DEFAULT else f"{cell.workload} {cell.options}"
-    what += f", pin {cell.pin}" if cell.pin else ""
+    what = workloads.get(cell.workload).driver().describe_cell(cell)
     return (f"{cell.memory} MB, concurrency {cell.concurrency}, {format_size(cell.object_size)}, "
             f"{cell.architecture}, {what}")  # fmt: skip
 

@@ -56,6 +56,12 @@ def plan(stack, options: Options, count: int) -> workloads.Plan:
     return workloads.Plan(fields, estimate(stack, count, resolved))
 
 
+def message_fields(stack, params) -> dict:
+    """What every body of a run (fanout.fire.FireParams) carries for it: the strategy (the run's,
+    else the stack's default, as canonical text) and the pin when there is one."""
+    return {"strategy": params.strategy or stack.default_strategy, **({"pin": params.pin} if params.pin else {})}
+
+
 def check_strategy(stack, strategy: strategies.Choice | None) -> strategies.Choice:
     """The run's strategy (given, else the stack's default), refused if this stack cannot run it."""
     resolved = strategy or strategies.parse(stack.default_strategy)
@@ -81,6 +87,11 @@ def sweep_options(args, memories: tuple[int, ...]) -> tuple[None]:
 def cell_fire_fields(cell) -> dict:
     """FireParams' fields for a sweep cell (fanout.axes.CellParams)."""
     return {"strategy": cell.strategy, "pin": cell.pin}
+
+
+def describe_cell(cell) -> str:
+    """What a sweep cell (fanout.axes.CellParams) downloads with: its strategy and pin."""
+    return cell.strategy + (f", pin {cell.pin}" if cell.pin else "")
 
 
 def cell_estimate(count: int, cell) -> costs.Estimate:

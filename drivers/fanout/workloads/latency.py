@@ -84,6 +84,11 @@ def cell_fire_fields(cell) -> dict:
     return {"workload": definition.NAME, "options": cell.options}
 
 
+def describe_cell(cell) -> str:
+    """What a sweep cell (fanout.axes.CellParams) measures: the workload and its message fields."""
+    return f"{definition.NAME} {cell.options}"
+
+
 def cell_estimate(count: int, cell) -> costs.Estimate:
     """The cost of `count` messages of a sweep cell."""
     return estimate(count, cell.memory, cell.architecture, cell.options)
@@ -106,6 +111,11 @@ def plan(stack, params: Params, count: int) -> workloads.Plan:
     fields = params.fields()
     cost = estimate(count, stack.memory, stack.architecture, {**fields, "storage": params.storage or deployed})
     return workloads.Plan({"workload": definition.NAME, "options": fields}, cost)
+
+
+def message_fields(stack, params) -> dict:
+    """What every body of a run (fanout.fire.FireParams) carries for it: its message fields."""
+    return dict(params.options or {})
 
 
 def report(stack, record: dict):

@@ -23,11 +23,10 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from fanout import insights, network, plots, runs, stats, tables, workloads  # noqa: E402
+from fanout import deadletters, insights, network, plots, runs, stats, tables, workloads  # noqa: E402
 from fanout.errors import FanoutError  # noqa: E402
 from fanout import report as run_report  # noqa: E402
 from fanout.sizes import format_decimal_size as format_size  # noqa: E402
-from fanout.wait import peek_dead_letters  # noqa: E402
 
 QUERY = workloads.get("latency").query
 STATS = ("p50", "p90", "p99", "avg")
@@ -60,7 +59,7 @@ def build(stack, record: dict) -> dict:
         "counts": {"sent": len(runs.sent_seqs(record)), "seqs_done": len(done), "calls": len(calls),
                    "in_query": sum(int(row["calls"]) for row in rows),
                    "error_records": sum(r.get("event") == "error" for r in records)},  # fmt: skip
-        "dead_lettered": sorted(peek_dead_letters(stack, run_id)),
+        "dead_lettered": sorted(deadletters.peek(stack, run_id)),
         "rows": rows,
         "ratios": ratios(calls),
         "records": records,

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from test_fire import drain, make_stack, queue, results  # noqa: F401 - fixtures
 
-from fanout import cells, cli, costs, crossrun, fire, function_modules, insights, runs, stats, storage, workloads
+from fanout import cells, cli, costs, fire, function_modules, insights, reporting, runs, stats, storage, workloads
 from fanout.errors import UsageError
 from fanout.insights.syntax import Stats, parse
 from fanout.workloads import latency, latency_report
@@ -129,7 +129,7 @@ def test_runs_of_different_workloads_share_no_report_and_compare_takes_downloads
     options = latency.parse("1", "1", None).fields()
     timed = fire.fire(stack, fire.FireParams(2, "l", workers=1, workload="latency", options=options))["run_id"]
     with pytest.raises(UsageError, match=f"{download} \\(download\\), {timed} \\(latency\\)"):
-        crossrun.workload_of([download, timed])
+        reporting.workload_of([download, timed])
     capsys.readouterr()
     assert cli.main(["compare", timed, timed]) == 2
     assert "latency runs" in capsys.readouterr().err

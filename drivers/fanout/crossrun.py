@@ -1,4 +1,5 @@
-"""One report across runs: `fanout report --runs ID,ID,...` (and, through `build`, the sweep's).
+"""The download workload's report across runs: `fanout report --runs ID,ID,...` and a sweep's
+closing report, through fanout.reporting and fanout.workloads.download.
 
 Reads each run's folder results/<run_id>/ (run.json, and records.jsonl that `fanout report`
 writes), groups the download records into cells and computes, per cell, the statistics of
@@ -17,7 +18,6 @@ Writes into the output folder: cells.csv, cells.json, report.md and fanout.cross
 """
 
 import csv
-import hashlib
 import json
 import platform
 from dataclasses import dataclass, field
@@ -28,13 +28,11 @@ import numpy as np
 import scipy
 from rich.console import Console
 
-from fanout import (cells, concurrency, crossplots, endpoint_ips, network, paths, report, runs, stats, sweeps, tables,
-                    workloads)
-from fanout.errors import FanoutError, UsageError
+from fanout import cells, concurrency, crossplots, endpoint_ips, network, report, runs, stats, tables
+from fanout.errors import FanoutError
 from fanout.sizes import format_size
 
 RECORDS_FILE = "records.jsonl"
-SWEEP_PREFIX = "sweep:"
 UNITS = "seconds: wall clock, measured in the function; MB/s = bytes / s / 10^6; Mbit/s = 8 x MB/s (decimal)"
 
 console = Console()
@@ -65,73 +63,12 @@ class Run:
         return self.record["run_id"]
 
 
-def runs_of(ref: str) -> list[str]:
-    """The run ids `ref` names: a run id or `latest`, or `sweep:<sweep id|latest>` for the runs
-    of that sweep's finished cells (sweep and run ids look alike, hence the prefix)."""
-    if ref.startswith(SWEEP_PREFIX):
-        return sweep_runs(sweeps.load(ref.removeprefix(SWEEP_PREFIX)))
-    return [runs.resolve(ref)]
-
-
-def sweep_runs(manifest: dict) -> list[str]:
-    """The runs of a sweep's finished cells, in the sweep's order."""
-    done = [cell["run_id"] for cell in manifest["cells"] if cell["status"] == "done"]
-    if not done:
-        raise UsageError(f"sweep {manifest['sweep_id']} has no finished cell yet; continue it with "
-                         f"`make sweep RESUME={manifest['sweep_id']}`")  # fmt: skip
-    return done
-
-
-def report_sweep(manifest: dict) -> dict:
-    """The report across a sweep's runs, written next to its manifest, and printed."""
-    environments = ("warm environments kept between the cells of one deployment" if manifest["keep_warm"]
-                    else "fresh execution environments for every cell")  # fmt: skip
-    folder = sweeps.sweep_dir(manifest["sweep_id"])
-    title = f"sweep {manifest['sweep_id']} ({environments})"
-    workload = workloads.get(manifest["axes"].get("workload", workloads.DEFAULT))
-    if workload.name != workloads.DEFAULT:  # its own tables (fanout.workloads)
-        summary = workload.driver().report_across(sweep_runs(manifest), folder, title)
-    else:
-        summary = build(sweep_runs(manifest), folder, title)
-        show(summary)
-    console.print(f"wrote cells.csv, cells.json, report.md{'' if workload.name != workloads.DEFAULT else ' and plots'} "
-                  f"to {folder}", highlight=False)  # fmt: skip
-    return summary
-
-
-def resolve_all(refs: str) -> list[str]:
-    """The run ids of comma-separated refs, each as runs_of reads it, without repeats."""
-    return list(dict.fromkeys(run_id for ref in refs.split(",") for run_id in runs_of(ref)))
-
-
-def report_runs(refs: str) -> int:
-    """`fanout report --runs`: resolve the refs, build into results/across/<id>/, print."""
-    run_ids = resolve_all(refs)
-    out_dir = across_dir(run_ids)
-    workload = workload_of(run_ids)
-    if workload.name != workloads.DEFAULT:  # its own tables (fanout.workloads)
-        workload.driver().report_across(run_ids, out_dir, "s3-fanout report across runs")
-        return 0
-    summary = build(run_ids, out_dir, "s3-fanout report across runs")
+def report_across(run_ids: list[str], folder: Path, title: str) -> dict:
+    """The download workload's report across runs (fanout.reporting): built, printed, written."""
+    summary = build(run_ids, folder, title)
     show(summary)
-    console.print(f"wrote cells.csv, cells.json, report.md and plots to {out_dir}", highlight=False)
-    return 0
-
-
-def workload_of(run_ids: list[str]) -> workloads.Workload:
-    """The one workload the runs were fired with; UsageError when they mix workloads."""
-    found = {run_id: workloads.of_run(runs.load(run_id)).name for run_id in run_ids}
-    if len(set(found.values())) > 1:
-        listed = ", ".join(f"{run_id} ({name})" for run_id, name in found.items())
-        raise UsageError(f"runs of different workloads cannot share a report: {listed}")
-    return workloads.get(next(iter(found.values())))
-
-
-def across_dir(run_ids: list[str]) -> Path:
-    """results/across/<newest run id>-<hash of the run ids>: one folder per set of runs, found
-    again when the same runs are reported again."""
-    digest = hashlib.sha1(" ".join(sorted(run_ids)).encode()).hexdigest()[:8]
-    return paths.results_dir() / "across" / f"{max(run_ids)}-{digest}"
+    console.print(f"wrote cells.csv, cells.json, report.md and plots to {folder}", highlight=False)
+    return summary
 
 
 def load(run_id: str) -> Run:

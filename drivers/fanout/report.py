@@ -1,4 +1,5 @@
-"""`fanout report`: the tables, files and plots of one run.
+"""The download workload's report of one run: its tables, files and plots (`fanout report`,
+fanout.reporting, calls it through fanout.workloads.download).
 
 The percentile tables come from the saved queries (queries/), restricted to the run with
 `run_id = "..."`; the queries over Lambda's REPORT lines (which carry no run id) are restricted
@@ -17,7 +18,7 @@ query results keep only the columns that differ, so that a one-cell report fits 
 Writes into results/<run_id>/: records.jsonl, summary.csv, summary.json, report.md and the
 PNG plots of fanout.plots.
 
-`--runs ID,ID,...` instead reports across runs from their records.jsonl (fanout.crossrun).
+Across runs, the download workload's report is fanout.crossrun's.
 """
 
 import csv
@@ -27,9 +28,7 @@ import time
 
 from rich.console import Console
 
-from fanout import (cells, concurrency, crossrun, deadletters, endpoint_ips, insights, network, plots, runs, sweeps,
-                    tables, workloads)
-from fanout import stack as stacks
+from fanout import cells, concurrency, deadletters, endpoint_ips, insights, network, plots, runs, tables
 from fanout.network import truth
 from fanout.sizes import format_size
 
@@ -67,31 +66,6 @@ STAT_COLUMN = re.compile(r"^(?P<metric>.+)_(?P<stat>min|max|avg|p\d+)$")
 REPORT_LINE_SLACK_MS = 10_000  # REPORT lines follow the last record by the invocation's end
 
 console = Console()
-
-
-def register(subparsers) -> None:
-    parser = subparsers.add_parser("report", help="tables, CSV/JSON and plots of a run under results/")
-    stacks.add_arguments(parser)
-    which = parser.add_mutually_exclusive_group()
-    which.add_argument("--run", default=runs.LATEST, help="run id, or 'latest' (default)")
-    which.add_argument("--runs", help="comma-separated run ids: one report across them (fanout.crossrun)")
-    which.add_argument("--sweep", help="sweep id or 'latest': the report across its runs, beside its manifest")
-    parser.set_defaults(func=run)
-
-
-def run(args) -> int:
-    if args.runs is not None:
-        return crossrun.report_runs(args.runs)
-    if args.sweep is not None:
-        crossrun.report_sweep(sweeps.load(args.sweep))
-        return 0
-    record = runs.load(args.run)
-    stack = stacks.from_args(args)
-    runs.check_same_stack(record, stack)
-    folder = workloads.of_run(record).driver().report(stack, record)
-    console.print(f"wrote {', '.join(sorted(p.name for p in folder.iterdir() if p.name != runs.RUN_FILE))}")
-    console.print(f"  to {folder}", highlight=False)
-    return 0
 
 
 def build(stack, record: dict) -> dict:

@@ -31,7 +31,6 @@ elsewhere (`make run` in another terminal), pass --no-host (`make wait HOST=0`):
 would double the concurrency, so a second one refuses to start (fanout.hostlock).
 """
 
-import json
 import threading
 import time
 from contextlib import contextmanager, nullcontext

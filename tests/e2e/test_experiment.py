@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from fanout import (cli, costs, crossrun, demo, hostlock, insights, package, params, paths, report, runs, stack,
+from fanout import (cli, costs, demo, hostlock, insights, package, params, paths, report, reporting, runs, stack,
                     strategies, terraform, upload, wait)
 from fanout.errors import FanoutError
 
@@ -202,7 +202,7 @@ def test_report_across_runs_and_compare_on_real_runs(deployed, capsys):
         by_tag.setdefault(record["parameters"]["experiment_tag"], record["run_id"])
     ok, failing = by_tag["e2e"], by_tag["failing"]
     assert fanout("report", "--runs", f"{ok},{failing}") == 0
-    folder = crossrun.across_dir([ok, failing])
+    folder = reporting.across_dir([ok, failing])
     cells = {c["experiment_tag"]: c for c in json.loads((folder / "cells.json").read_text())["cells"]}
     injected = runs.load(failing)["injected_seqs"]
     assert (cells["e2e"]["n"], cells["e2e"]["sent"], cells["e2e"]["complete"]) == (40, 40, True)

@@ -1,5 +1,6 @@
 """The download workload's driver side (the default workload): fire's --strategy and --pin, their
-checks against the deployed stack, the cost estimate, and the report (fanout.report).
+checks against the deployed stack, the cost estimate, the report (fanout.report, across runs
+fanout.crossrun) and the comparison of runs (fanout.workloads.download_compare).
 
 The strategy and pin definitions are the function's (fanout.strategies, fanout.pins load them
 from functions/downloader/); this module gives them the registry's interface, as
@@ -8,8 +9,9 @@ fanout.workloads.latency does for its parameters.
 
 from dataclasses import dataclass
 
-from fanout import costs, pins, strategies, workloads
+from fanout import costs, crossrun, pins, strategies, workloads
 from fanout import report as run_report
+from fanout.workloads import download_compare
 from fanout.params import check_fits_tmp
 
 OPTIONS = ("strategy", "pin")  # fire's --strategy (--mode) and --pin (STRATEGY, PIN)
@@ -109,3 +111,13 @@ def report(stack, record: dict):
 def write_report(stack, record: dict):
     """The run's records and tables without plots or printing (a sweep's cell)."""
     return run_report.write(run_report.build(stack, record), plots_too=False)
+
+
+def report_across(run_ids: list[str], folder, title: str) -> dict:
+    """The tables across runs (fanout.crossrun), printed and written into `folder`."""
+    return crossrun.report_across(run_ids, folder, title)
+
+
+def compare(a_ids: list[str], b_ids: list[str]) -> None:
+    """`fanout compare`: the change in median and p99 throughput per matching cell, with CIs."""
+    download_compare.show(download_compare.compare(a_ids, b_ids))

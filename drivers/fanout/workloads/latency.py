@@ -8,7 +8,7 @@ it, and its errors become one-line usage errors here.
 import json
 import math
 
-from fanout import costs, function_modules, workloads
+from fanout import costs, function_modules, tables, workloads
 from fanout.errors import UsageError
 
 definition = function_modules.load("latency")
@@ -136,4 +136,12 @@ def report_across(run_ids: list[str], folder, title: str) -> dict:
     """The tables across runs (a sweep's closing report), printed and written into `folder`."""
     from fanout.workloads import latency_report
 
-    return latency_report.across(run_ids, folder, title)
+    summary = latency_report.across(run_ids, folder, title)
+    tables.console.print(f"wrote cells.csv, cells.json, report.md to {folder}", highlight=False)
+    return summary
+
+
+def compare(a_ids: list[str], b_ids: list[str]) -> None:
+    """Not a capability of this workload: its runs are read side by side in one report."""
+    raise UsageError(f"compare compares download throughput; these are {definition.NAME} runs: "
+                     f"`make report RUNS={','.join(a_ids + b_ids)}` shows their tables side by side")

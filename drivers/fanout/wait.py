@@ -39,15 +39,16 @@ from dataclasses import dataclass, field
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from fanout import deadletters, hostlock, insights, interrupts, numbers, runs
+from fanout import deadletters, hostlock, insights, interrupts, numbers, runs, workloads
 from fanout import stack as stacks
 from fanout.errors import FanoutError, UsageError
 from fanout.network import options as network_options
 
 QUERY = "message-outcomes"
-# The query's `ended` values that mean done: the outcome field, or (records from before it) the
-# event of a download record, the one record such a delivery wrote on success.
-DONE = ("done", "download")
+# The query's `ended` values that mean done: the outcome field, or (records from before it, when
+# the default workload was the only one) the event of its record, which is the workload's name:
+# the one record such a delivery wrote on success.
+DONE = ("done", workloads.DEFAULT)
 PLATFORM_QUERY = "platform-errors"
 # How long the main queue must stay empty before unaccounted seqs are called lost: the logs of
 # the last invocations must have arrived (Insights lags on AWS, and SQS's counts are approximate).

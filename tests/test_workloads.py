@@ -32,7 +32,7 @@ def test_each_workloads_saved_query_groups_by_its_cell_fields():
         grouped = {name for _, name in stats_command.groups}
         assert set(workload.cell_fields) <= grouped, workload.name
     download = workloads.get("download")
-    assert set(cells.FIELDS) == {*workloads.SHARED_CELL_FIELDS, *download.cell_fields}
+    assert set(cells.of(download).fields) == {*workloads.SHARED_CELL_FIELDS, *download.cell_fields}
 
 
 def test_a_latency_run_sends_its_parameters_in_every_body(queue, emulator, results):  # noqa: F811

@@ -8,8 +8,8 @@ seconds and throughput (decimal MB/s and Mbit/s), bootstrap confidence intervals
 and p99 throughput, achieved concurrency (fanout.concurrency, per run) against the target,
 cold starts, errors, and the accounting that `fanout wait` stored in run.json.
 
-A cell is a fanout.cells.Cell (the one definition the run report uses too): the record fields
-of fanout.cells.FIELDS (records that predate object_size take run.json's stack.object_size),
+A cell is a fanout.CELLS.Cell (the one definition the run report uses too): the record fields
+of fanout.CELLS.fields (records that predate object_size take run.json's stack.object_size),
 the architecture and the network the run was made under (both from run.json, so that runs that
 differ only there are not pooled). Tables show as
 columns only the cell fields that vary; the others are printed once above them.
@@ -28,9 +28,11 @@ import numpy as np
 import scipy
 from rich.console import Console
 
-from fanout import cells, concurrency, crossplots, endpoint_ips, network, report, runs, stats, tables
+from fanout import cells, concurrency, crossplots, endpoint_ips, network, report, runs, stats, tables, workloads
 from fanout.errors import FanoutError
 from fanout.sizes import format_size
+
+CELLS = cells.of(workloads.get("download"))  # the download workload's cells
 
 RECORDS_FILE = "records.jsonl"
 UNITS = "seconds: wall clock, measured in the function; MB/s = bytes / s / 10^6; Mbit/s = 8 x MB/s (decimal)"
@@ -38,7 +40,7 @@ UNITS = "seconds: wall clock, measured in the function; MB/s = bytes / s / 10^6;
 console = Console()
 
 
-TITLES = {  # cells.Cell field -> short column title (tables must fit 80 columns)
+TITLES = {  # CELLS.Cell field -> short column title (tables must fit 80 columns)
     "memory_size": "MB",
     "concurrency_limit": "conc",
     "object_size": "size",
@@ -87,7 +89,7 @@ def load(run_id: str) -> Run:
     return loaded
 
 
-def cell_of(item: dict, run: dict) -> cells.Cell:
+def cell_of(item: dict, run: dict) -> CELLS.Cell:
     """The cell of a record; a field the record lacks (object_size before records carried it;
     every field, for a run without downloads) comes from run.json."""
     stack, parameters = run["stack"], run["parameters"]
@@ -100,11 +102,11 @@ def cell_of(item: dict, run: dict) -> cells.Cell:
         "experiment_tag": parameters["experiment_tag"],
     }
     fields = {name: value if item.get(name) is None else item[name] for name, value in from_run.items()}
-    return cells.Cell(**fields, architecture=stack["architecture"], network=network.label(run),
+    return CELLS.Cell(**fields, architecture=stack["architecture"], network=network.label(run),
                       pin=parameters.get("pin"))
 
 
-def sort_key(cell: cells.Cell) -> tuple:
+def sort_key(cell: CELLS.Cell) -> tuple:
     """Numbers in numeric order (512 before 1024), text as text."""
     return tuple((0, value, "") if isinstance(value, (int, float)) else (1, 0, str(value))
                  for value in cell.as_dict().values())  # fmt: skip
@@ -151,10 +153,10 @@ def summarize(loaded: list[Run], title: str) -> dict:
 def group(loaded: list[Run]) -> tuple[dict, dict]:
     """{cell: [(run, the run's downloads in the cell)]} and {run id: the run's cells}. A run
     without downloads still has its cell, from run.json."""
-    by_cell: dict[cells.Cell, list[tuple[Run, list[dict]]]] = {}
-    run_cells: dict[str, set[cells.Cell]] = {}
+    by_cell: dict[CELLS.Cell, list[tuple[Run, list[dict]]]] = {}
+    run_cells: dict[str, set[CELLS.Cell]] = {}
     for run in loaded:
-        grouped: dict[cells.Cell, list[dict]] = {}
+        grouped: dict[CELLS.Cell, list[dict]] = {}
         for download in run.downloads:
             grouped.setdefault(cell_of(download, run.record), []).append(download)
         grouped = grouped or {cell_of({}, run.record): []}
@@ -168,7 +170,7 @@ def downloads_of(members: list[tuple[Run, list[dict]]]) -> list[dict]:
     return [d for _, own in members for d in own]
 
 
-def cell_row(cell: cells.Cell, members: list[tuple[Run, list[dict]]], run_cells: dict) -> dict:
+def cell_row(cell: CELLS.Cell, members: list[tuple[Run, list[dict]]], run_cells: dict) -> dict:
     """One cell: its fields, statistics, intervals, concurrency and accounting."""
     downloads = downloads_of(members)
     row = cell.as_dict() | {"runs": [run.run_id for run, _ in members], "n": len(downloads)}
@@ -195,7 +197,7 @@ def samples(downloads: list[dict]) -> dict:
     }
 
 
-def _concurrency(cell: cells.Cell, members: list[tuple[Run, list[dict]]]) -> dict:
+def _concurrency(cell: CELLS.Cell, members: list[tuple[Run, list[dict]]]) -> dict:
     """Achieved concurrency per run, so that a steady window never spans two runs; a cell made
     of several runs shows the largest peak and the mean of the runs' steady means."""
     per_run = [report.achieved_concurrency(own) for _, own in members if own]
@@ -236,7 +238,7 @@ def environment() -> str:
 
 def varying(rows: list[dict]) -> list[str]:
     """The Cell fields whose values differ between cells: the tables' row labels."""
-    return [name for name in cells.ACROSS_FIELDS if len({row[name] for row in rows}) > 1]
+    return [name for name in CELLS.across if len({row[name] for row in rows}) > 1]
 
 
 def warnings(loaded: list[Run], run_cells: dict) -> list[str]:
@@ -257,7 +259,7 @@ def warnings(loaded: list[Run], run_cells: dict) -> list[str]:
     return result
 
 
-def _run_summary(run: Run, own: set[cells.Cell]) -> dict:
+def _run_summary(run: Run, own: set[CELLS.Cell]) -> dict:
     record = run.record
     return {
         "run_id": run.run_id,
@@ -285,7 +287,7 @@ def show(summary: dict) -> None:
     network_text = summary["network"]
     console.print(f"[bold]{summary['title']}[/]: {len(summary['runs'])} runs, {len(summary['cells'])} cells; {network_text}",
                   highlight=False)  # fmt: skip
-    shared = [name for name in cells.ACROSS_FIELDS if name not in summary["varying"] and name != "network"]
+    shared = [name for name in CELLS.across if name not in summary["varying"] and name != "network"]
     if summary["cells"] and shared:
         console.print(f"every cell: {cell_label(summary['cells'][0], shared)}", highlight=False)
     keyed = bool(summary["varying"])
@@ -380,7 +382,7 @@ def write(summary: dict, out_dir: Path) -> Path:
     data = {key: value for key, value in summary.items() if key != "samples"}
     (out_dir / "cells.json").write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
     statistics = [f"{metric}_{stat}" for metric in report.METRICS for stat in report.STATS]
-    columns = [*cells.ACROSS_FIELDS, "runs", "n", *statistics, *CI_COLUMNS, *CELL_COLUMNS]
+    columns = [*CELLS.across, "runs", "n", *statistics, *CI_COLUMNS, *CELL_COLUMNS]
     with open(out_dir / "cells.csv", "w", newline="") as out:
         writer = csv.DictWriter(out, fieldnames=columns, extrasaction="ignore")
         writer.writeheader()
@@ -392,7 +394,7 @@ def write(summary: dict, out_dir: Path) -> Path:
 
 def markdown(summary: dict, images: list[Path]) -> str:
     network_text = summary["network"]
-    shared = [name for name in cells.ACROSS_FIELDS if name not in summary["varying"] and name != "network"]
+    shared = [name for name in CELLS.across if name not in summary["varying"] and name != "network"]
     runs_table = [["run", "backend", "stack", "network", "cells", "downloads", "msgs/s sent", "version"]]
     runs_table += [[r["run_id"], r["backend"], r["stack"], r["network"], r["cells"], r["downloads"],
                     r["send_rate_per_s"], r["version"]] for r in summary["runs"]]  # fmt: skip

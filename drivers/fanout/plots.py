@@ -14,7 +14,9 @@ import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first
 import numpy as np  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
-from fanout import cells, concurrency, timeline  # noqa: E402
+from fanout import cells, concurrency, timeline, workloads  # noqa: E402
+
+CELLS = cells.of(workloads.get("download"))  # the download workload's cells
 
 DPI = 120
 WIDTH = 9  # inches
@@ -42,15 +44,15 @@ def _by_cell(downloads: list[dict]) -> dict[str, list[dict]]:
     """Downloads per cell label, in the cells' numeric order."""
     groups: dict[tuple, list[dict]] = {}
     for d in downloads:
-        groups.setdefault(cells.sort_key(d), []).append(d)
-    return {cells.label(group[0]): group for _, group in sorted(groups.items())}
+        groups.setdefault(CELLS.sort_key(d), []).append(d)
+    return {CELLS.label(group[0]): group for _, group in sorted(groups.items())}
 
 
 def _throughput(groups):
     fig, ax = plt.subplots(figsize=(WIDTH, 1.9 + 0.7 * len(groups)), layout="constrained")
     values = [[d["bytes"] / d["seconds"] / 1e6 for d in group] for group in groups.values()]
-    labels = [f"{cells.label(g[0], ('memory_size', 'concurrency_limit', 'object_size'))}\n"
-              f"{cells.label(g[0], ('strategy', 'experiment_tag'))}\nn={len(g)}" for g in groups.values()]
+    labels = [f"{CELLS.label(g[0], ('memory_size', 'concurrency_limit', 'object_size'))}\n"
+              f"{CELLS.label(g[0], ('strategy', 'experiment_tag'))}\nn={len(g)}" for g in groups.values()]
     ax.boxplot(values, orientation="horizontal", tick_labels=labels, widths=0.6, showmeans=True, showfliers=False,
                meanprops={"marker": "^", "markerfacecolor": "white", "markeredgecolor": "black"})  # fmt: skip
     for row, v in enumerate(values, start=1):

@@ -28,9 +28,11 @@ import time
 
 from rich.console import Console
 
-from fanout import cells, concurrency, deadletters, endpoint_ips, insights, network, plots, runs, tables
+from fanout import cells, concurrency, deadletters, endpoint_ips, insights, network, plots, runs, tables, workloads
 from fanout.network import truth
 from fanout.sizes import format_size
+
+CELLS = cells.of(workloads.get("download"))  # the download workload's cells
 
 STATS = ("min", "p25", "p50", "avg", "p75", "p90", "p99", "max")
 METRICS = {  # column prefix -> (title with unit, caption)
@@ -123,7 +125,7 @@ def percentile_table(rows: list[dict]) -> list[dict]:
     """download-percentiles rows as cells: cell keys, n, and seconds/MB/s/Mbit/s statistics."""
     table = []
     for row in rows:
-        cell = {key: row.get(key) for key in cells.FIELDS}
+        cell = {key: row.get(key) for key in CELLS.fields}
         cell["n"] = int(row["downloads"])
         for stat in STATS:
             cell[f"seconds_{stat}"] = row[f"seconds_{stat}"]
@@ -138,9 +140,9 @@ def join_cells(table: list[dict], downloads: list[dict]) -> list[dict]:
     """The percentile table's cells, in numeric order, each with its records' concurrency."""
     by_cell: dict[tuple, list[dict]] = {}
     for download in downloads:
-        by_cell.setdefault(cells.key(download), []).append(download)
-    joined = [dict(row, **achieved_concurrency(by_cell.get(cells.key(row), []))) for row in table]
-    return sorted(joined, key=cells.sort_key)
+        by_cell.setdefault(CELLS.key(download), []).append(download)
+    joined = [dict(row, **achieved_concurrency(by_cell.get(CELLS.key(row), []))) for row in table]
+    return sorted(joined, key=CELLS.sort_key)
 
 
 def achieved_concurrency(downloads: list[dict]) -> dict:
@@ -210,10 +212,10 @@ def show(summary: dict) -> None:
     console.print(f"[bold]{summary['network']}[/]", highlight=False)
     if run.get("sweep"):
         console.print(sweep_note(run["sweep"]), highlight=False)
-    varying = cells.varying([cells.key(cell) for cell in summary["cells"]])
-    shared = tuple(name for name in cells.FIELDS if name not in varying)
+    varying = CELLS.varying([CELLS.key(cell) for cell in summary["cells"]])
+    shared = tuple(name for name in CELLS.fields if name not in varying)
     if summary["cells"] and shared:
-        console.print(f"{'cell' if len(summary['cells']) == 1 else 'every cell'}: {cells.label(summary['cells'][0], shared)}",
+        console.print(f"{'cell' if len(summary['cells']) == 1 else 'every cell'}: {CELLS.label(summary['cells'][0], shared)}",
                       highlight=False)  # fmt: skip
     for metric, (title, caption) in METRICS.items():
         tables.print_table(tables.rich_table(title, _metric_rows(summary["cells"], metric, varying)), caption)
@@ -294,18 +296,18 @@ def strategy_tables(rows: list[dict]) -> list[tuple[str, list[list]]]:
             for (memory, size), group in groups.items()]  # fmt: skip
 
 
-def _metric_rows(cell_rows: list[dict], metric: str, columns: tuple[str, ...] = cells.FIELDS) -> list[list]:
-    rows = [[*(cells.TITLES[name] for name in columns), "n", *STATS]]
+def _metric_rows(cell_rows: list[dict], metric: str, columns: tuple[str, ...] = CELLS.fields) -> list[list]:
+    rows = [[*(CELLS.titles[name] for name in columns), "n", *STATS]]
     for cell in cell_rows:
-        key = cells.key(cell)
+        key = CELLS.key(cell)
         rows.append([*(key.text(name) for name in columns), cell["n"], *(cell[f"{metric}_{stat}"] for stat in STATS)])
     return rows
 
 
-def _concurrency_rows(summary: dict, columns: tuple[str, ...] = cells.FIELDS) -> list[list]:
-    rows = [[*(cells.TITLES[name] for name in columns), "target", "peak", "steady mean", "cold starts", "cold share"]]
+def _concurrency_rows(summary: dict, columns: tuple[str, ...] = CELLS.fields) -> list[list]:
+    rows = [[*(CELLS.titles[name] for name in columns), "target", "peak", "steady mean", "cold starts", "cold share"]]
     for cell in summary["cells"]:
-        key, share = cells.key(cell), cell["cold_start_share"]
+        key, share = CELLS.key(cell), cell["cold_start_share"]
         rows.append([*(key.text(name) for name in columns), cell["target"], cell["peak_concurrency"],
                      cell["steady_mean_concurrency"], cell["cold_starts"], "-" if share is None else f"{share:.1%}"])
     return rows
@@ -322,7 +324,7 @@ def write(summary: dict, plots_too: bool = True):
 
 
 def _write_csv(path, cell_rows: list[dict]) -> None:
-    columns = [*cells.FIELDS, "n", *(f"{m}_{s}" for m in METRICS for s in STATS), "target", "peak_concurrency",
+    columns = [*CELLS.fields, "n", *(f"{m}_{s}" for m in METRICS for s in STATS), "target", "peak_concurrency",
                "steady_mean_concurrency", "cold_starts", "cold_start_share", "network"]
     with open(path, "w", newline="") as out:
         writer = csv.DictWriter(out, fieldnames=columns, extrasaction="ignore")
@@ -372,6 +374,6 @@ def markdown(summary: dict, images: list) -> str:
         parts += ["## Ground truth", f"{TRUTH_NOTE.capitalize()}.", tables.markdown_table(_truth_rows(summary["ground_truth"]))]
     if summary.get("endpoint_ips"):
         parts += [f"## {ENDPOINT_TITLE}", _endpoint_note(summary) + ".",
-                  tables.markdown_table(endpoint_ips.rows_for_display(summary["endpoint_ips"], cells.FIELDS))]  # fmt: skip
+                  tables.markdown_table(endpoint_ips.rows_for_display(summary["endpoint_ips"], CELLS.fields))]  # fmt: skip
     parts += ["## Plots"] + [f"![{image.stem}]({image.name})" for image in images]
     return "\n\n".join(parts) + "\n"

@@ -16,7 +16,9 @@ own); a change whose interval excludes 0 is flagged.
 
 from rich.console import Console
 
-from fanout import cells, crossrun, stats, tables
+from fanout import cells, crossrun, stats, tables, workloads
+
+CELLS = cells.of(workloads.get("download"))  # the download workload's cells
 
 console = Console()
 
@@ -25,7 +27,7 @@ def compare(a_ids: list[str], b_ids: list[str]) -> dict:
     """Per matching cell the change in median and p99 throughput with its CI; unmatched cells."""
     a = _side(a_ids)
     b = _side(b_ids)
-    values = {name: ({c[name] for c in a}, {c[name] for c in b}) for name in cells.ACROSS_FIELDS}
+    values = {name: ({c[name] for c in a}, {c[name] for c in b}) for name in CELLS.across}
     fields = [name for name, (in_a, in_b) in values.items() if len(in_a) > 1 or len(in_b) > 1]
     differ = [name for name, (in_a, in_b) in values.items() if name not in fields and in_a != in_b]
     a_by, b_by = _by_match(a, fields), _by_match(b, fields)

@@ -23,12 +23,14 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from fanout import deadletters, insights, network, plots, runs, stats, tables, workloads  # noqa: E402
+from fanout import cells, deadletters, insights, network, plots, runs, stats, tables, workloads  # noqa: E402
 from fanout.errors import FanoutError  # noqa: E402
 from fanout import report as run_report  # noqa: E402
 from fanout.sizes import format_decimal_size as format_size  # noqa: E402
 
-QUERY = workloads.get("latency").query
+WORKLOAD = workloads.get("latency")
+QUERY = WORKLOAD.query
+CELLS = cells.of(WORKLOAD)  # a query row's or a record's cell: memory, concurrency, storage, operation, size, tag
 STATS = ("p50", "p90", "p99", "avg")
 # (operation, record field, title): what a column group measures.
 MEASURES = (("put", "seconds", "put"), ("get", "seconds", "get"), ("get", "first_byte_seconds", "get first byte"))
@@ -81,8 +83,12 @@ def ratios(calls: list[dict]) -> list[dict]:
 
 
 def _values(calls, storage, operation, field, size) -> list[float]:
-    return [r[field] for r in calls if (r["storage"], r["operation"], r["size"]) == (storage, operation, size)
-            and r.get(field) is not None]  # fmt: skip
+    return [r[field] for r in calls if _at(CELLS.key(r), storage, operation, size) and r.get(field) is not None]
+
+
+def _at(cell, storage: str, operation: str, size: int | None = None) -> bool:
+    """Is `cell` of this class and operation (and size, when given)?"""
+    return (cell.storage, cell.operation) == (storage, operation) and size in (None, cell.size)
 
 
 def groups(rows: list[dict]) -> list[tuple[str, str, str, str]]:
@@ -95,8 +101,8 @@ def groups(rows: list[dict]) -> list[tuple[str, str, str, str]]:
 def size_table(rows: list[dict], storage: str, operation: str, field: str) -> list[list]:
     """Rows = size: n, p50, p90, p99, avg of one class and measure."""
     table = [["size", "n", *STATS]]
-    for row in sorted((r for r in rows if (r["storage"], r["operation"]) == (storage, operation)), key=lambda r: r["size"]):
-        table.append([format_size(int(row["size"])), int(row["calls"]), *(_seconds(row[f"{field}_{s}"]) for s in STATS)])
+    for row in sorted((r for r in rows if _at(CELLS.key(r), storage, operation)), key=CELLS.sort_key):
+        table.append([CELLS.key(row).text("size"), int(row["calls"]), *(_seconds(row[f"{field}_{s}"]) for s in STATS)])
     return table
 
 
@@ -105,10 +111,11 @@ def wide_table(rows: list[dict]) -> list[list]:
     present = groups(rows)
     header = ["size"] + [f"{storage} {title} {stat}" for storage, _, _, title in present for stat in ("n", *STATS)]
     table = [header]
-    for size in sorted({int(row["size"]) for row in rows}):
+    keyed = [(CELLS.key(row), row) for row in rows]
+    for size in sorted({cell.size for cell, _ in keyed}):
         line = [format_size(size)]
         for storage, operation, field, _ in present:
-            match = [r for r in rows if (r["storage"], r["operation"], int(r["size"])) == (storage, operation, size)]
+            match = [row for cell, row in keyed if _at(cell, storage, operation, size)]
             line += [int(match[0]["calls"]), *(_seconds(match[0][f"{field}_{s}"]) for s in STATS)] if match else ["-"] * 5
         table.append(line)
     return table

@@ -7,9 +7,11 @@ cost model, and how `fanout report` shows a run of it: saved queries, tables, pl
 below is the drivers' registry; a test holds it to the function's. `wait` and the accounting
 need neither: they read the envelope every record shares (fanout.wait).
 
-Every driver module has the same interface: OPTIONS and add_fire_arguments (fire's flags; in a
-sweep, those that are message-level), options_from(args), plan(stack, options, count) -> Plan,
-report and write_report. fire and sweep treat every workload through it.
+Every driver module has the same interface, DRIVER_INTERFACE: OPTIONS and add_fire_arguments
+(fire's flags; in a sweep, those that are message-level), options_from(args), plan(stack,
+options, count) -> Plan, message_fields (what every body carries), the sweep's hooks, report,
+write_report, report_across and compare. fire, sweep, report and compare treat every workload
+through it and never name one.
 """
 
 import importlib
@@ -78,6 +80,12 @@ WORKLOADS = {
     )
 }  # fmt: skip
 DEFAULT = "download"
+# What every driver module defines (docs/workloads.md, "Adding a workload"), the generic stages' only way in.
+DRIVER_INTERFACE = (
+    "OPTIONS", "add_fire_arguments", "options_from", "plan", "message_fields",  # fire
+    "sweep_options", "cell_fire_fields", "describe_cell", "cell_estimate",  # sweep
+    "report", "write_report", "report_across", "compare",  # report, compare
+)  # fmt: skip
 # The cell fields of every record, whatever the workload (the envelope, docs/workloads.md): a
 # cell's fields are these with the workload's own before the tag (fanout.cells).
 SHARED_CELLS = (CellField("memory_size", "memory MB", "{} MB", numeric=True),

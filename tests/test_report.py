@@ -11,7 +11,7 @@ from rich.console import Console
 
 import fanout.network
 import fanout.timeline
-from fanout import cells, concurrency, insights, plots, report, runs, tables, workloads
+from fanout import cells, concurrency, insights, plots, report, run_logs, runs, tables, workloads
 from fanout.network import truth
 from fanout.sizes import format_size
 
@@ -103,7 +103,7 @@ def test_percentile_table_matches_numpy():
 
 def test_run_records_keep_only_the_runs_records():
     records, other = synthetic_records(per_cell=5)
-    found = report.run_records(as_events([other] + records[::-1]), RUN)
+    found = run_logs.run_records(as_events([other] + records[::-1]), RUN)
     assert [r["seq"] for r in found] == sorted(r["seq"] for r in records)
     assert all(r["run_id"] == RUN for r in found)
 
@@ -197,7 +197,7 @@ def test_one_cell_console_report_fits_80_columns(monkeypatch):
     assert max(map(len, lines)) <= 80, "\n".join(line for line in lines if len(line) > 80)
     assert sum(line.startswith("cell: ") for line in lines) == 1  # the shared cell, once
     assert not any(title in line for line in lines for title in DOWNLOAD.titles.values() if line.lstrip().startswith(title))
-    assert f"percentiles: {report.PERCENTILES['local']}" in lines
+    assert f"percentiles: {insights.PCT_METHODS['local']}" in lines
 
 
 def test_report_files(tmp_path, monkeypatch):
@@ -217,7 +217,7 @@ def test_report_files(tmp_path, monkeypatch):
         assert f"]({name})" in (folder / "report.md").read_text()
     assert runs.run_dir(RUN) == folder
     text = (folder / "report.md").read_text()
-    assert f"Percentiles: {report.PERCENTILES['local']}." in text
+    assert f"Percentiles: {insights.PCT_METHODS['local']}." in text
     assert "## Throughput (Mbit/s)" in text and "`mbps` of records.jsonl is Mbit/s" in text
 
 

@@ -1,6 +1,6 @@
 """The report's PNG plots: throughput per cell, concurrency over time, CDF of download times,
 cumulative bytes over time (the byte-arrival timelines). Every plot carries the run's network
-label (fanout.network.label): a simulation must never pass for an AWS measurement.
+label (fanout.figures): a simulation must never pass for an AWS measurement.
 
 matplotlib with the Agg backend: files only, no display needed (CI, SSH sessions). Cells come
 in numeric order (512 MB before 1024 MB), as in the tables.
@@ -15,11 +15,10 @@ import numpy as np  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from fanout import cells, concurrency, timeline, workloads  # noqa: E402
+from fanout.figures import WIDTH, save  # noqa: E402
 
 CELLS = cells.of(workloads.get("download"))  # the download workload's cells
 
-DPI = 120
-WIDTH = 9  # inches
 TARGET_STYLE = {"color": "tab:red", "linestyle": "--", "linewidth": 1.5}
 
 
@@ -37,7 +36,7 @@ def draw(summary: dict, folder) -> list:
     with_timelines = {label: [d for d in group if "timeline" in d] for label, group in groups.items()}
     if any(with_timelines.values()):
         figures["timeline.png"] = _timelines({k: v for k, v in with_timelines.items() if v})
-    return [_save(fig, folder / name, summary["network"]) for name, fig in figures.items()]
+    return [save(fig, folder / name, summary["network"]) for name, fig in figures.items()]
 
 
 def _by_cell(downloads: list[dict]) -> dict[str, list[dict]]:
@@ -129,12 +128,3 @@ def _timelines(groups):
     ax.grid(alpha=0.3)
     ax.legend(loc="lower right", fontsize="small")
     return fig
-
-
-def _save(fig, path, network_label: str):
-    """Write the figure with the network label as its caption."""
-    fig.get_layout_engine().set(rect=(0, 0.04, 1, 0.96))
-    fig.text(0.01, 0.01, network_label, fontsize="small", style="italic", color="tab:red")
-    fig.savefig(path, dpi=DPI)
-    plt.close(fig)
-    return path

@@ -22,13 +22,13 @@ Across runs, the download workload's report is fanout.crossrun's.
 """
 
 import csv
-import json
 import re
 import time
 
 from rich.console import Console
 
-from fanout import cells, concurrency, deadletters, endpoint_ips, insights, network, plots, runs, tables, workloads
+from fanout import (cells, concurrency, deadletters, endpoint_ips, insights, network, plots, run_logs, runs, tables,
+                    workloads)
 from fanout.network import truth
 from fanout.sizes import format_size
 
@@ -52,10 +52,6 @@ QUERY_TABLES = {  # summary key -> (title, caption)
 }
 TRUTH_NOTE = ("estimated from the records (medians; burst: first download of each environment) "
               "next to the model's injected values")
-PERCENTILES = {  # backend -> how the saved queries' pct() is computed there
-    "local": "exact, linear interpolation between closest ranks",
-    "aws": "Logs Insights pct(), whose method AWS does not document",
-}
 STRATEGY_COLUMNS = {  # strategy-comparison column -> title
     "strategy": "strategy", "downloads": "n", "mb_per_s_p10": "MB/s p10", "mb_per_s_p50": "p50",
     "mb_per_s_p90": "p90", "ttfb_ms_p50": "TTFB ms p50", "ttfb_ms_p90": "p90", "requests_avg": "requests",
@@ -75,11 +71,11 @@ def build(stack, record: dict) -> dict:
     run_id = record["run_id"]
     start_ms, end_ms = runs.run_window(record)
     events = insights.fetch_events(stack, start_ms, end_ms)
-    records = run_records(events, run_id)
+    records = run_logs.run_records(events, run_id)
     downloads = [r for r in records if r.get("event") == "download"]
     by_run = f'run_id = "{run_id}"'
     table = percentile_table(insights.run_saved(stack, "download-percentiles", by_run, start_ms, end_ms))
-    lambda_start, lambda_end = lambda_window(record, [t for t, _ in _run_events(events, run_id)])
+    lambda_start, lambda_end = lambda_window(record, [t for t, _ in run_logs.run_events(events, run_id)])
     return {
         "run": record,
         "network": network.label(record),
@@ -100,25 +96,6 @@ def build(stack, record: dict) -> dict:
         "lambda_window_ms": [lambda_start, lambda_end],
         "records": records,
     }
-
-
-def run_records(events: list[dict], run_id: str) -> list[dict]:
-    """The function's records of one run (every workload's and errors), in seq order."""
-    records = [record for _, record in _run_events(events, run_id)]
-    return sorted(records, key=lambda r: (r.get("seq", -1), r.get("event", ""), r.get("receive_count", 0)))
-
-
-def _run_events(events: list[dict], run_id: str) -> list[tuple[int, dict]]:
-    """(log timestamp in ms, record) of each record the function logged for the run."""
-    found = []
-    for event in events:
-        try:
-            record = json.loads(event["message"])
-        except (ValueError, TypeError):
-            continue  # START/END/REPORT and other plain-text lines
-        if isinstance(record, dict) and record.get("run_id") == run_id and isinstance(record.get("event"), str):
-            found.append((event["timestamp"], record))
-    return found
 
 
 def percentile_table(rows: list[dict]) -> list[dict]:
@@ -238,7 +215,7 @@ def show(summary: dict) -> None:
         f"sent {c['sent']}: download records {c['download_records']} ({c['seqs_downloaded']} seqs), "
         f"error records {c['error_records']}, dead-lettered {len(summary['dead_lettered'])}", highlight=False
     )
-    console.print(f"percentiles: {PERCENTILES[run['backend']]}", highlight=False)
+    console.print(f"percentiles: {insights.PCT_METHODS[run['backend']]}", highlight=False)
     for warning in warnings(summary):
         console.print(f"[bold red]WARNING:[/] {warning}")
 
@@ -356,7 +333,7 @@ def markdown(summary: dict, images: list) -> str:
         "\n".join(how),
         "Units: download time in seconds (wall clock, measured in the function); throughput in decimal "
         "units, MB/s = bytes / s / 10^6 and Mbit/s = 8 x MB/s (the field `mbps` of records.jsonl is Mbit/s).",
-        f"Percentiles: {PERCENTILES[run['backend']]}.",
+        f"Percentiles: {insights.PCT_METHODS[run['backend']]}.",
     ]
     parts += [f"**Warning:** {w}" for w in warnings(summary)]
     for metric, (title, _) in METRICS.items():

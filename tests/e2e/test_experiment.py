@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from fanout import (cli, costs, demo, hostlock, insights, package, params, paths, report, reporting, runs, stack,
-                    strategies, terraform, upload, wait)
+from fanout import (cli, costs, demo, hostlock, insights, package, params, paths, report, reporting, run_logs, runs,
+                    stack, strategies, terraform, upload, wait)
 from fanout.errors import FanoutError
 
 pytestmark = pytest.mark.slow
@@ -250,7 +250,7 @@ def test_make_run_then_wait_without_hosting(deployed):
     assert fanout("wait", "--run", run_id, "--no-host", *WAIT) == 0
     assert runs.load(run_id)["accounting"]["done"] == 12
     events = insights.fetch_events(deployed, *runs.run_window(runs.load(run_id)))
-    downloads = [r for r in report.run_records(events, run_id) if r["event"] == "download"]
+    downloads = [r for r in run_logs.run_records(events, run_id) if r["event"] == "download"]
     assert sorted(r["seq"] for r in downloads) == list(range(12))
     canonical = strategies.parse(strategy)
     assert all(r.items() >= canonical.fields().items() for r in downloads)
@@ -359,7 +359,7 @@ FAULT_COUNT = 1000
 
 
 def _records(deployed, record) -> list[dict]:
-    return report.run_records(insights.fetch_events(deployed, *runs.run_window(record)), record["run_id"])
+    return run_logs.run_records(insights.fetch_events(deployed, *runs.run_window(record)), record["run_id"])
 
 
 def test_faults_and_a_host_kill_lose_nothing(deployed, tmp_path, monkeypatch):

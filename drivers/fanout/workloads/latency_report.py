@@ -3,7 +3,7 @@
 Tables: rows = object size; per storage class and operation (PUT: the whole call; GET: to the
 last byte, and GET to the response headers as "get first byte") n, p50, p90, p99 and mean of
 the seconds, from the saved query latency-percentiles restricted to the run (exact on the local
-backend, Logs Insights' pct() on AWS: fanout.report.PERCENTILES). When the run has both Express
+backend, Logs Insights' pct() on AWS: fanout.insights.PCT_METHODS). When the run has both Express
 One Zone and Standard records, the Express/Standard ratio of medians per size and operation
 with its 95% bootstrap confidence interval computed from the records (fanout.stats: percentile
 method, 10,000 resamples, fixed seed; the two classes resampled independently). The plot is
@@ -23,9 +23,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from fanout import cells, deadletters, insights, network, plots, runs, stats, tables, workloads  # noqa: E402
+from fanout import cells, deadletters, figures, insights, network, run_logs, runs, stats, tables, workloads  # noqa: E402
 from fanout.errors import FanoutError  # noqa: E402
-from fanout import report as run_report  # noqa: E402
 from fanout.sizes import format_decimal_size as format_size  # noqa: E402
 
 WORKLOAD = workloads.get("latency")
@@ -48,7 +47,7 @@ def build(stack, record: dict) -> dict:
     """Everything the report shows, as plain data (summary.json is this, less the records)."""
     run_id = record["run_id"]
     start_ms, end_ms = runs.run_window(record)
-    records = run_report.run_records(insights.fetch_events(stack, start_ms, end_ms), run_id)
+    records = run_logs.run_records(insights.fetch_events(stack, start_ms, end_ms), run_id)
     calls = [r for r in records if r.get("event") == "latency"]
     rows = insights.run_saved(stack, QUERY, f'run_id = "{run_id}"', start_ms, end_ms)
     done = {r["seq"] for r in records if r.get("outcome") == "done"}
@@ -56,7 +55,7 @@ def build(stack, record: dict) -> dict:
         "run": record,
         "network": network.label(record),
         "units": UNITS,
-        "percentiles": run_report.PERCENTILES[record["backend"]],
+        "percentiles": insights.PCT_METHODS[record["backend"]],
         "ci_method": stats.CI_METHOD,
         "counts": {"sent": len(runs.sent_seqs(record)), "seqs_done": len(done), "calls": len(calls),
                    "in_query": sum(int(row["calls"]) for row in rows),
@@ -194,7 +193,7 @@ def markdown(summary: dict, images: list) -> str:
 def plot(summary: dict, path):
     """Log-log: median seconds against size per class and measure, p10-p90 band (from records)."""
     calls = [r for r in summary["records"] if r.get("event") == "latency"]
-    fig, ax = plt.subplots(figsize=(plots.WIDTH, 5.5), layout="constrained")
+    fig, ax = plt.subplots(figsize=(figures.WIDTH, 5.5), layout="constrained")
     present = groups(summary["rows"])
     colors = {storage: f"C{i}" for i, storage in enumerate(dict.fromkeys(g[0] for g in present))}
     for storage, operation, field, title in present:
@@ -215,7 +214,7 @@ def plot(summary: dict, path):
     ax.set_title("S3 request latency against object size")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend()
-    return plots._save(fig, path, summary["network"])
+    return figures.save(fig, path, summary["network"])
 
 
 def across(run_ids: list[str], folder, title: str) -> dict:

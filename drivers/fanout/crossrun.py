@@ -8,8 +8,8 @@ seconds and throughput (decimal MB/s and Mbit/s), bootstrap confidence intervals
 and p99 throughput, achieved concurrency (fanout.concurrency, per run) against the target,
 cold starts, errors, and the accounting that `fanout wait` stored in run.json.
 
-A cell is a fanout.CELLS.Cell (the one definition the run report uses too): the record fields
-of fanout.CELLS.fields (records that predate object_size take run.json's stack.object_size),
+A cell is the download workload's (CELLS = fanout.cells.of(download): the one definition the run
+report uses too): its record fields (records that predate object_size take run.json's stack.object_size),
 the architecture and the network the run was made under (both from run.json, so that runs that
 differ only there are not pooled). Tables show as
 columns only the cell fields that vary; the others are printed once above them.
@@ -40,7 +40,7 @@ UNITS = "seconds: wall clock, measured in the function; MB/s = bytes / s / 10^6;
 console = Console()
 
 
-TITLES = {  # CELLS.Cell field -> short column title (tables must fit 80 columns)
+TITLES = {  # cell field -> short column title (tables must fit 80 columns)
     "memory_size": "MB",
     "concurrency_limit": "conc",
     "object_size": "size",

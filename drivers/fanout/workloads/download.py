@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 from fanout import costs, crossrun, pins, strategies, workloads
 from fanout import report as run_report
-from fanout.workloads import download_compare
 from fanout.params import check_fits_tmp
+from fanout.workloads import download_compare
 
 OPTIONS = ("strategy", "pin")  # fire's --strategy (--mode) and --pin (STRATEGY, PIN)
 

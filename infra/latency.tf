@@ -2,12 +2,17 @@
 # GETs and DELETEs its own objects under latency/<run_id>/ of every storage class's bucket.
 
 locals {
+  # Whether the latency workload measures S3 Standard, on the stack's bucket. One condition for
+  # both what the function is told (LATENCY_BUCKETS) and what it may do (iam.tf), so that the
+  # role grants nothing on the test bucket a run could not use.
+  latency_standard = contains(var.storage, "standard")
   # Storage class -> bucket, given to the function as LATENCY_BUCKETS: the classes of var.storage,
   # standard the stack's bucket, express its directory bucket (express.tf).
   latency_buckets = merge(
-    { for class, bucket in { standard = aws_s3_bucket.data.id } : class => bucket if contains(var.storage, class) },
+    local.latency_standard ? { standard = aws_s3_bucket.data.id } : {},
     local.express_latency_buckets,
   )
-  # Only the workload's prefix of the test bucket: the test objects stay read-only.
-  latency_object_arns = ["arn:${local.partition}:s3:::${local.bucket_name}/latency/*"]
+  # Only the workload's prefix of the test bucket (the test objects stay read-only), and only
+  # when standard is measured: empty otherwise, and iam.tf then has no statement for it.
+  latency_object_arns = local.latency_standard ? ["arn:${local.partition}:s3:::${local.bucket_name}/latency/*"] : []
 }

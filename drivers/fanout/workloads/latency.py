@@ -75,8 +75,8 @@ def sweep_options(args, memories: tuple[int, ...]) -> tuple[dict, ...]:
 
 def estimate(count: int, memory: int, architecture: str, fields: dict) -> costs.Estimate:
     """The cost of `count` messages with these message fields (`Params.fields()`), each storage
-    class at its prices; a sweep's `storage` empty (every deployed class: the stack is not
-    deployed yet) is priced as the default deployment's."""
+    class at its prices; `storage` empty (every deployed class, not known here) is priced as the
+    default deployment's."""
     storage = tuple(fields["storage"]) or storage_classes.DEFAULT
     return costs.latency_estimate(count, memory, fields["sizes"], fields["reps"], storage, architecture)
 

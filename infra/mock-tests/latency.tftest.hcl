@@ -21,14 +21,14 @@ run "standard_only_may_write_under_the_prefix" {
   }
 
   assert {
+    condition     = keys(jsondecode(aws_lambda_function.downloader.environment[0].variables.LATENCY_BUCKETS)) == ["standard"]
+    error_message = "With standard only LATENCY_BUCKETS must name standard only."
+  }
+  assert {
     condition = [for s in jsondecode(aws_iam_role_policy.downloader.policy).Statement : s.Resource if s.Sid == "LatencyWorkloadObjects"] == [
       ["arn:aws:s3:::plan-test-123456789012-us-east-1/latency/*"]
     ]
     error_message = "With standard the role must write under latency/ of the test bucket, in one statement."
-  }
-  assert {
-    condition     = keys(jsondecode(aws_lambda_function.downloader.environment[0].variables.LATENCY_BUCKETS)) == ["standard"]
-    error_message = "With standard only LATENCY_BUCKETS must name standard only."
   }
 }
 
@@ -41,8 +41,8 @@ run "express_only_grants_nothing_on_the_test_bucket" {
   }
 
   assert {
-    condition     = length([for s in jsondecode(aws_iam_role_policy.downloader.policy).Statement : s if s.Sid == "LatencyWorkloadObjects"]) == 0
-    error_message = "Without standard the role must have no latency statement."
+    condition     = keys(jsondecode(aws_lambda_function.downloader.environment[0].variables.LATENCY_BUCKETS)) == ["express"]
+    error_message = "With express only LATENCY_BUCKETS must name express only."
   }
   assert {
     condition     = !strcontains(aws_iam_role_policy.downloader.policy, "latency/") && !strcontains(aws_iam_role_policy.downloader.policy, "s3:PutObject") && !strcontains(aws_iam_role_policy.downloader.policy, "s3:DeleteObject")
@@ -50,11 +50,7 @@ run "express_only_grants_nothing_on_the_test_bucket" {
   }
   assert {
     condition     = [for s in jsondecode(aws_iam_role_policy.downloader.policy).Statement : s.Sid] == ["ReadTestObjects", "ConsumeRequestQueue", "WriteOwnLogs"]
-    error_message = "Without standard the main policy must keep exactly its download, queue and log statements."
-  }
-  assert {
-    condition     = keys(jsondecode(aws_lambda_function.downloader.environment[0].variables.LATENCY_BUCKETS)) == ["express"]
-    error_message = "With express only LATENCY_BUCKETS must name express only."
+    error_message = "Without standard the main policy must have no latency statement: exactly its download, queue and log ones."
   }
 }
 
@@ -67,13 +63,13 @@ run "both_grant_the_prefix_and_name_both_buckets" {
   }
 
   assert {
+    condition     = keys(jsondecode(aws_lambda_function.downloader.environment[0].variables.LATENCY_BUCKETS)) == ["express", "standard"]
+    error_message = "With both classes LATENCY_BUCKETS must name both."
+  }
+  assert {
     condition = [for s in jsondecode(aws_iam_role_policy.downloader.policy).Statement : s.Resource if s.Sid == "LatencyWorkloadObjects"] == [
       ["arn:aws:s3:::plan-test-123456789012-us-east-1/latency/*"]
     ]
     error_message = "With standard among the classes the role must write under latency/ of the test bucket."
-  }
-  assert {
-    condition     = keys(jsondecode(aws_lambda_function.downloader.environment[0].variables.LATENCY_BUCKETS)) == ["express", "standard"]
-    error_message = "With both classes LATENCY_BUCKETS must name both."
   }
 }

@@ -51,16 +51,16 @@ resource "aws_iam_role_policy" "downloader" {
         Action   = ["logs:CreateLogStream", "logs:PutLogEvents"]
         Resource = "${local.log_group_arn}:*"
       },
-      ], [
-      # The latency workload (latency.tf): its own objects under latency/, deleted by the message
-      # that wrote them. No s3:ListBucket: it deletes the keys it wrote. Only when it measures
-      # standard (latency_object_arns is empty otherwise); express has its own policy (express.tf).
-      for arns in [local.latency_object_arns] : {
+      ], local.latency_standard ? [
+      {
+        # The latency workload (latency.tf): its own objects under latency/, deleted by the
+        # message that wrote them. No s3:ListBucket: it deletes the keys it wrote. Only when it
+        # measures standard; express has its own policy (express.tf).
         Sid      = "LatencyWorkloadObjects"
         Effect   = "Allow"
         Action   = ["s3:PutObject", "s3:GetObject", "s3:DeleteObject"]
-        Resource = arns
-      } if length(arns) > 0
-    ])
+        Resource = local.latency_object_arns
+      },
+    ] : [])
   })
 }

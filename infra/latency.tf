@@ -12,7 +12,6 @@ locals {
     local.latency_standard ? { standard = aws_s3_bucket.data.id } : {},
     local.express_latency_buckets,
   )
-  # Only the workload's prefix of the test bucket (the test objects stay read-only), and only
-  # when standard is measured: empty otherwise, and iam.tf then has no statement for it.
-  latency_object_arns = local.latency_standard ? ["arn:${local.partition}:s3:::${local.bucket_name}/latency/*"] : []
+  # Only the workload's prefix of the test bucket: the test objects stay read-only.
+  latency_object_arns = ["arn:${local.partition}:s3:::${local.bucket_name}/latency/*"]
 }

@@ -74,7 +74,7 @@ class FireParams:
     inject_failures: Fraction | None = None
     workers: int = DEFAULT_WORKERS
     sweep: dict | None = None
-    pin: str | None = None  # fanout.pins: auto or an address; None: where DNS says
+    pin: str | None = None  # fanout.pins: none, auto or an address; None and none: where DNS says
     workload: str = workloads.DEFAULT
     options: dict | None = None
 

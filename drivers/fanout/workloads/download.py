@@ -19,7 +19,7 @@ OPTIONS = ("strategy", "pin")  # fire's --strategy (--mode) and --pin (STRATEGY,
 
 @dataclass(frozen=True)
 class Options:
-    """What fire was given: a strategy (None: the stack's default) and a pin (None: no pin)."""
+    """What fire was given: a strategy (None: the stack's default) and a pin (None or none: no pin)."""
 
     strategy: strategies.Choice | None = None
     pin: str | None = None
@@ -35,10 +35,10 @@ def add_fire_arguments(parser, sweep: bool = False) -> None:
         )  # fmt: skip
     several = "; several separated by spaces, one cell each (a sweep axis)" if sweep else ""
     parser.add_argument(
-        "--pin", metavar="auto|IP",
+        "--pin", metavar="none|auto|IP",
         help="connect every request of this run to one address of the bucket's endpoint (TLS still on its name): "
         "an IPv4/IPv6 address, or auto: resolve it several times and spread the messages over the addresses "
-        f"found (docs/strategies.md){several}",
+        f"found; none: where DNS says, as without --pin (docs/strategies.md){several}",
     )
 
 

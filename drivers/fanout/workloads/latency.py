@@ -9,6 +9,7 @@ import json
 import math
 
 from fanout import costs, function_modules, tables, workloads
+from fanout import storage as storage_classes
 from fanout.errors import UsageError
 
 definition = function_modules.load("latency")
@@ -73,10 +74,11 @@ def sweep_options(args, memories: tuple[int, ...]) -> tuple[dict, ...]:
 
 
 def estimate(count: int, memory: int, architecture: str, fields: dict) -> costs.Estimate:
-    """The cost of `count` messages with these message fields (`Params.fields()`; a sweep's
-    `storage` empty, every deployed class, is counted as one: the stack is not deployed yet)."""
-    classes = len(fields["storage"]) or 1
-    return costs.latency_estimate(count, memory, fields["sizes"], fields["reps"] * classes, architecture)
+    """The cost of `count` messages with these message fields (`Params.fields()`), each storage
+    class at its prices; `storage` empty (every deployed class, not known here) is priced as the
+    default deployment's."""
+    storage = tuple(fields["storage"]) or storage_classes.DEFAULT
+    return costs.latency_estimate(count, memory, fields["sizes"], fields["reps"], storage, architecture)
 
 
 def cell_fire_fields(cell) -> dict:

@@ -60,6 +60,7 @@ import uvloop
 
 from fanout.errors import FanoutError
 from fanout.network.exchange import Exchange
+from fanout.network.late import FirstBytes
 from fanout.network.limits import RateLimit, TokenBucket, release
 from fanout.network.model import Shape
 
@@ -117,6 +118,15 @@ class Shaper:
         """Stop listening on an environment's endpoint (the environment was reaped)."""
         with self._lock:
             self._send({"close": urlsplit(url).port})
+
+    def first_bytes(self, url: str) -> FirstBytes:
+        """The first bytes an environment's endpoint held since the last call (fanout.network.late)."""
+        with self._lock:
+            self._send({"first_bytes": urlsplit(url).port})
+            reply = self._process.stdout.readline()
+        if not reply.startswith("{"):
+            raise self._stopped()
+        return FirstBytes(**json.loads(reply))
 
     def _open(self, shape: Shape, path_seconds: float) -> str:
         """The port of a new endpoint the proxy opened for `shape`."""
@@ -183,6 +193,7 @@ class Environment:
     def __init__(self, shape: Shape, upstream: tuple[str, int], aggregate: RateLimit | None, rng: random.Random,
                  path_seconds: float = 0.0):
         self.shape, self.upstream, self.rng, self.path_seconds = shape, upstream, rng, path_seconds
+        self.first_bytes = FirstBytes()  # since the host last asked
         now = asyncio.get_running_loop().time()
         self.limits = [aggregate] if aggregate else []
         if shape.burst_bytes:
@@ -312,6 +323,7 @@ class ClientSide(asyncio.Protocol):
         now = self.loop.time()
         due = now
         if self.first_byte_due is not None:
+            self._count_first_byte(now)
             due, self.first_byte_due = max(due, self.first_byte_due), None
         if self.cap:
             due = self.cap.earliest(len(self._queue[0]) * self.cost, due)
@@ -320,6 +332,14 @@ class ClientSide(asyncio.Protocol):
             self.loop.call_at(due, self._book, due, True)
         else:
             self._book(now)
+
+    def _count_first_byte(self, answered: float) -> None:
+        """Count a response held for its latency, and whether the emulator's answer (`answered`,
+        its first bytes' arrival: a response's first piece is scheduled as they come) came after
+        the first byte was due: then the function sees the emulator's time, not the model's."""
+        if self.env.shape.first_byte_s:
+            self.env.first_bytes.requests += 1
+            self.env.first_bytes.late += answered > self.first_byte_due
 
     def _book(self, since: float, timer: bool = False) -> None:
         """Charge the next piece to every limit from `since` (the end of the connection's own
@@ -391,11 +411,18 @@ async def _serve(upstream: tuple[str, int], rng: random.Random) -> None:
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(control), sys.stdin)
     aggregates: dict[float, RateLimit] = {}
     servers: dict[int, list[asyncio.Server]] = {}  # by port: one server per address
+    environments: dict[int, Environment] = {}
     while line := await control.readline():
         command = json.loads(line)
         if "close" in command:
+            environments.pop(command["close"])
             for server in servers.pop(command["close"]):
                 server.close()
+            continue
+        if "first_bytes" in command:
+            env = environments[command["first_bytes"]]
+            _reply(json.dumps(asdict(env.first_bytes)))
+            env.first_bytes = FirstBytes()
             continue
         shape = Shape(**command["shape"])
         rate = shape.aggregate_rate
@@ -403,12 +430,16 @@ async def _serve(upstream: tuple[str, int], rng: random.Random) -> None:
         env = Environment(shape, upstream, aggregate, rng, command["path_seconds"])
         bound = await _listen(lambda env=env: ClientSide(env), list(shape.addresses or [HOST]))
         port = bound[0].sockets[0].getsockname()[1]
-        servers[port] = bound
-        sys.stdout.write(f"{port}\n")
-        sys.stdout.flush()
+        servers[port], environments[port] = bound, env
+        _reply(str(port))
     for bound in servers.values():
         for server in bound:
             server.close()
+
+
+def _reply(line: str) -> None:
+    sys.stdout.write(f"{line}\n")
+    sys.stdout.flush()
 
 
 async def _listen(factory, addresses: list[str]) -> list:

@@ -1,0 +1,92 @@
+"""First-byte latency against a slow emulator: the drawn latency counts from the request's
+arrival at the proxy, so an answer slower than the emulator's usual but within the latency is
+absorbed inside it, and an answer that takes longer than the latency is counted as late
+(fanout.network.late), for the report to say its estimate is an upper bound."""
+
+import http.client
+import statistics
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import urlsplit
+
+import pytest
+
+from fanout.network.proxy import Shaper
+
+from .conftest import model_of
+
+BODY = b"x" * 1024
+
+
+class Delayed(BaseHTTPRequestHandler):
+    """Answers GET /<ms> after that many milliseconds (other paths at once: the proxy's own
+    calibration of the path's cost goes through here too)."""
+
+    protocol_version = "HTTP/1.1"
+
+    def do_GET(self):
+        delay = self.path.strip("/")
+        if delay.isdigit():
+            time.sleep(int(delay) / 1000)
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(BODY)))
+        self.send_header("Connection", "close")  # as the emulator does: the proxy keeps the function's side alive
+        self.end_headers()
+        self.wfile.write(BODY)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def shaper():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Delayed)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    proxy = Shaper(f"http://127.0.0.1:{server.server_address[1]}", seed=1)
+    yield proxy
+    proxy.close()
+    server.shutdown()
+
+
+def first_byte_waits(endpoint: str, delays_ms: list[int]) -> list[float]:
+    """Seconds from sending each GET (one kept-alive connection) to having its response head."""
+    url = urlsplit(endpoint)
+    connection = http.client.HTTPConnection(url.hostname, url.port, timeout=30)
+    waits = []
+    for delay in delays_ms:
+        sent = time.monotonic()
+        connection.request("GET", f"/{delay}")
+        response = connection.getresponse()
+        waits.append(time.monotonic() - sent)
+        assert response.read() == BODY
+    connection.close()
+    return waits
+
+
+def test_a_slow_answer_within_the_latency_is_absorbed_not_added(shaper):
+    latency, slow = 0.1, 60  # s, ms: the emulator takes most of the latency to answer
+    endpoint = shaper.endpoint(model_of("t", first_byte_ms=latency * 1000).at(1024))
+    waits = first_byte_waits(endpoint, [slow] * 5)
+    # Counted from the answer, the wait would be the latency plus the answer's 60 ms.
+    assert latency * 0.9 < statistics.median(waits) < latency + slow / 1000 / 2
+    counts = shaper.first_bytes(endpoint)
+    assert (counts.requests, counts.late) == (5, 0)
+
+
+def test_answers_slower_than_the_latency_are_counted_late(shaper):
+    latency_ms = 50
+    delays = [0, 150, 10, 200, 0]  # two answers take longer than the latency
+    endpoint = shaper.endpoint(model_of("t", first_byte_ms=latency_ms).at(1024))
+    waits = first_byte_waits(endpoint, delays)
+    for delay, wait in zip(delays, waits):
+        assert wait >= max(delay, latency_ms) / 1000 * 0.9  # the model's latency, or the slower answer
+    counts = shaper.first_bytes(endpoint)
+    assert (counts.requests, counts.late) == (len(delays), sum(d > latency_ms for d in delays))
+    assert shaper.first_bytes(endpoint).requests == 0  # counted once: since the last call
+
+
+def test_without_a_latency_nothing_is_counted(shaper):
+    endpoint = shaper.endpoint(model_of("t", connection_mb_per_s=50).at(1024))
+    first_byte_waits(endpoint, [0, 20])
+    assert shaper.first_bytes(endpoint).requests == 0

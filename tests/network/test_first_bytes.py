@@ -12,6 +12,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from fanout.host.hosted import Downloader
+from fanout.network import truth
 from fanout.network.proxy import Shaper
 
 from .conftest import model_of
@@ -90,3 +92,20 @@ def test_without_a_latency_nothing_is_counted(shaper):
     endpoint = shaper.endpoint(model_of("t", connection_mb_per_s=50).at(1024))
     first_byte_waits(endpoint, [0, 20])
     assert shaper.first_bytes(endpoint).requests == 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("latency_ms", [1, 2000])
+def test_the_ground_truth_counts_the_late_answers_of_its_run(emulator, latency_ms):
+    """Hosted: the host logs each invocation's counts and the report's ground truth sums them.
+    No emulator answers within 1 ms of the request's arrival (the proxy first connects to it),
+    so every answer is late; none takes 2 s to answer a 64 KiB GET."""
+    downloader = Downloader(emulator)
+    downloader.put("small", 64 * 1024)
+    model = model_of("t", first_byte_ms=latency_ms)
+    run = downloader.run("small", "stream", 1, model, messages_per_env=2)
+    [row] = [r for r in truth.compare({"backend": "local", "network": model.describe()}, run.records, run.events)
+             if r["parameter"] == "first_byte_seconds"]
+    gets = sum(r["requests"] for r in run.records)
+    assert gets == 2 and row["requests"] == gets
+    assert row["late"] == (gets if latency_ms == 1 else 0)

@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from fanout.host.hosted import Downloader
-from fanout.network import truth
+from fanout.network import path, truth
 from fanout.network.proxy import Shaper
 
 from .conftest import model_of
@@ -22,15 +22,15 @@ BODY = b"x" * 1024
 
 
 class Delayed(BaseHTTPRequestHandler):
-    """Answers GET /<ms> after that many milliseconds (other paths at once: the proxy's own
-    calibration of the path's cost goes through here too)."""
+    """Answers GET /<ms> after that many milliseconds, other paths (the proxy's own calibration
+    of the path's cost goes through here too) after `extra` seconds."""
 
     protocol_version = "HTTP/1.1"
+    extra = 0.0
 
     def do_GET(self):
         delay = self.path.strip("/")
-        if delay.isdigit():
-            time.sleep(int(delay) / 1000)
+        time.sleep(int(delay) / 1000 if delay.isdigit() else self.extra)
         self.send_response(200)
         self.send_header("Content-Length", str(len(BODY)))
         self.send_header("Connection", "close")  # as the emulator does: the proxy keeps the function's side alive
@@ -109,3 +109,25 @@ def test_the_ground_truth_counts_the_late_answers_of_its_run(emulator, latency_m
     gets = sum(r["requests"] for r in run.records)
     assert gets == 2 and row["requests"] == gets
     assert row["late"] == (gets if latency_ms == 1 else 0)
+
+
+def test_the_subtracted_path_cost_follows_the_machine(monkeypatch):
+    """The path's cost is measured again while the host runs: when answers through the
+    calibration endpoint start taking longer (here: an emulator slower than its known wait),
+    the cost the proxy subtracts rises by that much within the sampling window."""
+    monkeypatch.setattr(path, "SAMPLE_EVERY_S", 0.02)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Delayed)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    proxy = Shaper(f"http://127.0.0.1:{server.server_address[1]}", seed=1)
+    try:
+        proxy.endpoint(model_of("t", first_byte_ms=100).at(1024))
+        before, extra = proxy.path_seconds, 0.04
+        Delayed.extra = path.CALIBRATION_WAIT_S + extra
+        deadline = time.monotonic() + 10
+        while proxy.path_seconds < before + extra * 0.8 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert proxy.path_seconds == pytest.approx(before + extra, abs=extra * 0.2)
+    finally:
+        Delayed.extra = 0.0
+        proxy.close()
+        server.shutdown()

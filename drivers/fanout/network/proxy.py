@@ -46,14 +46,11 @@ import asyncio
 import json
 import math
 import random
-import statistics
 import subprocess
 import sys
 import threading
-import time
-import uuid
 from collections import deque
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from urllib.parse import urlsplit
 
 import uvloop
@@ -63,6 +60,7 @@ from fanout.network.exchange import Exchange
 from fanout.network.late import FirstBytes
 from fanout.network.limits import RateLimit, TokenBucket, release
 from fanout.network.model import Shape
+from fanout.network.path import CALIBRATION_WAIT_S, PathCost
 
 HOST = "127.0.0.1"
 ENDPOINT_NAME = "s3-fanout-local"  # no dot: moto then reads the bucket from the path, not the name
@@ -70,8 +68,6 @@ BIND_ATTEMPTS = 20  # another process may hold the first address's port on the o
 CHUNK_SECONDS = 0.01
 CHUNK_RANGE = (16 * 1024, 256 * 1024)
 Z90 = 1.2815515655446004  # the standard normal's 90th percentile
-CALIBRATION_WAIT_S = 0.02  # the known wait of the calibration endpoint
-CALIBRATION_REQUESTS = 12  # counted, after one that opens the connection
 
 
 class Shaper:
@@ -87,7 +83,7 @@ class Shaper:
         self._process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                                          start_new_session=True)
         self._lock = threading.Lock()
-        self.path_seconds: float | None = None  # what the path adds to a first-byte wait; measured on first need
+        self._path: PathCost | None = None  # what the path adds to a first-byte wait; measured on first need
         self._named = 0  # endpoints handed out by name, for the rotation
 
     def endpoint(self, shape: Shape) -> str:
@@ -106,13 +102,19 @@ class Shaper:
         rotated = addresses[turn:] + addresses[:turn]
         return f"http://{ENDPOINT_NAME}:{port}", {"name": ENDPOINT_NAME, "addresses": rotated}
 
+    @property
+    def path_seconds(self) -> float | None:
+        """What the proxy now subtracts from each drawn latency (fanout.network.path); None
+        until an endpoint with a latency opened."""
+        return self._path.seconds if self._path else None
+
     def _new(self, shape: Shape) -> tuple[str, list[str]]:
         """A new endpoint for `shape` (the path's cost measured first, when it has a latency):
         its port, and the addresses it listens on."""
         with self._lock:
-            if shape.first_byte_s and self.path_seconds is None:
-                self.path_seconds = self._measure_path()
-            return self._open(shape, self.path_seconds or 0.0), list(shape.addresses or [HOST])
+            if shape.first_byte_s and self._path is None:
+                self._path = self._measure_path()
+            return self._open(shape), list(shape.addresses or [HOST])
 
     def close_endpoint(self, url: str) -> None:
         """Stop listening on an environment's endpoint (the environment was reaped)."""
@@ -128,9 +130,10 @@ class Shaper:
             raise self._stopped()
         return FirstBytes(**json.loads(reply))
 
-    def _open(self, shape: Shape, path_seconds: float) -> str:
-        """The port of a new endpoint the proxy opened for `shape`."""
-        self._send({"shape": asdict(shape), "path_seconds": path_seconds})
+    def _open(self, shape: Shape, calibration: bool = False) -> str:
+        """The port of a new endpoint the proxy opened for `shape` (`calibration`: its latency
+        is waited in full, the path's cost not subtracted)."""
+        self._send({"shape": asdict(shape), "calibration": calibration})
         port = self._process.stdout.readline().strip()
         if not port.isdigit():
             raise self._stopped()
@@ -146,21 +149,21 @@ class Shaper:
     def _stopped(self) -> FanoutError:
         return FanoutError(f"the network shaping proxy stopped (exit status {self._process.poll()})")
 
-    def _measure_path(self) -> float:
-        """Seconds the path adds to a first-byte wait the proxy enforces (see the module
-        docstring): the median of botocore's before-send to response-received over GetObjects
-        through an endpoint that waits CALIBRATION_WAIT_S, less that wait. The GetObjects name
-        a bucket that does not exist: the emulator answers at once and nothing is created."""
-        from fanout import aws  # here, not at the top: the proxy process itself never needs boto3
-
+    def _measure_path(self) -> PathCost:
+        """The path's cost, measured through a calibration endpoint that waits a known time and
+        then kept current (fanout.network.path), each change sent to the proxy."""
         fixed = Shape(None, None, None, None, None, CALIBRATION_WAIT_S, None)
-        port = self._open(fixed, 0.0)
-        s3 = aws.client("s3", "us-east-1", f"http://{HOST}:{port}")
-        waits = [first_byte_wait(s3) for _ in range(CALIBRATION_REQUESTS + 1)][1:]
-        self._send({"close": int(port)})
-        return max(0.0, statistics.median(waits) - CALIBRATION_WAIT_S)
+        path = PathCost(f"http://{HOST}:{self._open(fixed, calibration=True)}", self._publish_path)
+        self._send({"path_seconds": path.measure()})
+        return path
+
+    def _publish_path(self, seconds: float) -> None:
+        with self._lock:
+            self._send({"path_seconds": seconds})
 
     def close(self) -> None:
+        if self._path:
+            self._path.stop()
         self._process.stdin.close()
         try:
             self._process.wait(5)
@@ -169,30 +172,20 @@ class Shaper:
             self._process.wait()
 
 
-def first_byte_wait(s3) -> float:
-    """Seconds from botocore handing one GetObject to the HTTP layer until its response was
-    parsed, as the function's request log times it (a missing bucket: an error answer)."""
-    stamps: dict[str, float] = {}
-    hook = f"calibration-{uuid.uuid4().hex}"
-    s3.meta.events.register("before-send.s3", lambda **_: stamps.update(sent=time.monotonic()), unique_id=f"{hook}-s")
-    s3.meta.events.register("response-received.s3", lambda **_: stamps.update(parsed=time.monotonic()),
-                            unique_id=f"{hook}-r")
-    try:
-        s3.get_object(Bucket=f"fanout-calibration-{uuid.uuid4().hex[:12]}", Key="none")
-    except s3.exceptions.ClientError:
-        pass
-    finally:
-        for event, suffix in (("before-send.s3", "s"), ("response-received.s3", "r")):
-            s3.meta.events.unregister(event, unique_id=f"{hook}-{suffix}")
-    return stamps["parsed"] - stamps["sent"]
+@dataclass
+class Subtracted:
+    """The path's cost the proxy subtracts from drawn latencies: one for all environments, kept
+    current by the host (fanout.network.path); the calibration endpoint's own stays 0."""
+
+    seconds: float = 0.0
 
 
 class Environment:
     """One environment's endpoint: its bucket, and the shape its connections follow."""
 
     def __init__(self, shape: Shape, upstream: tuple[str, int], aggregate: RateLimit | None, rng: random.Random,
-                 path_seconds: float = 0.0):
-        self.shape, self.upstream, self.rng, self.path_seconds = shape, upstream, rng, path_seconds
+                 path: Subtracted):
+        self.shape, self.upstream, self.rng, self.path = shape, upstream, rng, path
         self.first_bytes = FirstBytes()  # since the host last asked
         now = asyncio.get_running_loop().time()
         self.limits = [aggregate] if aggregate else []
@@ -211,8 +204,9 @@ class Environment:
         if not median:
             return 0.0
         if not p90 or p90 == median:
-            return max(0.0, median - self.path_seconds)
-        return max(0.0, self.rng.lognormvariate(math.log(median), math.log(p90 / median) / Z90) - self.path_seconds)
+            return max(0.0, median - self.path.seconds)
+        return max(0.0, self.rng.lognormvariate(math.log(median), math.log(p90 / median) / Z90) - self.path.seconds)
+
 
 
 class ClientSide(asyncio.Protocol):
@@ -412,12 +406,16 @@ async def _serve(upstream: tuple[str, int], rng: random.Random) -> None:
     aggregates: dict[float, RateLimit] = {}
     servers: dict[int, list[asyncio.Server]] = {}  # by port: one server per address
     environments: dict[int, Environment] = {}
+    path = Subtracted()
     while line := await control.readline():
         command = json.loads(line)
         if "close" in command:
             environments.pop(command["close"])
             for server in servers.pop(command["close"]):
                 server.close()
+            continue
+        if "path_seconds" in command:
+            path.seconds = command["path_seconds"]
             continue
         if "first_bytes" in command:
             env = environments[command["first_bytes"]]
@@ -427,7 +425,7 @@ async def _serve(upstream: tuple[str, int], rng: random.Random) -> None:
         shape = Shape(**command["shape"])
         rate = shape.aggregate_rate
         aggregate = aggregates.setdefault(rate, RateLimit(rate)) if rate else None
-        env = Environment(shape, upstream, aggregate, rng, command["path_seconds"])
+        env = Environment(shape, upstream, aggregate, rng, Subtracted() if command["calibration"] else path)
         bound = await _listen(lambda env=env: ClientSide(env), list(shape.addresses or [HOST]))
         port = bound[0].sockets[0].getsockname()[1]
         servers[port], environments[port] = bound, env

@@ -13,9 +13,9 @@ parameter is printed as estimated/injected (target: within 5%), estimated as the
   because the emulator itself needs more than 20 ms to start answering a 160 MiB GET (it reads
   the whole object first), or any GET while other environments stream (measured and printed
   here as the 160 MiB downloads' first-byte time). The proxy subtracts what the path adds to
-  its wait (measured once per host) and never releases a first byte before the
-  emulator's answer, which is then a floor: the bench prints how many requests' answers came
-  after their latency (fanout.network.late).
+  its wait (sampled while the host runs: fanout.network.path) and never releases a first byte
+  before the emulator's answer, which is then a floor: the bench prints how many requests'
+  answers came after their latency (fanout.network.late).
 Measured on a shared 2-core machine: other load stretches the figures.
 """
 

@@ -298,7 +298,8 @@ def query_rows(rows: list[dict]) -> tuple[list[list], str]:
 
 def show_truth(rows: list[dict]) -> None:
     """The ground-truth table (fanout.network.truth rows) and its notes, within 80 columns."""
-    tables.print_table(tables.rich_table("Ground truth", _truth_rows(rows)), "\n  ".join([TRUTH_NOTE, *_truth_notes(rows)]))
+    notes = "\n  ".join([TRUTH_NOTE, *_truth_notes(rows)])
+    tables.print_table(tables.rich_table("Ground truth", _truth_rows(rows)), notes)
 
 
 def _truth_rows(rows: list[dict]) -> list[list]:

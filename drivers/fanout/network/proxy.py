@@ -23,23 +23,24 @@ the log writer; relaying hundreds of MB/s there would compete with them for one 
 asyncio loop in a separate process relays every environment's connections with no threads;
 shaped bytes go out in pieces of about 10 ms at the connection's rate (16-256 KiB), so the loop
 wakes at most about a hundred times per second per connection. The loop is uvloop's (libuv):
-unshaped, it relayed about 10% more than asyncio's own loop on the development machine. Its control channel is a pipe:
-one JSON line in (the environment's Shape and `path_seconds`), one line out (the endpoint's port); it exits when
-the pipe closes, so a crashed host never leaves it behind. A line {"close": port} closes an
-endpoint (its environment was reaped).
+unshaped, it relayed about 10% more than asyncio's own loop on the development machine. Its
+control channel is a pipe of JSON lines: {"shape": ..., "calibration": bool} opens an endpoint
+(one line back: its port); {"close": port} closes one (its environment was reaped);
+{"path_seconds": s} sets the path's cost subtracted from every latency; {"first_bytes": port}
+answers with that endpoint's FirstBytes since the last ask (fanout.network.late). It exits when
+the pipe closes, so a crashed host never leaves it behind.
 
 First-byte latency: the model's figure is what the function sees, from sending a request to
-having its response headers (the published ~20 ms p90 is such a client-side figure). The path
-adds to whatever the proxy waits: the function's botocore sending and parsing, the relay, and
-the event loop's timer (libuv's millisecond timers fire up to ~1 ms late); 2-3 ms, which made
-the estimate 1.13-1.16x an injected 20 ms when the latency was a floor. So `Shaper` measures
-that addition once, on first need, with the same client stack (botocore GetObjects through an
-endpoint that waits a known time; `path_seconds`), and the proxy waits for each request's drawn
-latency less it. The emulator's own time to answer stays a floor: the first byte is never
-released before it comes (a 160 MiB GET takes the emulator ~100 ms), and then the function sees
-that time plus the path's. Calibrating once per host rather than per request or per
-environment: the proxy cannot see the function's side of a request, and the addition is a
-property of the machine and its load, not of one environment.
+having its response headers (the published ~20 ms p90 is such a client-side figure). The drawn
+latency counts from the request's arrival here (a connection's first request: from the accept),
+before the emulator is even asked, so the emulator's own time to answer is absorbed inside it;
+the first byte is held only for what remains. The path adds to that wait what the proxy cannot
+see: the function's botocore sending and parsing, the relay, the loop's millisecond timers; so
+the proxy subtracts that addition, which the host keeps measuring while it runs
+(fanout.network.path). What the proxy cannot do is release a first byte before the emulator
+sends it: an answer slower than the drawn latency (a busy machine; a GET of a large object,
+which the emulator reads whole first: ~100 ms for 160 MiB) is counted late per environment, and
+the host logs the counts for the report (fanout.network.late).
 """
 
 import asyncio

@@ -66,15 +66,15 @@ class PathCost:
             self._thread.join()
 
     def _sample(self) -> None:
-        while not self._stop.wait(SAMPLE_EVERY_S):
-            try:
+        try:
+            while not self._stop.wait(SAMPLE_EVERY_S):
                 self._samples.append(first_byte_wait(self._s3))
-            except Exception:  # noqa: BLE001 - the proxy is stopping: the host reports that, not this thread
-                return
-            current = self._median()
-            if abs(current - self.seconds) >= REPUBLISH_S:
-                self.seconds = current
-                self._publish(current)
+                current = self._median()
+                if abs(current - self.seconds) >= REPUBLISH_S:
+                    self.seconds = current
+                    self._publish(current)
+        except Exception:  # noqa: BLE001 - the proxy stopped: the host's next command reports it, not this thread
+            return
 
     def _median(self) -> float:
         return max(0.0, statistics.median(self._samples) - CALIBRATION_WAIT_S)

@@ -8,8 +8,8 @@ download records' timelines (functions/downloader/timeline.py):
   environment (earliest start_ms per env_id), the only one certain to start with a full bucket;
 - first-byte latency: median of `first_byte_seconds`, against the model's median; the proxy
   makes the function see the drawn latency, counted from the request's arrival so that the
-  emulator's answer is absorbed inside it (less what the path itself adds, measured once per
-  host: fanout.network.proxy), but never releases a first byte before the emulator has
+  emulator's answer is absorbed inside it (less what the path itself adds, kept current while
+  the host runs: fanout.network.path), but never releases a first byte before the emulator has
   answered. The row carries how many of the run's requests held for a latency (`requests`)
   had an emulator answer later than their drawn latency (`late`, from the host's log lines:
   fanout.network.late); when any had, the estimate is an upper bound, not the model's figure.
@@ -58,7 +58,8 @@ def compare(run: dict, downloads: list[dict], events: list[dict] = ()) -> list[d
             "first_byte_seconds": (shape.first_byte_s, _median(d["first_byte_seconds"] for d in mine
                                                               if d.get("first_byte_seconds") is not None)),
         }
-        held = {"first_byte_seconds": asdict(late.totals(events, {d["request_id"] for d in mine if "request_id" in d}))}
+        invocations = {d["request_id"] for d in mine if "request_id" in d}
+        held = {"first_byte_seconds": asdict(late.totals(events, invocations))}
         for name, (injected, estimated) in estimates.items():
             ratio = estimated / injected if injected and estimated is not None else None
             rows.append({"memory_size": memory, "parameter": name, "injected": injected, "estimated": estimated,

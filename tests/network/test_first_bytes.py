@@ -116,18 +116,21 @@ def test_the_subtracted_path_cost_follows_the_machine(monkeypatch):
     calibration endpoint start taking longer (here: an emulator slower than its known wait),
     the cost the proxy subtracts rises by that much within the sampling window."""
     monkeypatch.setattr(path, "SAMPLE_EVERY_S", 0.02)
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Delayed)
+
+    class Slower(Delayed):  # its own `extra`: the module's other proxy samples through Delayed
+        pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Slower)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     proxy = Shaper(f"http://127.0.0.1:{server.server_address[1]}", seed=1)
     try:
         proxy.endpoint(model_of("t", first_byte_ms=100).at(1024))
         before, extra = proxy.path_seconds, 0.04
-        Delayed.extra = path.CALIBRATION_WAIT_S + extra
+        Slower.extra = path.CALIBRATION_WAIT_S + extra
         deadline = time.monotonic() + 10
         while proxy.path_seconds < before + extra * 0.8 and time.monotonic() < deadline:
             time.sleep(0.05)
         assert proxy.path_seconds == pytest.approx(before + extra, abs=extra * 0.2)
     finally:
-        Delayed.extra = 0.0
         proxy.close()
         server.shutdown()

@@ -75,7 +75,7 @@ help: ## List the targets and the variables they read
 	@echo "  "WORKLOAD=$(call q,WORKLOAD) "(fire: download or latency, docs/workloads.md)" SIZES=$(call q,SIZES) REPS=$(call q,REPS) \
 	  "(latency: e.g. SIZES=\"1 1KB 1MB 100MB\" REPS=10; fire's STORAGE: the deployed classes it measures)"
 	@echo "  "PIN=$(call q,PIN) "(fire: connect to one address of the bucket's endpoint, an IP, or auto: spread the"
-	@echo "    messages over the addresses it resolves to; TLS stays on the name; docs/strategies.md)"
+	@echo "    messages over the addresses it resolves to; TLS stays on the name; none: where DNS says; docs/strategies.md)"
 	@echo "  "MESSAGES=$(call q,MESSAGES) MULTIPLIER=$(call q,MULTIPLIER) RUN=$(call q,RUN) QUERY=$(call q,QUERY)
 	@echo "  "RUNS=$(call q,RUNS) SWEEP=$(call q,SWEEP) "(report across these runs, or a sweep's)" A=$(call q,A) B=$(call q,B) "(compare)"
 	@echo "  "TIMEOUT=$(call q,TIMEOUT) "(wait gives up after this many seconds)"
@@ -87,7 +87,7 @@ help: ## List the targets and the variables they read
 	@echo "    with a network model: none, lambda-2024, lambda-2026 or a .toml/.json file; docs/network-model.md)"
 	@echo Sweep: CONCURRENCY MEMORY OBJECT_SIZE ARCH take lists '("1 5 10"),' STRATEGY a list separated by "';'" \
 	  '("stream; ranged connections=4");' ORDER=$(call q,ORDER) "(or shuffled)"
-	@echo "  "PIN a list '("auto 127.0.0.2")', one cell per value '(download workload)'
+	@echo "  "PIN a list '("none auto 127.0.0.2")', one cell per value, none the unpinned one '(download workload)'
 	@echo "  "WORKLOAD=latency: SIZES lists separated by "';'" '("1 1KB; 1MB"),' REPS a list '("3 10")'
 	@echo "  "SEED=$(call q,SEED) KEEP_WARM=$(call q,KEEP_WARM) DESTROY_AFTER=$(call q,DESTROY_AFTER) YES=$(call q,YES) RESUME=$(call q,RESUME) "(a sweep id or latest)"
 	@echo Bench: BENCH=$(call q,BENCH) "(benchmarks to run, e.g. \"strategy_speed network_truth\"; empty: all)"

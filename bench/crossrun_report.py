@@ -44,9 +44,10 @@ def write_runs(rng) -> list[str]:
         ]  # fmt: skip
         sent = len(lines)
         runs.save({
-            "run_id": run_id, "backend": "local", "version": "bench", "failed_seqs": [], "send_rate_per_s": None,
+            "run_id": run_id, "backend": "local", "version": "bench", "sent": sent, "failed_seqs": [],
+            "first_send_ms": None, "send_rate_per_s": None,
             "parameters": {"messages": sent, "strategy": "stream", "experiment_tag": "bench"},
-            "stack": {"stack": "bench", "memory": memory, "concurrency": limit, "object_size": OBJECT_SIZE,
+            "stack": {"stack": "bench", "backend": "local", "memory": memory, "concurrency": limit, "object_size": OBJECT_SIZE,
                       "architecture": "x86_64"},
             "accounting": {"done": sent, "failed": [], "dead_lettered": [], "in_flight": []},
         })  # fmt: skip

@@ -1,5 +1,6 @@
 # The function's execution role: read the stack's test objects, write and delete under the latency
-# workload's prefix, consume the one queue, write the one log group. Nothing else.
+# workload's prefix (when it measures standard), consume the one queue, write the one log group.
+# Nothing else.
 
 resource "aws_iam_role" "downloader" {
   name = local.role_name
@@ -18,7 +19,7 @@ resource "aws_iam_role_policy" "downloader" {
   role = aws_iam_role.downloader.id
   policy = jsonencode({
     Version = "2012-10-17"
-    Statement = [
+    Statement = concat([
       {
         # Both download modes need only this action: GetObject (stream) and the transfer
         # manager's HeadObject plus ranged GETs (download_file); S3 authorises HeadObject with
@@ -50,14 +51,16 @@ resource "aws_iam_role_policy" "downloader" {
         Action   = ["logs:CreateLogStream", "logs:PutLogEvents"]
         Resource = "${local.log_group_arn}:*"
       },
+      ], local.latency_standard ? [
       {
         # The latency workload (latency.tf): its own objects under latency/, deleted by the
-        # message that wrote them. No s3:ListBucket: it deletes the keys it wrote.
+        # message that wrote them. No s3:ListBucket: it deletes the keys it wrote. Only when it
+        # measures standard; express has its own policy (express.tf).
         Sid      = "LatencyWorkloadObjects"
         Effect   = "Allow"
         Action   = ["s3:PutObject", "s3:GetObject", "s3:DeleteObject"]
         Resource = local.latency_object_arns
       },
-    ]
+    ] : [])
   })
 }

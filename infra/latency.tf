@@ -2,10 +2,14 @@
 # GETs and DELETEs its own objects under latency/<run_id>/ of every storage class's bucket.
 
 locals {
+  # Whether the latency workload measures S3 Standard, on the stack's bucket. One condition for
+  # both what the function is told (LATENCY_BUCKETS) and what it may do (iam.tf), so that the
+  # role grants nothing on the test bucket a run could not use.
+  latency_standard = contains(var.storage, "standard")
   # Storage class -> bucket, given to the function as LATENCY_BUCKETS: the classes of var.storage,
   # standard the stack's bucket, express its directory bucket (express.tf).
   latency_buckets = merge(
-    { for class, bucket in { standard = aws_s3_bucket.data.id } : class => bucket if contains(var.storage, class) },
+    local.latency_standard ? { standard = aws_s3_bucket.data.id } : {},
     local.express_latency_buckets,
   )
   # Only the workload's prefix of the test bucket: the test objects stay read-only.

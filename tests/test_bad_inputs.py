@@ -76,6 +76,7 @@ CATALOGUE = [
     (["fire", "--sizes", "1KB"], "--sizes", 2),  # a latency option on a download run
     (["fire", "--workload", "latency", "--pin", "auto"], "--pin", 2),
     (["fire", "--pin", "fastest"], "'fastest'", 2),
+    (["fire", "--pin", "NONE"], "'NONE'", 2),
     (["fire", "--pin", "10.0.0.256"], "'10.0.0.256'", 2),
     (["fire", "--pin", "s3.amazonaws.com"], "'s3.amazonaws.com'", 2),
     (["fire", "--pin", ""], "''", 2),
@@ -126,6 +127,8 @@ CATALOGUE = [
     (["sweep", "--architecture", "x86_64 sparc"], "'sparc'", 2),
     (["sweep", "--strategy", "stream; teleport"], "'teleport'", 2),
     (["sweep", "--pin", "auto 127.0.0.2 localhost"], "'localhost'", 2),
+    (["sweep", "--pin", "none unpinned"], "'unpinned'", 2),
+    (["sweep", "--pin", "none 192.0.2.7"], "'192.0.2.7'", 2),  # the local backend answers on loopback only
     (["sweep", "--workload", "latency", "--reps", "2 0"], "'0'", 2),
     (["sweep", "--workload", "latency", "--sizes", "1 1KB; 0"], "'0'", 2),
     (["sweep", "--workload", "latency", "--sizes", "1; 1"], "'1; 1'", 2),

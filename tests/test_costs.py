@@ -49,3 +49,48 @@ def test_confirmation_limits():
     assert few.total > costs.CONFIRM_USD and f"${few.total:,.2f}" in refused(few)
     # Above the cap even --yes does not send.
     assert "even with --yes" in costs.refusal(1, costs.MAX_MESSAGES + 1, 0.0, confirmed=True)
+
+
+def latency_expected(messages, memory_mb, sizes, reps, storage, architecture):
+    """The latency workload's cost from the price table, class by class: every round is a PUT, a
+    GET and a DELETE per size; Express adds its per-GB charges on each PUT's and GET's bytes past
+    the free ones."""
+    prices = costs.PRICES
+    rounds = messages * reps
+    round_seconds = sum(2 * costs.ASSUMED_REQUEST_SECONDS + 2 * size / MIB / costs.ASSUMED_MIB_PER_S for size in sizes)
+    gb_seconds = rounds * len(storage) * round_seconds * memory_mb / 1024
+    s3 = {
+        "standard": rounds * len(sizes) * (prices["s3_put"] + prices["s3_get"] + prices["s3_delete"]),
+        "express": rounds * len(sizes) * (prices["s3_express_put"] + prices["s3_express_get"]
+                                          + prices["s3_express_delete"])
+        + rounds * sum(max(size - costs.EXPRESS_FREE_BYTES_PER_REQUEST, 0) for size in sizes) / 2**30
+        * (prices["s3_express_upload_gb"] + prices["s3_express_retrieval_gb"]),
+    }  # fmt: skip
+    return (gb_seconds * prices["lambda_gb_second"][architecture] + messages * prices["lambda_request"]
+            + (messages / 10 + 2 * messages) * prices["sqs_request"] + sum(s3[name] for name in storage))  # fmt: skip
+
+
+SIZES = [1, 1000, 600 * 1024, 10**8]  # below and above 512 KiB, the launch prices' free bytes
+
+
+@pytest.mark.parametrize("storage", [("standard",), ("express",), ("express", "standard")])
+@pytest.mark.parametrize("architecture", ["x86_64", "arm64"])
+def test_each_storage_class_is_priced_at_its_own_prices(storage, architecture):
+    estimate = costs.latency_estimate(40, 2048, SIZES, 3, storage, architecture)
+    assert estimate.total == pytest.approx(latency_expected(40, 2048, SIZES, 3, storage, architecture))
+    assert (estimate.s3_data > 0) == ("express" in storage)
+    lines = costs.describe(estimate)
+    assert any("S3 Express One Zone" in line for line in lines) == ("express" in storage)
+    assert all(len(line) <= 80 for line in lines)
+
+
+def test_standard_keeps_its_prices_and_express_is_not_priced_as_standard():
+    standard = costs.latency_estimate(40, 2048, SIZES, 3, ("standard",))
+    calls = 40 * 3 * len(SIZES)
+    assert standard.s3_gets == pytest.approx(calls * costs.PRICES["s3_get"])
+    assert standard.s3_puts == pytest.approx(calls * costs.PRICES["s3_put"]) and standard.s3_data == 0
+    express = costs.latency_estimate(40, 2048, SIZES, 3, ("express",))
+    assert express.s3_gets == pytest.approx(calls * costs.PRICES["s3_express_get"])
+    assert express.gb_seconds == pytest.approx(standard.gb_seconds)  # same calls, same assumed time
+    both = costs.latency_estimate(40, 2048, SIZES, 3, ("express", "standard"))
+    assert both.total == pytest.approx(standard.total + express.total - standard.lambda_requests - standard.sqs_requests)

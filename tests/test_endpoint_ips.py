@@ -9,7 +9,7 @@ import pytest
 from rich.console import Console
 from scipy import stats as scipy_stats
 
-from fanout import cells, endpoint_ips, insights, report, stats, tables
+from fanout import endpoint_ips, insights, report, stats, tables
 
 from test_report import CELLS, as_events, summary_of, synthetic_records
 
@@ -83,7 +83,7 @@ def test_cells_are_compared_within_themselves():
     table = table_of(with_addresses(records))
     by_cell = {}
     for row in table:
-        by_cell.setdefault(cells.key(row), set()).add(row["overall_p50"])
+        by_cell.setdefault(endpoint_ips.CELLS.key(row), set()).add(row["overall_p50"])
     assert len(by_cell) == 2 and all(len(overalls) == 1 for overalls in by_cell.values())
 
 
@@ -96,7 +96,7 @@ def test_from_records_equals_the_query_path():
     via_query, direct = table_of(records), endpoint_ips.from_records(downloads)
     assert len(direct) == len(via_query) == 6
     for a, b in zip(via_query, direct):
-        assert cells.key(a) == cells.key(b)
+        assert endpoint_ips.CELLS.key(a) == endpoint_ips.CELLS.key(b)
         for column in endpoint_ips.COLUMNS:
             assert a[column] == (b[column] if isinstance(b[column], str) else pytest.approx(b[column])), column
         assert a["first_byte_ms_p50"] is not None

@@ -20,7 +20,7 @@ from importlib import metadata
 
 import pytest
 
-from fanout import aws, cli, costs, fire, params, paths, runs, strategies
+from fanout import aws, cli, costs, fire, params, paths, runs, strategies, workloads
 from fanout.errors import UsageError
 from fanout.stack import Stack
 from fanout.workloads import download
@@ -159,10 +159,20 @@ def test_fire_records_the_run_and_marks_the_bodies(queue, emulator, results):
     assert sorted(b["seq"] for b in bodies) == list(range(25))
     assert {b["run_id"] for b in bodies} == {record["run_id"]}
     assert {b["experiment_tag"] for b in bodies} == {"exp-1"}
+    assert {b["workload"] for b in bodies} == {workloads.DEFAULT}  # every body names its workload
     assert {b["strategy"] for b in bodies} == {"stream chunk_size=256KiB"}
     assert {b["pin"] for b in bodies} == {"auto"}
     assert sorted(b["seq"] for b in bodies if b.get("inject_failure")) == saved["injected_seqs"]
     assert len(saved["injected_seqs"]) == 5
+
+
+def test_a_download_body_without_strategy_carries_the_stacks_default_and_no_pin(queue, emulator, results):
+    sqs, url = queue
+    deployed = make_stack(emulator, url, default_strategy="stream chunk_size=64KiB")
+    fire.fire(deployed, fire.FireParams(3, "t", workers=1))
+    bodies = drain(sqs, url)
+    assert [set(body) for body in bodies] == [{"run_id", "seq", "experiment_tag", "workload", "strategy"}] * 3
+    assert {(body["workload"], body["strategy"]) for body in bodies} == {(workloads.DEFAULT, deployed.default_strategy)}
 
 
 def test_run_json_records_the_storage_classes_for_the_report(queue, emulator, results):

@@ -11,14 +11,15 @@ from rich.console import Console
 
 import fanout.network
 import fanout.timeline
-from fanout import cells, concurrency, insights, plots, report, runs, tables
+from fanout import cells, concurrency, insights, plots, report, run_logs, runs, tables, workloads
 from fanout.network import late, truth
 from fanout.sizes import format_size
 
 RUN = "20250101T000000Z-abc123"
 MIB = 2**20
-CELLS = [cells.Cell(512, 4, MIB, "download_file", "a"), cells.Cell(1024, 4, MIB, "download_file", "a"),
-         cells.Cell(1024, 8, 64 * MIB, "stream", "b"), cells.Cell(1024, 8, MIB, "stream", "b")]
+DOWNLOAD = cells.of(workloads.get("download"))
+CELLS = [DOWNLOAD.Cell(512, 4, MIB, "download_file", "a"), DOWNLOAD.Cell(1024, 4, MIB, "download_file", "a"),
+         DOWNLOAD.Cell(1024, 8, 64 * MIB, "stream", "b"), DOWNLOAD.Cell(1024, 8, MIB, "stream", "b")]
 
 
 def overlap_counts(starts, ends, times):
@@ -87,9 +88,9 @@ def test_percentile_table_matches_numpy():
     records, other = synthetic_records()
     query = insights.restrict(insights.load_query("download-percentiles"), f'run_id = "{RUN}"')
     table = report.percentile_table(insights.evaluate(query, as_events(records + [other])).rows)
-    assert sorted((cells.key(row) for row in table), key=cells.Cell.sort_key) == sorted(CELLS, key=cells.Cell.sort_key)
+    assert sorted((DOWNLOAD.key(row) for row in table), key=DOWNLOAD.Cell.sort_key) == sorted(CELLS, key=DOWNLOAD.Cell.sort_key)
     for row in table:
-        cell = [r for r in records if r["event"] == "download" and cells.key(r) == cells.key(row)]
+        cell = [r for r in records if r["event"] == "download" and DOWNLOAD.key(r) == DOWNLOAD.key(row)]
         seconds = np.array([r["seconds"] for r in cell])
         mb_per_s = np.array([r["bytes"] for r in cell]) / seconds / 1e6
         assert row["n"] == len(cell)
@@ -102,14 +103,14 @@ def test_percentile_table_matches_numpy():
 
 def test_run_records_keep_only_the_runs_records():
     records, other = synthetic_records(per_cell=5)
-    found = report.run_records(as_events([other] + records[::-1]), RUN)
+    found = run_logs.run_records(as_events([other] + records[::-1]), RUN)
     assert [r["seq"] for r in found] == sorted(r["seq"] for r in records)
     assert all(r["run_id"] == RUN for r in found)
 
 
 def test_achieved_concurrency_and_cold_starts():
     records, _ = synthetic_records(seed=3)
-    cell = [r for r in records if cells.key(r) == CELLS[2]]
+    cell = [r for r in records if DOWNLOAD.key(r) == CELLS[2]]
     starts = np.array([r["start_ms"] for r in cell])
     ends = np.array([r["end_ms"] for r in cell])
     result = report.achieved_concurrency(cell)
@@ -151,24 +152,24 @@ def percentile_rows(records):
 
 @pytest.mark.parametrize("tags", [("1", "007"), ("007", "1.50", "2e3")])
 def test_numeric_looking_tags_keep_their_cells(tags):
-    keys = [cells.Cell(1024, 8, MIB, "stream", tag) for tag in tags]
+    keys = [DOWNLOAD.Cell(1024, 8, MIB, "stream", tag) for tag in tags]
     records, _ = synthetic_records(seed=5, per_cell=15, cell_keys=keys)
     joined = report.join_cells(percentile_rows(records), [r for r in records if r["event"] == "download"])
     assert len(joined) == len(tags)
     for cell in joined:
-        own = [r for r in records if r["event"] == "download" and cells.key(r) == cells.key(cell)]
+        own = [r for r in records if r["event"] == "download" and DOWNLOAD.key(r) == DOWNLOAD.key(cell)]
         assert len(own) == cell["n"] and cell["target"] == 8
         assert cell["peak_concurrency"] == concurrency.peak([(r["start_ms"], r["end_ms"]) for r in own])
 
 
 def test_cells_come_in_numeric_order():
-    keys = [cells.Cell(10240, 8, MIB, "stream", "a"), cells.Cell(512, 16, MIB, "stream", "a"),
-            cells.Cell(1024, 8, 2 * MIB, "stream", "a"), cells.Cell(1024, 8, MIB, "stream", "a"),
-            cells.Cell(512, 4, MIB, "stream", "a")]
+    keys = [DOWNLOAD.Cell(10240, 8, MIB, "stream", "a"), DOWNLOAD.Cell(512, 16, MIB, "stream", "a"),
+            DOWNLOAD.Cell(1024, 8, 2 * MIB, "stream", "a"), DOWNLOAD.Cell(1024, 8, MIB, "stream", "a"),
+            DOWNLOAD.Cell(512, 4, MIB, "stream", "a")]
     expected = sorted(keys, key=lambda k: (k.memory_size, k.concurrency_limit, k.object_size))
     records, _ = synthetic_records(per_cell=3, cell_keys=keys)
     downloads = [r for r in records if r["event"] == "download"]
-    assert [cells.key(c) for c in report.join_cells(percentile_rows(records), downloads)] == expected
+    assert [DOWNLOAD.key(c) for c in report.join_cells(percentile_rows(records), downloads)] == expected
     assert list(plots._by_cell(downloads)) == [k.label() for k in expected]
 
 
@@ -195,8 +196,8 @@ def test_one_cell_console_report_fits_80_columns(monkeypatch):
     lines = [line.rstrip() for line in output.getvalue().splitlines()]
     assert max(map(len, lines)) <= 80, "\n".join(line for line in lines if len(line) > 80)
     assert sum(line.startswith("cell: ") for line in lines) == 1  # the shared cell, once
-    assert not any(title in line for line in lines for title in cells.TITLES.values() if line.lstrip().startswith(title))
-    assert f"percentiles: {report.PERCENTILES['local']}" in lines
+    assert not any(title in line for line in lines for title in DOWNLOAD.titles.values() if line.lstrip().startswith(title))
+    assert f"percentiles: {insights.PCT_METHODS['local']}" in lines
 
 
 def test_report_files(tmp_path, monkeypatch):
@@ -216,7 +217,7 @@ def test_report_files(tmp_path, monkeypatch):
         assert f"]({name})" in (folder / "report.md").read_text()
     assert runs.run_dir(RUN) == folder
     text = (folder / "report.md").read_text()
-    assert f"Percentiles: {report.PERCENTILES['local']}." in text
+    assert f"Percentiles: {insights.PCT_METHODS['local']}." in text
     assert "## Throughput (Mbit/s)" in text and "`mbps` of records.jsonl is Mbit/s" in text
 
 

@@ -69,6 +69,29 @@ def test_pin_is_a_message_level_axis_recorded_in_the_manifest():
     assert axes.Axes.parse(texts()).pin == (None,)
 
 
+def test_none_is_the_unpinned_cell_beside_pinned_ones():
+    grid = axes.Axes.parse(texts(pin="none auto 127.0.0.2", strategy="stream; download_file"))
+    assert grid.pin == ("none", "auto", "127.0.0.2") and grid.varying() == ["strategy", "pin"]
+    cells = grid.cells()
+    assert [c.pin for c in cells] == ["none", "auto", "127.0.0.2"] * 2
+    assert all(sweep._describe(c).endswith(f", pin {c.pin}") for c in cells)
+    # crt resolves and connects itself: it refuses every pinned cell, not the unpinned one.
+    assert axes.Axes.parse(texts(pin="none", strategy="stream; crt")).pin == ("none",)
+    with pytest.raises(UsageError, match="'127.0.0.2' cannot be used with strategy 'crt'"):
+        axes.Axes.parse(texts(pin="none 127.0.0.2", strategy="stream; crt"))
+
+
+def test_an_unpinned_cell_is_neither_pooled_with_runs_fired_without_pin_nor_shown_as_them():
+    def run(pin):
+        return {"stack": {"memory": 512, "concurrency": 2, "object_size": MIB, "architecture": "x86_64"},
+                "parameters": {"strategy": "stream", "experiment_tag": "t", "pin": pin}}  # fmt: skip
+    record = {"memory_size": 512, "concurrency_limit": 2, "object_size": MIB, "strategy": "stream", "experiment_tag": "t"}
+    rows = [crossrun.cell_of(record, run(pin)).as_dict() for pin in (None, "none", "127.0.0.2")]
+    assert len({tuple(row.values()) for row in rows}) == 3
+    assert [crossrun.value_text(row, "pin") for row in rows] == ["-", "none", "127.0.0.2"]
+    assert crossrun.cell_label(rows[1], ["pin"]) == "pin none"
+
+
 def test_runs_that_differ_only_in_pin_are_different_cells_across_runs():
     def run(pin):
         return {"stack": {"memory": 512, "concurrency": 2, "object_size": MIB, "architecture": "x86_64"},
@@ -106,6 +129,8 @@ def test_a_sweep_takes_pins_from_the_command_line_and_checks_them_against_the_ba
         ({"object_size": "1MiB 20GiB", "strategy": "stream; download_file"}, "/tmp"),
         ({"pin": "auto 10.0.0.256"}, "'10.0.0.256'"),
         ({"pin": "auto 127.0.0.2 auto"}, "auto given twice"),
+        ({"pin": "none auto none"}, "none given twice"),
+        ({"pin": "none None"}, "'None': expected none, auto or an IPv4/IPv6 address"),
         ({"pin": "auto", "strategy": "stream; crt"}, "cannot be used with strategy 'crt'"),
     ],
 )

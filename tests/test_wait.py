@@ -17,7 +17,7 @@ import uuid
 import pytest
 from test_fire import make_stack
 
-from fanout import aws, fire, hostlock, insights, runs, wait
+from fanout import aws, deadletters, fire, hostlock, insights, runs, wait
 from fanout.errors import FanoutError
 
 COUNT = 20
@@ -85,8 +85,8 @@ def test_peeking_at_the_dead_letter_queue_hides_nothing(stack):
     for i in range(0, len(bodies), 10):
         entries = [{"Id": str(n), "MessageBody": json.dumps(b)} for n, b in enumerate(bodies[i : i + 10])]
         sqs.send_message_batch(QueueUrl=stack.dlq_url, Entries=entries)
-    assert wait.peek_dead_letters(stack, "mine") == set(range(25))
-    assert wait.peek_dead_letters(stack, "mine") == set(range(25))
+    assert deadletters.peek(stack, "mine") == set(range(25))
+    assert deadletters.peek(stack, "mine") == set(range(25))
     hidden = sqs.get_queue_attributes(QueueUrl=stack.dlq_url, AttributeNames=["ApproximateNumberOfMessagesNotVisible"])
     assert hidden["Attributes"]["ApproximateNumberOfMessagesNotVisible"] == "0"
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from test_fire import drain, make_stack, queue, results  # noqa: F401 - fixtures
 
-from fanout import cells, cli, costs, crossrun, fire, function_modules, insights, runs, stats, storage, workloads
+from fanout import cells, cli, costs, fire, function_modules, insights, reporting, runs, stats, storage, workloads
 from fanout.errors import UsageError
 from fanout.insights.syntax import Stats, parse
 from fanout.workloads import latency, latency_report
@@ -32,7 +32,7 @@ def test_each_workloads_saved_query_groups_by_its_cell_fields():
         grouped = {name for _, name in stats_command.groups}
         assert set(workload.cell_fields) <= grouped, workload.name
     download = workloads.get("download")
-    assert set(cells.FIELDS) == {*workloads.SHARED_CELL_FIELDS, *download.cell_fields}
+    assert set(cells.of(download).fields) == {*workloads.SHARED_CELL_FIELDS, *download.cell_fields}
 
 
 def test_a_latency_run_sends_its_parameters_in_every_body(queue, emulator, results):  # noqa: F811
@@ -58,7 +58,7 @@ def test_sizes_the_memory_cannot_hold_are_refused_with_the_memory_needed():
 
 def test_the_latency_cost_counts_every_request_and_second():
     sizes, reps, messages, memory = [1000, 10**6], 10, 50, 1024
-    est = costs.latency_estimate(messages, memory, sizes, reps)
+    est = costs.latency_estimate(messages, memory, sizes, reps, ("standard",))
     per_message_s = reps * sum(2 * costs.ASSUMED_REQUEST_SECONDS + 2 * s / (costs.ASSUMED_MIB_PER_S * 2**20) for s in sizes)
     calls = messages * reps * len(sizes)
     assert est.gb_seconds == pytest.approx(messages * per_message_s * memory / 1024)
@@ -129,7 +129,7 @@ def test_runs_of_different_workloads_share_no_report_and_compare_takes_downloads
     options = latency.parse("1", "1", None).fields()
     timed = fire.fire(stack, fire.FireParams(2, "l", workers=1, workload="latency", options=options))["run_id"]
     with pytest.raises(UsageError, match=f"{download} \\(download\\), {timed} \\(latency\\)"):
-        crossrun.workload_of([download, timed])
+        reporting.workload_of([download, timed])
     capsys.readouterr()
     assert cli.main(["compare", timed, timed]) == 2
     assert "latency runs" in capsys.readouterr().err

@@ -6,9 +6,10 @@ between cells; message-level axes (strategy, pin, and a workload's parameters: `
 the message fields of one combination, fanout.workloads) only a separate fire on the same
 deployment. Every
 value is checked with deploy's own rules before anything is created, so a sweep with one bad
-value creates nothing. Values are separated by spaces (or commas: `--pin "auto 127.0.0.2"`),
+value creates nothing. Values are separated by spaces (or commas: `--pin "none auto 127.0.0.2"`),
 strategies by ';' since a strategy with parameters contains spaces (`stream; ranged
-connections=4; download_file`). Pin is optional: without --pin every cell connects where DNS says.
+connections=4; download_file`). Pin is optional: without --pin every cell connects where DNS says;
+its value `none` (fanout.pins) makes such a cell beside pinned ones.
 
 Order: "given" runs the cells in the order the values were written, deploy-level axes outermost
 (memory, then concurrency, object size, architecture) and message-level axes innermost, so that
@@ -53,7 +54,7 @@ class CellParams:
     strategy: str  # canonical text (str(strategies.Choice)), as fire sends it
     workload: str = workloads.DEFAULT  # fanout.workloads; sweeps from before the registry downloaded
     options: dict | None = None  # the workload's message fields (None: download's strategy says it all)
-    pin: str | None = None  # fanout.pins: auto or an address; None: where DNS says (sweeps before PIN)
+    pin: str | None = None  # fanout.pins: none, auto or an address; None: no --pin (where DNS says, as none)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -68,7 +69,7 @@ class Axes:
     object_size: tuple[int, ...]
     architecture: tuple[str, ...]
     strategy: tuple[str, ...]  # canonical texts
-    pin: tuple[str | None, ...] = (None,)  # canonical PIN values; (None,): no pin
+    pin: tuple[str | None, ...] = (None,)  # canonical PIN values; (None,): no --pin
     workload: str = workloads.DEFAULT
     options: tuple[dict | None, ...] = field(default=(None,))  # the workload's parameter combinations
 

@@ -1,12 +1,18 @@
-"""Cells: the combinations of parameters a run's records fall into (memory size, concurrency
-limit, object size, download strategy as canonical text, experiment tag), and across runs also
-the architecture, the network the run was made under and its PIN (from run.json: a sweep's pin
-axis makes runs that differ only in it). The one definition of
-a cell for the run report, the report across runs and compare. The report has one table row per
-cell and the plots one box or line per cell.
+"""Cells: the combinations of parameters a run's records fall into, built from the registry
+(fanout.workloads): the cell fields every record shares (memory size, concurrency limit,
+experiment tag), with each workload's own between them and the tag (download: object size,
+strategy as canonical text; latency: storage class, operation, size), and across runs also the
+architecture, the network the run was made under and its PIN (from run.json: a sweep's pin
+axis makes runs that differ only in it). A workload's cell fields are declared once, in its
+registry entry; `of(workload)` is the one definition of its cells for its reports, the report
+across runs and compare. The report has one table row per cell and the plots one box or line
+per cell.
 
-A cell is a record with named fields, never a tuple read by position, so that adding a field
-(another parameter, say) cannot silently shift what an index means.
+A cell is a frozen dataclass made from the registry (dataclasses.make_dataclass, one class per
+workload): it has named, typed-looking fields (`cell.memory_size`), hashes and compares as a
+record, and adding a field cannot silently shift what an index means. A mapping would do the
+same work, but every reader would then write `cell["memory_size"]` and a misspelt name would
+read as None instead of failing.
 
 Query rows and records must agree on a cell. Logs Insights returns every value as text and the
 query path reads numeric-looking text back as a number (a tag "1" becomes 1, while "007" stays
@@ -14,76 +20,99 @@ text), whereas records keep their JSON types; `key` passes both through that sam
 """
 
 import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, make_dataclass
+from functools import cache
 
+from fanout import workloads
 from fanout.insights.values import parse_result_value, render
-from fanout.sizes import format_size
+
+# Known from run.json, not from the records (None in one run's report, where every record shares
+# them; pin None also means not pinned).
+FROM_RUN = (workloads.CellField("architecture", "architecture"), workloads.CellField("network", "network"),
+            workloads.CellField("pin", "pin"))  # fmt: skip
 
 
-@dataclass(frozen=True)
-class Cell:
-    """One cell. The first fields are record fields (FIELDS, functions/downloader/measure.py);
-    architecture, network and pin come from run.json, known only across runs (None in one run's
-    report, where every record shares them; pin None also means not pinned)."""
+class _Cell:
+    """What every workload's cell class does; `schema` is its Schema."""
 
-    memory_size: int | None
-    concurrency_limit: int | None
-    object_size: int | None
-    strategy: str | None
-    experiment_tag: str | int | float | None
-    architecture: str | None = None
-    network: str | None = None
-    pin: str | None = None
+    schema: "Schema"
 
     def as_dict(self) -> dict:
-        """Every field, in the order of the tables across runs (ACROSS_FIELDS)."""
-        return {name: getattr(self, name) for name in ACROSS_FIELDS}
+        """Every field, in the order of the tables across runs (Schema.across)."""
+        return {name: getattr(self, name) for name in self.schema.across}
 
     def sort_key(self) -> tuple:
-        """Memory, concurrency and size in numeric order (512 before 1024), then strategy and tag."""
-        return (_number(self.memory_size), _number(self.concurrency_limit), _number(self.object_size),
-                str(self.strategy), str(self.experiment_tag))  # fmt: skip
+        """The record fields in order: numbers in numeric order (512 before 1024), text as text."""
+        declared = self.schema.declared
+        return tuple(_number(getattr(self, name)) if declared[name].numeric else str(getattr(self, name))
+                     for name in self.schema.fields)  # fmt: skip
 
     def text(self, name: str) -> str:
         """One field as the tables show it."""
-        value = getattr(self, name)
-        if name == "object_size" and isinstance(value, int):
-            return format_size(value)
+        value, show = getattr(self, name), self.schema.declared[name].show
+        if show is not None and isinstance(value, int):
+            return show(value)
         return "-" if value is None else str(value)
 
     def label(self, names: tuple[str, ...] | None = None) -> str:
         """`1024 MB, concurrency 8, 16 MiB, stream chunk_size=256KiB, tag=demo`, or only the named parts."""
-        return ", ".join(LABELS[name].format(self.text(name)) for name in names or FIELDS)
+        return ", ".join(self.schema.declared[name].label.format(self.text(name)) for name in names or self.schema.fields)
 
 
-FROM_RUN = ("architecture", "network", "pin")  # known from run.json, not from the records
-FIELDS = tuple(f.name for f in fields(Cell) if f.name not in FROM_RUN)  # the record fields
-# Every field, as the report across runs orders its columns (architecture beside the other
-# deployment values, network last).
-ACROSS_FIELDS = ("memory_size", "concurrency_limit", "object_size", "architecture", "strategy", "pin",
-                 "experiment_tag", "network")  # fmt: skip
-TITLES = {"memory_size": "memory MB", "concurrency_limit": "concurrency", "object_size": "object",
-          "strategy": "strategy", "experiment_tag": "tag"}  # fmt: skip
-LABELS = {"memory_size": "{} MB", "concurrency_limit": "concurrency {}", "object_size": "{}", "strategy": "{}",
-          "experiment_tag": "tag={}"}  # fmt: skip
+@dataclass(frozen=True)
+class Schema:
+    """The cells of one workload: `fields`, the record fields in label and sort order; `across`,
+    every field in the order of the tables across runs (the deployment's values, the
+    architecture, the message's, the tag, the network last); `Cell`, the cell class."""
+
+    workload: str
+    fields: tuple[str, ...]
+    across: tuple[str, ...]
+    declared: dict = field(compare=False)  # name -> workloads.CellField
+    Cell: type = field(compare=False)
+
+    @property
+    def titles(self) -> dict[str, str]:
+        """Column title of each record field."""
+        return {name: self.declared[name].title for name in self.fields}
+
+    def key(self, row: dict):
+        """The cell of a query row or a record, each value as the query path would type it."""
+        return self.Cell(**{name: None if row.get(name) is None else parse_result_value(render(row[name]))
+                            for name in self.fields})  # fmt: skip
+
+    def sort_key(self, row: dict) -> tuple:
+        return self.key(row).sort_key()
+
+    def label(self, row: dict, names: tuple[str, ...] | None = None) -> str:
+        return self.key(row).label(names)
+
+    def varying(self, cell_list: list) -> tuple[str, ...]:
+        """The names of the fields whose values differ between cells."""
+        return tuple(name for name in self.fields if len({getattr(cell, name) for cell in cell_list}) > 1)
 
 
-def key(row: dict) -> Cell:
-    """The cell of a query row or a record, each value as the query path would type it."""
-    return Cell(**{name: None if row.get(name) is None else parse_result_value(render(row[name])) for name in FIELDS})
+@cache
+def of(workload: workloads.Workload) -> Schema:
+    """The cells of `workload`, from its registry entry."""
+    shared, tag = workloads.SHARED_CELLS[:-1], workloads.SHARED_CELLS[-1]
+    record = (*shared, *workload.cells, tag)
+    deployed = [f for f in workload.cells if f.name in workload.deployed]
+    message = [f for f in workload.cells if f.name not in workload.deployed]
+    architecture, network, pin = FROM_RUN
+    across = (*shared, *deployed, architecture, *message, pin, tag, network)
+    names = tuple(f.name for f in record)
+    schema_fields = [(f.name, object) for f in record] + [(f.name, object, None) for f in FROM_RUN]
+    cell_class = make_dataclass(f"{workload.name.title()}Cell", schema_fields, bases=(_Cell,), frozen=True)
+    schema = Schema(workload.name, names, tuple(f.name for f in across), {f.name: f for f in (*record, *FROM_RUN)},
+                    cell_class)  # fmt: skip
+    cell_class.schema = schema
+    return schema
 
 
-def sort_key(row: dict) -> tuple:
-    return key(row).sort_key()
-
-
-def label(row: dict, names: tuple[str, ...] | None = None) -> str:
-    return key(row).label(names)
-
-
-def varying(cell_list: list[Cell]) -> tuple[str, ...]:
-    """The names of the fields whose values differ between cells."""
-    return tuple(name for name in FIELDS if len({getattr(cell, name) for cell in cell_list}) > 1)
+def titles() -> set[str]:
+    """Every cell field's column title, of every registered workload (tables left-align them)."""
+    return {f.title for workload in workloads.WORKLOADS.values() for f in (*workloads.SHARED_CELLS, *workload.cells)}
 
 
 def _number(value) -> float:

@@ -27,7 +27,7 @@ COMMAND_MODULES = (
     "fanout.fire",
     "fanout.wait",
     "fanout.insights.cli",
-    "fanout.report",
+    "fanout.reporting",
     "fanout.compare",
     "fanout.demo",
     "fanout.sweep",

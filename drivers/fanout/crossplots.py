@@ -15,7 +15,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
 import numpy as np  # noqa: E402
 
-from fanout.plots import WIDTH, _save  # noqa: E402
+from fanout.figures import WIDTH, save  # noqa: E402
 
 MAIN_AXES = ("memory_size", "concurrency_limit")
 UNIT = "MB/s, decimal: 10^6 bytes/s"
@@ -28,9 +28,9 @@ def draw(summary: dict, folder, label) -> list:
     if not measured:
         return []
     return [
-        _save(_throughput_vs_concurrency(summary, measured, label), folder / "throughput_vs_concurrency.png", summary["network"]),
-        _save(_heatmap(summary, measured, label), folder / "median_throughput_heatmap.png", summary["network"]),
-        _save(_seconds_by_cell(summary, measured, label), folder / "seconds_by_cell.png", summary["network"]),
+        save(_throughput_vs_concurrency(summary, measured, label), folder / "throughput_vs_concurrency.png", summary["network"]),
+        save(_heatmap(summary, measured, label), folder / "median_throughput_heatmap.png", summary["network"]),
+        save(_seconds_by_cell(summary, measured, label), folder / "seconds_by_cell.png", summary["network"]),
     ]
 
 

@@ -1,4 +1,5 @@
-"""One report across runs: `fanout report --runs ID,ID,...` (and, through `build`, the sweep's).
+"""The download workload's report across runs: `fanout report --runs ID,ID,...` and a sweep's
+closing report, through fanout.reporting and fanout.workloads.download.
 
 Reads each run's folder results/<run_id>/ (run.json, and records.jsonl that `fanout report`
 writes), groups the download records into cells and computes, per cell, the statistics of
@@ -7,8 +8,8 @@ seconds and throughput (decimal MB/s and Mbit/s), bootstrap confidence intervals
 and p99 throughput, achieved concurrency (fanout.concurrency, per run) against the target,
 cold starts, errors, and the accounting that `fanout wait` stored in run.json.
 
-A cell is a fanout.cells.Cell (the one definition the run report uses too): the record fields
-of fanout.cells.FIELDS (records that predate object_size take run.json's stack.object_size),
+A cell is the download workload's (CELLS = fanout.cells.of(download): the one definition the run
+report uses too): its record fields (records that predate object_size take run.json's stack.object_size),
 the architecture and the network the run was made under (both from run.json, so that runs that
 differ only there are not pooled). Tables show as
 columns only the cell fields that vary; the others are printed once above them.
@@ -17,7 +18,6 @@ Writes into the output folder: cells.csv, cells.json, report.md and fanout.cross
 """
 
 import csv
-import hashlib
 import json
 import platform
 from dataclasses import dataclass, field
@@ -28,19 +28,19 @@ import numpy as np
 import scipy
 from rich.console import Console
 
-from fanout import (cells, concurrency, crossplots, endpoint_ips, network, paths, report, runs, stats, sweeps, tables,
-                    workloads)
-from fanout.errors import FanoutError, UsageError
+from fanout import cells, concurrency, crossplots, endpoint_ips, network, report, runs, stats, tables, workloads
+from fanout.errors import FanoutError
 from fanout.sizes import format_size
 
+CELLS = cells.of(workloads.get("download"))  # the download workload's cells
+
 RECORDS_FILE = "records.jsonl"
-SWEEP_PREFIX = "sweep:"
 UNITS = "seconds: wall clock, measured in the function; MB/s = bytes / s / 10^6; Mbit/s = 8 x MB/s (decimal)"
 
 console = Console()
 
 
-TITLES = {  # cells.Cell field -> short column title (tables must fit 80 columns)
+TITLES = {  # cell field -> short column title (tables must fit 80 columns)
     "memory_size": "MB",
     "concurrency_limit": "conc",
     "object_size": "size",
@@ -65,73 +65,12 @@ class Run:
         return self.record["run_id"]
 
 
-def runs_of(ref: str) -> list[str]:
-    """The run ids `ref` names: a run id or `latest`, or `sweep:<sweep id|latest>` for the runs
-    of that sweep's finished cells (sweep and run ids look alike, hence the prefix)."""
-    if ref.startswith(SWEEP_PREFIX):
-        return sweep_runs(sweeps.load(ref.removeprefix(SWEEP_PREFIX)))
-    return [runs.resolve(ref)]
-
-
-def sweep_runs(manifest: dict) -> list[str]:
-    """The runs of a sweep's finished cells, in the sweep's order."""
-    done = [cell["run_id"] for cell in manifest["cells"] if cell["status"] == "done"]
-    if not done:
-        raise UsageError(f"sweep {manifest['sweep_id']} has no finished cell yet; continue it with "
-                         f"`make sweep RESUME={manifest['sweep_id']}`")  # fmt: skip
-    return done
-
-
-def report_sweep(manifest: dict) -> dict:
-    """The report across a sweep's runs, written next to its manifest, and printed."""
-    environments = ("warm environments kept between the cells of one deployment" if manifest["keep_warm"]
-                    else "fresh execution environments for every cell")  # fmt: skip
-    folder = sweeps.sweep_dir(manifest["sweep_id"])
-    title = f"sweep {manifest['sweep_id']} ({environments})"
-    workload = workloads.get(manifest["axes"].get("workload", workloads.DEFAULT))
-    if workload.name != workloads.DEFAULT:  # its own tables (fanout.workloads)
-        summary = workload.driver().report_across(sweep_runs(manifest), folder, title)
-    else:
-        summary = build(sweep_runs(manifest), folder, title)
-        show(summary)
-    console.print(f"wrote cells.csv, cells.json, report.md{'' if workload.name != workloads.DEFAULT else ' and plots'} "
-                  f"to {folder}", highlight=False)  # fmt: skip
-    return summary
-
-
-def resolve_all(refs: str) -> list[str]:
-    """The run ids of comma-separated refs, each as runs_of reads it, without repeats."""
-    return list(dict.fromkeys(run_id for ref in refs.split(",") for run_id in runs_of(ref)))
-
-
-def report_runs(refs: str) -> int:
-    """`fanout report --runs`: resolve the refs, build into results/across/<id>/, print."""
-    run_ids = resolve_all(refs)
-    out_dir = across_dir(run_ids)
-    workload = workload_of(run_ids)
-    if workload.name != workloads.DEFAULT:  # its own tables (fanout.workloads)
-        workload.driver().report_across(run_ids, out_dir, "s3-fanout report across runs")
-        return 0
-    summary = build(run_ids, out_dir, "s3-fanout report across runs")
+def report_across(run_ids: list[str], folder: Path, title: str) -> dict:
+    """The download workload's report across runs (fanout.reporting): built, printed, written."""
+    summary = build(run_ids, folder, title)
     show(summary)
-    console.print(f"wrote cells.csv, cells.json, report.md and plots to {out_dir}", highlight=False)
-    return 0
-
-
-def workload_of(run_ids: list[str]) -> workloads.Workload:
-    """The one workload the runs were fired with; UsageError when they mix workloads."""
-    found = {run_id: workloads.of_run(runs.load(run_id)).name for run_id in run_ids}
-    if len(set(found.values())) > 1:
-        listed = ", ".join(f"{run_id} ({name})" for run_id, name in found.items())
-        raise UsageError(f"runs of different workloads cannot share a report: {listed}")
-    return workloads.get(next(iter(found.values())))
-
-
-def across_dir(run_ids: list[str]) -> Path:
-    """results/across/<newest run id>-<hash of the run ids>: one folder per set of runs, found
-    again when the same runs are reported again."""
-    digest = hashlib.sha1(" ".join(sorted(run_ids)).encode()).hexdigest()[:8]
-    return paths.results_dir() / "across" / f"{max(run_ids)}-{digest}"
+    console.print(f"wrote cells.csv, cells.json, report.md and plots to {folder}", highlight=False)
+    return summary
 
 
 def load(run_id: str) -> Run:
@@ -150,7 +89,7 @@ def load(run_id: str) -> Run:
     return loaded
 
 
-def cell_of(item: dict, run: dict) -> cells.Cell:
+def cell_of(item: dict, run: dict) -> CELLS.Cell:
     """The cell of a record; a field the record lacks (object_size before records carried it;
     every field, for a run without downloads) comes from run.json."""
     stack, parameters = run["stack"], run["parameters"]
@@ -163,11 +102,11 @@ def cell_of(item: dict, run: dict) -> cells.Cell:
         "experiment_tag": parameters["experiment_tag"],
     }
     fields = {name: value if item.get(name) is None else item[name] for name, value in from_run.items()}
-    return cells.Cell(**fields, architecture=stack["architecture"], network=network.label(run),
+    return CELLS.Cell(**fields, architecture=stack["architecture"], network=network.label(run),
                       pin=parameters.get("pin"))
 
 
-def sort_key(cell: cells.Cell) -> tuple:
+def sort_key(cell: CELLS.Cell) -> tuple:
     """Numbers in numeric order (512 before 1024), text as text."""
     return tuple((0, value, "") if isinstance(value, (int, float)) else (1, 0, str(value))
                  for value in cell.as_dict().values())  # fmt: skip
@@ -214,10 +153,10 @@ def summarize(loaded: list[Run], title: str) -> dict:
 def group(loaded: list[Run]) -> tuple[dict, dict]:
     """{cell: [(run, the run's downloads in the cell)]} and {run id: the run's cells}. A run
     without downloads still has its cell, from run.json."""
-    by_cell: dict[cells.Cell, list[tuple[Run, list[dict]]]] = {}
-    run_cells: dict[str, set[cells.Cell]] = {}
+    by_cell: dict[CELLS.Cell, list[tuple[Run, list[dict]]]] = {}
+    run_cells: dict[str, set[CELLS.Cell]] = {}
     for run in loaded:
-        grouped: dict[cells.Cell, list[dict]] = {}
+        grouped: dict[CELLS.Cell, list[dict]] = {}
         for download in run.downloads:
             grouped.setdefault(cell_of(download, run.record), []).append(download)
         grouped = grouped or {cell_of({}, run.record): []}
@@ -231,7 +170,7 @@ def downloads_of(members: list[tuple[Run, list[dict]]]) -> list[dict]:
     return [d for _, own in members for d in own]
 
 
-def cell_row(cell: cells.Cell, members: list[tuple[Run, list[dict]]], run_cells: dict) -> dict:
+def cell_row(cell: CELLS.Cell, members: list[tuple[Run, list[dict]]], run_cells: dict) -> dict:
     """One cell: its fields, statistics, intervals, concurrency and accounting."""
     downloads = downloads_of(members)
     row = cell.as_dict() | {"runs": [run.run_id for run, _ in members], "n": len(downloads)}
@@ -258,7 +197,7 @@ def samples(downloads: list[dict]) -> dict:
     }
 
 
-def _concurrency(cell: cells.Cell, members: list[tuple[Run, list[dict]]]) -> dict:
+def _concurrency(cell: CELLS.Cell, members: list[tuple[Run, list[dict]]]) -> dict:
     """Achieved concurrency per run, so that a steady window never spans two runs; a cell made
     of several runs shows the largest peak and the mean of the runs' steady means."""
     per_run = [report.achieved_concurrency(own) for _, own in members if own]
@@ -299,7 +238,7 @@ def environment() -> str:
 
 def varying(rows: list[dict]) -> list[str]:
     """The Cell fields whose values differ between cells: the tables' row labels."""
-    return [name for name in cells.ACROSS_FIELDS if len({row[name] for row in rows}) > 1]
+    return [name for name in CELLS.across if len({row[name] for row in rows}) > 1]
 
 
 def warnings(loaded: list[Run], run_cells: dict) -> list[str]:
@@ -320,7 +259,7 @@ def warnings(loaded: list[Run], run_cells: dict) -> list[str]:
     return result
 
 
-def _run_summary(run: Run, own: set[cells.Cell]) -> dict:
+def _run_summary(run: Run, own: set[CELLS.Cell]) -> dict:
     record = run.record
     return {
         "run_id": run.run_id,
@@ -348,7 +287,7 @@ def show(summary: dict) -> None:
     network_text = summary["network"]
     console.print(f"[bold]{summary['title']}[/]: {len(summary['runs'])} runs, {len(summary['cells'])} cells; {network_text}",
                   highlight=False)  # fmt: skip
-    shared = [name for name in cells.ACROSS_FIELDS if name not in summary["varying"] and name != "network"]
+    shared = [name for name in CELLS.across if name not in summary["varying"] and name != "network"]
     if summary["cells"] and shared:
         console.print(f"every cell: {cell_label(summary['cells'][0], shared)}", highlight=False)
     keyed = bool(summary["varying"])
@@ -443,7 +382,7 @@ def write(summary: dict, out_dir: Path) -> Path:
     data = {key: value for key, value in summary.items() if key != "samples"}
     (out_dir / "cells.json").write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
     statistics = [f"{metric}_{stat}" for metric in report.METRICS for stat in report.STATS]
-    columns = [*cells.ACROSS_FIELDS, "runs", "n", *statistics, *CI_COLUMNS, *CELL_COLUMNS]
+    columns = [*CELLS.across, "runs", "n", *statistics, *CI_COLUMNS, *CELL_COLUMNS]
     with open(out_dir / "cells.csv", "w", newline="") as out:
         writer = csv.DictWriter(out, fieldnames=columns, extrasaction="ignore")
         writer.writeheader()
@@ -455,7 +394,7 @@ def write(summary: dict, out_dir: Path) -> Path:
 
 def markdown(summary: dict, images: list[Path]) -> str:
     network_text = summary["network"]
-    shared = [name for name in cells.ACROSS_FIELDS if name not in summary["varying"] and name != "network"]
+    shared = [name for name in CELLS.across if name not in summary["varying"] and name != "network"]
     runs_table = [["run", "backend", "stack", "network", "cells", "downloads", "msgs/s sent", "version"]]
     runs_table += [[r["run_id"], r["backend"], r["stack"], r["network"], r["cells"], r["downloads"],
                     r["send_rate_per_s"], r["version"]] for r in summary["runs"]]  # fmt: skip

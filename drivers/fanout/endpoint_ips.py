@@ -11,7 +11,9 @@ with many addresses, one in twenty is flagged by chance when none differs.
 
 import numpy as np
 
-from fanout import cells, stats
+from fanout import cells, stats, workloads
+
+CELLS = cells.of(workloads.get("download"))  # the download workload's cells
 
 FLAG_NOTE = (f"MB/s decimal; p50 CI: {stats.CI_METHOD}, of the address's downloads; overall p50: the cell's "
              f"median over downloads whose requests all reached one address ({stats.PERCENTILE_METHOD}); "
@@ -23,13 +25,13 @@ TITLES = ("address", "n", "MB/s p10", "p50", "p90", "p50 CI low", "high", "overa
 
 def table(rows: list[dict], downloads: list[dict]) -> list[dict]:
     """The query's rows, each with its p50 CI, the cell's overall p50 and its flag."""
-    by_cell: dict[cells.Cell, dict[str, list[float]]] = {}
+    by_cell: dict[CELLS.Cell, dict[str, list[float]]] = {}
     for d in downloads:
         if d.get("endpoint_ip"):
-            by_cell.setdefault(cells.key(d), {}).setdefault(d["endpoint_ip"], []).append(d["bytes"] / d["seconds"] / 1e6)
+            by_cell.setdefault(CELLS.key(d), {}).setdefault(d["endpoint_ip"], []).append(d["bytes"] / d["seconds"] / 1e6)
     result = []
     for row in rows:
-        addresses = by_cell.get(cells.key(row), {})
+        addresses = by_cell.get(CELLS.key(row), {})
         mine = addresses.get(row["endpoint_ip"], [])
         overall = float(np.median([v for values in addresses.values() for v in values])) if addresses else None
         [ci] = stats.intervals(mine, [50]) if mine else [None]
@@ -45,17 +47,17 @@ def from_records(downloads: list[dict]) -> list[dict]:
     groups: dict[tuple, list[dict]] = {}
     for d in downloads:
         if d.get("endpoint_ip"):
-            groups.setdefault((cells.key(d), d["endpoint_ip"]), []).append(d)
+            groups.setdefault((CELLS.key(d), d["endpoint_ip"]), []).append(d)
     rows = []
     for (cell, address), mine in groups.items():
         rates = [d["bytes"] / d["seconds"] / 1e6 for d in mine]
         p10, p50, p90 = np.percentile(rates, [10, 50, 90])
         first_bytes = [d["first_byte_seconds"] * 1000 for d in mine if d.get("first_byte_seconds") is not None]
-        rows.append({**{name: getattr(cell, name) for name in cells.FIELDS}, "endpoint_ip": address,
+        rows.append({**{name: getattr(cell, name) for name in CELLS.fields}, "endpoint_ip": address,
                      "downloads": len(mine), "mb_per_s_p10": float(p10), "mb_per_s_p50": float(p50),
                      "mb_per_s_p90": float(p90),
                      "first_byte_ms_p50": float(np.median(first_bytes)) if first_bytes else None})  # fmt: skip
-    rows.sort(key=lambda row: (cells.key(row).sort_key(), -row["mb_per_s_p50"]))
+    rows.sort(key=lambda row: (CELLS.key(row).sort_key(), -row["mb_per_s_p50"]))
     return table(rows, downloads)
 
 
@@ -68,7 +70,7 @@ def flag(ci: tuple[float, float] | None, overall: float | None) -> str:
 
 def compares(rows: list[dict]) -> bool:
     """Does some cell have more than one address? (Else the table has nothing to compare.)"""
-    return len({cells.key(row) for row in rows}) < len(rows)
+    return len({CELLS.key(row) for row in rows}) < len(rows)
 
 
 def excluded(downloads: list[dict]) -> int:
@@ -78,6 +80,6 @@ def excluded(downloads: list[dict]) -> int:
 
 def rows_for_display(rows: list[dict], columns: tuple[str, ...]) -> list[list]:
     """The table as rows of text-able values: the cell fields that vary, then COLUMNS."""
-    header = [*(cells.TITLES[name] for name in columns), *TITLES]
-    return [header] + [[*(cells.key(row).text(name) for name in columns), *(row.get(c) for c in COLUMNS)]
+    header = [*(CELLS.titles[name] for name in columns), *TITLES]
+    return [header] + [[*(CELLS.key(row).text(name) for name in columns), *(row.get(c) for c in COLUMNS)]
                        for row in rows]  # fmt: skip

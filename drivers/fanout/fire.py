@@ -1,9 +1,9 @@
 """`fanout fire`: flood the stack's queue with one message per measurement, and record the run.
 
-Every message body carries the run id, its seq (0..N-1), the experiment tag and, for the default
-download workload, the strategy (`--strategy`, else the stack's default, as canonical text:
-docs/strategies.md); another workload (`--workload`, fanout.workloads) adds its name and its
-parameters (docs/workloads.md). Each timing record can so be matched to the message that caused
+Every message body carries the run id, its seq (0..N-1), the experiment tag, the workload's name
+(`--workload`, fanout.workloads) and the parameters its driver gives (docs/workloads.md; the
+download workload's strategy, `--strategy` else the stack's default, as canonical text:
+docs/strategies.md). Each timing record can so be matched to the message that caused
 it and `wait` can account for every seq. Messages go out in parallel SendMessageBatch calls of
 10 (the SQS maximum); entries SQS rejects or throttles are retried with backoff, and a seq that
 still cannot be sent is written to run.json and reported, never dropped silently.
@@ -74,7 +74,7 @@ class FireParams:
     inject_failures: Fraction | None = None
     workers: int = DEFAULT_WORKERS
     sweep: dict | None = None
-    pin: str | None = None  # fanout.pins: auto or an address; None: where DNS says
+    pin: str | None = None  # fanout.pins: none, auto or an address; None and none: where DNS says
     workload: str = workloads.DEFAULT
     options: dict | None = None
 
@@ -142,10 +142,8 @@ def fire(stack, params: FireParams) -> dict:
     """
     run_id, count, workers = runs.new_run_id(), params.messages, params.workers
     injected = injected_seqs(count, params.inject_failures) if params.inject_failures else set()
-    text = params.strategy or stack.default_strategy
-    workload = {"workload": params.workload, **params.options} if params.workload != workloads.DEFAULT else {}
-    bodies = [(seq, message_body(run_id, seq, params.tag, None if workload else text, seq in injected, params.pin,
-                                 workload)) for seq in range(count)]  # fmt: skip
+    fields = {"workload": params.workload, **workloads.get(params.workload).driver().message_fields(stack, params)}
+    bodies = [(seq, message_body(run_id, seq, params.tag, fields, seq in injected)) for seq in range(count)]
     result = SendResult()
     how = _run_record(stack, run_id, params, injected)
 
@@ -185,15 +183,10 @@ def fire(stack, params: FireParams) -> dict:
     return record
 
 
-def message_body(run_id: str, seq: int, tag: str, strategy: str | None, inject_failure: bool,
-                 pin: str | None = None, workload: dict | None = None) -> str:
-    """The JSON body of one message; `workload`: the name and parameters of a workload other than
-    the default (docs/workloads.md)."""
-    body = {"run_id": run_id, "seq": seq, "experiment_tag": tag, **(workload or {})}
-    if strategy:
-        body["strategy"] = strategy
-    if pin:
-        body["pin"] = pin
+def message_body(run_id: str, seq: int, tag: str, fields: dict | None, inject_failure: bool) -> str:
+    """The JSON body of one message: the envelope, then `fields`, the workload's name and the
+    parameters its driver gives (message_fields; docs/workloads.md)."""
+    body = {"run_id": run_id, "seq": seq, "experiment_tag": tag, **(fields or {})}
     if inject_failure:
         body["inject_failure"] = True
     return json.dumps(body, separators=(",", ":"))

@@ -11,10 +11,12 @@ from fanout.errors import UsageError
 
 definition = function_modules.load("endpoints")
 AUTO = definition.AUTO
+NONE = definition.NONE
+steers = definition.steers
 
 
 def parse(text: str) -> str:
-    """`auto` or an address in canonical form; UsageError naming the value otherwise."""
+    """`none`, `auto` or an address in canonical form; UsageError naming the value otherwise."""
     try:
         return definition.parse_pin(text)
     except definition.PinError as exc:
@@ -24,13 +26,14 @@ def parse(text: str) -> str:
 def check_backend(pin: str | None, backend: str) -> None:
     """Refuse an address the local backend cannot answer on: its endpoint listens on loopback
     addresses only (127.0.0.1, or a network model's `addresses`)."""
-    if pin and pin != AUTO and backend == "local" and not ipaddress.ip_address(pin).is_loopback:
+    if steers(pin) and pin != AUTO and backend == "local" and not ipaddress.ip_address(pin).is_loopback:
         raise UsageError(f"invalid --pin (PIN) {pin!r} on the local backend: its endpoint answers on loopback "
-                         "addresses only (127.0.0.1, or the network model's addresses); use auto or one of those")
+                         "addresses only (127.0.0.1, or the network model's addresses); use none, auto or one of those")
 
 
 def check_strategy(pin: str | None, strategy) -> None:
-    """Refuse a pin with a strategy whose client resolves and connects itself (crt)."""
-    if pin and strategy.strategy.own_http:
+    """Refuse a pin with a strategy whose client resolves and connects itself (crt); `none`
+    pins nothing and goes with any strategy."""
+    if steers(pin) and strategy.strategy.own_http:
         raise UsageError(f"--pin (PIN) {pin!r} cannot be used with strategy {strategy.name!r}: its client "
-                         "resolves and connects itself; choose another strategy or leave PIN unset")
+                         "resolves and connects itself; choose another strategy, or PIN unset or none")

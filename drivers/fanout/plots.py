@@ -1,6 +1,6 @@
 """The report's PNG plots: throughput per cell, concurrency over time, CDF of download times,
 cumulative bytes over time (the byte-arrival timelines). Every plot carries the run's network
-label (fanout.network.label): a simulation must never pass for an AWS measurement.
+label (fanout.figures): a simulation must never pass for an AWS measurement.
 
 matplotlib with the Agg backend: files only, no display needed (CI, SSH sessions). Cells come
 in numeric order (512 MB before 1024 MB), as in the tables.
@@ -14,10 +14,11 @@ import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first
 import numpy as np  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
-from fanout import cells, concurrency, timeline  # noqa: E402
+from fanout import cells, concurrency, timeline, workloads  # noqa: E402
+from fanout.figures import WIDTH, save  # noqa: E402
 
-DPI = 120
-WIDTH = 9  # inches
+CELLS = cells.of(workloads.get("download"))  # the download workload's cells
+
 TARGET_STYLE = {"color": "tab:red", "linestyle": "--", "linewidth": 1.5}
 
 
@@ -35,22 +36,22 @@ def draw(summary: dict, folder) -> list:
     with_timelines = {label: [d for d in group if "timeline" in d] for label, group in groups.items()}
     if any(with_timelines.values()):
         figures["timeline.png"] = _timelines({k: v for k, v in with_timelines.items() if v})
-    return [_save(fig, folder / name, summary["network"]) for name, fig in figures.items()]
+    return [save(fig, folder / name, summary["network"]) for name, fig in figures.items()]
 
 
 def _by_cell(downloads: list[dict]) -> dict[str, list[dict]]:
     """Downloads per cell label, in the cells' numeric order."""
     groups: dict[tuple, list[dict]] = {}
     for d in downloads:
-        groups.setdefault(cells.sort_key(d), []).append(d)
-    return {cells.label(group[0]): group for _, group in sorted(groups.items())}
+        groups.setdefault(CELLS.sort_key(d), []).append(d)
+    return {CELLS.label(group[0]): group for _, group in sorted(groups.items())}
 
 
 def _throughput(groups):
     fig, ax = plt.subplots(figsize=(WIDTH, 1.9 + 0.7 * len(groups)), layout="constrained")
     values = [[d["bytes"] / d["seconds"] / 1e6 for d in group] for group in groups.values()]
-    labels = [f"{cells.label(g[0], ('memory_size', 'concurrency_limit', 'object_size'))}\n"
-              f"{cells.label(g[0], ('strategy', 'experiment_tag'))}\nn={len(g)}" for g in groups.values()]
+    labels = [f"{CELLS.label(g[0], ('memory_size', 'concurrency_limit', 'object_size'))}\n"
+              f"{CELLS.label(g[0], ('strategy', 'experiment_tag'))}\nn={len(g)}" for g in groups.values()]
     ax.boxplot(values, orientation="horizontal", tick_labels=labels, widths=0.6, showmeans=True, showfliers=False,
                meanprops={"marker": "^", "markerfacecolor": "white", "markeredgecolor": "black"})  # fmt: skip
     for row, v in enumerate(values, start=1):
@@ -127,12 +128,3 @@ def _timelines(groups):
     ax.grid(alpha=0.3)
     ax.legend(loc="lower right", fontsize="small")
     return fig
-
-
-def _save(fig, path, network_label: str):
-    """Write the figure with the network label as its caption."""
-    fig.get_layout_engine().set(rect=(0, 0.04, 1, 0.96))
-    fig.text(0.01, 0.01, network_label, fontsize="small", style="italic", color="tab:red")
-    fig.savefig(path, dpi=DPI)
-    plt.close(fig)
-    return path

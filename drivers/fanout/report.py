@@ -1,4 +1,5 @@
-"""`fanout report`: the tables, files and plots of one run.
+"""The download workload's report of one run: its tables, files and plots (`fanout report`,
+fanout.reporting, calls it through fanout.workloads.download).
 
 The percentile tables come from the saved queries (queries/), restricted to the run with
 `run_id = "..."`; the queries over Lambda's REPORT lines (which carry no run id) are restricted
@@ -17,21 +18,21 @@ query results keep only the columns that differ, so that a one-cell report fits 
 Writes into results/<run_id>/: records.jsonl, summary.csv, summary.json, report.md and the
 PNG plots of fanout.plots.
 
-`--runs ID,ID,...` instead reports across runs from their records.jsonl (fanout.crossrun).
+Across runs, the download workload's report is fanout.crossrun's.
 """
 
 import csv
-import json
 import re
 import time
 
 from rich.console import Console
 
-from fanout import cells, concurrency, crossrun, endpoint_ips, insights, network, plots, runs, sweeps, tables, workloads
-from fanout import stack as stacks
+from fanout import (cells, concurrency, deadletters, endpoint_ips, insights, network, plots, run_logs, runs, tables,
+                    workloads)
 from fanout.network import truth
 from fanout.sizes import format_size
-from fanout.wait import peek_dead_letters
+
+CELLS = cells.of(workloads.get("download"))  # the download workload's cells
 
 STATS = ("min", "p25", "p50", "avg", "p75", "p90", "p99", "max")
 METRICS = {  # column prefix -> (title with unit, caption)
@@ -58,10 +59,6 @@ TRUTH_LABELS = {  # ground-truth parameter -> (label with unit, factor from the 
 }
 INSIDE_BURST = "(a)"  # marks an estimate of a download that ended inside its burst
 UPPER_BOUND = "(b)"  # marks a first-byte estimate with late emulator answers
-PERCENTILES = {  # backend -> how the saved queries' pct() is computed there
-    "local": "exact, linear interpolation between closest ranks",
-    "aws": "Logs Insights pct(), whose method AWS does not document",
-}
 STRATEGY_COLUMNS = {  # strategy-comparison column -> title
     "strategy": "strategy", "downloads": "n", "mb_per_s_p10": "MB/s p10", "mb_per_s_p50": "p50",
     "mb_per_s_p90": "p90", "ttfb_ms_p50": "TTFB ms p50", "ttfb_ms_p90": "p90", "requests_avg": "requests",
@@ -76,41 +73,16 @@ REPORT_LINE_SLACK_MS = 10_000  # REPORT lines follow the last record by the invo
 console = Console()
 
 
-def register(subparsers) -> None:
-    parser = subparsers.add_parser("report", help="tables, CSV/JSON and plots of a run under results/")
-    stacks.add_arguments(parser)
-    which = parser.add_mutually_exclusive_group()
-    which.add_argument("--run", default=runs.LATEST, help="run id, or 'latest' (default)")
-    which.add_argument("--runs", help="comma-separated run ids: one report across them (fanout.crossrun)")
-    which.add_argument("--sweep", help="sweep id or 'latest': the report across its runs, beside its manifest")
-    parser.set_defaults(func=run)
-
-
-def run(args) -> int:
-    if args.runs is not None:
-        return crossrun.report_runs(args.runs)
-    if args.sweep is not None:
-        crossrun.report_sweep(sweeps.load(args.sweep))
-        return 0
-    record = runs.load(args.run)
-    stack = stacks.from_args(args)
-    runs.check_same_stack(record, stack)
-    folder = workloads.of_run(record).driver().report(stack, record)
-    console.print(f"wrote {', '.join(sorted(p.name for p in folder.iterdir() if p.name != runs.RUN_FILE))}")
-    console.print(f"  to {folder}", highlight=False)
-    return 0
-
-
 def build(stack, record: dict) -> dict:
     """Everything the report shows, as plain data (summary.json is this)."""
     run_id = record["run_id"]
     start_ms, end_ms = runs.run_window(record)
     events = insights.fetch_events(stack, start_ms, end_ms)
-    records = run_records(events, run_id)
+    records = run_logs.run_records(events, run_id)
     downloads = [r for r in records if r.get("event") == "download"]
     by_run = f'run_id = "{run_id}"'
     table = percentile_table(insights.run_saved(stack, "download-percentiles", by_run, start_ms, end_ms))
-    lambda_start, lambda_end = lambda_window(record, [t for t, _ in _run_events(events, run_id)])
+    lambda_start, lambda_end = lambda_window(record, [t for t, _ in run_logs.run_events(events, run_id)])
     return {
         "run": record,
         "network": network.label(record),
@@ -124,7 +96,7 @@ def build(stack, record: dict) -> dict:
         "ground_truth": truth.compare(record, downloads, events),
         "endpoint_ips": endpoint_ips.table(insights.run_saved(stack, "endpoint-ips", by_run, start_ms, end_ms), downloads),
         "endpoint_ips_excluded": endpoint_ips.excluded(downloads),
-        "dead_lettered": sorted(peek_dead_letters(stack, run_id)),
+        "dead_lettered": sorted(deadletters.peek(stack, run_id)),
         "cold_starts": insights.run_saved(stack, "cold-starts", None, lambda_start, lambda_end),
         "lambda_report": insights.run_saved(stack, "lambda-report", None, lambda_start, lambda_end),
         "platform_errors": insights.run_saved(stack, "platform-errors", None, lambda_start, lambda_end),
@@ -133,30 +105,11 @@ def build(stack, record: dict) -> dict:
     }
 
 
-def run_records(events: list[dict], run_id: str) -> list[dict]:
-    """The function's records of one run (every workload's and errors), in seq order."""
-    records = [record for _, record in _run_events(events, run_id)]
-    return sorted(records, key=lambda r: (r.get("seq", -1), r.get("event", ""), r.get("receive_count", 0)))
-
-
-def _run_events(events: list[dict], run_id: str) -> list[tuple[int, dict]]:
-    """(log timestamp in ms, record) of each record the function logged for the run."""
-    found = []
-    for event in events:
-        try:
-            record = json.loads(event["message"])
-        except (ValueError, TypeError):
-            continue  # START/END/REPORT and other plain-text lines
-        if isinstance(record, dict) and record.get("run_id") == run_id and isinstance(record.get("event"), str):
-            found.append((event["timestamp"], record))
-    return found
-
-
 def percentile_table(rows: list[dict]) -> list[dict]:
     """download-percentiles rows as cells: cell keys, n, and seconds/MB/s/Mbit/s statistics."""
     table = []
     for row in rows:
-        cell = {key: row.get(key) for key in cells.FIELDS}
+        cell = {key: row.get(key) for key in CELLS.fields}
         cell["n"] = int(row["downloads"])
         for stat in STATS:
             cell[f"seconds_{stat}"] = row[f"seconds_{stat}"]
@@ -171,9 +124,9 @@ def join_cells(table: list[dict], downloads: list[dict]) -> list[dict]:
     """The percentile table's cells, in numeric order, each with its records' concurrency."""
     by_cell: dict[tuple, list[dict]] = {}
     for download in downloads:
-        by_cell.setdefault(cells.key(download), []).append(download)
-    joined = [dict(row, **achieved_concurrency(by_cell.get(cells.key(row), []))) for row in table]
-    return sorted(joined, key=cells.sort_key)
+        by_cell.setdefault(CELLS.key(download), []).append(download)
+    joined = [dict(row, **achieved_concurrency(by_cell.get(CELLS.key(row), []))) for row in table]
+    return sorted(joined, key=CELLS.sort_key)
 
 
 def achieved_concurrency(downloads: list[dict]) -> dict:
@@ -243,10 +196,10 @@ def show(summary: dict) -> None:
     console.print(f"[bold]{summary['network']}[/]", highlight=False)
     if run.get("sweep"):
         console.print(sweep_note(run["sweep"]), highlight=False)
-    varying = cells.varying([cells.key(cell) for cell in summary["cells"]])
-    shared = tuple(name for name in cells.FIELDS if name not in varying)
+    varying = CELLS.varying([CELLS.key(cell) for cell in summary["cells"]])
+    shared = tuple(name for name in CELLS.fields if name not in varying)
     if summary["cells"] and shared:
-        console.print(f"{'cell' if len(summary['cells']) == 1 else 'every cell'}: {cells.label(summary['cells'][0], shared)}",
+        console.print(f"{'cell' if len(summary['cells']) == 1 else 'every cell'}: {CELLS.label(summary['cells'][0], shared)}",
                       highlight=False)  # fmt: skip
     for metric, (title, caption) in METRICS.items():
         tables.print_table(tables.rich_table(title, _metric_rows(summary["cells"], metric, varying)), caption)
@@ -269,7 +222,7 @@ def show(summary: dict) -> None:
         f"sent {c['sent']}: download records {c['download_records']} ({c['seqs_downloaded']} seqs), "
         f"error records {c['error_records']}, dead-lettered {len(summary['dead_lettered'])}", highlight=False
     )
-    console.print(f"percentiles: {PERCENTILES[run['backend']]}", highlight=False)
+    console.print(f"percentiles: {insights.PCT_METHODS[run['backend']]}", highlight=False)
     for warning in warnings(summary):
         console.print(f"[bold red]WARNING:[/] {warning}")
 
@@ -359,18 +312,18 @@ def strategy_tables(rows: list[dict]) -> list[tuple[str, list[list]]]:
             for (memory, size), group in groups.items()]  # fmt: skip
 
 
-def _metric_rows(cell_rows: list[dict], metric: str, columns: tuple[str, ...] = cells.FIELDS) -> list[list]:
-    rows = [[*(cells.TITLES[name] for name in columns), "n", *STATS]]
+def _metric_rows(cell_rows: list[dict], metric: str, columns: tuple[str, ...] = CELLS.fields) -> list[list]:
+    rows = [[*(CELLS.titles[name] for name in columns), "n", *STATS]]
     for cell in cell_rows:
-        key = cells.key(cell)
+        key = CELLS.key(cell)
         rows.append([*(key.text(name) for name in columns), cell["n"], *(cell[f"{metric}_{stat}"] for stat in STATS)])
     return rows
 
 
-def _concurrency_rows(summary: dict, columns: tuple[str, ...] = cells.FIELDS) -> list[list]:
-    rows = [[*(cells.TITLES[name] for name in columns), "target", "peak", "steady mean", "cold starts", "cold share"]]
+def _concurrency_rows(summary: dict, columns: tuple[str, ...] = CELLS.fields) -> list[list]:
+    rows = [[*(CELLS.titles[name] for name in columns), "target", "peak", "steady mean", "cold starts", "cold share"]]
     for cell in summary["cells"]:
-        key, share = cells.key(cell), cell["cold_start_share"]
+        key, share = CELLS.key(cell), cell["cold_start_share"]
         rows.append([*(key.text(name) for name in columns), cell["target"], cell["peak_concurrency"],
                      cell["steady_mean_concurrency"], cell["cold_starts"], "-" if share is None else f"{share:.1%}"])
     return rows
@@ -387,7 +340,7 @@ def write(summary: dict, plots_too: bool = True):
 
 
 def _write_csv(path, cell_rows: list[dict]) -> None:
-    columns = [*cells.FIELDS, "n", *(f"{m}_{s}" for m in METRICS for s in STATS), "target", "peak_concurrency",
+    columns = [*CELLS.fields, "n", *(f"{m}_{s}" for m in METRICS for s in STATS), "target", "peak_concurrency",
                "steady_mean_concurrency", "cold_starts", "cold_start_share", "network"]
     with open(path, "w", newline="") as out:
         writer = csv.DictWriter(out, fieldnames=columns, extrasaction="ignore")
@@ -419,7 +372,7 @@ def markdown(summary: dict, images: list) -> str:
         "\n".join(how),
         "Units: download time in seconds (wall clock, measured in the function); throughput in decimal "
         "units, MB/s = bytes / s / 10^6 and Mbit/s = 8 x MB/s (the field `mbps` of records.jsonl is Mbit/s).",
-        f"Percentiles: {PERCENTILES[run['backend']]}.",
+        f"Percentiles: {insights.PCT_METHODS[run['backend']]}.",
     ]
     parts += [f"**Warning:** {w}" for w in warnings(summary)]
     for metric, (title, _) in METRICS.items():
@@ -439,6 +392,6 @@ def markdown(summary: dict, images: list) -> str:
                   *_truth_notes(truth_rows)]
     if summary.get("endpoint_ips"):
         parts += [f"## {ENDPOINT_TITLE}", _endpoint_note(summary) + ".",
-                  tables.markdown_table(endpoint_ips.rows_for_display(summary["endpoint_ips"], cells.FIELDS))]  # fmt: skip
+                  tables.markdown_table(endpoint_ips.rows_for_display(summary["endpoint_ips"], CELLS.fields))]  # fmt: skip
     parts += ["## Plots"] + [f"![{image.stem}]({image.name})" for image in images]
     return "\n\n".join(parts) + "\n"

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 from rich.console import Console
 
-from fanout import (account, aws, axes, costs, crossrun, deploy, fire, interrupts, params, pins, runs, sweeps,
+from fanout import (account, aws, axes, costs, deploy, fire, interrupts, params, pins, reporting, runs, sweeps,
                     terraform, wait, workloads)
 from fanout import stack as stacks
 from fanout import storage as storage_classes
@@ -431,8 +431,7 @@ def _timed(step: str, timings: dict):
 
 
 def _describe(cell: axes.CellParams) -> str:
-    what = cell.strategy if cell.workload == workloads.DEFAULT else f"{cell.workload} {cell.options}"
-    what += f", pin {cell.pin}" if cell.pin else ""
+    what = workloads.get(cell.workload).driver().describe_cell(cell)
     return (f"{cell.memory} MB, concurrency {cell.concurrency}, {format_size(cell.object_size)}, "
             f"{cell.architecture}, {what}")  # fmt: skip
 
@@ -443,7 +442,7 @@ def _describe(cell: axes.CellParams) -> str:
 def finish(manifest: dict, started_emulator: bool = False) -> None:
     """The report across the sweep's runs, then --destroy-after (stopping the emulator instead
     when this command started it, see deploy.tear_down)."""
-    crossrun.report_sweep(manifest)
+    reporting.report_sweep(manifest)
     if manifest["destroy_after"]:
         deploy.tear_down(manifest["backend"], manifest["stack"], started_emulator)
     console.print(f"manifest: {sweeps.sweep_dir(manifest['sweep_id']) / sweeps.SWEEP_FILE}", highlight=False)

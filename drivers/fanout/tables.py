@@ -31,7 +31,7 @@ def rich_table(title: str, rows: list[list]) -> Table:
     body = [list(map(fmt, row)) for row in rows[1:]]
     for i, name in enumerate(rows[0]):
         width = max(len(str(name)), *(len(row[i]) for row in body)) if body else len(str(name))
-        justify = "left" if name in cells.TITLES.values() else "right"
+        justify = "left" if name in cells.titles() else "right"
         table.add_column(str(name), justify=justify, no_wrap=True, min_width=width)
     for row in body:
         table.add_row(*row)

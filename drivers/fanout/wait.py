@@ -10,12 +10,7 @@ same path `report` uses, so a run that `wait` calls complete is one whose record
 can see (Insights can return only part of the records for a while after a run; waiting on
 per-seq results rather than counts guards against that).
 
-The DLQ is inspected without consuming it: one scan receives every message with a visibility
-timeout, then makes them all visible again at once (also on Ctrl-C). A scan cannot receive with
-a visibility timeout of 0 instead: SQS would hand back the same messages again and again, so
-the scan could neither see every message nor tell when it had. Nothing consumes the DLQ, so
-the messages are hidden only from another scan running at that moment, for the scan's length
-(DLQ_PEEK_VISIBILITY if the process dies mid-scan); `wait` then sees them on its next poll.
+The DLQ is inspected without consuming it (fanout.deadletters, which the reports use too).
 
 A seq is "lost" rather than in flight once the main queue has held nothing (visible, in flight
 or delayed) for LOST_AFTER_S and the logs and the DLQ still know nothing of it: it was deleted
@@ -36,7 +31,6 @@ elsewhere (`make run` in another terminal), pass --no-host (`make wait HOST=0`):
 would double the concurrency, so a second one refuses to start (fanout.hostlock).
 """
 
-import json
 import threading
 import time
 from contextlib import contextmanager, nullcontext
@@ -45,15 +39,16 @@ from dataclasses import dataclass, field
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from fanout import hostlock, insights, interrupts, numbers, runs
+from fanout import deadletters, hostlock, insights, interrupts, numbers, runs, workloads
 from fanout import stack as stacks
 from fanout.errors import FanoutError, UsageError
 from fanout.network import options as network_options
 
 QUERY = "message-outcomes"
-# The query's `ended` values that mean done: the outcome field, or (records from before it) the
-# event of a download record, the one record such a delivery wrote on success.
-DONE = ("done", "download")
+# The query's `ended` values that mean done: the outcome field, or (records from before it, when
+# the default workload was the only one) the event of its record, which is the workload's name:
+# the one record such a delivery wrote on success.
+DONE = ("done", workloads.DEFAULT)
 PLATFORM_QUERY = "platform-errors"
 # How long the main queue must stay empty before unaccounted seqs are called lost: the logs of
 # the last invocations must have arrived (Insights lags on AWS, and SQS's counts are approximate).
@@ -62,7 +57,6 @@ QUEUE_COUNTS = ("ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVi
 SEQS_PER_QUERY = 4000  # two rows per seq at most: stays under the 10,000-row result limit
 DEFAULT_TIMEOUT = 1800
 POLL_SECONDS = {"local": 1.0, "aws": 10.0}
-DLQ_PEEK_VISIBILITY = 30  # longer than a scan takes; only if restoring fails do messages stay hidden this long
 MISSING_FILE = "missing.json"
 
 console = Console()
@@ -159,7 +153,7 @@ def account(stack, record: dict) -> Accounting:
     """One look at the logs and the DLQ."""
     accounting = Accounting(sent=runs.sent_seqs(record))
     rows = outcome_rows(stack, record)
-    dead = peek_dead_letters(stack, record["run_id"])
+    dead = deadletters.peek(stack, record["run_id"])
     for row in rows:
         seq, records = int(row["seq"]), int(row["records"])
         if row["ended"] in DONE:
@@ -200,36 +194,6 @@ def outcome_rows(stack, record: dict) -> list[dict]:
         expr = f'run_id = "{record["run_id"]}" and seq >= {low} and seq < {low + SEQS_PER_QUERY}'
         rows += insights.run(stack, insights.restrict(query, expr), start_ms, end_ms).rows
     return rows
-
-
-def peek_dead_letters(stack, run_id: str) -> set[int]:
-    """Seqs of the run in the DLQ. Every message received is made visible again at once."""
-    sqs = stack.client("sqs")
-    seqs, handles = set(), []
-    try:
-        while True:
-            messages = sqs.receive_message(
-                QueueUrl=stack.dlq_url,
-                MaxNumberOfMessages=10,
-                VisibilityTimeout=DLQ_PEEK_VISIBILITY,
-                WaitTimeSeconds=1 if stack.backend == "aws" else 0,  # long poll: ask every SQS server
-            ).get("Messages", [])
-            if not messages:
-                break
-            for message in messages:
-                handles.append(message["ReceiptHandle"])
-                body = _json(message["Body"])
-                if body.get("run_id") == run_id and isinstance(body.get("seq"), int):
-                    seqs.add(body["seq"])
-    finally:
-        _restore(sqs, stack.dlq_url, handles)
-    return seqs
-
-
-def _restore(sqs, queue_url: str, handles: list[str]) -> None:
-    for i in range(0, len(handles), 10):
-        entries = [{"Id": str(n), "ReceiptHandle": h, "VisibilityTimeout": 0} for n, h in enumerate(handles[i : i + 10])]
-        sqs.change_message_visibility_batch(QueueUrl=queue_url, Entries=entries)
 
 
 def wait(stack, record: dict, timeout: float, host: bool = False, network=None,
@@ -397,14 +361,6 @@ def _progress() -> Progress:
     return Progress(
         TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console
     )
-
-
-def _json(text: str) -> dict:
-    try:
-        body = json.loads(text)
-    except ValueError:
-        return {}
-    return body if isinstance(body, dict) else {}
 
 
 def timeout_seconds(text: str) -> float:

@@ -17,7 +17,9 @@ By hand because no library does either: botocore has no hook that sees the conne
 request (its events see requests and parsed responses), and it takes addresses from the
 system's resolver only.
 
-Pin values (`PIN=` at fire, `pin` in messages): `auto` or one IPv4/IPv6 address. `auto`
+Pin values (`PIN=` at fire, `pin` in messages): `none`, `auto` or one IPv4/IPv6 address.
+`none` pins nothing: connections go where the resolver says, as without a pin; it names the
+unpinned cell of a sweep beside pinned ones (the A/B of pinned against not). `auto`
 resolves the name AUTO_LOOKUPS times, collects every distinct address (each answer may list
 several, and S3's DNS rotates them), sorts them (IPv4 first, numerically) and picks the one at
 position seq mod count: a run's messages spread evenly over the addresses found, so each
@@ -34,6 +36,7 @@ from contextlib import contextmanager
 from urllib.parse import urlsplit
 
 AUTO = "auto"
+NONE = "none"  # no pin: where the resolver says (a value, so that a sweep's unpinned cell has a name)
 AUTO_LOOKUPS = 8
 UNPINNED = {"pinned_ip": None, "pin_addresses": None}  # the record fields of a message without a pin
 
@@ -45,13 +48,19 @@ class PinError(ValueError):
 
 
 def parse_pin(text) -> str:
-    """`auto`, or the address in `text` in its canonical form; PinError otherwise."""
-    if text == AUTO:
-        return AUTO
+    """`none`, `auto`, or the address in `text` in its canonical form; PinError otherwise."""
+    if text in (NONE, AUTO):
+        return text
     try:
         return ipaddress.ip_address(text if isinstance(text, str) and text.isascii() else "").compressed
     except ValueError:
-        raise PinError(f"pin={text!r} is not allowed: expected {AUTO} or an IPv4/IPv6 address") from None
+        raise PinError(f"pin={text!r} is not allowed: expected {NONE}, {AUTO} or an IPv4/IPv6 address") from None
+
+
+def steers(pin: str | None) -> bool:
+    """Whether `pin` chooses where connections go (auto or an address), rather than leaving it
+    to the resolver (no pin, or `none`)."""
+    return pin is not None and pin != NONE
 
 
 def instrument(client) -> bool:
@@ -130,10 +139,10 @@ def pinned(client, host: str, address: str):
 
 @contextmanager
 def pinned_download(client, bucket: str, key: str, pin: str | None, seq: int, own_http: bool = False):
-    """The block's requests for `key` go to the address `pin` selects for message `seq` (None:
-    where the resolver says); yields the record's pinned_ip and pin_addresses. `own_http`: the
-    strategy's client resolves and connects itself (crt), which no pin can steer."""
-    if pin is None:
+    """The block's requests for `key` go to the address `pin` selects for message `seq` (None or
+    `none`: where the resolver says); yields the record's pinned_ip and pin_addresses. `own_http`:
+    the strategy's client resolves and connects itself (crt), which no pin can steer."""
+    if not steers(pin):
         yield dict(UNPINNED)
         return
     if own_http:

@@ -27,7 +27,8 @@ What the numbers mean (docs/strategies.md has the full record contract):
 - `request_ips`, `endpoint_ip`: the address each request of `request_ttfb_ms` reached (its
   connection's socket peer, endpoints.py), and that address when every request (all of them)
   went to one; `pin`, `pinned_ip`,
-  `pin_addresses`: the message's PIN and what it resolved to. Null for `crt` but the pin.
+  `pin_addresses`: the message's PIN and what it resolved to (null for `none`, which pins
+  nothing). Null for `crt` but the pin.
 - `start_ms`/`end_ms`: epoch milliseconds, to line records up across functions.
 - `mbps`: decimal megabits per second (bytes * 8 / seconds / 1e6); `mib_per_s`: MiB per second.
 - `first_byte_seconds`: `request_ttfb_ms` of the first request answered, in seconds: its
@@ -102,7 +103,7 @@ class Message:
     experiment_tag: str
     strategy: strategies.Choice
     inject_failure: bool
-    pin: str | None = None  # endpoints.parse_pin: auto or an address
+    pin: str | None = None  # endpoints.parse_pin: none, auto or an address
 
     def fields(self) -> dict:
         return {"run_id": self.run_id, "seq": self.seq, "experiment_tag": self.experiment_tag,

@@ -5,7 +5,7 @@ import csv
 
 import pytest
 
-from fanout import cli, crossrun, runs, sweeps
+from fanout import cli, reporting, runs, sweeps
 
 from .support import make_run
 
@@ -50,7 +50,7 @@ def test_report_runs_writes_into_its_folder_and_compare_prints(capsys):
     a, _ = make_run(1, memory=512)
     b, _ = make_run(2, memory=1024)
     assert cli.main(["report", "--runs", f"{a},{b}"]) == 0
-    out_dir = crossrun.across_dir([a, b])
+    out_dir = reporting.across_dir([a, b])
     assert {"cells.csv", "cells.json", "report.md"} <= {p.name for p in out_dir.iterdir()}
     assert str(out_dir) in capsys.readouterr().out.replace("\n", "")
     assert cli.main(["compare", a, "latest"]) == 0  # latest is b; memory is what they differ in

@@ -4,7 +4,8 @@ cells across sides that differ in tag, and lists cells found on one side only.""
 import numpy as np
 import pytest
 
-from fanout import compare, crossrun, stats
+from fanout import reporting, stats
+from fanout.workloads import download_compare as compare
 
 from .support import make_run
 
@@ -69,4 +70,4 @@ def test_difference_interval_agrees_with_a_plain_numpy_bootstrap():
     width = expected[1] - expected[0]
     assert cell["p50"]["ci"][0] == pytest.approx(expected[0], abs=0.15 * width)
     assert cell["p50"]["ci"][1] == pytest.approx(expected[1], abs=0.15 * width)
-    assert crossrun.runs_of(a) == [a]
+    assert reporting.runs_of(a) == [a]

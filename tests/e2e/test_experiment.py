@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from fanout import (cli, costs, crossrun, demo, hostlock, insights, package, params, paths, report, runs, stack,
-                    strategies, terraform, upload, wait)
+from fanout import (cli, costs, demo, hostlock, insights, package, params, paths, report, reporting, run_logs, runs,
+                    stack, strategies, terraform, upload, wait)
 from fanout.errors import FanoutError
 
 pytestmark = pytest.mark.slow
@@ -205,7 +205,7 @@ def test_report_across_runs_and_compare_on_real_runs(deployed, capsys):
         by_tag.setdefault(record["parameters"]["experiment_tag"], record["run_id"])
     ok, failing = by_tag["e2e"], by_tag["failing"]
     assert fanout("report", "--runs", f"{ok},{failing}") == 0
-    folder = crossrun.across_dir([ok, failing])
+    folder = reporting.across_dir([ok, failing])
     cells = {c["experiment_tag"]: c for c in json.loads((folder / "cells.json").read_text())["cells"]}
     injected = runs.load(failing)["injected_seqs"]
     assert (cells["e2e"]["n"], cells["e2e"]["sent"], cells["e2e"]["complete"]) == (40, 40, True)
@@ -253,7 +253,7 @@ def test_make_run_then_wait_without_hosting(deployed):
     assert fanout("wait", "--run", run_id, "--no-host", *WAIT) == 0
     assert runs.load(run_id)["accounting"]["done"] == 12
     events = insights.fetch_events(deployed, *runs.run_window(runs.load(run_id)))
-    downloads = [r for r in report.run_records(events, run_id) if r["event"] == "download"]
+    downloads = [r for r in run_logs.run_records(events, run_id) if r["event"] == "download"]
     assert sorted(r["seq"] for r in downloads) == list(range(12))
     canonical = strategies.parse(strategy)
     assert all(r.items() >= canonical.fields().items() for r in downloads)
@@ -362,7 +362,7 @@ FAULT_COUNT = 1000
 
 
 def _records(deployed, record) -> list[dict]:
-    return report.run_records(insights.fetch_events(deployed, *runs.run_window(record)), record["run_id"])
+    return run_logs.run_records(insights.fetch_events(deployed, *runs.run_window(record)), record["run_id"])
 
 
 def test_faults_and_a_host_kill_lose_nothing(deployed, tmp_path, monkeypatch):

@@ -146,17 +146,18 @@ def test_auto_on_a_name_that_does_not_resolve_fails_in_one_line(modules, tmp_pat
         measure.download(s3, "bucket", "key", strategies.parse("stream"), str(tmp_path), pin="auto")
 
 
-@pytest.mark.parametrize("text", ["", "autox", "127.0.0.256", "1.2.3", "example.com", "１２７.0.0.1", 5, None])
+@pytest.mark.parametrize("text", ["", "autox", "127.0.0.256", "1.2.3", "example.com", "１２７.0.0.1", 5, None,
+                                  "None", "NONE", " none"])
 def test_bad_pins_are_refused(modules, text):
     _, endpoints, _ = modules
-    with pytest.raises(endpoints.PinError, match=r"pin=.* is not allowed: expected auto or an IPv4/IPv6 address"):
+    with pytest.raises(endpoints.PinError, match=r"pin=.* is not allowed: expected none, auto or an IPv4/IPv6 address"):
         endpoints.parse_pin(text)
 
 
 def test_pins_are_canonical(modules):
     _, endpoints, _ = modules
-    assert [endpoints.parse_pin(t) for t in ("auto", "127.0.0.3", "2001:db8:0:0::1")] == [
-        "auto", "127.0.0.3", "2001:db8::1"]
+    assert [endpoints.parse_pin(t) for t in ("none", "auto", "127.0.0.3", "2001:db8:0:0::1")] == [
+        "none", "auto", "127.0.0.3", "2001:db8::1"]
 
 
 def test_message_pin_is_parsed_and_recorded(modules):
@@ -166,6 +167,23 @@ def test_message_pin_is_parsed_and_recorded(modules):
     assert measure.parse_body(body, default).fields()["pin"] == "10.0.0.1"
     with pytest.raises(measure.MalformedMessage, match="pin='nope' is not allowed"):
         measure.parse_body('{"run_id": "r", "seq": 1, "pin": "nope"}', default)
+    unpinned = '{"run_id": "r", "seq": 1, "experiment_tag": "t", "pin": "none"}'
+    assert measure.parse_body(unpinned, default).fields()["pin"] == "none"  # the record says it was chosen
+
+
+@pytest.mark.parametrize("strategy", ["stream", "download_file chunk_size=256KiB threshold=1KiB"])
+def test_none_connects_where_the_resolver_says(modules, servers, monkeypatch, tmp_path, strategy):
+    """pin none pins nothing: the connections follow DNS's first answer, as without a pin."""
+    measure, endpoints, strategies = modules
+    first, second, ca_file = servers
+    fake_dns(monkeypatch, ["127.0.0.4", "127.0.0.3"])
+    s3 = client(endpoints, first.port, ca_file)
+    results = [measure.download(s3, "bucket", "key", strategies.parse(strategy), str(tmp_path), pin=pin, seq=seq)
+               for seq, pin in enumerate([endpoints.NONE, None, endpoints.NONE])]  # fmt: skip
+
+    assert all(r.pin == endpoints.UNPINNED and r.bytes == len(BODY) for r in results)
+    assert {r.requests["endpoint_ip"] for r in results} == {"127.0.0.4"}  # DNS's first answer, every time
+    assert not first.connections and second.connections
 
 
 def test_crt_refuses_a_pin(modules, tmp_path):
@@ -173,6 +191,8 @@ def test_crt_refuses_a_pin(modules, tmp_path):
     s3 = boto3.client("s3", region_name="us-east-1", aws_access_key_id="a", aws_secret_access_key="b")
     with pytest.raises(endpoints.PinError, match="cannot steer this strategy"):
         measure.download(s3, "bucket", "key", strategies.parse("crt"), str(tmp_path), pin="auto")
+    with endpoints.pinned_download(s3, "bucket", "key", endpoints.NONE, 0, own_http=True) as where:
+        assert where == endpoints.UNPINNED  # none steers nothing, so crt takes it
 
 
 def test_a_client_of_an_unknown_http_layer_is_left_alone(modules):

@@ -96,6 +96,20 @@ def test_success_record(load_handler, function_env, test_object, capsys, tmp_pat
     assert list(tmp_path.iterdir()) == []  # download_file deleted its file
 
 
+def test_a_body_without_workload_is_a_download_as_one_naming_it(load_handler, test_object, capsys):
+    """Bodies sent before fire named the workload in every body still run as downloads: the
+    same record, field for field, as a body that says `"workload": "download"`."""
+    handler = load_handler()
+    capsys.readouterr()
+    response, _ = invoke(handler, sqs_event(body(seq=1), body(seq=2, workload=handler.workloads.DEFAULT)))
+    assert response == {"batchItemFailures": []}
+    old, named = sorted(log_records(capsys), key=lambda line: line["seq"])
+    assert set(old) == set(named)
+    assert {line["workload"] for line in (old, named)} == {handler.workloads.DEFAULT}
+    assert [(line["event"], line["outcome"], line["bytes"]) for line in (old, named)] == \
+        [(handler.workloads.DEFAULT, "done", test_object.size)] * 2  # fmt: skip
+
+
 class SteppingClock:
     """A monotonic clock an hour per reading away from any real one; keeps what it returned."""
 

@@ -43,6 +43,10 @@ __all__ = ["DEFAULT_HOURS", "QuerySyntaxError", "Result", "evaluate", "fetch_eve
            "log_identifier", "restrict", "run", "saved_queries", "window"]  # fmt: skip
 
 DEFAULT_HOURS = 24
+PCT_METHODS = {  # backend -> how the saved queries' pct() is computed there
+    "local": "exact, linear interpolation between closest ranks",
+    "aws": "Logs Insights pct(), whose method AWS does not document",
+}
 QUERY_SUFFIX = ".logsinsights"
 
 

@@ -7,28 +7,51 @@ cost model, and how `fanout report` shows a run of it: saved queries, tables, pl
 below is the drivers' registry; a test holds it to the function's. `wait` and the accounting
 need neither: they read the envelope every record shares (fanout.wait).
 
-Every driver module has the same interface: OPTIONS and add_fire_arguments (fire's flags; in a
-sweep, those that are message-level), options_from(args), plan(stack, options, count) -> Plan,
-report and write_report. fire and sweep treat every workload through it.
+Every driver module has the same interface, DRIVER_INTERFACE: OPTIONS and add_fire_arguments
+(fire's flags; in a sweep, those that are message-level), options_from(args), plan(stack,
+options, count) -> Plan, message_fields (what every body carries), the sweep's hooks, report,
+write_report, report_across and compare. fire, sweep, report and compare treat every workload
+through it and never name one.
 """
 
 import importlib
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from fanout import costs
 from fanout.errors import UsageError
+from fanout.sizes import format_decimal_size, format_size
+
+
+@dataclass(frozen=True)
+class CellField:
+    """A cell field, declared once (fanout.cells builds the cells from these): the record field
+    `name`, its column `title`, its part of a cell's label (`{}`: the value as text), whether it
+    sorts as a number (512 before 1024), and `show`, how a whole number is written (a size)."""
+
+    name: str
+    title: str
+    label: str = "{}"
+    numeric: bool = False
+    show: Callable[[int], str] | None = None
 
 
 @dataclass(frozen=True)
 class Workload:
-    """A registered workload; `driver()` is its module fanout.workloads.<name>. `cell_fields`:
-    the record fields it adds to the cell fields every record shares (SHARED_CELL_FIELDS);
-    `query`: its saved percentile query, grouped by them."""
+    """A registered workload; `driver()` is its module fanout.workloads.<name>. `cells`: the
+    cell fields its records add to those every record shares (SHARED_CELLS), of which `deployed`
+    are the deployment's (tables across runs put them before the architecture); `query`: its
+    saved percentile query, grouped by them."""
 
     name: str
     help: str
-    cell_fields: tuple[str, ...]
+    cells: tuple[CellField, ...]
     query: str
+    deployed: tuple[str, ...] = ()
+
+    @property
+    def cell_fields(self) -> tuple[str, ...]:
+        return tuple(field.name for field in self.cells)
 
     def driver(self):
         return importlib.import_module(f"fanout.workloads.{self.name}")
@@ -48,14 +71,27 @@ WORKLOADS = {
     workload.name: workload
     for workload in (
         Workload("download", "download the stack's test object with a strategy, timed (docs/strategies.md)",
-                 ("object_size", "strategy"), "download-percentiles"),
+                 (CellField("object_size", "object", numeric=True, show=format_size), CellField("strategy", "strategy")),
+                 "download-percentiles", deployed=("object_size",)),
         Workload("latency", "PUT then GET objects of several sizes per storage class, each call timed",
-                 ("storage", "operation", "size"), "latency-percentiles"),
+                 (CellField("storage", "storage"), CellField("operation", "operation"),
+                  CellField("size", "size", numeric=True, show=format_decimal_size)),
+                 "latency-percentiles", deployed=("storage",)),
     )
-}
+}  # fmt: skip
 DEFAULT = "download"
-# The cell fields of every record, whatever the workload (the envelope, docs/workloads.md).
-SHARED_CELL_FIELDS = ("memory_size", "concurrency_limit", "experiment_tag")
+# What every driver module defines (docs/workloads.md, "Adding a workload"), the generic stages' only way in.
+DRIVER_INTERFACE = (
+    "OPTIONS", "add_fire_arguments", "options_from", "plan", "message_fields",  # fire
+    "sweep_options", "cell_fire_fields", "describe_cell", "cell_estimate",  # sweep
+    "report", "write_report", "report_across", "compare",  # report, compare
+)  # fmt: skip
+# The cell fields of every record, whatever the workload (the envelope, docs/workloads.md): a
+# cell's fields are these with the workload's own before the tag (fanout.cells).
+SHARED_CELLS = (CellField("memory_size", "memory MB", "{} MB", numeric=True),
+                CellField("concurrency_limit", "concurrency", "concurrency {}", numeric=True),
+                CellField("experiment_tag", "tag", "tag={}"))  # fmt: skip
+SHARED_CELL_FIELDS = tuple(field.name for field in SHARED_CELLS)
 
 
 def get(name: str) -> Workload:

@@ -1,5 +1,6 @@
 """The download workload's driver side (the default workload): fire's --strategy and --pin, their
-checks against the deployed stack, the cost estimate, and the report (fanout.report).
+checks against the deployed stack, the cost estimate, the report (fanout.report, across runs
+fanout.crossrun) and the comparison of runs (fanout.workloads.download_compare).
 
 The strategy and pin definitions are the function's (fanout.strategies, fanout.pins load them
 from functions/downloader/); this module gives them the registry's interface, as
@@ -8,16 +9,17 @@ fanout.workloads.latency does for its parameters.
 
 from dataclasses import dataclass
 
-from fanout import costs, pins, strategies, workloads
+from fanout import costs, crossrun, pins, strategies, workloads
 from fanout import report as run_report
 from fanout.params import check_fits_tmp
+from fanout.workloads import download_compare
 
 OPTIONS = ("strategy", "pin")  # fire's --strategy (--mode) and --pin (STRATEGY, PIN)
 
 
 @dataclass(frozen=True)
 class Options:
-    """What fire was given: a strategy (None: the stack's default) and a pin (None: no pin)."""
+    """What fire was given: a strategy (None: the stack's default) and a pin (None or none: no pin)."""
 
     strategy: strategies.Choice | None = None
     pin: str | None = None
@@ -33,10 +35,10 @@ def add_fire_arguments(parser, sweep: bool = False) -> None:
         )  # fmt: skip
     several = "; several separated by spaces, one cell each (a sweep axis)" if sweep else ""
     parser.add_argument(
-        "--pin", metavar="auto|IP",
+        "--pin", metavar="none|auto|IP",
         help="connect every request of this run to one address of the bucket's endpoint (TLS still on its name): "
         "an IPv4/IPv6 address, or auto: resolve it several times and spread the messages over the addresses "
-        f"found (docs/strategies.md){several}",
+        f"found; none: where DNS says, as without --pin (docs/strategies.md){several}",
     )
 
 
@@ -54,6 +56,12 @@ def plan(stack, options: Options, count: int) -> workloads.Plan:
     pins.check_backend(options.pin, stack.backend)
     fields = {"strategy": str(options.strategy) if options.strategy else None, "pin": options.pin}
     return workloads.Plan(fields, estimate(stack, count, resolved))
+
+
+def message_fields(stack, params) -> dict:
+    """What every body of a run (fanout.fire.FireParams) carries for it: the strategy (the run's,
+    else the stack's default, as canonical text) and the pin when there is one."""
+    return {"strategy": params.strategy or stack.default_strategy, **({"pin": params.pin} if params.pin else {})}
 
 
 def check_strategy(stack, strategy: strategies.Choice | None) -> strategies.Choice:
@@ -83,6 +91,11 @@ def cell_fire_fields(cell) -> dict:
     return {"strategy": cell.strategy, "pin": cell.pin}
 
 
+def describe_cell(cell) -> str:
+    """What a sweep cell (fanout.axes.CellParams) downloads with: its strategy and pin."""
+    return cell.strategy + (f", pin {cell.pin}" if cell.pin else "")
+
+
 def cell_estimate(count: int, cell) -> costs.Estimate:
     """The cost of `count` messages of a sweep cell: its strategy's GET requests on its object size."""
     return _estimate(count, cell.memory, cell.object_size, strategies.parse(cell.strategy), cell.architecture)
@@ -98,3 +111,13 @@ def report(stack, record: dict):
 def write_report(stack, record: dict):
     """The run's records and tables without plots or printing (a sweep's cell)."""
     return run_report.write(run_report.build(stack, record), plots_too=False)
+
+
+def report_across(run_ids: list[str], folder, title: str) -> dict:
+    """The tables across runs (fanout.crossrun), printed and written into `folder`."""
+    return crossrun.report_across(run_ids, folder, title)
+
+
+def compare(a_ids: list[str], b_ids: list[str]) -> None:
+    """`fanout compare`: the change in median and p99 throughput per matching cell, with CIs."""
+    download_compare.show(download_compare.compare(a_ids, b_ids))

@@ -8,7 +8,8 @@ it, and its errors become one-line usage errors here.
 import json
 import math
 
-from fanout import costs, function_modules, workloads
+from fanout import costs, function_modules, tables, workloads
+from fanout import storage as storage_classes
 from fanout.errors import UsageError
 
 definition = function_modules.load("latency")
@@ -73,15 +74,21 @@ def sweep_options(args, memories: tuple[int, ...]) -> tuple[dict, ...]:
 
 
 def estimate(count: int, memory: int, architecture: str, fields: dict) -> costs.Estimate:
-    """The cost of `count` messages with these message fields (`Params.fields()`; a sweep's
-    `storage` empty, every deployed class, is counted as one: the stack is not deployed yet)."""
-    classes = len(fields["storage"]) or 1
-    return costs.latency_estimate(count, memory, fields["sizes"], fields["reps"] * classes, architecture)
+    """The cost of `count` messages with these message fields (`Params.fields()`), each storage
+    class at its prices; `storage` empty (every deployed class, not known here) is priced as the
+    default deployment's."""
+    storage = tuple(fields["storage"]) or storage_classes.DEFAULT
+    return costs.latency_estimate(count, memory, fields["sizes"], fields["reps"], storage, architecture)
 
 
 def cell_fire_fields(cell) -> dict:
     """FireParams' fields for a sweep cell (fanout.axes.CellParams): its message fields."""
     return {"workload": definition.NAME, "options": cell.options}
+
+
+def describe_cell(cell) -> str:
+    """What a sweep cell (fanout.axes.CellParams) measures: the workload and its message fields."""
+    return f"{definition.NAME} {cell.options}"
 
 
 def cell_estimate(count: int, cell) -> costs.Estimate:
@@ -108,6 +115,11 @@ def plan(stack, params: Params, count: int) -> workloads.Plan:
     return workloads.Plan({"workload": definition.NAME, "options": fields}, cost)
 
 
+def message_fields(stack, params) -> dict:
+    """What every body of a run (fanout.fire.FireParams) carries for it: its message fields."""
+    return dict(params.options or {})
+
+
 def report(stack, record: dict):
     """The run's tables, files and plot (fanout.workloads.latency_report); returns its folder."""
     from fanout.workloads import latency_report  # matplotlib: only when reporting
@@ -126,4 +138,12 @@ def report_across(run_ids: list[str], folder, title: str) -> dict:
     """The tables across runs (a sweep's closing report), printed and written into `folder`."""
     from fanout.workloads import latency_report
 
-    return latency_report.across(run_ids, folder, title)
+    summary = latency_report.across(run_ids, folder, title)
+    tables.console.print(f"wrote cells.csv, cells.json, report.md to {folder}", highlight=False)
+    return summary
+
+
+def compare(a_ids: list[str], b_ids: list[str]) -> None:
+    """Not a capability of this workload: its runs are read side by side in one report."""
+    raise UsageError(f"compare compares download throughput; these are {definition.NAME} runs: "
+                     f"`make report RUNS={','.join(a_ids + b_ids)}` shows their tables side by side")

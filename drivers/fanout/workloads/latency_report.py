@@ -3,7 +3,7 @@
 Tables: rows = object size; per storage class and operation (PUT: the whole call; GET: to the
 last byte, and GET to the response headers as "get first byte") n, p50, p90, p99 and mean of
 the seconds, from the saved query latency-percentiles restricted to the run (exact on the local
-backend, Logs Insights' pct() on AWS: fanout.report.PERCENTILES). When the run has both Express
+backend, Logs Insights' pct() on AWS: fanout.insights.PCT_METHODS). When the run has both Express
 One Zone and Standard records, the Express/Standard ratio of medians per size and operation
 with its 95% bootstrap confidence interval computed from the records (fanout.stats: percentile
 method, 10,000 resamples, fixed seed; the two classes resampled independently). The plot is
@@ -23,13 +23,13 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from fanout import insights, network, plots, runs, stats, tables, workloads  # noqa: E402
+from fanout import cells, deadletters, figures, insights, network, run_logs, runs, stats, tables, workloads  # noqa: E402
 from fanout.errors import FanoutError  # noqa: E402
-from fanout import report as run_report  # noqa: E402
 from fanout.sizes import format_decimal_size as format_size  # noqa: E402
-from fanout.wait import peek_dead_letters  # noqa: E402
 
-QUERY = workloads.get("latency").query
+WORKLOAD = workloads.get("latency")
+QUERY = WORKLOAD.query
+CELLS = cells.of(WORKLOAD)  # a query row's or a record's cell: memory, concurrency, storage, operation, size, tag
 STATS = ("p50", "p90", "p99", "avg")
 # (operation, record field, title): what a column group measures.
 MEASURES = (("put", "seconds", "put"), ("get", "seconds", "get"), ("get", "first_byte_seconds", "get first byte"))
@@ -47,7 +47,7 @@ def build(stack, record: dict) -> dict:
     """Everything the report shows, as plain data (summary.json is this, less the records)."""
     run_id = record["run_id"]
     start_ms, end_ms = runs.run_window(record)
-    records = run_report.run_records(insights.fetch_events(stack, start_ms, end_ms), run_id)
+    records = run_logs.run_records(insights.fetch_events(stack, start_ms, end_ms), run_id)
     calls = [r for r in records if r.get("event") == "latency"]
     rows = insights.run_saved(stack, QUERY, f'run_id = "{run_id}"', start_ms, end_ms)
     done = {r["seq"] for r in records if r.get("outcome") == "done"}
@@ -55,12 +55,12 @@ def build(stack, record: dict) -> dict:
         "run": record,
         "network": network.label(record),
         "units": UNITS,
-        "percentiles": run_report.PERCENTILES[record["backend"]],
+        "percentiles": insights.PCT_METHODS[record["backend"]],
         "ci_method": stats.CI_METHOD,
         "counts": {"sent": len(runs.sent_seqs(record)), "seqs_done": len(done), "calls": len(calls),
                    "in_query": sum(int(row["calls"]) for row in rows),
                    "error_records": sum(r.get("event") == "error" for r in records)},  # fmt: skip
-        "dead_lettered": sorted(peek_dead_letters(stack, run_id)),
+        "dead_lettered": sorted(deadletters.peek(stack, run_id)),
         "rows": rows,
         "ratios": ratios(calls),
         "records": records,
@@ -82,8 +82,12 @@ def ratios(calls: list[dict]) -> list[dict]:
 
 
 def _values(calls, storage, operation, field, size) -> list[float]:
-    return [r[field] for r in calls if (r["storage"], r["operation"], r["size"]) == (storage, operation, size)
-            and r.get(field) is not None]  # fmt: skip
+    return [r[field] for r in calls if _at(CELLS.key(r), storage, operation, size) and r.get(field) is not None]
+
+
+def _at(cell, storage: str, operation: str, size: int | None = None) -> bool:
+    """Is `cell` of this class and operation (and size, when given)?"""
+    return (cell.storage, cell.operation) == (storage, operation) and size in (None, cell.size)
 
 
 def groups(rows: list[dict]) -> list[tuple[str, str, str, str]]:
@@ -96,8 +100,8 @@ def groups(rows: list[dict]) -> list[tuple[str, str, str, str]]:
 def size_table(rows: list[dict], storage: str, operation: str, field: str) -> list[list]:
     """Rows = size: n, p50, p90, p99, avg of one class and measure."""
     table = [["size", "n", *STATS]]
-    for row in sorted((r for r in rows if (r["storage"], r["operation"]) == (storage, operation)), key=lambda r: r["size"]):
-        table.append([format_size(int(row["size"])), int(row["calls"]), *(_seconds(row[f"{field}_{s}"]) for s in STATS)])
+    for row in sorted((r for r in rows if _at(CELLS.key(r), storage, operation)), key=CELLS.sort_key):
+        table.append([CELLS.key(row).text("size"), int(row["calls"]), *(_seconds(row[f"{field}_{s}"]) for s in STATS)])
     return table
 
 
@@ -106,10 +110,11 @@ def wide_table(rows: list[dict]) -> list[list]:
     present = groups(rows)
     header = ["size"] + [f"{storage} {title} {stat}" for storage, _, _, title in present for stat in ("n", *STATS)]
     table = [header]
-    for size in sorted({int(row["size"]) for row in rows}):
+    keyed = [(CELLS.key(row), row) for row in rows]
+    for size in sorted({cell.size for cell, _ in keyed}):
         line = [format_size(size)]
         for storage, operation, field, _ in present:
-            match = [r for r in rows if (r["storage"], r["operation"], int(r["size"])) == (storage, operation, size)]
+            match = [row for cell, row in keyed if _at(cell, storage, operation, size)]
             line += [int(match[0]["calls"]), *(_seconds(match[0][f"{field}_{s}"]) for s in STATS)] if match else ["-"] * 5
         table.append(line)
     return table
@@ -188,7 +193,7 @@ def markdown(summary: dict, images: list) -> str:
 def plot(summary: dict, path):
     """Log-log: median seconds against size per class and measure, p10-p90 band (from records)."""
     calls = [r for r in summary["records"] if r.get("event") == "latency"]
-    fig, ax = plt.subplots(figsize=(plots.WIDTH, 5.5), layout="constrained")
+    fig, ax = plt.subplots(figsize=(figures.WIDTH, 5.5), layout="constrained")
     present = groups(summary["rows"])
     colors = {storage: f"C{i}" for i, storage in enumerate(dict.fromkeys(g[0] for g in present))}
     for storage, operation, field, title in present:
@@ -209,7 +214,7 @@ def plot(summary: dict, path):
     ax.set_title("S3 request latency against object size")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend()
-    return plots._save(fig, path, summary["network"])
+    return figures.save(fig, path, summary["network"])
 
 
 def across(run_ids: list[str], folder, title: str) -> dict:

@@ -1,0 +1,99 @@
+"""The download workload's `fanout compare A B` (fanout.compare): did the median or p99
+throughput change between A and B?
+
+A and B are run ids or `latest`, `sweep:<id|latest>` for a sweep's runs, or several of them
+comma-separated (fanout.reporting.runs_of resolves each). Each side's downloads are grouped into cells as
+in the cross-run report.
+Cells are matched on the cell fields that vary within a side; a field that takes one value on
+each side (the tag, the strategy, the network, when that is what A and B differ in) describes the
+sides instead of splitting the cells, so that `compare` on a run tagged "x86" and one tagged
+"arm" matches their cells. Cells found on one side only are listed.
+
+Per matching cell: the median and p99 of throughput (decimal MB/s) on each side, the change
+B - A, and its 95% bootstrap confidence interval (fanout.stats: each side resampled on its
+own); a change whose interval excludes 0 is flagged.
+"""
+
+from rich.console import Console
+
+from fanout import cells, crossrun, stats, tables, workloads
+
+CELLS = cells.of(workloads.get("download"))  # the download workload's cells
+
+console = Console()
+
+
+def compare(a_ids: list[str], b_ids: list[str]) -> dict:
+    """Per matching cell the change in median and p99 throughput with its CI; unmatched cells."""
+    a = _side(a_ids)
+    b = _side(b_ids)
+    values = {name: ({c[name] for c in a}, {c[name] for c in b}) for name in CELLS.across}
+    fields = [name for name, (in_a, in_b) in values.items() if len(in_a) > 1 or len(in_b) > 1]
+    differ = [name for name, (in_a, in_b) in values.items() if name not in fields and in_a != in_b]
+    a_by, b_by = _by_match(a, fields), _by_match(b, fields)
+    matched = [_change(key, fields, a_by[key], b_by[key]) for key in a_by if key in b_by]
+    return {
+        "a": {"runs": a_ids, "label": _side_label(a, differ), "network": sorted({c["network"] for c in a})},
+        "b": {"runs": b_ids, "label": _side_label(b, differ), "network": sorted({c["network"] for c in b})},
+        "match_on": fields,
+        "differ_in": differ,
+        "cells": matched,
+        "only_in_a": [crossrun.cell_label(a_by[key], fields) for key in a_by if key not in b_by],
+        "only_in_b": [crossrun.cell_label(b_by[key], fields) for key in b_by if key not in a_by],
+        "method": stats.CI_METHOD + ", each side resampled independently",
+    }
+
+
+def _side(run_ids: list[str]) -> list[dict]:
+    """Each cell of the runs as its fields plus "mb_per_s": the per-download throughputs."""
+    by_cell, _ = crossrun.group([crossrun.load(run_id) for run_id in run_ids])
+    result = []
+    for cell in sorted(by_cell, key=crossrun.sort_key):
+        downloads = crossrun.downloads_of(by_cell[cell])
+        if downloads:
+            result.append(cell.as_dict() | {"mb_per_s": crossrun.samples(downloads)["mb_per_s"]})
+    return result
+
+
+def _by_match(side: list[dict], fields: list[str]) -> dict[tuple, dict]:
+    return {tuple(cell[name] for name in fields): cell for cell in side}
+
+
+def _side_label(side: list[dict], differ: list[str]) -> str:
+    return crossrun.cell_label(side[0], differ) if side and differ else ""
+
+
+def _change(key: tuple, fields: list[str], a: dict, b: dict) -> dict:
+    row = dict(zip(fields, key)) | {"n_a": len(a["mb_per_s"]), "n_b": len(b["mb_per_s"])}
+    before, after = stats.describe(a["mb_per_s"]), stats.describe(b["mb_per_s"])
+    cis = stats.difference_intervals(a["mb_per_s"], b["mb_per_s"], list(stats.CI_STATISTICS.values()))
+    for name, ci in zip(stats.CI_STATISTICS, cis):
+        row[name] = {"a": before[name], "b": after[name], "change": after[name] - before[name], "ci": ci,
+                     "changed": stats.excludes_zero(ci)}  # fmt: skip
+    return row
+
+
+def show(result: dict) -> None:
+    for side in ("a", "b"):
+        label = f" ({result[side]['label']})" if result[side]["label"] else ""
+        console.print(f"{side.upper()}: {', '.join(result[side]['runs'])}{label}; {'; '.join(result[side]['network'])}",
+                      highlight=False)  # fmt: skip
+    fields = result["match_on"]
+    console.print(f"cells matched on: {', '.join(crossrun.TITLES[f] for f in fields) or 'nothing (one cell a side)'}",
+                  highlight=False)  # fmt: skip
+    networks = sorted({*result["a"]["network"], *result["b"]["network"]})
+    network = networks[0] if len(networks) == 1 else "networks differ, see A and B"
+    for name in stats.CI_STATISTICS:
+        rows = [[*crossrun.key_title(fields), "n A", "n B", "A", "B", "B - A", "%", "95% CI", ""]]
+        for cell in result["cells"]:
+            change = cell[name]
+            ci = "-" if change["ci"] is None else f"{tables.fmt(change['ci'][0])} to {tables.fmt(change['ci'][1])}"
+            rows.append([*crossrun.key_text(cell, fields), cell["n_a"], cell["n_b"], change["a"], change["b"],
+                         change["change"], f"{change['change'] / change['a']:+.0%}" if change["a"] else "-", ci,
+                         "changed" if change["changed"] else ""])  # fmt: skip
+        tables.print_table(crossrun._table(f"{name} throughput (MB/s, decimal)", rows, bool(fields)),
+                            f"changed: the CI of B - A excludes 0; {network}")  # fmt: skip
+    for side in ("a", "b"):
+        for label in result[f"only_in_{side}"]:
+            console.print(f"only in {side.upper()}: {label}", highlight=False)
+    console.print(f"CI: {result['method']}; percentiles: {stats.PERCENTILE_METHOD}", highlight=False)

@@ -1,0 +1,194 @@
+"""Workloads are registered in one place (issue 12's acceptance criterion): the generic stages
+never name a workload, and a workload registered only through the registry (the tests-only
+toy_workload) is fired, described in a sweep, grouped into cells, accounted for, reported across
+runs and refused by compare in its own words, by the unchanged generic code."""
+
+import ast
+import json
+import sys
+from pathlib import Path
+
+import pytest
+import toy_workload
+from test_fire import drain, make_stack, queue, results  # noqa: F401 - fixtures
+
+from fanout import axes, cells, cli, deadletters, fire, insights, reporting, runs, sweep, wait, workloads
+from fanout.errors import UsageError
+
+DRIVERS = Path(workloads.__file__).parents[1]  # drivers/fanout
+# The modules that are one workload's own, outside fanout/workloads/ (relative to drivers/fanout):
+# the download workload's run report, its plots, its report across runs and their plots, its
+# throughput per endpoint address, and the host that benchmarks its downloader; the latency
+# workload's deploy-level storage classes. Every other driver module is generic.
+WORKLOAD_OWN = {
+    "download": ("report.py", "plots.py", "crossrun.py", "crossplots.py", "endpoint_ips.py", "host/hosted.py"),
+    "latency": ("storage.py",),
+}
+
+
+def generic_modules() -> list[Path]:
+    own = {name for names in WORKLOAD_OWN.values() for name in names}
+    return [path for path in sorted(DRIVERS.rglob("*.py"))
+            if path.relative_to(DRIVERS).parts[0] != "workloads" and path.relative_to(DRIVERS).as_posix() not in own]  # fmt: skip
+
+
+def names_a_workload(source: str, names) -> list[str]:
+    """What in `source` names one of the workloads `names`: a string literal equal to a name, a
+    comparison with the default workload (`workload != workloads.DEFAULT`: a branch for it), or
+    an import of a module of fanout.workloads (the registry package itself is allowed)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Compare) and any(_is_default(side) for side in (node.left, *node.comparators)):
+            found.append(f"line {node.lineno}: compares with workloads.DEFAULT")
+        elif isinstance(node, ast.Constant) and node.value in names:
+            found.append(f"line {node.lineno}: {node.value!r}")
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("fanout.workloads"):
+            found += [f"line {node.lineno}: imports {node.module}.{a.name}" for a in node.names]
+        elif isinstance(node, ast.Import):
+            found += [f"line {node.lineno}: imports {a.name}" for a in node.names if a.name.startswith("fanout.workloads.")]
+    return found
+
+
+def _is_default(node) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr == "DEFAULT" and ast.unparse(node.value).endswith("workloads")
+
+
+def test_the_generic_driver_modules_name_no_workload():
+    modules = generic_modules()
+    assert DRIVERS / "fire.py" in modules and DRIVERS / "wait.py" in modules and DRIVERS / "sweep.py" in modules
+    assert all((DRIVERS / name).is_file() for names in WORKLOAD_OWN.values() for name in names)  # the list is current
+    assert set(WORKLOAD_OWN) <= set(workloads.WORKLOADS)
+    found = {path.relative_to(DRIVERS).as_posix(): names_a_workload(path.read_text(), set(workloads.WORKLOADS))
+             for path in modules}  # fmt: skip
+    assert {module: hits for module, hits in found.items() if hits} == {}
+
+
+@pytest.mark.parametrize("branch", [
+    'if workload.name == "download":\n    pass\n',
+    'WHAT = {"latency": 1}\n',
+    "what = cell.strategy if cell.workload == workloads.DEFAULT else cell.options\n",
+    "if workloads.DEFAULT != name:\n    pass\n",
+    "from fanout.workloads import latency\n",
+    "import fanout.workloads.download\n",
+    "from fanout.workloads.latency import definition\n",
+])  # fmt: skip
+def test_the_static_check_catches_a_branch_on_a_workload(branch):
+    assert names_a_workload(branch, set(workloads.WORKLOADS))
+    assert not names_a_workload("from fanout import workloads\nworkloads.get(name).driver()\n", set(workloads.WORKLOADS))
+
+
+def test_every_driver_has_the_whole_interface():
+    for workload in (*workloads.WORKLOADS.values(), toy_workload.ENTRY):
+        module = toy_workload if workload is toy_workload.ENTRY else workload.driver()
+        missing = [name for name in workloads.DRIVER_INTERFACE if not hasattr(module, name)]
+        assert missing == [], workload.name
+
+
+# ---- a third workload, registered only through the registry -----------------------------------
+
+
+@pytest.fixture
+def toy(monkeypatch):
+    """The toy workload in the registry, its module where Workload.driver() imports it from."""
+    monkeypatch.setitem(workloads.WORKLOADS, toy_workload.NAME, toy_workload.ENTRY)
+    monkeypatch.setitem(sys.modules, f"fanout.workloads.{toy_workload.NAME}", toy_workload)
+    return toy_workload.ENTRY
+
+
+def test_fire_sends_the_toys_bodies_through_its_driver(toy, queue, emulator, results):  # noqa: F811
+    sqs, url = queue
+    args = cli.build_parser().parse_args(["fire", "--workload", "toy", "--colour", "blue"])  # its flag, from the registry
+    workload = workloads.get(args.workload)
+    fire.check_options(workload, args)
+    stack = make_stack(emulator, url)
+    plan = workload.driver().plan(stack, workload.driver().options_from(args), 4)
+    record = fire.fire(stack, fire.FireParams(4, "t", workers=1, **plan.fire_fields))
+    bodies = sorted(drain(sqs, url), key=lambda body: body["seq"])
+    expected = toy_workload.message_fields(stack, fire.FireParams(4, **plan.fire_fields))
+    assert [body["seq"] for body in bodies] == list(range(4))
+    assert all({k: v for k, v in body.items() if k not in ("seq", "run_id")} ==
+               {"experiment_tag": "t", "workload": toy.name, **expected} for body in bodies)  # fmt: skip
+    assert record["parameters"]["workload"] == toy.name and record["parameters"]["workload_options"] == {"colour": "blue"}
+    download_args = cli.build_parser().parse_args(["fire", "--colour", "red"])
+    with pytest.raises(UsageError, match="--colour is an option of the toy workload"):
+        fire.check_options(workloads.get(download_args.workload), download_args)
+
+
+def test_a_sweep_describes_and_prices_the_toys_cells(toy):
+    args = cli.build_parser().parse_args(["sweep", "--workload", "toy", "--colour", "red green"])
+    grid = axes.Axes.parse({"memory": "512", "concurrency": "2", "object_size": "1MiB", "architecture": "x86_64",
+                            "strategy": "stream"}, toy.name, toy.driver().sweep_options(args, (512,)))  # fmt: skip
+    cells_ = grid.cells()
+    assert [cell.options for cell in cells_] == [{"colour": "red"}, {"colour": "green"}]
+    described = [sweep._describe(cell) for cell in cells_]
+    assert [text.endswith(toy_workload.describe_cell(cell)) for text, cell in zip(described, cells_)] == [True, True]
+    assert [sweep._estimate(10, cell) for cell in cells_] == [toy_workload.cell_estimate(10, cell) for cell in cells_]
+    assert all(toy_workload.cell_fire_fields(cell)["workload"] == toy.name for cell in cells_)
+
+
+def toy_records(run_id: str) -> list[dict]:
+    """What the toy's function would log: seqs 0 and 1 one record per weight, the last closing
+    the delivery; seq 2 fails on its last allowed receive (3); seq 3 has not ended yet."""
+    cell = {"memory_size": 512, "concurrency_limit": 2, "experiment_tag": "t"}
+    lines = [{"seq": seq, "event": "toy", "colour": colour, "weight": weight, "receive_count": 1, **cell}
+             | ({"outcome": "done"} if weight == 1000 else {})
+             for seq, colour in ((0, "red"), (1, "green")) for weight in (100, 10, 1000)]  # fmt: skip
+    lines += [{"seq": 2, "event": "error", "outcome": "error", "receive_count": 3},
+              {"seq": 3, "event": "toy", "colour": "red", "weight": 5, "receive_count": 1, **cell}]  # fmt: skip
+    return [{"run_id": run_id, "workload": "toy", **line} for line in lines]
+
+
+def test_wait_accounts_for_the_toys_messages_from_the_envelope(toy, queue, emulator, results, monkeypatch):  # noqa: F811
+    sqs, url = queue
+    dlq = sqs.create_queue(QueueName="toy-dlq")["QueueUrl"]
+    stack = make_stack(emulator, url, dlq_url=dlq, max_receive_count=3)
+    record = fire.fire(stack, fire.FireParams(5, "t", workers=1, workload=toy.name, options={"colour": "red"}))
+    sqs.send_message(QueueUrl=dlq, MessageBody=json.dumps({"run_id": record["run_id"], "seq": 4, "workload": toy.name}))
+    events = [{"timestamp": record["first_send_ms"] + i, "message": json.dumps(line)}
+              for i, line in enumerate(toy_records(record["run_id"]))]  # fmt: skip
+    # The logs, as the local evaluator reads them: the saved query runs on these events.
+    monkeypatch.setattr(insights, "run", lambda stack, text, start_ms=None, end_ms=None: insights.evaluate(text, events))
+    accounting = wait.account(stack, record)
+    assert (accounting.done, accounting.failed, accounting.dead_lettered) == ({0, 1}, {2}, {4})
+    assert accounting.in_flight() == [3] and accounting.duplicates == 0
+    assert deadletters.peek(stack, record["run_id"]) == {4}
+    sqs.delete_queue(QueueUrl=dlq)
+
+
+def test_the_toys_cells_come_from_its_registry_entry(toy):
+    schema = cells.of(toy)
+    shared = workloads.SHARED_CELL_FIELDS
+    assert schema.fields == (*shared[:-1], "colour", "weight", shared[-1])
+    assert schema.across == (*shared[:-1], "colour", "architecture", "weight", "pin", shared[-1], "network")
+    rows = [{"memory_size": "512", "concurrency_limit": 2, "colour": "red", "weight": w, "experiment_tag": "t"}
+            for w in ("1000", 10, "100")]  # query rows carry text, records numbers  # fmt: skip
+    ordered = sorted(rows, key=schema.sort_key)
+    assert [schema.key(row).weight for row in ordered] == [10, 100, 1000]  # numeric order, not text order
+    assert schema.label(rows[1]) == "512 MB, concurrency 2, red, 10 g, tag=t"
+    assert schema.key(rows[1]) == schema.key({**rows[1], "memory_size": 512, "weight": "10"})
+    assert schema.varying([schema.key(row) for row in rows]) == ("weight",)
+    assert {"colour", "weight"} <= cells.titles()
+
+
+def test_report_and_compare_dispatch_to_the_toys_driver(toy, queue, emulator, results, tmp_path, capsys):  # noqa: F811
+    _, url = queue
+    stack = make_stack(emulator, url)
+    run_ids = [fire.fire(stack, fire.FireParams(2, "t", workers=1, workload=toy.name, options={"colour": "red"}))["run_id"]
+               for _ in range(2)]  # fmt: skip
+    for run_id in run_ids:  # as the toy's report writes them
+        (runs.run_dir(run_id) / "records.jsonl").write_text("\n".join(map(json.dumps, toy_records(run_id))) + "\n")
+    assert reporting.workload_of(run_ids) == toy
+    summary = reporting.report_across(run_ids, tmp_path / "across", "toys")
+    # Per cell: 2 runs x the records of that colour and weight; in the cells' numeric order.
+    expected = {}
+    for run_id in run_ids:
+        for line in toy_records(run_id):
+            if line["event"] == "toy":
+                cell = cells.of(toy).key(line)
+                expected[cell] = expected.get(cell, 0) + 1
+    assert summary["rows"] == [{"cell": cell.label(), "records": expected[cell]}
+                               for cell in sorted(expected, key=lambda c: c.sort_key())]  # fmt: skip
+    assert json.loads((tmp_path / "across" / "toy.json").read_text())["rows"] == summary["rows"]
+    capsys.readouterr()
+    assert cli.main(["compare", run_ids[0], run_ids[1]]) == 2
+    assert capsys.readouterr().err.strip() == "fanout: error: toy runs have nothing to compare: their colours are facts, not figures"

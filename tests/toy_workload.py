@@ -1,0 +1,97 @@
+"""A third workload that exists only in the tests: its driver module, with the interface every
+driver has (fanout.workloads.DRIVER_INTERFACE), and its registry entry. Registered only through
+the registry (test_registry.py puts ENTRY in fanout.workloads.WORKLOADS and this module at
+fanout.workloads.toy), it shows that the generic stages need no branch for a new workload.
+
+It "measures" a colour at a weight: each message writes one record per weight step, the last
+closing the delivery.
+"""
+
+import json
+
+from fanout import cells, costs, runs, workloads
+from fanout.errors import UsageError
+
+NAME = "toy"
+ENTRY = workloads.Workload(
+    NAME, "a tests-only workload: a colour at several weights",
+    (workloads.CellField("colour", "colour"), workloads.CellField("weight", "weight", "{} g", numeric=True)),
+    "toy-percentiles", deployed=("colour",),
+)  # fmt: skip
+OPTIONS = ("colour",)
+COLOURS = ("red", "green", "blue")
+
+
+def add_fire_arguments(parser, sweep: bool = False) -> None:
+    parser.add_argument("--colour", help=f"toy: one of {', '.join(COLOURS)}, or several in a sweep")
+
+
+def options_from(args) -> dict:
+    return {"colour": _colour(args.colour or COLOURS[0])}
+
+
+def _colour(text: str) -> str:
+    if text not in COLOURS:
+        raise UsageError(f"invalid --colour {text!r}: expected one of {', '.join(COLOURS)}")
+    return text
+
+
+def plan(stack, options: dict, count: int) -> workloads.Plan:
+    return workloads.Plan({"workload": NAME, "options": options}, _estimate(count, stack.memory, stack.architecture))
+
+
+def _estimate(count: int, memory: int, architecture: str) -> costs.Estimate:
+    """Its messages' Lambda and SQS cost: it reads and writes nothing in S3."""
+    return costs.estimate(count, memory, 0, 0, architecture)
+
+
+def message_fields(stack, params) -> dict:
+    return {**params.options, "weights": [1, 10, 100]}
+
+
+def sweep_options(args, memories) -> tuple[dict, ...]:
+    return tuple({"colour": _colour(text)} for text in (args.colour or COLOURS[0]).split())
+
+
+def cell_fire_fields(cell) -> dict:
+    return {"workload": NAME, "options": cell.options}
+
+
+def describe_cell(cell) -> str:
+    return f"the colour {cell.options['colour']}"
+
+
+def cell_estimate(count: int, cell) -> costs.Estimate:
+    return _estimate(count, cell.memory, cell.architecture)
+
+
+def records_of(run_id: str) -> list[dict]:
+    path = runs.run_dir(run_id) / "records.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def report(stack, record: dict):
+    return write_report(stack, record)
+
+
+def write_report(stack, record: dict):
+    return runs.run_dir(record["run_id"])
+
+
+def report_across(run_ids: list[str], folder, title: str) -> dict:
+    """Records per cell across the runs, in the cells' order, labelled by the toy's cells."""
+    schema = cells.of(ENTRY)
+    counted: dict = {}
+    for run_id in run_ids:
+        for record in records_of(run_id):
+            if record.get("workload") == NAME and record.get("event") == NAME:
+                cell = schema.key(record)
+                counted[cell] = counted.get(cell, 0) + 1
+    rows = [{"cell": cell.label(), "records": counted[cell]} for cell in sorted(counted, key=lambda c: c.sort_key())]
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "toy.json").write_text(json.dumps({"title": title, "rows": rows}))
+    return {"title": title, "rows": rows}
+
+
+def compare(a_ids: list[str], b_ids: list[str]) -> None:
+    raise UsageError("toy runs have nothing to compare: their colours are facts, not figures")

@@ -12,7 +12,7 @@ from rich.console import Console
 import fanout.network
 import fanout.timeline
 from fanout import cells, concurrency, insights, plots, report, run_logs, runs, tables, workloads
-from fanout.network import truth
+from fanout.network import late, truth
 from fanout.sizes import format_size
 
 RUN = "20250101T000000Z-abc123"
@@ -267,7 +267,7 @@ def modelled_downloads(model, memory=1024, count=6, size=24 * 2**20, seed=5):
         records.append({"event": "download", "run_id": RUN, "seq": i, "experiment_tag": "a", "memory_size": memory,
                         "concurrency_limit": count, "strategy": "stream", "bytes": sent, "seconds": seconds,
                         "start_ms": 1_700_000_000_000 + i, "end_ms": 1_700_000_000_000 + i + int(seconds * 1000),
-                        "env_id": f"env-{i}", "cold_start": True, "ttfb_seconds": shape.first_byte_s + 0.01,
+                        "env_id": f"env-{i}", "request_id": f"request-{i}", "cold_start": True, "ttfb_seconds": shape.first_byte_s + 0.01,
                         "first_byte_seconds": shape.first_byte_s * (1 + 0.01 * i),
                         **timeline.record_fields(recorder, seconds)})  # fmt: skip
     return records
@@ -318,7 +318,33 @@ def test_ground_truth_says_when_the_object_fits_in_the_burst():
     records = modelled_downloads(model, size=24 * 2**20)
     rows = summary_of(records, sent=len(records), network=model.describe())["ground_truth"]
     assert rows and all(row["inside_burst"] for row in rows)
-    assert "not reached" in tables.markdown_table(report._truth_rows(rows))
+    marked = [line[1] for line in report._truth_rows(rows)[1:] if line[1].endswith(report.INSIDE_BURST)]
+    assert len(marked) == 2  # sustained rate and burst; the first-byte latency is not a burst's
+    assert any(note.startswith(report.INSIDE_BURST) and "not reached" in note for note in report._truth_notes(rows))
+
+
+def test_the_ground_truth_table_fits_80_columns_with_every_cell_whole(monkeypatch):
+    """The widest rows a run shows (a large memory size and bucket, both notes, an address row)
+    print within 80 columns, each cell's text whole."""
+    values = {"burst": "300MiB", "peak_mb_per_s": 337.5, "sustained_mb_per_s": 75, "connection_mb_per_s": 90,
+              "first_byte_ms": 15, "first_byte_p90_ms": 20}
+    model = fanout.network.NetworkModel("lambda-2024", 1.0, fanout.network.model.parameters(values, "lambda-2024"))
+    records = [dict(r, memory_size=10240) for r in modelled_downloads(model, size=24 * 2**20)]
+    run = {"backend": "local", "network": model.describe()}
+    ids = sorted({r["request_id"] for r in records})
+    events = [{"message": late.line(i, late.FirstBytes(3, 2))} for i in ids]
+    rows = truth.compare(run, records, events)
+    rows.append(dict(rows[0], parameter="rate_factor 127.0.0.16", injected=0.5, estimated=0.4))
+    console = Console(width=80, record=True, file=io.StringIO())
+    monkeypatch.setattr(tables, "console", console)
+    report.show_truth(rows)
+    lines = console.export_text().splitlines()
+    assert lines and max(map(len, lines)) <= 80
+    text = "\n".join(lines)
+    for row in report._truth_rows(rows):
+        for cell in row:
+            assert tables.fmt(cell) in text
+    assert f"{2 * len(ids)} of {3 * len(ids)} requests" in text and "upper bound" in text
 
 
 def test_a_sweep_cells_report_says_which_environments_it_started_with(tmp_path, monkeypatch):

@@ -51,7 +51,14 @@ QUERY_TABLES = {  # summary key -> (title, caption)
     "platform_errors": ("Platform errors", "crashes, timeouts, init failures: platform lines in the run's time window"),
 }
 TRUTH_NOTE = ("estimated from the records (medians; burst: first download of each environment) "
-              "next to the model's injected values")
+              "next to the model's injected values; MB/s decimal")
+TRUTH_LABELS = {  # ground-truth parameter -> (label with unit, factor from the row's unit)
+    "sustained_mb_per_s": ("sustained MB/s", 1),
+    "burst_bytes": ("burst bytes", 1),
+    "first_byte_seconds": ("first byte ms", 1000),
+}
+INSIDE_BURST = "(a)"  # marks an estimate of a download that ended inside its burst
+UPPER_BOUND = "(b)"  # marks a first-byte estimate with late emulator answers
 STRATEGY_COLUMNS = {  # strategy-comparison column -> title
     "strategy": "strategy", "downloads": "n", "mb_per_s_p10": "MB/s p10", "mb_per_s_p50": "p50",
     "mb_per_s_p90": "p90", "ttfb_ms_p50": "TTFB ms p50", "ttfb_ms_p90": "p90", "requests_avg": "requests",
@@ -86,7 +93,7 @@ def build(stack, record: dict) -> dict:
         "strategies": insights.run_saved(stack, "strategy-comparison", by_run, start_ms, end_ms),
         "errors": insights.run_saved(stack, "errors", by_run, start_ms, end_ms),
         "timeline": insights.run_saved(stack, "download-timeline", by_run, start_ms, end_ms),
-        "ground_truth": truth.compare(record, downloads),
+        "ground_truth": truth.compare(record, downloads, events),
         "endpoint_ips": endpoint_ips.table(insights.run_saved(stack, "endpoint-ips", by_run, start_ms, end_ms), downloads),
         "endpoint_ips_excluded": endpoint_ips.excluded(downloads),
         "dead_lettered": sorted(deadletters.peek(stack, run_id)),
@@ -206,7 +213,7 @@ def show(summary: dict) -> None:
             rows, common = query_rows(summary[name])
             tables.print_table(tables.rich_table(title, rows), "; ".join(filter(None, [common, caption])))
     if summary["ground_truth"]:
-        tables.print_table(tables.rich_table("Ground truth", _truth_rows(summary["ground_truth"])), TRUTH_NOTE)
+        show_truth(summary["ground_truth"])
     if endpoint_ips.compares(summary.get("endpoint_ips", [])):  # one address per cell: nothing to compare
         tables.print_table(tables.rich_table(ENDPOINT_TITLE, endpoint_ips.rows_for_display(summary["endpoint_ips"], varying)),
                      _endpoint_note(summary))  # fmt: skip
@@ -242,13 +249,45 @@ def query_rows(rows: list[dict]) -> tuple[list[list], str]:
     return table, ", ".join(f"{c} {tables.fmt(rows[0][c])}" for c in shared)
 
 
+def show_truth(rows: list[dict]) -> None:
+    """The ground-truth table (fanout.network.truth rows) and its notes, within 80 columns."""
+    notes = "\n  ".join([TRUTH_NOTE, *_truth_notes(rows)])
+    tables.print_table(tables.rich_table("Ground truth", _truth_rows(rows)), notes)
+
+
 def _truth_rows(rows: list[dict]) -> list[list]:
-    table = [["memory MB", "parameter", "injected", "estimated", "ratio", "downloads"]]
+    """The ground truth as a table narrow enough for 80 columns: short labels with their units,
+    and a mark where a note (_truth_notes) qualifies the estimate."""
+    table = [["memory MB", "parameter", "injected", "estimated", "ratio", "n"]]
     for row in rows:
-        note = " (object within the burst: not reached)" if row["inside_burst"] and row["parameter"] != "first_byte_seconds" else ""
-        table.append([row["memory_size"], row["parameter"] + note, row["injected"], row["estimated"], row["ratio"],
-                      row["downloads"]])
+        label, factor = TRUTH_LABELS.get(row["parameter"], (row["parameter"].replace("_", " "), 1))
+        mark = _truth_mark(row)
+        table.append([row["memory_size"], f"{label} {mark}".strip(), _scaled(row["injected"], factor),
+                      _scaled(row["estimated"], factor), row["ratio"], row["downloads"]])
     return table
+
+
+def _truth_mark(row: dict) -> str:
+    if row["parameter"] == "first_byte_seconds":
+        return UPPER_BOUND if row.get("late") else ""
+    return INSIDE_BURST if row["inside_burst"] else ""
+
+
+def _truth_notes(rows: list[dict]) -> list[str]:
+    """What the marks of _truth_rows say: the first-byte estimate is an upper bound when the
+    emulator answered some requests later than their drawn latency (fanout.network.late)."""
+    notes = []
+    if any(_truth_mark(row) == INSIDE_BURST for row in rows):
+        notes.append(f"{INSIDE_BURST} object within the burst: not reached")
+    for row in rows:
+        if _truth_mark(row) == UPPER_BOUND:
+            notes.append(f"{UPPER_BOUND} {row['memory_size']} MB: {row['late']} of {row['requests']} requests' "
+                         "emulator answer exceeded the drawn latency: estimate is an upper bound")
+    return notes
+
+
+def _scaled(value, factor: float):
+    return value if value is None or factor == 1 else value * factor
 
 
 def _endpoint_note(summary: dict) -> str:
@@ -348,7 +387,9 @@ def markdown(summary: dict, images: list) -> str:
             note = "; ".join(filter(None, [common, caption]))
             parts += [f"## {title}", *filter(None, [note]), tables.markdown_table(rows)]
     if summary["ground_truth"]:
-        parts += ["## Ground truth", f"{TRUTH_NOTE.capitalize()}.", tables.markdown_table(_truth_rows(summary["ground_truth"]))]
+        truth_rows = summary["ground_truth"]
+        parts += ["## Ground truth", f"{TRUTH_NOTE.capitalize()}.", tables.markdown_table(_truth_rows(truth_rows)),
+                  *_truth_notes(truth_rows)]
     if summary.get("endpoint_ips"):
         parts += [f"## {ENDPOINT_TITLE}", _endpoint_note(summary) + ".",
                   tables.markdown_table(endpoint_ips.rows_for_display(summary["endpoint_ips"], CELLS.fields))]  # fmt: skip

@@ -161,8 +161,11 @@ def test_a_run_under_a_network_model(deployed, tmp_path, capsys):
     assert len(downloads) == 8
     assert all(r["bytes"] / r["seconds"] <= 4e6 * 1.05 for r in downloads)
     # The function sees the 5 ms latency: the proxy holds each first byte that long less the
-    # path's own cost, measured once per host; 20% for that measurement's noise under load.
+    # path's own cost, sampled while the host runs; 20% for that measurement's noise under load.
     assert statistics.median(r["first_byte_seconds"] for r in downloads) >= 0.005 * 0.8
+    # The host logged every request the proxy held for that latency, and the report found them.
+    [first_byte] = [row for row in summary_of(run_id)["ground_truth"] if row["parameter"] == "first_byte_seconds"]
+    assert first_byte["requests"] == sum(r["requests"] for r in downloads) >= first_byte["late"] >= 0
     assert all(r["endpoint_ip"] == r["pinned_ip"] == ["127.0.0.2", "127.0.0.3"][r["seq"] % 2] for r in downloads)
     by_address = {row["endpoint_ip"]: row["downloads"] for row in summary_of(run_id)["endpoint_ips"]}
     assert by_address == {"127.0.0.2": 4, "127.0.0.3": 4}

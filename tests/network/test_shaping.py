@@ -11,7 +11,8 @@ import pytest
 from boto3.s3.transfer import TransferConfig
 
 from fanout import aws
-from fanout.network.proxy import Shaper, first_byte_wait
+from fanout.network.path import first_byte_wait
+from fanout.network.proxy import Shaper
 
 from .conftest import model_of
 

@@ -26,6 +26,7 @@ from fanout.host.config import FunctionConfig
 from fanout.host.environment import Environment, InitFailed
 from fanout.host.event import failed_message_ids, sqs_event
 from fanout.host.logs import LogWriter
+from fanout.network import late
 from fanout.network.model import NetworkModel
 from fanout.network.proxy import Shaper
 
@@ -345,12 +346,13 @@ class Host:
         except InitFailed:
             return ids, "error", True
         event = sqs_event(batch, self.config.source, self.config.region)
-        started = time.time() * 1000
+        started, request_id = time.time() * 1000, str(uuid.uuid4())
         try:
-            outcome = env.invoke(str(uuid.uuid4()), event)
+            outcome = env.invoke(request_id, event)
         finally:
             with self._lock:
                 self.busy_intervals.append((started, time.time() * 1000))
+        self._log_first_bytes(env, request_id)
         if outcome.status == "ok":
             failed = failed_message_ids(outcome.result, ids, self.config.source.report_batch_item_failures)
         else:
@@ -361,6 +363,14 @@ class Host:
             with self._lock:
                 self._idle.append(env)
         return failed, outcome.status, outcome.init_ms is not None
+
+    def _log_first_bytes(self, env: Environment, request_id: str) -> None:
+        """Log how many of the invocation's responses the model could hold to their first-byte
+        latency (fanout.network.late), before its messages are settled."""
+        if self._shaper and env.s3_endpoint:
+            counts = self._shaper.first_bytes(env.s3_endpoint)
+            if counts.requests:
+                self._log.put(env.stream, late.line(request_id, counts))
 
     def _take_environment(self) -> Environment:
         with self._lock:

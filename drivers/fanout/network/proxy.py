@@ -23,45 +23,45 @@ the log writer; relaying hundreds of MB/s there would compete with them for one 
 asyncio loop in a separate process relays every environment's connections with no threads;
 shaped bytes go out in pieces of about 10 ms at the connection's rate (16-256 KiB), so the loop
 wakes at most about a hundred times per second per connection. The loop is uvloop's (libuv):
-unshaped, it relayed about 10% more than asyncio's own loop on the development machine. Its control channel is a pipe:
-one JSON line in (the environment's Shape and `path_seconds`), one line out (the endpoint's port); it exits when
-the pipe closes, so a crashed host never leaves it behind. A line {"close": port} closes an
-endpoint (its environment was reaped).
+unshaped, it relayed about 10% more than asyncio's own loop on the development machine. Its
+control channel is a pipe of JSON lines: {"shape": ..., "calibration": bool} opens an endpoint
+(one line back: its port); {"close": port} closes one (its environment was reaped);
+{"path_seconds": s} sets the path's cost subtracted from every latency; {"first_bytes": port}
+answers with that endpoint's FirstBytes since the last ask (fanout.network.late). It exits when
+the pipe closes, so a crashed host never leaves it behind.
 
 First-byte latency: the model's figure is what the function sees, from sending a request to
-having its response headers (the published ~20 ms p90 is such a client-side figure). The path
-adds to whatever the proxy waits: the function's botocore sending and parsing, the relay, and
-the event loop's timer (libuv's millisecond timers fire up to ~1 ms late); 2-3 ms, which made
-the estimate 1.13-1.16x an injected 20 ms when the latency was a floor. So `Shaper` measures
-that addition once, on first need, with the same client stack (botocore GetObjects through an
-endpoint that waits a known time; `path_seconds`), and the proxy waits for each request's drawn
-latency less it. The emulator's own time to answer stays a floor: the first byte is never
-released before it comes (a 160 MiB GET takes the emulator ~100 ms), and then the function sees
-that time plus the path's. Calibrating once per host rather than per request or per
-environment: the proxy cannot see the function's side of a request, and the addition is a
-property of the machine and its load, not of one environment.
+having its response headers (the published ~20 ms p90 is such a client-side figure). The drawn
+latency counts from the request's arrival here (a connection's first request: from the accept),
+before the emulator is even asked, so the emulator's own time to answer is absorbed inside it;
+the first byte is held only for what remains. The path adds to that wait what the proxy cannot
+see: the function's botocore sending and parsing, the relay, the loop's millisecond timers; so
+the proxy subtracts that addition, which the host keeps measuring while it runs
+(fanout.network.path). What the proxy cannot do is release a first byte before the emulator
+sends it: an answer slower than the drawn latency (a busy machine; a GET of a large object,
+which the emulator reads whole first: ~100 ms for 160 MiB) is counted late per environment, and
+the host logs the counts for the report (fanout.network.late).
 """
 
 import asyncio
 import json
 import math
 import random
-import statistics
 import subprocess
 import sys
 import threading
-import time
-import uuid
 from collections import deque
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from urllib.parse import urlsplit
 
 import uvloop
 
 from fanout.errors import FanoutError
 from fanout.network.exchange import Exchange
+from fanout.network.late import FirstBytes
 from fanout.network.limits import RateLimit, TokenBucket, release
 from fanout.network.model import Shape
+from fanout.network.path import CALIBRATION_WAIT_S, PathCost
 
 HOST = "127.0.0.1"
 ENDPOINT_NAME = "s3-fanout-local"  # no dot: moto then reads the bucket from the path, not the name
@@ -69,8 +69,6 @@ BIND_ATTEMPTS = 20  # another process may hold the first address's port on the o
 CHUNK_SECONDS = 0.01
 CHUNK_RANGE = (16 * 1024, 256 * 1024)
 Z90 = 1.2815515655446004  # the standard normal's 90th percentile
-CALIBRATION_WAIT_S = 0.02  # the known wait of the calibration endpoint
-CALIBRATION_REQUESTS = 12  # counted, after one that opens the connection
 
 
 class Shaper:
@@ -86,7 +84,7 @@ class Shaper:
         self._process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                                          start_new_session=True)
         self._lock = threading.Lock()
-        self.path_seconds: float | None = None  # what the path adds to a first-byte wait; measured on first need
+        self._path: PathCost | None = None  # what the path adds to a first-byte wait; measured on first need
         self._named = 0  # endpoints handed out by name, for the rotation
 
     def endpoint(self, shape: Shape) -> str:
@@ -105,22 +103,38 @@ class Shaper:
         rotated = addresses[turn:] + addresses[:turn]
         return f"http://{ENDPOINT_NAME}:{port}", {"name": ENDPOINT_NAME, "addresses": rotated}
 
+    @property
+    def path_seconds(self) -> float | None:
+        """What the proxy now subtracts from each drawn latency (fanout.network.path); None
+        until an endpoint with a latency opened."""
+        return self._path.seconds if self._path else None
+
     def _new(self, shape: Shape) -> tuple[str, list[str]]:
         """A new endpoint for `shape` (the path's cost measured first, when it has a latency):
         its port, and the addresses it listens on."""
         with self._lock:
-            if shape.first_byte_s and self.path_seconds is None:
-                self.path_seconds = self._measure_path()
-            return self._open(shape, self.path_seconds or 0.0), list(shape.addresses or [HOST])
+            if shape.first_byte_s and self._path is None:
+                self._path = self._measure_path()
+            return self._open(shape), list(shape.addresses or [HOST])
 
     def close_endpoint(self, url: str) -> None:
         """Stop listening on an environment's endpoint (the environment was reaped)."""
         with self._lock:
             self._send({"close": urlsplit(url).port})
 
-    def _open(self, shape: Shape, path_seconds: float) -> str:
-        """The port of a new endpoint the proxy opened for `shape`."""
-        self._send({"shape": asdict(shape), "path_seconds": path_seconds})
+    def first_bytes(self, url: str) -> FirstBytes:
+        """The first bytes an environment's endpoint held since the last call (fanout.network.late)."""
+        with self._lock:
+            self._send({"first_bytes": urlsplit(url).port})
+            reply = self._process.stdout.readline()
+        if not reply.startswith("{"):
+            raise self._stopped()
+        return FirstBytes(**json.loads(reply))
+
+    def _open(self, shape: Shape, calibration: bool = False) -> str:
+        """The port of a new endpoint the proxy opened for `shape` (`calibration`: its latency
+        is waited in full, the path's cost not subtracted)."""
+        self._send({"shape": asdict(shape), "calibration": calibration})
         port = self._process.stdout.readline().strip()
         if not port.isdigit():
             raise self._stopped()
@@ -136,21 +150,21 @@ class Shaper:
     def _stopped(self) -> FanoutError:
         return FanoutError(f"the network shaping proxy stopped (exit status {self._process.poll()})")
 
-    def _measure_path(self) -> float:
-        """Seconds the path adds to a first-byte wait the proxy enforces (see the module
-        docstring): the median of botocore's before-send to response-received over GetObjects
-        through an endpoint that waits CALIBRATION_WAIT_S, less that wait. The GetObjects name
-        a bucket that does not exist: the emulator answers at once and nothing is created."""
-        from fanout import aws  # here, not at the top: the proxy process itself never needs boto3
-
+    def _measure_path(self) -> PathCost:
+        """The path's cost, measured through a calibration endpoint that waits a known time and
+        then kept current (fanout.network.path), each change sent to the proxy."""
         fixed = Shape(None, None, None, None, None, CALIBRATION_WAIT_S, None)
-        port = self._open(fixed, 0.0)
-        s3 = aws.client("s3", "us-east-1", f"http://{HOST}:{port}")
-        waits = [first_byte_wait(s3) for _ in range(CALIBRATION_REQUESTS + 1)][1:]
-        self._send({"close": int(port)})
-        return max(0.0, statistics.median(waits) - CALIBRATION_WAIT_S)
+        path = PathCost(f"http://{HOST}:{self._open(fixed, calibration=True)}", self._publish_path)
+        self._send({"path_seconds": path.measure()})
+        return path
+
+    def _publish_path(self, seconds: float) -> None:
+        with self._lock:
+            self._send({"path_seconds": seconds})
 
     def close(self) -> None:
+        if self._path:
+            self._path.stop()
         self._process.stdin.close()
         try:
             self._process.wait(5)
@@ -159,30 +173,21 @@ class Shaper:
             self._process.wait()
 
 
-def first_byte_wait(s3) -> float:
-    """Seconds from botocore handing one GetObject to the HTTP layer until its response was
-    parsed, as the function's request log times it (a missing bucket: an error answer)."""
-    stamps: dict[str, float] = {}
-    hook = f"calibration-{uuid.uuid4().hex}"
-    s3.meta.events.register("before-send.s3", lambda **_: stamps.update(sent=time.monotonic()), unique_id=f"{hook}-s")
-    s3.meta.events.register("response-received.s3", lambda **_: stamps.update(parsed=time.monotonic()),
-                            unique_id=f"{hook}-r")
-    try:
-        s3.get_object(Bucket=f"fanout-calibration-{uuid.uuid4().hex[:12]}", Key="none")
-    except s3.exceptions.ClientError:
-        pass
-    finally:
-        for event, suffix in (("before-send.s3", "s"), ("response-received.s3", "r")):
-            s3.meta.events.unregister(event, unique_id=f"{hook}-{suffix}")
-    return stamps["parsed"] - stamps["sent"]
+@dataclass
+class Subtracted:
+    """The path's cost the proxy subtracts from drawn latencies: one for all environments, kept
+    current by the host (fanout.network.path); the calibration endpoint's own stays 0."""
+
+    seconds: float = 0.0
 
 
 class Environment:
     """One environment's endpoint: its bucket, and the shape its connections follow."""
 
     def __init__(self, shape: Shape, upstream: tuple[str, int], aggregate: RateLimit | None, rng: random.Random,
-                 path_seconds: float = 0.0):
-        self.shape, self.upstream, self.rng, self.path_seconds = shape, upstream, rng, path_seconds
+                 path: Subtracted):
+        self.shape, self.upstream, self.rng, self.path = shape, upstream, rng, path
+        self.first_bytes = FirstBytes()  # since the host last asked
         now = asyncio.get_running_loop().time()
         self.limits = [aggregate] if aggregate else []
         if shape.burst_bytes:
@@ -200,8 +205,9 @@ class Environment:
         if not median:
             return 0.0
         if not p90 or p90 == median:
-            return max(0.0, median - self.path_seconds)
-        return max(0.0, self.rng.lognormvariate(math.log(median), math.log(p90 / median) / Z90) - self.path_seconds)
+            return max(0.0, median - self.path.seconds)
+        return max(0.0, self.rng.lognormvariate(math.log(median), math.log(p90 / median) / Z90) - self.path.seconds)
+
 
 
 class ClientSide(asyncio.Protocol):
@@ -312,6 +318,7 @@ class ClientSide(asyncio.Protocol):
         now = self.loop.time()
         due = now
         if self.first_byte_due is not None:
+            self._count_first_byte(now)
             due, self.first_byte_due = max(due, self.first_byte_due), None
         if self.cap:
             due = self.cap.earliest(len(self._queue[0]) * self.cost, due)
@@ -320,6 +327,14 @@ class ClientSide(asyncio.Protocol):
             self.loop.call_at(due, self._book, due, True)
         else:
             self._book(now)
+
+    def _count_first_byte(self, answered: float) -> None:
+        """Count a response held for its latency, and whether the emulator's answer (`answered`,
+        its first bytes' arrival: a response's first piece is scheduled as they come) came after
+        the first byte was due: then the function sees the emulator's time, not the model's."""
+        if self.env.shape.first_byte_s:
+            self.env.first_bytes.requests += 1
+            self.env.first_bytes.late += answered > self.first_byte_due
 
     def _book(self, since: float, timer: bool = False) -> None:
         """Charge the next piece to every limit from `since` (the end of the connection's own
@@ -391,24 +406,39 @@ async def _serve(upstream: tuple[str, int], rng: random.Random) -> None:
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(control), sys.stdin)
     aggregates: dict[float, RateLimit] = {}
     servers: dict[int, list[asyncio.Server]] = {}  # by port: one server per address
+    environments: dict[int, Environment] = {}
+    path = Subtracted()
     while line := await control.readline():
         command = json.loads(line)
         if "close" in command:
+            environments.pop(command["close"])
             for server in servers.pop(command["close"]):
                 server.close()
+            continue
+        if "path_seconds" in command:
+            path.seconds = command["path_seconds"]
+            continue
+        if "first_bytes" in command:
+            env = environments[command["first_bytes"]]
+            _reply(json.dumps(asdict(env.first_bytes)))
+            env.first_bytes = FirstBytes()
             continue
         shape = Shape(**command["shape"])
         rate = shape.aggregate_rate
         aggregate = aggregates.setdefault(rate, RateLimit(rate)) if rate else None
-        env = Environment(shape, upstream, aggregate, rng, command["path_seconds"])
+        env = Environment(shape, upstream, aggregate, rng, Subtracted() if command["calibration"] else path)
         bound = await _listen(lambda env=env: ClientSide(env), list(shape.addresses or [HOST]))
         port = bound[0].sockets[0].getsockname()[1]
-        servers[port] = bound
-        sys.stdout.write(f"{port}\n")
-        sys.stdout.flush()
+        servers[port], environments[port] = bound, env
+        _reply(str(port))
     for bound in servers.values():
         for server in bound:
             server.close()
+
+
+def _reply(line: str) -> None:
+    sys.stdout.write(f"{line}\n")
+    sys.stdout.flush()
 
 
 async def _listen(factory, addresses: list[str]) -> list:

@@ -7,10 +7,12 @@ download records' timelines (functions/downloader/timeline.py):
 - burst size (the bucket): median of `burst_excess_bytes` over the first download of each
   environment (earliest start_ms per env_id), the only one certain to start with a full bucket;
 - first-byte latency: median of `first_byte_seconds`, against the model's median; the proxy
-  makes the function see the drawn latency (it subtracts what the path itself adds, measured
-  once per host: fanout.network.proxy), but never releases a first byte before the emulator
-  has answered, so an emulator slower than the latency (a GET of a large object: it reads the
-  whole object first) raises the estimate above it.
+  makes the function see the drawn latency, counted from the request's arrival so that the
+  emulator's answer is absorbed inside it (less what the path itself adds, kept current while
+  the host runs: fanout.network.path), but never releases a first byte before the emulator has
+  answered. The row carries how many of the run's requests held for a latency (`requests`)
+  had an emulator answer later than their drawn latency (`late`, from the host's log lines:
+  fanout.network.late); when any had, the estimate is an upper bound, not the model's figure.
 - rate factor of each endpoint address (a model with `addresses`): the median throughput of the
   downloads whose requests all reached that address over the median of those on the addresses
   of the largest factor, times that factor. The first-byte latency, which factors do not scale,
@@ -30,16 +32,18 @@ report's strategy table.
 """
 
 import math
-from dataclasses import replace
+from dataclasses import asdict, replace
 
 import numpy as np
 
+from fanout.network import late
 from fanout.network.model import Shape
 from fanout.network.options import from_record
 
 
-def compare(run: dict, downloads: list[dict]) -> list[dict]:
-    """One row per memory size: injected and estimated values, and their ratio."""
+def compare(run: dict, downloads: list[dict], events: list[dict] = ()) -> list[dict]:
+    """One row per memory size: injected and estimated values, and their ratio; `events`, the
+    run's log events, give the first-byte row its late answers (see the module docstring)."""
     model = from_record(run.get("network"))
     if run.get("backend") != "local" or not model.shaped:
         return []
@@ -54,11 +58,13 @@ def compare(run: dict, downloads: list[dict]) -> list[dict]:
             "first_byte_seconds": (shape.first_byte_s, _median(d["first_byte_seconds"] for d in mine
                                                               if d.get("first_byte_seconds") is not None)),
         }
+        invocations = {d["request_id"] for d in mine if "request_id" in d}
+        held = {"first_byte_seconds": asdict(late.totals(events, invocations))}
         for name, (injected, estimated) in estimates.items():
             ratio = estimated / injected if injected and estimated is not None else None
             rows.append({"memory_size": memory, "parameter": name, "injected": injected, "estimated": estimated,
                          "ratio": None if ratio is None else round(ratio, 3), "downloads": len(mine),
-                         "inside_burst": _ends_inside_burst(mine, shape.burst_bytes)})
+                         "inside_burst": _ends_inside_burst(mine, shape.burst_bytes), **held.get(name, {})})
         rows += _address_factors(memory, shape.addresses or {}, mine)
     return rows
 

@@ -17,7 +17,8 @@ import tomllib
 
 import pytest
 
-from fanout import cli, compare, deploy, pins, runs, sweeps
+from fanout import cli, deploy, pins, runs, sweeps
+from fanout.workloads import download_compare as compare
 
 pytestmark = pytest.mark.slow
 

@@ -177,11 +177,11 @@ def test_a_download_body_without_strategy_carries_the_stacks_default_and_no_pin(
 
 def test_run_json_records_the_storage_classes_for_the_report(queue, emulator, results):
     _, url = queue
-    deployed = make_stack(emulator, url, storage=["standard", "express"], express_bucket="unit-1--use1-az4--x-s3",
-                          express_az="use1-az4")  # fmt: skip
+    deployed = make_stack(emulator, url, workload_outputs={"storage": ["standard", "express"], "express_az": "use1-az4",
+                                                           "express_bucket": "unit-1--use1-az4--x-s3"})  # fmt: skip
     saved = runs.load(fire.fire(deployed, fire.FireParams(1, "t", workers=1))["run_id"])
     assert saved["stack"]["storage"] == ["standard", "express"]
-    assert (saved["stack"]["express_bucket"], saved["stack"]["express_az"]) == (deployed.express_bucket, "use1-az4")
+    assert (saved["stack"]["express_bucket"], saved["stack"]["express_az"]) == ("unit-1--use1-az4--x-s3", "use1-az4")
 
 
 @pytest.mark.skipif(shutil.which("git") is None or not (paths.REPO / ".git").exists(), reason="needs a git checkout")

@@ -52,7 +52,7 @@ def deploy_inputs(*extra: str) -> params.DeployParams:
 
 def test_the_default_is_standard_only():
     inputs = deploy_inputs()
-    assert inputs.storage == storage.DEFAULT == ("standard",)
+    assert inputs.workload_options["storage"] == list(storage.DEFAULT) == ["standard"]
     variables = inputs.variables("", "/x.zip", "aws")
     assert variables["storage"] == ["standard"] and variables["express_az"] == ""
 
@@ -72,13 +72,13 @@ def test_express_is_refused_on_the_local_backend_only():
     storage.check_backend(("standard",), "local")
 
 
-def test_deploy_refuses_local_express_before_the_emulator_or_terraform(monkeypatch):
+def test_deploy_refuses_local_express_before_the_emulator_or_terraform(monkeypatch, capsys):
     started = []
     monkeypatch.setattr(deploy.control, "start", lambda: started.append("emulator"))
     monkeypatch.setattr(deploy.terraform, "apply", lambda *a: started.append("terraform"))
-    inputs = deploy_inputs("--storage", "express", "--express-az", "use1-az4")
-    with pytest.raises(UsageError, match="class 'express' with --backend local"):
-        deploy.deploy(inputs, "local")
+    assert cli.main(["deploy", "--storage", "express", "--express-az", "use1-az4"]) == 2
+    err = capsys.readouterr().err
+    assert "class 'express' with --backend local" in err and len(err.strip().splitlines()) == 1
     assert started == []
 
 
@@ -94,13 +94,16 @@ def test_stack_reads_the_storage_outputs():
     outputs = STANDARD_OUTPUTS | {"storage": ["express", "standard"], "express_bucket": "t-1--use1-az4--x-s3",
                                   "express_az": "use1-az4"}  # fmt: skip
     deployed = Stack.from_outputs("aws", outputs)
-    assert deployed.storage == ["express", "standard"]
-    assert (deployed.express_bucket, deployed.express_az) == ("t-1--use1-az4--x-s3", "use1-az4")
+    assert storage.deployed(deployed) == ["express", "standard"]
+    assert deployed.workload_outputs == {"storage": ["express", "standard"], "express_bucket": "t-1--use1-az4--x-s3",
+                                         "express_az": "use1-az4"}  # fmt: skip
+    # run.json holds them beside the stack's other outputs, as before the registry carried them.
+    assert {name: deployed.as_record()[name] for name in outputs} == outputs
 
 
 def test_a_stack_deployed_before_storage_existed_is_standard_only():
     deployed = Stack.from_outputs("aws", STANDARD_OUTPUTS)
-    assert deployed.storage == list(storage.DEFAULT) and deployed.express_bucket == "" and deployed.express_az == ""
+    assert deployed.workload_outputs == {"storage": list(storage.DEFAULT), "express_bucket": "", "express_az": ""}
 
 
 def test_the_deploy_summary_says_what_the_latency_workload_measures_and_where(capsys):

@@ -95,3 +95,28 @@ def report_across(run_ids: list[str], folder, title: str) -> dict:
 
 def compare(a_ids: list[str], b_ids: list[str]) -> None:
     raise UsageError("toy runs have nothing to compare: their colours are facts, not figures")
+
+
+# ---- deploy-level hooks ---------------------------------------------------------------------
+
+DEPLOY_OPTIONS = ()
+
+
+def add_deploy_arguments(parser) -> None:
+    pass
+
+
+def deploy_options(args, backend: str) -> dict:
+    return {}
+
+
+def terraform_variables(options: dict) -> dict:
+    return {}
+
+
+def stack_fields(outputs: dict) -> dict:
+    return {}
+
+
+def deploy_summary(stack) -> list[str]:
+    return []

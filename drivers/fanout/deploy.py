@@ -12,7 +12,7 @@ import os
 import sys
 import time
 
-from fanout import aws, package, params, stack, storage, strategies, terraform, upload
+from fanout import aws, package, params, stack, strategies, terraform, upload, workloads
 from fanout.emulator import control
 from fanout.errors import UsageError
 from fanout.sizes import format_size
@@ -49,15 +49,12 @@ def _add_inputs(parser) -> None:
 
 
 def add_target_arguments(parser) -> None:
-    """Where to deploy, the function's timeout and the storage classes: --backend, --stack,
-    --region, --function-timeout, --endpoint, --storage and --express-az (deploy, plan, sweep)."""
+    """Where to deploy, the function's timeout and the workloads' deploy-level options: --backend,
+    --stack, --region, the workloads' flags (fanout.workloads.add_deploy_arguments),
+    --function-timeout and --endpoint (deploy, plan, sweep)."""
     stack.add_arguments(parser)
     parser.add_argument("--region", default="us-east-1", help="AWS region (default us-east-1)")
-    default = " ".join(storage.DEFAULT)
-    parser.add_argument("--storage", default=default, help=f"storage classes the latency workload measures, "
-                        f"space separated: {' and/or '.join(storage.CLASSES)} (default {default}; docs/storage.md)")
-    parser.add_argument("--express-az", default="", help="availability zone ID of the express directory bucket, "
-                        "such as use1-az4; required with --storage express")
+    workloads.add_deploy_arguments(parser)
     parser.add_argument(
         "--function-timeout",
         default=str(params.DEFAULT_FUNCTION_TIMEOUT),
@@ -162,11 +159,11 @@ def check_strategy(strategy: str, backend: str, endpoint: str) -> None:
 
 
 def _check(inputs: params.DeployParams, backend: str, endpoint: str) -> str:
-    """The endpoint (and a strategy or storage class that cannot use it), checked before anything runs: a bad
-    one, or an AWS profile that does not exist, is one error line; an allowed but risky input gets a warning line."""
+    """The endpoint (and a strategy that cannot use it), checked before anything runs: a bad one, or an
+    AWS profile that does not exist, is one error line; an allowed but risky input gets a warning line.
+    The workloads' deploy-level options were checked against the backend with the other inputs."""
     endpoint = params.endpoint(backend, endpoint)
     check_strategy(inputs.strategy, backend, endpoint)
-    storage.check_backend(inputs.storage, backend)
     if backend == "aws" and not endpoint:
         aws.client("sts", inputs.region)  # a missing AWS profile: one line now, not Terraform's page later
     for warning in params.warnings(inputs):
@@ -182,12 +179,6 @@ def _variables(inputs: params.DeployParams, backend: str, endpoint: str) -> dict
     return inputs.variables(endpoint, zip_path, backend)
 
 
-def _storage_line(deployed: stack.Stack) -> str:
-    """The storage classes the latency workload measures, with the directory bucket's place."""
-    where = f": s3://{deployed.express_bucket} in {deployed.express_az}" if deployed.express_bucket else ""
-    return " ".join(deployed.storage) + where
-
-
 def _emulator_gone(name: str) -> bool:
     """Is the emulator the local stack was deployed to no longer the one running?
 
@@ -201,6 +192,7 @@ def _emulator_gone(name: str) -> bool:
 
 def _print_summary(deployed: stack.Stack, seconds: float) -> None:
     where = deployed.endpoint or deployed.region
+    workload_lines = "".join(f"  {line}\n" for line in workloads.deploy_summary(deployed))
     print(
         f"\nDeployed stack {deployed.stack!r} on the {deployed.backend} backend ({where}) "
         f"in {seconds:.0f} s\n"
@@ -208,7 +200,7 @@ def _print_summary(deployed: stack.Stack, seconds: float) -> None:
         f"{deployed.concurrency}, {deployed.architecture}\n"
         f"  strategy  {deployed.default_strategy}\n"
         f"  object    {format_size(deployed.object_size)} at s3://{deployed.bucket}/{deployed.object_key}\n"
-        f"  storage   {_storage_line(deployed)}\n"
+        f"{workload_lines}"
         f"  queue     {deployed.queue_url}\n"
         f"            to the dead-letter queue after {deployed.max_receive_count} receives\n"
         f"  logs      {deployed.log_group}"

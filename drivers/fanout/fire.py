@@ -20,7 +20,7 @@ import threading
 import time
 from concurrent import futures
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from fractions import Fraction
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -290,7 +290,7 @@ def _run_record(stack, run_id: str, params: FireParams, injected: set[int]) -> d
     record = {
         "run_id": run_id,
         "backend": stack.backend,
-        "stack": asdict(stack),
+        "stack": stack.as_record(),
         "parameters": {
             "messages": params.messages,
             "experiment_tag": params.tag,

@@ -7,11 +7,10 @@ are the ones AWS enforces; infra/variables.tf repeats them so the module is safe
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-from fanout import numbers, strategies
-from fanout import storage as storage_classes
+from fanout import numbers, strategies, workloads
 from fanout.errors import UsageError
 from fanout.sizes import format_size, parse_size
 
@@ -79,10 +78,9 @@ class DeployParams:
     # Changing it changes the function's configuration, so Lambda starts fresh execution
     # environments (the sweep's fresh environments between cells on the same deployment).
     environment_epoch: str = ""
-    # Storage classes the latency workload measures (fanout.storage.CLASSES) and the zone ID of
-    # the express directory bucket ("" without express).
-    storage: tuple[str, ...] = storage_classes.DEFAULT
-    express_az: str = ""
+    # The registered workloads' deploy-level options (fanout.workloads.deploy_options; latency:
+    # storage, express_az), by name; one absent deploys its default.
+    workload_options: dict = field(default_factory=dict)
 
     def object_sizes(self) -> list[int]:
         """Every test object the stack keeps, this one included, smallest first."""
@@ -109,24 +107,22 @@ class DeployParams:
             "timeout": self.function_timeout,
             "test_object_sizes": self.object_sizes(),
             "environment_epoch": self.environment_epoch,
-            "storage": list(self.storage),
-            "express_az": self.express_az,
+            **workloads.terraform_variables(self.workload_options),
         }
 
 
 def from_args(args) -> DeployParams:
     """Validate the command line of deploy/plan; raises UsageError on the first bad value."""
     return parse(args.stack, args.region, args.concurrency, args.memory, args.object_size, args.architecture,
-                 args.strategy, args.function_timeout, args.storage, args.express_az)  # fmt: skip
+                 args.strategy, args.function_timeout, workloads.deploy_options(args, args.backend))  # fmt: skip
 
 
 def parse(stack: str, region_name: str, concurrency, memory, size, architecture: str, strategy,
-          function_timeout=DEFAULT_FUNCTION_TIMEOUT, storage_text: str = " ".join(storage_classes.DEFAULT),
-          express_az: str = "") -> DeployParams:  # fmt: skip
-    """DeployParams from values as a user writes them (`strategy` as text or a parsed Choice,
-    `storage_text` space separated); raises UsageError on the first bad one."""
+          function_timeout=DEFAULT_FUNCTION_TIMEOUT, workload_options: dict | None = None) -> DeployParams:  # fmt: skip
+    """DeployParams from values as a user writes them (`strategy` as text or a parsed Choice;
+    `workload_options` as fanout.workloads.deploy_options checked them, none: the defaults);
+    raises UsageError on the first bad one."""
     chosen = strategy if isinstance(strategy, strategies.Choice) else strategies.parse(strategy)
-    classes, zone = storage_classes.choose(storage_text, express_az)
     params = DeployParams(
         stack=stack_name(stack),
         region=region(region_name),
@@ -136,8 +132,7 @@ def parse(stack: str, region_name: str, concurrency, memory, size, architecture:
         architecture=choice("architecture", architecture, ARCHITECTURES),
         strategy=str(chosen),
         function_timeout=function_timeout_value(function_timeout),
-        storage=classes,
-        express_az=zone,
+        workload_options=dict(workload_options or {}),
     )
     check_fits_tmp(params.object_size, chosen.name)
     return params

@@ -5,10 +5,9 @@ function name; every driver gets them from `Stack`.
 """
 
 import argparse
-from dataclasses import MISSING, dataclass, field, fields
+from dataclasses import MISSING, asdict, dataclass, field, fields
 
-from fanout import aws, terraform
-from fanout import storage as storage_classes
+from fanout import aws, terraform, workloads
 from fanout.errors import FanoutError
 
 BACKENDS = ("local", "aws")
@@ -39,21 +38,24 @@ class Stack:
     max_receive_count: int
     architecture: str
     default_strategy: str  # canonical text; fire sends it when given no --strategy
-    # Storage classes the latency workload measures (fanout.storage), and the Express One Zone
-    # directory bucket and its zone ID ("" without express). Stacks deployed before these outputs
-    # existed had only the standard bucket: the defaults describe them.
-    storage: list[str] = field(default_factory=lambda: list(storage_classes.DEFAULT))  # a list: run.json holds it as is
-    express_bucket: str = ""
-    express_az: str = ""
+    # What the registered workloads read from the outputs (fanout.workloads.stack_fields; latency:
+    # storage, express_bucket, express_az), by output name; run.json holds them beside the rest.
+    workload_outputs: dict = field(default_factory=dict)
 
     @classmethod
     def from_outputs(cls, backend: str, outputs: dict) -> "Stack":
-        wanted = [f for f in fields(cls) if f.name != "backend"]
+        wanted = [f for f in fields(cls) if f.name not in ("backend", "workload_outputs")]
         missing = [f.name for f in wanted if f.name not in outputs and f.default is MISSING and f.default_factory is MISSING]
         if missing:
             raise FanoutError(f"stack outputs lack {', '.join(missing)}; run `make deploy` again")
         values = {f.name: f.type(outputs[f.name]) for f in wanted if f.name in outputs}
-        return cls(backend=backend, **values)
+        return cls(backend=backend, workload_outputs=workloads.stack_fields(outputs), **values)
+
+    def as_record(self) -> dict:
+        """The stack as run.json holds it: its fields, the workloads' outputs among them."""
+        record = asdict(self)
+        record.update(record.pop("workload_outputs"))
+        return record
 
     def client(self, service: str, **config):
         """A boto3 client for this stack's region and endpoint."""

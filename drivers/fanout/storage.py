@@ -6,6 +6,10 @@ is the function's (functions/downloader/latency.py, STORAGE_CLASSES: it checks e
 without the drivers), loaded from its file as fanout.strategies does; infra/variables.tf repeats
 it (tests/infra/test_storage_validation.py keeps the two equal). Why the local backend refuses
 express: docs/storage.md.
+
+The choice reaches deploy, its Terraform variables, the deployed Stack and deploy's summary
+through the deploy-level hooks of the workload driver interface (fanout.workloads), which the
+latency driver takes from here: the generic modules never import this one.
 """
 
 import re
@@ -19,6 +23,48 @@ DEFAULT = ("standard",)
 # Zone IDs (use1-az4, apne1-az1) name the same physical zone in every account; zone names
 # (us-east-1a) are mapped per account, and S3 names directory buckets by ID.
 AZ_ID_PATTERN = re.compile(r"[a-z]{2,5}[0-9]{1,2}-az[0-9]{1,2}")
+# The deploy-level options (--storage, --express-az; Make STORAGE, EXPRESS_AZ), by argparse name.
+DEPLOY_OPTIONS = ("storage", "express_az")
+
+
+def add_deploy_arguments(parser) -> None:
+    """--storage and --express-az, of deploy, plan and sweep."""
+    default = " ".join(DEFAULT)
+    parser.add_argument("--storage", default=default, help=f"storage classes the latency workload measures, "
+                        f"space separated: {' and/or '.join(CLASSES)} (default {default}; docs/storage.md)")
+    parser.add_argument("--express-az", default="", help="availability zone ID of the express directory bucket, "
+                        "such as use1-az4; required with --storage express")
+
+
+def deploy_options(args, backend: str) -> dict:
+    """The classes and zone ID given, checked (also against `backend`) before anything is created."""
+    classes, zone = choose(args.storage, args.express_az)
+    check_backend(classes, backend)
+    return {"storage": list(classes), "express_az": zone}
+
+
+def terraform_variables(options: dict) -> dict:
+    """infra/'s `storage` and `express_az`; without the options (a sweep recorded before them), the default."""
+    return {"storage": list(options.get("storage", DEFAULT)), "express_az": options.get("express_az", "")}
+
+
+def stack_fields(outputs: dict) -> dict:
+    """The stack's `storage`, `express_bucket` and `express_az` outputs. Stacks deployed before
+    these outputs existed had only the standard bucket: the defaults describe them."""
+    return {"storage": list(outputs.get("storage", DEFAULT)), "express_bucket": outputs.get("express_bucket", ""),
+            "express_az": outputs.get("express_az", "")}  # fmt: skip
+
+
+def deployed(stack) -> list[str]:
+    """The storage classes `stack` (fanout.stack.Stack) was deployed with."""
+    return stack_fields(stack.workload_outputs)["storage"]
+
+
+def deploy_summary(stack) -> list[str]:
+    """deploy's line: the classes, with the directory bucket's place."""
+    fields = stack_fields(stack.workload_outputs)
+    where = f": s3://{fields['express_bucket']} in {fields['express_az']}" if fields["express_bucket"] else ""
+    return [f"storage   {' '.join(fields['storage'])}{where}"]
 
 
 def choose(text: str, az_text: str) -> tuple[tuple[str, ...], str]:

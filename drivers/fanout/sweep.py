@@ -29,14 +29,13 @@ in the queue. --destroy-after tears the stack down once every cell is done.
 import secrets
 import time
 from contextlib import ExitStack, closing, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from rich.console import Console
 
 from fanout import (account, aws, axes, costs, deploy, fire, interrupts, params, pins, reporting, runs, sweeps,
                     terraform, wait, workloads)
 from fanout import stack as stacks
-from fanout import storage as storage_classes
 from fanout.emulator import control
 from fanout.errors import FanoutError, UsageError
 from fanout.network import options as network_options
@@ -65,7 +64,7 @@ def register(subparsers) -> None:
                         help=f"what each message measures: {', '.join(workloads.WORKLOADS)} (default: {workloads.DEFAULT}); "
                         "its options may be lists (latency: --sizes lists separated by ';', --reps by spaces)")  # fmt: skip
     for workload in workloads.WORKLOADS.values():
-        workload.driver().add_fire_arguments(parser, sweep=True)  # --strategy, --storage are deploy's here
+        workload.driver().add_fire_arguments(parser, sweep=True)  # deploy's flags stay deploy's here
     network_options.add_arguments(parser)
     parser.set_defaults(func=run)
 
@@ -89,8 +88,8 @@ class SweepParams:
     function_timeout: int = params.DEFAULT_FUNCTION_TIMEOUT
     network: str = network_options.NONE  # local backend: the model every cell is hosted under
     network_scale: str = network_options.AUTO  # a number, or auto: picked again after each redeploy
-    storage: tuple[str, ...] = storage_classes.DEFAULT  # deployed with every cell (docs/storage.md)
-    express_az: str = ""
+    # The workloads' deploy-level options (fanout.workloads.deploy_options), deployed with every cell.
+    workload_options: dict = field(default_factory=dict)
 
     def settings(self) -> dict:
         return {
@@ -98,18 +97,16 @@ class SweepParams:
             "axes": self.axes.as_dict(), "varying": self.axes.varying(), "order": self.order, "seed": self.seed,
             "keep_warm": self.keep_warm, "destroy_after": self.destroy_after, "multiplier": self.multiplier,
             "tag": self.tag, "timeout": self.timeout, "function_timeout": self.function_timeout,
-            "network": self.network, "network_scale": self.network_scale, "storage": list(self.storage),
-            "express_az": self.express_az, "version": runs.project_version(),
+            "network": self.network, "network_scale": self.network_scale, **self.workload_options,
+            "version": runs.project_version(),
         }  # fmt: skip
 
     @classmethod
     def from_manifest(cls, manifest: dict) -> "SweepParams":
         names = ("backend", "stack", "region", "multiplier", "tag", "order", "seed", "keep_warm", "destroy_after",
                  "timeout", "endpoint", "function_timeout", "network", "network_scale")  # fmt: skip
-        # Sweeps recorded before storage was a deploy option deployed the standard bucket only.
-        chosen = {"storage": tuple(manifest.get("storage", storage_classes.DEFAULT)),
-                  "express_az": manifest.get("express_az", "")}  # fmt: skip
-        return cls(axes=axes.Axes.from_dict(manifest["axes"]), **{name: manifest[name] for name in names}, **chosen)
+        return cls(axes=axes.Axes.from_dict(manifest["axes"]), **{name: manifest[name] for name in names},
+                   workload_options=workloads.recorded_deploy_options(manifest))  # fmt: skip
 
 
 def run(args) -> int:
@@ -132,7 +129,7 @@ def from_args(args) -> SweepParams:
     texts = {"memory": args.memory, "concurrency": args.concurrency, "object_size": args.object_size,
              "architecture": args.architecture, "strategy": args.strategy, "pin": args.pin}  # fmt: skip
     workload = workloads.get(args.workload)
-    fire.check_options(workload, args, deploy_level=("strategy", "storage"))  # deploy's own flags here
+    fire.check_options(workload, args, deploy_level=("strategy", *workloads.deploy_option_names()))  # deploy's here
     grid = axes.Axes.parse(texts)
     grid = axes.Axes.parse(texts, workload.name, workload.driver().sweep_options(args, grid.memory))
     endpoint = params.endpoint(args.backend, args.endpoint)
@@ -144,15 +141,14 @@ def from_args(args) -> SweepParams:
         deploy.check_strategy(strategy, args.backend, endpoint)
     for pin in grid.pin:
         pins.check_backend(pin, args.backend)
-    classes, zone = storage_classes.choose(args.storage, args.express_az)
-    storage_classes.check_backend(classes, args.backend)
+    chosen = workloads.deploy_options(args, args.backend)
     return SweepParams(
         backend=args.backend, stack=params.stack_name(args.stack), region=params.region(args.region),
         axes=grid, multiplier=fire.positive_int("--multiplier (MULTIPLIER)", args.multiplier),
         tag=fire.check_tag(args.tag), order=order, seed=seed, keep_warm=args.keep_warm,
         destroy_after=args.destroy_after, timeout=wait.timeout_seconds(args.timeout),
         endpoint=endpoint, function_timeout=params.function_timeout_value(args.function_timeout),
-        network=args.network, network_scale=args.network_scale, storage=classes, express_az=zone,
+        network=args.network, network_scale=args.network_scale, workload_options=chosen,
     )  # fmt: skip
 
 
@@ -259,7 +255,7 @@ class _Deployment:
             object_size=cell.object_size, architecture=cell.architecture, strategy=self.sweep.axes.strategy[0],
             function_timeout=self.sweep.function_timeout, kept_object_sizes=self.sweep.axes.object_size,
             environment_epoch=f"{self.sweep_id}/{index}" if fresh_by_config else "",
-            storage=self.sweep.storage, express_az=self.sweep.express_az,
+            workload_options=self.sweep.workload_options,
         )  # fmt: skip
 
     def ensure(self, cell: axes.CellParams, index: int) -> bool:

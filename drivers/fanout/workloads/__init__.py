@@ -10,8 +10,11 @@ need neither: they read the envelope every record shares (fanout.wait).
 Every driver module has the same interface, DRIVER_INTERFACE: OPTIONS and add_fire_arguments
 (fire's flags; in a sweep, those that are message-level), options_from(args), plan(stack,
 options, count) -> Plan, message_fields (what every body carries), the sweep's hooks, report,
-write_report, report_across and compare. fire, sweep, report and compare treat every workload
-through it and never name one.
+write_report, report_across and compare; and the deploy-level hooks of a workload whose
+deployment has options of its own (latency's storage classes): DEPLOY_OPTIONS,
+add_deploy_arguments, deploy_options, terraform_variables, stack_fields and deploy_summary.
+fire, sweep, report, compare, deploy, the deploy parameters and the stack treat every workload
+through it (the functions below) and never name one.
 """
 
 import importlib
@@ -85,6 +88,8 @@ DRIVER_INTERFACE = (
     "OPTIONS", "add_fire_arguments", "options_from", "plan", "message_fields",  # fire
     "sweep_options", "cell_fire_fields", "describe_cell", "cell_estimate",  # sweep
     "report", "write_report", "report_across", "compare",  # report, compare
+    "DEPLOY_OPTIONS", "add_deploy_arguments", "deploy_options", "terraform_variables",  # deploy
+    "stack_fields", "deploy_summary",  # the deployed stack
 )  # fmt: skip
 # The cell fields of every record, whatever the workload (the envelope, docs/workloads.md): a
 # cell's fields are these with the workload's own before the tag (fanout.cells).
@@ -104,3 +109,50 @@ def get(name: str) -> Workload:
 def of_run(record: dict) -> Workload:
     """The workload a run (its run.json) was fired with; runs from before the registry downloaded."""
     return get(record["parameters"].get("workload", DEFAULT))
+
+
+# ---- deploy-level options: every registered workload's, merged (deploy, params, stack, sweep) ----
+
+
+def _drivers():
+    return [workload.driver() for workload in WORKLOADS.values()]
+
+
+def add_deploy_arguments(parser) -> None:
+    """Every workload's deploy-level flags (deploy, plan and sweep take them)."""
+    for driver in _drivers():
+        driver.add_deploy_arguments(parser)
+
+
+def deploy_option_names() -> tuple[str, ...]:
+    """The names of every workload's deploy-level options: their flags' argparse names, the keys
+    of deploy_options() and of a sweep's manifest."""
+    return tuple(name for driver in _drivers() for name in driver.DEPLOY_OPTIONS)
+
+
+def deploy_options(args, backend: str) -> dict:
+    """Every workload's deploy-level options from the command line, checked against `backend`
+    before anything is created (a one-line UsageError); JSON values, keyed by deploy_option_names()."""
+    return {name: value for driver in _drivers() for name, value in driver.deploy_options(args, backend).items()}
+
+
+def recorded_deploy_options(record: dict) -> dict:
+    """The deploy-level options a sweep's manifest holds; one recorded before an option existed
+    lacks it, and terraform_variables() gives it the option's default."""
+    return {name: record[name] for name in deploy_option_names() if name in record}
+
+
+def terraform_variables(options: dict) -> dict:
+    """infra/'s variables for the workloads' deploy-level options (defaults for those absent)."""
+    return {name: value for driver in _drivers() for name, value in driver.terraform_variables(options).items()}
+
+
+def stack_fields(outputs: dict) -> dict:
+    """What the workloads read from a deployed stack's outputs (defaults for a stack deployed
+    before an output existed); fanout.stack.Stack keeps it as `workload_outputs`."""
+    return {name: value for driver in _drivers() for name, value in driver.stack_fields(outputs).items()}
+
+
+def deploy_summary(stack) -> list[str]:
+    """The workloads' lines of deploy's summary (each a label padded to 10 columns, then its value)."""
+    return [line for driver in _drivers() for line in driver.deploy_summary(stack)]

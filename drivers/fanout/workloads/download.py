@@ -15,6 +15,9 @@ from fanout.params import check_fits_tmp
 from fanout.workloads import download_compare
 
 OPTIONS = ("strategy", "pin")  # fire's --strategy (--mode) and --pin (STRATEGY, PIN)
+# Its deploy-level inputs (object size, default strategy, memory...) are the stack's own, generic
+# (fanout.params): the deploy-level hooks below add none.
+DEPLOY_OPTIONS = ()
 
 
 @dataclass(frozen=True)
@@ -121,3 +124,27 @@ def report_across(run_ids: list[str], folder, title: str) -> dict:
 def compare(a_ids: list[str], b_ids: list[str]) -> None:
     """`fanout compare`: the change in median and p99 throughput per matching cell, with CIs."""
     download_compare.show(download_compare.compare(a_ids, b_ids))
+
+
+# ---- deploy-level hooks: none of its own (DEPLOY_OPTIONS) -------------------------------------
+
+
+def add_deploy_arguments(parser) -> None:
+    """No flags: deploy's --object-size, --strategy, --memory... are the stack's (fanout.params)."""
+
+
+def deploy_options(args, backend: str) -> dict:
+    return {}
+
+
+def terraform_variables(options: dict) -> dict:
+    return {}
+
+
+def stack_fields(outputs: dict) -> dict:
+    return {}
+
+
+def deploy_summary(stack) -> list[str]:
+    """Its lines are the summary's own (strategy, object)."""
+    return []

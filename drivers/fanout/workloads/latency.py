@@ -11,6 +11,8 @@ import math
 from fanout import costs, function_modules, tables, workloads
 from fanout import storage as storage_classes
 from fanout.errors import UsageError
+from fanout.storage import (DEPLOY_OPTIONS, add_deploy_arguments, deploy_options, deploy_summary,  # noqa: F401
+                            stack_fields, terraform_variables)  # the deploy-level hooks: its storage classes
 
 definition = function_modules.load("latency")
 Params = definition.Params
@@ -105,7 +107,7 @@ def plan(stack, params: Params, count: int) -> workloads.Plan:
     """fire's latency run on `stack`: checked against its memory and the storage classes its
     function was deployed with, messages' fields, cost of `count`."""
     check_memory(params, stack.memory)
-    deployed = list(stack.storage)  # the stack's `storage` output (fanout.storage)
+    deployed = storage_classes.deployed(stack)  # the stack's `storage` output
     missing = [name for name in params.storage if name not in deployed]
     if missing:
         raise UsageError(f"invalid storage {' '.join(missing)!r}: stack {stack.stack!r} has {' '.join(deployed)} "

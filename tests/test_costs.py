@@ -3,6 +3,7 @@
 import pytest
 
 from fanout import costs
+from fanout.workloads import latency_costs
 
 MIB = 2**20
 
@@ -55,16 +56,15 @@ def latency_expected(messages, memory_mb, sizes, reps, storage, architecture):
     """The latency workload's cost from the price table, class by class: every round is a PUT, a
     GET and a DELETE per size; Express adds its per-GB charges on each PUT's and GET's bytes past
     the free ones."""
-    prices = costs.PRICES
+    prices, express = costs.PRICES, latency_costs.EXPRESS_PRICES
     rounds = messages * reps
-    round_seconds = sum(2 * costs.ASSUMED_REQUEST_SECONDS + 2 * size / MIB / costs.ASSUMED_MIB_PER_S for size in sizes)
+    round_seconds = sum(2 * latency_costs.ASSUMED_REQUEST_SECONDS + 2 * size / MIB / costs.ASSUMED_MIB_PER_S for size in sizes)
     gb_seconds = rounds * len(storage) * round_seconds * memory_mb / 1024
     s3 = {
         "standard": rounds * len(sizes) * (prices["s3_put"] + prices["s3_get"] + prices["s3_delete"]),
-        "express": rounds * len(sizes) * (prices["s3_express_put"] + prices["s3_express_get"]
-                                          + prices["s3_express_delete"])
-        + rounds * sum(max(size - costs.EXPRESS_FREE_BYTES_PER_REQUEST, 0) for size in sizes) / 2**30
-        * (prices["s3_express_upload_gb"] + prices["s3_express_retrieval_gb"]),
+        "express": rounds * len(sizes) * (express["put"] + express["get"] + express["delete"])
+        + rounds * sum(max(size - latency_costs.EXPRESS_FREE_BYTES_PER_REQUEST, 0) for size in sizes) / 2**30
+        * (express["upload_gb"] + express["retrieval_gb"]),
     }  # fmt: skip
     return (gb_seconds * prices["lambda_gb_second"][architecture] + messages * prices["lambda_request"]
             + (messages / 10 + 2 * messages) * prices["sqs_request"] + sum(s3[name] for name in storage))  # fmt: skip
@@ -76,7 +76,7 @@ SIZES = [1, 1000, 600 * 1024, 10**8]  # below and above 512 KiB, the launch pric
 @pytest.mark.parametrize("storage", [("standard",), ("express",), ("express", "standard")])
 @pytest.mark.parametrize("architecture", ["x86_64", "arm64"])
 def test_each_storage_class_is_priced_at_its_own_prices(storage, architecture):
-    estimate = costs.latency_estimate(40, 2048, SIZES, 3, storage, architecture)
+    estimate = latency_costs.estimate(40, 2048, SIZES, 3, storage, architecture)
     assert estimate.total == pytest.approx(latency_expected(40, 2048, SIZES, 3, storage, architecture))
     assert (estimate.s3_data > 0) == ("express" in storage)
     lines = costs.describe(estimate)
@@ -85,12 +85,12 @@ def test_each_storage_class_is_priced_at_its_own_prices(storage, architecture):
 
 
 def test_standard_keeps_its_prices_and_express_is_not_priced_as_standard():
-    standard = costs.latency_estimate(40, 2048, SIZES, 3, ("standard",))
+    standard = latency_costs.estimate(40, 2048, SIZES, 3, ("standard",))
     calls = 40 * 3 * len(SIZES)
     assert standard.s3_gets == pytest.approx(calls * costs.PRICES["s3_get"])
     assert standard.s3_puts == pytest.approx(calls * costs.PRICES["s3_put"]) and standard.s3_data == 0
-    express = costs.latency_estimate(40, 2048, SIZES, 3, ("express",))
-    assert express.s3_gets == pytest.approx(calls * costs.PRICES["s3_express_get"])
+    express = latency_costs.estimate(40, 2048, SIZES, 3, ("express",))
+    assert express.s3_gets == pytest.approx(calls * latency_costs.EXPRESS_PRICES["get"])
     assert express.gb_seconds == pytest.approx(standard.gb_seconds)  # same calls, same assumed time
-    both = costs.latency_estimate(40, 2048, SIZES, 3, ("express", "standard"))
+    both = latency_costs.estimate(40, 2048, SIZES, 3, ("express", "standard"))
     assert both.total == pytest.approx(standard.total + express.total - standard.lambda_requests - standard.sqs_requests)

@@ -12,7 +12,7 @@ from test_fire import drain, make_stack, queue, results  # noqa: F401 - fixtures
 from fanout import cells, cli, costs, fire, function_modules, insights, reporting, runs, stats, storage, workloads
 from fanout.errors import UsageError
 from fanout.insights.syntax import Stats, parse
-from fanout.workloads import latency, latency_report
+from fanout.workloads import latency, latency_costs, latency_report
 
 
 
@@ -58,8 +58,8 @@ def test_sizes_the_memory_cannot_hold_are_refused_with_the_memory_needed():
 
 def test_the_latency_cost_counts_every_request_and_second():
     sizes, reps, messages, memory = [1000, 10**6], 10, 50, 1024
-    est = costs.latency_estimate(messages, memory, sizes, reps, ("standard",))
-    per_message_s = reps * sum(2 * costs.ASSUMED_REQUEST_SECONDS + 2 * s / (costs.ASSUMED_MIB_PER_S * 2**20) for s in sizes)
+    est = latency_costs.estimate(messages, memory, sizes, reps, ("standard",))
+    per_message_s = reps * sum(2 * latency_costs.ASSUMED_REQUEST_SECONDS + 2 * s / (costs.ASSUMED_MIB_PER_S * 2**20) for s in sizes)
     calls = messages * reps * len(sizes)
     assert est.gb_seconds == pytest.approx(messages * per_message_s * memory / 1024)
     assert est.s3_gets == pytest.approx(calls * 0.0004 / 1000)

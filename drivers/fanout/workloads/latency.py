@@ -1,4 +1,5 @@
-"""The latency workload's driver side: fire's options, the checks against the stack, the cost.
+"""The latency workload's driver side: fire's options, the checks against the stack, the cost
+(its model: fanout.workloads.latency_costs), and its deploy-level storage classes (fanout.storage).
 
 The parameters (sizes, repetitions, storage classes) are defined once, in the function's
 latency.py, loaded here as `definition`: a `SIZES=` value is checked by the code that will run
@@ -13,6 +14,7 @@ from fanout import storage as storage_classes
 from fanout.errors import UsageError
 from fanout.storage import (DEPLOY_OPTIONS, add_deploy_arguments, deploy_options, deploy_summary,  # noqa: F401
                             stack_fields, terraform_variables)  # the deploy-level hooks: its storage classes
+from fanout.workloads import latency_costs
 
 definition = function_modules.load("latency")
 Params = definition.Params
@@ -80,7 +82,7 @@ def estimate(count: int, memory: int, architecture: str, fields: dict) -> costs.
     class at its prices; `storage` empty (every deployed class, not known here) is priced as the
     default deployment's."""
     storage = tuple(fields["storage"]) or storage_classes.DEFAULT
-    return costs.latency_estimate(count, memory, fields["sizes"], fields["reps"], storage, architecture)
+    return latency_costs.estimate(count, memory, fields["sizes"], fields["reps"], storage, architecture)
 
 
 def cell_fire_fields(cell) -> dict:

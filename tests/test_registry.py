@@ -12,8 +12,9 @@ import pytest
 import toy_workload
 from test_fire import drain, make_stack, queue, results  # noqa: F401 - fixtures
 
-from fanout import axes, cells, cli, deadletters, fire, insights, reporting, runs, sweep, wait, workloads
+from fanout import axes, cells, cli, deadletters, deploy, fire, insights, params, reporting, runs, sweep, wait, workloads
 from fanout.errors import UsageError
+from fanout.stack import Stack
 
 DRIVERS = Path(workloads.__file__).parents[1]  # drivers/fanout
 # The modules that are one workload's own, outside fanout/workloads/ (relative to drivers/fanout):
@@ -26,6 +27,10 @@ WORKLOAD_OWN = {
 }
 
 
+# The same, as the names a generic module would import them by (fanout.storage, fanout.host.hosted).
+OWN_MODULES = {"fanout." + name.removesuffix(".py").replace("/", ".") for names in WORKLOAD_OWN.values() for name in names}
+
+
 def generic_modules() -> list[Path]:
     own = {name for names in WORKLOAD_OWN.values() for name in names}
     return [path for path in sorted(DRIVERS.rglob("*.py"))
@@ -35,18 +40,25 @@ def generic_modules() -> list[Path]:
 def names_a_workload(source: str, names) -> list[str]:
     """What in `source` names one of the workloads `names`: a string literal equal to a name, a
     comparison with the default workload (`workload != workloads.DEFAULT`: a branch for it), or
-    an import of a module of fanout.workloads (the registry package itself is allowed)."""
+    an import of a module of fanout.workloads (the registry package itself is allowed) or of a
+    module that is one workload's own (OWN_MODULES: `from fanout import storage`)."""
     found = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Compare) and any(_is_default(side) for side in (node.left, *node.comparators)):
             found.append(f"line {node.lineno}: compares with workloads.DEFAULT")
         elif isinstance(node, ast.Constant) and node.value in names:
             found.append(f"line {node.lineno}: {node.value!r}")
-        elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("fanout.workloads"):
-            found += [f"line {node.lineno}: imports {node.module}.{a.name}" for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found += [f"line {node.lineno}: imports {node.module}.{a.name}" for a in node.names
+                      if _workloads_own(node.module) or _workloads_own(f"{node.module}.{a.name}")]  # fmt: skip
         elif isinstance(node, ast.Import):
-            found += [f"line {node.lineno}: imports {a.name}" for a in node.names if a.name.startswith("fanout.workloads.")]
+            found += [f"line {node.lineno}: imports {a.name}" for a in node.names if _workloads_own(a.name)]
     return found
+
+
+def _workloads_own(module: str) -> bool:
+    """Is `module` a submodule of fanout.workloads, or a workload's own module outside it?"""
+    return module.startswith("fanout.workloads.") or module in OWN_MODULES
 
 
 def _is_default(node) -> bool:
@@ -71,10 +83,18 @@ def test_the_generic_driver_modules_name_no_workload():
     "from fanout.workloads import latency\n",
     "import fanout.workloads.download\n",
     "from fanout.workloads.latency import definition\n",
+    "from fanout.workloads import latency_costs as priced\n",
+    "from fanout import storage\n",
+    "from fanout import params, storage as storage_classes\n",
+    "from fanout.storage import CLASSES\n",
+    "import fanout.storage\n",
+    "from fanout import report as run_report\n",
+    "from fanout.host import hosted\n",
 ])  # fmt: skip
 def test_the_static_check_catches_a_branch_on_a_workload(branch):
     assert names_a_workload(branch, set(workloads.WORKLOADS))
     assert not names_a_workload("from fanout import workloads\nworkloads.get(name).driver()\n", set(workloads.WORKLOADS))
+    assert not names_a_workload("from fanout import params, stack\nimport fanout.host.runtime\n", set(workloads.WORKLOADS))
 
 
 def test_every_driver_has_the_whole_interface():
@@ -192,3 +212,65 @@ def test_report_and_compare_dispatch_to_the_toys_driver(toy, queue, emulator, re
     capsys.readouterr()
     assert cli.main(["compare", run_ids[0], run_ids[1]]) == 2
     assert capsys.readouterr().err.strip() == "fanout: error: toy runs have nothing to compare: their colours are facts, not figures"
+
+
+# ---- the toy's deploy-level option, through the same hooks as latency's storage classes ------------
+
+
+def deploy_inputs(*argv: str) -> params.DeployParams:
+    return params.from_args(cli.build_parser().parse_args(["deploy", *argv]))
+
+
+def test_the_toys_deploy_option_reaches_terraforms_variables(toy):
+    chosen = deploy_inputs("--backend", "aws", "--finish", "gloss")
+    assert chosen.workload_options["finish"] == "gloss"
+    variables = chosen.variables("", "/x.zip", "aws")
+    assert variables[toy_workload.VARIABLE] == "gloss"
+    default = deploy_inputs().variables("", "/x.zip")
+    assert default[toy_workload.VARIABLE] == toy_workload.FINISHES[0]
+    # The other workloads' variables are there alongside, unchanged by the toy's.
+    assert {name: value for name, value in variables.items() if name != toy_workload.VARIABLE} == \
+        {name: value for name, value in deploy_inputs("--backend", "aws").variables("", "/x.zip", "aws").items()
+         if name != toy_workload.VARIABLE}  # fmt: skip
+    # Built without any (the demo's inputs), the options deploy their defaults.
+    bare = params.DeployParams("s", "us-east-1", 1, 128, 1, "x86_64", "stream")
+    assert bare.variables("", "/x.zip")[toy_workload.VARIABLE] == toy_workload.FINISHES[0]
+
+
+@pytest.mark.parametrize("argv, named", [(["--finish", "shiny"], "'shiny'"), (["--finish", "gloss"], "--backend local")])
+def test_a_bad_toy_deploy_option_is_one_line_before_anything_runs(toy, argv, named, capsys, monkeypatch):
+    started = []
+    monkeypatch.setattr(deploy.control, "start", lambda: started.append("emulator"))
+    monkeypatch.setattr(deploy.terraform, "apply", lambda *a: started.append("terraform"))
+    for command in ("deploy", "plan", "sweep"):
+        assert cli.main([command, *argv]) == 2
+        err = capsys.readouterr().err.strip()
+        assert named in err and len(err.splitlines()) == 1, command
+    assert started == []
+
+
+def test_the_stack_reports_the_toys_finish_back(toy, capsys):
+    outputs = {"region": "us-east-1", "endpoint": "", "stack": "t", "bucket": "b", "object_key": "k", "object_size": 1,
+               "queue_url": "q", "queue_arn": "qa", "dlq_url": "d", "dlq_arn": "da", "function_name": "f",
+               "log_group": "/aws/lambda/f", "concurrency": 1, "memory": 128, "timeout": 60, "batch_size": 1,
+               "max_receive_count": 5, "architecture": "x86_64", "default_strategy": "stream"}  # fmt: skip
+    deployed = Stack.from_outputs("aws", outputs | {toy_workload.VARIABLE: "gloss"})
+    assert deployed.workload_outputs["finish"] == "gloss"
+    assert deployed.as_record()["finish"] == "gloss"  # run.json holds it beside the other outputs
+    assert Stack.from_outputs("aws", outputs).workload_outputs["finish"] == toy_workload.FINISHES[0]  # deployed before it
+    deploy._print_summary(deployed, 1.0)
+    assert "\n  finish    gloss\n" in capsys.readouterr().out
+
+
+def test_a_sweep_deploys_the_toys_option_with_every_cell_and_records_it(toy):
+    args = cli.build_parser().parse_args(["sweep", "--backend", "aws", "--memory", "512 1024", "--finish", "gloss"])
+    chosen = sweep.from_args(args)
+    manifest = json.loads(json.dumps(chosen.settings()))
+    assert manifest["finish"] == "gloss"
+    for made in (chosen, sweep.SweepParams.from_manifest(manifest)):
+        deployment = sweep._Deployment(made, "id")
+        inputs = [deployment.inputs_for(cell, i) for i, cell in enumerate(made.axes.cells())]
+        assert [i.variables("", "zip")[toy_workload.VARIABLE] for i in inputs] == ["gloss", "gloss"]
+    older = sweep.SweepParams.from_manifest({k: v for k, v in manifest.items() if k != "finish"})
+    cell = older.axes.cells()[0]
+    assert sweep._Deployment(older, "id").inputs_for(cell, 0).variables("", "zip")[toy_workload.VARIABLE] == "matte"

@@ -97,26 +97,32 @@ def compare(a_ids: list[str], b_ids: list[str]) -> None:
     raise UsageError("toy runs have nothing to compare: their colours are facts, not figures")
 
 
-# ---- deploy-level hooks ---------------------------------------------------------------------
+# ---- deploy-level hooks: the toy's stack is painted with a finish (--finish) --------------------
 
-DEPLOY_OPTIONS = ()
+DEPLOY_OPTIONS = ("finish",)
+FINISHES = ("matte", "gloss")
+VARIABLE = "toy_finish"  # its Terraform variable, and the output the stack reports it in
 
 
 def add_deploy_arguments(parser) -> None:
-    pass
+    parser.add_argument("--finish", default=FINISHES[0], help=f"toy: the stack's finish, {' or '.join(FINISHES)}")
 
 
 def deploy_options(args, backend: str) -> dict:
-    return {}
+    if args.finish not in FINISHES:
+        raise UsageError(f"invalid --finish {args.finish!r}: expected {' or '.join(FINISHES)}")
+    if args.finish == "gloss" and backend == "local":
+        raise UsageError("invalid --finish 'gloss' with --backend local: only AWS has it")
+    return {"finish": args.finish}
 
 
 def terraform_variables(options: dict) -> dict:
-    return {}
+    return {VARIABLE: options.get("finish", FINISHES[0])}
 
 
 def stack_fields(outputs: dict) -> dict:
-    return {}
+    return {"finish": outputs.get(VARIABLE, FINISHES[0])}
 
 
 def deploy_summary(stack) -> list[str]:
-    return []
+    return [f"finish    {stack.workload_outputs['finish']}"]

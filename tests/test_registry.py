@@ -104,6 +104,16 @@ def test_every_driver_has_the_whole_interface():
         assert missing == [], workload.name
 
 
+def test_deploy_option_names_are_each_one_workloads_and_clash_with_no_sweep_setting():
+    """They are flat keys of a sweep's manifest and of deploy_options(): one name, one meaning."""
+    names = [*workloads.deploy_option_names(), *toy_workload.DEPLOY_OPTIONS]
+    assert len(names) == len(set(names))
+    settings = sweep.SweepParams("local", "s", "us-east-1", axes.Axes.parse(
+        {"memory": "512", "concurrency": "2", "object_size": "1MiB", "architecture": "x86_64", "strategy": "stream"}),
+        1, "t").settings()  # fmt: skip
+    assert not set(names) & set(settings)
+
+
 # ---- a third workload, registered only through the registry -----------------------------------
 
 

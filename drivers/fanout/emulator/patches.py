@@ -56,6 +56,17 @@ S3
   for the whole object, 416 past the end, multiple or unparsable ranges and the partNumber
   answer read whole, as before. A view rather than an answer of the patch's own, so that
   moto's range rules stay the only ones (nothing to keep in step on an upgrade).
+- whole_gets_stream_the_key: for a GetObject of the whole object, moto reads the object into
+  one bytes value and builds the whole answer before werkzeug sends its first byte: ~12 ms idle
+  and ~170 ms with 8 such GETs at once for 16 MiB on this project's 2-core machine, which the
+  network model could not absorb into a drawn first-byte latency (docs/network-model.md). The
+  patch hands moto the same view of the key's buffer, which werkzeug iterates: 256 KiB read
+  under the key's lock, sent, then the next. Status, headers (Content-Length included: moto
+  sets it from the key's size) and bytes are stock moto's. An answer holds the bytes of the key
+  version GetObject found, never a mix: an overwrite or delete makes a new key (or drops it)
+  and leaves the found key's buffer as it was, and the answer keeps that key alive until sent.
+  Only a reset of the emulator's state (which closes every buffer) during a send cuts the
+  answer short of its Content-Length, which the client sees as a truncated body.
 
 Server
 - server_routing_lists_modules_once: moto's server lists its package directory (a listdir and
@@ -63,6 +74,7 @@ Server
   DeleteMessageBatch throughput by over half in the benchmark.
 
 bench/sqs_throughput.py measures the SQS and server patches against stock moto.
+bench/emulator_first_byte.py measures the whole-GET patch (first and last byte) against stock moto.
 bench/strategy_truth.py shows what the ranged-GET patch changed for the `ranged` strategy
 (docs/network-model.md).
 
@@ -94,6 +106,9 @@ from moto.sqs.models import Queue, SQSBackend
 
 LAMBDA_CODE_PATH = "/moto-api/fanout/lambda-code"
 SECURE = "aws:SecureTransport"
+# Bytes of an object read and sent at a time by whole_gets_stream_the_key: a few socket buffers
+# worth, so the first is sent after a read of well under a millisecond.
+CHUNK = 256 * 2**10
 # The counters GetQueueAttributes computes by walking the queue: attribute -> Queue property.
 COUNTERS = {
     "ApproximateNumberOfMessages": "approximate_number_of_messages",
@@ -316,18 +331,35 @@ class KeyBody:
             return self.key._value_buffer.read(max(0, stop - start))
 
 
-class UnreadKey:
-    """The key as GetObject sees it, whose value is a KeyBody rather than the bytes read."""
+class KeyChunks:
+    """A key's stored bytes as a response body that the server sends as it reads them: CHUNK
+    bytes at a time, each read under the key's lock (as moto's own read is) and sent before the
+    next is read. Its length is the key's size, which moto's Content-Length already states."""
 
     def __init__(self, key: FakeKey):
-        self._key = key
+        self.body = KeyBody(key)
+
+    def __len__(self) -> int:
+        return len(self.body)
+
+    def __iter__(self):
+        for start in range(0, len(self.body), CHUNK):
+            yield self.body[start : start + CHUNK]
+
+
+class UnreadKey:
+    """The key as GetObject sees it, whose value is `body(key)` (a KeyBody, KeyChunks) rather
+    than the bytes read."""
+
+    def __init__(self, key: FakeKey, body: type = KeyBody):
+        self._key, self._body = key, body
 
     def __getattr__(self, name):
         return getattr(self._key, name)
 
     @property
-    def value(self) -> KeyBody:
-        return KeyBody(self._key)
+    def value(self):
+        return self._body(self._key)
 
 
 def ranged_gets_read_only_the_range() -> None:
@@ -354,6 +386,34 @@ def ranged_gets_read_only_the_range() -> None:
     S3Response.key_response = key_response
 
 
+def whole_gets_stream_the_key() -> None:
+    """A GetObject without a Range header answers with KeyChunks, which werkzeug sends chunk by
+    chunk, instead of the key's bytes read whole before the first is sent. Answers that moto
+    builds from the body (a 304's text, errors) are not KeyChunks and go out as before; a
+    request not served over a socket (moto's in-process mock, whose stubber wants bytes) gets
+    the bytes read whole."""
+    stock_get_object = S3Response.get_object
+    stock_key_response = S3Response.key_response
+
+    def get_object(response):
+        if not response.headers.get("range"):
+            # One S3Response per request: this reaches only this request's GetObject.
+            response._get_key = lambda: unread(*S3Response._get_key(response))
+        return stock_get_object(response)
+
+    def unread(key, not_modified):
+        return UnreadKey(key, KeyChunks), not_modified
+
+    def key_response(response, request, *args, **kwargs):
+        status, headers, body = stock_key_response(response, request, *args, **kwargs)
+        if isinstance(body, KeyChunks) and "werkzeug.socket" not in request.environ:
+            body = b"".join(body)
+        return status, headers, body
+
+    S3Response.get_object = get_object
+    S3Response.key_response = key_response
+
+
 def server_routing_lists_modules_once() -> None:
     """The server routes each request by checking its host against moto's service modules,
     which stock moto lists from the package directory (a listdir and ~180 stat calls) on every
@@ -374,6 +434,7 @@ PATCHES = (
     reserved_concurrency_zero_reported,
     bucket_policies_see_secure_transport,
     ranged_gets_read_only_the_range,
+    whole_gets_stream_the_key,
     server_routing_lists_modules_once,
 )
 

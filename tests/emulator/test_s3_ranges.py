@@ -1,5 +1,5 @@
 """Ranged GetObject through the emulator: exactly the requested bytes and moto's headers, read
-without reading the whole object (patches.ranged_gets_read_only_the_range).
+without reading the whole object (patches.gets_send_the_key_as_read).
 
 The expected bytes and headers are computed from the uploaded data alone (a slice, its MD5,
 its SHA-256); the in-process tests compare the patched answers with stock moto's and count the
@@ -100,7 +100,7 @@ def ranged_patch(monkeypatch):
     """Applies this one patch in-process; monkeypatch puts stock moto back afterwards."""
     for name in ("get_object", "key_response"):
         monkeypatch.setattr(S3Response, name, getattr(S3Response, name))
-    return patches.ranged_gets_read_only_the_range
+    return patches.gets_send_the_key_as_read
 
 
 @pytest.fixture

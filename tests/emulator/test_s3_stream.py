@@ -1,6 +1,6 @@
-"""Whole-object GetObject sent as the key's buffer is read (patches.whole_gets_stream_the_key):
-stock moto's status, headers and bytes, the first bytes sent before the rest is read, and one
-key version per answer.
+"""GetObject sent as the key's buffer is read (patches.gets_send_the_key_as_read): stock moto's
+status, headers and bytes, the first bytes of a whole object or a range sent before the rest is
+read, and one key version per answer.
 
 moto serves in this process (its WSGI app on a werkzeug server in a thread, as the emulator
 serves it) so that the patch can be applied and undone between requests and the key's buffer
@@ -59,7 +59,12 @@ def stream_patch(monkeypatch):
     """Applies this one patch in-process; monkeypatch puts stock moto back afterwards."""
     for name in ("get_object", "key_response"):
         monkeypatch.setattr(S3Response, name, getattr(S3Response, name))
-    return patches.whole_gets_stream_the_key
+    return patches.gets_send_the_key_as_read
+
+
+@pytest.fixture
+def unique_key(unique):
+    return unique
 
 
 def put(s3, key: str, data: bytes) -> str:
@@ -83,8 +88,10 @@ def raw(s3, method: str, key: str, headers: dict | None = None, **params) -> tup
 
 
 def requests_of(s3, key: str, data: bytes, version: str) -> list[tuple]:
-    """Every kind of request of a whole object the patch may answer, or must leave alone."""
+    """Every kind of GetObject the patch may answer, or must leave alone, and a HEAD."""
     etag = f'"{hashlib.md5(data).hexdigest()}"'
+    size = len(data)
+    ranges = ["bytes=0-0", f"bytes=1-{CHUNK + 1}", "bytes=-3", f"bytes={size}-", "bytes=0-0,2-3", "bytes=x-y"]
     return [
         ("GET", key, None, {}),
         ("GET", key, {"x-amz-checksum-mode": "ENABLED"}, {}),
@@ -96,6 +103,7 @@ def requests_of(s3, key: str, data: bytes, version: str) -> list[tuple]:
         ("GET", key, None, {"ResponseContentType": "text/plain", "ResponseCacheControl": "no-cache"}),
         ("GET", "missing", None, {}),
         ("HEAD", key, None, {}),
+        *[("GET", key, {"Range": header}, {}) for header in ranges],
     ]
 
 
@@ -111,20 +119,22 @@ def test_answers_are_stock_moto_answers(server, stream_patch, size):
     assert [raw(s3, method, name, headers, **params) for method, name, headers, params in requests] == stock
     assert stock[0][0] == 200 and stock[0][2] == data
     assert ("content-length", str(size)) in stock[0][1]
-    assert {status for status, _, _ in stock} == {200, 206, 304, 404, 412}
+    assert {status for status, _, _ in stock} == {200, 206, 304, 404, 412, 416}
 
 
 class GatedBuffer:
-    """A key's buffer whose reads past its first CHUNK bytes wait for `release`: what the client
-    has received before then was sent before the rest of the object was read."""
+    """A key's buffer on which any read but a first one of at most CHUNK bytes waits for
+    `release`: what the client has received before then was sent before the rest was read."""
 
     def __init__(self, buffer):
-        self.buffer, self.release = buffer, threading.Event()
+        self.buffer, self.release, self.read_bytes = buffer, threading.Event(), 0
 
     def read(self, size: int = -1) -> bytes:
-        if size < 0 or self.buffer.tell() + size > CHUNK:
+        if size < 0 or self.read_bytes + size > CHUNK:
             assert self.release.wait(30), "the gate was never released"
-        return self.buffer.read(size)
+        data = self.buffer.read(size)
+        self.read_bytes += len(data)
+        return data
 
     def __getattr__(self, name):
         return getattr(self.buffer, name)
@@ -137,11 +147,12 @@ def gate(key_name: str) -> GatedBuffer:
     return key._value_buffer
 
 
-def open_get(endpoint: str, key: str) -> socket.socket:
-    """A connection on which a GET of `key` has been sent."""
+def open_get(endpoint: str, key: str, header: str = "") -> socket.socket:
+    """A connection on which a GET of `key` (with Range `header`, if any) has been sent."""
     address = urlsplit(endpoint)
     connection = socket.create_connection((address.hostname, address.port), timeout=5)
-    connection.sendall(f"GET /{BUCKET}/{key} HTTP/1.1\r\nHost: {address.netloc}\r\n"
+    ranged = f"Range: {header}\r\n" if header else ""
+    connection.sendall(f"GET /{BUCKET}/{key} HTTP/1.1\r\nHost: {address.netloc}\r\n{ranged}"
                        "Authorization: AWS4-HMAC-SHA256 Credential=test/20250101/us-east-1/s3/aws4_request\r\n"
                        "\r\n".encode())  # fmt: skip
     return connection
@@ -164,17 +175,24 @@ def receive_rest(connection: socket.socket, body: bytes) -> bytes:
     return body
 
 
-def test_the_first_bytes_are_sent_before_the_rest_is_read(server, stream_patch):
+# Range header -> (status, first byte, stop) of the answer: each more than a CHUNK.
+GATED = {"": (200, 0, 4 * CHUNK), f"bytes=0-{3 * CHUNK}": (206, 0, 3 * CHUNK + 1),
+         f"bytes={CHUNK // 2}-": (206, CHUNK // 2, 4 * CHUNK)}  # fmt: skip
+
+
+@pytest.mark.parametrize("header", GATED)
+def test_the_first_bytes_are_sent_before_the_rest_is_read(server, stream_patch, unique_key, header):
     endpoint, s3 = server
     data = random.Random(1).randbytes(4 * CHUNK)
-    put(s3, "gated", data)
+    put(s3, unique_key, data)
     stream_patch()
-    buffer = gate("gated")
-    with open_get(endpoint, "gated") as connection:
+    buffer = gate(unique_key)
+    status, first, stop = GATED[header]
+    with open_get(endpoint, unique_key, header) as connection:
         head, body = receive_head_and_some(connection)
-        assert head.startswith(b"HTTP/1.1 200") and data.startswith(body)
+        assert head.startswith(f"HTTP/1.1 {status}".encode()) and data[first:stop].startswith(body)
         buffer.release.set()
-        assert receive_rest(connection, body) == data
+        assert receive_rest(connection, body) == data[first:stop]
 
 
 def test_an_overwrite_while_sending_leaves_the_answer_one_version(server, stream_patch):

@@ -22,7 +22,6 @@ import pytest
 from moto.core import DEFAULT_ACCOUNT_ID
 from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
 from moto.s3.models import s3_backends
-from moto.s3.responses import S3Response
 from werkzeug.serving import make_server
 
 from fanout.emulator import patches
@@ -52,19 +51,6 @@ def server():
     yield endpoint, s3
     httpd.shutdown()
     httpd.server_close()
-
-
-@pytest.fixture
-def stream_patch(monkeypatch):
-    """Applies this one patch in-process; monkeypatch puts stock moto back afterwards."""
-    for name in ("get_object", "key_response"):
-        monkeypatch.setattr(S3Response, name, getattr(S3Response, name))
-    return patches.gets_send_the_key_as_read
-
-
-@pytest.fixture
-def unique_key(unique):
-    return unique
 
 
 def put(s3, key: str, data: bytes) -> str:
@@ -108,14 +94,14 @@ def requests_of(s3, key: str, data: bytes, version: str) -> list[tuple]:
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_answers_are_stock_moto_answers(server, stream_patch, size):
+def test_answers_are_stock_moto_answers(server, get_patch, size):
     _, s3 = server
     data = random.Random(size).randbytes(size)
     key = f"object-{size}"
     version = put(s3, key, data)
     requests = requests_of(s3, key, data, version)
     stock = [raw(s3, method, name, headers, **params) for method, name, headers, params in requests]
-    stream_patch()
+    get_patch()
     assert [raw(s3, method, name, headers, **params) for method, name, headers, params in requests] == stock
     assert stock[0][0] == 200 and stock[0][2] == data
     assert ("content-length", str(size)) in stock[0][1]
@@ -181,27 +167,27 @@ GATED = {"": (200, 0, 4 * CHUNK), f"bytes=0-{3 * CHUNK}": (206, 0, 3 * CHUNK + 1
 
 
 @pytest.mark.parametrize("header", GATED)
-def test_the_first_bytes_are_sent_before_the_rest_is_read(server, stream_patch, unique_key, header):
+def test_the_first_bytes_are_sent_before_the_rest_is_read(server, get_patch, unique, header):
     endpoint, s3 = server
     data = random.Random(1).randbytes(4 * CHUNK)
-    put(s3, unique_key, data)
-    stream_patch()
-    buffer = gate(unique_key)
+    put(s3, unique, data)
+    get_patch()
+    buffer = gate(unique)
     status, first, stop = GATED[header]
-    with open_get(endpoint, unique_key, header) as connection:
+    with open_get(endpoint, unique, header) as connection:
         head, body = receive_head_and_some(connection)
         assert head.startswith(f"HTTP/1.1 {status}".encode()) and data[first:stop].startswith(body)
         buffer.release.set()
         assert receive_rest(connection, body) == data[first:stop]
 
 
-def test_an_overwrite_while_sending_leaves_the_answer_one_version(server, stream_patch):
+def test_an_overwrite_while_sending_leaves_the_answer_one_version(server, get_patch):
     """The answer holds the bytes of the version whose headers it sent, though a new version
     is stored (and a fresh GET answers it) while it is being sent."""
     endpoint, s3 = server
     old, new = random.Random(2).randbytes(4 * CHUNK), random.Random(3).randbytes(4 * CHUNK)
     put(s3, "overwritten", old)
-    stream_patch()
+    get_patch()
     buffer = gate("overwritten")
     with open_get(endpoint, "overwritten") as connection:
         head, body = receive_head_and_some(connection)
@@ -212,11 +198,11 @@ def test_an_overwrite_while_sending_leaves_the_answer_one_version(server, stream
     assert f'etag: "{hashlib.md5(old).hexdigest()}"'.encode() in head.lower()
 
 
-def test_in_process_mock_reads_the_object_whole(stream_patch):
+def test_in_process_mock_reads_the_object_whole(get_patch):
     """moto's in-process mock hands the body to botocore's stubber, which wants bytes."""
     from moto import mock_aws
 
-    stream_patch()
+    get_patch()
     data = random.Random(4).randbytes(3 * CHUNK + 5)
     with mock_aws():
         s3 = boto3.client("s3", region_name="us-east-1")

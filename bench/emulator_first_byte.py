@@ -38,7 +38,8 @@ TARGET = 1.5  # baseline first byte / ours, idle and loaded
 def main() -> None:
     with serve() as patched, serve("--stock") as stock:
         ours, baseline = upload(patched), upload(stock)
-        for (get_name, get), (label, parallel) in product(GETS.items(), (("idle", 1), (f"{LOADED} at once", LOADED))):
+        loads = (("idle", 1), (f"{LOADED} at once", LOADED))
+        for (get_name, get), (label, parallel) in product(GETS.items(), loads):
             mine, theirs = interleaved(partial(timed, ours, get, parallel), partial(timed, baseline, get, parallel), REPEATS)
             for name, index in (("first byte", 0), ("last byte", 1)):
                 # Speeds (1/s), so that a ratio above 1 means ours is sooner.

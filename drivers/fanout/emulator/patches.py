@@ -50,9 +50,9 @@ S3
   temporary file, on disk above 5 MB) into one bytes value, builds the whole answer, slices a
   Range out of it, and only then does werkzeug send the first byte. For ranges that cost
   50-250 ms per 8 MiB part of a 64 MiB object, which every part of the `ranged` strategy waited
-  for; for whole objects and for 8 MiB ranges (download_file's parts) it held the first byte
-  for tens of ms when 8 environments GET at once on 2 cores, beyond the drawn first-byte
-  latency the network model must honour (docs/network-model.md; bench/emulator_first_byte.py).
+  for; with 8 GETs of a 16 MiB object at once on 2 cores (under load) it held the first byte
+  75-130 ms, whole or an 8 MiB range (download_file's part), far beyond the first-byte latency
+  the network model draws (docs/network-model.md; bench/emulator_first_byte.py).
   The patch hands moto a view of the key's buffer (KeyBody): moto parses any range and builds
   every header from it as before, its slice reads nothing, and werkzeug sends it as it reads
   it, 256 KiB at a time (seek + read under the key's lock, as moto's own read is). Answers are

@@ -38,7 +38,9 @@ BUCKET = "stream"
 @pytest.fixture(scope="module")
 def server():
     """(endpoint, boto3 client) of moto served over HTTP in this process."""
-    logging.getLogger("werkzeug").setLevel(logging.WARNING)  # as the emulator: no access log
+    log = logging.getLogger("werkzeug")
+    level = log.level
+    log.setLevel(logging.WARNING)  # as the emulator: no access log
     httpd = make_server("127.0.0.1", 0, DomainDispatcherApplication(create_backend_app), threaded=True,
                         request_handler=MotoRequestHandler)  # fmt: skip
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
@@ -51,6 +53,7 @@ def server():
     yield endpoint, s3
     httpd.shutdown()
     httpd.server_close()
+    log.setLevel(level)
 
 
 def put(s3, key: str, data: bytes) -> str:

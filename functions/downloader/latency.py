@@ -37,6 +37,7 @@ MAX_REPS = 1000
 DEFAULT_SIZES = tuple(10**exponent for exponent in range(9))
 DEFAULT_REPS = 10
 READ_CHUNK = 1024 * 1024  # bytes per read of a GET body
+CONNECTIONS = 1  # S3 connections a message uses at once: its calls are sequential
 
 
 class ParamError(ValueError):

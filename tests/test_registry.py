@@ -168,6 +168,25 @@ def test_fire_sends_the_toys_bodies_through_its_driver(toy, queue, emulator, res
         fire.check_options(workloads.get(download_args.workload), download_args)
 
 
+def test_fire_ignores_another_workloads_option_when_deploy_level(toy, queue, emulator, results, monkeypatch):  # noqa: F811
+    """`--deploy-level NAME` (how make passes STRATEGY and STORAGE, which deploy reads too): a run
+    of a workload without that option sends exactly what it sends without it; given outright,
+    the option is still refused. Through fire's command line, on a stack the lookup returns."""
+    sqs, url = queue
+    monkeypatch.setattr(fire.stacks, "from_args", lambda args: make_stack(emulator, url))
+
+    def sent(*argv) -> list[dict]:
+        assert cli.main(["fire", "--messages", "3", "--workers", "1", *argv]) == 0
+        bodies = sorted(drain(sqs, url), key=lambda body: body["seq"])
+        return [{name: value for name, value in body.items() if name != "run_id"} for body in bodies]
+
+    assert sent("--strategy", "stream", "--colour", "red", "--deploy-level", "colour") == sent("--strategy", "stream")
+    assert sent("--workload", "toy", "--colour", "blue", "--strategy", "stream", "--deploy-level", "strategy") == \
+        sent("--workload", "toy", "--colour", "blue")  # fmt: skip
+    assert cli.main(["fire", "--messages", "3", "--colour", "red"]) == 2
+    assert drain(sqs, url) == []
+
+
 def test_a_sweep_describes_and_prices_the_toys_cells(toy):
     args = cli.build_parser().parse_args(["sweep", "--workload", "toy", "--colour", "red green"])
     grid = axes.Axes.parse({"memory": "512", "concurrency": "2", "object_size": "1MiB", "architecture": "x86_64",

@@ -124,6 +124,19 @@ def test_the_generic_function_modules_name_no_workload():
     assert {module: hits for module, hits in found.items() if hits} == {}
 
 
+def test_no_workload_s_function_module_imports_another_workload_s():
+    """A workload's own modules share only the generic ones (units, envelope, ...), so removing
+    one workload cannot break another."""
+    for name, own in FUNCTION_WORKLOAD_OWN.items():
+        others = {module for other, modules in FUNCTION_WORKLOAD_OWN.items() if other != name for module in modules}
+        for module in own:
+            tree = ast.parse((FUNCTION / module).read_text())
+            imported = {f"{alias.name.split('.')[0]}.py" for node in ast.walk(tree) if isinstance(node, ast.Import)
+                        for alias in node.names}  # fmt: skip
+            imported |= {f"{node.module}.py" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
+            assert not imported & others, f"{module} imports {sorted(imported & others)}"
+
+
 @pytest.mark.parametrize("branch", [
     "import measure\n",
     "from latency import NAME\n",

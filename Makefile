@@ -14,7 +14,7 @@ PIN         ?=
 MESSAGES    ?=
 MULTIPLIER  ?= 10
 TAG         ?= default
-WORKLOAD    ?= download
+WORKLOAD    ?=
 SIZES       ?=
 REPS        ?=
 RUN         ?= latest
@@ -54,12 +54,15 @@ STACK_INPUTS = $(TARGET) --concurrency $(call q,CONCURRENCY) --memory $(call q,M
   --object-size $(call q,OBJECT_SIZE) --region $(call q,REGION) --architecture $(call q,ARCH) \
   $(STRATEGY_ARG) --function-timeout $(call q,FUNCTION_TIMEOUT) \
   $(if $(value STORAGE),--storage $(call q,STORAGE)) $(if $(value EXPRESS_AZ),--express-az $(call q,EXPRESS_AZ))
-# The workload and its options (docs/workloads.md): fire's, and a sweep's lists.
-WORKLOAD_ARGS = --workload $(call q,WORKLOAD) $(if $(value SIZES),--sizes $(call q,SIZES)) \
+# The workload (empty: the CLI's default) and its options (docs/workloads.md): fire's, and a
+# sweep's lists.
+WORKLOAD_ARGS = $(if $(value WORKLOAD),--workload $(call q,WORKLOAD)) $(if $(value SIZES),--sizes $(call q,SIZES)) \
   $(if $(value REPS),--reps $(call q,REPS))
-# STORAGE at fire: the classes a latency run measures, of those deployed (at deploy and sweep it
-# is the deployed classes, in STACK_INPUTS). A download run takes none.
-FIRE_STORAGE_ARG = $(if $(and $(value STORAGE),$(filter-out download,$(value WORKLOAD))),--storage $(call q,STORAGE))
+# STRATEGY and STORAGE are deploy's variables too, so they may still be set when `make fire`
+# runs: fire gets them as options of the workloads that take them, marked --deploy-level, so
+# that a run of a workload without that option ignores them rather than refusing them.
+FIRE_ARGS = $(WORKLOAD_ARGS) $(PIN_ARG) $(STRATEGY_ARG) $(if $(STRATEGY_ARG),--deploy-level strategy) \
+  $(if $(value STORAGE),--storage $(call q,STORAGE) --deploy-level storage)
 NETWORK_ARGS = $(if $(value NETWORK),--network $(call q,NETWORK)) --network-scale $(call q,NETWORK_SCALE)
 
 .DEFAULT_GOAL := help
@@ -72,7 +75,7 @@ help: ## List the targets and the variables they read
 	@echo "  "OBJECT_SIZE=$(call q,OBJECT_SIZE) REGION=$(call q,REGION) ARCH=$(call q,ARCH) TAG=$(call q,TAG)
 	@echo "  "STRATEGY=$(call q,STRATEGY) "(e.g. \"ranged connections=8 chunk_size=8MiB\", docs/strategies.md;"
 	@echo "    deploy: the default of messages, fire: this run's; MODE is its old name)"
-	@echo "  "WORKLOAD=$(call q,WORKLOAD) "(fire: download or latency, docs/workloads.md)" SIZES=$(call q,SIZES) REPS=$(call q,REPS) \
+	@echo "  "WORKLOAD=$(call q,WORKLOAD) "(fire, sweep: what a message measures, as listed by fanout fire --help; docs/workloads.md)" SIZES=$(call q,SIZES) REPS=$(call q,REPS) \
 	  "(latency: e.g. SIZES=\"1 1KB 1MB 100MB\" REPS=10; fire's STORAGE: the deployed classes it measures)"
 	@echo "  "PIN=$(call q,PIN) "(fire: connect to one address of the bucket's endpoint, an IP, or auto: spread the"
 	@echo "    messages over the addresses it resolves to; TLS stays on the name; none: where DNS says; docs/strategies.md)"
@@ -135,8 +138,7 @@ run: venv ## Local backend: host the function until its queue is drained (NETWOR
 
 fire: venv ## Send MESSAGES (default MULTIPLIER x CONCURRENCY) messages tagged TAG, of WORKLOAD (STRATEGY, PIN; SIZES REPS STORAGE)
 	$(FANOUT) fire $(TARGET) --multiplier $(call q,MULTIPLIER) --tag $(call q,TAG) \
-	  $(if $(value MESSAGES),--messages $(call q,MESSAGES)) $(STRATEGY_ARG) $(PIN_ARG) \
-	  $(WORKLOAD_ARGS) $(FIRE_STORAGE_ARG)
+	  $(if $(value MESSAGES),--messages $(call q,MESSAGES)) $(FIRE_ARGS)
 
 wait: venv ## Wait until every message of RUN is accounted for (TIMEOUT, HOST, NETWORK, NETWORK_SCALE)
 	$(FANOUT) wait $(TARGET) --run $(call q,RUN) --timeout $(call q,TIMEOUT) $(if $(filter 0,$(value HOST)),--no-host) $(NETWORK_ARGS)

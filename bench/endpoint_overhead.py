@@ -35,18 +35,21 @@ TARGET_RATIO = 0.95
 
 def main() -> None:
     sys.path.insert(0, str(paths.FUNCTIONS / "downloader"))
-    import measure  # the function's own modules, as the zip holds them
+    import invocation  # the function's own modules, as the zip holds them
+    import measure
+    import workloads
 
+    config = invocation.client_config(workloads.CONNECTIONS)  # as handler.py builds it
     with serve() as endpoint:
         plain, instrumented = (boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1",
                                             aws_access_key_id="test", aws_secret_access_key="test",
-                                            config=measure.CLIENT_CONFIG) for _ in range(2))  # fmt: skip
+                                            config=config) for _ in range(2))  # fmt: skip
         measure.endpoints.instrument(instrumented)
         bucket = f"bench-endpoint-{uuid.uuid4().hex[:8]}"
         plain.create_bucket(Bucket=bucket)
         parts = TransferConfig(multipart_chunksize=8 * 2**20)  # as `fanout deploy` uploads it
         plain.upload_fileobj(io.BytesIO(os.urandom(SIZE)), bucket, "object", Config=parts)
-        settings = measure.Settings(bucket=bucket, key="object", expected_size=SIZE, concurrency_limit=1,
+        settings = measure.Settings(bucket=bucket, key="object", expected_size=SIZE,
                                     default_strategy=measure.strategies.parse(STRATEGY))  # fmt: skip
 
         def rate(s3, **extra):

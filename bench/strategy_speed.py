@@ -13,7 +13,7 @@ process) and the reader share the machine's cores, so the absolute MB/s say litt
 ours / baseline on the same object in the same run, is the figure. Each repeat measures both,
 alternating which goes first, after one uncounted warm-up run of each; the median of REPEATS
 ratios is printed, with the ratio of each side's best run (the least disturbed by other load).
-The object is uploaded in 8 MiB parts, as `fanout deploy` uploads it (see measure.CLIENT_CONFIG
+The object is uploaded in 8 MiB parts, as `fanout deploy` uploads it (see measure.CONNECTIONS
 on checksums). Target: >= 0.95.
 
 The timeline's cost: `stream` through measure_message as above, against the same with the
@@ -60,18 +60,21 @@ IO_CHUNK = 256 * 1024  # s3transfer's io_chunksize, the piece the transfer manag
 
 def main() -> None:
     sys.path.insert(0, str(paths.FUNCTIONS / "downloader"))
-    import measure  # the function's own modules, as the zip holds them
+    import invocation  # the function's own modules, as the zip holds them
+    import measure
+    import workloads
 
+    config = invocation.client_config(workloads.CONNECTIONS)  # as handler.py builds it
     with serve() as endpoint:
         s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="test",
-                          aws_secret_access_key="test", config=measure.CLIENT_CONFIG)  # as handler.py builds it
+                          aws_secret_access_key="test", config=config)
         measure.endpoints.instrument(s3)
         bucket = f"bench-strategy-{uuid.uuid4().hex[:8]}"
         s3.create_bucket(Bucket=bucket)
         # In 8 MiB parts, as `fanout deploy` uploads it: botocore validates no composite checksum.
         parts = TransferConfig(multipart_chunksize=8 * MiB)
         s3.upload_fileobj(io.BytesIO(os.urandom(SIZE)), bucket, "object", Config=parts)
-        settings = measure.Settings(bucket=bucket, key="object", expected_size=SIZE, concurrency_limit=1,
+        settings = measure.Settings(bucket=bucket, key="object", expected_size=SIZE,
                                     default_strategy=measure.strategies.parse("stream"))  # fmt: skip
         # Presigned: the emulator checks signatures, and urllib3 alone cannot sign a request.
         url = s3.generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": "object"}, ExpiresIn=3600)

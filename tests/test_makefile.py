@@ -1,13 +1,14 @@
 """Make variables reach the CLI as one argument each, whatever they hold, and are validated
 there: no value is ever run by the shell."""
 
+import re
 import shutil
 import subprocess
 import sys
 
 import pytest
 
-from fanout import paths
+from fanout import paths, workloads
 
 pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
 
@@ -55,3 +56,29 @@ def test_storage_reaches_deploy_and_express_is_refused_locally(tmp_path):
     assert result.returncode == 2
     assert "invalid storage class 'express' with --backend local" in result.stderr
     assert not (tmp_path / "home").exists()
+
+
+def test_deploys_strategy_and_storage_do_not_stop_a_fire_of_a_workload_without_them(tmp_path):
+    """STRATEGY and STORAGE may still be set for deploy: a download run ignores STORAGE (and
+    reaches the stack lookup), a latency run ignores STRATEGY and takes STORAGE (so checks it);
+    an option only another workload has is still refused."""
+    download = make("fire", "STORAGE=standard express", "STRATEGY=stream", home=tmp_path / "home")
+    assert "no stack 's3fanout' is deployed" in download.stderr and "is an option of" not in download.stderr
+    latency = make("fire", "WORKLOAD=latency", "STRATEGY=stream", "STORAGE=bogus", home=tmp_path / "home")
+    assert "fanout: error: invalid storage class 'bogus'" in latency.stderr
+    refused = make("fire", "SIZES=1", home=tmp_path / "home")
+    assert "fanout: error: --sizes is an option of the latency workload, not of download" in refused.stderr
+    assert not (tmp_path / "home").exists()
+
+
+def test_the_makefile_names_no_workload_but_in_its_help():
+    """Which Make variables reach which workload is fire's business (--deploy-level): no rule or
+    variable of the Makefile names a workload. Left out: the help (text, targets' `##` lines
+    included) and QUERY's default, the file name of the saved query `make query` runs, which
+    adding a workload does not touch."""
+    text = (paths.REPO / "Makefile").read_text()
+    help_recipe = re.search(r"^help:.*?\n\n", text, re.S | re.M).group(0)
+    lines = [line.split("#")[0] for line in text.replace(help_recipe, "").splitlines()]
+    lines = [line for line in lines if not line.startswith("QUERY ")]
+    names = set(workloads.WORKLOADS)
+    assert [line for line in lines if names & set(re.findall(r"[a-z]+", line))] == []

@@ -12,7 +12,8 @@ import pytest
 import toy_workload
 from test_fire import drain, make_stack, queue, results  # noqa: F401 - fixtures
 
-from fanout import axes, cells, cli, deadletters, deploy, fire, insights, params, reporting, runs, sweep, wait, workloads
+from fanout import (axes, cells, cli, deadletters, deploy, fire, function_modules, insights, params, reporting, runs,
+                    sweep, wait, workloads)
 from fanout.errors import UsageError
 from fanout.stack import Stack
 
@@ -37,28 +38,34 @@ def generic_modules() -> list[Path]:
             if path.relative_to(DRIVERS).parts[0] != "workloads" and path.relative_to(DRIVERS).as_posix() not in own]  # fmt: skip
 
 
-def names_a_workload(source: str, names) -> list[str]:
+def names_a_workload(source: str, names, is_workload_module=None) -> list[str]:
     """What in `source` names one of the workloads `names`: a string literal equal to a name, a
     comparison with the default workload (`workload != workloads.DEFAULT`: a branch for it), or
-    an import of a module of fanout.workloads (the registry package itself is allowed) or of a
-    module that is one workload's own (OWN_MODULES: `from fanout import storage`)."""
+    an import of a workload's module (`is_workload_module(dotted name)`; by default a module of
+    fanout.workloads, the registry package itself allowed, or one that is a workload's own
+    outside it, OWN_MODULES: `from fanout import storage`)."""
+    is_workload_module = is_workload_module or _workloads_own
     found = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Compare) and any(_is_default(side) for side in (node.left, *node.comparators)):
             found.append(f"line {node.lineno}: compares with workloads.DEFAULT")
         elif isinstance(node, ast.Constant) and node.value in names:
             found.append(f"line {node.lineno}: {node.value!r}")
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            found += [f"line {node.lineno}: imports {node.module}.{a.name}" for a in node.names
-                      if _workloads_own(node.module) or _workloads_own(f"{node.module}.{a.name}")]  # fmt: skip
-        elif isinstance(node, ast.Import):
-            found += [f"line {node.lineno}: imports {a.name}" for a in node.names if _workloads_own(a.name)]
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            found += [f"line {node.lineno}: imports {name}" for name in _imported(node) if is_workload_module(name)]
     return found
 
 
-def _workloads_own(module: str) -> bool:
-    """Is `module` a submodule of fanout.workloads, or a workload's own module outside it?"""
-    return module.startswith("fanout.workloads.") or module in OWN_MODULES
+def _imported(node) -> list[str]:
+    """The dotted names an import statement brings in (`from a import b`: a.b)."""
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    return [f"{node.module}.{alias.name}" for alias in node.names] if node.module and not node.level else []
+
+
+def _workloads_own(name: str) -> bool:
+    """Is `name` (a module, or a name in one) a submodule of fanout.workloads or a workload's own module?"""
+    return name.startswith("fanout.workloads.") or any(name == own or name.startswith(f"{own}.") for own in OWN_MODULES)
 
 
 def _is_default(node) -> bool:
@@ -114,6 +121,65 @@ def test_deploy_option_names_are_each_one_workloads_and_clash_with_no_sweep_sett
     assert not set(names) & set(settings)
 
 
+# ---- the function's side ----------------------------------------------------------------------
+
+FUNCTION = function_modules.FOLDER  # functions/downloader
+FUNCTION_REGISTRY = "workloads.py"
+# The function's modules that are one workload's own: download's core, its strategies and its
+# byte-arrival timeline; latency's core. Every other module is generic (the handler, the
+# envelope, what every invocation shares, the endpoint addresses).
+FUNCTION_WORKLOAD_OWN = {"download": ("measure.py", "strategies.py", "timeline.py"), "latency": ("latency.py",)}
+FUNCTION_OWN = {name for names in FUNCTION_WORKLOAD_OWN.values() for name in names}
+
+
+def generic_function_modules() -> list[Path]:
+    return [path for path in sorted(FUNCTION.glob("*.py")) if path.name not in FUNCTION_OWN | {FUNCTION_REGISTRY}]
+
+
+def imports_a_function_workload(name: str) -> bool:
+    """`import measure`, `from latency import NAME`: the function's modules import by plain name."""
+    return f"{name.split('.')[0]}.py" in FUNCTION_OWN
+
+
+def test_the_generic_function_modules_name_no_workload():
+    """Only the function's registry names a workload: the handler reaches every one through it."""
+    modules = generic_function_modules()
+    assert {FUNCTION / name for name in ("handler.py", "envelope.py", "invocation.py")} <= set(modules)
+    assert all((FUNCTION / name).is_file() for name in FUNCTION_OWN | {FUNCTION_REGISTRY})  # the list is current
+    registry = function_modules.load("workloads")
+    assert set(FUNCTION_WORKLOAD_OWN) <= set(registry.WORKLOADS)
+    names = set(registry.WORKLOADS) | set(workloads.WORKLOADS)
+    found = {path.name: names_a_workload(path.read_text(), names, imports_a_function_workload) for path in modules}
+    assert {module: hits for module, hits in found.items() if hits} == {}
+
+
+def test_no_workload_s_function_module_imports_another_workload_s():
+    """A workload's own modules share only the generic ones (units, envelope, ...), so removing
+    one workload cannot break another."""
+    for name, own in FUNCTION_WORKLOAD_OWN.items():
+        others = {module for other, modules in FUNCTION_WORKLOAD_OWN.items() if other != name for module in modules}
+        for module in own:
+            tree = ast.parse((FUNCTION / module).read_text())
+            imported = {f"{alias.name.split('.')[0]}.py" for node in ast.walk(tree) if isinstance(node, ast.Import)
+                        for alias in node.names}  # fmt: skip
+            imported |= {f"{node.module}.py" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
+            assert not imported & others, f"{module} imports {sorted(imported & others)}"
+
+
+@pytest.mark.parametrize("branch", [
+    "import measure\n",
+    "from latency import NAME\n",
+    "import timeline, strategies\n",
+    'DEFAULT_WORKLOAD = "download"\n',
+    "if name == workloads.DEFAULT:\n    pass\n",
+])  # fmt: skip
+def test_the_static_check_catches_a_function_module_naming_a_workload(branch):
+    names = set(function_modules.load("workloads").WORKLOADS)
+    assert names_a_workload(branch, names, imports_a_function_workload)
+    generic = "import envelope\nimport invocation\nimport workloads\nfrom envelope import load\n"
+    assert not names_a_workload(generic, names, imports_a_function_workload)
+
+
 # ---- a third workload, registered only through the registry -----------------------------------
 
 
@@ -142,6 +208,25 @@ def test_fire_sends_the_toys_bodies_through_its_driver(toy, queue, emulator, res
     download_args = cli.build_parser().parse_args(["fire", "--colour", "red"])
     with pytest.raises(UsageError, match="--colour is an option of the toy workload"):
         fire.check_options(workloads.get(download_args.workload), download_args)
+
+
+def test_fire_ignores_another_workloads_option_when_deploy_level(toy, queue, emulator, results, monkeypatch):  # noqa: F811
+    """`--deploy-level NAME` (how make passes STRATEGY and STORAGE, which deploy reads too): a run
+    of a workload without that option sends exactly what it sends without it; given outright,
+    the option is still refused. Through fire's command line, on a stack the lookup returns."""
+    sqs, url = queue
+    monkeypatch.setattr(fire.stacks, "from_args", lambda args: make_stack(emulator, url))
+
+    def sent(*argv) -> list[dict]:
+        assert cli.main(["fire", "--messages", "3", "--workers", "1", *argv]) == 0
+        bodies = sorted(drain(sqs, url), key=lambda body: body["seq"])
+        return [{name: value for name, value in body.items() if name != "run_id"} for body in bodies]
+
+    assert sent("--strategy", "stream", "--colour", "red", "--deploy-level", "colour") == sent("--strategy", "stream")
+    assert sent("--workload", "toy", "--colour", "blue", "--strategy", "stream", "--deploy-level", "strategy") == \
+        sent("--workload", "toy", "--colour", "blue")  # fmt: skip
+    assert cli.main(["fire", "--messages", "3", "--colour", "red"]) == 2
+    assert drain(sqs, url) == []
 
 
 def test_a_sweep_describes_and_prices_the_toys_cells(toy):

@@ -191,6 +191,8 @@ def _emulator_gone(name: str) -> bool:
 
 
 def _print_summary(deployed: stack.Stack, seconds: float) -> None:
+    """The stack at a glance. Bucket and key on lines of their own: together (an s3:// URL)
+    they outgrow 80 columns for the default stack name already."""
     where = deployed.endpoint or deployed.region
     workload_lines = "".join(f"  {line}\n" for line in workloads.deploy_summary(deployed))
     print(
@@ -199,7 +201,8 @@ def _print_summary(deployed: stack.Stack, seconds: float) -> None:
         f"  function  {deployed.function_name}: {deployed.memory} MB, reserved concurrency "
         f"{deployed.concurrency}, {deployed.architecture}\n"
         f"  strategy  {deployed.default_strategy}\n"
-        f"  object    {format_size(deployed.object_size)} at s3://{deployed.bucket}/{deployed.object_key}\n"
+        f"  object    {format_size(deployed.object_size)}, key {deployed.object_key}\n"
+        f"  bucket    {deployed.bucket}\n"
         f"{workload_lines}"
         f"  queue     {deployed.queue_url}\n"
         f"            to the dead-letter queue after {deployed.max_receive_count} receives\n"

@@ -51,6 +51,13 @@ def register(subparsers) -> None:
                         help=f"what each message measures: {', '.join(workloads.WORKLOADS)} (default: {workloads.DEFAULT})")
     for workload in workloads.WORKLOADS.values():
         workload.driver().add_fire_arguments(parser)
+    options = sorted({name for workload in workloads.WORKLOADS.values() for name in workload.driver().OPTIONS})
+    parser.add_argument(
+        "--deploy-level", action="append", default=[], choices=options, metavar="OPTION",
+        help="an option given here whose value is the deployment's too (make passes STRATEGY and STORAGE, which "
+        "deploy reads, with it): a run of a workload without that option ignores it rather than refusing it; "
+        f"one of {', '.join(options)}, repeatable",
+    )  # fmt: skip
     parser.add_argument("--yes", action="store_true", help="send even when the run is large or costly")
     parser.add_argument("--workers", default=str(DEFAULT_WORKERS), help="parallel SendMessageBatch calls (default: 16)")
     parser.add_argument(
@@ -86,7 +93,7 @@ def run(args) -> int:
     failure_fraction = _fraction(args.inject_failures) if args.inject_failures else None
     check_tag(args.tag)
     workload = workloads.get(args.workload)
-    check_options(workload, args)
+    check_options(workload, args, deploy_level=tuple(args.deploy_level))
     options = workload.driver().options_from(args)
     stack = stacks.from_args(args)
     count = messages or multiplier * stack.concurrency
@@ -113,7 +120,8 @@ def check_tag(text: str) -> str:
 
 def check_options(workload: workloads.Workload, args, deploy_level: tuple[str, ...] = ()) -> None:
     """Refuse another workload's options (`--sizes` on a download run): they would be ignored.
-    `deploy_level`: flags that are the deployment's there (a sweep's --strategy, --storage)."""
+    `deploy_level`: flags that are the deployment's there (a sweep's --strategy, --storage;
+    fire's --deploy-level), which another workload's run ignores."""
     for other in workloads.WORKLOADS.values():
         given = [name for name in other.driver().OPTIONS if name not in deploy_level and getattr(args, name) is not None]
         if other != workload and given:

@@ -1,17 +1,16 @@
 """The envelope every message and record shares, whatever the workload (docs/workloads.md).
 
-A message body is a JSON object with run_id, seq, experiment_tag, optionally workload (default
-"download") and inject_failure, plus the workload's own parameters. Every record a message
-produces carries the envelope fields back (and the handler adds `workload`, the invocation's
-environment fields and, on the record that closes the delivery, `outcome`), so that wait, the
-accounting and the completeness checks read the envelope only and never name a workload.
+A message body is a JSON object with run_id, seq, experiment_tag, optionally workload (when
+absent, the registry's default: workloads.py) and inject_failure, plus the workload's own
+parameters. Every record a message produces carries the envelope fields back (and the handler
+adds `workload`, the invocation's environment fields and, on the record that closes the
+delivery, `outcome`), so that wait, the accounting and the completeness checks read the
+envelope only and never name a workload.
 
 Stdlib only (it runs in the Lambda runtime).
 """
 
 import json
-
-DEFAULT_WORKLOAD = "download"
 
 
 class MalformedMessage(ValueError):
@@ -37,14 +36,14 @@ def load(body: str) -> dict:
     return data
 
 
-def workload_of(body: str) -> str:
-    """The workload a body names (the default when it names none, or is not even JSON: the
+def workload_of(body: str, default: str):
+    """The workload a body names (`default` when it names none, or is not even JSON: the
     default workload's parser then reports what is wrong with it)."""
     try:
         data = load(body)
     except MalformedMessage:
-        return DEFAULT_WORKLOAD
-    return data.get("workload", DEFAULT_WORKLOAD)
+        return default
+    return data.get("workload", default)
 
 
 _CHECKS = {

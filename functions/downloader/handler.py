@@ -1,8 +1,9 @@
 """Lambda entry point: SQS batch in, each message run by its workload, its records logged.
 
 Thin on purpose: the work and the numbers are in the workloads' modules (workloads.py lists
-them; measure.py is the download workload). What lives here is what must live
-once per execution environment (client, logger, environment id) and the SQS batch protocol.
+them, and is the only module here that names one); what every invocation shares is in
+invocation.py. What lives here is what must live once per execution environment (client,
+logger, environment id) and the SQS batch protocol.
 """
 
 import os
@@ -12,14 +13,14 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 
 import endpoints
-import measure
+import invocation
 import workloads
 
 logger = Logger()  # JSON lines on stdout; service and level from POWERTOOLS_* variables
-# AWS_ENDPOINT_URL points it at the emulator on the local backend; see measure.CLIENT_CONFIG.
-s3 = boto3.client("s3", config=measure.CLIENT_CONFIG)
+# AWS_ENDPOINT_URL points it at the emulator on the local backend; see invocation.client_config.
+s3 = boto3.client("s3", config=invocation.client_config(workloads.CONNECTIONS))
 endpoints.instrument(s3)  # records carry the address each request reached
-environment = measure.Environment()
+environment = invocation.Environment()
 # When every message fails, return them all in batchItemFailures rather than raising
 # BatchProcessingError: SQS redelivers exactly the same messages either way, but a function
 # error would also count as a Lambda error and make the event source mapping back off, which
@@ -32,17 +33,18 @@ class MessageFailed(Exception):
 
 
 def lambda_handler(event, context):
-    settings = measure.Settings.from_env(os.environ)
+    settings = invocation.Settings.from_env(os.environ)
+    workload_settings = workloads.settings_from_env(os.environ)
     memory = context.memory_limit_in_mb or os.environ["AWS_LAMBDA_FUNCTION_MEMORY_SIZE"]
-    invocation = environment.invocation_fields(context.aws_request_id, int(memory), settings.concurrency_limit)
+    invocation_fields = environment.invocation_fields(context.aws_request_id, int(memory), settings.concurrency_limit)
 
     def record_handler(record):
         fields = {
             "message_id": record.message_id,
             "receive_count": int(record.attributes.approximate_receive_count),
-            **invocation,
+            **invocation_fields,
         }
-        records = workloads.run_message(s3, os.environ, record.body, fields)
+        records = workloads.run_message(s3, workload_settings, record.body, fields)
         for line in records[:-1]:
             logger.info(f"{line['event']} complete", extra=line)
         last = records[-1]

@@ -27,7 +27,7 @@ import uuid
 from dataclasses import dataclass
 
 import envelope
-import strategies
+import units
 
 NAME = "latency"
 STORAGE_CLASSES = ("standard", "express")  # the keys of LATENCY_BUCKETS a stack may deploy
@@ -37,6 +37,7 @@ MAX_REPS = 1000
 DEFAULT_SIZES = tuple(10**exponent for exponent in range(9))
 DEFAULT_REPS = 10
 READ_CHUNK = 1024 * 1024  # bytes per read of a GET body
+CONNECTIONS = 1  # S3 connections a message uses at once: its calls are sequential
 
 
 class ParamError(ValueError):
@@ -69,7 +70,7 @@ def parse_sizes(text: str) -> tuple[int, ...]:
     """Sizes separated by spaces (`1 1KB 1MB 100MB`, units as OBJECT_SIZE), each 1 B..100 MB."""
     sizes = []
     for word in str(text).split():
-        size = strategies.parse_size(word)
+        size = units.parse_size(word)
         if size is None or not 1 <= size <= MAX_SIZE:
             raise ParamError(f"invalid size {word!r} in SIZES {text!r}: expected sizes from 1 byte to 100MB "
                              "such as 1 1KB 1MB 100MB (units KB MB KiB MiB)")  # fmt: skip
@@ -83,7 +84,7 @@ def parse_sizes(text: str) -> tuple[int, ...]:
 
 def parse_reps(text: str) -> int:
     """Repetitions per size: a whole number from 1 to MAX_REPS."""
-    reps = strategies.parse_count(str(text))
+    reps = units.parse_count(str(text))
     if reps is None or not 1 <= reps <= MAX_REPS:
         raise ParamError(f"invalid REPS {text!r}: expected a whole number from 1 to {MAX_REPS}")
     return reps

@@ -45,21 +45,18 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from botocore.config import Config
-
 import endpoints
 import envelope
 import strategies
 import timeline
 from envelope import InjectedFailure, MalformedMessage, error_record
 
-# The handler's S3 client: its pool holds a connection for every parallel GET a strategy may ask
-# for (with botocore's default of 10, the 11th thread would open a connection and drop it after
-# each request). Everything else is botocore's default, response checksum validation included:
+# The S3 connections one message may use at once (workloads.py sizes the handler's client's pool
+# to the largest workload's). The client validates response checksums (botocore's default):
 # `fanout deploy` uploads an object over 8 MiB in parts, whose composite checksum botocore does
 # not validate, so those downloads do not pay for it; a smaller, single-part object has its
 # CRC32 computed by the function, a CPU cost per byte that is then part of the figure.
-CLIENT_CONFIG = Config(max_pool_connections=strategies.MAX_CONNECTIONS)
+CONNECTIONS = strategies.MAX_CONNECTIONS
 REQUESTS_KEPT = 100  # request_ttfb_ms items a record carries (see the module docstring)
 
 
@@ -69,13 +66,13 @@ class SizeMismatch(Exception):
 
 @dataclass(frozen=True)
 class Settings:
-    """What the function was deployed with (its environment variables)."""
+    """What the function was deployed with for downloads (its environment variables; the
+    settings every workload shares are invocation.Settings)."""
 
     bucket: str
     key: str
     expected_size: int
     default_strategy: strategies.Choice
-    concurrency_limit: int
 
     @classmethod
     def from_env(cls, environ) -> "Settings":
@@ -90,7 +87,6 @@ class Settings:
             key=environ["FANOUT_KEY"],
             expected_size=int(environ["FANOUT_EXPECTED_SIZE"]),
             default_strategy=default,
-            concurrency_limit=int(environ["FANOUT_CONCURRENCY_LIMIT"]),
         )
 
 
@@ -128,28 +124,6 @@ def parse_body(body: str, default_strategy: strategies.Choice) -> Message:
         strategy = known.pop("strategy", None)
         raise MalformedMessage("; ".join(problems), {**known, **(strategy.fields() if strategy else {})})
     return Message(**known)
-
-
-class Environment:
-    """One execution environment: a random id and whether its first invocation has happened.
-
-    The handler keeps one at module level, which Lambda initialises once per environment.
-    """
-
-    def __init__(self):
-        self.env_id = uuid.uuid4().hex
-        self.invocations = 0
-
-    def invocation_fields(self, request_id: str, memory_size: int, concurrency_limit: int) -> dict:
-        """Fields every record of this invocation carries; the first call is the cold start."""
-        self.invocations += 1
-        return {
-            "request_id": request_id,
-            "env_id": self.env_id,
-            "cold_start": self.invocations == 1,
-            "memory_size": memory_size,
-            "concurrency_limit": concurrency_limit,
-        }
 
 
 class Progress:

@@ -7,7 +7,7 @@ function parses messages with `parse`, the drivers load this same file (fanout.s
 check `STRATEGY=` values and build messages, and the tests hold Terraform's validation and the
 docs to it. Adding a strategy is one `Strategy(...)` entry here.
 
-Sizes take the units of `OBJECT_SIZE` (KiB MiB GiB TiB binary, KB MB GB TB decimal, or bytes).
+Sizes take the units of `OBJECT_SIZE` (functions/downloader/units.py).
 The canonical text of a strategy names every parameter, defaults included, in table order, with
 sizes in the largest unit that keeps them whole: equal strategies have equal text, so the text is
 a cell key. Hand-written parsing: a few lines for a grammar of `name key=value...`, and the zip
@@ -17,7 +17,6 @@ This module is stdlib plus boto3 only (it runs in the Lambda runtime).
 """
 
 import math
-import re
 from dataclasses import dataclass
 from typing import Callable
 from urllib.parse import urlsplit
@@ -26,10 +25,8 @@ import boto3
 from boto3.s3.transfer import ProgressCallbackInvoker, TransferConfig, create_transfer_manager
 from botocore.exceptions import MissingDependencyException
 
-KiB, MiB, GiB, TiB = 1024, 1024**2, 1024**3, 1024**4
-UNITS = {"": 1, "b": 1, "kb": 1000, "mb": 1000**2, "gb": 1000**3, "tb": 1000**4,
-         "kib": KiB, "mib": MiB, "gib": GiB, "tib": TiB}  # fmt: skip
-_SIZE = re.compile(r"(?P<number>\d+)(?P<unit>[a-z]*)", re.IGNORECASE | re.ASCII)
+from units import GiB, KiB, MiB, TiB, format_size, parse_count, parse_size
+
 LIST_SEPARATOR = ";"
 MAX_CONNECTIONS = 64  # the most parallel GETs a strategy may ask for; the client's pool holds them
 
@@ -161,26 +158,6 @@ def _param(strategy: Strategy, key: str, text: str) -> Param:
         return strategy.param(key)
     except StrategyError as exc:
         raise StrategyError(f"invalid strategy {text!r}: {exc}") from None
-
-
-def parse_count(text: str) -> int | None:
-    """The whole number in `text` (ASCII digits only), or None."""
-    return int(text) if text.isascii() and text.isdecimal() else None
-
-
-def parse_size(text: str) -> int | None:
-    """Bytes in `text` (`8MiB`, `500KB`, `1048576`), or None if it is not a size."""
-    match = _SIZE.fullmatch(text)
-    unit = match and match["unit"].lower()
-    return int(match["number"]) * UNITS[unit] if match and unit in UNITS else None
-
-
-def format_size(n: int) -> str:
-    """`n` in the largest binary unit that keeps it whole (`8MiB`), else in bytes."""
-    for unit, size in (("TiB", TiB), ("GiB", GiB), ("MiB", MiB), ("KiB", KiB)):
-        if n and n % size == 0:
-            return f"{n // size}{unit}"
-    return str(n)
 
 
 # ---- the strategies ----------------------------------------------------------------------------

@@ -50,3 +50,12 @@ def patched_moto():
                 setattr(target, name, value)
     moto_api_urls.url_paths.clear()
     moto_api_urls.url_paths.update(saved_urls)
+
+
+@pytest.fixture
+def get_patch(monkeypatch):
+    """patches.gets_send_the_key_as_read, to apply in-process; monkeypatch puts stock moto back
+    afterwards."""
+    for name in ("get_object", "key_response"):
+        monkeypatch.setattr(S3Response, name, getattr(S3Response, name))
+    return patches.gets_send_the_key_as_read

@@ -1,5 +1,5 @@
 """Ranged GetObject through the emulator: exactly the requested bytes and moto's headers, read
-without reading the whole object (patches.ranged_gets_read_only_the_range).
+without reading the whole object (patches.gets_send_the_key_as_read).
 
 The expected bytes and headers are computed from the uploaded data alone (a slice, its MD5,
 its SHA-256); the in-process tests compare the patched answers with stock moto's and count the
@@ -17,9 +17,7 @@ from botocore.exceptions import ClientError
 from moto import mock_aws
 from moto.core import DEFAULT_ACCOUNT_ID
 from moto.s3.models import s3_backends
-from moto.s3.responses import S3Response
 
-from fanout.emulator import patches
 
 MIB = 2**20
 SIZE = 6 * MIB + 7  # above moto's 5 MB in-memory limit: the key's buffer is a file on disk
@@ -96,14 +94,6 @@ def test_the_whole_object_is_unchanged(uploaded):
 
 
 @pytest.fixture
-def ranged_patch(monkeypatch):
-    """Applies this one patch in-process; monkeypatch puts stock moto back afterwards."""
-    for name in ("get_object", "key_response"):
-        monkeypatch.setattr(S3Response, name, getattr(S3Response, name))
-    return patches.ranged_gets_read_only_the_range
-
-
-@pytest.fixture
 def in_process():
     """A boto3 client of moto in this process, holding the object."""
     with mock_aws():
@@ -124,10 +114,10 @@ def answer(s3, header: str, **params) -> tuple:
     return got["ResponseMetadata"]["HTTPStatusCode"], headers, body
 
 
-def test_answers_are_stock_moto_answers(in_process, ranged_patch):
+def test_answers_are_stock_moto_answers(in_process, get_patch):
     requests = [(header, {}) for header in [*RANGES, *OTHER_RANGES]] + [("bytes=0-9", {"PartNumber": 1})]
     stock = [answer(in_process, header, **params) for header, params in requests]
-    ranged_patch()
+    get_patch()
     assert [answer(in_process, header, **params) for header, params in requests] == stock
     assert {status for status, _, _ in stock} == {200, 206, 416}
 
@@ -156,16 +146,16 @@ def counted(in_process):
 
 
 @pytest.mark.parametrize("header", RANGES)
-def test_a_range_reads_only_its_bytes(in_process, ranged_patch, counted, header):
-    ranged_patch()
+def test_a_range_reads_only_its_bytes(in_process, get_patch, counted, header):
+    get_patch()
     first, last = RANGES[header]
     in_process.get_object(Bucket="ranges", Key="object", Range=header)["Body"].read()
     assert counted.read_bytes == last + 1 - first
 
 
 @pytest.mark.parametrize("header", [None, "bytes=0-0,5-9"])
-def test_the_whole_object_is_read_whole(in_process, ranged_patch, counted, header):
+def test_the_whole_object_is_read_whole(in_process, get_patch, counted, header):
     """The counting buffer sees moto's whole reads too: an answer of the whole object reads it."""
-    ranged_patch()
+    get_patch()
     in_process.get_object(Bucket="ranges", Key="object", **({"Range": header} if header else {}))
     assert counted.read_bytes == SIZE

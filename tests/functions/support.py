@@ -17,7 +17,8 @@ _fresh = itertools.count()
 def load_function_module(name: str, monkeypatch):
     """Import functions/downloader/<name>.py as a new module, as a new environment would."""
     monkeypatch.syspath_prepend(str(FUNCTION_DIR))
-    for imported in ("measure", "workloads", "latency", "envelope"):  # the handler's own imports, fresh too
+    # The handler's own imports, fresh too.
+    for imported in ("measure", "workloads", "latency", "envelope", "invocation"):
         monkeypatch.delitem(sys.modules, imported, raising=False)
     spec = importlib.util.spec_from_file_location(f"{name}_{next(_fresh)}", FUNCTION_DIR / f"{name}.py")
     module = importlib.util.module_from_spec(spec)

@@ -129,7 +129,7 @@ class SteppingClock:
 def test_seconds_come_from_the_monotonic_clock(load_handler, capsys, strategy):
     handler = load_handler()
     clock = SteppingClock()
-    handler.measure.time = SimpleNamespace(monotonic=clock, time_ns=time.time_ns)
+    handler.workloads.measure.time = SimpleNamespace(monotonic=clock, time_ns=time.time_ns)
     before_ms = time.time() * 1000
 
     response, _ = invoke(handler, sqs_event(body(strategy=strategy)))
@@ -273,3 +273,21 @@ def test_misconfigured_function_fails_the_invocation(load_handler, function_env)
     handler = load_handler()
     with pytest.raises(ValueError, match="FANOUT_DEFAULT_STRATEGY='carrier-pigeon'"):
         invoke(handler, sqs_event(body()))
+
+
+def test_a_bad_concurrency_limit_fails_the_invocation_whatever_the_workload(load_handler, function_env):
+    function_env["FANOUT_CONCURRENCY_LIMIT"] = "many"
+    handler = load_handler()
+    for workload in handler.workloads.WORKLOADS:
+        with pytest.raises(ValueError, match="FANOUT_CONCURRENCY_LIMIT='many'"):
+            invoke(handler, sqs_event(body(workload=workload)))
+
+
+def test_the_client_pools_the_connections_of_the_most_demanding_workload(load_handler):
+    """A download's strategies may run MAX_CONNECTIONS parallel GETs: the shared client holds them
+    all (with fewer, the extra connections would be opened and dropped on every request)."""
+    handler = load_handler()
+    registry = handler.workloads
+    pool = handler.s3.meta.config.max_pool_connections
+    assert pool == max(workload.connections for workload in registry.WORKLOADS.values())
+    assert pool >= registry.measure.strategies.MAX_CONNECTIONS

@@ -1,4 +1,4 @@
-"""The measurement core without AWS: parsing, byte counting, cold starts, record arithmetic."""
+"""The measurement core without AWS: parsing, byte counting, record arithmetic."""
 
 import json
 import random
@@ -56,17 +56,6 @@ def test_progress_first_chunk_ignores_empty_reads(measure):
     assert progress.first_chunk_at is not None and progress.bytes == 10
 
 
-def test_environment_cold_start_once_per_environment(measure):
-    first, second = measure.Environment(), measure.Environment()
-    calls = [first.invocation_fields(f"req-{i}", 512, 3) for i in range(3)]
-    calls.append(second.invocation_fields("req-x", 512, 3))
-    assert [c["cold_start"] for c in calls] == [True, False, False, True]
-    assert calls[0]["env_id"] == calls[2]["env_id"] != calls[3]["env_id"]
-    assert calls[1] == {
-        "request_id": "req-1", "env_id": first.env_id, "cold_start": False, "memory_size": 512, "concurrency_limit": 3,
-    }  # fmt: skip
-
-
 def test_success_record_throughput_units(measure):
     size, seconds = random.randrange(1, 1 << 34), random.uniform(0.01, 100)
     strategy = measure.strategies.parse("stream")
@@ -85,7 +74,7 @@ def test_success_record_throughput_units(measure):
 
 
 def test_settings_from_env_rejects_unknown_strategy(measure):
-    env = {"FANOUT_BUCKET": "b", "FANOUT_KEY": "k", "FANOUT_EXPECTED_SIZE": "10", "FANOUT_CONCURRENCY_LIMIT": "2"}
+    env = {"FANOUT_BUCKET": "b", "FANOUT_KEY": "k", "FANOUT_EXPECTED_SIZE": "10"}  # the limit is invocation's
     assert str(measure.Settings.from_env(env).default_strategy) == str(measure.strategies.parse("download_file"))
     with pytest.raises(ValueError, match="FANOUT_DEFAULT_STRATEGY='tcp'"):
         measure.Settings.from_env({**env, "FANOUT_DEFAULT_STRATEGY": "tcp"})

@@ -46,16 +46,25 @@ S3
   request: each object read and write fails with 403. The patch skips statements that apply
   only when `aws:SecureTransport` is false: the emulator stands in for AWS's endpoints, which
   the drivers and functions reach over HTTPS there. Other statements still apply.
-- ranged_gets_read_only_the_range: for a GetObject with a Range header, moto reads the whole
-  object from the key's buffer (a spooled temporary file, on disk above 5 MB), builds the full
-  answer and only then slices the range out of it: 50-250 ms per 8 MiB part of a 64 MiB object,
-  which every part of the `ranged` strategy waited for. The patch hands moto's range handling
-  a view of the key's buffer that reads only the bytes sliced from it (seek + read, under the
-  key's lock, as moto's own read is); moto still parses the range and builds every header, so
-  answers are unchanged: 206 with Content-Range, Content-Length, ETag, checksum headers only
-  for the whole object, 416 past the end, multiple or unparsable ranges and the partNumber
-  answer read whole, as before. A view rather than an answer of the patch's own, so that
-  moto's range rules stay the only ones (nothing to keep in step on an upgrade).
+- gets_send_the_key_as_read: moto reads the whole object from the key's buffer (a spooled
+  temporary file, on disk above 5 MB) into one bytes value, builds the whole answer, slices a
+  Range out of it, and only then does werkzeug send the first byte. For ranges that cost
+  50-250 ms per 8 MiB part of a 64 MiB object, which every part of the `ranged` strategy waited
+  for; with 8 GETs of a 16 MiB object at once on 2 cores (under load) it held the first byte
+  75-130 ms, whole or an 8 MiB range (download_file's part), far beyond the first-byte latency
+  the network model draws (docs/network-model.md; bench/emulator_first_byte.py).
+  The patch hands moto a view of the key's buffer (KeyBody): moto parses any range and builds
+  every header from it as before, its slice reads nothing, and werkzeug sends it as it reads
+  it, 256 KiB at a time (seek + read under the key's lock, as moto's own read is). Answers are
+  stock moto's, status, headers and bytes: 200 with Content-Length (moto sets it from the
+  view's length) for the whole object, 206 with Content-Range and checksum headers only for the
+  whole object, 416 past the end, multiple or unparsable ranges and the partNumber answer whole.
+  A view rather than an answer of the patch's own, so that moto's range rules stay the only
+  ones (nothing to keep in step on an upgrade). An answer holds the bytes of the key version
+  GetObject found, never a mix: an overwrite or a delete stores a new key (or drops it) and
+  leaves the found key's buffer as it was, and the answer keeps that key alive until sent. Only
+  a reset of the emulator's state (which closes every buffer) during a send cuts an answer
+  short of its Content-Length, which the client sees as a truncated body.
 
 Server
 - server_routing_lists_modules_once: moto's server lists its package directory (a listdir and
@@ -63,7 +72,8 @@ Server
   DeleteMessageBatch throughput by over half in the benchmark.
 
 bench/sqs_throughput.py measures the SQS and server patches against stock moto.
-bench/strategy_truth.py shows what the ranged-GET patch changed for the `ranged` strategy
+bench/emulator_first_byte.py measures the GetObject patch (first and last byte) against stock moto.
+bench/strategy_truth.py shows what reading only a GET's range changed for the `ranged` strategy
 (docs/network-model.md).
 
 Checked and left alone (tests guard them against a moto upgrade): moto honours an event source
@@ -94,6 +104,9 @@ from moto.sqs.models import Queue, SQSBackend
 
 LAMBDA_CODE_PATH = "/moto-api/fanout/lambda-code"
 SECURE = "aws:SecureTransport"
+# Bytes of an object read and sent at a time by gets_send_the_key_as_read: a few socket buffers
+# worth, so the first is sent after a read of well under a millisecond.
+CHUNK = 256 * 2**10
 # The counters GetQueueAttributes computes by walking the queue: attribute -> Queue property.
 COUNTERS = {
     "ApproximateNumberOfMessages": "approximate_number_of_messages",
@@ -298,22 +311,35 @@ def bucket_policies_see_secure_transport() -> None:
 
 
 class KeyBody:
-    """A key's stored bytes where moto expects them read whole: their length is the key's size,
-    and a slice reads only its own bytes from the key's buffer."""
+    """Bytes [start, stop) of a key's buffer where moto expects the key's bytes read whole: its
+    length is theirs, a slice of it is a narrower KeyBody, and it yields them CHUNK bytes at a
+    time, each read under the key's lock (as moto's own read is), for the server to send one
+    before the next is read. Nothing is read until then."""
 
-    def __init__(self, key: FakeKey):
-        self.key = key
+    def __init__(self, key: FakeKey, start: int = 0, stop: int | None = None):
+        self.key, self.start = key, start
+        self.stop = key.size if stop is None else stop
 
     def __len__(self) -> int:
-        return self.key.size
+        return self.stop - self.start
 
-    def __getitem__(self, part: slice) -> bytes:
-        start, stop, step = part.indices(self.key.size)
+    def __getitem__(self, part: slice) -> "KeyBody":
+        start, stop, step = part.indices(len(self))
         if step != 1:
             raise ValueError(f"only contiguous slices of a key's bytes can be read, not step {step}")
+        return KeyBody(self.key, self.start + start, self.start + max(start, stop))
+
+    def __iter__(self):
+        for start in range(self.start, self.stop, CHUNK):
+            yield self._read(start, min(start + CHUNK, self.stop))
+
+    def read(self) -> bytes:
+        return self._read(self.start, self.stop)
+
+    def _read(self, start: int, stop: int) -> bytes:
         with self.key.lock:
             self.key._value_buffer.seek(start)
-            return self.key._value_buffer.read(max(0, stop - start))
+            return self.key._value_buffer.read(stop - start)
 
 
 class UnreadKey:
@@ -330,25 +356,27 @@ class UnreadKey:
         return KeyBody(self._key)
 
 
-def ranged_gets_read_only_the_range() -> None:
-    """A GetObject with a Range header answers from a KeyBody; moto's range handling slices it.
-    Any answer that leaves key_response with the KeyBody unsliced (a Range moto ignores, a
-    partNumber) is read whole there, as stock moto would have read it."""
+def gets_send_the_key_as_read() -> None:
+    """GetObject answers from a KeyBody, which moto's range handling slices (reading nothing)
+    and werkzeug sends chunk by chunk as it reads it. Answers that moto builds otherwise (a
+    304's text, errors) go out as before; a request not served over a socket (moto's
+    in-process mock, whose stubber wants bytes) gets its bytes read at once."""
     stock_get_object = S3Response.get_object
     stock_key_response = S3Response.key_response
 
     def get_object(response):
-        if response.headers.get("range"):
-            # One S3Response per request: this reaches only this request's GetObject.
-            response._get_key = lambda: unread(*S3Response._get_key(response))
+        # One S3Response per request: this reaches only this request's GetObject.
+        response._get_key = lambda: unread(*S3Response._get_key(response))
         return stock_get_object(response)
 
     def unread(key, not_modified):
         return UnreadKey(key), not_modified
 
-    def key_response(response, *args, **kwargs):
-        status, headers, body = stock_key_response(response, *args, **kwargs)
-        return status, headers, body[:] if isinstance(body, KeyBody) else body
+    def key_response(response, request, *args, **kwargs):
+        status, headers, body = stock_key_response(response, request, *args, **kwargs)
+        if isinstance(body, KeyBody) and "werkzeug.socket" not in request.environ:
+            body = body.read()
+        return status, headers, body
 
     S3Response.get_object = get_object
     S3Response.key_response = key_response
@@ -373,7 +401,7 @@ PATCHES = (
     mappings_listed_by_function_name_or_arn,
     reserved_concurrency_zero_reported,
     bucket_policies_see_secure_transport,
-    ranged_gets_read_only_the_range,
+    gets_send_the_key_as_read,
     server_routing_lists_modules_once,
 )
 

@@ -38,9 +38,9 @@ the first byte is held only for what remains. The path adds to that wait what th
 see: the function's botocore sending and parsing, the relay, the loop's millisecond timers; so
 the proxy subtracts that addition, which the host keeps measuring while it runs
 (fanout.network.path). What the proxy cannot do is release a first byte before the emulator
-sends it: an answer slower than the drawn latency (a busy machine; a GET of a large object,
-which the emulator reads whole first: ~100 ms for 160 MiB) is counted late per environment, and
-the host logs the counts for the report (fanout.network.late).
+sends it: an answer slower than the drawn latency (the emulator's handling of a request on a
+busy machine) is counted late per environment, and the host logs the counts for the report
+(fanout.network.late).
 """
 
 import asyncio

@@ -1,0 +1,60 @@
+"""What every invocation shares, whatever its messages' workloads: the S3 client's configuration,
+the settings every workload's deployment has, and the execution environment's fields.
+
+The handler builds one of each per execution environment and hands the fields to every record
+(docs/workloads.md, "The envelope"). A workload's own settings (its bucket, its object, its
+defaults) are read by its own module from the same environment variables.
+
+Stdlib plus botocore only (it runs in the Lambda runtime).
+"""
+
+import uuid
+from dataclasses import dataclass
+
+from botocore.config import Config
+
+
+def client_config(connections: int) -> Config:
+    """The S3 client's configuration: a pool of `connections` (the registry's largest need: with
+    botocore's default of 10, the 11th parallel request would open a connection and drop it after
+    each request). Everything else is botocore's default, response checksum validation
+    included, so a workload's figures include what the SDK does by default."""
+    return Config(max_pool_connections=connections)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What every workload's deployment sets (environment variables of infra/lambda.tf)."""
+
+    concurrency_limit: int
+
+    @classmethod
+    def from_env(cls, environ) -> "Settings":
+        """Raises KeyError/ValueError naming the variable: a deployment bug, so the invocation fails."""
+        text = environ["FANOUT_CONCURRENCY_LIMIT"]
+        try:
+            return cls(concurrency_limit=int(text))
+        except ValueError:
+            raise ValueError(f"FANOUT_CONCURRENCY_LIMIT={text!r} is not a whole number") from None
+
+
+class Environment:
+    """One execution environment: a random id and whether its first invocation has happened.
+
+    The handler keeps one at module level, which Lambda initialises once per environment.
+    """
+
+    def __init__(self):
+        self.env_id = uuid.uuid4().hex
+        self.invocations = 0
+
+    def invocation_fields(self, request_id: str, memory_size: int, concurrency_limit: int) -> dict:
+        """Fields every record of this invocation carries; the first call is the cold start."""
+        self.invocations += 1
+        return {
+            "request_id": request_id,
+            "env_id": self.env_id,
+            "cold_start": self.invocations == 1,
+            "memory_size": memory_size,
+            "concurrency_limit": concurrency_limit,
+        }

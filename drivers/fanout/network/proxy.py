@@ -209,7 +209,6 @@ class Environment:
         return max(0.0, self.rng.lognormvariate(math.log(median), math.log(p90 / median) / Z90) - self.path.seconds)
 
 
-
 class ClientSide(asyncio.Protocol):
     """A connection from the function, relayed to the emulator; the response comes back shaped.
 

@@ -1,9 +1,10 @@
 """The cross-run report's PNG plots: throughput against concurrency (one line per memory size),
 a heatmap of median throughput over memory x concurrency, and download times per cell.
 
-Every caption names the units and the network the figures were made under. Cells come in the
-tables' order; a cell field that varies besides memory and concurrency (object size, strategy...)
-gets its own lines (first plot) or its own panel (heatmap).
+Every plot names its units and carries the network the figures were made under as its caption
+(fanout.figures). Cells come in the tables' order; a cell field that varies besides memory and
+concurrency (object size, strategy...) gets its own lines (first plot) or its own panel
+(heatmap). Cell labels are wrapped (fanout.figures.wrap): strategies and tags are long.
 """
 
 import math
@@ -14,24 +15,33 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
 import numpy as np  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
 
-from fanout.figures import WIDTH, save  # noqa: E402
+from fanout.figures import LINE_INCHES, WIDTH, caption, height, legend, lines, save, time_unit, title, wrap  # noqa: E402
 
 MAIN_AXES = ("memory_size", "concurrency_limit")
 UNIT = "MB/s, decimal: 10^6 bytes/s"
+PANEL_COLUMNS = 2
+COLOUR_TICKS = 5  # the colour scale's ticks, its ends included
 
 
 def draw(summary: dict, folder, label) -> list:
     """Write the plots of a cross-run summary into `folder`; returns their paths. `label(row,
     names)` names a cell by the given fields, as the tables do."""
+    return [save(fig, folder / name) for name, fig in build(summary, label).items()]
+
+
+def build(summary: dict, label) -> dict[str, Figure]:
+    """The figures of a cross-run summary by file name, captioned; none without a measured cell."""
     measured = [(row, sample) for row, sample in zip(summary["cells"], summary["samples"]) if row["n"]]
     if not measured:
-        return []
-    return [
-        save(_throughput_vs_concurrency(summary, measured, label), folder / "throughput_vs_concurrency.png", summary["network"]),
-        save(_heatmap(summary, measured, label), folder / "median_throughput_heatmap.png", summary["network"]),
-        save(_seconds_by_cell(summary, measured, label), folder / "seconds_by_cell.png", summary["network"]),
-    ]
+        return {}
+    figures = {
+        "throughput_vs_concurrency.png": _throughput_vs_concurrency(summary, measured, label),
+        "median_throughput_heatmap.png": _heatmap(summary, measured, label),
+        "seconds_by_cell.png": _seconds_by_cell(summary, measured, label),
+    }
+    return {name: caption(fig, summary["network"]) for name, fig in figures.items()}
 
 
 def _others(summary: dict, row: dict, label, leave_out=("concurrency_limit",)) -> str:
@@ -41,11 +51,11 @@ def _others(summary: dict, row: dict, label, leave_out=("concurrency_limit",)) -
 
 
 def _throughput_vs_concurrency(summary: dict, measured, label):
-    fig, ax = plt.subplots(figsize=(WIDTH, 5), layout="constrained")
-    lines: dict[str, list[dict]] = {}
+    lines_of: dict[str, list[dict]] = {}
     for row, _ in measured:
-        lines.setdefault(_others(summary, row, label), []).append(row)
-    for name, rows in lines.items():
+        lines_of.setdefault(_others(summary, row, label), []).append(row)
+    fig, ax = plt.subplots(figsize=(WIDTH, height(5, lines_of)), layout="constrained")
+    for name, rows in lines_of.items():
         rows = sorted(rows, key=lambda r: r["concurrency_limit"])
         x = [r["concurrency_limit"] for r in rows]
         median = np.array([r["mb_per_s_p50"] for r in rows])
@@ -63,62 +73,77 @@ def _throughput_vs_concurrency(summary: dict, measured, label):
     ax.minorticks_off()
     ax.set_ylim(bottom=0)
     ax.set_xlabel("Target concurrency (reserved concurrency = queue mapping maximum)")
-    ax.set_ylabel(f"Throughput per download ({UNIT})")
+    ax.set_ylabel(f"Throughput per download\n({UNIT})")
     top = ax.secondary_yaxis("right", functions=(lambda y: y * 8, lambda y: y / 8))
     top.set_ylabel("Mbit/s")
-    ax.set_title(f"Median throughput per download against concurrency\n{summary['network']}", fontsize="medium")
+    title(fig, "Median throughput per download against concurrency")
     ax.grid(alpha=0.3)
-    ax.legend(loc="best", fontsize="small", title="line: median; band: p25-p75; bars: 95% CI of the median",
-              title_fontsize="small")  # fmt: skip
+    legend(fig, *ax.get_legend_handles_labels(), title="line: median\nband: p25-p75\nbars: 95% CI of the median")
     return fig
 
 
 def _heatmap(summary: dict, measured, label):
+    """One panel per combination of the other varying fields, on one colour scale."""
     panels: dict[str, list[dict]] = {}
     for row, _ in measured:
         panels.setdefault(_others(summary, row, label, MAIN_AXES), []).append(row)
-    columns = min(len(panels), 2)
-    fig, axes = plt.subplots(math.ceil(len(panels) / columns), columns, squeeze=False, layout="constrained",
-                             figsize=(WIDTH, 1.5 + 3.2 * math.ceil(len(panels) / columns)))  # fmt: skip
+    columns = min(len(panels), PANEL_COLUMNS)
+    titles = {name: wrap(name, 80 // columns - 6) for name in panels}
+    grid_rows = math.ceil(len(panels) / columns)
+    title_lines = max(map(lines, titles.values())) if len(panels) > 1 else 0
+    fig, axes = plt.subplots(grid_rows, columns, squeeze=False, layout="constrained",
+                             figsize=(WIDTH, 1.8 + grid_rows * (3.2 + title_lines * LINE_INCHES)))  # fmt: skip
     medians = [row["mb_per_s_p50"] for row, _ in measured]
     low, high = min(medians), max(medians)  # one colour scale for every panel: comparable colours
-    for ax, (title, rows) in zip(axes.flat, panels.items()):
-        memories = sorted({r["memory_size"] for r in rows})
-        limits = sorted({r["concurrency_limit"] for r in rows})
-        grid = np.full((len(memories), len(limits)), np.nan)
-        for r in rows:
-            grid[memories.index(r["memory_size"]), limits.index(r["concurrency_limit"])] = r["mb_per_s_p50"]
-        image = ax.imshow(grid, cmap="viridis", aspect="auto", origin="lower", vmin=low, vmax=high)
-        for (i, j), value in np.ndenumerate(grid):
-            if not np.isnan(value):
-                dark = value < low + 0.6 * (high - low)
-                ax.text(j, i, f"{value:#.3g}", ha="center", va="center", color="white" if dark else "black")
-        ax.set_xticks(range(len(limits)), [str(c) for c in limits])
-        ax.set_yticks(range(len(memories)), [str(m) for m in memories])
-        ax.set_xlabel("Target concurrency")
-        ax.set_ylabel("Memory (MB)")
+    for ax, (name, rows) in zip(axes.flat, panels.items()):
+        image = _panel(ax, rows, low, high)
         if len(panels) > 1:
-            ax.set_title(title, fontsize="medium")
-    fig.colorbar(image, ax=axes, label=f"median {UNIT}")
+            ax.set_title(titles[name], fontsize="medium")
     for ax in list(axes.flat)[len(panels):]:
         ax.set_visible(False)
-    fig.suptitle(f"Median throughput per download ({UNIT})\n{summary['network']}", fontsize="medium")
+    scale = fig.colorbar(image, ax=axes, label=f"median throughput per download\n({UNIT})\n"
+                                               f"scale from {low:#.3g} to {high:#.3g} MB/s")  # fmt: skip
+    scale.set_ticks(np.linspace(low, high, COLOUR_TICKS) if high > low else [low])
+    scale.ax.yaxis.set_major_formatter("{x:#.3g}")
+    title(fig, f"Median throughput per download ({UNIT})")
     return fig
+
+
+def _panel(ax, rows: list[dict], low: float, high: float):
+    """Memory x concurrency of one panel, each cell's median written in it; returns the image."""
+    memories = sorted({r["memory_size"] for r in rows})
+    limits = sorted({r["concurrency_limit"] for r in rows})
+    grid = np.full((len(memories), len(limits)), np.nan)
+    for r in rows:
+        grid[memories.index(r["memory_size"]), limits.index(r["concurrency_limit"])] = r["mb_per_s_p50"]
+    image = ax.imshow(grid, cmap="viridis", aspect="auto", origin="lower", vmin=low, vmax=high)
+    for (i, j), value in np.ndenumerate(grid):
+        if not np.isnan(value):
+            dark = value < low + 0.6 * (high - low)
+            ax.text(j, i, f"{value:#.3g}", ha="center", va="center", fontsize="small",
+                    color="white" if dark else "black")  # fmt: skip
+    ax.set_xticks(range(len(limits)), [str(c) for c in limits])
+    ax.set_yticks(range(len(memories)), [str(m) for m in memories])
+    ax.set_xlabel("Target concurrency")
+    ax.set_ylabel("Memory (MB)")
+    return image
 
 
 def _seconds_by_cell(summary: dict, measured, label):
     """Horizontal, one row per cell: labels stay readable however many cells there are."""
-    fig, ax = plt.subplots(figsize=(WIDTH, 1.9 + 0.55 * len(measured)), layout="constrained")
     names = summary["varying"] or ["memory_size"]
-    labels = [f"{label(row, names)} (n={row['n']})" for row, _ in measured]
-    seconds = [sample["seconds"] for _, sample in measured]
+    labels = [f"{wrap(label(row, names))}\n(n={row['n']})" for row, _ in measured]
+    height = sum(max(0.6, lines(text) * LINE_INCHES + 0.2) for text in labels)
+    fig, ax = plt.subplots(figsize=(WIDTH, 2.8 + height), layout="constrained")
+    factor, unit = time_unit([s for _, sample in measured for s in sample["seconds"]])
+    seconds = [[s * factor for s in sample["seconds"]] for _, sample in measured]
     ax.violinplot(seconds, orientation="horizontal", showextrema=False)
     ax.boxplot(seconds, orientation="horizontal", tick_labels=labels, widths=0.2, showfliers=False,
                medianprops={"color": "black"})  # fmt: skip
     ax.invert_yaxis()  # first cell on top, as in the tables
-    ax.set_xlabel("Download time (s, wall clock in the function)\n"
-                  "violin: distribution; box: quartiles, black line: median, whiskers: 1.5 IQR")  # fmt: skip
+    ax.set_xlabel(f"Download time ({unit}, wall clock in the function)\n"
+                  "violin: distribution; box: quartiles, black line: median,\nwhiskers: 1.5 IQR")  # fmt: skip
     ax.set_xlim(left=0)
-    ax.set_title(f"Download times per cell\n{summary['network']}", fontsize="medium")
+    title(fig, "Download times per cell")
     ax.grid(axis="x", alpha=0.3)
     return fig

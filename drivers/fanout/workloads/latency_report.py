@@ -191,17 +191,24 @@ def markdown(summary: dict, images: list) -> str:
 
 
 def plot(summary: dict, path):
-    """Log-log: median seconds against size per class and measure, p10-p90 band (from records)."""
+    """Write latency.png (figure()); returns its path."""
+    return figures.save(figure(summary), path)
+
+
+def figure(summary: dict):
+    """Log-log: median latency against size per class and measure, p10-p90 band (from records),
+    in milliseconds when every call took less than a second; captioned with the network."""
     calls = [r for r in summary["records"] if r.get("event") == "latency"]
-    fig, ax = plt.subplots(figsize=(figures.WIDTH, 5.5), layout="constrained")
     present = groups(summary["rows"])
+    fig, ax = plt.subplots(figsize=(figures.WIDTH, 5.5), layout="constrained")
     colors = {storage: f"C{i}" for i, storage in enumerate(dict.fromkeys(g[0] for g in present))}
+    factor, unit = figures.time_unit([r["seconds"] for r in calls])  # a call's whole time: its longest
     for storage, operation, field, title in present:
         sizes, p10, p50, p90 = [], [], [], []
         for size in sorted({r["size"] for r in calls}):
             values = _values(calls, storage, operation, field, size)
             if values:
-                low, mid, high = np.percentile(values, [10, 50, 90])
+                low, mid, high = np.percentile(values, [10, 50, 90]) * factor
                 sizes.append(size), p10.append(low), p50.append(mid), p90.append(high)
         line, marker = LINE_STYLES[title]
         ax.plot(sizes, p50, color=colors[storage], linestyle=line, marker=marker, label=f"{storage} {title}")
@@ -209,12 +216,11 @@ def plot(summary: dict, path):
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("Object size (bytes; 10^3 = 1 KB, 10^6 = 1 MB)")
-    ax.set_ylabel("Seconds (line: median, band: p10-p90)")
-    ax.text(0.01, 0.99, "colour: storage class; line: measure", transform=ax.transAxes, va="top", fontsize="small")
-    ax.set_title("S3 request latency against object size")
+    ax.set_ylabel(f"Latency ({unit}; line: median, band: p10-p90)")
+    figures.title(fig, "S3 request latency against object size")
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend()
-    return figures.save(fig, path, summary["network"])
+    figures.legend(fig, *ax.get_legend_handles_labels(), title="colour: storage class\nline: measure")
+    return figures.caption(fig, summary["network"])
 
 
 def across(run_ids: list[str], folder, title: str) -> dict:

@@ -1,0 +1,286 @@
+"""Every plot the tool draws, fed the longest labels it can produce (strategies at their longest
+parameters, 64-character tags, several cells, a mixed network caption), read as a person would:
+after drawing, no text leaves the figure, no two texts overlap, no legend covers data or text.
+Inputs are built the way the reports build them: records as the function writes them, the
+run report's summary fields, crossrun.summarize over run folders, the latency query's rows."""
+
+import io
+import itertools
+import json
+import random
+
+import matplotlib
+import numpy as np
+import pytest
+from crossrun.support import make_run
+from matplotlib.axis import Axis
+from matplotlib.text import Text
+
+from fanout import concurrency, crossplots, crossrun, function_modules, insights, network, plots, strategies
+from fanout import storage as storage_classes
+from fanout.workloads import latency_report
+
+matplotlib.use("Agg")
+
+TOLERANCE = 0.5  # pixels: boxes that merely touch do not overlap
+TAG_WORDS = "sweep-2026-11-25-ranged-vs-stream-memory-scan-on-the-lambda-2026"  # 64 characters, fire's maximum
+TAG_SOLID = "x" * 64  # no place to break a line
+FUNCTION_TIMELINE = function_modules.load("timeline")
+LOCAL_RUN = {"backend": "local", "network": {"profile": "lambda-2026", "scale": 12.5}}
+
+
+def longest_strategies() -> list[str]:
+    """Every strategy with each parameter at its highest value: the longest canonical texts."""
+    return [str(strategies.Choice(s, tuple((p.name, p.high) for p in s.params))) for s in strategies.STRATEGIES.values()]
+
+
+# ---- the check ---------------------------------------------------------------------------------
+
+
+def assert_readable(fig) -> None:
+    """Draw `fig` and check it reads: every drawn text inside the figure and clear of every other;
+    every legend inside the figure, off every axes (data) and off every text not its own."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    texts = [(text, text.get_window_extent(renderer)) for text in drawn_texts(fig)]
+    assert texts, "nothing drawn"
+    for text, box in texts:
+        assert inside(box, fig.bbox), f"text cut off: {text.get_text()!r} at {pixels(box)}, figure {pixels(fig.bbox)}"
+    for (a, box_a), (b, box_b) in itertools.combinations(texts, 2):
+        assert not overlap(box_a, box_b), f"texts overlap: {a.get_text()!r} and {b.get_text()!r}"
+    legends = [*fig.legends, *(ax.get_legend() for ax in fig.axes if ax.get_legend())]
+    for legend in legends:
+        box = legend.get_window_extent(renderer)
+        assert inside(box, fig.bbox), f"legend cut off at {pixels(box)}, figure {pixels(fig.bbox)}"
+        for ax in fig.axes:
+            assert not (ax.get_visible() and overlap(box, ax.bbox)), "a legend covers an axes' data"
+        own = set(drawn_texts(legend))
+        for text, text_box in texts:
+            assert text in own or not overlap(box, text_box), f"a legend covers {text.get_text()!r}"
+
+
+def drawn_texts(artist):
+    """The visible, non-empty texts under `artist`, tick labels only of ticks within view."""
+    if not artist.get_visible():
+        return
+    if isinstance(artist, Axis):
+        for child in (artist.label, artist.offsetText, *tick_labels(artist)):
+            yield from drawn_texts(child)
+        return
+    if isinstance(artist, Text) and artist.get_text().strip():
+        yield artist
+    for child in artist.get_children():
+        yield from drawn_texts(child)
+
+
+def tick_labels(axis: Axis):
+    """The labels of the ticks matplotlib draws: those whose location is within the view."""
+    low, high = sorted(axis.get_view_interval())
+    slack = 1e-9 * (high - low)
+    for locations, ticks in ((axis.get_majorticklocs(), axis.get_major_ticks),
+                             (axis.get_minorticklocs(), axis.get_minor_ticks)):  # fmt: skip
+        for location, tick in zip(locations, ticks(len(locations))):
+            if tick.get_visible() and low - slack <= location <= high + slack:
+                yield from (tick.label1, tick.label2)
+
+
+def overlap(a, b) -> bool:
+    return min(a.x1, b.x1) - max(a.x0, b.x0) > TOLERANCE and min(a.y1, b.y1) - max(a.y0, b.y0) > TOLERANCE
+
+
+def inside(box, figure) -> bool:
+    return (box.x0 >= figure.x0 - TOLERANCE and box.y0 >= figure.y0 - TOLERANCE
+            and box.x1 <= figure.x1 + TOLERANCE and box.y1 <= figure.y1 + TOLERANCE)  # fmt: skip
+
+
+def pixels(box) -> tuple[int, ...]:
+    """(x, y, width, height), rounded: for messages."""
+    return tuple(round(float(v)) for v in box.bounds)
+
+
+def png(fig) -> bytes:
+    out = io.BytesIO()
+    fig.savefig(out, format="png")
+    return out.getvalue()
+
+
+@pytest.fixture
+def results(tmp_path, monkeypatch):
+    """Run folders go to this test's own results directory."""
+    monkeypatch.setenv("FANOUT_RESULTS", str(tmp_path / "results"))
+
+
+@pytest.fixture(autouse=True)
+def close_figures():
+    yield
+    matplotlib.pyplot.close("all")
+
+
+# ---- the checker itself ------------------------------------------------------------------------
+
+
+def test_the_check_catches_overlapping_cut_off_and_covering_texts():
+    plt = matplotlib.pyplot
+    fig, ax = plt.subplots(figsize=(3, 2), layout="constrained")
+    ax.set_xticks(range(4), ["a long tick label"] * 4)
+    with pytest.raises(AssertionError, match="overlap"):
+        assert_readable(fig)
+    fig, ax = plt.subplots(figsize=(3, 2))
+    ax.set_title("a title far wider than the three inches of this figure")
+    with pytest.raises(AssertionError, match="cut off"):
+        assert_readable(fig)
+    fig, ax = plt.subplots(figsize=(3, 2), layout="constrained")
+    ax.plot([0, 1], label="data")
+    ax.legend()
+    with pytest.raises(AssertionError, match="covers an axes"):
+        assert_readable(fig)
+    fig, ax = plt.subplots(figsize=(3, 2), layout="constrained")
+    ax.set_xticks([0, 1], ["0", "1"])
+    assert_readable(fig)  # a plain figure passes
+
+
+# ---- one run's report (fanout.plots) -----------------------------------------------------------
+
+
+def download_records(cells: list[tuple], per_cell=12, seed=0, seconds_scale=1.0) -> list[dict]:
+    """Download records as the function writes them, byte-arrival timelines included, for cells of
+    (memory, concurrency, object size, strategy, tag)."""
+    rng = np.random.default_rng(seed)
+    records, seq, t0 = [], 0, 1_700_000_000_000
+    for memory, limit, size, strategy, tag in cells:
+        for _ in range(per_cell):
+            seconds = float(rng.lognormal(0.5, 0.4)) * seconds_scale
+            start = t0 + int(rng.integers(0, 5_000 * seconds_scale))
+            ticks = max(2, int(seconds * 100))
+            shares = rng.dirichlet(np.ones(ticks))
+            counts = np.diff(np.round(np.cumsum(shares) * size).astype(int), prepend=0).tolist()
+            interval_ms, text = FUNCTION_TIMELINE.encode(counts, 10)
+            records.append({
+                "event": "download", "run_id": "r", "seq": seq, "experiment_tag": tag, "memory_size": memory,
+                "concurrency_limit": limit, "object_size": size, "strategy": strategy, "bytes": size,
+                "seconds": seconds, "mbps": size * 8 / seconds / 1e6, "start_ms": start,
+                "end_ms": start + int(seconds * 1000), "cold_start": seq % 5 == 0, "receive_count": 1,
+                "timeline": text, "timeline_interval_ms": interval_ms,
+            })  # fmt: skip
+            seq += 1
+    return records
+
+
+def run_summary(records, run=LOCAL_RUN) -> dict:
+    """The fields of report.build's summary that the plots read."""
+    return {"records": records, "steady_definition": concurrency.STEADY_DEFINITION, "network": network.label(run)}
+
+
+def long_cells() -> list[tuple]:
+    """Every field varying, strategies and tags at their longest."""
+    found = [(10240, 1000, 5 * 10**9, strategy, tag)
+             for strategy, tag in zip(longest_strategies(), itertools.cycle((TAG_WORDS, TAG_SOLID)))]  # fmt: skip
+    return found + [(128, 2, 1, "stream chunk_size=1KiB", "short")]
+
+
+@pytest.mark.parametrize("cells", [long_cells(), long_cells()[:1]], ids=["many-long-cells", "one-long-cell"])
+def test_the_run_report_plots_read_with_the_longest_labels(cells):
+    figures = plots.build(run_summary(download_records(cells)))
+    assert set(figures) == {"throughput.png", "concurrency.png", "seconds_cdf.png", "timeline.png"}
+    for name, fig in figures.items():
+        assert_readable(fig)
+
+
+def test_run_report_plots_are_captioned_with_the_network_and_deterministic():
+    summary = run_summary(download_records(long_cells()[:2]))
+    first, second = plots.build(summary), plots.build(summary)
+    for name in first:
+        assert first[name]._supxlabel.get_text() == "simulated network: lambda-2026, scale 12.5"
+        assert png(first[name]) == png(second[name]), name
+
+
+def test_times_below_a_second_are_shown_in_milliseconds():
+    fast = plots.build(run_summary(download_records(long_cells()[:2], seconds_scale=0.05)))
+    assert "(ms)" in fast["seconds_cdf.png"].axes[0].get_xlabel()
+    slow = plots.build(run_summary(download_records(long_cells()[:2], seconds_scale=2)))
+    assert "(s)" in slow["seconds_cdf.png"].axes[0].get_xlabel()
+    records = download_records(long_cells()[:2], seconds_scale=0.05)
+    seconds = sorted(r["seconds"] for r in records if r["strategy"] == records[0]["strategy"])
+    line = plots.build(run_summary(records))["seconds_cdf.png"].axes[0].get_lines()[0]
+    assert line.get_xdata() == pytest.approx(np.array(seconds) * 1000)
+
+
+# ---- the report across runs (fanout.crossplots) ------------------------------------------------
+
+
+def cross_summary(*, networks=(None,), strategy_list=None, tags=(TAG_WORDS, TAG_SOLID)) -> dict:
+    """crossrun.summarize over run folders: memory x concurrency per strategy, tag and network."""
+    numbers = itertools.count(1)
+    run_ids = []
+    for model, strategy, tag, memory, limit in itertools.product(
+            networks, strategy_list or longest_strategies()[:2], tags, (1769, 10240), (2, 40, 1000)):  # fmt: skip
+        run_id, _ = make_run(next(numbers), memory=memory, concurrency=limit, strategy=strategy, tag=tag,
+                             per_slot=1 if limit == 1000 else 3, median_s=memory / 8000, network=model,
+                             object_size=5 * 10**9)  # fmt: skip
+        run_ids.append(run_id)
+    return crossrun.summarize([crossrun.load(run_id) for run_id in run_ids], "longest labels")
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"networks": (None, {"profile": "lambda-2026", "scale": 12.5}),
+                                         "strategy_list": longest_strategies()[:1], "tags": (TAG_SOLID,)}],
+                         ids=["strategies-and-tags", "mixed-networks"])  # fmt: skip
+def test_the_cross_run_plots_read_with_the_longest_labels(results, kwargs):
+    summary = cross_summary(**kwargs)
+    figures = crossplots.build(summary, crossrun.cell_label)
+    assert set(figures) == {"throughput_vs_concurrency.png", "median_throughput_heatmap.png", "seconds_by_cell.png"}
+    for fig in figures.values():
+        assert_readable(fig)
+        assert fig._supxlabel.get_text() == summary["network"]
+
+
+def test_the_heatmap_colour_scale_states_its_range_and_unit(results):
+    summary = cross_summary(tags=(TAG_WORDS,))
+    medians = [np.median(sample["mb_per_s"]) for sample in summary["samples"]]
+    heatmap = crossplots.build(summary, crossrun.cell_label)["median_throughput_heatmap.png"]
+    [scale] = [ax for ax in heatmap.axes if ax.get_label() == "<colorbar>"]
+    ticks = scale.get_yticks()
+    assert ticks[0] == pytest.approx(min(medians)) and ticks[-1] == pytest.approx(max(medians))
+    assert "MB/s" in scale.get_ylabel() and f"{min(medians):#.3g}" in scale.get_ylabel()
+
+
+# ---- the latency workload's report -------------------------------------------------------------
+
+
+def latency_records(scale: float, seed=4) -> list[dict]:
+    """PUT and GET calls of every storage class at sizes from 1 B to 100 MB, as the function logs them."""
+    rng = random.Random(seed)
+    found = []
+    for storage in storage_classes.CLASSES:
+        for size in (1, 1000, 10**6, 10**8):
+            for rep in range(8):
+                for operation in ("put", "get"):
+                    seconds = scale * (0.01 + size / 5e8) * rng.lognormvariate(0, 0.3)
+                    first = seconds * rng.uniform(0.3, 0.9) if operation == "get" else None
+                    found.append({"event": "latency", "run_id": "r", "storage": storage, "operation": operation,
+                                  "size": size, "rep": rep, "seconds": seconds, "first_byte_seconds": first})  # fmt: skip
+    return found
+
+
+def latency_summary(records) -> dict:
+    events = [{"timestamp": 1_700_000_000_000 + i, "message": json.dumps(r)} for i, r in enumerate(records)]
+    rows = insights.evaluate(insights.load_query(latency_report.QUERY), events).rows
+    return {"rows": rows, "records": records, "network": network.label(LOCAL_RUN)}
+
+
+def test_the_latency_plot_reads_and_is_in_milliseconds_below_a_second():
+    records = latency_records(scale=1.0)
+    assert max(r["seconds"] for r in records) < 1
+    fig = latency_report.figure(latency_summary(records))
+    assert_readable(fig)
+    assert "(ms" in fig.axes[0].get_ylabel()
+    standard_put = [r["seconds"] for r in records if (r["storage"], r["operation"], r["size"]) == ("standard", "put", 1)]
+    [line] = [line for line in fig.axes[0].get_lines() if line.get_label() == "standard put"]
+    assert line.get_ydata()[0] == pytest.approx(np.median(standard_put) * 1000)
+    assert fig._supxlabel.get_text() == network.label(LOCAL_RUN)
+
+
+def test_the_latency_plot_stays_in_seconds_when_a_call_takes_longer():
+    fig = latency_report.figure(latency_summary(latency_records(scale=30.0)))
+    assert_readable(fig)
+    assert "(s;" in fig.axes[0].get_ylabel()
+

@@ -16,7 +16,7 @@ from crossrun.support import make_run
 from matplotlib.axis import Axis
 from matplotlib.text import Text
 
-from fanout import concurrency, crossplots, crossrun, function_modules, insights, network, plots, strategies
+from fanout import concurrency, crossplots, crossrun, figures, function_modules, insights, network, plots, strategies
 from fanout import storage as storage_classes
 from fanout.workloads import latency_report
 
@@ -215,7 +215,7 @@ def cross_summary(*, networks=(None,), strategy_list=None, tags=(TAG_WORDS, TAG_
     for model, strategy, tag, memory, limit in itertools.product(
             networks, strategy_list or longest_strategies()[:2], tags, (1769, 10240), (2, 40, 1000)):  # fmt: skip
         run_id, _ = make_run(next(numbers), memory=memory, concurrency=limit, strategy=strategy, tag=tag,
-                             per_slot=1 if limit == 1000 else 3, median_s=memory / 8000, network=model,
+                             per_slot=1 if limit == 1000 else 3, median_s=5e9 / (memory * 50_000), network=model,
                              object_size=5 * 10**9)  # fmt: skip
         run_ids.append(run_id)
     return crossrun.summarize([crossrun.load(run_id) for run_id in run_ids], "longest labels")
@@ -240,7 +240,7 @@ def test_the_heatmap_colour_scale_states_its_range_and_unit(results):
     [scale] = [ax for ax in heatmap.axes if ax.get_label() == "<colorbar>"]
     ticks = scale.get_yticks()
     assert ticks[0] == pytest.approx(min(medians)) and ticks[-1] == pytest.approx(max(medians))
-    assert "MB/s" in scale.get_ylabel() and f"{min(medians):#.3g}" in scale.get_ylabel()
+    assert "MB/s" in scale.get_ylabel() and f"from {figures.number(min(medians))} to {figures.number(max(medians))}" in scale.get_ylabel()
 
 
 # ---- the latency workload's report -------------------------------------------------------------

@@ -17,7 +17,7 @@ import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first
 import numpy as np  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-from fanout.figures import LINE_INCHES, WIDTH, caption, height, legend, lines, save, time_unit, title, wrap  # noqa: E402
+from fanout.figures import LINE_INCHES, WIDTH, caption, height, legend, lines, number, save, time_unit, title, wrap  # noqa: E402
 
 MAIN_AXES = ("memory_size", "concurrency_limit")
 UNIT = "MB/s, decimal: 10^6 bytes/s"
@@ -102,9 +102,9 @@ def _heatmap(summary: dict, measured, label):
     for ax in list(axes.flat)[len(panels):]:
         ax.set_visible(False)
     scale = fig.colorbar(image, ax=axes, label=f"median throughput per download\n({UNIT})\n"
-                                               f"scale from {low:#.3g} to {high:#.3g} MB/s")  # fmt: skip
+                                               f"scale from {number(low)} to {number(high)} MB/s")  # fmt: skip
     scale.set_ticks(np.linspace(low, high, COLOUR_TICKS) if high > low else [low])
-    scale.ax.yaxis.set_major_formatter("{x:#.3g}")
+    scale.ax.yaxis.set_major_formatter(lambda value, _: number(value))
     title(fig, f"Median throughput per download ({UNIT})")
     return fig
 
@@ -120,7 +120,7 @@ def _panel(ax, rows: list[dict], low: float, high: float):
     for (i, j), value in np.ndenumerate(grid):
         if not np.isnan(value):
             dark = value < low + 0.6 * (high - low)
-            ax.text(j, i, f"{value:#.3g}", ha="center", va="center", fontsize="small",
+            ax.text(j, i, number(value), ha="center", va="center", fontsize="small",
                     color="white" if dark else "black")  # fmt: skip
     ax.set_xticks(range(len(limits)), [str(c) for c in limits])
     ax.set_yticks(range(len(memories)), [str(m) for m in memories])

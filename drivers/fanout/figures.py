@@ -63,6 +63,12 @@ def height(inches: float, labels) -> float:
     return max(inches, 1.8 + legend_lines * LINE_INCHES * 0.85)
 
 
+def number(value: float) -> str:
+    """Three significant digits written out (22200, 88.4, 0.512): a plot's reader compares
+    magnitudes at a glance, which 2.22e+04 hides."""
+    return f"{float(f'{value:.3g}'):g}"
+
+
 def time_unit(seconds) -> tuple[float, str]:
     """(factor, unit) for a time axis: milliseconds when every value is below a second, where
     seconds would show only leading zeros, else seconds."""

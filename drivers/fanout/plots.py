@@ -111,7 +111,7 @@ def _concurrency(groups, names, shared, steady_definition: str):
         ax.axvspan(at(low), at(high), color="tab:gray", alpha=0.12, label=steady_label)
         ax.set_ylim(0, max(target or 0, concurrency.peak(intervals)) * 1.15 + 0.5)  # the target never on the edge
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-        ax.set_title(wrap(names[label], 90), fontsize="medium", loc="left")
+        ax.set_title(wrap(names[label], 75), fontsize="medium", loc="left")
         ax.set_ylabel("at once")
         ax.grid(alpha=0.3)
     axes[-1, 0].set_xlabel(f"Time since the first download started ({unit})")

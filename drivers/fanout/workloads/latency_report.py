@@ -7,8 +7,9 @@ backend, Logs Insights' pct() on AWS: fanout.insights.PCT_METHODS). When the run
 One Zone and Standard records, the Express/Standard ratio of medians per size and operation
 with its 95% bootstrap confidence interval computed from the records (fanout.stats: percentile
 method, 10,000 resamples, fixed seed; the two classes resampled independently). The plot is
-log-log: median seconds against size per class and operation, with the p10-p90 band (numpy's
-default percentiles, type 7). Every output carries the run's network label.
+log-log: median latency against size per class and operation, with the p10-p90 band (numpy's
+default percentiles, type 7), in milliseconds when every call took less than a second. Every
+output carries the run's network label.
 
 Writes into results/<run_id>/: records.jsonl, latency.csv, summary.json, report.md, latency.png.
 """

@@ -17,7 +17,7 @@ import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first
 import numpy as np  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-from fanout.figures import LINE_INCHES, WIDTH, caption, height, legend, lines, number, save, time_unit, title, wrap  # noqa: E402
+from fanout.figures import LABEL_CHARS, LINE_INCHES, WIDTH, caption, height, legend, lines, number, save, time_unit, title, wrap  # noqa: E402
 
 MAIN_AXES = ("memory_size", "concurrency_limit")
 UNIT = "MB/s, decimal: 10^6 bytes/s"
@@ -88,7 +88,7 @@ def _heatmap(summary: dict, measured, label):
     for row, _ in measured:
         panels.setdefault(_others(summary, row, label, MAIN_AXES), []).append(row)
     columns = min(len(panels), PANEL_COLUMNS)
-    titles = {name: wrap(name, 80 // columns - 6) for name in panels}
+    titles = {name: wrap(name, LABEL_CHARS * PANEL_COLUMNS // columns) for name in panels}
     grid_rows = math.ceil(len(panels) / columns)
     title_lines = max(map(lines, titles.values())) if len(panels) > 1 else 0
     fig, axes = plt.subplots(grid_rows, columns, squeeze=False, layout="constrained",

@@ -26,6 +26,7 @@ LABEL_CHARS = 34  # a wrapped cell label's line: a third of the width at the def
 LEGEND_CHARS = 30  # a legend entry's line: a third of the width at the legend's small font size
 TITLE_CHARS = 62  # a title's line: left of the legend, which takes the right third
 LINE_INCHES = 0.19  # the height of one line of text at the default font size, with its spacing
+LEGEND_LINE_INCHES = 0.16  # the same at the legend's small font size
 
 
 def caption(fig, network_label: str):
@@ -41,6 +42,7 @@ def wrap(text: str, width: int = LABEL_CHARS) -> str:
 
 
 def lines(text: str) -> int:
+    """How many lines `text` takes (wrap() output: its line breaks)."""
     return str(text).count("\n") + 1
 
 
@@ -59,8 +61,8 @@ def legend(fig, handles, labels, title: str | None = None):
 
 def height(inches: float, labels) -> float:
     """A figure's height: `inches`, or more when the legend of `labels` needs it."""
-    legend_lines = sum(lines(wrap(label, LEGEND_CHARS)) + 0.4 for label in labels)
-    return max(inches, 1.8 + legend_lines * LINE_INCHES * 0.85)
+    legend_lines = sum(lines(wrap(label, LEGEND_CHARS)) + 0.4 for label in labels)  # 0.4: between entries
+    return max(inches, 1.8 + legend_lines * LEGEND_LINE_INCHES)
 
 
 def number(value: float) -> str:

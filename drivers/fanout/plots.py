@@ -22,6 +22,7 @@ from fanout.figures import LINE_INCHES, WIDTH, caption, height, legend, lines, s
 CELLS = cells.of(workloads.get("download"))  # the download workload's cells
 
 TARGET_STYLE = {"color": "tab:red", "linestyle": "--", "linewidth": 1.5}
+PANEL_TITLE_CHARS = 75  # a concurrency panel's title: the axes' width, the legend beside the top one
 
 
 def draw(summary: dict, folder) -> list:
@@ -91,7 +92,8 @@ def _throughput(groups, names, shared):
 
 def _concurrency(groups, names, shared, steady_definition: str):
     """One panel per cell on a shared time axis: overlapping downloads against the target."""
-    panels = sum(1.6 + lines(wrap(names[label])) * LINE_INCHES for label in groups)
+    titles = {label: wrap(names[label], PANEL_TITLE_CHARS) for label in groups}
+    panels = sum(1.6 + lines(text) * LINE_INCHES for text in titles.values())
     fig, axes = plt.subplots(len(groups), 1, sharex=True, squeeze=False, figsize=(WIDTH, 2.6 + panels),
                              layout="constrained")  # fmt: skip
     origin = min(d["start_ms"] for group in groups.values() for d in group)
@@ -111,7 +113,7 @@ def _concurrency(groups, names, shared, steady_definition: str):
         ax.axvspan(at(low), at(high), color="tab:gray", alpha=0.12, label=steady_label)
         ax.set_ylim(0, max(target or 0, concurrency.peak(intervals)) * 1.15 + 0.5)  # the target never on the edge
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-        ax.set_title(wrap(names[label], 75), fontsize="medium", loc="left")
+        ax.set_title(titles[label], fontsize="medium", loc="left")
         ax.set_ylabel("at once")
         ax.grid(alpha=0.3)
     axes[-1, 0].set_xlabel(f"Time since the first download started ({unit})")

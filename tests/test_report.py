@@ -11,7 +11,7 @@ from rich.console import Console
 
 import fanout.network
 import fanout.timeline
-from fanout import cells, concurrency, insights, plots, report, run_logs, runs, tables, workloads
+from fanout import cells, concurrency, insights, plots, report, run_cost, run_logs, runs, tables, workloads
 from fanout.network import late, truth
 from fanout.sizes import format_size
 
@@ -140,6 +140,7 @@ def summary_of(records, sent, dead=(), lambda_report=(), backend="local", networ
         "counts": report.counts(record, records, table), "cells": report.join_cells(table, downloads),
         "steady_definition": concurrency.STEADY_DEFINITION, "errors": [], "dead_lettered": list(dead),
         "cold_starts": [], "platform_errors": [], "lambda_report": list(lambda_report), "records": records,
+        "cost": run_cost.summary(record, list(lambda_report)),
         "strategies": insights.evaluate(insights.load_query("strategy-comparison"), as_events(records)).rows,
     }  # fmt: skip
 
@@ -356,3 +357,16 @@ def test_a_sweep_cells_report_says_which_environments_it_started_with(tmp_path, 
         text = (report.write(summary, plots_too=False) / "report.md").read_text()
         assert f"sweep 20250101T000000Z-aaaaaa, cell 3: {environments} execution environments" in text
         assert "![" not in text  # no plots asked for, none linked
+
+
+def test_the_report_puts_the_lambda_bill_beside_the_estimate(tmp_path, monkeypatch):
+    monkeypatch.setenv("FANOUT_RESULTS", str(tmp_path))
+    records, _ = synthetic_records(per_cell=20)
+    events = [{"timestamp": 1_700_000_000_000 + i, "message": f"REPORT RequestId: {i}\tDuration: 999.50 ms\tBilled "
+               f"Duration: 1000 ms\tMemory Size: 512 MB\tMax Memory Used: 80 MB"} for i in range(40)]  # fmt: skip
+    summary = summary_of(records, sent=len(records), lambda_report=report_lines(events))
+    assert summary["cost"]["billed"]["gb_seconds"] == pytest.approx(40 * 1.0 * 512 / 1024)
+    text = (report.write(summary) / "report.md").read_text()
+    assert "## Cost" in text and "(simulated durations)" in text and "estimated before the run" in text
+    del summary["cost"]  # a summary saved before the cost existed still renders
+    assert "## Cost" not in report.markdown(summary, [])

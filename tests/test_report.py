@@ -7,6 +7,8 @@ import json
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from rich.console import Console
 
 import fanout.network
@@ -370,3 +372,19 @@ def test_the_report_puts_the_lambda_bill_beside_the_estimate(tmp_path, monkeypat
     assert "## Cost" in text and "(simulated durations)" in text and "estimated before the run" in text
     del summary["cost"]  # a summary saved before the cost existed still renders
     assert "## Cost" not in report.markdown(summary, [])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 50), st.integers(1, 30)), min_size=1, max_size=25))
+def test_each_download_ran_at_the_mean_overlap_of_its_own_interval(spans):
+    """concurrency.ran_at against a brute force: the mean, over a download's own interval in
+    1 ms steps, of how many downloads ran at each step (touching intervals do not overlap)."""
+    intervals = [(float(start), float(start + length)) for start, length in spans]
+    for (start, end), ran in zip(intervals, concurrency.ran_at(intervals)):
+        counts = [sum(s <= t < e for s, e in intervals) for t in range(int(start), int(end))]
+        assert ran == pytest.approx(sum(counts) / len(counts))
+        assert concurrency.at_target(ran, 10) == (ran >= 9)
+
+
+def test_a_download_of_no_length_ran_beside_those_running_then():
+    assert concurrency.ran_at([(0.0, 10.0), (5.0, 5.0), (2.0, 8.0)])[1] == 3.0

@@ -241,8 +241,8 @@ def test_every_aws_fire_prints_the_estimate(capsys, emulator):
     download_file = strategies.parse("download_file")
     check_cost(make_stack(emulator, "", backend="aws"), 100, download_file, confirmed=False)
     lines = capsys.readouterr().out.splitlines()  # the console is 80 columns wide here
-    assert len(lines) == len(costs.describe(costs.estimate(100, 512, 2**20, 1)))  # none wrapped
-    assert lines[0].startswith("estimated AWS cost $") and "drivers/fanout/costs.py" in lines[1]
+    assert len(lines) == len(costs.describe(costs.estimate(100, costs.Deployment(512, 4), 2**20, 1)))  # none wrapped
+    assert lines[0].startswith("estimated AWS cost $") and any("drivers/fanout/costs.py" in line for line in lines)
     check_cost(make_stack(emulator, ""), 100, download_file, confirmed=False)
     assert capsys.readouterr().out == ""  # the local backend costs nothing
 
@@ -252,7 +252,7 @@ def test_yes_confirms_a_large_or_costly_run(emulator):
     costly = make_stack(emulator, "", memory=10240, object_size=10 * 2**30)
     few = 1000
     stream = strategies.parse("stream")
-    assert costs.estimate(few, costly.memory, costly.object_size, 1).total > costs.CONFIRM_USD
+    assert costs.estimate(few, costs.Deployment(costly.memory, costly.concurrency), costly.object_size, 1).total > costs.CONFIRM_USD
     for stack, count in ((many, costs.CONFIRM_MESSAGES + 1), (costly, few)):
         with pytest.raises(UsageError, match="without --yes"):
             check_cost(stack, count, stream, confirmed=False)

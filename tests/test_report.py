@@ -7,11 +7,13 @@ import json
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from rich.console import Console
 
 import fanout.network
 import fanout.timeline
-from fanout import cells, concurrency, insights, plots, report, run_logs, runs, tables, workloads
+from fanout import cells, concurrency, insights, plots, report, run_cost, run_logs, runs, tables, workloads
 from fanout.network import late, truth
 from fanout.sizes import format_size
 
@@ -140,6 +142,7 @@ def summary_of(records, sent, dead=(), lambda_report=(), backend="local", networ
         "counts": report.counts(record, records, table), "cells": report.join_cells(table, downloads),
         "steady_definition": concurrency.STEADY_DEFINITION, "errors": [], "dead_lettered": list(dead),
         "cold_starts": [], "platform_errors": [], "lambda_report": list(lambda_report), "records": records,
+        "cost": run_cost.summary(record, list(lambda_report)),
         "strategies": insights.evaluate(insights.load_query("strategy-comparison"), as_events(records)).rows,
     }  # fmt: skip
 
@@ -356,3 +359,32 @@ def test_a_sweep_cells_report_says_which_environments_it_started_with(tmp_path, 
         text = (report.write(summary, plots_too=False) / "report.md").read_text()
         assert f"sweep 20250101T000000Z-aaaaaa, cell 3: {environments} execution environments" in text
         assert "![" not in text  # no plots asked for, none linked
+
+
+def test_the_report_puts_the_lambda_bill_beside_the_estimate(tmp_path, monkeypatch):
+    monkeypatch.setenv("FANOUT_RESULTS", str(tmp_path))
+    records, _ = synthetic_records(per_cell=20)
+    events = [{"timestamp": 1_700_000_000_000 + i, "message": f"REPORT RequestId: {i}\tDuration: 999.50 ms\tBilled "
+               f"Duration: 1000 ms\tMemory Size: 512 MB\tMax Memory Used: 80 MB"} for i in range(40)]  # fmt: skip
+    summary = summary_of(records, sent=len(records), lambda_report=report_lines(events))
+    assert summary["cost"]["billed"]["gb_seconds"] == pytest.approx(40 * 1.0 * 512 / 1024)
+    text = (report.write(summary) / "report.md").read_text()
+    assert "## Cost" in text and "(simulated durations)" in text and "estimated before the run" in text
+    del summary["cost"]  # a summary saved before the cost existed still renders
+    assert "## Cost" not in report.markdown(summary, [])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 50), st.integers(1, 30)), min_size=1, max_size=25))
+def test_each_download_ran_at_the_mean_overlap_of_its_own_interval(spans):
+    """concurrency.ran_at against a brute force: the mean, over a download's own interval in
+    1 ms steps, of how many downloads ran at each step (touching intervals do not overlap)."""
+    intervals = [(float(start), float(start + length)) for start, length in spans]
+    for (start, end), ran in zip(intervals, concurrency.ran_at(intervals)):
+        counts = [sum(s <= t < e for s, e in intervals) for t in range(int(start), int(end))]
+        assert ran == pytest.approx(sum(counts) / len(counts))
+        assert concurrency.at_target(ran, 10) == (ran >= 9)
+
+
+def test_a_download_of_no_length_ran_beside_those_running_then():
+    assert concurrency.ran_at([(0.0, 10.0), (5.0, 5.0), (2.0, 8.0)])[1] == 3.0

@@ -11,6 +11,7 @@ from botocore.stub import Stubber
 
 from fanout import axes, cli, costs, crossrun, params, paths, runs, strategies, sweep, sweeps
 from fanout.errors import UsageError
+from fanout.workloads import download
 
 MIB = 2**20
 
@@ -178,7 +179,7 @@ def test_the_cost_guard_applies_to_the_sweeps_total(isolated, capsys):
     concurrency = " ".join(str(c) for c in range(100, 108))  # 8 cells of 10 x ~100 long downloads
     grid = axes.Axes.parse(texts(concurrency=concurrency, memory="10240", object_size="1GiB", strategy="stream"))
     cells = grid.cells()
-    estimates = [costs.estimate(10 * c.concurrency, c.memory, c.object_size, 1) for c in cells]  # stream: one GET
+    estimates = [download.cell_estimate(10 * c.concurrency, c) for c in cells]
     assert all(costs.refusal(e.messages, e.messages, e.total, False) is None for e in estimates)
     total_messages = sum(10 * c.concurrency for c in cells)
     assert total_messages > costs.CONFIRM_MESSAGES or sum(e.total for e in estimates) > costs.CONFIRM_USD
@@ -205,7 +206,7 @@ def test_the_estimate_counts_each_strategys_gets(capsys):
     sweep.preflight(settings, cells, confirmed=True)
     out = capsys.readouterr().out
     gets = [strategies.parse(c.strategy).gets(c.object_size) for c in cells]
-    estimates = [costs.estimate(100, 1024, 64 * MIB, n) for n in gets]
+    estimates = [download.cell_estimate(100, c) for c in cells]
     assert gets[0] < gets[1] and estimates[0].s3_gets < estimates[1].s3_gets
     total_row = next(line for line in out.splitlines() if line.lstrip().startswith("all"))
     assert f"{sum(e.total for e in estimates):,.2f}" in total_row

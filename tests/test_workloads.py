@@ -58,13 +58,16 @@ def test_sizes_the_memory_cannot_hold_are_refused_with_the_memory_needed():
 
 def test_the_latency_cost_counts_every_request_and_second():
     sizes, reps, messages, memory = [1000, 10**6], 10, 50, 1024
-    est = latency_costs.estimate(messages, memory, sizes, reps, ("standard",))
+    est = latency_costs.estimate(messages, costs.Deployment(memory, 10), sizes, reps, ("standard",))
     per_message_s = reps * sum(2 * latency_costs.ASSUMED_REQUEST_SECONDS + 2 * s / (costs.ASSUMED_MIB_PER_S * 2**20) for s in sizes)
     calls = messages * reps * len(sizes)
     assert est.gb_seconds == pytest.approx(messages * per_message_s * memory / 1024)
     assert est.s3_gets == pytest.approx(calls * 0.0004 / 1000)
     assert est.s3_puts == pytest.approx(calls * 0.005 / 1000)
-    assert est.total == pytest.approx(est.lambda_compute + est.lambda_requests + est.sqs_requests + est.s3_gets + est.s3_puts)
+    assert est.log_gb == pytest.approx(messages * 2 * calls / messages * latency_costs.LOG_BYTES_PER_RECORD / 1e9)
+    assert est.total == pytest.approx(est.lambda_compute + est.lambda_init + est.lambda_ephemeral + est.lambda_requests
+                                      + est.sqs_requests + est.s3_gets + est.s3_puts + est.logs_ingestion
+                                      + est.insights_scans)  # fmt: skip
 
 
 def calls(rng, storage, scale, sizes=(1, 1000, 10**6), reps=12):

@@ -37,12 +37,12 @@ def _colour(text: str) -> str:
 
 
 def plan(stack, options: dict, count: int) -> workloads.Plan:
-    return workloads.Plan({"workload": NAME, "options": options}, _estimate(count, stack.memory, stack.architecture))
+    return workloads.Plan({"workload": NAME, "options": options}, _estimate(count, stack))
 
 
-def _estimate(count: int, memory: int, architecture: str) -> costs.Estimate:
-    """Its messages' Lambda and SQS cost: it reads and writes nothing in S3."""
-    return costs.estimate(count, memory, 0, 0, architecture)
+def _estimate(count: int, deployed) -> costs.Estimate:
+    """Its messages' Lambda and SQS cost (a Stack or a sweep cell): it reads and writes nothing in S3."""
+    return costs.estimate(count, costs.Deployment(deployed.memory, deployed.concurrency, deployed.architecture), 0, 0)
 
 
 def message_fields(stack, params) -> dict:
@@ -62,7 +62,7 @@ def describe_cell(cell) -> str:
 
 
 def cell_estimate(count: int, cell) -> costs.Estimate:
-    return _estimate(count, cell.memory, cell.architecture)
+    return _estimate(count, cell)
 
 
 def records_of(run_id: str) -> list[dict]:

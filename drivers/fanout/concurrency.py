@@ -8,7 +8,17 @@ this exact definition.
 Steady part: the middle STEADY_FRACTION (80%) of a cell's span, from its first start to its
 last end. It leaves out the ramp-up while the event source mapping scales out and the tail
 while the last downloads finish; the mean over it is the concurrency the run sustained.
+
+Per download: the concurrency it ran at is the time-weighted mean number of the run's downloads
+running during its own interval, itself included (a download alone ran at 1). The queue
+mapping's scale-out (fanout.ramp) makes a run's first downloads run below its target; a
+download ran "at target" when that mean is at least AT_TARGET_FRACTION (90%) of the target.
 """
+
+import bisect
+import itertools
+
+AT_TARGET_FRACTION = 0.9
 
 STEADY_FRACTION = 0.8
 STEADY_DEFINITION = "middle 80% of the span from first download start to last end"
@@ -55,3 +65,31 @@ def steady_window(intervals: list[tuple[float, float]], fraction: float = STEADY
     last = max(end for _, end in intervals)
     margin = (last - first) * (1 - fraction) / 2
     return first + margin, last - margin
+
+
+def ran_at(intervals: list[tuple[float, float]]) -> list[float]:
+    """The concurrency each interval ran at (module docstring), in the order given: one pass
+    over the running count's integral, then two lookups per interval."""
+    changes = steps(intervals)
+    times = [time for time, _ in changes]
+    # area[i]: the integral of the running count from the first change to times[i].
+    area = [0.0, *itertools.accumulate((t1 - t0) * count for (t0, count), (t1, _) in zip(changes, changes[1:]))]
+
+    def integral(t: float) -> float:
+        i = bisect.bisect_right(times, t) - 1
+        return area[i] + changes[i][1] * (t - times[i])
+
+    return [(integral(end) - integral(start)) / (end - start) if end > start else _running_at(changes, start) + 1.0
+            for start, end in intervals]  # fmt: skip
+
+
+def _running_at(changes: list[tuple[float, int]], t: float) -> int:
+    """The other downloads running at instant `t` (for a download of zero length, which the
+    running count does not hold: [t, t) is empty)."""
+    i = bisect.bisect_right([time for time, _ in changes], t) - 1
+    return changes[i][1] if i >= 0 else 0
+
+
+def at_target(ran: float, target: int, fraction: float = AT_TARGET_FRACTION) -> bool:
+    """Whether a download that ran at `ran` ran at its target concurrency."""
+    return ran >= fraction * target

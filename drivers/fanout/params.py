@@ -32,6 +32,7 @@ REGION_PATTERN = re.compile(r"[a-z]{2}(?:-[a-z]+)+-\d+")
 # infra/lambda.tf sizes /tmp as the object plus this headroom.
 MAX_EPHEMERAL_MIB = 10240
 TMP_HEADROOM_MIB = 64
+MIN_EPHEMERAL_MIB = 512
 # S3's largest object: a multipart upload of at most 10,000 parts of at most 5 GiB (48.8 TiB).
 MAX_OBJECT_SIZE = 10_000 * 5 * 2**30
 # The queue mapping's maximum_concurrency cannot go below this (infra/lambda.tf).
@@ -208,6 +209,12 @@ def choice(name: str, text: str, allowed: tuple) -> str:
     if text not in allowed:
         raise UsageError(f"invalid {name} {text!r}: expected one of {', '.join(allowed)}")
     return text
+
+
+def ephemeral_mib(object_size: int) -> int:
+    """The /tmp infra/lambda.tf gives the function for an object of `object_size` bytes (the
+    object plus the headroom, whatever the default strategy: a message may ask for download_file)."""
+    return min(MAX_EPHEMERAL_MIB, max(MIN_EPHEMERAL_MIB, math.ceil(object_size / 2**20) + TMP_HEADROOM_MIB))
 
 
 def check_fits_tmp(object_size: int, strategy_name: str) -> None:

@@ -27,8 +27,8 @@ import time
 
 from rich.console import Console
 
-from fanout import (cells, concurrency, deadletters, endpoint_ips, insights, network, plots, run_logs, runs, tables,
-                    workloads)
+from fanout import (cells, concurrency, deadletters, endpoint_ips, insights, network, plots, run_cost, run_logs, runs,
+                    tables, workloads)
 from fanout.network import truth
 from fanout.sizes import format_size
 
@@ -83,6 +83,7 @@ def build(stack, record: dict) -> dict:
     by_run = f'run_id = "{run_id}"'
     table = percentile_table(insights.run_saved(stack, "download-percentiles", by_run, start_ms, end_ms))
     lambda_start, lambda_end = lambda_window(record, [t for t, _ in run_logs.run_events(events, run_id)])
+    lambda_report = insights.run_saved(stack, "lambda-report", None, lambda_start, lambda_end)
     return {
         "run": record,
         "network": network.label(record),
@@ -98,7 +99,8 @@ def build(stack, record: dict) -> dict:
         "endpoint_ips_excluded": endpoint_ips.excluded(downloads),
         "dead_lettered": sorted(deadletters.peek(stack, run_id)),
         "cold_starts": insights.run_saved(stack, "cold-starts", None, lambda_start, lambda_end),
-        "lambda_report": insights.run_saved(stack, "lambda-report", None, lambda_start, lambda_end),
+        "lambda_report": lambda_report,
+        "cost": run_cost.summary(record, lambda_report),
         "platform_errors": insights.run_saved(stack, "platform-errors", None, lambda_start, lambda_end),
         "lambda_window_ms": [lambda_start, lambda_end],
         "records": records,
@@ -223,6 +225,8 @@ def show(summary: dict) -> None:
         f"error records {c['error_records']}, dead-lettered {len(summary['dead_lettered'])}", highlight=False
     )
     console.print(f"percentiles: {insights.PCT_METHODS[run['backend']]}", highlight=False)
+    for line in run_cost.lines(summary["cost"]) if "cost" in summary else []:  # runs reported before it existed
+        console.print(line, highlight=False)
     for warning in warnings(summary):
         console.print(f"[bold red]WARNING:[/] {warning}")
 
@@ -393,5 +397,8 @@ def markdown(summary: dict, images: list) -> str:
     if summary.get("endpoint_ips"):
         parts += [f"## {ENDPOINT_TITLE}", _endpoint_note(summary) + ".",
                   tables.markdown_table(endpoint_ips.rows_for_display(summary["endpoint_ips"], CELLS.fields))]  # fmt: skip
+    if "cost" in summary:  # runs reported before it existed have none
+        parts += ["## Cost", "\n".join(f"- {line.strip()}" for line in run_cost.lines(summary["cost"])),
+                  run_cost.NOTE]
     parts += ["## Plots"] + [f"![{image.stem}]({image.name})" for image in images]
     return "\n\n".join(parts) + "\n"

@@ -209,8 +209,8 @@ def _estimate(messages: int, cell: axes.CellParams) -> costs.Estimate:
 
 
 def cost_lines(sweep: SweepParams, cells: list[axes.CellParams], estimates: list[costs.Estimate]) -> list[str]:
-    """Per cell and in total: messages, GB-seconds, dollars and the downloads' assumed duration
-    (each concurrency slot downloads MULTIPLIER objects one after another), then the basis;
+    """Per cell and in total: messages, GB-seconds, dollars and the run's assumed duration (the
+    queue mapping's ramp to the cell's concurrency, then every slot busy), then the basis;
     within 80 columns: the strategy column numbers the strategies, listed in full below."""
     numbers = {strategy: f"s{i + 1}" for i, strategy in enumerate(sweep.axes.strategy)}
     row = "{:>4} {:>6} {:>4} {:>10} {:>6} {:<8} {:>7} {:>8} {:>7} {:>5}"
@@ -218,19 +218,19 @@ def cost_lines(sweep: SweepParams, cells: list[axes.CellParams], estimates: list
     for i, (cell, est) in enumerate(zip(cells, estimates)):
         lines.append(row.format(i, cell.memory, cell.concurrency, format_size(cell.object_size), cell.architecture,
                                 numbers[cell.strategy], f"{est.messages:,}", f"{est.gb_seconds:,.0f}", f"{est.total:,.2f}",
-                                f"{sweep.multiplier * est.seconds_each / 60:.1f}"))  # fmt: skip
-    minutes = sum(sweep.multiplier * e.seconds_each for e in estimates) / 60
+                                f"{est.run_seconds / 60:.1f}"))  # fmt: skip
+    minutes = sum(e.run_seconds for e in estimates) / 60
     lines.append(row.format("all", "", "", "", "", "", f"{sum(e.messages for e in estimates):,}",
                             f"{sum(e.gb_seconds for e in estimates):,.0f}", f"{sum(e.total for e in estimates):,.2f}",
                             f"{minutes:.1f}"))  # fmt: skip
     lines += [f"  {number}: {strategy}" for strategy, number in numbers.items()]
     lines += [
-        f"  estimated AWS cost, at {costs.ASSUMED_MIB_PER_S} MiB/s per download; min: the downloads only, add",
-        "  about a minute per cell for its redeploy and accounting",
+        f"  estimated AWS cost, at {costs.ASSUMED_MIB_PER_S} MiB/s per download; min: the downloads with the",
+        "  queue mapping's ramp (fanout.ramp), add about a minute per cell for its redeploy and accounting",
         f"  {costs.PRICES_REGION} prices ({costs.PRICES_DATE}), drivers/fanout/costs.py:",
     ]
     for arch in dict.fromkeys(c.architecture for c in cells):
-        lines += [f"  {arch}:", f"    {costs.price_list(arch)}"]
+        lines += [f"  {arch}:", *(f"  {line}" for line in costs.price_list(arch))]
     return lines
 
 

@@ -73,6 +73,7 @@ class Strategy:
     params: tuple[Param, ...]
     download: Callable
     splits: bool = True  # reads in parts of chunk_size (above `threshold`, or above one chunk)
+    heads: int = 0  # HeadObject requests before the GETs (the transfer manager's, to learn the size)
     aws_only: bool = False  # crt: its client cannot be pointed at another endpoint (see _crt)
     own_http: bool = False  # crt: its client resolves and connects itself (no botocore events, no pin)
 
@@ -109,6 +110,10 @@ class Choice:
 
     def download(self, s3, bucket: str, key: str, progress, target) -> None:
         self.strategy.download(s3, bucket, key, dict(self.values), progress, target)
+
+    def heads(self, size: int) -> int:
+        """HeadObject requests a download of `size` bytes sends (the drivers' cost estimate)."""
+        return self.strategy.heads
 
     def gets(self, size: int) -> int:
         """GetObject requests to read an object of `size` bytes (the drivers' cost estimate)."""
@@ -253,6 +258,7 @@ STRATEGIES = {
             (Param("max_concurrency", "count", 10, 1, MAX_CONNECTIONS, "parallel GETs (threads)"), CHUNK,
              Param("threshold", "size", 8 * MiB, 1, 5 * TiB, "objects larger than this are split in chunks")),
             _download_file,
+            heads=1,
         ),
         Strategy(
             "stream", "one GET, its body read in fixed chunks and discarded (one connection)",
@@ -265,6 +271,7 @@ STRATEGIES = {
             (Param("connections", "count", 8, 1, MAX_CONNECTIONS, "parallel GETs (threads, one connection each)"),
              CHUNK),
             _ranged,
+            heads=1,
         ),
         Strategy(
             "crt", "the AWS CRT transfer client (awscrt), to memory and discarded; AWS endpoints only",

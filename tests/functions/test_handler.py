@@ -7,6 +7,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from fanout import strategies
+
 from .support import MEMORY_SIZE, lambda_context, log_records, sqs_event
 
 SUCCESS_FIELDS = {
@@ -291,3 +293,13 @@ def test_the_client_pools_the_connections_of_the_most_demanding_workload(load_ha
     pool = handler.s3.meta.config.max_pool_connections
     assert pool == max(workload.connections for workload in registry.WORKLOADS.values())
     assert pool >= registry.measure.strategies.MAX_CONNECTIONS
+
+
+@pytest.mark.parametrize("strategy", ["download_file", "stream", "ranged"])
+def test_a_strategy_sends_the_head_requests_the_estimate_prices(load_handler, test_object, strategy):
+    handler = load_handler()
+    heads = []
+    handler.s3.meta.events.register("before-send.s3.HeadObject", lambda **_: heads.append(1))
+    response, _ = invoke(handler, sqs_event(body(strategy=strategy)))
+    assert response == {"batchItemFailures": []}
+    assert len(heads) == strategies.parse(strategy).heads(test_object.size)

@@ -19,13 +19,14 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from fanout import paths
+from fanout import paths, ramp
 from fanout.errors import FanoutError
 from fanout.host import calls, environment, faults
 from fanout.host.config import FunctionConfig
 from fanout.host.environment import Environment, InitFailed
 from fanout.host.event import failed_message_ids, sqs_event
 from fanout.host.logs import LogWriter
+from fanout.host.scaling import Scaling
 from fanout.network import late
 from fanout.network.model import NetworkModel
 from fanout.network.proxy import Shaper
@@ -76,8 +77,9 @@ class Host:
 
     def __init__(self, config: FunctionConfig, *, idle_seconds: float = DEFAULT_IDLE_SECONDS,
                  max_envs: int = ACCOUNT_CONCURRENCY, progress=None, warn=_stderr_warning,
-                 network: NetworkModel | None = None):
-        """`network` shapes each environment's S3 traffic (fanout.network); None or `none`: loopback."""
+                 network: NetworkModel | None = None, scale_per_minute: float | None = ramp.SCALE_PER_MINUTE):
+        """`network` shapes each environment's S3 traffic (fanout.network); None or `none`: loopback.
+        `scale_per_minute`: the queue mapping's scale-out (fanout.host.scaling); None: every slot at once."""
         self.config, self.idle_seconds, self._progress, self._warn = config, idle_seconds, progress, warn
         self.network = network if network and network.shaped else None
         self._shaper: Shaper | None = None
@@ -85,6 +87,7 @@ class Host:
         self.busy_intervals: list[tuple[float, float]] = []
         self.summary = Summary(config.name, effective_limit(config, max_envs, warn))
         self._slots = threading.BoundedSemaphore(self.summary.concurrency_limit)
+        self._scaling = Scaling(self._slots, self.summary.concurrency_limit, per_minute=scale_per_minute)
         self._lock = threading.Lock()
         self._idle: list[Environment] = []
         self._alive: set[Environment] = set()
@@ -271,10 +274,13 @@ class Host:
     def _poll_until_stopped(self, executor: ThreadPoolExecutor) -> None:
         batch_size = self.config.source.batch_size
         while not self._stopping:
+            self._scaling.release_due()
             slots = self._take_slots(math.ceil(SQS_MAX_RECEIVE / batch_size))
             if not slots:
                 continue
             messages = self._receive(slots * batch_size)
+            if messages:
+                self._scaling.start()
             batches = [messages[i:i + batch_size] for i in range(0, len(messages), batch_size)]
             with self._lock:
                 self.summary.messages_received += len(messages)

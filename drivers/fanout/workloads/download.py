@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from fanout import costs, crossrun, pins, strategies, workloads
 from fanout import report as run_report
-from fanout.params import check_fits_tmp
+from fanout.params import check_fits_tmp, ephemeral_mib
 from fanout.workloads import download_compare
 
 OPTIONS = ("strategy", "pin")  # fire's --strategy (--mode) and --pin (STRATEGY, PIN)
@@ -76,12 +76,17 @@ def check_strategy(stack, strategy: strategies.Choice | None) -> strategies.Choi
 
 
 def estimate(stack, count: int, strategy: strategies.Choice) -> costs.Estimate:
-    """The cost of `count` downloads of the stack's object with `strategy` (its GET requests)."""
-    return _estimate(count, stack.memory, stack.object_size, strategy, stack.architecture)
+    """The cost of `count` downloads of the stack's object with `strategy` (its requests)."""
+    return _estimate(count, stack, strategy)
 
 
-def _estimate(count: int, memory: int, object_size: int, strategy: strategies.Choice, architecture: str):
-    return costs.estimate(count, memory, object_size, strategy.gets(object_size), architecture)
+def _estimate(count: int, deployed, strategy: strategies.Choice) -> costs.Estimate:
+    """`deployed`: a Stack or a sweep cell (fanout.axes.CellParams), which name alike what a
+    run's price depends on."""
+    deployment = costs.Deployment(deployed.memory, deployed.concurrency, deployed.architecture,
+                                  ephemeral_mib(deployed.object_size))  # fmt: skip
+    size = deployed.object_size
+    return costs.estimate(count, deployment, size, strategy.gets(size), strategy.heads(size))
 
 
 def sweep_options(args, memories: tuple[int, ...]) -> tuple[None]:
@@ -101,7 +106,7 @@ def describe_cell(cell) -> str:
 
 def cell_estimate(count: int, cell) -> costs.Estimate:
     """The cost of `count` messages of a sweep cell: its strategy's GET requests on its object size."""
-    return _estimate(count, cell.memory, cell.object_size, strategies.parse(cell.strategy), cell.architecture)
+    return _estimate(count, cell, strategies.parse(cell.strategy))
 
 
 def report(stack, record: dict):

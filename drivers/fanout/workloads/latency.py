@@ -12,6 +12,7 @@ import math
 from fanout import costs, function_modules, tables, workloads
 from fanout import storage as storage_classes
 from fanout.errors import UsageError
+from fanout.params import ephemeral_mib
 from fanout.storage import (DEPLOY_OPTIONS, add_deploy_arguments, deploy_options, deploy_summary,  # noqa: F401
                             stack_fields, terraform_variables)  # the deploy-level hooks: its storage classes
 from fanout.workloads import latency_costs
@@ -77,12 +78,14 @@ def sweep_options(args, memories: tuple[int, ...]) -> tuple[dict, ...]:
     return tuple(combos)
 
 
-def estimate(count: int, memory: int, architecture: str, fields: dict) -> costs.Estimate:
+def estimate(count: int, deployed, fields: dict) -> costs.Estimate:
     """The cost of `count` messages with these message fields (`Params.fields()`), each storage
     class at its prices; `storage` empty (every deployed class, not known here) is priced as the
-    default deployment's."""
+    default deployment's. `deployed`: a Stack or a sweep cell (fanout.axes.CellParams)."""
     storage = tuple(fields["storage"]) or storage_classes.DEFAULT
-    return latency_costs.estimate(count, memory, fields["sizes"], fields["reps"], storage, architecture)
+    deployment = costs.Deployment(deployed.memory, deployed.concurrency, deployed.architecture,
+                                  ephemeral_mib(deployed.object_size))  # fmt: skip
+    return latency_costs.estimate(count, deployment, fields["sizes"], fields["reps"], storage)
 
 
 def cell_fire_fields(cell) -> dict:
@@ -97,7 +100,7 @@ def describe_cell(cell) -> str:
 
 def cell_estimate(count: int, cell) -> costs.Estimate:
     """The cost of `count` messages of a sweep cell."""
-    return estimate(count, cell.memory, cell.architecture, cell.options)
+    return estimate(count, cell, cell.options)
 
 
 def options_from(args) -> Params:
@@ -115,7 +118,7 @@ def plan(stack, params: Params, count: int) -> workloads.Plan:
         raise UsageError(f"invalid storage {' '.join(missing)!r}: stack {stack.stack!r} has {' '.join(deployed)} "
                          "(STORAGE at deploy)")  # fmt: skip
     fields = params.fields()
-    cost = estimate(count, stack.memory, stack.architecture, {**fields, "storage": params.storage or deployed})
+    cost = estimate(count, stack, {**fields, "storage": params.storage or deployed})
     return workloads.Plan({"workload": definition.NAME, "options": fields}, cost)
 
 

@@ -31,8 +31,12 @@ EXPRESS_FREE_BYTES_PER_REQUEST = 0
 EXPRESS_GB = 2**30
 
 
-def estimate(messages: int, memory_mb: int, sizes: list[int], reps: int, storage: tuple[str, ...],
-             architecture: str = "x86_64") -> costs.Estimate:  # fmt: skip
+# Log bytes of one record (a timed PUT or GET), at most; a test holds a real record under it.
+LOG_BYTES_PER_RECORD = 1_000
+
+
+def estimate(messages: int, deployment: costs.Deployment, sizes: list[int], reps: int,
+             storage: tuple[str, ...]) -> costs.Estimate:  # fmt: skip
     """AWS cost of `messages` latency messages, each making `reps` PUT+GET+DELETE rounds per size
     in `sizes` and storage class in `storage`: each PUT and GET takes ASSUMED_REQUEST_SECONDS
     plus its bytes at ASSUMED_MIB_PER_S, and is priced at its class's request prices (Express
@@ -43,8 +47,9 @@ def estimate(messages: int, memory_mb: int, sizes: list[int], reps: int, storage
     gets = rounds * len(sizes) * sum(get for get, _ in prices.values())
     puts = rounds * len(sizes) * sum(put for _, put in prices.values())
     data = rounds * sum(express_data_price(size) for size in sizes) if "express" in storage else 0.0
-    return costs.priced(messages, memory_mb, reps * len(storage) * sum(per_round), architecture, s3_gets=gets,
-                        s3_puts=puts, s3_data=data, notes=notes(storage))  # fmt: skip
+    records_each = 2 * reps * len(sizes) * len(storage)  # a PUT and a GET per round
+    return costs.priced(messages, deployment, reps * len(storage) * sum(per_round), s3_gets=gets, s3_puts=puts,
+                        s3_data=data, notes=notes(storage), log_bytes_each=records_each * LOG_BYTES_PER_RECORD)  # fmt: skip
 
 
 def express_data_price(size: int) -> float:

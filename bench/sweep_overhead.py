@@ -25,7 +25,7 @@ from fanout.emulator import control
 
 STACK = "bench-sweep"
 AXES = {"memory": "512 1024", "concurrency": "2 4", "object_size": "8MiB", "architecture": "x86_64",
-        "mode": "download_file"}  # fmt: skip
+        "strategy": "download_file"}  # fmt: skip
 MULTIPLIER = 5
 CELL_STEPS = ("deploy", "fire", "wait", "idle")  # the cell's own time; the per-run report is not counted
 NETWORK_NOTE = "local backend: downloads from the embedded emulator over loopback, no network model"

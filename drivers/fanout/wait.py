@@ -83,13 +83,13 @@ def check(args) -> float:
     the timeout in seconds."""
     timeout = timeout_seconds(args.timeout)
     network_options.check(args)
-    if args.network != network_options.NONE and not _hosting(args):
+    if args.network != network_options.NONE and not _hosts_here(args):
         raise UsageError(f"--network {args.network} shapes the environments of a host this command runs; "
                          "with --no-host give it to `make run`, on AWS Lambda's own network applies")
     return timeout
 
 
-def _hosting(args) -> bool:
+def _hosts_here(args) -> bool:
     """Whether this command hosts the function while it waits."""
     return args.backend == "local" and not args.no_host
 
@@ -99,7 +99,7 @@ def run(args) -> int:
     record = runs.load(args.run)
     stack = stacks.from_args(args)
     runs.check_same_stack(record, stack)
-    hosting = _hosting(args)
+    hosting = _hosts_here(args)
     network = network_options.from_args(args, stack, say=console.print) if hosting else None
     with interrupts.sigterm_as_ctrl_c():  # the host it runs stops cleanly on either
         accounting = wait(stack, record, timeout, host=hosting, network=network)

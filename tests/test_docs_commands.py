@@ -70,7 +70,7 @@ def commands_in(path: Path, text: str) -> list[Command]:
     for number, line in enumerate(text.splitlines(), start=1):
         fence = FENCE.match(line)
         if fence:
-            block = (fence.group(1) if block is None else None)
+            block = fence.group(1) if block is None else None
             prose.append("")
             continue
         if block is None:
@@ -102,6 +102,7 @@ def _spans(path: Path, prose: str) -> list[Command]:
 
 
 def _synopsis(text: str) -> bool:
+    """Whether a span shows a command's form rather than one to run: it holds a placeholder."""
     try:
         words = shlex.split(text)
     except ValueError:
@@ -229,10 +230,9 @@ def _check_module(module: str, rest: list[str]) -> str | None:
 
 def _check_pytest(args: list[str]) -> str | None:
     """pytest parses the options and collects one small file with them (-n 0: no workers)."""
-    done = subprocess.run(
-        [str(VENV_BIN / "pytest"), *args, "--collect-only", "-q", "-n", "0", "-p", "no:cacheprovider", "tests/test_bench.py"],
-        cwd=paths.REPO, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    collect = ["--collect-only", "-q", "-n", "0", "-p", "no:cacheprovider", "tests/test_bench.py"]
+    done = subprocess.run([str(VENV_BIN / "pytest"), *args, *collect], cwd=paths.REPO, capture_output=True,
+                          text=True, timeout=120)  # fmt: skip
     if done.returncode != 0:
         raise AssertionError(f"pytest {' '.join(args)} fails: {(done.stderr or done.stdout).strip()[-300:]}")
     return None
@@ -298,6 +298,8 @@ def test_extraction_rules_on_a_sample(tmp_path):
         ("make fire TAG='a b'", False, "tag"),
         ("make nosuchtarget", False, "nosuchtarget"),  # refused by make itself
         ("fanout wait --timeout 0", False, "--timeout"),
+        ("FANOUT_HOST_FAULTS=crash=2 make wait", False, "FANOUT_HOST_FAULTS"),
+        ("FANOUT_HOST_FAULTS=crash=2 make run", False, "FANOUT_HOST_FAULTS"),
         ("python -m bench.sweep_overhead", False, ".venv/bin/python"),
         (".venv/bin/python -m bench nosuch", False, "nosuch"),
         (".venv/bin/python -m bench.nosuch", False, "bench.nosuch"),

@@ -80,12 +80,16 @@ def register(subparsers) -> None:
 
 def check(args) -> float:
     """wait's options, checked with no side effect (the run and the stack are not looked up);
-    the timeout in seconds."""
+    the timeout in seconds. The host it runs reads FANOUT_HOST_FAULTS: checked too."""
     timeout = timeout_seconds(args.timeout)
     network_options.check(args)
     if args.network != network_options.NONE and not _hosts_here(args):
         raise UsageError(f"--network {args.network} shapes the environments of a host this command runs; "
                          "with --no-host give it to `make run`, on AWS Lambda's own network applies")
+    if _hosts_here(args):
+        from fanout.host import faults  # local backend only
+
+        faults.from_environment()
     return timeout
 
 

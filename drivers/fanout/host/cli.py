@@ -17,6 +17,7 @@ from rich.console import Console
 from fanout import hostlock, numbers, stack
 from fanout.errors import UsageError
 from fanout.host import config as function_config
+from fanout.host import faults
 from fanout.host.service import ACCOUNT_CONCURRENCY, DEFAULT_IDLE_SECONDS, Host, Summary
 from fanout.network import options as network_options
 
@@ -40,14 +41,15 @@ def register(subparsers) -> None:
 
 
 def check(args: argparse.Namespace) -> tuple[float, int]:
-    """The options, checked with no side effect (no emulator or stack looked up): idle seconds
-    and the environments' cap."""
+    """The options and FANOUT_HOST_FAULTS, checked with no side effect (no emulator or stack
+    looked up): idle seconds and the environments' cap."""
     idle, max_envs = numbers.decimal(args.idle), numbers.whole(args.max_envs)
     if idle is None or idle <= 0:
         raise UsageError(f"invalid --idle {args.idle!r}: expected a finite number of seconds above 0")
     if max_envs is None or max_envs < 1:
         raise UsageError(f"invalid --max-envs {args.max_envs!r}: expected a whole number, 1 or more")
     network_options.check(args)
+    faults.from_environment()
     if not args.function and args.backend != "local":
         raise UsageError(f"--backend {args.backend}: `fanout host` runs functions for the local backend "
                          "only; on AWS, Lambda runs them")

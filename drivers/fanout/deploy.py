@@ -39,7 +39,7 @@ def register(subparsers) -> None:
     destroy = subparsers.add_parser("destroy", help="remove everything the stack created")
     stack.add_arguments(destroy)
     _add_endpoint(destroy)
-    destroy.set_defaults(func=run_destroy, check=lambda args: params.endpoint(args.backend, args.endpoint))
+    destroy.set_defaults(func=run_destroy, check=_check_target)
 
 
 def _add_inputs(parser) -> None:
@@ -78,6 +78,12 @@ def check_inputs(args) -> params.DeployParams:
     inputs = params.from_args(args)
     check_strategy(inputs.strategy, args.backend, params.endpoint(args.backend, args.endpoint))
     return inputs
+
+
+def _check_target(args) -> None:
+    """destroy's stack name and endpoint, checked with no side effect."""
+    params.stack_name(args.stack)
+    params.endpoint(args.backend, args.endpoint)
 
 
 def run_deploy(args) -> int:

@@ -109,7 +109,7 @@ class SweepParams:
                    workload_options=workloads.recorded_deploy_options(manifest))  # fmt: skip
 
 
-def check(args) -> "SweepParams | None":
+def check(args) -> SweepParams | None:
     """A new sweep's values, checked with no side effect (None when resuming: the manifest has them)."""
     return None if args.resume else from_args(args)
 

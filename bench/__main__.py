@@ -9,12 +9,16 @@ import sys
 import bench
 
 
+def known() -> list[str]:
+    """The benchmarks' names, in name order."""
+    return sorted(m.name for m in pkgutil.iter_modules(bench.__path__) if not m.name.startswith("_"))
+
+
 def main(argv: list[str]) -> None:
-    known = sorted(m.name for m in pkgutil.iter_modules(bench.__path__) if not m.name.startswith("_"))
-    unknown = [name for name in argv if name not in known]
+    unknown = [name for name in argv if name not in known()]
     if unknown:
-        sys.exit(f"unknown benchmark {unknown[0]!r}: choose from {', '.join(known)}")
-    for name in argv or known:
+        sys.exit(f"unknown benchmark {unknown[0]!r}: choose from {', '.join(known())}")
+    for name in argv or known():
         print(f"== bench.{name}", flush=True)
         importlib.import_module(f"bench.{name}").main()
 

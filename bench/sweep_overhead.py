@@ -12,6 +12,8 @@ Then the same memory change is applied twice more with Terraform, once with the 
 the environment (as fanout runs it) and once through the provider's `endpoints` block (the
 module on its own; what fanout did before), and the first is printed as a ratio to the second.
 Figures from a shared machine are noisy: compare ratios, not seconds, across runs.
+BENCH_SWEEP_CONCURRENCY (default "2 4") and BENCH_SWEEP_MULTIPLIER (default 5) shrink it (the
+suite runs it with one concurrency and one message per slot).
 """
 
 import json
@@ -24,9 +26,9 @@ from fanout import axes, runs, sweep, sweeps, terraform
 from fanout.emulator import control
 
 STACK = "bench-sweep"
-AXES = {"memory": "512 1024", "concurrency": "2 4", "object_size": "8MiB", "architecture": "x86_64",
-        "mode": "download_file"}  # fmt: skip
-MULTIPLIER = 5
+AXES = {"memory": "512 1024", "concurrency": os.environ.get("BENCH_SWEEP_CONCURRENCY", "2 4"), "object_size": "8MiB",
+        "architecture": "x86_64", "strategy": "download_file"}  # fmt: skip
+MULTIPLIER = int(os.environ.get("BENCH_SWEEP_MULTIPLIER", "5"))
 CELL_STEPS = ("deploy", "fire", "wait", "idle")  # the cell's own time; the per-run report is not counted
 NETWORK_NOTE = "local backend: downloads from the embedded emulator over loopback, no network model"
 

@@ -1,9 +1,11 @@
 """The `fanout` console script: one subcommand per pipeline stage.
 
 Each stage lives in its own module exposing `register(subparsers)`; the subparser's `func`
-default receives the parsed arguments. Errors derived from `FanoutError`, and command-line
-errors (an unknown choice, a flag missing its value because a make variable was empty), become
-one line on stderr and a non-zero exit status.
+default receives the parsed arguments, and its `check` default, when it has one, checks their
+values with no side effect (nothing created, no AWS call): `func` runs it first, and
+tests/test_docs_commands.py runs it alone on every command the docs show. Errors derived from
+`FanoutError`, and command-line errors (an unknown choice, a flag missing its value because a
+make variable was empty), become one line on stderr and a non-zero exit status.
 """
 
 import argparse

@@ -40,14 +40,20 @@ def register(subparsers) -> None:
     parser.add_argument("--object-size", default=DEFAULTS["object_size"], help="default: 16MiB")
     parser.add_argument("--multiplier", default=DEFAULTS["multiplier"], help="messages per concurrency slot (default: 10)")
     network_options.add_arguments(parser, default=DEFAULT_NETWORK)
-    parser.set_defaults(func=run)
+    parser.set_defaults(func=run, check=check)
 
 
-def run(args) -> int:
+def check(args) -> tuple[int, params.DeployParams]:
+    """The demo's options, checked with no side effect: the multiplier and the stack's inputs."""
     multiplier = fire.positive_int("--multiplier", args.multiplier)
     network_options.check(args)
     inputs = params.parse(DEMO_STACK, "us-east-1", args.concurrency, args.memory, args.object_size, "x86_64",
                           strategies.DEFAULT, FUNCTION_TIMEOUT)  # fmt: skip
+    return multiplier, inputs
+
+
+def run(args) -> int:
+    multiplier, inputs = check(args)
     timings: dict[str, float] = {}
     started_emulator = control.running_endpoint() is None
     with interrupts.sigterm_as_ctrl_c(), terraform.output_to_log("local", DEMO_STACK) as log:

@@ -23,23 +23,23 @@ ENDPOINT_ENV = "FANOUT_ENDPOINT"
 def register(subparsers) -> None:
     deploy = subparsers.add_parser("deploy", help="deploy the stack and upload the test object")
     _add_inputs(deploy)
-    deploy.set_defaults(func=run_deploy)
+    deploy.set_defaults(func=run_deploy, check=check_inputs)
 
     plan = subparsers.add_parser("plan", help="show what deploy would change")
     _add_inputs(plan)
     plan.add_argument(
         "--detailed-exitcode", action="store_true", help="exit 2 when there are changes, 0 when none"
     )
-    plan.set_defaults(func=run_plan)
+    plan.set_defaults(func=run_plan, check=check_inputs)
 
     outputs = subparsers.add_parser("outputs", help="print the deployed stack's outputs as JSON")
     stack.add_arguments(outputs)
-    outputs.set_defaults(func=run_outputs)
+    outputs.set_defaults(func=run_outputs, check=lambda args: params.stack_name(args.stack))
 
     destroy = subparsers.add_parser("destroy", help="remove everything the stack created")
     stack.add_arguments(destroy)
     _add_endpoint(destroy)
-    destroy.set_defaults(func=run_destroy)
+    destroy.set_defaults(func=run_destroy, check=_check_target)
 
 
 def _add_inputs(parser) -> None:
@@ -72,8 +72,22 @@ def _add_endpoint(parser) -> None:
     )
 
 
+def check_inputs(args) -> params.DeployParams:
+    """deploy's and plan's command line, checked with no side effect (no emulator started, no
+    AWS call): the inputs, the endpoint and a default strategy that cannot use it."""
+    inputs = params.from_args(args)
+    check_strategy(inputs.strategy, args.backend, params.endpoint(args.backend, args.endpoint))
+    return inputs
+
+
+def _check_target(args) -> None:
+    """destroy's stack name and endpoint, checked with no side effect."""
+    params.stack_name(args.stack)
+    params.endpoint(args.backend, args.endpoint)
+
+
 def run_deploy(args) -> int:
-    deploy(params.from_args(args), args.backend, args.endpoint)
+    deploy(check_inputs(args), args.backend, args.endpoint)
     return 0
 
 
@@ -93,7 +107,7 @@ def deploy(inputs: params.DeployParams, backend: str, endpoint: str = "") -> sta
 
 
 def run_plan(args) -> int:
-    inputs = params.from_args(args)
+    inputs = check_inputs(args)
     endpoint = _check(inputs, args.backend, args.endpoint)
     return terraform.plan(args.backend, inputs.stack, _variables(inputs, args.backend, endpoint), args.detailed_exitcode)
 

@@ -65,7 +65,7 @@ def register(subparsers) -> None:
         metavar="FRACTION",
         help="for testing the failure path: the handler fails this fraction of the messages (0 < FRACTION <= 1)",
     )
-    parser.set_defaults(func=run)
+    parser.set_defaults(func=run, check=check)
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,21 @@ class FireParams:
     options: dict | None = None
 
 
-def run(args) -> int:
+@dataclass(frozen=True)
+class Checked:
+    """fire's command line, checked before the stack is looked up."""
+
+    messages: int | None  # None: MULTIPLIER x the stack's concurrency
+    multiplier: int
+    workers: int
+    inject_failures: Fraction | None
+    workload: workloads.Workload
+    options: object  # the workload driver's options_from(args)
+
+
+def check(args) -> Checked:
+    """Every value fire can check without the stack, with no side effect (nothing sent, no AWS
+    call): what the docs test runs on the commands the docs show."""
     messages = positive_int("--messages (MESSAGES)", args.messages) if args.messages else None
     multiplier = positive_int("--multiplier (MULTIPLIER)", args.multiplier)
     workers = positive_int("--workers", args.workers)
@@ -94,12 +108,17 @@ def run(args) -> int:
     check_tag(args.tag)
     workload = workloads.get(args.workload)
     check_options(workload, args, deploy_level=tuple(args.deploy_level))
-    options = workload.driver().options_from(args)
+    return Checked(messages, multiplier, workers, failure_fraction, workload, workload.driver().options_from(args))
+
+
+def run(args) -> int:
+    checked = check(args)
     stack = stacks.from_args(args)
-    count = messages or multiplier * stack.concurrency
-    plan = workload.driver().plan(stack, options, count)
+    count = checked.messages or checked.multiplier * stack.concurrency
+    plan = checked.workload.driver().plan(stack, checked.options, count)
     check_estimate(stack, count, plan.estimate, args.yes)
-    params = FireParams(count, args.tag, inject_failures=failure_fraction, workers=workers, **plan.fire_fields)
+    params = FireParams(count, args.tag, inject_failures=checked.inject_failures, workers=checked.workers,
+                        **plan.fire_fields)  # fmt: skip
     fired = fire(stack, params)
     if not fired["sent"]:
         raise FanoutError(f"none of the {count} messages reached the queue; no run was recorded")

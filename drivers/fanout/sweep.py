@@ -66,7 +66,7 @@ def register(subparsers) -> None:
     for workload in workloads.WORKLOADS.values():
         workload.driver().add_fire_arguments(parser, sweep=True)  # deploy's flags stay deploy's here
     network_options.add_arguments(parser)
-    parser.set_defaults(func=run)
+    parser.set_defaults(func=run, check=check)
 
 
 @dataclass(frozen=True)
@@ -109,11 +109,14 @@ class SweepParams:
                    workload_options=workloads.recorded_deploy_options(manifest))  # fmt: skip
 
 
+def check(args) -> SweepParams | None:
+    """A new sweep's values, checked with no side effect (None when resuming: the manifest has them)."""
+    return None if args.resume else from_args(args)
+
+
 def run(args) -> int:
-    if args.resume:
-        manifest = resume(args.resume, args.yes)
-    else:
-        manifest = start(from_args(args), args.yes)
+    checked = check(args)
+    manifest = resume(args.resume, args.yes) if checked is None else start(checked, args.yes)
     started_emulator = manifest["backend"] == "local" and control.running_endpoint() is None
     execute(manifest)
     finish(manifest, started_emulator)

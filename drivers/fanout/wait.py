@@ -75,19 +75,35 @@ def register(subparsers) -> None:
         help="local backend: do not host the function here (it is hosted elsewhere, e.g. by `make run`)",
     )
     network_options.add_arguments(parser)
-    parser.set_defaults(func=run)
+    parser.set_defaults(func=run, check=check)
+
+
+def check(args) -> float:
+    """wait's options, checked with no side effect (the run and the stack are not looked up);
+    the timeout in seconds. The host it runs reads FANOUT_HOST_FAULTS: checked too."""
+    timeout = timeout_seconds(args.timeout)
+    network_options.check(args)
+    if args.network != network_options.NONE and not _hosts_here(args):
+        raise UsageError(f"--network {args.network} shapes the environments of a host this command runs; "
+                         "with --no-host give it to `make run`, on AWS Lambda's own network applies")
+    if _hosts_here(args):
+        from fanout.host import faults  # local backend only
+
+        faults.from_environment()
+    return timeout
+
+
+def _hosts_here(args) -> bool:
+    """Whether this command hosts the function while it waits."""
+    return args.backend == "local" and not args.no_host
 
 
 def run(args) -> int:
-    timeout = timeout_seconds(args.timeout)
-    network_options.check(args)
+    timeout = check(args)
     record = runs.load(args.run)
     stack = stacks.from_args(args)
     runs.check_same_stack(record, stack)
-    hosting = stack.backend == "local" and not args.no_host
-    if args.network != network_options.NONE and not hosting:
-        raise UsageError(f"--network {args.network} shapes the environments of a host this command runs; "
-                         "with --no-host give it to `make run`, on AWS Lambda's own network applies")
+    hosting = _hosts_here(args)
     network = network_options.from_args(args, stack, say=console.print) if hosting else None
     with interrupts.sigterm_as_ctrl_c():  # the host it runs stops cleanly on either
         accounting = wait(stack, record, timeout, host=hosting, network=network)

@@ -17,6 +17,7 @@ from rich.console import Console
 from fanout import hostlock, numbers, stack
 from fanout.errors import UsageError
 from fanout.host import config as function_config
+from fanout.host import faults
 from fanout.host.service import ACCOUNT_CONCURRENCY, DEFAULT_IDLE_SECONDS, Host, Summary
 from fanout.network import options as network_options
 
@@ -36,16 +37,27 @@ def register(subparsers) -> None:
                         help="cap on concurrent environments, below the function's own limits "
                              f"(default: {ACCOUNT_CONCURRENCY}, Lambda's default account concurrency)")
     network_options.add_arguments(parser)
-    parser.set_defaults(func=command)
+    parser.set_defaults(func=command, check=check)
 
 
-def command(args: argparse.Namespace) -> int:
+def check(args: argparse.Namespace) -> tuple[float, int]:
+    """The options and FANOUT_HOST_FAULTS, checked with no side effect (no emulator or stack
+    looked up): idle seconds and the environments' cap."""
     idle, max_envs = numbers.decimal(args.idle), numbers.whole(args.max_envs)
     if idle is None or idle <= 0:
         raise UsageError(f"invalid --idle {args.idle!r}: expected a finite number of seconds above 0")
     if max_envs is None or max_envs < 1:
         raise UsageError(f"invalid --max-envs {args.max_envs!r}: expected a whole number, 1 or more")
     network_options.check(args)
+    faults.from_environment()
+    if not args.function and args.backend != "local":
+        raise UsageError(f"--backend {args.backend}: `fanout host` runs functions for the local backend "
+                         "only; on AWS, Lambda runs them")
+    return idle, max_envs
+
+
+def command(args: argparse.Namespace) -> int:
+    idle, max_envs = check(args)
     config, deployed = _function_config(args)
     console = Console(stderr=True)
     network = network_options.from_args(args, deployed, say=console.print)
@@ -68,9 +80,6 @@ def _function_config(args: argparse.Namespace):
     if args.function:
         endpoint = args.endpoint or _running_emulator()
         return function_config.load(args.function, endpoint, args.region), None
-    if args.backend != "local":
-        raise UsageError(f"--backend {args.backend}: `fanout host` runs functions for the local backend "
-                         "only; on AWS, Lambda runs them")
     deployed = stack.from_args(args)
     config = function_config.load(deployed.function_name, deployed.endpoint, deployed.region)
     return config, deployed

@@ -36,13 +36,13 @@ def register(subparsers) -> None:
     query.add_argument("--events", metavar="FILE.jsonl", type=Path,
                        help="evaluate offline over events saved by `fanout export` (no stack needed)")
     query.add_argument("--format", choices=FORMATS, default="table", help="default: table")
-    query.set_defaults(func=run_insights)
+    query.set_defaults(func=run_insights, check=lambda args: (read_query(args.query), window_from_args(args)))
 
     export = subparsers.add_parser("export", help="save the stack's log events to a JSONL file")
     stack.add_arguments(export)
     add_window_arguments(export)
     export.add_argument("--out", metavar="FILE.jsonl", type=Path, required=True)
-    export.set_defaults(func=run_export)
+    export.set_defaults(func=run_export, check=window_from_args)
 
 
 def add_window_arguments(parser: argparse.ArgumentParser) -> None:

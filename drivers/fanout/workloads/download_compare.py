@@ -20,9 +20,10 @@ from rich.console import Console
 from fanout import cells, crossrun, stats, tables, workloads
 
 CELLS = cells.of(workloads.get("download"))  # the download workload's cells
-FLAG_TITLE = "CI excludes 0"  # the flag column's header; its values are "yes", "no" or "-" (no CI)
-FLAG_LEGEND = (f"{FLAG_TITLE}: yes when the {stats.CONFIDENCE:.0%} CI of B - A lies wholly above or below 0; "
-               "no (the CI spans 0) is not evidence that nothing changed: changes out to the CI's ends remain plausible")
+FLAG_TITLE = "CI excl. 0"  # the flag column's header; its values are "yes", "no" or "-" (no CI)
+FLAG_LEGEND = (f"{FLAG_TITLE}: yes when the {stats.CONFIDENCE:.0%} CI of B - A excludes 0 (lies wholly above or "
+               "below it); no (the CI spans 0) is not evidence that nothing changed: changes out to the CI's ends "
+               "remain plausible")  # fmt: skip
 
 console = Console()
 

@@ -298,7 +298,7 @@ def show(summary: dict) -> None:
         ("Accounting", accounting_rows(summary), ACCOUNTING_NOTE),
     ]
     for title, rows, note in shown:
-        tables.print_table(title, rows, note, labels=len(key_title(summary["varying"])))
+        tables.print_table(title, rows, note, labels=len(summary["varying"]))
     console.print(f"percentiles: {stats.PERCENTILE_METHOD}; {UNITS}", highlight=False)
     for warning in summary["warnings"]:
         console.print(f"[bold red]WARNING:[/] {warning}", highlight=False)
@@ -316,14 +316,15 @@ def value_text(row: dict, name: str):
 
 
 def key_title(names: list[str]) -> list[str]:
-    """The row label's title, the fields joined (`MB/conc`): one column, not one per field, so
-    that a memory x concurrency table fits 80 columns; no column when no field varies."""
-    return ["/".join(TITLES[name] for name in names)] if names else []
+    """The titles of the row labels: a column per field that varies (fanout.tables repeats
+    them beside each part of a split table, or moves them into its row key, as one column
+    each so that no label has to be cut)."""
+    return [TITLES[name] for name in names]
 
 
 def key_text(row: dict, names: list[str]) -> list[str]:
-    """The row label: the row's values of `names`, joined as key_title joins their titles."""
-    return ["/".join(str(value_text(row, name)) for name in names)] if names else []
+    """The row labels: the row's values of `names`, in key_title's order."""
+    return [str(value_text(row, name)) for name in names]
 
 
 def metric_rows(summary: dict, metric: str) -> list[list]:

@@ -105,7 +105,7 @@ def show(result: dict) -> None:
     network = networks[0] if len(networks) == 1 else "networks differ, see A and B"
     for name in stats.CI_STATISTICS:
         tables.print_table(f"{name} throughput (MB/s, decimal)", change_rows(result, name), f"{FLAG_LEGEND}; {network}",
-                           labels=len(crossrun.key_title(fields)))  # fmt: skip
+                           labels=len(fields))  # fmt: skip
     for side in ("a", "b"):
         for label in result[f"only_in_{side}"]:
             console.print(f"only in {side.upper()}: {label}", highlight=False)

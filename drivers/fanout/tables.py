@@ -7,8 +7,8 @@ the console's width (80 columns is the width the tests hold it to): a clipped fi
 a different figure. A table too wide for the console is laid out again (`layout`): its figure
 columns split over several tables, each repeating the columns that label the rows; or, when
 that takes more tables than numbering the rows would, the labels give way to row numbers and
-a key table of the labels below. rich draws and measures the tables; what it does not do is choose between those
-layouts or format numbers to a fixed precision, hence the lines here.
+a key table of the labels below. rich draws and measures the tables; what it does not do is
+choose between those layouts or format numbers to a fixed precision, hence the lines here.
 """
 
 from rich import box
@@ -43,7 +43,7 @@ def print_table(title: str, rows: list[list], note: str = "", labels: int | None
     text: as a caption it would wrap at the table's width. `labels`: how many leading columns
     label the rows (label_count by default)."""
     for part_title, part in layout(title, rows, label_count(rows[0]) if labels is None else labels, console.width):
-        console.print(part_title, style="table.title", highlight=False)  # not the table's: that wraps at its width
+        console.print(part_title, style="table.title", markup=False, highlight=False)  # a table's wraps at its width
         needed = _width(part)  # wider than the console only when one column alone is
         console.print(part, width=max(console.width, needed), crop=False)
     if note:

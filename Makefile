@@ -149,7 +149,7 @@ query: venv ## Run the saved query QUERY against the stack's logs
 report: venv ## Tables, CSV/JSON and plots for RUN, or across RUNS=id,id,... or SWEEP=<id|latest>
 	$(FANOUT) report $(TARGET) $(if $(value SWEEP),--sweep $(call q,SWEEP),$(if $(value RUNS),--runs $(call q,RUNS),--run $(call q,RUN)))
 
-compare: venv ## Change in median and p99 throughput from A to B (runs or sweep:<id>, comma-separated), with 95% CIs
+compare: venv ## Change in median and p99 throughput from A to B (both needed: runs or sweep:<id>, comma-separated), with 95% CIs
 	$(FANOUT) compare $(call q,A) $(call q,B)
 
 demo: venv ## The whole experiment on the local backend, torn down afterwards (NETWORK, NETWORK_SCALE)

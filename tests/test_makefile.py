@@ -17,7 +17,9 @@ def make(*args: str, home) -> subprocess.CompletedProcess:
     """`make ARGS` with the CLI run by this interpreter (`-o venv`: no virtualenv is built)."""
     return subprocess.run(
         ["make", "--no-print-directory", "-o", "venv", f"FANOUT={sys.executable} -m fanout.cli", *args],
-        cwd=paths.REPO, capture_output=True, text=True, env={"PATH": "/usr/bin:/bin", "FANOUT_HOME": str(home)},
+        cwd=paths.REPO, capture_output=True, text=True,
+        # PYTHONPATH: this checkout's code, not whichever copy the interpreter has installed.
+        env={"PATH": "/usr/bin:/bin", "FANOUT_HOME": str(home), "PYTHONPATH": str(paths.REPO / "drivers")},
         timeout=120,
     )
 
@@ -69,6 +71,15 @@ def test_deploys_strategy_and_storage_do_not_stop_a_fire_of_a_workload_without_t
     refused = make("fire", "SIZES=1", home=tmp_path / "home")
     assert "fanout: error: --sizes is an option of the latency workload, not of download" in refused.stderr
     assert not (tmp_path / "home").exists()
+
+
+@pytest.mark.parametrize(("given", "missing"), [("A=latest", "B"), ("B=latest", "A")])
+def test_compare_names_the_side_left_unset(tmp_path, given, missing):
+    result = make("compare", given, home=tmp_path / "home")
+    assert result.returncode == 2
+    assert [line for line in result.stderr.splitlines() if not line.startswith("make: ***")] == [
+        f"fanout: error: compare needs {missing}: `make compare A=<runs> B=<runs>`, each side a run id, 'latest' or "
+        "sweep:<id|latest>, several comma-separated"]  # fmt: skip
 
 
 def test_the_makefile_names_no_workload_but_in_its_help():

@@ -7,6 +7,7 @@ workload that cannot be compared says so in its own words.
 """
 
 from fanout import reporting
+from fanout.errors import UsageError
 
 
 def register(subparsers) -> None:
@@ -18,6 +19,10 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
+    missing = [side for side, refs in (("A", args.a), ("B", args.b)) if not refs.strip()]
+    if missing:
+        raise UsageError(f"compare needs {' and '.join(missing)}: `make compare A=<runs> B=<runs>`, each side "
+                         "a run id, 'latest' or sweep:<id|latest>, several comma-separated")  # fmt: skip
     a, b = reporting.resolve_all(args.a), reporting.resolve_all(args.b)
     reporting.workload_of(a + b).driver().compare(a, b)
     return 0

@@ -282,15 +282,14 @@ CELL_COLUMNS = ["target", "peak_concurrency", "steady_mean_concurrency", "cold_s
 
 
 def show(summary: dict) -> None:
-    """The console tables (80 columns for two varying axes): one per metric, the intervals, and
-    concurrency with the accounting."""
+    """The console tables, one per metric, the intervals, and concurrency with the accounting,
+    each laid out for the console's width by fanout.tables (row label: the varying fields)."""
     network_text = summary["network"]
     console.print(f"[bold]{summary['title']}[/]: {len(summary['runs'])} runs, {len(summary['cells'])} cells; {network_text}",
                   highlight=False)  # fmt: skip
     shared = [name for name in CELLS.across if name not in summary["varying"] and name != "network"]
     if summary["cells"] and shared:
         console.print(f"every cell: {cell_label(summary['cells'][0], shared)}", highlight=False)
-    keyed = bool(summary["varying"])
     shown = [(title, metric_rows(summary, metric), f"{caption}; {network_text}")
              for metric, (title, caption) in report.METRICS.items()]  # fmt: skip
     shown += [
@@ -299,21 +298,10 @@ def show(summary: dict) -> None:
         ("Accounting", accounting_rows(summary), ACCOUNTING_NOTE),
     ]
     for title, rows, note in shown:
-        tables.print_table(_table(title, rows, keyed), note)
+        tables.print_table(title, rows, note, labels=len(summary["varying"]))
     console.print(f"percentiles: {stats.PERCENTILE_METHOD}; {UNITS}", highlight=False)
     for warning in summary["warnings"]:
         console.print(f"[bold red]WARNING:[/] {warning}", highlight=False)
-
-
-def _table(title: str, rows: list[list], keyed: bool = True):
-    """report.py's table style, without the padding at the outer edges: two more columns for
-    the figures, so that a memory x concurrency table of download seconds fits 80. `keyed`:
-    the first column names the cell, left-aligned."""
-    table = tables.rich_table(title, rows)
-    table.pad_edge = False
-    if keyed:
-        table.columns[0].justify = "left"
-    return table
 
 
 def cell_label(row: dict, names) -> str:
@@ -328,14 +316,15 @@ def value_text(row: dict, name: str):
 
 
 def key_title(names: list[str]) -> list[str]:
-    """The row label's title, the fields joined (`MB/conc`): one column, not one per field, so
-    that a memory x concurrency table fits 80 columns; no column when no field varies."""
-    return ["/".join(TITLES[name] for name in names)] if names else []
+    """The titles of the row labels: a column per field that varies (fanout.tables repeats
+    them beside each part of a split table, or moves them into its row key, as one column
+    each so that no label has to be cut)."""
+    return [TITLES[name] for name in names]
 
 
 def key_text(row: dict, names: list[str]) -> list[str]:
-    """The row label: the row's values of `names`, joined as key_title joins their titles."""
-    return ["/".join(str(value_text(row, name)) for name in names)] if names else []
+    """The row labels: the row's values of `names`, in key_title's order."""
+    return [str(value_text(row, name)) for name in names]
 
 
 def metric_rows(summary: dict, metric: str) -> list[list]:
@@ -346,7 +335,7 @@ def metric_rows(summary: dict, metric: str) -> list[list]:
 
 
 def ci_rows(summary: dict) -> list[list]:
-    rows = [[*key_title(summary["varying"]), "n", "p50", "95% CI", "p99", "95% CI"]]
+    rows = [[*key_title(summary["varying"]), "n", "p50 MB/s", "p50 95% CI", "p99 MB/s", "p99 95% CI"]]
     for row in summary["cells"]:
         rows.append([*key_text(row, summary["varying"]), row["n"], row.get("mb_per_s_p50"), _interval(row, "p50"),
                      row.get("mb_per_s_p99"), _interval(row, "p99")])  # fmt: skip

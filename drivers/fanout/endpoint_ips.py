@@ -20,7 +20,8 @@ FLAG_NOTE = (f"MB/s decimal; p50 CI: {stats.CI_METHOD}, of the address's downloa
              "flag: the address's p50 CI excludes the overall p50")  # fmt: skip
 COLUMNS = ("endpoint_ip", "downloads", "mb_per_s_p10", "mb_per_s_p50", "mb_per_s_p90", "p50_ci_low", "p50_ci_high",
            "overall_p50", "flag", "first_byte_ms_p50")  # fmt: skip
-TITLES = ("address", "n", "MB/s p10", "p50", "p90", "p50 CI low", "high", "overall p50", "flag", "first byte ms p50")
+TITLES = ("address", "n", "p10 MB/s", "p50 MB/s", "p90 MB/s", "p50 CI low", "p50 CI high", "overall p50", "flag",
+          "p50 first byte ms")  # fmt: skip
 
 
 def table(rows: list[dict], downloads: list[dict]) -> list[dict]:

@@ -60,13 +60,14 @@ TRUTH_LABELS = {  # ground-truth parameter -> (label with unit, factor from the 
 INSIDE_BURST = "(a)"  # marks an estimate of a download that ended inside its burst
 UPPER_BOUND = "(b)"  # marks a first-byte estimate with late emulator answers
 STRATEGY_COLUMNS = {  # strategy-comparison column -> title
-    "strategy": "strategy", "downloads": "n", "mb_per_s_p10": "MB/s p10", "mb_per_s_p50": "p50",
-    "mb_per_s_p90": "p90", "ttfb_ms_p50": "TTFB ms p50", "ttfb_ms_p90": "p90", "requests_avg": "requests",
+    "strategy": "strategy", "downloads": "n", "mb_per_s_p10": "p10 MB/s", "mb_per_s_p50": "p50 MB/s",
+    "mb_per_s_p90": "p90 MB/s", "ttfb_ms_p50": "p50 TTFB ms", "ttfb_ms_p90": "p90 TTFB ms", "requests_avg": "requests",
     "connections_avg": "connections",
 }  # fmt: skip
 STRATEGY_NOTE = ("fastest median first; MB/s decimal; TTFB: first byte of the download; requests, "
                  "connections: mean per download (none for crt)")
 ENDPOINT_TITLE = "Throughput by endpoint address"
+METRIC_COLUMN = "metric"  # query tables: the column naming what a row's statistics are of
 STAT_COLUMN = re.compile(r"^(?P<metric>.+)_(?P<stat>min|max|avg|p\d+)$")
 REPORT_LINE_SLACK_MS = 10_000  # REPORT lines follow the last record by the invocation's end
 
@@ -204,21 +205,22 @@ def show(summary: dict) -> None:
         console.print(f"{'cell' if len(summary['cells']) == 1 else 'every cell'}: {CELLS.label(summary['cells'][0], shared)}",
                       highlight=False)  # fmt: skip
     for metric, (title, caption) in METRICS.items():
-        tables.print_table(tables.rich_table(title, _metric_rows(summary["cells"], metric, varying)), caption)
-    tables.print_table(tables.rich_table("Achieved concurrency", _concurrency_rows(summary, varying)),
-                 f"steady: {summary['steady_definition']}")  # fmt: skip
+        tables.print_table(title, _metric_rows(summary["cells"], metric, varying), caption)
+    tables.print_table("Achieved concurrency", _concurrency_rows(summary, varying),
+                       f"steady: {summary['steady_definition']}")  # fmt: skip
     for title, rows in strategy_tables(summary["strategies"]):
         if len(rows) > 2:  # one strategy: the tables above already say it all
-            tables.print_table(tables.rich_table(title, rows), STRATEGY_NOTE)
+            tables.print_table(title, rows, STRATEGY_NOTE)
     for name, (title, caption) in QUERY_TABLES.items():
         if summary[name]:
             rows, common = query_rows(summary[name])
-            tables.print_table(tables.rich_table(title, rows), "; ".join(filter(None, [common, caption])))
+            labels = rows[0].index(METRIC_COLUMN) + 1 if METRIC_COLUMN in rows[0] else 0
+            tables.print_table(title, rows, "; ".join(filter(None, [common, caption])), labels)
     if summary["ground_truth"]:
         show_truth(summary["ground_truth"])
     if endpoint_ips.compares(summary.get("endpoint_ips", [])):  # one address per cell: nothing to compare
-        tables.print_table(tables.rich_table(ENDPOINT_TITLE, endpoint_ips.rows_for_display(summary["endpoint_ips"], varying)),
-                     _endpoint_note(summary))  # fmt: skip
+        tables.print_table(ENDPOINT_TITLE, endpoint_ips.rows_for_display(summary["endpoint_ips"], varying),
+                           _endpoint_note(summary), labels=len(varying) + 1)  # the cell, then the address
     c = summary["counts"]
     console.print(
         f"sent {c['sent']}: download records {c['download_records']} ({c['seqs_downloaded']} seqs), "
@@ -246,7 +248,7 @@ def query_rows(rows: list[dict]) -> tuple[list[list], str]:
     plain = [c for c in rows[0] if c not in stat_columns]
     shared = [c for c in plain if len({row[c] for row in rows}) == 1] if len(metrics) > 1 else []
     plain = [c for c in plain if c not in shared]
-    table = [[*plain, "metric", *stats]]
+    table = [[*plain, METRIC_COLUMN, *stats]]
     for row in rows:
         for metric in metrics:
             table.append([*(row[c] for c in plain), metric, *(row.get(f"{metric}_{stat}") for stat in stats)])
@@ -256,7 +258,7 @@ def query_rows(rows: list[dict]) -> tuple[list[list], str]:
 def show_truth(rows: list[dict]) -> None:
     """The ground-truth table (fanout.network.truth rows) and its notes, within 80 columns."""
     notes = "\n  ".join([TRUTH_NOTE, *_truth_notes(rows)])
-    tables.print_table(tables.rich_table("Ground truth", _truth_rows(rows)), notes)
+    tables.print_table("Ground truth", _truth_rows(rows), notes, labels=2)  # memory size and parameter
 
 
 def _truth_rows(rows: list[dict]) -> list[list]:

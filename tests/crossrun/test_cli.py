@@ -38,6 +38,15 @@ def test_an_unknown_run_among_good_ones_creates_nothing(capsys, results):
     assert not (results / "across").exists()
 
 
+@pytest.mark.parametrize(("argv", "missing"), [(["compare", "latest", ""], "B"), (["compare", "", "latest"], "A"),
+                                              (["compare", " ", ""], "A and B")])  # fmt: skip
+def test_a_side_missing_from_compare_is_named_in_one_line(argv, missing, capsys):
+    make_run(1)
+    assert cli.main(argv) == 2
+    line = error_line(capsys)
+    assert f"compare needs {missing}: `make compare A=<runs> B=<runs>`" in line and "'latest'" in line
+
+
 def test_missing_records_are_a_runtime_error_naming_the_fix(capsys):
     rid, _ = make_run(1)
     other, _ = make_run(2)

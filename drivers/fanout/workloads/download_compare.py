@@ -11,7 +11,8 @@ sides instead of splitting the cells, so that `compare` on a run tagged "x86" an
 
 Per matching cell: the median and p99 of throughput (decimal MB/s) on each side, the change
 B - A, and its 95% bootstrap confidence interval (fanout.stats: each side resampled on its
-own); a change whose interval excludes 0 is flagged.
+own); the flag column says whether that interval excludes 0. Its legend says what an unflagged
+row is not: evidence that nothing changed (the interval then spans 0 and may be wide).
 """
 
 from rich.console import Console
@@ -19,6 +20,10 @@ from rich.console import Console
 from fanout import cells, crossrun, stats, tables, workloads
 
 CELLS = cells.of(workloads.get("download"))  # the download workload's cells
+FLAG_TITLE = "CI excl. 0"  # the flag column's header; its values are "yes", "no" or "-" (no CI)
+FLAG_LEGEND = (f"{FLAG_TITLE}: yes when the {stats.CONFIDENCE:.0%} CI of B - A excludes 0 (lies wholly above or "
+               "below it); no (the CI spans 0) is not evidence that nothing changed: changes out to the CI's ends "
+               "remain plausible")  # fmt: skip
 
 console = Console()
 
@@ -73,6 +78,21 @@ def _change(key: tuple, fields: list[str], a: dict, b: dict) -> dict:
     return row
 
 
+def change_rows(result: dict, name: str) -> list[list]:
+    """The table of statistic `name` (p50, p99): each header names the statistic, so that a
+    table split to fit the console still says what every column holds."""
+    fields = result["match_on"]
+    rows = [[*crossrun.key_title(fields), "n A", "n B", f"{name} A", f"{name} B", f"{name} B-A", f"{name} B-A %",
+             f"{name} B-A {stats.CONFIDENCE:.0%} CI", FLAG_TITLE]]  # fmt: skip
+    for cell in result["cells"]:
+        change = cell[name]
+        ci = "-" if change["ci"] is None else f"{tables.fmt(change['ci'][0])} to {tables.fmt(change['ci'][1])}"
+        rows.append([*crossrun.key_text(cell, fields), cell["n_a"], cell["n_b"], change["a"], change["b"],
+                     change["change"], f"{change['change'] / change['a']:+.0%}" if change["a"] else "-", ci,
+                     "-" if change["ci"] is None else "yes" if change["changed"] else "no"])  # fmt: skip
+    return rows
+
+
 def show(result: dict) -> None:
     for side in ("a", "b"):
         label = f" ({result[side]['label']})" if result[side]["label"] else ""
@@ -84,15 +104,8 @@ def show(result: dict) -> None:
     networks = sorted({*result["a"]["network"], *result["b"]["network"]})
     network = networks[0] if len(networks) == 1 else "networks differ, see A and B"
     for name in stats.CI_STATISTICS:
-        rows = [[*crossrun.key_title(fields), "n A", "n B", "A", "B", "B - A", "%", "95% CI", ""]]
-        for cell in result["cells"]:
-            change = cell[name]
-            ci = "-" if change["ci"] is None else f"{tables.fmt(change['ci'][0])} to {tables.fmt(change['ci'][1])}"
-            rows.append([*crossrun.key_text(cell, fields), cell["n_a"], cell["n_b"], change["a"], change["b"],
-                         change["change"], f"{change['change'] / change['a']:+.0%}" if change["a"] else "-", ci,
-                         "changed" if change["changed"] else ""])  # fmt: skip
-        tables.print_table(crossrun._table(f"{name} throughput (MB/s, decimal)", rows, bool(fields)),
-                            f"changed: the CI of B - A excludes 0; {network}")  # fmt: skip
+        tables.print_table(f"{name} throughput (MB/s, decimal)", change_rows(result, name), f"{FLAG_LEGEND}; {network}",
+                           labels=len(fields))  # fmt: skip
     for side in ("a", "b"):
         for label in result[f"only_in_{side}"]:
             console.print(f"only in {side.upper()}: {label}", highlight=False)

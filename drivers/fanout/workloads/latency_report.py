@@ -122,7 +122,7 @@ def wide_table(rows: list[dict]) -> list[list]:
 
 
 def ratio_table(found: list[dict]) -> list[list]:
-    table = [["size", "measure", "n express/standard", "p50 ratio", "95% CI"]]
+    table = [["size", "measure", "n express/standard", "p50 ratio", "p50 ratio 95% CI"]]
     for r in found:
         ci = f"{r['ci'][0]:.3g} - {r['ci'][1]:.3g}" if r["ci"] else "-"
         table.append([format_size(r["size"]), r["measure"], f"{r['n'][0]}/{r['n'][1]}", f"{r['ratio_p50']:.3g}", ci])
@@ -148,10 +148,10 @@ def show(summary: dict) -> None:
     console.print(f"[bold]{summary['network']}[/]", highlight=False)
     for storage, operation, field, title in groups(summary["rows"]):
         table = size_table(summary["rows"], storage, operation, field)
-        tables.print_table(tables.rich_table(f"{storage}: {title} (s)", table))
+        tables.print_table(f"{storage}: {title} (s)", table)
     if summary["ratios"]:
-        tables.print_table(tables.rich_table("Express / Standard, ratio of medians", ratio_table(summary["ratios"])),
-                                summary["ci_method"])  # fmt: skip
+        tables.print_table("Express / Standard, ratio of medians", ratio_table(summary["ratios"]),
+                           summary["ci_method"], labels=2)  # size and measure
     console.print(f"sent {c['sent']}: {c['seqs_done']} done, {c['calls']} calls, error records {c['error_records']}, "
                   f"dead-lettered {len(summary['dead_lettered'])}", highlight=False)  # fmt: skip
     console.print(f"units: {summary['units']}; percentiles: {summary['percentiles']}", highlight=False)
@@ -248,7 +248,7 @@ def across(run_ids: list[str], folder, title: str) -> dict:
                *(_seconds(r[s]) for s in STATS)] for r in rows]  # fmt: skip
     labels = sorted({r["network"] for r in rows})
     tables.console.print(f"[bold]{title}[/]: latency across {len(run_ids)} runs; {'; '.join(labels)}", highlight=False)
-    tables.print_table(tables.rich_table("Latency by run, class, measure and size (s)", table), UNITS)
+    tables.print_table("Latency by run, class, measure and size (s)", table, UNITS, labels=5)  # run to size
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / "cells.csv", "w", newline="") as out:
         writer = csv.DictWriter(out, fieldnames=list(rows[0]) if rows else ["run_id"])

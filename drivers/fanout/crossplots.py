@@ -1,5 +1,8 @@
 """The cross-run report's PNG plots: throughput against concurrency (one line per memory size),
-a heatmap of median throughput over memory x concurrency, and download times per cell.
+a heatmap of median throughput over memory x concurrency, download times per cell, and every
+download's throughput against the concurrency it actually ran at (fanout.concurrency.ran_at), a
+point per download, a colour per cell: whether throughput depends on concurrency at all, and
+which downloads the queue mapping's ramp left below the target.
 
 Every plot names its units and carries the network the figures were made under as its caption
 (fanout.figures). Cells come in the tables' order; a cell field that varies besides memory and
@@ -40,6 +43,7 @@ def build(summary: dict, label) -> dict[str, Figure]:
         "throughput_vs_concurrency.png": _throughput_vs_concurrency(summary, measured, label),
         "median_throughput_heatmap.png": _heatmap(summary, measured, label),
         "seconds_by_cell.png": _seconds_by_cell(summary, measured, label),
+        "throughput_by_concurrency_ran_at.png": _ran_at_scatter(summary, label),
     }
     return {name: caption(fig, summary["network"]) for name, fig in figures.items()}
 
@@ -146,4 +150,23 @@ def _seconds_by_cell(summary: dict, measured, label):
     ax.set_xlim(left=0)
     title(fig, "Download times per cell")
     ax.grid(axis="x", alpha=0.3)
+    return fig
+
+
+def _ran_at_scatter(summary: dict, label):
+    """A point per download at (concurrency it ran at, MB/s), a colour per cell, and a dashed
+    mark at each cell's at-target threshold."""
+    names = summary["varying"] or ["memory_size"]
+    cells = [(row, points) for row, points in zip(summary["cells"], summary["ran_at"]) if points["ran_at"]]
+    fig, ax = plt.subplots(figsize=(WIDTH, height(5, [label(row, names) for row, _ in cells])), layout="constrained")
+    for row, points in cells:
+        dots = ax.scatter(points["ran_at"], points["mb_per_s"], s=8, alpha=0.5, label=label(row, names))
+        ax.axvline(summary["at_target"] * row["target"], color=dots.get_facecolor()[0], alpha=0.8, linestyle="--")
+    ax.set_ylim(bottom=0)
+    ax.set_xlabel("Concurrency each download ran at (mean number of the run's downloads over its interval)")
+    ax.set_ylabel(f"Throughput per download\n({UNIT})")
+    title(fig, "Throughput against the concurrency each download ran at")
+    ax.grid(alpha=0.3)
+    legend(fig, *ax.get_legend_handles_labels(),
+           title=f"dashed: {summary['at_target']:.0%} of the target;\nthe tables keep the points right of it")
     return fig

@@ -8,6 +8,13 @@ seconds and throughput (decimal MB/s and Mbit/s), bootstrap confidence intervals
 and p99 throughput, achieved concurrency (fanout.concurrency, per run) against the target,
 cold starts, errors, and the accounting that `fanout wait` stored in run.json.
 
+The statistics of a cell are over its downloads that ran at target (fanout.concurrency: the
+time-weighted mean number of the run's downloads overlapping each one's interval, at least the
+`at_target` fraction, 90% by default, of the cell's concurrency), so that the queue mapping's
+ramp does not mix lower concurrencies into a cell; how many were left out is shown beside them,
+and a scatter plot shows every download's throughput against the concurrency it ran at. A
+record without start_ms/end_ms (none since they exist) cannot be placed and counts as at target.
+
 A cell is the download workload's (CELLS = fanout.cells.of(download): the one definition the run
 report uses too): its record fields (records that predate object_size take run.json's stack.object_size),
 the architecture and the network the run was made under (both from run.json, so that runs that
@@ -19,6 +26,7 @@ Writes into the output folder: cells.csv, cells.json, report.md and fanout.cross
 
 import csv
 import json
+import math
 import platform
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,9 +73,10 @@ class Run:
         return self.record["run_id"]
 
 
-def report_across(run_ids: list[str], folder: Path, title: str) -> dict:
+def report_across(run_ids: list[str], folder: Path, title: str,
+                  at_target: float = concurrency.AT_TARGET_FRACTION) -> dict:  # fmt: skip
     """The download workload's report across runs (fanout.reporting): built, printed, written."""
-    summary = build(run_ids, folder, title)
+    summary = build(run_ids, folder, title, at_target)
     show(summary)
     console.print(f"wrote cells.csv, cells.json, report.md and plots to {folder}", highlight=False)
     return summary
@@ -86,7 +95,15 @@ def load(run_id: str) -> Run:
             loaded.downloads.append(item)
         elif item.get("event") == "error":
             loaded.errors.append(item)
+    timed = [d for d in loaded.downloads if "start_ms" in d and "end_ms" in d]
+    for download, ran in zip(timed, concurrency.ran_at([(d["start_ms"], d["end_ms"]) for d in timed])):
+        download["ran_at"] = ran  # over every download of the run, whatever its cell
     return loaded
+
+
+def ran_at_target(download: dict, target: int, fraction: float) -> bool:
+    """Whether a download (from load(), which adds `ran_at`) ran at its cell's target."""
+    return "ran_at" not in download or concurrency.at_target(download["ran_at"], target, fraction)
 
 
 def cell_of(item: dict, run: dict) -> CELLS.Cell:
@@ -115,19 +132,21 @@ def sort_key(cell: CELLS.Cell) -> tuple:
 # ---- computation -----------------------------------------------------------------------------
 
 
-def build(run_ids: list[str], out_dir: Path, title: str) -> dict:
+def build(run_ids: list[str], out_dir: Path, title: str, at_target: float = concurrency.AT_TARGET_FRACTION) -> dict:
     """Read the runs, compute every cell's statistics, write the files into `out_dir`; returns
     the summary (cells.json is this, less the per-download samples)."""
-    summary = summarize([load(run_id) for run_id in dict.fromkeys(run_ids)], title)
+    summary = summarize([load(run_id) for run_id in dict.fromkeys(run_ids)], title, at_target)
     write(summary, Path(out_dir))
     return summary
 
 
-def summarize(loaded: list[Run], title: str) -> dict:
-    """Every cell's statistics, the runs they come from, the methods, and the warnings."""
+def summarize(loaded: list[Run], title: str, at_target: float = concurrency.AT_TARGET_FRACTION) -> dict:
+    """Every cell's statistics (over its downloads at target), the runs they come from, the
+    methods, and the warnings."""
     by_cell, run_cells = group(loaded)
     ordered = sorted(by_cell, key=sort_key)
-    rows = [cell_row(cell, by_cell[cell], run_cells) for cell in ordered]
+    chosen = {cell: at_target_of(cell, by_cell[cell], at_target) for cell in ordered}
+    rows = [cell_row(cell, chosen[cell], by_cell[cell], run_cells) for cell in ordered]
     labels = sorted({network.label(run.record) for run in loaded})
     return {
         "title": title,
@@ -139,12 +158,15 @@ def summarize(loaded: list[Run], title: str) -> dict:
             "percentiles": stats.PERCENTILE_METHOD,
             "confidence_intervals": stats.CI_METHOD,
             "steady_window": concurrency.STEADY_DEFINITION,
+            "at_target": at_target_definition(at_target),
             "units": UNITS,
         },
-        "warnings": warnings(loaded, run_cells),
+        "at_target": at_target,
+        "warnings": warnings(loaded, run_cells) + few_at_target(rows, at_target),
         "version": runs.project_version(),
         "environment": environment(),
-        "samples": [samples(downloads_of(by_cell[cell])) for cell in ordered],
+        "samples": [samples(chosen[cell]) for cell in ordered],
+        "ran_at": [ran_at_samples(downloads_of(by_cell[cell])) for cell in ordered],
         "endpoint_ips": [dict(row, cell=cell_label(cell.as_dict(), varying(rows) or ["memory_size"]))
                          for cell in ordered for row in endpoint_ips.from_records(downloads_of(by_cell[cell]))],
     }
@@ -170,10 +192,22 @@ def downloads_of(members: list[tuple[Run, list[dict]]]) -> list[dict]:
     return [d for _, own in members for d in own]
 
 
-def cell_row(cell: CELLS.Cell, members: list[tuple[Run, list[dict]]], run_cells: dict) -> dict:
-    """One cell: its fields, statistics, intervals, concurrency and accounting."""
-    downloads = downloads_of(members)
-    row = cell.as_dict() | {"runs": [run.run_id for run, _ in members], "n": len(downloads)}
+def at_target_of(cell: CELLS.Cell, members: list[tuple[Run, list[dict]]], fraction: float) -> list[dict]:
+    """The cell's downloads that ran at its target."""
+    return [d for d in downloads_of(members) if ran_at_target(d, cell.concurrency_limit, fraction)]
+
+
+def at_target_definition(fraction: float) -> str:
+    return (f"downloads whose mean concurrency over their own interval (the run's downloads overlapping it) "
+            f"was at least {fraction:.0%} of the cell's concurrency")  # fmt: skip
+
+
+def cell_row(cell: CELLS.Cell, downloads: list[dict], members: list[tuple[Run, list[dict]]], run_cells: dict) -> dict:
+    """One cell: its fields, statistics and intervals over `downloads` (those at target), how
+    many were left out, concurrency and accounting."""
+    n_all = len(downloads_of(members))
+    row = cell.as_dict() | {"runs": [run.run_id for run, _ in members], "n": len(downloads), "n_all": n_all,
+                            "n_excluded": n_all - len(downloads)}  # fmt: skip
     if downloads:
         sample = samples(downloads)
         for metric in ("seconds", "mb_per_s"):
@@ -195,6 +229,31 @@ def samples(downloads: list[dict]) -> dict:
         "seconds": [d["seconds"] for d in downloads],
         "mb_per_s": [d["bytes"] / d["seconds"] / 1e6 for d in downloads],
     }
+
+
+def ran_at_samples(downloads: list[dict]) -> dict:
+    """Every placed download's concurrency it ran at and its MB/s (the scatter plot's points)."""
+    placed = [d for d in downloads if "ran_at" in d]
+    return {"ran_at": [d["ran_at"] for d in placed], "mb_per_s": samples(placed)["mb_per_s"]}
+
+
+def few_at_target(rows: list[dict], fraction: float, enough: int = 30) -> list[str]:
+    """A line per cell with fewer than `enough` downloads at target: how many messages per
+    concurrency slot (MULTIPLIER) would give enough, the ramp's downloads staying as many, or
+    that the run never reached the target."""
+    lines = []
+    for row in rows:
+        if row["n"] >= enough:
+            continue
+        label = cell_label(row, [name for name in CELLS.across if name != "network"])
+        if row["peak_concurrency"] < fraction * row["target"]:
+            lines.append(f"cell {label}: no download ran at target: the run peaked at {row['peak_concurrency']} of "
+                         f"{row['target']}")  # fmt: skip
+            continue
+        multiplier = math.ceil((enough + row["n_excluded"]) / row["target"])
+        lines.append(f"cell {label}: {row['n']} of {row['n_all']} downloads ran at target; MULTIPLIER={multiplier} "
+                     f"would give about {enough}")  # fmt: skip
+    return lines
 
 
 def _concurrency(cell: CELLS.Cell, members: list[tuple[Run, list[dict]]]) -> dict:
@@ -277,7 +336,9 @@ def _run_summary(run: Run, own: set[CELLS.Cell]) -> dict:
 
 ACCOUNTING_NOTE = "complete: sent = done + failed + dead-lettered, from run.json (`fanout wait`)"
 CI_COLUMNS = [f"mb_per_s_{name}_ci_{end}" for name in stats.CI_STATISTICS for end in ("low", "high")]
-CELL_COLUMNS = ["target", "peak_concurrency", "steady_mean_concurrency", "cold_starts", "cold_start_share", "errors",
+AT_TARGET_TITLE = " (downloads at target)"  # after each statistics table's title: what its n counts
+CELL_COLUMNS = ["n_all", "n_excluded", "target", "peak_concurrency", "steady_mean_concurrency", "cold_starts",
+                "cold_start_share", "errors",
                 "sent", "done", "failed", "dead_lettered", "in_flight", "complete"]  # fmt: skip
 
 
@@ -290,11 +351,12 @@ def show(summary: dict) -> None:
     shared = [name for name in CELLS.across if name not in summary["varying"] and name != "network"]
     if summary["cells"] and shared:
         console.print(f"every cell: {cell_label(summary['cells'][0], shared)}", highlight=False)
-    shown = [(title, metric_rows(summary, metric), f"{caption}; {network_text}")
+    shown = [(title + AT_TARGET_TITLE, metric_rows(summary, metric), f"{caption}; {network_text}")
              for metric, (title, caption) in report.METRICS.items()]  # fmt: skip
     shown += [
-        ("Throughput (MB/s): median and p99 with 95% CIs", ci_rows(summary), f"{stats.CI_METHOD}; {network_text}"),
-        ("Achieved concurrency", concurrency_rows(summary), f"steady mean: over the {concurrency.STEADY_DEFINITION}, per run"),
+        ("Throughput (MB/s): median and p99 with 95% CIs" + AT_TARGET_TITLE, ci_rows(summary),
+         f"{stats.CI_METHOD}; {network_text}"),
+        ("Achieved concurrency", concurrency_rows(summary), concurrency_note(summary)),
         ("Accounting", accounting_rows(summary), ACCOUNTING_NOTE),
     ]
     for title, rows, note in shown:
@@ -348,12 +410,21 @@ def _interval(row: dict, name: str) -> str:
 
 
 def concurrency_rows(summary: dict) -> list[list]:
-    rows = [[*key_title(summary["varying"]), "target", "peak", "steady mean", "cold starts", "cold share"]]
+    rows = [[*key_title(summary["varying"]), "target", "peak", "steady mean", "at target", "left out", "cold starts",
+             "cold share"]]  # fmt: skip
     for row in summary["cells"]:
         share = row["cold_start_share"]
         rows.append([*key_text(row, summary["varying"]), row["target"], row["peak_concurrency"], row["steady_mean_concurrency"],
-                     row["cold_starts"], "-" if share is None else f"{share:.1%}"])  # fmt: skip
+                     row["n"], row.get("n_excluded"), row["cold_starts"], "-" if share is None else f"{share:.1%}"])  # fmt: skip
     return rows
+
+
+def concurrency_note(summary: dict) -> str:
+    """What the concurrency table's columns mean: the steady window, and which downloads the
+    statistics tables keep (summaries written before the at-target split have no definition)."""
+    note = f"steady mean: over the {concurrency.STEADY_DEFINITION}, per run"
+    definition = summary["methods"].get("at_target")
+    return f"{note}; at target: {definition}; left out: the others" if definition else note
 
 
 def accounting_rows(summary: dict) -> list[list]:
@@ -399,13 +470,16 @@ def markdown(summary: dict, images: list[Path]) -> str:
         f"- Units: {methods['units']}.\n- Percentiles: {methods['percentiles']}.\n"
         f"- Confidence intervals (median and p99 of MB/s per cell): {methods['confidence_intervals']}.\n"
         f"- Achieved concurrency: peak and time-weighted mean over the {methods['steady_window']}, per run.",
+        f"- Every statistic is over the {methods['at_target']} (the table of achieved concurrency counts those left "
+        "out); the plot of throughput against concurrency shows every download.",
     ]
     parts += [f"**Warning:** {w}" for w in summary["warnings"]]
     for metric, (title, caption) in report.METRICS.items():
-        parts += [f"## {title}", f"{caption}; {network_text}.", tables.markdown_table(metric_rows(summary, metric))]
-    parts += ["## Throughput (MB/s): median and p99 with 95% confidence intervals", f"{stats.CI_METHOD}; {network_text}.",
-              tables.markdown_table(ci_rows(summary)),
-              "## Achieved concurrency", f"Steady mean: over the {concurrency.STEADY_DEFINITION}, per run.",
+        parts += [f"## {title}{AT_TARGET_TITLE}", f"{caption}; {network_text}.",
+                  tables.markdown_table(metric_rows(summary, metric))]
+    parts += ["## Throughput (MB/s): median and p99 with 95% confidence intervals" + AT_TARGET_TITLE,
+              f"{stats.CI_METHOD}; {network_text}.", tables.markdown_table(ci_rows(summary)),
+              "## Achieved concurrency", concurrency_note(summary).capitalize() + ".",
               tables.markdown_table(concurrency_rows(summary)),
               "## Accounting", f"{ACCOUNTING_NOTE}.", tables.markdown_table(accounting_rows(summary))]  # fmt: skip
     if summary.get("endpoint_ips"):

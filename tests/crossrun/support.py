@@ -17,18 +17,19 @@ def run_id(number: int) -> str:
 def make_run(
     number, *, memory=1024, concurrency=4, object_size=8_000_000, strategy="download_file", tag="t", per_slot=10,
     median_s=0.5, sigma=0.4, seed=0, dead_lettered=(), accounting=True, network=None, backend="local",
-    object_size_field=True, addresses=None,
+    object_size_field=True, addresses=None, ramp_ms=0,
 ):  # fmt: skip
     """Write run.json and records.jsonl of one run of `concurrency` slots x `per_slot` downloads
     whose seconds are lognormal(log(median_s), sigma); `dead_lettered` seqs get no download.
     `addresses` ({address: seconds multiplier}): slot k's downloads reached the k-th address.
+    `ramp_ms`: slot k starts k x ramp_ms late, as the queue mapping scales out.
     Returns (run id, the download records)."""
     rng = np.random.default_rng(seed)
     rid = run_id(number)
     sent = concurrency * per_slot
     downloads, errors, seq = [], [], 0
     for slot in range(concurrency):
-        clock = T0_MS + number * 10_000_000 + int(rng.integers(0, 50))
+        clock = T0_MS + number * 10_000_000 + int(rng.integers(0, 50)) + slot * ramp_ms
         for i in range(per_slot):
             seconds = float(rng.lognormal(np.log(median_s), sigma))
             address = list(addresses)[slot % len(addresses)] if addresses else None
@@ -71,3 +72,17 @@ def make_run(
 def _error(rid, seq, memory, concurrency, strategy, tag, receive):
     return {"event": "error", "run_id": rid, "seq": seq, "experiment_tag": tag, "strategy": strategy, "memory_size": memory,
             "concurrency_limit": concurrency, "error_type": "InjectedFailure", "receive_count": receive}  # fmt: skip
+
+
+def at_target(downloads: list[dict], target: int, fraction: float = 0.9) -> list[dict]:
+    """The downloads that ran at target, counted by brute force: the mean, over each download's
+    own milliseconds, of how many of the run's downloads were running in each one."""
+    def running(ms):
+        return sum(d["start_ms"] <= ms < d["end_ms"] for d in downloads)
+
+    kept = []
+    for d in downloads:
+        counts = [running(ms) for ms in range(d["start_ms"], d["end_ms"])]
+        if sum(counts) / len(counts) >= fraction * target:
+            kept.append(d)
+    return kept

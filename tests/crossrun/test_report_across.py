@@ -10,7 +10,7 @@ from rich.console import Console
 
 from fanout import concurrency, crossrun, report, runs, tables
 
-from .support import make_run
+from .support import at_target, make_run
 
 AXES = [(1024, 2), (1024, 6), (2048, 2), (2048, 6)]
 
@@ -40,10 +40,11 @@ def test_statistics_equal_numpy_on_the_records(four_runs, tmp_path):
     assert set(rows) == set(AXES)
     for (memory, limit), (rid, _) in four_runs.items():
         downloads = [r for r in records_of(rid) if r["event"] == "download"]
-        seconds = np.array([r["seconds"] for r in downloads])
-        mb_per_s = np.array([r["bytes"] for r in downloads]) / seconds / 1e6
+        kept = at_target(downloads, limit)  # the statistics are over the downloads at target
+        seconds = np.array([r["seconds"] for r in kept])
+        mb_per_s = np.array([r["bytes"] for r in kept]) / seconds / 1e6
         row = rows[(memory, limit)]
-        assert int(row["n"]) == len(downloads)
+        assert (int(row["n"]), int(row["n_all"])) == (len(kept), len(downloads)) and 0 < len(kept) < len(downloads)
         assert int(row["object_size"]) == downloads[0]["bytes"]  # from run.json when records lack it
         for values, prefix in ((seconds, "seconds"), (mb_per_s, "mb_per_s"), (mb_per_s * 8, "mbit_per_s")):
             expected = {"min": values.min(), "max": values.max(), "avg": values.mean()}
@@ -75,7 +76,7 @@ def test_accounting_counts_every_message(four_runs, tmp_path):
     assert lossy["complete"] is True
     assert lossy["errors"] == len([r for r in records_of(four_runs[(1024, 6)][0]) if r["event"] == "error"])
     assert all(c["sent"] == c["done"] + c["failed"] + c["dead_lettered"] for c in summary["cells"])
-    assert summary["warnings"] == []
+    assert [w for w in summary["warnings"] if "ran at target" not in w] == []
 
 
 def test_a_run_without_accounting_is_unknown_and_warned(tmp_path):
@@ -90,8 +91,8 @@ def test_records_older_than_the_accounting_are_warned(tmp_path):
     path = runs.run_dir(rid) / "records.jsonl"
     path.write_text("".join(json.dumps(d) + "\n" for d in downloads[:-3]))  # a report made before wait ended
     summary = crossrun.build([rid], tmp_path / "out", "t")
-    assert summary["cells"][0]["n"] == len(downloads) - 3
-    (warning,) = summary["warnings"]
+    assert summary["cells"][0]["n_all"] == len(downloads) - 3
+    (warning,) = [w for w in summary["warnings"] if "ran at target" not in w]
     assert f"make report RUN={rid}` again" in warning
     assert "**Warning:** " + warning in (tmp_path / "out" / "report.md").read_text()
 
@@ -106,7 +107,7 @@ def test_runs_fired_before_strategies_take_their_mode(tmp_path):
                             for d in downloads))  # fmt: skip
     summary = crossrun.build([rid], tmp_path / "out", "t")
     (cell,) = summary["cells"]
-    assert cell["strategy"] == "stream" and cell["n"] == len(downloads)
+    assert cell["strategy"] == "stream" and cell["n_all"] == len(downloads)
 
 
 def test_missing_records_name_the_run_and_the_fix(tmp_path):
@@ -182,3 +183,31 @@ def test_the_slower_address_of_a_cell_is_flagged_across_runs(tmp_path):
         ip: sum(r.get("endpoint_ip") == ip for r in pooled) for ip in addresses}
     text = (tmp_path / "out" / "report.md").read_text()
     assert f"## {report.ENDPOINT_TITLE}" in text and "| 10.0.0.3 |" in text
+
+
+def test_a_cells_statistics_leave_out_the_ramp_and_say_how_many(tmp_path):
+    """Slots that start one after another (the queue mapping's scale-out): the downloads before
+    the last slot joined ran below the target and are left out of the statistics, counted, and
+    the cell says how many messages per slot would give 30 at target."""
+    rid, downloads = make_run(1, concurrency=10, per_slot=6, median_s=0.5, sigma=0.1, ramp_ms=300)
+    summary = crossrun.build([rid], tmp_path / "out", "t")
+    (cell,) = summary["cells"]
+    kept = at_target(downloads, 10)
+    assert (cell["n"], cell["n_all"], cell["n_excluded"]) == (len(kept), 60, 60 - len(kept))
+    early = min(d["start_ms"] for d in downloads if d["seq"] // 6 == 9)  # the last slot's first start
+    assert all(d["end_ms"] > early for d in kept)  # nothing that ended before every slot ran
+    expected_mb_per_s = np.median([d["bytes"] / d["seconds"] / 1e6 for d in kept])
+    assert cell["mb_per_s_p50"] == pytest.approx(expected_mb_per_s)
+    multiplier = -(-(30 + cell["n_excluded"]) // 10)  # ceiling
+    assert any(f"{len(kept)} of 60 downloads ran at target; MULTIPLIER={multiplier}" in w for w in summary["warnings"])
+    assert "downloads at target" in (tmp_path / "out" / "report.md").read_text()
+    assert (tmp_path / "out" / "throughput_by_concurrency_ran_at.png").is_file()
+    looser = crossrun.build([rid], tmp_path / "looser", "t", at_target=0.5)["cells"][0]
+    assert looser["n"] == len(at_target(downloads, 10, 0.5)) > cell["n"]
+
+
+def test_a_cell_that_never_reached_its_target_says_so(tmp_path):
+    rid, _ = make_run(1, concurrency=4, per_slot=3, ramp_ms=5000)  # slots never overlap
+    summary = crossrun.build([rid], tmp_path / "out", "t")
+    assert summary["cells"][0]["n"] == 0
+    assert any("no download ran at target: the run peaked at 1 of 4" in w for w in summary["warnings"])

@@ -9,7 +9,7 @@ fanout.workloads.latency does for its parameters.
 
 from dataclasses import dataclass
 
-from fanout import costs, crossrun, pins, strategies, workloads
+from fanout import concurrency, costs, crossrun, pins, strategies, workloads
 from fanout import report as run_report
 from fanout.params import check_fits_tmp, ephemeral_mib
 from fanout.workloads import download_compare
@@ -121,14 +121,14 @@ def write_report(stack, record: dict):
     return run_report.write(run_report.build(stack, record), plots_too=False)
 
 
-def report_across(run_ids: list[str], folder, title: str) -> dict:
-    """The tables across runs (fanout.crossrun), printed and written into `folder`."""
-    return crossrun.report_across(run_ids, folder, title)
+def report_across(run_ids: list[str], folder, title: str, at_target: float = concurrency.AT_TARGET_FRACTION) -> dict:
+    """The tables across runs (fanout.crossrun), over the downloads at target, printed and written into `folder`."""
+    return crossrun.report_across(run_ids, folder, title, at_target)
 
 
-def compare(a_ids: list[str], b_ids: list[str]) -> None:
+def compare(a_ids: list[str], b_ids: list[str], at_target: float = concurrency.AT_TARGET_FRACTION) -> None:
     """`fanout compare`: the change in median and p99 throughput per matching cell, with CIs."""
-    download_compare.show(download_compare.compare(a_ids, b_ids))
+    download_compare.show(download_compare.compare(a_ids, b_ids, at_target))
 
 
 # ---- deploy-level hooks: none of its own (DEPLOY_OPTIONS) -------------------------------------

@@ -17,7 +17,7 @@ row is not: evidence that nothing changed (the interval then spans 0 and may be 
 
 from rich.console import Console
 
-from fanout import cells, crossrun, stats, tables, workloads
+from fanout import cells, concurrency, crossrun, stats, tables, workloads
 
 CELLS = cells.of(workloads.get("download"))  # the download workload's cells
 FLAG_TITLE = "CI excl. 0"  # the flag column's header; its values are "yes", "no" or "-" (no CI)
@@ -28,10 +28,11 @@ FLAG_LEGEND = (f"{FLAG_TITLE}: yes when the {stats.CONFIDENCE:.0%} CI of B - A e
 console = Console()
 
 
-def compare(a_ids: list[str], b_ids: list[str]) -> dict:
-    """Per matching cell the change in median and p99 throughput with its CI; unmatched cells."""
-    a = _side(a_ids)
-    b = _side(b_ids)
+def compare(a_ids: list[str], b_ids: list[str], at_target: float = concurrency.AT_TARGET_FRACTION) -> dict:
+    """Per matching cell the change in median and p99 throughput with its CI, over the downloads
+    that ran at target (fanout.crossrun); unmatched cells."""
+    a = _side(a_ids, at_target)
+    b = _side(b_ids, at_target)
     values = {name: ({c[name] for c in a}, {c[name] for c in b}) for name in CELLS.across}
     fields = [name for name, (in_a, in_b) in values.items() if len(in_a) > 1 or len(in_b) > 1]
     differ = [name for name, (in_a, in_b) in values.items() if name not in fields and in_a != in_b]
@@ -46,15 +47,16 @@ def compare(a_ids: list[str], b_ids: list[str]) -> dict:
         "only_in_a": [crossrun.cell_label(a_by[key], fields) for key in a_by if key not in b_by],
         "only_in_b": [crossrun.cell_label(b_by[key], fields) for key in b_by if key not in a_by],
         "method": stats.CI_METHOD + ", each side resampled independently",
+        "downloads": crossrun.at_target_definition(at_target),
     }
 
 
-def _side(run_ids: list[str]) -> list[dict]:
-    """Each cell of the runs as its fields plus "mb_per_s": the per-download throughputs."""
+def _side(run_ids: list[str], at_target: float) -> list[dict]:
+    """Each cell of the runs as its fields plus "mb_per_s": the throughputs of its downloads at target."""
     by_cell, _ = crossrun.group([crossrun.load(run_id) for run_id in run_ids])
     result = []
     for cell in sorted(by_cell, key=crossrun.sort_key):
-        downloads = crossrun.downloads_of(by_cell[cell])
+        downloads = crossrun.at_target_of(cell, by_cell[cell], at_target)
         if downloads:
             result.append(cell.as_dict() | {"mb_per_s": crossrun.samples(downloads)["mb_per_s"]})
     return result
@@ -110,3 +112,4 @@ def show(result: dict) -> None:
         for label in result[f"only_in_{side}"]:
             console.print(f"only in {side.upper()}: {label}", highlight=False)
     console.print(f"CI: {result['method']}; percentiles: {stats.PERCENTILE_METHOD}", highlight=False)
+    console.print(f"over the {result['downloads']}", highlight=False)

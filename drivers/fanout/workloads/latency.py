@@ -141,8 +141,9 @@ def write_report(stack, record: dict):
     return latency_report.write(latency_report.build(stack, record))
 
 
-def report_across(run_ids: list[str], folder, title: str) -> dict:
-    """The tables across runs (a sweep's closing report), printed and written into `folder`."""
+def report_across(run_ids: list[str], folder, title: str, at_target: float | None = None) -> dict:
+    """The tables across runs (a sweep's closing report), printed and written into `folder`.
+    `at_target` is download's: a latency call has no concurrency target to run at."""
     from fanout.workloads import latency_report
 
     summary = latency_report.across(run_ids, folder, title)
@@ -150,7 +151,7 @@ def report_across(run_ids: list[str], folder, title: str) -> dict:
     return summary
 
 
-def compare(a_ids: list[str], b_ids: list[str]) -> None:
+def compare(a_ids: list[str], b_ids: list[str], at_target: float | None = None) -> None:
     """Not a capability of this workload: its runs are read side by side in one report."""
     raise UsageError(f"compare compares download throughput; these are {definition.NAME} runs: "
                      f"`make report RUNS={','.join(a_ids + b_ids)}` shows their tables side by side")

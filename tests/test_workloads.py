@@ -21,7 +21,7 @@ def test_the_drivers_and_the_function_register_the_same_workloads():
     assert list(workloads.WORKLOADS) == list(function_side.WORKLOADS)
     assert workloads.DEFAULT == function_side.DEFAULT
     for workload in workloads.WORKLOADS.values():
-        assert isinstance(workload.driver().OPTIONS, tuple) and callable(workload.driver().report)
+        assert isinstance(workload.driver().OPTIONS, tuple) and callable(workload.driver().build_report)
 
 
 def test_each_workloads_saved_query_groups_by_its_cell_fields():
@@ -148,7 +148,8 @@ def test_the_report_files_carry_the_ratio_and_the_network_label(results):  # noq
         "dead_lettered": [], "rows": insights.evaluate(insights.load_query(latency_report.QUERY), events).rows,
         "ratios": latency_report.ratios(records), "records": records,
     }  # fmt: skip
-    folder = latency_report.write(summary)
+    latency_report.write(summary)
+    folder = runs.run_dir(summary["run"]["run_id"])
     markdown = (folder / "report.md").read_text()
     assert label in markdown and label in (folder / "latency.csv").read_text()
     assert "Express / Standard" in markdown and stats.CI_METHOD in markdown

@@ -346,7 +346,6 @@ def write(summary: dict, plots_too: bool = True) -> list:
     return [*written, *images, runs.write_text(folder / "report.md", markdown(summary, images))]
 
 
-
 def markdown(summary: dict, images: list) -> str:
     run, c = summary["run"], summary["counts"]
     s, p = run["stack"], run["parameters"]

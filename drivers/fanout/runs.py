@@ -67,8 +67,8 @@ def write_summary(summary: dict) -> list[Path]:
     from these files must come out the same."""
     folder = run_dir(summary["run"]["run_id"])
     folder.mkdir(parents=True, exist_ok=True)
-    records = "".join(json.dumps(record) + "\n" for record in summary["records"])
-    rest = json.dumps({k: v for k, v in summary.items() if k != "records"}, indent=2) + "\n"
+    records = "".join(json.dumps(record, default=str) + "\n" for record in summary["records"])
+    rest = json.dumps({k: v for k, v in summary.items() if k != "records"}, indent=2, default=str) + "\n"
     return [write_text(folder / RECORDS_FILE, records), write_text(folder / SUMMARY_FILE, rest)]
 
 

@@ -148,7 +148,7 @@ wait: venv ## Wait until every message of RUN is accounted for (TIMEOUT, HOST, N
 query: venv ## Run the saved query QUERY against the stack's logs
 	$(FANOUT) insights 'queries/'$(call q,QUERY)'.logsinsights' $(TARGET)
 
-report: venv ## Tables, CSV/JSON and plots for RUN, or across RUNS=id,id,... or SWEEP=<id|latest>
+report: venv ## Tables, CSV/JSON and plots for RUN (from its saved records once reported), or across RUNS=id,... or SWEEP=<id|latest>
 	$(FANOUT) report $(TARGET) $(if $(value SWEEP),--sweep $(call q,SWEEP),$(if $(value RUNS),--runs $(call q,RUNS),--run $(call q,RUN)))$(if $(filter 1,$(REFRESH)), --refresh)
 
 compare: venv ## Change in median and p99 throughput from A to B (runs or sweep:<id>, comma-separated), with 95% CIs

@@ -20,6 +20,7 @@ REPS        ?=
 RUN         ?= latest
 RUNS        ?=
 SWEEP       ?=
+REFRESH     ?= 0
 A           ?=
 B           ?=
 TIMEOUT     ?= 1800
@@ -81,6 +82,7 @@ help: ## List the targets and the variables they read
 	@echo "    messages over the addresses it resolves to; TLS stays on the name; none: where DNS says; docs/strategies.md)"
 	@echo "  "MESSAGES=$(call q,MESSAGES) MULTIPLIER=$(call q,MULTIPLIER) RUN=$(call q,RUN) QUERY=$(call q,QUERY)
 	@echo "  "RUNS=$(call q,RUNS) SWEEP=$(call q,SWEEP) "(report across these runs, or a sweep's)" A=$(call q,A) B=$(call q,B) "(compare)"
+	@echo "  "REFRESH=$(call q,REFRESH) "(report: 1 reads RUN's logs again instead of its saved records; refused if they hold fewer)"
 	@echo "  "TIMEOUT=$(call q,TIMEOUT) "(wait gives up after this many seconds)"
 	@echo "  "FUNCTION_TIMEOUT=$(call q,FUNCTION_TIMEOUT) "(deploy: function timeout, s; the queue's visibility timeout is 6x it)"
 	@echo "  "STORAGE=$(call q,STORAGE) EXPRESS_AZ=$(call q,EXPRESS_AZ) "(deploy, sweep: standard (default) and/or express, the latter in zone ID EXPRESS_AZ"
@@ -146,8 +148,8 @@ wait: venv ## Wait until every message of RUN is accounted for (TIMEOUT, HOST, N
 query: venv ## Run the saved query QUERY against the stack's logs
 	$(FANOUT) insights 'queries/'$(call q,QUERY)'.logsinsights' $(TARGET)
 
-report: venv ## Tables, CSV/JSON and plots for RUN, or across RUNS=id,id,... or SWEEP=<id|latest>
-	$(FANOUT) report $(TARGET) $(if $(value SWEEP),--sweep $(call q,SWEEP),$(if $(value RUNS),--runs $(call q,RUNS),--run $(call q,RUN)))
+report: venv ## Tables, CSV/JSON and plots for RUN (from its saved records once reported), or across RUNS=id,... or SWEEP=<id|latest>
+	$(FANOUT) report $(TARGET) $(if $(value SWEEP),--sweep $(call q,SWEEP),$(if $(value RUNS),--runs $(call q,RUNS),--run $(call q,RUN)))$(if $(filter 1,$(REFRESH)), --refresh)
 
 compare: venv ## Change in median and p99 throughput from A to B (both needed: runs or sweep:<id>, comma-separated), with 95% CIs
 	$(FANOUT) compare $(call q,A) $(call q,B)

@@ -9,7 +9,7 @@ import pytest
 from rich.console import Console
 from scipy import stats as scipy_stats
 
-from fanout import endpoint_ips, insights, report, stats, tables
+from fanout import endpoint_ips, insights, report, runs, stats, tables
 
 from test_report import CELLS, as_events, summary_of, synthetic_records
 
@@ -117,7 +117,8 @@ def test_the_report_prints_and_writes_the_table(monkeypatch, tmp_path):
     text = " ".join(output.getvalue().split())  # the note wraps at the console's width
     assert report.ENDPOINT_TITLE in text and "slower" in text and "percentile method" in text
     assert f"{summary['endpoint_ips_excluded']} downloads reached several addresses" in text
-    written = (report.write(summary, plots_too=False) / "report.md").read_text()
+    report.write(summary, plots_too=False)
+    written = (runs.run_dir(summary["run"]["run_id"]) / "report.md").read_text()
     section = written.split(f"## {report.ENDPOINT_TITLE}")[1]
     assert "| address |" in section and f"| {SLOW} |" in section and "slower" in section
 

@@ -4,7 +4,9 @@ console and files read as a user would."""
 import csv
 import io
 import json
+from types import SimpleNamespace
 
+import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -13,7 +15,9 @@ from rich.console import Console
 
 import fanout.network
 import fanout.timeline
-from fanout import cells, concurrency, insights, plots, report, run_cost, run_logs, runs, tables, workloads
+from fanout import (cells, cli, concurrency, figures, insights, plots, report, reporting, run_cost, run_logs, runs, tables,
+                    workloads)
+from fanout import stack as stacks
 from fanout.network import late, truth
 from fanout.sizes import format_size
 
@@ -207,7 +211,8 @@ def test_report_files(tmp_path, monkeypatch):
     monkeypatch.setenv("FANOUT_RESULTS", str(tmp_path))
     records, _ = synthetic_records(per_cell=20)
     summary = summary_of(records, sent=len(records))
-    folder = report.write(summary)
+    report.write(summary)
+    folder = runs.run_dir(RUN)
     lines = (folder / "records.jsonl").read_text().splitlines()
     assert [json.loads(line) for line in lines] == records
     with open(folder / "summary.csv") as f:
@@ -218,7 +223,6 @@ def test_report_files(tmp_path, monkeypatch):
     for name in ("throughput.png", "concurrency.png", "seconds_cdf.png"):
         assert (folder / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert f"]({name})" in (folder / "report.md").read_text()
-    assert runs.run_dir(RUN) == folder
     text = (folder / "report.md").read_text()
     assert f"Percentiles: {insights.PCT_METHODS['local']}." in text
     assert "## Throughput (Mbit/s)" in text and "`mbps` of records.jsonl is Mbit/s" in text
@@ -299,7 +303,8 @@ def test_report_of_a_modelled_run_names_the_model_and_recovers_it(tmp_path, monk
     monkeypatch.setattr(tables, "console", console)  # the tables print there
     report.show(summary)
     assert label in output.getvalue() and "Ground truth" in output.getvalue()
-    folder = report.write(summary)
+    report.write(summary)
+    folder = runs.run_dir(RUN)
     assert json.loads((folder / "summary.json").read_text())["network"] == label
     with open(folder / "summary.csv") as f:
         assert {row["network"] for row in csv.DictReader(f)} == {label}
@@ -356,7 +361,8 @@ def test_a_sweep_cells_report_says_which_environments_it_started_with(tmp_path, 
     summary = summary_of(records, sent=len(records))
     for environments in ("fresh", "warm (kept from the previous cell)"):
         summary["run"]["sweep"] = {"sweep_id": "20250101T000000Z-aaaaaa", "cell": 3, "environments": environments}
-        text = (report.write(summary, plots_too=False) / "report.md").read_text()
+        report.write(summary, plots_too=False)
+        text = (runs.run_dir(RUN) / "report.md").read_text()
         assert f"sweep 20250101T000000Z-aaaaaa, cell 3: {environments} execution environments" in text
         assert "![" not in text  # no plots asked for, none linked
 
@@ -368,7 +374,7 @@ def test_the_report_puts_the_lambda_bill_beside_the_estimate(tmp_path, monkeypat
                f"Duration: 1000 ms\tMemory Size: 512 MB\tMax Memory Used: 80 MB"} for i in range(40)]  # fmt: skip
     summary = summary_of(records, sent=len(records), lambda_report=report_lines(events))
     assert summary["cost"]["billed"]["gb_seconds"] == pytest.approx(40 * 1.0 * 512 / 1024)
-    text = (report.write(summary) / "report.md").read_text()
+    text = (runs.run_dir(RUN) / "report.md").read_text() if report.write(summary) else ""
     assert "## Cost" in text and "(simulated durations)" in text and "estimated before the run" in text
     del summary["cost"]  # a summary saved before the cost existed still renders
     assert "## Cost" not in report.markdown(summary, [])
@@ -388,3 +394,137 @@ def test_each_download_ran_at_the_mean_overlap_of_its_own_interval(spans):
 
 def test_a_download_of_no_length_ran_beside_those_running_then():
     assert concurrency.ran_at([(0.0, 10.0), (5.0, 5.0), (2.0, 8.0)])[1] == 3.0
+
+
+# ---- saved reports: redrawn from their files, refreshed only explicitly, never with fewer records ----
+
+QUEUE_ARN = "arn:aws:sqs:us-east-1:123456789012:s"
+
+
+def folder_bytes(folder) -> dict:
+    """Every file of a folder and its bytes."""
+    return {path.name: path.read_bytes() for path in sorted(folder.iterdir())}
+
+
+def folder_inodes(folder) -> dict:
+    return {path.name: path.stat().st_ino for path in folder.iterdir()}
+
+
+def save_report(records, sent, **fields) -> dict:
+    """run.json and the report files an earlier `fanout report` of these records wrote, in a
+    results folder with no emulator or stack anywhere (tests' FANOUT_HOME is empty)."""
+    summary = summary_of(records, sent=sent, **fields)
+    summary["run"]["stack"] |= {"backend": "local", "queue_arn": QUEUE_ARN}
+    runs.save(summary["run"])
+    reporting.render(runs.as_saved(summary), show=False)
+    return summary
+
+
+@pytest.fixture
+def nowhere(tmp_path, monkeypatch):
+    """Results in a temporary folder, and a FANOUT_HOME with no emulator and no stack."""
+    monkeypatch.setenv("FANOUT_RESULTS", str(tmp_path / "results"))
+    monkeypatch.setenv("FANOUT_HOME", str(tmp_path / "home"))
+
+
+def report_cli(*extra: str) -> int:
+    return cli.main(["report", "--backend", "local", "--stack", "s", "--run", RUN, *extra])
+
+
+def wrote_line(out: str) -> list[str]:
+    """The names report says it wrote (the console wraps the line at its width)."""
+    _, after = out.split("\nwrote ")
+    return " ".join(after.split("\n  to ")[0].split()).split(", ")
+
+
+def test_a_saved_run_reports_from_its_files_without_stack_or_emulator(nowhere, capsys):
+    records, _ = synthetic_records(per_cell=10)
+    save_report(records, sent=len(records))
+    folder = runs.run_dir(RUN)
+    before, inodes = folder_bytes(folder), folder_inodes(folder)
+    assert {"throughput.png", "concurrency.png", "seconds_cdf.png", "report.md", "summary.csv"} <= set(before)
+    capsys.readouterr()
+    assert report_cli() == 0
+    out = capsys.readouterr().out
+    assert f"run {RUN}: its saved report ({len(records)} records), logs not read" in out
+    assert folder_bytes(folder) == before  # byte for byte, every file
+    rewritten = {name for name, inode in folder_inodes(folder).items() if inode != inodes[name]}
+    assert rewritten == set(before) - {runs.RUN_FILE} == set(wrote_line(out))
+    # Reading the logs needs the stack, and there is none here: the report above never asked.
+    assert report_cli("--refresh") == 1
+    assert "no stack 's' is deployed on the local backend" in capsys.readouterr().err
+    assert folder_bytes(folder) == before
+
+
+def test_wrote_lists_only_the_files_written_this_time(nowhere, capsys):
+    records, _ = synthetic_records(per_cell=5)
+    save_report(records, sent=len(records))
+    folder = runs.run_dir(RUN)
+    old_plot = (folder / "throughput.png").read_bytes()
+    (folder / "notes.txt").write_text("mine\n")
+    errors_only = [r for r in records if r["event"] == "error"]
+    save_report(errors_only, sent=len(records))  # a saved report without downloads: no plots
+    capsys.readouterr()
+    assert report_cli() == 0
+    wrote = wrote_line(capsys.readouterr().out)
+    assert wrote == [runs.RECORDS_FILE, runs.SUMMARY_FILE, "summary.csv", "report.md"]
+    assert (folder / "throughput.png").read_bytes() == old_plot and (folder / "notes.txt").read_text() == "mine\n"
+
+
+def fetched_from_logs(monkeypatch, records, sent):
+    """The stack and its logs as `--refresh` reads them: the stack the run was fired at, whose
+    log group now holds `records` (as after a redeploy, or once logs expired)."""
+    monkeypatch.setattr(stacks, "load", lambda backend, name: SimpleNamespace(backend=backend, stack=name,
+                                                                               queue_arn=QUEUE_ARN))
+    monkeypatch.setattr(report, "build", lambda stack, record: summary_of(records, sent=sent))
+
+
+def test_refresh_with_fewer_records_refuses_and_leaves_every_file_unchanged(nowhere, monkeypatch, capsys):
+    records, _ = synthetic_records(per_cell=10)
+    save_report(records, sent=len(records))
+    folder = runs.run_dir(RUN)
+    before, inodes = folder_bytes(folder), folder_inodes(folder)
+    fetched_from_logs(monkeypatch, records[:7], sent=len(records))
+    capsys.readouterr()
+    assert report_cli("--refresh") == 1
+    out, err = capsys.readouterr()
+    assert err == (f"fanout: error: refusing to replace the saved report of run {RUN}: saved {len(records)} records, "
+                   f"fetched 7 from the logs; every file is kept as it was\n")  # fmt: skip
+    assert "wrote" not in out
+    assert folder_bytes(folder) == before and folder_inodes(folder) == inodes
+
+
+def test_refresh_replaces_an_incomplete_saved_report_that_said_so(nowhere, monkeypatch, capsys):
+    records, _ = synthetic_records(per_cell=10)
+    downloads = [r for r in records if r["event"] == "download"]
+    save_report(downloads[:12], sent=len(downloads))
+    capsys.readouterr()
+    assert report_cli() == 0
+    out = " ".join(capsys.readouterr().out.split())  # warnings wrap at the console's width
+    hint = f"`make report RUN={RUN} REFRESH=1`"
+    assert f"only 12 of {len(downloads)} sent messages have a download record" in out and "this report is incomplete" in out
+    assert f"then {hint}" in out and hint in (runs.run_dir(RUN) / "report.md").read_text()
+    fetched_from_logs(monkeypatch, downloads, sent=len(downloads))
+    assert report_cli() == 0 and len((runs.run_dir(RUN) / runs.RECORDS_FILE).read_text().splitlines()) == 12
+    assert report_cli("--refresh") == 0
+    assert len((runs.run_dir(RUN) / runs.RECORDS_FILE).read_text().splitlines()) == len(downloads)
+    assert "incomplete" not in (runs.run_dir(RUN) / "report.md").read_text()
+
+
+def test_a_write_that_fails_leaves_the_old_file_intact(tmp_path):
+    path = tmp_path / "summary.csv"
+    path.write_text("old\n")
+    with pytest.raises(ValueError, match="'b'"):
+        runs.write_csv(path, ["a"], [{"a": 1}, {"b": 2}])  # the second row fails
+    with pytest.raises(RuntimeError):
+        with runs.replacing(path) as tmp:
+            tmp.write_text("half a fi")
+            raise RuntimeError("interrupted")
+    figure, _ = plt.subplots(layout="constrained")
+    (tmp_path / "plot.nope").write_bytes(b"old plot")
+    with pytest.raises(ValueError, match="nope"):
+        figures.save(figure, tmp_path / "plot.nope")  # matplotlib knows no such format
+    assert path.read_text() == "old\n" and (tmp_path / "plot.nope").read_bytes() == b"old plot"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["plot.nope", "summary.csv"]  # no temporary left
+    runs.write_csv(path, ["a"], [{"a": 1}])
+    assert path.read_bytes() == b"a\r\n1\r\n"

@@ -10,7 +10,7 @@ import pytest
 from test_fire import drain, make_stack, queue, results  # noqa: F401 - fixtures
 
 from fanout import cells, cli, costs, fire, function_modules, insights, reporting, runs, stats, storage, workloads
-from fanout.errors import UsageError
+from fanout.errors import FanoutError, UsageError
 from fanout.insights.syntax import Stats, parse
 from fanout.workloads import latency, latency_costs, latency_report
 
@@ -21,7 +21,7 @@ def test_the_drivers_and_the_function_register_the_same_workloads():
     assert list(workloads.WORKLOADS) == list(function_side.WORKLOADS)
     assert workloads.DEFAULT == function_side.DEFAULT
     for workload in workloads.WORKLOADS.values():
-        assert isinstance(workload.driver().OPTIONS, tuple) and callable(workload.driver().report)
+        assert isinstance(workload.driver().OPTIONS, tuple) and callable(workload.driver().build_report)
 
 
 def test_each_workloads_saved_query_groups_by_its_cell_fields():
@@ -138,26 +138,61 @@ def test_runs_of_different_workloads_share_no_report_and_compare_takes_downloads
     assert "latency runs" in capsys.readouterr().err
 
 
-def test_the_report_files_carry_the_ratio_and_the_network_label(results):  # noqa: F811
-    rng = random.Random(3)
+LATENCY_RUN = "20260101T000000Z-abcdef"
+LABEL = "simulated network: lambda-2024, scale 2"
+
+
+def latency_summary(seed: int) -> dict:
+    """A latency report's summary of calls of two storage classes, as build() makes it from the logs."""
+    rng = random.Random(seed)
     records = calls(rng, "standard", 1.0) + calls(rng, "express", 0.25)
     events = [{"timestamp": 1_700_000_000_000 + i, "message": json.dumps(r)} for i, r in enumerate(records)]
-    label = "simulated network: lambda-2024, scale 2"
-    summary = {
-        "run": {"run_id": "20260101T000000Z-abcdef", "backend": "local", "stack": {"stack": "s", "memory": 512},
-                "parameters": {"workload_options": {"sizes": [1, 1000, 10**6], "reps": 12, "storage": []}}},
-        "network": label, "units": latency_report.UNITS, "percentiles": "exact", "ci_method": stats.CI_METHOD,
+    return {
+        "run": {"run_id": LATENCY_RUN, "backend": "local", "stack": {"stack": "s", "memory": 512, "backend": "local"},
+                "sent": 1, "failed_seqs": [], "first_send_ms": 1_700_000_000_000,
+                "parameters": {"messages": 1, "workload": "latency",
+                               "workload_options": {"sizes": [1, 1000, 10**6], "reps": 12, "storage": []}}},
+        "network": LABEL, "units": latency_report.UNITS, "percentiles": "exact", "ci_method": stats.CI_METHOD,
         "counts": {"sent": 1, "seqs_done": 1, "calls": len(records), "in_query": len(records), "error_records": 0},
         "dead_lettered": [], "rows": insights.evaluate(insights.load_query(latency_report.QUERY), events).rows,
         "ratios": latency_report.ratios(records), "records": records,
     }  # fmt: skip
-    folder = latency_report.write(summary)
+
+
+def test_the_report_files_carry_the_ratio_and_the_network_label(results):  # noqa: F811
+    summary = latency_summary(3)
+    written = latency_report.write(summary)
+    folder = runs.run_dir(LATENCY_RUN)
+    assert [path.name for path in written] == ["records.jsonl", "summary.json", "latency.csv", "latency.png", "report.md"]
     markdown = (folder / "report.md").read_text()
-    assert label in markdown and label in (folder / "latency.csv").read_text()
+    assert LABEL in markdown and LABEL in (folder / "latency.csv").read_text()
     assert "Express / Standard" in markdown and stats.CI_METHOD in markdown
     assert (folder / "latency.png").stat().st_size > 0
-    assert [json.loads(line) for line in (folder / "records.jsonl").read_text().splitlines()] == \
-        [json.loads(json.dumps(r, sort_keys=True)) for r in records]  # fmt: skip
+    assert [json.loads(line) for line in (folder / "records.jsonl").read_text().splitlines()] == summary["records"]
+
+
+def test_a_saved_latency_run_reports_from_its_files_byte_for_byte(results, tmp_path, monkeypatch, capsys):  # noqa: F811
+    monkeypatch.setenv("FANOUT_HOME", str(tmp_path / "home"))  # no emulator, no stack
+    summary = latency_summary(4)
+    runs.save(summary["run"])
+    reporting.render(runs.as_saved(summary), show=False)  # as the run's first report wrote it
+    folder = runs.run_dir(LATENCY_RUN)
+    before = {path.name: path.read_bytes() for path in folder.iterdir()}
+    assert cli.main(["report", "--backend", "local", "--stack", "s", "--run", LATENCY_RUN]) == 0
+    assert {path.name: path.read_bytes() for path in folder.iterdir()} == before
+    assert "its saved report" in capsys.readouterr().out
+
+
+def test_a_run_without_saved_latency_calls_is_refused_across_runs(results, tmp_path):  # noqa: F811
+    summary = latency_summary(5)
+    runs.save(summary["run"])
+    errors = [{"event": "error", "run_id": LATENCY_RUN, "seq": 0, "error_type": "Boom"}]
+    runs.write_summary(summary | {"records": errors})
+    with pytest.raises(FanoutError) as raised:
+        latency_report.across([LATENCY_RUN], tmp_path / "across", "t")
+    assert str(raised.value) == (f"run {LATENCY_RUN} has no latency records in its records.jsonl (1 records): nothing "
+                                 f"to report; if its logs hold them, `make report RUN={LATENCY_RUN} REFRESH=1`")  # fmt: skip
+    assert not (tmp_path / "across").exists()
 
 
 def test_every_storage_class_a_stack_can_deploy_passes_the_functions_message_check():

@@ -70,12 +70,16 @@ def records_of(run_id: str) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
-def report(stack, record: dict):
-    return write_report(stack, record)
+def build_report(stack, record: dict) -> dict:
+    return {"run": record, "records": []}
 
 
-def write_report(stack, record: dict):
-    return runs.run_dir(record["run_id"])
+def show_report(summary: dict) -> None:
+    """Nothing to show: its records are the report."""
+
+
+def write_report(summary: dict, plots_too: bool = True) -> list:
+    return runs.write_summary(summary)
 
 
 def report_across(run_ids: list[str], folder, title: str) -> dict:

@@ -24,8 +24,6 @@ columns only the cell fields that vary; the others are printed once above them.
 Writes into the output folder: cells.csv, cells.json, report.md and fanout.crossplots' PNGs.
 """
 
-import csv
-import json
 import math
 import platform
 from dataclasses import dataclass, field
@@ -37,12 +35,10 @@ import scipy
 from rich.console import Console
 
 from fanout import cells, concurrency, crossplots, endpoint_ips, network, report, runs, stats, tables, workloads
-from fanout.errors import FanoutError
 from fanout.sizes import format_size
 
 CELLS = cells.of(workloads.get("download"))  # the download workload's cells
 
-RECORDS_FILE = "records.jsonl"
 UNITS = "seconds: wall clock, measured in the function; MB/s = bytes / s / 10^6; Mbit/s = 8 x MB/s (decimal)"
 
 console = Console()
@@ -83,14 +79,10 @@ def report_across(run_ids: list[str], folder: Path, title: str,
 
 
 def load(run_id: str) -> Run:
-    """run.json and records.jsonl of one run; a one-line error when the records are missing."""
-    record = runs.load(run_id)
-    path = runs.run_dir(run_id) / RECORDS_FILE
-    if not path.is_file():
-        raise FanoutError(f"run {run_id} has no {RECORDS_FILE}: run `make report RUN={run_id}` first")
-    loaded = Run(record)
-    for line in path.read_text().splitlines():
-        item = json.loads(line)
+    """run.json and the saved records of one run; a one-line error when it has no saved
+    download records (runs.load_records)."""
+    loaded = Run(runs.load(run_id))
+    for item in runs.load_records(run_id, "download"):
         if item.get("event") == "download":
             loaded.downloads.append(item)
         elif item.get("event") == "error":
@@ -108,7 +100,7 @@ def ran_at_target(download: dict, target: int, fraction: float) -> bool:
 
 def cell_of(item: dict, run: dict) -> CELLS.Cell:
     """The cell of a record; a field the record lacks (object_size before records carried it;
-    every field, for a run without downloads) comes from run.json."""
+    any, for an error record that lacks it) comes from run.json."""
     stack, parameters = run["stack"], run["parameters"]
     from_run = {
         "memory_size": stack["memory"],
@@ -173,15 +165,14 @@ def summarize(loaded: list[Run], title: str, at_target: float = concurrency.AT_T
 
 
 def group(loaded: list[Run]) -> tuple[dict, dict]:
-    """{cell: [(run, the run's downloads in the cell)]} and {run id: the run's cells}. A run
-    without downloads still has its cell, from run.json."""
+    """{cell: [(run, the run's downloads in the cell)]} and {run id: the run's cells} (every run
+    has downloads: load refuses one without)."""
     by_cell: dict[CELLS.Cell, list[tuple[Run, list[dict]]]] = {}
     run_cells: dict[str, set[CELLS.Cell]] = {}
     for run in loaded:
         grouped: dict[CELLS.Cell, list[dict]] = {}
         for download in run.downloads:
             grouped.setdefault(cell_of(download, run.record), []).append(download)
-        grouped = grouped or {cell_of({}, run.record): []}
         run_cells[run.run_id] = set(grouped)
         for cell, downloads in grouped.items():
             by_cell.setdefault(cell, []).append((run, downloads))
@@ -310,7 +301,7 @@ def warnings(loaded: list[Run], run_cells: dict) -> list[str]:
         elif accounting["in_flight"]:
             result.append(f"run {run_id}: {len(accounting['in_flight'])} messages were never accounted for")
         elif len({d["seq"] for d in run.downloads}) < accounting["done"]:
-            result.append(f"run {run_id}: {RECORDS_FILE} lacks downloads that wait counted: "
+            result.append(f"run {run_id}: {runs.RECORDS_FILE} lacks downloads that wait counted: "
                           f"run `make report RUN={run_id}` again")  # fmt: skip
         if len(run_cells[run_id]) > 1:
             result.append(f"run {run_id}'s downloads fall into {len(run_cells[run_id])} cells: its accounting "
@@ -439,16 +430,13 @@ def accounting_rows(summary: dict) -> list[list]:
 def write(summary: dict, out_dir: Path) -> Path:
     """cells.json (the summary less the samples), cells.csv, the plots and report.md."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    data = {key: value for key, value in summary.items() if key != "samples"}
-    (out_dir / "cells.json").write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+    runs.write_json(out_dir / "cells.json", {key: value for key, value in summary.items() if key != "samples"})
     statistics = [f"{metric}_{stat}" for metric in report.METRICS for stat in report.STATS]
     columns = [*CELLS.across, "runs", "n", *statistics, *CI_COLUMNS, *CELL_COLUMNS]
-    with open(out_dir / "cells.csv", "w", newline="") as out:
-        writer = csv.DictWriter(out, fieldnames=columns, extrasaction="ignore")
-        writer.writeheader()
-        writer.writerows(dict(row, runs=" ".join(row["runs"])) for row in summary["cells"])
+    runs.write_csv(out_dir / "cells.csv", columns, [dict(row, runs=" ".join(row["runs"])) for row in summary["cells"]],
+                   "ignore")  # fmt: skip
     images = crossplots.draw(summary, out_dir, cell_label)
-    (out_dir / "report.md").write_text(markdown(summary, images))
+    runs.write_text(out_dir / "report.md", markdown(summary, images))
     return out_dir
 
 

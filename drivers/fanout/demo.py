@@ -18,7 +18,7 @@ from contextlib import contextmanager
 
 from rich.console import Console
 
-from fanout import deploy, fire, interrupts, params, runs, strategies, terraform, wait, workloads
+from fanout import deploy, fire, interrupts, params, reporting, runs, strategies, terraform, wait
 from fanout.emulator import control
 from fanout.network import options as network_options
 
@@ -82,8 +82,8 @@ def experiment(inputs: params.DeployParams, multiplier: int, timings: dict, opti
         # hosts the function meanwhile
         accounting = wait.wait(deployed, record, WAIT_TIMEOUT, host=True, network=network)
     with _step("report", timings):
-        fired = runs.load(record["run_id"])
-        folder = workloads.of_run(fired).driver().report(deployed, fired)  # its tables, files and plots
+        reporting.render(reporting.fetch(deployed, runs.load(record["run_id"])))  # its tables, files and plots
+        folder = runs.run_dir(record["run_id"])
     return accounting, record, folder
 
 

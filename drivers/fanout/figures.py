@@ -20,6 +20,8 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
 
+from fanout import runs  # noqa: E402
+
 DPI = 120
 WIDTH = 9  # inches
 LABEL_CHARS = 34  # a wrapped cell label's line: a third of the width at the default font size
@@ -78,7 +80,11 @@ def time_unit(seconds) -> tuple[float, str]:
 
 
 def save(fig, path):
-    """Write the figure and free it; returns the path."""
-    fig.savefig(path, dpi=DPI)
-    plt.close(fig)
+    """Write the figure atomically (runs.replacing: the temporary name hides the format, hence
+    given) and free it; returns the path."""
+    try:
+        with runs.replacing(path) as tmp:
+            fig.savefig(tmp, dpi=DPI, format=path.suffix.lstrip("."))
+    finally:
+        plt.close(fig)
     return path

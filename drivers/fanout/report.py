@@ -21,7 +21,6 @@ PNG plots of fanout.plots.
 Across runs, the download workload's report is fanout.crossrun's.
 """
 
-import csv
 import re
 import time
 
@@ -169,19 +168,21 @@ def lambda_window(record: dict, record_times_ms: list[int]) -> tuple[int, int]:
 
 
 def warnings(summary: dict) -> list[str]:
-    """What makes the tables untrustworthy or incomplete, loudly."""
+    """What makes the tables untrustworthy or incomplete, loudly; redrawn from the saved files
+    the report says the same, so the way out is to read the logs again (runs.refresh_hint)."""
     c, result = summary["counts"], []
     accounted = c["seqs_downloaded"] + len(summary["dead_lettered"])
+    again = runs.refresh_hint(summary["run"]["run_id"])
     if accounted < c["sent"]:
         result.append(
             f"only {c['seqs_downloaded']} of {c['sent']} sent messages have a download record "
-            f"({len(summary['dead_lettered'])} dead-lettered): the run is not finished, or logs are "
-            f"still arriving; run `make wait` and report again"
+            f"({len(summary['dead_lettered'])} dead-lettered): this report is incomplete (the run was not "
+            f"finished, or logs were still arriving); run `make wait`, then {again}"
         )
     if c["in_percentile_table"] != c["download_records"]:
         result.append(
             f"the percentile query saw {c['in_percentile_table']} downloads but the log group holds "
-            f"{c['download_records']}: the query results are partial; report again in a minute"
+            f"{c['download_records']}: the query results are partial; in a minute, {again}"
         )
     if c["download_records"] > c["seqs_downloaded"]:
         result.append(f"{c['download_records'] - c['seqs_downloaded']} messages were downloaded twice (SQS delivers at least once)")
@@ -335,23 +336,20 @@ def _concurrency_rows(summary: dict, columns: tuple[str, ...] = CELLS.fields) ->
     return rows
 
 
-def write(summary: dict, plots_too: bool = True):
-    """The report's files in results/<run_id>/; without the plots (`plots_too` False) when only
-    the records and tables are wanted, as a sweep writes for each cell."""
-    folder = runs.write_summary(summary)
-    _write_csv(folder / "summary.csv", [dict(cell, network=summary["network"]) for cell in summary["cells"]])
+CSV_COLUMNS = [*CELLS.fields, "n", *(f"{m}_{s}" for m in METRICS for s in STATS), "target", "peak_concurrency",
+               "steady_mean_concurrency", "cold_starts", "cold_start_share", "network"]  # summary.csv
+
+
+def write(summary: dict, plots_too: bool = True) -> list:
+    """The report's files in results/<run_id>/, each written atomically; returns their paths.
+    Without the plots (`plots_too` False) when only the records and tables are wanted, as a
+    sweep writes for each cell."""
+    written = runs.write_summary(summary)
+    folder = runs.run_dir(summary["run"]["run_id"])
+    written.append(runs.write_csv(folder / "summary.csv", CSV_COLUMNS,
+                                  [dict(cell, network=summary["network"]) for cell in summary["cells"]], "ignore"))
     images = plots.draw(summary, folder) if plots_too else []
-    (folder / "report.md").write_text(markdown(summary, images))
-    return folder
-
-
-def _write_csv(path, cell_rows: list[dict]) -> None:
-    columns = [*CELLS.fields, "n", *(f"{m}_{s}" for m in METRICS for s in STATS), "target", "peak_concurrency",
-               "steady_mean_concurrency", "cold_starts", "cold_start_share", "network"]
-    with open(path, "w", newline="") as out:
-        writer = csv.DictWriter(out, fieldnames=columns, extrasaction="ignore")
-        writer.writeheader()
-        writer.writerows(cell_rows)
+    return [*written, *images, runs.write_text(folder / "report.md", markdown(summary, images))]
 
 
 def markdown(summary: dict, images: list) -> str:

@@ -1,9 +1,15 @@
 """`fanout report`: which run, runs or sweep to report, and the workload driver that reports them.
 
-One run (`--run`, default `latest`): its workload's `report(stack, record)`. Across runs
-(`--runs ID,ID,...`, `--sweep ID`, and a sweep's closing report): the runs' one workload's
-`report_across(run_ids, folder, title)` (fanout.workloads); runs of different workloads share
-no report. Nothing here knows what a workload measures: every driver draws its own tables.
+One run (`--run`, default `latest`): the run's saved report when it has one (records.jsonl and
+summary.json, written by an earlier report), redrawn without the stack, its logs or the emulator:
+logs expire and a redeployed stack has new ones, so the saved records are the run's record. With
+`--refresh`, or for a run never reported, its workload's `build_report(stack, record)` reads the
+logs, and is refused when it found fewer records than were saved. Either way the workload's
+`show_report` and `write_report` draw the same summary, so the files come out byte for byte the
+same. Across runs (`--runs ID,ID,...`, `--sweep ID`, and a sweep's closing report): the runs' one
+workload's `report_across(run_ids, folder, title)` (fanout.workloads), from the saved records;
+runs of different workloads share no report. Nothing here knows what a workload measures: every
+driver draws its own tables.
 """
 
 import hashlib
@@ -13,7 +19,7 @@ from rich.console import Console
 
 from fanout import paths, runs, sweeps, workloads
 from fanout import stack as stacks
-from fanout.errors import UsageError
+from fanout.errors import FanoutError, UsageError
 
 SWEEP_PREFIX = "sweep:"
 
@@ -27,6 +33,8 @@ def register(subparsers) -> None:
     which.add_argument("--run", default=runs.LATEST, help="run id, or 'latest' (default)")
     which.add_argument("--runs", help="comma-separated run ids (or sweep:<id|latest>): one report across them")
     which.add_argument("--sweep", help="sweep id or 'latest': the report across its runs, beside its manifest")
+    parser.add_argument("--refresh", action="store_true",
+                        help="read the run's logs again instead of its saved records (refused if they hold fewer)")
     parser.set_defaults(func=run)
 
 
@@ -37,12 +45,44 @@ def run(args) -> int:
         report_sweep(sweeps.load(args.sweep))
         return 0
     record = runs.load(args.run)
+    written = render(saved_or_fetched(record, args))
+    console.print(f"wrote {', '.join(path.name for path in written)}", highlight=False)
+    console.print(f"  to {runs.run_dir(record['run_id'])}", highlight=False)
+    return 0
+
+
+def saved_or_fetched(record: dict, args) -> dict:
+    """The run's saved report summary; from its logs (on the stack of `args`) with --refresh or
+    when it has none."""
+    saved = None if args.refresh else runs.load_summary(record["run_id"])
+    if saved is not None:
+        console.print(f"run {record['run_id']}: its saved report ({len(saved['records'])} records), logs not read; "
+                      f"{runs.refresh_hint(record['run_id'])} reads them again", highlight=False)  # fmt: skip
+        return saved
     stack = stacks.from_args(args)
     runs.check_same_stack(record, stack)
-    folder = workloads.of_run(record).driver().report(stack, record)
-    console.print(f"wrote {', '.join(sorted(p.name for p in folder.iterdir() if p.name != runs.RUN_FILE))}")
-    console.print(f"  to {folder}", highlight=False)
-    return 0
+    return fetch(stack, record)
+
+
+def fetch(stack, record: dict) -> dict:
+    """The run's report summary from its logs, as the saved files will give it back. Refused
+    (FanoutError, before anything is written) when it holds fewer records than the run's saved
+    report: a report never loses records it once found."""
+    summary = runs.as_saved(workloads.of_run(record).driver().build_report(stack, record))
+    saved = runs.saved_record_count(record["run_id"])
+    if saved is not None and len(summary["records"]) < saved:
+        raise FanoutError(f"refusing to replace the saved report of run {record['run_id']}: saved {saved} records, "
+                          f"fetched {len(summary['records'])} from the logs; every file is kept as it was")  # fmt: skip
+    return summary
+
+
+def render(summary: dict, show: bool = True, plots_too: bool = True) -> list[Path]:
+    """The run's report drawn by its workload: printed (`show`), and its files written; returns
+    the paths written."""
+    driver = workloads.of_run(summary["run"]).driver()
+    if show:
+        driver.show_report(summary)
+    return driver.write_report(summary, plots_too)
 
 
 def report_across(run_ids: list[str], folder: Path, title: str) -> dict:

@@ -6,21 +6,26 @@ the only record of which seqs were sent, so it is written atomically (a temporar
 into place) and `latest` is swapped the same way.
 """
 
+import csv
+import io
 import json
 import os
 import re
 import secrets
 import subprocess
 import time
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
 
 from fanout import paths, run_record
-from fanout.errors import UsageError
+from fanout.errors import FanoutError, UsageError
 
 LATEST = "latest"
 RUN_FILE = "run.json"
+RECORDS_FILE = "records.jsonl"  # a report's records of the run, as it fetched them from the logs
+SUMMARY_FILE = "summary.json"  # the rest of the report's data: both files together are a saved report
 CLOCK_SLACK_MS = 5 * 60 * 1000  # this machine's clock against the log timestamps
 _RUN_ID = re.compile(r"^[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}$")
 
@@ -55,17 +60,58 @@ def write_file(run_id: str, name: str, data) -> Path:
     return path
 
 
-def write_summary(summary: dict) -> Path:
+def write_summary(summary: dict) -> list[Path]:
     """A report's records.jsonl and summary.json (the summary less its records) in the folder
-    of its run (`summary["run"]`); returns the folder."""
+    of its run (`summary["run"]`); returns their paths. Keys keep their order (no sort): the
+    tables draw their columns in the order the queries gave them, and a report re-rendered
+    from these files must come out the same."""
     folder = run_dir(summary["run"]["run_id"])
     folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / "records.jsonl", "w") as out:
-        out.writelines(json.dumps(record, sort_keys=True) + "\n" for record in summary["records"])
-    (folder / "summary.json").write_text(
-        json.dumps({k: v for k, v in summary.items() if k != "records"}, indent=2, sort_keys=True, default=str) + "\n"
-    )
-    return folder
+    records = "".join(json.dumps(record, default=str) + "\n" for record in summary["records"])
+    rest = json.dumps({k: v for k, v in summary.items() if k != "records"}, indent=2, default=str) + "\n"
+    return [write_text(folder / RECORDS_FILE, records), write_text(folder / SUMMARY_FILE, rest)]
+
+
+def as_saved(summary: dict) -> dict:
+    """`summary` as write_summary's files give it back (tuples as lists, other values as text),
+    so that a report drawn from the logs and one drawn later from its saved files are the same."""
+    return json.loads(json.dumps(summary, default=str))
+
+
+def load_summary(run_id: str) -> dict | None:
+    """The saved report of the run (summary.json with the records of records.jsonl), or None
+    when it has none."""
+    folder = run_dir(run_id)
+    if not (folder / SUMMARY_FILE).is_file() or not (folder / RECORDS_FILE).is_file():
+        return None
+    return json.loads((folder / SUMMARY_FILE).read_text()) | {"records": _read_records(run_id)}
+
+
+def saved_record_count(run_id: str) -> int | None:
+    """How many records the run's saved report holds; None when it has none."""
+    path = run_dir(run_id) / RECORDS_FILE
+    return len(path.read_text().splitlines()) if path.is_file() else None
+
+
+def load_records(run_id: str, needed: str) -> list[dict]:
+    """The records a report saved for the run; a one-line error when there are none, or none
+    whose event is `needed` (what a report across runs reads: a table of nothing is no answer)."""
+    if not (run_dir(run_id) / RECORDS_FILE).is_file():
+        raise FanoutError(f"run {run_id} has no {RECORDS_FILE}: run `make report RUN={run_id}` first")
+    records = _read_records(run_id)
+    if not any(record.get("event") == needed for record in records):
+        raise FanoutError(f"run {run_id} has no {needed} records in its {RECORDS_FILE} ({len(records)} records): "
+                          f"nothing to report; if its logs hold them, {refresh_hint(run_id)}")  # fmt: skip
+    return records
+
+
+def refresh_hint(run_id: str) -> str:
+    """The command that reports the run from its logs again (its saved report is the default)."""
+    return f"`make report RUN={run_id} REFRESH=1`"
+
+
+def _read_records(run_id: str) -> list[dict]:
+    return [json.loads(line) for line in (run_dir(run_id) / RECORDS_FILE).read_text().splitlines()]
 
 
 def load(ref: str) -> dict:
@@ -150,12 +196,38 @@ def _git(*args: str) -> str:
     ).stdout.strip()
 
 
-def write_json(path: Path, data) -> None:
-    """Write `data` as JSON to `path` atomically: a temporary file renamed into place, so that a
-    reader (or a crash) never sees half a file."""
+@contextmanager
+def replacing(path: Path):
+    """A temporary path beside `path` to write to: renamed onto `path` when the block ends, and
+    removed when it raises. A reader (or a crash) never sees half a file, and a write that
+    fails leaves the file as it was. The one way files under results/ are written."""
     tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
-    os.replace(tmp, path)
+    try:
+        yield tmp
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def write_text(path: Path, text: str) -> Path:
+    """Write `text` to `path` atomically (replacing), byte for byte (no newline translation)."""
+    with replacing(path) as tmp, open(tmp, "w", newline="") as out:
+        out.write(text)
+    return path
+
+
+def write_json(path: Path, data) -> Path:
+    """Write `data` as JSON (sorted keys) to `path` atomically."""
+    return write_text(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
+
+
+def write_csv(path: Path, columns: list[str], rows, extrasaction: str = "raise") -> Path:
+    """Write dict rows under a header of `columns` to `path` atomically."""
+    text = io.StringIO(newline="")
+    writer = csv.DictWriter(text, fieldnames=columns, extrasaction=extrasaction)
+    writer.writeheader()
+    writer.writerows(rows)
+    return write_text(path, text.getvalue())
 
 
 def point_link(link: Path, target: str) -> None:

@@ -351,7 +351,7 @@ def _run_cell(manifest: dict, cell: dict, deployment: _Deployment, purge_first: 
     with _timed("idle", timings):
         wait_idle(stack, hosted, stack.timeout + IDLE_SLACK_SECONDS)
     with _timed("report", timings):
-        workloads.get(cell_params.workload).driver().write_report(stack, runs.load(record["run_id"]))
+        reporting.render(reporting.fetch(stack, runs.load(record["run_id"])), show=False, plots_too=False)
     cell.update(status="done", finished=sweeps.now(), accounting=accounting.as_dict())
     _mark_run(record["run_id"], "done")
     sweeps.save(manifest)

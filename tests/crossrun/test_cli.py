@@ -55,6 +55,17 @@ def test_missing_records_are_a_runtime_error_naming_the_fix(capsys):
     assert error_line(capsys) == f"fanout: error: run {rid} has no records.jsonl: run `make report RUN={rid}` first"
 
 
+@pytest.mark.parametrize("command", [lambda a, b: ["compare", a, b], lambda a, b: ["report", "--runs", f"{a},{b}"]],
+                         ids=["compare", "report-runs"])  # fmt: skip
+def test_a_run_whose_saved_records_hold_no_downloads_is_refused(command, capsys, results):
+    empty, _ = make_run(1, per_slot=2, dead_lettered=range(8))  # every message failed: error records only
+    good, _ = make_run(2)
+    assert cli.main(command(good, empty)) == 1
+    assert error_line(capsys) == (f"fanout: error: run {empty} has no download records in its records.jsonl (40 records): "
+                                  f"nothing to report; if its logs hold them, `make report RUN={empty} REFRESH=1`")  # fmt: skip
+    assert not (results / "across").exists()
+
+
 def test_report_runs_writes_into_its_folder_and_compare_prints(capsys):
     a, _ = make_run(1, memory=512)
     b, _ = make_run(2, memory=1024)

@@ -9,6 +9,7 @@ import pytest
 from rich.console import Console
 
 from fanout import concurrency, crossrun, report, runs, tables
+from fanout.errors import FanoutError
 
 from .support import at_target, make_run
 
@@ -113,7 +114,7 @@ def test_runs_fired_before_strategies_take_their_mode(tmp_path):
 def test_missing_records_name_the_run_and_the_fix(tmp_path):
     rid, _ = make_run(1)
     (runs.run_dir(rid) / "records.jsonl").unlink()
-    with pytest.raises(crossrun.FanoutError, match=f"run {rid} has no records.jsonl: run `make report RUN={rid}`"):
+    with pytest.raises(FanoutError, match=f"run {rid} has no records.jsonl: run `make report RUN={rid}`"):
         crossrun.build([rid], tmp_path / "out", "t")
     assert not (tmp_path / "out").exists()  # nothing half-created
 

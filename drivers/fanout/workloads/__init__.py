@@ -9,8 +9,10 @@ need neither: they read the envelope every record shares (fanout.wait).
 
 Every driver module has the same interface, DRIVER_INTERFACE: OPTIONS and add_fire_arguments
 (fire's flags; in a sweep, those that are message-level), options_from(args), plan(stack,
-options, count) -> Plan, message_fields (what every body carries), the sweep's hooks, report,
-write_report, report_across and compare; and the deploy-level hooks of a workload whose
+options, count) -> Plan, message_fields (what every body carries), the sweep's hooks, the report
+of a run in three steps (build_report from the logs, show_report and write_report of its summary:
+fanout.reporting decides whether the summary comes from the logs or from the saved files),
+report_across and compare; and the deploy-level hooks of a workload whose
 deployment has options of its own (latency's storage classes): DEPLOY_OPTIONS,
 add_deploy_arguments, deploy_options, terraform_variables, stack_fields and deploy_summary.
 fire, sweep, report, compare, deploy, the deploy parameters and the stack treat every workload
@@ -87,7 +89,7 @@ DEFAULT = "download"
 DRIVER_INTERFACE = (
     "OPTIONS", "add_fire_arguments", "options_from", "plan", "message_fields",  # fire
     "sweep_options", "cell_fire_fields", "describe_cell", "cell_estimate",  # sweep
-    "report", "write_report", "report_across", "compare",  # report, compare
+    "build_report", "show_report", "write_report", "report_across", "compare",  # report, compare
     "DEPLOY_OPTIONS", "add_deploy_arguments", "deploy_options", "terraform_variables",  # deploy
     "stack_fields", "deploy_summary",  # the deployed stack
 )  # fmt: skip

@@ -109,16 +109,19 @@ def cell_estimate(count: int, cell) -> costs.Estimate:
     return _estimate(count, cell, strategies.parse(cell.strategy))
 
 
-def report(stack, record: dict):
-    """The run's tables, files and plots (fanout.report); returns its folder."""
-    summary = run_report.build(stack, record)
+def build_report(stack, record: dict) -> dict:
+    """The run's report summary from its logs and queries (fanout.report)."""
+    return run_report.build(stack, record)
+
+
+def show_report(summary: dict) -> None:
+    """The report's tables on the console."""
     run_report.show(summary)
-    return run_report.write(summary)
 
 
-def write_report(stack, record: dict):
-    """The run's records and tables without plots or printing (a sweep's cell)."""
-    return run_report.write(run_report.build(stack, record), plots_too=False)
+def write_report(summary: dict, plots_too: bool = True) -> list:
+    """The report's files and (unless a sweep's cell, `plots_too` False) plots; their paths."""
+    return run_report.write(summary, plots_too)
 
 
 def report_across(run_ids: list[str], folder, title: str, at_target: float = concurrency.AT_TARGET_FRACTION) -> dict:

@@ -127,18 +127,25 @@ def message_fields(stack, params) -> dict:
     return dict(params.options or {})
 
 
-def report(stack, record: dict):
-    """The run's tables, files and plot (fanout.workloads.latency_report); returns its folder."""
+def build_report(stack, record: dict) -> dict:
+    """The run's report summary from its logs and query (fanout.workloads.latency_report)."""
     from fanout.workloads import latency_report  # matplotlib: only when reporting
 
-    return latency_report.report(stack, record)
+    return latency_report.build(stack, record)
 
 
-def write_report(stack, record: dict):
-    """The run's files without printing them (a sweep's cell)."""
+def show_report(summary: dict) -> None:
+    """The report's tables on the console."""
     from fanout.workloads import latency_report
 
-    return latency_report.write(latency_report.build(stack, record))
+    latency_report.show(summary)
+
+
+def write_report(summary: dict, plots_too: bool = True) -> list:
+    """The report's files and plot; their paths."""
+    from fanout.workloads import latency_report
+
+    return latency_report.write(summary, plots_too)
 
 
 def report_across(run_ids: list[str], folder, title: str, at_target: float | None = None) -> dict:

@@ -14,7 +14,6 @@ output carries the run's network label.
 Writes into results/<run_id>/: records.jsonl, latency.csv, summary.json, report.md, latency.png.
 """
 
-import csv
 import json
 
 import matplotlib
@@ -24,8 +23,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from fanout import cells, deadletters, figures, insights, network, run_logs, runs, stats, tables, workloads  # noqa: E402
-from fanout.errors import FanoutError  # noqa: E402
+from fanout import (cells, deadletters, figures, insights, network, run_logs, runs, stats, tables,  # noqa: E402
+                    workloads)
 from fanout.sizes import format_decimal_size as format_size  # noqa: E402
 
 WORKLOAD = workloads.get("latency")
@@ -130,14 +129,17 @@ def ratio_table(found: list[dict]) -> list[list]:
 
 
 def warnings(summary: dict) -> list[str]:
+    """What makes the tables incomplete; the way out is reading the logs again (runs.refresh_hint)."""
     c = summary["counts"]
     result = []
+    again = runs.refresh_hint(summary["run"]["run_id"])
     if c["seqs_done"] + len(summary["dead_lettered"]) < c["sent"]:
         result.append(f"only {c['seqs_done']} of {c['sent']} sent messages are done "
-                      f"({len(summary['dead_lettered'])} dead-lettered): run `make wait` first")  # fmt: skip
+                      f"({len(summary['dead_lettered'])} dead-lettered): this report is incomplete; "
+                      f"run `make wait`, then {again}")  # fmt: skip
     if c["in_query"] != c["calls"]:
         result.append(f"the percentile query saw {c['in_query']} calls but the log group holds {c['calls']}: "
-                      "the query results are partial; report again in a minute")  # fmt: skip
+                      f"the query results are partial; in a minute, {again}")  # fmt: skip
     return result
 
 
@@ -159,16 +161,16 @@ def show(summary: dict) -> None:
         console.print(f"[bold red]WARNING:[/] {warning}")
 
 
-def write(summary: dict):
-    folder = runs.write_summary(summary)
-    with open(folder / "latency.csv", "w", newline="") as out:
-        columns = [*summary["rows"][0], "network"] if summary["rows"] else ["network"]
-        writer = csv.DictWriter(out, fieldnames=columns)
-        writer.writeheader()
-        writer.writerows(dict(row, network=summary["network"]) for row in summary["rows"])
+def write(summary: dict, plots_too: bool = True) -> list:
+    """The report's files in results/<run_id>/, each written atomically; returns their paths.
+    Its one plot is drawn also for a sweep's cell (`plots_too` is the drivers' interface)."""
+    written = runs.write_summary(summary)
+    folder = runs.run_dir(summary["run"]["run_id"])
+    columns = [*summary["rows"][0], "network"] if summary["rows"] else ["network"]
+    written.append(runs.write_csv(folder / "latency.csv", columns,
+                                  [dict(row, network=summary["network"]) for row in summary["rows"]]))
     images = [plot(summary, folder / "latency.png")] if summary["rows"] else []
-    (folder / "report.md").write_text(markdown(summary, images))
-    return folder
+    return [*written, *images, runs.write_text(folder / "report.md", markdown(summary, images))]
 
 
 def markdown(summary: dict, images: list) -> str:
@@ -229,10 +231,8 @@ def across(run_ids: list[str], folder, title: str) -> dict:
     p90, p99 and mean seconds computed from the runs' records.jsonl (numpy's percentiles, type 7)."""
     rows = []
     for run_id in run_ids:
-        record, path = runs.load(run_id), runs.run_dir(run_id) / "records.jsonl"
-        if not path.is_file():
-            raise FanoutError(f"run {run_id} has no records.jsonl: run `make report RUN={run_id}` first")
-        calls = [r for r in map(json.loads, path.read_text().splitlines()) if r.get("event") == "latency"]
+        record = runs.load(run_id)
+        calls = [r for r in runs.load_records(run_id, "latency") if r.get("event") == "latency"]
         options = record["parameters"].get("workload_options", {})
         for storage in sorted({r["storage"] for r in calls}):
             for operation, field, measure in MEASURES:
@@ -250,19 +250,10 @@ def across(run_ids: list[str], folder, title: str) -> dict:
     tables.console.print(f"[bold]{title}[/]: latency across {len(run_ids)} runs; {'; '.join(labels)}", highlight=False)
     tables.print_table("Latency by run, class, measure and size (s)", table, UNITS, labels=5)  # run to size
     folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / "cells.csv", "w", newline="") as out:
-        writer = csv.DictWriter(out, fieldnames=list(rows[0]) if rows else ["run_id"])
-        writer.writeheader()
-        writer.writerows(rows)
+    runs.write_csv(folder / "cells.csv", list(rows[0]), rows)
     summary = {"title": title, "runs": run_ids, "units": UNITS, "percentiles": stats.PERCENTILE_METHOD, "rows": rows}
-    (folder / "cells.json").write_text(json.dumps(summary, indent=2) + "\n")
-    (folder / "report.md").write_text("\n\n".join([f"# {title}", *(f"- **{label}**" for label in labels),
-                                                   f"Units: {UNITS}. Percentiles: {stats.PERCENTILE_METHOD}.",
-                                                   tables.markdown_table(table)]) + "\n")  # fmt: skip
+    runs.write_text(folder / "cells.json", json.dumps(summary, indent=2) + "\n")
+    runs.write_text(folder / "report.md", "\n\n".join([f"# {title}", *(f"- **{label}**" for label in labels),
+                                                       f"Units: {UNITS}. Percentiles: {stats.PERCENTILE_METHOD}.",
+                                                       tables.markdown_table(table)]) + "\n")  # fmt: skip
     return summary
-
-
-def report(stack, record: dict):
-    summary = build(stack, record)
-    show(summary)
-    return write(summary)

@@ -83,6 +83,14 @@ def ran_at(intervals: list[tuple[float, float]]) -> list[float]:
             for start, end in intervals]  # fmt: skip
 
 
+def ran_at_of(downloads: list[dict]) -> list[float | None]:
+    """ran_at of download records, over all of them (a run's); None for a record without
+    start_ms/end_ms, which cannot be placed."""
+    timed = [d for d in downloads if "start_ms" in d and "end_ms" in d]
+    ran = dict(zip(map(id, timed), ran_at([(d["start_ms"], d["end_ms"]) for d in timed])))
+    return [ran.get(id(d)) for d in downloads]
+
+
 def _running_at(changes: list[tuple[float, int]], t: float) -> int:
     """The other downloads running at instant `t` (for a download of zero length, which the
     running count does not hold: [t, t) is empty)."""
@@ -93,3 +101,19 @@ def _running_at(changes: list[tuple[float, int]], t: float) -> int:
 def at_target(ran: float, target: int, fraction: float = AT_TARGET_FRACTION) -> bool:
     """Whether a download that ran at `ran` ran at its target concurrency."""
     return ran >= fraction * target
+
+
+ENOUGH_AT_TARGET = 30  # downloads at target a cell's percentiles and CIs need
+
+
+def few_at_target(label: str, n: int, n_all: int, peak: int, target: int, fraction: float) -> str | None:
+    """What to do about a cell with fewer than ENOUGH_AT_TARGET downloads at target, or None:
+    send more messages per concurrency slot (MULTIPLIER; the ramp's downloads stay as many, so
+    they are added to the 30), or know that the run never reached its target."""
+    if n >= ENOUGH_AT_TARGET:
+        return None
+    if peak < fraction * target:
+        return f"cell {label}: no download ran at target: the run peaked at {peak} of {target}"
+    multiplier = -(-(ENOUGH_AT_TARGET + n_all - n) // target)  # ceiling division
+    return (f"cell {label}: {n} of {n_all} downloads ran at target; MULTIPLIER={multiplier} would give about "
+            f"{ENOUGH_AT_TARGET}")

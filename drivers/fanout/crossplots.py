@@ -154,19 +154,25 @@ def _seconds_by_cell(summary: dict, measured, label):
 
 
 def _ran_at_scatter(summary: dict, label):
-    """A point per download at (concurrency it ran at, MB/s), a colour per cell, and a dashed
-    mark at each cell's at-target threshold."""
     names = summary["varying"] or ["memory_size"]
-    cells = [(row, points) for row, points in zip(summary["cells"], summary["ran_at"]) if points["ran_at"]]
-    fig, ax = plt.subplots(figsize=(WIDTH, height(5, [label(row, names) for row, _ in cells])), layout="constrained")
-    for row, points in cells:
-        dots = ax.scatter(points["ran_at"], points["mb_per_s"], s=8, alpha=0.5, label=label(row, names))
-        ax.axvline(summary["at_target"] * row["target"], color=dots.get_facecolor()[0], alpha=0.8, linestyle="--")
+    return ran_at_scatter([(label(row, names), row["target"], points) for row, points in zip(summary["cells"], summary["ran_at"])],
+                          summary["at_target"])  # fmt: skip
+
+
+def ran_at_scatter(cells: list[tuple[str, int, dict]], fraction: float):
+    """A point per download at (concurrency it ran at, MB/s), a colour per cell (label, target,
+    {"ran_at": [...], "mb_per_s": [...]}), and a dashed mark at each cell's at-target threshold;
+    the report of one run draws it too."""
+    cells = [cell for cell in cells if cell[2]["ran_at"]]
+    fig, ax = plt.subplots(figsize=(WIDTH, height(5, [name for name, _, _ in cells])), layout="constrained")
+    for name, target, points in cells:
+        dots = ax.scatter(points["ran_at"], points["mb_per_s"], s=8, alpha=0.5, label=name)
+        ax.axvline(fraction * target, color=dots.get_facecolor()[0], alpha=0.8, linestyle="--")
     ax.set_ylim(bottom=0)
     ax.set_xlabel("Concurrency each download ran at (mean number of the run's downloads over its interval)")
     ax.set_ylabel(f"Throughput per download\n({UNIT})")
     title(fig, "Throughput against the concurrency each download ran at")
     ax.grid(alpha=0.3)
     legend(fig, *ax.get_legend_handles_labels(),
-           title=f"dashed: {summary['at_target']:.0%} of the target;\nthe tables keep the points right of it")
+           title=f"dashed: {fraction:.0%} of the target;\nthe tables keep the points right of it")
     return fig

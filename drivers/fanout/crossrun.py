@@ -24,7 +24,6 @@ columns only the cell fields that vary; the others are printed once above them.
 Writes into the output folder: cells.csv, cells.json, report.md and fanout.crossplots' PNGs.
 """
 
-import math
 import platform
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -87,9 +86,9 @@ def load(run_id: str) -> Run:
             loaded.downloads.append(item)
         elif item.get("event") == "error":
             loaded.errors.append(item)
-    timed = [d for d in loaded.downloads if "start_ms" in d and "end_ms" in d]
-    for download, ran in zip(timed, concurrency.ran_at([(d["start_ms"], d["end_ms"]) for d in timed])):
-        download["ran_at"] = ran  # over every download of the run, whatever its cell
+    for download, ran in zip(loaded.downloads, concurrency.ran_at_of(loaded.downloads)):
+        if ran is not None:
+            download["ran_at"] = ran  # over every download of the run, whatever its cell
     return loaded
 
 
@@ -228,23 +227,12 @@ def ran_at_samples(downloads: list[dict]) -> dict:
     return {"ran_at": [d["ran_at"] for d in placed], "mb_per_s": samples(placed)["mb_per_s"]}
 
 
-def few_at_target(rows: list[dict], fraction: float, enough: int = 30) -> list[str]:
-    """A line per cell with fewer than `enough` downloads at target: how many messages per
-    concurrency slot (MULTIPLIER) would give enough, the ramp's downloads staying as many, or
-    that the run never reached the target."""
-    lines = []
-    for row in rows:
-        if row["n"] >= enough:
-            continue
-        label = cell_label(row, [name for name in CELLS.across if name != "network"])
-        if row["peak_concurrency"] < fraction * row["target"]:
-            lines.append(f"cell {label}: no download ran at target: the run peaked at {row['peak_concurrency']} of "
-                         f"{row['target']}")  # fmt: skip
-            continue
-        multiplier = math.ceil((enough + row["n_excluded"]) / row["target"])
-        lines.append(f"cell {label}: {row['n']} of {row['n_all']} downloads ran at target; MULTIPLIER={multiplier} "
-                     f"would give about {enough}")  # fmt: skip
-    return lines
+def few_at_target(rows: list[dict], fraction: float) -> list[str]:
+    """A line per cell with too few downloads at target (concurrency.few_at_target)."""
+    names = [name for name in CELLS.across if name != "network"]
+    found = (concurrency.few_at_target(cell_label(row, names), row["n"], row["n_all"], row["peak_concurrency"],
+                                       row["target"], fraction) for row in rows)  # fmt: skip
+    return [line for line in found if line]
 
 
 def _concurrency(cell: CELLS.Cell, members: list[tuple[Run, list[dict]]]) -> dict:

@@ -1,4 +1,5 @@
 """The report's PNG plots: throughput per cell, concurrency over time, CDF of download times,
+throughput against the concurrency each download ran at (fanout.crossplots.ran_at_scatter),
 cumulative bytes over time (the byte-arrival timelines). Every plot carries the run's network
 label as its caption (fanout.figures): a simulation must never pass for an AWS measurement.
 
@@ -17,6 +18,8 @@ from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from fanout import cells, concurrency, timeline, workloads  # noqa: E402
+from fanout.concurrency import AT_TARGET_FRACTION  # noqa: E402
+from fanout.crossplots import ran_at_scatter  # noqa: E402
 from fanout.figures import LINE_INCHES, WIDTH, caption, height, legend, lines, save, time_unit, title, wrap  # noqa: E402
 
 CELLS = cells.of(workloads.get("download"))  # the download workload's cells
@@ -42,10 +45,24 @@ def build(summary: dict) -> dict[str, Figure]:
         "concurrency.png": _concurrency(groups, names, shared, summary["steady_definition"]),
         "seconds_cdf.png": _seconds_cdf(groups, names, shared),
     }
+    figures["throughput_by_concurrency_ran_at.png"] = _ran_at(downloads, groups, names,
+                                                             summary.get("at_target_fraction", AT_TARGET_FRACTION))
     timed = {label: [d for d in group if "timeline" in d] for label, group in groups.items()}
     if any(timed.values()):
         figures["timeline.png"] = _timelines({k: v for k, v in timed.items() if v}, names, shared)
     return {name: caption(fig, summary["network"]) for name, fig in figures.items()}
+
+
+def _ran_at(downloads: list[dict], groups: dict[str, list[dict]], names: dict, fraction: float):
+    """Every download's throughput against the concurrency it ran at, over all the run's
+    downloads (fanout.crossplots.ran_at_scatter)."""
+    ran = dict(zip(map(id, downloads), concurrency.ran_at_of(downloads)))
+    cells = []
+    for label, group in groups.items():
+        placed = [d for d in group if ran[id(d)] is not None]
+        points = {"ran_at": [ran[id(d)] for d in placed], "mb_per_s": [d["bytes"] / d["seconds"] / 1e6 for d in placed]}
+        cells.append((names[label], group[0].get("concurrency_limit") or 1, points))
+    return ran_at_scatter(cells, fraction)
 
 
 def _by_cell(downloads: list[dict]) -> dict[str, list[dict]]:

@@ -12,6 +12,12 @@ MB/s = bytes / seconds / 10^6 and Mbit/s = 8 x MB/s (the records' `mbps` field i
 Percentiles are the saved queries' pct(): exact on the local backend (linear interpolation
 between closest ranks, see fanout.insights.aggregates), Logs Insights' own on AWS.
 
+The main tables are over the downloads that ran at target (fanout.concurrency: each one's mean
+concurrency over its own interval at least a fraction, 90% unless `fanout report --at-target`
+says otherwise, of the cell's target), computed from the records with numpy's percentiles
+(fanout.stats, the local evaluator's method), so that the queue mapping's ramp is not mixed
+into a cell; the saved query's table over every download stays, labelled.
+
 On the console the cell values every row shares are printed once above the tables, and wide
 query results keep only the columns that differ, so that a one-cell report fits 80 columns.
 
@@ -27,7 +33,7 @@ import time
 from rich.console import Console
 
 from fanout import (cells, concurrency, deadletters, endpoint_ips, insights, network, plots, run_cost, run_logs, runs,
-                    tables, workloads)
+                    stats, tables, workloads)
 from fanout.network import truth
 from fanout.sizes import format_size
 
@@ -105,6 +111,42 @@ def build(stack, record: dict) -> dict:
         "lambda_window_ms": [lambda_start, lambda_end],
         "records": records,
     }
+
+
+def at_target(summary: dict) -> dict:
+    """The summary's statistics over the downloads that ran at target (module docstring), at
+    the summary's `at_target_fraction` (fanout report --at-target; 90% by default), computed
+    from its records and kept as summary["at_target"]; returns that."""
+    fraction = summary.setdefault("at_target_fraction", concurrency.AT_TARGET_FRACTION)
+    if summary.get("at_target", {}).get("fraction") == fraction:
+        return summary["at_target"]
+    downloads = [r for r in summary["records"] if r.get("event") == "download"]
+    by_cell: dict = {}
+    for download, ran in zip(downloads, concurrency.ran_at_of(downloads)):
+        by_cell.setdefault(CELLS.key(download), []).append((download, ran))
+    rows = []
+    for cell, members in sorted(by_cell.items(), key=lambda item: item[0].sort_key()):
+        target = members[0][0].get("concurrency_limit") or 1
+        kept = [d for d, ran in members if ran is None or concurrency.at_target(ran, target, fraction)]
+        rows.append(cell.as_dict() | {"n": len(kept), "n_all": len(members), "n_excluded": len(members) - len(kept)}
+                    | _statistics(kept))  # fmt: skip
+    summary["at_target"] = {"fraction": fraction, "definition": AT_TARGET_DEFINITION.format(fraction), "cells": rows,
+                            "percentiles": stats.PERCENTILE_METHOD}  # fmt: skip
+    return summary["at_target"]
+
+
+AT_TARGET_DEFINITION = ("downloads whose mean concurrency over their own interval (the run's downloads overlapping "
+                        "it) was at least {:.0%} of the cell's target")
+
+
+def _statistics(downloads: list[dict]) -> dict:
+    """seconds, MB/s and Mbit/s statistics of `downloads` (none without any)."""
+    if not downloads:
+        return {}
+    seconds = stats.describe([d["seconds"] for d in downloads])
+    mb_per_s = stats.describe([d["bytes"] / d["seconds"] / 1e6 for d in downloads])
+    return {f"{metric}_{stat}": values[stat] * factor for metric, values, factor in
+            (("seconds", seconds, 1), ("mb_per_s", mb_per_s, 1), ("mbit_per_s", mb_per_s, 8)) for stat in STATS}
 
 
 def percentile_table(rows: list[dict]) -> list[dict]:
@@ -188,6 +230,12 @@ def warnings(summary: dict) -> list[str]:
         result.append(f"{c['download_records'] - c['seqs_downloaded']} messages were downloaded twice (SQS delivers at least once)")
     if c["sent"] < c["requested"]:
         result.append(f"{c['requested'] - c['sent']} of {c['requested']} messages were never sent (see run.json)")
+    fraction = at_target(summary)["fraction"]
+    for cell in _cells(summary):
+        if "n" in cell and cell["target"]:
+            line = concurrency.few_at_target(CELLS.label(cell), cell["n"], cell["n_all"], cell["peak_concurrency"],
+                                             cell["target"], fraction)  # fmt: skip
+            result += [line] if line else []
     return result
 
 
@@ -205,10 +253,11 @@ def show(summary: dict) -> None:
     if summary["cells"] and shared:
         console.print(f"{'cell' if len(summary['cells']) == 1 else 'every cell'}: {CELLS.label(summary['cells'][0], shared)}",
                       highlight=False)  # fmt: skip
+    part = at_target(summary)
     for metric, (title, caption) in METRICS.items():
-        tables.print_table(title, _metric_rows(summary["cells"], metric, varying), caption)
-    tables.print_table("Achieved concurrency", _concurrency_rows(summary, varying),
-                       f"steady: {summary['steady_definition']}")  # fmt: skip
+        tables.print_table(title + AT_TARGET_TITLE, _metric_rows(part["cells"], metric, varying), caption)
+    tables.print_table(EVERY_DOWNLOAD_TITLE, _metric_rows(summary["cells"], "mb_per_s", varying), EVERY_DOWNLOAD_NOTE)
+    tables.print_table("Achieved concurrency", _concurrency_rows(summary, varying), _concurrency_note(summary))
     for title, rows in strategy_tables(summary["strategies"]):
         if len(rows) > 2:  # one strategy: the tables above already say it all
             tables.print_table(title, rows, STRATEGY_NOTE)
@@ -227,7 +276,7 @@ def show(summary: dict) -> None:
         f"sent {c['sent']}: download records {c['download_records']} ({c['seqs_downloaded']} seqs), "
         f"error records {c['error_records']}, dead-lettered {len(summary['dead_lettered'])}", highlight=False
     )
-    console.print(f"percentiles: {insights.PCT_METHODS[run['backend']]}", highlight=False)
+    console.print(f"percentiles: {_percentiles(summary)}", highlight=False)
     for line in run_cost.lines(summary["cost"]) if "cost" in summary else []:  # runs reported before it existed
         console.print(line, highlight=False)
     for warning in warnings(summary):
@@ -319,25 +368,51 @@ def strategy_tables(rows: list[dict]) -> list[tuple[str, list[list]]]:
             for (memory, size), group in groups.items()]  # fmt: skip
 
 
+AT_TARGET_TITLE = ", downloads at target"
+EVERY_DOWNLOAD_TITLE = "Throughput (MB/s), every download (the saved query)"
+EVERY_DOWNLOAD_NOTE = "the queue mapping's ramp and the run's tail included; decimal MB/s"
+
+
 def _metric_rows(cell_rows: list[dict], metric: str, columns: tuple[str, ...] = CELLS.fields) -> list[list]:
     rows = [[*(CELLS.titles[name] for name in columns), "n", *STATS]]
     for cell in cell_rows:
         key = CELLS.key(cell)
-        rows.append([*(key.text(name) for name in columns), cell["n"], *(cell[f"{metric}_{stat}"] for stat in STATS)])
+        rows.append([*(key.text(name) for name in columns), cell["n"], *(cell.get(f"{metric}_{stat}") for stat in STATS)])
     return rows
+
+
+def _cells(summary: dict) -> list[dict]:
+    """Each cell's achieved concurrency (from every download) with its figures at target."""
+    by_key = {CELLS.key(cell): cell for cell in at_target(summary)["cells"]}
+    return [cell | {k: v for k, v in by_key.get(CELLS.key(cell), {}).items() if k not in CELLS.fields}
+            for cell in summary["cells"]]  # fmt: skip
 
 
 def _concurrency_rows(summary: dict, columns: tuple[str, ...] = CELLS.fields) -> list[list]:
-    rows = [[*(CELLS.titles[name] for name in columns), "target", "peak", "steady mean", "cold starts", "cold share"]]
-    for cell in summary["cells"]:
+    rows = [[*(CELLS.titles[name] for name in columns), "target", "peak", "steady mean", "at target", "left out",
+             "cold starts", "cold share"]]  # fmt: skip
+    for cell in _cells(summary):
         key, share = CELLS.key(cell), cell["cold_start_share"]
         rows.append([*(key.text(name) for name in columns), cell["target"], cell["peak_concurrency"],
-                     cell["steady_mean_concurrency"], cell["cold_starts"], "-" if share is None else f"{share:.1%}"])
+                     cell["steady_mean_concurrency"], cell.get("n"), cell.get("n_excluded"), cell["cold_starts"],
+                     "-" if share is None else f"{share:.1%}"])  # fmt: skip
     return rows
 
 
-CSV_COLUMNS = [*CELLS.fields, "n", *(f"{m}_{s}" for m in METRICS for s in STATS), "target", "peak_concurrency",
-               "steady_mean_concurrency", "cold_starts", "cold_start_share", "network"]  # summary.csv
+def _concurrency_note(summary: dict) -> str:
+    return f"steady: {summary['steady_definition']}; at target: {at_target(summary)['definition']}"
+
+
+def _percentiles(summary: dict) -> str:
+    """How the percentiles were computed: the tables at target from the records, the saved
+    query's on the run's backend."""
+    return (f"at target: {stats.PERCENTILE_METHOD}, from the records; every download: "
+            f"{insights.PCT_METHODS[summary['run']['backend']]}")
+
+
+CSV_COLUMNS = [*CELLS.fields, "n", "n_all", "n_excluded", *(f"{m}_{s}" for m in METRICS for s in STATS), "target",
+               "peak_concurrency", "steady_mean_concurrency", "cold_starts", "cold_start_share", "at_target_fraction",
+               "network"]  # summary.csv: the figures at target
 
 
 def write(summary: dict, plots_too: bool = True) -> list:
@@ -346,8 +421,9 @@ def write(summary: dict, plots_too: bool = True) -> list:
     sweep writes for each cell."""
     written = runs.write_summary(summary)
     folder = runs.run_dir(summary["run"]["run_id"])
-    written.append(runs.write_csv(folder / "summary.csv", CSV_COLUMNS,
-                                  [dict(cell, network=summary["network"]) for cell in summary["cells"]], "ignore"))
+    rows = [dict(cell, network=summary["network"], at_target_fraction=at_target(summary)["fraction"])
+            for cell in _cells(summary)]  # fmt: skip
+    written.append(runs.write_csv(folder / "summary.csv", CSV_COLUMNS, rows, "ignore"))
     images = plots.draw(summary, folder) if plots_too else []
     return [*written, *images, runs.write_text(folder / "report.md", markdown(summary, images))]
 
@@ -376,12 +452,15 @@ def markdown(summary: dict, images: list) -> str:
         "\n".join(how),
         "Units: download time in seconds (wall clock, measured in the function); throughput in decimal "
         "units, MB/s = bytes / s / 10^6 and Mbit/s = 8 x MB/s (the field `mbps` of records.jsonl is Mbit/s).",
-        f"Percentiles: {insights.PCT_METHODS[run['backend']]}.",
+        f"Percentiles: {_percentiles(summary)}.",
+        f"Tables at target: over the {at_target(summary)['definition']}; the table of every download follows them.",
     ]
     parts += [f"**Warning:** {w}" for w in warnings(summary)]
     for metric, (title, _) in METRICS.items():
-        parts += [f"## {title}", tables.markdown_table(_metric_rows(summary["cells"], metric))]
-    parts += ["## Achieved concurrency", f"Steady mean: over the {summary['steady_definition']}.",
+        parts += [f"## {title}{AT_TARGET_TITLE}", tables.markdown_table(_metric_rows(at_target(summary)["cells"], metric))]
+    parts += [f"## {EVERY_DOWNLOAD_TITLE}", EVERY_DOWNLOAD_NOTE.capitalize() + ".",
+              tables.markdown_table(_metric_rows(summary["cells"], "mb_per_s")),
+              "## Achieved concurrency", _concurrency_note(summary).capitalize() + ".",
               tables.markdown_table(_concurrency_rows(summary))]  # fmt: skip
     for title, rows in strategy_tables(summary["strategies"]):
         parts += [f"## {title}", STRATEGY_NOTE + ".", tables.markdown_table(rows)]

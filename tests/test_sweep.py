@@ -9,7 +9,7 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from fanout import axes, cli, costs, crossrun, params, paths, runs, strategies, sweep, sweeps
+from fanout import aws, axes, cli, costs, credentials, crossrun, params, paths, runs, strategies, sweep, sweeps
 from fanout.errors import UsageError
 
 MIB = 2**20
@@ -313,17 +313,20 @@ def test_a_failing_account_check_deploys_nothing(isolated, monkeypatch, capsys):
     """On AWS (answers played by Stubber): a concurrency quota of 400 cannot host CONCURRENCY 500.
     One error line naming the quota; no state, no manifest."""
     session = boto3.Session(aws_access_key_id="k", aws_secret_access_key="s", region_name="us-east-1")
-    lam, quotas = session.client("lambda"), session.client("service-quotas")
-    stubs = [Stubber(lam), Stubber(quotas)]
-    stubs[0].add_response("get_account_settings", {"AccountLimit": {"ConcurrentExecutions": 400,
+    clients = {name: session.client(name) for name in ("sts", "lambda", "service-quotas")}
+    stubs = [Stubber(client) for client in clients.values()]
+    stubs[0].add_response("get_caller_identity", {"Account": "123456789012", "Arn": "arn:aws:iam::123456789012:user/a"})
+    stubs[1].add_response("get_account_settings", {"AccountLimit": {"ConcurrentExecutions": 400,
                                                                     "UnreservedConcurrentExecutions": 400}})  # fmt: skip
-    stubs[1].add_response("list_service_quotas", {"Quotas": []})
+    stubs[2].add_response("list_service_quotas", {"Quotas": []})
     for stub in stubs:
         stub.activate()
-    monkeypatch.setattr(sweep.aws, "client", lambda service, region, *a, **k: {"lambda": lam, "service-quotas": quotas}[service])
+    credentials.identity.cache_clear()
+    monkeypatch.setattr(aws, "client", lambda service, region, *a, **k: clients[service])
     code = cli.main(["sweep", "--backend", "aws", "--concurrency", "10 500", "--object-size", "1MiB"])
     out, err = capsys.readouterr()
     assert code == 1 and len(err.strip().splitlines()) == 1, err
     assert "Concurrent executions" in err and "is 400" in err and "request-service-quota-increase" in err
     assert "estimated AWS cost" in out  # the estimate came first
+    assert "AWS account 123456789012" in out and "region us-east-1" in out
     assert not (isolated / "results").exists() and not (isolated / "home" / "stacks").exists()

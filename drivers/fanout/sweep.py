@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 from rich.console import Console
 
-from fanout import (account, aws, axes, costs, deploy, fire, interrupts, params, pins, reporting, runs, sweeps,
+from fanout import (account, axes, costs, credentials, deploy, fire, interrupts, params, pins, reporting, runs, sweeps,
                     terraform, wait, workloads)
 from fanout import stack as stacks
 from fanout.emulator import control
@@ -185,7 +185,11 @@ def resume(ref: str, confirmed: bool) -> dict:
 
 
 def preflight(sweep: SweepParams, cells: list[axes.CellParams], confirmed: bool) -> None:
-    """The cost estimate (printed on AWS, or when refusing) and the AWS account checks."""
+    """On AWS the credentials (the account and region printed), then the cost estimate (printed on
+    AWS, or when refusing) and the account's quotas."""
+    if sweep.backend == "aws":
+        who = credentials.check(sweep.region, sweep.endpoint)
+        console.print(f"stack {sweep.stack!r}: {who.line() if who else sweep.endpoint}", highlight=False)
     estimates = [_estimate(sweep.multiplier * c.concurrency, c) for c in cells]
     messages = sum(e.messages for e in estimates)
     usd = sum(e.total for e in estimates)
@@ -196,9 +200,8 @@ def preflight(sweep: SweepParams, cells: list[axes.CellParams], confirmed: bool)
     if refused:
         raise UsageError(f"sweep: {refused}")
     if sweep.backend == "aws" and not sweep.endpoint:
-        function = terraform.outputs("aws", sweep.stack).get("function_name")
-        notes = account.check(aws.client("lambda", sweep.region), aws.client("service-quotas", sweep.region), function,
-                              max(c.concurrency for c in cells), max(c.memory for c in cells))  # fmt: skip
+        notes = account.check_stack(sweep.region, sweep.stack, max(c.concurrency for c in cells),
+                                    max(c.memory for c in cells))  # fmt: skip
         for note in notes:
             console.print(f"account: {note}", highlight=False)
 

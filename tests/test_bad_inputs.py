@@ -32,6 +32,9 @@ CATALOGUE = [
     (["deploy", "--function-timeout", "nan"], "'nan'", 2),
     (["deploy", "--stack", "x;touch pwned"], "'x;touch pwned'", 2),
     (["deploy", "--stack", "a b"], "'a b'", 2),
+    (["deploy", "--stack", "xn--fanout"], "'xn--fanout'", 2),  # prefixes S3 forbids in bucket names
+    (["deploy", "--stack", "sthree-fanout"], "'sthree-fanout'", 2),
+    (["sweep", "--stack", "amzn-s3-demo-fanout"], "'amzn-s3-demo-fanout'", 2),
     (["deploy", "--backend", "gcp"], "'gcp'", 2),
     (["deploy", "--endpoint", "http://localhost:4566"], "'http://localhost:4566'", 2),
     (["deploy", "--backend", "aws", "--endpoint", "ftp://x"], "'ftp://x'", 2),
@@ -42,6 +45,10 @@ CATALOGUE = [
     (["deploy", "--backend", "aws", "--storage", "express"], "--express-az ''", 2),
     (["deploy", "--backend", "aws", "--storage", "express", "--express-az", "us-east-1a"], "'us-east-1a'", 2),
     (["deploy", "--backend", "aws", "--storage", "express", "--express-az", "use1-az4;x"], "'use1-az4;x'", 2),
+    (["deploy", "--backend", "aws", "--storage", "express", "--express-az", "use1-az1"], "'use1-az1'", 2),  # no S3 Express
+    (["deploy", "--backend", "aws", "--storage", "express", "--express-az", "euw1-az1"], "'euw1-az1'", 2),  # other region
+    (["deploy", "--backend", "aws", "--region", "eu-west-3", "--storage", "express", "--express-az", "euw3-az1"],
+     "'eu-west-3'", 2),  # a region the zone table does not know
     (["deploy", "--express-az", "use1-az4"], "'use1-az4'", 2),  # no express to place
     (["deploy", "--storage", "standard express", "--express-az", "use1-az4"], "'express'", 2),  # local
     (["plan", "--storage", "express", "--express-az", "use1-az4"], "'express'", 2),  # local

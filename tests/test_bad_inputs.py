@@ -59,7 +59,11 @@ CATALOGUE = [
     (["fire", "--messages", FULL_WIDTH_10], repr(FULL_WIDTH_10), 2),
     (["fire", "--messages", "1e3"], "'1e3'", 2),
     (["fire", "--multiplier", "0"], "'0'", 2),
-    (["fire", "--tag", "a b"], "'a b'", 2),
+    (["fire", "--tag", "a\nb"], "'a\\nb'", 2),  # control characters
+    (["fire", "--tag", 'say "hi"'], "say \"hi\"", 2),  # quotes
+    (["fire", "--tag", "it's"], "it's", 2),
+    (["fire", "--tag", "back\\slash"], "back\\\\slash", 2),
+    (["fire", "--tag", "trailing "], "'trailing '", 2),
     (["fire", "--tag", "x" * 65], "x" * 65, 2),
     (["fire", "--tag", "caf\u00e9"], "'caf\u00e9'", 2),
     (["fire", "--inject-failures", "0"], "'0'", 2),

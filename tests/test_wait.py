@@ -212,3 +212,46 @@ def test_records_from_before_the_outcome_field_still_complete_a_run(stack, resul
     accounting = wait.account(stack, record)
     assert accounting.done == {0, 1, 5} and accounting.failed == {2}
     assert accounting.in_flight() == [3, 4] and accounting.duplicates == 0
+
+
+def test_wait_records_the_last_record_and_the_ingestion_lag_and_the_window_ends_there(stack, results, monkeypatch):
+    """The records' log times and ingestion times (as Insights reports them) give the run's latest
+    record and its longest ingestion lag; once every message is accounted for, the run's window
+    ends at that record plus the function timeout and the clock slack, not at "now"."""
+    record = fire.fire(stack, fire.FireParams(COUNT, "t", workers=2))
+    first = record["first_send_ms"]
+    lags = [1000 + 50 * seq for seq in range(COUNT)]
+
+    def logged(stack, query_text, start_ms=None, end_ms=None):
+        lines = [{"outcome": "done", "run_id": record["run_id"], "seq": seq, "receive_count": 1} for seq in range(COUNT)]
+        events = [{"timestamp": first + 10 * seq, "ingestionTime": first + 10 * seq + lags[seq],
+                   "message": json.dumps(line)} for seq, line in enumerate(lines)]  # fmt: skip
+        return insights.evaluate(query_text, events)
+
+    monkeypatch.setattr(insights, "run", logged)
+    wait.wait(stack, record, timeout=60)
+    accounting = runs.load(record["run_id"])["accounting"]
+    assert accounting["last_record_ms"] == first + 10 * (COUNT - 1)
+    assert accounting["ingestion_lag_ms"] == max(lags)
+    start, end = runs.run_window(runs.load(record["run_id"]))
+    assert start == first - runs.CLOCK_SLACK_MS
+    assert end == accounting["last_record_ms"] + stack.timeout * 1000 + runs.CLOCK_SLACK_MS
+
+
+def test_an_unfinished_run_window_still_ends_now():
+    record = {"first_send_ms": 1_000, "stack": {"timeout": 30},
+              "accounting": {"last_record_ms": 2_000, "in_flight": [3]}}  # fmt: skip
+    before = int(runs.time.time() * 1000)
+    assert runs.run_window(record)[1] >= before + runs.CLOCK_SLACK_MS
+    record["accounting"]["in_flight"] = []
+    assert runs.run_window(record) == (1_000 - runs.CLOCK_SLACK_MS, 2_000 + 30_000 + runs.CLOCK_SLACK_MS)
+
+
+@pytest.mark.parametrize("backend, lag_ms, seconds", [
+    ("aws", None, 300.0),  # no record yet: the default
+    ("aws", 500, 60.0),  # a short lag: the floor
+    ("aws", 120_000, 3 * 120 + 10.0),  # a long lag: three times it, plus a poll
+    ("local", 0, 5.0),
+])  # fmt: skip
+def test_the_lost_delay_follows_the_ingestion_lag(backend, lag_ms, seconds):
+    assert wait.lost_after(backend, lag_ms) == seconds

@@ -19,6 +19,7 @@ from test_fire import make_stack
 
 from fanout import aws, deadletters, fire, hostlock, insights, runs, wait
 from fanout.errors import FanoutError
+from fanout.stack import Stack
 
 COUNT = 20
 PARTIAL_ANSWERS = 3
@@ -89,6 +90,37 @@ def test_peeking_at_the_dead_letter_queue_hides_nothing(stack):
     assert deadletters.peek(stack, "mine") == set(range(25))
     hidden = sqs.get_queue_attributes(QueueUrl=stack.dlq_url, AttributeNames=["ApproximateNumberOfMessagesNotVisible"])
     assert hidden["Attributes"]["ApproximateNumberOfMessagesNotVisible"] == "0"
+
+
+def _counting_receives(monkeypatch) -> list[int]:
+    """ReceiveMessage calls of every client a Stack makes from now on (a botocore event hook)."""
+    calls, real = [], Stack.client
+
+    def client(self, service, **config):
+        made = real(self, service, **config)
+        made.meta.events.register("before-call.sqs.ReceiveMessage", lambda **kwargs: calls.append(1))
+        return made
+
+    monkeypatch.setattr(Stack, "client", client)
+    return calls
+
+
+def test_the_dead_letter_scan_reads_no_more_than_the_run_needs(stack, monkeypatch):
+    """No receive when the DLQ is empty or no seq is wanted; a scan stops once every wanted seq
+    is found, before another run's dead letters sent after them."""
+    calls = _counting_receives(monkeypatch)
+    assert deadletters.peek(stack, "mine", wanted={1, 2}) == set() and calls == []
+    sqs = stack.client("sqs")
+    bodies = [{"run_id": "mine", "seq": seq} for seq in range(10)] + [{"run_id": "other", "seq": s} for s in range(50)]
+    for i in range(0, len(bodies), 10):
+        entries = [{"Id": str(n), "MessageBody": json.dumps(b)} for n, b in enumerate(bodies[i : i + 10])]
+        sqs.send_message_batch(QueueUrl=stack.dlq_url, Entries=entries)
+    assert deadletters.peek(stack, "mine", wanted=set()) == set() and calls == []
+    assert deadletters.peek(stack, "mine", wanted={3, 7}) >= {3, 7}
+    assert 1 <= len(calls) < len(bodies) / 10
+    calls.clear()
+    assert deadletters.peek(stack, "mine") == set(range(10))  # the report's full scan
+    assert len(calls) > len(bodies) / 10
 
 
 def parse_ranges(text: str) -> list[int]:

@@ -108,7 +108,7 @@ def run_window(record: dict) -> tuple[int, int]:
     if last is None or accounting.get("in_flight"):
         return start, now + CLOCK_SLACK_MS
     timeout_ms = int(record["stack"].get("timeout") or 0) * 1000
-    return start, min(now, last + timeout_ms) + CLOCK_SLACK_MS
+    return start, last + timeout_ms + CLOCK_SLACK_MS
 
 
 def check_same_stack(record: dict, stack) -> None:

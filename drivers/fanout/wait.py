@@ -161,7 +161,6 @@ def account(stack, record: dict) -> Accounting:
     """One look at the logs and the DLQ."""
     accounting = Accounting(sent=runs.sent_seqs(record))
     rows = outcome_rows(stack, record)
-    dead = deadletters.peek(stack, record["run_id"])
     for row in rows:
         seq, records = int(row["seq"]), int(row["records"])
         if row["ended"] in DONE:
@@ -169,6 +168,7 @@ def account(stack, record: dict) -> Accounting:
             accounting.duplicates += records - 1
         elif int(row["receive_count_max"] or 0) >= stack.max_receive_count:
             accounting.failed.add(seq)
+    dead = deadletters.peek(stack, record["run_id"], wanted=set(accounting.sent) - accounting.done)
     accounting.dead_lettered = dead - accounting.done
     accounting.failed -= accounting.done | accounting.dead_lettered
     accounting.last_record_ms = _largest(rows, "last_ms")

@@ -1,12 +1,14 @@
 """The sweep before anything runs: axes and their order, one-line errors that create nothing,
 the cost guard on the sweep's totals, and the manifest's resume bookkeeping."""
 
+import dataclasses
 import itertools
 import json
 import subprocess
 
 import boto3
 import pytest
+from botocore.exceptions import ClientError
 from botocore.stub import Stubber
 
 from fanout import aws, axes, cli, costs, credentials, crossrun, params, paths, runs, strategies, sweep, sweeps
@@ -330,3 +332,47 @@ def test_a_failing_account_check_deploys_nothing(isolated, monkeypatch, capsys):
     assert "estimated AWS cost" in out  # the estimate came first
     assert "AWS account 123456789012" in out and "region us-east-1" in out
     assert not (isolated / "results").exists() and not (isolated / "home" / "stacks").exists()
+
+
+QUEUE_URL = "https://sqs.us-east-1.amazonaws.com/123456789012/s3fanout-requests"
+
+
+def _aws_stack(monkeypatch, sqs) -> "Stack":
+    """An AWS stack whose SQS client is `sqs` (answers played by Stubber)."""
+    from fanout.stack import Stack
+
+    values = {f.name: f.type() if f.type in (int, str) else None for f in dataclasses.fields(Stack)
+              if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING}  # fmt: skip
+    values.update(backend="aws", region="us-east-1", queue_url=QUEUE_URL, timeout=30)
+    monkeypatch.setattr(Stack, "client", lambda self, service, **config: sqs)
+    return Stack(**values)
+
+
+@pytest.mark.parametrize("in_progress", [False, True])
+def test_a_resumed_cell_fires_only_once_the_purge_is_over(monkeypatch, capsys, in_progress):
+    """On AWS a purge takes up to 60 s and may delete messages sent meanwhile (PurgeQueue in
+    botocore's sqs model): the cell waits it out, also when a purge was already under way."""
+    sqs = boto3.client("sqs", region_name="us-east-1", aws_access_key_id="k", aws_secret_access_key="s")
+    stack = _aws_stack(monkeypatch, sqs)
+    with Stubber(sqs) as stub:
+        if in_progress:
+            stub.add_client_error("purge_queue", "PurgeQueueInProgress", "Only one PurgeQueue every 60 seconds",
+                                  expected_params={"QueueUrl": QUEUE_URL})  # fmt: skip
+        else:
+            stub.add_response("purge_queue", {}, {"QueueUrl": QUEUE_URL})
+        stub.add_response("get_queue_attributes", {"Attributes": {"ApproximateNumberOfMessages": "0",
+                                                                  "ApproximateNumberOfMessagesNotVisible": "0"}})  # fmt: skip
+        slept = []
+        sweep.purge(stack, sleep=slept.append)
+        stub.assert_no_pending_responses()
+    assert slept == [60]
+    assert ("already in progress" in capsys.readouterr().out) is in_progress
+
+
+def test_another_purge_error_is_not_swallowed(monkeypatch):
+    sqs = boto3.client("sqs", region_name="us-east-1", aws_access_key_id="k", aws_secret_access_key="s")
+    stack = _aws_stack(monkeypatch, sqs)
+    with Stubber(sqs) as stub:
+        stub.add_client_error("purge_queue", "AccessDenied", "not allowed")
+        with pytest.raises(ClientError, match="AccessDenied"):
+            sweep.purge(stack, sleep=lambda seconds: None)

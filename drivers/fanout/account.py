@@ -1,4 +1,4 @@
-"""AWS account checks before a deploy or a sweep creates anything: will the account let it run every cell?
+"""AWS account checks before a deploy or a sweep creates anything: can the account run it?
 
 - Concurrency: Lambda requires at least 100 concurrent executions to stay unreserved in the
   region. Lambda GetAccountSettings gives the account's limit and what is unreserved now; the

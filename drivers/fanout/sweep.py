@@ -23,7 +23,8 @@ The manifest results/sweeps/<sweep_id>/sweep.json (fanout.sweeps) is rewritten a
 Ctrl-C (or SIGTERM) asks Terraform to stop if it runs, marks the cell interrupted and leaves
 the stack deployed; `--resume <sweep_id|latest>` continues with the first unfinished cell,
 running an interrupted cell again from scratch as a new run after purging what the old run left
-in the queue (and, on AWS, waiting out the purge: see `purge`). --destroy-after tears the stack down once every cell is done.
+in the queue (on AWS waiting the purge out: see `purge`). --destroy-after tears the stack down
+once every cell is done.
 """
 
 import secrets
@@ -34,8 +35,8 @@ from dataclasses import dataclass, field
 from botocore.exceptions import ClientError
 from rich.console import Console
 
-from fanout import (account, axes, costs, credentials, deploy, fire, interrupts, params, pins, reporting, runs, sweeps,
-                    terraform, wait, workloads)
+from fanout import (account, axes, costs, credentials, deploy, fire, interrupts, params, pins, reporting, runs,
+                    sweeps, terraform, wait, workloads)
 from fanout import stack as stacks
 from fanout.emulator import control
 from fanout.errors import FanoutError, UsageError

@@ -149,7 +149,7 @@ def test_every_bad_value_is_named(overrides, named):
         ["--object-size", "8MiB nope"],
         ["--order", "random"],
         ["--multiplier", "0"],
-        ["--tag", "bad tag"],
+        ["--tag", "bad\ttag"],
         ["--seed", "-3", "--order", "shuffled"],
         ["--stack", "Bad_Stack"],
         ["--network", "lambda-1999"],

@@ -188,11 +188,8 @@ def resume(ref: str, confirmed: bool) -> dict:
 
 
 def preflight(sweep: SweepParams, cells: list[axes.CellParams], confirmed: bool) -> None:
-    """On AWS the credentials (the account and region printed), then the cost estimate (printed on
-    AWS, or when refusing) and the account's quotas."""
-    if sweep.backend == "aws":
-        who = credentials.check(sweep.region, sweep.endpoint)
-        console.print(f"stack {sweep.stack!r}: {who.line() if who else sweep.endpoint}", highlight=False)
+    """The cost estimate (printed on AWS, or when refusing), then on AWS the credentials (the
+    account and region printed) and the account's quotas."""
     estimates = [_estimate(sweep.multiplier * c.concurrency, c) for c in cells]
     messages = sum(e.messages for e in estimates)
     usd = sum(e.total for e in estimates)
@@ -202,6 +199,9 @@ def preflight(sweep: SweepParams, cells: list[axes.CellParams], confirmed: bool)
             console.print(line, highlight=False)
     if refused:
         raise UsageError(f"sweep: {refused}")
+    if sweep.backend == "aws":
+        who = credentials.check(sweep.region, sweep.endpoint)
+        console.print(f"stack {sweep.stack!r}: {who.line() if who else sweep.endpoint}", highlight=False)
     if sweep.backend == "aws" and not sweep.endpoint:
         notes = account.check_stack(sweep.region, sweep.stack, max(c.concurrency for c in cells),
                                     max(c.memory for c in cells))  # fmt: skip

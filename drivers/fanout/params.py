@@ -26,6 +26,11 @@ DEFAULT_FUNCTION_TIMEOUT = 300
 # The bucket name is "<stack>-<account id>-<region>" and must fit in S3's 63 characters.
 STACK_PATTERN = re.compile(r"[a-z](?:[a-z0-9-]{0,28}[a-z0-9])?")
 STACK_ALLOWED = "1-30 lowercase letters, digits or hyphens, starting with a letter, not ending with a hyphen"
+# S3 refuses bucket names that start with these, and the stack name starts every bucket name
+# (https://docs.aws.amazon.com/AmazonS3/latest/userguide/bucketnamingrules.html). Its reserved
+# suffixes (-s3alias, --ol-s3, .mrap, --x-s3, --table-s3) cannot arise: the account ID and the
+# region, or the directory bucket's own --<zone id>--x-s3, end every name.
+BUCKET_FORBIDDEN_PREFIXES = ("xn--", "sthree-", "amzn-s3-demo-")
 REGION_PATTERN = re.compile(r"[a-z]{2}(?:-[a-z]+)+-\d+")
 
 # download_file writes the object to /tmp (Lambda ephemeral storage, at most 10240 MB) and
@@ -154,6 +159,10 @@ def function_timeout_value(text) -> int:
 def stack_name(text: str) -> str:
     if not STACK_PATTERN.fullmatch(text):
         raise UsageError(f"invalid stack name {text!r}: expected {STACK_ALLOWED}")
+    forbidden = next((prefix for prefix in BUCKET_FORBIDDEN_PREFIXES if text.startswith(prefix)), None)
+    if forbidden:
+        raise UsageError(f"invalid stack name {text!r}: it starts the bucket names, and S3 forbids bucket names "
+                         f"starting with {', '.join(BUCKET_FORBIDDEN_PREFIXES)}")
     return text
 
 

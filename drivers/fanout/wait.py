@@ -52,7 +52,11 @@ DONE = ("done", workloads.DEFAULT)
 PLATFORM_QUERY = "platform-errors"
 # How long the main queue must stay empty before unaccounted seqs are called lost: the logs of
 # the last invocations must have arrived (Insights lags on AWS, and SQS's counts are approximate).
+# Until the run's records show their ingestion lag, LOST_AFTER_S; then LAG_FACTOR times the
+# longest lag seen plus a poll, at least MIN_LOST_AFTER_S (see lost_after).
 LOST_AFTER_S = {"local": 5.0, "aws": 300.0}
+MIN_LOST_AFTER_S = {"local": 5.0, "aws": 60.0}
+LAG_FACTOR = 3
 QUEUE_COUNTS = ("ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible", "ApproximateNumberOfMessagesDelayed")
 SEQS_PER_QUERY = 4000  # two rows per seq at most: stays under the 10,000-row result limit
 DEFAULT_TIMEOUT = 1800
@@ -137,6 +141,8 @@ class Accounting:
     duplicates: int = 0  # extra "done" deliveries (SQS delivers at least once)
     lost: set[int] = field(default_factory=set)  # no record, not in the DLQ, and the queue is empty
     platform_errors: dict[str, int] = field(default_factory=dict)  # crashes, timeouts, init failures
+    last_record_ms: int | None = None  # the latest record's log timestamp (runs.run_window ends there)
+    ingestion_lag_ms: int | None = None  # the longest time a record took to reach the logs
 
     def in_flight(self) -> list[int]:
         accounted = self.done | self.failed | self.dead_lettered | self.lost
@@ -162,6 +168,8 @@ class Accounting:
             "lost": sorted(self.lost),
             "duplicate_download_records": self.duplicates,
             "platform_errors": dict(self.platform_errors),
+            "last_record_ms": self.last_record_ms,
+            "ingestion_lag_ms": self.ingestion_lag_ms,
         }
 
 
@@ -169,7 +177,6 @@ def account(stack, record: dict) -> Accounting:
     """One look at the logs and the DLQ."""
     accounting = Accounting(sent=runs.sent_seqs(record))
     rows = outcome_rows(stack, record)
-    dead = deadletters.peek(stack, record["run_id"])
     for row in rows:
         seq, records = int(row["seq"]), int(row["records"])
         if row["ended"] in DONE:
@@ -177,9 +184,27 @@ def account(stack, record: dict) -> Accounting:
             accounting.duplicates += records - 1
         elif int(row["receive_count_max"] or 0) >= stack.max_receive_count:
             accounting.failed.add(seq)
+    dead = deadletters.peek(stack, record["run_id"], wanted=set(accounting.sent) - accounting.done)
     accounting.dead_lettered = dead - accounting.done
     accounting.failed -= accounting.done | accounting.dead_lettered
+    accounting.last_record_ms = _largest(rows, "last_ms")
+    accounting.ingestion_lag_ms = _largest(rows, "lag_ms_max")
     return accounting
+
+
+def _largest(rows: list[dict], name: str) -> int | None:
+    """The largest value of column `name` (None when no row has one: no records, or no ingestion
+    times, as in events written by hand)."""
+    values = [int(row[name]) for row in rows if row.get(name) is not None]
+    return max(values, default=None)
+
+
+def lost_after(backend: str, lag_ms: int | None) -> float:
+    """Seconds the queue must stay empty before unaccounted seqs are lost, for records reaching
+    the logs `lag_ms` after they were written (None: not known yet)."""
+    if lag_ms is None:
+        return LOST_AFTER_S[backend]
+    return max(MIN_LOST_AFTER_S[backend], LAG_FACTOR * lag_ms / 1000 + POLL_SECONDS[backend])
 
 
 def platform_errors(stack, record: dict) -> dict[str, int]:
@@ -238,7 +263,7 @@ def wait(stack, record: dict, timeout: float, host: bool = False, network=None,
             interrupts.raise_if_dropped()
             empty_since = (empty_since or time.monotonic()) if queue_empty(stack) else None
             accounting = account(stack, record)
-            if empty_since and time.monotonic() - empty_since >= LOST_AFTER_S[stack.backend]:
+            if empty_since and time.monotonic() - empty_since >= lost_after(stack.backend, accounting.ingestion_lag_ms):
                 accounting.lost = set(accounting.in_flight())
             progress.update(task, completed=accounting.accounted(), description=accounting.summary())
             if _finished(accounting, host) or time.monotonic() >= deadline:

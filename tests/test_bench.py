@@ -13,3 +13,21 @@ def test_an_unknown_benchmark_name_is_refused_with_the_choices():
     assert result.stderr.startswith("unknown benchmark 'nosuch': choose from ")
     assert "strategy_speed" in result.stderr
     assert result.stdout == ""  # nothing ran: the known name before it did not start
+
+
+def test_cli_startup_runs_at_a_tiny_size_and_judges_each_command():
+    result = subprocess.run([sys.executable, "-m", "bench.cli_startup", "--repeats", "1"], cwd=paths.REPO,
+                            capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    for name in ("fanout --help", "fanout deploy --memory 5 (refused)"):
+        [line] = [line for line in lines if line.strip().startswith(name)]
+        assert line.endswith("the 0.5 s target") and (" within " in line or " over " in line)
+
+
+def test_cli_startup_stops_when_a_command_exits_with_another_status():
+    # A crash must not pass for a fast start: the timer checks each exit status.
+    code = "from bench import cli_startup; cli_startup.timer(('-c', 'raise SystemExit(3)'), 0, '.')()"
+    result = subprocess.run([sys.executable, "-c", code], cwd=paths.REPO, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1
+    assert "UnexpectedExit: `python -c raise SystemExit(3)` exited 3, expected 0" in result.stderr

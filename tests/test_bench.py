@@ -25,9 +25,9 @@ def test_cli_startup_runs_at_a_tiny_size_and_judges_each_command():
         assert line.endswith("the 0.5 s target") and (" within " in line or " over " in line)
 
 
-def test_cli_startup_stops_when_a_command_exits_with_another_status():
+def test_cli_startup_stops_when_a_command_exits_with_another_status(tmp_path):
     # A crash must not pass for a fast start: the timer checks each exit status.
-    code = "from bench import cli_startup; cli_startup.timer(('-c', 'raise SystemExit(3)'), 0, '.')()"
+    code = f"from bench import cli_startup; cli_startup.timer(('-c', 'raise SystemExit(3)'), 0, {str(tmp_path)!r})()"
     result = subprocess.run([sys.executable, "-c", code], cwd=paths.REPO, capture_output=True, text=True, timeout=60)
     assert result.returncode == 1
     assert "UnexpectedExit: `python -c raise SystemExit(3)` exited 3, expected 0" in result.stderr

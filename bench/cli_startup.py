@@ -42,7 +42,7 @@ def timer(arguments: tuple[str, ...], status: int, workdir: str):
     The child imports the same fanout as this process (PYTHONPATH), and keeps any state it might
     write in `workdir`, never in the repository. It caches compiled bytecode there too, whatever
     PYTHONDONTWRITEBYTECODE says: a user's second start reads compiled modules, and compiling
-    fanout's on every start would add a tenth of a second that no user pays."""
+    fanout's modules on every start would add a cost no user pays."""
     env = {**os.environ, "PYTHONPATH": str(Path(fanout.__file__).parents[1]),
            "PYTHONPYCACHEPREFIX": str(Path(workdir) / "pycache"),
            "FANOUT_HOME": str(Path(workdir) / "home"), "FANOUT_RESULTS": str(Path(workdir) / "results")}  # fmt: skip
@@ -85,7 +85,7 @@ def _line(ours: list[float], baseline: list[float]) -> str:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(prog="python -m bench.cli_startup", description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=REPEATS, help=f"pairs per command, 1 or more (default {REPEATS})")
+    parser.add_argument("--repeats", type=int, default=REPEATS, help=f"pairs per command (default {REPEATS})")
     repeats = parser.parse_args().repeats
     if repeats < 1:
         parser.error(f"invalid --repeats {repeats}: expected 1 or more")

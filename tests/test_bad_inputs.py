@@ -21,6 +21,8 @@ CATALOGUE = [
     (["deploy", "--concurrency", FULL_WIDTH_10], repr(FULL_WIDTH_10), 2),
     (["deploy", "--memory", "127"], "'127'", 2),
     (["deploy", "--memory", "1e3"], "'1e3'", 2),
+    (["deploy", "--concurrency", "2,4"], "`make sweep`", 2),  # a list: a sweep's
+    (["deploy", "--object-size", "5M"], "'5M'", 2),  # a bare M: 10^6 or 2^20?
     (["deploy", "--object-size", "64XB"], "'64XB'", 2),
     (["deploy", "--object-size=-1MiB"], "'-1MiB'", 2),
     (["deploy", "--object-size", f"{FULL_WIDTH_10}MiB"], repr(f"{FULL_WIDTH_10}MiB"), 2),

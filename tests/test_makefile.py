@@ -94,3 +94,15 @@ def test_the_makefile_names_no_workload_but_in_its_help():
     lines = [line for line in lines if not line.startswith("QUERY ")]
     names = set(workloads.WORKLOADS)
     assert [line for line in lines if names & set(re.findall(r"[a-z]+", line))] == []
+
+
+def test_emulator_status_of_a_stopped_emulator_is_one_line_and_success(tmp_path):
+    result = make("emulator-status", home=tmp_path / "home")
+    assert (result.returncode, result.stdout, result.stderr) == (0, "emulator: not running\n", "")
+
+
+def test_emulator_status_still_fails_when_the_cli_does(tmp_path):
+    """Only `not running` (exit 3) is an answer: a CLI that cannot run fails the target."""
+    result = subprocess.run(["make", "--no-print-directory", "-o", "venv", "FANOUT=false", "emulator-status"],
+                            cwd=paths.REPO, capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert result.returncode != 0 and "emulator-status" in result.stderr

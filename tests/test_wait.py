@@ -225,6 +225,46 @@ def test_wait_says_how_long_the_slowest_outcome_takes(stack, results, capsys, mo
     assert "longer than --timeout" in out and "FUNCTION_TIMEOUT" in out
 
 
+def outcomes_insights(record: dict, answers: list, failing_until: int):
+    """An `insights.run` whose records are every seq done but seq 0, which failed on its first
+    receive, and is done on the next after `failing_until` answers."""
+
+    def run(stack, query_text, start_ms=None, end_ms=None):
+        if "seq >=" in query_text:
+            answers.append(query_text)
+        lines = [{"outcome": "done", "seq": seq, "receive_count": 1} for seq in range(1, COUNT)]
+        lines.append({"outcome": "error", "seq": 0, "receive_count": 1})
+        if len(answers) > failing_until:
+            lines.append({"outcome": "done", "seq": 0, "receive_count": 2})
+        events = [{"timestamp": record["first_send_ms"] + i, "message": json.dumps({**line, "run_id": record["run_id"]})}
+                  for i, line in enumerate(lines)]  # fmt: skip
+        return insights.evaluate(query_text, events)
+
+    return run
+
+
+@pytest.mark.parametrize("failing_until", [0, 2])
+def test_the_slowest_outcome_is_said_only_when_a_message_fails_or_the_timeout_is_shorter(
+        stack, results, capsys, monkeypatch, failing_until):
+    """Timeout (60 s) longer than the slowest outcome (5 x 7 s): nothing said while every message
+    succeeds; said once when one fails with receives left."""
+    record = fire.fire(stack, fire.FireParams(COUNT, "t", workers=2))
+    stack.client("sqs").set_queue_attributes(QueueUrl=stack.queue_url, Attributes={"VisibilityTimeout": "7"})
+    stack = dataclasses.replace(stack, max_receive_count=5)
+    monkeypatch.setattr(insights, "run", outcomes_insights(record, [], failing_until))
+    monkeypatch.setattr(wait, "POLL_SECONDS", {"local": 0})
+    capsys.readouterr()
+    accounting = wait.wait(stack, record, timeout=60)
+    out = " ".join(capsys.readouterr().out.split())
+    assert accounting.done == set(range(COUNT)) and accounting.retrying == set()
+    if failing_until:
+        assert out.count("1 failing, retries pending: a message failing every time reaches the dead-letter queue "
+                         "after 5 receives x 7 s visibility = 35 s") == 1  # fmt: skip
+    else:
+        assert "dead-letter queue after" not in out
+    assert "longer than --timeout" not in out
+
+
 def test_records_from_before_the_outcome_field_still_complete_a_run(stack, results, monkeypatch):
     """An old download record closes its delivery as done, an old error record on the last
     allowed receive as failed; a record that closes nothing (latency's per-call one) does not."""
@@ -242,7 +282,7 @@ def test_records_from_before_the_outcome_field_still_complete_a_run(stack, resul
               for i, line in enumerate(lines)]  # fmt: skip
     monkeypatch.setattr(insights, "run", lambda stack, text, start_ms=None, end_ms=None: insights.evaluate(text, events))
     accounting = wait.account(stack, record)
-    assert accounting.done == {0, 1, 5} and accounting.failed == {2}
+    assert accounting.done == {0, 1, 5} and accounting.failed == {2} and accounting.retrying == {3}
     assert accounting.in_flight() == [3, 4] and accounting.duplicates == 0
 
 

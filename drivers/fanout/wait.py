@@ -18,9 +18,11 @@ without a record, and no amount of waiting brings it back. wait then ends at onc
 with one line naming the lost seqs. Crashes, timeouts and init failures (the platform's lines,
 query platform-errors over the run's window) are counted beside the outcomes.
 
-Before it starts, wait says how long the slowest outcome takes on this stack: a message that
-fails on every receive reaches the DLQ after max_receive_count receives x the queue's
-visibility timeout (6 x the function timeout: FUNCTION_TIMEOUT at deploy).
+wait says how long the slowest outcome takes on this stack (a message that fails on every
+receive reaches the DLQ after max_receive_count receives x the queue's visibility timeout, 6 x
+the function timeout: FUNCTION_TIMEOUT at deploy) only when that matters: before it starts when
+--timeout is shorter, else once a message has failed with receives left (its retries pending).
+A run whose messages all succeed is not told about a path it never takes.
 
 On timeout, the missing seqs are printed as ranges (`3-7, 12, 40-99`, cut after a line) and
 written in full to results/<run_id>/missing.json.
@@ -137,6 +139,7 @@ class Accounting:
     sent: list[int]
     done: set[int] = field(default_factory=set)
     failed: set[int] = field(default_factory=set)  # retries exhausted, not yet seen in the DLQ
+    retrying: set[int] = field(default_factory=set)  # failed with receives left, no outcome yet
     dead_lettered: set[int] = field(default_factory=set)
     duplicates: int = 0  # extra "done" deliveries (SQS delivers at least once)
     lost: set[int] = field(default_factory=set)  # no record, not in the DLQ, and the queue is empty
@@ -184,9 +187,12 @@ def account(stack, record: dict) -> Accounting:
             accounting.duplicates += records - 1
         elif int(row["receive_count_max"] or 0) >= stack.max_receive_count:
             accounting.failed.add(seq)
+        else:
+            accounting.retrying.add(seq)
     dead = deadletters.peek(stack, record["run_id"], wanted=set(accounting.sent) - accounting.done)
     accounting.dead_lettered = dead - accounting.done
     accounting.failed -= accounting.done | accounting.dead_lettered
+    accounting.retrying -= accounting.done | accounting.failed | accounting.dead_lettered
     accounting.last_record_ms = _largest(rows, "last_ms")
     accounting.ingestion_lag_ms = _largest(rows, "lag_ms_max")
     return accounting
@@ -251,7 +257,8 @@ def wait(stack, record: dict, timeout: float, host: bool = False, network=None,
     host = host or hosted is not None
     where = ", hosting the function here" if host else ""
     console.print(f"run {record['run_id']}: waiting for {sent} messages{where}", highlight=False)
-    _note_slowest(stack, timeout)
+    receives, visibility = slowest_outcome(stack)
+    noted = _note_slowest(receives, visibility, timeout)
     _note_unsent(record)
     empty_since = None
     network = hosted.network if hosted else network
@@ -266,6 +273,8 @@ def wait(stack, record: dict, timeout: float, host: bool = False, network=None,
             if empty_since and time.monotonic() - empty_since >= lost_after(stack.backend, accounting.ingestion_lag_ms):
                 accounting.lost = set(accounting.in_flight())
             progress.update(task, completed=accounting.accounted(), description=accounting.summary())
+            if accounting.retrying and not noted:
+                noted = _note_slowest(receives, visibility, timeout, len(accounting.retrying))
             if _finished(accounting, host) or time.monotonic() >= deadline:
                 break
             time.sleep(POLL_SECONDS[stack.backend])
@@ -296,15 +305,20 @@ def _record_network(stack, record: dict, host: bool, network) -> None:
     console.print(network_options.label_of(network_options.from_record(record["network"])), highlight=False)
 
 
-def _note_slowest(stack, timeout: float) -> None:
-    """Say up front how long a message that keeps failing takes to reach the DLQ."""
-    receives, visibility = slowest_outcome(stack)
+def _note_slowest(receives: int, visibility: int, timeout: float, retrying: int = 0) -> bool:
+    """Say how long a message that keeps failing takes to reach the DLQ, when it matters: some
+    (`retrying`) failed and will be received again, or --timeout is shorter than that. Returns
+    whether it was said, so that it is said once."""
     slowest = receives * visibility
-    console.print(f"slowest outcome: a message failing every time reaches the dead-letter queue after {receives} "
-                  f"receives x {visibility} s visibility = {_duration(slowest)}", highlight=False)
+    if not retrying and slowest <= timeout:
+        return False
+    why = f"{retrying} failing, retries pending" if retrying else "slowest outcome"
+    console.print(f"[yellow]note:[/] {why}: a message failing every time reaches the dead-letter queue after "
+                  f"{receives} receives x {visibility} s visibility = {_duration(slowest)}", highlight=False)
     if slowest > timeout:
         console.print(f"[yellow]note:[/] that is longer than --timeout {timeout:g} s; deploy with a shorter "
                       "FUNCTION_TIMEOUT (visibility = 6 x it) to see failures through", highlight=False)
+    return True
 
 
 def _duration(seconds: int) -> str:

@@ -21,6 +21,8 @@ CATALOGUE = [
     (["deploy", "--concurrency", FULL_WIDTH_10], repr(FULL_WIDTH_10), 2),
     (["deploy", "--memory", "127"], "'127'", 2),
     (["deploy", "--memory", "1e3"], "'1e3'", 2),
+    (["deploy", "--concurrency", "2,4"], "`make sweep`", 2),  # a list: a sweep's
+    (["deploy", "--object-size", "5M"], "'5M'", 2),  # a bare M: 10^6 or 2^20?
     (["deploy", "--object-size", "64XB"], "'64XB'", 2),
     (["deploy", "--object-size=-1MiB"], "'-1MiB'", 2),
     (["deploy", "--object-size", f"{FULL_WIDTH_10}MiB"], repr(f"{FULL_WIDTH_10}MiB"), 2),
@@ -32,6 +34,9 @@ CATALOGUE = [
     (["deploy", "--function-timeout", "nan"], "'nan'", 2),
     (["deploy", "--stack", "x;touch pwned"], "'x;touch pwned'", 2),
     (["deploy", "--stack", "a b"], "'a b'", 2),
+    (["deploy", "--stack", "xn--fanout"], "'xn--fanout'", 2),  # prefixes S3 forbids in bucket names
+    (["deploy", "--stack", "sthree-fanout"], "'sthree-fanout'", 2),
+    (["sweep", "--stack", "amzn-s3-demo-fanout"], "'amzn-s3-demo-fanout'", 2),
     (["deploy", "--backend", "gcp"], "'gcp'", 2),
     (["deploy", "--endpoint", "http://localhost:4566"], "'http://localhost:4566'", 2),
     (["deploy", "--backend", "aws", "--endpoint", "ftp://x"], "'ftp://x'", 2),
@@ -42,6 +47,10 @@ CATALOGUE = [
     (["deploy", "--backend", "aws", "--storage", "express"], "--express-az ''", 2),
     (["deploy", "--backend", "aws", "--storage", "express", "--express-az", "us-east-1a"], "'us-east-1a'", 2),
     (["deploy", "--backend", "aws", "--storage", "express", "--express-az", "use1-az4;x"], "'use1-az4;x'", 2),
+    (["deploy", "--backend", "aws", "--storage", "express", "--express-az", "use1-az1"], "'use1-az1'", 2),  # no S3 Express
+    (["deploy", "--backend", "aws", "--storage", "express", "--express-az", "euw1-az1"], "'euw1-az1'", 2),  # other region
+    (["deploy", "--backend", "aws", "--region", "eu-west-3", "--storage", "express", "--express-az", "euw3-az1"],
+     "'eu-west-3'", 2),  # a region the zone table does not know
     (["deploy", "--express-az", "use1-az4"], "'use1-az4'", 2),  # no express to place
     (["deploy", "--storage", "standard express", "--express-az", "use1-az4"], "'express'", 2),  # local
     (["plan", "--storage", "express", "--express-az", "use1-az4"], "'express'", 2),  # local
@@ -52,7 +61,11 @@ CATALOGUE = [
     (["fire", "--messages", FULL_WIDTH_10], repr(FULL_WIDTH_10), 2),
     (["fire", "--messages", "1e3"], "'1e3'", 2),
     (["fire", "--multiplier", "0"], "'0'", 2),
-    (["fire", "--tag", "a b"], "'a b'", 2),
+    (["fire", "--tag", "a\nb"], "'a\\nb'", 2),  # control characters
+    (["fire", "--tag", 'say "hi"'], "say \"hi\"", 2),  # quotes
+    (["fire", "--tag", "it's"], "it's", 2),
+    (["fire", "--tag", "back\\slash"], "back\\\\slash", 2),
+    (["fire", "--tag", "trailing "], "'trailing '", 2),
     (["fire", "--tag", "x" * 65], "x" * 65, 2),
     (["fire", "--tag", "caf\u00e9"], "'caf\u00e9'", 2),
     (["fire", "--inject-failures", "0"], "'0'", 2),

@@ -29,3 +29,21 @@ def test_sweep_overhead_runs_at_a_tiny_size():
     assert result.returncode == 0, result.stderr[-2000:]
     assert "median overhead / downloads over the redeployed cells" in result.stdout
     assert "redeploy of a memory change" in result.stdout
+
+
+def test_cli_startup_runs_at_a_tiny_size_and_judges_each_command():
+    result = subprocess.run([sys.executable, "-m", "bench.cli_startup", "--repeats", "1"], cwd=paths.REPO,
+                            capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    for name in ("fanout --help", "fanout deploy --memory 5 (refused)"):
+        [line] = [line for line in lines if line.strip().startswith(name)]
+        assert line.endswith("the 0.5 s target") and (" within " in line or " over " in line)
+
+
+def test_cli_startup_stops_when_a_command_exits_with_another_status(tmp_path):
+    # A crash must not pass for a fast start: the timer checks each exit status.
+    code = f"from bench import cli_startup; cli_startup.timer(('-c', 'raise SystemExit(3)'), 0, {str(tmp_path)!r})()"
+    result = subprocess.run([sys.executable, "-c", code], cwd=paths.REPO, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1
+    assert "UnexpectedExit: `python -c raise SystemExit(3)` exited 3, expected 0" in result.stderr

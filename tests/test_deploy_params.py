@@ -67,6 +67,35 @@ def test_bad_input_is_one_line_exit_2_and_creates_nothing(command, overrides, ba
     assert not paths.home().exists()
 
 
+@pytest.mark.parametrize(
+    "overrides, name, words",
+    [
+        ({"concurrency": "2,4"}, "concurrency", "2 4"),
+        ({"memory": "512 1024"}, "memory (MB)", "512 1024"),
+        ({"object_size": "32MiB, 64MiB"}, "object size", "32MiB 64MiB"),
+        ({"architecture": "x86_64,arm64"}, "architecture", "x86_64 arm64"),
+    ],
+)
+@pytest.mark.parametrize("command", ["deploy", "plan"])
+def test_a_list_is_refused_as_a_sweeps_in_one_line(command, overrides, name, words, capsys):
+    assert cli.main(argv(command, **overrides)) == 2
+    [value] = overrides.values()
+    assert capsys.readouterr().err == (f"fanout: error: invalid {name} {value!r}: deploy takes one value; a list is "
+                                       f"for `make sweep`, its values separated by spaces ({words!r})\n")  # fmt: skip
+    assert not paths.home().exists()
+
+
+@pytest.mark.parametrize("text", ["2,x", "2 0"])
+def test_a_list_with_a_bad_value_gets_the_values_own_error(text):
+    with pytest.raises(UsageError, match=f"^invalid concurrency '{text}': expected a whole number from 1 to 1000$"):
+        params.one_value("concurrency", text, params.concurrency_value)
+
+
+def test_a_size_with_a_space_before_its_unit_or_in_lower_case_is_one_value():
+    assert params.parse("s3fanout", "us-east-1", "5", "512", "32mib", "x86_64", "stream").object_size == 32 * MIB
+    assert params.parse("s3fanout", "us-east-1", "5", "512", "64 MiB", "x86_64", "stream").object_size == 64 * MIB
+
+
 @pytest.mark.parametrize("stack", ["Upper", "9lives", "trailing-", "../escape", "a" * 31, ""])
 @pytest.mark.parametrize("command", ["deploy", "destroy", "outputs"])
 def test_bad_stack_name_is_rejected_before_any_path_is_used(command, stack, capsys):

@@ -295,7 +295,7 @@ def test_extraction_rules_on_a_sample(tmp_path):
     ("text", "refused", "says"),
     [
         ("make deploy MEMORY=64", False, "memory"),  # refused by fanout's check, after make -n
-        ("make fire TAG='a b'", False, "tag"),
+        ("make fire TAG='a\\b'", False, "tag"),
         ("make nosuchtarget", False, "nosuchtarget"),  # refused by make itself
         ("fanout wait --timeout 0", False, "--timeout"),
         ("FANOUT_HOST_FAULTS=crash=2 make wait", False, "FANOUT_HOST_FAULTS"),

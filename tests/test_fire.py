@@ -288,7 +288,8 @@ def one_line_error(capsys, argv) -> tuple[int, str]:
         (["--messages", "abc"], "'abc'"),
         (["--messages", "2.5"], "'2.5'"),
         (["--multiplier", "0"], "MULTIPLIER"),
-        (["--tag", "has space"], "'has space'"),
+        (["--tag", "has\ttab"], "'has\\ttab'"),
+        (["--tag", " leading space"], "' leading space'"),
         (["--inject-failures", "0"], "--inject-failures"),
         (["--inject-failures", "1.5"], "--inject-failures"),
         (["--workers", "x"], "--workers"),
@@ -352,3 +353,13 @@ def test_a_fire_that_sends_nothing_records_nothing(queue, emulator, results, cap
     assert not runs.run_dir(record["run_id"]).exists()
     assert runs.resolve(runs.LATEST) == latest
     assert "no run recorded" in capsys.readouterr().out
+
+
+def test_a_tag_with_spaces_reaches_the_bodies_and_the_run_record(queue, emulator, results):
+    """`experiment 01` (the published study's tag) is a valid tag, carried as given
+    (tests/insights/test_saved_queries.py groups records by it)."""
+    sqs, url = queue
+    tag = fire.check_tag("experiment 01")
+    record = fire.fire(make_stack(emulator, url), fire.FireParams(3, tag, workers=1))
+    assert {body["experiment_tag"] for body in drain(sqs, url)} == {tag}
+    assert runs.load(record["run_id"])["parameters"]["experiment_tag"] == tag

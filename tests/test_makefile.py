@@ -14,13 +14,12 @@ pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="needs make
 
 
 def make(*args: str, home) -> subprocess.CompletedProcess:
-    """`make ARGS` with the CLI run by this interpreter (`-o venv`: no virtualenv is built)."""
+    """`make ARGS` with the CLI run by this interpreter (`-o venv`: no virtualenv is built), from
+    the drivers these tests import (not whichever copy the virtualenv has installed)."""
+    env = {"PATH": "/usr/bin:/bin", "FANOUT_HOME": str(home), "PYTHONPATH": str(paths.REPO / "drivers")}
     return subprocess.run(
         ["make", "--no-print-directory", "-o", "venv", f"FANOUT={sys.executable} -m fanout.cli", *args],
-        cwd=paths.REPO, capture_output=True, text=True,
-        # PYTHONPATH: this checkout's code, not whichever copy the interpreter has installed.
-        env={"PATH": "/usr/bin:/bin", "FANOUT_HOME": str(home), "PYTHONPATH": str(paths.REPO / "drivers")},
-        timeout=120,
+        cwd=paths.REPO, capture_output=True, text=True, env=env, timeout=120,
     )
 
 
@@ -43,8 +42,10 @@ def test_shell_characters_in_a_variable_are_not_run(tmp_path, target, variable):
 def test_a_value_with_spaces_arrives_as_one_argument(tmp_path):
     result = make("deploy", "STACK=a b", home=tmp_path / "home")
     assert "invalid stack name 'a b'" in result.stderr
-    result = make("fire", "TAG=a b", home=tmp_path / "home")  # validated before the stack is looked up
-    assert "invalid tag 'a b'" in result.stderr
+    result = make("fire", "TAG=it's a b", home=tmp_path / "home")  # validated before the stack is looked up
+    assert 'invalid tag "it\'s a b"' in result.stderr
+    result = make("fire", "TAG=experiment 01", home=tmp_path / "home")  # a valid tag: on to the stack
+    assert "no stack 's3fanout' is deployed" in result.stderr and "01" not in result.stderr
 
 
 def test_function_timeout_is_validated(tmp_path):
@@ -93,3 +94,15 @@ def test_the_makefile_names_no_workload_but_in_its_help():
     lines = [line for line in lines if not line.startswith("QUERY ")]
     names = set(workloads.WORKLOADS)
     assert [line for line in lines if names & set(re.findall(r"[a-z]+", line))] == []
+
+
+def test_emulator_status_of_a_stopped_emulator_is_one_line_and_success(tmp_path):
+    result = make("emulator-status", home=tmp_path / "home")
+    assert (result.returncode, result.stdout, result.stderr) == (0, "emulator: not running\n", "")
+
+
+def test_emulator_status_still_fails_when_the_cli_does(tmp_path):
+    """Only `not running` (exit 3) is an answer: a CLI that cannot run fails the target."""
+    result = subprocess.run(["make", "--no-print-directory", "-o", "venv", "FANOUT=false", "emulator-status"],
+                            cwd=paths.REPO, capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert result.returncode != 0 and "emulator-status" in result.stderr

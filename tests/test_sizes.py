@@ -18,10 +18,10 @@ from fanout.sizes import format_size, parse_size
         ("1.5GiB", 3 * 1024**3 // 2),
         ("2TiB", 2 * 1024**4),
         ("3TB", 3 * 10**12),
-        ("64mib", 64 * 1024 * 1024),
-        ("64Mi", 64 * 1024 * 1024),
-        ("5M", 5 * 10**6),
+        ("64mib", 64 * 1024 * 1024),  # any letter case: OBJECT_SIZE=32mib is 32 MiB
+        ("32MIB", 32 * 1024 * 1024),
         ("7 kb", 7000),
+        ("1gb", 10**9),
         ("100B", 100),
     ],
 )
@@ -29,13 +29,14 @@ def test_parse_size_units(text, expected):
     assert parse_size(text) == expected
 
 
-@pytest.mark.parametrize("text", ["0", "0MiB", "-1", "-64MiB", "abc", "", "MiB", "12XB", "1.5", "0.0001KB", "1,5GiB"])
+@pytest.mark.parametrize("text", ["0", "0MiB", "-1", "-64MiB", "abc", "", "MiB", "12XB", "1.5", "0.0001KB", "1,5GiB",
+                                  "5M", "64Mi", "1k", "2g"])  # a bare M: 10^6 to some tools, 2^20 to others
 def test_parse_size_rejects_with_one_line_naming_value(text):
     with pytest.raises(UsageError) as info:
         parse_size(text)
     message = str(info.value)
     assert repr(text) in message
-    assert "MiB" in message  # says what is allowed
+    assert "units B KB MB GB TB KiB MiB GiB TiB, in any letter case" in message  # says what is allowed
     assert "\n" not in message
 
 

@@ -58,7 +58,8 @@ def test_the_default_is_standard_only():
 
 
 def test_the_choice_reaches_terraforms_variables():
-    inputs = deploy_inputs("--backend", "aws", "--storage", "express standard", "--express-az", "usw2-az1")
+    inputs = deploy_inputs("--backend", "aws", "--storage", "express standard", "--express-az", "usw2-az1",
+                           "--region", "us-west-2")
     variables = inputs.variables("", "/x.zip", "aws")
     assert variables["storage"] == ["express", "standard"]
     assert variables["express_az"] == "usw2-az1"
@@ -113,3 +114,22 @@ def test_the_deploy_summary_says_what_the_latency_workload_measures_and_where(ca
                           (express, "storage   express standard: s3://t-1--use1-az4--x-s3 in use1-az4\n")]:  # fmt: skip
         deploy._print_summary(Stack.from_outputs("aws", outputs), 1.0)
         assert line in capsys.readouterr().out
+
+
+def test_the_express_zone_table_holds_zone_ids_of_its_own_regions():
+    """Each listed zone is a zone ID (not a zone name) whose prefix abbreviates its region, e.g.
+    use1 for us-east-1: a typo in the table would refuse a valid zone or accept another region's."""
+    for region, zones in storage.EXPRESS_ZONES.items():
+        area, direction, number = region.split("-")
+        for zone in zones:
+            assert storage.AZ_ID_PATTERN.fullmatch(zone), zone
+            prefix = zone.split("-")[0]
+            assert prefix[: len(area)] == area and prefix.endswith(number) and prefix[len(area)] == direction[0], zone
+
+
+def test_a_listed_zone_is_accepted_only_in_its_region():
+    storage.check_zone_in_region("use1-az4", "us-east-1")
+    with pytest.raises(UsageError, match="use1-az5, use1-az6"):
+        storage.check_zone_in_region("use1-az1", "us-east-1")
+    with pytest.raises(UsageError, match="us-east-1, us-east-2"):
+        storage.check_zone_in_region("mes1-az1", "me-south-1")

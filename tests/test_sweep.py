@@ -1,15 +1,17 @@
 """The sweep before anything runs: axes and their order, one-line errors that create nothing,
 the cost guard on the sweep's totals, and the manifest's resume bookkeeping."""
 
+import dataclasses
 import itertools
 import json
 import subprocess
 
 import boto3
 import pytest
+from botocore.exceptions import ClientError
 from botocore.stub import Stubber
 
-from fanout import axes, cli, costs, crossrun, params, paths, runs, strategies, sweep, sweeps
+from fanout import aws, axes, cli, costs, credentials, crossrun, params, paths, runs, strategies, sweep, sweeps
 from fanout.errors import UsageError
 from fanout.workloads import download
 
@@ -148,7 +150,7 @@ def test_every_bad_value_is_named(overrides, named):
         ["--object-size", "8MiB nope"],
         ["--order", "random"],
         ["--multiplier", "0"],
-        ["--tag", "bad tag"],
+        ["--tag", "bad\ttag"],
         ["--seed", "-3", "--order", "shuffled"],
         ["--stack", "Bad_Stack"],
         ["--network", "lambda-1999"],
@@ -314,17 +316,64 @@ def test_a_failing_account_check_deploys_nothing(isolated, monkeypatch, capsys):
     """On AWS (answers played by Stubber): a concurrency quota of 400 cannot host CONCURRENCY 500.
     One error line naming the quota; no state, no manifest."""
     session = boto3.Session(aws_access_key_id="k", aws_secret_access_key="s", region_name="us-east-1")
-    lam, quotas = session.client("lambda"), session.client("service-quotas")
-    stubs = [Stubber(lam), Stubber(quotas)]
-    stubs[0].add_response("get_account_settings", {"AccountLimit": {"ConcurrentExecutions": 400,
+    clients = {name: session.client(name) for name in ("sts", "lambda", "service-quotas")}
+    stubs = [Stubber(client) for client in clients.values()]
+    stubs[0].add_response("get_caller_identity", {"Account": "123456789012", "Arn": "arn:aws:iam::123456789012:user/a"})
+    stubs[1].add_response("get_account_settings", {"AccountLimit": {"ConcurrentExecutions": 400,
                                                                     "UnreservedConcurrentExecutions": 400}})  # fmt: skip
-    stubs[1].add_response("list_service_quotas", {"Quotas": []})
+    stubs[2].add_response("list_service_quotas", {"Quotas": []})
     for stub in stubs:
         stub.activate()
-    monkeypatch.setattr(sweep.aws, "client", lambda service, region, *a, **k: {"lambda": lam, "service-quotas": quotas}[service])
+    credentials.identity.cache_clear()
+    monkeypatch.setattr(aws, "client", lambda service, region, *a, **k: clients[service])
     code = cli.main(["sweep", "--backend", "aws", "--concurrency", "10 500", "--object-size", "1MiB"])
     out, err = capsys.readouterr()
     assert code == 1 and len(err.strip().splitlines()) == 1, err
     assert "Concurrent executions" in err and "is 400" in err and "request-service-quota-increase" in err
     assert "estimated AWS cost" in out  # the estimate came first
+    assert "AWS account 123456789012" in out and "region us-east-1" in out
     assert not (isolated / "results").exists() and not (isolated / "home" / "stacks").exists()
+
+
+QUEUE_URL = "https://sqs.us-east-1.amazonaws.com/123456789012/s3fanout-requests"
+
+
+def _aws_stack(monkeypatch, sqs) -> "Stack":
+    """An AWS stack whose SQS client is `sqs` (answers played by Stubber)."""
+    from fanout.stack import Stack
+
+    values = {f.name: f.type() if f.type in (int, str) else None for f in dataclasses.fields(Stack)
+              if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING}  # fmt: skip
+    values.update(backend="aws", region="us-east-1", queue_url=QUEUE_URL, timeout=30)
+    monkeypatch.setattr(Stack, "client", lambda self, service, **config: sqs)
+    return Stack(**values)
+
+
+@pytest.mark.parametrize("in_progress", [False, True])
+def test_a_resumed_cell_fires_only_once_the_purge_is_over(monkeypatch, capsys, in_progress):
+    """On AWS a purge takes up to 60 s and may delete messages sent meanwhile (PurgeQueue in
+    botocore's sqs model): the cell waits it out, also when a purge was already under way."""
+    sqs = boto3.client("sqs", region_name="us-east-1", aws_access_key_id="k", aws_secret_access_key="s")
+    stack = _aws_stack(monkeypatch, sqs)
+    with Stubber(sqs) as stub:
+        if in_progress:
+            stub.add_client_error("purge_queue", "PurgeQueueInProgress", "Only one PurgeQueue every 60 seconds",
+                                  expected_params={"QueueUrl": QUEUE_URL})  # fmt: skip
+        else:
+            stub.add_response("purge_queue", {}, {"QueueUrl": QUEUE_URL})
+        stub.add_response("get_queue_attributes", {"Attributes": {"ApproximateNumberOfMessages": "0",
+                                                                  "ApproximateNumberOfMessagesNotVisible": "0"}})  # fmt: skip
+        slept = []
+        sweep.purge(stack, sleep=slept.append)
+        stub.assert_no_pending_responses()
+    assert slept == [60]
+    assert ("already in progress" in capsys.readouterr().out) is in_progress
+
+
+def test_another_purge_error_is_not_swallowed(monkeypatch):
+    sqs = boto3.client("sqs", region_name="us-east-1", aws_access_key_id="k", aws_secret_access_key="s")
+    stack = _aws_stack(monkeypatch, sqs)
+    with Stubber(sqs) as stub:
+        stub.add_client_error("purge_queue", "AccessDenied", "not allowed")
+        with pytest.raises(ClientError, match="AccessDenied"):
+            sweep.purge(stack, sleep=lambda seconds: None)

@@ -19,6 +19,7 @@ from test_fire import make_stack
 
 from fanout import aws, deadletters, fire, hostlock, insights, runs, wait
 from fanout.errors import FanoutError
+from fanout.stack import Stack
 
 COUNT = 20
 PARTIAL_ANSWERS = 3
@@ -89,6 +90,37 @@ def test_peeking_at_the_dead_letter_queue_hides_nothing(stack):
     assert deadletters.peek(stack, "mine") == set(range(25))
     hidden = sqs.get_queue_attributes(QueueUrl=stack.dlq_url, AttributeNames=["ApproximateNumberOfMessagesNotVisible"])
     assert hidden["Attributes"]["ApproximateNumberOfMessagesNotVisible"] == "0"
+
+
+def _counting_receives(monkeypatch) -> list[int]:
+    """ReceiveMessage calls of every client a Stack makes from now on (a botocore event hook)."""
+    calls, real = [], Stack.client
+
+    def client(self, service, **config):
+        made = real(self, service, **config)
+        made.meta.events.register("before-call.sqs.ReceiveMessage", lambda **kwargs: calls.append(1))
+        return made
+
+    monkeypatch.setattr(Stack, "client", client)
+    return calls
+
+
+def test_the_dead_letter_scan_reads_no_more_than_the_run_needs(stack, monkeypatch):
+    """No receive when the DLQ is empty or no seq is wanted; a scan stops once every wanted seq
+    is found, before another run's dead letters sent after them."""
+    calls = _counting_receives(monkeypatch)
+    assert deadletters.peek(stack, "mine", wanted={1, 2}) == set() and calls == []
+    sqs = stack.client("sqs")
+    bodies = [{"run_id": "mine", "seq": seq} for seq in range(10)] + [{"run_id": "other", "seq": s} for s in range(50)]
+    for i in range(0, len(bodies), 10):
+        entries = [{"Id": str(n), "MessageBody": json.dumps(b)} for n, b in enumerate(bodies[i : i + 10])]
+        sqs.send_message_batch(QueueUrl=stack.dlq_url, Entries=entries)
+    assert deadletters.peek(stack, "mine", wanted=set()) == set() and calls == []
+    assert deadletters.peek(stack, "mine", wanted={3, 7}) >= {3, 7}
+    assert 1 <= len(calls) < len(bodies) / 10
+    calls.clear()
+    assert deadletters.peek(stack, "mine") == set(range(10))  # the report's full scan
+    assert len(calls) > len(bodies) / 10
 
 
 def parse_ranges(text: str) -> list[int]:
@@ -193,6 +225,46 @@ def test_wait_says_how_long_the_slowest_outcome_takes(stack, results, capsys, mo
     assert "longer than --timeout" in out and "FUNCTION_TIMEOUT" in out
 
 
+def outcomes_insights(record: dict, answers: list, failing_until: int):
+    """An `insights.run` whose records are every seq done but seq 0, which failed on its first
+    receive, and is done on the next after `failing_until` answers."""
+
+    def run(stack, query_text, start_ms=None, end_ms=None):
+        if "seq >=" in query_text:
+            answers.append(query_text)
+        lines = [{"outcome": "done", "seq": seq, "receive_count": 1} for seq in range(1, COUNT)]
+        lines.append({"outcome": "error", "seq": 0, "receive_count": 1})
+        if len(answers) > failing_until:
+            lines.append({"outcome": "done", "seq": 0, "receive_count": 2})
+        events = [{"timestamp": record["first_send_ms"] + i, "message": json.dumps({**line, "run_id": record["run_id"]})}
+                  for i, line in enumerate(lines)]  # fmt: skip
+        return insights.evaluate(query_text, events)
+
+    return run
+
+
+@pytest.mark.parametrize("failing_until", [0, 2])
+def test_the_slowest_outcome_is_said_only_when_a_message_fails_or_the_timeout_is_shorter(
+        stack, results, capsys, monkeypatch, failing_until):
+    """Timeout (60 s) longer than the slowest outcome (5 x 7 s): nothing said while every message
+    succeeds; said once when one fails with receives left."""
+    record = fire.fire(stack, fire.FireParams(COUNT, "t", workers=2))
+    stack.client("sqs").set_queue_attributes(QueueUrl=stack.queue_url, Attributes={"VisibilityTimeout": "7"})
+    stack = dataclasses.replace(stack, max_receive_count=5)
+    monkeypatch.setattr(insights, "run", outcomes_insights(record, [], failing_until))
+    monkeypatch.setattr(wait, "POLL_SECONDS", {"local": 0})
+    capsys.readouterr()
+    accounting = wait.wait(stack, record, timeout=60)
+    out = " ".join(capsys.readouterr().out.split())
+    assert accounting.done == set(range(COUNT)) and accounting.retrying == set()
+    if failing_until:
+        assert out.count("1 failing, retries pending: a message failing every time reaches the dead-letter queue "
+                         "after 5 receives x 7 s visibility = 35 s") == 1  # fmt: skip
+    else:
+        assert "dead-letter queue after" not in out
+    assert "longer than --timeout" not in out
+
+
 def test_records_from_before_the_outcome_field_still_complete_a_run(stack, results, monkeypatch):
     """An old download record closes its delivery as done, an old error record on the last
     allowed receive as failed; a record that closes nothing (latency's per-call one) does not."""
@@ -210,5 +282,48 @@ def test_records_from_before_the_outcome_field_still_complete_a_run(stack, resul
               for i, line in enumerate(lines)]  # fmt: skip
     monkeypatch.setattr(insights, "run", lambda stack, text, start_ms=None, end_ms=None: insights.evaluate(text, events))
     accounting = wait.account(stack, record)
-    assert accounting.done == {0, 1, 5} and accounting.failed == {2}
+    assert accounting.done == {0, 1, 5} and accounting.failed == {2} and accounting.retrying == {3}
     assert accounting.in_flight() == [3, 4] and accounting.duplicates == 0
+
+
+def test_wait_records_the_last_record_and_the_ingestion_lag_and_the_window_ends_there(stack, results, monkeypatch):
+    """The records' log times and ingestion times (as Insights reports them) give the run's latest
+    record and its longest ingestion lag; once every message is accounted for, the run's window
+    ends at that record plus the function timeout and the clock slack, not at "now"."""
+    record = fire.fire(stack, fire.FireParams(COUNT, "t", workers=2))
+    first = record["first_send_ms"]
+    lags = [1000 + 50 * seq for seq in range(COUNT)]
+
+    def logged(stack, query_text, start_ms=None, end_ms=None):
+        lines = [{"outcome": "done", "run_id": record["run_id"], "seq": seq, "receive_count": 1} for seq in range(COUNT)]
+        events = [{"timestamp": first + 10 * seq, "ingestionTime": first + 10 * seq + lags[seq],
+                   "message": json.dumps(line)} for seq, line in enumerate(lines)]  # fmt: skip
+        return insights.evaluate(query_text, events)
+
+    monkeypatch.setattr(insights, "run", logged)
+    wait.wait(stack, record, timeout=60)
+    accounting = runs.load(record["run_id"])["accounting"]
+    assert accounting["last_record_ms"] == first + 10 * (COUNT - 1)
+    assert accounting["ingestion_lag_ms"] == max(lags)
+    start, end = runs.run_window(runs.load(record["run_id"]))
+    assert start == first - runs.CLOCK_SLACK_MS
+    assert end == accounting["last_record_ms"] + stack.timeout * 1000 + runs.CLOCK_SLACK_MS
+
+
+def test_an_unfinished_run_window_still_ends_now():
+    record = {"first_send_ms": 1_000, "stack": {"timeout": 30},
+              "accounting": {"last_record_ms": 2_000, "in_flight": [3]}}  # fmt: skip
+    before = int(runs.time.time() * 1000)
+    assert runs.run_window(record)[1] >= before + runs.CLOCK_SLACK_MS
+    record["accounting"]["in_flight"] = []
+    assert runs.run_window(record) == (1_000 - runs.CLOCK_SLACK_MS, 2_000 + 30_000 + runs.CLOCK_SLACK_MS)
+
+
+@pytest.mark.parametrize("backend, lag_ms, seconds", [
+    ("aws", None, 300.0),  # no record yet: the default
+    ("aws", 500, 60.0),  # a short lag: the floor
+    ("aws", 120_000, 3 * 120 + 10.0),  # a long lag: three times it, plus a poll
+    ("local", 0, 5.0),
+])  # fmt: skip
+def test_the_lost_delay_follows_the_ingestion_lag(backend, lag_ms, seconds):
+    assert wait.lost_after(backend, lag_ms) == seconds

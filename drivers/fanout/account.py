@@ -1,4 +1,4 @@
-"""AWS account checks before a sweep deploys anything: will the account let it run every cell?
+"""AWS account checks before a deploy or a sweep creates anything: can the account run it?
 
 - Concurrency: Lambda requires at least 100 concurrent executions to stay unreserved in the
   region. Lambda GetAccountSettings gives the account's limit and what is unreserved now; the
@@ -15,11 +15,20 @@ skips the memory check with a note, it does not fail the sweep.
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from fanout import aws, terraform
 from fanout.errors import FanoutError
 
 MIN_UNRESERVED = 100  # Lambda keeps at least this much concurrency unreserved per region
 CONCURRENCY_QUOTA_CODE = "L-B99A9384"  # Service Quotas: Lambda "Concurrent executions"
 RAISE_HOW = "Service Quotas console, or `aws service-quotas request-service-quota-increase --service-code lambda"
+
+
+def check_stack(region: str, stack: str, max_concurrency: int, max_memory: int) -> list[str]:
+    """`check` for stack `stack` on AWS in `region`: the reservation its deployed function (if any)
+    holds counts as available."""
+    function = terraform.outputs("aws", stack).get("function_name")
+    return check(aws.client("lambda", region), aws.client("service-quotas", region), function, max_concurrency,
+                 max_memory)  # fmt: skip
 
 
 def check(lambda_client, quotas_client, function_name: str | None, max_concurrency: int, max_memory: int) -> list[str]:

@@ -23,7 +23,6 @@ would redeploy before nearly every cell.
 
 import itertools
 import random
-import re
 from dataclasses import asdict, dataclass, field
 
 from fanout import params, pins, strategies, workloads
@@ -35,12 +34,11 @@ PARSERS = {
     "memory": ("--memory", params.memory_value),
     "concurrency": ("--concurrency", params.concurrency_value),
     "object_size": ("--object-size", params.object_size),
-    "architecture": ("--architecture", lambda text: params.choice("architecture", text, params.ARCHITECTURES)),
+    "architecture": ("--architecture", params.architecture_value),
     "strategy": ("--strategy", None),  # a list of its own syntax: strategies.parse_list
     "pin": ("--pin (PIN)", pins.parse),  # optional: None (no pin) when not given
 }
 DEPLOY_AXES = ("memory", "concurrency", "object_size", "architecture")  # the others are message-level
-_SEPARATORS = re.compile(r"[\s,]+")
 
 
 @dataclass(frozen=True)
@@ -123,7 +121,7 @@ def _values(name: str, text: str) -> tuple:
         return tuple(str(choice) for choice in strategies.parse_list(text))
     if name == "pin" and text is None:
         return (None,)
-    words = [word for word in _SEPARATORS.split(str(text).strip()) if word]
+    words = [word for word in params.LIST_SEPARATORS.split(str(text).strip()) if word]
     if not words:
         raise UsageError(f"invalid {flag} {text!r}: expected one or more values separated by spaces")
     values = tuple(parse(word) for word in words)

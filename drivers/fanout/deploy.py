@@ -12,7 +12,7 @@ import os
 import sys
 import time
 
-from fanout import aws, package, params, stack, strategies, terraform, upload, workloads
+from fanout import account, credentials, package, params, stack, strategies, terraform, upload, workloads
 from fanout.emulator import control
 from fanout.errors import UsageError
 from fanout.sizes import format_size
@@ -87,18 +87,22 @@ def _check_target(args) -> None:
 
 
 def run_deploy(args) -> int:
-    deploy(check_inputs(args), args.backend, args.endpoint)
+    deploy(check_inputs(args), args.backend, args.endpoint, check_account=True)
     return 0
 
 
-def deploy(inputs: params.DeployParams, backend: str, endpoint: str = "") -> stack.Stack:
+def deploy(inputs: params.DeployParams, backend: str, endpoint: str = "", check_account: bool = False) -> stack.Stack:
     """Create or update the stack with `inputs` and upload its test object; the deployed Stack.
 
-    Validated first (nothing is created on a bad endpoint or a missing AWS profile); on the
-    local backend the embedded emulator is started if none runs.
+    Validated first (nothing is created on a bad endpoint, without AWS credentials, or, with
+    `check_account`, when the AWS account's quotas cannot host it: a sweep checks its largest
+    cell once instead); on the local backend the embedded emulator is started if none runs.
     """
     started = time.monotonic()
     endpoint = _check(inputs, backend, endpoint)
+    if check_account and backend == "aws" and not endpoint:
+        for note in account.check_stack(inputs.region, inputs.stack, inputs.concurrency, inputs.memory):
+            print(f"account: {note}")
     terraform.apply(backend, inputs.stack, _variables(inputs, backend, endpoint))
     deployed = stack.load(backend, inputs.stack)
     upload.ensure_object(deployed)
@@ -137,7 +141,8 @@ def destroy(backend: str, name: str, endpoint: str = "") -> None:
     if not terraform.has_state(backend, name):
         print(f"Nothing to destroy: no stack {name!r} is deployed on the {backend} backend.")
         return
-    recorded = terraform.recorded_inputs(backend, name).get("endpoint", "")
+    inputs = terraform.recorded_inputs(backend, name)
+    recorded = inputs.get("endpoint", "")
     if endpoint and endpoint != recorded:
         raise UsageError(
             f"invalid --endpoint {endpoint!r}: stack {name!r} was deployed to {recorded or 'AWS'}; "
@@ -150,6 +155,8 @@ def destroy(backend: str, name: str, endpoint: str = "") -> None:
             "with it; deleted the stack's local state."
         )
         return
+    if backend == "aws":
+        credentials.check(inputs.get("region", ""), recorded)
     started = time.monotonic()
     terraform.destroy(backend, name)
     print(f"Destroyed stack {name!r} on the {backend} backend in {time.monotonic() - started:.0f} s.")
@@ -173,13 +180,15 @@ def check_strategy(strategy: str, backend: str, endpoint: str) -> None:
 
 
 def _check(inputs: params.DeployParams, backend: str, endpoint: str) -> str:
-    """The endpoint (and a strategy that cannot use it), checked before anything runs: a bad one, or an
-    AWS profile that does not exist, is one error line; an allowed but risky input gets a warning line.
-    The workloads' deploy-level options were checked against the backend with the other inputs."""
+    """The endpoint (and a strategy that cannot use it), checked before anything runs: a bad one, or
+    AWS credentials missing, is one error line; on AWS the account and region the stack goes to are
+    printed; an allowed but risky input gets a warning line. The workloads' deploy-level options
+    were checked against the backend with the other inputs."""
     endpoint = params.endpoint(backend, endpoint)
     check_strategy(inputs.strategy, backend, endpoint)
-    if backend == "aws" and not endpoint:
-        aws.client("sts", inputs.region)  # a missing AWS profile: one line now, not Terraform's page later
+    if backend == "aws":
+        who = credentials.check(inputs.region, endpoint)
+        print(f"stack {inputs.stack!r}: {who.line() if who else endpoint}")
     for warning in params.warnings(inputs):
         print(f"fanout: warning: {warning}", file=sys.stderr)
     return endpoint

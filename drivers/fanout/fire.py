@@ -36,7 +36,12 @@ ATTEMPTS = 6  # per entry, on top of botocore's own retries of a throttled call
 DEFAULT_WORKERS = 16
 DEFAULT_MULTIPLIER = 10
 CHECKPOINT_SECONDS = 1.0  # run.json is rewritten this often while sending
-_TAG = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+# A tag labels a cell in records, query groups (`by experiment_tag`), tables and plot labels, never
+# a file name. Spaces inside are allowed (a published study's tag was `experiment 01`); quotes,
+# backslashes and control characters are not: they would need escaping in Logs Insights queries,
+# shell lines and CSV cells, and a line break would split a table row.
+TAG_MAX_CHARS = 64
+_TAG = re.compile(rf"[A-Za-z0-9._-](?:[A-Za-z0-9._ -]{{0,{TAG_MAX_CHARS - 2}}}[A-Za-z0-9._-])?")
 
 console = Console()
 
@@ -132,8 +137,9 @@ def run(args) -> int:
 
 def check_tag(text: str) -> str:
     """An experiment tag as messages and records carry it; UsageError otherwise."""
-    if not _TAG.match(text):
-        raise UsageError(f"invalid tag {text!r}: expected 1-64 letters, digits, '.', '_' or '-'")
+    if not _TAG.fullmatch(text):
+        raise UsageError(f"invalid tag {text!r}: expected 1-{TAG_MAX_CHARS} ASCII letters, digits, '.', '_', '-' or "
+                         "spaces (not at either end); no quotes, backslashes or control characters")
     return text
 
 

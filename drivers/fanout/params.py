@@ -26,6 +26,11 @@ DEFAULT_FUNCTION_TIMEOUT = 300
 # The bucket name is "<stack>-<account id>-<region>" and must fit in S3's 63 characters.
 STACK_PATTERN = re.compile(r"[a-z](?:[a-z0-9-]{0,28}[a-z0-9])?")
 STACK_ALLOWED = "1-30 lowercase letters, digits or hyphens, starting with a letter, not ending with a hyphen"
+# S3 refuses bucket names that start with these, and the stack name starts every bucket name
+# (https://docs.aws.amazon.com/AmazonS3/latest/userguide/bucketnamingrules.html). Its reserved
+# suffixes (-s3alias, --ol-s3, .mrap, --x-s3, --table-s3) cannot arise: the account ID and the
+# region, or the directory bucket's own --<zone id>--x-s3, end every name.
+BUCKET_FORBIDDEN_PREFIXES = ("xn--", "sthree-", "amzn-s3-demo-")
 REGION_PATTERN = re.compile(r"[a-z]{2}(?:-[a-z]+)+-\d+")
 
 # download_file writes the object to /tmp (Lambda ephemeral storage, at most 10240 MB) and
@@ -37,6 +42,8 @@ MIN_EPHEMERAL_MIB = 512
 MAX_OBJECT_SIZE = 10_000 * 5 * 2**30
 # The queue mapping's maximum_concurrency cannot go below this (infra/lambda.tf).
 MAPPING_MIN_CONCURRENCY = 2
+# Between the values of a sweep's list (fanout.axes): spaces, or commas.
+LIST_SEPARATORS = re.compile(r"[\s,]+")
 
 
 # The deploy inputs' command-line flags: (flag, default, what it is). Deploy takes one value of
@@ -127,10 +134,10 @@ def parse(stack: str, region_name: str, concurrency, memory, size, architecture:
     params = DeployParams(
         stack=stack_name(stack),
         region=region(region_name),
-        concurrency=concurrency_value(concurrency),
-        memory=memory_value(memory),
-        object_size=object_size(size),
-        architecture=choice("architecture", architecture, ARCHITECTURES),
+        concurrency=one_value("concurrency", concurrency, concurrency_value),
+        memory=one_value("memory (MB)", memory, memory_value),
+        object_size=one_value("object size", size, object_size),
+        architecture=one_value("architecture", architecture, architecture_value),
         strategy=str(chosen),
         function_timeout=function_timeout_value(function_timeout),
         workload_options=dict(workload_options or {}),
@@ -147,6 +154,28 @@ def memory_value(text) -> int:
     return integer("memory (MB)", text, *MEMORY_RANGE)
 
 
+def architecture_value(text: str) -> str:
+    return choice("architecture", text, ARCHITECTURES)
+
+
+def one_value(name: str, text, parse):
+    """`parse(text)`, for an input deploy takes one value of. A list of values that would each be
+    valid (`2,4`, `512 1024`) is a sweep's: refused as such, rather than as a malformed number."""
+    words = [word for word in LIST_SEPARATORS.split(str(text).strip()) if word]
+    if len(words) > 1 and all(_valid(parse, word) for word in words):
+        raise UsageError(f"invalid {name} {text!r}: deploy takes one value; a list is for `make sweep`, its values "
+                         f"separated by spaces ({' '.join(words)!r})")  # fmt: skip
+    return parse(text)
+
+
+def _valid(parse, text: str) -> bool:
+    try:
+        parse(text)
+    except UsageError:
+        return False
+    return True
+
+
 def function_timeout_value(text) -> int:
     return integer("function timeout (s)", text, *FUNCTION_TIMEOUT_RANGE)
 
@@ -154,6 +183,10 @@ def function_timeout_value(text) -> int:
 def stack_name(text: str) -> str:
     if not STACK_PATTERN.fullmatch(text):
         raise UsageError(f"invalid stack name {text!r}: expected {STACK_ALLOWED}")
+    forbidden = next((prefix for prefix in BUCKET_FORBIDDEN_PREFIXES if text.startswith(prefix)), None)
+    if forbidden:
+        raise UsageError(f"invalid stack name {text!r}: it starts the bucket names, and S3 forbids bucket names "
+                         f"starting with {', '.join(BUCKET_FORBIDDEN_PREFIXES)}")
     return text
 
 

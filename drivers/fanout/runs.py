@@ -142,10 +142,19 @@ def sent_seqs(record: dict) -> list[int]:
 
 
 def run_window(record: dict) -> tuple[int, int]:
-    """From the run's first send (less clock slack) to now, in epoch ms: every record of the run
-    is in there."""
-    start = (record["first_send_ms"] or int(time.time() * 1000)) - CLOCK_SLACK_MS
-    return start, int(time.time() * 1000) + CLOCK_SLACK_MS
+    """The epoch-ms window holding every log line of the run: from its first send (less clock
+    slack) to, once `wait` accounted for every message, its latest record plus the function
+    timeout (an invocation running then ends within it) and the slack; before that, to now.
+    Ending at the run, not now, keeps a report of an old run from scanning every later run's
+    logs (Logs Insights bills and runs by the data scanned)."""
+    now = int(time.time() * 1000)
+    start = (record["first_send_ms"] or now) - CLOCK_SLACK_MS
+    accounting = record.get("accounting") or {}
+    last = accounting.get("last_record_ms")
+    if last is None or accounting.get("in_flight"):
+        return start, now + CLOCK_SLACK_MS
+    timeout_ms = int(record["stack"].get("timeout") or 0) * 1000
+    return start, last + timeout_ms + CLOCK_SLACK_MS
 
 
 def check_same_stack(record: dict, stack) -> None:

@@ -2,8 +2,11 @@
 
 Binary units (KiB, MiB, GiB, TiB) are powers of 1024, decimal units (KB, MB, GB, TB) powers of
 1000, exactly as their names say: a size that silently means the other one would skew every
-throughput figure derived from it. Hand-written because the few libraries that parse sizes
-disagree on what `KB` means and add a dependency for twenty lines.
+throughput figure derived from it. The unit is read in any letter case (`32mib` is 32 MiB, as
+the function's own sizes read it, functions/downloader/units.py), but only these names: a bare
+`M` or `Mi` is refused, since tools disagree on whether `M` means 10^6 or 2^20. Hand-written
+because the few libraries that parse sizes disagree on what `KB` means and add a dependency
+for twenty lines.
 """
 
 import re
@@ -11,20 +14,11 @@ from decimal import Decimal
 
 from fanout.errors import UsageError
 
-UNITS = {
-    "": 1,
-    "b": 1,
-    "k": 1000, "kb": 1000,
-    "m": 1000**2, "mb": 1000**2,
-    "g": 1000**3, "gb": 1000**3,
-    "t": 1000**4, "tb": 1000**4,
-    "ki": 1024, "kib": 1024,
-    "mi": 1024**2, "mib": 1024**2,
-    "gi": 1024**3, "gib": 1024**3,
-    "ti": 1024**4, "tib": 1024**4,
-}  # fmt: skip
+UNITS = {"B": 1, "KB": 1000, "MB": 1000**2, "GB": 1000**3, "TB": 1000**4,
+         "KiB": 1024, "MiB": 1024**2, "GiB": 1024**3, "TiB": 1024**4}  # fmt: skip
+_FACTORS = {"": 1} | {name.lower(): factor for name, factor in UNITS.items()}  # no unit: bytes
 
-ALLOWED = "a positive size such as 1048576, 64MiB, 1.5GiB, 500MB (units KiB MiB GiB TiB KB MB GB TB)"
+ALLOWED = f"a positive size such as 1048576, 64MiB, 1.5GiB, 500MB (units {' '.join(UNITS)}, in any letter case)"
 
 _PATTERN = re.compile(r"\s*(?P<number>\d+(?:\.\d+)?|\.\d+)\s*(?P<unit>[a-z]*)\s*", re.IGNORECASE | re.ASCII)
 
@@ -33,9 +27,9 @@ def parse_size(text: str) -> int:
     """Bytes in `text`; a fraction must come out to a whole number of bytes."""
     match = _PATTERN.fullmatch(str(text))
     unit = match and match["unit"].lower()
-    if not match or unit not in UNITS:
+    if not match or unit not in _FACTORS:
         raise UsageError(f"invalid size {text!r}: expected {ALLOWED}")
-    value = Decimal(match["number"]) * UNITS[unit]
+    value = Decimal(match["number"]) * _FACTORS[unit]
     if value <= 0:
         raise UsageError(f"invalid size {text!r}: must be greater than zero; expected {ALLOWED}")
     if value != value.to_integral_value():

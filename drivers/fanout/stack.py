@@ -7,7 +7,7 @@ function name; every driver gets them from `Stack`.
 import argparse
 from dataclasses import MISSING, asdict, dataclass, field, fields
 
-from fanout import aws, terraform, workloads
+from fanout import aws, credentials, terraform, workloads
 from fanout.errors import FanoutError
 
 BACKENDS = ("local", "aws")
@@ -85,4 +85,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def from_args(args: argparse.Namespace) -> Stack:
-    return load(args.backend, args.stack)
+    """The stack a command acts on; on AWS, only with usable credentials (one line otherwise)."""
+    deployed = load(args.backend, args.stack)
+    if deployed.backend == "aws":
+        credentials.check(deployed.region, deployed.endpoint)
+    return deployed

@@ -23,6 +23,20 @@ DEFAULT = ("standard",)
 # Zone IDs (use1-az4, apne1-az1) name the same physical zone in every account; zone names
 # (us-east-1a) are mapped per account, and S3 names directory buckets by ID.
 AZ_ID_PATTERN = re.compile(r"[a-z]{2,5}[0-9]{1,2}-az[0-9]{1,2}")
+# The zone IDs where S3 Express One Zone can place a directory bucket, by region: the table of
+# https://docs.aws.amazon.com/AmazonS3/latest/userguide/s3-express-Endpoints.html as read on
+# 2026-11-25. AWS adds zones over time: a region or zone it lists now but this table lacks is
+# refused with a line saying to add it here.
+EXPRESS_ZONES = {
+    "us-east-1": ("use1-az4", "use1-az5", "use1-az6"),
+    "us-east-2": ("use2-az1", "use2-az2"),
+    "us-west-2": ("usw2-az1", "usw2-az3", "usw2-az4"),
+    "ap-south-1": ("aps1-az1", "aps1-az3"),
+    "ap-northeast-1": ("apne1-az1", "apne1-az4"),
+    "eu-west-1": ("euw1-az1", "euw1-az3"),
+    "eu-north-1": ("eun1-az1", "eun1-az2", "eun1-az3"),
+}
+EXPRESS_ZONES_SOURCE = "AWS's S3 Express One Zone zone list of 2026-11-25, EXPRESS_ZONES in drivers/fanout/storage.py"
 # The deploy-level options (--storage, --express-az; Make STORAGE, EXPRESS_AZ), by argparse name.
 DEPLOY_OPTIONS = ("storage", "express_az")
 
@@ -40,6 +54,8 @@ def deploy_options(args, backend: str) -> dict:
     """The classes and zone ID given, checked (also against `backend`) before anything is created."""
     classes, zone = choose(args.storage, args.express_az)
     check_backend(classes, backend)
+    if zone:
+        check_zone_in_region(zone, args.region)
     return {"storage": list(classes), "express_az": zone}
 
 
@@ -101,6 +117,18 @@ def express_az(text: str, classes: tuple[str, ...]) -> str:
             "(not a zone name such as us-east-1a)"
         )
     return text
+
+
+def check_zone_in_region(zone: str, region: str) -> None:
+    """Refuse a zone ID where S3 Express One Zone has no directory buckets (or another region's):
+    AWS would refuse only when creating the bucket, after the rest of the stack exists."""
+    zones = EXPRESS_ZONES.get(region)
+    if zones is None:
+        raise UsageError(f"invalid --region {region!r} with storage class express: S3 Express One Zone is known in "
+                         f"{', '.join(EXPRESS_ZONES)} ({EXPRESS_ZONES_SOURCE}; add a region AWS lists since)")
+    if zone not in zones:
+        raise UsageError(f"invalid --express-az {zone!r}: directory buckets in {region} are in zone IDs "
+                         f"{', '.join(zones)} ({EXPRESS_ZONES_SOURCE})")
 
 
 def check_backend(classes: tuple[str, ...], backend: str) -> None:

@@ -23,7 +23,8 @@ The manifest results/sweeps/<sweep_id>/sweep.json (fanout.sweeps) is rewritten a
 Ctrl-C (or SIGTERM) asks Terraform to stop if it runs, marks the cell interrupted and leaves
 the stack deployed; `--resume <sweep_id|latest>` continues with the first unfinished cell,
 running an interrupted cell again from scratch as a new run after purging what the old run left
-in the queue. --destroy-after tears the stack down once every cell is done.
+in the queue (on AWS waiting the purge out: see `purge`). --destroy-after tears the stack down
+once every cell is done.
 """
 
 import secrets
@@ -31,10 +32,11 @@ import time
 from contextlib import ExitStack, closing, contextmanager
 from dataclasses import dataclass, field
 
+from botocore.exceptions import ClientError
 from rich.console import Console
 
-from fanout import (account, aws, axes, costs, deploy, fire, interrupts, params, pins, reporting, runs, sweeps,
-                    terraform, wait, workloads)
+from fanout import (account, axes, costs, credentials, deploy, fire, interrupts, params, pins, reporting, runs,
+                    sweeps, terraform, wait, workloads)
 from fanout import stack as stacks
 from fanout.emulator import control
 from fanout.errors import FanoutError, UsageError
@@ -43,6 +45,7 @@ from fanout.sizes import format_size
 
 IDLE_POLL_SECONDS = 1.0
 IDLE_SLACK_SECONDS = 60  # beyond the function timeout, for the last invocation to end
+PURGE_SECONDS = 60  # SQS: a purge takes up to this long, and may delete what is sent meanwhile
 
 console = Console()
 
@@ -188,7 +191,8 @@ def resume(ref: str, confirmed: bool) -> dict:
 
 
 def preflight(sweep: SweepParams, cells: list[axes.CellParams], confirmed: bool) -> None:
-    """The cost estimate (printed on AWS, or when refusing) and the AWS account checks."""
+    """The cost estimate (printed on AWS, or when refusing), then on AWS the credentials (the
+    account and region printed) and the account's quotas."""
     estimates = [_estimate(sweep.multiplier * c.concurrency, c) for c in cells]
     messages = sum(e.messages for e in estimates)
     usd = sum(e.total for e in estimates)
@@ -198,10 +202,12 @@ def preflight(sweep: SweepParams, cells: list[axes.CellParams], confirmed: bool)
             console.print(line, highlight=False)
     if refused:
         raise UsageError(f"sweep: {refused}")
+    if sweep.backend == "aws":
+        who = credentials.check(sweep.region, sweep.endpoint)
+        console.print(f"stack {sweep.stack!r}: {who.line() if who else sweep.endpoint}", highlight=False)
     if sweep.backend == "aws" and not sweep.endpoint:
-        function = terraform.outputs("aws", sweep.stack).get("function_name")
-        notes = account.check(aws.client("lambda", sweep.region), aws.client("service-quotas", sweep.region), function,
-                              max(c.concurrency for c in cells), max(c.memory for c in cells))  # fmt: skip
+        notes = account.check_stack(sweep.region, sweep.stack, max(c.concurrency for c in cells),
+                                    max(c.memory for c in cells))  # fmt: skip
         for note in notes:
             console.print(f"account: {note}", highlight=False)
 
@@ -332,7 +338,7 @@ def _run_cell(manifest: dict, cell: dict, deployment: _Deployment, purge_first: 
     stack = deployment.stack
     if purge_first:
         with _timed("purge", timings):
-            _purge(stack)
+            purge(stack)
     cell["environments"] = "fresh" if redeployed or not sweep.keep_warm else "warm (kept from the previous cell)"
     fire_params = fire.FireParams(sweep.multiplier * cell_params.concurrency, sweep.tag,
                                   sweep={"sweep_id": manifest["sweep_id"], "cell": cell["index"],
@@ -413,10 +419,27 @@ def wait_idle(stack, hosted: "wait.Hosted | None", timeout: float) -> None:
         time.sleep(IDLE_POLL_SECONDS)
 
 
-def _purge(stack) -> None:
+def purge(stack, sleep=time.sleep) -> None:
     """Drop what an abandoned run left in the queue, so that it does not compete with the cell
-    run again (its records keep their own run id and never count in another run)."""
-    stack.client("sqs").purge_queue(QueueUrl=stack.queue_url)
+    run again (its records keep their own run id and never count in another run), and return
+    only once the purge is over.
+
+    SQS takes up to PURGE_SECONDS to purge and may delete messages sent meanwhile (PurgeQueue,
+    botocore's sqs model), so on AWS the cell waits that long before it fires. A purge already
+    under way (PurgeQueueInProgress: one began within the last PURGE_SECONDS, e.g. a resume
+    retried at once) is waited out the same way. The emulator purges at once.
+    """
+    sqs = stack.client("sqs")
+    try:
+        sqs.purge_queue(QueueUrl=stack.queue_url)
+        what = "purged the queue"
+    except ClientError as exc:
+        if not exc.response["Error"].get("Code", "").endswith("PurgeQueueInProgress"):
+            raise
+        what = "a purge of the queue was already in progress"
+    if stack.backend == "aws":
+        console.print(f"{what}; waiting {PURGE_SECONDS} s for SQS to finish it before firing", highlight=False)
+        sleep(PURGE_SECONDS)
     wait_idle(stack, None, stack.timeout + IDLE_SLACK_SECONDS)
 
 

@@ -18,9 +18,11 @@ without a record, and no amount of waiting brings it back. wait then ends at onc
 with one line naming the lost seqs. Crashes, timeouts and init failures (the platform's lines,
 query platform-errors over the run's window) are counted beside the outcomes.
 
-Before it starts, wait says how long the slowest outcome takes on this stack: a message that
-fails on every receive reaches the DLQ after max_receive_count receives x the queue's
-visibility timeout (6 x the function timeout: FUNCTION_TIMEOUT at deploy).
+wait says how long the slowest outcome takes on this stack (a message that fails on every
+receive reaches the DLQ after max_receive_count receives x the queue's visibility timeout, 6 x
+the function timeout: FUNCTION_TIMEOUT at deploy) only when that matters: before it starts when
+--timeout is shorter, else once a message has failed with receives left (its retries pending).
+A run whose messages all succeed is not told about a path it never takes.
 
 On timeout, the missing seqs are printed as ranges (`3-7, 12, 40-99`, cut after a line) and
 written in full to results/<run_id>/missing.json.
@@ -52,7 +54,11 @@ DONE = ("done", workloads.DEFAULT)
 PLATFORM_QUERY = "platform-errors"
 # How long the main queue must stay empty before unaccounted seqs are called lost: the logs of
 # the last invocations must have arrived (Insights lags on AWS, and SQS's counts are approximate).
+# Until the run's records show their ingestion lag, LOST_AFTER_S; then LAG_FACTOR times the
+# longest lag seen plus a poll, at least MIN_LOST_AFTER_S (see lost_after).
 LOST_AFTER_S = {"local": 5.0, "aws": 300.0}
+MIN_LOST_AFTER_S = {"local": 5.0, "aws": 60.0}
+LAG_FACTOR = 3
 QUEUE_COUNTS = ("ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible", "ApproximateNumberOfMessagesDelayed")
 SEQS_PER_QUERY = 4000  # two rows per seq at most: stays under the 10,000-row result limit
 DEFAULT_TIMEOUT = 1800
@@ -133,10 +139,13 @@ class Accounting:
     sent: list[int]
     done: set[int] = field(default_factory=set)
     failed: set[int] = field(default_factory=set)  # retries exhausted, not yet seen in the DLQ
+    retrying: set[int] = field(default_factory=set)  # failed with receives left, no outcome yet
     dead_lettered: set[int] = field(default_factory=set)
     duplicates: int = 0  # extra "done" deliveries (SQS delivers at least once)
     lost: set[int] = field(default_factory=set)  # no record, not in the DLQ, and the queue is empty
     platform_errors: dict[str, int] = field(default_factory=dict)  # crashes, timeouts, init failures
+    last_record_ms: int | None = None  # the latest record's log timestamp (runs.run_window ends there)
+    ingestion_lag_ms: int | None = None  # the longest time a record took to reach the logs
 
     def in_flight(self) -> list[int]:
         accounted = self.done | self.failed | self.dead_lettered | self.lost
@@ -162,6 +171,8 @@ class Accounting:
             "lost": sorted(self.lost),
             "duplicate_download_records": self.duplicates,
             "platform_errors": dict(self.platform_errors),
+            "last_record_ms": self.last_record_ms,
+            "ingestion_lag_ms": self.ingestion_lag_ms,
         }
 
 
@@ -169,7 +180,6 @@ def account(stack, record: dict) -> Accounting:
     """One look at the logs and the DLQ."""
     accounting = Accounting(sent=runs.sent_seqs(record))
     rows = outcome_rows(stack, record)
-    dead = deadletters.peek(stack, record["run_id"])
     for row in rows:
         seq, records = int(row["seq"]), int(row["records"])
         if row["ended"] in DONE:
@@ -177,9 +187,30 @@ def account(stack, record: dict) -> Accounting:
             accounting.duplicates += records - 1
         elif int(row["receive_count_max"] or 0) >= stack.max_receive_count:
             accounting.failed.add(seq)
+        else:
+            accounting.retrying.add(seq)
+    dead = deadletters.peek(stack, record["run_id"], wanted=set(accounting.sent) - accounting.done)
     accounting.dead_lettered = dead - accounting.done
     accounting.failed -= accounting.done | accounting.dead_lettered
+    accounting.retrying -= accounting.done | accounting.failed | accounting.dead_lettered
+    accounting.last_record_ms = _largest(rows, "last_ms")
+    accounting.ingestion_lag_ms = _largest(rows, "lag_ms_max")
     return accounting
+
+
+def _largest(rows: list[dict], name: str) -> int | None:
+    """The largest value of column `name` (None when no row has one: no records, or no ingestion
+    times, as in events written by hand)."""
+    values = [int(row[name]) for row in rows if row.get(name) is not None]
+    return max(values, default=None)
+
+
+def lost_after(backend: str, lag_ms: int | None) -> float:
+    """Seconds the queue must stay empty before unaccounted seqs are lost, for records reaching
+    the logs `lag_ms` after they were written (None: not known yet)."""
+    if lag_ms is None:
+        return LOST_AFTER_S[backend]
+    return max(MIN_LOST_AFTER_S[backend], LAG_FACTOR * lag_ms / 1000 + POLL_SECONDS[backend])
 
 
 def platform_errors(stack, record: dict) -> dict[str, int]:
@@ -226,7 +257,8 @@ def wait(stack, record: dict, timeout: float, host: bool = False, network=None,
     host = host or hosted is not None
     where = ", hosting the function here" if host else ""
     console.print(f"run {record['run_id']}: waiting for {sent} messages{where}", highlight=False)
-    _note_slowest(stack, timeout)
+    receives, visibility = slowest_outcome(stack)
+    noted = _note_slowest(receives, visibility, timeout)
     _note_unsent(record)
     empty_since = None
     network = hosted.network if hosted else network
@@ -238,9 +270,11 @@ def wait(stack, record: dict, timeout: float, host: bool = False, network=None,
             interrupts.raise_if_dropped()
             empty_since = (empty_since or time.monotonic()) if queue_empty(stack) else None
             accounting = account(stack, record)
-            if empty_since and time.monotonic() - empty_since >= LOST_AFTER_S[stack.backend]:
+            if empty_since and time.monotonic() - empty_since >= lost_after(stack.backend, accounting.ingestion_lag_ms):
                 accounting.lost = set(accounting.in_flight())
             progress.update(task, completed=accounting.accounted(), description=accounting.summary())
+            if accounting.retrying and not noted:
+                noted = _note_slowest(receives, visibility, timeout, len(accounting.retrying))
             if _finished(accounting, host) or time.monotonic() >= deadline:
                 break
             time.sleep(POLL_SECONDS[stack.backend])
@@ -271,15 +305,20 @@ def _record_network(stack, record: dict, host: bool, network) -> None:
     console.print(network_options.label_of(network_options.from_record(record["network"])), highlight=False)
 
 
-def _note_slowest(stack, timeout: float) -> None:
-    """Say up front how long a message that keeps failing takes to reach the DLQ."""
-    receives, visibility = slowest_outcome(stack)
+def _note_slowest(receives: int, visibility: int, timeout: float, retrying: int = 0) -> bool:
+    """Say how long a message that keeps failing takes to reach the DLQ, when it matters: some
+    (`retrying`) failed and will be received again, or --timeout is shorter than that. Returns
+    whether it was said, so that it is said once."""
     slowest = receives * visibility
-    console.print(f"slowest outcome: a message failing every time reaches the dead-letter queue after {receives} "
-                  f"receives x {visibility} s visibility = {_duration(slowest)}", highlight=False)
+    if not retrying and slowest <= timeout:
+        return False
+    why = f"{retrying} failing, retries pending" if retrying else "slowest outcome"
+    console.print(f"[yellow]note:[/] {why}: a message failing every time reaches the dead-letter queue after "
+                  f"{receives} receives x {visibility} s visibility = {_duration(slowest)}", highlight=False)
     if slowest > timeout:
         console.print(f"[yellow]note:[/] that is longer than --timeout {timeout:g} s; deploy with a shorter "
                       "FUNCTION_TIMEOUT (visibility = 6 x it) to see failures through", highlight=False)
+    return True
 
 
 def _duration(seconds: int) -> str:

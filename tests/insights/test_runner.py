@@ -8,7 +8,7 @@ import random
 
 import boto3
 import pytest
-from botocore.exceptions import EndpointConnectionError
+from botocore.exceptions import ClientError, EndpointConnectionError
 from botocore.stub import Stubber
 
 from fanout import insights
@@ -87,6 +87,15 @@ def test_backoff_is_capped_and_jittered_within_the_upper_half(logs):
     assert max(doubling(9)) == runner.MAX_DELAY_S
 
 
+def limit_delays(count: int) -> list[float]:
+    """The first `count` delays of the limits' backoff: doubling from 2 s, at most a minute."""
+    delays, delay = [], 2.0
+    for _ in range(count):
+        delays.append(delay)
+        delay = min(delay * 2, 60.0)
+    return delays
+
+
 def test_start_query_retries_limit_exceeded(logs):
     client, stub = logs
     for _ in range(2):
@@ -95,15 +104,48 @@ def test_start_query_retries_limit_exceeded(logs):
     stub.add_response("get_query_results", results("Complete"), {"queryId": "q2"})
     sleeps = []
     run(client, sleeps)
-    assert sleeps == doubling(2)
+    assert sleeps == limit_delays(2)
 
 
-def test_start_query_gives_up_after_its_attempts(logs):
+def test_a_limit_is_waited_out_for_minutes_then_named(logs):
+    """15 minutes of backing off (delays up to a minute), then one line naming the limit."""
     client, stub = logs
-    for _ in range(runner.START_ATTEMPTS):
+    attempts = next(n for n in range(1, 100) if sum(limit_delays(n - 1)) >= 15 * 60)
+    for _ in range(attempts):
         stub.add_client_error("start_query", "LimitExceededException", "too many queries", expected_params=START)
-    with pytest.raises(FanoutError, match="too many queries"):
-        run(client, [])
+    sleeps = []
+    with pytest.raises(FanoutError) as caught:
+        run(client, sleeps)
+    assert max(sleeps) == 60.0 and sum(sleeps) >= 15 * 60 > sum(sleeps[:-1])
+    message = str(caught.value)
+    assert "concurrent Logs Insights queries" in message and "15 minutes" in message and "too many queries" in message
+    assert "\n" not in message
+
+
+def test_throttled_polls_back_off_and_the_limit_is_named(logs):
+    client, stub = logs
+    stub.add_response("start_query", {"queryId": "q3"}, START)
+    for _ in range(2):
+        stub.add_client_error("get_query_results", "ThrottlingException", "Rate exceeded", expected_params={"queryId": "q3"})
+    stub.add_response("get_query_results", results("Complete"), {"queryId": "q3"})
+    sleeps = []
+    run(client, sleeps)
+    assert sleeps == limit_delays(2)
+    assert runner._limit(ClientError({"Error": {"Code": "ThrottlingException"}}, "GetQueryResults"), "GetQueryResults") \
+        == "the account's requests-per-second quota of GetQueryResults"  # fmt: skip
+
+
+def test_every_page_of_the_results_is_read(logs):
+    """GetQueryResults pages its results (nextToken, botocore's logs model): all are returned."""
+    client, stub = logs
+    stub.add_response("start_query", {"queryId": "q4"}, START)
+    pages = [[[("mode", "stream"), ("n", "1")]], [[("mode", "crt"), ("n", "2")]], [[("mode", "ranged"), ("n", "3")]]]
+    stub.add_response("get_query_results", results("Complete", pages[0]) | {"nextToken": "t1"}, {"queryId": "q4"})
+    stub.add_response("get_query_results", results("Complete", pages[1]) | {"nextToken": "t2"},
+                      {"queryId": "q4", "nextToken": "t1"})  # fmt: skip
+    stub.add_response("get_query_results", results("Complete", pages[2]), {"queryId": "q4", "nextToken": "t2"})
+    result = Result.from_response(run(client, []))
+    assert [row["mode"] for row in result.rows] == ["stream", "crt", "ranged"]
 
 
 def test_malformed_query_is_not_retried_and_the_error_names_the_query(logs):

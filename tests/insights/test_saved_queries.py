@@ -254,3 +254,19 @@ def test_strategy_parameters_group_by_every_parameter(sample):
     for key, row in got.items():
         assert row["downloads"] == len(groups[key])
         assert_statistics(row, "mb_per_s", groups[key])
+
+
+def test_a_tag_with_spaces_is_one_group():
+    """A tag may hold spaces (`experiment 01`): `by experiment_tag` keeps it whole."""
+    import random
+
+    from .support import download_record, json_event
+
+    rng = random.Random(7)
+    events = [json_event(download_record(rng, seq, experiment_tag=f"experiment 0{1 + seq % 2}", memory_size=1024,
+                                         concurrency_limit=10)) for seq in range(20)]  # fmt: skip
+    rows = insights.evaluate(insights.load_query("download-percentiles"), events).rows
+    by_tag = {}
+    for row in rows:
+        by_tag[row["experiment_tag"]] = by_tag.get(row["experiment_tag"], 0) + row["downloads"]
+    assert by_tag == {"experiment 01": 10, "experiment 02": 10}

@@ -1,10 +1,18 @@
 """Run a query on CloudWatch Logs Insights: StartQuery, then GetQueryResults until it is final.
 
-boto3 has no waiter for Logs Insights queries, hence this loop. It retries StartQuery while the
-account is at its concurrent-query limit, polls with exponential backoff (jittered, so that
-several callers do not poll in step), stops the query if the caller gives up (deadline or
-Ctrl-C) so it does not keep scanning, and turns every failure, from an unsuccessful final status
-to a botocore error, into a one-line error naming the query.
+boto3 has no waiter for Logs Insights queries, hence this loop. It polls with exponential backoff
+(jittered, so that several callers do not poll in step), stops the query if the caller gives up
+(deadline or Ctrl-C) so it does not keep scanning, reads every page of a complete query's results
+(GetQueryResults' nextToken, botocore's logs model: up to 10,000 events a page) and turns every
+failure, from an unsuccessful final status to a botocore error, into a one-line error naming the
+query.
+
+AWS limits: StartQuery answers LimitExceededException while the account runs as many Logs
+Insights queries as it may at once, and StartQuery and GetQueryResults answer ThrottlingException
+above their requests-per-second quota (CloudWatch Logs quotas,
+https://docs.aws.amazon.com/AmazonCloudWatch/latest/logs/cloudwatch_limits_cwl.html). Other users'
+queries or a dashboard can hold those for minutes, so both are retried with jittered backoff
+growing to a minute, for up to LIMIT_BUDGET_S of waiting; the error after that names the limit.
 """
 
 import random
@@ -15,12 +23,17 @@ from botocore.exceptions import BotoCoreError, ClientError
 from fanout.errors import FanoutError
 
 FINAL_STATUSES = ("Complete", "Failed", "Cancelled", "Timeout", "Unknown")
-START_ATTEMPTS = 8
 FIRST_DELAY_S = 0.5
 MAX_DELAY_S = 8.0
 DEADLINE_S = 60 * 60  # Logs Insights stops a query after 60 minutes itself: waiting longer is pointless
 NARROWER = "the longest Logs Insights runs a query is 60 minutes; query a narrower time window"
 LABEL_CHARS = 60
+# Backing off from an AWS limit: delays doubling from LIMIT_FIRST_DELAY_S to LIMIT_MAX_DELAY_S,
+# for up to LIMIT_BUDGET_S of waiting in all.
+LIMIT_FIRST_DELAY_S = 2.0
+LIMIT_MAX_DELAY_S = 60.0
+LIMIT_BUDGET_S = 15 * 60
+THROTTLING_CODES = ("ThrottlingException", "Throttling", "TooManyRequestsException")
 
 
 def label(query_text: str) -> str:
@@ -30,12 +43,44 @@ def label(query_text: str) -> str:
     return repr(first if len(first) <= LABEL_CHARS else first[: LABEL_CHARS - 3] + "...")
 
 
-def _backoff(rng: random.Random):
-    """Delays doubling from FIRST_DELAY_S up to MAX_DELAY_S, each drawn from its upper half."""
-    delay = FIRST_DELAY_S
+def _backoff(rng: random.Random, first: float = FIRST_DELAY_S, most: float = MAX_DELAY_S):
+    """Delays doubling from `first` up to `most`, each drawn from its upper half."""
+    delay = first
     while True:
         yield delay * rng.uniform(0.5, 1.0)
-        delay = min(delay * 2, MAX_DELAY_S)
+        delay = min(delay * 2, most)
+
+
+def _limit(exc: ClientError, operation: str) -> str | None:
+    """Which AWS limit refused `operation`, in words; None for any other error."""
+    code = exc.response["Error"].get("Code")
+    if code == "LimitExceededException" and operation == "StartQuery":
+        return "the account's limit of concurrent Logs Insights queries"
+    if code in THROTTLING_CODES:
+        return f"the account's requests-per-second quota of {operation}"
+    return None
+
+
+def _within_limits(operation: str, call, name: str, sleep, rng):
+    """call(), retried with backoff while an AWS limit refuses it, for up to LIMIT_BUDGET_S; then
+    a FanoutError naming the limit. Other errors pass through."""
+    delays, waited = _backoff(rng, LIMIT_FIRST_DELAY_S, LIMIT_MAX_DELAY_S), 0.0
+    while True:
+        try:
+            return call()
+        except ClientError as exc:
+            limit = _limit(exc, operation)
+            if limit is None:
+                raise
+            if waited >= LIMIT_BUDGET_S:
+                raise FanoutError(
+                    f"Logs Insights query {name}: {operation} still refused by {limit} after {waited / 60:.0f} "
+                    f"minutes of retrying ({_detail(exc)}); wait for other queries to end or ask for a higher quota "
+                    "(CloudWatch Logs quotas in the Service Quotas console)"
+                ) from None
+        delay = next(delays)
+        sleep(delay)
+        waited += delay
 
 
 def _detail(exc: Exception) -> str:
@@ -47,33 +92,28 @@ def _detail(exc: Exception) -> str:
 
 def start_query(client, log_groups, query_text: str, start_s: int, end_s: int, sleep=time.sleep,
                 rng=random) -> str:
-    """The queryId; waits and retries while LimitExceededException says too many queries run."""
-    delays = _backoff(rng)
-    for attempt in range(1, START_ATTEMPTS + 1):
-        try:
-            response = client.start_query(
-                logGroupNames=list(log_groups), startTime=start_s, endTime=end_s, queryString=query_text
-            )
-            return response["queryId"]
-        except ClientError as exc:
-            if exc.response["Error"]["Code"] != "LimitExceededException" or attempt == START_ATTEMPTS:
-                raise FanoutError(f"Logs Insights refused query {label(query_text)}: {_detail(exc)}") from None
-        except BotoCoreError as exc:
-            raise FanoutError(f"could not start Logs Insights query {label(query_text)}: {_detail(exc)}") from None
-        sleep(next(delays))
-    raise AssertionError("unreachable")
+    """The queryId; waits and retries while an AWS limit refuses it (module docstring)."""
+    request = {"logGroupNames": list(log_groups), "startTime": start_s, "endTime": end_s, "queryString": query_text}
+    try:
+        return _within_limits("StartQuery", lambda: client.start_query(**request), label(query_text), sleep,
+                              rng)["queryId"]  # fmt: skip
+    except ClientError as exc:
+        raise FanoutError(f"Logs Insights refused query {label(query_text)}: {_detail(exc)}") from None
+    except BotoCoreError as exc:
+        raise FanoutError(f"could not start Logs Insights query {label(query_text)}: {_detail(exc)}") from None
 
 
 def wait_for_results(client, query_id: str, query_text: str, sleep=time.sleep, clock=time.monotonic,
                      deadline_s=DEADLINE_S, rng=random) -> dict:
-    """The final GetQueryResults response of a Complete query; FanoutError for any other end."""
+    """The final GetQueryResults response of a Complete query, every page of its results in
+    `results`; FanoutError for any other end."""
     delays, started, name = _backoff(rng), clock(), f"{label(query_text)} ({query_id})"
     try:
         while True:
-            response = _poll(client, query_id, name)
+            response = _poll(client, query_id, name, sleep, rng)
             status = response["status"]
             if status == "Complete":
-                return response
+                return _all_pages(client, response, query_id, name, sleep, rng)
             if status == "Timeout":
                 raise FanoutError(f"Logs Insights query {name} timed out: {NARROWER}")
             if status in FINAL_STATUSES:
@@ -88,11 +128,24 @@ def wait_for_results(client, query_id: str, query_text: str, sleep=time.sleep, c
         raise
 
 
-def _poll(client, query_id: str, name: str) -> dict:
+def _all_pages(client, response: dict, query_id: str, name: str, sleep, rng) -> dict:
+    """`response` with the results of every further page (nextToken) appended."""
+    results, token = list(response["results"]), response.get("nextToken")
+    while token:
+        page = _poll(client, query_id, name, sleep, rng, nextToken=token)
+        results += page["results"]
+        token = page.get("nextToken")
+    return {**response, "results": results}
+
+
+def _poll(client, query_id: str, name: str, sleep, rng, **page) -> dict:
     try:
-        return client.get_query_results(queryId=query_id)
-    except (ClientError, BotoCoreError) as exc:
+        return _within_limits("GetQueryResults", lambda: client.get_query_results(queryId=query_id, **page), name,
+                              sleep, rng)  # fmt: skip
+    except (ClientError, BotoCoreError, FanoutError) as exc:
         _stop(client, query_id)
+        if isinstance(exc, FanoutError):
+            raise
         raise FanoutError(f"could not read the results of Logs Insights query {name}: {_detail(exc)}") from None
 
 

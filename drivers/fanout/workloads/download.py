@@ -9,10 +9,8 @@ fanout.workloads.latency does for its parameters.
 
 from dataclasses import dataclass
 
-from fanout import concurrency, costs, crossrun, pins, strategies, workloads
-from fanout import report as run_report
+from fanout import concurrency, costs, pins, strategies, workloads
 from fanout.params import check_fits_tmp, ephemeral_mib
-from fanout.workloads import download_compare
 
 OPTIONS = ("strategy", "pin")  # fire's --strategy (--mode) and --pin (STRATEGY, PIN)
 # Its deploy-level inputs (object size, default strategy, memory...) are the stack's own, generic
@@ -111,26 +109,38 @@ def cell_estimate(count: int, cell) -> costs.Estimate:
 
 def build_report(stack, record: dict) -> dict:
     """The run's report summary from its logs and queries (fanout.report)."""
+    # Imported here, as every report module below: they load numpy, scipy and matplotlib, which
+    # every `fanout` command would otherwise pay for at start-up (--help included).
+    from fanout import report as run_report
+
     return run_report.build(stack, record)
 
 
 def show_report(summary: dict) -> None:
     """The report's tables on the console."""
+    from fanout import report as run_report
+
     run_report.show(summary)
 
 
 def write_report(summary: dict, plots_too: bool = True) -> list:
     """The report's files and (unless a sweep's cell, `plots_too` False) plots; their paths."""
+    from fanout import report as run_report
+
     return run_report.write(summary, plots_too)
 
 
 def report_across(run_ids: list[str], folder, title: str, at_target: float = concurrency.AT_TARGET_FRACTION) -> dict:
     """The tables across runs (fanout.crossrun), over the downloads at target, printed and written into `folder`."""
+    from fanout import crossrun
+
     return crossrun.report_across(run_ids, folder, title, at_target)
 
 
 def compare(a_ids: list[str], b_ids: list[str], at_target: float = concurrency.AT_TARGET_FRACTION) -> None:
     """`fanout compare`: the change in median and p99 throughput per matching cell, with CIs."""
+    from fanout.workloads import download_compare
+
     download_compare.show(download_compare.compare(a_ids, b_ids, at_target))
 
 

@@ -181,7 +181,8 @@ def long_cells() -> list[tuple]:
 @pytest.mark.parametrize("cells", [long_cells(), long_cells()[:1]], ids=["many-long-cells", "one-long-cell"])
 def test_the_run_report_plots_read_with_the_longest_labels(cells):
     figures = plots.build(run_summary(download_records(cells)))
-    assert set(figures) == {"throughput.png", "concurrency.png", "seconds_cdf.png", "timeline.png"}
+    assert set(figures) == {"throughput.png", "concurrency.png", "seconds_cdf.png", "timeline.png",
+                            "throughput_by_concurrency_ran_at.png"}
     for name, fig in figures.items():
         assert_readable(fig)
 

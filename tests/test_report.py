@@ -15,8 +15,8 @@ from rich.console import Console
 
 import fanout.network
 import fanout.timeline
-from fanout import (cells, cli, concurrency, figures, insights, plots, report, reporting, run_cost, run_logs, runs, tables,
-                    workloads)
+from fanout import (cells, cli, concurrency, figures, insights, plots, report, reporting, run_cost, run_logs, runs, stats,
+                    tables, workloads)
 from fanout import stack as stacks
 from fanout.network import late, truth
 from fanout.sizes import format_size
@@ -64,14 +64,18 @@ def test_steady_window_is_the_middle_80_percent():
 
 
 def synthetic_records(seed=0, per_cell=60, cell_keys=CELLS):
-    """Download records of RUN for each cell, plus an error record and another run's record."""
+    """Download records of RUN for each cell, plus an error record and another run's record.
+    Each cell's downloads run one after another in `concurrency_limit` busy slots, the cells
+    side by side (one run, so each download ran at or above its cell's target but at the tail)."""
     rng = np.random.default_rng(seed)
     records, seq, t0 = [], 0, 1_700_000_000_000
     for cell in cell_keys:
         memory, limit, size, strategy, tag = cell.memory_size, cell.concurrency_limit, cell.object_size, cell.strategy, cell.experiment_tag
-        for _ in range(per_cell):
+        slots = [t0 + int(rng.integers(0, 50)) for _ in range(limit)]
+        for i in range(per_cell):
             seconds = float(rng.lognormal(0, 0.5))
-            start = t0 + int(rng.integers(0, 20_000))
+            start = slots[i % limit]
+            slots[i % limit] += int(seconds * 1000) + 5
             records.append({
                 "event": "download", "run_id": RUN, "seq": seq, "experiment_tag": tag, "memory_size": memory,
                 "concurrency_limit": limit, "object_size": size, "strategy": strategy, "bytes": size, "seconds": seconds,
@@ -83,6 +87,16 @@ def synthetic_records(seed=0, per_cell=60, cell_keys=CELLS):
     records.append({"event": "error", "run_id": RUN, "seq": seq, "error_type": "InjectedFailure", "receive_count": 5})
     other = dict(records[0], run_id="20250101T000000Z-ffffff", seconds=999.0)
     return records, other
+
+
+def brute_at_target(cell: list[dict], run: list[dict], target: int) -> list[dict]:
+    """The downloads of `cell` whose mean count of the run's downloads running, over their own
+    milliseconds, is at least 90% of `target`."""
+    def mean_running(d):
+        counts = [sum(o["start_ms"] <= ms < o["end_ms"] for o in run) for ms in range(d["start_ms"], d["end_ms"])]
+        return sum(counts) / len(counts)
+
+    return [d for d in cell if mean_running(d) >= 0.9 * target]
 
 
 def as_events(records):
@@ -204,7 +218,8 @@ def test_one_cell_console_report_fits_80_columns(monkeypatch):
     assert max(map(len, lines)) <= 80, "\n".join(line for line in lines if len(line) > 80)
     assert sum(line.startswith("cell: ") for line in lines) == 1  # the shared cell, once
     assert not any(title in line for line in lines for title in DOWNLOAD.titles.values() if line.lstrip().startswith(title))
-    assert f"percentiles: {insights.PCT_METHODS['local']}" in lines
+    assert f"percentiles: at target, from the records:" in lines and f"  {stats.PERCENTILE_METHOD};" in lines
+    assert f"  every download: {insights.PCT_METHODS['local']}" in lines
 
 
 def test_report_files(tmp_path, monkeypatch):
@@ -217,14 +232,20 @@ def test_report_files(tmp_path, monkeypatch):
     assert [json.loads(line) for line in lines] == records
     with open(folder / "summary.csv") as f:
         rows = list(csv.DictReader(f))
-    assert [int(r["n"]) for r in rows] == [c["n"] for c in summary["cells"]]
-    assert sum(int(r["n"]) for r in rows) == len(records) - 1
+    assert [int(r["n_all"]) for r in rows] == [c["n"] for c in summary["cells"]]  # the query's count
+    assert sum(int(r["n_all"]) for r in rows) == len(records) - 1
+    downloads = [r for r in records if r["event"] == "download"]
+    for row in rows:  # the figures at target: the downloads a brute force finds at target
+        cell = [d for d in downloads if all(str(d[name]) == row[name] for name in DOWNLOAD.fields)]
+        kept = brute_at_target(cell, downloads, int(row["target"]))
+        assert (int(row["n"]), int(row["n_excluded"])) == (len(kept), len(cell) - len(kept))
+        assert float(row["mb_per_s_p50"]) == pytest.approx(np.median([d["bytes"] / d["seconds"] / 1e6 for d in kept]))
     assert json.loads((folder / "summary.json").read_text())["counts"]["download_records"] == len(records) - 1
     for name in ("throughput.png", "concurrency.png", "seconds_cdf.png"):
         assert (folder / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert f"]({name})" in (folder / "report.md").read_text()
     text = (folder / "report.md").read_text()
-    assert f"Percentiles: {insights.PCT_METHODS['local']}." in text
+    assert f"every download: {insights.PCT_METHODS['local']}." in text
     assert "## Throughput (Mbit/s)" in text and "`mbps` of records.jsonl is Mbit/s" in text
 
 
@@ -252,7 +273,9 @@ def test_missing_records_are_warned_about():
     downloaded = len(records) - 1
     (warning,) = [w for w in report.warnings(summary) if "download record" in w]
     assert f"only {downloaded} of {len(records) + 7}" in warning and "1 dead-lettered" in warning
-    assert not report.warnings(summary_of(records, sent=downloaded, dead=[len(records)]))
+    complete = summary_of(records, sent=downloaded, dead=[len(records)])
+    # ten downloads a cell: too few at target, which the report says, and nothing else
+    assert report.warnings(complete) and all("ran at target" in w for w in report.warnings(complete))
 
 
 def modelled_downloads(model, memory=1024, count=6, size=24 * 2**20, seed=5):

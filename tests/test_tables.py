@@ -132,8 +132,8 @@ def test_one_runs_report_keeps_every_table_whole(printed):
     summary["endpoint_ips_excluded"] = endpoint_ips.excluded([r for r in records if r["event"] == "download"])
     report.show(summary)
     titles = {title for title, _, _ in printed}
-    assert {*(title for title, _ in report.METRICS.values()), "Achieved concurrency", report.ENDPOINT_TITLE,
-            "Lambda REPORT lines"} <= titles  # fmt: skip
+    assert {*(title + report.AT_TARGET_TITLE for title, _ in report.METRICS.values()), report.EVERY_DOWNLOAD_TITLE,
+            "Achieved concurrency", report.ENDPOINT_TITLE, "Lambda REPORT lines"} <= titles  # fmt: skip
     assert any(title.startswith("Strategies at") for title in titles)
     assert_whole(printed)
 

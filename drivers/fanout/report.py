@@ -135,8 +135,7 @@ def at_target(summary: dict) -> dict:
     return summary["at_target"]
 
 
-AT_TARGET_DEFINITION = ("downloads whose mean concurrency over their own interval (the run's downloads overlapping "
-                        "it) was at least {:.0%} of the cell's target")
+AT_TARGET_DEFINITION = "downloads that ran at {:.0%} of the target or more (mean overlap)"
 
 
 def _statistics(downloads: list[dict]) -> dict:
@@ -243,6 +242,7 @@ def warnings(summary: dict) -> list[str]:
 
 
 def show(summary: dict) -> None:
+    at_target(summary)  # before anything is drawn or written: the summary keeps it
     run = summary["run"]
     console.print(f"[bold]run {run['run_id']}[/] on the {run['backend']} backend, stack {run['stack']['stack']!r}")
     console.print(f"[bold]{summary['network']}[/]", highlight=False)
@@ -399,14 +399,14 @@ def _concurrency_rows(summary: dict, columns: tuple[str, ...] = CELLS.fields) ->
     return rows
 
 
-def _concurrency_note(summary: dict) -> str:
-    return f"steady: {summary['steady_definition']}; at target: {at_target(summary)['definition']}"
+def _concurrency_note(summary: dict, between: str = "\n  ") -> str:
+    return f"steady: {summary['steady_definition']};{between}at target: {at_target(summary)['definition']}"
 
 
-def _percentiles(summary: dict) -> str:
+def _percentiles(summary: dict, between: str = "\n  ") -> str:
     """How the percentiles were computed: the tables at target from the records, the saved
     query's on the run's backend."""
-    return (f"at target: {stats.PERCENTILE_METHOD}, from the records; every download: "
+    return (f"at target, from the records:{between}{stats.PERCENTILE_METHOD};{between}every download: "
             f"{insights.PCT_METHODS[summary['run']['backend']]}")
 
 
@@ -419,6 +419,7 @@ def write(summary: dict, plots_too: bool = True) -> list:
     """The report's files in results/<run_id>/, each written atomically; returns their paths.
     Without the plots (`plots_too` False) when only the records and tables are wanted, as a
     sweep writes for each cell."""
+    at_target(summary)  # before summary.json is written: it keeps the figures at target
     written = runs.write_summary(summary)
     folder = runs.run_dir(summary["run"]["run_id"])
     rows = [dict(cell, network=summary["network"], at_target_fraction=at_target(summary)["fraction"])
@@ -452,7 +453,7 @@ def markdown(summary: dict, images: list) -> str:
         "\n".join(how),
         "Units: download time in seconds (wall clock, measured in the function); throughput in decimal "
         "units, MB/s = bytes / s / 10^6 and Mbit/s = 8 x MB/s (the field `mbps` of records.jsonl is Mbit/s).",
-        f"Percentiles: {_percentiles(summary)}.",
+        f"Percentiles: {_percentiles(summary, ' ')}.",
         f"Tables at target: over the {at_target(summary)['definition']}; the table of every download follows them.",
     ]
     parts += [f"**Warning:** {w}" for w in warnings(summary)]
@@ -460,7 +461,7 @@ def markdown(summary: dict, images: list) -> str:
         parts += [f"## {title}{AT_TARGET_TITLE}", tables.markdown_table(_metric_rows(at_target(summary)["cells"], metric))]
     parts += [f"## {EVERY_DOWNLOAD_TITLE}", EVERY_DOWNLOAD_NOTE.capitalize() + ".",
               tables.markdown_table(_metric_rows(summary["cells"], "mb_per_s")),
-              "## Achieved concurrency", _concurrency_note(summary).capitalize() + ".",
+              "## Achieved concurrency", _concurrency_note(summary, " ").capitalize() + ".",
               tables.markdown_table(_concurrency_rows(summary))]  # fmt: skip
     for title, rows in strategy_tables(summary["strategies"]):
         parts += [f"## {title}", STRATEGY_NOTE + ".", tables.markdown_table(rows)]

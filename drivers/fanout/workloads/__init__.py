@@ -12,7 +12,8 @@ Every driver module has the same interface, DRIVER_INTERFACE: OPTIONS and add_fi
 options, count) -> Plan, message_fields (what every body carries), the sweep's hooks, report,
 write_report, report_across and compare; and the deploy-level hooks of a workload whose
 deployment has options of its own (latency's storage classes): DEPLOY_OPTIONS,
-add_deploy_arguments, deploy_options, terraform_variables, stack_fields and deploy_summary.
+add_deploy_arguments, deploy_options, kept_options, terraform_variables, stack_fields and
+deploy_summary.
 fire, sweep, report, compare, deploy, the deploy parameters and the stack treat every workload
 through it (the functions below) and never name one.
 """
@@ -88,7 +89,7 @@ DRIVER_INTERFACE = (
     "OPTIONS", "add_fire_arguments", "options_from", "plan", "message_fields",  # fire
     "sweep_options", "cell_fire_fields", "describe_cell", "cell_estimate",  # sweep
     "report", "write_report", "report_across", "compare",  # report, compare
-    "DEPLOY_OPTIONS", "add_deploy_arguments", "deploy_options", "terraform_variables",  # deploy
+    "DEPLOY_OPTIONS", "add_deploy_arguments", "deploy_options", "kept_options", "terraform_variables",  # deploy
     "stack_fields", "deploy_summary",  # the deployed stack
 )  # fmt: skip
 # The cell fields of every record, whatever the workload (the envelope, docs/workloads.md): a
@@ -134,6 +135,12 @@ def deploy_options(args, backend: str) -> dict:
     """Every workload's deploy-level options from the command line, checked against `backend`
     before anything is created (a one-line UsageError); JSON values, keyed by deploy_option_names()."""
     return {name: value for driver in _drivers() for name, value in driver.deploy_options(args, backend).items()}
+
+
+def kept_options(outputs: dict, given: dict) -> dict:
+    """The deploy-level options a redeploy keeps from the deployed stack (its `outputs`), as their
+    flags write them: those not in `given` (the ones on the command line)."""
+    return {name: text for driver in _drivers() for name, text in driver.kept_options(outputs, given).items()}
 
 
 def recorded_deploy_options(record: dict) -> dict:

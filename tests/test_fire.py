@@ -352,3 +352,22 @@ def test_a_fire_that_sends_nothing_records_nothing(queue, emulator, results, cap
     assert not runs.run_dir(record["run_id"]).exists()
     assert runs.resolve(runs.LATEST) == latest
     assert "no run recorded" in capsys.readouterr().out
+
+
+def test_a_deploy_input_that_is_not_the_stacks_is_refused_before_anything_is_sent(capsys, queue, emulator, results,
+                                                                                   monkeypatch):  # fmt: skip
+    """`make fire MEMORY=2048` on a 512 MB stack would run at 512 MB: refused, naming both; the
+    stack's own values (however written) pass."""
+    sqs, url = queue
+    stack = make_stack(emulator, url, timeout=300)
+    monkeypatch.setattr(fire.stacks, "from_args", lambda args: stack)
+    code, err = one_line_error(capsys, ["fire", "--messages", "3", "--memory", "2048", "--concurrency", "4",
+                                        "--object-size", "2MiB"])  # fmt: skip
+    assert code == 2
+    assert "MEMORY=2048 is set at deploy: stack 'unit' has 512" in err
+    assert "OBJECT_SIZE=2 MiB is set at deploy: stack 'unit' has 1 MiB" in err
+    assert "CONCURRENCY" not in err  # 4 is the stack's
+    assert queue_length(sqs, url) == 0 and not results.exists()
+    assert cli.main(["fire", "--messages", "3", "--memory", "0512", "--object-size", "1MiB", "--architecture", "x86_64",
+                     "--region", REGION, "--function-timeout", "300"]) == 0  # fmt: skip
+    assert queue_length(sqs, url) == 3

@@ -113,3 +113,12 @@ def test_the_deploy_summary_says_what_the_latency_workload_measures_and_where(ca
                           (express, "storage   express standard: s3://t-1--use1-az4--x-s3 in use1-az4\n")]:  # fmt: skip
         deploy._print_summary(Stack.from_outputs("aws", outputs), 1.0)
         assert line in capsys.readouterr().out
+
+
+def test_the_local_backend_refuses_express_before_asking_for_its_zone(capsys):
+    """docs/storage.md: express is refused on the local backend whatever else is given, so the
+    first line is that refusal, not a request for EXPRESS_AZ that could never be used."""
+    with pytest.raises(UsageError, match="invalid storage class 'express' with --backend local"):
+        deploy_inputs("--storage", "express")
+    with pytest.raises(UsageError, match="invalid storage class 'express' with --backend local"):
+        deploy_inputs("--storage", "standard express", "--express-az", "us-east-1a")

@@ -190,7 +190,8 @@ def fire_mismatches(args, deployed: dict) -> list[str]:
     blank = _blank(args)
     before = _shown(from_args(blank, deployed))
     after = _shown(from_args(argparse.Namespace(**{**vars(blank), **at_fire}), deployed))
-    return [f"{item.make}={after[item.name]} is set at deploy: stack {args.stack!r} has {before[item.name]}"
+    name = deployed.get("stack", args.stack)
+    return [f"{item.make}={after[item.name]} is set at deploy: stack {name!r} has {before[item.name]}"
             for item in FIRE_CHECKED if before[item.name] != after[item.name]]  # fmt: skip
 
 

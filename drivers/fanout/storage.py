@@ -31,7 +31,8 @@ def add_deploy_arguments(parser) -> None:
     """--storage and --express-az, of deploy, plan and sweep."""
     default = " ".join(DEFAULT)
     parser.add_argument("--storage", help=f"storage classes the latency workload measures, space separated: "
-                        f"{' and/or '.join(CLASSES)} (default {default}; docs/storage.md)")
+                        f"{' and/or '.join(CLASSES)} (default: deploy and plan keep the deployed stack's, else {default}; "
+                        "docs/storage.md)")
     parser.add_argument("--express-az", help="availability zone ID of the express directory bucket, "
                         "such as use1-az4; required with --storage express")
 
@@ -46,7 +47,7 @@ def deploy_options(args, backend: str) -> dict:
 
 def kept_options(outputs: dict, given: dict) -> dict:
     """What a redeploy keeps of the deployed classes and zone ID (as the flags write them), for
-    those not in `given`: a zone ID given with the classes that drop express goes with express."""
+    those not in `given`; the deployed zone ID is dropped when the given classes drop express."""
     fields = stack_fields(outputs)
     kept = {"storage": " ".join(fields["storage"]), "express_az": fields["express_az"]}
     if "express" not in given.get("storage", kept["storage"]).split():

@@ -31,8 +31,8 @@ def add_deploy_arguments(parser) -> None:
     """--storage and --express-az, of deploy, plan and sweep."""
     default = " ".join(DEFAULT)
     parser.add_argument("--storage", help=f"storage classes the latency workload measures, space separated: "
-                        f"{' and/or '.join(CLASSES)} (default: deploy and plan keep the deployed stack's, else {default}; "
-                        "docs/storage.md)")
+                        f"{' and/or '.join(CLASSES)} (default: deploy and plan keep the deployed stack's, "
+                        f"else {default}; docs/storage.md)")
     parser.add_argument("--express-az", help="availability zone ID of the express directory bucket, "
                         "such as use1-az4; required with --storage express")
 

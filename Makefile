@@ -80,9 +80,11 @@ WORKLOAD_ARGS = $(if $(value WORKLOAD),--workload $(call q,WORKLOAD)) $(if $(val
   $(if $(value REPS),--reps $(call q,REPS))
 # STRATEGY and STORAGE are deploy's variables too, so they may still be set when `make fire`
 # runs: fire gets them as options of the workloads that take them, marked --deploy-level, so
-# that a run of a workload without that option ignores them rather than refusing them.
+# that a run of a workload without that option ignores them rather than refusing them. The
+# deploy inputs fire does not take (DEPLOYED_ARGS, EXPRESS_AZ) it checks against the stack.
 FIRE_ARGS = $(WORKLOAD_ARGS) $(PIN_ARG) $(STRATEGY_ARG) $(if $(STRATEGY_ARG),--deploy-level strategy) \
-  $(if $(value STORAGE),--storage $(call q,STORAGE) --deploy-level storage) $(DEPLOYED_ARGS)
+  $(if $(value STORAGE),--storage $(call q,STORAGE) --deploy-level storage) $(DEPLOYED_ARGS) \
+  $(call opt,--express-az,EXPRESS_AZ)
 NETWORK_ARGS = $(if $(value NETWORK),--network $(call q,NETWORK)) --network-scale $(call q,NETWORK_SCALE)
 
 .DEFAULT_GOAL := help

@@ -120,4 +120,5 @@ def test_deploy_passes_only_the_inputs_set_so_the_others_keep_the_stacks():
 
 def test_fire_gets_the_deploy_inputs_set_to_check_them():
     assert "--memory '2048'" in dry_run("fire", "MEMORY=2048")
-    assert "--memory" not in dry_run("fire")
+    assert "--express-az 'use1-az4'" in dry_run("fire", "EXPRESS_AZ=use1-az4")
+    assert "--memory" not in dry_run("fire") and "--express-az" not in dry_run("fire")

@@ -88,11 +88,13 @@ def add_arguments(parser, lists: bool = False) -> None:
 
 
 def add_fire_checks(parser) -> None:
-    """fire's flags of the inputs set at deploy: a run uses the stack's value, so one given that
-    differs is refused (see check_deployed)."""
-    for item in FIRE_CHECKED:
-        parser.add_argument(item.flag, dest=item.name, help=f"set at deploy ({item.make}): refused unless "
-                            "it is the deployed stack's value")  # fmt: skip
+    """fire's flags of the inputs set at deploy (FIRE_CHECKED and the workloads' deploy-only
+    options): a run uses the stack's value, so one given that differs is refused (fire_mismatches)."""
+    flags = [(item.flag, item.name, item.make) for item in FIRE_CHECKED]
+    flags += [("--" + name.replace("_", "-"), name, name.upper()) for name in workloads.deploy_only_option_names()]
+    for flag, name, make in flags:
+        parser.add_argument(flag, dest=name, help=f"set at deploy ({make}): refused unless it is the deployed "
+                            "stack's value")  # fmt: skip
 
 
 def given(args) -> dict:
@@ -182,17 +184,19 @@ def changes(old: DeployParams, new: DeployParams) -> list[str]:
 
 
 def fire_mismatches(args, deployed: dict) -> list[str]:
-    """fire's inputs set at deploy (FIRE_CHECKED) that differ from the deployed stack's (its
+    """fire's inputs set at deploy (add_fire_checks) that differ from the deployed stack's (its
     outputs), one line each: the run uses the stack's value, so the one given must not pass silently."""
-    at_fire = {item.name: getattr(args, item.name) for item in FIRE_CHECKED if getattr(args, item.name) is not None}
+    names = {item.name: item.make for item in FIRE_CHECKED}
+    names.update((name, name.upper()) for name in workloads.deploy_only_option_names())  # their Make variables
+    at_fire = {name: getattr(args, name) for name in names if getattr(args, name, None) is not None}
     if not at_fire:
         return []
     blank = _blank(args)
     before = _shown(from_args(blank, deployed))
     after = _shown(from_args(argparse.Namespace(**{**vars(blank), **at_fire}), deployed))
-    name = deployed.get("stack", args.stack)
-    return [f"{item.make}={after[item.name]} is set at deploy: stack {name!r} has {before[item.name]}"
-            for item in FIRE_CHECKED if before[item.name] != after[item.name]]  # fmt: skip
+    stack = deployed.get("stack", args.stack)
+    return [f"{make}={after[name]} is set at deploy: stack {stack!r} has {before[name]}"
+            for name, make in names.items() if before[name] != after[name]]  # fmt: skip
 
 
 def _blank(args) -> argparse.Namespace:

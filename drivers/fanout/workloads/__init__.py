@@ -131,6 +131,13 @@ def deploy_option_names() -> tuple[str, ...]:
     return tuple(name for driver in _drivers() for name in driver.DEPLOY_OPTIONS)
 
 
+def deploy_only_option_names() -> tuple[str, ...]:
+    """The deploy-level options no workload's fire takes (latency's express_az; its storage is
+    fire's too): fire checks one given against the deployed stack's."""
+    fired = {name for driver in _drivers() for name in driver.OPTIONS}
+    return tuple(name for name in deploy_option_names() if name not in fired)
+
+
 def deploy_options(args, backend: str) -> dict:
     """Every workload's deploy-level options from the command line, checked against `backend`
     before anything is created (a one-line UsageError); JSON values, keyed by deploy_option_names()."""

@@ -164,9 +164,17 @@ def aws_stack_t(fake) -> None:
     (stack_dir / terraform.STATE_FILE).write_text(json.dumps({"resources": [{"type": "aws_sqs_queue"}]}))
 
 
-def test_destroy_writes_terraform_to_the_log_and_verbose_shows_it(fake, capfd):
+def signed_in(monkeypatch) -> None:
+    """AWS credentials found (the commands check them first; tests/test_credentials.py tests that)."""
+    from fanout import credentials
+
+    monkeypatch.setattr(credentials, "identity", lambda region: credentials.Identity("123456789012", "arn", region))
+
+
+def test_destroy_writes_terraform_to_the_log_and_verbose_shows_it(fake, capfd, monkeypatch):
     from fanout import cli
 
+    signed_in(monkeypatch)
     aws_stack_t(fake)
     (fake / "release").touch()
     assert cli.main(["destroy", "--backend", "aws", "--stack", "t"]) == 0
@@ -182,6 +190,7 @@ def test_destroy_writes_terraform_to_the_log_and_verbose_shows_it(fake, capfd):
 def test_a_failed_destroy_shows_the_logs_tail_and_exits_1(fake, capfd, monkeypatch):
     from fanout import cli
 
+    signed_in(monkeypatch)
     aws_stack_t(fake)
     (fake / "release").touch()
     monkeypatch.setenv("FAKE_TF_FAIL", "1")

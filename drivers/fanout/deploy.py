@@ -174,7 +174,7 @@ def destroy(backend: str, name: str, endpoint: str = "") -> None:
         )
         return
     if backend == "aws":
-        credentials.check(inputs.get("region", ""), recorded)
+        credentials.check(inputs.get("region") or params.DEFAULTS["region"], recorded)
     started = time.monotonic()
     terraform.destroy(backend, name)
     print(f"Destroyed stack {name!r} on the {backend} backend in {time.monotonic() - started:.0f} s.")

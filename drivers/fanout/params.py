@@ -174,7 +174,8 @@ def from_args(args, deployed: dict | None = None) -> DeployParams:
     names = workloads.deploy_option_names()
     chosen = {name: getattr(args, name) for name in names if getattr(args, name) is not None}
     kept = workloads.kept_options(deployed, chosen) if deployed else {}
-    options = workloads.deploy_options(argparse.Namespace(**{**vars(args), **kept}), args.backend)
+    # The workloads check their options against the region the stack goes to, given or kept.
+    options = workloads.deploy_options(argparse.Namespace(**{**vars(args), **kept, "region": texts["region"]}), args.backend)
     return parse(args.stack, texts["region"], texts["concurrency"], texts["memory"], texts["object_size"],
                  texts["architecture"], texts["strategy"], texts["function_timeout"], options)  # fmt: skip
 

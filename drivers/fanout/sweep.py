@@ -27,6 +27,7 @@ in the queue (on AWS waiting the purge out: see `purge`). --destroy-after tears 
 once every cell is done.
 """
 
+import argparse
 import secrets
 import time
 from contextlib import ExitStack, closing, contextmanager
@@ -149,7 +150,8 @@ def from_args(args) -> SweepParams:
         deploy.check_strategy(strategy, args.backend, endpoint)
     for pin in grid.pin:
         pins.check_backend(pin, args.backend)
-    chosen = workloads.deploy_options(args, args.backend)
+    # The workloads check their options against the region the stack goes to.
+    chosen = workloads.deploy_options(argparse.Namespace(**{**vars(args), "region": inputs["region"]}), args.backend)
     return SweepParams(
         backend=args.backend, stack=params.stack_name(args.stack), region=params.region(inputs["region"]),
         axes=grid, multiplier=fire.positive_int("--multiplier (MULTIPLIER)", args.multiplier),

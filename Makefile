@@ -3,11 +3,13 @@
 
 BACKEND     ?= local
 STACK       ?= s3fanout
-CONCURRENCY ?= 10
-MEMORY      ?= 1024
-OBJECT_SIZE ?= 256MiB
-REGION      ?= us-east-1
-ARCH        ?= x86_64
+# The deploy inputs have no default here: the CLI owns them (fanout deploy --help). Unset, deploy
+# and plan keep the deployed stack's value (a first deploy takes the default) and fire checks none.
+CONCURRENCY ?=
+MEMORY      ?=
+OBJECT_SIZE ?=
+REGION      ?=
+ARCH        ?=
 STRATEGY    ?=
 MODE        ?=
 PIN         ?=
@@ -24,7 +26,7 @@ REFRESH     ?= 0
 A           ?=
 B           ?=
 TIMEOUT     ?= 1800
-FUNCTION_TIMEOUT ?= 300
+FUNCTION_TIMEOUT ?=
 STORAGE     ?=
 EXPRESS_AZ  ?=
 HOST        ?= 1
@@ -38,32 +40,52 @@ DESTROY_AFTER ?= 0
 RESUME      ?=
 YES         ?= 0
 BENCH       ?=
+VERBOSE     ?= 0
 PYTHON      ?= python3
 
 VENV   := .venv
 SCAN_VENV := .venv-scan
 FANOUT := $(VENV)/bin/fanout
+
+# A variable set on the command line that no target reads is refused: unquoted, `make deploy
+# STRATEGY=ranged connections=0` makes connections=0 a variable of its own and deploys ranged's
+# defaults. Known: the `?=` variables above, FANOUT (the CLI to run, which the tests set) and make's own.
+KNOWN_VARIABLES := $(sort $(shell sed -n 's/^\([A-Z_]*\) *?=.*/\1/p' $(firstword $(MAKEFILE_LIST))) FANOUT)
+MAKES_OWN := SHELL .SHELLFLAGS MAKEFLAGS MFLAGS GNUMAKEFLAGS MAKEFILES
+GIVEN_VARIABLES := $(foreach name,$(.VARIABLES),$(if $(filter command line,$(origin $(name))),$(name)))
+UNKNOWN_VARIABLES := $(foreach name,$(filter-out $(KNOWN_VARIABLES) $(MAKES_OWN),$(GIVEN_VARIABLES)),$(name)=$(value $(name)))
+ifneq ($(UNKNOWN_VARIABLES),)
+$(error unknown variable $(UNKNOWN_VARIABLES)$(if $(value STRATEGY),: did you mean STRATEGY="$(value STRATEGY) \
+  $(UNKNOWN_VARIABLES)"?,.) Known: $(KNOWN_VARIABLES))
+endif
 # $(call q,NAME): variable NAME's raw value (no make expansion of a `$` in it) as one shell word,
 # single-quoted with any ' inside escaped. Every variable reaches the shell this way, so a value
 # with spaces or shell characters arrives at the CLI as one argument, and the CLI validates it.
 q = '$(subst ','\'',$(value $(1)))'
+# $(call opt,--flag,NAME): the flag and NAME's value, only when NAME is set.
+opt = $(if $(value $(2)),$(1) $(call q,$(2)))
 TARGET = --backend $(call q,BACKEND) --stack $(call q,STACK)
 # STRATEGY (or its old name MODE) when set; otherwise deploy's default, or the stack's for fire.
 PIN_ARG = $(if $(value PIN),--pin $(call q,PIN))
 STRATEGY_ARG = $(if $(value STRATEGY),--strategy $(call q,STRATEGY),$(if $(value MODE),--strategy $(call q,MODE)))
-STACK_INPUTS = $(TARGET) --concurrency $(call q,CONCURRENCY) --memory $(call q,MEMORY) \
-  --object-size $(call q,OBJECT_SIZE) --region $(call q,REGION) --architecture $(call q,ARCH) \
-  $(STRATEGY_ARG) --function-timeout $(call q,FUNCTION_TIMEOUT) \
-  $(if $(value STORAGE),--storage $(call q,STORAGE)) $(if $(value EXPRESS_AZ),--express-az $(call q,EXPRESS_AZ))
+# The inputs set at deploy but the strategy (fanout.params.INPUTS), each only when set: deploy
+# keeps the stack's value of one unset, fire refuses one that is not the stack's.
+DEPLOYED_ARGS = $(call opt,--concurrency,CONCURRENCY) $(call opt,--memory,MEMORY) \
+  $(call opt,--object-size,OBJECT_SIZE) $(call opt,--region,REGION) $(call opt,--architecture,ARCH) \
+  $(call opt,--function-timeout,FUNCTION_TIMEOUT)
+STACK_INPUTS = $(TARGET) $(DEPLOYED_ARGS) $(STRATEGY_ARG) $(call opt,--storage,STORAGE) $(call opt,--express-az,EXPRESS_AZ)
+VERBOSE_ARG = $(if $(filter 1,$(value VERBOSE)),--verbose)
 # The workload (empty: the CLI's default) and its options (docs/workloads.md): fire's, and a
 # sweep's lists.
 WORKLOAD_ARGS = $(if $(value WORKLOAD),--workload $(call q,WORKLOAD)) $(if $(value SIZES),--sizes $(call q,SIZES)) \
   $(if $(value REPS),--reps $(call q,REPS))
 # STRATEGY and STORAGE are deploy's variables too, so they may still be set when `make fire`
 # runs: fire gets them as options of the workloads that take them, marked --deploy-level, so
-# that a run of a workload without that option ignores them rather than refusing them.
+# that a run of a workload without that option ignores them rather than refusing them. The
+# deploy inputs fire does not take (DEPLOYED_ARGS, EXPRESS_AZ) it checks against the stack.
 FIRE_ARGS = $(WORKLOAD_ARGS) $(PIN_ARG) $(STRATEGY_ARG) $(if $(STRATEGY_ARG),--deploy-level strategy) \
-  $(if $(value STORAGE),--storage $(call q,STORAGE) --deploy-level storage)
+  $(if $(value STORAGE),--storage $(call q,STORAGE) --deploy-level storage) $(DEPLOYED_ARGS) \
+  $(call opt,--express-az,EXPRESS_AZ)
 NETWORK_ARGS = $(if $(value NETWORK),--network $(call q,NETWORK)) --network-scale $(call q,NETWORK_SCALE)
 
 .DEFAULT_GOAL := help
@@ -72,9 +94,11 @@ NETWORK_ARGS = $(if $(value NETWORK),--network $(call q,NETWORK)) --network-scal
 
 help: ## List the targets and the variables they read
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
-	@echo Variables: BACKEND=$(call q,BACKEND) STACK=$(call q,STACK) CONCURRENCY=$(call q,CONCURRENCY) MEMORY=$(call q,MEMORY)
-	@echo "  "OBJECT_SIZE=$(call q,OBJECT_SIZE) "(units B KB MB GB TB KiB MiB GiB TiB, any letter case: 32mib is 32MiB)"
-	@echo "  "REGION=$(call q,REGION) ARCH=$(call q,ARCH) TAG=$(call q,TAG)
+	@echo Variables: BACKEND=$(call q,BACKEND) STACK=$(call q,STACK) TAG=$(call q,TAG)
+	@echo "  "CONCURRENCY=$(call q,CONCURRENCY) MEMORY=$(call q,MEMORY) OBJECT_SIZE=$(call q,OBJECT_SIZE) REGION=$(call q,REGION) ARCH=$(call q,ARCH)
+	@echo "    (deploy, plan: unset keeps the deployed stack's value, a first deploy takes fanout deploy --help's default;"
+	@echo "    it prints each change, old -> new; fire refuses one that is not the stack's; set only the one to change;"
+	@echo "    OBJECT_SIZE units B KB MB GB TB KiB MiB GiB TiB, any letter case: 32mib is 32MiB)"
 	@echo "  "STRATEGY=$(call q,STRATEGY) "(e.g. \"ranged connections=8 chunk_size=8MiB\", docs/strategies.md;"
 	@echo "    deploy: the default of messages, fire: this run's; MODE is its old name)"
 	@echo "  "WORKLOAD=$(call q,WORKLOAD) "(fire, sweep: what a message measures, as listed by fanout fire --help; docs/workloads.md)" SIZES=$(call q,SIZES) REPS=$(call q,REPS) \
@@ -85,8 +109,8 @@ help: ## List the targets and the variables they read
 	@echo "  "RUNS=$(call q,RUNS) SWEEP=$(call q,SWEEP) "(report across these runs, or a sweep's)" A=$(call q,A) B=$(call q,B) "(compare)"
 	@echo "  "REFRESH=$(call q,REFRESH) "(report: 1 reads RUN's logs again instead of its saved records; refused if they hold fewer)"
 	@echo "  "TIMEOUT=$(call q,TIMEOUT) "(wait gives up after this many seconds)"
-	@echo "  "FUNCTION_TIMEOUT=$(call q,FUNCTION_TIMEOUT) "(deploy: function timeout, s; the queue's visibility timeout is 6x it)"
-	@echo "  "STORAGE=$(call q,STORAGE) EXPRESS_AZ=$(call q,EXPRESS_AZ) "(deploy, sweep: standard (default) and/or express, the latter in zone ID EXPRESS_AZ"
+	@echo "  "FUNCTION_TIMEOUT=$(call q,FUNCTION_TIMEOUT) "(deploy, as CONCURRENCY: function timeout, s; the queue's visibility timeout is 6x it)"
+	@echo "  "STORAGE=$(call q,STORAGE) EXPRESS_AZ=$(call q,EXPRESS_AZ) "(deploy, as CONCURRENCY, and sweep: standard (default) and/or express, the latter in zone ID EXPRESS_AZ"
 	@echo "    such as use1-az4; AWS backend only; docs/storage.md)"
 	@echo "  "HOST=$(call q,HOST) "(local backend: wait hosts the function; HOST=0 when \`make run\` does)"
 	@echo "  "NETWORK=$(call q,NETWORK) NETWORK_SCALE=$(call q,NETWORK_SCALE) "(local backend: run, wait, demo and sweep shape S3 traffic"
@@ -95,6 +119,8 @@ help: ## List the targets and the variables they read
 	@echo "  "STRATEGY a list separated by "';'" '("stream; ranged connections=4");' ORDER=$(call q,ORDER) "(or shuffled)"
 	@echo "  "PIN a list '("none auto 127.0.0.2")', one cell per value, none the unpinned one '(download workload)'
 	@echo "  "WORKLOAD=latency: SIZES lists separated by "';'" '("1 1KB; 1MB"),' REPS a list '("3 10")'
+	@echo "  "VERBOSE=$(call q,VERBOSE) "(deploy, destroy, sweep, demo: 1 shows Terraform's output, else written to the stack's terraform.log)"
+	@echo "  Unknown variables set on the command line are refused: quote a strategy with its options, STRATEGY=\"ranged connections=4\""
 	@echo "  "SEED=$(call q,SEED) KEEP_WARM=$(call q,KEEP_WARM) DESTROY_AFTER=$(call q,DESTROY_AFTER) YES=$(call q,YES) RESUME=$(call q,RESUME) "(a sweep id or latest)"
 	@echo Bench: BENCH=$(call q,BENCH) "(benchmarks to run, e.g. \"strategy_speed network_truth\" or cli_startup; empty: all)"
 
@@ -124,10 +150,10 @@ emulator-status: venv ## Is the embedded emulator running, and where (exit 0 eit
 	@$(FANOUT) emulator status || [ $$? -eq 3 ]
 
 package: venv ## Build the function zip for ARCH (deterministic)
-	$(FANOUT) package --architecture $(call q,ARCH)
+	$(FANOUT) package $(call opt,--architecture,ARCH)
 
-deploy: venv ## Deploy the stack (CONCURRENCY, MEMORY, OBJECT_SIZE, REGION, ARCH, STRATEGY, FUNCTION_TIMEOUT, STORAGE, EXPRESS_AZ, STACK, BACKEND)
-	$(FANOUT) deploy $(STACK_INPUTS)
+deploy: venv ## Deploy (CONCURRENCY MEMORY OBJECT_SIZE REGION ARCH STRATEGY FUNCTION_TIMEOUT STORAGE EXPRESS_AZ; unset: kept) (VERBOSE)
+	$(FANOUT) deploy $(STACK_INPUTS) $(VERBOSE_ARG)
 
 plan: venv ## Show what deploy would change
 	$(FANOUT) plan $(STACK_INPUTS)
@@ -135,8 +161,8 @@ plan: venv ## Show what deploy would change
 outputs: venv ## Print the deployed stack's outputs
 	$(FANOUT) outputs $(TARGET)
 
-destroy: venv ## Remove everything the stack created (safe when nothing is deployed)
-	$(FANOUT) destroy $(TARGET)
+destroy: venv ## Remove everything the stack created (safe when nothing is deployed) (VERBOSE)
+	$(FANOUT) destroy $(TARGET) $(VERBOSE_ARG)
 
 run: venv ## Local backend: host the function until its queue is drained (NETWORK, NETWORK_SCALE)
 	$(FANOUT) host $(TARGET) $(NETWORK_ARGS)
@@ -158,10 +184,10 @@ compare: venv ## Change in median and p99 throughput from A to B (both needed: r
 	$(FANOUT) compare $(call q,A) $(call q,B)
 
 demo: venv ## The whole experiment on the local backend, torn down afterwards (NETWORK, NETWORK_SCALE)
-	$(FANOUT) demo $(NETWORK_ARGS)
+	$(FANOUT) demo $(NETWORK_ARGS) $(VERBOSE_ARG)
 
 sweep: venv ## Every cell of the lists CONCURRENCY x MEMORY x OBJECT_SIZE x ARCH x STRATEGY (or WORKLOAD=latency: SIZES x REPS) (NETWORK); RESUME=<id|latest>
-	$(FANOUT) sweep --timeout $(call q,TIMEOUT) $(if $(filter 1,$(YES)),--yes) $(if $(RESUME),$(TARGET) \
+	$(FANOUT) sweep --timeout $(call q,TIMEOUT) $(if $(filter 1,$(YES)),--yes) $(VERBOSE_ARG) $(if $(RESUME),$(TARGET) \
 	  --resume $(call q,RESUME),$(STACK_INPUTS) --multiplier $(call q,MULTIPLIER) --tag $(call q,TAG) \
 	  --order $(call q,ORDER) $(if $(SEED),--seed $(call q,SEED)) $(if $(filter 1,$(KEEP_WARM)),--keep-warm) \
 	  $(if $(filter 1,$(DESTROY_AFTER)),--destroy-after) $(NETWORK_ARGS) $(PIN_ARG) $(WORKLOAD_ARGS))

@@ -48,7 +48,8 @@ def _run() -> None:
     with control.private(prefix="bench-sweep-"):
         settings = sweep.SweepParams("local", STACK, "us-east-1", axes.Axes.parse(AXES), MULTIPLIER, "bench", timeout=600)
         manifest = sweep.start(settings, confirmed=False)
-        sweep.execute(manifest)
+        with terraform.output_to_log("local", STACK):
+            sweep.execute(manifest)
         _cells(sweeps.load(manifest["sweep_id"]))
         _redeploy_paths()
 

@@ -1,6 +1,8 @@
 """Deploy inputs are rejected before Terraform runs: one line naming the value and what is
 allowed, exit status 2, and no state directory created."""
 
+import json
+
 import pytest
 
 from fanout import aws, cli, params, paths, terraform
@@ -238,3 +240,59 @@ def test_aws_state_is_never_deleted():
     with pytest.raises(FanoutError):
         terraform.forget("aws", "kept")
     assert state.exists()
+
+
+# A deployed stack's outputs (infra/outputs.tf): 32 MiB, concurrency 4, 512 MB, stream.
+DEPLOYED = {"stack": "s3fanout", "region": "eu-west-1", "concurrency": 4, "memory": 512, "object_size": 32 * MIB,
+            "architecture": "arm64", "default_strategy": "stream chunk_size=256KiB", "timeout": 60,
+            "storage": ["express", "standard"], "express_az": "euw1-az1"}  # fmt: skip
+
+
+def deploy_args(*given: str, backend: str = "aws"):
+    return cli.build_parser().parse_args(["deploy", "--backend", backend, *given])
+
+
+def test_a_redeploy_of_one_input_keeps_the_others():
+    """Issue 19: `make deploy STRATEGY=ranged` on this stack changed the object, the concurrency
+    and the memory to the Makefile's defaults."""
+    variables = params.from_args(deploy_args("--strategy", "ranged"), DEPLOYED).variables("", "/x.zip", "aws")
+    assert variables["default_strategy"].startswith("ranged ")
+    kept = {"object_size": 32 * MIB, "concurrency": 4, "memory": 512, "architecture": "arm64", "timeout": 60,
+            "region": "eu-west-1", "storage": ["express", "standard"], "express_az": "euw1-az1"}  # fmt: skip
+    assert {name: variables[name] for name in kept} == kept
+
+
+def test_a_first_deploy_takes_the_documented_defaults():
+    variables = params.from_args(deploy_args("--memory", "2048"), {}).variables("", "/x.zip", "aws")
+    defaults = {"concurrency": 10, "memory": 2048, "object_size": 256 * MIB, "architecture": "x86_64",
+                "timeout": 300, "region": "us-east-1", "storage": ["standard"], "express_az": ""}  # fmt: skip
+    assert {name: variables[name] for name in defaults} == defaults
+
+
+def test_dropping_express_drops_its_kept_zone():
+    inputs = params.from_args(deploy_args("--storage", "standard"), DEPLOYED)
+    assert inputs.workload_options == {"storage": ["standard"], "express_az": ""}
+
+
+def test_the_change_lines_say_old_and_new_of_each_changed_input_only():
+    args = deploy_args("--strategy", "ranged", "--memory", "1024", "--concurrency", "4", "--object-size", "32MiB")
+    old, new = params.deployed_params(args, DEPLOYED), params.from_args(args, DEPLOYED)
+    assert params.changes(old, new) == ["memory: 512 -> 1024",
+                                        "strategy: stream chunk_size=256KiB -> ranged connections=8 chunk_size=8MiB"]
+    assert params.changes(old, old) == []
+    dropped = params.from_args(deploy_args("--storage", "standard"), DEPLOYED)
+    assert params.changes(old, dropped) == ["storage: express standard -> standard", "express az: euw1-az1 -> (none)"]
+
+
+def test_deploy_reads_the_deployed_stack_and_prints_its_changes(capsys):
+    """deploy.resolve on a stack whose state records DEPLOYED (as a finished apply leaves it)."""
+    from fanout import deploy
+
+    state = {"resources": [{"type": "aws_sqs_queue"}], "outputs": {k: {"value": v} for k, v in DEPLOYED.items()}}
+    state_file = paths.stack_dir("aws", "s3fanout") / terraform.STATE_FILE
+    state_file.parent.mkdir(parents=True)
+    state_file.write_text(json.dumps(state))
+    assert deploy.resolve(deploy_args("--memory", "1024")).concurrency == 4
+    assert capsys.readouterr().out.splitlines()[1:] == ["  memory: 512 -> 1024"]
+    deploy.resolve(deploy_args("--memory", "512"))
+    assert capsys.readouterr().out.splitlines()[1:] == ["  no change"]

@@ -25,12 +25,13 @@ end of its block line `# refused`: it must then be refused with one line (UsageE
 
 import importlib
 import importlib.util
+import io
 import os
 import re
 import shlex
 import subprocess
 import sys
-from contextlib import contextmanager
+from contextlib import contextmanager, redirect_stdout
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -166,12 +167,19 @@ def _check_make(args: list[str], env: dict) -> str | None:
     if done.returncode != 0:
         return done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"make exit {done.returncode}"
     for line in done.stdout.replace("\\\n", " ").splitlines():
-        words = shlex.split(line)
+        words = _first_command(line)
         if words and words[0] in (".venv/bin/fanout", ".venv/bin/python", ".venv/bin/pytest"):
             refusal = _check_words(words, env)
             if refusal is not None:
                 return refusal
     return None
+
+
+def _first_command(line: str) -> list[str]:
+    """The words of a recipe line up to its first shell operator (`cmd || [ $? -eq 3 ]`)."""
+    words = shlex.split(line)
+    operators = [i for i, word in enumerate(words) if word and set(word) <= set(";&|")]
+    return words[:operators[0]] if operators else words
 
 
 @contextmanager
@@ -186,14 +194,17 @@ def _environment(env: dict):
 
 
 def check_fanout(args: list[str], env: dict) -> str | None:
-    """The real parser, then the command's `check`; its UsageError's message, or None."""
-    with _environment(env):
+    """The real parser, then the command's `check`; its UsageError's message, or None (`--help`
+    prints and exits 0: a command that works)."""
+    with _environment(env), redirect_stdout(io.StringIO()):
         try:
             parsed = cli.build_parser().parse_args(args)
             if hasattr(parsed, "check"):
                 parsed.check(parsed)
         except UsageError as exc:
             return str(exc)
+        except SystemExit as exc:
+            return None if exc.code == 0 else f"exit {exc.code}"
     return None
 
 

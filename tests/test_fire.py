@@ -363,3 +363,34 @@ def test_a_tag_with_spaces_reaches_the_bodies_and_the_run_record(queue, emulator
     record = fire.fire(make_stack(emulator, url), fire.FireParams(3, tag, workers=1))
     assert {body["experiment_tag"] for body in drain(sqs, url)} == {tag}
     assert runs.load(record["run_id"])["parameters"]["experiment_tag"] == tag
+
+
+def test_a_deploy_input_that_is_not_the_stacks_is_refused_before_anything_is_sent(capsys, queue, emulator, results,
+                                                                                   monkeypatch):  # fmt: skip
+    """`make fire MEMORY=2048` on a 512 MB stack would run at 512 MB: refused, naming both; the
+    stack's own values (however written) pass."""
+    sqs, url = queue
+    stack = make_stack(emulator, url, timeout=300)
+    monkeypatch.setattr(fire.stacks, "from_args", lambda args: stack)
+    code, err = one_line_error(capsys, ["fire", "--messages", "3", "--memory", "2048", "--concurrency", "4",
+                                        "--object-size", "2MiB"])  # fmt: skip
+    assert code == 2
+    assert "MEMORY=2048 is set at deploy: stack 'unit' has 512" in err
+    assert "OBJECT_SIZE=2 MiB is set at deploy: stack 'unit' has 1 MiB" in err
+    assert "CONCURRENCY" not in err  # 4 is the stack's
+    assert queue_length(sqs, url) == 0 and not results.exists()
+    assert cli.main(["fire", "--messages", "3", "--memory", "0512", "--object-size", "1MiB", "--architecture", "x86_64",
+                     "--region", REGION, "--function-timeout", "300"]) == 0  # fmt: skip
+    assert queue_length(sqs, url) == 3
+
+
+def test_a_deploy_only_option_of_a_workload_is_checked_too(capsys, emulator, results, monkeypatch):
+    """EXPRESS_AZ is latency's deploy-level option that fire does not take: given to fire, it is
+    compared with the stack's like MEMORY (a stack on AWS with express in use1-az4)."""
+    express = {"storage": ["express", "standard"], "express_bucket": "b--use1-az4--x-s3", "express_az": "use1-az4"}
+    stack = make_stack(emulator, "", backend="aws", timeout=300, workload_outputs=express)
+    monkeypatch.setattr(fire.stacks, "from_args", lambda args: stack)
+    code, err = one_line_error(capsys, ["fire", "--backend", "aws", "--messages", "3", "--express-az", "use1-az6"])
+    assert code == 2 and "EXPRESS_AZ=use1-az6 is set at deploy: stack 'unit' has use1-az4" in err
+    args = cli.build_parser().parse_args(["fire", "--backend", "aws", "--express-az", "use1-az4"])
+    fire.check_deployed(args, stack)  # the stack's own zone passes

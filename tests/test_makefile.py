@@ -106,3 +106,41 @@ def test_emulator_status_still_fails_when_the_cli_does(tmp_path):
     result = subprocess.run(["make", "--no-print-directory", "-o", "venv", "FANOUT=false", "emulator-status"],
                             cwd=paths.REPO, capture_output=True, text=True, timeout=60)  # fmt: skip
     assert result.returncode != 0 and "emulator-status" in result.stderr
+
+
+def test_an_unquoted_strategy_option_is_refused_naming_it(tmp_path):
+    """`STRATEGY=ranged connections=0` unquoted made connections=0 a make variable and deployed
+    ranged's defaults: refused before anything runs, with the quoted form to use."""
+    result = make("deploy", "STRATEGY=ranged", "connections=0", home=tmp_path / "home")
+    assert result.returncode == 2
+    assert 'unknown variable connections=0: did you mean STRATEGY="ranged connections=0"?' in result.stderr
+    assert "MEMORY" in result.stderr.split("Known:")[1]  # the known ones are listed
+    typo = make("help", "MEMROY=512", home=tmp_path / "home")
+    assert typo.returncode == 2 and "unknown variable MEMROY=512. Known:" in typo.stderr
+    assert not (tmp_path / "home").exists()
+
+
+def test_make_and_the_tests_own_variables_are_accepted(tmp_path):
+    result = make("help", "PYTHON=python3", "SHELL=/bin/sh", "VERBOSE=1", home=tmp_path / "home")
+    assert result.returncode == 0, result.stderr
+
+
+def dry_run(*args: str) -> str:
+    """The commands `make -n ARGS` would run."""
+    return subprocess.run(["make", "--no-print-directory", "-n", "-o", "venv", *args], cwd=paths.REPO,
+                          capture_output=True, text=True, check=True, env={"PATH": "/usr/bin:/bin"}).stdout  # fmt: skip
+
+
+def test_deploy_passes_only_the_inputs_set_so_the_others_keep_the_stacks():
+    command = dry_run("deploy", "STRATEGY=ranged")
+    assert "--strategy 'ranged'" in command
+    for flag in ("--concurrency", "--memory", "--object-size", "--region", "--architecture", "--function-timeout"):
+        assert flag not in command
+    assert "--memory '2048'" in dry_run("deploy", "MEMORY=2048")
+    assert "--verbose" in dry_run("deploy", "VERBOSE=1") and "--verbose" not in command
+
+
+def test_fire_gets_the_deploy_inputs_set_to_check_them():
+    assert "--memory '2048'" in dry_run("fire", "MEMORY=2048")
+    assert "--express-az 'use1-az4'" in dry_run("fire", "EXPRESS_AZ=use1-az4")
+    assert "--memory" not in dry_run("fire") and "--express-az" not in dry_run("fire")

@@ -332,6 +332,16 @@ def test_the_toys_deploy_option_reaches_terraforms_variables(toy):
     assert bare.variables("", "/x.zip")[toy_workload.VARIABLE] == toy_workload.FINISHES[0]
 
 
+def test_a_redeploy_keeps_the_toys_deployed_option_unless_given(toy):
+    """The generic redeploy (params.from_args with the stack's outputs) keeps every workload's
+    deploy-level option through kept_options, without naming one."""
+    deployed = {toy_workload.VARIABLE: "gloss", "memory": 512}
+    args = cli.build_parser().parse_args(["deploy", "--backend", "aws", "--memory", "1024"])
+    assert params.from_args(args, deployed).workload_options["finish"] == "gloss"
+    args = cli.build_parser().parse_args(["deploy", "--backend", "aws", "--finish", "matte"])
+    assert params.from_args(args, deployed).workload_options["finish"] == "matte"
+
+
 @pytest.mark.parametrize("argv, named", [(["--finish", "shiny"], "'shiny'"), (["--finish", "gloss"], "--backend local")])
 def test_a_bad_toy_deploy_option_is_one_line_before_anything_runs(toy, argv, named, capsys, monkeypatch):
     started = []

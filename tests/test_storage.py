@@ -133,3 +133,12 @@ def test_a_listed_zone_is_accepted_only_in_its_region():
         storage.check_zone_in_region("use1-az1", "us-east-1")
     with pytest.raises(UsageError, match="us-east-1, us-east-2"):
         storage.check_zone_in_region("mes1-az1", "me-south-1")
+
+
+def test_the_local_backend_refuses_express_before_asking_for_its_zone(capsys):
+    """docs/storage.md: express is refused on the local backend whatever else is given, so the
+    first line is that refusal, not a request for EXPRESS_AZ that could never be used."""
+    with pytest.raises(UsageError, match="invalid storage class 'express' with --backend local"):
+        deploy_inputs("--storage", "express")
+    with pytest.raises(UsageError, match="invalid storage class 'express' with --backend local"):
+        deploy_inputs("--storage", "standard express", "--express-az", "us-east-1a")

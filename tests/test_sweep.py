@@ -105,6 +105,19 @@ def test_runs_that_differ_only_in_pin_are_different_cells_across_runs():
     assert crossrun.varying([key.as_dict() for key in keys]) == ["pin"]
 
 
+def test_a_sweep_given_no_deploy_inputs_takes_the_defaults_not_the_deployed_stacks(isolated):
+    """The Makefile passes only the variables set; a sweep's axes stay its own, whatever is deployed."""
+    from fanout import terraform
+
+    state = {"resources": [{}], "outputs": {"memory": {"value": 512}, "concurrency": {"value": 4}}}
+    state_file = paths.stack_dir("local", "s3fanout") / terraform.STATE_FILE
+    state_file.parent.mkdir(parents=True)
+    state_file.write_text(json.dumps(state))
+    chosen = sweep.from_args(cli.build_parser().parse_args(["sweep"]))
+    assert (chosen.axes.memory, chosen.axes.concurrency, chosen.axes.object_size) == ((1024,), (10,), (256 * MIB,))
+    assert (chosen.region, chosen.function_timeout) == ("us-east-1", 300)
+
+
 def test_a_sweep_takes_pins_from_the_command_line_and_checks_them_against_the_backend(isolated, capsys):
     def parse(*argv):
         return sweep.from_args(cli.build_parser().parse_args(["sweep", "--object-size", "1MiB", *argv]))

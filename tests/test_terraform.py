@@ -155,3 +155,62 @@ def test_output_on_a_non_terminal_has_no_colour_codes(fake, capfd):
     terraform.apply("local", "t", {})  # stdout is captured here: not a terminal
     assert "apply complete" in capfd.readouterr().out
     assert all("-no-color" in call["argv"] for call in calls(fake))
+
+
+def aws_stack_t(fake) -> None:
+    """Stack "t" with state on the aws backend (where destroy needs no emulator)."""
+    stack_dir = fake.parent / "home" / "stacks" / "aws" / "t"
+    stack_dir.mkdir(parents=True)
+    (stack_dir / terraform.STATE_FILE).write_text(json.dumps({"resources": [{"type": "aws_sqs_queue"}]}))
+
+
+def signed_in(monkeypatch) -> None:
+    """AWS credentials found (the commands check them first; tests/test_credentials.py tests that)."""
+    from fanout import credentials
+
+    monkeypatch.setattr(credentials, "identity", lambda region: credentials.Identity("123456789012", "arn", region))
+
+
+def test_destroy_writes_terraform_to_the_log_and_verbose_shows_it(fake, capfd, monkeypatch):
+    from fanout import cli
+
+    signed_in(monkeypatch)
+    aws_stack_t(fake)
+    (fake / "release").touch()
+    assert cli.main(["destroy", "--backend", "aws", "--stack", "t"]) == 0
+    out, err = capfd.readouterr()
+    log = fake.parent / "home" / "stacks" / "aws" / "t" / terraform.LOG_FILE
+    assert "destroy complete" in log.read_text() and "destroy complete" not in out
+    assert f"Terraform's output goes to {log}" in err
+    assert "Destroyed stack 't'" in out  # the command's own line stays on screen
+    assert cli.main(["destroy", "--backend", "aws", "--stack", "t", "--verbose"]) == 0
+    assert "destroy complete" in capfd.readouterr().out
+
+
+def test_a_failed_destroy_shows_the_logs_tail_and_exits_1(fake, capfd, monkeypatch):
+    from fanout import cli
+
+    signed_in(monkeypatch)
+    aws_stack_t(fake)
+    (fake / "release").touch()
+    monkeypatch.setenv("FAKE_TF_FAIL", "1")
+    assert cli.main(["destroy", "--backend", "aws", "--stack", "t"]) == 1
+    err = capfd.readouterr().err
+    assert "destroy: planning" in err and "fanout: error: terraform destroy failed" in err and "Error: boom" in err
+
+
+def test_the_log_is_emptied_and_created_only_when_terraform_runs(fake, capfd):
+    log = fake.parent / "home" / "stacks" / "local" / "t" / terraform.LOG_FILE
+    log.write_text("the last command's output\n")
+    with terraform.output_to_log("local", "t"):
+        pass  # nothing ran: the last command's log stays
+    assert log.read_text() == "the last command's output\n"
+    (fake / "release").touch()
+    with terraform.output_to_log("local", "t"):
+        terraform.apply("local", "t", {})
+        terraform.apply("local", "t", {})
+    assert log.read_text().count("apply complete") == 2 and "last command" not in log.read_text()
+    assert capfd.readouterr().err.count("Terraform's output goes to") == 1
+    with terraform.output_to_log("local", "fresh"):
+        pass
+    assert not (fake.parent / "home" / "stacks" / "local" / "fresh").exists()

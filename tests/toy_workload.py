@@ -109,15 +109,21 @@ VARIABLE = "toy_finish"  # its Terraform variable, and the output the stack repo
 
 
 def add_deploy_arguments(parser) -> None:
-    parser.add_argument("--finish", default=FINISHES[0], help=f"toy: the stack's finish, {' or '.join(FINISHES)}")
+    parser.add_argument("--finish", help=f"toy: the stack's finish, {' or '.join(FINISHES)} (default {FINISHES[0]})")
 
 
 def deploy_options(args, backend: str) -> dict:
+    if args.finish is None:
+        return {"finish": FINISHES[0]}
     if args.finish not in FINISHES:
         raise UsageError(f"invalid --finish {args.finish!r}: expected {' or '.join(FINISHES)}")
     if args.finish == "gloss" and backend == "local":
         raise UsageError("invalid --finish 'gloss' with --backend local: only AWS has it")
     return {"finish": args.finish}
+
+
+def kept_options(outputs: dict, given: dict) -> dict:
+    return {} if "finish" in given else {"finish": stack_fields(outputs)["finish"]}
 
 
 def terraform_variables(options: dict) -> dict:

@@ -4,7 +4,8 @@ Starts the emulator (if none runs), deploys the stack DEMO_STACK, fires MULTIPLI
 messages, hosts the function while waiting for every message, prints the report, then tears
 down: with `terraform destroy` when the emulator was already running, and by stopping the
 emulator (which holds every resource) and deleting the stack's state when the demo started it.
-results/<run_id>/ stays. Terraform's output goes to the stack's terraform.log, not the screen.
+results/<run_id>/ stays. Terraform's output goes to the stack's terraform.log, not the screen
+(--verbose: to the screen).
 
 Teardown always runs: Ctrl-C or SIGTERM at any point (even during deploy, where Terraform is
 asked to stop gracefully first) leads to the teardown, and further ones during the teardown
@@ -40,6 +41,7 @@ def register(subparsers) -> None:
     parser.add_argument("--object-size", default=DEFAULTS["object_size"], help="default: 16MiB")
     parser.add_argument("--multiplier", default=DEFAULTS["multiplier"], help="messages per concurrency slot (default: 10)")
     network_options.add_arguments(parser, default=DEFAULT_NETWORK)
+    deploy.add_verbose(parser)
     parser.set_defaults(func=run, check=check)
 
 
@@ -56,8 +58,7 @@ def run(args) -> int:
     multiplier, inputs = check(args)
     timings: dict[str, float] = {}
     started_emulator = control.running_endpoint() is None
-    with interrupts.sigterm_as_ctrl_c(), terraform.output_to_log("local", DEMO_STACK) as log:
-        console.print(f"Terraform's output goes to {log}", highlight=False)
+    with interrupts.sigterm_as_ctrl_c(), terraform.output_to_log("local", DEMO_STACK, args.verbose):
         try:
             accounting, record, folder = experiment(inputs, multiplier, timings, args)
         finally:

@@ -21,8 +21,10 @@ ENDPOINT_ENV = "FANOUT_ENDPOINT"
 
 
 def register(subparsers) -> None:
-    deploy = subparsers.add_parser("deploy", help="deploy the stack and upload the test object")
+    deploy = subparsers.add_parser("deploy", help="deploy the stack and upload the test object; on a deployed "
+                                   "stack, an input not given keeps its value")
     _add_inputs(deploy)
+    add_verbose(deploy)
     deploy.set_defaults(func=run_deploy, check=check_inputs)
 
     plan = subparsers.add_parser("plan", help="show what deploy would change")
@@ -39,6 +41,7 @@ def register(subparsers) -> None:
     destroy = subparsers.add_parser("destroy", help="remove everything the stack created")
     stack.add_arguments(destroy)
     _add_endpoint(destroy)
+    add_verbose(destroy)
     destroy.set_defaults(func=run_destroy, check=_check_target)
 
 
@@ -49,19 +52,17 @@ def _add_inputs(parser) -> None:
 
 
 def add_target_arguments(parser) -> None:
-    """Where to deploy, the function's timeout and the workloads' deploy-level options: --backend,
-    --stack, --region, the workloads' flags (fanout.workloads.add_deploy_arguments),
-    --function-timeout and --endpoint (deploy, plan, sweep)."""
+    """Where to deploy and the workloads' deploy-level options: --backend, --stack, the workloads'
+    flags (fanout.workloads.add_deploy_arguments) and --endpoint (deploy, plan, sweep)."""
     stack.add_arguments(parser)
-    parser.add_argument("--region", default="us-east-1", help="AWS region (default us-east-1)")
     workloads.add_deploy_arguments(parser)
-    parser.add_argument(
-        "--function-timeout",
-        default=str(params.DEFAULT_FUNCTION_TIMEOUT),
-        help=f"function timeout in seconds, 1-900 (default {params.DEFAULT_FUNCTION_TIMEOUT}); "
-        "the queue's visibility timeout is 6x it",
-    )
     _add_endpoint(parser)
+
+
+def add_verbose(parser) -> None:
+    """--verbose: Terraform's output on the screen (deploy, destroy, sweep, demo; VERBOSE=1)."""
+    parser.add_argument("--verbose", action="store_true",
+                        help=f"show Terraform's output instead of writing it to the stack's {terraform.LOG_FILE}")
 
 
 def _add_endpoint(parser) -> None:
@@ -74,8 +75,10 @@ def _add_endpoint(parser) -> None:
 
 def check_inputs(args) -> params.DeployParams:
     """deploy's and plan's command line, checked with no side effect (no emulator started, no
-    AWS call): the inputs, the endpoint and a default strategy that cannot use it."""
-    inputs = params.from_args(args)
+    AWS call): the inputs (on a deployed stack, its values for those not on the command line: a
+    redeploy changes only what was asked; on a first deploy, the defaults), the endpoint and a
+    default strategy that cannot use it."""
+    inputs = params.from_args(args, terraform.outputs(args.backend, params.stack_name(args.stack)))
     check_strategy(inputs.strategy, args.backend, params.endpoint(args.backend, args.endpoint))
     return inputs
 
@@ -87,8 +90,22 @@ def _check_target(args) -> None:
 
 
 def run_deploy(args) -> int:
-    deploy(check_inputs(args), args.backend, args.endpoint, check_account=True)
+    inputs = resolve(args)
+    with terraform.output_to_log(args.backend, inputs.stack, args.verbose):
+        deploy(inputs, args.backend, args.endpoint, check_account=True)
     return 0
+
+
+def resolve(args) -> params.DeployParams:
+    """deploy's and plan's inputs (check_inputs), with one line per change printed when the
+    stack is deployed."""
+    inputs = check_inputs(args)
+    deployed = terraform.outputs(args.backend, inputs.stack)
+    if deployed:
+        changed = params.changes(params.deployed_params(args, deployed), inputs)
+        print(f"Stack {inputs.stack!r} is deployed on the {args.backend} backend; inputs not given keep their values:")
+        print("\n".join(f"  {line}" for line in changed or ["no change"]))
+    return inputs
 
 
 def deploy(inputs: params.DeployParams, backend: str, endpoint: str = "", check_account: bool = False) -> stack.Stack:
@@ -111,7 +128,7 @@ def deploy(inputs: params.DeployParams, backend: str, endpoint: str = "", check_
 
 
 def run_plan(args) -> int:
-    inputs = check_inputs(args)
+    inputs = resolve(args)
     endpoint = _check(inputs, args.backend, args.endpoint)
     return terraform.plan(args.backend, inputs.stack, _variables(inputs, args.backend, endpoint), args.detailed_exitcode)
 
@@ -128,7 +145,8 @@ def run_outputs(args) -> int:
 
 
 def run_destroy(args) -> int:
-    destroy(args.backend, args.stack, args.endpoint)
+    with terraform.output_to_log(args.backend, params.stack_name(args.stack), args.verbose):
+        destroy(args.backend, args.stack, args.endpoint)
     return 0
 
 
@@ -156,7 +174,7 @@ def destroy(backend: str, name: str, endpoint: str = "") -> None:
         )
         return
     if backend == "aws":
-        credentials.check(inputs.get("region", ""), recorded)
+        credentials.check(inputs.get("region") or params.DEFAULTS["region"], recorded)
     started = time.monotonic()
     terraform.destroy(backend, name)
     print(f"Destroyed stack {name!r} on the {backend} backend in {time.monotonic() - started:.0f} s.")

@@ -27,7 +27,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from fanout import costs, interrupts, numbers, runs, workloads
+from fanout import costs, interrupts, numbers, params, runs, workloads
 from fanout import stack as stacks
 from fanout.errors import FanoutError, UsageError
 
@@ -63,6 +63,7 @@ def register(subparsers) -> None:
         "deploy reads, with it): a run of a workload without that option ignores it rather than refusing it; "
         f"one of {', '.join(options)}, repeatable",
     )  # fmt: skip
+    params.add_fire_checks(parser)
     parser.add_argument("--yes", action="store_true", help="send even when the run is large or costly")
     parser.add_argument("--workers", default=str(DEFAULT_WORKERS), help="parallel SendMessageBatch calls (default: 16)")
     parser.add_argument(
@@ -119,6 +120,7 @@ def check(args) -> Checked:
 def run(args) -> int:
     checked = check(args)
     stack = stacks.from_args(args)
+    check_deployed(args, stack)
     count = checked.messages or checked.multiplier * stack.concurrency
     plan = checked.workload.driver().plan(stack, checked.options, count)
     check_estimate(stack, count, plan.estimate, args.yes)
@@ -152,6 +154,15 @@ def check_options(workload: workloads.Workload, args, deploy_level: tuple[str, .
         if other != workload and given:
             raise UsageError(f"--{given[0]} is an option of the {other.name} workload, not of {workload.name}: "
                              f"add --workload {other.name}")  # fmt: skip
+
+
+def check_deployed(args, stack) -> None:
+    """Refuse, before anything is sent, a deploy input given to fire (make passes MEMORY,
+    CONCURRENCY... when set) that is not the stack's: the run would use the stack's value."""
+    mismatches = params.fire_mismatches(args, stack.as_record())
+    if mismatches:
+        raise UsageError(f"{'; '.join(mismatches)}; a run uses the stack's values: leave it out, or "
+                         "`make deploy` it first")  # fmt: skip
 
 
 def check_estimate(stack, count: int, estimate: costs.Estimate, confirmed: bool) -> None:

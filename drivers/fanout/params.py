@@ -5,6 +5,7 @@ typo never leaves a half-created stack behind (and never creates a state directo
 are the ones AWS enforces; infra/variables.tf repeats them so the module is safe on its own.
 """
 
+import argparse
 import math
 import re
 from dataclasses import dataclass, field
@@ -46,26 +47,72 @@ MAPPING_MIN_CONCURRENCY = 2
 LIST_SEPARATORS = re.compile(r"[\s,]+")
 
 
-# The deploy inputs' command-line flags: (flag, default, what it is). Deploy takes one value of
-# each, the sweep one or more.
-FLAGS = (
-    ("--concurrency", "10", "reserved concurrency, 1-1000"),
-    ("--memory", "1024", "function memory in MB, 128-10240"),
-    ("--object-size", "256MiB", "test object size, e.g. 64MiB, 1GB"),
-    ("--architecture", "x86_64", "x86_64 or arm64"),
-    ("--strategy", strategies.DEFAULT, f"download strategy, e.g. 'stream' or 'ranged connections=8' "
-                                       f"(one of {', '.join(strategies.STRATEGIES)}; --mode is its old name)"),
-)
+@dataclass(frozen=True)
+class Input:
+    """A deploy input every stack has: its argparse name, Make variable, default (as text), what
+    it is, and the stack output (infra/outputs.tf) that holds its deployed value."""
+
+    name: str
+    make: str
+    default: str
+    text: str
+    output: str
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+
+# The one definition of the deploy inputs and their defaults. deploy and plan take one value of
+# each (one not given keeps the deployed stack's, or on a first deploy takes this default); a
+# sweep takes lists of the AXES; fire refuses those set at deploy (all but the strategy) when
+# they differ from the stack's.
+INPUTS = (
+    Input("concurrency", "CONCURRENCY", "10", "reserved concurrency, 1-1000", "concurrency"),
+    Input("memory", "MEMORY", "1024", "function memory in MB, 128-10240", "memory"),
+    Input("object_size", "OBJECT_SIZE", "256MiB", "test object size, e.g. 64MiB, 1GB", "object_size"),
+    Input("architecture", "ARCH", "x86_64", "x86_64 or arm64", "architecture"),
+    Input("strategy", "STRATEGY", strategies.DEFAULT,
+          f"download strategy, e.g. 'stream' or 'ranged connections=8' (one of "
+          f"{', '.join(strategies.STRATEGIES)}; --mode is its old name)", "default_strategy"),
+    Input("region", "REGION", "us-east-1", "AWS region", "region"),
+    Input("function_timeout", "FUNCTION_TIMEOUT", str(DEFAULT_FUNCTION_TIMEOUT),
+          "function timeout in seconds, 1-900; the queue's visibility timeout is 6x it", "timeout"),
+)  # fmt: skip
+AXES = tuple(item.name for item in INPUTS[:5])
+DEFAULTS = {item.name: item.default for item in INPUTS}
+FIRE_CHECKED = tuple(item for item in INPUTS if item.name != "strategy")  # fire's own option too
 
 
 def add_arguments(parser, lists: bool = False) -> None:
-    """The flags of FLAGS; with `lists`, each takes one or more values (a sweep's axes), separated
-    by spaces, strategies (which contain spaces) by ';'."""
-    for flag, default, text in FLAGS:
-        separator = f"'{strategies.definition.LIST_SEPARATOR}'" if flag == "--strategy" else "spaces"
-        more = f"; one or more, separated by {separator}" if lists else ""
-        names = (flag, "--mode") if flag == "--strategy" else (flag,)
-        parser.add_argument(*names, default=default, help=f"{text} (default {default}{more})")
+    """The flags of INPUTS, None when not given; with `lists` (a sweep), each of the AXES takes
+    one or more values, separated by spaces, strategies (which contain spaces) by ';'."""
+    for item in INPUTS:
+        separator = f"'{strategies.definition.LIST_SEPARATOR}'" if item.name == "strategy" else "spaces"
+        more = f"; one or more, separated by {separator}" if lists and item.name in AXES else ""
+        default = item.default if lists else f"the deployed stack's, else {item.default}"
+        names = (item.flag, "--mode") if item.name == "strategy" else (item.flag,)
+        parser.add_argument(*names, dest=item.name, help=f"{item.text} (default {default}{more})")
+
+
+def add_fire_checks(parser) -> None:
+    """fire's flags of the inputs set at deploy (FIRE_CHECKED and the workloads' deploy-only
+    options): a run uses the stack's value, so one given that differs is refused (fire_mismatches)."""
+    flags = [(item.flag, item.name, item.make) for item in FIRE_CHECKED]
+    flags += [("--" + name.replace("_", "-"), name, name.upper()) for name in workloads.deploy_only_option_names()]
+    for flag, name, make in flags:
+        parser.add_argument(flag, dest=name, help=f"set at deploy ({make}): refused unless it is the deployed "
+                            "stack's value")  # fmt: skip
+
+
+def given(args) -> dict:
+    """The inputs on the command line, as text."""
+    return {item.name: getattr(args, item.name) for item in INPUTS if getattr(args, item.name, None) is not None}
+
+
+def deployed_texts(outputs: dict) -> dict:
+    """A deployed stack's inputs (from its outputs), as text its flags accept."""
+    return {item.name: str(outputs[item.output]) for item in INPUTS if item.output in outputs}
 
 
 @dataclass(frozen=True)
@@ -119,10 +166,62 @@ class DeployParams:
         }
 
 
-def from_args(args) -> DeployParams:
-    """Validate the command line of deploy/plan; raises UsageError on the first bad value."""
-    return parse(args.stack, args.region, args.concurrency, args.memory, args.object_size, args.architecture,
-                 args.strategy, args.function_timeout, workloads.deploy_options(args, args.backend))  # fmt: skip
+def from_args(args, deployed: dict | None = None) -> DeployParams:
+    """Validate the command line of deploy/plan; raises UsageError on the first bad value. An
+    input not given keeps its value in `deployed` (the stack's outputs, {}: none), else its default."""
+    deployed = deployed or {}
+    texts = {**DEFAULTS, **deployed_texts(deployed), **given(args)}
+    names = workloads.deploy_option_names()
+    chosen = {name: getattr(args, name) for name in names if getattr(args, name) is not None}
+    kept = workloads.kept_options(deployed, chosen) if deployed else {}
+    # The workloads check their options against the region the stack goes to, given or kept.
+    options = workloads.deploy_options(argparse.Namespace(**{**vars(args), **kept, "region": texts["region"]}), args.backend)
+    return parse(args.stack, texts["region"], texts["concurrency"], texts["memory"], texts["object_size"],
+                 texts["architecture"], texts["strategy"], texts["function_timeout"], options)  # fmt: skip
+
+
+def deployed_params(args, deployed: dict) -> DeployParams:
+    """The deployed stack's inputs (`deployed`: its outputs), as from_args would give them."""
+    return from_args(_blank(args), deployed)
+
+
+def changes(old: DeployParams, new: DeployParams) -> list[str]:
+    """One line per input whose value differs, `name: old -> new`."""
+    before, after = _shown(old), _shown(new)
+    return [f"{name.replace('_', ' ')}: {before.get(name)} -> {after[name]}" for name in after
+            if before.get(name) != after[name]]  # fmt: skip
+
+
+def fire_mismatches(args, deployed: dict) -> list[str]:
+    """fire's inputs set at deploy (add_fire_checks) that differ from the deployed stack's (its
+    outputs), one line each: the run uses the stack's value, so the one given must not pass silently."""
+    names = {item.name: item.make for item in FIRE_CHECKED}
+    names.update((name, name.upper()) for name in workloads.deploy_only_option_names())  # their Make variables
+    at_fire = {name: getattr(args, name) for name in names if getattr(args, name, None) is not None}
+    if not at_fire:
+        return []
+    blank = _blank(args)
+    before = _shown(from_args(blank, deployed))
+    after = _shown(from_args(argparse.Namespace(**{**vars(blank), **at_fire}), deployed))
+    stack = deployed.get("stack", args.stack)
+    return [f"{make}={after[name]} is set at deploy: stack {stack!r} has {before[name]}"
+            for name, make in names.items() if before[name] != after[name]]  # fmt: skip
+
+
+def _blank(args) -> argparse.Namespace:
+    """`args` with no input given (backend and stack kept)."""
+    names = (*DEFAULTS, *workloads.deploy_option_names())
+    return argparse.Namespace(**{**vars(args), **dict.fromkeys(names)})
+
+
+def _shown(inputs: DeployParams) -> dict:
+    """The inputs of `inputs` as text, by name (INPUTS' and the workloads' deploy options')."""
+    shown = {item.name: str(getattr(inputs, item.name)) for item in INPUTS}
+    shown["object_size"] = format_size(inputs.object_size)
+    for name, value in inputs.workload_options.items():
+        text = " ".join(value) if isinstance(value, list) else str(value)
+        shown[name] = text or "(none)"
+    return shown
 
 
 def parse(stack: str, region_name: str, concurrency, memory, size, architecture: str, strategy,

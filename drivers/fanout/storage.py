@@ -44,19 +44,32 @@ DEPLOY_OPTIONS = ("storage", "express_az")
 def add_deploy_arguments(parser) -> None:
     """--storage and --express-az, of deploy, plan and sweep."""
     default = " ".join(DEFAULT)
-    parser.add_argument("--storage", default=default, help=f"storage classes the latency workload measures, "
-                        f"space separated: {' and/or '.join(CLASSES)} (default {default}; docs/storage.md)")
-    parser.add_argument("--express-az", default="", help="availability zone ID of the express directory bucket, "
+    parser.add_argument("--storage", help=f"storage classes the latency workload measures, space separated: "
+                        f"{' and/or '.join(CLASSES)} (default: deploy and plan keep the deployed stack's, "
+                        f"else {default}; docs/storage.md)")
+    parser.add_argument("--express-az", help="availability zone ID of the express directory bucket, "
                         "such as use1-az4; required with --storage express")
 
 
 def deploy_options(args, backend: str) -> dict:
-    """The classes and zone ID given, checked (also against `backend`) before anything is created."""
-    classes, zone = choose(args.storage, args.express_az)
+    """The classes and zone ID given (None: the default), checked before anything is created: the
+    backend first, so that the local backend refuses express before asking for its zone ID."""
+    classes = parse(" ".join(DEFAULT) if args.storage is None else args.storage)
     check_backend(classes, backend)
+    zone = express_az(args.express_az or "", classes)
     if zone:
         check_zone_in_region(zone, args.region)
     return {"storage": list(classes), "express_az": zone}
+
+
+def kept_options(outputs: dict, given: dict) -> dict:
+    """What a redeploy keeps of the deployed classes and zone ID (as the flags write them), for
+    those not in `given`; the deployed zone ID is dropped when the given classes drop express."""
+    fields = stack_fields(outputs)
+    kept = {"storage": " ".join(fields["storage"]), "express_az": fields["express_az"]}
+    if "express" not in given.get("storage", kept["storage"]).split():
+        kept["express_az"] = ""
+    return {name: text for name, text in kept.items() if name not in given}
 
 
 def terraform_variables(options: dict) -> dict:
@@ -81,12 +94,6 @@ def deploy_summary(stack) -> list[str]:
     fields = stack_fields(stack.workload_outputs)
     where = f": s3://{fields['express_bucket']} in {fields['express_az']}" if fields["express_bucket"] else ""
     return [f"storage   {' '.join(fields['storage'])}{where}"]
-
-
-def choose(text: str, az_text: str) -> tuple[tuple[str, ...], str]:
-    """(classes, zone ID) from --storage and --express-az as given; UsageError on a bad one."""
-    classes = parse(text)
-    return classes, express_az(az_text, classes)
 
 
 def parse(text: str) -> tuple[str, ...]:

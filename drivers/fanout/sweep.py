@@ -27,6 +27,7 @@ in the queue (on AWS waiting the purge out: see `purge`). --destroy-after tears 
 once every cell is done.
 """
 
+import argparse
 import secrets
 import time
 from contextlib import ExitStack, closing, contextmanager
@@ -54,6 +55,7 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser("sweep", help="run every cell of a parameter sweep, one after another")
     deploy.add_target_arguments(parser)
     params.add_arguments(parser, lists=True)
+    deploy.add_verbose(parser)
     parser.add_argument("--multiplier", default=str(fire.DEFAULT_MULTIPLIER), help="messages per concurrency slot")
     parser.add_argument("--tag", default="sweep", help="experiment tag of every run (default: sweep)")
     parser.add_argument("--order", default="given", help="given (default) or shuffled (seeded; see --seed)")
@@ -121,8 +123,9 @@ def run(args) -> int:
     checked = check(args)
     manifest = resume(args.resume, args.yes) if checked is None else start(checked, args.yes)
     started_emulator = manifest["backend"] == "local" and control.running_endpoint() is None
-    execute(manifest)
-    finish(manifest, started_emulator)
+    with terraform.output_to_log(manifest["backend"], manifest["stack"], args.verbose):
+        execute(manifest)
+        finish(manifest, started_emulator)
     return 0
 
 
@@ -132,8 +135,8 @@ def from_args(args) -> SweepParams:
     seed = params.integer("--seed", args.seed, 0, 2**63) if args.seed is not None else None
     if order == "shuffled" and seed is None:
         seed = secrets.randbelow(2**32)
-    texts = {"memory": args.memory, "concurrency": args.concurrency, "object_size": args.object_size,
-             "architecture": args.architecture, "strategy": args.strategy, "pin": args.pin}  # fmt: skip
+    inputs = {**params.DEFAULTS, **params.given(args)}  # its own axes: never the deployed stack's values
+    texts = {**{name: inputs[name] for name in params.AXES}, "pin": args.pin}
     workload = workloads.get(args.workload)
     fire.check_options(workload, args, deploy_level=("strategy", *workloads.deploy_option_names()))  # deploy's here
     grid = axes.Axes.parse(texts)
@@ -147,13 +150,14 @@ def from_args(args) -> SweepParams:
         deploy.check_strategy(strategy, args.backend, endpoint)
     for pin in grid.pin:
         pins.check_backend(pin, args.backend)
-    chosen = workloads.deploy_options(args, args.backend)
+    # The workloads check their options against the region the stack goes to.
+    chosen = workloads.deploy_options(argparse.Namespace(**{**vars(args), "region": inputs["region"]}), args.backend)
     return SweepParams(
-        backend=args.backend, stack=params.stack_name(args.stack), region=params.region(args.region),
+        backend=args.backend, stack=params.stack_name(args.stack), region=params.region(inputs["region"]),
         axes=grid, multiplier=fire.positive_int("--multiplier (MULTIPLIER)", args.multiplier),
         tag=fire.check_tag(args.tag), order=order, seed=seed, keep_warm=args.keep_warm,
         destroy_after=args.destroy_after, timeout=wait.timeout_seconds(args.timeout),
-        endpoint=endpoint, function_timeout=params.function_timeout_value(args.function_timeout),
+        endpoint=endpoint, function_timeout=params.function_timeout_value(inputs["function_timeout"]),
         network=args.network, network_scale=args.network_scale, workload_options=chosen,
     )  # fmt: skip
 
@@ -300,12 +304,11 @@ class _Deployment:
 
 
 def execute(manifest: dict) -> dict:
-    """Run every pending cell in order, keeping the manifest current; see the module docstring."""
+    """Run every pending cell in order, keeping the manifest current; see the module docstring.
+    Terraform's output goes where the caller says (run: the stack's terraform.log)."""
     sweep = SweepParams.from_manifest(manifest)
     resumed = bool(manifest.get("resumed"))
-    with interrupts.sigterm_as_ctrl_c(), terraform.output_to_log(sweep.backend, sweep.stack) as log, \
-            closing(_Deployment(sweep, manifest["sweep_id"])) as deployment:  # fmt: skip
-        console.print(f"Terraform's output goes to {log}", highlight=False)
+    with interrupts.sigterm_as_ctrl_c(), closing(_Deployment(sweep, manifest["sweep_id"])) as deployment:
         cell = None
         try:
             for cell in manifest["cells"]:

@@ -31,6 +31,7 @@ import signal
 import subprocess
 import sys
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from fanout import paths
@@ -50,7 +51,7 @@ INIT_STAMP = "init.sha256"
 LOG_FILE = "terraform.log"
 LOG_TAIL_LINES = 25
 
-_log: Path | None = None  # where Terraform's output goes instead of the terminal; see output_to_log
+_log: "_Log | None" = None  # where Terraform's output goes instead of the terminal; see output_to_log
 
 
 def outputs(backend: str, stack: str) -> dict:
@@ -132,21 +133,34 @@ def forget(backend: str, stack: str) -> None:
 
 
 @contextmanager
-def output_to_log(backend: str, stack: str):
-    """Within the block, Terraform's output goes to the stack's terraform.log (emptied first)
-    instead of the terminal, and a failure prints the log's last lines. Yields the log's path.
+def output_to_log(backend: str, stack: str, verbose: bool = False):
+    """Within the block, Terraform's output goes to the stack's terraform.log instead of the
+    terminal, and a failure prints the log's last lines; yields the log's path. The log is
+    emptied, and a line says where it is, when Terraform first runs in the block: a block that
+    runs none (a destroy with nothing deployed, a refused input) creates nothing. `verbose`:
+    the output stays on the terminal (yields None).
 
-    For the demo: a deploy prints a plan of several hundred lines that buries its own output.
+    For deploy, destroy, the demo and the sweep: a deploy prints a plan of several hundred lines
+    that buries their own output.
     """
     global _log
+    if verbose:
+        yield None
+        return
     path = _stack_dir(backend, stack) / LOG_FILE
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("")
-    previous, _log = _log, path
+    previous, _log = _log, _Log(path)
     try:
         yield path
     finally:
         _log = previous
+
+
+@dataclass
+class _Log:
+    """The log Terraform's output goes to, and whether a Terraform run has written to it yet."""
+
+    path: Path
+    started: bool = False
 
 
 def _stack_dir(backend: str, stack: str) -> Path:
@@ -299,18 +313,22 @@ def _run(backend: str, stack: str, command: str, *args: str, ok_codes=(0,), endp
         )
         out, err = _wait(process, command)
     if process.returncode not in ok_codes:
-        raise FanoutError(f"terraform {command} failed for stack {stack!r} on {backend}: {_failure(err, log)}")
+        raise FanoutError(f"terraform {command} failed for stack {stack!r} on {backend}: "
+                          f"{_failure(err, log.path if log else None)}")
     return subprocess.CompletedProcess(process.args, process.returncode, out, err)
 
 
 @contextmanager
-def _output(log: Path | None):
-    """(stdout, stderr) for Terraform: the log file, or the terminal."""
-    if log is not None:
-        with open(log, "a") as handle:
-            yield handle, subprocess.STDOUT
-    else:
+def _output(log: _Log | None):
+    """(stdout, stderr) for Terraform: the log file (emptied by the block's first run), or the terminal."""
+    if log is None:
         yield None, None
+        return
+    if not log.started:
+        _say(f"Terraform's output goes to {log.path} (--verbose or VERBOSE=1 shows it)")
+    with open(log.path, "a" if log.started else "w") as handle:
+        log.started = True
+        yield handle, subprocess.STDOUT
 
 
 def _wait(process: subprocess.Popen, command: str) -> tuple[str | None, str | None]:

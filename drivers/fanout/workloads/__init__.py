@@ -14,7 +14,8 @@ of a run in three steps (build_report from the logs, show_report and write_repor
 fanout.reporting decides whether the summary comes from the logs or from the saved files),
 report_across and compare; and the deploy-level hooks of a workload whose
 deployment has options of its own (latency's storage classes): DEPLOY_OPTIONS,
-add_deploy_arguments, deploy_options, terraform_variables, stack_fields and deploy_summary.
+add_deploy_arguments, deploy_options, kept_options, terraform_variables, stack_fields and
+deploy_summary.
 fire, sweep, report, compare, deploy, the deploy parameters and the stack treat every workload
 through it (the functions below) and never name one.
 """
@@ -90,7 +91,7 @@ DRIVER_INTERFACE = (
     "OPTIONS", "add_fire_arguments", "options_from", "plan", "message_fields",  # fire
     "sweep_options", "cell_fire_fields", "describe_cell", "cell_estimate",  # sweep
     "build_report", "show_report", "write_report", "report_across", "compare",  # report, compare
-    "DEPLOY_OPTIONS", "add_deploy_arguments", "deploy_options", "terraform_variables",  # deploy
+    "DEPLOY_OPTIONS", "add_deploy_arguments", "deploy_options", "kept_options", "terraform_variables",  # deploy
     "stack_fields", "deploy_summary",  # the deployed stack
 )  # fmt: skip
 # The cell fields of every record, whatever the workload (the envelope, docs/workloads.md): a
@@ -132,10 +133,23 @@ def deploy_option_names() -> tuple[str, ...]:
     return tuple(name for driver in _drivers() for name in driver.DEPLOY_OPTIONS)
 
 
+def deploy_only_option_names() -> tuple[str, ...]:
+    """The deploy-level options no workload's fire takes (latency's express_az; its storage is
+    fire's too): fire checks one given against the deployed stack's."""
+    fired = {name for driver in _drivers() for name in driver.OPTIONS}
+    return tuple(name for name in deploy_option_names() if name not in fired)
+
+
 def deploy_options(args, backend: str) -> dict:
     """Every workload's deploy-level options from the command line, checked against `backend`
     before anything is created (a one-line UsageError); JSON values, keyed by deploy_option_names()."""
     return {name: value for driver in _drivers() for name, value in driver.deploy_options(args, backend).items()}
+
+
+def kept_options(outputs: dict, given: dict) -> dict:
+    """The deploy-level options a redeploy keeps from the deployed stack (its `outputs`), as their
+    flags write them: those not in `given` (the ones on the command line)."""
+    return {name: text for driver in _drivers() for name, text in driver.kept_options(outputs, given).items()}
 
 
 def recorded_deploy_options(record: dict) -> dict:

@@ -155,6 +155,10 @@ def deploy_options(args, backend: str) -> dict:
     return {}
 
 
+def kept_options(outputs: dict, given: dict) -> dict:
+    return {}
+
+
 def terraform_variables(options: dict) -> dict:
     return {}
 

@@ -14,7 +14,7 @@ from fanout import storage as storage_classes
 from fanout.errors import UsageError
 from fanout.params import ephemeral_mib
 from fanout.storage import (DEPLOY_OPTIONS, add_deploy_arguments, deploy_options, deploy_summary,  # noqa: F401
-                            stack_fields, terraform_variables)  # the deploy-level hooks: its storage classes
+                            kept_options, stack_fields, terraform_variables)  # the deploy-level hooks: its storage classes
 from fanout.workloads import latency_costs
 
 definition = function_modules.load("latency")

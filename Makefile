@@ -23,6 +23,7 @@ RUN         ?= latest
 RUNS        ?=
 SWEEP       ?=
 REFRESH     ?= 0
+AT_TARGET   ?=
 A           ?=
 B           ?=
 TIMEOUT     ?= 1800
@@ -75,6 +76,8 @@ DEPLOYED_ARGS = $(call opt,--concurrency,CONCURRENCY) $(call opt,--memory,MEMORY
   $(call opt,--function-timeout,FUNCTION_TIMEOUT)
 STACK_INPUTS = $(TARGET) $(DEPLOYED_ARGS) $(STRATEGY_ARG) $(call opt,--storage,STORAGE) $(call opt,--express-az,EXPRESS_AZ)
 VERBOSE_ARG = $(if $(filter 1,$(value VERBOSE)),--verbose)
+# report and compare: which downloads ran at target (docs/statistics.md); empty: 0.9.
+AT_TARGET_ARG = $(if $(value AT_TARGET),--at-target $(call q,AT_TARGET))
 # The workload (empty: the CLI's default) and its options (docs/workloads.md): fire's, and a
 # sweep's lists.
 WORKLOAD_ARGS = $(if $(value WORKLOAD),--workload $(call q,WORKLOAD)) $(if $(value SIZES),--sizes $(call q,SIZES)) \
@@ -108,6 +111,7 @@ help: ## List the targets and the variables they read
 	@echo "  "MESSAGES=$(call q,MESSAGES) MULTIPLIER=$(call q,MULTIPLIER) RUN=$(call q,RUN) QUERY=$(call q,QUERY)
 	@echo "  "RUNS=$(call q,RUNS) SWEEP=$(call q,SWEEP) "(report across these runs, or a sweep's)" A=$(call q,A) B=$(call q,B) "(compare)"
 	@echo "  "REFRESH=$(call q,REFRESH) "(report: 1 reads RUN's logs again instead of its saved records; refused if they hold fewer)"
+	@echo "  "AT_TARGET=$(call q,AT_TARGET) "(report, compare: a download ran at target at this fraction of the target concurrency or more; 0.9 when empty)"
 	@echo "  "TIMEOUT=$(call q,TIMEOUT) "(wait gives up after this many seconds)"
 	@echo "  "FUNCTION_TIMEOUT=$(call q,FUNCTION_TIMEOUT) "(deploy, as CONCURRENCY: function timeout, s; the queue's visibility timeout is 6x it)"
 	@echo "  "STORAGE=$(call q,STORAGE) EXPRESS_AZ=$(call q,EXPRESS_AZ) "(deploy, as CONCURRENCY, and sweep: standard (default) and/or express, the latter in zone ID EXPRESS_AZ"
@@ -178,10 +182,10 @@ query: venv ## Run the saved query QUERY against the stack's logs
 	$(FANOUT) insights 'queries/'$(call q,QUERY)'.logsinsights' $(TARGET)
 
 report: venv ## Tables, CSV/JSON and plots for RUN (from its saved records once reported), or across RUNS=id,... or SWEEP=<id|latest>
-	$(FANOUT) report $(TARGET) $(if $(value SWEEP),--sweep $(call q,SWEEP),$(if $(value RUNS),--runs $(call q,RUNS),--run $(call q,RUN)))$(if $(filter 1,$(REFRESH)), --refresh)
+	$(FANOUT) report $(TARGET) $(if $(value SWEEP),--sweep $(call q,SWEEP),$(if $(value RUNS),--runs $(call q,RUNS),--run $(call q,RUN)))$(if $(filter 1,$(REFRESH)), --refresh) $(AT_TARGET_ARG)
 
 compare: venv ## Change in median and p99 throughput from A to B (both needed: runs or sweep:<id>, comma-separated), with 95% CIs
-	$(FANOUT) compare $(call q,A) $(call q,B)
+	$(FANOUT) compare $(call q,A) $(call q,B) $(AT_TARGET_ARG)
 
 demo: venv ## The whole experiment on the local backend, torn down afterwards (NETWORK, NETWORK_SCALE)
 	$(FANOUT) demo $(NETWORK_ARGS) $(VERBOSE_ARG)

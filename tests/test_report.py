@@ -89,14 +89,14 @@ def synthetic_records(seed=0, per_cell=60, cell_keys=CELLS):
     return records, other
 
 
-def brute_at_target(cell: list[dict], run: list[dict], target: int) -> list[dict]:
+def brute_at_target(cell: list[dict], run: list[dict], target: int, fraction: float = 0.9) -> list[dict]:
     """The downloads of `cell` whose mean count of the run's downloads running, over their own
-    milliseconds, is at least 90% of `target`."""
+    milliseconds, is at least `fraction` of `target`."""
     def mean_running(d):
         counts = [sum(o["start_ms"] <= ms < o["end_ms"] for o in run) for ms in range(d["start_ms"], d["end_ms"])]
         return sum(counts) / len(counts)
 
-    return [d for d in cell if mean_running(d) >= 0.9 * target]
+    return [d for d in cell if mean_running(d) >= fraction * target]
 
 
 def as_events(records):
@@ -551,3 +551,27 @@ def test_a_write_that_fails_leaves_the_old_file_intact(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["plot.nope", "summary.csv"]  # no temporary left
     runs.write_csv(path, ["a"], [{"a": 1}])
     assert path.read_bytes() == b"a\r\n1\r\n"
+
+
+def test_at_target_is_a_flag_that_the_saved_report_keeps(nowhere, capsys):
+    """`--at-target 0.5` redraws a saved run with that threshold (more downloads kept than at
+    0.9), and the saved report keeps it: a later report without the flag draws the same files."""
+    records, _ = synthetic_records(per_cell=20, cell_keys=CELLS[:1])
+    save_report(records, sent=len(records))
+    folder = runs.run_dir(RUN)
+    downloads = [r for r in records if r["event"] == "download"]
+    target = CELLS[0].concurrency_limit
+
+    def csv_row():
+        with open(folder / "summary.csv") as f:
+            [row] = csv.DictReader(f)
+        return row
+
+    assert int(csv_row()["n"]) == len(brute_at_target(downloads, downloads, target))
+    assert report_cli("--at-target", "0.5") == 0
+    loose = csv_row()
+    assert (loose["at_target_fraction"], int(loose["n"])) == ("0.5", len(brute_at_target(downloads, downloads, target, 0.5)))
+    after = folder_bytes(folder)
+    assert report_cli() == 0 and folder_bytes(folder) == after  # the saved threshold, redrawn byte for byte
+    assert report_cli("--at-target", "1.5") == 2
+    assert "invalid --at-target '1.5'" in capsys.readouterr().err and folder_bytes(folder) == after

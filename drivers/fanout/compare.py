@@ -6,7 +6,7 @@ comparing is a capability of its driver (`compare(a_ids, b_ids)`, fanout.workloa
 workload that cannot be compared says so in its own words.
 """
 
-from fanout import reporting
+from fanout import concurrency, reporting
 from fanout.errors import UsageError
 
 
@@ -15,6 +15,7 @@ def register(subparsers) -> None:
     parser.add_argument("a", metavar="A", help="run id or 'latest', or sweep:<id|latest> (several, comma-separated): "
                                                  "the baseline")
     parser.add_argument("b", metavar="B", help="the same for the side compared with A (changes are B - A)")
+    concurrency.add_argument(parser)
     parser.set_defaults(func=run)
 
 
@@ -24,5 +25,6 @@ def run(args) -> int:
         raise UsageError(f"compare needs {' and '.join(missing)}: `make compare A=<runs> B=<runs>`, each side "
                          "a run id, 'latest' or sweep:<id|latest>, several comma-separated")  # fmt: skip
     a, b = reporting.resolve_all(args.a), reporting.resolve_all(args.b)
-    reporting.workload_of(a + b).driver().compare(a, b)
+    at_target = concurrency.AT_TARGET_FRACTION if args.at_target is None else args.at_target
+    reporting.workload_of(a + b).driver().compare(a, b, at_target)
     return 0

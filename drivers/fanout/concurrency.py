@@ -18,6 +18,8 @@ download ran "at target" when that mean is at least AT_TARGET_FRACTION (90%) of 
 import bisect
 import itertools
 
+from fanout.errors import UsageError
+
 AT_TARGET_FRACTION = 0.9
 
 STEADY_FRACTION = 0.8
@@ -117,3 +119,23 @@ def few_at_target(label: str, n: int, n_all: int, peak: int, target: int, fracti
     multiplier = -(-(ENOUGH_AT_TARGET + n_all - n) // target)  # ceiling division
     return (f"cell {label}: {n} of {n_all} downloads ran at target; MULTIPLIER={multiplier} would give about "
             f"{ENOUGH_AT_TARGET}")
+
+
+def fraction(text: str) -> float:
+    """`--at-target`'s value: a fraction of the target above 0 and at most 1; UsageError otherwise."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value <= 1:
+        raise UsageError(f"invalid --at-target {text!r}: expected a fraction of the target above 0 and at most 1, "
+                         f"such as {AT_TARGET_FRACTION} (a download ran at target at {AT_TARGET_FRACTION:.0%} of it)")
+    return value
+
+
+def add_argument(parser) -> None:
+    """--at-target (Make's AT_TARGET), for report and compare."""
+    parser.add_argument("--at-target", type=fraction, metavar="FRACTION",
+                        help="a download ran at target when the mean number of the run's downloads over its interval "
+                        f"was at least this fraction of the target concurrency (default {AT_TARGET_FRACTION}); the "
+                        "tables are over those downloads")  # fmt: skip

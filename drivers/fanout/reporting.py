@@ -17,7 +17,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from fanout import paths, runs, sweeps, workloads
+from fanout import concurrency, paths, runs, sweeps, workloads
 from fanout import stack as stacks
 from fanout.errors import FanoutError, UsageError
 
@@ -35,17 +35,22 @@ def register(subparsers) -> None:
     which.add_argument("--sweep", help="sweep id or 'latest': the report across its runs, beside its manifest")
     parser.add_argument("--refresh", action="store_true",
                         help="read the run's logs again instead of its saved records (refused if they hold fewer)")
+    concurrency.add_argument(parser)
     parser.set_defaults(func=run)
 
 
 def run(args) -> int:
+    at_target = concurrency.AT_TARGET_FRACTION if args.at_target is None else args.at_target
     if args.runs is not None:
-        return report_runs(args.runs)
+        return report_runs(args.runs, at_target)
     if args.sweep is not None:
-        report_sweep(sweeps.load(args.sweep))
+        report_sweep(sweeps.load(args.sweep), at_target)
         return 0
     record = runs.load(args.run)
-    written = render(saved_or_fetched(record, args))
+    summary = saved_or_fetched(record, args)
+    if args.at_target is not None:  # else the saved report's own: redrawn byte for byte
+        summary["at_target_fraction"] = args.at_target
+    written = render(summary)
     console.print(f"wrote {', '.join(path.name for path in written)}", highlight=False)
     console.print(f"  to {runs.run_dir(record['run_id'])}", highlight=False)
     return 0
@@ -85,23 +90,24 @@ def render(summary: dict, show: bool = True, plots_too: bool = True) -> list[Pat
     return driver.write_report(summary, plots_too)
 
 
-def report_across(run_ids: list[str], folder: Path, title: str) -> dict:
-    """The runs' workload's report across them, printed and written into `folder`."""
-    return workload_of(run_ids).driver().report_across(run_ids, folder, title)
+def report_across(run_ids: list[str], folder: Path, title: str, at_target: float = concurrency.AT_TARGET_FRACTION) -> dict:
+    """The runs' workload's report across them, printed and written into `folder`; `at_target`:
+    which downloads the tables keep (fanout.concurrency)."""
+    return workload_of(run_ids).driver().report_across(run_ids, folder, title, at_target)
 
 
-def report_sweep(manifest: dict) -> dict:
+def report_sweep(manifest: dict, at_target: float = concurrency.AT_TARGET_FRACTION) -> dict:
     """The report across a sweep's runs, written next to its manifest, and printed."""
     environments = ("warm environments kept between the cells of one deployment" if manifest["keep_warm"]
                     else "fresh execution environments for every cell")  # fmt: skip
     title = f"sweep {manifest['sweep_id']} ({environments})"
-    return report_across(sweep_runs(manifest), sweeps.sweep_dir(manifest["sweep_id"]), title)
+    return report_across(sweep_runs(manifest), sweeps.sweep_dir(manifest["sweep_id"]), title, at_target)
 
 
-def report_runs(refs: str) -> int:
+def report_runs(refs: str, at_target: float = concurrency.AT_TARGET_FRACTION) -> int:
     """`fanout report --runs`: resolve the refs, report into results/across/<id>/."""
     run_ids = resolve_all(refs)
-    report_across(run_ids, across_dir(run_ids), "s3-fanout report across runs")
+    report_across(run_ids, across_dir(run_ids), "s3-fanout report across runs", at_target)
     return 0
 
 

@@ -90,6 +90,8 @@ def build(stack, record: dict) -> dict:
     table = percentile_table(insights.run_saved(stack, "download-percentiles", by_run, start_ms, end_ms))
     lambda_start, lambda_end = lambda_window(record, [t for t, _ in run_logs.run_events(events, run_id)])
     lambda_report = insights.run_saved(stack, "lambda-report", None, lambda_start, lambda_end)
+    # Only a seq without a download can be in the DLQ: its scan stops once it found those.
+    undownloaded = set(runs.sent_seqs(record)) - {d["seq"] for d in downloads}
     return {
         "run": record,
         "network": network.label(record),
@@ -103,7 +105,7 @@ def build(stack, record: dict) -> dict:
         "ground_truth": truth.compare(record, downloads, events),
         "endpoint_ips": endpoint_ips.table(insights.run_saved(stack, "endpoint-ips", by_run, start_ms, end_ms), downloads),
         "endpoint_ips_excluded": endpoint_ips.excluded(downloads),
-        "dead_lettered": sorted(deadletters.peek(stack, run_id)),
+        "dead_lettered": sorted(deadletters.peek(stack, run_id, undownloaded)),
         "cold_starts": insights.run_saved(stack, "cold-starts", None, lambda_start, lambda_end),
         "lambda_report": lambda_report,
         "cost": run_cost.summary(record, lambda_report),

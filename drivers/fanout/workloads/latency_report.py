@@ -60,7 +60,7 @@ def build(stack, record: dict) -> dict:
         "counts": {"sent": len(runs.sent_seqs(record)), "seqs_done": len(done), "calls": len(calls),
                    "in_query": sum(int(row["calls"]) for row in rows),
                    "error_records": sum(r.get("event") == "error" for r in records)},  # fmt: skip
-        "dead_lettered": sorted(deadletters.peek(stack, run_id)),
+        "dead_lettered": sorted(deadletters.peek(stack, run_id, set(runs.sent_seqs(record)) - done)),  # the others ended
         "rows": rows,
         "ratios": ratios(calls),
         "records": records,

@@ -33,7 +33,7 @@ import numpy as np
 import scipy
 from rich.console import Console
 
-from fanout import cells, concurrency, crossplots, endpoint_ips, network, report, runs, stats, tables, workloads
+from fanout import cells, concurrency, crossplots, endpoint_ips, network, report, run_cost, runs, stats, tables, workloads
 from fanout.sizes import format_size
 
 CELLS = cells.of(workloads.get("download"))  # the download workload's cells
@@ -209,7 +209,9 @@ def cell_row(cell: CELLS.Cell, downloads: list[dict], members: list[tuple[Run, l
             row[f"mb_per_s_{name}_ci_low"], row[f"mb_per_s_{name}_ci_high"] = ci or (None, None)
     row |= _concurrency(cell, members)
     row["errors"] = sum(1 for run, _ in members for e in run.errors if cell_of(e, run.record) == cell)
-    row |= _accounting([run for run, _ in members if len(run_cells[run.run_id]) == 1])
+    alone = [run for run, _ in members if len(run_cells[run.run_id]) == 1]  # runs of this cell only
+    row |= _accounting(alone)
+    row |= run_cost.pooled([run.run_id for run in alone])
     return row
 
 
@@ -317,7 +319,7 @@ ACCOUNTING_NOTE = "complete: sent = done + failed + dead-lettered, from run.json
 CI_COLUMNS = [f"mb_per_s_{name}_ci_{end}" for name in stats.CI_STATISTICS for end in ("low", "high")]
 AT_TARGET_TITLE = " (downloads at target)"  # after each statistics table's title: what its n counts
 CELL_COLUMNS = ["n_all", "n_excluded", "target", "peak_concurrency", "steady_mean_concurrency", "cold_starts",
-                "cold_start_share", "errors",
+                "cold_start_share", "errors", "lambda_billed_usd", "lambda_estimated_usd", "bill_over_estimate",
                 "sent", "done", "failed", "dead_lettered", "in_flight", "complete"]  # fmt: skip
 
 
@@ -337,6 +339,7 @@ def show(summary: dict) -> None:
          f"{stats.CI_METHOD}; {network_text}"),
         ("Achieved concurrency", concurrency_rows(summary), concurrency_note(summary)),
         ("Accounting", accounting_rows(summary), ACCOUNTING_NOTE),
+        ("Lambda cost (USD)", cost_rows(summary), COST_NOTE),
     ]
     for title, rows, note in shown:
         tables.print_table(title, rows, note, labels=len(summary["varying"]))
@@ -406,6 +409,18 @@ def concurrency_note(summary: dict) -> str:
     return f"{note}; at target: {definition}; left out: the others" if definition else note
 
 
+COST_NOTE = ("bill: the REPORT lines' Billed Duration x memory, requests, /tmp (simulated durations on the local "
+             "backend); estimate: fanout fire's; - when a run's report predates it")
+
+
+def cost_rows(summary: dict) -> list[list]:
+    rows = [[*key_title(summary["varying"]), "bill", "estimate", "bill/estimate"]]
+    for row in summary["cells"]:
+        rows.append([*key_text(row, summary["varying"]), row.get("lambda_billed_usd"), row.get("lambda_estimated_usd"),
+                     row.get("bill_over_estimate")])  # fmt: skip
+    return rows
+
+
 def accounting_rows(summary: dict) -> list[list]:
     rows = [[*key_title(summary["varying"]), "sent", "done", "failed", "dead-lettered", "complete", "error records"]]
     for row in summary["cells"]:
@@ -457,7 +472,8 @@ def markdown(summary: dict, images: list[Path]) -> str:
               f"{stats.CI_METHOD}; {network_text}.", tables.markdown_table(ci_rows(summary)),
               "## Achieved concurrency", concurrency_note(summary).capitalize() + ".",
               tables.markdown_table(concurrency_rows(summary)),
-              "## Accounting", f"{ACCOUNTING_NOTE}.", tables.markdown_table(accounting_rows(summary))]  # fmt: skip
+              "## Accounting", f"{ACCOUNTING_NOTE}.", tables.markdown_table(accounting_rows(summary)),
+              "## Lambda cost (USD)", f"{COST_NOTE}.", tables.markdown_table(cost_rows(summary))]  # fmt: skip
     if summary.get("endpoint_ips"):
         parts += [f"## {report.ENDPOINT_TITLE}", f"{endpoint_ips.FLAG_NOTE}; {network_text}.",
                   tables.markdown_table(endpoint_rows(summary))]  # fmt: skip

@@ -8,7 +8,9 @@ record here; they stay estimates. On the local backend the REPORT lines are the 
 "bill" is what AWS would charge for the simulated durations, and says so.
 """
 
-from fanout import axes, costs, workloads
+import json
+
+from fanout import axes, costs, runs, workloads
 from fanout.params import ephemeral_mib
 
 NOTE = ("The bill is Lambda's, from the REPORT lines (Billed Duration x memory, INIT included, the requests, "
@@ -63,3 +65,22 @@ def lines(cost: dict) -> list[str]:
         f"{ratio}",
         f"  the whole run on AWS (S3, SQS, logs too), estimated: ${cost['estimated_usd']:,.4f}",
     ]
+
+
+def saved(run_id: str) -> dict | None:
+    """The cost a run's saved report holds (summary.json), or None: not reported yet, or
+    reported before the cost existed."""
+    path = runs.run_dir(run_id) / runs.SUMMARY_FILE
+    return json.loads(path.read_text()).get("cost") if path.is_file() else None
+
+
+def pooled(run_ids: list[str]) -> dict:
+    """The Lambda bill and its estimate summed over runs (a cell of several runs), with the bill
+    over the estimate; None figures when a run has no saved cost."""
+    found = [saved(run_id) for run_id in run_ids]
+    if not found or None in found:
+        return {"lambda_billed_usd": None, "lambda_estimated_usd": None, "bill_over_estimate": None}
+    billed = sum(cost["billed"]["usd"] for cost in found)
+    estimated = sum(cost["estimated_lambda_usd"] for cost in found)
+    return {"lambda_billed_usd": billed, "lambda_estimated_usd": estimated,
+            "bill_over_estimate": billed / estimated if estimated else None}  # fmt: skip

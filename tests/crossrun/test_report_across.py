@@ -212,3 +212,19 @@ def test_a_cell_that_never_reached_its_target_says_so(tmp_path):
     summary = crossrun.build([rid], tmp_path / "out", "t")
     assert summary["cells"][0]["n"] == 0
     assert any("no download ran at target: the run peaked at 1 of 4" in w for w in summary["warnings"])
+
+
+def test_a_cells_lambda_bill_is_its_runs_saved_bills_beside_their_estimates(tmp_path):
+    """Two runs pooled in one cell: the bill and the estimate are the sums of what their saved
+    reports hold; a cell with a run never reported with its cost shows none."""
+    made = [make_run(n, seed=n)[0] for n in (1, 2)]
+    costs_ = [(0.012, 0.010), (0.018, 0.020)]  # (billed, estimated Lambda USD) of each run
+    for run_id, (billed, estimated) in zip(made, costs_):
+        runs.write_json(runs.run_dir(run_id) / runs.SUMMARY_FILE,
+                        {"cost": {"billed": {"usd": billed}, "estimated_lambda_usd": estimated}})  # fmt: skip
+    (cell,) = crossrun.build(made, tmp_path / "out", "t")["cells"]
+    assert cell["lambda_billed_usd"] == pytest.approx(0.030) and cell["lambda_estimated_usd"] == pytest.approx(0.030)
+    assert cell["bill_over_estimate"] == pytest.approx(1.0)
+    assert "## Lambda cost (USD)" in (tmp_path / "out" / "report.md").read_text()
+    unreported = make_run(3, seed=3, tag="other")[0]
+    assert crossrun.build([unreported], tmp_path / "o2", "t")["cells"][0]["lambda_billed_usd"] is None

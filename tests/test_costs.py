@@ -30,12 +30,13 @@ def every_run_adds(messages, memory_mb, concurrency, seconds_each, ephemeral_mib
 
 
 def simulated_run_seconds(work_seconds, target, step=0.01):
-    """The mapping's ramp stepped through time: 5 at once, 300 more a minute, up to `target`."""
+    """The mapping's ramp stepped through time: 5 at once, 300 more a minute, until `target`
+    runs at once; then the rest of the work at the target."""
     t = done = 0.0
-    while done < work_seconds:
-        done += min(target, 5 + 300 * t / 60) * step
+    while done < work_seconds and 5 + 300 * t / 60 < target:
+        done += (5 + 300 * t / 60) * step
         t += step
-    return t
+    return t + max(0.0, work_seconds - done) / target
 
 
 @pytest.mark.parametrize(

@@ -28,6 +28,7 @@ def run_seconds(work_seconds: float, target: int) -> float:
     the rest at the target."""
     if work_seconds <= 0:
         return 0.0
+    target = max(1, target)  # a function runs at least one invocation at a time
     ramp = seconds_to_reach(target)
     start = min(target, INITIAL_CONCURRENCY)
     ramp_work = ramp * (start + target) / 2  # the area under the linear ramp

@@ -14,11 +14,13 @@ SUCCESS_FIELDS = {
     "strategy_name", "bytes", "seconds", "ttfb_seconds", "mbps", "mib_per_s", "start_ms", "end_ms", "cold_start",
     "env_id", "receive_count", "message_id", "request_id", "s3_request_id", "request_ttfb_ms", "requests",
     "connections", "first_byte_seconds", "timeline_interval_ms", "timeline", "peak_mb_per_s", "sustained_mb_per_s",
-    "burst_excess_bytes", "burst_bytes", "request_ips", "endpoint_ip", "workload", "outcome",
-}  # fmt: skip, plus strategy_<param> for each parameter of the record's strategy
+    "burst_excess_bytes", "burst_bytes", "request_ips", "endpoint_ip", "workload", "outcome", "retries", "slowdowns",
+    "cpu_seconds", "cpu_share", "boto3_version", "botocore_version", "s3transfer_version", "sdk_source",
+}  # fmt: skip, plus strategy_<param> for each parameter of the record's strategy; awscrt_version is
+# null without awscrt (as in the drivers' venv), and Powertools leaves null fields out
 ERROR_CONTEXT_FIELDS = {
     "message_id", "receive_count", "memory_size", "concurrency_limit", "object_size", "request_id", "env_id",
-    "cold_start",
+    "cold_start", "boto3_version", "botocore_version", "s3transfer_version", "sdk_source",
 }  # fmt: skip
 # Added by Powertools to every line; anything else would be a field outside the contract.
 POWERTOOLS_FIELDS = {"level", "location", "message", "timestamp", "service", "xray_trace_id"}
@@ -129,7 +131,7 @@ class SteppingClock:
 def test_seconds_come_from_the_monotonic_clock(load_handler, capsys, strategy):
     handler = load_handler()
     clock = SteppingClock()
-    handler.workloads.measure.time = SimpleNamespace(monotonic=clock, time_ns=time.time_ns)
+    handler.workloads.measure.time = SimpleNamespace(monotonic=clock, time_ns=time.time_ns, process_time=time.process_time)
     before_ms = time.time() * 1000
 
     response, _ = invoke(handler, sqs_event(body(strategy=strategy)))

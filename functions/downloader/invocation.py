@@ -72,11 +72,11 @@ class Environment:
 def sdk_fields() -> dict:
     """The SDK this environment imported: the versions of the modules loaded (the zip's, or the
     runtime's bundled ones, which vary by runtime release and region), awscrt's as installed
-    (null without it: crt then fails), and where boto3 came from (`zip` or `runtime`)."""
+    (null without it: crt then fails), and where boto3 came from (`bundled`: the zip, or `runtime`)."""
     try:
         awscrt = importlib.metadata.version("awscrt")
     except importlib.metadata.PackageNotFoundError:
         awscrt = None
-    source = "zip" if Path(boto3.__file__).resolve().is_relative_to(TASK_ROOT) else "runtime"
+    source = "bundled" if Path(boto3.__file__).resolve().is_relative_to(TASK_ROOT) else "runtime"
     return {"boto3_version": boto3.__version__, "botocore_version": botocore.__version__,
             "s3transfer_version": s3transfer.__version__, "awscrt_version": awscrt, "sdk_source": source}  # fmt: skip

@@ -36,7 +36,7 @@ def test_sdk_fields_name_the_modules_imported_and_where_from(invocation, tmp_pat
     assert fields["sdk_source"] == "runtime"  # the tests' boto3 is the venv's
     assert fields["awscrt_version"] is None  # the drivers' venv has no awscrt (the zip has)
     monkeypatch.setattr(invocation, "TASK_ROOT", Path(boto3.__file__).resolve().parent.parent)
-    assert invocation.sdk_fields()["sdk_source"] == "zip"
+    assert invocation.sdk_fields()["sdk_source"] == "bundled"
 
 
 def test_settings_read_the_concurrency_limit_and_name_a_bad_one(invocation):

@@ -37,6 +37,7 @@ DESTROY_AFTER ?= 0
 RESUME      ?=
 YES         ?= 0
 BENCH       ?=
+SDK         ?= bundled
 PYTHON      ?= python3
 
 VENV   := .venv
@@ -85,6 +86,8 @@ help: ## List the targets and the variables they read
 	@echo "  "FUNCTION_TIMEOUT=$(call q,FUNCTION_TIMEOUT) "(deploy: function timeout, s; the queue's visibility timeout is 6x it)"
 	@echo "  "STORAGE=$(call q,STORAGE) EXPRESS_AZ=$(call q,EXPRESS_AZ) "(deploy, sweep: standard (default) and/or express, the latter in zone ID EXPRESS_AZ"
 	@echo "    such as use1-az4; AWS backend only; docs/storage.md)"
+	@echo "  "SDK=$(call q,SDK) "(deploy: bundled, the zip's pinned boto3/botocore/s3transfer, or runtime, the Lambda"
+	@echo "    runtime's own, which varies by runtime release and region; docs/strategies.md)"
 	@echo "  "HOST=$(call q,HOST) "(local backend: wait hosts the function; HOST=0 when \`make run\` does)"
 	@echo "  "NETWORK=$(call q,NETWORK) NETWORK_SCALE=$(call q,NETWORK_SCALE) "(local backend: run, wait, demo and sweep shape S3 traffic"
 	@echo "    with a network model: none, lambda-2024, lambda-2026 or a .toml/.json file; docs/network-model.md)"
@@ -121,11 +124,11 @@ emulator-status: venv ## Is the embedded emulator running, and where
 package: venv ## Build the function zip for ARCH (deterministic)
 	$(FANOUT) package --architecture $(call q,ARCH)
 
-deploy: venv ## Deploy the stack (CONCURRENCY, MEMORY, OBJECT_SIZE, REGION, ARCH, STRATEGY, FUNCTION_TIMEOUT, STORAGE, EXPRESS_AZ, STACK, BACKEND)
-	$(FANOUT) deploy $(STACK_INPUTS)
+deploy: venv ## Deploy the stack (CONCURRENCY, MEMORY, OBJECT_SIZE, REGION, ARCH, STRATEGY, FUNCTION_TIMEOUT, STORAGE, EXPRESS_AZ, SDK, STACK, BACKEND)
+	$(FANOUT) deploy $(STACK_INPUTS) --sdk $(call q,SDK)
 
 plan: venv ## Show what deploy would change
-	$(FANOUT) plan $(STACK_INPUTS)
+	$(FANOUT) plan $(STACK_INPUTS) --sdk $(call q,SDK)
 
 outputs: venv ## Print the deployed stack's outputs
 	$(FANOUT) outputs $(TARGET)

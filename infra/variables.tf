@@ -152,6 +152,17 @@ variable "architecture" {
   }
 }
 
+variable "sdk" {
+  description = "Where the function's boto3 comes from: bundled (the zip's pinned SDK) or runtime (the Lambda runtime's). The driver builds the zip accordingly; here it is recorded."
+  type        = string
+  default     = "bundled"
+
+  validation {
+    condition     = contains(["bundled", "runtime"], var.sdk)
+    error_message = "sdk must be bundled or runtime."
+  }
+}
+
 variable "batch_size" {
   description = "Messages per invocation. Above 10 SQS needs a batching window, which would blur the timings, so 10 is the limit."
   type        = number

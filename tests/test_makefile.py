@@ -14,10 +14,12 @@ pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="needs make
 
 
 def make(*args: str, home) -> subprocess.CompletedProcess:
-    """`make ARGS` with the CLI run by this interpreter (`-o venv`: no virtualenv is built)."""
+    """`make ARGS` with the CLI run by this interpreter (`-o venv`: no virtualenv is built), from
+    this checkout's drivers/ (not whichever one the virtualenv's editable install points at)."""
     return subprocess.run(
         ["make", "--no-print-directory", "-o", "venv", f"FANOUT={sys.executable} -m fanout.cli", *args],
-        cwd=paths.REPO, capture_output=True, text=True, env={"PATH": "/usr/bin:/bin", "FANOUT_HOME": str(home)},
+        cwd=paths.REPO, capture_output=True, text=True, env={"PATH": "/usr/bin:/bin", "FANOUT_HOME": str(home),
+                                                     "PYTHONPATH": str(paths.REPO / "drivers")},
         timeout=120,
     )
 

@@ -46,6 +46,9 @@ def _add_inputs(parser) -> None:
     """The flags the Makefile passes; values are strings, validated by fanout.params."""
     add_target_arguments(parser)
     params.add_arguments(parser)
+    parser.add_argument("--sdk", default=package.DEFAULT_SDK,
+                        help=f"where the function's boto3 comes from: {' or '.join(package.SDKS)} "
+                             f"(default {package.DEFAULT_SDK}; docs/strategies.md)")  # fmt: skip
 
 
 def add_target_arguments(parser) -> None:
@@ -175,7 +178,7 @@ def _variables(inputs: params.DeployParams, backend: str, endpoint: str) -> dict
     """infra/'s variables, for which the local backend starts its emulator if needed."""
     if backend == "local":
         endpoint = control.start()
-    zip_path = package.build("downloader", inputs.architecture)
+    zip_path = package.build("downloader", inputs.architecture, inputs.sdk)
     return inputs.variables(endpoint, zip_path, backend)
 
 
@@ -199,7 +202,7 @@ def _print_summary(deployed: stack.Stack, seconds: float) -> None:
         f"\nDeployed stack {deployed.stack!r} on the {deployed.backend} backend ({where}) "
         f"in {seconds:.0f} s\n"
         f"  function  {deployed.function_name}: {deployed.memory} MB, reserved concurrency "
-        f"{deployed.concurrency}, {deployed.architecture}\n"
+        f"{deployed.concurrency}, {deployed.architecture}, SDK {deployed.sdk}\n"
         f"  strategy  {deployed.default_strategy}\n"
         f"  object    {format_size(deployed.object_size)}, key {deployed.object_key}\n"
         f"  bucket    {deployed.bucket}\n"

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-from fanout import numbers, strategies, workloads
+from fanout import numbers, package, strategies, workloads
 from fanout.errors import UsageError
 from fanout.sizes import format_size, parse_size
 
@@ -81,6 +81,7 @@ class DeployParams:
     # The registered workloads' deploy-level options (fanout.workloads.deploy_options; latency:
     # storage, express_az), by name; one absent deploys its default.
     workload_options: dict = field(default_factory=dict)
+    sdk: str = package.DEFAULT_SDK  # fanout.package.SDKS: the zip's pinned boto3, or the runtime's
 
     def object_sizes(self) -> list[int]:
         """Every test object the stack keeps, this one included, smallest first."""
@@ -107,6 +108,7 @@ class DeployParams:
             "timeout": self.function_timeout,
             "test_object_sizes": self.object_sizes(),
             "environment_epoch": self.environment_epoch,
+            "sdk": self.sdk,
             **workloads.terraform_variables(self.workload_options),
         }
 
@@ -114,11 +116,13 @@ class DeployParams:
 def from_args(args) -> DeployParams:
     """Validate the command line of deploy/plan; raises UsageError on the first bad value."""
     return parse(args.stack, args.region, args.concurrency, args.memory, args.object_size, args.architecture,
-                 args.strategy, args.function_timeout, workloads.deploy_options(args, args.backend))  # fmt: skip
+                 args.strategy, args.function_timeout, workloads.deploy_options(args, args.backend),
+                 args.sdk)  # fmt: skip
 
 
 def parse(stack: str, region_name: str, concurrency, memory, size, architecture: str, strategy,
-          function_timeout=DEFAULT_FUNCTION_TIMEOUT, workload_options: dict | None = None) -> DeployParams:  # fmt: skip
+          function_timeout=DEFAULT_FUNCTION_TIMEOUT, workload_options: dict | None = None,
+          sdk: str = package.DEFAULT_SDK) -> DeployParams:  # fmt: skip
     """DeployParams from values as a user writes them (`strategy` as text or a parsed Choice;
     `workload_options` as fanout.workloads.deploy_options checked them, none: the defaults);
     raises UsageError on the first bad one."""
@@ -133,6 +137,7 @@ def parse(stack: str, region_name: str, concurrency, memory, size, architecture:
         strategy=str(chosen),
         function_timeout=function_timeout_value(function_timeout),
         workload_options=dict(workload_options or {}),
+        sdk=package.check_sdk(sdk),
     )
     check_fits_tmp(params.object_size, chosen.name)
     return params

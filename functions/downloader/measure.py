@@ -306,7 +306,8 @@ def measure_message(s3, settings: Settings, body: str, context: dict, directory:
     download never hides the records of the others in its batch.
     """
     fields = {}
-    context = {"object_size": settings.expected_size, **context}  # a cell field, on every record
+    # object_size is a cell field; key (the object read) on every record, so a report can count them.
+    context = {"object_size": settings.expected_size, "key": settings.key, **context}
     try:
         message = parse_body(body, settings.default_strategy)
         fields = message.fields()

@@ -15,11 +15,11 @@ SUCCESS_FIELDS = {
     "env_id", "receive_count", "message_id", "request_id", "s3_request_id", "request_ttfb_ms", "requests",
     "connections", "first_byte_seconds", "timeline_interval_ms", "timeline", "peak_mb_per_s", "sustained_mb_per_s",
     "burst_excess_bytes", "burst_bytes", "request_ips", "endpoint_ip", "workload", "outcome", "retries", "slowdowns",
-    "cpu_seconds", "cpu_share", "boto3_version", "botocore_version", "s3transfer_version", "sdk_source",
+    "cpu_seconds", "cpu_share", "key", "boto3_version", "botocore_version", "s3transfer_version", "sdk_source",
 }  # fmt: skip, plus strategy_<param> for each parameter of the record's strategy; awscrt_version is
 # null without awscrt (as in the drivers' venv), and Powertools leaves null fields out
 ERROR_CONTEXT_FIELDS = {
-    "message_id", "receive_count", "memory_size", "concurrency_limit", "object_size", "request_id", "env_id",
+    "message_id", "receive_count", "memory_size", "concurrency_limit", "object_size", "key", "request_id", "env_id",
     "cold_start", "boto3_version", "botocore_version", "s3transfer_version", "sdk_source",
 }  # fmt: skip
 # Added by Powertools to every line; anything else would be a field outside the contract.
@@ -82,6 +82,8 @@ def test_success_record(load_handler, function_env, test_object, capsys, tmp_pat
     assert line["concurrency_limit"] == 7
     assert line["memory_size"] == MEMORY_SIZE
     assert line["bytes"] == line["object_size"] == test_object.size
+    assert line["key"] == test_object.key
+    assert (line["retries"], line["slowdowns"]) == (0, 0)
     assert 0 < line["ttfb_seconds"] <= line["seconds"]
     assert line["mbps"] == pytest.approx(test_object.size * 8 / line["seconds"] / 1e6)
     assert line["mib_per_s"] == pytest.approx(test_object.size / line["seconds"] / 1024 / 1024)

@@ -6,9 +6,9 @@ Throttling: S3 answers 503 SlowDown above its request rate per partitioned prefi
 5,500 GET/HEAD per second) and botocore retries silently, so a throttled cell shows only as
 slower downloads; it is flagged when any of its downloads got a SlowDown.
 
-CPU: Lambda gives a function CPU in proportion to its memory, one vCPU at 1,769 MB and at most
-6 vCPUs (at 10,240 MB) ("Lambda allocates CPU power in proportion to the amount of memory
-configured", AWS Lambda Developer Guide, "Configure Lambda function memory"). A cell whose median
+CPU: Lambda gives a function CPU in proportion to its memory, one vCPU at 1,769 MB (AWS Lambda
+Developer Guide, "Configure Lambda function memory") and 6 vCPUs at 10,240 MB, the most (AWS's
+10 GB announcement, December 2020); docs/strategies.md has the details. A cell whose median
 CPU/wall (process CPU seconds over the download's wall time) comes within CPU_MARGIN of that
 share was limited by its CPU rather than by S3 or the network, and is flagged.
 """

@@ -38,6 +38,7 @@ RESUME      ?=
 YES         ?= 0
 BENCH       ?=
 SDK         ?= bundled
+KEYS        ?= 1
 PYTHON      ?= python3
 
 VENV   := .venv
@@ -88,6 +89,7 @@ help: ## List the targets and the variables they read
 	@echo "    such as use1-az4; AWS backend only; docs/storage.md)"
 	@echo "  "SDK=$(call q,SDK) "(deploy: bundled, the zip's pinned boto3/botocore/s3transfer, or runtime, the Lambda"
 	@echo "    runtime's own, which varies by runtime release and region; docs/strategies.md)"
+	@echo "  "KEYS=$(call q,KEYS) "(deploy: copies of the object under their own prefixes, 1-100; message seq reads copy seq mod KEYS)"
 	@echo "  "HOST=$(call q,HOST) "(local backend: wait hosts the function; HOST=0 when \`make run\` does)"
 	@echo "  "NETWORK=$(call q,NETWORK) NETWORK_SCALE=$(call q,NETWORK_SCALE) "(local backend: run, wait, demo and sweep shape S3 traffic"
 	@echo "    with a network model: none, lambda-2024, lambda-2026 or a .toml/.json file; docs/network-model.md)"
@@ -124,11 +126,11 @@ emulator-status: venv ## Is the embedded emulator running, and where
 package: venv ## Build the function zip for ARCH (deterministic)
 	$(FANOUT) package --architecture $(call q,ARCH)
 
-deploy: venv ## Deploy the stack (CONCURRENCY, MEMORY, OBJECT_SIZE, REGION, ARCH, STRATEGY, FUNCTION_TIMEOUT, STORAGE, EXPRESS_AZ, SDK, STACK, BACKEND)
-	$(FANOUT) deploy $(STACK_INPUTS) --sdk $(call q,SDK)
+deploy: venv ## Deploy the stack (CONCURRENCY, MEMORY, OBJECT_SIZE, REGION, ARCH, STRATEGY, FUNCTION_TIMEOUT, STORAGE, EXPRESS_AZ, SDK, KEYS, STACK, BACKEND)
+	$(FANOUT) deploy $(STACK_INPUTS) --sdk $(call q,SDK) --keys $(call q,KEYS)
 
 plan: venv ## Show what deploy would change
-	$(FANOUT) plan $(STACK_INPUTS) --sdk $(call q,SDK)
+	$(FANOUT) plan $(STACK_INPUTS) --sdk $(call q,SDK) --keys $(call q,KEYS)
 
 outputs: venv ## Print the deployed stack's outputs
 	$(FANOUT) outputs $(TARGET)

@@ -26,6 +26,11 @@ output "object_key" {
   value       = local.object_key
 }
 
+output "object_keys" {
+  description = "Keys of the test object's copies (KEYS), the first being object_key; the function reads copy seq mod their number."
+  value       = local.copy_keys
+}
+
 output "object_size" {
   description = "Size of the test object in bytes."
   value       = var.object_size

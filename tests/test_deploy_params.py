@@ -57,6 +57,8 @@ def argv(command="deploy", stack="s3fanout", backend="local", **overrides):
         ({"memory": "\uff15\uff11\uff12"}, "'\uff15\uff11\uff12'"),
         ({"object_size": "\uff16\uff14MiB"}, "'\uff16\uff14MiB'"),
         ({"sdk": "lambda"}, "'lambda': expected one of bundled, runtime"),
+        ({"keys": "0"}, "invalid keys '0': expected a whole number from 1 to 100"),
+        ({"keys": "101"}, "'101'"),
     ],
 )
 @pytest.mark.parametrize("command", ["deploy", "plan"])
@@ -159,6 +161,11 @@ def test_variables_carry_the_validated_values():
 def test_the_sdk_choice_reaches_terraforms_variables(given, deployed):
     parsed = cli.build_parser().parse_args([*argv(), *given])
     assert params.from_args(parsed).variables("http://127.0.0.1:1", "/x.zip")["sdk"] == deployed
+
+
+def test_keys_reach_terraforms_variables():
+    parsed = cli.build_parser().parse_args([*argv(), "--keys", "16"])
+    assert params.from_args(parsed).variables("http://127.0.0.1:1", "/x.zip")["keys"] == 16
 
 
 def test_function_timeout_reaches_the_modules_timeout_variable():

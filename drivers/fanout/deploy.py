@@ -49,6 +49,9 @@ def _add_inputs(parser) -> None:
     parser.add_argument("--sdk", default=package.DEFAULT_SDK,
                         help=f"where the function's boto3 comes from: {' or '.join(package.SDKS)} "
                              f"(default {package.DEFAULT_SDK}; docs/strategies.md)")  # fmt: skip
+    parser.add_argument("--keys", default="1",
+                        help=f"copies of the test object, each under its own prefix, that the messages are spread "
+                             f"over (seq mod keys), {params.KEYS_RANGE[0]}-{params.KEYS_RANGE[1]} (default 1)")  # fmt: skip
 
 
 def add_target_arguments(parser) -> None:
@@ -202,9 +205,11 @@ def _print_summary(deployed: stack.Stack, seconds: float) -> None:
         f"\nDeployed stack {deployed.stack!r} on the {deployed.backend} backend ({where}) "
         f"in {seconds:.0f} s\n"
         f"  function  {deployed.function_name}: {deployed.memory} MB, reserved concurrency "
-        f"{deployed.concurrency}, {deployed.architecture}, SDK {deployed.sdk}\n"
+        f"{deployed.concurrency}, {deployed.architecture}\n"
         f"  strategy  {deployed.default_strategy}\n"
-        f"  object    {format_size(deployed.object_size)}, key {deployed.object_key}\n"
+        f"  SDK       {deployed.sdk} ({package.SDKS[deployed.sdk]})\n"
+        f"  object    {format_size(deployed.object_size)}, key {deployed.object_key}"
+        f"{f' and {len(deployed.object_keys) - 1} copies' if len(deployed.object_keys) > 1 else ''}\n"
         f"  bucket    {deployed.bucket}\n"
         f"{workload_lines}"
         f"  queue     {deployed.queue_url}\n"

@@ -36,8 +36,8 @@ WHEEL_PLATFORMS = {"x86_64": "manylinux2014_x86_64", "arm64": "manylinux2014_aar
 RUNTIME_PROVIDED = {"boto3", "botocore", "s3transfer"}  # in sdk-requirements.txt, never requirements.txt
 SDK_REQUIREMENTS = "sdk-requirements.txt"
 SDKS = {  # SDK= -> what the function imports boto3 from
-    "bundled": "the zip: the versions pinned in sdk-requirements.txt",
-    "runtime": "the Lambda runtime: its bundled boto3, whatever its release and region ship",
+    "bundled": "the zip's, pinned in sdk-requirements.txt",
+    "runtime": "the Lambda runtime's own, as its release and region ship it",
 }
 DEFAULT_SDK = "bundled"
 # What pip writes about the install rather than the package: console scripts (their shebang is

@@ -36,6 +36,8 @@ TMP_HEADROOM_MIB = 64
 MAX_OBJECT_SIZE = 10_000 * 5 * 2**30
 # The queue mapping's maximum_concurrency cannot go below this (infra/lambda.tf).
 MAPPING_MIN_CONCURRENCY = 2
+# KEYS: copies of the test object under prefixes of their own (infra/variables.tf `keys`).
+KEYS_RANGE = (1, 100)
 
 
 # The deploy inputs' command-line flags: (flag, default, what it is). Deploy takes one value of
@@ -82,6 +84,7 @@ class DeployParams:
     # storage, express_az), by name; one absent deploys its default.
     workload_options: dict = field(default_factory=dict)
     sdk: str = package.DEFAULT_SDK  # fanout.package.SDKS: the zip's pinned boto3, or the runtime's
+    keys: int = 1  # copies of the test object, each under its own prefix; the function reads seq mod keys
 
     def object_sizes(self) -> list[int]:
         """Every test object the stack keeps, this one included, smallest first."""
@@ -109,6 +112,7 @@ class DeployParams:
             "test_object_sizes": self.object_sizes(),
             "environment_epoch": self.environment_epoch,
             "sdk": self.sdk,
+            "keys": self.keys,
             **workloads.terraform_variables(self.workload_options),
         }
 
@@ -117,12 +121,12 @@ def from_args(args) -> DeployParams:
     """Validate the command line of deploy/plan; raises UsageError on the first bad value."""
     return parse(args.stack, args.region, args.concurrency, args.memory, args.object_size, args.architecture,
                  args.strategy, args.function_timeout, workloads.deploy_options(args, args.backend),
-                 args.sdk)  # fmt: skip
+                 args.sdk, args.keys)  # fmt: skip
 
 
 def parse(stack: str, region_name: str, concurrency, memory, size, architecture: str, strategy,
           function_timeout=DEFAULT_FUNCTION_TIMEOUT, workload_options: dict | None = None,
-          sdk: str = package.DEFAULT_SDK) -> DeployParams:  # fmt: skip
+          sdk: str = package.DEFAULT_SDK, keys="1") -> DeployParams:  # fmt: skip
     """DeployParams from values as a user writes them (`strategy` as text or a parsed Choice;
     `workload_options` as fanout.workloads.deploy_options checked them, none: the defaults);
     raises UsageError on the first bad one."""
@@ -138,6 +142,7 @@ def parse(stack: str, region_name: str, concurrency, memory, size, architecture:
         function_timeout=function_timeout_value(function_timeout),
         workload_options=dict(workload_options or {}),
         sdk=package.check_sdk(sdk),
+        keys=integer("keys", keys, *KEYS_RANGE),
     )
     check_fits_tmp(params.object_size, chosen.name)
     return params

@@ -47,6 +47,7 @@ What the numbers mean (docs/strategies.md has the full record contract):
 - the byte-arrival timeline and its derived figures: see timeline.py.
 """
 
+import json
 import tempfile
 import threading
 import time
@@ -83,6 +84,11 @@ class Settings:
     key: str
     expected_size: int
     default_strategy: strategies.Choice
+    keys: tuple[str, ...] = ()  # KEYS copies, `key` first: message seq reads keys[seq % len]
+
+    def key_for(self, seq: int) -> str:
+        """The copy message `seq` reads: round robin over the copies, so N messages spread evenly."""
+        return self.keys[seq % len(self.keys)] if self.keys else self.key
 
     @classmethod
     def from_env(cls, environ) -> "Settings":
@@ -97,6 +103,7 @@ class Settings:
             key=environ["FANOUT_KEY"],
             expected_size=int(environ["FANOUT_EXPECTED_SIZE"]),
             default_strategy=default,
+            keys=tuple(json.loads(environ.get("FANOUT_KEYS", "[]"))),  # absent before KEYS existed
         )
 
 
@@ -306,21 +313,22 @@ def measure_message(s3, settings: Settings, body: str, context: dict, directory:
     download never hides the records of the others in its batch.
     """
     fields = {}
-    # object_size is a cell field; key (the object read) on every record, so a report can count them.
-    context = {"object_size": settings.expected_size, "key": settings.key, **context}
+    context = {"object_size": settings.expected_size, **context}  # a cell field, on every record
     try:
         message = parse_body(body, settings.default_strategy)
         fields = message.fields()
+        key = settings.key_for(message.seq)
+        fields["key"] = key  # the object read, so that a report can count them
         if message.inject_failure:
             raise InjectedFailure("the message asked to fail (inject_failure)")
-        result = download(s3, settings.bucket, settings.key, message.strategy, directory, message.pin, message.seq)
+        result = download(s3, settings.bucket, key, message.strategy, directory, message.pin, message.seq)
         if result.bytes != settings.expected_size:
             raise SizeMismatch(f"downloaded {result.bytes} bytes, expected {settings.expected_size}")
     except MalformedMessage as exc:
         return error_record(exc, {**exc.known, **context})
     except Exception as exc:  # noqa: BLE001 - see the docstring
         return error_record(exc, {**fields, **context})
-    return success_record(message, result, context)
+    return success_record(message, result, {"key": key, **context})
 
 
 def success_record(message: Message, result: Download, context: dict) -> dict:

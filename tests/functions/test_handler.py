@@ -1,10 +1,12 @@
 """The handler end to end against the emulator: records, batch responses, failure paths."""
 
+import json
 import threading
 import time
 from types import SimpleNamespace
 from urllib.parse import urlsplit
 
+import boto3
 import pytest
 
 from .support import MEMORY_SIZE, lambda_context, log_records, sqs_event
@@ -19,7 +21,7 @@ SUCCESS_FIELDS = {
 }  # fmt: skip, plus strategy_<param> for each parameter of the record's strategy; awscrt_version is
 # null without awscrt (as in the drivers' venv), and Powertools leaves null fields out
 ERROR_CONTEXT_FIELDS = {
-    "message_id", "receive_count", "memory_size", "concurrency_limit", "object_size", "key", "request_id", "env_id",
+    "message_id", "receive_count", "memory_size", "concurrency_limit", "object_size", "request_id", "env_id",
     "cold_start", "boto3_version", "botocore_version", "s3transfer_version", "sdk_source",
 }  # fmt: skip
 # Added by Powertools to every line; anything else would be a field outside the contract.
@@ -202,6 +204,7 @@ def test_missing_object_is_an_error_record_and_a_batch_failure(load_handler, fun
     assert line["error_type"] == expected_type and expected_text in line["error_message"]
     assert (line["run_id"], line["seq"], line["experiment_tag"], line["strategy_name"]) == ("run-1", 1, "tag-a", mode)
     assert ERROR_CONTEXT_FIELDS <= set(line)
+    assert line["key"] == "no-such-object"
     assert line["message_id"] == message_id
     assert (line["request_id"], line["memory_size"]) == (context.aws_request_id, MEMORY_SIZE)
 
@@ -295,3 +298,20 @@ def test_the_client_pools_the_connections_of_the_most_demanding_workload(load_ha
     pool = handler.s3.meta.config.max_pool_connections
     assert pool == max(workload.connections for workload in registry.WORKLOADS.values())
     assert pool >= registry.measure.strategies.MAX_CONNECTIONS
+
+
+def test_keys_spread_the_messages_round_robin_over_the_copies(load_handler, function_env, test_object, emulator,
+                                                             capsys):
+    """KEYS=2: seq 0 and 2 read the object, seq 1 its copy under another prefix; every record names its key."""
+    copy = f"copies/1/{test_object.key}"
+    s3 = boto3.client("s3", endpoint_url=emulator, region_name="us-east-1", aws_access_key_id="test",
+                      aws_secret_access_key="test")  # fmt: skip
+    s3.copy_object(Bucket=test_object.bucket, Key=copy, CopySource={"Bucket": test_object.bucket, "Key": test_object.key})
+    function_env["FANOUT_KEYS"] = json.dumps([test_object.key, copy])
+    handler = load_handler()
+    fetched = []
+    handler.s3.meta.events.register("before-call.s3.GetObject", lambda params, **_: fetched.append(params["url_path"]))
+    response, _ = invoke(handler, sqs_event(*(body(seq, strategy="stream") for seq in range(3))))
+    assert response == {"batchItemFailures": []}
+    assert [line["key"] for line in log_records(capsys)] == [test_object.key, copy, test_object.key]
+    assert [path.endswith(key) for path, key in zip(fetched, [test_object.key, copy, test_object.key])] == [True] * 3

@@ -37,7 +37,7 @@ RUNTIME_PROVIDED = {"boto3", "botocore", "s3transfer"}  # in sdk-requirements.tx
 SDK_REQUIREMENTS = "sdk-requirements.txt"
 SDKS = {  # SDK= -> what the function imports boto3 from
     "bundled": "the zip's, pinned in sdk-requirements.txt",
-    "runtime": "the Lambda runtime's own, as its release and region ship it",
+    "runtime": "the Lambda runtime's own, varying by release and region",
 }
 DEFAULT_SDK = "bundled"
 # What pip writes about the install rather than the package: console scripts (their shebang is

@@ -123,8 +123,8 @@ emulator-down: venv ## Stop the embedded AWS emulator
 emulator-status: venv ## Is the embedded emulator running, and where
 	$(FANOUT) emulator status
 
-package: venv ## Build the function zip for ARCH (deterministic)
-	$(FANOUT) package --architecture $(call q,ARCH)
+package: venv ## Build the function zip for ARCH and SDK (deterministic)
+	$(FANOUT) package --architecture $(call q,ARCH) --sdk $(call q,SDK)
 
 deploy: venv ## Deploy the stack (CONCURRENCY, MEMORY, OBJECT_SIZE, REGION, ARCH, STRATEGY, FUNCTION_TIMEOUT, STORAGE, EXPRESS_AZ, SDK, KEYS, STACK, BACKEND)
 	$(FANOUT) deploy $(STACK_INPUTS) --sdk $(call q,SDK) --keys $(call q,KEYS)

@@ -42,6 +42,8 @@ RESUME      ?=
 YES         ?= 0
 BENCH       ?=
 VERBOSE     ?= 0
+SDK         ?=
+KEYS        ?=
 PYTHON      ?= python3
 
 VENV   := .venv
@@ -74,7 +76,8 @@ STRATEGY_ARG = $(if $(value STRATEGY),--strategy $(call q,STRATEGY),$(if $(value
 DEPLOYED_ARGS = $(call opt,--concurrency,CONCURRENCY) $(call opt,--memory,MEMORY) \
   $(call opt,--object-size,OBJECT_SIZE) $(call opt,--region,REGION) $(call opt,--architecture,ARCH) \
   $(call opt,--function-timeout,FUNCTION_TIMEOUT)
-STACK_INPUTS = $(TARGET) $(DEPLOYED_ARGS) $(STRATEGY_ARG) $(call opt,--storage,STORAGE) $(call opt,--express-az,EXPRESS_AZ)
+STACK_INPUTS = $(TARGET) $(DEPLOYED_ARGS) $(STRATEGY_ARG) $(call opt,--storage,STORAGE) $(call opt,--express-az,EXPRESS_AZ) \
+  $(call opt,--sdk,SDK) $(call opt,--keys,KEYS)
 VERBOSE_ARG = $(if $(filter 1,$(value VERBOSE)),--verbose)
 # report and compare: which downloads ran at target (docs/statistics.md); empty: 0.9.
 AT_TARGET_ARG = $(if $(value AT_TARGET),--at-target $(call q,AT_TARGET))
@@ -116,6 +119,10 @@ help: ## List the targets and the variables they read
 	@echo "  "FUNCTION_TIMEOUT=$(call q,FUNCTION_TIMEOUT) "(deploy, as CONCURRENCY: function timeout, s; the queue's visibility timeout is 6x it)"
 	@echo "  "STORAGE=$(call q,STORAGE) EXPRESS_AZ=$(call q,EXPRESS_AZ) "(deploy, as CONCURRENCY, and sweep: standard (default) and/or express, the latter in zone ID EXPRESS_AZ"
 	@echo "    such as use1-az4; AWS backend only; docs/storage.md)"
+	@echo "  "SDK=$(call q,SDK) "(deploy: bundled, the zip's pinned boto3/botocore/s3transfer, or runtime, the Lambda"
+	@echo "    runtime's own, which varies by runtime release and region; docs/strategies.md)"
+	@echo "  "KEYS=$(call q,KEYS) "(deploy: copies of the object, each under its own prefix, 1-100; message seq reads"
+	@echo "    copy seq mod KEYS; docs/strategies.md)"
 	@echo "  "HOST=$(call q,HOST) "(local backend: wait hosts the function; HOST=0 when \`make run\` does)"
 	@echo "  "NETWORK=$(call q,NETWORK) NETWORK_SCALE=$(call q,NETWORK_SCALE) "(local backend: run, wait, demo and sweep shape S3 traffic"
 	@echo "    with a network model: none, lambda-2024, lambda-2026 or a .toml/.json file; docs/network-model.md)"
@@ -153,10 +160,10 @@ emulator-down: venv ## Stop the embedded AWS emulator
 emulator-status: venv ## Is the embedded emulator running, and where (exit 0 either way)
 	@$(FANOUT) emulator status || [ $$? -eq 3 ]
 
-package: venv ## Build the function zip for ARCH (deterministic)
-	$(FANOUT) package $(call opt,--architecture,ARCH)
+package: venv ## Build the function zip for ARCH and SDK (deterministic)
+	$(FANOUT) package $(call opt,--architecture,ARCH) $(call opt,--sdk,SDK)
 
-deploy: venv ## Deploy (CONCURRENCY MEMORY OBJECT_SIZE REGION ARCH STRATEGY FUNCTION_TIMEOUT STORAGE EXPRESS_AZ; unset: kept) (VERBOSE)
+deploy: venv ## Deploy (CONCURRENCY MEMORY OBJECT_SIZE REGION ARCH STRATEGY FUNCTION_TIMEOUT STORAGE EXPRESS_AZ SDK KEYS; unset: kept) (VERBOSE)
 	$(FANOUT) deploy $(STACK_INPUTS) $(VERBOSE_ARG)
 
 plan: venv ## Show what deploy would change

@@ -50,6 +50,7 @@ resource "aws_lambda_function" "downloader" {
     variables = {
       FANOUT_BUCKET            = aws_s3_bucket.data.id
       FANOUT_KEY               = local.object_key
+      FANOUT_KEYS              = jsonencode(local.copy_keys)
       FANOUT_EXPECTED_SIZE     = tostring(var.object_size)
       FANOUT_DEFAULT_STRATEGY  = var.default_strategy
       FANOUT_CONCURRENCY_LIMIT = tostring(var.concurrency)

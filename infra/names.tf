@@ -9,9 +9,12 @@ locals {
   partition  = data.aws_partition.current.partition
 
   # S3 bucket names are global across all AWS accounts: account id and region make it unique.
-  bucket_name   = "${var.stack}-${local.account_id}-${var.region}"
-  object_key    = "objects/${var.object_size}-bytes.bin"
-  object_keys   = [for size in distinct(concat([var.object_size], var.test_object_sizes)) : "objects/${size}-bytes.bin"]
+  bucket_name = "${var.stack}-${local.account_id}-${var.region}"
+  object_key  = "objects/${var.object_size}-bytes.bin"
+  # KEYS=N: the test object and N-1 copies under prefixes of their own (S3's request rate is per
+  # partitioned prefix); the function reads copy seq mod N.
+  copy_keys     = [for i in range(var.keys) : i == 0 ? local.object_key : "copies/${i}/${var.object_size}-bytes.bin"]
+  object_keys   = distinct(concat(local.copy_keys, [for size in var.test_object_sizes : "objects/${size}-bytes.bin"]))
   queue_name    = "${var.stack}-requests"
   dlq_name      = "${var.stack}-dlq"
   function_name = "${var.stack}-downloader"

@@ -26,6 +26,11 @@ output "object_key" {
   value       = local.object_key
 }
 
+output "object_keys" {
+  description = "Keys of the test object's copies (KEYS), the first being object_key; the function reads copy seq mod their number."
+  value       = local.copy_keys
+}
+
 output "object_size" {
   description = "Size of the test object in bytes."
   value       = var.object_size
@@ -89,6 +94,11 @@ output "max_receive_count" {
 output "architecture" {
   description = "Instruction set of the function."
   value       = var.architecture
+}
+
+output "sdk" {
+  description = "Where the function's boto3 comes from: bundled (the zip) or runtime."
+  value       = var.sdk
 }
 
 output "default_strategy" {

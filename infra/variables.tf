@@ -152,6 +152,28 @@ variable "architecture" {
   }
 }
 
+variable "keys" {
+  description = "How many copies of the test object, each under its own prefix, the messages are spread over (seq mod keys)."
+  type        = number
+  default     = 1
+
+  validation {
+    condition     = var.keys >= 1 && var.keys <= 100 && floor(var.keys) == var.keys
+    error_message = "keys must be a whole number from 1 to 100."
+  }
+}
+
+variable "sdk" {
+  description = "Where the function's boto3 comes from: bundled (the zip's pinned SDK) or runtime (the Lambda runtime's). The driver builds the zip accordingly; here it is recorded."
+  type        = string
+  default     = "bundled"
+
+  validation {
+    condition     = contains(["bundled", "runtime"], var.sdk)
+    error_message = "sdk must be bundled or runtime."
+  }
+}
+
 variable "batch_size" {
   description = "Messages per invocation. Above 10 SQS needs a batching window, which would blur the timings, so 10 is the limit."
   type        = number

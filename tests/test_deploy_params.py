@@ -58,6 +58,9 @@ def argv(command="deploy", stack="s3fanout", backend="local", **overrides):
         ({"function_timeout": "\uff13\uff10"}, "'\uff13\uff10'"),  # full-width 30
         ({"memory": "\uff15\uff11\uff12"}, "'\uff15\uff11\uff12'"),
         ({"object_size": "\uff16\uff14MiB"}, "'\uff16\uff14MiB'"),
+        ({"sdk": "lambda"}, "'lambda': expected one of bundled, runtime"),
+        ({"keys": "0"}, "invalid keys '0': expected a whole number from 1 to 100"),
+        ({"keys": "101"}, "'101'"),
     ],
 )
 @pytest.mark.parametrize("command", ["deploy", "plan"])
@@ -183,6 +186,17 @@ def test_variables_carry_the_validated_values():
     assert variables["default_strategy"] == "stream chunk_size=256KiB"
     assert variables["endpoint"] == "http://127.0.0.1:1"
     assert variables["timeout"] == params.DEFAULT_FUNCTION_TIMEOUT
+
+
+@pytest.mark.parametrize("given, deployed", [((), "bundled"), (("--sdk", "runtime"), "runtime")])
+def test_the_sdk_choice_reaches_terraforms_variables(given, deployed):
+    parsed = cli.build_parser().parse_args([*argv(), *given])
+    assert params.from_args(parsed).variables("http://127.0.0.1:1", "/x.zip")["sdk"] == deployed
+
+
+def test_keys_reach_terraforms_variables():
+    parsed = cli.build_parser().parse_args([*argv(), "--keys", "16"])
+    assert params.from_args(parsed).variables("http://127.0.0.1:1", "/x.zip")["keys"] == 16
 
 
 def test_function_timeout_reaches_the_modules_timeout_variable():

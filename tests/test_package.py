@@ -104,18 +104,56 @@ def test_unknown_architecture_is_refused(home):
         package.build("downloader", "arm")
 
 
+SDK_TOPS = {"boto3", "botocore", "s3transfer", "dateutil", "urllib3", "six.py"}
+
+
 def test_zip_contents(home):
     with zipfile.ZipFile(package.build()) as archive:
         infos = archive.infolist()
     names = [info.filename for info in infos]
     tops = {name.split("/")[0] for name in names}
     assert {"handler.py", "measure.py", "strategies.py", "aws_lambda_powertools", "awscrt", "jmespath",
-            "typing_extensions.py"} <= tops
-    assert not tops & {"boto3", "botocore", "s3transfer", "bin", "requirements.txt"}
+            "typing_extensions.py"} | SDK_TOPS <= tops
+    assert not tops & {"bin", "requirements.txt", package.SDK_REQUIREMENTS}
     assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc") or n.endswith("/RECORD")]
     assert names == sorted(names)
     assert {info.date_time for info in infos} == {(1980, 1, 1, 0, 0, 0)}
     assert {info.external_attr >> 16 for info in infos} == {0o100644}
+
+
+def test_the_runtime_sdk_zip_leaves_the_sdk_out_and_keeps_the_rest(home):
+    bundled, runtime = package.build(), package.build(sdk="runtime")
+    assert bundled != runtime
+    with zipfile.ZipFile(bundled) as with_sdk, zipfile.ZipFile(runtime) as without:
+        tops_with = {name.split("/")[0] for name in with_sdk.namelist()}
+        tops = {name.split("/")[0] for name in without.namelist()}
+    assert not tops & SDK_TOPS and {"handler.py", "awscrt", "aws_lambda_powertools"} <= tops
+    assert {top for top in tops_with - tops if not top.endswith(".dist-info")} == SDK_TOPS
+
+
+SDK_OF_THE_ZIP = "import invocation; print(*invocation.sdk_fields().values())"
+
+
+@pytest.mark.parametrize("sdk", package.SDKS)
+def test_the_records_name_the_sdk_the_zip_runs_on(home, tmp_path, sdk):
+    """The bundled zip's handler imports the pinned SDK from the zip; the runtime one whatever is
+    on the path after the task root (here the venv's, as the Lambda runtime's would be)."""
+    with zipfile.ZipFile(package.build(sdk=sdk)) as archive:
+        archive.extractall(tmp_path / "task")
+    pins = dict(line.split("==") for line in (paths.FUNCTIONS / "downloader" / package.SDK_REQUIREMENTS)
+                .read_text().splitlines() if "==" in line)  # fmt: skip
+    result = subprocess.run([sys.executable, "-c", SDK_OF_THE_ZIP], cwd=tmp_path / "task", capture_output=True,
+                            text=True, env=dict(os.environ, PYTHONPATH=str(tmp_path / "task")))  # fmt: skip
+    boto3_version, botocore_version, s3transfer_version, awscrt_version, source = result.stdout.split()
+    assert awscrt_version == "0.38.0" and source == sdk, result.stderr  # awscrt: the crt strategy's, in both
+    if sdk == "bundled":
+        assert (boto3_version, botocore_version, s3transfer_version) == (pins["boto3"], pins["botocore"],
+                                                                         pins["s3transfer"])  # fmt: skip
+
+
+def test_unknown_sdk_names_the_choices(home):
+    with pytest.raises(UsageError, match="unknown SDK 'lambda': expected one of bundled, runtime"):
+        package.build(sdk="lambda")
 
 
 def test_zip_imports_handler_with_bundled_powertools(home, tmp_path):
@@ -144,7 +182,7 @@ def test_source_change_rebuilds_zip_but_not_dependencies(functions_copy, home):
 def test_runtime_provided_packages_are_refused(functions_copy):
     with open(functions_copy / "downloader" / "requirements.txt", "a") as requirements:
         requirements.write("boto3==1.44.5\n")
-    with pytest.raises(UsageError, match="'boto3'"):
+    with pytest.raises(UsageError, match="'boto3'.*sdk-requirements.txt"):
         package.build()
 
 

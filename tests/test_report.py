@@ -15,8 +15,8 @@ from rich.console import Console
 
 import fanout.network
 import fanout.timeline
-from fanout import (cells, cli, concurrency, figures, insights, plots, report, reporting, run_cost, run_logs, runs, stats,
-                    tables, workloads)
+from fanout import (cells, cli, concurrency, figures, insights, plots, pressure, report, reporting, run_cost, run_logs, runs,
+                    stats, tables, workloads)
 from fanout import stack as stacks
 from fanout.network import late, truth
 from fanout.sizes import format_size
@@ -162,6 +162,7 @@ def summary_of(records, sent, dead=(), lambda_report=(), backend="local", networ
         "cold_starts": [], "platform_errors": [], "lambda_report": list(lambda_report), "records": records,
         "cost": run_cost.summary(record, list(lambda_report)),
         "strategies": insights.evaluate(insights.load_query("strategy-comparison"), as_events(records)).rows,
+        "sdk": pressure.sdk_sets(records),
     }  # fmt: skip
 
 
@@ -575,3 +576,44 @@ def test_at_target_is_a_flag_that_the_saved_report_keeps(nowhere, capsys):
     assert report_cli() == 0 and folder_bytes(folder) == after  # the saved threshold, redrawn byte for byte
     assert report_cli("--at-target", "1.5") == 2
     assert "invalid --at-target '1.5'" in capsys.readouterr().err and folder_bytes(folder) == after
+
+
+SDK_A = {"boto3_version": "1.44.5", "botocore_version": "1.44.8", "s3transfer_version": "0.19.3",
+         "awscrt_version": "0.38.0", "sdk_source": "bundled"}  # fmt: skip
+
+
+def test_throttled_and_cpu_bound_cells_are_flagged_and_a_second_sdk_warned_about(tmp_path, monkeypatch):
+    """At 512 MB a function has 512/1769 = 0.289 vCPU: a median CPU/wall of 0.28 is within 10% of
+    it; at 1024 MB (0.579 vCPU) 0.2 is not. One SlowDown among a cell's downloads flags the cell."""
+    monkeypatch.setenv("FANOUT_RESULTS", str(tmp_path))
+    records, _ = synthetic_records(per_cell=10, cell_keys=CELLS[:2])
+    first, second = DOWNLOAD.key(records[0]), DOWNLOAD.key(records[10])
+    for i, r in enumerate(r for r in records if r["event"] == "download"):
+        busy = DOWNLOAD.key(r) == first
+        r.update(SDK_A, key=f"k/{i % 3}", retries=2 if i == 3 else 0, slowdowns=1 if i == 3 else 0,
+                 cpu_share=0.28 if busy else 0.2, cpu_seconds=0.28 * r["seconds"] if busy else 0.2 * r["seconds"])
+    records[-2].update(boto3_version="1.40.0")  # a second environment on another runtime release
+    summary = summary_of(records, sent=len(records))
+    by_cell = {DOWNLOAD.key(cell): cell for cell in summary["cells"]}
+    assert by_cell[first]["flags"] == f"{pressure.THROTTLED}, {pressure.CPU_BOUND}"
+    assert (by_cell[first]["retries"], by_cell[first]["slowdowns"], by_cell[first]["throttled_downloads"]) == (2, 1, 1)
+    assert by_cell[first]["keys"] == 3 and by_cell[first]["cpu_share_p50"] == pytest.approx(0.28)
+    assert by_cell[second]["flags"] == "" and by_cell[second]["cpu_allowance"] == pytest.approx(1024 / 1769, abs=1e-3)
+    [warning] = [w for w in report.warnings(summary) if "SDK" in w]
+    assert "1 records on boto3 1.40.0" in warning and "boto3 1.44.5" in warning
+    text = (report.write(summary, plots_too=False) / "report.md").read_text()
+    assert "## Throttling and CPU" in text and pressure.CPU_BOUND in text and "SDK=runtime" in text
+    with open(tmp_path / RUN / "summary.csv") as f:
+        assert {row["flags"] for row in csv.DictReader(f)} == {"", f"{pressure.THROTTLED}, {pressure.CPU_BOUND}"}
+
+
+@pytest.mark.parametrize("memory, vcpus", [(128, 128 / 1769), (1769, 1.0), (3538, 2.0), (10240, 10240 / 1769)])
+def test_cpu_allowance_is_memory_over_1769_mb_capped_at_six_vcpus(memory, vcpus):
+    assert pressure.cpu_allowance(memory) == pytest.approx(vcpus)
+    assert pressure.cpu_allowance(10**6) == 6
+
+
+def test_crt_downloads_have_no_retry_counts_to_sum():
+    crt = [{"memory_size": 1024, "retries": None, "slowdowns": None, "cpu_share": 0.1, "key": "k"}] * 3
+    figures = pressure.cell_figures(crt)
+    assert (figures["retries"], figures["slowdowns"], figures["throttled_downloads"], figures["flags"]) == (None, None, 0, "")

@@ -30,12 +30,13 @@ def make_stack(emulator, s3):
     bucket = f"upload-{uuid.uuid4().hex[:12]}"
     s3.create_bucket(Bucket=bucket)
 
-    def make(object_size: int, bucket: str = bucket) -> Stack:
+    def make(object_size: int, bucket: str = bucket, **more) -> Stack:
         outputs = {
             "region": "us-east-1", "endpoint": emulator, "stack": "t", "bucket": bucket, "object_key": "object.bin",
             "object_size": object_size, "queue_url": "", "queue_arn": "", "dlq_url": "", "dlq_arn": "",
             "function_name": "f", "log_group": "/aws/lambda/f", "concurrency": 1, "memory": 128, "timeout": 60,
             "batch_size": 1, "max_receive_count": 5, "architecture": "x86_64", "default_strategy": "stream",
+            **more,
         }  # fmt: skip
         return Stack.from_outputs("local", outputs)
 
@@ -56,6 +57,18 @@ def test_uploads_random_bytes_in_parallel_parts(s3, make_stack, capsys):
     data = s3.get_object(Bucket=stack.bucket, Key=stack.object_key)["Body"].read()
     assert len(zlib.compress(data[: 4 * MIB], 1)) > 4 * MIB  # random: does not compress
     assert "uploaded" in capsys.readouterr().err
+
+
+def test_keys_copies_hold_the_objects_bytes_and_are_made_once(s3, make_stack, capsys):
+    copies = ["copies/1/object.bin", "copies/2/object.bin"]
+    stack = make_stack(MIN_PART_SIZE + 7, object_keys=["object.bin", *copies])
+    ensure_object(stack)
+    original = s3.get_object(Bucket=stack.bucket, Key=stack.object_key)["Body"].read()
+    for key in copies:
+        assert s3.get_object(Bucket=stack.bucket, Key=key)["Body"].read() == original
+    assert capsys.readouterr().err.count("copied the test object") == 2
+    ensure_object(stack)  # a second deploy: everything already there
+    assert "copied" not in capsys.readouterr().err
 
 
 def test_output_off_a_terminal_is_plain_lines(s3, make_stack, capsys):

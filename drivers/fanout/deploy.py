@@ -49,6 +49,13 @@ def _add_inputs(parser) -> None:
     """The flags the Makefile passes; values are strings, validated by fanout.params."""
     add_target_arguments(parser)
     params.add_arguments(parser)
+    parser.add_argument("--sdk",
+                        help=f"where the function's boto3 comes from: {' or '.join(package.SDKS)} "
+                             f"(default: the deployed stack's, else {package.DEFAULT_SDK}; docs/strategies.md)")  # fmt: skip
+    parser.add_argument("--keys",
+                        help=f"copies of the test object, each under its own prefix, that the messages are spread "
+                             f"over (seq mod keys), {params.KEYS_RANGE[0]}-{params.KEYS_RANGE[1]} (default: the "
+                             "deployed stack's, else 1)")  # fmt: skip
 
 
 def add_target_arguments(parser) -> None:
@@ -216,7 +223,7 @@ def _variables(inputs: params.DeployParams, backend: str, endpoint: str) -> dict
     """infra/'s variables, for which the local backend starts its emulator if needed."""
     if backend == "local":
         endpoint = control.start()
-    zip_path = package.build("downloader", inputs.architecture)
+    zip_path = package.build("downloader", inputs.architecture, inputs.sdk)
     return inputs.variables(endpoint, zip_path, backend)
 
 
@@ -242,7 +249,9 @@ def _print_summary(deployed: stack.Stack, seconds: float) -> None:
         f"  function  {deployed.function_name}: {deployed.memory} MB, reserved concurrency "
         f"{deployed.concurrency}, {deployed.architecture}\n"
         f"  strategy  {deployed.default_strategy}\n"
-        f"  object    {format_size(deployed.object_size)}, key {deployed.object_key}\n"
+        f"  SDK       {deployed.sdk} ({package.SDKS[deployed.sdk]})\n"
+        f"  object    {format_size(deployed.object_size)}, key {deployed.object_key}"
+        f"{f' and {len(deployed.object_keys) - 1} copies' if len(deployed.object_keys) > 1 else ''}\n"
         f"  bucket    {deployed.bucket}\n"
         f"{workload_lines}"
         f"  queue     {deployed.queue_url}\n"

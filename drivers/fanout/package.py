@@ -5,7 +5,13 @@ requirements must give the same bytes: entries sorted, timestamps and permission
 bytecode. Dependencies come from the function's requirements.txt, every one pinned and installed
 with --no-deps (so nothing unpinned drifts in), as wheels for the Lambda runtime's Python and the
 function's architecture, whatever machine builds it: an arm64 stack built on x86_64 must not get
-x86_64 binaries. boto3 and botocore are left out: the runtime provides them.
+x86_64 binaries.
+
+The SDK (boto3, botocore, s3transfer and their dependencies) is pinned in the function's
+sdk-requirements.txt and bundled by default: the runtime's own boto3 varies by runtime release and
+region (and an older one has no CRT transfer client), so a run on it measures whatever AWS
+shipped that day. `sdk="runtime"` leaves it out, for measuring what the runtime gives; the
+records say which SDK they ran on (docs/strategies.md).
 
 The pip install is the slow part and is cached under the build directory, keyed by the
 requirements and the architecture; the zip (one per architecture) is rewritten only when the
@@ -27,7 +33,13 @@ from fanout.errors import FanoutError, UsageError
 RUNTIME_PYTHON = "3.12"  # the Lambda runtime in infra/ (python3.12); wheels are chosen for it
 # Lambda architecture -> the wheel platform AWS documents for it (Amazon Linux, glibc 2.17+).
 WHEEL_PLATFORMS = {"x86_64": "manylinux2014_x86_64", "arm64": "manylinux2014_aarch64"}
-RUNTIME_PROVIDED = {"boto3", "botocore", "s3transfer"}
+RUNTIME_PROVIDED = {"boto3", "botocore", "s3transfer"}  # in sdk-requirements.txt, never requirements.txt
+SDK_REQUIREMENTS = "sdk-requirements.txt"
+SDKS = {  # SDK= -> what the function imports boto3 from
+    "bundled": "the zip's, pinned in sdk-requirements.txt",
+    "runtime": "the Lambda runtime's own, varying by release and region",
+}
+DEFAULT_SDK = "bundled"
 # What pip writes about the install rather than the package: console scripts (their shebang is
 # the building interpreter's path), and the dist-info files that record it. importlib.metadata
 # needs only METADATA, which stays.
@@ -38,19 +50,22 @@ FILE_MODE = 0o100644  # regular file, readable by the runtime's user
 LAYOUT_VERSION = "2"
 
 
-def build(function: str = "downloader", architecture: str = "x86_64") -> Path:
-    """The zip of `function` for `architecture` at build_dir()/<function>-<architecture>.zip,
-    rebuilt only if its inputs changed."""
+def build(function: str = "downloader", architecture: str = "x86_64", sdk: str = DEFAULT_SDK) -> Path:
+    """The zip of `function` for `architecture` at build_dir()/<function>-<architecture>.zip
+    (-runtime-sdk.zip without the SDK), rebuilt only if its inputs changed."""
     source_dir = paths.FUNCTIONS / function
     if not (source_dir / "requirements.txt").is_file():
         raise UsageError(f"unknown function {function!r}: expected one of {', '.join(functions())}")
     if architecture not in WHEEL_PLATFORMS:
         raise UsageError(f"unknown architecture {architecture!r}: expected one of {', '.join(WHEEL_PLATFORMS)}")
-    sources = _files(source_dir, exclude={"requirements.txt"})
-    requirements = (source_dir / "requirements.txt").read_bytes()
+    check_sdk(sdk)
+    sources = _files(source_dir, exclude={"requirements.txt", SDK_REQUIREMENTS})
+    own = (source_dir / "requirements.txt").read_bytes()
+    _check_requirements(function, own)
+    requirements = own + (b"\n" + (source_dir / SDK_REQUIREMENTS).read_bytes() if sdk == "bundled" else b"")
     named_sources = [name.encode() + b"\0" + path.read_bytes() for name, path in sources]
     inputs = _digest([LAYOUT_VERSION.encode(), requirements, *named_sources])
-    zip_path = paths.build_dir() / f"{function}-{architecture}.zip"
+    zip_path = paths.build_dir() / f"{function}-{architecture}{'' if sdk == 'bundled' else '-runtime-sdk'}.zip"
     stamp = zip_path.with_suffix(".inputs")
     if zip_path.is_file() and stamp.is_file() and stamp.read_text() == inputs:
         return zip_path
@@ -59,6 +74,13 @@ def build(function: str = "downloader", architecture: str = "x86_64") -> Path:
     _write_zip(zip_path, sources + libraries)
     stamp.write_text(inputs)
     return zip_path
+
+
+def check_sdk(sdk: str) -> str:
+    """`sdk` if it is one of SDKS, else a one-line UsageError naming the choices."""
+    if sdk not in SDKS:
+        raise UsageError(f"unknown SDK {sdk!r}: expected one of {', '.join(SDKS)}")
+    return sdk
 
 
 def functions() -> list[str]:
@@ -80,7 +102,6 @@ def _digest(parts: list[bytes]) -> str:
 
 def _install(function: str, requirements: bytes, architecture: str) -> Path:
     """The dependencies installed for the runtime, from the cache when already there."""
-    _check_requirements(function, requirements)
     platform = WHEEL_PLATFORMS[architecture]
     key = _digest([requirements, RUNTIME_PYTHON.encode(), platform.encode()])[:16]
     target = paths.build_dir() / "deps" / f"{function}-{architecture}-{key}"
@@ -114,7 +135,7 @@ def _check_requirements(function: str, requirements: bytes) -> None:
         if name in RUNTIME_PROVIDED:
             raise UsageError(
                 f"functions/{function}/requirements.txt lists {name!r}: the Lambda runtime provides "
-                f"{', '.join(sorted(RUNTIME_PROVIDED))}; remove it"
+                f"{', '.join(sorted(RUNTIME_PROVIDED))}: pin it in {SDK_REQUIREMENTS} instead"
             )
 
 
@@ -156,10 +177,13 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--architecture", default="x86_64", help=f"{' or '.join(WHEEL_PLATFORMS)} (default: x86_64)"
     )
+    parser.add_argument("--sdk", default=DEFAULT_SDK,
+                        help=f"where the function's boto3 comes from: {'; '.join(f'{k}: {v}' for k, v in SDKS.items())} "
+                             f"(default: {DEFAULT_SDK})")  # fmt: skip
     parser.set_defaults(func=_run)
 
 
 def _run(args) -> int:
-    path = build(args.function, args.architecture)
+    path = build(args.function, args.architecture, args.sdk)
     print(f"{path}\nsha256 (base64): {sha256_base64(path)}")
     return 0

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-from fanout import numbers, strategies, workloads
+from fanout import numbers, package, strategies, workloads
 from fanout.errors import UsageError
 from fanout.sizes import format_size, parse_size
 
@@ -45,6 +45,8 @@ MAX_OBJECT_SIZE = 10_000 * 5 * 2**30
 MAPPING_MIN_CONCURRENCY = 2
 # Between the values of a sweep's list (fanout.axes): spaces, or commas.
 LIST_SEPARATORS = re.compile(r"[\s,]+")
+# KEYS: copies of the test object under prefixes of their own (infra/variables.tf `keys`).
+KEYS_RANGE = (1, 100)
 
 
 @dataclass(frozen=True)
@@ -136,6 +138,8 @@ class DeployParams:
     # The registered workloads' deploy-level options (fanout.workloads.deploy_options; latency:
     # storage, express_az), by name; one absent deploys its default.
     workload_options: dict = field(default_factory=dict)
+    sdk: str = package.DEFAULT_SDK  # fanout.package.SDKS: the zip's pinned boto3, or the runtime's
+    keys: int = 1  # copies of the test object, each under its own prefix; the function reads seq mod keys
 
     def object_sizes(self) -> list[int]:
         """Every test object the stack keeps, this one included, smallest first."""
@@ -162,6 +166,8 @@ class DeployParams:
             "timeout": self.function_timeout,
             "test_object_sizes": self.object_sizes(),
             "environment_epoch": self.environment_epoch,
+            "sdk": self.sdk,
+            "keys": self.keys,
             **workloads.terraform_variables(self.workload_options),
         }
 
@@ -176,8 +182,17 @@ def from_args(args, deployed: dict | None = None) -> DeployParams:
     kept = workloads.kept_options(deployed, chosen) if deployed else {}
     # The workloads check their options against the region the stack goes to, given or kept.
     options = workloads.deploy_options(argparse.Namespace(**{**vars(args), **kept, "region": texts["region"]}), args.backend)
+    sdk, keys = _zip_and_copies(args, deployed)
     return parse(args.stack, texts["region"], texts["concurrency"], texts["memory"], texts["object_size"],
-                 texts["architecture"], texts["strategy"], texts["function_timeout"], options)  # fmt: skip
+                 texts["architecture"], texts["strategy"], texts["function_timeout"], options, sdk, keys)  # fmt: skip
+
+
+def _zip_and_copies(args, deployed: dict) -> tuple:
+    """SDK and KEYS (deploy's and plan's own flags, not a sweep's): given, else the deployed
+    stack's (the stack output `sdk`, the number of `object_keys`), else the defaults."""
+    sdk = getattr(args, "sdk", None) or deployed.get("sdk") or package.DEFAULT_SDK
+    keys = getattr(args, "keys", None) or (len(deployed["object_keys"]) if deployed.get("object_keys") else 1)
+    return sdk, keys
 
 
 def deployed_params(args, deployed: dict) -> DeployParams:
@@ -218,6 +233,7 @@ def _shown(inputs: DeployParams) -> dict:
     """The inputs of `inputs` as text, by name (INPUTS' and the workloads' deploy options')."""
     shown = {item.name: str(getattr(inputs, item.name)) for item in INPUTS}
     shown["object_size"] = format_size(inputs.object_size)
+    shown |= {"sdk": inputs.sdk, "keys": str(inputs.keys)}
     for name, value in inputs.workload_options.items():
         text = " ".join(value) if isinstance(value, list) else str(value)
         shown[name] = text or "(none)"
@@ -225,7 +241,8 @@ def _shown(inputs: DeployParams) -> dict:
 
 
 def parse(stack: str, region_name: str, concurrency, memory, size, architecture: str, strategy,
-          function_timeout=DEFAULT_FUNCTION_TIMEOUT, workload_options: dict | None = None) -> DeployParams:  # fmt: skip
+          function_timeout=DEFAULT_FUNCTION_TIMEOUT, workload_options: dict | None = None,
+          sdk: str = package.DEFAULT_SDK, keys="1") -> DeployParams:  # fmt: skip
     """DeployParams from values as a user writes them (`strategy` as text or a parsed Choice;
     `workload_options` as fanout.workloads.deploy_options checked them, none: the defaults);
     raises UsageError on the first bad one."""
@@ -240,6 +257,8 @@ def parse(stack: str, region_name: str, concurrency, memory, size, architecture:
         strategy=str(chosen),
         function_timeout=function_timeout_value(function_timeout),
         workload_options=dict(workload_options or {}),
+        sdk=package.check_sdk(sdk),
+        keys=integer("keys", keys, *KEYS_RANGE),
     )
     check_fits_tmp(params.object_size, chosen.name)
     return params

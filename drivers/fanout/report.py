@@ -32,8 +32,8 @@ import time
 
 from rich.console import Console
 
-from fanout import (cells, concurrency, deadletters, endpoint_ips, insights, network, plots, run_cost, run_logs, runs,
-                    stats, tables, workloads)
+from fanout import (cells, concurrency, deadletters, endpoint_ips, insights, network, plots, pressure, run_cost,
+                    run_logs, runs, stats, tables, workloads)
 from fanout.network import truth
 from fanout.sizes import format_size
 
@@ -73,6 +73,8 @@ STRATEGY_NOTE = ("fastest median first; MB/s decimal; TTFB: first byte of the do
                  "connections: mean per download (none for crt)")
 ENDPOINT_TITLE = "Throughput by endpoint address"
 METRIC_COLUMN = "metric"  # query tables: the column naming what a row's statistics are of
+PRESSURE_TITLE = "Throttling and CPU"
+PRESSURE_COLUMNS = ("keys", "retries", "slowdowns", "throttled_downloads", "cpu_share_p50", "cpu_allowance", "flags")
 STAT_COLUMN = re.compile(r"^(?P<metric>.+)_(?P<stat>min|max|avg|p\d+)$")
 REPORT_LINE_SLACK_MS = 10_000  # REPORT lines follow the last record by the invocation's end
 
@@ -111,6 +113,7 @@ def build(stack, record: dict) -> dict:
         "cost": run_cost.summary(record, lambda_report),
         "platform_errors": insights.run_saved(stack, "platform-errors", None, lambda_start, lambda_end),
         "lambda_window_ms": [lambda_start, lambda_end],
+        "sdk": pressure.sdk_sets(records),
         "records": records,
     }
 
@@ -166,11 +169,13 @@ def percentile_table(rows: list[dict]) -> list[dict]:
 
 
 def join_cells(table: list[dict], downloads: list[dict]) -> list[dict]:
-    """The percentile table's cells, in numeric order, each with its records' concurrency."""
+    """The percentile table's cells, in numeric order, each with its records' concurrency,
+    throttling, CPU and keys (fanout.pressure)."""
     by_cell: dict[tuple, list[dict]] = {}
     for download in downloads:
         by_cell.setdefault(CELLS.key(download), []).append(download)
-    joined = [dict(row, **achieved_concurrency(by_cell.get(CELLS.key(row), []))) for row in table]
+    joined = [dict(row, **achieved_concurrency(by_cell.get(CELLS.key(row), [])),
+                   **pressure.cell_figures(by_cell.get(CELLS.key(row), []))) for row in table]  # fmt: skip
     return sorted(joined, key=CELLS.sort_key)
 
 
@@ -237,7 +242,7 @@ def warnings(summary: dict) -> list[str]:
             line = concurrency.few_at_target(CELLS.label(cell), cell["n"], cell["n_all"], cell["peak_concurrency"],
                                              cell["target"], fraction)  # fmt: skip
             result += [line] if line else []
-    return result
+    return result + list(filter(None, [pressure.sdk_warning(summary.get("sdk", []))]))
 
 
 # ---- output ----------------------------------------------------------------------------------
@@ -248,6 +253,7 @@ def show(summary: dict) -> None:
     run = summary["run"]
     console.print(f"[bold]run {run['run_id']}[/] on the {run['backend']} backend, stack {run['stack']['stack']!r}")
     console.print(f"[bold]{summary['network']}[/]", highlight=False)
+    console.print("\n  ".join(sdk_lines(summary)), highlight=False)
     if run.get("sweep"):
         console.print(sweep_note(run["sweep"]), highlight=False)
     varying = CELLS.varying([CELLS.key(cell) for cell in summary["cells"]])
@@ -260,6 +266,7 @@ def show(summary: dict) -> None:
         tables.print_table(title + AT_TARGET_TITLE, _metric_rows(part["cells"], metric, varying), caption)
     tables.print_table(EVERY_DOWNLOAD_TITLE, _metric_rows(summary["cells"], "mb_per_s", varying), EVERY_DOWNLOAD_NOTE)
     tables.print_table("Achieved concurrency", _concurrency_rows(summary, varying), _concurrency_note(summary))
+    tables.print_table(PRESSURE_TITLE, _pressure_rows(summary["cells"], varying), pressure.NOTE, labels=len(varying))
     for title, rows in strategy_tables(summary["strategies"]):
         if len(rows) > 2:  # one strategy: the tables above already say it all
             tables.print_table(title, rows, STRATEGY_NOTE)
@@ -283,6 +290,23 @@ def show(summary: dict) -> None:
         console.print(line, highlight=False)
     for warning in warnings(summary):
         console.print(f"[bold red]WARNING:[/] {warning}")
+
+
+def sdk_lines(summary: dict) -> list[str]:
+    """The SDK the stack was deployed with (SDK=), then each version set the records name."""
+    deployed = summary["run"]["stack"].get("sdk", "runtime")
+    where = "the function's zip" if deployed == "bundled" else "the Lambda runtime's own"
+    sets = [f"{pressure.sdk_text(s)}: {s['records']} records" for s in summary.get("sdk", [])]
+    return [f"SDK={deployed} ({where}); the records ran on:", *(sets or ["versions not in the records"])]
+
+
+def _pressure_rows(cell_rows: list[dict], columns: tuple[str, ...] = CELLS.fields) -> list[list]:
+    rows = [[*(CELLS.titles[name] for name in columns), "keys", "retries", "503s", "dl with 503", "CPU/wall p50", "CPU share",
+             "flags"]]  # fmt: skip
+    for cell in cell_rows:
+        key = CELLS.key(cell)
+        rows.append([*(key.text(name) for name in columns), *(cell.get(name) for name in PRESSURE_COLUMNS)])
+    return rows
 
 
 def query_rows(rows: list[dict]) -> tuple[list[list], str]:
@@ -413,8 +437,8 @@ def _percentiles(summary: dict, between: str = "\n  ") -> str:
 
 
 CSV_COLUMNS = [*CELLS.fields, "n", "n_all", "n_excluded", *(f"{m}_{s}" for m in METRICS for s in STATS), "target",
-               "peak_concurrency", "steady_mean_concurrency", "cold_starts", "cold_start_share", "at_target_fraction",
-               "network"]  # summary.csv: the figures at target
+               "peak_concurrency", "steady_mean_concurrency", "cold_starts", "cold_start_share", *PRESSURE_COLUMNS,
+               "at_target_fraction", "network"]  # summary.csv: the figures at target
 
 
 def write(summary: dict, plots_too: bool = True) -> list:
@@ -446,6 +470,7 @@ def markdown(summary: dict, images: list) -> str:
         f"- records: {c['download_records']} downloads ({c['seqs_downloaded']} seqs), {c['error_records']} errors, "
         f"{len(summary['dead_lettered'])} messages in the dead-letter queue",
         f"- version: {run['version']}",
+        f"- {' '.join(sdk_lines(summary))}",
     ]
     if run.get("sweep"):
         how.append(f"- {sweep_note(run['sweep'])}")
@@ -465,6 +490,7 @@ def markdown(summary: dict, images: list) -> str:
               tables.markdown_table(_metric_rows(summary["cells"], "mb_per_s")),
               "## Achieved concurrency", _concurrency_note(summary, " ").capitalize() + ".",
               tables.markdown_table(_concurrency_rows(summary))]  # fmt: skip
+    parts += [f"## {PRESSURE_TITLE}", pressure.NOTE + ".", tables.markdown_table(_pressure_rows(summary["cells"]))]
     for title, rows in strategy_tables(summary["strategies"]):
         parts += [f"## {title}", STRATEGY_NOTE + ".", tables.markdown_table(rows)]
     for name, (title, caption) in QUERY_TABLES.items():

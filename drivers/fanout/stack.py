@@ -38,6 +38,9 @@ class Stack:
     max_receive_count: int
     architecture: str
     default_strategy: str  # canonical text; fire sends it when given no --strategy
+    # fanout.package.SDKS; a stack deployed before the zip bundled the SDK ran on the runtime's.
+    sdk: str = "runtime"
+    object_keys: list = field(default_factory=list)  # KEYS copies, object_key first; none before KEYS existed
     # What the registered workloads read from the outputs (fanout.workloads.stack_fields; latency:
     # storage, express_bucket, express_az), by output name; run.json holds them beside the rest.
     workload_outputs: dict = field(default_factory=dict)

@@ -27,6 +27,7 @@ from fanout.sizes import format_size
 
 MIN_PART_SIZE = 8 * 1024 * 1024  # the transfer manager's default part size
 MAX_PARTS = 10_000  # S3's limit on the parts of one multipart upload
+COPY_OBJECT_LIMIT = 5 * 2**30  # the largest object one CopyObject copies
 
 console = Console(stderr=True)
 
@@ -62,8 +63,15 @@ def part_size(object_size: int) -> int:
 
 
 def ensure_object(stack) -> None:
-    """Make s3://bucket/object_key hold object_size bytes, uploading only when it does not."""
+    """Make s3://bucket/object_key hold object_size bytes, uploading only when it does not, and
+    each of its copies (KEYS) a copy of it."""
     s3 = stack.client("s3")
+    _ensure_original(s3, stack)
+    for key in stack.object_keys[1:]:
+        _ensure_copy(s3, stack, key)
+
+
+def _ensure_original(s3, stack) -> None:
     where = f"s3://{stack.bucket}/{stack.object_key}"
     size = format_size(stack.object_size)
     existing = _size_of(s3, stack.bucket, stack.object_key)
@@ -80,6 +88,21 @@ def ensure_object(stack) -> None:
         raise FanoutError(f"{where} holds {uploaded} bytes after the upload, expected {stack.object_size}")
     seconds = time.monotonic() - started
     _say(f"uploaded {size} in {seconds:.1f} s ({stack.object_size / max(seconds, 1e-3) / 1e6:,.0f} MB/s)")
+
+
+def _ensure_copy(s3, stack, key: str) -> None:
+    """A server-side copy of the test object at `key` (CopyObject up to S3's 5 GiB limit for it,
+    a multipart copy above), unless one of the right size is there. A copy left from an earlier
+    object of the same size is random bytes too, which is all a download needs."""
+    if _size_of(s3, stack.bucket, key) == stack.object_size:
+        return
+    config = TransferConfig(multipart_threshold=COPY_OBJECT_LIMIT, multipart_chunksize=part_size(stack.object_size))
+    try:
+        s3.copy({"Bucket": stack.bucket, "Key": stack.object_key}, stack.bucket, key, Config=config,
+                ExtraArgs={"ChecksumAlgorithm": "CRC32"})
+    except (ClientError, BotoCoreError) as exc:
+        raise FanoutError(f"copy to s3://{stack.bucket}/{key} failed: {exc}") from None
+    _say("copied the test object to", f"s3://{stack.bucket}/{key}")
 
 
 def _upload(s3, stack, where: str) -> None:

@@ -5,13 +5,20 @@ The handler builds one of each per execution environment and hands the fields to
 (docs/workloads.md, "The envelope"). A workload's own settings (its bucket, its object, its
 defaults) are read by its own module from the same environment variables.
 
-Stdlib plus botocore only (it runs in the Lambda runtime).
+Stdlib plus the SDK only (it runs in the Lambda runtime).
 """
 
+import importlib.metadata
 import uuid
 from dataclasses import dataclass
+from pathlib import Path
 
+import boto3
+import botocore
+import s3transfer
 from botocore.config import Config
+
+TASK_ROOT = Path(__file__).resolve().parent  # the function's own code, and the zip's packages
 
 
 def client_config(connections: int) -> Config:
@@ -47,6 +54,7 @@ class Environment:
     def __init__(self):
         self.env_id = uuid.uuid4().hex
         self.invocations = 0
+        self.sdk = sdk_fields()
 
     def invocation_fields(self, request_id: str, memory_size: int, concurrency_limit: int) -> dict:
         """Fields every record of this invocation carries; the first call is the cold start."""
@@ -57,4 +65,18 @@ class Environment:
             "cold_start": self.invocations == 1,
             "memory_size": memory_size,
             "concurrency_limit": concurrency_limit,
+            **self.sdk,
         }
+
+
+def sdk_fields() -> dict:
+    """The SDK this environment imported: the versions of the modules loaded (the zip's, or the
+    runtime's bundled ones, which vary by runtime release and region), awscrt's as installed
+    (null without it: crt then fails), and where boto3 came from (`bundled`: the zip, or `runtime`)."""
+    try:
+        awscrt = importlib.metadata.version("awscrt")
+    except importlib.metadata.PackageNotFoundError:
+        awscrt = None
+    source = "bundled" if Path(boto3.__file__).resolve().is_relative_to(TASK_ROOT) else "runtime"
+    return {"boto3_version": boto3.__version__, "botocore_version": botocore.__version__,
+            "s3transfer_version": s3transfer.__version__, "awscrt_version": awscrt, "sdk_source": source}  # fmt: skip

@@ -34,9 +34,20 @@ What the numbers mean (docs/strategies.md has the full record contract):
 - `first_byte_seconds`: `request_ttfb_ms` of the first request answered, in seconds: its
   first-byte latency without the first chunk's transfer that `ttfb_seconds` includes (for
   download_file the HeadObject's); the network model's ground truth compares it.
+- `retries`: the download's S3 requests sent again: botocore's retries (HTTP attempts beyond
+  one per API call: its before-call and before-send events) plus s3transfer's own, which calls
+  GetObject again for the same range when a body breaks off mid-read (a second before-call of
+  one operation and Range). `slowdowns`: responses with HTTP 503 or the error code SlowDown
+  (response-received), S3's answer above its request rate per prefix. botocore retries both
+  silently, so throttling otherwise shows only as a slower download. Null for `crt`, whose
+  client retries inside awscrt where no Python event sees it.
+- `cpu_seconds`: process CPU time (user + system, every thread: time.process_time) over the
+  download; `cpu_share`: that over `seconds`, the vCPUs the download kept busy (below 1,769 MB
+  a function has less than one: docs/strategies.md).
 - the byte-arrival timeline and its derived figures: see timeline.py.
 """
 
+import json
 import tempfile
 import threading
 import time
@@ -73,6 +84,11 @@ class Settings:
     key: str
     expected_size: int
     default_strategy: strategies.Choice
+    keys: tuple[str, ...] = ()  # KEYS copies, `key` first: message seq reads keys[seq % len]
+
+    def key_for(self, seq: int) -> str:
+        """The copy message `seq` reads: round robin over the copies, so N messages spread evenly."""
+        return self.keys[seq % len(self.keys)] if self.keys else self.key
 
     @classmethod
     def from_env(cls, environ) -> "Settings":
@@ -87,6 +103,7 @@ class Settings:
             key=environ["FANOUT_KEY"],
             expected_size=int(environ["FANOUT_EXPECTED_SIZE"]),
             default_strategy=default,
+            keys=tuple(json.loads(environ.get("FANOUT_KEYS", "[]"))),  # absent before KEYS existed
         )
 
 
@@ -158,6 +175,9 @@ class RequestLog:
     def __init__(self):
         self.ttfb_ms: list[float] = []  # the first REQUESTS_KEPT
         self.requests = 0
+        self.sends = 0  # HTTP attempts
+        self.calls: dict[tuple, int] = {}  # (operation, Range) -> API calls
+        self.slowdowns = 0
         self.get_request_ids: list[str] = []
         self.sockets: set = set()
         self.ips: list[str | None] = []  # the first REQUESTS_KEPT, as ttfb_ms
@@ -165,13 +185,23 @@ class RequestLog:
         self._sent = threading.local()
         self._lock = threading.Lock()
 
+    def called(self, model, params: dict, **_) -> None:
+        key = (model.name, params.get("headers", {}).get("Range"))
+        with self._lock:
+            self.calls[key] = self.calls.get(key, 0) + 1
+
     def sent(self, **_) -> None:
         self._sent.at = time.monotonic()
+        with self._lock:
+            self.sends += 1
 
-    def received(self, event_name: str, parsed_response=None, **_) -> None:
+    def received(self, event_name: str, parsed_response=None, response_dict=None, **_) -> None:
         now = time.monotonic()
         if parsed_response is None:  # no response at all (connection error): no first byte
             return
+        if _throttled(response_dict, parsed_response):
+            with self._lock:
+                self.slowdowns += 1
         sock = _socket_of(parsed_response.get("Body"))
         with self._lock:
             self.requests += 1
@@ -189,7 +219,7 @@ class RequestLog:
     def attached(self, s3):
         """Listen to `s3`'s requests while in the block. One environment runs one invocation
         at a time, so every request seen is this download's."""
-        hooks = {"before-send.s3": self.sent, "response-received.s3": self.received}
+        hooks = {"before-call.s3": self.called, "before-send.s3": self.sent, "response-received.s3": self.received}
         hook_id = f"fanout-{uuid.uuid4().hex}"
         for event, hook in hooks.items():
             s3.meta.events.register(event, hook, unique_id=f"{hook_id}-{event}")
@@ -199,9 +229,14 @@ class RequestLog:
             for event in hooks:
                 s3.meta.events.unregister(event, unique_id=f"{hook_id}-{event}")
 
+    def retries(self) -> int:
+        """botocore's (attempts beyond one per call) plus s3transfer's (a range called again)."""
+        calls = self.calls.values()
+        return self.sends - sum(calls) + sum(count - 1 for count in calls)
+
     def fields(self) -> dict:
-        """request_ttfb_ms, requests, connections, request_ips, endpoint_ip; null where botocore
-        saw no request (crt). request_ips is one string (the addresses of the requests of
+        """request_ttfb_ms, requests, connections, request_ips, endpoint_ip, retries, slowdowns;
+        null where botocore saw no request (crt). request_ips is one string (the addresses of the requests of
         request_ttfb_ms, separated by spaces, "-" for an unknown one) so that Insights discovers
         one field, not one per request; endpoint_ip counts every request."""
         seen = bool(self.ttfb_ms)
@@ -209,7 +244,15 @@ class RequestLog:
         return {"request_ttfb_ms": self.ttfb_ms if seen else None, "requests": self.requests if seen else None,
                 "connections": len(self.sockets) if seen else None,
                 "request_ips": " ".join(ip or "-" for ip in self.ips) if seen else None,
-                "endpoint_ip": one}  # fmt: skip
+                "endpoint_ip": one, "retries": self.retries() if seen else None,
+                "slowdowns": self.slowdowns if seen else None}  # fmt: skip
+
+
+def _throttled(response_dict: dict | None, parsed_response: dict) -> bool:
+    """S3 asks to slow down: HTTP 503 (SlowDown, its documented answer to too many requests per
+    prefix) or the SlowDown code on another status."""
+    status = (response_dict or {}).get("status_code")
+    return status == 503 or parsed_response.get("Error", {}).get("Code") == "SlowDown"
 
 
 def _socket_of(body):
@@ -232,6 +275,7 @@ class Download:
     s3_request_id: str
     requests: dict  # RequestLog.fields()
     timeline: timeline.Recorder
+    cpu_seconds: float  # process CPU time over the download (every thread)
     pin: dict = field(default_factory=lambda: dict(endpoints.UNPINNED))  # pinned_ip, pin_addresses
 
 
@@ -243,9 +287,9 @@ def download(s3, bucket: str, key: str, strategy: strategies.Choice, directory: 
     with tempfile.TemporaryDirectory(dir=directory) as scratch, pinning as where, RequestLog().attached(s3) as requests:
         target = strategies.Target(fileobj=strategies.Discard(), path=str(Path(scratch) / "object"))
         start_ms = time.time_ns() // 1_000_000
-        progress = Progress()
+        progress, cpu_started = Progress(), time.process_time()
         strategy.download(s3, bucket, key, progress, target)
-        ended = time.monotonic()
+        ended, cpu_ended = time.monotonic(), time.process_time()
         end_ms = time.time_ns() // 1_000_000
     first_chunk_at = ended if progress.first_chunk_at is None else progress.first_chunk_at  # empty object
     return Download(
@@ -257,6 +301,7 @@ def download(s3, bucket: str, key: str, strategy: strategies.Choice, directory: 
         s3_request_id=requests.get_request_ids[0] if requests.get_request_ids else "",
         requests=requests.fields(),
         timeline=progress.timeline,
+        cpu_seconds=cpu_ended - cpu_started,
         pin=where,
     )
 
@@ -272,16 +317,18 @@ def measure_message(s3, settings: Settings, body: str, context: dict, directory:
     try:
         message = parse_body(body, settings.default_strategy)
         fields = message.fields()
+        key = settings.key_for(message.seq)
+        fields["key"] = key  # the object read, so that a report can count them
         if message.inject_failure:
             raise InjectedFailure("the message asked to fail (inject_failure)")
-        result = download(s3, settings.bucket, settings.key, message.strategy, directory, message.pin, message.seq)
+        result = download(s3, settings.bucket, key, message.strategy, directory, message.pin, message.seq)
         if result.bytes != settings.expected_size:
             raise SizeMismatch(f"downloaded {result.bytes} bytes, expected {settings.expected_size}")
     except MalformedMessage as exc:
         return error_record(exc, {**exc.known, **context})
     except Exception as exc:  # noqa: BLE001 - see the docstring
         return error_record(exc, {**fields, **context})
-    return success_record(message, result, context)
+    return success_record(message, result, {"key": key, **context})
 
 
 def success_record(message: Message, result: Download, context: dict) -> dict:
@@ -297,6 +344,8 @@ def success_record(message: Message, result: Download, context: dict) -> dict:
         "start_ms": result.start_ms,
         "end_ms": result.end_ms,
         "s3_request_id": result.s3_request_id,
+        "cpu_seconds": result.cpu_seconds,
+        "cpu_share": result.cpu_seconds / result.seconds,
         **result.requests,
         **result.pin,
         "first_byte_seconds": result.requests["request_ttfb_ms"][0] / 1000 if result.requests["request_ttfb_ms"] else None,

@@ -178,6 +178,39 @@ run "without_kept_sizes_the_role_reads_only_the_current_object" {
   }
 }
 
+run "keys_copies_are_read_and_nothing_else" {
+  command = plan
+
+  variables {
+    object_size = 1048576
+    keys        = 3
+  }
+
+  assert {
+    condition = jsondecode(aws_iam_role_policy.downloader.policy).Statement[0].Resource == [
+      "arn:aws:s3:::plan-test-123456789012-us-east-1/objects/1048576-bytes.bin",
+      "arn:aws:s3:::plan-test-123456789012-us-east-1/copies/1/1048576-bytes.bin",
+      "arn:aws:s3:::plan-test-123456789012-us-east-1/copies/2/1048576-bytes.bin",
+    ]
+    error_message = "With keys = 3 the role must read exactly the object and its two copies."
+  }
+  assert {
+    condition     = jsondecode(aws_lambda_function.downloader.environment[0].variables.FANOUT_KEYS) == ["objects/1048576-bytes.bin", "copies/1/1048576-bytes.bin", "copies/2/1048576-bytes.bin"]
+    error_message = "The function must get the copies' keys, the object first."
+  }
+}
+
+run "keys_below_one_are_refused" {
+  command = plan
+
+  variables {
+    object_size = 1048576
+    keys        = 0
+  }
+
+  expect_failures = [var.keys]
+}
+
 run "the_latency_workload_writes_only_under_its_prefix" {
   command = plan
 

@@ -1,10 +1,12 @@
 """The handler end to end against the emulator: records, batch responses, failure paths."""
 
+import json
 import threading
 import time
 from types import SimpleNamespace
 from urllib.parse import urlsplit
 
+import boto3
 import pytest
 
 from fanout import strategies
@@ -16,11 +18,13 @@ SUCCESS_FIELDS = {
     "strategy_name", "bytes", "seconds", "ttfb_seconds", "mbps", "mib_per_s", "start_ms", "end_ms", "cold_start",
     "env_id", "receive_count", "message_id", "request_id", "s3_request_id", "request_ttfb_ms", "requests",
     "connections", "first_byte_seconds", "timeline_interval_ms", "timeline", "peak_mb_per_s", "sustained_mb_per_s",
-    "burst_excess_bytes", "burst_bytes", "request_ips", "endpoint_ip", "workload", "outcome",
-}  # fmt: skip, plus strategy_<param> for each parameter of the record's strategy
+    "burst_excess_bytes", "burst_bytes", "request_ips", "endpoint_ip", "workload", "outcome", "retries", "slowdowns",
+    "cpu_seconds", "cpu_share", "key", "boto3_version", "botocore_version", "s3transfer_version", "sdk_source",
+}  # fmt: skip, plus strategy_<param> for each parameter of the record's strategy; awscrt_version is
+# null without awscrt (as in the drivers' venv), and Powertools leaves null fields out
 ERROR_CONTEXT_FIELDS = {
     "message_id", "receive_count", "memory_size", "concurrency_limit", "object_size", "request_id", "env_id",
-    "cold_start",
+    "cold_start", "boto3_version", "botocore_version", "s3transfer_version", "sdk_source",
 }  # fmt: skip
 # Added by Powertools to every line; anything else would be a field outside the contract.
 POWERTOOLS_FIELDS = {"level", "location", "message", "timestamp", "service", "xray_trace_id"}
@@ -82,6 +86,8 @@ def test_success_record(load_handler, function_env, test_object, capsys, tmp_pat
     assert line["concurrency_limit"] == 7
     assert line["memory_size"] == MEMORY_SIZE
     assert line["bytes"] == line["object_size"] == test_object.size
+    assert line["key"] == test_object.key
+    assert (line["retries"], line["slowdowns"]) == (0, 0)
     assert 0 < line["ttfb_seconds"] <= line["seconds"]
     assert line["mbps"] == pytest.approx(test_object.size * 8 / line["seconds"] / 1e6)
     assert line["mib_per_s"] == pytest.approx(test_object.size / line["seconds"] / 1024 / 1024)
@@ -131,7 +137,7 @@ class SteppingClock:
 def test_seconds_come_from_the_monotonic_clock(load_handler, capsys, strategy):
     handler = load_handler()
     clock = SteppingClock()
-    handler.workloads.measure.time = SimpleNamespace(monotonic=clock, time_ns=time.time_ns)
+    handler.workloads.measure.time = SimpleNamespace(monotonic=clock, time_ns=time.time_ns, process_time=time.process_time)
     before_ms = time.time() * 1000
 
     response, _ = invoke(handler, sqs_event(body(strategy=strategy)))
@@ -200,6 +206,7 @@ def test_missing_object_is_an_error_record_and_a_batch_failure(load_handler, fun
     assert line["error_type"] == expected_type and expected_text in line["error_message"]
     assert (line["run_id"], line["seq"], line["experiment_tag"], line["strategy_name"]) == ("run-1", 1, "tag-a", mode)
     assert ERROR_CONTEXT_FIELDS <= set(line)
+    assert line["key"] == "no-such-object"
     assert line["message_id"] == message_id
     assert (line["request_id"], line["memory_size"]) == (context.aws_request_id, MEMORY_SIZE)
 
@@ -303,3 +310,20 @@ def test_a_strategy_sends_the_head_requests_the_estimate_prices(load_handler, te
     response, _ = invoke(handler, sqs_event(body(strategy=strategy)))
     assert response == {"batchItemFailures": []}
     assert len(heads) == strategies.parse(strategy).heads(test_object.size)
+
+
+def test_keys_spread_the_messages_round_robin_over_the_copies(load_handler, function_env, test_object, emulator,
+                                                             capsys):
+    """KEYS=2: seq 0 and 2 read the object, seq 1 its copy under another prefix; every record names its key."""
+    copy = f"copies/1/{test_object.key}"
+    s3 = boto3.client("s3", endpoint_url=emulator, region_name="us-east-1", aws_access_key_id="test",
+                      aws_secret_access_key="test")  # fmt: skip
+    s3.copy_object(Bucket=test_object.bucket, Key=copy, CopySource={"Bucket": test_object.bucket, "Key": test_object.key})
+    function_env["FANOUT_KEYS"] = json.dumps([test_object.key, copy])
+    handler = load_handler()
+    fetched = []
+    handler.s3.meta.events.register("before-call.s3.GetObject", lambda params, **_: fetched.append(params["url_path"]))
+    response, _ = invoke(handler, sqs_event(*(body(seq, strategy="stream") for seq in range(3))))
+    assert response == {"batchItemFailures": []}
+    assert [line["key"] for line in log_records(capsys)] == [test_object.key, copy, test_object.key]
+    assert [path.endswith(key) for path, key in zip(fetched, [test_object.key, copy, test_object.key])] == [True] * 3

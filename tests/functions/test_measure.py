@@ -63,13 +63,14 @@ def test_success_record_throughput_units(measure):
     requests = {"request_ttfb_ms": [1.5], "requests": 1, "connections": 1}
     result = measure.Download(
         bytes=size, seconds=seconds, ttfb_seconds=seconds / 3, start_ms=1, end_ms=2, s3_request_id="x",
-        requests=requests, timeline=measure.timeline.Recorder(0.0),
+        requests=requests, timeline=measure.timeline.Recorder(0.0), cpu_seconds=seconds / 4,
     )
     record = measure.success_record(message, result, {"env_id": "e"})
     assert record["mbps"] == pytest.approx(size * 8 / 1_000_000 / seconds)
     assert record["mib_per_s"] == pytest.approx(size / (1024 * 1024) / seconds)
     assert record["mbps"] / record["mib_per_s"] == pytest.approx(8 * 1.048576)
     assert record["event"] == "download" and record["env_id"] == "e"
+    assert (record["cpu_seconds"], record["cpu_share"]) == (pytest.approx(seconds / 4), pytest.approx(0.25))
     assert record.items() >= (strategy.fields() | requests).items()
 
 

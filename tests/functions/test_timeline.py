@@ -137,10 +137,13 @@ def test_a_900_second_download_fits_one_log_event(timeline, load_measure):
     assert requests["requests"] == 20_000 and len(requests["request_ttfb_ms"]) == measure.REQUESTS_KEPT
     assert requests["request_ttfb_ms"][0] == pytest.approx(899_987.654)
     result = measure.Download(bytes=sum(recorder.counts), seconds=900.0, ttfb_seconds=0.02, start_ms=1,
-                              end_ms=900_001, s3_request_id="x" * 40, requests=requests, timeline=recorder)
+                              end_ms=900_001, s3_request_id="x" * 40, requests=requests, timeline=recorder,
+                              cpu_seconds=899.987654)
     message = measure.Message(run_id="r" * 40, seq=10**6, experiment_tag="t" * 64,
                               strategy=measure.strategies.parse("ranged connections=8"), inject_failure=False)
-    record = measure.success_record(message, result, {"env_id": "e" * 32, "request_id": "q" * 36})
+    sdk = {"boto3_version": "1.44.5", "botocore_version": "1.44.8", "s3transfer_version": "0.19.3",
+           "awscrt_version": "0.38.0", "sdk_source": "runtime", "key": "copies/99/53687091200000-bytes.bin"}
+    record = measure.success_record(message, result, {"env_id": "e" * 32, "request_id": "q" * 36, **sdk})
     line = json.dumps({"level": "INFO", "location": "x" * 80, "message": "download complete",
                        "timestamp": "2026-01-01 00:00:00,000+0000", "service": "s3-fanout", **record})
     assert len(line.encode()) <= MAX_EVENT_BYTES

@@ -86,6 +86,7 @@ def test_function_configuration(deployed, function):
     assert function["Environment"]["Variables"] == {
         "FANOUT_BUCKET": deployed.bucket,
         "FANOUT_KEY": deployed.object_key,
+        "FANOUT_KEYS": json.dumps([deployed.object_key]),  # KEYS=1: the object alone
         "FANOUT_EXPECTED_SIZE": str(deployed.object_size),
         "FANOUT_DEFAULT_STRATEGY": deployed.default_strategy,
         "FANOUT_CONCURRENCY_LIMIT": str(deployed.concurrency),

@@ -38,7 +38,11 @@ def download_record(rng: random.Random, seq: int, **overrides) -> dict:
         "mib_per_s": size / 1_048_576 / seconds, "start_ms": BASE_MS + seq, "end_ms": BASE_MS + seq + 1000,
         "cold_start": rng.random() < 0.2, "env_id": f"env-{seq % 7}", "receive_count": rng.choice((1, 1, 2)),
         "message_id": f"msg-{seq}", "request_id": f"req-{seq}", "s3_request_id": f"s3-{seq}",
+        "key": f"keys/{seq % 3}/object", "cpu_seconds": seconds * (seq % 5) / 10, "cpu_share": (seq % 5) / 10,
+        "boto3_version": "1.44.5" if seq % 4 else "1.40.0", "sdk_source": "bundled" if seq % 4 else "runtime",
     }  # fmt: skip
+    if record["requests"] is not None:  # crt counts no retries (drawn without rng: the sample stays as it was)
+        record |= {"retries": seq % 3, "slowdowns": seq % 2}
     record.update(overrides)
     return record
 

@@ -220,6 +220,27 @@ def test_strategy_comparison(sample):
             assert row["connections_avg"] == pytest.approx(np.mean([r["connections"] for r in mine]))
 
 
+def test_download_pressure(sample):
+    """One row per cell and SDK; keys distinct, retries and 503s summed (none for crt), CPU/wall
+    percentiles as numpy's."""
+    events, downloads, _ = sample
+    result = insights.evaluate(insights.load_query("download-pressure"), events)
+    fields = ("experiment_tag", "memory_size", "concurrency_limit", "object_size", "strategy", "boto3_version",
+              "sdk_source")  # fmt: skip
+    groups = {}
+    for _, r in downloads:
+        groups.setdefault(tuple(r.get(name) for name in fields), []).append(r)
+    assert sorted((tuple(row.get(name) for name in fields) for row in result.rows), key=str) == sorted(groups, key=str)
+    for row in result.rows:
+        mine = groups[tuple(row.get(name) for name in fields)]
+        assert (row["downloads"], row["keys"]) == (len(mine), len({r["key"] for r in mine}))
+        if "retries" in mine[0]:
+            assert (row["retries"], row["slowdowns"]) == (sum(r["retries"] for r in mine), sum(r["slowdowns"] for r in mine))
+        else:
+            assert row.get("retries") is None and row.get("slowdowns") is None
+        assert_statistics(row, "cpu_share", [r["cpu_share"] for r in mine])
+
+
 def test_endpoint_ips(sample):
     """One row per cell and endpoint address, downloads with one address only, fastest median first
     within a cell; statistics as numpy's."""

@@ -82,7 +82,7 @@ def write_report(summary: dict, plots_too: bool = True) -> list:
     return runs.write_summary(summary)
 
 
-def report_across(run_ids: list[str], folder, title: str) -> dict:
+def report_across(run_ids: list[str], folder, title: str, at_target: float | None = None) -> dict:
     """Records per cell across the runs, in the cells' order, labelled by the toy's cells."""
     schema = cells.of(ENTRY)
     counted: dict = {}
@@ -97,7 +97,7 @@ def report_across(run_ids: list[str], folder, title: str) -> dict:
     return {"title": title, "rows": rows}
 
 
-def compare(a_ids: list[str], b_ids: list[str]) -> None:
+def compare(a_ids: list[str], b_ids: list[str], at_target: float | None = None) -> None:
     raise UsageError("toy runs have nothing to compare: their colours are facts, not figures")
 
 

@@ -13,6 +13,7 @@ import matplotlib
 import numpy as np
 import pytest
 from crossrun.support import make_run
+from latency_calls import calls
 from matplotlib.axis import Axis
 from matplotlib.text import Text
 
@@ -251,16 +252,8 @@ def test_the_heatmap_colour_scale_states_its_range_and_unit(results):
 def latency_records(scale: float, seed=4) -> list[dict]:
     """PUT and GET calls of every storage class at sizes from 1 B to 100 MB, as the function logs them."""
     rng = random.Random(seed)
-    found = []
-    for storage in storage_classes.CLASSES:
-        for size in (1, 1000, 10**6, 10**8):
-            for rep in range(8):
-                for operation in ("put", "get"):
-                    seconds = scale * (0.01 + size / 5e8) * rng.lognormvariate(0, 0.3)
-                    first = seconds * rng.uniform(0.3, 0.9) if operation == "get" else None
-                    found.append({"event": "latency", "run_id": "r", "storage": storage, "operation": operation,
-                                  "size": size, "rep": rep, "seconds": seconds, "first_byte_seconds": first})  # fmt: skip
-    return found
+    return [call for storage in storage_classes.CLASSES
+            for call in calls(rng, storage, scale, sizes=(1, 1000, 10**6, 10**8), reps=8, base_s=0.01, bytes_per_s=5e8)]
 
 
 def latency_summary(records) -> dict:

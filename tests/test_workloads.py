@@ -7,6 +7,7 @@ import random
 
 import numpy as np
 import pytest
+from latency_calls import calls
 from test_fire import drain, make_stack, queue, results  # noqa: F401 - fixtures
 
 from fanout import cells, cli, costs, fire, function_modules, insights, reporting, runs, stats, storage, workloads
@@ -68,18 +69,6 @@ def test_the_latency_cost_counts_every_request_and_second():
     assert est.total == pytest.approx(est.lambda_compute + est.lambda_init + est.lambda_ephemeral + est.lambda_requests
                                       + est.sqs_requests + est.s3_gets + est.s3_puts + est.logs_ingestion
                                       + est.insights_scans)  # fmt: skip
-
-
-def calls(rng, storage, scale, sizes=(1, 1000, 10**6), reps=12):
-    found = []
-    for size in sizes:
-        for rep in range(reps):
-            for operation in ("put", "get"):
-                seconds = scale * (0.02 + size / 5e7) * rng.lognormvariate(0, 0.3)
-                first = seconds * rng.uniform(0.3, 0.9) if operation == "get" else None
-                found.append({"event": "latency", "run_id": "r", "storage": storage, "operation": operation,
-                              "size": size, "rep": rep, "seconds": seconds, "first_byte_seconds": first})  # fmt: skip
-    return found
 
 
 def test_the_saved_query_gives_numpys_percentiles_per_class_operation_and_size():

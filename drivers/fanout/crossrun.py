@@ -33,7 +33,8 @@ import numpy as np
 import scipy
 from rich.console import Console
 
-from fanout import cells, concurrency, crossplots, endpoint_ips, network, report, run_cost, runs, stats, tables, workloads
+from fanout import (cells, concurrency, crossplots, endpoint_ips, network, pressure, report, run_cost, runs, stats, tables,
+                    workloads)
 from fanout.sizes import format_size
 
 CELLS = cells.of(workloads.get("download"))  # the download workload's cells
@@ -153,7 +154,8 @@ def summarize(loaded: list[Run], title: str, at_target: float = concurrency.AT_T
             "units": UNITS,
         },
         "at_target": at_target,
-        "warnings": warnings(loaded, run_cells) + few_at_target(rows, at_target),
+        "warnings": [*warnings(loaded, run_cells), *few_at_target(rows, at_target),
+                     *filter(None, [pressure.sdk_warning(pressure.sdk_sets([d for run in loaded for d in run.downloads]))])],
         "version": runs.project_version(),
         "environment": environment(),
         "samples": [samples(chosen[cell]) for cell in ordered],
@@ -208,6 +210,7 @@ def cell_row(cell: CELLS.Cell, downloads: list[dict], members: list[tuple[Run, l
         for name, ci in zip(stats.CI_STATISTICS, cis):
             row[f"mb_per_s_{name}_ci_low"], row[f"mb_per_s_{name}_ci_high"] = ci or (None, None)
     row |= _concurrency(cell, members)
+    row |= pressure.cell_figures(downloads_of(members))  # throttling and CPU over every download
     row["errors"] = sum(1 for run, _ in members for e in run.errors if cell_of(e, run.record) == cell)
     alone = [run for run, _ in members if len(run_cells[run.run_id]) == 1]  # runs of this cell only
     row |= _accounting(alone)
@@ -320,6 +323,7 @@ CI_COLUMNS = [f"mb_per_s_{name}_ci_{end}" for name in stats.CI_STATISTICS for en
 AT_TARGET_TITLE = " (downloads at target)"  # after each statistics table's title: what its n counts
 CELL_COLUMNS = ["n_all", "n_excluded", "target", "peak_concurrency", "steady_mean_concurrency", "cold_starts",
                 "cold_start_share", "errors", "lambda_billed_usd", "lambda_estimated_usd", "bill_over_estimate",
+                *report.PRESSURE_COLUMNS,
                 "sent", "done", "failed", "dead_lettered", "in_flight", "complete"]  # fmt: skip
 
 
@@ -340,6 +344,7 @@ def show(summary: dict) -> None:
         ("Achieved concurrency", concurrency_rows(summary), concurrency_note(summary)),
         ("Accounting", accounting_rows(summary), ACCOUNTING_NOTE),
         ("Lambda cost (USD)", cost_rows(summary), COST_NOTE),
+        (report.PRESSURE_TITLE, pressure_rows(summary), pressure.NOTE),
     ]
     for title, rows, note in shown:
         tables.print_table(title, rows, note, labels=len(summary["varying"]))
@@ -421,6 +426,13 @@ def cost_rows(summary: dict) -> list[list]:
     return rows
 
 
+def pressure_rows(summary: dict) -> list[list]:
+    rows = [[*key_title(summary["varying"]), *report.PRESSURE_HEADERS]]
+    for row in summary["cells"]:
+        rows.append([*key_text(row, summary["varying"]), *(row.get(name) for name in report.PRESSURE_COLUMNS)])
+    return rows
+
+
 def accounting_rows(summary: dict) -> list[list]:
     rows = [[*key_title(summary["varying"]), "sent", "done", "failed", "dead-lettered", "complete", "error records"]]
     for row in summary["cells"]:
@@ -473,7 +485,9 @@ def markdown(summary: dict, images: list[Path]) -> str:
               "## Achieved concurrency", concurrency_note(summary).capitalize() + ".",
               tables.markdown_table(concurrency_rows(summary)),
               "## Accounting", f"{ACCOUNTING_NOTE}.", tables.markdown_table(accounting_rows(summary)),
-              "## Lambda cost (USD)", f"{COST_NOTE}.", tables.markdown_table(cost_rows(summary))]  # fmt: skip
+              "## Lambda cost (USD)", f"{COST_NOTE}.", tables.markdown_table(cost_rows(summary)),
+              f"## {report.PRESSURE_TITLE}", pressure.NOTE.replace("\n  ", " ") + ".",
+              tables.markdown_table(pressure_rows(summary))]  # fmt: skip
     if summary.get("endpoint_ips"):
         parts += [f"## {report.ENDPOINT_TITLE}", f"{endpoint_ips.FLAG_NOTE}; {network_text}.",
                   tables.markdown_table(endpoint_rows(summary))]  # fmt: skip

@@ -75,6 +75,7 @@ ENDPOINT_TITLE = "Throughput by endpoint address"
 METRIC_COLUMN = "metric"  # query tables: the column naming what a row's statistics are of
 PRESSURE_TITLE = "Throttling and CPU"
 PRESSURE_COLUMNS = ("keys", "retries", "slowdowns", "throttled_downloads", "cpu_share_p50", "cpu_allowance", "flags")
+PRESSURE_HEADERS = ("keys", "retries", "503s", "dl with 503", "CPU/wall p50", "CPU share", "flags")  # theirs, in order
 STAT_COLUMN = re.compile(r"^(?P<metric>.+)_(?P<stat>min|max|avg|p\d+)$")
 REPORT_LINE_SLACK_MS = 10_000  # REPORT lines follow the last record by the invocation's end
 
@@ -301,8 +302,7 @@ def sdk_lines(summary: dict) -> list[str]:
 
 
 def _pressure_rows(cell_rows: list[dict], columns: tuple[str, ...] = CELLS.fields) -> list[list]:
-    rows = [[*(CELLS.titles[name] for name in columns), "keys", "retries", "503s", "dl with 503", "CPU/wall p50", "CPU share",
-             "flags"]]  # fmt: skip
+    rows = [[*(CELLS.titles[name] for name in columns), *PRESSURE_HEADERS]]
     for cell in cell_rows:
         key = CELLS.key(cell)
         rows.append([*(key.text(name) for name in columns), *(cell.get(name) for name in PRESSURE_COLUMNS)])

@@ -228,3 +228,20 @@ def test_a_cells_lambda_bill_is_its_runs_saved_bills_beside_their_estimates(tmp_
     assert "## Lambda cost (USD)" in (tmp_path / "out" / "report.md").read_text()
     unreported = make_run(3, seed=3, tag="other")[0]
     assert crossrun.build([unreported], tmp_path / "o2", "t")["cells"][0]["lambda_billed_usd"] is None
+
+
+def test_throttling_cpu_and_a_second_sdk_show_across_runs(tmp_path):
+    """The per-download retries, SlowDowns, CPU share and SDK versions reach the report across
+    runs: a cell with a 503 is flagged, and records on two SDKs are warned about."""
+    rid, downloads = make_run(1, memory=1024)
+    for i, d in enumerate(downloads):
+        d |= {"retries": 1 if i < 3 else 0, "slowdowns": 1 if i < 3 else 0, "cpu_share": 0.2, "key": "k",
+              "boto3_version": "1.44.5" if i else "1.40.0", "botocore_version": "1.44.8", "s3transfer_version": "0.19.3",
+              "awscrt_version": None, "sdk_source": "bundled"}  # fmt: skip
+    (runs.run_dir(rid) / "records.jsonl").write_text("".join(json.dumps(d) + "\n" for d in downloads))
+    summary = crossrun.build([rid], tmp_path / "out", "t")
+    (cell,) = summary["cells"]
+    assert (cell["retries"], cell["slowdowns"], cell["throttled_downloads"], cell["keys"]) == (3, 3, 3, 1)
+    assert cell["flags"] == "throttled" and cell["cpu_allowance"] == pytest.approx(1024 / 1769, abs=1e-3)
+    assert any("2 SDK versions" in w and "1 records on boto3 1.40.0" in w for w in summary["warnings"])
+    assert "## Throttling and CPU" in (tmp_path / "out" / "report.md").read_text()

@@ -208,7 +208,7 @@ def test_report_across_runs_and_compare_on_real_runs(deployed, capsys):
     folder = reporting.across_dir([ok, failing])
     cells = {c["experiment_tag"]: c for c in json.loads((folder / "cells.json").read_text())["cells"]}
     injected = runs.load(failing)["injected_seqs"]
-    assert (cells["e2e"]["n"], cells["e2e"]["sent"], cells["e2e"]["complete"]) == (40, 40, True)
+    assert (cells["e2e"]["n_all"], cells["e2e"]["sent"], cells["e2e"]["complete"]) == (40, 40, True)
     assert (cells["failing"]["done"], cells["failing"]["dead_lettered"]) == (12 - len(injected), len(injected))
     assert all(c["memory_size"] == 256 and c["object_size"] == 2**20 for c in cells.values())
     capsys.readouterr()

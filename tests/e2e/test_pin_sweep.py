@@ -110,7 +110,7 @@ def test_the_report_across_runs_has_a_row_per_pin_and_compare_names_the_sides(sw
     rows = {row["pin"]: row for row in summary["cells"]}
     assert set(rows) == {pins.NONE, pins.AUTO, SLOW}
     for pin, cell in cells_by_pin(manifest).items():
-        assert rows[pin]["runs"] == [cell["run_id"]] and rows[pin]["n"] == MULTIPLIER * CONCURRENCY
+        assert rows[pin]["runs"] == [cell["run_id"]] and rows[pin]["n_all"] == MULTIPLIER * CONCURRENCY
     with open(folder / "cells.csv", newline="") as table:
         assert sorted(row["pin"] for row in csv.DictReader(table)) == sorted(rows)
     assert "three-addresses" in summary["network"]  # simulated, and under which model

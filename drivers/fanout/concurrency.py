@@ -18,6 +18,7 @@ download ran "at target" when that mean is at least AT_TARGET_FRACTION (90%) of 
 import bisect
 import itertools
 
+from fanout import ramp
 from fanout.errors import UsageError
 
 AT_TARGET_FRACTION = 0.9
@@ -108,17 +109,28 @@ def at_target(ran: float, target: int, fraction: float = AT_TARGET_FRACTION) -> 
 ENOUGH_AT_TARGET = 30  # downloads at target a cell's percentiles and CIs need
 
 
-def few_at_target(label: str, n: int, n_all: int, peak: int, target: int, fraction: float) -> str | None:
+def few_at_target(label: str, n: int, n_all: int, target: int, fraction: float, most: float, span_s: float) -> str | None:
     """What to do about a cell with fewer than ENOUGH_AT_TARGET downloads at target, or None:
-    send more messages per concurrency slot (MULTIPLIER; the ramp's downloads stay as many, so
-    they are added to the 30), or know that the run never reached its target."""
+    more messages per concurrency slot (MULTIPLIER; the ramp's downloads stay as many, so they
+    are added to the 30); unless none ran at target though the run outlasted the queue mapping's
+    ramp to its target (`most`: the highest concurrency a download ran at; `span_s`: first start
+    to last end), when the deployment did not sustain its target and more messages cannot help."""
     if n >= ENOUGH_AT_TARGET:
         return None
-    if peak < fraction * target:
-        return f"cell {label}: no download ran at target: the run peaked at {peak} of {target}"
+    if n == 0 and span_s > ramp.seconds_to_reach(target):
+        return (f"cell {label}: no download ran at target: the most one ran at was {most:.3g} of {target}, in a "
+                f"run that outlasted the queue mapping's ramp: more messages would not help (docs/statistics.md)")
     multiplier = -(-(ENOUGH_AT_TARGET + n_all - n) // target)  # ceiling division
     return (f"cell {label}: {n} of {n_all} downloads ran at target; MULTIPLIER={multiplier} would give about "
             f"{ENOUGH_AT_TARGET}")
+
+
+def reach(downloads: list[dict]) -> dict:
+    """The highest concurrency a download ran at (`ran_at` from ran_at_of, 0 for none) and the
+    span from the first start to the last end, in s: what few_at_target weighs."""
+    timed = [d for d in downloads if "start_ms" in d and "end_ms" in d]
+    span_ms = max((d["end_ms"] for d in timed), default=0) - min((d["start_ms"] for d in timed), default=0)
+    return {"most_ran_at": max((d.get("ran_at") or 0 for d in downloads), default=0.0), "span_s": span_ms / 1000}
 
 
 def fraction(text: str) -> float:

@@ -209,7 +209,7 @@ def cell_row(cell: CELLS.Cell, downloads: list[dict], members: list[tuple[Run, l
         cis = stats.intervals(sample["mb_per_s"], list(stats.CI_STATISTICS.values()))
         for name, ci in zip(stats.CI_STATISTICS, cis):
             row[f"mb_per_s_{name}_ci_low"], row[f"mb_per_s_{name}_ci_high"] = ci or (None, None)
-    row |= _concurrency(cell, members)
+    row |= _concurrency(cell, members) | concurrency.reach(downloads_of(members))
     row |= pressure.cell_figures(downloads_of(members))  # throttling and CPU over every download
     row["errors"] = sum(1 for run, _ in members for e in run.errors if cell_of(e, run.record) == cell)
     alone = [run for run, _ in members if len(run_cells[run.run_id]) == 1]  # runs of this cell only
@@ -235,8 +235,8 @@ def ran_at_samples(downloads: list[dict]) -> dict:
 def few_at_target(rows: list[dict], fraction: float) -> list[str]:
     """A line per cell with too few downloads at target (concurrency.few_at_target)."""
     names = [name for name in CELLS.across if name != "network"]
-    found = (concurrency.few_at_target(cell_label(row, names), row["n"], row["n_all"], row["peak_concurrency"],
-                                       row["target"], fraction) for row in rows)  # fmt: skip
+    found = (concurrency.few_at_target(cell_label(row, names), row["n"], row["n_all"], row["target"], fraction,
+                                       row["most_ran_at"], row["span_s"]) for row in rows)  # fmt: skip
     return [line for line in found if line]
 
 

@@ -23,8 +23,8 @@ CPU_MARGIN = 0.10  # flag at >= 90% of the memory size's CPU share
 THROTTLED, CPU_BOUND = "throttled", "CPU-bound"
 SDK_FIELDS = ("boto3_version", "botocore_version", "s3transfer_version", "awscrt_version", "sdk_source")
 NOTE = "\n  ".join([  # lines that fit 80 columns on the console
-    "keys: object keys read; retries, 503s: totals over the cell's downloads",
-    f"(none for crt, which retries inside awscrt); dl with 503: downloads that got one",
+    "keys: object keys read; retries, 503s: totals over the cell's downloads (none",
+    "for crt, which retries inside awscrt); dl with 503: downloads that got one",
     "CPU/wall: median of process CPU s / download s (numpy, linear interpolation)",
     f"CPU share: memory / {MB_PER_VCPU:,} MB per vCPU, at most {MAX_VCPUS} (AWS Lambda docs, memory);",
     f"{CPU_BOUND}: CPU/wall within {CPU_MARGIN:.0%} of the CPU share",

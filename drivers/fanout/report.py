@@ -28,6 +28,7 @@ Across runs, the download workload's report is fanout.crossrun's.
 """
 
 import re
+import textwrap
 import time
 
 from rich.console import Console
@@ -135,7 +136,7 @@ def at_target(summary: dict) -> dict:
         target = members[0][0].get("concurrency_limit") or 1
         kept = [d for d, ran in members if ran is None or concurrency.at_target(ran, target, fraction)]
         rows.append(cell.as_dict() | {"n": len(kept), "n_all": len(members), "n_excluded": len(members) - len(kept)}
-                    | _statistics(kept))  # fmt: skip
+                    | concurrency.reach([d | {"ran_at": ran} for d, ran in members]) | _statistics(kept))  # fmt: skip
     summary["at_target"] = {"fraction": fraction, "definition": AT_TARGET_DEFINITION.format(fraction), "cells": rows,
                             "percentiles": stats.PERCENTILE_METHOD}  # fmt: skip
     return summary["at_target"]
@@ -240,8 +241,8 @@ def warnings(summary: dict) -> list[str]:
     fraction = at_target(summary)["fraction"]
     for cell in _cells(summary):
         if "n" in cell and cell["target"]:
-            line = concurrency.few_at_target(CELLS.label(cell), cell["n"], cell["n_all"], cell["peak_concurrency"],
-                                             cell["target"], fraction)  # fmt: skip
+            line = concurrency.few_at_target(CELLS.label(cell), cell["n"], cell["n_all"], cell["target"], fraction,
+                                             cell["most_ran_at"], cell["span_s"])  # fmt: skip
             result += [line] if line else []
     return result + list(filter(None, [pressure.sdk_warning(summary.get("sdk", []))]))
 
@@ -254,7 +255,9 @@ def show(summary: dict) -> None:
     run = summary["run"]
     console.print(f"[bold]run {run['run_id']}[/] on the {run['backend']} backend, stack {run['stack']['stack']!r}")
     console.print(f"[bold]{summary['network']}[/]", highlight=False)
-    console.print("\n  ".join(sdk_lines(summary)), highlight=False)
+    first, *sets = sdk_lines(summary)
+    console.print("\n".join([first, *(textwrap.fill(line, 78, initial_indent="  ", subsequent_indent="    ")
+                                      for line in sets)]), highlight=False)  # fmt: skip
     if run.get("sweep"):
         console.print(sweep_note(run["sweep"]), highlight=False)
     varying = CELLS.varying([CELLS.key(cell) for cell in summary["cells"]])

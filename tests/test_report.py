@@ -619,3 +619,23 @@ def test_crt_downloads_have_no_retry_counts_to_sum():
     crt = [{"memory_size": 1024, "retries": None, "slowdowns": None, "cpu_share": 0.1, "key": "k"}] * 3
     figures = pressure.cell_figures(crt)
     assert (figures["retries"], figures["slowdowns"], figures["throttled_downloads"], figures["flags"]) == (None, None, 0, "")
+
+
+def test_a_run_with_no_download_at_target_says_so_instead_of_empty_tables(tmp_path, monkeypatch):
+    """One slot at a time against a target of 4 (the downloads never overlap): the tables at
+    target would be empty, so the report says why and shows the table of every download."""
+    monkeypatch.setenv("FANOUT_RESULTS", str(tmp_path))
+    records, _ = synthetic_records(per_cell=12, cell_keys=CELLS[:1])
+    downloads = [r for r in records if r["event"] == "download"]
+    for i, d in enumerate(downloads):  # one after another, 100 ms between them
+        d["start_ms"], d["end_ms"] = 1_700_000_000_000 + i * 2000, 1_700_000_000_000 + i * 2000 + 1900
+    summary = summary_of(records, sent=len(records))
+    output = io.StringIO()
+    monkeypatch.setattr(report, "console", Console(file=output, width=80))
+    monkeypatch.setattr(tables, "console", Console(file=output, width=80))
+    report.show(summary)
+    text = output.getvalue()
+    assert report.NONE_AT_TARGET in text and report.AT_TARGET_TITLE not in text and report.EVERY_DOWNLOAD_TITLE in text
+    assert "the most one ran at was 1 of 4" in " ".join(text.split())
+    report.write(summary, plots_too=False)
+    assert report.NONE_AT_TARGET in (runs.run_dir(RUN) / "report.md").read_text()

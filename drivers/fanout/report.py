@@ -266,7 +266,9 @@ def show(summary: dict) -> None:
         console.print(f"{'cell' if len(summary['cells']) == 1 else 'every cell'}: {CELLS.label(summary['cells'][0], shared)}",
                       highlight=False)  # fmt: skip
     part = at_target(summary)
-    for metric, (title, caption) in METRICS.items():
+    if not any(cell["n"] for cell in part["cells"]):
+        console.print(f"[bold]{NONE_AT_TARGET}[/]", highlight=False)
+    for metric, (title, caption) in METRICS.items() if any(cell["n"] for cell in part["cells"]) else ():
         tables.print_table(title + AT_TARGET_TITLE, _metric_rows(part["cells"], metric, varying), caption)
     tables.print_table(EVERY_DOWNLOAD_TITLE, _metric_rows(summary["cells"], "mb_per_s", varying), EVERY_DOWNLOAD_NOTE)
     tables.print_table("Achieved concurrency", _concurrency_rows(summary, varying), _concurrency_note(summary))
@@ -399,6 +401,7 @@ def strategy_tables(rows: list[dict]) -> list[tuple[str, list[list]]]:
 
 AT_TARGET_TITLE = ", downloads at target"
 EVERY_DOWNLOAD_TITLE = "Throughput (MB/s), every download (the saved query)"
+NONE_AT_TARGET = "No download ran at target (see the warning below); the table of every download:"
 EVERY_DOWNLOAD_NOTE = "the queue mapping's ramp and the run's tail included; decimal MB/s"
 
 
@@ -487,8 +490,10 @@ def markdown(summary: dict, images: list) -> str:
         f"Tables at target: over the {at_target(summary)['definition']}; the table of every download follows them.",
     ]
     parts += [f"**Warning:** {w}" for w in warnings(summary)]
-    for metric, (title, _) in METRICS.items():
-        parts += [f"## {title}{AT_TARGET_TITLE}", tables.markdown_table(_metric_rows(at_target(summary)["cells"], metric))]
+    at = at_target(summary)["cells"]
+    parts += [] if any(cell["n"] for cell in at) else [f"**{NONE_AT_TARGET}**"]
+    for metric, (title, _) in METRICS.items() if any(cell["n"] for cell in at) else ():
+        parts += [f"## {title}{AT_TARGET_TITLE}", tables.markdown_table(_metric_rows(at, metric))]
     parts += [f"## {EVERY_DOWNLOAD_TITLE}", EVERY_DOWNLOAD_NOTE.capitalize() + ".",
               tables.markdown_table(_metric_rows(summary["cells"], "mb_per_s")),
               "## Achieved concurrency", _concurrency_note(summary, " ").capitalize() + ".",

@@ -73,3 +73,11 @@ def test_difference_interval_agrees_with_a_plain_numpy_bootstrap():
     assert cell["p50"]["ci"][0] == pytest.approx(expected[0], abs=0.15 * width)
     assert cell["p50"]["ci"][1] == pytest.approx(expected[1], abs=0.15 * width)
     assert reporting.runs_of(a) == [a]
+
+
+def test_a_side_with_no_download_at_target_is_refused_naming_it():
+    a, _ = make_run(1, concurrency=4, per_slot=3, ramp_ms=5000, seed=1)  # the slots never overlap
+    b, _ = make_run(2, concurrency=4, per_slot=5, seed=2)
+    with pytest.raises(compare.FanoutError, match=f"no download of A \\({a}\\) ran at target \\(90% of its"):
+        compare.compare([a], [b])
+    assert compare.compare([a], [b], at_target=0.2)["cells"]  # every download of A ran at 1 of 4

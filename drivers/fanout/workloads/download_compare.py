@@ -18,6 +18,7 @@ row is not: evidence that nothing changed (the interval then spans 0 and may be 
 from rich.console import Console
 
 from fanout import cells, concurrency, crossrun, stats, tables, workloads
+from fanout.errors import FanoutError
 
 CELLS = cells.of(workloads.get("download"))  # the download workload's cells
 FLAG_TITLE = "CI excl. 0"  # the flag column's header; its values are "yes", "no" or "-" (no CI)
@@ -33,6 +34,11 @@ def compare(a_ids: list[str], b_ids: list[str], at_target: float = concurrency.A
     that ran at target (fanout.crossrun); unmatched cells."""
     a = _side(a_ids, at_target)
     b = _side(b_ids, at_target)
+    for name, side, ids in (("A", a, a_ids), ("B", b, b_ids)):
+        if not side:
+            raise FanoutError(f"no download of {name} ({', '.join(ids)}) ran at target ({at_target:.0%} of its "
+                              "concurrency): nothing to compare; AT_TARGET= lower keeps the downloads that ran below it "
+                              "(docs/statistics.md)")  # fmt: skip
     values = {name: ({c[name] for c in a}, {c[name] for c in b}) for name in CELLS.across}
     fields = [name for name, (in_a, in_b) in values.items() if len(in_a) > 1 or len(in_b) > 1]
     differ = [name for name, (in_a, in_b) in values.items() if name not in fields and in_a != in_b]

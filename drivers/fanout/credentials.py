@@ -3,10 +3,9 @@
 Every command of the AWS backend (deploy, plan, destroy, sweep, and the ones that read a
 deployed stack: fire, wait, report, insights, export) first calls STS GetCallerIdentity, which
 needs no permission (botocore's sts model documents it), so it fails only for want of usable
-credentials. Without
-that check a new user's first command died in Terraform's page of errors, or in a
-NoCredentialsError traceback half-way through a sweep; now it is one line saying how to provide
-credentials, and nothing is created. Against an endpoint (the local backend's emulator,
+credentials. Without that check a new user's first command died in Terraform's page of errors,
+or in a NoCredentialsError traceback half-way through a sweep; now it is one line saying how to
+provide credentials, and nothing is created. Against an endpoint (the local backend's emulator,
 LocalStack) the fixed test credentials apply and there is nothing to ask.
 """
 

@@ -639,3 +639,15 @@ def test_a_run_with_no_download_at_target_says_so_instead_of_empty_tables(tmp_pa
     assert "the most one ran at was 1 of 4" in " ".join(text.split())
     report.write(summary, plots_too=False)
     assert report.NONE_AT_TARGET in (runs.run_dir(RUN) / "report.md").read_text()
+
+
+@pytest.mark.parametrize(("n", "n_all", "span_s", "says"), [
+    (40, 60, 500.0, None),  # enough
+    (10, 400, 50.0, "MULTIPLIER=1 would"),  # shorter than the ramp to 500 (99 s): (30 + 390) / 500 messages a slot
+    (10, 400, 500.0, "MULTIPLIER=3 would"),  # outlasted it: 30 x 400 / 10 = 1,200 messages, 2.4 a slot
+    (0, 400, 500.0, "more messages would not help"),
+    (0, 400, 50.0, "MULTIPLIER=1 would"),  # none yet, but the ramp never ended: (30 + 400) / 500
+])  # fmt: skip
+def test_a_thin_cell_is_told_how_many_messages_would_give_30_at_target(n, n_all, span_s, says):
+    line = concurrency.few_at_target("c", n, n_all, 500, 0.9, 312.0, span_s)
+    assert (line is None) if says is None else (says in line)

@@ -17,6 +17,7 @@ download ran "at target" when that mean is at least AT_TARGET_FRACTION (90%) of 
 
 import bisect
 import itertools
+import math
 
 from fanout import ramp
 from fanout.errors import UsageError
@@ -111,16 +112,20 @@ ENOUGH_AT_TARGET = 30  # downloads at target a cell's percentiles and CIs need
 
 def few_at_target(label: str, n: int, n_all: int, target: int, fraction: float, most: float, span_s: float) -> str | None:
     """What to do about a cell with fewer than ENOUGH_AT_TARGET downloads at target, or None:
-    more messages per concurrency slot (MULTIPLIER; the ramp's downloads stay as many, so they
-    are added to the 30); unless none ran at target though the run outlasted the queue mapping's
-    ramp to its target (`most`: the highest concurrency a download ran at; `span_s`: first start
-    to last end), when the deployment did not sustain its target and more messages cannot help."""
+    more messages per concurrency slot (MULTIPLIER). A run shorter than the queue mapping's ramp
+    to its target (`span_s`: first start to last end) left out the ramp's downloads, which stay
+    as many: they are added to the 30. One that outlasted the ramp kept its downloads at target
+    in proportion (n of n_all), and more messages keep them in the same proportion; none at all
+    then means the deployment did not sustain its target (`most`: the highest concurrency a
+    download ran at), and more messages cannot help."""
     if n >= ENOUGH_AT_TARGET:
         return None
-    if n == 0 and span_s > ramp.seconds_to_reach(target):
+    outlasted = span_s > ramp.seconds_to_reach(target)
+    if n == 0 and outlasted:
         return (f"cell {label}: no download ran at target: the most one ran at was {most:.3g} of {target}, in a "
                 f"run that outlasted the queue mapping's ramp: more messages would not help (docs/statistics.md)")
-    multiplier = -(-(ENOUGH_AT_TARGET + n_all - n) // target)  # ceiling division
+    messages = ENOUGH_AT_TARGET * n_all / n if outlasted else ENOUGH_AT_TARGET + n_all - n
+    multiplier = math.ceil(messages / target)
     return (f"cell {label}: {n} of {n_all} downloads ran at target; MULTIPLIER={multiplier} would give about "
             f"{ENOUGH_AT_TARGET}")
 

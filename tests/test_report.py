@@ -219,7 +219,7 @@ def test_one_cell_console_report_fits_80_columns(monkeypatch):
     assert max(map(len, lines)) <= 80, "\n".join(line for line in lines if len(line) > 80)
     assert sum(line.startswith("cell: ") for line in lines) == 1  # the shared cell, once
     assert not any(title in line for line in lines for title in DOWNLOAD.titles.values() if line.lstrip().startswith(title))
-    assert f"percentiles: at target, from the records:" in lines and f"  {stats.PERCENTILE_METHOD};" in lines
+    assert "percentiles: at target, from the records:" in lines and f"  {stats.PERCENTILE_METHOD};" in lines
     assert f"  every download: {insights.PCT_METHODS['local']}" in lines
 
 

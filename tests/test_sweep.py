@@ -351,8 +351,8 @@ def test_a_failing_account_check_deploys_nothing(isolated, monkeypatch, capsys):
 QUEUE_URL = "https://sqs.us-east-1.amazonaws.com/123456789012/s3fanout-requests"
 
 
-def _aws_stack(monkeypatch, sqs) -> "Stack":
-    """An AWS stack whose SQS client is `sqs` (answers played by Stubber)."""
+def _aws_stack(monkeypatch, sqs):
+    """An AWS stack (fanout.stack.Stack) whose SQS client is `sqs` (answers played by Stubber)."""
     from fanout.stack import Stack
 
     values = {f.name: f.type() if f.type in (int, str) else None for f in dataclasses.fields(Stack)

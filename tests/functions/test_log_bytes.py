@@ -10,7 +10,7 @@ from fanout import costs
 from fanout.host import logs
 from fanout.workloads import latency_costs
 
-from .support import MEMORY_SIZE, lambda_context, load_function_module, sqs_event
+from .support import lambda_context, load_function_module, sqs_event
 
 KiB = 1024
 

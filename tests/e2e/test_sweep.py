@@ -15,7 +15,7 @@ import threading
 
 import pytest
 
-from fanout import cli, deploy, runs, sweeps
+from fanout import cli, deploy, paths, runs, sweeps, terraform
 
 pytestmark = pytest.mark.slow
 
@@ -66,9 +66,12 @@ def check_complete(cell: dict, multiplier: int) -> None:
         params["memory"], params["concurrency"], params["object_size"])
 
 
-def test_a_2x2_sweep_accounts_for_every_message_of_every_cell(results):
+def test_a_2x2_sweep_accounts_for_every_message_of_every_cell(results, capfd):
     assert sweep("--concurrency", "2 3", "--memory", "256 512", "--object-size", "1MiB", "--multiplier", "2",
                  "--tag", "e2e", "--network", "lambda-2024", "--network-scale", "50", *WAIT) == 0  # fmt: skip
+    # Terraform's output (every cell's redeploy) goes to the stack's log, not to the screen.
+    log = (paths.stack_dir("local", STACK) / terraform.LOG_FILE).read_text()
+    assert "Apply complete!" in log and "Apply complete!" not in capfd.readouterr().out
     manifest = sweeps.load("latest")
     assert manifest["status"] == "done" and manifest["varying"] == ["memory", "concurrency"]
     assert (manifest["network"], manifest["network_scale"]) == ("lambda-2024", "50")

@@ -102,6 +102,11 @@ def _running_at(changes: list[tuple[float, int]], t: float) -> int:
     return changes[i][1] if i >= 0 else 0
 
 
+def at_target_definition(fraction: float) -> str:
+    """Which downloads the tables at target keep, in words short enough for an 80-column note."""
+    return f"downloads that ran at {fraction:.0%} of the target or more (mean overlap)"
+
+
 def at_target(ran: float, target: int, fraction: float = AT_TARGET_FRACTION) -> bool:
     """Whether a download that ran at `ran` ran at its target concurrency."""
     return ran >= fraction * target

@@ -150,7 +150,7 @@ def summarize(loaded: list[Run], title: str, at_target: float = concurrency.AT_T
             "percentiles": stats.PERCENTILE_METHOD,
             "confidence_intervals": stats.CI_METHOD,
             "steady_window": concurrency.STEADY_DEFINITION,
-            "at_target": at_target_definition(at_target),
+            "at_target": concurrency.at_target_definition(at_target),
             "units": UNITS,
         },
         "at_target": at_target,
@@ -187,11 +187,6 @@ def downloads_of(members: list[tuple[Run, list[dict]]]) -> list[dict]:
 def at_target_of(cell: CELLS.Cell, members: list[tuple[Run, list[dict]]], fraction: float) -> list[dict]:
     """The cell's downloads that ran at its target."""
     return [d for d in downloads_of(members) if ran_at_target(d, cell.concurrency_limit, fraction)]
-
-
-def at_target_definition(fraction: float) -> str:
-    return (f"downloads whose mean concurrency over their own interval (the run's downloads overlapping it) "
-            f"was at least {fraction:.0%} of the cell's concurrency")  # fmt: skip
 
 
 def cell_row(cell: CELLS.Cell, downloads: list[dict], members: list[tuple[Run, list[dict]]], run_cells: dict) -> dict:

@@ -137,12 +137,9 @@ def at_target(summary: dict) -> dict:
         kept = [d for d, ran in members if ran is None or concurrency.at_target(ran, target, fraction)]
         rows.append(cell.as_dict() | {"n": len(kept), "n_all": len(members), "n_excluded": len(members) - len(kept)}
                     | concurrency.reach([d | {"ran_at": ran} for d, ran in members]) | _statistics(kept))  # fmt: skip
-    summary["at_target"] = {"fraction": fraction, "definition": AT_TARGET_DEFINITION.format(fraction), "cells": rows,
+    summary["at_target"] = {"fraction": fraction, "definition": concurrency.at_target_definition(fraction), "cells": rows,
                             "percentiles": stats.PERCENTILE_METHOD}  # fmt: skip
     return summary["at_target"]
-
-
-AT_TARGET_DEFINITION = "downloads that ran at {:.0%} of the target or more (mean overlap)"
 
 
 def _statistics(downloads: list[dict]) -> dict:

@@ -53,7 +53,7 @@ def compare(a_ids: list[str], b_ids: list[str], at_target: float = concurrency.A
         "only_in_a": [crossrun.cell_label(a_by[key], fields) for key in a_by if key not in b_by],
         "only_in_b": [crossrun.cell_label(b_by[key], fields) for key in b_by if key not in a_by],
         "method": stats.CI_METHOD + ", each side resampled independently",
-        "downloads": crossrun.at_target_definition(at_target),
+        "downloads": concurrency.at_target_definition(at_target),
     }
 
 

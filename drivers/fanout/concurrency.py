@@ -135,12 +135,12 @@ def few_at_target(label: str, n: int, n_all: int, target: int, fraction: float, 
             f"{ENOUGH_AT_TARGET}")
 
 
-def reach(downloads: list[dict]) -> dict:
-    """The highest concurrency a download ran at (`ran_at` from ran_at_of, 0 for none) and the
-    span from the first start to the last end, in s: what few_at_target weighs."""
+def reach(downloads: list[dict], ran: list[float | None]) -> dict:
+    """The highest concurrency a download ran at (`ran`: ran_at_of's, None for one not placed)
+    and the span from the first start to the last end, in s: what few_at_target weighs."""
     timed = [d for d in downloads if "start_ms" in d and "end_ms" in d]
     span_ms = max((d["end_ms"] for d in timed), default=0) - min((d["start_ms"] for d in timed), default=0)
-    return {"most_ran_at": max((d.get("ran_at") or 0 for d in downloads), default=0.0), "span_s": span_ms / 1000}
+    return {"most_ran_at": max((r for r in ran if r is not None), default=0.0), "span_s": span_ms / 1000}
 
 
 def fraction(text: str) -> float:

@@ -204,7 +204,8 @@ def cell_row(cell: CELLS.Cell, downloads: list[dict], members: list[tuple[Run, l
         cis = stats.intervals(sample["mb_per_s"], list(stats.CI_STATISTICS.values()))
         for name, ci in zip(stats.CI_STATISTICS, cis):
             row[f"mb_per_s_{name}_ci_low"], row[f"mb_per_s_{name}_ci_high"] = ci or (None, None)
-    row |= _concurrency(cell, members) | concurrency.reach(downloads_of(members))
+    everything = downloads_of(members)
+    row |= _concurrency(cell, members) | concurrency.reach(everything, [d.get("ran_at") for d in everything])
     row |= pressure.cell_figures(downloads_of(members))  # throttling and CPU over every download
     row["errors"] = sum(1 for run, _ in members for e in run.errors if cell_of(e, run.record) == cell)
     alone = [run for run, _ in members if len(run_cells[run.run_id]) == 1]  # runs of this cell only

@@ -133,10 +133,11 @@ def at_target(summary: dict) -> dict:
         by_cell.setdefault(CELLS.key(download), []).append((download, ran))
     rows = []
     for cell, members in sorted(by_cell.items(), key=lambda item: item[0].sort_key()):
-        target = members[0][0].get("concurrency_limit") or 1
-        kept = [d for d, ran in members if ran is None or concurrency.at_target(ran, target, fraction)]
+        group, ran = [d for d, _ in members], [r for _, r in members]
+        target = group[0].get("concurrency_limit") or 1
+        kept = [d for d, r in members if r is None or concurrency.at_target(r, target, fraction)]
         rows.append(cell.as_dict() | {"n": len(kept), "n_all": len(members), "n_excluded": len(members) - len(kept)}
-                    | concurrency.reach([d | {"ran_at": ran} for d, ran in members]) | _statistics(kept))  # fmt: skip
+                    | concurrency.reach(group, ran) | _statistics(kept))  # fmt: skip
     summary["at_target"] = {"fraction": fraction, "definition": concurrency.at_target_definition(fraction), "cells": rows,
                             "percentiles": stats.PERCENTILE_METHOD}  # fmt: skip
     return summary["at_target"]

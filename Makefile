@@ -71,7 +71,7 @@ TARGET = --backend $(call q,BACKEND) --stack $(call q,STACK)
 # STRATEGY (or its old name MODE) when set; otherwise deploy's default, or the stack's for fire.
 PIN_ARG = $(if $(value PIN),--pin $(call q,PIN))
 STRATEGY_ARG = $(if $(value STRATEGY),--strategy $(call q,STRATEGY),$(if $(value MODE),--strategy $(call q,MODE)))
-# The inputs set at deploy but the strategy (fanout.params.INPUTS), each only when set: deploy
+# The inputs set at deploy but the strategy (fanout.cloud.params.INPUTS), each only when set: deploy
 # keeps the stack's value of one unset, fire refuses one that is not the stack's.
 DEPLOYED_ARGS = $(call opt,--concurrency,CONCURRENCY) $(call opt,--memory,MEMORY) \
   $(call opt,--object-size,OBJECT_SIZE) $(call opt,--region,REGION) $(call opt,--architecture,ARCH) \

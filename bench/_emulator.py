@@ -13,7 +13,7 @@ def serve(*server_args: str):
     """Endpoint URL of an emulator started with `server_args` (e.g. `--stock`), stopped on exit."""
     with tempfile.TemporaryDirectory() as tmp:
         port_file = Path(tmp) / "port"
-        command = [sys.executable, "-m", "fanout.emulator.server", "--port-file", str(port_file), *server_args]
+        command = [sys.executable, "-m", "fanout.local.emulator.server", "--port-file", str(port_file), *server_args]
         process = subprocess.Popen(command, stdout=subprocess.DEVNULL)
         try:
             while not port_file.exists():

@@ -4,8 +4,8 @@ plots cost on top of the plain percentile tables.
 12 runs (concurrency 1, 5, 10, 50, 100, 500 x memory 1024, 2048 MB, 10 messages per
 concurrency slot: 13,320 downloads, 5,000 in the largest cell) are written as run folders into
 a temporary results directory. Two contenders, run in turn REPEATS times, median time each:
-the baseline reads the runs and computes every cell's percentile table (fanout.stats.describe);
-the full report (fanout.crossrun.build) adds the 24 bootstrap intervals, the concurrency and
+the baseline reads the runs and computes every cell's percentile table (fanout.results.stats.describe);
+the full report (fanout.workloads.download.across.build) adds the 24 bootstrap intervals, the concurrency and
 accounting columns, cells.csv/json, report.md and the plots. Printed: both medians and their
 ratio.
 """
@@ -19,7 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-from fanout import crossrun, runs, stats
+from fanout.workloads.download import across as crossrun
+from fanout.results import run_folders as runs, stats
 
 REPEATS = 3
 CONCURRENCY = (1, 5, 10, 50, 100, 500)

@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 
 from bench._emulator import serve
 from bench._ratios import best_of, interleaved, verdict
-from fanout import aws
+from fanout.common import aws
 
 SIZE = 16 * 2**20
 PART = 8 * 2**20

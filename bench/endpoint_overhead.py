@@ -24,7 +24,7 @@ from boto3.s3.transfer import TransferConfig
 
 from bench._emulator import serve
 from bench._ratios import interleaved, verdict
-from fanout import paths
+from fanout.common import function_modules, paths
 
 SIZE = 32 * 2**20
 REPEATS = int(os.environ.get("BENCH_ENDPOINT_REPEATS", "7"))
@@ -34,7 +34,7 @@ TARGET_RATIO = 0.95
 
 
 def main() -> None:
-    sys.path.insert(0, str(paths.FUNCTIONS / "downloader"))
+    sys.path[:0] = [str(folder) for folder in function_modules.folders()]
     import invocation  # the function's own modules, as the zip holds them
     import measure
     import workloads

@@ -30,8 +30,10 @@ import threading
 import time
 import uuid
 
-from fanout import aws, concurrency
-from fanout.host import Host, testing
+from fanout.common import aws
+from fanout.results import concurrency
+from fanout.local.host import Host
+from tests.harness import host_testing as testing
 
 REGION = "us-east-1"
 HANDLER = """
@@ -53,7 +55,7 @@ TARGET_OVERHEAD_MS = 5.0
 
 
 def main() -> None:
-    from fanout.emulator import control
+    from fanout.local.emulator import control
 
     saved = dict(os.environ)  # restored for the benchmarks that run after this one
     try:

@@ -21,7 +21,7 @@ import boto3
 
 from bench._emulator import serve
 from bench._ratios import interleaved, verdict
-from fanout import paths
+from fanout.common import function_modules, paths
 
 SIZES = os.environ.get("BENCH_LATENCY_SIZES", "1 1KB 1MB")
 REPS = int(os.environ.get("BENCH_LATENCY_REPS", "5"))
@@ -30,7 +30,7 @@ TARGET_RATIO = 0.95
 
 
 def main() -> None:
-    sys.path.insert(0, str(paths.FUNCTIONS / "downloader"))
+    sys.path[:0] = [str(folder) for folder in function_modules.folders()]
     import latency  # the function's own module, as the zip holds it
 
     sizes = latency.parse_sizes(SIZES)

@@ -16,8 +16,8 @@ import time
 import uuid
 
 from bench._emulator import serve
-from fanout import aws
-from fanout.host.logs import LogWriter
+from fanout.common import aws
+from fanout.local.host.logs import LogWriter
 
 REPEATS = 200
 THREADS = 16

@@ -23,10 +23,12 @@ Measured on a shared 2-core machine: other engineers' load lowers the capacity a
 import os
 import statistics
 
-from fanout.host.hosted import MEMORY, Downloader
-from fanout import concurrency, network, report, timeline
-from fanout.emulator import control
-from fanout.network import capacity
+from tests.harness.hosted import MEMORY, Downloader
+from fanout.results import concurrency
+from fanout.local import network
+from fanout.workloads.download import report, timeline
+from fanout.local.emulator import control
+from fanout.local.network import capacity
 
 ENVIRONMENTS = int(os.environ.get("BENCH_NETWORK_ENVS", "100"))
 SIZE = 16 * 2**20

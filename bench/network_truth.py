@@ -5,7 +5,7 @@ connection 12 MB/s, first byte 20 ms fixed) shapes four environments that each s
 object once (five times the burst; a single connection spends the bucket at 12 - 8 = 4 MB/s, so
 the burst lasts 8.4 s and delivers about 100 MB, and the tail runs at the sustained rate). Each
 parameter is printed as estimated/injected (target: within 5%), estimated as the report does
-(fanout.network.truth: medians; burst from each environment's first download):
+(fanout.local.network.truth: medians; burst from each environment's first download):
 - sustained: the records' sustained_mb_per_s (the tail's rate);
 - burst: burst_excess_bytes (bytes above the sustained rate: the bucket's size);
 - per-connection: peak_mb_per_s (the best 1 s, inside the 8.4 s burst one connection's cap);
@@ -13,17 +13,17 @@ parameter is printed as estimated/injected (target: within 5%), estimated as the
   because the emulator itself needs more than 20 ms to start answering a 160 MiB GET (it reads
   the whole object first), or any GET while other environments stream (measured and printed
   here as the 160 MiB downloads' first-byte time). The proxy subtracts what the path adds to
-  its wait (sampled while the host runs: fanout.network.path) and never releases a first byte
+  its wait (sampled while the host runs: fanout.local.network.path) and never releases a first byte
   before the emulator's answer, which is then a floor: the bench prints how many requests'
-  answers came after their latency (fanout.network.late).
+  answers came after their latency (fanout.local.network.late).
 Measured on a shared 2-core machine: other load stretches the figures.
 """
 
 import statistics
 
-from fanout.host.hosted import Downloader
-from fanout.emulator import control
-from fanout.network import NetworkModel, late, model, truth
+from tests.harness.hosted import Downloader
+from fanout.local.emulator import control
+from fanout.local.network import NetworkModel, late, model, truth
 
 MIB = 2**20
 VALUES = {"burst": 32 * MIB, "peak_mb_per_s": 64, "sustained_mb_per_s": 8, "connection_mb_per_s": 12,

@@ -26,7 +26,8 @@ import uuid
 
 from bench._emulator import serve
 from bench._ratios import interleaved, verdict
-from fanout import aws, fire
+from fanout.common import aws
+from fanout.stages import fire
 
 MESSAGES = int(os.environ.get("BENCH_SEND_MESSAGES", "1000"))
 REPEATS = int(os.environ.get("BENCH_SEND_REPEATS", "5"))

@@ -46,8 +46,8 @@ from boto3.s3.transfer import TransferConfig
 
 from bench._emulator import serve
 from bench._ratios import best_of, interleaved, verdict
-from fanout import paths
-from fanout.sizes import format_size, parse_size
+from fanout.common import function_modules, paths
+from fanout.common.sizes import format_size, parse_size
 
 SIZE = parse_size(os.environ.get("BENCH_STRATEGY_SIZE", "256MiB"))
 REPEATS = int(os.environ.get("BENCH_STRATEGY_REPEATS", "9"))
@@ -59,7 +59,7 @@ IO_CHUNK = 256 * 1024  # s3transfer's io_chunksize, the piece the transfer manag
 
 
 def main() -> None:
-    sys.path.insert(0, str(paths.FUNCTIONS / "downloader"))
+    sys.path[:0] = [str(folder) for folder in function_modules.folders()]
     import invocation  # the function's own modules, as the zip holds them
     import measure
     import workloads

@@ -1,5 +1,5 @@
 """Strategies against known truth: each strategy's download under a known model, next to what
-the model predicts from its parameters alone (fanout.network.truth.predicted_seconds).
+the model predicts from its parameters alone (fanout.local.network.truth.predicted_seconds).
 
 The model: one connection carries 5 MB/s, the environment 24 MB/s sustained, an 8 MiB bucket
 spent at up to 80 MB/s. A 64 MiB object (67 MB) in 8 MiB parts, one download per strategy in a
@@ -10,9 +10,9 @@ ranking is unambiguous. Printed per strategy, as estimated/injected:
 - seconds: measured over predicted from the model alone (no first-byte latency in it);
 - seconds with the waits: measured over predicted with each GET's first-byte wait set to the
   median of the download's own request_ttfb_ms (the emulator's answer: 5-35 ms under load, now
-  that a ranged GET reads only its range, fanout.emulator.patches; 50-250 ms when moto read
+  that a ranged GET reads only its range, fanout.local.emulator.patches; 50-250 ms when moto read
   the whole object per GET), which the model's prediction counts once per part and connection
-  (fanout.network.truth.predicted_seconds);
+  (fanout.local.network.truth.predicted_seconds);
 - sustained: the record's sustained_mb_per_s over min(connections x per-connection, sustained);
 - burst: burst_excess_bytes over the bucket, for the strategies that spend it (draw above the
   sustained rate): the largest rise above the sustained line, so a staggered start of the
@@ -24,7 +24,7 @@ Two loaded runs (load average about 2), model alone: stream 1.017-1.019; 2 conne
 1.024-1.026; 4 connections 1.038-1.051; 8 connections 1.019-1.030; the bucket of 8 connections
 0.895 and 0.981: bytes count per completed 256 KiB read, and the parallel GETs start staggered,
 so the rise comes out short by a few reads (docs/network-model.md). Before the emulator read only the
-range of a ranged GET (fanout.emulator.patches), 2 and 4 connections took 1.21x and 1.30x;
+range of a ranged GET (fanout.local.emulator.patches), 2 and 4 connections took 1.21x and 1.30x;
 before the proxy booked the environment's shared limits only once a connection's own wait was
 over (ClientSide._schedule_next), still 1.11x and 1.15x: a piece booked ahead held back the
 other connections' pieces due sooner.
@@ -33,10 +33,10 @@ Measured on a shared 2-core machine: other load stretches the figures.
 
 import statistics
 
-from fanout import strategies
-from fanout.emulator import control
-from fanout.host.hosted import Downloader, each_strategy, strategy_order
-from fanout.network import NetworkModel, model, truth
+from fanout.cloud import strategies
+from fanout.local.emulator import control
+from tests.harness.hosted import Downloader, each_strategy, strategy_order
+from fanout.local.network import NetworkModel, model, truth
 
 MIB = 2**20
 VALUES = {"burst": 8 * MIB, "peak_mb_per_s": 80, "sustained_mb_per_s": 24, "connection_mb_per_s": 5}

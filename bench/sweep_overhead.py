@@ -22,8 +22,10 @@ import statistics
 import tempfile
 import time
 
-from fanout import axes, runs, sweep, sweeps, terraform
-from fanout.emulator import control
+from fanout.stages import sweep_axes as axes, sweep
+from fanout.results import run_folders as runs, sweep_folders as sweeps
+from fanout.cloud import terraform
+from fanout.local.emulator import control
 
 STACK = "bench-sweep"
 AXES = {"memory": "512 1024", "concurrency": os.environ.get("BENCH_SWEEP_CONCURRENCY", "2 4"), "object_size": "8MiB",

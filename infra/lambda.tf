@@ -62,7 +62,7 @@ resource "aws_lambda_function" "downloader" {
   }
 
   lifecycle {
-    # crt's client ignores custom endpoints and would read from AWS instead (fanout.strategies).
+    # crt's client ignores custom endpoints and would read from AWS instead (fanout.workloads.download.strategies).
     precondition {
       condition     = local.default_strategy_name != "crt" || !local.custom_endpoint
       error_message = "default_strategy crt runs only against AWS: boto3's CRT client ignores a custom endpoint."

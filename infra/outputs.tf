@@ -1,4 +1,4 @@
-# The stack's API: fanout.stack.Stack has exactly these fields. Drivers read names from here and
+# The stack's API: fanout.cloud.stack.Stack has exactly these fields. Drivers read names from here and
 # never derive them.
 
 output "region" {

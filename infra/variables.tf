@@ -86,11 +86,11 @@ variable "environment_epoch" {
 }
 
 variable "default_strategy" {
-  description = "Download strategy of messages that name none (fanout fire always names one): a strategy name and optional parameters, such as \"download_file\" or \"ranged connections=8 chunk_size=8MiB\". The strategies and their parameters are defined in functions/downloader/strategies.py (see docs/strategies.md); here only the name is checked, fanout deploy and the function check the parameters."
+  description = "Download strategy of messages that name none (fanout fire always names one): a strategy name and optional parameters, such as \"download_file\" or \"ranged connections=8 chunk_size=8MiB\". The strategies and their parameters are defined in functions/runner/download/strategies.py (see docs/strategies.md); here only the name is checked, fanout deploy and the function check the parameters."
   type        = string
   default     = "download_file"
 
-  # The names of functions/downloader/strategies.py; tests/infra/test_strategy_validation.py keeps them equal.
+  # The names of functions/runner/download/strategies.py; tests/infra/test_strategy_validation.py keeps them equal.
   validation {
     condition     = contains(["download_file", "stream", "ranged", "crt"], split(" ", trimspace(var.default_strategy))[0])
     error_message = "default_strategy must start with a strategy name: download_file, stream, ranged or crt."
@@ -214,7 +214,7 @@ variable "tags" {
 }
 
 variable "storage" {
-  description = "Storage classes the latency workload measures: \"standard\" (the stack's bucket) and/or \"express\" (an S3 Express One Zone directory bucket in express_az). The names are fanout.storage.CLASSES; tests/infra/test_storage_validation.py keeps them equal."
+  description = "Storage classes the latency workload measures: \"standard\" (the stack's bucket) and/or \"express\" (an S3 Express One Zone directory bucket in express_az). The names are fanout.workloads.latency.storage.CLASSES; tests/infra/test_storage_validation.py keeps them equal."
   type        = set(string)
   default     = ["standard"]
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from fanout.emulator import control
+from fanout.local.emulator import control
 
 
 @pytest.fixture(scope="session")

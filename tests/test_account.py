@@ -5,8 +5,8 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from fanout import account
-from fanout.errors import FanoutError
+from fanout.cloud import account
+from fanout.common.errors import FanoutError
 
 FUNCTION = "s3fanout-downloader"
 

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from fanout import paths
+from fanout.common import paths
 
 
 def test_an_unknown_benchmark_name_is_refused_with_the_choices():

@@ -6,8 +6,10 @@ import math
 
 import pytest
 
-from fanout import costs, ramp, report
-from fanout.workloads import latency_costs
+from fanout.cloud import costs
+from fanout.common import ramp
+from fanout.workloads.download import report
+from fanout.workloads.latency import costs as latency_costs
 
 MIB = 2**20
 
@@ -75,7 +77,7 @@ def test_the_ramp_reaches_its_target_at_300_a_minute(target):
 
 
 def test_the_report_runs_the_queries_the_estimate_prices():
-    """costs.REPORT_QUERIES is the number of saved queries fanout.report.build runs."""
+    """costs.REPORT_QUERIES is the number of saved queries fanout.workloads.download.report.build runs."""
     tree = ast.parse(inspect.getsource(report.build))
     calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "run_saved"]
     assert len(calls) == costs.REPORT_QUERIES

@@ -12,9 +12,12 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from fanout import aws, cli, credentials, paths, runs, terraform
-from fanout.errors import FanoutError
-from fanout.stack import Stack
+from fanout.common import aws, paths
+from fanout import cli
+from fanout.cloud import credentials, terraform
+from fanout.results import run_folders as runs
+from fanout.common.errors import FanoutError
+from fanout.cloud.stack import Stack
 
 STACK = "nocreds"
 

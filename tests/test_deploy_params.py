@@ -5,9 +5,11 @@ import json
 
 import pytest
 
-from fanout import aws, cli, params, paths, terraform
-from fanout.errors import FanoutError, UsageError
-from fanout.sizes import format_size
+from fanout.common import aws, paths
+from fanout import cli
+from fanout.cloud import params, terraform
+from fanout.common.errors import FanoutError, UsageError
+from fanout.common.sizes import format_size
 
 GOOD = {
     "--concurrency": "5",
@@ -24,7 +26,7 @@ LARGEST_DOWNLOADABLE = (params.MAX_EPHEMERAL_MIB - params.TMP_HEADROOM_MIB) * MI
 @pytest.fixture(autouse=True)
 def isolated_home(tmp_path, monkeypatch):
     monkeypatch.setenv("FANOUT_HOME", str(tmp_path / "home"))
-    monkeypatch.setattr(cli, "COMMAND_MODULES", ("fanout.deploy",))
+    monkeypatch.setattr(cli, "COMMAND_MODULES", ("fanout.stages.deploy",))
 
 
 def argv(command="deploy", stack="s3fanout", backend="local", **overrides):
@@ -300,7 +302,7 @@ def test_the_change_lines_say_old_and_new_of_each_changed_input_only():
 
 def test_deploy_reads_the_deployed_stack_and_prints_its_changes(capsys):
     """deploy.resolve on a stack whose state records DEPLOYED (as a finished apply leaves it)."""
-    from fanout import deploy
+    from fanout.stages import deploy
 
     state = {"resources": [{"type": "aws_sqs_queue"}], "outputs": {k: {"value": v} for k, v in DEPLOYED.items()}}
     state_file = paths.stack_dir("aws", "s3fanout") / terraform.STATE_FILE

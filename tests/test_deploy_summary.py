@@ -2,8 +2,8 @@
 
 import pytest
 
-from fanout import deploy
-from fanout.stack import Stack
+from fanout.stages import deploy
+from fanout.cloud.stack import Stack
 
 WIDTH = 80
 ACCOUNT = "123456789012"

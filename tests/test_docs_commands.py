@@ -38,8 +38,9 @@ from pathlib import Path
 import botocore.client
 import pytest
 
-from fanout import cli, paths
-from fanout.errors import UsageError
+from fanout import cli
+from fanout.common import paths
+from fanout.common.errors import UsageError
 
 DOCS = (paths.REPO / "README.md", *sorted((paths.REPO / "docs").glob("*.md")))
 SHELL_BLOCKS = ("", "sh", "bash", "shell", "console")

@@ -9,7 +9,9 @@ import pytest
 from rich.console import Console
 from scipy import stats as scipy_stats
 
-from fanout import endpoint_ips, insights, report, runs, stats, tables
+from fanout.workloads.download import endpoint_ips, report
+from fanout import insights
+from fanout.results import run_folders as runs, stats, tables
 
 from test_report import CELLS, as_events, summary_of, synthetic_records
 

@@ -20,10 +20,15 @@ from importlib import metadata
 
 import pytest
 
-from fanout import aws, cli, costs, fire, params, paths, runs, strategies, workloads
-from fanout.errors import UsageError
-from fanout.stack import Stack
-from fanout.workloads import download
+from fanout.common import aws, paths, registry as workloads
+from fanout import cli
+from fanout.cloud import costs, params
+from fanout.stages import fire
+from fanout.results import run_folders as runs
+from fanout.cloud import strategies
+from fanout.common.errors import UsageError
+from fanout.cloud.stack import Stack
+from fanout.workloads.download import driver as download
 
 REGION = "us-east-1"
 
@@ -196,8 +201,8 @@ def test_run_json_names_the_commit(queue, emulator, results):
 # Fires at a queue of the test's emulator in a process of its own, so that it can be signalled.
 FIRE_SCRIPT = """
 import json, signal, sys
-from fanout import fire
-from fanout.stack import Stack
+from fanout.stages import fire
+from fanout.cloud.stack import Stack
 signal.signal(signal.SIGINT, signal.default_int_handler)  # a shell may start jobs with it ignored
 fire.fire(Stack.from_outputs("local", json.loads(sys.argv[1])), fire.FireParams(int(sys.argv[2]), "t", workers=1))
 """
@@ -242,7 +247,7 @@ def test_every_aws_fire_prints_the_estimate(capsys, emulator):
     check_cost(make_stack(emulator, "", backend="aws"), 100, download_file, confirmed=False)
     lines = capsys.readouterr().out.splitlines()  # the console is 80 columns wide here
     assert len(lines) == len(costs.describe(costs.estimate(100, costs.Deployment(512, 4), 2**20, 1)))  # none wrapped
-    assert lines[0].startswith("estimated AWS cost $") and any("drivers/fanout/costs.py" in line for line in lines)
+    assert lines[0].startswith("estimated AWS cost $") and any("drivers/fanout/cloud/costs.py" in line for line in lines)
     check_cost(make_stack(emulator, ""), 100, download_file, confirmed=False)
     assert capsys.readouterr().out == ""  # the local backend costs nothing
 

@@ -5,7 +5,7 @@ import signal
 
 import pytest
 
-from fanout import interrupts
+from fanout.common import interrupts
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from fanout import paths, workloads
+from fanout.common import paths, registry as workloads
 
 pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
 

@@ -11,8 +11,9 @@ import zipfile
 
 import pytest
 
-from fanout import package, paths
-from fanout.errors import UsageError
+from fanout.cloud import package
+from fanout.common import function_modules, paths
+from fanout.common.errors import UsageError
 
 
 @pytest.fixture(scope="session")
@@ -41,14 +42,14 @@ ELF_MACHINES = {"x86_64": 62, "arm64": 183}  # e_machine of EM_X86_64 and EM_AAR
 
 @pytest.mark.parametrize("architecture", package.WHEEL_PLATFORMS)
 def test_fresh_builds_are_byte_identical(home, tmp_path, monkeypatch, architecture):
-    first = package.build("downloader", architecture).read_bytes()
+    first = package.build("runner", architecture).read_bytes()
     monkeypatch.setenv("FANOUT_HOME", str(tmp_path / "elsewhere"))  # no cache: pip installs again
-    second = package.build("downloader", architecture).read_bytes()
+    second = package.build("runner", architecture).read_bytes()
     assert first == second
 
 
 def test_each_architecture_has_its_own_zip(home):
-    zips = {architecture: package.build("downloader", architecture) for architecture in package.WHEEL_PLATFORMS}
+    zips = {architecture: package.build("runner", architecture) for architecture in package.WHEEL_PLATFORMS}
     assert len(set(zips.values())) == len(zips)
     for architecture, path in zips.items():
         assert architecture in path.name
@@ -56,7 +57,7 @@ def test_each_architecture_has_its_own_zip(home):
 
 def test_compiled_dependencies_are_built_for_the_functions_architecture(functions_copy):
     """A package with a C extension gets the wheel of the stack's architecture, not the builder's."""
-    with open(functions_copy / "downloader" / "requirements.txt", "a") as requirements:
+    with open(functions_copy / "runner" / "requirements.txt", "a") as requirements:
         requirements.write("markupsafe==3.0.2\n")
     assert_extension_per_architecture("markupsafe/")
 
@@ -68,7 +69,7 @@ def test_the_crt_strategys_awscrt_is_built_for_the_functions_architecture(home):
 def assert_extension_per_architecture(prefix: str) -> None:
     """The zip of each architecture holds one native extension named `prefix...`, built for it."""
     for architecture, machine in ELF_MACHINES.items():
-        with zipfile.ZipFile(package.build("downloader", architecture)) as archive:
+        with zipfile.ZipFile(package.build("runner", architecture)) as archive:
             (extension,) = [name for name in archive.namelist() if name.startswith(prefix) and ".so" in name]
             header = archive.read(extension)[:20]
         assert header[:4] == b"\x7fELF"
@@ -92,7 +93,7 @@ def test_the_zips_awscrt_gives_the_crt_transfer_client_on_aws(home, tmp_path):
     transfer manager for a client of AWS's endpoint (the strategy's TransferConfig:
     tests/functions/test_strategies.py). Nothing is sent."""
     architecture = {"x86_64": "x86_64", "aarch64": "arm64"}[os.uname().machine]
-    with zipfile.ZipFile(package.build("downloader", architecture)) as archive:
+    with zipfile.ZipFile(package.build("runner", architecture)) as archive:
         archive.extractall(tmp_path / "task")
     result = subprocess.run([sys.executable, "-c", CRT_ON_AWS], cwd=tmp_path / "task", capture_output=True, text=True,
                             env=dict(os.environ, PYTHONPATH=str(tmp_path / "task")))  # fmt: skip
@@ -101,7 +102,7 @@ def test_the_zips_awscrt_gives_the_crt_transfer_client_on_aws(home, tmp_path):
 
 def test_unknown_architecture_is_refused(home):
     with pytest.raises(UsageError, match="'arm': expected one of x86_64, arm64"):
-        package.build("downloader", "arm")
+        package.build("runner", "arm")
 
 
 SDK_TOPS = {"boto3", "botocore", "s3transfer", "dateutil", "urllib3", "six.py"}
@@ -140,7 +141,7 @@ def test_the_records_name_the_sdk_the_zip_runs_on(home, tmp_path, sdk):
     on the path after the task root (here the venv's, as the Lambda runtime's would be)."""
     with zipfile.ZipFile(package.build(sdk=sdk)) as archive:
         archive.extractall(tmp_path / "task")
-    pins = dict(line.split("==") for line in (paths.FUNCTIONS / "downloader" / package.SDK_REQUIREMENTS)
+    pins = dict(line.split("==") for line in (function_modules.FOLDER / package.SDK_REQUIREMENTS)
                 .read_text().splitlines() if "==" in line)  # fmt: skip
     result = subprocess.run([sys.executable, "-c", SDK_OF_THE_ZIP], cwd=tmp_path / "task", capture_output=True,
                             text=True, env=dict(os.environ, PYTHONPATH=str(tmp_path / "task")))  # fmt: skip
@@ -173,21 +174,21 @@ def test_source_change_rebuilds_zip_but_not_dependencies(functions_copy, home):
 
     assert package.build() == zip_path and zip_path.stat().st_mtime_ns == first_mtime  # unchanged: kept
 
-    with open(functions_copy / "downloader" / "measure.py", "a") as source:
+    with open(functions_copy / "runner" / "download" / "measure.py", "a") as source:
         source.write("\n# changed\n")
     assert package.sha256_base64(package.build()) != first_hash
     assert sorted((home / "build" / "deps").iterdir()) == deps
 
 
 def test_runtime_provided_packages_are_refused(functions_copy):
-    with open(functions_copy / "downloader" / "requirements.txt", "a") as requirements:
+    with open(functions_copy / "runner" / "requirements.txt", "a") as requirements:
         requirements.write("boto3==1.44.5\n")
     with pytest.raises(UsageError, match="'boto3'.*sdk-requirements.txt"):
         package.build()
 
 
 def test_unknown_function_names_the_choices(home):
-    with pytest.raises(UsageError, match="unknown function 'nope': expected one of downloader"):
+    with pytest.raises(UsageError, match="unknown function 'nope': expected one of runner"):
         package.build("nope")
 
 

@@ -4,10 +4,11 @@ import pytest
 
 from dataclasses import fields
 
-from fanout import cli, pins, strategies
-from fanout.errors import UsageError
-from fanout.stack import Stack
-from fanout.workloads import download
+from fanout import cli
+from fanout.cloud import pins, strategies
+from fanout.common.errors import UsageError
+from fanout.cloud.stack import Stack
+from fanout.workloads.download import driver as download
 
 
 def test_values_are_the_functions_canonical_ones():
@@ -45,7 +46,8 @@ def fire_plan(*argv: str, default_strategy: str = "crt"):
     values = {f.name: f.type() for f in fields(Stack) if f.type in (int, str)}
     stack = Stack(**values | {"backend": "aws", "object_size": 1, "memory": 1024, "architecture": "x86_64",
                               "default_strategy": default_strategy})  # fmt: skip
-    return download.plan(stack, download.options_from(args), 3)
+    driver = download.DownloadDriver()
+    return driver.plan(stack, driver.options_from(args), 3)
 
 
 def test_fire_takes_none_as_no_pin_even_with_a_strategy_that_connects_itself():

@@ -17,9 +17,14 @@ from latency_calls import calls
 from matplotlib.axis import Axis
 from matplotlib.text import Text
 
-from fanout import concurrency, crossplots, crossrun, figures, function_modules, insights, network, plots, strategies
-from fanout import storage as storage_classes
-from fanout.workloads import latency_report
+from fanout.results import concurrency, figures
+from fanout.cloud import strategies
+from fanout.workloads.download import across_plots as crossplots, across as crossrun, plots
+from fanout.common import function_modules
+from fanout import insights
+from fanout.local import network
+from fanout.workloads.latency import storage as storage_classes
+from fanout.workloads.latency import report as latency_report
 
 matplotlib.use("Agg")
 
@@ -140,7 +145,7 @@ def test_the_check_catches_overlapping_cut_off_and_covering_texts():
     assert_readable(fig)  # a plain figure passes
 
 
-# ---- one run's report (fanout.plots) -----------------------------------------------------------
+# ---- one run's report (fanout.workloads.download.plots) -----------------------------------------------------------
 
 
 def download_records(cells: list[tuple], per_cell=12, seed=0, seconds_scale=1.0) -> list[dict]:
@@ -207,7 +212,7 @@ def test_times_below_a_second_are_shown_in_milliseconds():
     assert line.get_xdata() == pytest.approx(np.array(seconds) * 1000)
 
 
-# ---- the report across runs (fanout.crossplots) ------------------------------------------------
+# ---- the report across runs (fanout.workloads.download.across_plots) ------------------------------------------------
 
 
 def cross_summary(*, networks=(None,), strategy_list=None, tags=(TAG_WORDS, TAG_SOLID)) -> dict:

@@ -12,38 +12,35 @@ import pytest
 import toy_workload
 from test_fire import drain, make_stack, queue, results  # noqa: F401 - fixtures
 
-from fanout import (axes, cells, cli, deadletters, deploy, fire, function_modules, insights, params, reporting, runs,
-                    sweep, wait, workloads)
-from fanout.errors import UsageError
-from fanout.stack import Stack
+from fanout.stages import sweep_axes as axes, deploy, fire, report as reporting, sweep, wait
+from fanout.results import cells, deadletters, run_folders as runs
+from fanout import cli, insights
+from fanout.common import function_modules, registry as workloads
+from fanout.cloud import params
+from fanout.common.errors import UsageError
+from fanout.cloud.stack import Stack
+from fanout.workloads.base import Driver
 
 DRIVERS = Path(workloads.__file__).parents[1]  # drivers/fanout
-# The modules that are one workload's own, outside fanout/workloads/ (relative to drivers/fanout):
-# the download workload's run report, its plots, its report across runs and their plots, its
-# throughput per endpoint address, and the host that benchmarks its downloader; the latency
-# workload's deploy-level storage classes. Every other driver module is generic.
-WORKLOAD_OWN = {
-    "download": ("report.py", "plots.py", "crossrun.py", "crossplots.py", "endpoint_ips.py", "host/hosted.py"),
-    "latency": ("storage.py",),
-}
+WORKLOAD_FOLDERS = DRIVERS / "workloads"  # a folder per workload; base.py and __init__.py are generic
+REGISTRY = DRIVERS / "common" / "registry.py"  # names each workload once, in REGISTERED
 
 
-# The same, as the names a generic module would import them by (fanout.storage, fanout.host.hosted).
-OWN_MODULES = {"fanout." + name.removesuffix(".py").replace("/", ".") for names in WORKLOAD_OWN.values() for name in names}
+def is_workloads_own(path: Path) -> bool:
+    """Is `path` (a driver module) inside one workload's folder?"""
+    relative = path.relative_to(DRIVERS).parts
+    return len(relative) > 2 and relative[0] == "workloads"
 
 
 def generic_modules() -> list[Path]:
-    own = {name for names in WORKLOAD_OWN.values() for name in names}
-    return [path for path in sorted(DRIVERS.rglob("*.py"))
-            if path.relative_to(DRIVERS).parts[0] != "workloads" and path.relative_to(DRIVERS).as_posix() not in own]  # fmt: skip
+    return [path for path in sorted(DRIVERS.rglob("*.py")) if not is_workloads_own(path) and path != REGISTRY]
 
 
 def names_a_workload(source: str, names, is_workload_module=None) -> list[str]:
     """What in `source` names one of the workloads `names`: a string literal equal to a name, a
     comparison with the default workload (`workload != workloads.DEFAULT`: a branch for it), or
-    an import of a workload's module (`is_workload_module(dotted name)`; by default a module of
-    fanout.workloads, the registry package itself allowed, or one that is a workload's own
-    outside it, OWN_MODULES: `from fanout import storage`)."""
+    an import of a workload's module (`is_workload_module(dotted name)`; by default a module of a
+    workload's folder, fanout.workloads.<name>)."""
     is_workload_module = is_workload_module or _workloads_own
     found = []
     for node in ast.walk(ast.parse(source)):
@@ -64,8 +61,9 @@ def _imported(node) -> list[str]:
 
 
 def _workloads_own(name: str) -> bool:
-    """Is `name` (a module, or a name in one) a submodule of fanout.workloads or a workload's own module?"""
-    return name.startswith("fanout.workloads.") or any(name == own or name.startswith(f"{own}.") for own in OWN_MODULES)
+    """Is `name` (a module, or a name in one) in a workload's folder, fanout.workloads.<name>?"""
+    parts = name.split(".")
+    return parts[:2] == ["fanout", "workloads"] and len(parts) > 2 and parts[2] != "base"
 
 
 def _is_default(node) -> bool:
@@ -74,9 +72,8 @@ def _is_default(node) -> bool:
 
 def test_the_generic_driver_modules_name_no_workload():
     modules = generic_modules()
-    assert DRIVERS / "fire.py" in modules and DRIVERS / "wait.py" in modules and DRIVERS / "sweep.py" in modules
-    assert all((DRIVERS / name).is_file() for names in WORKLOAD_OWN.values() for name in names)  # the list is current
-    assert set(WORKLOAD_OWN) <= set(workloads.WORKLOADS)
+    assert {DRIVERS / "stages" / name for name in ("fire.py", "wait.py", "sweep.py")} <= set(modules)
+    assert {path.name for path in WORKLOAD_FOLDERS.iterdir() if (path / "__init__.py").is_file()} == set(workloads.WORKLOADS)
     found = {path.relative_to(DRIVERS).as_posix(): names_a_workload(path.read_text(), set(workloads.WORKLOADS))
              for path in modules}  # fmt: skip
     assert {module: hits for module, hits in found.items() if hits} == {}
@@ -88,32 +85,31 @@ def test_the_generic_driver_modules_name_no_workload():
     "what = cell.strategy if cell.workload == workloads.DEFAULT else cell.options\n",
     "if workloads.DEFAULT != name:\n    pass\n",
     "from fanout.workloads import latency\n",
-    "import fanout.workloads.download\n",
-    "from fanout.workloads.latency import definition\n",
-    "from fanout.workloads import latency_costs as priced\n",
-    "from fanout import storage\n",
-    "from fanout import params, storage as storage_classes\n",
-    "from fanout.storage import CLASSES\n",
-    "import fanout.storage\n",
-    "from fanout import report as run_report\n",
-    "from fanout.host import hosted\n",
+    "import fanout.workloads.download.driver\n",
+    "from fanout.workloads.latency.driver import definition\n",
+    "from fanout.workloads.latency import costs as priced\n",
+    "from fanout.cloud import params\nfrom fanout.workloads.latency import storage as storage_classes\n",
+    "from fanout.workloads.latency.storage import CLASSES\n",
+    "import fanout.workloads.latency.storage\n",
+    "from fanout.workloads.download import report as run_report\n",
 ])  # fmt: skip
 def test_the_static_check_catches_a_branch_on_a_workload(branch):
     assert names_a_workload(branch, set(workloads.WORKLOADS))
-    assert not names_a_workload("from fanout import workloads\nworkloads.get(name).driver()\n", set(workloads.WORKLOADS))
-    assert not names_a_workload("from fanout import params, stack\nimport fanout.host.runtime\n", set(workloads.WORKLOADS))
+    generic = "from fanout.common import registry\nfrom fanout.workloads.base import Driver\nregistry.get(name).driver()\n"
+    assert not names_a_workload(generic, set(workloads.WORKLOADS))
+    assert not names_a_workload("from fanout.cloud import params, stack\nimport fanout.local.host.runtime\n", set(workloads.WORKLOADS))
 
 
-def test_every_driver_has_the_whole_interface():
+def test_every_driver_is_a_driver_named_as_registered():
     for workload in (*workloads.WORKLOADS.values(), toy_workload.ENTRY):
-        module = toy_workload if workload is toy_workload.ENTRY else workload.driver()
-        missing = [name for name in workloads.DRIVER_INTERFACE if not hasattr(module, name)]
-        assert missing == [], workload.name
+        driver = workload.driver()
+        assert isinstance(driver, Driver) and driver.name == workload.name
+        assert driver is workload.driver()  # one instance
 
 
 def test_deploy_option_names_are_each_one_workloads_and_clash_with_no_sweep_setting():
     """They are flat keys of a sweep's manifest and of deploy_options(): one name, one meaning."""
-    names = [*workloads.deploy_option_names(), *toy_workload.DEPLOY_OPTIONS]
+    names = [*workloads.deploy_option_names(), *toy_workload.DRIVER.DEPLOY_OPTIONS]
     assert len(names) == len(set(names))
     settings = sweep.SweepParams("local", "s", "us-east-1", axes.Axes.parse(
         {"memory": "512", "concurrency": "2", "object_size": "1MiB", "architecture": "x86_64", "strategy": "stream"}),
@@ -123,17 +119,18 @@ def test_deploy_option_names_are_each_one_workloads_and_clash_with_no_sweep_sett
 
 # ---- the function's side ----------------------------------------------------------------------
 
-FUNCTION = function_modules.FOLDER  # functions/downloader
+FUNCTION = function_modules.FOLDER  # functions/runner
 FUNCTION_REGISTRY = "workloads.py"
-# The function's modules that are one workload's own: download's core, its strategies and its
-# byte-arrival timeline; latency's core. Every other module is generic (the handler, the
-# envelope, what every invocation shares, the endpoint addresses).
-FUNCTION_WORKLOAD_OWN = {"download": ("measure.py", "strategies.py", "timeline.py"), "latency": ("latency.py",)}
+# The function's modules that are one workload's own: those of its folder (download: its core,
+# strategies and byte-arrival timeline; latency: its core). Every module at the top is generic
+# (the handler, the envelope, what every invocation shares, the endpoint addresses).
+FUNCTION_WORKLOAD_OWN = {folder.name: tuple(sorted(path.name for path in folder.glob("*.py")))
+                         for folder in function_modules.folders()[1:]}  # fmt: skip
 FUNCTION_OWN = {name for names in FUNCTION_WORKLOAD_OWN.values() for name in names}
 
 
 def generic_function_modules() -> list[Path]:
-    return [path for path in sorted(FUNCTION.glob("*.py")) if path.name not in FUNCTION_OWN | {FUNCTION_REGISTRY}]
+    return [path for path in sorted(FUNCTION.glob("*.py")) if path.name != FUNCTION_REGISTRY]
 
 
 def imports_a_function_workload(name: str) -> bool:
@@ -145,9 +142,8 @@ def test_the_generic_function_modules_name_no_workload():
     """Only the function's registry names a workload: the handler reaches every one through it."""
     modules = generic_function_modules()
     assert {FUNCTION / name for name in ("handler.py", "envelope.py", "invocation.py")} <= set(modules)
-    assert all((FUNCTION / name).is_file() for name in FUNCTION_OWN | {FUNCTION_REGISTRY})  # the list is current
     registry = function_modules.load("workloads")
-    assert set(FUNCTION_WORKLOAD_OWN) <= set(registry.WORKLOADS)
+    assert set(FUNCTION_WORKLOAD_OWN) == set(registry.WORKLOADS) == set(workloads.WORKLOADS)  # a folder each
     names = set(registry.WORKLOADS) | set(workloads.WORKLOADS)
     found = {path.name: names_a_workload(path.read_text(), names, imports_a_function_workload) for path in modules}
     assert {module: hits for module, hits in found.items() if hits} == {}
@@ -159,7 +155,7 @@ def test_no_workload_s_function_module_imports_another_workload_s():
     for name, own in FUNCTION_WORKLOAD_OWN.items():
         others = {module for other, modules in FUNCTION_WORKLOAD_OWN.items() if other != name for module in modules}
         for module in own:
-            tree = ast.parse((FUNCTION / module).read_text())
+            tree = ast.parse((FUNCTION / name / module).read_text())
             imported = {f"{alias.name.split('.')[0]}.py" for node in ast.walk(tree) if isinstance(node, ast.Import)
                         for alias in node.names}  # fmt: skip
             imported |= {f"{node.module}.py" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
@@ -185,9 +181,8 @@ def test_the_static_check_catches_a_function_module_naming_a_workload(branch):
 
 @pytest.fixture
 def toy(monkeypatch):
-    """The toy workload in the registry, its module where Workload.driver() imports it from."""
+    """The toy workload in the registry."""
     monkeypatch.setitem(workloads.WORKLOADS, toy_workload.NAME, toy_workload.ENTRY)
-    monkeypatch.setitem(sys.modules, f"fanout.workloads.{toy_workload.NAME}", toy_workload)
     return toy_workload.ENTRY
 
 
@@ -200,7 +195,7 @@ def test_fire_sends_the_toys_bodies_through_its_driver(toy, queue, emulator, res
     plan = workload.driver().plan(stack, workload.driver().options_from(args), 4)
     record = fire.fire(stack, fire.FireParams(4, "t", workers=1, **plan.fire_fields))
     bodies = sorted(drain(sqs, url), key=lambda body: body["seq"])
-    expected = toy_workload.message_fields(stack, fire.FireParams(4, **plan.fire_fields))
+    expected = toy_workload.DRIVER.message_fields(stack, fire.FireParams(4, **plan.fire_fields))
     assert [body["seq"] for body in bodies] == list(range(4))
     assert all({k: v for k, v in body.items() if k not in ("seq", "run_id")} ==
                {"experiment_tag": "t", "workload": toy.name, **expected} for body in bodies)  # fmt: skip
@@ -236,9 +231,9 @@ def test_a_sweep_describes_and_prices_the_toys_cells(toy):
     cells_ = grid.cells()
     assert [cell.options for cell in cells_] == [{"colour": "red"}, {"colour": "green"}]
     described = [sweep._describe(cell) for cell in cells_]
-    assert [text.endswith(toy_workload.describe_cell(cell)) for text, cell in zip(described, cells_)] == [True, True]
-    assert [sweep._estimate(10, cell) for cell in cells_] == [toy_workload.cell_estimate(10, cell) for cell in cells_]
-    assert all(toy_workload.cell_fire_fields(cell)["workload"] == toy.name for cell in cells_)
+    assert [text.endswith(toy_workload.DRIVER.describe_cell(cell)) for text, cell in zip(described, cells_)] == [True, True]
+    assert [sweep._estimate(10, cell) for cell in cells_] == [toy_workload.DRIVER.cell_estimate(10, cell) for cell in cells_]
+    assert all(toy_workload.DRIVER.cell_fire_fields(cell)["workload"] == toy.name for cell in cells_)
 
 
 def toy_records(run_id: str) -> list[dict]:

@@ -13,13 +13,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
-import fanout.network
-import fanout.timeline
-from fanout import (cells, cli, concurrency, figures, insights, plots, pressure, report, reporting, run_cost, run_logs, runs,
-                    stats, tables, workloads)
-from fanout import stack as stacks
-from fanout.network import late, truth
-from fanout.sizes import format_size
+import fanout.local.network
+import fanout.workloads.download.timeline
+from fanout.results import cells, concurrency, figures, pressure, run_cost, log_records as run_logs, run_folders as runs, stats, tables
+from fanout import cli, insights
+from fanout.workloads.download import plots, report
+from fanout.stages import report as reporting
+from fanout.common import registry as workloads
+from fanout.cloud import stack as stacks
+from fanout.local.network import late, truth
+from fanout.common.sizes import format_size
 
 RUN = "20250101T000000Z-abc123"
 MIB = 2**20
@@ -155,7 +158,7 @@ def summary_of(records, sent, dead=(), lambda_report=(), backend="local", networ
     table = percentile_rows(records)
     downloads = [r for r in records if r["event"] == "download"]
     return {
-        "run": record, "network": fanout.network.label(record), "timeline": [],
+        "run": record, "network": fanout.local.network.label(record), "timeline": [],
         "ground_truth": truth.compare(record, downloads),
         "counts": report.counts(record, records, table), "cells": report.join_cells(table, downloads),
         "steady_definition": concurrency.STEADY_DEFINITION, "errors": [], "dead_lettered": list(dead),
@@ -282,9 +285,9 @@ def test_missing_records_are_warned_about():
 def modelled_downloads(model, memory=1024, count=6, size=24 * 2**20, seed=5):
     """Download records whose timelines follow `model` exactly (one environment each, full bucket),
     built with the function's own timeline module from the chunk release times of the limits."""
-    from fanout.network.limits import RateLimit, TokenBucket, release
+    from fanout.local.network.limits import RateLimit, TokenBucket, release
 
-    timeline = fanout.timeline._module
+    timeline = fanout.workloads.download.timeline._module
     rng, shape, records = np.random.default_rng(seed), model.at(memory), []
     for i in range(count):
         limits = [RateLimit(shape.connection_rate), TokenBucket(shape.burst_bytes, shape.sustained_rate,
@@ -309,7 +312,7 @@ def test_report_of_a_modelled_run_names_the_model_and_recovers_it(tmp_path, monk
     # A burst far shorter than the download, so that the tail is the sustained rate.
     values = {"burst": "16MiB", "peak_mb_per_s": 128, "sustained_mb_per_s": 16, "connection_mb_per_s": 80,
               "first_byte_ms": 20}
-    model = fanout.network.NetworkModel("what-if", 2.0, fanout.network.model.parameters(values, "what-if"))
+    model = fanout.local.network.NetworkModel("what-if", 2.0, fanout.local.network.model.parameters(values, "what-if"))
     records = modelled_downloads(model)
     summary = summary_of(records, sent=len(records), network=model.describe())
     label = "simulated network: what-if, scale 2"
@@ -346,7 +349,7 @@ def test_reports_say_how_their_numbers_were_made():
 def test_ground_truth_says_when_the_object_fits_in_the_burst():
     values = {"burst": "64MiB", "peak_mb_per_s": 128, "sustained_mb_per_s": 16, "connection_mb_per_s": 80,
               "first_byte_ms": 20}
-    model = fanout.network.NetworkModel("big-burst", 1.0, fanout.network.model.parameters(values, "big-burst"))
+    model = fanout.local.network.NetworkModel("big-burst", 1.0, fanout.local.network.model.parameters(values, "big-burst"))
     records = modelled_downloads(model, size=24 * 2**20)
     rows = summary_of(records, sent=len(records), network=model.describe())["ground_truth"]
     assert rows and all(row["inside_burst"] for row in rows)
@@ -360,7 +363,7 @@ def test_the_ground_truth_table_fits_80_columns_with_every_cell_whole(monkeypatc
     print within 80 columns, each cell's text whole."""
     values = {"burst": "300MiB", "peak_mb_per_s": 337.5, "sustained_mb_per_s": 75, "connection_mb_per_s": 90,
               "first_byte_ms": 15, "first_byte_p90_ms": 20}
-    model = fanout.network.NetworkModel("lambda-2024", 1.0, fanout.network.model.parameters(values, "lambda-2024"))
+    model = fanout.local.network.NetworkModel("lambda-2024", 1.0, fanout.local.network.model.parameters(values, "lambda-2024"))
     records = [dict(r, memory_size=10240) for r in modelled_downloads(model, size=24 * 2**20)]
     run = {"backend": "local", "network": model.describe()}
     ids = sorted({r["request_id"] for r in records})
@@ -651,3 +654,20 @@ def test_a_run_with_no_download_at_target_says_so_instead_of_empty_tables(tmp_pa
 def test_a_thin_cell_is_told_how_many_messages_would_give_30_at_target(n, n_all, span_s, says):
     line = concurrency.few_at_target("c", n, n_all, 500, 0.9, 312.0, span_s)
     assert (line is None) if says is None else (says in line)
+
+
+def test_a_summary_saved_before_most_ran_at_was_kept_still_reports(nowhere, capsys):
+    """Summaries saved before the cells at target kept `most_ran_at` and `span_s` report as they
+    were: no few-at-target line (it needs them), no crash."""
+    records, _ = synthetic_records(per_cell=5)
+    save_report(records, sent=len(records))
+    path = runs.run_dir(RUN) / runs.SUMMARY_FILE
+    saved = json.loads(path.read_text())
+    cells_ = [cell for cell in saved["at_target"]["cells"] if "most_ran_at" in cell]
+    assert cells_  # the cells this test strips
+    for cell in cells_:
+        del cell["most_ran_at"], cell["span_s"]
+    path.write_text(json.dumps(saved))
+    capsys.readouterr()
+    assert report_cli() == 0
+    assert "no download ran at target" not in capsys.readouterr().out

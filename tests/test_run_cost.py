@@ -4,9 +4,12 @@ import math
 
 import pytest
 
-from fanout import costs, insights, run_cost, strategies
-from fanout.host import logs
-from fanout.workloads import download
+from fanout.cloud import costs
+from fanout import insights
+from fanout.results import run_cost
+from fanout.cloud import strategies
+from fanout.local.host import logs
+from fanout.workloads.download import driver as download
 
 INVOCATIONS = [(1000.4, 800.2), (2000.0, None), (499.1, None)]  # (duration ms, init ms of a cold start)
 

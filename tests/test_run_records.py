@@ -6,7 +6,8 @@ import json
 import pytest
 from test_fire import make_stack, one_line_error, queue, results  # noqa: F401 - fixtures
 
-from fanout import fire, runs
+from fanout.stages import fire
+from fanout.results import run_folders as runs
 
 
 @pytest.fixture

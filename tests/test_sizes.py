@@ -2,8 +2,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fanout.errors import UsageError
-from fanout.sizes import format_size, parse_size
+from fanout.common.errors import UsageError
+from fanout.common.sizes import format_size, parse_size
 
 
 @pytest.mark.parametrize(

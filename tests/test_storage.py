@@ -4,9 +4,12 @@ local backend before anything runs, and the choice carried to Terraform and back
 
 import pytest
 
-from fanout import cli, deploy, params, storage
-from fanout.errors import UsageError
-from fanout.stack import Stack
+from fanout import cli
+from fanout.stages import deploy
+from fanout.cloud import params
+from fanout.workloads.latency import storage
+from fanout.common.errors import UsageError
+from fanout.cloud.stack import Stack
 
 
 @pytest.mark.parametrize("text", ["express standard", "standard express", " express  standard express "])

@@ -4,12 +4,13 @@ import re
 
 import pytest
 
-from fanout import paths, strategies
-from fanout.errors import UsageError
+from fanout.common import function_modules, paths
+from fanout.cloud import strategies
+from fanout.common.errors import UsageError
 
 
 def test_the_drivers_load_the_functions_file():
-    source = paths.FUNCTIONS / "downloader" / "strategies.py"
+    source = function_modules.source("strategies")
     assert strategies.definition.__file__ == str(source)
     assert strategies.names() == list(strategies.definition.STRATEGIES)
 

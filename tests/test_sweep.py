@@ -11,9 +11,15 @@ import pytest
 from botocore.exceptions import ClientError
 from botocore.stub import Stubber
 
-from fanout import aws, axes, cli, costs, credentials, crossrun, params, paths, runs, strategies, sweep, sweeps
-from fanout.errors import UsageError
-from fanout.workloads import download
+from fanout.common import aws, paths
+from fanout.stages import sweep_axes as axes, sweep
+from fanout import cli
+from fanout.cloud import costs, credentials, params
+from fanout.cloud import strategies
+from fanout.workloads.download import across as crossrun
+from fanout.results import run_folders as runs, sweep_folders as sweeps
+from fanout.common.errors import UsageError
+from fanout.workloads.download import driver as download
 
 MIB = 2**20
 
@@ -107,7 +113,7 @@ def test_runs_that_differ_only_in_pin_are_different_cells_across_runs():
 
 def test_a_sweep_given_no_deploy_inputs_takes_the_defaults_not_the_deployed_stacks(isolated):
     """The Makefile passes only the variables set; a sweep's axes stay its own, whatever is deployed."""
-    from fanout import terraform
+    from fanout.cloud import terraform
 
     state = {"resources": [{}], "outputs": {"memory": {"value": 512}, "concurrency": {"value": 4}}}
     state_file = paths.stack_dir("local", "s3fanout") / terraform.STATE_FILE
@@ -194,7 +200,7 @@ def test_the_cost_guard_applies_to_the_sweeps_total(isolated, capsys):
     concurrency = " ".join(str(c) for c in range(100, 108))  # 8 cells of 10 x ~100 long downloads
     grid = axes.Axes.parse(texts(concurrency=concurrency, memory="10240", object_size="1GiB", strategy="stream"))
     cells = grid.cells()
-    estimates = [download.cell_estimate(10 * c.concurrency, c) for c in cells]
+    estimates = [download.DownloadDriver().cell_estimate(10 * c.concurrency, c) for c in cells]
     assert all(costs.refusal(e.messages, e.messages, e.total, False) is None for e in estimates)
     total_messages = sum(10 * c.concurrency for c in cells)
     assert total_messages > costs.CONFIRM_MESSAGES or sum(e.total for e in estimates) > costs.CONFIRM_USD
@@ -221,7 +227,7 @@ def test_the_estimate_counts_each_strategys_gets(capsys):
     sweep.preflight(settings, cells, confirmed=True)
     out = capsys.readouterr().out
     gets = [strategies.parse(c.strategy).gets(c.object_size) for c in cells]
-    estimates = [download.cell_estimate(100, c) for c in cells]
+    estimates = [download.DownloadDriver().cell_estimate(100, c) for c in cells]
     assert gets[0] < gets[1] and estimates[0].s3_gets < estimates[1].s3_gets
     total_row = next(line for line in out.splitlines() if line.lstrip().startswith("all"))
     assert f"{sum(e.total for e in estimates):,.2f}" in total_row
@@ -352,8 +358,8 @@ QUEUE_URL = "https://sqs.us-east-1.amazonaws.com/123456789012/s3fanout-requests"
 
 
 def _aws_stack(monkeypatch, sqs):
-    """An AWS stack (fanout.stack.Stack) whose SQS client is `sqs` (answers played by Stubber)."""
-    from fanout.stack import Stack
+    """An AWS stack (fanout.cloud.stack.Stack) whose SQS client is `sqs` (answers played by Stubber)."""
+    from fanout.cloud.stack import Stack
 
     values = {f.name: f.type() if f.type in (int, str) else None for f in dataclasses.fields(Stack)
               if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING}  # fmt: skip

@@ -1,5 +1,5 @@
 """Console tables at 80 columns: every table the tool prints, with the longest labels it can
-produce, keeps every column and header whole within the width (fanout.tables); the layouts
+produce, keeps every column and header whole within the width (fanout.results.tables); the layouts
 themselves (whole, split beside repeated labels, numbered rows with a key)."""
 
 import io
@@ -14,8 +14,11 @@ from test_endpoint_ips import table_of, with_addresses
 from test_report import DOWNLOAD, MIB, report_lines, summary_of, synthetic_records
 from test_workloads import calls
 
-from fanout import crossrun, endpoint_ips, insights, report, runs, stats, tables
-from fanout.workloads import download_compare, latency_report
+from fanout.workloads.download import across as crossrun, endpoint_ips, report
+from fanout import insights
+from fanout.results import run_folders as runs, stats, tables
+from fanout.workloads.download import compare as download_compare
+from fanout.workloads.latency import report as latency_report
 
 WIDTH = 80
 LONG_STRATEGY = "ranged connections=16 chunk_size=64MiB"

@@ -15,8 +15,8 @@ import time
 
 import pytest
 
-from fanout import terraform
-from fanout.errors import FanoutError
+from fanout.cloud import terraform
+from fanout.common.errors import FanoutError
 
 FAKE_TERRAFORM = """#!{python}
 import json, os, signal, sys, time
@@ -44,7 +44,7 @@ if command in ("apply", "destroy"):
 DRIVER = """
 import signal, sys
 signal.signal(signal.SIGINT, signal.default_int_handler)  # a shell may start jobs with it ignored
-from fanout import terraform
+from fanout.cloud import terraform
 try:
     terraform.apply("local", "t", {}) if sys.argv[1] == "apply" else terraform.destroy("local", "t")
 except KeyboardInterrupt:
@@ -166,7 +166,7 @@ def aws_stack_t(fake) -> None:
 
 def signed_in(monkeypatch) -> None:
     """AWS credentials found (the commands check them first; tests/test_credentials.py tests that)."""
-    from fanout import credentials
+    from fanout.cloud import credentials
 
     monkeypatch.setattr(credentials, "identity", lambda region: credentials.Identity("123456789012", "arn", region))
 

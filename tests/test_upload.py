@@ -9,10 +9,10 @@ import boto3
 import pytest
 from rich.console import Console
 
-from fanout import upload
-from fanout.errors import FanoutError
-from fanout.stack import Stack
-from fanout.upload import MAX_PARTS, MIN_PART_SIZE, RandomBytes, ensure_object, part_size
+from fanout.stages import upload
+from fanout.common.errors import FanoutError
+from fanout.cloud.stack import Stack
+from fanout.stages.upload import MAX_PARTS, MIN_PART_SIZE, RandomBytes, ensure_object, part_size
 
 MIB = 1024 * 1024
 

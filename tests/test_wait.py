@@ -17,9 +17,13 @@ import uuid
 import pytest
 from test_fire import make_stack
 
-from fanout import aws, deadletters, fire, hostlock, insights, runs, wait
-from fanout.errors import FanoutError
-from fanout.stack import Stack
+from fanout.common import aws
+from fanout.results import deadletters, run_folders as runs
+from fanout.stages import fire, wait
+from fanout.local import hostlock
+from fanout import insights
+from fanout.common.errors import FanoutError
+from fanout.cloud.stack import Stack
 
 COUNT = 20
 PARTIAL_ANSWERS = 3
@@ -152,7 +156,7 @@ def test_long_seq_lists_are_cut_with_a_count_of_the_rest():
 
 HOLDER = """
 import sys
-from fanout import hostlock
+from fanout.local import hostlock
 with hostlock.held("local", "locked"):
     print("held", flush=True)
     sys.stdin.read()

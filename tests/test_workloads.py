@@ -10,10 +10,15 @@ import pytest
 from latency_calls import calls
 from test_fire import drain, make_stack, queue, results  # noqa: F401 - fixtures
 
-from fanout import cells, cli, costs, fire, function_modules, insights, reporting, runs, stats, storage, workloads
-from fanout.errors import FanoutError, UsageError
+from fanout.results import cells, run_folders as runs, stats
+from fanout import cli, insights
+from fanout.cloud import costs
+from fanout.stages import fire, report as reporting
+from fanout.common import function_modules, registry as workloads
+from fanout.workloads.latency import storage
+from fanout.common.errors import FanoutError, UsageError
 from fanout.insights.syntax import Stats, parse
-from fanout.workloads import latency, latency_costs, latency_report
+from fanout.workloads.latency import driver as latency, costs as latency_costs, report as latency_report
 
 
 
@@ -185,6 +190,6 @@ def test_a_run_without_saved_latency_calls_is_refused_across_runs(results, tmp_p
 
 
 def test_every_storage_class_a_stack_can_deploy_passes_the_functions_message_check():
-    """fanout.storage's choices come from the function's definition, in Terraform's set order."""
+    """fanout.workloads.latency.storage's choices come from the function's definition, in Terraform's set order."""
     assert list(storage.CLASSES) == sorted(storage.CLASSES)
     assert latency.definition.parse_storage(" ".join(storage.CLASSES)) == tuple(storage.CLASSES)

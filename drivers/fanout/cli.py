@@ -15,24 +15,24 @@ import sys
 from botocore.exceptions import ConnectionError as EndpointUnreachable
 from botocore.exceptions import HTTPClientError
 
-from fanout.emulator import health
-from fanout.errors import FanoutError, UsageError
+from fanout.local.emulator import health
+from fanout.common.errors import FanoutError, UsageError
 
 # Pipeline order: deploy -> fire -> run (host) -> wait -> query -> report -> destroy; demo and
 # sweep run the whole pipeline.
 COMMAND_MODULES = (
-    "fanout.emulator.cli",
-    "fanout.deploy",
-    "fanout.package",
-    "fanout.upload",
-    "fanout.host.cli",
-    "fanout.fire",
-    "fanout.wait",
-    "fanout.insights.cli",
-    "fanout.reporting",
-    "fanout.compare",
-    "fanout.demo",
-    "fanout.sweep",
+    "fanout.local.emulator.cli",
+    "fanout.stages.deploy",
+    "fanout.cloud.package",
+    "fanout.stages.upload",
+    "fanout.local.host.cli",
+    "fanout.stages.fire",
+    "fanout.stages.wait",
+    "fanout.stages.query",
+    "fanout.stages.report",
+    "fanout.stages.compare",
+    "fanout.stages.demo",
+    "fanout.stages.sweep",
 )
 
 

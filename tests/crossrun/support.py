@@ -5,7 +5,7 @@ import json
 
 import numpy as np
 
-from fanout import runs
+from fanout.results import run_folders as runs
 
 T0_MS = 1_700_000_000_000
 

@@ -5,7 +5,9 @@ import csv
 
 import pytest
 
-from fanout import cli, reporting, runs, sweeps
+from fanout import cli
+from fanout.stages import report as reporting
+from fanout.results import run_folders as runs, sweep_folders as sweeps
 
 from .support import make_run
 

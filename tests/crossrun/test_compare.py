@@ -4,8 +4,9 @@ cells across sides that differ in tag, and lists cells found on one side only.""
 import numpy as np
 import pytest
 
-from fanout import reporting, stats
-from fanout.workloads import download_compare as compare
+from fanout.stages import report as reporting
+from fanout.results import stats
+from fanout.workloads.download import compare
 
 from .support import at_target, make_run
 

@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 from rich.console import Console
 
-from fanout import concurrency, crossrun, report, runs, tables
-from fanout.errors import FanoutError
+from fanout.results import concurrency, run_folders as runs, tables
+from fanout.workloads.download import across as crossrun, report
+from fanout.common.errors import FanoutError
 
 from .support import at_target, make_run
 

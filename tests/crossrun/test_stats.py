@@ -1,10 +1,10 @@
-"""fanout.stats against independent computations: numpy percentiles, a hand-rolled numpy
+"""fanout.results.stats against independent computations: numpy percentiles, a hand-rolled numpy
 bootstrap, and the coverage of known distributions' true quantiles."""
 
 import numpy as np
 import pytest
 
-from fanout import stats
+from fanout.results import stats
 
 
 def test_describe_is_numpy_linear_interpolation():

@@ -23,9 +23,15 @@ from pathlib import Path
 
 import pytest
 
-from fanout import (cli, costs, demo, hostlock, insights, package, params, paths, report, reporting, run_logs, runs,
-                    stack, strategies, terraform, upload, wait)
-from fanout.errors import FanoutError
+from fanout import cli, insights
+from fanout.cloud import costs, package, params, stack, terraform
+from fanout.stages import demo, report as reporting, upload, wait
+from fanout.local import hostlock
+from fanout.common import paths
+from fanout.cloud import strategies
+from fanout.workloads.download import report
+from fanout.results import log_records as run_logs, run_folders as runs
+from fanout.common.errors import FanoutError
 
 pytestmark = pytest.mark.slow
 
@@ -40,7 +46,7 @@ def deployed(emulator, tmp_path_factory):
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("FANOUT_RESULTS", str(tmp_path_factory.mktemp("results")))
         inputs = params.parse(STACK, "us-east-1", CONCURRENCY, 256, "1MiB", "x86_64", "download_file", TIMEOUT_S)
-        variables = inputs.variables(emulator, package.build(function="downloader"))
+        variables = inputs.variables(emulator, package.build(function="runner"))
         try:
             terraform.apply("local", STACK, variables)
             deployed = stack.load("local", STACK)
@@ -347,7 +353,7 @@ def test_the_role_grants_exactly_the_actions_a_run_uses(deployed, tmp_path, monk
     monkeypatch.setenv("FANOUT_HOST_TRACE_CALLS", str(trace))
     for name in [name for name, strategy in strategies.STRATEGIES.items() if not strategy.aws_only]:
         assert fanout("fire", "--messages", "4", "--tag", f"iam-{name}", "--strategy", name) == 0
-    # and the latency workload's writes and deletes (fanout.workloads)
+    # and the latency workload's writes and deletes (fanout.common.registry)
     assert fanout("fire", "--messages", "2", "--tag", "iam-latency", "--workload", "latency", "--sizes", "1",
                   "--reps", "1") == 0  # fmt: skip
     assert fanout("host", "--idle", "1") == 0

@@ -7,7 +7,9 @@ import json
 
 import pytest
 
-from fanout import cli, package, params, runs, stack, sweeps, terraform
+from fanout import cli
+from fanout.cloud import package, params, stack, terraform
+from fanout.results import run_folders as runs, sweep_folders as sweeps
 
 pytestmark = pytest.mark.slow
 
@@ -23,7 +25,7 @@ def deployed(emulator, tmp_path_factory):
         patch.setenv("FANOUT_RESULTS", str(tmp_path_factory.mktemp("results")))
         inputs = params.parse(STACK, "us-east-1", 2, 512, "1KiB", "x86_64", "stream", 60)
         try:
-            terraform.apply("local", STACK, inputs.variables(emulator, package.build(function="downloader")))
+            terraform.apply("local", STACK, inputs.variables(emulator, package.build(function="runner")))
             yield stack.load("local", STACK)
         finally:
             terraform.destroy("local", STACK)

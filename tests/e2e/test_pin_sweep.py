@@ -17,8 +17,11 @@ import tomllib
 
 import pytest
 
-from fanout import cli, deploy, pins, runs, sweeps
-from fanout.workloads import download_compare as compare
+from fanout import cli
+from fanout.stages import deploy
+from fanout.cloud import pins
+from fanout.results import run_folders as runs, sweep_folders as sweeps
+from fanout.workloads.download import compare
 
 pytestmark = pytest.mark.slow
 

@@ -15,7 +15,11 @@ import threading
 
 import pytest
 
-from fanout import cli, deploy, paths, runs, sweeps, terraform
+from fanout import cli
+from fanout.stages import deploy
+from fanout.common import paths
+from fanout.results import run_folders as runs, sweep_folders as sweeps
+from fanout.cloud import terraform
 
 pytestmark = pytest.mark.slow
 

@@ -11,8 +11,8 @@ from moto.s3.models import FakeBucket
 from moto.s3.responses import S3Response
 from moto.sqs.models import Queue, SQSBackend
 
-from fanout import aws
-from fanout.emulator import patches
+from fanout.common import aws
+from fanout.local.emulator import patches
 
 REGION = "us-east-1"
 

@@ -6,8 +6,8 @@ import pytest
 import argparse
 import os
 
-from fanout.emulator import cli, control
-from fanout.errors import FanoutError
+from fanout.local.emulator import cli, control
+from fanout.common.errors import FanoutError
 
 
 def sts_account(endpoint: str) -> str:

@@ -3,7 +3,7 @@ a directory bucket to the SDK. The SDK opens a session itself (CreateSession, `G
 <endpoint>/<bucket>?session`) before any object call, and moto has no answer with credentials.
 
 These tests fail when a moto upgrade learns CreateSession: teaching the emulator would then be a
-small patch, and the refusal in fanout.storage should be revisited.
+small patch, and the refusal in fanout.workloads.latency.storage should be revisited.
 """
 
 import boto3
@@ -11,7 +11,7 @@ import pytest
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
-from fanout.aws import TEST_CREDENTIALS
+from fanout.common.aws import TEST_CREDENTIALS
 
 REGION = "us-east-1"
 ZONE = "use1-az4"

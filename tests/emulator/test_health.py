@@ -7,10 +7,13 @@ import uuid
 import pytest
 from test_fire import make_stack
 
-from fanout import aws, cli, fire, terraform
-from fanout import stack as stacks
-from fanout.emulator import control, health
-from fanout.errors import FanoutError
+from fanout.common import aws
+from fanout import cli
+from fanout.stages import fire
+from fanout.cloud import terraform
+from fanout.cloud import stack as stacks
+from fanout.local.emulator import control, health
+from fanout.common.errors import FanoutError
 
 
 @pytest.fixture

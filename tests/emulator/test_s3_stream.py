@@ -24,7 +24,7 @@ from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoReque
 from moto.s3.models import s3_backends
 from werkzeug.serving import make_server
 
-from fanout.emulator import patches
+from fanout.local.emulator import patches
 
 CHUNK = patches.CHUNK
 # Sizes around the chunk, and one above moto's 5 MB in-memory limit (a buffer on disk).

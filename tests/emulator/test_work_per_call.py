@@ -15,7 +15,7 @@ from moto.core.utils import unix_time_millis
 from moto.sqs import models as sqs_models
 from moto.sqs.models import Queue, sqs_backends
 
-from fanout.emulator import patches
+from fanout.local.emulator import patches
 
 DEPTH = 100
 

@@ -7,20 +7,21 @@ import sys
 import uuid
 from types import SimpleNamespace
 
-from fanout import paths
+from fanout.common import function_modules
 
-FUNCTION_DIR = paths.FUNCTIONS / "downloader"
+FOLDERS = function_modules.folders()
 MEMORY_SIZE = 1024
 _fresh = itertools.count()
 
 
 def load_function_module(name: str, monkeypatch):
-    """Import functions/downloader/<name>.py as a new module, as a new environment would."""
-    monkeypatch.syspath_prepend(str(FUNCTION_DIR))
+    """Import the function's module <name> as a new module, as a new environment would."""
+    for folder in reversed(FOLDERS):
+        monkeypatch.syspath_prepend(str(folder))
     # The handler's own imports, fresh too.
     for imported in ("measure", "workloads", "latency", "envelope", "invocation"):
         monkeypatch.delitem(sys.modules, imported, raising=False)
-    spec = importlib.util.spec_from_file_location(f"{name}_{next(_fresh)}", FUNCTION_DIR / f"{name}.py")
+    spec = importlib.util.spec_from_file_location(f"{name}_{next(_fresh)}", function_modules.source(name))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

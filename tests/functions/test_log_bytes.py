@@ -6,9 +6,9 @@ import uuid
 
 import boto3
 
-from fanout import costs
-from fanout.host import logs
-from fanout.workloads import latency_costs
+from fanout.cloud import costs
+from fanout.local.host import logs
+from fanout.workloads.latency import costs as latency_costs
 
 from .support import lambda_context, load_function_module, sqs_event
 

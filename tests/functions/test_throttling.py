@@ -5,7 +5,7 @@ fault layer does), so botocore and s3transfer retry exactly as they would agains
 import pytest
 from botocore.awsrequest import AWSResponse
 
-from fanout.host import faults
+from fanout.local.host import faults
 
 from .support import lambda_context, log_records, sqs_event
 

@@ -4,7 +4,7 @@ import functools
 
 import pytest
 
-from fanout.host import testing
+from tests.harness import host_testing as testing
 
 
 @pytest.fixture(scope="session")
@@ -14,5 +14,5 @@ def role_arn(emulator):
 
 @pytest.fixture
 def deploy(emulator, role_arn):
-    """deploy(code, **settings) -> Deployed: fanout.host.testing.deploy into the test emulator."""
+    """deploy(code, **settings) -> Deployed: tests.harness.host_testing.deploy into the test emulator."""
     return functools.partial(testing.deploy, emulator, role_arn)

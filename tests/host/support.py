@@ -1,4 +1,4 @@
-"""Helpers for the host tests beyond fanout.host.testing (which the benchmark shares)."""
+"""Helpers for the host tests beyond tests.harness.host_testing (which the benchmark shares)."""
 
 
 def queue_depth(fn) -> int:

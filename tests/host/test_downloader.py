@@ -6,8 +6,9 @@ import uuid
 
 import pytest
 
-from fanout import package, strategies
-from fanout.host.testing import REPORT, START
+from fanout.cloud import package
+from fanout.cloud import strategies
+from tests.harness.host_testing import REPORT, START
 
 OBJECT_SIZE = 300 * 1024 + 7  # over one 256 KiB read chunk, not a multiple of it
 CONCURRENCY_LIMIT = 2
@@ -15,7 +16,7 @@ CONCURRENCY_LIMIT = 2
 
 @pytest.fixture(scope="module")
 def downloader_zip(emulator) -> bytes:
-    return package.build("downloader").read_bytes()
+    return package.build("runner").read_bytes()
 
 
 def test_downloader_records_every_message_and_retries_the_failure(deploy, downloader_zip, emulator):

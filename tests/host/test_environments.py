@@ -15,11 +15,11 @@ from pathlib import Path
 import boto3
 import pytest
 
-from fanout import paths
-from fanout.concurrency import peak as peak_concurrency
-from fanout.errors import FanoutError
-from fanout.host import Host, runtime, sandbox
-from fanout.host.testing import END, REPORT, START, intervals
+from fanout.common import paths
+from fanout.results.concurrency import peak as peak_concurrency
+from fanout.common.errors import FanoutError
+from fanout.local.host import Host, runtime, sandbox
+from tests.harness.host_testing import END, REPORT, START, intervals
 
 from .support import messages
 
@@ -276,7 +276,7 @@ def test_isolation_that_fails_half_way_is_an_error_not_a_shared_tmp(tmp_path):
         (tmp_path / name).mkdir()
     spec = {"shared_tmp": False, "task_root": str(tmp_path / "task"), "runtime_dir": str(tmp_path / "runtime"),
             "tmp_dir": str(tmp_path / "missing")}
-    code = f"from fanout.host import sandbox; print(sandbox.isolate({spec!r}))"
+    code = f"from fanout.local.host import sandbox; print(sandbox.isolate({spec!r}))"
 
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
 

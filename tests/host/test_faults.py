@@ -6,8 +6,8 @@ import uuid
 
 import pytest
 
-from fanout.errors import UsageError
-from fanout.host import faults
+from fanout.common.errors import UsageError
+from fanout.local.host import faults
 
 READS_S3 = """
 import json, os, boto3

@@ -7,8 +7,8 @@ import urllib.request
 import uuid
 import zipfile
 
-from fanout import aws
-from fanout.host.testing import REGION
+from fanout.common import aws
+from tests.harness.host_testing import REGION
 
 THIRD_PARTY = """
 import json, os

@@ -11,9 +11,9 @@ import time
 import pytest
 from botocore.exceptions import ClientError
 
-from fanout import paths
-from fanout.host import Host
-from fanout.host.testing import END, REPORT, START
+from fanout.common import paths
+from fanout.local.host import Host
+from tests.harness.host_testing import END, REPORT, START
 
 from .support import messages, queue_depth, running
 

@@ -6,9 +6,9 @@ from datetime import datetime
 import pytest
 from botocore.exceptions import ClientError
 
-from fanout.errors import FanoutError
-from fanout.host.event import failed_message_ids
-from fanout.host.testing import REPORT, START
+from fanout.common.errors import FanoutError
+from fanout.local.host.event import failed_message_ids
+from tests.harness.host_testing import REPORT, START
 
 from .support import messages, running
 

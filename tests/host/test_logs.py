@@ -8,12 +8,12 @@ import uuid
 
 import pytest
 
-from fanout import aws
-from fanout.errors import FanoutError
-from fanout.host import logs as host_logs
-from fanout.host.logs import LogWriter
-from fanout.host.output import PHASE_END, OutputReader, record_frame
-from fanout.host.testing import REGION, START
+from fanout.common import aws
+from fanout.common.errors import FanoutError
+from fanout.local.host import logs as host_logs
+from fanout.local.host.logs import LogWriter
+from fanout.local.host.output import PHASE_END, OutputReader, record_frame
+from tests.harness.host_testing import REGION, START
 
 from .support import messages
 

@@ -4,7 +4,7 @@ platform-errors (which wait and report run) counts each kind as often as the hos
 import pytest
 
 from fanout import insights
-from fanout.errors import FanoutError
+from fanout.common.errors import FanoutError
 
 FAULTY = """
 import json, os, time

@@ -4,8 +4,8 @@ import threading
 
 import pytest
 
-from fanout import ramp
-from fanout.host import scaling
+from fanout.common import ramp
+from fanout.local.host import scaling
 
 
 def free(slots: threading.Semaphore) -> int:

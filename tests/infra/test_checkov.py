@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from fanout import paths
+from fanout.common import paths
 
 CHECKOV = paths.REPO / ".venv-scan" / "bin" / "checkov"
 MIN_REASON = 20  # characters: a reason, not a placeholder

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from fanout import paths
+from fanout.common import paths
 
 CI_RUN = paths.REPO / ".ci" / "run"
 

@@ -8,7 +8,8 @@ import json
 
 import pytest
 
-from fanout import aws, paths, terraform
+from fanout.common import aws, paths
+from fanout.cloud import terraform
 
 from .test_stack import fanout
 

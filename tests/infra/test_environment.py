@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from fanout import paths, terraform
+from fanout.common import paths
+from fanout.cloud import terraform
 
 AWS_SETUP = {
     "AWS_PROFILE": "nope",

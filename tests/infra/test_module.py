@@ -12,7 +12,8 @@ import subprocess
 
 import pytest
 
-from fanout import paths, terraform
+from fanout.common import paths
+from fanout.cloud import terraform
 
 TEST_DIRECTORY = "mock-tests"
 MOCK_PROVIDER_SINCE = (1, 7)

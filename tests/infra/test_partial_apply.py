@@ -10,7 +10,8 @@ provider's confirmation, and test_stack.py already destroys created queues.
 
 import pytest
 
-from fanout import aws, terraform
+from fanout.common import aws
+from fanout.cloud import terraform
 
 from .test_stack import fanout
 

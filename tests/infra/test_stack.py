@@ -12,8 +12,11 @@ import subprocess
 import pytest
 from botocore.exceptions import ClientError
 
-from fanout import cli, params, paths, stack, strategies, terraform
-from fanout.sizes import parse_size
+from fanout import cli
+from fanout.cloud import params, stack, terraform
+from fanout.common import paths
+from fanout.cloud import strategies
+from fanout.common.sizes import parse_size
 
 pytestmark = pytest.mark.slow
 
@@ -30,7 +33,7 @@ INPUTS = {
 def fanout(*argv: str) -> int:
     """The real CLI dispatcher, limited to the lifecycle commands under test."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(cli, "COMMAND_MODULES", ("fanout.deploy",))
+        patch.setattr(cli, "COMMAND_MODULES", ("fanout.stages.deploy",))
         return cli.main(list(argv))
 
 

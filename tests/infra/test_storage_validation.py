@@ -1,4 +1,4 @@
-"""Terraform's checks of storage and express_az agree with fanout.storage, their one definition.
+"""Terraform's checks of storage and express_az agree with fanout.workloads.latency.storage, their one definition.
 
 infra/variables.tf cannot import Python, so it lists the classes and spells the zone ID pattern;
 this test reads both back. The mock tests (validation.tftest.hcl, express.tftest.hcl) show that
@@ -7,7 +7,8 @@ Terraform enforces them.
 
 import re
 
-from fanout import paths, storage
+from fanout.common import paths
+from fanout.workloads.latency import storage
 
 
 def variable_block(name: str) -> str:

@@ -1,13 +1,14 @@
 """Terraform's check of default_strategy agrees with the one definition of the strategies.
 
-infra/variables.tf cannot load functions/downloader/strategies.py, so it lists the names; this
+infra/variables.tf cannot load functions/runner/download/strategies.py, so it lists the names; this
 test reads that list and its error message back and holds them to the definition. The mock
 tests (validation.tftest.hcl) show that Terraform enforces them.
 """
 
 import re
 
-from fanout import paths, strategies
+from fanout.common import paths
+from fanout.cloud import strategies
 
 
 def default_strategy_block() -> str:

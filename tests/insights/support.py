@@ -3,8 +3,8 @@
 import json
 import random
 
-from fanout import strategies
-from fanout.stack import Stack
+from fanout.cloud import strategies
+from fanout.cloud.stack import Stack
 
 # Strategies of the sample records: a crt record has no request figures (its client speaks HTTP itself).
 SAMPLE_STRATEGIES = ("download_file", "stream", "ranged connections=4", "ranged connections=8", "crt")

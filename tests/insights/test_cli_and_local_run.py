@@ -11,9 +11,10 @@ import uuid
 
 import pytest
 
-from fanout import aws, insights
-from fanout.errors import FanoutError, UsageError
-from fanout.insights import cli
+from fanout.common import aws
+from fanout import insights
+from fanout.common.errors import FanoutError, UsageError
+from fanout.stages import query as cli
 
 from .support import download_record, event, json_event, make_stack, report_line
 

@@ -12,10 +12,10 @@ from botocore.exceptions import ClientError, EndpointConnectionError
 from botocore.stub import Stubber
 
 from fanout import insights
-from fanout.errors import FanoutError
+from fanout.common.errors import FanoutError
 from fanout.insights import runner
 from fanout.insights.result import Result
-from fanout.stack import Stack
+from fanout.cloud.stack import Stack
 
 from .support import make_stack
 

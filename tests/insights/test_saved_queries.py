@@ -6,8 +6,9 @@ import re
 import numpy as np
 import pytest
 
-from fanout import insights, strategies
-from fanout.errors import UsageError
+from fanout import insights
+from fanout.cloud import strategies
+from fanout.common.errors import UsageError
 from fanout.insights.syntax import Sort, parse
 
 STAT_COLUMN = re.compile(r"(?P<prefix>.+)_(?P<stat>min|avg|max|p\d+)")

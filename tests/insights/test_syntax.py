@@ -3,7 +3,7 @@
 import pytest
 
 from fanout import insights
-from fanout.errors import UsageError
+from fanout.common.errors import UsageError
 from fanout.insights import QuerySyntaxError
 from fanout.insights.syntax import parse
 

@@ -6,8 +6,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from fanout import aws, network
-from fanout.network import model
+from fanout.common import aws
+from fanout.local import network
+from fanout.local.network import model
 
 
 @pytest.fixture(scope="module")

@@ -7,11 +7,13 @@ import socket
 import numpy as np
 import pytest
 
-from fanout import endpoint_ips, insights
-from fanout.errors import UsageError
-from fanout.host import hosted, resolver, testing
-from fanout.network import model, truth
-from fanout.network.proxy import ENDPOINT_NAME, Shaper
+from fanout.workloads.download import endpoint_ips
+from fanout import insights
+from fanout.common.errors import UsageError
+from tests.harness import hosted, host_testing as testing
+from fanout.local.host import resolver
+from fanout.local.network import model, truth
+from fanout.local.network.proxy import ENDPOINT_NAME, Shaper
 
 from .conftest import model_of
 

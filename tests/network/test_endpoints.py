@@ -8,9 +8,9 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from fanout import network
-from fanout.host import testing
-from fanout.network.proxy import ENDPOINT_NAME, HOST
+from fanout.local import network
+from tests.harness import host_testing as testing
+from fanout.local.network.proxy import ENDPOINT_NAME, HOST
 
 from .conftest import model_of
 
@@ -31,7 +31,7 @@ def test_only_a_model_puts_a_proxy_on_the_s3_path(emulator, model):
     _, s3_endpoint, endpoint = line.split()
     assert summary.messages_deleted == 1 and endpoint == emulator
     if model.shaped:
-        assert s3_endpoint.startswith(f"http://{ENDPOINT_NAME}:")  # the platform resolves it (fanout.host.resolver)
+        assert s3_endpoint.startswith(f"http://{ENDPOINT_NAME}:")  # the platform resolves it (fanout.local.host.resolver)
     else:
         assert s3_endpoint == "-"
 
@@ -71,7 +71,7 @@ def test_a_reaped_environment_s_endpoint_is_closed(emulator):
 def connects(endpoint: str, until: bool, seconds: float = 5.0) -> bool:
     """Whether a connection to `endpoint`'s port on loopback is accepted, tried until the answer
     is `until` or `seconds` have passed (the proxy handles a close a moment after the host
-    sends it). The host name is the platform's (fanout.host.resolver): the port says it all."""
+    sends it). The host name is the platform's (fanout.local.host.resolver): the port says it all."""
     deadline = time.monotonic() + seconds
     while True:
         try:

@@ -1,8 +1,8 @@
-"""Where a response ends (fanout.network.exchange), fed as the emulator's bytes arrive."""
+"""Where a response ends (fanout.local.network.exchange), fed as the emulator's bytes arrive."""
 
 import pytest
 
-from fanout.network.exchange import Exchange
+from fanout.local.network.exchange import Exchange
 
 BODY = bytes(range(256)) * 40
 

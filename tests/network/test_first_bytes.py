@@ -1,7 +1,7 @@
 """First-byte latency against a slow emulator: the drawn latency counts from the request's
 arrival at the proxy, so an answer slower than the emulator's usual but within the latency is
 absorbed inside it, and an answer that takes longer than the latency is counted as late
-(fanout.network.late), for the report to say its estimate is an upper bound."""
+(fanout.local.network.late), for the report to say its estimate is an upper bound."""
 
 import http.client
 import statistics
@@ -12,9 +12,9 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from fanout.host.hosted import Downloader
-from fanout.network import path, truth
-from fanout.network.proxy import Shaper
+from tests.harness.hosted import Downloader
+from fanout.local.network import path, truth
+from fanout.local.network.proxy import Shaper
 
 from .conftest import model_of
 

@@ -6,8 +6,8 @@ import uuid
 
 import pytest
 
-from fanout import package
-from fanout.host import testing
+from fanout.cloud import package
+from tests.harness import host_testing as testing
 
 from .conftest import BURST_MODEL as MODEL
 from .conftest import BURST_OBJECT_SIZE as OBJECT_SIZE
@@ -21,7 +21,7 @@ def test_stream_downloads_show_the_burst_and_the_sustained_rate(emulator):
     model = model_of("small", **MODEL)
     bucket = f"hosted-{uuid.uuid4().hex[:8]}"
     fn = testing.deploy(emulator, testing.create_role(emulator, f"{bucket}-role"),
-                        package.build("downloader").read_bytes(), handler="handler.lambda_handler",
+                        package.build("runner").read_bytes(), handler="handler.lambda_handler",
                         reserved=2, timeout=30, visibility=60, memory=1024, environment={
                             "FANOUT_BUCKET": bucket, "FANOUT_KEY": "object", "FANOUT_EXPECTED_SIZE": str(OBJECT_SIZE),
                             "FANOUT_DEFAULT_STRATEGY": "stream", "FANOUT_CONCURRENCY_LIMIT": "2"})

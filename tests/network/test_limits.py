@@ -2,7 +2,7 @@
 
 import pytest
 
-from fanout.network.limits import RateLimit, TokenBucket, release
+from fanout.local.network.limits import RateLimit, TokenBucket, release
 
 CHUNK = 64 * 1024
 

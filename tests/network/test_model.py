@@ -4,8 +4,9 @@ import json
 
 import pytest
 
-from fanout import cli, network
-from fanout.network import capacity, model, options
+from fanout import cli
+from fanout.local import network
+from fanout.local.network import capacity, model, options
 
 
 def test_every_profile_is_a_valid_model():

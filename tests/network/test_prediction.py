@@ -1,10 +1,10 @@
-"""The model's prediction of a download's seconds (fanout.network.truth.predicted_seconds), the
+"""The model's prediction of a download's seconds (fanout.local.network.truth.predicted_seconds), the
 yardstick of tests/network/test_truth.py, against a token bucket stepped 0.1 ms at a time."""
 
 import pytest
 
-from fanout import strategies
-from fanout.network import truth
+from fanout.cloud import strategies
+from fanout.local.network import truth
 
 from .conftest import model_of
 

@@ -5,8 +5,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from fanout import hostlock, network, runs, wait
-from fanout.network import options
+from fanout.local import hostlock, network
+from fanout.results import run_folders as runs
+from fanout.stages import wait
+from fanout.local.network import options
 
 RUN = "20260101T000000Z-abcdef"
 

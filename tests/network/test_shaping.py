@@ -10,9 +10,9 @@ from urllib.parse import urlsplit
 import pytest
 from boto3.s3.transfer import TransferConfig
 
-from fanout import aws
-from fanout.network.path import first_byte_wait
-from fanout.network.proxy import Shaper
+from fanout.common import aws
+from fanout.local.network.path import first_byte_wait
+from fanout.local.network.proxy import Shaper
 
 from .conftest import model_of
 

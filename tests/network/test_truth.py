@@ -3,13 +3,13 @@ with known parameters, show what the models predict from those parameters alone.
 
 MODEL: one connection carries 16 MB/s, below the environment's sustained 24 MB/s; a 4 MiB
 bucket spent at up to 80 MB/s. A 40 MiB object (41.9 MB), one download per strategy, each in a
-fresh environment (fanout.host.hosted.each_strategy):
+fresh environment (tests.harness.hosted.each_strategy):
 - stream: one connection, 16 MB/s < 24 MB/s, never spends the bucket: about 2.6 s;
 - ranged connections=4: 64 MB/s while the bucket lasts (it drains at 64 - 24 = 40 MB/s, for
   0.1 s), then the sustained 24 MB/s for 1.6 s: its last quarter is all tail. 2 MiB parts keep
   four connections busy to the end (20 parts; the transfer manager hands the next part to
   whichever connection is free) and each part's wait for the emulator (4-25 ms here: it reads
-  only the part's bytes, fanout.emulator.patches) is made up by the bucket's slack (4 x 16 > 24).
+  only the part's bytes, fanout.local.emulator.patches) is made up by the bucket's slack (4 x 16 > 24).
 
 The bucket is estimated on a stream under the hosted test's model (conftest.BURST_MODEL: one
 connection 32 MB/s above the sustained 16 MB/s), not on ranged connections=4 under MODEL. When
@@ -30,9 +30,9 @@ machine; above the cap only 2% (the shaper releases about 10 ms of credit at a t
 
 import pytest
 
-from fanout import strategies
-from fanout.host.hosted import Downloader, each_strategy, strategy_order
-from fanout.network import truth
+from fanout.cloud import strategies
+from tests.harness.hosted import Downloader, each_strategy, strategy_order
+from fanout.local.network import truth
 
 from .conftest import BURST_MODEL, BURST_OBJECT_SIZE, MIB, model_of
 
@@ -97,7 +97,7 @@ def test_four_connections_reach_the_sustained_rate(runs, shape):
 
 
 def test_estimated_burst_and_sustained_are_the_injected_ones(downloader):
-    """As the report estimates them (fanout.network.truth.compare), on a stream whose one
+    """As the report estimates them (fanout.local.network.truth.compare), on a stream whose one
     connection spends the bucket from its first byte (see the module docstring for why not
     four connections)."""
     burst_model = model_of("burst", **BURST_MODEL)

@@ -1,39 +1,13 @@
-"""CloudWatch Logs Insights queries, run on AWS or evaluated locally with the same text.
-
-The saved queries in queries/*.logsinsights are the single source of truth: Terraform saves them
-as query definitions, AWS runs them through StartQuery, and on the local backend (whose emulator
-ignores most of the language) this package evaluates them itself over the events FilterLogEvents
-returns. Both paths yield the same `Result`, so callers never care which backend ran the query.
-
-Python API:
-
-- `run(stack, query_text, start_ms=None, end_ms=None) -> Result`: run a query over the stack's log
-  group for a time window (epoch ms; default: the last DEFAULT_HOURS hours). AWS: StartQuery over
-  whole seconds covering the window, and GetQueryResults for up to 60 minutes (see runner.py).
-  Local (stack.endpoint set): `fetch_events` then `evaluate`.
-- `evaluate(query_text, events, log=None) -> Result`: evaluate over FilterLogEvents-shaped events
-  (dicts with timestamp in ms, message, optional logStreamName and ingestionTime); `log` is the
-  value of @log ("account-id:log-group-name") when known, unless an event carries its own `log`
-  (as `fanout export` writes them).
-- `fetch_events(stack, start_ms, end_ms) -> list[dict]`: every event of the stack's log group in
-  the window, through FilterLogEvents pagination.
-- `log_identifier(stack) -> str`: the stack's @log value, account-id:log-group-name.
-- `load_query(name) -> str`: the text of queries/<name>.logsinsights.
-- `restrict(query_text, filter_expr) -> str`: the query with `filter <filter_expr>` as its first
-  command (after leading comments), e.g. to limit a saved query to one run; valid on AWS too.
-- `Result`: `.rows` (list of dicts field -> int | float | str | None, in result order),
-  `.columns` (field order) and `.statistics` (recordsMatched, recordsScanned, bytesScanned).
-- `QuerySyntaxError`: what a query the local evaluator cannot run raises (a UsageError naming
-  the line, column and token).
-"""
+"""The Logs Insights language: queries run on AWS, or evaluated locally over the same events with
+the same text and the same Result (docs/insights.md)."""
 
 import math
 import time
 
 from botocore.exceptions import ClientError
 
-from fanout import paths
-from fanout.errors import FanoutError, UsageError
+from fanout.common import paths
+from fanout.common.errors import FanoutError, UsageError
 from fanout.insights import runner, syntax
 from fanout.insights.evaluator import Plan
 from fanout.insights.lexer import QuerySyntaxError

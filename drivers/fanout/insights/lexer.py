@@ -8,7 +8,7 @@ allows a pattern.
 import re
 from dataclasses import dataclass
 
-from fanout.errors import UsageError
+from fanout.common.errors import UsageError
 from fanout.insights.values import number_from_text
 
 

@@ -20,7 +20,7 @@ import time
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from fanout.errors import FanoutError
+from fanout.common.errors import FanoutError
 
 FINAL_STATUSES = ("Complete", "Failed", "Cancelled", "Timeout", "Unknown")
 FIRST_DELAY_S = 0.5

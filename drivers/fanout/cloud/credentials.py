@@ -1,0 +1,53 @@
+"""Whose AWS account a command acts on, asked before anything touches AWS.
+
+Every command of the AWS backend (deploy, plan, destroy, sweep, and the ones that read a
+deployed stack: fire, wait, report, insights, export) first calls STS GetCallerIdentity, which
+needs no permission (botocore's sts model documents it), so it fails only for want of usable
+credentials. Without that check a new user's first command died in Terraform's page of errors,
+or in a NoCredentialsError traceback half-way through a sweep; now it is one line saying how to
+provide credentials, and nothing is created. Against an endpoint (the local backend's emulator,
+LocalStack) the fixed test credentials apply and there is nothing to ask.
+"""
+
+import functools
+from dataclasses import dataclass
+
+from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, PartialCredentialsError
+
+from fanout.common import aws
+from fanout.common.errors import FanoutError
+
+HOW = (
+    "set AWS_PROFILE to a profile of your AWS configuration (after `aws sso login --profile NAME` for an "
+    "SSO profile), or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN), or run `aws configure`"
+)
+
+
+@dataclass(frozen=True)
+class Identity:
+    account: str
+    arn: str
+    region: str
+
+    def line(self) -> str:
+        return f"AWS account {self.account} ({self.arn}), region {self.region}"
+
+
+def check(region: str, endpoint: str = "") -> Identity | None:
+    """Who the credentials are (None against an endpoint); FanoutError saying how to provide them."""
+    return None if endpoint else identity(region)
+
+
+@functools.cache
+def identity(region: str) -> Identity:
+    """STS GetCallerIdentity in `region`, once per process (a sweep loads its stack at every cell)."""
+    try:
+        answer = aws.client("sts", region).get_caller_identity()
+    except (NoCredentialsError, PartialCredentialsError) as exc:
+        raise FanoutError(f"no usable AWS credentials ({exc}): {HOW}") from None
+    except ClientError as exc:  # expired or unknown keys: InvalidClientTokenId, ExpiredToken...
+        error = exc.response["Error"]
+        raise FanoutError(f"AWS refused the credentials ({error.get('Code')}: {error.get('Message')}): {HOW}") from None
+    except BotoCoreError as exc:  # an expired SSO token, an unreachable STS endpoint...
+        raise FanoutError(f"could not check the AWS credentials ({exc}): {HOW}") from None
+    return Identity(answer["Account"], answer["Arn"], region)

@@ -1,0 +1,381 @@
+"""Deploy parameters, checked before Terraform runs.
+
+Every bad value is rejected here with one line naming the value and what is allowed, so that a
+typo never leaves a half-created stack behind (and never creates a state directory). The limits
+are the ones AWS enforces; infra/variables.tf repeats them so the module is safe on its own.
+"""
+
+import argparse
+import math
+import re
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+from fanout.common import numerals as numbers, registry as workloads
+from fanout.cloud import package
+from fanout.cloud import strategies
+from fanout.common.errors import UsageError
+from fanout.common.sizes import format_size, parse_size
+
+CONCURRENCY_RANGE = (1, 1000)  # reserved concurrency; the ESM's maximum_concurrency tops out at 1000
+MEMORY_RANGE = (128, 10240)  # Lambda memory, MB
+ARCHITECTURES = ("x86_64", "arm64")
+# Lambda's function timeout, seconds. The queue's visibility timeout is 6x it (infra/sqs.tf), so
+# a message that keeps failing reaches the DLQ after max_receive_count x 6 x this: 2.5 h at the
+# default. Tests and the demo deploy a short one so that the failure path ends in minutes.
+FUNCTION_TIMEOUT_RANGE = (1, 900)
+DEFAULT_FUNCTION_TIMEOUT = 300
+
+# The bucket name is "<stack>-<account id>-<region>" and must fit in S3's 63 characters.
+STACK_PATTERN = re.compile(r"[a-z](?:[a-z0-9-]{0,28}[a-z0-9])?")
+STACK_ALLOWED = "1-30 lowercase letters, digits or hyphens, starting with a letter, not ending with a hyphen"
+# S3 refuses bucket names that start with these, and the stack name starts every bucket name
+# (https://docs.aws.amazon.com/AmazonS3/latest/userguide/bucketnamingrules.html). Its reserved
+# suffixes (-s3alias, --ol-s3, .mrap, --x-s3, --table-s3) cannot arise: the account ID and the
+# region, or the directory bucket's own --<zone id>--x-s3, end every name.
+BUCKET_FORBIDDEN_PREFIXES = ("xn--", "sthree-", "amzn-s3-demo-")
+REGION_PATTERN = re.compile(r"[a-z]{2}(?:-[a-z]+)+-\d+")
+
+# download_file writes the object to /tmp (Lambda ephemeral storage, at most 10240 MB) and
+# infra/lambda.tf sizes /tmp as the object plus this headroom.
+MAX_EPHEMERAL_MIB = 10240
+TMP_HEADROOM_MIB = 64
+MIN_EPHEMERAL_MIB = 512
+# S3's largest object: a multipart upload of at most 10,000 parts of at most 5 GiB (48.8 TiB).
+MAX_OBJECT_SIZE = 10_000 * 5 * 2**30
+# The queue mapping's maximum_concurrency cannot go below this (infra/lambda.tf).
+MAPPING_MIN_CONCURRENCY = 2
+# Between the values of a sweep's list (fanout.stages.sweep_axes): spaces, or commas.
+LIST_SEPARATORS = re.compile(r"[\s,]+")
+# KEYS: copies of the test object under prefixes of their own (infra/variables.tf `keys`).
+KEYS_RANGE = (1, 100)
+
+
+@dataclass(frozen=True)
+class Input:
+    """A deploy input every stack has: its argparse name, Make variable, default (as text), what
+    it is, and the stack output (infra/outputs.tf) that holds its deployed value."""
+
+    name: str
+    make: str
+    default: str
+    text: str
+    output: str
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+
+# The one definition of the deploy inputs and their defaults. deploy and plan take one value of
+# each (one not given keeps the deployed stack's, or on a first deploy takes this default); a
+# sweep takes lists of the AXES; fire refuses those set at deploy (all but the strategy) when
+# they differ from the stack's.
+INPUTS = (
+    Input("concurrency", "CONCURRENCY", "10", "reserved concurrency, 1-1000", "concurrency"),
+    Input("memory", "MEMORY", "1024", "function memory in MB, 128-10240", "memory"),
+    Input("object_size", "OBJECT_SIZE", "256MiB", "test object size, e.g. 64MiB, 1GB", "object_size"),
+    Input("architecture", "ARCH", "x86_64", "x86_64 or arm64", "architecture"),
+    Input("strategy", "STRATEGY", strategies.DEFAULT,
+          f"download strategy, e.g. 'stream' or 'ranged connections=8' (one of "
+          f"{', '.join(strategies.STRATEGIES)}; --mode is its old name)", "default_strategy"),
+    Input("region", "REGION", "us-east-1", "AWS region", "region"),
+    Input("function_timeout", "FUNCTION_TIMEOUT", str(DEFAULT_FUNCTION_TIMEOUT),
+          "function timeout in seconds, 1-900; the queue's visibility timeout is 6x it", "timeout"),
+)  # fmt: skip
+AXES = tuple(item.name for item in INPUTS[:5])
+DEFAULTS = {item.name: item.default for item in INPUTS}
+FIRE_CHECKED = tuple(item for item in INPUTS if item.name != "strategy")  # fire's own option too
+
+
+def add_arguments(parser, lists: bool = False) -> None:
+    """The flags of INPUTS, None when not given; with `lists` (a sweep), each of the AXES takes
+    one or more values, separated by spaces, strategies (which contain spaces) by ';'."""
+    for item in INPUTS:
+        separator = f"'{strategies.definition.LIST_SEPARATOR}'" if item.name == "strategy" else "spaces"
+        more = f"; one or more, separated by {separator}" if lists and item.name in AXES else ""
+        default = item.default if lists else f"the deployed stack's, else {item.default}"
+        names = (item.flag, "--mode") if item.name == "strategy" else (item.flag,)
+        parser.add_argument(*names, dest=item.name, help=f"{item.text} (default {default}{more})")
+
+
+def add_fire_checks(parser) -> None:
+    """fire's flags of the inputs set at deploy (FIRE_CHECKED and the workloads' deploy-only
+    options): a run uses the stack's value, so one given that differs is refused (fire_mismatches)."""
+    flags = [(item.flag, item.name, item.make) for item in FIRE_CHECKED]
+    flags += [("--" + name.replace("_", "-"), name, name.upper()) for name in workloads.deploy_only_option_names()]
+    for flag, name, make in flags:
+        parser.add_argument(flag, dest=name, help=f"set at deploy ({make}): refused unless it is the deployed "
+                            "stack's value")  # fmt: skip
+
+
+def given(args) -> dict:
+    """The inputs on the command line, as text."""
+    return {item.name: getattr(args, item.name) for item in INPUTS if getattr(args, item.name, None) is not None}
+
+
+def deployed_texts(outputs: dict) -> dict:
+    """A deployed stack's inputs (from its outputs), as text its flags accept."""
+    return {item.name: str(outputs[item.output]) for item in INPUTS if item.output in outputs}
+
+
+@dataclass(frozen=True)
+class DeployParams:
+    """Validated inputs of `fanout deploy` / `fanout plan`."""
+
+    stack: str
+    region: str
+    concurrency: int
+    memory: int
+    object_size: int
+    architecture: str
+    strategy: str  # canonical text of the default strategy (messages that name none)
+    function_timeout: int = DEFAULT_FUNCTION_TIMEOUT
+    # Sizes of the other test objects the bucket keeps (a sweep over object sizes uploads each
+    # once): the function's role may read each of them, and nothing else.
+    kept_object_sizes: tuple[int, ...] = ()
+    # Changing it changes the function's configuration, so Lambda starts fresh execution
+    # environments (the sweep's fresh environments between cells on the same deployment).
+    environment_epoch: str = ""
+    # The registered workloads' deploy-level options (fanout.common.registry.deploy_options; latency:
+    # storage, express_az), by name; one absent deploys its default.
+    workload_options: dict = field(default_factory=dict)
+    sdk: str = package.DEFAULT_SDK  # fanout.cloud.package.SDKS: the zip's pinned boto3, or the runtime's
+    keys: int = 1  # copies of the test object, each under its own prefix; the function reads seq mod keys
+
+    def object_sizes(self) -> list[int]:
+        """Every test object the stack keeps, this one included, smallest first."""
+        return sorted({self.object_size, *self.kept_object_sizes})
+
+    def variables(self, endpoint: str, zip_path, backend: str = "local") -> dict:
+        """Input variables of infra/ for this deployment.
+
+        Only the local backend's endpoint is the embedded emulator; another endpoint on the AWS
+        backend (LocalStack...) gets the same resources as AWS.
+        """
+        return {
+            "stack": self.stack,
+            "region": self.region,
+            "endpoint": endpoint,
+            "endpoint_in_environment": bool(endpoint),  # terraform.environment sets AWS_ENDPOINT_URL
+            "embedded_emulator": backend == "local",
+            "zip_path": str(zip_path),
+            "concurrency": self.concurrency,
+            "memory": self.memory,
+            "object_size": self.object_size,
+            "architecture": self.architecture,
+            "default_strategy": self.strategy,
+            "timeout": self.function_timeout,
+            "test_object_sizes": self.object_sizes(),
+            "environment_epoch": self.environment_epoch,
+            "sdk": self.sdk,
+            "keys": self.keys,
+            **workloads.terraform_variables(self.workload_options),
+        }
+
+
+def from_args(args, deployed: dict | None = None) -> DeployParams:
+    """Validate the command line of deploy/plan; raises UsageError on the first bad value. An
+    input not given keeps its value in `deployed` (the stack's outputs, {}: none), else its default."""
+    deployed = deployed or {}
+    texts = {**DEFAULTS, **deployed_texts(deployed), **given(args)}
+    names = workloads.deploy_option_names()
+    chosen = {name: getattr(args, name) for name in names if getattr(args, name) is not None}
+    kept = workloads.kept_options(deployed, chosen) if deployed else {}
+    # The workloads check their options against the region the stack goes to, given or kept.
+    options = workloads.deploy_options(argparse.Namespace(**{**vars(args), **kept, "region": texts["region"]}), args.backend)
+    sdk, keys = _zip_and_copies(args, deployed)
+    return parse(args.stack, texts["region"], texts["concurrency"], texts["memory"], texts["object_size"],
+                 texts["architecture"], texts["strategy"], texts["function_timeout"], options, sdk, keys)  # fmt: skip
+
+
+def _zip_and_copies(args, deployed: dict) -> tuple:
+    """SDK and KEYS (deploy's and plan's own flags, not a sweep's): given, else the deployed
+    stack's (the stack output `sdk`, the number of `object_keys`), else the defaults."""
+    sdk = getattr(args, "sdk", None) or deployed.get("sdk") or package.DEFAULT_SDK
+    keys = getattr(args, "keys", None) or (len(deployed["object_keys"]) if deployed.get("object_keys") else 1)
+    return sdk, keys
+
+
+def deployed_params(args, deployed: dict) -> DeployParams:
+    """The deployed stack's inputs (`deployed`: its outputs), as from_args would give them."""
+    return from_args(_blank(args), deployed)
+
+
+def changes(old: DeployParams, new: DeployParams) -> list[str]:
+    """One line per input whose value differs, `name: old -> new`."""
+    before, after = _shown(old), _shown(new)
+    return [f"{name.replace('_', ' ')}: {before.get(name)} -> {after[name]}" for name in after
+            if before.get(name) != after[name]]  # fmt: skip
+
+
+def fire_mismatches(args, deployed: dict) -> list[str]:
+    """fire's inputs set at deploy (add_fire_checks) that differ from the deployed stack's (its
+    outputs), one line each: the run uses the stack's value, so the one given must not pass silently."""
+    names = {item.name: item.make for item in FIRE_CHECKED}
+    names.update((name, name.upper()) for name in workloads.deploy_only_option_names())  # their Make variables
+    at_fire = {name: getattr(args, name) for name in names if getattr(args, name, None) is not None}
+    if not at_fire:
+        return []
+    blank = _blank(args)
+    before = _shown(from_args(blank, deployed))
+    after = _shown(from_args(argparse.Namespace(**{**vars(blank), **at_fire}), deployed))
+    stack = deployed.get("stack", args.stack)
+    return [f"{make}={after[name]} is set at deploy: stack {stack!r} has {before[name]}"
+            for name, make in names.items() if before[name] != after[name]]  # fmt: skip
+
+
+def _blank(args) -> argparse.Namespace:
+    """`args` with no input given (backend and stack kept)."""
+    names = (*DEFAULTS, *workloads.deploy_option_names())
+    return argparse.Namespace(**{**vars(args), **dict.fromkeys(names)})
+
+
+def _shown(inputs: DeployParams) -> dict:
+    """The inputs of `inputs` as text, by name (INPUTS' and the workloads' deploy options')."""
+    shown = {item.name: str(getattr(inputs, item.name)) for item in INPUTS}
+    shown["object_size"] = format_size(inputs.object_size)
+    shown |= {"sdk": inputs.sdk, "keys": str(inputs.keys)}
+    for name, value in inputs.workload_options.items():
+        text = " ".join(value) if isinstance(value, list) else str(value)
+        shown[name] = text or "(none)"
+    return shown
+
+
+def parse(stack: str, region_name: str, concurrency, memory, size, architecture: str, strategy,
+          function_timeout=DEFAULT_FUNCTION_TIMEOUT, workload_options: dict | None = None,
+          sdk: str = package.DEFAULT_SDK, keys="1") -> DeployParams:  # fmt: skip
+    """DeployParams from values as a user writes them (`strategy` as text or a parsed Choice;
+    `workload_options` as fanout.common.registry.deploy_options checked them, none: the defaults);
+    raises UsageError on the first bad one."""
+    chosen = strategy if isinstance(strategy, strategies.Choice) else strategies.parse(strategy)
+    params = DeployParams(
+        stack=stack_name(stack),
+        region=region(region_name),
+        concurrency=one_value("concurrency", concurrency, concurrency_value),
+        memory=one_value("memory (MB)", memory, memory_value),
+        object_size=one_value("object size", size, object_size),
+        architecture=one_value("architecture", architecture, architecture_value),
+        strategy=str(chosen),
+        function_timeout=function_timeout_value(function_timeout),
+        workload_options=dict(workload_options or {}),
+        sdk=package.check_sdk(sdk),
+        keys=integer("keys", keys, *KEYS_RANGE),
+    )
+    check_fits_tmp(params.object_size, chosen.name)
+    return params
+
+
+def concurrency_value(text) -> int:
+    return integer("concurrency", text, *CONCURRENCY_RANGE)
+
+
+def memory_value(text) -> int:
+    return integer("memory (MB)", text, *MEMORY_RANGE)
+
+
+def architecture_value(text: str) -> str:
+    return choice("architecture", text, ARCHITECTURES)
+
+
+def one_value(name: str, text, parse):
+    """`parse(text)`, for an input deploy takes one value of. A list of values that would each be
+    valid (`2,4`, `512 1024`) is a sweep's: refused as such, rather than as a malformed number."""
+    words = [word for word in LIST_SEPARATORS.split(str(text).strip()) if word]
+    if len(words) > 1 and all(_valid(parse, word) for word in words):
+        raise UsageError(f"invalid {name} {text!r}: deploy takes one value; a list is for `make sweep`, its values "
+                         f"separated by spaces ({' '.join(words)!r})")  # fmt: skip
+    return parse(text)
+
+
+def _valid(parse, text: str) -> bool:
+    try:
+        parse(text)
+    except UsageError:
+        return False
+    return True
+
+
+def function_timeout_value(text) -> int:
+    return integer("function timeout (s)", text, *FUNCTION_TIMEOUT_RANGE)
+
+
+def stack_name(text: str) -> str:
+    if not STACK_PATTERN.fullmatch(text):
+        raise UsageError(f"invalid stack name {text!r}: expected {STACK_ALLOWED}")
+    forbidden = next((prefix for prefix in BUCKET_FORBIDDEN_PREFIXES if text.startswith(prefix)), None)
+    if forbidden:
+        raise UsageError(f"invalid stack name {text!r}: it starts the bucket names, and S3 forbids bucket names "
+                         f"starting with {', '.join(BUCKET_FORBIDDEN_PREFIXES)}")
+    return text
+
+
+def region(text: str) -> str:
+    if not REGION_PATTERN.fullmatch(text):
+        raise UsageError(f"invalid region {text!r}: expected an AWS region name such as us-east-1")
+    return text
+
+
+def object_size(text: str) -> int:
+    size = parse_size(text)
+    if size > MAX_OBJECT_SIZE:
+        raise UsageError(
+            f"invalid object size {text!r}: S3's maximum object size is {MAX_OBJECT_SIZE} bytes "
+            f"({format_size(MAX_OBJECT_SIZE)}, 10,000 parts of 5 GiB)"
+        )
+    return size
+
+
+def endpoint(backend: str, text: str) -> str:
+    """The --endpoint of the AWS backend: empty (AWS itself) or an emulator's http(s) URL."""
+    if text and backend == "local":
+        raise UsageError(
+            f"invalid --endpoint {text!r} with --backend local: the local backend uses "
+            "the embedded emulator; use --backend aws to target another endpoint"
+        )
+    url = urlsplit(text)
+    if text and (url.scheme not in ("http", "https") or not url.netloc):
+        raise UsageError(f"invalid --endpoint {text!r}: expected an http(s) URL such as http://localhost:4566")
+    return text
+
+
+def warnings(params: DeployParams) -> list[str]:
+    """Allowed values that deserve a word before deploying."""
+    if params.concurrency < MAPPING_MIN_CONCURRENCY:
+        return [
+            f"concurrency {params.concurrency} is below the queue mapping's minimum of "
+            f"{MAPPING_MIN_CONCURRENCY}: on AWS it may start {MAPPING_MIN_CONCURRENCY} invocations, the "
+            "function's limit throttles the extra ones, and a message throttled on every receive "
+            "ends in the dead-letter queue"
+        ]
+    return []
+
+
+def integer(name: str, text, low: int, high: int) -> int:
+    value = numbers.whole(text)
+    if value is None or not low <= value <= high:
+        raise UsageError(f"invalid {name} {text!r}: expected a whole number from {low} to {high}")
+    return value
+
+
+def choice(name: str, text: str, allowed: tuple) -> str:
+    if text not in allowed:
+        raise UsageError(f"invalid {name} {text!r}: expected one of {', '.join(allowed)}")
+    return text
+
+
+def ephemeral_mib(object_size: int) -> int:
+    """The /tmp infra/lambda.tf gives the function for an object of `object_size` bytes (the
+    object plus the headroom, whatever the default strategy: a message may ask for download_file)."""
+    return min(MAX_EPHEMERAL_MIB, max(MIN_EPHEMERAL_MIB, math.ceil(object_size / 2**20) + TMP_HEADROOM_MIB))
+
+
+def check_fits_tmp(object_size: int, strategy_name: str) -> None:
+    """download_file needs the whole object in /tmp; the other strategies read into memory."""
+    needed = math.ceil(object_size / 2**20) + TMP_HEADROOM_MIB
+    if strategy_name == "download_file" and needed > MAX_EPHEMERAL_MIB:
+        limit = MAX_EPHEMERAL_MIB - TMP_HEADROOM_MIB
+        raise UsageError(
+            f"object size {object_size} bytes does not fit in Lambda's /tmp with strategy download_file "
+            f"(at most {limit} MiB plus {TMP_HEADROOM_MIB} MiB headroom); use STRATEGY=stream or ranged"
+        )

@@ -1,0 +1,96 @@
+"""A deployed stack, as its Terraform outputs describe it.
+
+Names flow one way: Terraform outputs -> drivers. Nothing here re-derives a bucket, queue or
+function name; every driver gets them from `Stack`.
+"""
+
+import argparse
+from dataclasses import MISSING, asdict, dataclass, field, fields
+
+from fanout.common import aws, registry as workloads
+from fanout.cloud import credentials, terraform
+from fanout.common.errors import FanoutError
+
+BACKENDS = ("local", "aws")
+DEFAULT_STACK = "s3fanout"
+
+
+@dataclass(frozen=True)
+class Stack:
+    """The outputs of `infra/` for one deployed stack (see infra/outputs.tf)."""
+
+    backend: str
+    stack: str
+    region: str
+    endpoint: str  # "" on AWS; the emulator's URL on the local backend
+    bucket: str
+    object_key: str
+    object_size: int
+    queue_url: str
+    queue_arn: str
+    dlq_url: str
+    dlq_arn: str
+    function_name: str
+    log_group: str
+    concurrency: int
+    memory: int
+    timeout: int
+    batch_size: int
+    max_receive_count: int
+    architecture: str
+    default_strategy: str  # canonical text; fire sends it when given no --strategy
+    # fanout.cloud.package.SDKS; a stack deployed before the zip bundled the SDK ran on the runtime's.
+    sdk: str = "runtime"
+    object_keys: list = field(default_factory=list)  # KEYS copies, object_key first; none before KEYS existed
+    # What the registered workloads read from the outputs (fanout.common.registry.stack_fields; latency:
+    # storage, express_bucket, express_az), by output name; run.json holds them beside the rest.
+    workload_outputs: dict = field(default_factory=dict)
+
+    @classmethod
+    def from_outputs(cls, backend: str, outputs: dict) -> "Stack":
+        wanted = [f for f in fields(cls) if f.name not in ("backend", "workload_outputs")]
+        missing = [f.name for f in wanted if f.name not in outputs and f.default is MISSING and f.default_factory is MISSING]
+        if missing:
+            raise FanoutError(f"stack outputs lack {', '.join(missing)}; run `make deploy` again")
+        values = {f.name: f.type(outputs[f.name]) for f in wanted if f.name in outputs}
+        return cls(backend=backend, workload_outputs=workloads.stack_fields(outputs), **values)
+
+    def as_record(self) -> dict:
+        """The stack as run.json holds it: its fields, the workloads' outputs among them."""
+        record = asdict(self)
+        record.update(record.pop("workload_outputs"))
+        return record
+
+    def client(self, service: str, **config):
+        """A boto3 client for this stack's region and endpoint."""
+        return aws.client(service, self.region, self.endpoint, **config)
+
+
+def load(backend: str, stack: str) -> Stack:
+    """The deployed stack, or a one-line error saying how to deploy it."""
+    outputs = terraform.outputs(backend, stack)
+    if not outputs:
+        raise FanoutError(
+            f"no stack {stack!r} is deployed on the {backend} backend; "
+            f"run `make deploy BACKEND={backend} STACK={stack}` first"
+        )
+    deployed = Stack.from_outputs(backend, outputs)
+    if backend == "local":
+        from fanout.local.emulator import health
+
+        health.check_stack(deployed)
+    return deployed
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """--backend and --stack, shared by every command that acts on a deployed stack."""
+    parser.add_argument("--backend", choices=BACKENDS, default="local", help="default: local")
+    parser.add_argument("--stack", default=DEFAULT_STACK, help=f"stack name (default: {DEFAULT_STACK})")
+
+
+def from_args(args: argparse.Namespace) -> Stack:
+    """The stack a command acts on; on AWS, only with usable credentials (one line otherwise)."""
+    deployed = load(args.backend, args.stack)
+    if deployed.backend == "aws":
+        credentials.check(deployed.region, deployed.endpoint)
+    return deployed

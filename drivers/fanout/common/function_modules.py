@@ -1,0 +1,73 @@
+"""The function's own modules (functions/runner/ and its workload folders), imported by the drivers
+from their files.
+
+The function's folder is not a package (its zip is flat: fanout.cloud.package puts every module,
+the workload folders' too, at the root, the handler's import path), so the drivers import its
+modules by path rather than keep copies: the strategies a message may name, the timeline a record
+carries and a workload's parameters then have one definition, the one that runs on Lambda. A
+module that imports a sibling by its plain name (`import strategies`, as the flat zip requires)
+gets the sibling loaded here, visible under that name only while the module runs its top level:
+the drivers' own namespace keeps no plain `strategies`.
+"""
+
+import ast
+import importlib.util
+import sys
+from contextlib import contextmanager
+
+from fanout.common import paths
+
+NAME = "runner"  # the one function: it runs every workload
+FOLDER = paths.FUNCTIONS / NAME
+
+
+def folders(root=FOLDER) -> list:
+    """The function's folder and its workload folders (one per workload, its modules inside)."""
+    return [root, *sorted(path for path in root.iterdir() if path.is_dir() and path.name != "__pycache__")]
+
+
+def source(name: str):
+    """The file of the function's module `name`, in whichever of its folders it is."""
+    found = [folder / f"{name}.py" for folder in folders() if (folder / f"{name}.py").is_file()]
+    if not found:
+        raise KeyError(f"the function has no module {name!r}")
+    return found[0]
+
+
+def load(name: str):
+    """The function's module `name` as the module fanout.function_<name>, imported once."""
+    qualified = f"fanout.function_{name}"
+    if qualified not in sys.modules:
+        path = source(name)
+        siblings = {sibling: load(sibling) for sibling in _sibling_imports(path)}
+        spec = importlib.util.spec_from_file_location(qualified, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[qualified] = module  # before running it: dataclasses look their module up
+        with _visible(siblings):
+            spec.loader.exec_module(module)
+    return sys.modules[qualified]
+
+
+def _sibling_imports(path) -> list[str]:
+    """The function's modules that `path` imports by plain name (`import envelope`)."""
+    names = []
+    for node in ast.parse(path.read_text()).body:
+        imported = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+        imported += [node.module] if isinstance(node, ast.ImportFrom) and node.module and not node.level else []
+        names += [name for name in imported if any((folder / f"{name}.py").is_file() for folder in folders())]
+    return names
+
+
+@contextmanager
+def _visible(modules: dict):
+    """`modules` importable under their plain names for the duration of the block."""
+    saved = {name: sys.modules.get(name) for name in modules}
+    sys.modules.update(modules)
+    try:
+        yield
+    finally:
+        for name, previous in saved.items():
+            if previous is None:
+                sys.modules.pop(name, None)
+            else:
+                sys.modules[name] = previous

@@ -1,0 +1,57 @@
+"""What a workload declares in its folder's __init__.py: its Workload entry and cell fields
+(fanout.common.registry collects them)."""
+
+import functools
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class CellField:
+    """A cell field, declared once (fanout.results.cells builds the cells from these): the record
+    field `name`, its column `title`, its part of a cell's label (`{}`: the value as text), whether
+    it sorts as a number (512 before 1024), and `show`, how a whole number is written (a size)."""
+
+    name: str
+    title: str
+    label: str = "{}"
+    numeric: bool = False
+    show: Callable[[int], str] | None = None
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A registered workload. `cells`: the cell fields its records add to those every record
+    shares (SHARED_CELLS), of which `deployed` are the deployment's (tables across runs put them
+    before the architecture); `query`: its saved percentile query, grouped by them; `driver_class`:
+    "module:Class" of its Driver, loaded when first asked for."""
+
+    name: str
+    help: str
+    cells: tuple[CellField, ...]
+    query: str
+    driver_class: str
+    deployed: tuple[str, ...] = ()
+
+    @property
+    def cell_fields(self) -> tuple[str, ...]:
+        return tuple(field.name for field in self.cells)
+
+    def driver(self):
+        """Its driver, one instance per class."""
+        return _instance(self.driver_class)
+
+
+@functools.cache
+def _instance(path: str):
+    module, _, name = path.partition(":")
+    return getattr(importlib.import_module(module), name)()
+
+
+# The cell fields of every record, whatever the workload (the envelope, docs/workloads.md): a
+# cell's fields are these with the workload's own before the tag (fanout.results.cells).
+SHARED_CELLS = (CellField("memory_size", "memory MB", "{} MB", numeric=True),
+                CellField("concurrency_limit", "concurrency", "concurrency {}", numeric=True),
+                CellField("experiment_tag", "tag", "tag={}"))  # fmt: skip
+SHARED_CELL_FIELDS = tuple(field.name for field in SHARED_CELLS)

@@ -1,0 +1,288 @@
+"""The Lambda network model of the local backend: named profiles, model files, scale, labels.
+
+A model gives every execution environment the network Lambda gives a function (see
+docs/network-model.md for each figure and its source):
+
+- a token bucket: `burst` bytes of credit, spent at up to `peak_mb_per_s` and refilled at
+  `sustained_mb_per_s`; once it is empty the environment gets the sustained rate;
+- `connection_mb_per_s`, the most one TCP connection carries (S3's per-connection ceiling);
+- `first_byte_ms` (median) and `first_byte_p90_ms`: the first-byte latency of each request,
+  fixed when p90 is absent, else lognormal with that median and p90;
+- `aggregate_mb_per_s`, an optional cap over all environments together (off unless given);
+- `addresses`, optional: the loopback addresses the emulator's endpoint answers on, each with a
+  rate factor (`{"127.0.0.2" = 1, "127.0.0.3" = 0.5}`): S3's regional endpoint resolves to many
+  addresses, and the platform gives each environment one of them in rotation (fanout.local.host), so
+  the per-address analysis has a known answer. Without it, the one address 127.0.0.1.
+
+Any parameter may be a table from memory size (MB) to value, interpolated linearly between its
+points and constant beyond them, because Lambda's bandwidth may depend on memory. A missing
+parameter does not limit. `scale` divides every rate and the burst size (not the latency), so a
+small machine can model many environments faithfully. Rates are decimal MB/s (10^6 bytes/s).
+"""
+
+import ipaddress
+import json
+import math
+import socket
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fanout.common import numerals as numbers
+from fanout.common.errors import UsageError
+from fanout.common.sizes import parse_size
+
+NONE = "none"
+RATES = ("peak_mb_per_s", "sustained_mb_per_s", "connection_mb_per_s", "aggregate_mb_per_s")
+LATENCIES = ("first_byte_ms", "first_byte_p90_ms")
+PARAMETERS = ("burst", *RATES, *LATENCIES)
+ADDRESSES = "addresses"
+MAX_ADDRESSES = 16
+
+# Published figures (docs/network-model.md): 2.7 Gbit/s burst, ~0.6 Gbit/s sustained at every
+# memory size, a 300 MiB bucket, ~90 MB/s per S3 connection, first byte p90 20 ms.
+_LAMBDA_2024 = {
+    "burst": 300 * 2**20,
+    "peak_mb_per_s": 337.5,
+    "sustained_mb_per_s": 75.0,
+    "connection_mb_per_s": 90.0,
+    "first_byte_ms": 15.0,
+    "first_byte_p90_ms": 20.0,
+}
+PROFILES = {
+    NONE: {},
+    "lambda-2024": _LAMBDA_2024,
+    # Reported, not verified: 625 Mbit/s at 2 GB up to 3,000 Mbit/s at 10 GB outside a VPC; the
+    # 2024 figures below 2 GB. The burst is unknown for it: the 2024 bucket and peak are kept,
+    # with the peak never below the sustained rate.
+    "lambda-2026": _LAMBDA_2024 | {
+        "sustained_mb_per_s": {128: 75.0, 2047: 75.0, 2048: 78.125, 10240: 375.0},
+        "peak_mb_per_s": {128: 337.5, 8192: 337.5, 10240: 375.0},
+    },
+}
+SCALE_RANGE = (1.0, 100_000.0)
+
+
+class ModelError(UsageError):
+    """A bad model file or value; the message names the parameter."""
+
+
+@dataclass(frozen=True)
+class Shape:
+    """A model resolved for one memory size and scale: what the shaping proxy enforces.
+
+    Rates in bytes/s and sizes in bytes; None means not limited."""
+
+    burst_bytes: float | None
+    peak_rate: float | None
+    sustained_rate: float | None
+    connection_rate: float | None
+    aggregate_rate: float | None
+    first_byte_s: float | None  # median
+    first_byte_p90_s: float | None  # None: fixed latency
+    addresses: dict | None = None  # loopback address -> rate factor; None: 127.0.0.1 at 1
+
+    def max_rate(self, connections: int) -> float | None:
+        """The most one environment can draw with `connections` connections (None: no limit)."""
+        limits = [self.peak_rate if self.burst_bytes else self.sustained_rate]
+        limits.append(None if self.connection_rate is None else self.connection_rate * connections)
+        finite = [rate for rate in limits if rate is not None]
+        return min(finite) if finite else None
+
+
+@dataclass(frozen=True)
+class NetworkModel:
+    """A named model and its scale. `parameters` maps names of PARAMETERS to a number or to a
+    {memory MB: number} table, all validated."""
+
+    profile: str
+    scale: float = 1.0
+    parameters: dict = field(default_factory=dict)
+
+    @property
+    def shaped(self) -> bool:
+        """False for `none`: traffic goes straight to the emulator over loopback."""
+        return self.profile != NONE
+
+    def at(self, memory: int) -> Shape:
+        """The model for a function of `memory` MB, every rate and the burst divided by scale."""
+        value = {name: _at_memory(self.parameters.get(name), memory) for name in PARAMETERS}
+        rate = {name: None if value[name] is None else value[name] * 1e6 / self.scale for name in RATES}
+        latency = {name: None if value[name] is None else value[name] / 1000 for name in LATENCIES}
+        burst = value["burst"]
+        return Shape(
+            burst_bytes=None if burst is None else burst / self.scale,
+            peak_rate=rate["peak_mb_per_s"],
+            sustained_rate=rate["sustained_mb_per_s"],
+            connection_rate=rate["connection_mb_per_s"],
+            aggregate_rate=rate["aggregate_mb_per_s"],
+            first_byte_s=latency["first_byte_ms"],
+            first_byte_p90_s=latency["first_byte_p90_ms"],
+            addresses=self.parameters.get(ADDRESSES),
+        )
+
+    def with_scale(self, scale: float) -> "NetworkModel":
+        return NetworkModel(self.profile, check_scale(scale), self.parameters)
+
+    def describe(self) -> dict:
+        """What run.json records under "network"."""
+        return {"profile": self.profile, "scale": self.scale,
+                "parameters": {k: _json_value(v) for k, v in self.parameters.items()}}
+
+
+def load(spec: str, scale: float = 1.0) -> NetworkModel:
+    """A profile name or the path of a .toml/.json model file, at `scale`."""
+    if spec in PROFILES:
+        return NetworkModel(spec, check_scale(scale), dict(PROFILES[spec]))
+    model = _load_file(spec, scale)
+    check_addresses_exist(model.parameters.get(ADDRESSES) or {}, spec)
+    return model
+
+
+def _load_file(spec: str, scale: float) -> NetworkModel:
+    path = Path(spec)
+    if path.suffix not in (".toml", ".json"):
+        raise ModelError(f"invalid network {spec!r}: expected one of {', '.join(PROFILES)} "
+                         "or a model file ending in .toml or .json")
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise ModelError(f"cannot read network model file {spec!r}: {exc.strerror}") from None
+    try:
+        data = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
+    except (tomllib.TOMLDecodeError, ValueError) as exc:
+        raise ModelError(f"network model file {spec!r} is not valid {path.suffix[1:].upper()}: "
+                         f"{str(exc).splitlines()[0]}") from None
+    if not isinstance(data, dict):
+        raise ModelError(f"network model file {spec!r} must hold a table of parameters")
+    return NetworkModel(path.stem, check_scale(scale), parameters(data, spec))
+
+
+def parameters(data: dict, where: str) -> dict:
+    """Validated parameters of a model file; a one-line ModelError naming the bad one."""
+    unknown = sorted(set(data) - {*PARAMETERS, ADDRESSES})
+    if unknown:
+        raise ModelError(f"network model {where!r}: unknown parameter {unknown[0]!r}; "
+                         f"allowed: {', '.join([*PARAMETERS, ADDRESSES])}")
+    checked = {name: _addresses(value, where) if name == ADDRESSES else _parameter(name, value, where)
+               for name, value in data.items()}  # fmt: skip
+    _check_consistent(checked, where)
+    return checked
+
+
+def check_scale(value) -> float:
+    low, high = SCALE_RANGE
+    scale = numbers.decimal(value)
+    if scale is None or not low <= scale <= high:
+        raise ModelError(f"invalid network scale {value!r}: expected a number from {low:g} to {high:g}")
+    return scale
+
+
+def label(run: dict) -> str:
+    """How a run's numbers were made, for every report, summary file and plot caption."""
+    if run.get("backend") == "aws":
+        return "measured on AWS"
+    network = run.get("network") or {"profile": NONE}
+    if network["profile"] == NONE:
+        return "simulated network: none (loopback, not modelled)"
+    return f"simulated network: {network['profile']}, scale {network['scale']:g}"
+
+
+def _parameter(name: str, value, where: str):
+    if isinstance(value, dict):
+        if not value:
+            raise ModelError(f"network model {where!r}: parameter {name!r} has an empty memory table")
+        return {_memory(name, key, where): _number(name, v, where) for key, v in value.items()}
+    return _number(name, value, where)
+
+
+def _memory(name: str, key, where: str) -> int:
+    try:
+        memory = int(key)
+    except (TypeError, ValueError):
+        memory = 0
+    if not 128 <= memory <= 10240:
+        raise ModelError(f"network model {where!r}: parameter {name!r} has memory {key!r}; "
+                         "expected memory sizes from 128 to 10240 (MB) as keys")
+    return memory
+
+
+def _number(name: str, value, where: str) -> float:
+    if name == "burst" and isinstance(value, str):
+        try:
+            return float(parse_size(value))
+        except UsageError:
+            pass
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
+        allowed = "a size such as 32MiB or a number of bytes" if name == "burst" else "a number above 0"
+        raise ModelError(f"network model {where!r}: parameter {name!r} = {value!r} is not allowed; expected {allowed}")
+    return float(value)
+
+
+def _check_consistent(checked: dict, where: str) -> None:
+    """Relations between parameters, at every memory size any table names."""
+    tables = [v for name, v in checked.items() if name in PARAMETERS and isinstance(v, dict)]
+    memories = sorted({m for table in tables for m in table} or {128})
+    for memory in memories:
+        value = {name: _at_memory(checked.get(name), memory) for name in PARAMETERS}
+        if value["burst"] is not None and value["sustained_mb_per_s"] is None:
+            raise ModelError(f"network model {where!r}: parameter 'burst' needs 'sustained_mb_per_s' "
+                             "(the rate that refills the bucket)")
+        if value["first_byte_p90_ms"] is not None and value["first_byte_ms"] is None:
+            raise ModelError(f"network model {where!r}: parameter 'first_byte_p90_ms' needs 'first_byte_ms' "
+                             "(the median)")
+        for high, low in (("peak_mb_per_s", "sustained_mb_per_s"), ("first_byte_p90_ms", "first_byte_ms")):
+            if None not in (value[high], value[low]) and value[high] < value[low]:
+                raise ModelError(f"network model {where!r}: parameter {high!r} = {value[high]:g} at {memory} MB "
+                                 f"is below {low!r} = {value[low]:g}")
+
+
+def _addresses(value, where: str) -> dict[str, float]:
+    """The `addresses` table: IPv4 loopback addresses (127.0.0.0/8) to rate factors above 0."""
+    if not isinstance(value, dict) or not 1 <= len(value) <= MAX_ADDRESSES:
+        raise ModelError(f"network model {where!r}: {ADDRESSES!r} must be a table of 1 to {MAX_ADDRESSES} "
+                         'loopback addresses and rate factors, e.g. { "127.0.0.2" = 1, "127.0.0.3" = 0.5 }')
+    checked = {}
+    for address, factor in value.items():
+        try:
+            parsed = ipaddress.IPv4Address(address)
+        except ValueError:
+            parsed = None
+        if parsed is None or not parsed.is_loopback:
+            raise ModelError(f"network model {where!r}: address {address!r} is not allowed; "
+                             "expected an IPv4 loopback address (127.0.0.0/8), e.g. 127.0.0.2")
+        if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not 0 < factor < math.inf:
+            raise ModelError(f"network model {where!r}: address {address!r} has rate factor {factor!r}; "
+                             "expected a number above 0 (1 = the model's rates, 0.5 = half)")
+        checked[str(parsed)] = float(factor)
+    return checked
+
+
+def check_addresses_exist(addresses, where: str) -> None:
+    """Refuse addresses this machine cannot listen on: Linux routes all of 127.0.0.0/8 to the
+    loopback interface, macOS only 127.0.0.1 unless an alias is added."""
+    for address in addresses:
+        with socket.socket() as probe:
+            try:
+                probe.bind((address, 0))
+            except OSError as exc:
+                raise ModelError(f"network model {where!r}: address {address} is not on this machine's loopback "
+                                 f"interface ({exc.strerror}); add it (macOS: sudo ifconfig lo0 alias {address} up) "
+                                 f"or leave it out of {ADDRESSES!r}") from None
+
+
+def _at_memory(value, memory: int) -> float | None:
+    """A parameter at `memory` MB: tables interpolate linearly, constant beyond their ends."""
+    if not isinstance(value, dict):
+        return value
+    points = sorted(value.items())
+    if memory <= points[0][0]:
+        return points[0][1]
+    for (m0, v0), (m1, v1) in zip(points, points[1:]):
+        if memory <= m1:
+            return v0 + (v1 - v0) * (memory - m0) / (m1 - m0)
+    return points[-1][1]
+
+
+def _json_value(value):
+    return {str(k): v for k, v in value.items()} if isinstance(value, dict) else value

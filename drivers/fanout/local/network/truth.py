@@ -1,0 +1,155 @@
+"""Ground truth: what a run under a model should show, next to what its records show.
+
+For each memory size of a run, the injected values come from the model run.json recorded
+(fanout.local.network.options.from_record) at that memory and scale, and the estimates from the
+download records' timelines (functions/runner/download/timeline.py):
+- sustained rate: median of `sustained_mb_per_s` over every download;
+- burst size (the bucket): median of `burst_excess_bytes` over the first download of each
+  environment (earliest start_ms per env_id), the only one certain to start with a full bucket;
+- first-byte latency: median of `first_byte_seconds`, against the model's median; the proxy
+  makes the function see the drawn latency, counted from the request's arrival so that the
+  emulator's answer is absorbed inside it (less what the path itself adds, kept current while
+  the host runs: fanout.local.network.path), but never releases a first byte before the emulator has
+  answered. The row carries how many of the run's requests held for a latency (`requests`)
+  had an emulator answer later than their drawn latency (`late`, from the host's log lines:
+  fanout.local.network.late); when any had, the estimate is an upper bound, not the model's figure.
+- rate factor of each endpoint address (a model with `addresses`): the median throughput of the
+  downloads whose requests all reached that address over the median of those on the addresses
+  of the largest factor, times that factor. The first-byte latency, which factors do not scale,
+  pulls the estimate towards the largest factor for downloads it dominates.
+Medians are exact (numpy's default, linear interpolation between closest ranks).
+
+The model's prediction for one download (`predicted_seconds`) comes from its parameters alone,
+as a fluid: n connections draw min(n x per-connection, peak) while the bucket has credit, which
+drains at that rate less the sustained one, then min(n x per-connection, sustained). Every GET
+first waits its first-byte latency (the model's median, or a wait measured on the path): a
+connection that reads g parts one after another waits g times, so its rate over the download is
+its cap x T / (T + (g - 1) x wait), with T = size / (n x cap) its time at the cap, and the
+download takes one wait plus the fluid at that rate. Connection-bound, that is the g waits plus
+the bytes at the cap; environment-bound, one connection's wait is the others' transfer and only
+the first wait shows. The tests and bench/strategy_truth.py rank strategies by it against the
+report's strategy table.
+"""
+
+import math
+from dataclasses import asdict, replace
+
+import numpy as np
+
+from fanout.local.network import late
+from fanout.local.network.model import Shape
+from fanout.local.network.options import from_record
+
+
+def compare(run: dict, downloads: list[dict], events: list[dict] = ()) -> list[dict]:
+    """One row per memory size: injected and estimated values, and their ratio; `events`, the
+    run's log events, give the first-byte row its late answers (see the module docstring)."""
+    model = from_record(run.get("network"))
+    if run.get("backend") != "local" or not model.shaped:
+        return []
+    rows = []
+    for memory in sorted({d["memory_size"] for d in downloads if "sustained_mb_per_s" in d}):
+        mine = [d for d in downloads if d["memory_size"] == memory and "sustained_mb_per_s" in d]
+        shape = model.at(memory)
+        firsts = _first_per_environment(mine)
+        estimates = {
+            "sustained_mb_per_s": (_mb(shape.sustained_rate), _median(d["sustained_mb_per_s"] for d in mine)),
+            "burst_bytes": (shape.burst_bytes, _median(d["burst_excess_bytes"] for d in firsts)),
+            "first_byte_seconds": (shape.first_byte_s, _median(d["first_byte_seconds"] for d in mine
+                                                              if d.get("first_byte_seconds") is not None)),
+        }
+        invocations = {d["request_id"] for d in mine if "request_id" in d}
+        held = {"first_byte_seconds": asdict(late.totals(events, invocations))}
+        for name, (injected, estimated) in estimates.items():
+            ratio = estimated / injected if injected and estimated is not None else None
+            rows.append({"memory_size": memory, "parameter": name, "injected": injected, "estimated": estimated,
+                         "ratio": None if ratio is None else round(ratio, 3), "downloads": len(mine),
+                         "inside_burst": _ends_inside_burst(mine, shape.burst_bytes), **held.get(name, {})})
+        rows += _address_factors(memory, shape.addresses or {}, mine)
+    return rows
+
+
+def _address_factors(memory: int, factors: dict, downloads: list[dict]) -> list[dict]:
+    """One row per endpoint address of the model: its rate factor, injected and estimated."""
+    rates = {address: [d["bytes"] / d["seconds"] for d in downloads if d.get("endpoint_ip") == address]
+             for address in factors}  # fmt: skip
+    top = max(factors.values(), default=None)
+    reference = _median(r for address, values in rates.items() if factors[address] == top for r in values)
+    rows = []
+    for address, factor in factors.items():
+        mine = _median(rates[address])
+        estimated = None if mine is None or not reference else top * mine / reference
+        rows.append({"memory_size": memory, "parameter": f"rate_factor {address}", "injected": factor,
+                     "estimated": estimated, "ratio": None if estimated is None else round(estimated / factor, 3),
+                     "downloads": len(rates[address]), "inside_burst": False})  # fmt: skip
+    return rows
+
+
+def predicted_seconds(shape: Shape, size: int, connections: int, gets: int = 1, wait: float | None = None) -> float:
+    """Seconds for one download of `size` bytes in `gets` GETs over `connections` connections
+    that starts with a full bucket, under `shape`, each GET first waiting `wait` seconds (None:
+    the model's median first-byte latency). See the module docstring."""
+    wait = (shape.first_byte_s or 0.0) if wait is None else wait
+    per_connection = math.ceil(gets / connections)  # GETs each connection makes one after another
+    if shape.connection_rate and per_connection > 1 and wait:
+        at_cap = size / (connections * shape.connection_rate)
+        shape = replace(shape, connection_rate=shape.connection_rate * at_cap / (at_cap + (per_connection - 1) * wait))
+    return wait + _fluid_seconds(shape, size, connections)
+
+
+def _fluid_seconds(shape: Shape, size: int, connections: int) -> float:
+    """The bytes alone: the bucket's burst, then the sustained rate (see the module docstring)."""
+    burst_rate = _rate(shape, connections, shape.peak_rate)
+    sustained_rate = _rate(shape, connections, shape.sustained_rate)
+    if not shape.burst_bytes or burst_rate <= shape.sustained_rate:
+        return size / sustained_rate
+    burst_seconds = shape.burst_bytes / (burst_rate - shape.sustained_rate)
+    if size <= burst_rate * burst_seconds:
+        return size / burst_rate
+    return burst_seconds + (size - burst_rate * burst_seconds) / sustained_rate
+
+
+def predicted_ranking(shape: Shape, size: int, strategies: list) -> list[tuple[str, float]]:
+    """(canonical text, predicted seconds) of each strategy (fanout.cloud.strategies Choice), fastest
+    first. A strategy uses as many connections as it has parallel GETs, at most its parts."""
+    seconds = {str(c): predicted_seconds(shape, size, connections(c, size), c.gets(size)) for c in strategies}
+    return sorted(seconds.items(), key=lambda item: item[1])
+
+
+def connections(choice, size: int) -> int:
+    """Connections a strategy (fanout.cloud.strategies Choice) reads `size` bytes over: its parallel
+    GETs (1 for stream), at most one per part."""
+    values = dict(choice.values)
+    return min(values.get("connections", values.get("max_concurrency", 1)), choice.gets(size))
+
+
+def _rate(shape: Shape, connections: int, environment: float | None) -> float:
+    """What `connections` connections draw when the environment allows `environment` bytes/s."""
+    limits = [environment, None if shape.connection_rate is None else shape.connection_rate * connections]
+    finite = [rate for rate in limits if rate is not None]
+    if not finite:
+        raise ValueError("a model with neither a per-connection nor an environment rate predicts no time")
+    return min(finite)
+
+
+def _first_per_environment(downloads: list[dict]) -> list[dict]:
+    first: dict[str, dict] = {}
+    for d in sorted(downloads, key=lambda d: d["start_ms"]):
+        first.setdefault(d["env_id"], d)
+    return list(first.values())
+
+
+def _ends_inside_burst(downloads: list[dict], bucket: float | None) -> bool:
+    """Is the object no larger than the bucket? Then a download that starts with a full bucket
+    ends inside its burst, never reaching the sustained rate, and the estimates of sustained rate
+    and burst describe the burst, not the model."""
+    return bool(bucket) and (_median(d["bytes"] for d in downloads) or 0) <= bucket
+
+
+def _median(values) -> float | None:
+    values = list(values)
+    return float(np.median(values)) if values else None
+
+
+def _mb(rate: float | None) -> float | None:
+    return None if rate is None else rate / 1e6

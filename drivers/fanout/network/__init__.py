@@ -1,5 +1,0 @@
-"""The local backend's model of Lambda's network, and the proxy that applies it (docs/network-model.md)."""
-
-from fanout.network.model import NONE, PROFILES, ModelError, NetworkModel, Shape, label, load
-
-__all__ = ["NONE", "PROFILES", "ModelError", "NetworkModel", "Shape", "label", "load"]

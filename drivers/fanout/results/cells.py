@@ -1,0 +1,119 @@
+"""Cells: the combinations of parameters a run's records fall into, built from the registry
+(fanout.workloads): the cell fields every record shares (memory size, concurrency limit,
+experiment tag), with each workload's own between them and the tag (download: object size,
+strategy as canonical text; latency: storage class, operation, size), and across runs also the
+architecture, the network the run was made under and its PIN (from run.json: a sweep's pin
+axis makes runs that differ only in it). A workload's cell fields are declared once, in its
+registry entry; `of(workload)` is the one definition of its cells for its reports, the report
+across runs and compare. The report has one table row per cell and the plots one box or line
+per cell.
+
+A cell is a frozen dataclass made from the registry (dataclasses.make_dataclass, one class per
+workload): it has named, typed-looking fields (`cell.memory_size`), hashes and compares as a
+record, and adding a field cannot silently shift what an index means. A mapping would do the
+same work, but every reader would then write `cell["memory_size"]` and a misspelt name would
+read as None instead of failing.
+
+Query rows and records must agree on a cell. Logs Insights returns every value as text and the
+query path reads numeric-looking text back as a number (a tag "1" becomes 1, while "007" stays
+text), whereas records keep their JSON types; `key` passes both through that same reading.
+"""
+
+import math
+from dataclasses import dataclass, field, make_dataclass
+from functools import cache
+
+from fanout.common import registry as workloads
+from fanout.insights.values import parse_result_value, render
+
+# Known from run.json, not from the records (None in one run's report, where every record shares
+# them; pin None also means not pinned).
+FROM_RUN = (workloads.CellField("architecture", "architecture"), workloads.CellField("network", "network"),
+            workloads.CellField("pin", "pin"))  # fmt: skip
+
+
+class _Cell:
+    """What every workload's cell class does; `schema` is its Schema."""
+
+    schema: "Schema"
+
+    def as_dict(self) -> dict:
+        """Every field, in the order of the tables across runs (Schema.across)."""
+        return {name: getattr(self, name) for name in self.schema.across}
+
+    def sort_key(self) -> tuple:
+        """The record fields in order: numbers in numeric order (512 before 1024), text as text."""
+        declared = self.schema.declared
+        return tuple(_number(getattr(self, name)) if declared[name].numeric else str(getattr(self, name))
+                     for name in self.schema.fields)  # fmt: skip
+
+    def text(self, name: str) -> str:
+        """One field as the tables show it."""
+        value, show = getattr(self, name), self.schema.declared[name].show
+        if show is not None and isinstance(value, int):
+            return show(value)
+        return "-" if value is None else str(value)
+
+    def label(self, names: tuple[str, ...] | None = None) -> str:
+        """`1024 MB, concurrency 8, 16 MiB, stream chunk_size=256KiB, tag=demo`, or only the named parts."""
+        return ", ".join(self.schema.declared[name].label.format(self.text(name)) for name in names or self.schema.fields)
+
+
+@dataclass(frozen=True)
+class Schema:
+    """The cells of one workload: `fields`, the record fields in label and sort order; `across`,
+    every field in the order of the tables across runs (the deployment's values, the
+    architecture, the message's, the tag, the network last); `Cell`, the cell class."""
+
+    workload: str
+    fields: tuple[str, ...]
+    across: tuple[str, ...]
+    declared: dict = field(compare=False)  # name -> workloads.CellField
+    Cell: type = field(compare=False)
+
+    @property
+    def titles(self) -> dict[str, str]:
+        """Column title of each record field."""
+        return {name: self.declared[name].title for name in self.fields}
+
+    def key(self, row: dict):
+        """The cell of a query row or a record, each value as the query path would type it."""
+        return self.Cell(**{name: None if row.get(name) is None else parse_result_value(render(row[name]))
+                            for name in self.fields})  # fmt: skip
+
+    def sort_key(self, row: dict) -> tuple:
+        return self.key(row).sort_key()
+
+    def label(self, row: dict, names: tuple[str, ...] | None = None) -> str:
+        return self.key(row).label(names)
+
+    def varying(self, cell_list: list) -> tuple[str, ...]:
+        """The names of the fields whose values differ between cells."""
+        return tuple(name for name in self.fields if len({getattr(cell, name) for cell in cell_list}) > 1)
+
+
+@cache
+def of(workload: workloads.Workload) -> Schema:
+    """The cells of `workload`, from its registry entry."""
+    shared, tag = workloads.SHARED_CELLS[:-1], workloads.SHARED_CELLS[-1]
+    record = (*shared, *workload.cells, tag)
+    deployed = [f for f in workload.cells if f.name in workload.deployed]
+    message = [f for f in workload.cells if f.name not in workload.deployed]
+    architecture, network, pin = FROM_RUN
+    across = (*shared, *deployed, architecture, *message, pin, tag, network)
+    names = tuple(f.name for f in record)
+    schema_fields = [(f.name, object) for f in record] + [(f.name, object, None) for f in FROM_RUN]
+    cell_class = make_dataclass(f"{workload.name.title()}Cell", schema_fields, bases=(_Cell,), frozen=True)
+    schema = Schema(workload.name, names, tuple(f.name for f in across), {f.name: f for f in (*record, *FROM_RUN)},
+                    cell_class)  # fmt: skip
+    cell_class.schema = schema
+    return schema
+
+
+def titles() -> set[str]:
+    """Every cell field's column title, of every registered workload (tables left-align them)."""
+    return {f.title for workload in workloads.WORKLOADS.values() for f in (*workloads.SHARED_CELLS, *workload.cells)}
+
+
+def _number(value) -> float:
+    return value if isinstance(value, (int, float)) else math.inf

@@ -1,0 +1,89 @@
+"""What a run cost: the estimate of its cell (the cost model fire prints before sending) beside
+the Lambda bill its REPORT lines give after it ran.
+
+The bill is exact for what the REPORT lines cover: Lambda charges Billed Duration x memory (the
+INIT phase of a cold start is inside Billed Duration since 2025-08-01), the requests and /tmp
+beyond the free 512 MB over the same duration. S3, SQS and CloudWatch charges have no per-run
+record here; they stay estimates. On the local backend the REPORT lines are the host's, so the
+"bill" is what AWS would charge for the simulated durations, and says so.
+"""
+
+import json
+
+from fanout.results import sweep_folders
+from fanout.cloud import costs
+from fanout.results import run_folders as runs
+from fanout.common import registry as workloads
+from fanout.cloud.params import ephemeral_mib
+
+NOTE = ("The bill is Lambda's, from the REPORT lines (Billed Duration x memory, INIT included, the requests, "
+        "/tmp beyond 512 MB); the estimate is the cost model `fanout fire` prints (drivers/fanout/cloud/costs.py).")
+
+
+def estimate(record: dict) -> costs.Estimate:
+    """The cost model's estimate for the run's sent messages, priced as its sweep cell would be."""
+    stack, parameters = record["stack"], record["parameters"]
+    cell = sweep_folders.CellParams(stack["memory"], stack["concurrency"], stack["object_size"], stack["architecture"],
+                           parameters["strategy"], parameters.get("workload", workloads.DEFAULT),
+                           parameters.get("workload_options"), parameters.get("pin"))  # fmt: skip
+    return workloads.get(cell.workload).driver().cell_estimate(record["sent"], cell)
+
+
+def billed(report_rows: list[dict], architecture: str, object_size: int) -> dict:
+    """Lambda's charges from the lambda-report query's rows (one per memory size): invocations,
+    billed GB-seconds and USD (compute, requests and /tmp beyond the free part)."""
+    extra_tmp_gb = max(0, ephemeral_mib(object_size) - costs.FREE_EPHEMERAL_MIB) / 1024
+    invocations = sum(int(row["invocations"]) for row in report_rows)
+    seconds = {row["memory_mb"]: int(row["invocations"]) * row["billed_ms_avg"] / 1000 for row in report_rows}
+    gb_seconds = sum(s * memory / 1024 for memory, s in seconds.items())
+    usd = (gb_seconds * costs.gb_second_price(architecture) + invocations * costs.PRICES["lambda_request"]
+           + sum(seconds.values()) * extra_tmp_gb * costs.PRICES["lambda_ephemeral_gb_second"])  # fmt: skip
+    return {"invocations": invocations, "gb_seconds": gb_seconds, "usd": usd}
+
+
+def summary(record: dict, report_rows: list[dict]) -> dict:
+    """The run's cost, estimated and billed, as the report's summary.json keeps it."""
+    est = estimate(record)
+    stack = record["stack"]
+    return {
+        "estimated_usd": est.total,
+        "estimated_lambda_usd": est.lambda_compute + est.lambda_init + est.lambda_ephemeral + est.lambda_requests,
+        "estimated_gb_seconds": est.gb_seconds + est.cold_starts * costs.ASSUMED_INIT_SECONDS * stack["memory"] / 1024,
+        "billed": billed(report_rows, stack["architecture"], stack["object_size"]),
+        "simulated": record["backend"] != "aws",
+    }
+
+
+def lines(cost: dict) -> list[str]:
+    """The cost in two lines of at most 80 columns: billed Lambda against its estimate, then the
+    whole estimate."""
+    bill = cost["billed"]
+    if not bill["invocations"]:
+        return ["Lambda bill: no REPORT lines in the run's time window (logs still arriving?)"]
+    ratio = f"; bill/estimate {bill['usd'] / cost['estimated_lambda_usd']:.2f}" if cost["estimated_lambda_usd"] else ""
+    what = " (simulated durations)" if cost["simulated"] else ""
+    return [
+        f"Lambda bill{what}: ${bill['usd']:,.4f}, {bill['gb_seconds']:,.1f} GB-s, {bill['invocations']:,} invocations",
+        f"  estimated before the run: ${cost['estimated_lambda_usd']:,.4f}, {cost['estimated_gb_seconds']:,.1f} GB-s"
+        f"{ratio}",
+        f"  the whole run on AWS (S3, SQS, logs too), estimated: ${cost['estimated_usd']:,.4f}",
+    ]
+
+
+def saved(run_id: str) -> dict | None:
+    """The cost a run's saved report holds (summary.json), or None: not reported yet, or
+    reported before the cost existed."""
+    path = runs.run_dir(run_id) / runs.SUMMARY_FILE
+    return json.loads(path.read_text()).get("cost") if path.is_file() else None
+
+
+def pooled(run_ids: list[str]) -> dict:
+    """The Lambda bill and its estimate summed over runs (a cell of several runs), with the bill
+    over the estimate; None figures when a run has no saved cost."""
+    found = [saved(run_id) for run_id in run_ids]
+    if not found or None in found:
+        return {"lambda_billed_usd": None, "lambda_estimated_usd": None, "bill_over_estimate": None}
+    billed = sum(cost["billed"]["usd"] for cost in found)
+    estimated = sum(cost["estimated_lambda_usd"] for cost in found)
+    return {"lambda_billed_usd": billed, "lambda_estimated_usd": estimated,
+            "bill_over_estimate": billed / estimated if estimated else None}  # fmt: skip

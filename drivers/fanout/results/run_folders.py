@@ -1,0 +1,252 @@
+"""Run folders: results/<run_id>/run.json describes how a run was made; results/latest points at
+the newest one.
+
+`fire` creates the folder; `wait` and `report` find it again by id or by `latest`. run.json is
+the only record of which seqs were sent, so it is written atomically (a temporary file renamed
+into place) and `latest` is swapped the same way.
+"""
+
+import csv
+import io
+import json
+import os
+import re
+import secrets
+import subprocess
+import time
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from importlib import metadata
+from pathlib import Path
+
+from fanout.common import paths
+from fanout.results import run_record
+from fanout.common.errors import FanoutError, UsageError
+
+LATEST = "latest"
+RUN_FILE = "run.json"
+RECORDS_FILE = "records.jsonl"  # a report's records of the run, as it fetched them from the logs
+SUMMARY_FILE = "summary.json"  # the rest of the report's data: both files together are a saved report
+CLOCK_SLACK_MS = 5 * 60 * 1000  # this machine's clock against the log timestamps
+_RUN_ID = re.compile(r"^[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}$")
+
+
+def new_run_id() -> str:
+    """Sortable by time (UTC, to the second) and unique (random suffix): 20250101T120000Z-1a2b3c."""
+    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ-") + secrets.token_hex(3)
+
+
+def run_dir(run_id: str) -> Path:
+    return paths.results_dir() / run_id
+
+
+def save(run: dict) -> Path:
+    """Write run.json of `run` (which has a "run_id") and point `latest` at it."""
+    folder = run_dir(run["run_id"])
+    folder.mkdir(parents=True, exist_ok=True)
+    write_file(run["run_id"], RUN_FILE, run)
+    _point_latest_at(run["run_id"])
+    return folder
+
+
+def update(run: dict) -> None:
+    """Rewrite run.json without moving `latest` (for a run that is not the newest)."""
+    write_file(run["run_id"], RUN_FILE, run)
+
+
+def write_file(run_id: str, name: str, data) -> Path:
+    """Write `data` as JSON to results/<run_id>/<name>, atomically; returns the path."""
+    path = run_dir(run_id) / name
+    write_json(path, data)
+    return path
+
+
+def write_summary(summary: dict) -> list[Path]:
+    """A report's records.jsonl and summary.json (the summary less its records) in the folder
+    of its run (`summary["run"]`); returns their paths. Keys keep their order (no sort): the
+    tables draw their columns in the order the queries gave them, and a report re-rendered
+    from these files must come out the same."""
+    folder = run_dir(summary["run"]["run_id"])
+    folder.mkdir(parents=True, exist_ok=True)
+    records = "".join(json.dumps(record, default=str) + "\n" for record in summary["records"])
+    rest = json.dumps({k: v for k, v in summary.items() if k != "records"}, indent=2, default=str) + "\n"
+    return [write_text(folder / RECORDS_FILE, records), write_text(folder / SUMMARY_FILE, rest)]
+
+
+def as_saved(summary: dict) -> dict:
+    """`summary` as write_summary's files give it back (tuples as lists, other values as text),
+    so that a report drawn from the logs and one drawn later from its saved files are the same."""
+    return json.loads(json.dumps(summary, default=str))
+
+
+def load_summary(run_id: str) -> dict | None:
+    """The saved report of the run (summary.json with the records of records.jsonl), or None
+    when it has none."""
+    folder = run_dir(run_id)
+    if not (folder / SUMMARY_FILE).is_file() or not (folder / RECORDS_FILE).is_file():
+        return None
+    return json.loads((folder / SUMMARY_FILE).read_text()) | {"records": _read_records(run_id)}
+
+
+def saved_record_count(run_id: str) -> int | None:
+    """How many records the run's saved report holds; None when it has none."""
+    path = run_dir(run_id) / RECORDS_FILE
+    return len(path.read_text().splitlines()) if path.is_file() else None
+
+
+def load_records(run_id: str, needed: str) -> list[dict]:
+    """The records a report saved for the run; a one-line error when there are none, or none
+    whose event is `needed` (what a report across runs reads: a table of nothing is no answer)."""
+    if not (run_dir(run_id) / RECORDS_FILE).is_file():
+        raise FanoutError(f"run {run_id} has no {RECORDS_FILE}: run `make report RUN={run_id}` first")
+    records = _read_records(run_id)
+    if not any(record.get("event") == needed for record in records):
+        raise FanoutError(f"run {run_id} has no {needed} records in its {RECORDS_FILE} ({len(records)} records): "
+                          f"nothing to report; if its logs hold them, {refresh_hint(run_id)}")  # fmt: skip
+    return records
+
+
+def refresh_hint(run_id: str) -> str:
+    """The command that reports the run from its logs again (its saved report is the default)."""
+    return f"`make report RUN={run_id} REFRESH=1`"
+
+
+def _read_records(run_id: str) -> list[dict]:
+    return [json.loads(line) for line in (run_dir(run_id) / RECORDS_FILE).read_text().splitlines()]
+
+
+def load(ref: str) -> dict:
+    """run.json of run `ref` (a run id or "latest"); a one-line error when there is none or it
+    is corrupt."""
+    path = run_dir(resolve(ref)) / RUN_FILE
+    return run_record.parse(path.read_bytes(), path)
+
+
+def resolve(ref: str) -> str:
+    """The run id `ref` names ("latest" follows the link)."""
+    if ref == LATEST:
+        link = paths.results_dir() / LATEST
+        if not link.is_symlink() or not (link / RUN_FILE).is_file():
+            raise UsageError(f"no runs yet in {paths.results_dir()}; run `make fire` first")
+        return resolve(os.readlink(link))
+    if not _RUN_ID.fullmatch(ref) or not (run_dir(ref) / RUN_FILE).is_file():
+        known = sorted(p.parent.name for p in paths.results_dir().glob(f"*/{RUN_FILE}") if _RUN_ID.fullmatch(p.parent.name))
+        hint = f"known runs: {', '.join(known[-5:])}" if known else "no runs yet"
+        raise UsageError(f"unknown run {ref!r}: expected {LATEST!r} or a run id under {paths.results_dir()} ({hint})")
+    return ref
+
+
+def sent_seqs(record: dict) -> list[int]:
+    """The seqs of a run that reached the queue."""
+    failed = set(record["failed_seqs"])
+    return [seq for seq in range(record["parameters"]["messages"]) if seq not in failed]
+
+
+def run_window(record: dict) -> tuple[int, int]:
+    """The epoch-ms window holding every log line of the run: from its first send (less clock
+    slack) to, once `wait` accounted for every message, its latest record plus the function
+    timeout (an invocation running then ends within it) and the slack; before that, to now.
+    Ending at the run, not now, keeps a report of an old run from scanning every later run's
+    logs (Logs Insights bills and runs by the data scanned)."""
+    now = int(time.time() * 1000)
+    start = (record["first_send_ms"] or now) - CLOCK_SLACK_MS
+    accounting = record.get("accounting") or {}
+    last = accounting.get("last_record_ms")
+    if last is None or accounting.get("in_flight"):
+        return start, now + CLOCK_SLACK_MS
+    timeout_ms = int(record["stack"].get("timeout") or 0) * 1000
+    return start, last + timeout_ms + CLOCK_SLACK_MS
+
+
+def check_same_stack(record: dict, stack) -> None:
+    """A run can only be followed on the stack it was fired at: its queue and logs are there."""
+    fired_at = record["stack"]
+    if (fired_at["backend"], fired_at.get("queue_arn")) != (stack.backend, stack.queue_arn):
+        raise UsageError(
+            f"run {record['run_id']} was fired at stack {fired_at['stack']!r} on the {fired_at['backend']} "
+            f"backend, not at {stack.stack!r} on {stack.backend}; pass the matching --stack/--backend"
+        )
+
+
+def seq_ranges(seqs, max_chars: int = 60) -> str:
+    """Seqs as ranges, `3-7, 12, 40-99`, listing at most `max_chars` characters, then a count of
+    the rest: a run of 100,000 messages can leave thousands missing, and one line must still
+    say which."""
+    ordered = sorted(set(seqs))
+    spans, shown = [], ""
+    for seq in ordered:
+        if spans and seq == spans[-1][1] + 1:
+            spans[-1][1] = seq
+        else:
+            spans.append([seq, seq])
+    for i, (first, last) in enumerate(spans):
+        part = str(first) if first == last else f"{first}-{last}"
+        longer = f"{shown}, {part}" if shown else part
+        if shown and len(longer) > max_chars:
+            rest = sum(b - a + 1 for a, b in spans[i:])
+            return f"{shown}, ... ({rest:,} more)"
+        shown = longer
+    return shown
+
+
+def project_version() -> str:
+    """Package version plus the git commit (and '-dirty' for uncommitted changes) when known."""
+    version = metadata.version("s3-fanout")
+    try:
+        commit = _git("rev-parse", "--short=12", "HEAD")
+        dirty = _git("status", "--porcelain", "--untracked-files=no")
+    except (OSError, subprocess.CalledProcessError):
+        return version
+    return f"{version}+g{commit}{'-dirty' if dirty else ''}"
+
+
+def _git(*args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=paths.REPO, capture_output=True, text=True, check=True, timeout=10
+    ).stdout.strip()
+
+
+@contextmanager
+def replacing(path: Path):
+    """A temporary path beside `path` to write to: renamed onto `path` when the block ends, and
+    removed when it raises. A reader (or a crash) never sees half a file, and a write that
+    fails leaves the file as it was. The one way files under results/ are written."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        yield tmp
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def write_text(path: Path, text: str) -> Path:
+    """Write `text` to `path` atomically (replacing), byte for byte (no newline translation)."""
+    with replacing(path) as tmp, open(tmp, "w", newline="") as out:
+        out.write(text)
+    return path
+
+
+def write_json(path: Path, data) -> Path:
+    """Write `data` as JSON (sorted keys) to `path` atomically."""
+    return write_text(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
+
+
+def write_csv(path: Path, columns: list[str], rows, extrasaction: str = "raise") -> Path:
+    """Write dict rows under a header of `columns` to `path` atomically."""
+    text = io.StringIO(newline="")
+    writer = csv.DictWriter(text, fieldnames=columns, extrasaction=extrasaction)
+    writer.writeheader()
+    writer.writerows(rows)
+    return write_text(path, text.getvalue())
+
+
+def point_link(link: Path, target: str) -> None:
+    """Make the symlink `link` point at `target` (a sibling folder), atomically."""
+    tmp = link.with_name(f".{link.name}.tmp")
+    tmp.unlink(missing_ok=True)
+    tmp.symlink_to(target, target_is_directory=True)
+    os.replace(tmp, link)
+
+
+def _point_latest_at(run_id: str) -> None:
+    point_link(paths.results_dir() / LATEST, run_id)

@@ -1,0 +1,1 @@
+"""The pipeline stages, one command each: deploy, fire, wait, query, report, compare, sweep, demo."""

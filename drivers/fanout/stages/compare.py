@@ -1,0 +1,31 @@
+"""`fanout compare A B`: did a figure change between the runs A and B, with confidence intervals?
+
+A and B are run ids or `latest`, `sweep:<id|latest>` for a sweep's runs, or several of them
+comma-separated (fanout.stages.report.runs_of resolves each). The runs' one workload compares them:
+comparing is a capability of its driver (`compare(a_ids, b_ids)`, fanout.common.registry), and a
+workload that cannot be compared says so in its own words.
+"""
+
+from fanout.results import concurrency
+from fanout.stages import report as reporting
+from fanout.common.errors import UsageError
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("compare", help="change in median and p99 throughput between two runs, with CIs")
+    parser.add_argument("a", metavar="A", help="run id or 'latest', or sweep:<id|latest> (several, comma-separated): "
+                                                 "the baseline")
+    parser.add_argument("b", metavar="B", help="the same for the side compared with A (changes are B - A)")
+    concurrency.add_argument(parser)
+    parser.set_defaults(func=run)
+
+
+def run(args) -> int:
+    missing = [side for side, refs in (("A", args.a), ("B", args.b)) if not refs.strip()]
+    if missing:
+        raise UsageError(f"compare needs {' and '.join(missing)}: `make compare A=<runs> B=<runs>`, each side "
+                         "a run id, 'latest' or sweep:<id|latest>, several comma-separated")  # fmt: skip
+    a, b = reporting.resolve_all(args.a), reporting.resolve_all(args.b)
+    at_target = concurrency.AT_TARGET_FRACTION if args.at_target is None else args.at_target
+    reporting.workload_of(a + b).driver().compare(a, b, at_target)
+    return 0

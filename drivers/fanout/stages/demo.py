@@ -1,0 +1,107 @@
+"""`fanout demo`: the whole experiment on the local backend, with small defaults.
+
+Starts the emulator (if none runs), deploys the stack DEMO_STACK, fires MULTIPLIER x CONCURRENCY
+messages, hosts the function while waiting for every message, prints the report, then tears
+down: with `terraform destroy` when the emulator was already running, and by stopping the
+emulator (which holds every resource) and deleting the stack's state when the demo started it.
+results/<run_id>/ stays. Terraform's output goes to the stack's terraform.log, not the screen
+(--verbose: to the screen).
+
+Teardown always runs: Ctrl-C or SIGTERM at any point (even during deploy, where Terraform is
+asked to stop gracefully first) leads to the teardown, and further ones during the teardown
+only print a note. An interrupted demo exits 130 once torn down. A demo whose wait ended with
+messages unaccounted for tears down too, then fails: its tables would be missing downloads.
+"""
+
+import argparse
+import time
+from contextlib import contextmanager
+
+from rich.console import Console
+
+from fanout.stages import deploy, fire, report as reporting, wait
+from fanout.common import interrupts
+from fanout.cloud import params, terraform
+from fanout.results import run_folders as runs
+from fanout.cloud import strategies
+from fanout.local.emulator import control
+from fanout.local.network import options as network_options
+
+DEMO_STACK = "demo"
+DEFAULTS = {"concurrency": "8", "memory": "1024", "object_size": "16MiB", "multiplier": "10"}
+WAIT_TIMEOUT = 600
+DEFAULT_NETWORK = "lambda-2024"  # at the scale this machine sustains (auto), said on screen
+# Short, so that a failing message reaches the DLQ within the wait: 5 receives x 6 x 10 s = 5 min.
+# A 16 MiB object downloads in well under a second locally.
+FUNCTION_TIMEOUT = 10
+
+console = Console()
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("demo", help="deploy, fire, run, wait, report and destroy on the local backend")
+    parser.add_argument("--concurrency", default=DEFAULTS["concurrency"], help="default: 8")
+    parser.add_argument("--memory", default=DEFAULTS["memory"], help="function memory in MB (default: 1024)")
+    parser.add_argument("--object-size", default=DEFAULTS["object_size"], help="default: 16MiB")
+    parser.add_argument("--multiplier", default=DEFAULTS["multiplier"], help="messages per concurrency slot (default: 10)")
+    network_options.add_arguments(parser, default=DEFAULT_NETWORK)
+    deploy.add_verbose(parser)
+    parser.set_defaults(func=run, check=check)
+
+
+def check(args) -> tuple[int, params.DeployParams]:
+    """The demo's options, checked with no side effect: the multiplier and the stack's inputs."""
+    multiplier = fire.positive_int("--multiplier", args.multiplier)
+    network_options.check(args)
+    inputs = params.parse(DEMO_STACK, "us-east-1", args.concurrency, args.memory, args.object_size, "x86_64",
+                          strategies.DEFAULT, FUNCTION_TIMEOUT)  # fmt: skip
+    return multiplier, inputs
+
+
+def run(args) -> int:
+    multiplier, inputs = check(args)
+    timings: dict[str, float] = {}
+    started_emulator = control.running_endpoint() is None
+    with interrupts.sigterm_as_ctrl_c(), terraform.output_to_log("local", DEMO_STACK, args.verbose):
+        try:
+            accounting, record, folder = experiment(inputs, multiplier, timings, args)
+        finally:
+            with interrupts.ignored("tearing down; please wait"), _step("teardown", timings):
+                deploy.tear_down("local", DEMO_STACK, started_emulator)
+    steps = ", ".join(f"{name} {seconds:.0f}" for name, seconds in timings.items())
+    console.print(f"demo took {sum(timings.values()):.0f} s ({steps})", highlight=False)
+    console.print(f"results: {folder}", highlight=False)
+    check_accounted(accounting, record["run_id"])
+    return 0
+
+
+def experiment(inputs: params.DeployParams, multiplier: int, timings: dict, options: argparse.Namespace):
+    """Deploy, fire, run and wait, report; returns the wait's accounting, run.json and the
+    results folder. `options` carries --network and --network-scale."""
+    with _step("deploy", timings):
+        deployed = deploy.deploy(inputs, "local")
+        network = network_options.from_args(options, deployed, say=console.print)
+    with _step("fire", timings):
+        record = fire.fire(deployed, fire.FireParams(multiplier * deployed.concurrency, "demo"))
+    with _step("run and wait", timings):
+        # hosts the function meanwhile
+        accounting = wait.wait(deployed, record, WAIT_TIMEOUT, host=True, network=network)
+    with _step("report", timings):
+        reporting.render(reporting.fetch(deployed, runs.load(record["run_id"])))  # its tables, files and plots
+        folder = runs.run_dir(record["run_id"])
+    return accounting, record, folder
+
+
+def check_accounted(accounting: wait.Accounting, run_id: str) -> None:
+    """Fail a demo whose wait left messages unaccounted for (wait listed them)."""
+    wait.check_accounted(accounting, run_id, WAIT_TIMEOUT, prefix="demo failed: ")
+
+
+@contextmanager
+def _step(name: str, timings: dict):
+    console.rule(f"[bold]{name}")
+    started = time.monotonic()
+    try:
+        yield
+    finally:
+        timings[name] = time.monotonic() - started

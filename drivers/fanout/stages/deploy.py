@@ -1,0 +1,263 @@
+"""`fanout deploy|plan|outputs|destroy`: the stack's lifecycle.
+
+deploy validates every input first (nothing is created on a typo), then on the local backend
+starts the embedded emulator, builds the function zip for the stack's architecture, applies
+infra/ and uploads the test object. destroy is safe to run at any time: after a failed or
+partial apply, with nothing deployed, and on the local backend after the emulator (and with it
+every resource) is gone.
+"""
+
+import json
+import os
+import sys
+import time
+
+from fanout.cloud import account, credentials, package, params, stack, terraform
+from fanout.cloud import strategies
+from fanout.stages import upload
+from fanout.common import function_modules, registry as workloads
+from fanout.local.emulator import control
+from fanout.common.errors import UsageError
+from fanout.common.sizes import format_size
+
+ENDPOINT_ENV = "FANOUT_ENDPOINT"
+
+
+def register(subparsers) -> None:
+    deploy = subparsers.add_parser("deploy", help="deploy the stack and upload the test object; on a deployed "
+                                   "stack, an input not given keeps its value")
+    _add_inputs(deploy)
+    add_verbose(deploy)
+    deploy.set_defaults(func=run_deploy, check=check_inputs)
+
+    plan = subparsers.add_parser("plan", help="show what deploy would change")
+    _add_inputs(plan)
+    plan.add_argument(
+        "--detailed-exitcode", action="store_true", help="exit 2 when there are changes, 0 when none"
+    )
+    plan.set_defaults(func=run_plan, check=check_inputs)
+
+    outputs = subparsers.add_parser("outputs", help="print the deployed stack's outputs as JSON")
+    stack.add_arguments(outputs)
+    outputs.set_defaults(func=run_outputs, check=lambda args: params.stack_name(args.stack))
+
+    destroy = subparsers.add_parser("destroy", help="remove everything the stack created")
+    stack.add_arguments(destroy)
+    _add_endpoint(destroy)
+    add_verbose(destroy)
+    destroy.set_defaults(func=run_destroy, check=_check_target)
+
+
+def _add_inputs(parser) -> None:
+    """The flags the Makefile passes; values are strings, validated by fanout.cloud.params."""
+    add_target_arguments(parser)
+    params.add_arguments(parser)
+    parser.add_argument("--sdk",
+                        help=f"where the function's boto3 comes from: {' or '.join(package.SDKS)} "
+                             f"(default: the deployed stack's, else {package.DEFAULT_SDK}; docs/strategies.md)")  # fmt: skip
+    parser.add_argument("--keys",
+                        help=f"copies of the test object, each under its own prefix, that the messages are spread "
+                             f"over (seq mod keys), {params.KEYS_RANGE[0]}-{params.KEYS_RANGE[1]} (default: the "
+                             "deployed stack's, else 1)")  # fmt: skip
+
+
+def add_target_arguments(parser) -> None:
+    """Where to deploy and the workloads' deploy-level options: --backend, --stack, the workloads'
+    flags (fanout.common.registry.add_deploy_arguments) and --endpoint (deploy, plan, sweep)."""
+    stack.add_arguments(parser)
+    workloads.add_deploy_arguments(parser)
+    _add_endpoint(parser)
+
+
+def add_verbose(parser) -> None:
+    """--verbose: Terraform's output on the screen (deploy, destroy, sweep, demo; VERBOSE=1)."""
+    parser.add_argument("--verbose", action="store_true",
+                        help=f"show Terraform's output instead of writing it to the stack's {terraform.LOG_FILE}")
+
+
+def _add_endpoint(parser) -> None:
+    parser.add_argument(
+        "--endpoint",
+        default=os.environ.get(ENDPOINT_ENV, ""),
+        help=f"aws backend only: the emulator URL (e.g. LocalStack) the stack is deployed to; env {ENDPOINT_ENV}",
+    )
+
+
+def check_inputs(args) -> params.DeployParams:
+    """deploy's and plan's command line, checked with no side effect (no emulator started, no
+    AWS call): the inputs (on a deployed stack, its values for those not on the command line: a
+    redeploy changes only what was asked; on a first deploy, the defaults), the endpoint and a
+    default strategy that cannot use it."""
+    inputs = params.from_args(args, terraform.outputs(args.backend, params.stack_name(args.stack)))
+    check_strategy(inputs.strategy, args.backend, params.endpoint(args.backend, args.endpoint))
+    return inputs
+
+
+def _check_target(args) -> None:
+    """destroy's stack name and endpoint, checked with no side effect."""
+    params.stack_name(args.stack)
+    params.endpoint(args.backend, args.endpoint)
+
+
+def run_deploy(args) -> int:
+    inputs = resolve(args)
+    with terraform.output_to_log(args.backend, inputs.stack, args.verbose):
+        deploy(inputs, args.backend, args.endpoint, check_account=True)
+    return 0
+
+
+def resolve(args) -> params.DeployParams:
+    """deploy's and plan's inputs (check_inputs), with one line per change printed when the
+    stack is deployed."""
+    inputs = check_inputs(args)
+    deployed = terraform.outputs(args.backend, inputs.stack)
+    if deployed:
+        changed = params.changes(params.deployed_params(args, deployed), inputs)
+        print(f"Stack {inputs.stack!r} is deployed on the {args.backend} backend; inputs not given keep their values:")
+        print("\n".join(f"  {line}" for line in changed or ["no change"]))
+    return inputs
+
+
+def deploy(inputs: params.DeployParams, backend: str, endpoint: str = "", check_account: bool = False) -> stack.Stack:
+    """Create or update the stack with `inputs` and upload its test object; the deployed Stack.
+
+    Validated first (nothing is created on a bad endpoint, without AWS credentials, or, with
+    `check_account`, when the AWS account's quotas cannot host it: a sweep checks its largest
+    cell once instead); on the local backend the embedded emulator is started if none runs.
+    """
+    started = time.monotonic()
+    endpoint = _check(inputs, backend, endpoint)
+    if check_account and backend == "aws" and not endpoint:
+        for note in account.check_stack(inputs.region, inputs.stack, inputs.concurrency, inputs.memory):
+            print(f"account: {note}")
+    terraform.apply(backend, inputs.stack, _variables(inputs, backend, endpoint))
+    deployed = stack.load(backend, inputs.stack)
+    upload.ensure_object(deployed)
+    _print_summary(deployed, time.monotonic() - started)
+    return deployed
+
+
+def run_plan(args) -> int:
+    inputs = resolve(args)
+    endpoint = _check(inputs, args.backend, args.endpoint)
+    return terraform.plan(args.backend, inputs.stack, _variables(inputs, args.backend, endpoint), args.detailed_exitcode)
+
+
+def run_outputs(args) -> int:
+    name = params.stack_name(args.stack)
+    values = terraform.outputs(args.backend, name)
+    if not values:
+        print(f"fanout: no stack {name!r} is deployed on the {args.backend} backend", file=sys.stderr)
+    else:
+        stack.load(args.backend, name)  # a local stack whose emulator is gone: one line, exit 1
+    print(json.dumps(values, indent=2, sort_keys=True))
+    return 0
+
+
+def run_destroy(args) -> int:
+    with terraform.output_to_log(args.backend, params.stack_name(args.stack), args.verbose):
+        destroy(args.backend, args.stack, args.endpoint)
+    return 0
+
+
+def destroy(backend: str, name: str, endpoint: str = "") -> None:
+    """Remove everything the stack created; safe when nothing is deployed, and on the local
+    backend after the emulator (and with it every resource) is gone. `endpoint`, when given,
+    must be the one the stack was deployed to."""
+    name = params.stack_name(name)
+    endpoint = params.endpoint(backend, endpoint)
+    if not terraform.has_state(backend, name):
+        print(f"Nothing to destroy: no stack {name!r} is deployed on the {backend} backend.")
+        return
+    inputs = terraform.recorded_inputs(backend, name)
+    recorded = inputs.get("endpoint", "")
+    if endpoint and endpoint != recorded:
+        raise UsageError(
+            f"invalid --endpoint {endpoint!r}: stack {name!r} was deployed to {recorded or 'AWS'}; "
+            "destroy removes it from there (omit --endpoint)"
+        )
+    if backend == "local" and _emulator_gone(name):
+        terraform.forget("local", name)
+        print(
+            f"The emulator that held stack {name!r} is no longer running, and its resources went "
+            "with it; deleted the stack's local state."
+        )
+        return
+    if backend == "aws":
+        credentials.check(inputs.get("region") or params.DEFAULTS["region"], recorded)
+    started = time.monotonic()
+    terraform.destroy(backend, name)
+    print(f"Destroyed stack {name!r} on the {backend} backend in {time.monotonic() - started:.0f} s.")
+
+
+def tear_down(backend: str, name: str, started_emulator: bool) -> None:
+    """Remove the stack after a demo or a sweep: `terraform destroy`, or, on the local backend
+    when this command started the emulator, stop the emulator (it holds every resource, so
+    that removes them all; a destroy would add half a minute for nothing) and delete the state."""
+    if not (backend == "local" and started_emulator):
+        destroy(backend, name)
+        return
+    control.stop()
+    terraform.forget("local", name)
+    print("stopped the emulator this command started; deleted the stack's state")
+
+
+def check_strategy(strategy: str, backend: str, endpoint: str) -> None:
+    """Refuse a strategy (its text) that cannot read from the deployment's emulator, if any."""
+    strategies.check_endpoint(strategies.parse(strategy), "the embedded emulator" if backend == "local" else endpoint)
+
+
+def _check(inputs: params.DeployParams, backend: str, endpoint: str) -> str:
+    """The endpoint (and a strategy that cannot use it), checked before anything runs: a bad one, or
+    AWS credentials missing, is one error line; on AWS the account and region the stack goes to are
+    printed; an allowed but risky input gets a warning line. The workloads' deploy-level options
+    were checked against the backend with the other inputs."""
+    endpoint = params.endpoint(backend, endpoint)
+    check_strategy(inputs.strategy, backend, endpoint)
+    if backend == "aws":
+        who = credentials.check(inputs.region, endpoint)
+        print(f"stack {inputs.stack!r}: {who.line() if who else endpoint}")
+    for warning in params.warnings(inputs):
+        print(f"fanout: warning: {warning}", file=sys.stderr)
+    return endpoint
+
+
+def _variables(inputs: params.DeployParams, backend: str, endpoint: str) -> dict:
+    """infra/'s variables, for which the local backend starts its emulator if needed."""
+    if backend == "local":
+        endpoint = control.start()
+    zip_path = package.build(function_modules.NAME, inputs.architecture, inputs.sdk)
+    return inputs.variables(endpoint, zip_path, backend)
+
+
+def _emulator_gone(name: str) -> bool:
+    """Is the emulator the local stack was deployed to no longer the one running?
+
+    The emulator keeps everything in memory: once it stops (or a new one runs elsewhere), the
+    stack's resources no longer exist anywhere and its state describes nothing.
+    """
+    recorded = terraform.recorded_inputs("local", name).get("endpoint")
+    running = control.running_endpoint()
+    return running is None or (recorded is not None and recorded != running)
+
+
+def _print_summary(deployed: stack.Stack, seconds: float) -> None:
+    """The stack at a glance. Bucket and key on lines of their own: together (an s3:// URL)
+    they outgrow 80 columns for the default stack name already."""
+    where = deployed.endpoint or deployed.region
+    workload_lines = "".join(f"  {line}\n" for line in workloads.deploy_summary(deployed))
+    print(
+        f"\nDeployed stack {deployed.stack!r} on the {deployed.backend} backend ({where}) "
+        f"in {seconds:.0f} s\n"
+        f"  function  {deployed.function_name}: {deployed.memory} MB, reserved concurrency "
+        f"{deployed.concurrency}, {deployed.architecture}\n"
+        f"  strategy  {deployed.default_strategy}\n"
+        f"  SDK       {deployed.sdk} ({package.SDKS[deployed.sdk]})\n"
+        f"  object    {format_size(deployed.object_size)}, key {deployed.object_key}"
+        f"{f' and {len(deployed.object_keys) - 1} copies' if len(deployed.object_keys) > 1 else ''}\n"
+        f"  bucket    {deployed.bucket}\n"
+        f"{workload_lines}"
+        f"  queue     {deployed.queue_url}\n"
+        f"            to the dead-letter queue after {deployed.max_receive_count} receives\n"
+        f"  logs      {deployed.log_group}"
+    )

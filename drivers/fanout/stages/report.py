@@ -1,0 +1,150 @@
+"""`fanout report`: which run, runs or sweep to report, and the workload driver that reports them.
+
+One run (`--run`, default `latest`): the run's saved report when it has one (records.jsonl and
+summary.json, written by an earlier report), redrawn without the stack, its logs or the emulator:
+logs expire and a redeployed stack has new ones, so the saved records are the run's record. With
+`--refresh`, or for a run never reported, its workload's `build_report(stack, record)` reads the
+logs, and is refused when it found fewer records than were saved. Either way the workload's
+`show_report` and `write_report` draw the same summary, so the files come out byte for byte the
+same. Across runs (`--runs ID,ID,...`, `--sweep ID`, and a sweep's closing report): the runs' one
+workload's `report_across(run_ids, folder, title)` (fanout.common.registry), from the saved records;
+runs of different workloads share no report. Nothing here knows what a workload measures: every
+driver draws its own tables.
+"""
+
+import hashlib
+from pathlib import Path
+
+from rich.console import Console
+
+from fanout.results import concurrency, run_folders as runs, sweep_folders as sweeps
+from fanout.common import paths, registry as workloads
+from fanout.cloud import stack as stacks
+from fanout.common.errors import FanoutError, UsageError
+
+SWEEP_PREFIX = "sweep:"
+
+console = Console()
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("report", help="tables, CSV/JSON and plots of a run under results/")
+    stacks.add_arguments(parser)
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("--run", default=runs.LATEST, help="run id, or 'latest' (default)")
+    which.add_argument("--runs", help="comma-separated run ids (or sweep:<id|latest>): one report across them")
+    which.add_argument("--sweep", help="sweep id or 'latest': the report across its runs, beside its manifest")
+    parser.add_argument("--refresh", action="store_true",
+                        help="read the run's logs again instead of its saved records (refused if they hold fewer)")
+    concurrency.add_argument(parser)
+    parser.set_defaults(func=run)
+
+
+def run(args) -> int:
+    at_target = concurrency.AT_TARGET_FRACTION if args.at_target is None else args.at_target
+    if args.runs is not None:
+        return report_runs(args.runs, at_target)
+    if args.sweep is not None:
+        report_sweep(sweeps.load(args.sweep), at_target)
+        return 0
+    record = runs.load(args.run)
+    summary = saved_or_fetched(record, args)
+    if args.at_target is not None:  # else the saved report's own: redrawn byte for byte
+        summary["at_target_fraction"] = args.at_target
+    written = render(summary)
+    console.print(f"wrote {', '.join(path.name for path in written)}", highlight=False)
+    console.print(f"  to {runs.run_dir(record['run_id'])}", highlight=False)
+    return 0
+
+
+def saved_or_fetched(record: dict, args) -> dict:
+    """The run's saved report summary; from its logs (on the stack of `args`) with --refresh or
+    when it has none."""
+    saved = None if args.refresh else runs.load_summary(record["run_id"])
+    if saved is not None:
+        console.print(f"run {record['run_id']}: its saved report ({len(saved['records'])} records), logs not read; "
+                      f"{runs.refresh_hint(record['run_id'])} reads them again", highlight=False)  # fmt: skip
+        return saved
+    stack = stacks.from_args(args)
+    runs.check_same_stack(record, stack)
+    return fetch(stack, record)
+
+
+def fetch(stack, record: dict) -> dict:
+    """The run's report summary from its logs, as the saved files will give it back. Refused
+    (FanoutError, before anything is written) when it holds fewer records than the run's saved
+    report: a report never loses records it once found."""
+    summary = runs.as_saved(workloads.of_run(record).driver().build_report(stack, record))
+    saved = runs.saved_record_count(record["run_id"])
+    if saved is not None and len(summary["records"]) < saved:
+        raise FanoutError(f"refusing to replace the saved report of run {record['run_id']}: saved {saved} records, "
+                          f"fetched {len(summary['records'])} from the logs; every file is kept as it was")  # fmt: skip
+    return summary
+
+
+def render(summary: dict, show: bool = True, plots_too: bool = True) -> list[Path]:
+    """The run's report drawn by its workload: printed (`show`), and its files written; returns
+    the paths written."""
+    driver = workloads.of_run(summary["run"]).driver()
+    if show:
+        driver.show_report(summary)
+    return driver.write_report(summary, plots_too)
+
+
+def report_across(run_ids: list[str], folder: Path, title: str, at_target: float = concurrency.AT_TARGET_FRACTION) -> dict:
+    """The runs' workload's report across them, printed and written into `folder`; `at_target`:
+    which downloads the tables keep (fanout.results.concurrency)."""
+    return workload_of(run_ids).driver().report_across(run_ids, folder, title, at_target)
+
+
+def report_sweep(manifest: dict, at_target: float = concurrency.AT_TARGET_FRACTION) -> dict:
+    """The report across a sweep's runs, written next to its manifest, and printed."""
+    environments = ("warm environments kept between the cells of one deployment" if manifest["keep_warm"]
+                    else "fresh execution environments for every cell")  # fmt: skip
+    title = f"sweep {manifest['sweep_id']} ({environments})"
+    return report_across(sweep_runs(manifest), sweeps.sweep_dir(manifest["sweep_id"]), title, at_target)
+
+
+def report_runs(refs: str, at_target: float = concurrency.AT_TARGET_FRACTION) -> int:
+    """`fanout report --runs`: resolve the refs, report into results/across/<id>/."""
+    run_ids = resolve_all(refs)
+    report_across(run_ids, across_dir(run_ids), "s3-fanout report across runs", at_target)
+    return 0
+
+
+def runs_of(ref: str) -> list[str]:
+    """The run ids `ref` names: a run id or `latest`, or `sweep:<sweep id|latest>` for the runs
+    of that sweep's finished cells (sweep and run ids look alike, hence the prefix)."""
+    if ref.startswith(SWEEP_PREFIX):
+        return sweep_runs(sweeps.load(ref.removeprefix(SWEEP_PREFIX)))
+    return [runs.resolve(ref)]
+
+
+def sweep_runs(manifest: dict) -> list[str]:
+    """The runs of a sweep's finished cells, in the sweep's order."""
+    done = [cell["run_id"] for cell in manifest["cells"] if cell["status"] == "done"]
+    if not done:
+        raise UsageError(f"sweep {manifest['sweep_id']} has no finished cell yet; continue it with "
+                         f"`make sweep RESUME={manifest['sweep_id']}`")  # fmt: skip
+    return done
+
+
+def resolve_all(refs: str) -> list[str]:
+    """The run ids of comma-separated refs, each as runs_of reads it, without repeats."""
+    return list(dict.fromkeys(run_id for ref in refs.split(",") for run_id in runs_of(ref)))
+
+
+def workload_of(run_ids: list[str]) -> workloads.Workload:
+    """The one workload the runs were fired with; UsageError when they mix workloads."""
+    found = {run_id: workloads.of_run(runs.load(run_id)).name for run_id in run_ids}
+    if len(set(found.values())) > 1:
+        listed = ", ".join(f"{run_id} ({name})" for run_id, name in found.items())
+        raise UsageError(f"runs of different workloads cannot share a report: {listed}")
+    return workloads.get(next(iter(found.values())))
+
+
+def across_dir(run_ids: list[str]) -> Path:
+    """results/across/<newest run id>-<hash of the run ids>: one folder per set of runs, found
+    again when the same runs are reported again."""
+    digest = hashlib.sha1(" ".join(sorted(run_ids)).encode()).hexdigest()[:8]
+    return paths.results_dir() / "across" / f"{max(run_ids)}-{digest}"

@@ -1,0 +1,476 @@
+"""`fanout sweep`: the whole experiment of many cells in one command, stoppable and resumable.
+
+Every parameter given as a list is an axis (fanout.stages.sweep_axes); the cells are their product. Before
+anything is created or sent: every value is checked with deploy's rules, the AWS cost of the
+whole sweep is estimated (per cell and in total; --yes above fire's thresholds, applied to the
+total) and, on AWS, the account's quotas are checked (fanout.cloud.account).
+
+Then, cell after cell, through the same functions `make deploy/fire/wait/report` call:
+- deploy when a deploy-level value changes (Terraform updates only what changed; every object
+  size of the sweep stays in the bucket once uploaded, and the role may read each of them);
+- fire MULTIPLIER x CONCURRENCY messages tagged TAG, with the cell's download strategy (or, for
+  another workload, its parameters: `--workload latency --sizes "1 1KB; 1MB" --reps "3 10"`);
+- wait until every message is done, failed or dead-lettered, then until the queue is empty and
+  no invocation runs: cells never overlap;
+- write the run's records and tables (results/<run_id>/, no plots).
+
+Fresh execution environments per cell, unless --keep-warm: on AWS a configuration change forces
+them (a redeploy, or `environment_epoch` changed for cells on the same deployment), on the local
+backend the function host starts new ones for every cell. With --keep-warm, cells on the same
+deployment share the environments (a redeploy still replaces them). Each cell records which.
+
+The manifest results/sweeps/<sweep_id>/sweep.json (fanout.results.sweep_folders) is rewritten at every step.
+Ctrl-C (or SIGTERM) asks Terraform to stop if it runs, marks the cell interrupted and leaves
+the stack deployed; `--resume <sweep_id|latest>` continues with the first unfinished cell,
+running an interrupted cell again from scratch as a new run after purging what the old run left
+in the queue (on AWS waiting the purge out: see `purge`). --destroy-after tears the stack down
+once every cell is done.
+"""
+
+import argparse
+import secrets
+import time
+from contextlib import ExitStack, closing, contextmanager
+from dataclasses import dataclass, field
+
+from botocore.exceptions import ClientError
+from rich.console import Console
+
+from fanout.cloud import account, costs, credentials, params, terraform
+from fanout.stages import sweep_axes as axes, deploy, fire, report as reporting, wait
+from fanout.common import interrupts, registry as workloads
+from fanout.cloud import pins
+from fanout.results import run_folders as runs, sweep_folders as sweeps
+from fanout.cloud import stack as stacks
+from fanout.local.emulator import control
+from fanout.common.errors import FanoutError, UsageError
+from fanout.local.network import options as network_options
+from fanout.common.sizes import format_size
+
+IDLE_POLL_SECONDS = 1.0
+IDLE_SLACK_SECONDS = 60  # beyond the function timeout, for the last invocation to end
+PURGE_SECONDS = 60  # SQS: a purge takes up to this long, and may delete what is sent meanwhile
+
+console = Console()
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("sweep", help="run every cell of a parameter sweep, one after another")
+    deploy.add_target_arguments(parser)
+    params.add_arguments(parser, lists=True)
+    deploy.add_verbose(parser)
+    parser.add_argument("--multiplier", default=str(fire.DEFAULT_MULTIPLIER), help="messages per concurrency slot")
+    parser.add_argument("--tag", default="sweep", help="experiment tag of every run (default: sweep)")
+    parser.add_argument("--order", default="given", help="given (default) or shuffled (seeded; see --seed)")
+    parser.add_argument("--seed", help="seed of --order shuffled (default: a random one, printed and recorded)")
+    parser.add_argument("--keep-warm", action="store_true", help="do not start each cell with fresh environments")
+    parser.add_argument("--destroy-after", action="store_true", help="tear the stack down once every cell is done")
+    parser.add_argument("--resume", metavar="SWEEP", help="continue sweep SWEEP (an id, or latest) at its first unfinished cell")
+    parser.add_argument("--timeout", default=str(wait.DEFAULT_TIMEOUT), help="per cell: give up waiting after this many seconds")
+    parser.add_argument("--yes", action="store_true", help="run even when the sweep is large or costly")
+    parser.add_argument("--workload", default=workloads.DEFAULT,
+                        help=f"what each message measures: {', '.join(workloads.WORKLOADS)} (default: {workloads.DEFAULT}); "
+                        "its options may be lists (latency: --sizes lists separated by ';', --reps by spaces)")  # fmt: skip
+    for workload in workloads.WORKLOADS.values():
+        workload.driver().add_fire_arguments(parser, sweep=True)  # deploy's flags stay deploy's here
+    network_options.add_arguments(parser)
+    parser.set_defaults(func=run, check=check)
+
+
+@dataclass(frozen=True)
+class SweepParams:
+    """How a sweep is made; everything the manifest records besides its cells."""
+
+    backend: str
+    stack: str
+    region: str
+    axes: axes.Axes
+    multiplier: int
+    tag: str
+    order: str = "given"
+    seed: int | None = None
+    keep_warm: bool = False
+    destroy_after: bool = False
+    timeout: float = wait.DEFAULT_TIMEOUT
+    endpoint: str = ""
+    function_timeout: int = params.DEFAULT_FUNCTION_TIMEOUT
+    network: str = network_options.NONE  # local backend: the model every cell is hosted under
+    network_scale: str = network_options.AUTO  # a number, or auto: picked again after each redeploy
+    # The workloads' deploy-level options (fanout.common.registry.deploy_options), deployed with every cell.
+    workload_options: dict = field(default_factory=dict)
+
+    def settings(self) -> dict:
+        return {
+            "backend": self.backend, "stack": self.stack, "region": self.region, "endpoint": self.endpoint,
+            "axes": self.axes.as_dict(), "varying": self.axes.varying(), "order": self.order, "seed": self.seed,
+            "keep_warm": self.keep_warm, "destroy_after": self.destroy_after, "multiplier": self.multiplier,
+            "tag": self.tag, "timeout": self.timeout, "function_timeout": self.function_timeout,
+            "network": self.network, "network_scale": self.network_scale, **self.workload_options,
+            "version": runs.project_version(),
+        }  # fmt: skip
+
+    @classmethod
+    def from_manifest(cls, manifest: dict) -> "SweepParams":
+        names = ("backend", "stack", "region", "multiplier", "tag", "order", "seed", "keep_warm", "destroy_after",
+                 "timeout", "endpoint", "function_timeout", "network", "network_scale")  # fmt: skip
+        return cls(axes=axes.Axes.from_dict(manifest["axes"]), **{name: manifest[name] for name in names},
+                   workload_options=workloads.recorded_deploy_options(manifest))  # fmt: skip
+
+
+def check(args) -> SweepParams | None:
+    """A new sweep's values, checked with no side effect (None when resuming: the manifest has them)."""
+    return None if args.resume else from_args(args)
+
+
+def run(args) -> int:
+    checked = check(args)
+    manifest = resume(args.resume, args.yes) if checked is None else start(checked, args.yes)
+    started_emulator = manifest["backend"] == "local" and control.running_endpoint() is None
+    with terraform.output_to_log(manifest["backend"], manifest["stack"], args.verbose):
+        execute(manifest)
+        finish(manifest, started_emulator)
+    return 0
+
+
+def from_args(args) -> SweepParams:
+    """Every value checked, one line naming the first bad one; nothing is created."""
+    order = axes.order(args.order)
+    seed = params.integer("--seed", args.seed, 0, 2**63) if args.seed is not None else None
+    if order == "shuffled" and seed is None:
+        seed = secrets.randbelow(2**32)
+    inputs = {**params.DEFAULTS, **params.given(args)}  # its own axes: never the deployed stack's values
+    texts = {**{name: inputs[name] for name in params.AXES}, "pin": args.pin}
+    workload = workloads.get(args.workload)
+    fire.check_options(workload, args, deploy_level=("strategy", *workloads.deploy_option_names()))  # deploy's here
+    grid = axes.Axes.parse(texts)
+    grid = axes.Axes.parse(texts, workload.name, workload.driver().sweep_options(args, grid.memory))
+    endpoint = params.endpoint(args.backend, args.endpoint)
+    network_options.check(args)
+    if args.network != network_options.NONE and args.backend != "local":
+        raise UsageError(f"--network {args.network} shapes the local host's environments; "
+                         "on AWS Lambda's own network applies")
+    for strategy in grid.strategy:
+        deploy.check_strategy(strategy, args.backend, endpoint)
+    for pin in grid.pin:
+        pins.check_backend(pin, args.backend)
+    # The workloads check their options against the region the stack goes to.
+    chosen = workloads.deploy_options(argparse.Namespace(**{**vars(args), "region": inputs["region"]}), args.backend)
+    return SweepParams(
+        backend=args.backend, stack=params.stack_name(args.stack), region=params.region(inputs["region"]),
+        axes=grid, multiplier=fire.positive_int("--multiplier (MULTIPLIER)", args.multiplier),
+        tag=fire.check_tag(args.tag), order=order, seed=seed, keep_warm=args.keep_warm,
+        destroy_after=args.destroy_after, timeout=wait.timeout_seconds(args.timeout),
+        endpoint=endpoint, function_timeout=params.function_timeout_value(inputs["function_timeout"]),
+        network=args.network, network_scale=args.network_scale, workload_options=chosen,
+    )  # fmt: skip
+
+
+def start(sweep: SweepParams, confirmed: bool) -> dict:
+    """Check the sweep (cost, account) and write its manifest; nothing is deployed yet."""
+    cells = sweep.axes.cells(sweep.order, sweep.seed)
+    preflight(sweep, cells, confirmed)
+    manifest = sweeps.new_manifest(sweep.settings(), [cell.as_dict() for cell in cells])
+    path = sweeps.save(manifest)
+    seed = f", seed {sweep.seed}" if sweep.order == "shuffled" else ""
+    console.print(f"sweep [bold]{manifest['sweep_id']}[/]: {len(cells)} cells, {sweep.order} order{seed}; "
+                  f"manifest {path}", highlight=False)  # fmt: skip
+    return manifest
+
+
+def resume(ref: str, confirmed: bool) -> dict:
+    """The manifest of sweep `ref`, its unfinished cells made pending again (their runs kept and
+    marked), checked again like a new sweep."""
+    manifest = sweeps.load(ref)
+    first = sweeps.first_unfinished(manifest)
+    if first is None:
+        raise UsageError(f"sweep {manifest['sweep_id']} is complete: every cell is done")
+    sweep = SweepParams.from_manifest(manifest)
+    preflight(sweep, [axes.CellParams(**cell["params"]) for cell in manifest["cells"][first:]], confirmed)
+    for cell in manifest["cells"][first:]:
+        if cell["status"] != "pending":
+            abandoned = sweeps.reopen(cell)
+            if abandoned:
+                _mark_run(abandoned, "interrupted")
+    manifest.update(status="running", resumed=[*manifest.get("resumed", []), sweeps.now()])
+    sweeps.save(manifest)
+    console.print(f"resuming sweep [bold]{manifest['sweep_id']}[/] at cell {first} of {len(manifest['cells'])}")
+    return manifest
+
+
+def preflight(sweep: SweepParams, cells: list[axes.CellParams], confirmed: bool) -> None:
+    """The cost estimate (printed on AWS, or when refusing), then on AWS the credentials (the
+    account and region printed) and the account's quotas."""
+    estimates = [_estimate(sweep.multiplier * c.concurrency, c) for c in cells]
+    messages = sum(e.messages for e in estimates)
+    usd = sum(e.total for e in estimates)
+    refused = costs.refusal(messages, max(e.messages for e in estimates), usd, confirmed)
+    if sweep.backend == "aws" or refused:
+        for line in cost_lines(sweep, cells, estimates):
+            console.print(line, highlight=False)
+    if refused:
+        raise UsageError(f"sweep: {refused}")
+    if sweep.backend == "aws":
+        who = credentials.check(sweep.region, sweep.endpoint)
+        console.print(f"stack {sweep.stack!r}: {who.line() if who else sweep.endpoint}", highlight=False)
+    if sweep.backend == "aws" and not sweep.endpoint:
+        notes = account.check_stack(sweep.region, sweep.stack, max(c.concurrency for c in cells),
+                                    max(c.memory for c in cells))  # fmt: skip
+        for note in notes:
+            console.print(f"account: {note}", highlight=False)
+
+
+def _estimate(messages: int, cell: axes.CellParams) -> costs.Estimate:
+    """One cell's cost, by its workload's model."""
+    return workloads.get(cell.workload).driver().cell_estimate(messages, cell)
+
+
+def cost_lines(sweep: SweepParams, cells: list[axes.CellParams], estimates: list[costs.Estimate]) -> list[str]:
+    """Per cell and in total: messages, GB-seconds, dollars and the run's assumed duration (the
+    queue mapping's ramp to the cell's concurrency, then every slot busy), then the basis;
+    within 80 columns: the strategy column numbers the strategies, listed in full below."""
+    numbers = {strategy: f"s{i + 1}" for i, strategy in enumerate(sweep.axes.strategy)}
+    row = "{:>4} {:>6} {:>4} {:>10} {:>6} {:<8} {:>7} {:>8} {:>7} {:>5}"
+    lines = [row.format("cell", "memory", "conc", "object", "arch", "strategy", "msgs", "GB-s", "USD", "min")]
+    for i, (cell, est) in enumerate(zip(cells, estimates)):
+        lines.append(row.format(i, cell.memory, cell.concurrency, format_size(cell.object_size), cell.architecture,
+                                numbers[cell.strategy], f"{est.messages:,}", f"{est.gb_seconds:,.0f}", f"{est.total:,.2f}",
+                                f"{est.run_seconds / 60:.1f}"))  # fmt: skip
+    minutes = sum(e.run_seconds for e in estimates) / 60
+    lines.append(row.format("all", "", "", "", "", "", f"{sum(e.messages for e in estimates):,}",
+                            f"{sum(e.gb_seconds for e in estimates):,.0f}", f"{sum(e.total for e in estimates):,.2f}",
+                            f"{minutes:.1f}"))  # fmt: skip
+    lines += [f"  {number}: {strategy}" for strategy, number in numbers.items()]
+    lines += [
+        f"  estimated AWS cost, at {costs.ASSUMED_MIB_PER_S} MiB/s per download; min: the downloads with the",
+        "  queue mapping's ramp (fanout.common.ramp), add about a minute per cell for its redeploy and accounting",
+        f"  {costs.PRICES_REGION} prices ({costs.PRICES_DATE}), drivers/fanout/cloud/costs.py:",
+    ]
+    for arch in dict.fromkeys(c.architecture for c in cells):
+        lines += [f"  {arch}:", *(f"  {line}" for line in costs.price_list(arch))]
+    return lines
+
+
+# ---- running the cells ------------------------------------------------------------------------
+
+
+class _Deployment:
+    """The stack as the sweep last deployed it, and (local --keep-warm) its shared host."""
+
+    def __init__(self, sweep: SweepParams, sweep_id: str):
+        self.sweep, self.sweep_id = sweep, sweep_id
+        self.inputs: params.DeployParams | None = None
+        self.stack: stacks.Stack | None = None
+        self.hosted: wait.Hosted | None = None
+        self.network = None  # the model of the local host, at the scale picked for this deployment
+        self.host_exit: ExitStack | None = None
+
+    def inputs_for(self, cell: axes.CellParams, index: int) -> params.DeployParams:
+        fresh_by_config = self.sweep.backend == "aws" and not self.sweep.keep_warm
+        return params.DeployParams(
+            stack=self.sweep.stack, region=self.sweep.region, concurrency=cell.concurrency, memory=cell.memory,
+            object_size=cell.object_size, architecture=cell.architecture, strategy=self.sweep.axes.strategy[0],
+            function_timeout=self.sweep.function_timeout, kept_object_sizes=self.sweep.axes.object_size,
+            environment_epoch=f"{self.sweep_id}/{index}" if fresh_by_config else "",
+            workload_options=self.sweep.workload_options,
+        )  # fmt: skip
+
+    def ensure(self, cell: axes.CellParams, index: int) -> bool:
+        """Deploy what the cell needs unless it is deployed; True when it redeployed."""
+        inputs = self.inputs_for(cell, index)
+        if inputs == self.inputs:
+            return False
+        self._stop_host()  # its environments hold the old configuration
+        self.inputs = None
+        self.stack = deploy.deploy(inputs, self.sweep.backend, self.sweep.endpoint)
+        if self.sweep.backend == "local":
+            self.network = network_options.resolve(self.sweep.network, self.sweep.network_scale, self.stack,
+                                                   say=console.print)  # fmt: skip
+        self.inputs = inputs
+        return True
+
+    def host(self) -> wait.Hosted | None:
+        """The host shared by the cells of one deployment: local backend with --keep-warm only."""
+        if self.sweep.backend != "local" or not self.sweep.keep_warm:
+            return None
+        if self.hosted is None:
+            self.host_exit = ExitStack()
+            self.hosted = self.host_exit.enter_context(wait.hosting(self.stack, self.network))
+        return self.hosted
+
+    def _stop_host(self) -> None:
+        if self.host_exit is not None:
+            self.host_exit.close()
+        self.hosted = self.host_exit = None
+
+    def close(self) -> None:
+        self._stop_host()
+
+
+def execute(manifest: dict) -> dict:
+    """Run every pending cell in order, keeping the manifest current; see the module docstring.
+    Terraform's output goes where the caller says (run: the stack's terraform.log)."""
+    sweep = SweepParams.from_manifest(manifest)
+    resumed = bool(manifest.get("resumed"))
+    with interrupts.sigterm_as_ctrl_c(), closing(_Deployment(sweep, manifest["sweep_id"])) as deployment:
+        cell = None
+        try:
+            for cell in manifest["cells"]:
+                if cell["status"] == "done":
+                    continue
+                _run_cell(manifest, cell, deployment, purge_first=resumed)
+                resumed = False
+        except KeyboardInterrupt:
+            _stop(manifest, cell, "interrupted")
+            console.print(f"sweep interrupted; the stack stays deployed. Continue with\n"
+                          f"  make sweep RESUME={manifest['sweep_id']}   (or fanout sweep --resume latest)")  # fmt: skip
+            raise
+        except FanoutError:
+            _stop(manifest, cell, "failed")
+            raise
+    manifest["status"] = "done"
+    sweeps.save(manifest)
+    return manifest
+
+
+def _run_cell(manifest: dict, cell: dict, deployment: _Deployment, purge_first: bool) -> None:
+    sweep = deployment.sweep
+    cell_params = axes.CellParams(**cell["params"])
+    cell.update(status="running", started=sweeps.now())
+    sweeps.save(manifest)
+    console.rule(f"[bold]cell {cell['index']} of {len(manifest['cells'])}: {_describe(cell_params)}")
+    timings = cell["timings"]
+    with _timed("deploy", timings):
+        redeployed = deployment.ensure(cell_params, cell["index"])
+    stack = deployment.stack
+    if purge_first:
+        with _timed("purge", timings):
+            purge(stack)
+    cell["environments"] = "fresh" if redeployed or not sweep.keep_warm else "warm (kept from the previous cell)"
+    fire_params = fire.FireParams(sweep.multiplier * cell_params.concurrency, sweep.tag,
+                                  sweep={"sweep_id": manifest["sweep_id"], "cell": cell["index"],
+                                         "environments": cell["environments"]},
+                                  **workloads.get(cell_params.workload).driver().cell_fire_fields(cell_params))  # fmt: skip
+    with _timed("fire", timings), _claim_run(manifest, cell):
+        record = fire.fire(stack, fire_params)
+    sweeps.save(manifest)
+    if not record["sent"]:
+        raise FanoutError(f"cell {cell['index']}: none of the {fire_params.messages} messages reached the queue")
+    hosted = deployment.host()
+    with _timed("wait", timings):
+        accounting = wait.wait(stack, record, sweep.timeout, host=stack.backend == "local",
+                               network=deployment.network, hosted=hosted)
+        wait.check_accounted(accounting, record["run_id"], sweep.timeout, prefix=f"cell {cell['index']}: ")
+    with _timed("idle", timings):
+        wait_idle(stack, hosted, stack.timeout + IDLE_SLACK_SECONDS)
+    with _timed("report", timings):
+        reporting.render(reporting.fetch(stack, runs.load(record["run_id"])), show=False, plots_too=False)
+    cell.update(status="done", finished=sweeps.now(), accounting=accounting.as_dict())
+    _mark_run(record["run_id"], "done")
+    sweeps.save(manifest)
+
+
+@contextmanager
+def _claim_run(manifest: dict, cell: dict):
+    """Record the cell's run id as soon as fire has one, also when fire is interrupted: fire
+    writes run.json (and points `latest` at it) before its first send."""
+    try:
+        yield
+    finally:
+        latest = _latest_run()
+        if latest and latest.get("sweep", {}).get("sweep_id") == manifest["sweep_id"] and \
+                latest["sweep"].get("cell") == cell["index"]:  # fmt: skip
+            cell["run_id"] = latest["run_id"]
+
+
+def _latest_run() -> dict | None:
+    try:
+        return runs.load(runs.LATEST)
+    except UsageError:
+        return None
+
+
+def _stop(manifest: dict, cell: dict | None, status: str) -> None:
+    """Leave the manifest consistent after an interruption or a failure in `cell`."""
+    if cell is not None and cell["status"] == "running":
+        cell.update(status=status, finished=sweeps.now())
+        if cell["run_id"]:
+            _mark_run(cell["run_id"], status)
+    manifest["status"] = status
+    sweeps.save(manifest)
+
+
+def _mark_run(run_id: str, status: str) -> None:
+    """Say in the run's run.json how its sweep cell ended (the run itself is kept)."""
+    record = runs.load(run_id)
+    record.setdefault("sweep", {})["cell_status"] = status
+    runs.update(record)
+
+
+def wait_idle(stack, hosted: "wait.Hosted | None", timeout: float) -> None:
+    """Until the queue holds no message, visible or in flight, and no invocation runs (shared
+    local host): only then may the next cell start."""
+    sqs = stack.client("sqs")
+    deadline = time.monotonic() + timeout
+    while True:
+        attributes = sqs.get_queue_attributes(
+            QueueUrl=stack.queue_url,
+            AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
+        )["Attributes"]
+        queued = sum(int(value) for value in attributes.values())
+        if queued == 0 and (hosted is None or hosted.idle()):
+            return
+        if time.monotonic() >= deadline:
+            raise FanoutError(f"the queue of stack {stack.stack!r} still holds {queued} messages after {timeout:g} s; "
+                              "the next cell would overlap this one")  # fmt: skip
+        time.sleep(IDLE_POLL_SECONDS)
+
+
+def purge(stack, sleep=time.sleep) -> None:
+    """Drop what an abandoned run left in the queue, so that it does not compete with the cell
+    run again (its records keep their own run id and never count in another run), and return
+    only once the purge is over.
+
+    SQS takes up to PURGE_SECONDS to purge and may delete messages sent meanwhile (PurgeQueue,
+    botocore's sqs model), so on AWS the cell waits that long before it fires. A purge already
+    under way (PurgeQueueInProgress: one began within the last PURGE_SECONDS, e.g. a resume
+    retried at once) is waited out the same way. The emulator purges at once.
+    """
+    sqs = stack.client("sqs")
+    try:
+        sqs.purge_queue(QueueUrl=stack.queue_url)
+        what = "purged the queue"
+    except ClientError as exc:
+        if not exc.response["Error"].get("Code", "").endswith("PurgeQueueInProgress"):
+            raise
+        what = "a purge of the queue was already in progress"
+    if stack.backend == "aws":
+        console.print(f"{what}; waiting {PURGE_SECONDS} s for SQS to finish it before firing", highlight=False)
+        sleep(PURGE_SECONDS)
+    wait_idle(stack, None, stack.timeout + IDLE_SLACK_SECONDS)
+
+
+@contextmanager
+def _timed(step: str, timings: dict):
+    started = time.monotonic()
+    try:
+        yield
+    finally:
+        timings[step] = round(time.monotonic() - started, 2)
+
+
+def _describe(cell: axes.CellParams) -> str:
+    what = workloads.get(cell.workload).driver().describe_cell(cell)
+    return (f"{cell.memory} MB, concurrency {cell.concurrency}, {format_size(cell.object_size)}, "
+            f"{cell.architecture}, {what}")  # fmt: skip
+
+
+# ---- the end ----------------------------------------------------------------------------------
+
+
+def finish(manifest: dict, started_emulator: bool = False) -> None:
+    """The report across the sweep's runs, then --destroy-after (stopping the emulator instead
+    when this command started it, see deploy.tear_down)."""
+    reporting.report_sweep(manifest)
+    if manifest["destroy_after"]:
+        deploy.tear_down(manifest["backend"], manifest["stack"], started_emulator)
+    console.print(f"manifest: {sweeps.sweep_dir(manifest['sweep_id']) / sweeps.SWEEP_FILE}", highlight=False)

@@ -1,0 +1,428 @@
+"""`fanout wait`: wait until every message of a run is accounted for.
+
+A message is accounted for when the logs hold a record with outcome "done" for its seq, when it
+sits in the dead-letter queue, or when a record with outcome "error" shows it failed on its last
+allowed receive (it moves to the DLQ on the next receive). `outcome` is the envelope field every
+workload puts on the one record that closes a delivery (docs/workloads.md), so nothing here
+depends on what a workload measures or how many records it writes per message. Records are found with the saved query
+message-outcomes, through Logs Insights on AWS and the local evaluator on the emulator: the
+same path `report` uses, so a run that `wait` calls complete is one whose records the queries
+can see (Insights can return only part of the records for a while after a run; waiting on
+per-seq results rather than counts guards against that).
+
+The DLQ is inspected without consuming it (fanout.results.deadletters, which the reports use too).
+
+A seq is "lost" rather than in flight once the main queue has held nothing (visible, in flight
+or delayed) for LOST_AFTER_S and the logs and the DLQ still know nothing of it: it was deleted
+without a record, and no amount of waiting brings it back. wait then ends at once, exit 1,
+with one line naming the lost seqs. Crashes, timeouts and init failures (the platform's lines,
+query platform-errors over the run's window) are counted beside the outcomes.
+
+wait says how long the slowest outcome takes on this stack (a message that fails on every
+receive reaches the DLQ after max_receive_count receives x the queue's visibility timeout, 6 x
+the function timeout: FUNCTION_TIMEOUT at deploy) only when that matters: before it starts when
+--timeout is shorter, else once a message has failed with receives left (its retries pending).
+A run whose messages all succeed is not told about a path it never takes.
+
+On timeout, the missing seqs are printed as ranges (`3-7, 12, 40-99`, cut after a line) and
+written in full to results/<run_id>/missing.json.
+
+Local backend: `wait` also hosts the function in-process while it waits (so `make fire` then
+`make wait` is a whole run and `make run` is not needed). When the function is already hosted
+elsewhere (`make run` in another terminal), pass --no-host (`make wait HOST=0`): two hosts
+would double the concurrency, so a second one refuses to start (fanout.local.hostlock).
+"""
+
+import threading
+import time
+from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass, field
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from fanout.results import deadletters, run_folders as runs
+from fanout.local import hostlock
+from fanout import insights
+from fanout.common import interrupts, numerals as numbers, registry as workloads
+from fanout.cloud import stack as stacks
+from fanout.common.errors import FanoutError, UsageError
+from fanout.local.network import options as network_options
+
+QUERY = "message-outcomes"
+# The query's `ended` values that mean done: the outcome field, or (records from before it, when
+# the default workload was the only one) the event of its record, which is the workload's name:
+# the one record such a delivery wrote on success.
+DONE = ("done", workloads.DEFAULT)
+PLATFORM_QUERY = "platform-errors"
+# How long the main queue must stay empty before unaccounted seqs are called lost: the logs of
+# the last invocations must have arrived (Insights lags on AWS, and SQS's counts are approximate).
+# Until the run's records show their ingestion lag, LOST_AFTER_S; then LAG_FACTOR times the
+# longest lag seen plus a poll, at least MIN_LOST_AFTER_S (see lost_after).
+LOST_AFTER_S = {"local": 5.0, "aws": 300.0}
+MIN_LOST_AFTER_S = {"local": 5.0, "aws": 60.0}
+LAG_FACTOR = 3
+QUEUE_COUNTS = ("ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible", "ApproximateNumberOfMessagesDelayed")
+SEQS_PER_QUERY = 4000  # two rows per seq at most: stays under the 10,000-row result limit
+DEFAULT_TIMEOUT = 1800
+POLL_SECONDS = {"local": 1.0, "aws": 10.0}
+MISSING_FILE = "missing.json"
+
+console = Console()
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("wait", help="wait until every message of a run is done, failed or dead-lettered")
+    stacks.add_arguments(parser)
+    parser.add_argument("--run", default=runs.LATEST, help="run id, or 'latest' (default)")
+    parser.add_argument(
+        "--timeout", default=str(DEFAULT_TIMEOUT), help=f"give up after this many seconds (default: {DEFAULT_TIMEOUT})"
+    )
+    parser.add_argument(
+        "--no-host",
+        action="store_true",
+        help="local backend: do not host the function here (it is hosted elsewhere, e.g. by `make run`)",
+    )
+    network_options.add_arguments(parser)
+    parser.set_defaults(func=run, check=check)
+
+
+def check(args) -> float:
+    """wait's options, checked with no side effect (the run and the stack are not looked up);
+    the timeout in seconds. The host it runs reads FANOUT_HOST_FAULTS: checked too."""
+    timeout = timeout_seconds(args.timeout)
+    network_options.check(args)
+    if args.network != network_options.NONE and not _hosts_here(args):
+        raise UsageError(f"--network {args.network} shapes the environments of a host this command runs; "
+                         "with --no-host give it to `make run`, on AWS Lambda's own network applies")
+    if _hosts_here(args):
+        from fanout.local.host import faults
+
+        faults.from_environment()
+    return timeout
+
+
+def _hosts_here(args) -> bool:
+    """Whether this command hosts the function while it waits."""
+    return args.backend == "local" and not args.no_host
+
+
+def run(args) -> int:
+    timeout = check(args)
+    record = runs.load(args.run)
+    stack = stacks.from_args(args)
+    runs.check_same_stack(record, stack)
+    hosting = _hosts_here(args)
+    network = network_options.from_args(args, stack, say=console.print) if hosting else None
+    with interrupts.sigterm_as_ctrl_c():  # the host it runs stops cleanly on either
+        accounting = wait(stack, record, timeout, host=hosting, network=network)
+    check_accounted(accounting, record["run_id"], timeout)
+    return 0
+
+
+def check_accounted(accounting: "Accounting", run_id: str, timeout: float, prefix: str = "") -> None:
+    """Fail when the wait ended with messages lost or unaccounted for (it listed them already)."""
+    if accounting.lost:
+        raise FanoutError(
+            f"{prefix}{len(accounting.lost)} of {len(accounting.sent)} messages of run {run_id} are lost "
+            f"(not in the queue, no record, not dead-lettered): seqs {runs.seq_ranges(accounting.lost)}"
+        )
+    missing = accounting.in_flight()
+    if missing:
+        raise FanoutError(
+            f"{prefix}{len(missing)} of {len(accounting.sent)} messages of run {run_id} are unaccounted "
+            f"for after {timeout:g} s ({accounting.summary()})"
+        )
+
+
+@dataclass
+class Accounting:
+    """Where every sent message of a run is, as far as the logs and the DLQ tell."""
+
+    sent: list[int]
+    done: set[int] = field(default_factory=set)
+    failed: set[int] = field(default_factory=set)  # retries exhausted, not yet seen in the DLQ
+    retrying: set[int] = field(default_factory=set)  # failed with receives left, no outcome yet
+    dead_lettered: set[int] = field(default_factory=set)
+    duplicates: int = 0  # extra "done" deliveries (SQS delivers at least once)
+    lost: set[int] = field(default_factory=set)  # no record, not in the DLQ, and the queue is empty
+    platform_errors: dict[str, int] = field(default_factory=dict)  # crashes, timeouts, init failures
+    last_record_ms: int | None = None  # the latest record's log timestamp (runs.run_window ends there)
+    ingestion_lag_ms: int | None = None  # the longest time a record took to reach the logs
+
+    def in_flight(self) -> list[int]:
+        accounted = self.done | self.failed | self.dead_lettered | self.lost
+        return [seq for seq in self.sent if seq not in accounted]
+
+    def accounted(self) -> int:
+        return len(self.sent) - len(self.in_flight()) - len(self.lost)
+
+    def summary(self) -> str:
+        lost = f", {len(self.lost)} lost" if self.lost else ""
+        platform = "".join(f", {count} {kind}" for kind, count in sorted(self.platform_errors.items()))
+        return (
+            f"{len(self.done)} done, {len(self.failed)} failed, {len(self.dead_lettered)} dead-lettered, "
+            f"{len(self.in_flight())} in flight{lost}{platform}"
+        )
+
+    def as_dict(self) -> dict:
+        return {
+            "done": len(self.done),
+            "failed": sorted(self.failed),
+            "dead_lettered": sorted(self.dead_lettered),
+            "in_flight": self.in_flight(),
+            "lost": sorted(self.lost),
+            "duplicate_download_records": self.duplicates,
+            "platform_errors": dict(self.platform_errors),
+            "last_record_ms": self.last_record_ms,
+            "ingestion_lag_ms": self.ingestion_lag_ms,
+        }
+
+
+def account(stack, record: dict) -> Accounting:
+    """One look at the logs and the DLQ."""
+    accounting = Accounting(sent=runs.sent_seqs(record))
+    rows = outcome_rows(stack, record)
+    for row in rows:
+        seq, records = int(row["seq"]), int(row["records"])
+        if row["ended"] in DONE:
+            accounting.done.add(seq)
+            accounting.duplicates += records - 1
+        elif int(row["receive_count_max"] or 0) >= stack.max_receive_count:
+            accounting.failed.add(seq)
+        else:
+            accounting.retrying.add(seq)
+    dead = deadletters.peek(stack, record["run_id"], wanted=set(accounting.sent) - accounting.done)
+    accounting.dead_lettered = dead - accounting.done
+    accounting.failed -= accounting.done | accounting.dead_lettered
+    accounting.retrying -= accounting.done | accounting.failed | accounting.dead_lettered
+    accounting.last_record_ms = _largest(rows, "last_ms")
+    accounting.ingestion_lag_ms = _largest(rows, "lag_ms_max")
+    return accounting
+
+
+def _largest(rows: list[dict], name: str) -> int | None:
+    """The largest value of column `name` (None when no row has one: no records, or no ingestion
+    times, as in events written by hand)."""
+    values = [int(row[name]) for row in rows if row.get(name) is not None]
+    return max(values, default=None)
+
+
+def lost_after(backend: str, lag_ms: int | None) -> float:
+    """Seconds the queue must stay empty before unaccounted seqs are lost, for records reaching
+    the logs `lag_ms` after they were written (None: not known yet)."""
+    if lag_ms is None:
+        return LOST_AFTER_S[backend]
+    return max(MIN_LOST_AFTER_S[backend], LAG_FACTOR * lag_ms / 1000 + POLL_SECONDS[backend])
+
+
+def platform_errors(stack, record: dict) -> dict[str, int]:
+    """Crashes, timeouts and init failures the platform logged in the run's window, by kind."""
+    rows = insights.run(stack, insights.load_query(PLATFORM_QUERY), *runs.run_window(record)).rows
+    return {row["error_type"]: int(row["errors"]) for row in rows}
+
+
+def queue_empty(stack) -> bool:
+    """Nothing in the main queue: no message visible, held by an invocation, or delayed."""
+    attributes = stack.client("sqs").get_queue_attributes(QueueUrl=stack.queue_url, AttributeNames=list(QUEUE_COUNTS))
+    return all(int(attributes["Attributes"].get(name, 0)) == 0 for name in QUEUE_COUNTS)
+
+
+def slowest_outcome(stack) -> tuple[int, int]:
+    """(receives, visibility timeout in s): a message failing every time reaches the DLQ after
+    receives x visibility seconds."""
+    attributes = stack.client("sqs").get_queue_attributes(QueueUrl=stack.queue_url, AttributeNames=["VisibilityTimeout"])
+    return stack.max_receive_count, int(attributes["Attributes"]["VisibilityTimeout"])
+
+
+def outcome_rows(stack, record: dict) -> list[dict]:
+    """Rows of the message-outcomes query for the run, one query per range of seqs."""
+    query = insights.load_query(QUERY)
+    start_ms, end_ms = runs.run_window(record)
+    rows = []
+    for low in range(0, record["parameters"]["messages"], SEQS_PER_QUERY):
+        expr = f'run_id = "{record["run_id"]}" and seq >= {low} and seq < {low + SEQS_PER_QUERY}'
+        rows += insights.run(stack, insights.restrict(query, expr), start_ms, end_ms).rows
+    return rows
+
+
+def wait(stack, record: dict, timeout: float, host: bool = False, network=None,
+         hosted: "Hosted | None" = None) -> Accounting:
+    """Poll until every sent message is accounted for or `timeout` seconds pass.
+
+    On the local backend `host` hosts the function here for the wait (fresh environments each
+    time), its S3 traffic following `network` (a fanout.local.network.NetworkModel; None: none);
+    `hosted` is a host started by `hosting()` that outlives the wait (warm environments carried
+    from one run to the next), under its own network.
+    """
+    deadline = time.monotonic() + timeout
+    sent = len(runs.sent_seqs(record))
+    host = host or hosted is not None
+    where = ", hosting the function here" if host else ""
+    console.print(f"run {record['run_id']}: waiting for {sent} messages{where}", highlight=False)
+    receives, visibility = slowest_outcome(stack)
+    noted = _note_slowest(receives, visibility, timeout)
+    _note_unsent(record)
+    empty_since = None
+    network = hosted.network if hosted else network
+    with nullcontext(hosted) if hosted else _hosting(stack, host, network) as running, _progress() as progress:
+        _record_network(stack, record, host, network)  # once the host lock is held
+        task = progress.add_task("waiting", total=sent)
+        while True:
+            running.check()
+            interrupts.raise_if_dropped()
+            empty_since = (empty_since or time.monotonic()) if queue_empty(stack) else None
+            accounting = account(stack, record)
+            if empty_since and time.monotonic() - empty_since >= lost_after(stack.backend, accounting.ingestion_lag_ms):
+                accounting.lost = set(accounting.in_flight())
+            progress.update(task, completed=accounting.accounted(), description=accounting.summary())
+            if accounting.retrying and not noted:
+                noted = _note_slowest(receives, visibility, timeout, len(accounting.retrying))
+            if _finished(accounting, host) or time.monotonic() >= deadline:
+                break
+            time.sleep(POLL_SECONDS[stack.backend])
+    accounting.platform_errors = platform_errors(stack, record)  # once: another full scan of the logs
+    record["accounting"] = accounting.as_dict()
+    runs.update(record)
+    missing = accounting.in_flight()
+    console.print(f"[{'red' if missing or accounting.lost else 'green'}]{accounting.summary()}[/], of {sent} sent")
+    if accounting.duplicates:
+        console.print(f"[yellow]note:[/] {accounting.duplicates} messages were completed twice (SQS delivers at least once)")
+    if accounting.lost:
+        console.print(f"[red]lost seqs:[/] {runs.seq_ranges(accounting.lost)} (deleted from the queue without a record)",
+                      highlight=False)
+    _record_missing(record["run_id"], missing)
+    return accounting
+
+
+def _record_network(stack, record: dict, host: bool, network) -> None:
+    """run.json's "network": the model this wait hosts under, or the one the stack's running
+    host published; the label every report of the run shows comes from it."""
+    if stack.backend != "local":
+        return
+    if host:
+        record["network"] = (network or network_options.load(network_options.NONE)).describe()
+    else:
+        record["network"] = network_options.read_published(stack.backend, stack.stack) or record.get("network")
+    runs.update(record)
+    console.print(network_options.label_of(network_options.from_record(record["network"])), highlight=False)
+
+
+def _note_slowest(receives: int, visibility: int, timeout: float, retrying: int = 0) -> bool:
+    """Say how long a message that keeps failing takes to reach the DLQ, when it matters: some
+    (`retrying`) failed and will be received again, or --timeout is shorter than that. Returns
+    whether it was said, so that it is said once."""
+    slowest = receives * visibility
+    if not retrying and slowest <= timeout:
+        return False
+    why = f"{retrying} failing, retries pending" if retrying else "slowest outcome"
+    console.print(f"[yellow]note:[/] {why}: a message failing every time reaches the dead-letter queue after "
+                  f"{receives} receives x {visibility} s visibility = {_duration(slowest)}", highlight=False)
+    if slowest > timeout:
+        console.print(f"[yellow]note:[/] that is longer than --timeout {timeout:g} s; deploy with a shorter "
+                      "FUNCTION_TIMEOUT (visibility = 6 x it) to see failures through", highlight=False)
+    return True
+
+
+def _duration(seconds: int) -> str:
+    """3 h 0 min 0 s, 1 min 30 s, 45 s."""
+    if seconds < 60:
+        return f"{seconds} s"
+    hours, rest = divmod(seconds, 3600)
+    return (f"{hours} h " if hours else "") + f"{rest // 60} min {rest % 60} s"
+
+
+def _record_missing(run_id: str, missing: list[int]) -> None:
+    """Print the missing seqs in short and write all of them to missing.json (or remove the
+    missing.json of an earlier wait that timed out, once nothing is missing)."""
+    path = runs.run_dir(run_id) / MISSING_FILE
+    if not missing:
+        path.unlink(missing_ok=True)
+        return
+    runs.write_file(run_id, MISSING_FILE, missing)
+    console.print(f"missing seqs: {runs.seq_ranges(missing)}", highlight=False)
+    console.print(f"  all {len(missing):,} listed in {path}", highlight=False)
+
+
+def _note_unsent(record: dict) -> None:
+    """Say which seqs are not waited for: fire did not send them, or was killed while sending."""
+    unsent = record["failed_seqs"]
+    if record.get("send_status") == "sending":
+        console.print("[yellow]note:[/] fire did not finish; waiting only for the seqs it recorded as sent")
+    elif unsent:
+        console.print(f"[yellow]note:[/] {len(unsent)} seqs were never sent; not waiting for them")
+
+
+def _finished(accounting: Accounting, hosting: bool) -> bool:
+    """Every message accounted for; when hosting here, also every exhausted one moved to the DLQ:
+    the move happens on the next receive, and no one receives once this host stops."""
+    return not accounting.in_flight() and not (hosting and accounting.failed)
+
+
+class Hosted:
+    """The local function host on a background thread; check() re-raises its failure."""
+
+    def __init__(self, stack, network):
+        from fanout.local.host import Host, load
+
+        config = load(stack.function_name, stack.endpoint, stack.region)
+        # Never stop on an idle queue: wait decides when the run is over.
+        self.host = Host(config, idle_seconds=float("inf"), warn=lambda m: console.print(f"[yellow]host:[/] {m}"),
+                         network=network)
+        self.network = network
+        self.error = None
+        self.thread = threading.Thread(target=self._run, name="fanout-host", daemon=True)
+
+    def _run(self):
+        try:
+            self.host.run()
+        except BaseException as exc:  # handed to the waiting thread by check()
+            self.error = exc
+
+    def check(self):
+        if self.error:
+            raise self.error
+
+
+    def idle(self) -> bool:
+        """No invocation in flight: the environments wait for work."""
+        return self.host.summary.in_flight == 0
+
+
+class _NotHosted:
+    def check(self):
+        pass
+
+
+def hosting(stack, network=None):
+    """The local function host of `stack` on a background thread until the block ends; pass it
+    to wait() to keep its environments across runs."""
+    return _hosting(stack, True, network)
+
+
+@contextmanager
+def _hosting(stack, enabled: bool, network=None):
+    if not enabled:
+        yield _NotHosted()
+        return
+    with hostlock.held(stack.backend, stack.stack):
+        hosted = Hosted(stack, network)
+        hosted.thread.start()
+        try:
+            yield hosted
+        finally:
+            hosted.host.stop()  # in-flight invocations finish and their logs are flushed
+            hosted.thread.join()
+
+
+def _progress() -> Progress:
+    return Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console
+    )
+
+
+def timeout_seconds(text: str) -> float:
+    value = numbers.decimal(text)
+    if value is None or not value > 0:
+        raise UsageError(f"invalid --timeout {text!r}: expected a positive, finite number of seconds")
+    return value

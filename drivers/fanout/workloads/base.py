@@ -1,0 +1,116 @@
+"""What a workload's driver is to the generic stages: the hooks fire, sweep, report, compare and
+deploy call, each with a default, so that a workload implements only what it needs
+(docs/architecture.md, "Adding a workload")."""
+
+import importlib
+from dataclasses import dataclass
+
+from fanout.cloud import costs
+from fanout.common.errors import UsageError
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What fire sends for a run, from a driver's plan(): `fire_fields`, the fields of
+    fanout.stages.fire.FireParams the workload sets (download: strategy, pin; another: its name
+    and message fields), and the cost estimate fire checks."""
+
+    fire_fields: dict
+    estimate: costs.Estimate
+
+
+class Driver:
+    """A workload's driver. `name` is its registry name; `report_module` the module (imported
+    when a report is asked for: it loads numpy, scipy and matplotlib, which every command would
+    otherwise pay for at start-up) whose build(stack, record), show(summary) and
+    write(summary, plots_too) report one run."""
+
+    name = ""
+    report_module = ""
+    OPTIONS: tuple[str, ...] = ()  # fire's flags (their argparse names); in a sweep, the message-level ones
+    DEPLOY_OPTIONS: tuple[str, ...] = ()  # deploy's flags of its own (argparse names, manifest keys)
+
+    # ---- fire ----
+
+    def add_fire_arguments(self, parser, sweep: bool = False) -> None:
+        """fire's flags for it (in a sweep, `sweep`, those that are message-level)."""
+
+    def options_from(self, args):
+        """Its fire options from the command line, checked before anything touches the stack."""
+        return None
+
+    def plan(self, stack, options, count: int) -> Plan:
+        """What fire sends for `count` messages on `stack`, checked against it, and their cost."""
+        raise NotImplementedError
+
+    def message_fields(self, stack, params) -> dict:
+        """What every message body of a run (fanout.stages.fire.FireParams) carries for it."""
+        return {}
+
+    # ---- sweep ----
+
+    def sweep_options(self, args, memories: tuple[int, ...]) -> tuple:
+        """Its message-level combinations of a sweep (one cell each); None: none of its own."""
+        return (None,)
+
+    def cell_fire_fields(self, cell) -> dict:
+        """FireParams' fields for a sweep cell (fanout.stages.sweep_axes.CellParams)."""
+        return {"workload": self.name, "options": dict(cell.options or {})}
+
+    def describe_cell(self, cell) -> str:
+        """What a sweep cell does, in a few words."""
+        return self.name
+
+    def cell_estimate(self, count: int, cell) -> costs.Estimate:
+        """The cost of `count` messages of a sweep cell."""
+        raise NotImplementedError
+
+    # ---- report, compare ----
+
+    def build_report(self, stack, record: dict) -> dict:
+        """The run's report summary from its logs and queries."""
+        return self._report().build(stack, record)
+
+    def show_report(self, summary: dict) -> None:
+        """The report's tables on the console."""
+        self._report().show(summary)
+
+    def write_report(self, summary: dict, plots_too: bool = True) -> list:
+        """The report's files and (unless a sweep's cell, `plots_too` False) plots; their paths."""
+        return self._report().write(summary, plots_too)
+
+    def report_across(self, run_ids: list[str], folder, title: str, at_target: float | None = None) -> dict:
+        """The tables across runs (a sweep's closing report), printed and written into `folder`."""
+        raise UsageError(f"the {self.name} workload has no report across runs")
+
+    def compare(self, a_ids: list[str], b_ids: list[str], at_target: float | None = None) -> None:
+        """`fanout compare A B` of its runs."""
+        raise UsageError(f"the {self.name} workload has no compare")
+
+    def _report(self):
+        return importlib.import_module(self.report_module)
+
+    # ---- deploy-level options of its own (DEPLOY_OPTIONS) ----
+
+    def add_deploy_arguments(self, parser) -> None:
+        """deploy's (and plan's, sweep's) flags for its own options."""
+
+    def deploy_options(self, args, backend: str) -> dict:
+        """Its deploy-level options from the command line, checked against `backend`; JSON values."""
+        return {}
+
+    def kept_options(self, outputs: dict, given: dict) -> dict:
+        """The options a redeploy keeps from the deployed stack's `outputs` (not in `given`)."""
+        return {}
+
+    def terraform_variables(self, options: dict) -> dict:
+        """infra/'s variables for its options (defaults for those absent)."""
+        return {}
+
+    def stack_fields(self, outputs: dict) -> dict:
+        """What it reads from a deployed stack's outputs."""
+        return {}
+
+    def deploy_summary(self, stack) -> list[str]:
+        """Its lines of deploy's summary."""
+        return []

@@ -1,0 +1,10 @@
+"""The download workload: download the stack's test object with a strategy, timed (README.md)."""
+
+from fanout.common.workload import CellField, Workload
+from fanout.common.sizes import format_size
+
+WORKLOAD = Workload(
+    "download", "download the stack's test object with a strategy, timed (docs/strategies.md)",
+    (CellField("object_size", "object", numeric=True, show=format_size), CellField("strategy", "strategy")),
+    "download-percentiles", "fanout.workloads.download.driver:DownloadDriver", deployed=("object_size",),
+)  # fmt: skip

@@ -1,0 +1,499 @@
+"""The download workload's report across runs: `fanout report --runs ID,ID,...` and a sweep's
+closing report, through fanout.stages.report and fanout.workloads.download.driver.
+
+Reads each run's folder results/<run_id>/ (run.json, and records.jsonl that `fanout report`
+writes), groups the download records into cells and computes, per cell, the statistics of
+fanout.results.stats from the records themselves (exact, wherever the runs were made): download
+seconds and throughput (decimal MB/s and Mbit/s), bootstrap confidence intervals of the median
+and p99 throughput, achieved concurrency (fanout.results.concurrency, per run) against the target,
+cold starts, errors, and the accounting that `fanout wait` stored in run.json.
+
+The statistics of a cell are over its downloads that ran at target (fanout.results.concurrency: the
+time-weighted mean number of the run's downloads overlapping each one's interval, at least the
+`at_target` fraction, 90% by default, of the cell's concurrency), so that the queue mapping's
+ramp does not mix lower concurrencies into a cell; how many were left out is shown beside them,
+and a scatter plot shows every download's throughput against the concurrency it ran at. A
+record without start_ms/end_ms (none since they exist) cannot be placed and counts as at target.
+
+A cell is the download workload's (CELLS = fanout.results.cells.of(download): the one definition the run
+report uses too): its record fields (records that predate object_size take run.json's stack.object_size),
+the architecture and the network the run was made under (both from run.json, so that runs that
+differ only there are not pooled). Tables show as
+columns only the cell fields that vary; the others are printed once above them.
+
+Writes into the output folder: cells.csv, cells.json, report.md and fanout.workloads.download.across_plots' PNGs.
+"""
+
+import platform
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import matplotlib
+import numpy as np
+import scipy
+from rich.console import Console
+
+from fanout.results import cells, concurrency, pressure, run_cost, run_folders as runs, stats, tables
+from fanout.workloads.download import across_plots as crossplots, endpoint_ips, report
+from fanout.local import network
+from fanout.common import registry as workloads
+from fanout.common.sizes import format_size
+
+CELLS = cells.of(workloads.get("download"))  # the download workload's cells
+
+UNITS = "seconds: wall clock, measured in the function; MB/s = bytes / s / 10^6; Mbit/s = 8 x MB/s (decimal)"
+
+console = Console()
+
+
+TITLES = {  # cell field -> short column title (tables must fit 80 columns)
+    "memory_size": "MB",
+    "concurrency_limit": "conc",
+    "object_size": "size",
+    "architecture": "arch",
+    "strategy": "strategy",
+    "pin": "pin",
+    "experiment_tag": "tag",
+    "network": "network",
+}
+
+
+@dataclass
+class Run:
+    """One run's folder: run.json and its records."""
+
+    record: dict
+    downloads: list[dict] = field(default_factory=list)
+    errors: list[dict] = field(default_factory=list)
+
+    @property
+    def run_id(self) -> str:
+        return self.record["run_id"]
+
+
+def report_across(run_ids: list[str], folder: Path, title: str,
+                  at_target: float = concurrency.AT_TARGET_FRACTION) -> dict:  # fmt: skip
+    """The download workload's report across runs (fanout.stages.report): built, printed, written."""
+    summary = build(run_ids, folder, title, at_target)
+    show(summary)
+    console.print(f"wrote cells.csv, cells.json, report.md and plots to {folder}", highlight=False)
+    return summary
+
+
+def load(run_id: str) -> Run:
+    """run.json and the saved records of one run; a one-line error when it has no saved
+    download records (runs.load_records)."""
+    loaded = Run(runs.load(run_id))
+    for item in runs.load_records(run_id, "download"):
+        if item.get("event") == "download":
+            loaded.downloads.append(item)
+        elif item.get("event") == "error":
+            loaded.errors.append(item)
+    for download, ran in zip(loaded.downloads, concurrency.ran_at_of(loaded.downloads)):
+        if ran is not None:
+            download["ran_at"] = ran  # over every download of the run, whatever its cell
+    return loaded
+
+
+def ran_at_target(download: dict, target: int, fraction: float) -> bool:
+    """Whether a download (from load(), which adds `ran_at`) ran at its cell's target."""
+    return "ran_at" not in download or concurrency.at_target(download["ran_at"], target, fraction)
+
+
+def cell_of(item: dict, run: dict) -> CELLS.Cell:
+    """The cell of a record; a field the record lacks (object_size before records carried it;
+    any, for an error record that lacks it) comes from run.json."""
+    stack, parameters = run["stack"], run["parameters"]
+    from_run = {
+        "memory_size": stack["memory"],
+        "concurrency_limit": stack["concurrency"],
+        "object_size": stack["object_size"],
+        # Runs fired before strategies recorded a mode, whose names are strategy names.
+        "strategy": parameters.get("strategy", parameters.get("mode")),
+        "experiment_tag": parameters["experiment_tag"],
+    }
+    fields = {name: value if item.get(name) is None else item[name] for name, value in from_run.items()}
+    return CELLS.Cell(**fields, architecture=stack["architecture"], network=network.label(run),
+                      pin=parameters.get("pin"))
+
+
+def sort_key(cell: CELLS.Cell) -> tuple:
+    """Numbers in numeric order (512 before 1024), text as text."""
+    return tuple((0, value, "") if isinstance(value, (int, float)) else (1, 0, str(value))
+                 for value in cell.as_dict().values())  # fmt: skip
+
+
+# ---- computation -----------------------------------------------------------------------------
+
+
+def build(run_ids: list[str], out_dir: Path, title: str, at_target: float = concurrency.AT_TARGET_FRACTION) -> dict:
+    """Read the runs, compute every cell's statistics, write the files into `out_dir`; returns
+    the summary (cells.json is this, less the per-download samples)."""
+    summary = summarize([load(run_id) for run_id in dict.fromkeys(run_ids)], title, at_target)
+    write(summary, Path(out_dir))
+    return summary
+
+
+def summarize(loaded: list[Run], title: str, at_target: float = concurrency.AT_TARGET_FRACTION) -> dict:
+    """Every cell's statistics (over its downloads at target), the runs they come from, the
+    methods, and the warnings."""
+    by_cell, run_cells = group(loaded)
+    ordered = sorted(by_cell, key=sort_key)
+    chosen = {cell: at_target_of(cell, by_cell[cell], at_target) for cell in ordered}
+    rows = [cell_row(cell, chosen[cell], by_cell[cell], run_cells) for cell in ordered]
+    labels = sorted({network.label(run.record) for run in loaded})
+    return {
+        "title": title,
+        "network": labels[0] if len(labels) == 1 else "mixed: " + "; ".join(labels),
+        "runs": [_run_summary(run, run_cells[run.run_id]) for run in loaded],
+        "cells": rows,
+        "varying": varying(rows),
+        "methods": {
+            "percentiles": stats.PERCENTILE_METHOD,
+            "confidence_intervals": stats.CI_METHOD,
+            "steady_window": concurrency.STEADY_DEFINITION,
+            "at_target": concurrency.at_target_definition(at_target),
+            "units": UNITS,
+        },
+        "at_target": at_target,
+        "warnings": [*warnings(loaded, run_cells), *few_at_target(rows, at_target),
+                     *filter(None, [pressure.sdk_warning(pressure.sdk_sets([d for run in loaded for d in run.downloads]))])],
+        "version": runs.project_version(),
+        "environment": environment(),
+        "samples": [samples(chosen[cell]) for cell in ordered],
+        "ran_at": [ran_at_samples(downloads_of(by_cell[cell])) for cell in ordered],
+        "endpoint_ips": [dict(row, cell=cell_label(cell.as_dict(), varying(rows) or ["memory_size"]))
+                         for cell in ordered for row in endpoint_ips.from_records(downloads_of(by_cell[cell]))],
+    }
+
+
+def group(loaded: list[Run]) -> tuple[dict, dict]:
+    """{cell: [(run, the run's downloads in the cell)]} and {run id: the run's cells} (every run
+    has downloads: load refuses one without)."""
+    by_cell: dict[CELLS.Cell, list[tuple[Run, list[dict]]]] = {}
+    run_cells: dict[str, set[CELLS.Cell]] = {}
+    for run in loaded:
+        grouped: dict[CELLS.Cell, list[dict]] = {}
+        for download in run.downloads:
+            grouped.setdefault(cell_of(download, run.record), []).append(download)
+        run_cells[run.run_id] = set(grouped)
+        for cell, downloads in grouped.items():
+            by_cell.setdefault(cell, []).append((run, downloads))
+    return by_cell, run_cells
+
+
+def downloads_of(members: list[tuple[Run, list[dict]]]) -> list[dict]:
+    return [d for _, own in members for d in own]
+
+
+def at_target_of(cell: CELLS.Cell, members: list[tuple[Run, list[dict]]], fraction: float) -> list[dict]:
+    """The cell's downloads that ran at its target."""
+    return [d for d in downloads_of(members) if ran_at_target(d, cell.concurrency_limit, fraction)]
+
+
+def cell_row(cell: CELLS.Cell, downloads: list[dict], members: list[tuple[Run, list[dict]]], run_cells: dict) -> dict:
+    """One cell: its fields, statistics and intervals over `downloads` (those at target), how
+    many were left out, concurrency and accounting."""
+    n_all = len(downloads_of(members))
+    row = cell.as_dict() | {"runs": [run.run_id for run, _ in members], "n": len(downloads), "n_all": n_all,
+                            "n_excluded": n_all - len(downloads)}  # fmt: skip
+    if downloads:
+        sample = samples(downloads)
+        for metric in ("seconds", "mb_per_s"):
+            row |= {f"{metric}_{stat}": value for stat, value in stats.describe(sample[metric]).items() if stat != "n"}
+        # Every statistic here is linear in the values, so it scales exactly with the unit.
+        row |= {f"mbit_per_s_{stat}": row[f"mb_per_s_{stat}"] * 8 for stat in report.STATS}
+        cis = stats.intervals(sample["mb_per_s"], list(stats.CI_STATISTICS.values()))
+        for name, ci in zip(stats.CI_STATISTICS, cis):
+            row[f"mb_per_s_{name}_ci_low"], row[f"mb_per_s_{name}_ci_high"] = ci or (None, None)
+    everything = downloads_of(members)
+    row |= _concurrency(cell, members) | concurrency.reach(everything, [d.get("ran_at") for d in everything])
+    row |= pressure.cell_figures(downloads_of(members))  # throttling and CPU over every download
+    row["errors"] = sum(1 for run, _ in members for e in run.errors if cell_of(e, run.record) == cell)
+    alone = [run for run, _ in members if len(run_cells[run.run_id]) == 1]  # runs of this cell only
+    row |= _accounting(alone)
+    row |= run_cost.pooled([run.run_id for run in alone])
+    return row
+
+
+def samples(downloads: list[dict]) -> dict:
+    """Per-download seconds and decimal MB/s (bytes / seconds / 10^6)."""
+    return {
+        "seconds": [d["seconds"] for d in downloads],
+        "mb_per_s": [d["bytes"] / d["seconds"] / 1e6 for d in downloads],
+    }
+
+
+def ran_at_samples(downloads: list[dict]) -> dict:
+    """Every placed download's concurrency it ran at and its MB/s (the scatter plot's points)."""
+    placed = [d for d in downloads if "ran_at" in d]
+    return {"ran_at": [d["ran_at"] for d in placed], "mb_per_s": samples(placed)["mb_per_s"]}
+
+
+def few_at_target(rows: list[dict], fraction: float) -> list[str]:
+    """A line per cell with too few downloads at target (concurrency.few_at_target)."""
+    names = [name for name in CELLS.across if name != "network"]
+    found = (concurrency.few_at_target(cell_label(row, names), row["n"], row["n_all"], row["target"], fraction,
+                                       row["most_ran_at"], row["span_s"]) for row in rows)  # fmt: skip
+    return [line for line in found if line]
+
+
+def _concurrency(cell: CELLS.Cell, members: list[tuple[Run, list[dict]]]) -> dict:
+    """Achieved concurrency per run, so that a steady window never spans two runs; a cell made
+    of several runs shows the largest peak and the mean of the runs' steady means."""
+    per_run = [report.achieved_concurrency(own) for _, own in members if own]
+    downloads = downloads_of(members)
+    cold = sum(bool(d.get("cold_start")) for d in downloads)
+    return {
+        "target": cell.concurrency_limit,
+        "peak_concurrency": max((c["peak_concurrency"] for c in per_run), default=0),
+        "steady_mean_concurrency": round(sum(c["steady_mean_concurrency"] for c in per_run) / len(per_run), 2)
+        if per_run else None,
+        "cold_starts": cold,
+        "cold_start_share": round(cold / len(downloads), 4) if downloads else None,
+    }  # fmt: skip
+
+
+def _accounting(members: list[Run]) -> dict:
+    """sent = done + failed + dead-lettered (+ in flight), summed over run.json's "accounting";
+    None where a run has none yet (`fanout wait` writes it) or its records span several cells."""
+    names = ("sent", "done", "failed", "dead_lettered", "in_flight")
+    if not members or any("accounting" not in run.record for run in members):
+        return dict.fromkeys(names) | {"complete": None}
+    totals = dict.fromkeys(names, 0)
+    for run in members:
+        accounting = run.record["accounting"]
+        totals["sent"] += len(runs.sent_seqs(run.record))
+        totals["done"] += accounting["done"]
+        for name in ("failed", "dead_lettered", "in_flight"):
+            totals[name] += len(accounting[name])
+    accounted = totals["done"] + totals["failed"] + totals["dead_lettered"]
+    return totals | {"complete": totals["in_flight"] == 0 and accounted == totals["sent"]}
+
+
+def environment() -> str:
+    """What computed the statistics: the methods depend on numpy's and scipy's versions."""
+    return (f"Python {platform.python_version()}, numpy {np.__version__}, scipy {scipy.__version__}, "
+            f"matplotlib {matplotlib.__version__}")  # fmt: skip
+
+
+def varying(rows: list[dict]) -> list[str]:
+    """The Cell fields whose values differ between cells: the tables' row labels."""
+    return [name for name in CELLS.across if len({row[name] for row in rows}) > 1]
+
+
+def warnings(loaded: list[Run], run_cells: dict) -> list[str]:
+    """What makes a figure incomplete or unattributable, one line each."""
+    result = []
+    for run in loaded:
+        accounting, run_id = run.record.get("accounting"), run.run_id
+        if accounting is None:
+            result.append(f"run {run_id} has no accounting in run.json: run `make wait RUN={run_id}` first")
+        elif accounting["in_flight"]:
+            result.append(f"run {run_id}: {len(accounting['in_flight'])} messages were never accounted for")
+        elif len({d["seq"] for d in run.downloads}) < accounting["done"]:
+            result.append(f"run {run_id}: {runs.RECORDS_FILE} lacks downloads that wait counted: "
+                          f"run `make report RUN={run_id}` again")  # fmt: skip
+        if len(run_cells[run_id]) > 1:
+            result.append(f"run {run_id}'s downloads fall into {len(run_cells[run_id])} cells: its accounting "
+                          "is not attributed to any")  # fmt: skip
+    return result
+
+
+def _run_summary(run: Run, own: set[CELLS.Cell]) -> dict:
+    record = run.record
+    return {
+        "run_id": run.run_id,
+        "backend": record["backend"],
+        "stack": record["stack"]["stack"],
+        "network": network.label(record),
+        "cells": len(own),
+        "downloads": len(run.downloads),
+        "send_rate_per_s": record.get("send_rate_per_s"),
+        "version": record.get("version"),
+    }
+
+
+# ---- output ----------------------------------------------------------------------------------
+
+ACCOUNTING_NOTE = "complete: sent = done + failed + dead-lettered, from run.json (`fanout wait`)"
+CI_COLUMNS = [f"mb_per_s_{name}_ci_{end}" for name in stats.CI_STATISTICS for end in ("low", "high")]
+AT_TARGET_TITLE = " (downloads at target)"  # after each statistics table's title: what its n counts
+CELL_COLUMNS = ["n_all", "n_excluded", "target", "peak_concurrency", "steady_mean_concurrency", "cold_starts",
+                "cold_start_share", "errors", "lambda_billed_usd", "lambda_estimated_usd", "bill_over_estimate",
+                *report.PRESSURE_COLUMNS,
+                "sent", "done", "failed", "dead_lettered", "in_flight", "complete"]  # fmt: skip
+
+
+def show(summary: dict) -> None:
+    """The console tables, one per metric, the intervals, and concurrency with the accounting,
+    each laid out for the console's width by fanout.results.tables (row label: the varying fields)."""
+    network_text = summary["network"]
+    console.print(f"[bold]{summary['title']}[/]: {len(summary['runs'])} runs, {len(summary['cells'])} cells; {network_text}",
+                  highlight=False)  # fmt: skip
+    shared = [name for name in CELLS.across if name not in summary["varying"] and name != "network"]
+    if summary["cells"] and shared:
+        console.print(f"every cell: {cell_label(summary['cells'][0], shared)}", highlight=False)
+    shown = [(title + AT_TARGET_TITLE, metric_rows(summary, metric), f"{caption}; {network_text}")
+             for metric, (title, caption) in report.METRICS.items()]  # fmt: skip
+    shown += [
+        ("Throughput (MB/s): median and p99 with 95% CIs" + AT_TARGET_TITLE, ci_rows(summary),
+         f"{stats.CI_METHOD}; {network_text}"),
+        ("Achieved concurrency", concurrency_rows(summary), concurrency_note(summary)),
+        ("Accounting", accounting_rows(summary), ACCOUNTING_NOTE),
+        ("Lambda cost (USD)", cost_rows(summary), COST_NOTE),
+        (report.PRESSURE_TITLE, pressure_rows(summary), pressure.NOTE),
+    ]
+    for title, rows, note in shown:
+        tables.print_table(title, rows, note, labels=len(summary["varying"]))
+    console.print(f"percentiles: {stats.PERCENTILE_METHOD}; {UNITS}", highlight=False)
+    for warning in summary["warnings"]:
+        console.print(f"[bold red]WARNING:[/] {warning}", highlight=False)
+
+
+def cell_label(row: dict, names) -> str:
+    """`MB 1024, size 1 GiB, arch x86_64`: the named fields of a cell."""
+    return ", ".join(f"{TITLES[name]} {value_text(row, name)}" for name in names)
+
+
+def value_text(row: dict, name: str):
+    if row[name] is None:  # pin: not pinned
+        return "-"
+    return format_size(row[name]) if name == "object_size" else row[name]
+
+
+def key_title(names: list[str]) -> list[str]:
+    """The titles of the row labels: a column per field that varies (fanout.results.tables repeats
+    them beside each part of a split table, or moves them into its row key, as one column
+    each so that no label has to be cut)."""
+    return [TITLES[name] for name in names]
+
+
+def key_text(row: dict, names: list[str]) -> list[str]:
+    """The row labels: the row's values of `names`, in key_title's order."""
+    return [str(value_text(row, name)) for name in names]
+
+
+def metric_rows(summary: dict, metric: str) -> list[list]:
+    rows = [[*key_title(summary["varying"]), "n", *report.STATS]]
+    for row in summary["cells"]:
+        rows.append([*key_text(row, summary["varying"]), row["n"], *(row.get(f"{metric}_{stat}") for stat in report.STATS)])
+    return rows
+
+
+def ci_rows(summary: dict) -> list[list]:
+    rows = [[*key_title(summary["varying"]), "n", "p50 MB/s", "p50 95% CI", "p99 MB/s", "p99 95% CI"]]
+    for row in summary["cells"]:
+        rows.append([*key_text(row, summary["varying"]), row["n"], row.get("mb_per_s_p50"), _interval(row, "p50"),
+                     row.get("mb_per_s_p99"), _interval(row, "p99")])  # fmt: skip
+    return rows
+
+
+def _interval(row: dict, name: str) -> str:
+    low, high = row.get(f"mb_per_s_{name}_ci_low"), row.get(f"mb_per_s_{name}_ci_high")
+    return "-" if low is None else f"{tables.fmt(low)}-{tables.fmt(high)}"
+
+
+def concurrency_rows(summary: dict) -> list[list]:
+    rows = [[*key_title(summary["varying"]), "target", "peak", "steady mean", "at target", "left out", "cold starts",
+             "cold share"]]  # fmt: skip
+    for row in summary["cells"]:
+        share = row["cold_start_share"]
+        rows.append([*key_text(row, summary["varying"]), row["target"], row["peak_concurrency"], row["steady_mean_concurrency"],
+                     row["n"], row.get("n_excluded"), row["cold_starts"], "-" if share is None else f"{share:.1%}"])  # fmt: skip
+    return rows
+
+
+def concurrency_note(summary: dict) -> str:
+    """What the concurrency table's columns mean: the steady window, and which downloads the
+    statistics tables keep (summaries written before the at-target split have no definition)."""
+    note = f"steady mean: over the {concurrency.STEADY_DEFINITION}, per run"
+    definition = summary["methods"].get("at_target")
+    return f"{note}; at target: {definition}; left out: the others" if definition else note
+
+
+COST_NOTE = ("bill: the REPORT lines' Billed Duration x memory, requests, /tmp (simulated durations on the local "
+             "backend); estimate: fanout fire's; - when a run's report predates it")
+
+
+def cost_rows(summary: dict) -> list[list]:
+    rows = [[*key_title(summary["varying"]), "bill", "estimate", "bill/estimate"]]
+    for row in summary["cells"]:
+        rows.append([*key_text(row, summary["varying"]), row.get("lambda_billed_usd"), row.get("lambda_estimated_usd"),
+                     row.get("bill_over_estimate")])  # fmt: skip
+    return rows
+
+
+def pressure_rows(summary: dict) -> list[list]:
+    rows = [[*key_title(summary["varying"]), *report.PRESSURE_HEADERS]]
+    for row in summary["cells"]:
+        rows.append([*key_text(row, summary["varying"]), *(row.get(name) for name in report.PRESSURE_COLUMNS)])
+    return rows
+
+
+def accounting_rows(summary: dict) -> list[list]:
+    rows = [[*key_title(summary["varying"]), "sent", "done", "failed", "dead-lettered", "complete", "error records"]]
+    for row in summary["cells"]:
+        complete = {True: "yes", False: "NO", None: "unknown"}[row["complete"]]
+        rows.append([*key_text(row, summary["varying"]), row["sent"], row["done"], row["failed"], row["dead_lettered"], complete,
+                     row["errors"]])  # fmt: skip
+    return rows
+
+
+def write(summary: dict, out_dir: Path) -> Path:
+    """cells.json (the summary less the samples), cells.csv, the plots and report.md."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    runs.write_json(out_dir / "cells.json", {key: value for key, value in summary.items() if key != "samples"})
+    statistics = [f"{metric}_{stat}" for metric in report.METRICS for stat in report.STATS]
+    columns = [*CELLS.across, "runs", "n", *statistics, *CI_COLUMNS, *CELL_COLUMNS]
+    runs.write_csv(out_dir / "cells.csv", columns, [dict(row, runs=" ".join(row["runs"])) for row in summary["cells"]],
+                   "ignore")  # fmt: skip
+    images = crossplots.draw(summary, out_dir, cell_label)
+    runs.write_text(out_dir / "report.md", markdown(summary, images))
+    return out_dir
+
+
+def markdown(summary: dict, images: list[Path]) -> str:
+    network_text = summary["network"]
+    shared = [name for name in CELLS.across if name not in summary["varying"] and name != "network"]
+    runs_table = [["run", "backend", "stack", "network", "cells", "downloads", "msgs/s sent", "version"]]
+    runs_table += [[r["run_id"], r["backend"], r["stack"], r["network"], r["cells"], r["downloads"],
+                    r["send_rate_per_s"], r["version"]] for r in summary["runs"]]  # fmt: skip
+    methods = summary["methods"]
+    parts = [
+        f"# {summary['title']}",
+        f"Figures: {network_text}.",
+        "## How it was made",
+        tables.markdown_table(runs_table),
+        f"Report made by s3-fanout {summary['version']} ({summary['environment']})."
+        + (f" Every cell: {cell_label(summary['cells'][0], shared)}." if summary["cells"] and shared else ""),
+        "## Methods",
+        f"- Units: {methods['units']}.\n- Percentiles: {methods['percentiles']}.\n"
+        f"- Confidence intervals (median and p99 of MB/s per cell): {methods['confidence_intervals']}.\n"
+        f"- Achieved concurrency: peak and time-weighted mean over the {methods['steady_window']}, per run.",
+        f"- Every statistic is over the {methods['at_target']} (the table of achieved concurrency counts those left "
+        "out); the plot of throughput against concurrency shows every download.",
+    ]
+    parts += [f"**Warning:** {w}" for w in summary["warnings"]]
+    for metric, (title, caption) in report.METRICS.items():
+        parts += [f"## {title}{AT_TARGET_TITLE}", f"{caption}; {network_text}.",
+                  tables.markdown_table(metric_rows(summary, metric))]
+    parts += ["## Throughput (MB/s): median and p99 with 95% confidence intervals" + AT_TARGET_TITLE,
+              f"{stats.CI_METHOD}; {network_text}.", tables.markdown_table(ci_rows(summary)),
+              "## Achieved concurrency", concurrency_note(summary).capitalize() + ".",
+              tables.markdown_table(concurrency_rows(summary)),
+              "## Accounting", f"{ACCOUNTING_NOTE}.", tables.markdown_table(accounting_rows(summary)),
+              "## Lambda cost (USD)", f"{COST_NOTE}.", tables.markdown_table(cost_rows(summary)),
+              f"## {report.PRESSURE_TITLE}", pressure.NOTE.replace("\n  ", " ") + ".",
+              tables.markdown_table(pressure_rows(summary))]  # fmt: skip
+    if summary.get("endpoint_ips"):
+        parts += [f"## {report.ENDPOINT_TITLE}", f"{endpoint_ips.FLAG_NOTE}; {network_text}.",
+                  tables.markdown_table(endpoint_rows(summary))]  # fmt: skip
+    parts += ["## Plots"] + [f"![{image.stem}]({image.name})" for image in images]
+    return "\n\n".join(parts) + "\n"
+
+
+def endpoint_rows(summary: dict) -> list[list]:
+    """The per-address table of every cell that has addresses, labelled by the cell."""
+    rows = [["cell", *endpoint_ips.TITLES]]
+    return rows + [[row["cell"], *(row.get(c) for c in endpoint_ips.COLUMNS)] for row in summary["endpoint_ips"]]

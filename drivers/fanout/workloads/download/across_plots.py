@@ -1,0 +1,178 @@
+"""The cross-run report's PNG plots: throughput against concurrency (one line per memory size),
+a heatmap of median throughput over memory x concurrency, download times per cell, and every
+download's throughput against the concurrency it actually ran at (fanout.results.concurrency.ran_at), a
+point per download, a colour per cell: whether throughput depends on concurrency at all, and
+which downloads the queue mapping's ramp left below the target.
+
+Every plot names its units and carries the network the figures were made under as its caption
+(fanout.results.figures). Cells come in the tables' order; a cell field that varies besides memory and
+concurrency (object size, strategy...) gets its own lines (first plot) or its own panel
+(heatmap). Cell labels are wrapped (fanout.results.figures.wrap): strategies and tags are long.
+"""
+
+import math
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
+import numpy as np  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+from fanout.results.figures import LABEL_CHARS, LINE_INCHES, WIDTH, caption, height, legend, lines, number, save, time_unit, title, wrap
+
+MAIN_AXES = ("memory_size", "concurrency_limit")
+UNIT = "MB/s, decimal: 10^6 bytes/s"
+PANEL_COLUMNS = 2
+COLOUR_TICKS = 5  # the colour scale's ticks, its ends included
+
+
+def draw(summary: dict, folder, label) -> list:
+    """Write the plots of a cross-run summary into `folder`; returns their paths. `label(row,
+    names)` names a cell by the given fields, as the tables do."""
+    return [save(fig, folder / name) for name, fig in build(summary, label).items()]
+
+
+def build(summary: dict, label) -> dict[str, Figure]:
+    """The figures of a cross-run summary by file name, captioned; none without a measured cell."""
+    measured = [(row, sample) for row, sample in zip(summary["cells"], summary["samples"]) if row["n"]]
+    if not measured:
+        return {}
+    figures = {
+        "throughput_vs_concurrency.png": _throughput_vs_concurrency(summary, measured, label),
+        "median_throughput_heatmap.png": _heatmap(summary, measured, label),
+        "seconds_by_cell.png": _seconds_by_cell(summary, measured, label),
+        "throughput_by_concurrency_ran_at.png": _ran_at_scatter(summary, label),
+    }
+    return {name: caption(fig, summary["network"]) for name, fig in figures.items()}
+
+
+def _others(summary: dict, row: dict, label, leave_out=("concurrency_limit",)) -> str:
+    """The label of the varying fields other than `leave_out`."""
+    names = [name for name in summary["varying"] if name not in leave_out]
+    return label(row, names) if names else "all cells"
+
+
+def _throughput_vs_concurrency(summary: dict, measured, label):
+    lines_of: dict[str, list[dict]] = {}
+    for row, _ in measured:
+        lines_of.setdefault(_others(summary, row, label), []).append(row)
+    fig, ax = plt.subplots(figsize=(WIDTH, height(5, lines_of)), layout="constrained")
+    for name, rows in lines_of.items():
+        rows = sorted(rows, key=lambda r: r["concurrency_limit"])
+        x = [r["concurrency_limit"] for r in rows]
+        median = np.array([r["mb_per_s_p50"] for r in rows])
+        (line,) = ax.plot(x, median, marker="o", label=name)
+        ax.fill_between(x, [r["mb_per_s_p25"] for r in rows], [r["mb_per_s_p75"] for r in rows],
+                        color=line.get_color(), alpha=0.18)  # fmt: skip
+        low = [r["mb_per_s_p50_ci_low"] if r["mb_per_s_p50_ci_low"] is not None else m for r, m in zip(rows, median)]
+        high = [r["mb_per_s_p50_ci_high"] if r["mb_per_s_p50_ci_high"] is not None else m for r, m in zip(rows, median)]
+        ax.errorbar(x, median, yerr=[median - low, np.array(high) - median], fmt="none", ecolor=line.get_color(),
+                    capsize=3)  # fmt: skip
+    concurrencies = sorted({row["concurrency_limit"] for row, _ in measured})
+    if concurrencies[-1] / concurrencies[0] > 10:
+        ax.set_xscale("log")
+    ax.set_xticks(concurrencies, [str(c) for c in concurrencies])
+    ax.minorticks_off()
+    ax.set_ylim(bottom=0)
+    ax.set_xlabel("Target concurrency (reserved concurrency = queue mapping maximum)")
+    ax.set_ylabel(f"Throughput per download\n({UNIT})")
+    top = ax.secondary_yaxis("right", functions=(lambda y: y * 8, lambda y: y / 8))
+    top.set_ylabel("Mbit/s")
+    title(fig, "Median throughput per download against concurrency")
+    ax.grid(alpha=0.3)
+    legend(fig, *ax.get_legend_handles_labels(), title="line: median\nband: p25-p75\nbars: 95% CI of the median")
+    return fig
+
+
+def _heatmap(summary: dict, measured, label):
+    """One panel per combination of the other varying fields, on one colour scale."""
+    panels: dict[str, list[dict]] = {}
+    for row, _ in measured:
+        panels.setdefault(_others(summary, row, label, MAIN_AXES), []).append(row)
+    columns = min(len(panels), PANEL_COLUMNS)
+    titles = {name: wrap(name, LABEL_CHARS * PANEL_COLUMNS // columns) for name in panels}
+    grid_rows = math.ceil(len(panels) / columns)
+    title_lines = max(map(lines, titles.values())) if len(panels) > 1 else 0
+    fig, axes = plt.subplots(grid_rows, columns, squeeze=False, layout="constrained",
+                             figsize=(WIDTH, 1.8 + grid_rows * (3.2 + title_lines * LINE_INCHES)))  # fmt: skip
+    medians = [row["mb_per_s_p50"] for row, _ in measured]
+    low, high = min(medians), max(medians)  # one colour scale for every panel: comparable colours
+    for ax, (name, rows) in zip(axes.flat, panels.items()):
+        image = _panel(ax, rows, low, high)
+        if len(panels) > 1:
+            ax.set_title(titles[name], fontsize="medium")
+    for ax in list(axes.flat)[len(panels):]:
+        ax.set_visible(False)
+    scale = fig.colorbar(image, ax=axes, label=f"median throughput per download\n({UNIT})\n"
+                                               f"scale from {number(low)} to {number(high)} MB/s")  # fmt: skip
+    scale.set_ticks(np.linspace(low, high, COLOUR_TICKS) if high > low else [low])
+    scale.ax.yaxis.set_major_formatter(lambda value, _: number(value))
+    title(fig, f"Median throughput per download ({UNIT})")
+    return fig
+
+
+def _panel(ax, rows: list[dict], low: float, high: float):
+    """Memory x concurrency of one panel, each cell's median written in it; returns the image."""
+    memories = sorted({r["memory_size"] for r in rows})
+    limits = sorted({r["concurrency_limit"] for r in rows})
+    grid = np.full((len(memories), len(limits)), np.nan)
+    for r in rows:
+        grid[memories.index(r["memory_size"]), limits.index(r["concurrency_limit"])] = r["mb_per_s_p50"]
+    image = ax.imshow(grid, cmap="viridis", aspect="auto", origin="lower", vmin=low, vmax=high)
+    for (i, j), value in np.ndenumerate(grid):
+        if not np.isnan(value):
+            dark = value < low + 0.6 * (high - low)
+            ax.text(j, i, number(value), ha="center", va="center", fontsize="small",
+                    color="white" if dark else "black")  # fmt: skip
+    ax.set_xticks(range(len(limits)), [str(c) for c in limits])
+    ax.set_yticks(range(len(memories)), [str(m) for m in memories])
+    ax.set_xlabel("Target concurrency")
+    ax.set_ylabel("Memory (MB)")
+    return image
+
+
+def _seconds_by_cell(summary: dict, measured, label):
+    """Horizontal, one row per cell: labels stay readable however many cells there are."""
+    names = summary["varying"] or ["memory_size"]
+    labels = [f"{wrap(label(row, names))}\n(n={row['n']})" for row, _ in measured]
+    height = sum(max(0.6, lines(text) * LINE_INCHES + 0.2) for text in labels)
+    fig, ax = plt.subplots(figsize=(WIDTH, 2.8 + height), layout="constrained")
+    factor, unit = time_unit([s for _, sample in measured for s in sample["seconds"]])
+    seconds = [[s * factor for s in sample["seconds"]] for _, sample in measured]
+    ax.violinplot(seconds, orientation="horizontal", showextrema=False)
+    ax.boxplot(seconds, orientation="horizontal", tick_labels=labels, widths=0.2, showfliers=False,
+               medianprops={"color": "black"})  # fmt: skip
+    ax.invert_yaxis()  # first cell on top, as in the tables
+    ax.set_xlabel(f"Download time ({unit}, wall clock in the function)\n"
+                  "violin: distribution; box: quartiles, black line: median,\nwhiskers: 1.5 IQR")  # fmt: skip
+    ax.set_xlim(left=0)
+    title(fig, "Download times per cell")
+    ax.grid(axis="x", alpha=0.3)
+    return fig
+
+
+def _ran_at_scatter(summary: dict, label):
+    names = summary["varying"] or ["memory_size"]
+    return ran_at_scatter([(label(row, names), row["target"], points) for row, points in zip(summary["cells"], summary["ran_at"])],
+                          summary["at_target"])  # fmt: skip
+
+
+def ran_at_scatter(cells: list[tuple[str, int, dict]], fraction: float):
+    """A point per download at (concurrency it ran at, MB/s), a colour per cell (label, target,
+    {"ran_at": [...], "mb_per_s": [...]}), and a dashed mark at each cell's at-target threshold;
+    the report of one run draws it too."""
+    cells = [cell for cell in cells if cell[2]["ran_at"]]
+    fig, ax = plt.subplots(figsize=(WIDTH, height(5, [name for name, _, _ in cells])), layout="constrained")
+    for name, target, points in cells:
+        dots = ax.scatter(points["ran_at"], points["mb_per_s"], s=8, alpha=0.5, label=name)
+        ax.axvline(fraction * target, color=dots.get_facecolor()[0], alpha=0.8, linestyle="--")
+    ax.set_ylim(bottom=0)
+    ax.set_xlabel("Concurrency each download ran at (mean number of the run's downloads over its interval)")
+    ax.set_ylabel(f"Throughput per download\n({UNIT})")
+    title(fig, "Throughput against the concurrency each download ran at")
+    ax.grid(alpha=0.3)
+    legend(fig, *ax.get_legend_handles_labels(),
+           title=f"dashed: {fraction:.0%} of the target;\nthe tables keep the points right of it")
+    return fig

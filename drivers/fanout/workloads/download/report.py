@@ -1,0 +1,522 @@
+"""The download workload's report of one run: its tables, files and plots (`fanout report`,
+fanout.stages.report, calls it through fanout.workloads.download.driver).
+
+The percentile tables come from the saved queries (queries/), restricted to the run with
+`run_id = "..."`; the queries over Lambda's REPORT lines (which carry no run id) are restricted
+to the run's time window instead, so another run overlapping in time on the same stack would
+show up there. The records themselves (for records.jsonl, achieved concurrency and plots) are
+read from the log group over the same window.
+
+Units: seconds are wall-clock download times measured in the function; throughput is decimal,
+MB/s = bytes / seconds / 10^6 and Mbit/s = 8 x MB/s (the records' `mbps` field is Mbit/s).
+Percentiles are the saved queries' pct(): exact on the local backend (linear interpolation
+between closest ranks, see fanout.insights.aggregates), Logs Insights' own on AWS.
+
+The main tables are over the downloads that ran at target (fanout.results.concurrency: each one's mean
+concurrency over its own interval at least a fraction, 90% unless `fanout report --at-target`
+says otherwise, of the cell's target), computed from the records with numpy's percentiles
+(fanout.results.stats, the local evaluator's method), so that the queue mapping's ramp is not mixed
+into a cell; the saved query's table over every download stays, labelled.
+
+On the console the cell values every row shares are printed once above the tables, and wide
+query results keep only the columns that differ, so that a one-cell report fits 80 columns.
+
+Writes into results/<run_id>/: records.jsonl, summary.csv, summary.json, report.md and the
+PNG plots of fanout.workloads.download.plots.
+
+Across runs, the download workload's report is fanout.workloads.download.across's.
+"""
+
+import re
+import textwrap
+import time
+
+from rich.console import Console
+
+from fanout.results import cells, concurrency, deadletters, pressure, run_cost, log_records as run_logs, run_folders as runs, stats, tables
+from fanout.workloads.download import endpoint_ips, plots
+from fanout import insights
+from fanout.local import network
+from fanout.common import registry as workloads
+from fanout.local.network import truth
+from fanout.common.sizes import format_size
+
+CELLS = cells.of(workloads.get("download"))  # the download workload's cells
+
+STATS = ("min", "p25", "p50", "avg", "p75", "p90", "p99", "max")
+METRICS = {  # column prefix -> (title with unit, caption)
+    "seconds": ("Download time (s)", "wall clock, measured in the function"),
+    "mb_per_s": ("Throughput (MB/s)", "decimal: 1 MB = 10^6 bytes"),
+    "mbit_per_s": ("Throughput (Mbit/s)", "decimal: 1 Mbit = 10^6 bits (records: mbps)"),
+}
+WINDOW_NOTE = "REPORT lines in the run's time window"
+QUERY_TABLES = {  # summary key -> (title, caption)
+    "cold_starts": ("Cold starts", WINDOW_NOTE),
+    "lambda_report": ("Lambda REPORT lines", WINDOW_NOTE),
+    "errors": ("Errors", ""),
+    "timeline": ("Byte-arrival timelines (p10, p50, p90)",
+                 "per download: sustained = tail rate, burst = bytes before the rate falls to it, peak over "
+                 "1 s (decimal MB/s); first_byte = first request's first-byte latency, ttfb = first chunk (s)"),
+    "platform_errors": ("Platform errors", "crashes, timeouts, init failures: platform lines in the run's time window"),
+}
+TRUTH_NOTE = ("estimated from the records (medians; burst: first download of each environment) "
+              "next to the model's injected values; MB/s decimal")
+TRUTH_LABELS = {  # ground-truth parameter -> (label with unit, factor from the row's unit)
+    "sustained_mb_per_s": ("sustained MB/s", 1),
+    "burst_bytes": ("burst bytes", 1),
+    "first_byte_seconds": ("first byte ms", 1000),
+}
+INSIDE_BURST = "(a)"  # marks an estimate of a download that ended inside its burst
+UPPER_BOUND = "(b)"  # marks a first-byte estimate with late emulator answers
+STRATEGY_COLUMNS = {  # strategy-comparison column -> title
+    "strategy": "strategy", "downloads": "n", "mb_per_s_p10": "p10 MB/s", "mb_per_s_p50": "p50 MB/s",
+    "mb_per_s_p90": "p90 MB/s", "ttfb_ms_p50": "p50 TTFB ms", "ttfb_ms_p90": "p90 TTFB ms", "requests_avg": "requests",
+    "connections_avg": "connections",
+}  # fmt: skip
+STRATEGY_NOTE = ("fastest median first; MB/s decimal; TTFB: first byte of the download; requests, "
+                 "connections: mean per download (none for crt)")
+ENDPOINT_TITLE = "Throughput by endpoint address"
+METRIC_COLUMN = "metric"  # query tables: the column naming what a row's statistics are of
+PRESSURE_TITLE = "Throttling and CPU"
+PRESSURE_COLUMNS = ("keys", "retries", "slowdowns", "throttled_downloads", "cpu_share_p50", "cpu_allowance", "flags")
+PRESSURE_HEADERS = ("keys", "retries", "503s", "dl with 503", "CPU/wall p50", "CPU share", "flags")  # theirs, in order
+STAT_COLUMN = re.compile(r"^(?P<metric>.+)_(?P<stat>min|max|avg|p\d+)$")
+REPORT_LINE_SLACK_MS = 10_000  # REPORT lines follow the last record by the invocation's end
+
+console = Console()
+
+
+def build(stack, record: dict) -> dict:
+    """Everything the report shows, as plain data (summary.json is this)."""
+    run_id = record["run_id"]
+    start_ms, end_ms = runs.run_window(record)
+    events = insights.fetch_events(stack, start_ms, end_ms)
+    records = run_logs.run_records(events, run_id)
+    downloads = [r for r in records if r.get("event") == "download"]
+    by_run = f'run_id = "{run_id}"'
+    table = percentile_table(insights.run_saved(stack, "download-percentiles", by_run, start_ms, end_ms))
+    lambda_start, lambda_end = lambda_window(record, [t for t, _ in run_logs.run_events(events, run_id)])
+    lambda_report = insights.run_saved(stack, "lambda-report", None, lambda_start, lambda_end)
+    # Only a seq without a download can be in the DLQ: its scan stops once it found those.
+    undownloaded = set(runs.sent_seqs(record)) - {d["seq"] for d in downloads}
+    return {
+        "run": record,
+        "network": network.label(record),
+        "counts": counts(record, records, table),
+        "cells": join_cells(table, downloads),
+        "steady_definition": concurrency.STEADY_DEFINITION,
+        "units": {"seconds": "s", "mb_per_s": "decimal MB/s (10^6 bytes/s)", "mbit_per_s": "decimal Mbit/s (10^6 bits/s)"},
+        "strategies": insights.run_saved(stack, "strategy-comparison", by_run, start_ms, end_ms),
+        "errors": insights.run_saved(stack, "errors", by_run, start_ms, end_ms),
+        "timeline": insights.run_saved(stack, "download-timeline", by_run, start_ms, end_ms),
+        "ground_truth": truth.compare(record, downloads, events),
+        "endpoint_ips": endpoint_ips.table(insights.run_saved(stack, "endpoint-ips", by_run, start_ms, end_ms), downloads),
+        "endpoint_ips_excluded": endpoint_ips.excluded(downloads),
+        "dead_lettered": sorted(deadletters.peek(stack, run_id, undownloaded)),
+        "cold_starts": insights.run_saved(stack, "cold-starts", None, lambda_start, lambda_end),
+        "lambda_report": lambda_report,
+        "cost": run_cost.summary(record, lambda_report),
+        "platform_errors": insights.run_saved(stack, "platform-errors", None, lambda_start, lambda_end),
+        "lambda_window_ms": [lambda_start, lambda_end],
+        "sdk": pressure.sdk_sets(records),
+        "records": records,
+    }
+
+
+def at_target(summary: dict) -> dict:
+    """The summary's statistics over the downloads that ran at target (module docstring), at
+    the summary's `at_target_fraction` (fanout report --at-target; 90% by default), computed
+    from its records and kept as summary["at_target"]; returns that."""
+    fraction = summary.setdefault("at_target_fraction", concurrency.AT_TARGET_FRACTION)
+    if summary.get("at_target", {}).get("fraction") == fraction:
+        return summary["at_target"]
+    downloads = [r for r in summary["records"] if r.get("event") == "download"]
+    by_cell: dict = {}
+    for download, ran in zip(downloads, concurrency.ran_at_of(downloads)):
+        by_cell.setdefault(CELLS.key(download), []).append((download, ran))
+    rows = []
+    for cell, members in sorted(by_cell.items(), key=lambda item: item[0].sort_key()):
+        group, ran = [d for d, _ in members], [r for _, r in members]
+        target = group[0].get("concurrency_limit") or 1
+        kept = [d for d, r in members if r is None or concurrency.at_target(r, target, fraction)]
+        rows.append(cell.as_dict() | {"n": len(kept), "n_all": len(members), "n_excluded": len(members) - len(kept)}
+                    | concurrency.reach(group, ran) | _statistics(kept))  # fmt: skip
+    summary["at_target"] = {"fraction": fraction, "definition": concurrency.at_target_definition(fraction), "cells": rows,
+                            "percentiles": stats.PERCENTILE_METHOD}  # fmt: skip
+    return summary["at_target"]
+
+
+def _statistics(downloads: list[dict]) -> dict:
+    """seconds, MB/s and Mbit/s statistics of `downloads` (none without any)."""
+    if not downloads:
+        return {}
+    seconds = stats.describe([d["seconds"] for d in downloads])
+    mb_per_s = stats.describe([d["bytes"] / d["seconds"] / 1e6 for d in downloads])
+    return {f"{metric}_{stat}": values[stat] * factor for metric, values, factor in
+            (("seconds", seconds, 1), ("mb_per_s", mb_per_s, 1), ("mbit_per_s", mb_per_s, 8)) for stat in STATS}
+
+
+def percentile_table(rows: list[dict]) -> list[dict]:
+    """download-percentiles rows as cells: cell keys, n, and seconds/MB/s/Mbit/s statistics."""
+    table = []
+    for row in rows:
+        cell = {key: row.get(key) for key in CELLS.fields}
+        cell["n"] = int(row["downloads"])
+        for stat in STATS:
+            cell[f"seconds_{stat}"] = row[f"seconds_{stat}"]
+            cell[f"mb_per_s_{stat}"] = row[f"mb_per_s_{stat}"]
+            # Every statistic here is linear in the values, so it scales exactly with the unit.
+            cell[f"mbit_per_s_{stat}"] = row[f"mb_per_s_{stat}"] * 8
+        table.append(cell)
+    return table
+
+
+def join_cells(table: list[dict], downloads: list[dict]) -> list[dict]:
+    """The percentile table's cells, in numeric order, each with its records' concurrency,
+    throttling, CPU and keys (fanout.results.pressure)."""
+    by_cell: dict[tuple, list[dict]] = {}
+    for download in downloads:
+        by_cell.setdefault(CELLS.key(download), []).append(download)
+    joined = [dict(row, **achieved_concurrency(by_cell.get(CELLS.key(row), [])),
+                   **pressure.cell_figures(by_cell.get(CELLS.key(row), []))) for row in table]  # fmt: skip
+    return sorted(joined, key=CELLS.sort_key)
+
+
+def achieved_concurrency(downloads: list[dict]) -> dict:
+    """Peak and steady-part mean of overlapping downloads, the target, and cold starts."""
+    intervals = [(d["start_ms"], d["end_ms"]) for d in downloads if "start_ms" in d and "end_ms" in d]
+    if not intervals:
+        return {"target": None, "peak_concurrency": 0, "steady_mean_concurrency": 0.0, "cold_starts": 0, "cold_start_share": None}
+    window = concurrency.steady_window(intervals)
+    cold = sum(bool(d.get("cold_start")) for d in downloads)
+    return {
+        "target": downloads[0].get("concurrency_limit"),
+        "peak_concurrency": concurrency.peak(intervals),
+        "steady_mean_concurrency": round(concurrency.mean(intervals, *window), 2),
+        "steady_window_ms": [round(window[0]), round(window[1])],
+        "cold_starts": cold,
+        "cold_start_share": round(cold / len(downloads), 4),
+    }
+
+
+def counts(record: dict, records: list[dict], table: list[dict]) -> dict:
+    downloads = [r for r in records if r.get("event") == "download"]
+    return {
+        "requested": record["parameters"]["messages"],
+        "sent": len(runs.sent_seqs(record)),
+        "download_records": len(downloads),
+        "seqs_downloaded": len({r["seq"] for r in downloads}),
+        "in_percentile_table": sum(cell["n"] for cell in table),
+        "error_records": len(records) - len(downloads),
+    }
+
+
+def lambda_window(record: dict, record_times_ms: list[int]) -> tuple[int, int]:
+    """First send to the run's last record (plus slack): where the run's REPORT lines are."""
+    start = record["first_send_ms"] or int(time.time() * 1000)
+    last = max(record_times_ms, default=record["last_send_ms"] or start)
+    return start, int(last) + REPORT_LINE_SLACK_MS
+
+
+def warnings(summary: dict) -> list[str]:
+    """What makes the tables untrustworthy or incomplete, loudly; redrawn from the saved files
+    the report says the same, so the way out is to read the logs again (runs.refresh_hint)."""
+    c, result = summary["counts"], []
+    accounted = c["seqs_downloaded"] + len(summary["dead_lettered"])
+    again = runs.refresh_hint(summary["run"]["run_id"])
+    if accounted < c["sent"]:
+        result.append(
+            f"only {c['seqs_downloaded']} of {c['sent']} sent messages have a download record "
+            f"({len(summary['dead_lettered'])} dead-lettered): this report is incomplete (the run was not "
+            f"finished, or logs were still arriving); run `make wait`, then {again}"
+        )
+    if c["in_percentile_table"] != c["download_records"]:
+        result.append(
+            f"the percentile query saw {c['in_percentile_table']} downloads but the log group holds "
+            f"{c['download_records']}: the query results are partial; in a minute, {again}"
+        )
+    if c["download_records"] > c["seqs_downloaded"]:
+        result.append(f"{c['download_records'] - c['seqs_downloaded']} messages were downloaded twice (SQS delivers at least once)")
+    if c["sent"] < c["requested"]:
+        result.append(f"{c['requested'] - c['sent']} of {c['requested']} messages were never sent (see run.json)")
+    fraction = at_target(summary)["fraction"]
+    for cell in _cells(summary):
+        # A summary saved before most_ran_at and span_s were kept has no such line to give.
+        if "n" in cell and cell["target"] and "most_ran_at" in cell:
+            line = concurrency.few_at_target(CELLS.label(cell), cell["n"], cell["n_all"], cell["target"], fraction,
+                                             cell["most_ran_at"], cell["span_s"])  # fmt: skip
+            result += [line] if line else []
+    return result + list(filter(None, [pressure.sdk_warning(summary.get("sdk", []))]))
+
+
+# ---- output ----------------------------------------------------------------------------------
+
+
+def show(summary: dict) -> None:
+    at_target(summary)  # before anything is drawn or written: the summary keeps it
+    run = summary["run"]
+    console.print(f"[bold]run {run['run_id']}[/] on the {run['backend']} backend, stack {run['stack']['stack']!r}")
+    console.print(f"[bold]{summary['network']}[/]", highlight=False)
+    first, *sets = sdk_lines(summary)
+    console.print("\n".join([first, *(textwrap.fill(line, 78, initial_indent="  ", subsequent_indent="    ")
+                                      for line in sets)]), highlight=False)  # fmt: skip
+    if run.get("sweep"):
+        console.print(sweep_note(run["sweep"]), highlight=False)
+    varying = CELLS.varying([CELLS.key(cell) for cell in summary["cells"]])
+    shared = tuple(name for name in CELLS.fields if name not in varying)
+    if summary["cells"] and shared:
+        console.print(f"{'cell' if len(summary['cells']) == 1 else 'every cell'}: {CELLS.label(summary['cells'][0], shared)}",
+                      highlight=False)  # fmt: skip
+    part = at_target(summary)
+    if not any(cell["n"] for cell in part["cells"]):
+        console.print(f"[bold]{NONE_AT_TARGET}[/]", highlight=False)
+    for metric, (title, caption) in METRICS.items() if any(cell["n"] for cell in part["cells"]) else ():
+        tables.print_table(title + AT_TARGET_TITLE, _metric_rows(part["cells"], metric, varying), caption)
+    tables.print_table(EVERY_DOWNLOAD_TITLE, _metric_rows(summary["cells"], "mb_per_s", varying), EVERY_DOWNLOAD_NOTE)
+    tables.print_table("Achieved concurrency", _concurrency_rows(summary, varying), _concurrency_note(summary))
+    tables.print_table(PRESSURE_TITLE, _pressure_rows(summary["cells"], varying), pressure.NOTE, labels=len(varying))
+    for title, rows in strategy_tables(summary["strategies"]):
+        if len(rows) > 2:  # one strategy: the tables above already say it all
+            tables.print_table(title, rows, STRATEGY_NOTE)
+    for name, (title, caption) in QUERY_TABLES.items():
+        if summary[name]:
+            rows, common = query_rows(summary[name])
+            labels = rows[0].index(METRIC_COLUMN) + 1 if METRIC_COLUMN in rows[0] else 0
+            tables.print_table(title, rows, "; ".join(filter(None, [common, caption])), labels)
+    if summary["ground_truth"]:
+        show_truth(summary["ground_truth"])
+    if endpoint_ips.compares(summary.get("endpoint_ips", [])):  # one address per cell: nothing to compare
+        tables.print_table(ENDPOINT_TITLE, endpoint_ips.rows_for_display(summary["endpoint_ips"], varying),
+                           _endpoint_note(summary), labels=len(varying) + 1)  # the cell, then the address
+    c = summary["counts"]
+    console.print(
+        f"sent {c['sent']}: download records {c['download_records']} ({c['seqs_downloaded']} seqs), "
+        f"error records {c['error_records']}, dead-lettered {len(summary['dead_lettered'])}", highlight=False
+    )
+    console.print(f"percentiles: {_percentiles(summary)}", highlight=False)
+    for line in run_cost.lines(summary["cost"]) if "cost" in summary else []:  # runs reported before it existed
+        console.print(line, highlight=False)
+    for warning in warnings(summary):
+        console.print(f"[bold red]WARNING:[/] {warning}")
+
+
+def sdk_lines(summary: dict) -> list[str]:
+    """The SDK the stack was deployed with (SDK=), then each version set the records name."""
+    deployed = summary["run"]["stack"].get("sdk", "runtime")
+    where = "the function's zip" if deployed == "bundled" else "the Lambda runtime's own"
+    sets = [f"{pressure.sdk_text(s)}: {s['records']} records" for s in summary.get("sdk", [])]
+    return [f"SDK={deployed} ({where}); the records ran on:", *(sets or ["versions not in the records"])]
+
+
+def _pressure_rows(cell_rows: list[dict], columns: tuple[str, ...] = CELLS.fields) -> list[list]:
+    rows = [[*(CELLS.titles[name] for name in columns), *PRESSURE_HEADERS]]
+    for cell in cell_rows:
+        key = CELLS.key(cell)
+        rows.append([*(key.text(name) for name in columns), *(cell.get(name) for name in PRESSURE_COLUMNS)])
+    return rows
+
+
+def query_rows(rows: list[dict]) -> tuple[list[list], str]:
+    """A saved query's rows as a table, and the values all its rows share (as `name value, ...`).
+
+    Columns named <metric>_<stat> (seconds_p50...) become one row per metric with a column per
+    statistic; the other columns then repeat on every metric row, so those that are the same
+    on every row leave the table for the shared text (with one metric, nothing repeats).
+    """
+    stat_columns = [c for c in rows[0] if STAT_COLUMN.match(c)]
+    if not stat_columns:
+        return [list(rows[0])] + [list(row.values()) for row in rows], ""
+    metrics = list(dict.fromkeys(STAT_COLUMN.match(c)["metric"] for c in stat_columns))
+    stats = list(dict.fromkeys(STAT_COLUMN.match(c)["stat"] for c in stat_columns))
+    plain = [c for c in rows[0] if c not in stat_columns]
+    shared = [c for c in plain if len({row[c] for row in rows}) == 1] if len(metrics) > 1 else []
+    plain = [c for c in plain if c not in shared]
+    table = [[*plain, METRIC_COLUMN, *stats]]
+    for row in rows:
+        for metric in metrics:
+            table.append([*(row[c] for c in plain), metric, *(row.get(f"{metric}_{stat}") for stat in stats)])
+    return table, ", ".join(f"{c} {tables.fmt(rows[0][c])}" for c in shared)
+
+
+def show_truth(rows: list[dict]) -> None:
+    """The ground-truth table (fanout.local.network.truth rows) and its notes, within 80 columns."""
+    notes = "\n  ".join([TRUTH_NOTE, *_truth_notes(rows)])
+    tables.print_table("Ground truth", _truth_rows(rows), notes, labels=2)  # memory size and parameter
+
+
+def _truth_rows(rows: list[dict]) -> list[list]:
+    """The ground truth as a table narrow enough for 80 columns: short labels with their units,
+    and a mark where a note (_truth_notes) qualifies the estimate."""
+    table = [["memory MB", "parameter", "injected", "estimated", "ratio", "n"]]
+    for row in rows:
+        label, factor = TRUTH_LABELS.get(row["parameter"], (row["parameter"].replace("_", " "), 1))
+        mark = _truth_mark(row)
+        table.append([row["memory_size"], f"{label} {mark}".strip(), _scaled(row["injected"], factor),
+                      _scaled(row["estimated"], factor), row["ratio"], row["downloads"]])
+    return table
+
+
+def _truth_mark(row: dict) -> str:
+    if row["parameter"] == "first_byte_seconds":
+        return UPPER_BOUND if row.get("late") else ""
+    return INSIDE_BURST if row["inside_burst"] else ""
+
+
+def _truth_notes(rows: list[dict]) -> list[str]:
+    """What the marks of _truth_rows say: the first-byte estimate is an upper bound when the
+    emulator answered some requests later than their drawn latency (fanout.local.network.late)."""
+    notes = []
+    if any(_truth_mark(row) == INSIDE_BURST for row in rows):
+        notes.append(f"{INSIDE_BURST} object within the burst: not reached")
+    for row in rows:
+        if _truth_mark(row) == UPPER_BOUND:
+            notes.append(f"{UPPER_BOUND} {row['memory_size']} MB: {row['late']} of {row['requests']} requests' "
+                         "emulator answer exceeded the drawn latency: estimate is an upper bound")
+    return notes
+
+
+def _scaled(value, factor: float):
+    return value if value is None or factor == 1 else value * factor
+
+
+def _endpoint_note(summary: dict) -> str:
+    left_out = summary["endpoint_ips_excluded"]
+    return endpoint_ips.FLAG_NOTE + (f"; {left_out} downloads reached several addresses (or none known: crt) and "
+                                     "are left out" if left_out else "")  # fmt: skip
+
+
+def sweep_note(sweep: dict) -> str:
+    """Which sweep cell a run was, and whether it started with fresh execution environments."""
+    return f"sweep {sweep['sweep_id']}, cell {sweep['cell']}: {sweep['environments']} execution environments"
+
+
+def strategy_tables(rows: list[dict]) -> list[tuple[str, list[list]]]:
+    """strategy-comparison rows as one table per memory size and object size, whose rows are
+    the strategies (in the query's order: fastest median first)."""
+    groups: dict[tuple, list[dict]] = {}
+    for row in rows:
+        groups.setdefault((row["memory_size"], row["bytes"]), []).append(row)
+    return [(f"Strategies at {memory} MB, object {format_size(int(size))}",
+             [list(STRATEGY_COLUMNS.values())] + [[row.get(c) for c in STRATEGY_COLUMNS] for row in group])
+            for (memory, size), group in groups.items()]  # fmt: skip
+
+
+AT_TARGET_TITLE = ", downloads at target"
+EVERY_DOWNLOAD_TITLE = "Throughput (MB/s), every download (the saved query)"
+NONE_AT_TARGET = "No download ran at target (see the warning below); the table of every download:"
+EVERY_DOWNLOAD_NOTE = "the queue mapping's ramp and the run's tail included; decimal MB/s"
+
+
+def _metric_rows(cell_rows: list[dict], metric: str, columns: tuple[str, ...] = CELLS.fields) -> list[list]:
+    rows = [[*(CELLS.titles[name] for name in columns), "n", *STATS]]
+    for cell in cell_rows:
+        key = CELLS.key(cell)
+        rows.append([*(key.text(name) for name in columns), cell["n"], *(cell.get(f"{metric}_{stat}") for stat in STATS)])
+    return rows
+
+
+def _cells(summary: dict) -> list[dict]:
+    """Each cell's achieved concurrency (from every download) with its figures at target."""
+    by_key = {CELLS.key(cell): cell for cell in at_target(summary)["cells"]}
+    return [cell | {k: v for k, v in by_key.get(CELLS.key(cell), {}).items() if k not in CELLS.fields}
+            for cell in summary["cells"]]  # fmt: skip
+
+
+def _concurrency_rows(summary: dict, columns: tuple[str, ...] = CELLS.fields) -> list[list]:
+    rows = [[*(CELLS.titles[name] for name in columns), "target", "peak", "steady mean", "at target", "left out",
+             "cold starts", "cold share"]]  # fmt: skip
+    for cell in _cells(summary):
+        key, share = CELLS.key(cell), cell["cold_start_share"]
+        rows.append([*(key.text(name) for name in columns), cell["target"], cell["peak_concurrency"],
+                     cell["steady_mean_concurrency"], cell.get("n"), cell.get("n_excluded"), cell["cold_starts"],
+                     "-" if share is None else f"{share:.1%}"])  # fmt: skip
+    return rows
+
+
+def _concurrency_note(summary: dict, between: str = "\n  ") -> str:
+    return f"steady: {summary['steady_definition']};{between}at target: {at_target(summary)['definition']}"
+
+
+def _percentiles(summary: dict, between: str = "\n  ") -> str:
+    """How the percentiles were computed: the tables at target from the records, the saved
+    query's on the run's backend."""
+    return (f"at target, from the records:{between}{stats.PERCENTILE_METHOD};{between}every download: "
+            f"{insights.PCT_METHODS[summary['run']['backend']]}")
+
+
+CSV_COLUMNS = [*CELLS.fields, "n", "n_all", "n_excluded", *(f"{m}_{s}" for m in METRICS for s in STATS), "target",
+               "peak_concurrency", "steady_mean_concurrency", "cold_starts", "cold_start_share", *PRESSURE_COLUMNS,
+               "at_target_fraction", "network"]  # summary.csv: the figures at target
+
+
+def write(summary: dict, plots_too: bool = True) -> list:
+    """The report's files in results/<run_id>/, each written atomically; returns their paths.
+    Without the plots (`plots_too` False) when only the records and tables are wanted, as a
+    sweep writes for each cell."""
+    at_target(summary)  # before summary.json is written: it keeps the figures at target
+    written = runs.write_summary(summary)
+    folder = runs.run_dir(summary["run"]["run_id"])
+    rows = [dict(cell, network=summary["network"], at_target_fraction=at_target(summary)["fraction"])
+            for cell in _cells(summary)]  # fmt: skip
+    written.append(runs.write_csv(folder / "summary.csv", CSV_COLUMNS, rows, "ignore"))
+    images = plots.draw(summary, folder) if plots_too else []
+    return [*written, *images, runs.write_text(folder / "report.md", markdown(summary, images))]
+
+
+def markdown(summary: dict, images: list) -> str:
+    run, c = summary["run"], summary["counts"]
+    s, p = run["stack"], run["parameters"]
+    how = [
+        f"- **{summary['network']}**",
+        f"- backend: {run['backend']}; stack {s['stack']!r} in {s['region']}"
+        + (f" (emulator {s['endpoint']})" if s["endpoint"] else ""),
+        f"- function: {s['memory']} MB, reserved concurrency {s['concurrency']}, {s['architecture']}, "
+        f"timeout {s['timeout']} s, batch size {s['batch_size']}, DLQ after {s['max_receive_count']} receives",
+        f"- object: s3://{s['bucket']}/{s['object_key']}, {s['object_size']:,} bytes; strategy {p['strategy']} ({p['strategy_from']})",
+        f"- messages: {p['messages']:,} requested, {c['sent']:,} sent at {run['send_rate_per_s']} msgs/s; "
+        f"tag {p['experiment_tag']!r}" + (f"; injected failures: {p['inject_failures']}" if p["inject_failures"] else ""),
+        f"- records: {c['download_records']} downloads ({c['seqs_downloaded']} seqs), {c['error_records']} errors, "
+        f"{len(summary['dead_lettered'])} messages in the dead-letter queue",
+        f"- version: {run['version']}",
+        f"- {' '.join(sdk_lines(summary))}",
+    ]
+    if run.get("sweep"):
+        how.append(f"- {sweep_note(run['sweep'])}")
+    parts = [
+        f"# s3-fanout run {run['run_id']}",
+        "## How the run was made",
+        "\n".join(how),
+        "Units: download time in seconds (wall clock, measured in the function); throughput in decimal "
+        "units, MB/s = bytes / s / 10^6 and Mbit/s = 8 x MB/s (the field `mbps` of records.jsonl is Mbit/s).",
+        f"Percentiles: {_percentiles(summary, ' ')}.",
+        f"Tables at target: over the {at_target(summary)['definition']}; the table of every download follows them.",
+    ]
+    parts += [f"**Warning:** {w}" for w in warnings(summary)]
+    at = at_target(summary)["cells"]
+    parts += [] if any(cell["n"] for cell in at) else [f"**{NONE_AT_TARGET}**"]
+    for metric, (title, _) in METRICS.items() if any(cell["n"] for cell in at) else ():
+        parts += [f"## {title}{AT_TARGET_TITLE}", tables.markdown_table(_metric_rows(at, metric))]
+    parts += [f"## {EVERY_DOWNLOAD_TITLE}", EVERY_DOWNLOAD_NOTE.capitalize() + ".",
+              tables.markdown_table(_metric_rows(summary["cells"], "mb_per_s")),
+              "## Achieved concurrency", _concurrency_note(summary, " ").capitalize() + ".",
+              tables.markdown_table(_concurrency_rows(summary))]  # fmt: skip
+    parts += [f"## {PRESSURE_TITLE}", pressure.NOTE + ".", tables.markdown_table(_pressure_rows(summary["cells"]))]
+    for title, rows in strategy_tables(summary["strategies"]):
+        parts += [f"## {title}", STRATEGY_NOTE + ".", tables.markdown_table(rows)]
+    for name, (title, caption) in QUERY_TABLES.items():
+        if summary[name]:
+            rows, common = query_rows(summary[name])
+            note = "; ".join(filter(None, [common, caption]))
+            parts += [f"## {title}", *filter(None, [note]), tables.markdown_table(rows)]
+    if summary["ground_truth"]:
+        truth_rows = summary["ground_truth"]
+        parts += ["## Ground truth", f"{TRUTH_NOTE.capitalize()}.", tables.markdown_table(_truth_rows(truth_rows)),
+                  *_truth_notes(truth_rows)]
+    if summary.get("endpoint_ips"):
+        parts += [f"## {ENDPOINT_TITLE}", _endpoint_note(summary) + ".",
+                  tables.markdown_table(endpoint_ips.rows_for_display(summary["endpoint_ips"], CELLS.fields))]  # fmt: skip
+    if "cost" in summary:  # runs reported before it existed have none
+        parts += ["## Cost", "\n".join(f"- {line.strip()}" for line in run_cost.lines(summary["cost"])),
+                  run_cost.NOTE]
+    parts += ["## Plots"] + [f"![{image.stem}]({image.name})" for image in images]
+    return "\n\n".join(parts) + "\n"

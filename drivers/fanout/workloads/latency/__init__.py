@@ -1,0 +1,11 @@
+"""The latency workload: PUT then GET objects of several sizes per storage class (README.md)."""
+
+from fanout.common.workload import CellField, Workload
+from fanout.common.sizes import format_decimal_size
+
+WORKLOAD = Workload(
+    "latency", "PUT then GET objects of several sizes per storage class, each call timed",
+    (CellField("storage", "storage"), CellField("operation", "operation"),
+     CellField("size", "size", numeric=True, show=format_decimal_size)),
+    "latency-percentiles", "fanout.workloads.latency.driver:LatencyDriver", deployed=("storage",),
+)  # fmt: skip

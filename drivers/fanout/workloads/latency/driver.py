@@ -1,0 +1,160 @@
+"""The latency workload's driver: fire's options, the checks against the stack, the cost (its
+model: costs.py), its report (report.py) and its deploy-level storage classes (storage.py).
+
+The parameters (sizes, repetitions, storage classes) are defined once, in the function's
+latency.py, loaded here as `definition`: a `SIZES=` value is checked by the code that will run
+it, and its errors become one-line usage errors here.
+"""
+
+import json
+import math
+
+from fanout.cloud import costs
+from fanout.common import function_modules
+from fanout.results import tables
+from fanout.workloads.latency import storage as storage_classes
+from fanout.common.errors import UsageError
+from fanout.cloud.params import ephemeral_mib
+from fanout.workloads.base import Driver, Plan
+from fanout.workloads.latency import costs as latency_costs
+
+definition = function_modules.load("latency")
+Params = definition.Params
+LIST_SEPARATOR = ";"  # between the size lists of a sweep axis
+# What the function holds besides the object's bytes (one at a time: botocore sends the bytes
+# object as it is, the GET body is read in 1 MiB chunks): the Python runtime with boto3 and
+# Powertools, typically 80-90 MB of "Max Memory Used" in Lambda's REPORT lines for a function
+# like this one (not measured by this project), with a little room.
+MEMORY_HEADROOM_MIB = 100
+
+
+def parse(sizes: str | None, reps: str | None, storage: str | None) -> Params:
+    """The run's parameters from text as a user writes them; UsageError naming the bad value."""
+    try:
+        return Params(
+            sizes=definition.parse_sizes(sizes) if sizes is not None else definition.DEFAULT_SIZES,
+            reps=definition.parse_reps(reps) if reps is not None else definition.DEFAULT_REPS,
+            storage=definition.parse_storage(storage) if storage is not None else (),
+        )
+    except definition.ParamError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def check_memory(params: Params, memory_mb: int) -> None:
+    """Refuse sizes the function's memory cannot hold (one object at a time plus headroom)."""
+    needed = math.ceil(max(params.sizes) / 2**20) + MEMORY_HEADROOM_MIB
+    if needed > memory_mb:
+        raise UsageError(
+            f"size {max(params.sizes)} bytes needs a function of at least {needed} MB (the object in memory plus "
+            f"{MEMORY_HEADROOM_MIB} MB headroom), the stack has {memory_mb} MB: redeploy with MEMORY={needed} or more"
+        )
+
+
+def estimate(count: int, deployed, fields: dict) -> costs.Estimate:
+    """The cost of `count` messages with these message fields (`Params.fields()`), each storage
+    class at its prices; `storage` empty (every deployed class, not known here) is priced as the
+    default deployment's. `deployed`: a Stack or a sweep cell (fanout.stages.sweep_axes.CellParams)."""
+    storage = tuple(fields["storage"]) or storage_classes.DEFAULT
+    deployment = costs.Deployment(deployed.memory, deployed.concurrency, deployed.architecture,
+                                  ephemeral_mib(deployed.object_size))  # fmt: skip
+    return latency_costs.estimate(count, deployment, fields["sizes"], fields["reps"], storage)
+
+
+class LatencyDriver(Driver):
+    """Its deploy-level options are the storage classes its stack is deployed with (storage.py)."""
+
+    name = definition.NAME
+    report_module = "fanout.workloads.latency.report"
+    OPTIONS = ("sizes", "reps", "storage")  # fire's --sizes, --reps, --storage (SIZES, REPS, STORAGE)
+    DEPLOY_OPTIONS = storage_classes.DEPLOY_OPTIONS
+
+    def add_fire_arguments(self, parser, sweep: bool = False) -> None:
+        """--sizes, --reps and (in fire, not in a sweep, whose --storage is deploy's) --storage."""
+        sizes = " ".join(map(str, definition.DEFAULT_SIZES))
+        parser.add_argument("--sizes", help=f"latency: object sizes separated by spaces, 1 byte to 100MB (default: {sizes})")
+        parser.add_argument("--reps", help=f"latency: repetitions per size (default: {definition.DEFAULT_REPS})")
+        if not sweep:
+            parser.add_argument(
+                "--storage",
+                help=f"latency: storage classes to test, of {', '.join(definition.STORAGE_CLASSES)} (default: every deployed one)",
+            )
+
+    def sweep_options(self, args, memories: tuple[int, ...]) -> tuple[dict, ...]:
+        """A sweep's combinations of parameters: `--sizes` one or more size lists separated by ';'
+        (`1 1KB; 1MB 100MB`), `--reps` one or more counts; each combination is one cell's message
+        fields, sizes lists outermost. Each must fit every memory size of the sweep."""
+        size_lists = [None] if args.sizes is None else args.sizes.split(LIST_SEPARATOR)
+        reps = [None] if args.reps is None else (args.reps.split() or [args.reps])
+        params = [parse(sizes, count, args.storage) for sizes in size_lists for count in reps]
+        for memory in memories:
+            for each in params:
+                check_memory(each, memory)
+        combos = [each.fields() for each in params]
+        if len({json.dumps(c, sort_keys=True) for c in combos}) < len(combos):
+            raise UsageError(f"invalid sweep --sizes {args.sizes!r} --reps {args.reps!r}: a combination is given twice")
+        return tuple(combos)
+
+    def cell_fire_fields(self, cell) -> dict:
+        """FireParams' fields for a sweep cell (fanout.stages.sweep_axes.CellParams): its message fields."""
+        return {"workload": definition.NAME, "options": cell.options}
+
+    def describe_cell(self, cell) -> str:
+        """What a sweep cell (fanout.stages.sweep_axes.CellParams) measures: the workload and its message fields."""
+        return f"{definition.NAME} {cell.options}"
+
+    def cell_estimate(self, count: int, cell) -> costs.Estimate:
+        """The cost of `count` messages of a sweep cell."""
+        return estimate(count, cell, cell.options)
+
+    def options_from(self, args) -> Params:
+        """fire's --sizes, --reps, --storage, checked before anything touches the stack."""
+        return parse(args.sizes, args.reps, args.storage)
+
+    def plan(self, stack, params: Params, count: int) -> Plan:
+        """fire's latency run on `stack`: checked against its memory and the storage classes its
+        function was deployed with, messages' fields, cost of `count`."""
+        check_memory(params, stack.memory)
+        deployed = storage_classes.deployed(stack)  # the stack's `storage` output
+        missing = [name for name in params.storage if name not in deployed]
+        if missing:
+            raise UsageError(f"invalid storage {' '.join(missing)!r}: stack {stack.stack!r} has {' '.join(deployed)} "
+                             "(STORAGE at deploy)")  # fmt: skip
+        fields = params.fields()
+        cost = estimate(count, stack, {**fields, "storage": params.storage or deployed})
+        return Plan({"workload": definition.NAME, "options": fields}, cost)
+
+    def message_fields(self, stack, params) -> dict:
+        """What every body of a run (fanout.stages.fire.FireParams) carries for it: its message fields."""
+        return dict(params.options or {})
+
+    def report_across(self, run_ids: list[str], folder, title: str, at_target: float | None = None) -> dict:
+        """The tables across runs (a sweep's closing report), printed and written into `folder`.
+        `at_target` is download's: a latency call has no concurrency target to run at."""
+        from fanout.workloads.latency import report as latency_report
+
+        summary = latency_report.across(run_ids, folder, title)
+        tables.console.print(f"wrote cells.csv, cells.json, report.md to {folder}", highlight=False)
+        return summary
+
+    def compare(self, a_ids: list[str], b_ids: list[str], at_target: float | None = None) -> None:
+        """Not a capability of this workload: its runs are read side by side in one report."""
+        raise UsageError(f"compare compares download throughput; these are {definition.NAME} runs: "
+                         f"`make report RUNS={','.join(a_ids + b_ids)}` shows their tables side by side")
+
+    def add_deploy_arguments(self, parser) -> None:
+        storage_classes.add_deploy_arguments(parser)
+
+    def deploy_options(self, args, backend: str) -> dict:
+        return storage_classes.deploy_options(args, backend)
+
+    def kept_options(self, outputs: dict, given: dict) -> dict:
+        return storage_classes.kept_options(outputs, given)
+
+    def terraform_variables(self, options: dict) -> dict:
+        return storage_classes.terraform_variables(options)
+
+    def stack_fields(self, outputs: dict) -> dict:
+        return storage_classes.stack_fields(outputs)
+
+    def deploy_summary(self, stack) -> list[str]:
+        return storage_classes.deploy_summary(stack)

@@ -1,0 +1,261 @@
+"""The latency workload's report: latency against object size, per storage class and operation.
+
+Tables: rows = object size; per storage class and operation (PUT: the whole call; GET: to the
+last byte, and GET to the response headers as "get first byte") n, p50, p90, p99 and mean of
+the seconds, from the saved query latency-percentiles restricted to the run (exact on the local
+backend, Logs Insights' pct() on AWS: fanout.insights.PCT_METHODS). When the run has both Express
+One Zone and Standard records, the Express/Standard ratio of medians per size and operation
+with its 95% bootstrap confidence interval computed from the records (fanout.results.stats: percentile
+method, 10,000 resamples, fixed seed; the two classes resampled independently). The plot is
+log-log: median latency against size per class and operation, with the p10-p90 band (numpy's
+default percentiles, type 7), in milliseconds when every call took less than a second. Every
+output carries the run's network label.
+
+Writes into results/<run_id>/: records.jsonl, latency.csv, summary.json, report.md, latency.png.
+"""
+
+import json
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+from fanout.results import cells, deadletters, figures, log_records as run_logs, run_folders as runs, stats, tables
+from fanout import insights
+from fanout.local import network
+from fanout.common import registry as workloads
+from fanout.common.sizes import format_decimal_size as format_size
+
+WORKLOAD = workloads.get("latency")
+QUERY = WORKLOAD.query
+CELLS = cells.of(WORKLOAD)  # a query row's or a record's cell: memory, concurrency, storage, operation, size, tag
+STATS = ("p50", "p90", "p99", "avg")
+# (operation, record field, title): what a column group measures.
+MEASURES = (("put", "seconds", "put"), ("get", "seconds", "get"), ("get", "first_byte_seconds", "get first byte"))
+LINE_STYLES = {"put": ("-", "o"), "get": ("--", "s"), "get first byte": (":", "^")}  # measure -> (line, marker)
+RATIO = ("express", "standard")  # numerator, denominator
+UNITS = "seconds, measured in the function with the monotonic clock; sizes in decimal units (1 KB = 1000 bytes)"
+
+
+def _seconds(value) -> str:
+    """Four significant digits: local figures are milliseconds, a 100 MB transfer is seconds."""
+    return "-" if value is None else f"{value:.4g}"
+
+
+def build(stack, record: dict) -> dict:
+    """Everything the report shows, as plain data (summary.json is this, less the records)."""
+    run_id = record["run_id"]
+    start_ms, end_ms = runs.run_window(record)
+    records = run_logs.run_records(insights.fetch_events(stack, start_ms, end_ms), run_id)
+    calls = [r for r in records if r.get("event") == "latency"]
+    rows = insights.run_saved(stack, QUERY, f'run_id = "{run_id}"', start_ms, end_ms)
+    done = {r["seq"] for r in records if r.get("outcome") == "done"}
+    return {
+        "run": record,
+        "network": network.label(record),
+        "units": UNITS,
+        "percentiles": insights.PCT_METHODS[record["backend"]],
+        "ci_method": stats.CI_METHOD,
+        "counts": {"sent": len(runs.sent_seqs(record)), "seqs_done": len(done), "calls": len(calls),
+                   "in_query": sum(int(row["calls"]) for row in rows),
+                   "error_records": sum(r.get("event") == "error" for r in records)},  # fmt: skip
+        "dead_lettered": sorted(deadletters.peek(stack, run_id, set(runs.sent_seqs(record)) - done)),  # the others ended
+        "rows": rows,
+        "ratios": ratios(calls),
+        "records": records,
+    }
+
+
+def ratios(calls: list[dict]) -> list[dict]:
+    """Express/Standard ratio of medians per size and measure, with its bootstrap CI; none
+    unless both classes were measured."""
+    found = []
+    for operation, field, title in MEASURES:
+        for size in sorted({r["size"] for r in calls}):
+            a, b = (_values(calls, storage, operation, field, size) for storage in reversed(RATIO))
+            if a and b:
+                [ci] = stats.ratio_intervals(a, b, [50])
+                found.append({"size": size, "measure": title, "n": [len(b), len(a)],
+                              "ratio_p50": float(np.median(b) / np.median(a)), "ci": ci})  # fmt: skip
+    return found
+
+
+def _values(calls, storage, operation, field, size) -> list[float]:
+    return [r[field] for r in calls if _at(CELLS.key(r), storage, operation, size) and r.get(field) is not None]
+
+
+def _at(cell, storage: str, operation: str, size: int | None = None) -> bool:
+    """Is `cell` of this class and operation (and size, when given)?"""
+    return (cell.storage, cell.operation) == (storage, operation) and size in (None, cell.size)
+
+
+def groups(rows: list[dict]) -> list[tuple[str, str, str, str]]:
+    """(storage, operation, query column prefix, measure title) of every column group present."""
+    classes = sorted({row["storage"] for row in rows})
+    return [(storage, operation, field, title) for storage in classes for operation, field, title in MEASURES
+            if any(row["storage"] == storage and row["operation"] == operation for row in rows)]  # fmt: skip
+
+
+def size_table(rows: list[dict], storage: str, operation: str, field: str) -> list[list]:
+    """Rows = size: n, p50, p90, p99, avg of one class and measure."""
+    table = [["size", "n", *STATS]]
+    for row in sorted((r for r in rows if _at(CELLS.key(r), storage, operation)), key=CELLS.sort_key):
+        table.append([CELLS.key(row).text("size"), int(row["calls"]), *(_seconds(row[f"{field}_{s}"]) for s in STATS)])
+    return table
+
+
+def wide_table(rows: list[dict]) -> list[list]:
+    """Rows = size; columns per storage class and measure: n, p50, p90, p99, avg."""
+    present = groups(rows)
+    header = ["size"] + [f"{storage} {title} {stat}" for storage, _, _, title in present for stat in ("n", *STATS)]
+    table = [header]
+    keyed = [(CELLS.key(row), row) for row in rows]
+    for size in sorted({cell.size for cell, _ in keyed}):
+        line = [format_size(size)]
+        for storage, operation, field, _ in present:
+            match = [row for cell, row in keyed if _at(cell, storage, operation, size)]
+            line += [int(match[0]["calls"]), *(_seconds(match[0][f"{field}_{s}"]) for s in STATS)] if match else ["-"] * 5
+        table.append(line)
+    return table
+
+
+def ratio_table(found: list[dict]) -> list[list]:
+    table = [["size", "measure", "n express/standard", "p50 ratio", "p50 ratio 95% CI"]]
+    for r in found:
+        ci = f"{r['ci'][0]:.3g} - {r['ci'][1]:.3g}" if r["ci"] else "-"
+        table.append([format_size(r["size"]), r["measure"], f"{r['n'][0]}/{r['n'][1]}", f"{r['ratio_p50']:.3g}", ci])
+    return table
+
+
+def warnings(summary: dict) -> list[str]:
+    """What makes the tables incomplete; the way out is reading the logs again (runs.refresh_hint)."""
+    c = summary["counts"]
+    result = []
+    again = runs.refresh_hint(summary["run"]["run_id"])
+    if c["seqs_done"] + len(summary["dead_lettered"]) < c["sent"]:
+        result.append(f"only {c['seqs_done']} of {c['sent']} sent messages are done "
+                      f"({len(summary['dead_lettered'])} dead-lettered): this report is incomplete; "
+                      f"run `make wait`, then {again}")  # fmt: skip
+    if c["in_query"] != c["calls"]:
+        result.append(f"the percentile query saw {c['in_query']} calls but the log group holds {c['calls']}: "
+                      f"the query results are partial; in a minute, {again}")  # fmt: skip
+    return result
+
+
+def show(summary: dict) -> None:
+    run, c = summary["run"], summary["counts"]
+    console = tables.console
+    console.print(f"[bold]run {run['run_id']}[/] (latency) on the {run['backend']} backend, stack {run['stack']['stack']!r}")
+    console.print(f"[bold]{summary['network']}[/]", highlight=False)
+    for storage, operation, field, title in groups(summary["rows"]):
+        table = size_table(summary["rows"], storage, operation, field)
+        tables.print_table(f"{storage}: {title} (s)", table)
+    if summary["ratios"]:
+        tables.print_table("Express / Standard, ratio of medians", ratio_table(summary["ratios"]),
+                           summary["ci_method"], labels=2)  # size and measure
+    console.print(f"sent {c['sent']}: {c['seqs_done']} done, {c['calls']} calls, error records {c['error_records']}, "
+                  f"dead-lettered {len(summary['dead_lettered'])}", highlight=False)  # fmt: skip
+    console.print(f"units: {summary['units']}; percentiles: {summary['percentiles']}", highlight=False)
+    for warning in warnings(summary):
+        console.print(f"[bold red]WARNING:[/] {warning}")
+
+
+def write(summary: dict, plots_too: bool = True) -> list:
+    """The report's files in results/<run_id>/, each written atomically; returns their paths.
+    Its one plot is drawn also for a sweep's cell (`plots_too` is the drivers' interface)."""
+    written = runs.write_summary(summary)
+    folder = runs.run_dir(summary["run"]["run_id"])
+    columns = [*summary["rows"][0], "network"] if summary["rows"] else ["network"]
+    written.append(runs.write_csv(folder / "latency.csv", columns,
+                                  [dict(row, network=summary["network"]) for row in summary["rows"]]))
+    images = [plot(summary, folder / "latency.png")] if summary["rows"] else []
+    return [*written, *images, runs.write_text(folder / "report.md", markdown(summary, images))]
+
+
+def markdown(summary: dict, images: list) -> str:
+    run, c, p = summary["run"], summary["counts"], summary["run"]["parameters"]
+    options = p.get("workload_options", {})
+    parts = [
+        f"# s3-fanout latency run {run['run_id']}",
+        f"- **{summary['network']}**\n- backend {run['backend']}, stack {run['stack']['stack']!r}, "
+        f"{run['stack']['memory']} MB; sizes {options.get('sizes')}, reps {options.get('reps')}, "
+        f"storage {options.get('storage') or 'every deployed class'}\n- messages: {c['sent']} sent, {c['seqs_done']} done, "
+        f"{c['calls']} calls, {c['error_records']} error records, {len(summary['dead_lettered'])} dead-lettered",
+        f"Units: {summary['units']}. Percentiles: {summary['percentiles']}.",
+    ]
+    parts += [f"**Warning:** {w}" for w in warnings(summary)]
+    parts += ["## Latency by size", tables.markdown_table(wide_table(summary["rows"]))] if summary["rows"] else []
+    if summary["ratios"]:
+        parts += ["## Express / Standard, ratio of medians", f"{summary['ci_method']}.",
+                  tables.markdown_table(ratio_table(summary["ratios"]))]  # fmt: skip
+    parts += ["## Plots"] + [f"![{image.stem}]({image.name})" for image in images]
+    return "\n\n".join(parts) + "\n"
+
+
+def plot(summary: dict, path):
+    """Write latency.png (figure()); returns its path."""
+    return figures.save(figure(summary), path)
+
+
+def figure(summary: dict):
+    """Log-log: median latency against size per class and measure, p10-p90 band (from records),
+    in milliseconds when every call took less than a second; captioned with the network."""
+    calls = [r for r in summary["records"] if r.get("event") == "latency"]
+    present = groups(summary["rows"])
+    fig, ax = plt.subplots(figsize=(figures.WIDTH, 5.5), layout="constrained")
+    colors = {storage: f"C{i}" for i, storage in enumerate(dict.fromkeys(g[0] for g in present))}
+    factor, unit = figures.time_unit([r["seconds"] for r in calls])  # a call's whole time: its longest
+    for storage, operation, field, title in present:
+        sizes, p10, p50, p90 = [], [], [], []
+        for size in sorted({r["size"] for r in calls}):
+            values = _values(calls, storage, operation, field, size)
+            if values:
+                low, mid, high = np.percentile(values, [10, 50, 90]) * factor
+                sizes.append(size), p10.append(low), p50.append(mid), p90.append(high)
+        line, marker = LINE_STYLES[title]
+        ax.plot(sizes, p50, color=colors[storage], linestyle=line, marker=marker, label=f"{storage} {title}")
+        ax.fill_between(sizes, p10, p90, color=colors[storage], alpha=0.12)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("Object size (bytes; 10^3 = 1 KB, 10^6 = 1 MB)")
+    ax.set_ylabel(f"Latency ({unit}; line: median, band: p10-p90)")
+    figures.title(fig, "S3 request latency against object size")
+    ax.grid(True, which="both", alpha=0.3)
+    figures.legend(fig, *ax.get_legend_handles_labels(), title="colour: storage class\nline: measure")
+    return figures.caption(fig, summary["network"])
+
+
+def across(run_ids: list[str], folder, title: str) -> dict:
+    """Per run (a sweep's cell: its sizes and reps), storage class, measure and size: n, p50,
+    p90, p99 and mean seconds computed from the runs' records.jsonl (numpy's percentiles, type 7)."""
+    rows = []
+    for run_id in run_ids:
+        record = runs.load(run_id)
+        calls = [r for r in runs.load_records(run_id, "latency") if r.get("event") == "latency"]
+        options = record["parameters"].get("workload_options", {})
+        for storage in sorted({r["storage"] for r in calls}):
+            for operation, field, measure in MEASURES:
+                for size in sorted({r["size"] for r in calls}):
+                    values = _values(calls, storage, operation, field, size)
+                    if values:
+                        described = stats.describe(values)
+                        rows.append({"run_id": run_id, "reps": options.get("reps"), "storage": storage, "measure": measure,
+                                     "size": size, "n": described["n"], **{s: described[s] for s in STATS},
+                                     "network": network.label(record)})  # fmt: skip
+    table = [["run", "reps", "storage", "measure", "size", "n", *STATS]]
+    table += [[r["run_id"], r["reps"], r["storage"], r["measure"], format_size(r["size"]), r["n"],
+               *(_seconds(r[s]) for s in STATS)] for r in rows]  # fmt: skip
+    labels = sorted({r["network"] for r in rows})
+    tables.console.print(f"[bold]{title}[/]: latency across {len(run_ids)} runs; {'; '.join(labels)}", highlight=False)
+    tables.print_table("Latency by run, class, measure and size (s)", table, UNITS, labels=5)  # run to size
+    folder.mkdir(parents=True, exist_ok=True)
+    runs.write_csv(folder / "cells.csv", list(rows[0]), rows)
+    summary = {"title": title, "runs": run_ids, "units": UNITS, "percentiles": stats.PERCENTILE_METHOD, "rows": rows}
+    runs.write_text(folder / "cells.json", json.dumps(summary, indent=2) + "\n")
+    runs.write_text(folder / "report.md", "\n\n".join([f"# {title}", *(f"- **{label}**" for label in labels),
+                                                       f"Units: {UNITS}. Percentiles: {stats.PERCENTILE_METHOD}.",
+                                                       tables.markdown_table(table)]) + "\n")  # fmt: skip
+    return summary

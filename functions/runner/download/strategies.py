@@ -1,0 +1,286 @@
+"""The download strategies: the one definition of their names, typed parameters and code.
+
+A strategy is a named way to read the test object plus typed parameters, written as text:
+`ranged connections=8 chunk_size=8MiB`. Messages carry that text, records carry it (and every
+parameter as a field), and everything else derives from the STRATEGIES table below: the
+function parses messages with `parse`, the drivers load this same file (fanout.workloads.download.strategies) to
+check `STRATEGY=` values and build messages, and the tests hold Terraform's validation and the
+docs to it. Adding a strategy is one `Strategy(...)` entry here.
+
+Sizes take the units of `OBJECT_SIZE` (functions/runner/units.py).
+The canonical text of a strategy names every parameter, defaults included, in table order, with
+sizes in the largest unit that keeps them whole: equal strategies have equal text, so the text is
+a cell key. Hand-written parsing: a few lines for a grammar of `name key=value...`, and the zip
+may not import the drivers' size parser.
+
+This module is stdlib plus boto3 only (it runs in the Lambda runtime).
+"""
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+from urllib.parse import urlsplit
+
+import boto3
+from boto3.s3.transfer import ProgressCallbackInvoker, TransferConfig, create_transfer_manager
+from botocore.exceptions import MissingDependencyException
+
+from units import GiB, KiB, MiB, TiB, format_size, parse_count, parse_size
+
+LIST_SEPARATOR = ";"
+MAX_CONNECTIONS = 64  # the most parallel GETs a strategy may ask for; the client's pool holds them
+
+
+class StrategyError(ValueError):
+    """A strategy text that is not valid; the message is one line naming the bad part."""
+
+
+@dataclass(frozen=True)
+class Param:
+    """One typed parameter: `kind` is "count" (a whole number) or "size" (bytes, units allowed)."""
+
+    name: str
+    kind: str
+    default: int
+    low: int
+    high: int
+    help: str
+
+    def parse(self, text: str) -> int:
+        value = parse_size(text) if self.kind == "size" else parse_count(text)
+        if value is None:
+            raise StrategyError(f"{self.name}={text!r} is not {self.allowed()}")
+        if not self.low <= value <= self.high:
+            raise StrategyError(f"{self.name}={text!r} is out of range: expected {self.allowed()}")
+        return value
+
+    def format(self, value: int) -> str:
+        return format_size(value) if self.kind == "size" else str(value)
+
+    def allowed(self) -> str:
+        what = "a size" if self.kind == "size" else "a whole number"
+        return f"{what} from {self.format(self.low)} to {self.format(self.high)}"
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """A registered strategy. `download(s3, bucket, key, values, progress, target)` reads the
+    whole object, calls `progress(n)` as bytes arrive, and writes them to `target.fileobj`
+    (or to the file `target.path` when it downloads to disk)."""
+
+    name: str
+    help: str
+    params: tuple[Param, ...]
+    download: Callable
+    splits: bool = True  # reads in parts of chunk_size (above `threshold`, or above one chunk)
+    heads: int = 0  # HeadObject requests before the GETs (the transfer manager's, to learn the size)
+    aws_only: bool = False  # crt: its client cannot be pointed at another endpoint (see _crt)
+    own_http: bool = False  # crt: its client resolves and connects itself (no botocore events, no pin)
+
+    def param(self, name: str) -> Param:
+        for param in self.params:
+            if param.name == name:
+                return param
+        known = ", ".join(p.name for p in self.params) or "none"
+        raise StrategyError(f"{self.name} has no parameter {name!r}: its parameters are {known}")
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A strategy with a value for each of its parameters; str() is its canonical text."""
+
+    strategy: Strategy
+    values: tuple[tuple[str, int], ...]
+
+    @property
+    def name(self) -> str:
+        return self.strategy.name
+
+    def value(self, name: str) -> int:
+        return dict(self.values)[name]
+
+    def __str__(self) -> str:
+        parts = [f"{name}={self.strategy.param(name).format(value)}" for name, value in self.values]
+        return " ".join([self.name, *parts])
+
+    def fields(self) -> dict:
+        """The record fields: `strategy` (canonical text), `strategy_name`, `strategy_<param>`."""
+        return {"strategy": str(self), "strategy_name": self.name,
+                **{f"strategy_{name}": value for name, value in self.values}}  # fmt: skip
+
+    def download(self, s3, bucket: str, key: str, progress, target) -> None:
+        self.strategy.download(s3, bucket, key, dict(self.values), progress, target)
+
+    def heads(self, size: int) -> int:
+        """HeadObject requests a download of `size` bytes sends (the drivers' cost estimate)."""
+        return self.strategy.heads
+
+    def gets(self, size: int) -> int:
+        """GetObject requests to read an object of `size` bytes (the drivers' cost estimate)."""
+        values = dict(self.values)
+        if not self.strategy.splits or size <= values.get("threshold", values["chunk_size"]):
+            return 1
+        return math.ceil(size / values["chunk_size"])
+
+
+def parse(text: str) -> Choice:
+    """The strategy in `text` (`name key=value ...`), defaults filled in; StrategyError if bad."""
+    words = str(text).split()
+    if not words:
+        raise StrategyError(f"empty strategy {text!r}: expected one of {', '.join(STRATEGIES)}")
+    name, *assignments = words
+    if name not in STRATEGIES:
+        raise StrategyError(f"unknown strategy {name!r} in {text!r}: expected one of {', '.join(STRATEGIES)}")
+    strategy = STRATEGIES[name]
+    given: dict[str, int] = {}
+    for assignment in assignments:
+        key, equals, value = assignment.partition("=")
+        param = _param(strategy, key, text)
+        if not equals or not value:
+            raise StrategyError(f"invalid strategy {text!r}: expected {key}=VALUE, {param.allowed()}")
+        if key in given:
+            raise StrategyError(f"invalid strategy {text!r}: {key} is given twice")
+        try:
+            given[key] = param.parse(value)
+        except StrategyError as exc:
+            raise StrategyError(f"invalid strategy {text!r}: {exc}") from None
+    return Choice(strategy, tuple((p.name, given.get(p.name, p.default)) for p in strategy.params))
+
+
+def parse_list(text: str) -> list[Choice]:
+    """Strategies separated by ';' (`stream; ranged connections=4`), in order, duplicates kept out."""
+    choices: list[Choice] = []
+    for item in str(text).split(LIST_SEPARATOR):
+        choice = parse(item)
+        if str(choice) in map(str, choices):
+            raise StrategyError(f"strategy {str(choice)!r} is listed twice in {text!r}")
+        choices.append(choice)
+    return choices
+
+
+def _param(strategy: Strategy, key: str, text: str) -> Param:
+    try:
+        return strategy.param(key)
+    except StrategyError as exc:
+        raise StrategyError(f"invalid strategy {text!r}: {exc}") from None
+
+
+# ---- the strategies ----------------------------------------------------------------------------
+
+
+def _download_file(s3, bucket, key, values, progress, target):
+    config = TransferConfig(max_concurrency=values["max_concurrency"], multipart_chunksize=values["chunk_size"],
+                            multipart_threshold=values["threshold"])  # fmt: skip
+    s3.download_file(bucket, key, target.path, Callback=progress, Config=config)
+
+
+def _stream(s3, bucket, key, values, progress, target):
+    body = s3.get_object(Bucket=bucket, Key=key)["Body"]
+    for chunk in body.iter_chunks(values["chunk_size"]):
+        target.fileobj.write(chunk)
+        progress(len(chunk))
+
+
+def _ranged(s3, bucket, key, values, progress, target):
+    # threshold = chunk_size: an object of one chunk or less is one GET, anything larger is split.
+    config = TransferConfig(max_concurrency=values["connections"], multipart_chunksize=values["chunk_size"],
+                            multipart_threshold=values["chunk_size"])  # fmt: skip
+    s3.download_fileobj(bucket, key, target.fileobj, Callback=progress, Config=config)
+
+
+def _crt(s3, bucket, key, values, progress, target):
+    """Refuses rather than measure something else: boto3 silently falls back to the classic
+    transfer manager when awscrt is missing or too old, when another process holds the CRT
+    client, or (before 1.42) when "crt" is not a known choice."""
+    check_crt_endpoint(s3.meta.endpoint_url)
+    try:
+        manager = create_transfer_manager(s3, crt_config(values))
+    except MissingDependencyException as exc:
+        raise CrtUnavailable(f"crt needs awscrt in the function's zip: {exc}") from None
+    with manager:
+        if type(manager).__name__ != "CRTTransferManager":
+            raise CrtUnavailable(f"boto3 {boto3.__version__} gave {type(manager).__name__}, not the CRT client")
+        subscribers = [ProgressCallbackInvoker(progress)]
+        manager.download(bucket, key, target.fileobj, subscribers=subscribers).result()
+
+
+def crt_config(values: dict) -> TransferConfig:
+    """crt's TransferConfig: only the options boto3 accepts with "crt" (connections=0: unset)."""
+    options = {"preferred_transfer_client": "crt", "multipart_chunksize": values["chunk_size"]}
+    if values["connections"]:
+        options["max_concurrency"] = values["connections"]
+    return TransferConfig(**options)
+
+
+def check_crt_endpoint(endpoint_url: str) -> None:
+    """boto3's CRT path builds its own client from the region alone and ignores endpoint_url
+    (boto/boto3#4839, still so in 1.44): pointed at an emulator it would read from AWS instead."""
+    host = urlsplit(endpoint_url).hostname or ""
+    if not (host.endswith(".amazonaws.com") or host.endswith(".amazonaws.com.cn")):
+        raise CrtUnavailable(f"crt cannot use the endpoint {endpoint_url}: boto3's CRT client ignores custom endpoints")
+
+
+class CrtUnavailable(Exception):
+    """The crt strategy cannot run here (custom endpoint, no awscrt, or a boto3 without CRT)."""
+
+
+class Discard:
+    """A seekable sink that drops what is written: the transfer manager writes parts at their
+    offsets straight into it, with no reordering buffer."""
+
+    def write(self, data) -> int:
+        return len(data)
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        return 0
+
+    def tell(self) -> int:
+        return 0
+
+    def seekable(self) -> bool:
+        return True
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where a download puts the bytes: `fileobj` for in-memory strategies, `path` on disk."""
+
+    fileobj: object
+    path: str
+
+
+CHUNK = Param("chunk_size", "size", 8 * MiB, 256 * KiB, GiB, "bytes per ranged GET (part)")
+STRATEGIES = {
+    strategy.name: strategy
+    for strategy in (
+        Strategy(
+            "download_file", "boto3's transfer manager to a file in /tmp (parallel ranged GETs above threshold)",
+            (Param("max_concurrency", "count", 10, 1, MAX_CONNECTIONS, "parallel GETs (threads)"), CHUNK,
+             Param("threshold", "size", 8 * MiB, 1, 5 * TiB, "objects larger than this are split in chunks")),
+            _download_file,
+            heads=1,
+        ),
+        Strategy(
+            "stream", "one GET, its body read in fixed chunks and discarded (one connection)",
+            (Param("chunk_size", "size", 256 * KiB, KiB, 64 * MiB, "bytes per read of the body"),),
+            _stream,
+            splits=False,
+        ),
+        Strategy(
+            "ranged", "parallel ranged GETs into memory, discarded (transfer manager, download_fileobj)",
+            (Param("connections", "count", 8, 1, MAX_CONNECTIONS, "parallel GETs (threads, one connection each)"),
+             CHUNK),
+            _ranged,
+            heads=1,
+        ),
+        Strategy(
+            "crt", "the AWS CRT transfer client (awscrt), to memory and discarded; AWS endpoints only",
+            (Param("connections", "count", 0, 0, MAX_CONNECTIONS, "concurrent connections; 0: CRT sizes them itself"),
+             Param("chunk_size", "size", 8 * MiB, 5 * MiB, GiB, "part size of CRT's ranged GETs")),
+            _crt,
+            aws_only=True,
+            own_http=True,
+        ),
+    )
+}
+DEFAULT = "download_file"

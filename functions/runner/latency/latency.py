@@ -1,0 +1,214 @@
+"""The latency workload: PutObject and GetObject latency against object size, per storage class.
+
+Per message, for each size, REPS times, for each storage class the message names: PUT an object
+of that size (random bytes made in memory once per size) under the run-scoped prefix
+`latency/<run_id>/<seq>-<delivery>/`, then GET it back. Each call is one record
+(event="latency"): `seconds` is time.monotonic() around the whole call (PUT: until S3 answered;
+GET: until the last byte of the body was read), and for GET `first_byte_seconds` is until
+get_object returned, i.e. the status line and headers were parsed and the body not yet read
+(the figure the published experiment reported). Both include what botocore does by default:
+a CRC32 checksum of the PUT body, and validating the GET body's checksum. The GET body is read in chunks and discarded,
+so the function holds one object's bytes at a time: the drivers refuse sizes the deployed
+memory cannot hold (fanout.workloads.latency.driver).
+
+Cleanup: each object is deleted once its repetitions are done, and a finally clause deletes
+whatever is left, so a message that fails midway still leaves nothing behind. Only a function
+killed outright (timeout, crash) can leave objects: they stay under `latency/<run_id>/` until
+`make destroy`, which empties the bucket (force_destroy), removes them.
+
+Plain Python over a boto3 S3 client (stdlib plus boto3), so it runs and is tested without
+Lambda; handler.py reaches it through workloads.py.
+"""
+
+import json
+import os
+import time
+import uuid
+from dataclasses import dataclass
+
+import envelope
+import units
+
+NAME = "latency"
+STORAGE_CLASSES = ("standard", "express")  # the keys of LATENCY_BUCKETS a stack may deploy
+MAX_SIZE = 100 * 1000**2  # 100 MB: the largest object a message may ask for
+MAX_REPS = 1000
+# 1 B to 100 MB in steps of 10x: the published experiment.
+DEFAULT_SIZES = tuple(10**exponent for exponent in range(9))
+DEFAULT_REPS = 10
+READ_CHUNK = 1024 * 1024  # bytes per read of a GET body
+CONNECTIONS = 1  # S3 connections a message uses at once: its calls are sequential
+
+
+class ParamError(ValueError):
+    """A latency parameter that is not valid; the message is one line naming the value."""
+
+
+class SizeMismatch(Exception):
+    """A GET returned a different number of bytes than the PUT wrote."""
+
+
+class CleanupFailed(Exception):
+    """Objects the measurement wrote could not be deleted."""
+
+
+@dataclass(frozen=True)
+class Params:
+    """What one message measures: object sizes in bytes, repetitions, storage classes (empty:
+    every class the stack deployed)."""
+
+    sizes: tuple[int, ...] = DEFAULT_SIZES
+    reps: int = DEFAULT_REPS
+    storage: tuple[str, ...] = ()
+
+    def fields(self) -> dict:
+        """The message's parameters as the body carries them."""
+        return {"sizes": list(self.sizes), "reps": self.reps, "storage": list(self.storage)}
+
+
+def parse_sizes(text: str) -> tuple[int, ...]:
+    """Sizes separated by spaces (`1 1KB 1MB 100MB`, units as OBJECT_SIZE), each 1 B..100 MB."""
+    sizes = []
+    for word in str(text).split():
+        size = units.parse_size(word)
+        if size is None or not 1 <= size <= MAX_SIZE:
+            raise ParamError(f"invalid size {word!r} in SIZES {text!r}: expected sizes from 1 byte to 100MB "
+                             "such as 1 1KB 1MB 100MB (units KB MB KiB MiB)")  # fmt: skip
+        if size in sizes:
+            raise ParamError(f"invalid SIZES {text!r}: size {word!r} is listed twice")
+        sizes.append(size)
+    if not sizes:
+        raise ParamError(f"invalid SIZES {text!r}: expected at least one size such as 1 1KB 1MB 100MB")
+    return tuple(sizes)
+
+
+def parse_reps(text: str) -> int:
+    """Repetitions per size: a whole number from 1 to MAX_REPS."""
+    reps = units.parse_count(str(text))
+    if reps is None or not 1 <= reps <= MAX_REPS:
+        raise ParamError(f"invalid REPS {text!r}: expected a whole number from 1 to {MAX_REPS}")
+    return reps
+
+
+def parse_storage(text: str) -> tuple[str, ...]:
+    """Storage classes separated by spaces, each one of STORAGE_CLASSES."""
+    names = tuple(str(text).split())
+    for name in names:
+        if name not in STORAGE_CLASSES:
+            raise ParamError(f"invalid storage class {name!r}: expected one or more of {', '.join(STORAGE_CLASSES)}")
+    if len(set(names)) != len(names):
+        raise ParamError(f"invalid storage {text!r}: a class is listed twice")
+    return names
+
+
+def params_from_body(data: dict) -> Params:
+    """The parameters of a message body (JSON lists), checked by the same rules as fire's."""
+    try:
+        sizes = data.get("sizes", list(DEFAULT_SIZES))
+        storage = data.get("storage", [])
+        if not isinstance(sizes, list) or not all(type(s) is int for s in sizes):
+            raise ParamError(f"sizes={sizes!r} is not a list of whole numbers of bytes")
+        if not isinstance(storage, list) or not all(isinstance(s, str) for s in storage):
+            raise ParamError(f"storage={storage!r} is not a list of storage class names")
+        reps = data.get("reps", DEFAULT_REPS)
+        if type(reps) is not int:
+            raise ParamError(f"reps={reps!r} is not a whole number")
+        return Params(parse_sizes(" ".join(map(str, sizes))), parse_reps(str(reps)), parse_storage(" ".join(storage)))
+    except ParamError as exc:
+        raise envelope.MalformedMessage(str(exc), {}) from None
+
+
+def buckets_from_env(environ) -> dict[str, str]:
+    """LATENCY_BUCKETS: a JSON object storage class -> bucket name (infra/lambda.tf)."""
+    text = environ.get("LATENCY_BUCKETS")
+    if not text:
+        raise ValueError("LATENCY_BUCKETS is not set: the stack was deployed without the latency workload")
+    return json.loads(text)
+
+
+def measure_message(s3, environ, body: str, context: dict) -> list[dict]:
+    """The records of one message: one event="latency" record per call, and an event="error"
+    record last if anything failed (the records before it stay: they were measured)."""
+    records: list[dict] = []
+    fields: dict = {}
+    try:
+        data = envelope.load(body)
+        known, problems = envelope.check(data)
+        if problems:
+            raise envelope.MalformedMessage("; ".join(problems), known)
+        params = params_from_body(data)
+        fields = {name: known[name] for name in ("run_id", "seq", "experiment_tag")} | params.fields()
+        if known["inject_failure"]:
+            raise envelope.InjectedFailure("the message asked to fail (inject_failure)")
+        buckets = chosen_buckets(buckets_from_env(environ), params.storage)
+        prefix = f"latency/{known['run_id']}/{known['seq']}-{uuid.uuid4().hex}"
+        measure(s3, buckets, params, prefix, lambda timing: records.append({"event": NAME, **fields, **timing, **context}))
+    except envelope.MalformedMessage as exc:
+        records.append(envelope.error_record(exc, {**exc.known, **context}))
+    except Exception as exc:  # noqa: BLE001 - the records so far and the error are logged; the message fails
+        records.append(envelope.error_record(exc, {**fields, **context}))
+    return records
+
+
+def chosen_buckets(deployed: dict[str, str], storage: tuple[str, ...]) -> dict[str, str]:
+    """The buckets of the named classes (all deployed ones when none is named)."""
+    missing = [name for name in storage if name not in deployed]
+    if missing:
+        raise ValueError(f"storage {', '.join(missing)} is not deployed on this stack (deployed: {', '.join(deployed)})")
+    return {name: deployed[name] for name in storage} if storage else dict(deployed)
+
+
+def measure(s3, buckets: dict[str, str], params: Params, prefix: str, emit) -> None:
+    """Time PUT then GET of every size, REPS times, in every bucket; `emit(fields)` per call.
+
+    Storage classes alternate within each repetition, so a drift in S3 or the network during
+    the message affects every class alike.
+    """
+    written: set[tuple[str, str]] = set()
+    try:
+        for size in params.sizes:
+            data = os.urandom(size)
+            keys = {storage: f"{prefix}/{storage}/{size}" for storage in buckets}
+            for rep in range(params.reps):
+                for storage, bucket in buckets.items():
+                    written.add((bucket, keys[storage]))
+                    cell = {"storage": storage, "size": size, "rep": rep}
+                    emit({**cell, "operation": "put", **put(s3, bucket, keys[storage], data)})
+                    emit({**cell, "operation": "get", **get(s3, bucket, keys[storage], size)})
+            for storage, bucket in buckets.items():
+                s3.delete_object(Bucket=bucket, Key=keys[storage])
+                written.discard((bucket, keys[storage]))
+    finally:
+        left = delete_all(s3, written)
+    if left:
+        raise CleanupFailed(f"could not delete {len(left)} objects, e.g. s3://{left[0][0]}/{left[0][1]}")
+
+
+def put(s3, bucket: str, key: str, data: bytes) -> dict:
+    start_ms = time.time_ns() // 1_000_000
+    started = time.monotonic()
+    s3.put_object(Bucket=bucket, Key=key, Body=data)
+    return {"seconds": time.monotonic() - started, "first_byte_seconds": None, "start_ms": start_ms}
+
+
+def get(s3, bucket: str, key: str, size: int) -> dict:
+    start_ms = time.time_ns() // 1_000_000
+    started = time.monotonic()
+    body = s3.get_object(Bucket=bucket, Key=key)["Body"]
+    headers_at = time.monotonic()
+    received = sum(len(chunk) for chunk in body.iter_chunks(READ_CHUNK))
+    ended = time.monotonic()
+    if received != size:
+        raise SizeMismatch(f"GET of {key} returned {received} bytes, PUT wrote {size}")
+    return {"seconds": ended - started, "first_byte_seconds": headers_at - started, "start_ms": start_ms}
+
+
+def delete_all(s3, written: set[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Delete every (bucket, key); the ones that could not be deleted."""
+    left = []
+    for bucket, key in sorted(written):
+        try:
+            s3.delete_object(Bucket=bucket, Key=key)
+        except Exception:  # noqa: BLE001 - reported by the caller, after trying every object
+            left.append((bucket, key))
+    return left

@@ -1,0 +1,65 @@
+"""The workloads the function runs: the one registry, by name (docs/workloads.md).
+
+A workload is a module with a plain core `measure_message(s3, settings, body, context)` that
+returns the records of one message (the last one event="error" when the message failed), what
+it reads from the deployment's environment variables (`settings(environ)`), and the number of
+S3 connections one message may use at once. This table is where a workload is registered: the
+handler reads every workload's settings once per invocation (a deployment bug then fails the
+invocation, as Lambda reports it, rather than each message), dispatches on the body's
+`workload` field, adds the envelope (workload, outcome) and sizes its client's pool from
+CONNECTIONS; the drivers load this file through fanout.common.function_modules and add their side in
+fanout.common.registry.
+
+Stdlib plus boto3 only (it runs in the Lambda runtime).
+"""
+
+from typing import Callable, NamedTuple
+
+import envelope
+import latency
+import measure
+
+
+class UnknownWorkload(Exception):
+    """A message named a workload this function does not have."""
+
+
+class Workload(NamedTuple):
+    settings: Callable[..., object]  # environ -> what run reads from it; raises on a deployment bug
+    run: Callable[..., list[dict]]  # (s3, settings, body, context) -> the message's records
+    connections: int  # S3 connections one message may use at once
+
+
+def _download(s3, settings, body: str, context: dict) -> list[dict]:
+    return [measure.measure_message(s3, settings, body, context)]
+
+
+WORKLOADS = {
+    "download": Workload(measure.Settings.from_env, _download, measure.CONNECTIONS),
+    # The environment as it is: latency checks its variables per message, so that a stack
+    # deployed without it still runs the other workloads.
+    latency.NAME: Workload(dict, latency.measure_message, latency.CONNECTIONS),
+}
+DEFAULT = "download"  # what a body without `workload` runs (bodies sent before fire named it)
+CONNECTIONS = max(workload.connections for workload in WORKLOADS.values())  # the shared client's pool
+
+
+def settings_from_env(environ) -> dict:
+    """Every workload's settings, by name; raises naming the variable on a deployment bug."""
+    return {name: workload.settings(environ) for name, workload in WORKLOADS.items()}
+
+
+def run_message(s3, settings: dict, body: str, context: dict) -> list[dict]:
+    """The records of one message (`settings`: settings_from_env's), each with `workload`, the
+    last with `outcome` (done or error): exactly one record per delivery says how it ended,
+    whatever the workload wrote before it."""
+    name = envelope.workload_of(body, DEFAULT)
+    if isinstance(name, str) and name in WORKLOADS:
+        records = WORKLOADS[name].run(s3, settings[name], body, context)
+    else:
+        name = str(name)[:40]
+        problem = UnknownWorkload(f"unknown workload {name!r}: expected one of {', '.join(WORKLOADS)}")
+        records = [envelope.error_record(problem, dict(context))]
+    records = [{"workload": name, **record} for record in records]
+    records[-1]["outcome"] = "error" if records[-1]["event"] == "error" else "done"
+    return records

@@ -1,0 +1,85 @@
+"""The driver package's shape (docs/architecture.md): the CLI entry and the wings at the top, each
+wing importing only the wings below it (import-linter's contracts in pyproject.toml, with at most
+four listed exceptions), and no import cycles between modules."""
+
+import ast
+import os
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import grimp
+
+from fanout.common import paths
+
+PACKAGE = paths.REPO / "drivers" / "fanout"
+WINGS = {"stages", "workloads", "results", "local", "cloud", "insights", "common"}
+CONTRACTS = tomllib.loads((paths.REPO / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+
+
+def test_the_top_level_holds_only_the_cli_entry_and_the_wings():
+    entries = {path.name for path in PACKAGE.iterdir() if path.name != "__pycache__"}
+    assert entries == {"__init__.py", "cli.py", *WINGS}
+
+
+def test_every_wing_says_what_it_is_in_one_line():
+    for wing in WINGS:
+        docstring = ast.get_docstring(ast.parse((PACKAGE / wing / "__init__.py").read_text()))
+        assert docstring, wing
+        assert len(docstring.splitlines()) <= 2, wing
+
+
+def test_the_layers_name_every_wing_and_allow_at_most_four_exceptions():
+    layers = next(contract for contract in CONTRACTS if contract["type"] == "layers")
+    assert {name.removeprefix("fanout.") for name in layers["layers"]} == WINGS | {"cli"}
+    assert len(layers.get("ignore_imports", [])) <= 4
+
+
+def test_the_import_contracts_hold():
+    env = os.environ | {"PYTHONPATH": str(paths.REPO / "drivers")}
+    result = subprocess.run([str(Path(sys.executable).parent / "lint-imports")], cwd=paths.REPO, env=env,
+                            capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert result.returncode == 0, result.stdout[-3000:]
+    assert f"Contracts: {len(CONTRACTS)} kept, 0 broken." in result.stdout
+
+
+def cycles(imports: dict[str, set[str]]) -> list[list[str]]:
+    """The groups of modules that import each other in a loop (Tarjan's strongly connected
+    components with more than one member, or a module importing itself)."""
+    index, low, stack, on_stack, found = {}, {}, [], set(), []
+
+    def visit(module):
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        on_stack.add(module)
+        for imported in imports.get(module, ()):
+            if imported not in index:
+                visit(imported)
+                low[module] = min(low[module], low[imported])
+            elif imported in on_stack:
+                low[module] = min(low[module], index[imported])
+        if low[module] == index[module]:
+            group = []
+            while not group or group[-1] != module:
+                group.append(stack.pop())
+                on_stack.discard(group[-1])
+            if len(group) > 1 or module in imports.get(module, ()):
+                found.append(sorted(group))
+
+    for module in sorted(imports):
+        if module not in index:
+            visit(module)
+    return found
+
+
+def test_the_cycle_finder_finds_a_loop_and_only_loops():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set(), "c": {"b"}}) == []
+    assert cycles({"a": {"a"}}) == [["a"]]
+
+
+def test_no_modules_import_each_other_in_a_loop():
+    graph = grimp.build_graph("fanout")
+    imports = {module: graph.find_modules_directly_imported_by(module) for module in graph.modules}
+    assert cycles(imports) == []

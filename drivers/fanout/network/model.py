@@ -28,7 +28,7 @@ import json
 import math
 import socket
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from fanout import numbers
@@ -97,6 +97,13 @@ class Shape:
     upload_peak_rate: float | None = None
     upload_sustained_rate: float | None = None
     upload_connection_rate: float | None = None
+
+    def uploads(self) -> "Shape":
+        """The upload direction's limits in the download fields, for what predicts downloads
+        (fanout.network.truth.predicted_seconds) to predict uploads; no aggregate cap."""
+        return replace(self, burst_bytes=self.upload_burst_bytes, peak_rate=self.upload_peak_rate,
+                       sustained_rate=self.upload_sustained_rate, connection_rate=self.upload_connection_rate,
+                       aggregate_rate=None)
 
     def max_rate(self, connections: int) -> float | None:
         """The most one environment can draw with `connections` connections (None: no limit)."""

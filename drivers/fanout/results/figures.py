@@ -1,5 +1,5 @@
 """What every report's PNG plots share, whatever the workload: their width and resolution, the
-caption that names the network the figures were made under (fanout.network.label: a simulation
+caption that names the network the figures were made under (fanout.local.network.label: a simulation
 must never pass for an AWS measurement), the wrapping of long cell labels and the choice of
 seconds or milliseconds for a time axis.
 

@@ -9,6 +9,9 @@ docs/network-model.md for each figure and its source):
 - `first_byte_ms` (median) and `first_byte_p90_ms`: the first-byte latency of each request,
   fixed when p90 is absent, else lognormal with that median and p90;
 - `aggregate_mb_per_s`, an optional cap over all environments together (off unless given);
+- `upload_burst`, `upload_peak_mb_per_s`, `upload_sustained_mb_per_s`, `upload_connection_mb_per_s`:
+  the same bucket and caps for the bytes a function sends (request bodies: its egress), a bucket
+  of their own;
 - `addresses`, optional: the loopback addresses the emulator's endpoint answers on, each with a
   rate factor (`{"127.0.0.2" = 1, "127.0.0.3" = 0.5}`): S3's regional endpoint resolves to many
   addresses, and the platform gives each environment one of them in rotation (fanout.local.host), so
@@ -25,7 +28,7 @@ import json
 import math
 import socket
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from fanout.common import numerals as numbers
@@ -33,14 +36,18 @@ from fanout.common.errors import UsageError
 from fanout.common.sizes import parse_size
 
 NONE = "none"
-RATES = ("peak_mb_per_s", "sustained_mb_per_s", "connection_mb_per_s", "aggregate_mb_per_s")
+UPLOAD_RATES = ("upload_peak_mb_per_s", "upload_sustained_mb_per_s", "upload_connection_mb_per_s")
+RATES = ("peak_mb_per_s", "sustained_mb_per_s", "connection_mb_per_s", "aggregate_mb_per_s", *UPLOAD_RATES)
 LATENCIES = ("first_byte_ms", "first_byte_p90_ms")
-PARAMETERS = ("burst", *RATES, *LATENCIES)
+BURSTS = ("burst", "upload_burst")  # sizes: `32MiB` style allowed
+PARAMETERS = ("burst", *RATES, *LATENCIES, "upload_burst")
 ADDRESSES = "addresses"
 MAX_ADDRESSES = 16
 
 # Published figures (docs/network-model.md): 2.7 Gbit/s burst, ~0.6 Gbit/s sustained at every
-# memory size, a 300 MiB bucket, ~90 MB/s per S3 connection, first byte p90 20 ms.
+# memory size, a 300 MiB bucket, ~90 MB/s per S3 connection, first byte p90 20 ms. The iperf
+# figures were measured with the function sending: they are its egress (uploads) as measured;
+# downloads assume the same. The upload bucket's size is not published: the same is assumed.
 _LAMBDA_2024 = {
     "burst": 300 * 2**20,
     "peak_mb_per_s": 337.5,
@@ -48,6 +55,10 @@ _LAMBDA_2024 = {
     "connection_mb_per_s": 90.0,
     "first_byte_ms": 15.0,
     "first_byte_p90_ms": 20.0,
+    "upload_burst": 300 * 2**20,
+    "upload_peak_mb_per_s": 337.5,
+    "upload_sustained_mb_per_s": 75.0,
+    "upload_connection_mb_per_s": 90.0,
 }
 PROFILES = {
     NONE: {},
@@ -81,6 +92,18 @@ class Shape:
     first_byte_s: float | None  # median
     first_byte_p90_s: float | None  # None: fixed latency
     addresses: dict | None = None  # loopback address -> rate factor; None: 127.0.0.1 at 1
+    # The same for request bodies (the function's egress): a bucket of their own.
+    upload_burst_bytes: float | None = None
+    upload_peak_rate: float | None = None
+    upload_sustained_rate: float | None = None
+    upload_connection_rate: float | None = None
+
+    def uploads(self) -> "Shape":
+        """The upload direction's limits in the download fields, for what predicts downloads
+        (fanout.local.network.truth.predicted_seconds) to predict uploads; no aggregate cap."""
+        return replace(self, burst_bytes=self.upload_burst_bytes, peak_rate=self.upload_peak_rate,
+                       sustained_rate=self.upload_sustained_rate, connection_rate=self.upload_connection_rate,
+                       aggregate_rate=None)
 
     def max_rate(self, connections: int) -> float | None:
         """The most one environment can draw with `connections` connections (None: no limit)."""
@@ -109,9 +132,9 @@ class NetworkModel:
         value = {name: _at_memory(self.parameters.get(name), memory) for name in PARAMETERS}
         rate = {name: None if value[name] is None else value[name] * 1e6 / self.scale for name in RATES}
         latency = {name: None if value[name] is None else value[name] / 1000 for name in LATENCIES}
-        burst = value["burst"]
+        burst = {name: None if value[name] is None else value[name] / self.scale for name in BURSTS}
         return Shape(
-            burst_bytes=None if burst is None else burst / self.scale,
+            burst_bytes=burst["burst"],
             peak_rate=rate["peak_mb_per_s"],
             sustained_rate=rate["sustained_mb_per_s"],
             connection_rate=rate["connection_mb_per_s"],
@@ -119,6 +142,10 @@ class NetworkModel:
             first_byte_s=latency["first_byte_ms"],
             first_byte_p90_s=latency["first_byte_p90_ms"],
             addresses=self.parameters.get(ADDRESSES),
+            upload_burst_bytes=burst["upload_burst"],
+            upload_peak_rate=rate["upload_peak_mb_per_s"],
+            upload_sustained_rate=rate["upload_sustained_mb_per_s"],
+            upload_connection_rate=rate["upload_connection_mb_per_s"],
         )
 
     def with_scale(self, scale: float) -> "NetworkModel":
@@ -208,13 +235,13 @@ def _memory(name: str, key, where: str) -> int:
 
 
 def _number(name: str, value, where: str) -> float:
-    if name == "burst" and isinstance(value, str):
+    if name in BURSTS and isinstance(value, str):
         try:
             return float(parse_size(value))
         except UsageError:
             pass
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
-        allowed = "a size such as 32MiB or a number of bytes" if name == "burst" else "a number above 0"
+        allowed = "a size such as 32MiB or a number of bytes" if name in BURSTS else "a number above 0"
         raise ModelError(f"network model {where!r}: parameter {name!r} = {value!r} is not allowed; expected {allowed}")
     return float(value)
 
@@ -225,13 +252,15 @@ def _check_consistent(checked: dict, where: str) -> None:
     memories = sorted({m for table in tables for m in table} or {128})
     for memory in memories:
         value = {name: _at_memory(checked.get(name), memory) for name in PARAMETERS}
-        if value["burst"] is not None and value["sustained_mb_per_s"] is None:
-            raise ModelError(f"network model {where!r}: parameter 'burst' needs 'sustained_mb_per_s' "
-                             "(the rate that refills the bucket)")
+        for burst, refill in (("burst", "sustained_mb_per_s"), ("upload_burst", "upload_sustained_mb_per_s")):
+            if value[burst] is not None and value[refill] is None:
+                raise ModelError(f"network model {where!r}: parameter {burst!r} needs {refill!r} "
+                                 "(the rate that refills the bucket)")
         if value["first_byte_p90_ms"] is not None and value["first_byte_ms"] is None:
             raise ModelError(f"network model {where!r}: parameter 'first_byte_p90_ms' needs 'first_byte_ms' "
                              "(the median)")
-        for high, low in (("peak_mb_per_s", "sustained_mb_per_s"), ("first_byte_p90_ms", "first_byte_ms")):
+        for high, low in (("peak_mb_per_s", "sustained_mb_per_s"), ("first_byte_p90_ms", "first_byte_ms"),
+                          ("upload_peak_mb_per_s", "upload_sustained_mb_per_s")):
             if None not in (value[high], value[low]) and value[high] < value[low]:
                 raise ModelError(f"network model {where!r}: parameter {high!r} = {value[high]:g} at {memory} MB "
                                  f"is below {low!r} = {value[low]:g}")

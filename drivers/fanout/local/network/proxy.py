@@ -1,16 +1,17 @@
 """The shaping proxy: each execution environment's S3 traffic passes through it, shaped by the model.
 
 `Shaper` (used by the function host) starts one proxy process per host and asks it for one
-loopback endpoint per environment; the environment's AWS_ENDPOINT_URL_S3 names it. Every TCP
-connection to that endpoint is relayed to the emulator, and what comes back is released chunk by
-chunk when the connection's cap, the environment's token bucket and the aggregate cap all allow
-(fanout.local.network.limits). The first chunk of each response also waits until the request's
-first-byte latency, less what the path itself adds (below), has passed since the request
-arrived. So a function that opens several
-connections (the transfer manager does) gets several connections' worth of per-connection rate
-and one environment's bucket, and neither the handler nor its zip changes. Requests (uploads)
-are relayed unshaped: the experiment measures downloads. The host's own SQS and Logs traffic
-does not pass here.
+loopback endpoint per environment; the environment's AWS_ENDPOINT_URL_S3 names it. Reads of
+objects are answered from the emulator's kept answers (fanout.local.network.answers: the emulator is
+asked once per distinct read, so its handling of each request is off the hot path), everything
+else is relayed to the emulator. Response bytes are released chunk by chunk when the
+connection's cap, the environment's token bucket and the aggregate cap all allow, and a
+request's body likewise under the model's upload limits (fanout.local.network.pacer,
+fanout.local.network.limits). The first chunk of each response also waits until the request's
+first-byte latency, less what the path itself adds (below), has passed since the request was
+sent. So a function that opens several connections (the transfer manager does) gets several
+connections' worth of per-connection rate and one environment's bucket in each direction, and
+neither the handler nor its zip changes. The host's own SQS and Logs traffic does not pass here.
 
 A model with `addresses` (fanout.local.network.model) makes each environment's endpoint listen on every
 one of those loopback addresses, at one port, behind the host name ENDPOINT_NAME: the host
@@ -32,13 +33,14 @@ the pipe closes, so a crashed host never leaves it behind.
 
 First-byte latency: the model's figure is what the function sees, from sending a request to
 having its response headers (the published ~20 ms p90 is such a client-side figure). The drawn
-latency counts from the request's arrival here (a connection's first request: from the accept),
-before the emulator is even asked, so the emulator's own time to answer is absorbed inside it;
-the first byte is held only for what remains. The path adds to that wait what the proxy cannot
+latency counts from the request's arrival here (a connection's first request: from the accept;
+a request with a body: from its last byte sent on), before the emulator is even asked, so the
+emulator's own time to answer (or the kept answer's) is absorbed inside it; the first byte is
+held only for what remains. The path adds to that wait what the proxy cannot
 see: the function's botocore sending and parsing, the relay, the loop's millisecond timers; so
 the proxy subtracts that addition, which the host keeps measuring while it runs
 (fanout.local.network.path). What the proxy cannot do is release a first byte before the emulator
-sends it: an answer slower than the drawn latency (the emulator's handling of a request on a
+sends it: a relayed answer slower than the drawn latency (the emulator's handling of a request on a
 busy machine) is counted late per environment, and the host logs the counts for the report
 (fanout.local.network.late).
 """
@@ -50,24 +52,24 @@ import random
 import subprocess
 import sys
 import threading
-from collections import deque
 from dataclasses import asdict, dataclass
 from urllib.parse import urlsplit
 
 import uvloop
 
 from fanout.common.errors import FanoutError
+from fanout.local.network import answers
+from fanout.local.network.answers import HEAD_END, Answers
 from fanout.local.network.exchange import Exchange
 from fanout.local.network.late import FirstBytes
-from fanout.local.network.limits import RateLimit, TokenBucket, release
+from fanout.local.network.limits import RateLimit, TokenBucket
 from fanout.local.network.model import Shape
+from fanout.local.network.pacer import Pacer, chunk_size
 from fanout.local.network.path import CALIBRATION_WAIT_S, PathCost
 
 HOST = "127.0.0.1"
 ENDPOINT_NAME = "s3-fanout-local"  # no dot: moto then reads the bucket from the path, not the name
 BIND_ATTEMPTS = 20  # another process may hold the first address's port on the others
-CHUNK_SECONDS = 0.01
-CHUNK_RANGE = (16 * 1024, 256 * 1024)
 Z90 = 1.2815515655446004  # the standard normal's 90th percentile
 
 
@@ -182,21 +184,20 @@ class Subtracted:
 
 
 class Environment:
-    """One environment's endpoint: its bucket, and the shape its connections follow."""
+    """One environment's endpoint: its limits in each direction, and the shape its connections follow."""
 
     def __init__(self, shape: Shape, upstream: tuple[str, int], aggregate: RateLimit | None, rng: random.Random,
-                 path: Subtracted):
-        self.shape, self.upstream, self.rng, self.path = shape, upstream, rng, path
+                 path: Subtracted, kept: Answers | None):
+        self.shape, self.upstream, self.rng, self.path, self.kept = shape, upstream, rng, path, kept
         self.first_bytes = FirstBytes()  # since the host last asked
         now = asyncio.get_running_loop().time()
         self.limits = [aggregate] if aggregate else []
-        if shape.burst_bytes:
-            self.limits.append(TokenBucket(shape.burst_bytes, shape.sustained_rate, shape.peak_rate, now))
-        else:
-            rate = shape.sustained_rate or shape.peak_rate
-            self.limits += [RateLimit(rate)] if rate else []
-        slowest = min(r for r in (shape.connection_rate, shape.peak_rate, shape.sustained_rate, math.inf) if r)
-        self.chunk = int(min(max(slowest * CHUNK_SECONDS, CHUNK_RANGE[0]), CHUNK_RANGE[1]))
+        self.limits += _environment_limits(shape.burst_bytes, shape.peak_rate, shape.sustained_rate, now)
+        self.upload_limits = _environment_limits(shape.upload_burst_bytes, shape.upload_peak_rate,
+                                                 shape.upload_sustained_rate, now)
+        self.chunk = chunk_size(shape.connection_rate, shape.peak_rate, shape.sustained_rate)
+        self.upload_chunk = chunk_size(shape.upload_connection_rate, shape.upload_peak_rate,
+                                       shape.upload_sustained_rate)
 
     def first_byte_delay(self) -> float:
         """How long the proxy holds one request's first byte: its latency (fixed, or lognormal
@@ -209,45 +210,116 @@ class Environment:
         return max(0.0, self.rng.lognormvariate(math.log(median), math.log(p90 / median) / Z90) - self.path.seconds)
 
 
+def _environment_limits(burst: float | None, peak: float | None, sustained: float | None, now: float) -> list:
+    """One direction's limits shared by an environment's connections: a token bucket, or a rate."""
+    if burst:
+        return [TokenBucket(burst, sustained, peak, now)]
+    rate = sustained or peak
+    return [RateLimit(rate)] if rate else []
+
+
 class ClientSide(asyncio.Protocol):
-    """A connection from the function, relayed to the emulator; the response comes back shaped.
+    """A connection from the function: each request answered from the kept answers
+    (fanout.local.network.answers) or relayed to the emulator, the response shaped on its way back
+    and a request's body on its way out (fanout.local.network.pacer).
 
     Protocols rather than streams: data goes from one transport to the other without the copies
-    of a StreamReader's buffer, which matters at hundreds of MB/s on two cores. Response bytes
-    are cut into pieces of the environment's chunk size, each written when the limits allow
-    (loop.call_at), with the emulator's side paused until the last is out; the function's side
-    pausing (its receive buffer full) pauses the emulator's side too. Unshaped bytes (no limit,
-    no latency pending) are written as they come.
+    of a StreamReader's buffer, which matters at hundreds of MB/s on two cores. A pacer holding
+    bytes pauses their source (the emulator's side for a response, the function's for a body).
 
-    Each request gets an emulator connection of its own and the function's connection stays
-    alive across them (fanout.local.network.exchange: the emulator closes every connection, Lambda's
-    stay alive). A request's latency counts from its arrival (a connection's first request:
-    from the moment the connection was accepted), before the proxy connects to the emulator:
-    that connection is the proxy's cost, not the model's."""
+    Each relayed request gets an emulator connection of its own and the function's connection
+    stays alive across them (fanout.local.network.exchange: the emulator closes every connection,
+    Lambda's stay alive). A request's latency counts from the moment it was sent in full: its
+    head's arrival (a connection's first request: from the moment the connection was accepted)
+    or its body's last byte released to the emulator; so the proxy's connection to the emulator
+    and the emulator's answer fall inside the latency, not on top of it."""
 
     def __init__(self, env: Environment):
         self.env = env
         self.loop = asyncio.get_running_loop()
-        cap = env.shape.connection_rate
-        self.cap = RateLimit(cap) if cap else None  # this connection's own; env.limits are shared
-        self.limits = [self.cap, *env.limits] if cap else env.limits
-        self.cost = 1.0  # limit bytes charged per byte: 1 / the rate factor of the address reached
-        self.first_byte_due: float | None = None  # set while a request waits for its response
+        self.first_byte_due: float | None = None  # set once a request is sent, until its response starts
         self._accepted: float | None = self.loop.time()
-        self.transport = self.upstream = None
-        self._exchange: Exchange | None = None  # the request in progress and its response
+        self.transport = self.upstream = self.down = self.up = None
+        self._exchange: Exchange | None = None  # the relayed request in progress and its response
+        self._head = b""  # the next request's head so far
+        self._collecting = False  # a request head is arriving
+        self._answering = False  # a kept answer is being looked up
+        self._body_left: int | None = 0  # body bytes of the relayed request still to come; None: unknown
         self._pending: list[bytes] = []  # request bytes that came before the emulator connection
-        self._queue: deque = deque()  # response pieces not yet written
-        self._scheduled = 0  # 1 while the head of the queue waits for its release time
-        self._blocked = False  # the function's side asked us to stop writing
+        self._reading_paused = False
         self._upstream_done = False  # the last response ends with the emulator's close
 
     # -- the function's side
     def connection_made(self, transport) -> None:
         self.transport = transport
         factors = self.env.shape.addresses or {}
-        self.cost = 1.0 / factors.get(transport.get_extra_info("sockname")[0], 1.0)
+        cost = 1.0 / factors.get(transport.get_extra_info("sockname")[0], 1.0)
+        shape = self.env.shape
+        self.down = Pacer(shape.connection_rate, self.env.limits, self.env.chunk, transport.write,
+                          self._upstream_paused, cost)
+        self.up = Pacer(shape.upload_connection_rate, self.env.upload_limits, self.env.upload_chunk,
+                        self._to_upstream, self._body_paused, cost)
         transport.set_write_buffer_limits(high=max(self.env.chunk, 64 * 1024))
+
+    def data_received(self, data: bytes) -> None:
+        between = not self._answering and (self._exchange is None or self._exchange.done)
+        if not (self._collecting or between):
+            self._body(data)
+            return
+        self._collecting, self._head = True, self._head + data
+        end = self._head.find(HEAD_END)
+        if end < 0:
+            return
+        head, rest = self._head[:end + len(HEAD_END)], self._head[end + len(HEAD_END):]
+        self._collecting, self._head = False, b""
+        arrived, self._accepted = self._accepted or self.loop.time(), None
+        request = answers.parse(head)
+        kept = self.env.kept
+        if kept and not rest and kept.servable(request):
+            self._answering = True
+            self.loop.create_task(self._answer(request, head, arrived))
+            return
+        if kept and request.method not in answers.READS:
+            kept.wrote(request)
+        self._relay(request, head, arrived)
+        self._body(rest)
+
+    async def _answer(self, request: answers.Request, head: bytes, arrived: float) -> None:
+        """Answer a read from the kept answers, or relay it when its answer is not one to keep."""
+        answer = await self.env.kept.answer(request, head)
+        self._answering = False
+        if self.transport.is_closing():
+            return
+        if answer is None:
+            self._relay(request, head, arrived)
+            return
+        self.first_byte_due = arrived + self.env.first_byte_delay()
+        self._start_response()
+        self.down.push(answer.head())
+        self.down.push(answer.body)
+
+    def _relay(self, request: answers.Request, head: bytes, arrived: float) -> None:
+        self._exchange, self.upstream, self._pending = Exchange(head), None, [head]
+        self._body_left = request.body
+        if not request.body:  # no body, or one of unknown length: its latency counts from the head
+            self.first_byte_due = arrived + self.env.first_byte_delay()
+        self.loop.create_task(self._connect(self._exchange))
+
+    def _body(self, data: bytes) -> None:
+        if self._body_left:
+            self._body_left -= len(data)
+        self.up.push(data)
+
+    def _body_paused(self, paused: bool) -> None:
+        """The upload pacer holds body bytes (pause the function's side) or has sent them all:
+        once the body's last byte is out, the request's latency starts."""
+        if paused != self._reading_paused and not self.transport.is_closing():
+            self._reading_paused = paused
+            (self.transport.pause_reading if paused else self.transport.resume_reading)()
+        if not paused and self._body_left is not None and self._body_left <= 0 and self._exchange \
+                and not self._exchange.done and self.first_byte_due is None:
+            self._body_left = 0
+            self.first_byte_due = self.loop.time() + self.env.first_byte_delay()
 
     async def _connect(self, exchange: Exchange) -> None:
         try:
@@ -261,17 +333,11 @@ class ClientSide(asyncio.Protocol):
             upstream.write(data)
         self._pending = []
 
-    def data_received(self, data: bytes) -> None:
-        if self.first_byte_due is None:
-            arrived, self._accepted = self._accepted or self.loop.time(), None
-            self.first_byte_due = arrived + self.env.first_byte_delay()
-        if self._exchange is None or self._exchange.done:  # a new request
-            self._exchange, self.upstream = Exchange(data), None
-            self.loop.create_task(self._connect(self._exchange))
+    def _to_upstream(self, piece: memoryview) -> None:
         if self.upstream:
-            self.upstream.write(data)
+            self.upstream.write(piece)
         else:
-            self._pending.append(data)
+            self._pending.append(bytes(piece))
 
     def eof_received(self):
         if self._exchange is None or self._exchange.done:
@@ -285,76 +351,29 @@ class ClientSide(asyncio.Protocol):
             self.upstream.close()
 
     def pause_writing(self) -> None:
-        self._blocked = True
-        self._pause_upstream()
+        self.down.pause()
 
     def resume_writing(self) -> None:
-        self._blocked = False
-        self._resume_upstream()
+        self.down.resume()
 
     # -- the emulator's side
     def response(self, exchange: Exchange, data: bytes) -> None:
         data = exchange.received(data)
         if exchange.done and self.upstream:
             self.upstream.close()  # the response is complete: its emulator connection is done
-        if not data:
-            return
-        if not self.limits and self.first_byte_due is None and not self._queue:
-            self.transport.write(data)
-            return
-        view = memoryview(data)
-        self._queue.extend(view[offset:offset + self.env.chunk] for offset in range(0, len(view), self.env.chunk))
-        self._pause_upstream()
-        if not self._scheduled:
-            self._schedule_next()
+        if data:
+            self._start_response()
+            self.down.push(data)
 
-    def _schedule_next(self) -> None:
-        """Reserve the next piece only when the previous one is out, and book the environment's
-        shared limits only once this connection's own wait (its first-byte latency, its cap) is
-        over. The shared limits are booked in time order (a booking is never earlier than the
-        one before it), so a piece booked ahead of time would hold back every other connection's
-        piece due before it: reserving ahead lost 10-15% of the rate of 2-4 parallel connections."""
-        now = self.loop.time()
-        due = now
-        if self.first_byte_due is not None:
-            self._count_first_byte(now)
-            due, self.first_byte_due = max(due, self.first_byte_due), None
-        if self.cap:
-            due = self.cap.earliest(len(self._queue[0]) * self.cost, due)
-        self._scheduled = 1
-        if due > now:
-            self.loop.call_at(due, self._book, due, True)
-        else:
-            self._book(now)
-
-    def _count_first_byte(self, answered: float) -> None:
-        """Count a response held for its latency, and whether the emulator's answer (`answered`,
-        its first bytes' arrival: a response's first piece is scheduled as they come) came after
-        the first byte was due: then the function sees the emulator's time, not the model's."""
+    def _start_response(self) -> None:
+        """A response's first bytes are here: hold them until its first byte is due, and count
+        whether they came after that (then the function sees the emulator's time, not the model's)."""
+        if self.first_byte_due is None:
+            return
         if self.env.shape.first_byte_s:
             self.env.first_bytes.requests += 1
-            self.env.first_bytes.late += answered > self.first_byte_due
-
-    def _book(self, since: float, timer: bool = False) -> None:
-        """Charge the next piece to every limit from `since` (the end of the connection's own
-        wait: a timer firing late must not push its cap back by the delay, piece after piece),
-        and write it when they allow: at once when the timer already got there, so the first
-        byte is not a loop iteration later than its latency."""
-        at = release(self.limits, len(self._queue[0]) * self.cost, since)
-        if timer and at <= self.loop.time():
-            self._deliver()
-        else:
-            self.loop.call_at(at, self._deliver)
-
-    def _deliver(self) -> None:
-        self._scheduled = 0
-        piece = self._queue.popleft()
-        if not self.transport.is_closing():
-            self.transport.write(piece)
-        if self._queue:
-            self._schedule_next()
-        else:
-            self._resume_upstream()
+            self.env.first_bytes.late += self.loop.time() > self.first_byte_due
+        self.down.hold, self.first_byte_due = self.first_byte_due, None
 
     def response_ended(self, exchange: Exchange) -> None:
         """The emulator closed its side: the function's side closes too, once every piece is
@@ -363,19 +382,15 @@ class ClientSide(asyncio.Protocol):
             self._upstream_done = True
             self._close_when_delivered()
 
-    def _pause_upstream(self) -> None:
+    def _upstream_paused(self, paused: bool) -> None:
+        """The response pacer holds bytes (pause the emulator's side) or has written them all."""
         if self.upstream and not self.upstream.is_closing():
-            self.upstream.pause_reading()
-
-    def _resume_upstream(self) -> None:
-        if self._scheduled or self._blocked:
-            return
-        if self.upstream and not self.upstream.is_closing():
-            self.upstream.resume_reading()
-        self._close_when_delivered()
+            (self.upstream.pause_reading if paused else self.upstream.resume_reading)()
+        if not paused:
+            self._close_when_delivered()
 
     def _close_when_delivered(self) -> None:
-        if self._upstream_done and not self._queue:
+        if self._upstream_done and self.down.idle:
             self.transport.close()  # after the bytes buffered in it are sent
 
 
@@ -398,6 +413,12 @@ class UpstreamSide(asyncio.Protocol):
     def connection_lost(self, exc) -> None:
         self.client.response_ended(self.exchange)
 
+    def pause_writing(self) -> None:
+        self.client.up.pause()
+
+    def resume_writing(self) -> None:
+        self.client.up.resume()
+
 
 async def _serve(upstream: tuple[str, int], rng: random.Random) -> None:
     loop = asyncio.get_running_loop()
@@ -407,6 +428,7 @@ async def _serve(upstream: tuple[str, int], rng: random.Random) -> None:
     servers: dict[int, list[asyncio.Server]] = {}  # by port: one server per address
     environments: dict[int, Environment] = {}
     path = Subtracted()
+    kept = Answers(upstream)
     while line := await control.readline():
         command = json.loads(line)
         if "close" in command:
@@ -425,7 +447,9 @@ async def _serve(upstream: tuple[str, int], rng: random.Random) -> None:
         shape = Shape(**command["shape"])
         rate = shape.aggregate_rate
         aggregate = aggregates.setdefault(rate, RateLimit(rate)) if rate else None
-        env = Environment(shape, upstream, aggregate, rng, Subtracted() if command["calibration"] else path)
+        calibration = command["calibration"]  # its own: a known wait, the emulator's error answer every time
+        env = Environment(shape, upstream, aggregate, rng, Subtracted() if calibration else path,
+                          None if calibration else kept)
         bound = await _listen(lambda env=env: ClientSide(env), list(shape.addresses or [HOST]))
         port = bound[0].sockets[0].getsockname()[1]
         servers[port], environments[port] = bound, env

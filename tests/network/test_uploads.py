@@ -1,0 +1,45 @@
+"""Uploads under the model: request bodies pass the connection's upload cap and the
+environment's upload bucket, and take the seconds the model predicts (known truth; the model
+and why its rates are low: fanout.local.network.upload_truth)."""
+
+import uuid
+
+import pytest
+
+from fanout.common import aws
+from fanout.local.network import truth
+from fanout.local.network.proxy import Shaper
+from fanout.local.network.upload_truth import MODEL, SIZE, timed_puts
+
+from .conftest import model_of
+
+TOLERANCE = 0.10
+
+
+@pytest.fixture(scope="module")
+def shaper(emulator):
+    proxy = Shaper(emulator, seed=1)
+    yield proxy
+    proxy.close()
+
+
+@pytest.fixture(scope="module")
+def bucket(emulator):
+    name = f"uploads-{uuid.uuid4().hex[:8]}"
+    aws.client("s3", "us-east-1", emulator).create_bucket(Bucket=name)
+    return name
+
+
+@pytest.mark.parametrize("connections", [1, 2])
+def test_uploads_take_the_seconds_the_model_predicts(shaper, bucket, connections):
+    shape = model_of("uploads", **MODEL).at(1024)
+    seconds = timed_puts(shaper.endpoint(shape), bucket, connections)
+    predicted = truth.predicted_seconds(shape.uploads(), connections * SIZE, connections)
+    assert seconds == pytest.approx(predicted, rel=TOLERANCE)
+
+
+def test_uploads_are_not_limited_by_the_download_model(shaper, bucket):
+    """A model without upload limits leaves request bodies alone, however slow its downloads:
+    a quarter of the seconds its download rate would take."""
+    shape = model_of("downloads", connection_mb_per_s=1, sustained_mb_per_s=1).at(1024)
+    assert timed_puts(shaper.endpoint(shape), bucket, 1) < SIZE / shape.sustained_rate / 4

@@ -22,8 +22,8 @@ shared machine moves far less than throughput.
 
 ranged used the transfer manager's download_fileobj until its CPU was measured: 0.44-0.64 of
 the baseline's throughput and 2.2-2.5x its CPU, because s3transfer turns every 256 KiB read into
-a task for its IO thread (strategies._ranged); read by hand, 0.84-0.93 at load averages 4-7 on
-2 cores (0.65 at 10) and 1.4-1.55x (docs/strategies.md, "Speed of the measurement").
+a task for its IO thread (strategies._ranged); read by hand, 0.70-0.93 at load averages 4-7 on
+2 cores (0.65 at 10) and 1.4-1.6x (docs/strategies.md, "Speed of the measurement").
 
 The timeline's cost: `stream` through measure_message as above, against the same with the
 byte-arrival recording switched off (timeline.Recorder.add doing nothing; the record then

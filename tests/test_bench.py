@@ -47,3 +47,18 @@ def test_cli_startup_stops_when_a_command_exits_with_another_status(tmp_path):
     result = subprocess.run([sys.executable, "-c", code], cwd=paths.REPO, capture_output=True, text=True, timeout=60)
     assert result.returncode == 1
     assert "UnexpectedExit: `python -c raise SystemExit(3)` exited 3, expected 0" in result.stderr
+
+
+def test_strategy_speed_runs_at_a_tiny_size_and_judges_each_strategy():
+    """Two 8 MiB parts, one repeat: every comparison prints its verdict and the CPU beside it."""
+    env = os.environ | {"BENCH_STRATEGY_SIZE": "16MiB", "BENCH_STRATEGY_REPEATS": "1"}
+    result = subprocess.run([sys.executable, "-m", "bench.strategy_speed"], cwd=paths.REPO, env=env,
+                            capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert result.returncode == 0, result.stderr[-2000:]
+    lines = result.stdout.splitlines()
+    for strategy, target in (("stream chunk_size=256KiB", 0.95), ("ranged connections=4 chunk_size=8MiB", 0.9)):
+        [verdict] = [line for line in lines if line.strip().startswith(f"{strategy}: median ratio")]
+        assert verdict.split(": ", 1)[1].split(";")[0].endswith(f"the {target:g} target")
+        cpu = lines[lines.index(verdict) + 2]
+        assert cpu.strip().startswith("CPU per download: handler / urllib3 median ")
+    assert any("timeline recorded / not: median ratio" in line for line in lines)

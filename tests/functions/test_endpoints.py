@@ -205,3 +205,27 @@ def test_a_client_of_an_unknown_http_layer_is_left_alone(modules):
     session._pool_classes_by_scheme = classes
     assert endpoints.instrument(s3) is True and all(c.notes_peers for c in classes.values())
     assert endpoints.take_peer() is None
+
+
+@pytest.mark.parametrize("connections", [4, 8])
+def test_ranged_opens_no_more_connections_than_it_asks_for(modules, monkeypatch, tmp_path, connections):
+    """On a server that keeps connections alive, as S3 does, 24 parts on `connections` threads
+    of the handler's client open `connections` TLS connections at most (the server counts its
+    handshakes): none per part, none for the HeadObject, none dropped by the pool."""
+    measure, endpoints, strategies = modules
+    invocation = load_function_module("invocation", monkeypatch)
+    cert = self_signed(NAME, tmp_path)
+    server = FakeS3("127.0.0.3", 0, cert, bytes(24 * 256 * 1024))
+    try:
+        fake_dns(monkeypatch, ["127.0.0.3"])
+        s3 = boto3.client("s3", endpoint_url=f"https://{NAME}:{server.port}", region_name="us-east-1",
+                          verify=cert[0], aws_access_key_id="test", aws_secret_access_key="test",
+                          config=invocation.client_config(measure.CONNECTIONS))  # as handler.py builds it
+        endpoints.instrument(s3)
+        choice = strategies.parse(f"ranged connections={connections} chunk_size=256KiB")
+        records = [measure.download(s3, "bucket", "key", choice, str(tmp_path)) for _ in range(2)]
+    finally:
+        server.close()
+    assert [r.requests["requests"] for r in records] == [25, 25]  # a HeadObject and 24 GETs each
+    assert 1 < len(server.connections) <= connections  # the second download reused the first's
+    assert all(1 < r.requests["connections"] <= connections for r in records)

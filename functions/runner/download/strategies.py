@@ -17,6 +17,8 @@ This module is stdlib plus boto3 only (it runs in the Lambda runtime).
 """
 
 import math
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Callable
 from urllib.parse import urlsplit
@@ -24,11 +26,14 @@ from urllib.parse import urlsplit
 import boto3
 from boto3.s3.transfer import ProgressCallbackInvoker, TransferConfig, create_transfer_manager
 from botocore.exceptions import MissingDependencyException
+from s3transfer.utils import S3_RETRYABLE_DOWNLOAD_ERRORS
 
 from units import GiB, KiB, MiB, TiB, format_size, parse_count, parse_size
 
 LIST_SEPARATOR = ";"
 MAX_CONNECTIONS = 64  # the most parallel GETs a strategy may ask for; the client's pool holds them
+READ_SIZE = TransferConfig().io_chunksize  # ranged reads bodies in the transfer manager's pieces (256 KiB)
+DOWNLOAD_ATTEMPTS = TransferConfig().num_download_attempts  # and asks for a broken body again as often
 
 
 class StrategyError(ValueError):
@@ -182,10 +187,57 @@ def _stream(s3, bucket, key, values, progress, target):
 
 
 def _ranged(s3, bucket, key, values, progress, target):
-    # threshold = chunk_size: an object of one chunk or less is one GET, anything larger is split.
-    config = TransferConfig(max_concurrency=values["connections"], multipart_chunksize=values["chunk_size"],
-                            multipart_threshold=values["chunk_size"])  # fmt: skip
-    s3.download_fileobj(bucket, key, target.fileobj, Callback=progress, Config=config)
+    """The transfer manager's download_fileobj, by hand: a HeadObject, then one ranged GET per
+    chunk on `connections` threads, each body read in READ_SIZE pieces. s3transfer hands every
+    piece to its IO thread as a task (a future, a semaphore, a copy of botocore's context, two
+    debug messages formatted), about as much CPU as reading the piece: the strategy measured
+    the client's CPU, not S3 (docs/strategies.md, "Speed of the measurement")."""
+    size = s3.head_object(Bucket=bucket, Key=key)["ContentLength"]
+    chunk = values["chunk_size"]
+    sink = _OffsetWriter(target.fileobj)
+    if size <= chunk:  # as the transfer manager with threshold = chunk_size: one GET, no Range
+        _read_part(s3, bucket, key, 0, None, progress, sink)
+        return
+    with ThreadPoolExecutor(values["connections"]) as pool:
+        parts = [pool.submit(_read_part, s3, bucket, key, first, f"bytes={first}-{min(first + chunk, size) - 1}",
+                             progress, sink) for first in range(0, size, chunk)]  # fmt: skip
+        try:
+            for part in parts:
+                part.result()
+        except BaseException:
+            pool.shutdown(cancel_futures=True)  # the first failure fails the download, as s3transfer's
+            raise
+
+
+def _read_part(s3, bucket, key, first: int, byte_range: str | None, progress, sink) -> None:
+    """One GET, its body written at `first` on; a body that breaks off is asked for again, whole,
+    as s3transfer does (its retryable errors and attempts), its bytes taken back from progress."""
+    ranged = {"Range": byte_range} if byte_range else {}
+    for attempt in range(1, DOWNLOAD_ATTEMPTS + 1):
+        offset = first
+        try:
+            for piece in s3.get_object(Bucket=bucket, Key=key, **ranged)["Body"].iter_chunks(READ_SIZE):
+                sink.write(offset, piece)
+                offset += len(piece)
+                progress(len(piece))
+            return
+        except S3_RETRYABLE_DOWNLOAD_ERRORS:
+            progress(first - offset)
+            if attempt == DOWNLOAD_ATTEMPTS:
+                raise
+
+
+class _OffsetWriter:
+    """Writes pieces of parallel GETs at their offsets in one file object (seek and write held together)."""
+
+    def __init__(self, fileobj):
+        self.fileobj = fileobj
+        self._lock = threading.Lock()
+
+    def write(self, offset: int, data: bytes) -> None:
+        with self._lock:
+            self.fileobj.seek(offset)
+            self.fileobj.write(data)
 
 
 def _crt(s3, bucket, key, values, progress, target):
@@ -225,8 +277,8 @@ class CrtUnavailable(Exception):
 
 
 class Discard:
-    """A seekable sink that drops what is written: the transfer manager writes parts at their
-    offsets straight into it, with no reordering buffer."""
+    """A seekable sink that drops what is written: parallel parts are written at their offsets
+    straight into it, with no reordering buffer."""
 
     def write(self, data) -> int:
         return len(data)
@@ -267,7 +319,7 @@ STRATEGIES = {
             splits=False,
         ),
         Strategy(
-            "ranged", "parallel ranged GETs into memory, discarded (transfer manager, download_fileobj)",
+            "ranged", "parallel ranged GETs into memory, discarded (download_fileobj's GETs, read by hand)",
             (Param("connections", "count", 8, 1, MAX_CONNECTIONS, "parallel GETs (threads, one connection each)"),
              CHUNK),
             _ranged,

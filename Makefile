@@ -206,7 +206,7 @@ sweep: venv ## Every cell of the lists CONCURRENCY x MEMORY x OBJECT_SIZE x ARCH
 test: venv ## Run the test suite, a file per worker (.venv/bin/pytest -m 'not slow' skips the end-to-end tests)
 	$(VENV)/bin/pytest -n auto --dist loadfile
 
-bench: venv ## Run the benchmarks, or those named in BENCH (ratios against a baseline measured in the same run)
+bench: venv ## Run the benchmarks, or those named in BENCH (ratios against a same-run baseline); ends with a table of every figure against its target (exit 1: a target missed, 2: a benchmark failed)
 	$(VENV)/bin/python -m bench $(if $(value BENCH),$(call q,BENCH))
 
 clean: ## Remove the virtualenvs and local state (not results/)

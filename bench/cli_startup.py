@@ -8,7 +8,7 @@ excess over the bare start. The target: the median excess stays within LIMIT_S. 
 printed too, for comparing machines. A command that exits with another status than expected
 stops the benchmark: a crash would otherwise pass for a fast start.
 
-`python -m bench.cli_startup --repeats N` runs it with N pairs per command (the suite runs 1).
+`python -m bench.cli_startup --repeats N` (or BENCH_CLI_REPEATS=N) runs it with N pairs per command.
 """
 
 import argparse
@@ -21,9 +21,9 @@ import time
 from pathlib import Path
 
 import fanout
-from bench._ratios import interleaved
+from bench._ratios import interleaved, judge
 
-REPEATS = 15
+REPEATS = int(os.environ.get("BENCH_CLI_REPEATS", "15"))
 LIMIT_S = 0.5  # the most a command may add to the bare interpreter's start (median of the pairs)
 BASELINE = ("-c", "pass")
 COMMANDS = {  # what is timed -> (the interpreter's arguments, the exit status it must end with)
@@ -69,16 +69,16 @@ def main(repeats: int = REPEATS) -> None:
             command = timer(arguments, status, workdir)
             command(), bare()  # warm-up, untimed: compiled bytecode and the file cache, as a user's second run
             ours, baseline = interleaved(command, bare, repeats)
-            print(f"  {name:<36} {_line(ours, baseline)}")
+            print(f"  {name:<36} {_line(name, ours, baseline)}")
 
 
-def _line(ours: list[float], baseline: list[float]) -> str:
+def _line(name: str, ours: list[float], baseline: list[float]) -> str:
     """`0.262 s vs bare 0.012 s: +0.250 s (from +0.241 to +0.281), ratio 21.8x: within the 0.5 s
     target`: medians of each side, then of the pairs' excesses (their range) and ratios."""
     excesses = sorted(o - b for o, b in zip(ours, baseline))
     excess = statistics.median(excesses)
     ratio = statistics.median(o / b for o, b in zip(ours, baseline))
-    judged = "within" if excess <= LIMIT_S else "over"
+    judged = "within" if judge(f"{name}: s over a bare start", excess, at_most=LIMIT_S).met else "over"
     return (f"{statistics.median(ours):.3f} s vs bare {statistics.median(baseline):.3f} s: +{excess:.3f} s "
             f"(from {excesses[0]:+.3f} to {excesses[-1]:+.3f}), ratio {ratio:.1f}x: {judged} the {LIMIT_S} s target")
 

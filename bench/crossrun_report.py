@@ -3,29 +3,32 @@ plots cost on top of the plain percentile tables.
 
 12 runs (concurrency 1, 5, 10, 50, 100, 500 x memory 1024, 2048 MB, 10 messages per
 concurrency slot: 13,320 downloads, 5,000 in the largest cell) are written as run folders into
-a temporary results directory. Two contenders, run in turn REPEATS times, median time each:
-the baseline reads the runs and computes every cell's percentile table (fanout.results.stats.describe);
-the full report (fanout.workloads.download.across.build) adds the 24 bootstrap intervals, the concurrency and
-accounting columns, cells.csv/json, report.md and the plots. Printed: both medians and their
-ratio.
+a temporary results directory. Two contenders: the baseline reads the runs and computes every
+cell's percentile table (fanout.results.stats.describe); the full report (fanout.workloads.download.across.build) adds
+the 24 bootstrap intervals, the concurrency and accounting columns, cells.csv/json, report.md
+and the plots. Each repeat times both, alternating which goes first (bench._ratios.interleaved),
+REPEATS times; the figure is the median paired ratio of seconds, full / baseline (target <=
+TARGET_RATIO: the report's extras must stay within a few times the tables they annotate).
+BENCH_CROSSRUN_PER_SLOT (default 10) and BENCH_CROSSRUN_REPEATS (default 5) change the run.
 """
 
 import json
 import os
 import statistics
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
 
+from bench._ratios import interleaved, judge, paired_median, timer
 from fanout.workloads.download import across as crossrun
 from fanout.results import run_folders as runs, stats
 
-REPEATS = 3
+REPEATS = int(os.environ.get("BENCH_CROSSRUN_REPEATS", "5"))
 CONCURRENCY = (1, 5, 10, 50, 100, 500)
 MEMORY = (1024, 2048)
-PER_SLOT = 10
+PER_SLOT = int(os.environ.get("BENCH_CROSSRUN_PER_SLOT", "10"))
+TARGET_RATIO = 30.0  # a regression guard: 17.9x measured at the full size, load average about 2
 OBJECT_SIZE = 64 * 2**20
 
 
@@ -69,23 +72,16 @@ def main() -> None:
                 stats.describe(sample["seconds"])
                 stats.describe(sample["mb_per_s"])
 
-        contenders = {
-            "tables only (baseline)": tables_only,
-            "full report": lambda: crossrun.build(run_ids, Path(tmp) / "out", "bench"),
-        }
-        times = {name: [] for name in contenders}
-        for _ in range(REPEATS):
-            for name, work in contenders.items():
-                start = time.perf_counter()
-                work()
-                times[name].append(time.perf_counter() - start)
-    medians = {name: statistics.median(values) for name, values in times.items()}
-    baseline, full = medians.values()
+        def full_report():
+            crossrun.build(run_ids, Path(tmp) / "out", "bench")
+
+        full, baseline = interleaved(timer(full_report), timer(tables_only), REPEATS)
+    ratio = judge("full report / tables only, seconds", paired_median(full, baseline), at_most=TARGET_RATIO)
     downloads = sum(CONCURRENCY) * PER_SLOT * len(MEMORY)
-    print(f"crossrun_report: {len(run_ids)} runs, {downloads:,} downloads, median of {REPEATS} interleaved runs")
-    for name, median in medians.items():
-        print(f"  {name:<24} {median:6.2f} s")
-    print(f"  ratio {full / baseline:.1f}x the baseline ({stats.RESAMPLES:,} resamples per interval, 2 per cell)")
+    print(f"crossrun_report: {len(run_ids)} runs, {downloads:,} downloads, {REPEATS} interleaved repeats")
+    print(f"  tables only (baseline) median {statistics.median(baseline):6.2f} s, full report {statistics.median(full):6.2f} s")
+    print(f"  median paired ratio {ratio.value:.1f}x the baseline ({stats.RESAMPLES:,} resamples per interval, "
+          f"2 per cell; target <= {TARGET_RATIO:g}x: {'met' if ratio.met else 'MISSED'})")
 
 
 if __name__ == "__main__":

@@ -79,7 +79,7 @@ def main() -> None:
         for name, ours, baseline, unit, divisor in measured:
             ours(), baseline()
             mine, theirs = interleaved(ours, baseline, REPEATS)
-            print(f"  {name}: {verdict(mine, theirs, TARGET_RATIO)}\n    medians: {statistics.median(mine) / divisor:,.1f} "
+            print(f"  {name}: {verdict(mine, theirs, TARGET_RATIO, name=f'{name}: measured / plain')}\n    medians: {statistics.median(mine) / divisor:,.1f} "
                   f"against {statistics.median(theirs) / divisor:,.1f} {unit} (decimal)")  # fmt: skip
 
 

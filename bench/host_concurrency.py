@@ -21,7 +21,8 @@ the START/END lines the host wrote to CloudWatch Logs (whole-millisecond timesta
 - memory: proportional (PSS) and private (USS) memory of each idle environment; PSS counts the
   pages shared with the fork server once across all sharers.
 
-BENCH_HOST_TARGETS (default "100,500") sets the concurrency targets.
+BENCH_HOST_TARGETS (default "100,500") sets the concurrency targets, BENCH_HOST_INVOCATIONS (200)
+the overhead's invocations and BENCH_HOST_MIN_HOLD_S (6) the shortest hold.
 """
 
 import os
@@ -30,6 +31,7 @@ import threading
 import time
 import uuid
 
+from bench._ratios import judge
 from fanout.common import aws
 from fanout.results import concurrency
 from fanout.local.host import Host
@@ -49,7 +51,8 @@ def handler(event, context):
 TARGETS = tuple(int(n) for n in os.environ.get("BENCH_HOST_TARGETS", "100,500").split(","))
 
 MESSAGES_PER_SLOT = 2
-OVERHEAD_INVOCATIONS = 200
+OVERHEAD_INVOCATIONS = int(os.environ.get("BENCH_HOST_INVOCATIONS", "200"))
+MIN_HOLD_S = float(os.environ.get("BENCH_HOST_MIN_HOLD_S", "6"))
 TARGET_RATIO = 0.95
 TARGET_OVERHEAD_MS = 5.0
 
@@ -118,6 +121,8 @@ class Bench:
         starts = [start for start, _ in spans]
         first_start, reached, last_start = min(starts), _first_reached(spans, peak), max(starts)
         steady = concurrency.mean(spans, reached, last_start) if last_start > reached else float(peak)
+        judge(f"concurrency {target}: peak / target", peak / target, at_least=TARGET_RATIO)
+        judge(f"concurrency {target}: steady / target", steady / target, at_least=TARGET_RATIO)
         print(f"host concurrency {target}: peak/target {peak / target:.3f}, steady/target {steady / target:.3f} "
               f"(target >= {TARGET_RATIO}; peak {peak}, steady {steady:.1f} over {(last_start - reached) / 1000:.1f} s, "
               f"ramp {(reached - first_start) / 1000:.1f} s, {len(spans)} invocations for {messages} messages "
@@ -139,6 +144,7 @@ class Bench:
         overhead = statistics.median(e - s - d for s, e, d in zip(starts, ends, durations))
         start_to_end = statistics.median(e - s for s, e in zip(starts, ends))
         cycle = statistics.median(b - a for a, b in zip(starts, starts[1:]))
+        judge("overhead per invocation, ms", overhead, at_most=TARGET_OVERHEAD_MS)
         print(f"host overhead per invocation (START to END minus the handler's own Duration: event to the "
               f"environment, reply, output relay, platform lines; no SQS receive, event building or delete): "
               f"median {overhead:.2f} ms (target <= {TARGET_OVERHEAD_MS:g} ms; log timestamps are whole ms); "
@@ -151,7 +157,7 @@ class Bench:
 def hold_seconds(target: int) -> float:
     """Long enough for most environments to start (all cold; 2 cores start roughly 15 to 25 a
     second) before the first invocations end; the second message per slot covers the rest."""
-    return max(6.0, target / 25)
+    return max(MIN_HOLD_S, target / 25)
 
 
 def _first_reached(spans, level: int) -> int:

@@ -67,7 +67,7 @@ def main() -> None:
         mine, theirs = interleaved(ours, baseline, REPEATS)
         print(f"latency_overhead: sizes {SIZES}, {REPS} reps per message, emulator on loopback, no network model, "
               f"{REPEATS} repeats")  # fmt: skip
-        print(f"  messages per second, core / bare calls: {verdict(mine, theirs, TARGET_RATIO)}")
+        print(f"  messages per second, core / bare calls: {verdict(mine, theirs, TARGET_RATIO, name='core / bare calls, messages/s')}")
         print(f"    medians: core {1 / statistics.median(mine):.3f} s, bare {1 / statistics.median(theirs):.3f} s "
               f"per message; the records hold {statistics.median(timed):.1%} of the core's wall time")  # fmt: skip
 

@@ -1,26 +1,35 @@
 """What durable settling costs the host: LogWriter.sync() against one PutLogEvents call.
 
 The host deletes a batch's messages only after sync() has seen the invocation's log events into
-the log group (so a killed host loses no result). The figure is the median sync() time over the
-median time of one direct PutLogEvents call of the same event, on the same endpoint and in the
-same run; near 1x means sync costs one round trip and no waiting for the writer's interval
-(200 ms), which it skips by waking the writer. Concurrent syncs (as many invocation threads
-settle at once) share flushes, so their median is printed too, per sync.
+the log group (so a killed host loses no result). The baseline is one direct PutLogEvents call of
+the same event, on the same endpoint, BATCH calls in a row: calls per second. Ours, two ways:
+- a put + sync through the writer from one thread, BATCH in a row: calls per second;
+- BATCH put + syncs from THREADS threads at once (as many invocation threads settle at once,
+  sharing flushes): syncs per second of wall time.
+Target >= 0.5 for both: a sync costs at most about two round trips, so it never waits out the
+writer's interval (200 ms, about 100 round trips on loopback), which it skips by waking the writer.
+Each repeat runs ours and the baseline, alternating which goes first (bench._ratios.interleaved),
+REPEATS times; the figure is the median paired ratio ours / baseline.
 
 The emulator is local (loopback, no round-trip delay): absolute times here are not AWS's.
+BENCH_LOG_SYNC_REPEATS (default 9) and BENCH_LOG_SYNC_BATCH (default 32) change the run.
 """
 
+import os
 import statistics
-import threading
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 
 from bench._emulator import serve
+from bench._ratios import interleaved, timer, verdict
 from fanout.common import aws
 from fanout.local.host.logs import LogWriter
 
-REPEATS = 200
+REPEATS = int(os.environ.get("BENCH_LOG_SYNC_REPEATS", "9"))
+BATCH = int(os.environ.get("BENCH_LOG_SYNC_BATCH", "32"))
 THREADS = 16
+TARGET_RATIO = 0.5
 
 
 def main() -> None:
@@ -29,38 +38,37 @@ def main() -> None:
         group = f"/bench/{uuid.uuid4().hex[:8]}"
         writer = LogWriter(logs, group)
         logs.create_log_stream(logGroupName=group, logStreamName="direct")
-        direct = [_timed(lambda: logs.put_log_events(logGroupName=group, logStreamName="direct", logEvents=[
-            {"timestamp": int(time.time() * 1000), "message": "x"}])) for _ in range(REPEATS)]
-        single = [_timed(lambda: (writer.put("s", "x"), writer.sync())) for _ in range(REPEATS)]
-        parallel = _parallel_syncs(writer)
+
+        def direct():
+            event = {"timestamp": int(time.time() * 1000), "message": "x"}
+            logs.put_log_events(logGroupName=group, logStreamName="direct", logEvents=[event])
+
+        def synced(stream: str):
+            writer.put(stream, "x")
+            writer.sync()
+
+        def in_threads():
+            with ThreadPoolExecutor(max_workers=THREADS) as pool:
+                list(pool.map(lambda n: synced(f"s{n % THREADS}"), range(BATCH)))
+
+        baseline = per_second(lambda: [direct() for _ in range(BATCH)])
+        contenders = (("one thread", per_second(lambda: [synced("s") for _ in range(BATCH)])),
+                      (f"{THREADS} threads", per_second(in_threads)))  # fmt: skip
+        print(f"log_sync: put + sync against direct PutLogEvents calls, {BATCH} calls a side per repeat, "
+              f"{REPEATS} interleaved repeats; loopback emulator, not AWS")  # fmt: skip
+        for name, ours in contenders:
+            mine, theirs = interleaved(ours, baseline, REPEATS)
+            print(f"  put + sync, {name}: {statistics.median(mine):,.0f} against {statistics.median(theirs):,.0f} "
+                  f"calls/s; {verdict(mine, theirs, TARGET_RATIO, name=f'put + sync / PutLogEvents calls/s, {name}')}")
         writer.close()
         writer.check()
-    base = statistics.median(direct)
-    print(f"one PutLogEvents (baseline): median {base * 1000:.2f} ms over {REPEATS}")
-    print(f"put + sync, one thread:       {statistics.median(single) / base:.2f}x the baseline")
-    print(f"put + sync, {THREADS} threads:       {statistics.median(parallel) / base:.2f}x the baseline per sync")
-    print("  measured on a shared 2-core machine under other load; loopback emulator, not AWS")
 
 
-def _parallel_syncs(writer) -> list[float]:
-    times: list[float] = []
-    lock = threading.Lock()
-
-    def worker(n):
-        for _ in range(REPEATS // THREADS):
-            elapsed = _timed(lambda: (writer.put(f"s{n}", "x"), writer.sync()))
-            with lock:
-                times.append(elapsed)
-
-    threads = [threading.Thread(target=worker, args=(n,)) for n in range(THREADS)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return times
+def per_second(batch):
+    """A callable returning BATCH over the seconds `batch()` took."""
+    timed = timer(batch)
+    return lambda: BATCH / timed()
 
 
-def _timed(action) -> float:
-    started = time.perf_counter()
-    action()
-    return time.perf_counter() - started
+if __name__ == "__main__":
+    main()

@@ -13,16 +13,20 @@ two 8 MiB ranged GETs on two connections) in a throwaway emulator:
    run 1 (total sustained rate at most half of it), one cold download per environment of an
    object at least three times what its burst delivers (so the tail is sustained): median
    per-environment sustained rate (the timeline's tail) over the modelled sustained rate
-   (target >= 0.95). Runs 1 and 2 warm every environment first and time a second wave.
+   (target >= 0.95). Runs 1 and 2 warm every environment first and time a second wave; they
+   alternate, REPEATS times (bench._ratios.interleaved), and the proxy's figure is the median of
+   the paired ratios; the capacity is the median of run 1's.
 Then, for run 3, the report's steady mean concurrency (download start/end stamps) over the
 host's exact mean number of busy environments in the same window (target: within 2%).
-BENCH_NETWORK_ENVS (default 100) sets the number of environments.
+BENCH_NETWORK_ENVS (default 100) sets the number of environments, BENCH_NETWORK_REPEATS (default 5)
+the alternations.
 Measured on a shared 2-core machine: other engineers' load lowers the capacity and adds noise.
 """
 
 import os
 import statistics
 
+from bench._ratios import interleaved, judge, verdict
 from tests.harness.hosted import MEMORY, Downloader
 from fanout.results import concurrency
 from fanout.local import network
@@ -31,6 +35,7 @@ from fanout.local.emulator import control
 from fanout.local.network import capacity
 
 ENVIRONMENTS = int(os.environ.get("BENCH_NETWORK_ENVS", "100"))
+REPEATS = int(os.environ.get("BENCH_NETWORK_REPEATS", "5"))
 SIZE = 16 * 2**20
 SUSTAINED_TARGET = 0.95
 PROXY_TARGET = 0.10
@@ -41,12 +46,19 @@ def main() -> None:
     with control.private(prefix="bench-speed-") as endpoint:
         downloader = Downloader(endpoint)
         downloader.put("object", SIZE)
-        direct = aggregate_mb_per_s(downloader.run("object", "download_file", ENVIRONMENTS, warm=True).records)
-        print(f"network speed: {ENVIRONMENTS} environments, no model (none): aggregate {direct:.0f} MB/s")
         unlimited = network.NetworkModel("unlimited", 1.0, {})
-        proxied = aggregate_mb_per_s(downloader.run("object", "download_file", ENVIRONMENTS, unlimited, warm=True).records)
-        print(f"network speed: through the proxy, unshaped / none: {proxied / direct:.3f} "
-              f"(target >= {1 - PROXY_TARGET:.2f}; {proxied:.0f} MB/s)")
+
+        def aggregate(model=None):
+            return lambda: aggregate_mb_per_s(downloader.run("object", "download_file", ENVIRONMENTS, model,
+                                                             warm=True).records)  # fmt: skip
+
+        proxied, plain = interleaved(aggregate(unlimited), aggregate(), REPEATS)
+        direct = statistics.median(plain)
+        print(f"network speed: {ENVIRONMENTS} environments, no model (none): aggregate median {direct:.0f} MB/s "
+              f"over {REPEATS} runs")
+        print(f"network speed: through the proxy, unshaped / none: "
+              f"{verdict(proxied, plain, 1 - PROXY_TARGET, name='proxy unshaped / none, aggregate MB/s')} "
+              f"({statistics.median(proxied):.0f} MB/s; {REPEATS} interleaved pairs)")
         lambda_2024 = network.load("lambda-2024")
         scale = capacity.scale_for(lambda_2024, MEMORY, ENVIRONMENTS, direct)
         modelled = lambda_2024.with_scale(scale)
@@ -54,12 +66,15 @@ def main() -> None:
         run = downloader.run("modelled", "download_file", ENVIRONMENTS, modelled)
     sustained = modelled.at(MEMORY).sustained_rate / 1e6
     median = statistics.median(r["sustained_mb_per_s"] for r in run.records)
+    judge("lambda-2024 sustained / modelled, median environment", median / sustained, at_least=SUSTAINED_TARGET)
     print(f"network speed: lambda-2024 at scale {scale:g} (total sustained {ENVIRONMENTS * sustained:.0f} MB/s "
           f"<= half of {direct:.0f}): median per-environment sustained / modelled {median / sustained:.3f} "
           f"(target >= {SUSTAINED_TARGET}; {median:.3f} / {sustained:.3f} MB/s)")
     achieved = report.achieved_concurrency(run.records)
     window = achieved["steady_window_ms"]
     exact = concurrency.mean(run.host.busy_intervals, *window)
+    judge("report's steady concurrency / host's exact", achieved["steady_mean_concurrency"] / exact,
+          at_least=1 - CONCURRENCY_TARGET, at_most=1 + CONCURRENCY_TARGET)
     print(f"network concurrency: report's steady mean / host's exact busy mean {achieved['steady_mean_concurrency'] / exact:.3f} "
           f"(target within {CONCURRENCY_TARGET:.0%}; {achieved['steady_mean_concurrency']:.2f} / {exact:.2f} over "
           f"{(window[1] - window[0]) / 1000:.1f} s)")

@@ -25,7 +25,7 @@ import time
 import uuid
 
 from bench._emulator import serve
-from bench._ratios import interleaved, verdict
+from bench._ratios import interleaved, judge, paired_median, verdict
 from fanout.common import aws
 from fanout.stages import fire
 
@@ -49,15 +49,16 @@ def main() -> None:
     endpoint = os.environ.get("BENCH_SEND_ENDPOINT")
     region = os.environ.get("BENCH_SEND_REGION", "us-east-1")
     if endpoint:
-        measure(endpoint, region, "given endpoint")
+        measure(endpoint, region, "given endpoint", TARGET_RATIO)
         return
     with serve() as endpoint:
-        measure(endpoint, region, "emulator on loopback", LOOPBACK_NOTE)
+        measure(endpoint, region, "emulator on loopback", None, LOOPBACK_NOTE)
     with serve("--latency-ms", str(ROUND_TRIP_MS)) as endpoint:
-        measure(endpoint, region, f"emulator {ROUND_TRIP_MS} ms round trip away", ROUND_TRIP_NOTE)
+        measure(endpoint, region, f"emulator {ROUND_TRIP_MS} ms round trip away", TARGET_RATIO, ROUND_TRIP_NOTE)
 
 
-def measure(endpoint: str, region: str, where: str, note: str = "") -> None:
+def measure(endpoint: str, region: str, where: str, target: float | None, note: str = "") -> None:
+    """fire's rate over the loop's at `endpoint`, judged against `target` (None: for information)."""
     bodies = [(seq, fire.message_body("bench", seq, "bench", None, False)) for seq in range(MESSAGES)]
 
     def sequential():
@@ -68,9 +69,14 @@ def measure(endpoint: str, region: str, where: str, note: str = "") -> None:
                      fire.DEFAULT_WORKERS)  # fmt: skip
 
     ours, baseline = interleaved(parallel, sequential, REPEATS)
+    name = f"{where}: fire / sequential msgs/s"
+    if target:
+        judged = verdict(ours, baseline, target, "x", name)
+    else:
+        judged = f"median ratio {judge(name, paired_median(ours, baseline)).value:.2f}x (for information)"
     print(
         f"send_rate, {where}: {MESSAGES} messages x {REPEATS} repeats\n"
-        f"  {verdict(ours, baseline, TARGET_RATIO, 'x')}\n"
+        f"  {judged}\n"
         f"  medians: fire {statistics.median(ours):,.0f} msgs/s ({fire.DEFAULT_WORKERS} workers), "
         f"sequential loop {statistics.median(baseline):,.0f} msgs/s"
     )

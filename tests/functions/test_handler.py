@@ -92,9 +92,6 @@ def test_success_record(load_handler, function_env, test_object, capsys, tmp_pat
     assert line["mbps"] == pytest.approx(test_object.size * 8 / line["seconds"] / 1e6)
     assert line["mib_per_s"] == pytest.approx(test_object.size / line["seconds"] / 1024 / 1024)
     assert before_ms - 1 <= line["start_ms"] <= line["end_ms"] <= after_ms + 1
-    # Two clocks read back to back around one interval: they agree to within ms rounding and a
-    # margin for a busy machine.
-    assert abs((line["end_ms"] - line["start_ms"]) / 1000 - line["seconds"]) < 0.02
     assert line["cold_start"] is True
     assert line["env_id"] == handler.environment.env_id
     assert line["receive_count"] == 3
@@ -135,10 +132,12 @@ class SteppingClock:
 
 @pytest.mark.parametrize("strategy", ["download_file", "stream", "ranged"])
 def test_seconds_come_from_the_monotonic_clock(load_handler, capsys, strategy):
+    """`seconds` from the monotonic clock; start_ms and end_ms from the epoch clock, read just
+    before the download starts and just after it ends (each clock here a fake one)."""
     handler = load_handler()
-    clock = SteppingClock()
-    handler.workloads.measure.time = SimpleNamespace(monotonic=clock, time_ns=time.time_ns, process_time=time.process_time)
-    before_ms = time.time() * 1000
+    clock, epoch = SteppingClock(), SteppingClock()
+    epoch_ns = lambda: int(epoch() * 1e9)  # noqa: E731 - the epoch clock's nanoseconds
+    handler.workloads.measure.time = SimpleNamespace(monotonic=clock, time_ns=epoch_ns, process_time=time.process_time)
 
     response, _ = invoke(handler, sqs_event(body(strategy=strategy)))
 
@@ -147,7 +146,7 @@ def test_seconds_come_from_the_monotonic_clock(load_handler, capsys, strategy):
     first, *later = clock.readings
     assert line["seconds"] == later[-1] - first  # from before the first request to after the last byte
     assert line["ttfb_seconds"] in [reading - first for reading in later[:-1]]
-    assert before_ms - 1 <= line["start_ms"] <= line["end_ms"] <= time.time() * 1000 + 1  # epoch times stay real
+    assert [line["start_ms"], line["end_ms"]] == [int(reading * 1000) for reading in epoch.readings]
 
 
 def test_stream_mode_sends_exactly_one_get_object(load_handler, capsys):

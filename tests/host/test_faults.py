@@ -10,15 +10,16 @@ from fanout.common.errors import UsageError
 from fanout.local.host import faults
 
 READS_S3 = """
-import json, os, boto3
+import json, os, time, boto3
 from botocore.exceptions import ClientError
 
 s3 = boto3.client("s3")
 
 def handler(event, context):
     try:
+        started = time.monotonic()
         body = s3.get_object(Bucket=os.environ["BUCKET"], Key="k")["Body"].read()
-        print(json.dumps({"outcome": "ok", "bytes": len(body)}))
+        print(json.dumps({"outcome": "ok", "bytes": len(body), "seconds": time.monotonic() - started}))
     except ClientError as exc:
         print(json.dumps({"outcome": exc.response["Error"]["Code"], "attempts": exc.response["ResponseMetadata"]["RetryAttempts"]}))
 """
@@ -62,12 +63,18 @@ def test_crash_and_hang_end_the_invocation_as_the_platform_would(deploy, bucket,
     assert summary.errors == injected.count("crash") and summary.timeouts == injected.count("hang")
 
 
+@pytest.mark.timing
 def test_slow_answers_arrive(deploy, bucket, tmp_path, monkeypatch):
-    monkeypatch.setenv(faults.VARIABLE, f"slow=1,slow_s=0.2,log={tmp_path / 'f.log'}")
+    """Late by the injected delay, whole: a lower bound on a clock, which load can only lengthen."""
+    delay, log = 0.5, tmp_path / "f.log"
+    monkeypatch.setenv(faults.VARIABLE, f"slow=1,slow_s={delay},log={log}")
     fn = deploy(READS_S3, environment={"BUCKET": bucket}, visibility=30)
     fn.send([{"seq": 0}])
     fn.host()
-    assert outcomes(fn) == [{"outcome": "ok", "bytes": 5}]
+    [outcome] = outcomes(fn)
+    assert (outcome["outcome"], outcome["bytes"]) == ("ok", 5)
+    assert outcome["seconds"] >= delay
+    assert log.read_text().split() == ["slow"]
 
 
 @pytest.mark.parametrize("setting", ["s3_500=2", "crash=x", "boom=0.1", "slow_s=-1", "s3_500=0.6,s3_503=0.6",

@@ -103,11 +103,9 @@ def test_second_ctrl_c_kills_the_environment_and_still_sends_the_logs(deploy, tm
     host.ctrl_c()
     wait_until(lambda: any("stopping after" in line for line in host.stderr))
 
-    interrupted = time.monotonic()
     host.ctrl_c()
     status = host.exit_status()
 
-    assert time.monotonic() - interrupted < 10  # the handler had 55 s left to sleep
     assert status == 130 and host.stderr[-1] == "fanout: interrupted\n"
     assert not running(pid)
     events = messages(fn)
@@ -124,20 +122,19 @@ def test_keyboard_interrupt_while_stopping_in_python_kills_and_still_sends_the_l
     fn = deploy(SLOW, reserved=1, timeout=120, visibility=60, environment={"SLEEP": "60"})
     fn.send([{"seq": 0}])
     host = Host(fn.config(), idle_seconds=60)
-    pid, interrupted = [], []
+    pid = []
 
     def stop_then_interrupt():
         pid.append(started_pid(fn))
         host.stop()
-        interrupted.append(time.monotonic())
         os.kill(os.getpid(), signal.SIGINT)
 
     threading.Thread(target=stop_then_interrupt, daemon=True).start()
     with pytest.raises(KeyboardInterrupt):
         host.run()
 
-    assert time.monotonic() - interrupted[0] < 10
     assert not running(pid[0])
     events = messages(fn)
+    assert "finished\n" not in events  # killed, not waited out: the handler had 60 s to sleep
     assert "Runtime.ExitError" in events[-3] and END.match(events[-2]) and REPORT.match(events[-1])
     assert list((paths.home() / "host").glob(f"{fn.name}-*")) == []

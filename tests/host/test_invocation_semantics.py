@@ -80,6 +80,7 @@ def test_exception_retries_until_the_dlq(deploy):
     assert sorted(fn.drain(fn.dlq_url), key=lambda b: b["seq"]) == bodies
 
 
+@pytest.mark.timing
 def test_timeout_kills_the_environment_and_the_retry_starts_cold(deploy):
     timeout = 1
     fn = deploy("""

@@ -21,6 +21,7 @@ ADDRESSES = {"127.0.0.2": 1.0, "127.0.0.3": 1.0, "127.0.0.4": 0.5}
 MIB = 2**20
 
 
+@pytest.mark.timing
 @pytest.mark.slow
 def test_a_run_finds_the_address_that_is_twice_as_slow(emulator):
     """Three environments, one per address (the host's rotation), six stream downloads each,

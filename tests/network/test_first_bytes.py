@@ -66,6 +66,7 @@ def first_byte_waits(endpoint: str, delays_ms: list[int]) -> list[float]:
     return waits
 
 
+@pytest.mark.timing
 def test_a_slow_answer_within_the_latency_is_absorbed_not_added(shaper):
     latency, slow = 0.2, 100  # s, ms: the emulator takes half the latency to answer (margins for a busy machine)
     endpoint = shaper.endpoint(model_of("t", first_byte_ms=latency * 1000).at(1024))
@@ -76,6 +77,7 @@ def test_a_slow_answer_within_the_latency_is_absorbed_not_added(shaper):
     assert (counts.requests, counts.late) == (5, 0)
 
 
+@pytest.mark.timing
 def test_answers_slower_than_the_latency_are_counted_late(shaper):
     latency_ms = 80
     delays = [0, 250, 20, 300, 0]  # two answers take longer than the latency
@@ -111,6 +113,7 @@ def test_the_ground_truth_counts_the_late_answers_of_its_run(emulator, latency_m
     assert row["late"] == (gets if latency_ms == 1 else 0)
 
 
+@pytest.mark.timing
 def test_the_subtracted_path_cost_follows_the_machine(monkeypatch):
     """The path's cost is measured again while the host runs: when answers through the
     calibration endpoint start taking longer (here: an emulator slower than its known wait),

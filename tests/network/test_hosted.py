@@ -17,6 +17,7 @@ pytestmark = pytest.mark.slow
 
 
 
+@pytest.mark.timing
 def test_stream_downloads_show_the_burst_and_the_sustained_rate(emulator):
     model = model_of("small", **MODEL)
     bucket = f"hosted-{uuid.uuid4().hex[:8]}"

@@ -42,6 +42,7 @@ def timed_download(client, obj, **transfer) -> float:
     return obj.size / seconds / 1e6
 
 
+@pytest.mark.timing
 def test_two_connections_exceed_the_connection_cap_but_not_the_environment(shaper, big_object):
     cap, environment = 3.0, 5.0  # MB/s
     shape = model_of("t", connection_mb_per_s=cap, sustained_mb_per_s=environment).at(1024)
@@ -50,6 +51,7 @@ def test_two_connections_exceed_the_connection_cap_but_not_the_environment(shape
     assert cap * 1.2 < rate <= environment * 1.02
 
 
+@pytest.mark.timing
 def test_one_connection_is_held_to_its_cap(shaper, big_object):
     cap = 8.0
     shape = model_of("t", connection_mb_per_s=cap).at(1024)
@@ -58,6 +60,7 @@ def test_one_connection_is_held_to_its_cap(shaper, big_object):
     assert cap * 0.9 < rate <= cap * 1.02
 
 
+@pytest.mark.timing
 def test_environments_have_their_own_buckets(shaper, big_object):
     """An environment whose bucket is spent gets the sustained rate; a fresh one next to it
     still bursts."""
@@ -74,6 +77,7 @@ def test_environments_have_their_own_buckets(shaper, big_object):
     assert sustained > 4 * burst
 
 
+@pytest.mark.timing
 def test_the_function_sees_the_first_byte_latency(shaper, big_object):
     """The injected latency is what botocore times from sending a GetObject to parsing its
     answer (the function's request_ttfb_ms), the path's own cost included: within 5%."""

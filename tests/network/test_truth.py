@@ -84,6 +84,7 @@ def test_the_model_is_the_case_the_issue_names(shape):
     assert burst_seconds < 0.75 * truth.predicted_seconds(shape, OBJECT_SIZE, 4)
 
 
+@pytest.mark.timing
 def test_stream_is_capped_at_the_connection_rate(runs, shape):
     record = only(runs, STREAM)
     cap = shape.connection_rate / 1e6
@@ -91,11 +92,13 @@ def test_stream_is_capped_at_the_connection_rate(runs, shape):
     assert cap * 0.9 < record["bytes"] / record["seconds"] / 1e6 <= cap * 1.02
 
 
+@pytest.mark.timing
 def test_four_connections_reach_the_sustained_rate(runs, shape):
     record = only(runs, RANGED_4)
     assert record["sustained_mb_per_s"] == pytest.approx(shape.sustained_rate / 1e6, rel=ESTIMATE)
 
 
+@pytest.mark.timing
 def test_estimated_burst_and_sustained_are_the_injected_ones(downloader):
     """As the report estimates them (fanout.local.network.truth.compare), on a stream whose one
     connection spends the bucket from its first byte (see the module docstring for why not
@@ -109,6 +112,7 @@ def test_estimated_burst_and_sustained_are_the_injected_ones(downloader):
         assert rows[parameter]["ratio"] == pytest.approx(1, abs=ESTIMATE), rows[parameter]
 
 
+@pytest.mark.timing
 def test_the_report_ranks_strategies_as_the_model_predicts(runs, shape):
     """The report's strategy table (the saved query over the function's log events), fastest
     first, against the order of predicted seconds. Neighbours are predicted at least

@@ -231,7 +231,8 @@ class ClientSide(asyncio.Protocol):
         cap = env.shape.connection_rate
         self.cap = RateLimit(cap) if cap else None  # this connection's own; env.limits are shared
         self.limits = [self.cap, *env.limits] if cap else env.limits
-        self.cost = 1.0  # limit bytes charged per byte: 1 / the rate factor of the address reached
+        self.address_cost = 1.0  # limit bytes charged per byte: 1 / the rate factor of the address reached
+        self.cost = 1.0  # the same for the request in progress, its region's factor included
         self.first_byte_due: float | None = None  # set while a request waits for its response
         self._accepted: float | None = self.loop.time()
         self.transport = self.upstream = None
@@ -246,7 +247,7 @@ class ClientSide(asyncio.Protocol):
     def connection_made(self, transport) -> None:
         self.transport = transport
         factors = self.env.shape.addresses or {}
-        self.cost = 1.0 / factors.get(transport.get_extra_info("sockname")[0], 1.0)
+        self.address_cost = self.cost = 1.0 / factors.get(transport.get_extra_info("sockname")[0], 1.0)
         transport.set_write_buffer_limits(high=max(self.env.chunk, 64 * 1024))
 
     async def _connect(self, exchange: Exchange) -> None:
@@ -264,7 +265,7 @@ class ClientSide(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         if self.first_byte_due is None:
             arrived, self._accepted = self._accepted or self.loop.time(), None
-            self.first_byte_due = arrived + self.env.first_byte_delay()
+            self.first_byte_due = arrived + self._first_byte_delay(data)
         if self._exchange is None or self._exchange.done:  # a new request
             self._exchange, self.upstream = Exchange(data), None
             self.loop.create_task(self._connect(self._exchange))
@@ -272,6 +273,13 @@ class ClientSide(asyncio.Protocol):
             self.upstream.write(data)
         else:
             self._pending.append(data)
+
+    def _first_byte_delay(self, request_start: bytes) -> float:
+        """The model's draw, or the path of the request's region (model.REGIONS), whose rate
+        factor then applies to this request's bytes too."""
+        path = self.env.shape.region_path(request_start)
+        self.cost = self.address_cost / path[1] if path else self.address_cost
+        return max(0.0, path[0] - self.env.path.seconds) if path else self.env.first_byte_delay()
 
     def eof_received(self):
         if self._exchange is None or self._exchange.done:

@@ -19,6 +19,12 @@ TAG         ?= default
 WORKLOAD    ?=
 SIZES       ?=
 REPS        ?=
+JOBS        ?=
+BLOCK       ?=
+DEPTH       ?=
+FILE_SIZE   ?=
+FROM        ?=
+REMOTE_REGION ?=
 RUN         ?= latest
 RUNS        ?=
 SWEEP       ?=
@@ -77,21 +83,22 @@ DEPLOYED_ARGS = $(call opt,--concurrency,CONCURRENCY) $(call opt,--memory,MEMORY
   $(call opt,--object-size,OBJECT_SIZE) $(call opt,--region,REGION) $(call opt,--architecture,ARCH) \
   $(call opt,--function-timeout,FUNCTION_TIMEOUT)
 STACK_INPUTS = $(TARGET) $(DEPLOYED_ARGS) $(STRATEGY_ARG) $(call opt,--storage,STORAGE) $(call opt,--express-az,EXPRESS_AZ) \
-  $(call opt,--sdk,SDK) $(call opt,--keys,KEYS)
+  $(call opt,--sdk,SDK) $(call opt,--keys,KEYS) $(call opt,--remote-region,REMOTE_REGION)
 VERBOSE_ARG = $(if $(filter 1,$(value VERBOSE)),--verbose)
 # report and compare: which downloads ran at target (docs/statistics.md); empty: 0.9.
 AT_TARGET_ARG = $(if $(value AT_TARGET),--at-target $(call q,AT_TARGET))
 # The workload (empty: the CLI's default) and its options (docs/workloads.md): fire's, and a
 # sweep's lists.
 WORKLOAD_ARGS = $(if $(value WORKLOAD),--workload $(call q,WORKLOAD)) $(if $(value SIZES),--sizes $(call q,SIZES)) \
-  $(if $(value REPS),--reps $(call q,REPS))
+  $(if $(value REPS),--reps $(call q,REPS)) $(call opt,--jobs,JOBS) $(call opt,--block,BLOCK) $(call opt,--depth,DEPTH) \
+  $(call opt,--file-size,FILE_SIZE) $(call opt,--from,FROM)
 # STRATEGY and STORAGE are deploy's variables too, so they may still be set when `make fire`
 # runs: fire gets them as options of the workloads that take them, marked --deploy-level, so
 # that a run of a workload without that option ignores them rather than refusing them. The
 # deploy inputs fire does not take (DEPLOYED_ARGS, EXPRESS_AZ) it checks against the stack.
 FIRE_ARGS = $(WORKLOAD_ARGS) $(PIN_ARG) $(STRATEGY_ARG) $(if $(STRATEGY_ARG),--deploy-level strategy) \
   $(if $(value STORAGE),--storage $(call q,STORAGE) --deploy-level storage) $(DEPLOYED_ARGS) \
-  $(call opt,--express-az,EXPRESS_AZ)
+  $(call opt,--express-az,EXPRESS_AZ) $(call opt,--remote-region,REMOTE_REGION)
 NETWORK_ARGS = $(if $(value NETWORK),--network $(call q,NETWORK)) --network-scale $(call q,NETWORK_SCALE)
 
 .DEFAULT_GOAL := help
@@ -109,6 +116,8 @@ help: ## List the targets and the variables they read
 	@echo "    deploy: the default of messages, fire: this run's; MODE is its old name)"
 	@echo "  "WORKLOAD=$(call q,WORKLOAD) "(fire, sweep: what a message measures, as listed by fanout fire --help; docs/workloads.md)" SIZES=$(call q,SIZES) REPS=$(call q,REPS) \
 	  "(latency: e.g. SIZES=\"1 1KB 1MB 100MB\" REPS=10; fire's STORAGE: the deployed classes it measures)"
+	@echo "  "JOBS=$(call q,JOBS) BLOCK=$(call q,BLOCK) DEPTH=$(call q,DEPTH) FILE_SIZE=$(call q,FILE_SIZE) FROM=$(call q,FROM) \
+	  "(seqread: readers, bytes per GET, GETs in flight per job, each job's object, local or remote)"
 	@echo "  "PIN=$(call q,PIN) "(fire: connect to one address of the bucket's endpoint, an IP, or auto: spread the"
 	@echo "    messages over the addresses it resolves to; TLS stays on the name; none: where DNS says; docs/strategies.md)"
 	@echo "  "MESSAGES=$(call q,MESSAGES) MULTIPLIER=$(call q,MULTIPLIER) RUN=$(call q,RUN) QUERY=$(call q,QUERY)
@@ -119,6 +128,7 @@ help: ## List the targets and the variables they read
 	@echo "  "FUNCTION_TIMEOUT=$(call q,FUNCTION_TIMEOUT) "(deploy, as CONCURRENCY: function timeout, s; the queue's visibility timeout is 6x it)"
 	@echo "  "STORAGE=$(call q,STORAGE) EXPRESS_AZ=$(call q,EXPRESS_AZ) "(deploy, as CONCURRENCY, and sweep: standard (default) and/or express, the latter in zone ID EXPRESS_AZ"
 	@echo "    such as use1-az4; AWS backend only; docs/storage.md)"
+	@echo "  "REMOTE_REGION=$(call q,REMOTE_REGION) "(deploy: a second bucket in this region for seqread's FROM=remote; none: remove it)"
 	@echo "  "SDK=$(call q,SDK) "(deploy: bundled, the zip's pinned boto3/botocore/s3transfer, or runtime, the Lambda"
 	@echo "    runtime's own, which varies by runtime release and region; docs/strategies.md)"
 	@echo "  "KEYS=$(call q,KEYS) "(deploy: copies of the object, each under its own prefix, 1-100; message seq reads"

@@ -61,6 +61,15 @@ resource "aws_iam_role_policy" "downloader" {
         Action   = ["s3:PutObject", "s3:GetObject", "s3:DeleteObject"]
         Resource = local.latency_object_arns
       },
-    ] : [])
+      ] : [], [
+      {
+        # The seqread workload (seqread.tf): read its objects under seqread/ of the stack's
+        # bucket and of the remote bucket when there is one.
+        Sid      = "SeqreadObjects"
+        Effect   = "Allow"
+        Action   = "s3:GetObject"
+        Resource = local.seqread_object_arns
+      },
+    ])
   })
 }

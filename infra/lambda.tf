@@ -56,6 +56,8 @@ resource "aws_lambda_function" "downloader" {
       FANOUT_CONCURRENCY_LIMIT = tostring(var.concurrency)
       FANOUT_ENVIRONMENT_EPOCH = var.environment_epoch
       LATENCY_BUCKETS          = jsonencode(local.latency_buckets)
+      SEQREAD_BUCKETS          = jsonencode(local.seqread_buckets)
+      SEQREAD_REMOTE_REGION    = var.remote_region
       POWERTOOLS_SERVICE_NAME  = "s3-fanout"
       POWERTOOLS_LOG_LEVEL     = "INFO"
     }

@@ -120,3 +120,13 @@ output "express_az" {
   description = "Availability zone ID of the directory bucket; empty when storage does not include express."
   value       = local.express ? var.express_az : ""
 }
+
+output "remote_region" {
+  description = "Region of the seqread workload's second bucket; empty without one."
+  value       = var.remote_region
+}
+
+output "remote_bucket" {
+  description = "The seqread workload's bucket in remote_region; empty without one."
+  value       = local.seqread_remote ? aws_s3_bucket.remote[0].bucket : ""
+}

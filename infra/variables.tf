@@ -234,3 +234,14 @@ variable "express_az" {
     error_message = "express_az must be an availability zone ID such as use1-az4 (not a zone name such as us-east-1a)."
   }
 }
+
+variable "remote_region" {
+  description = "Region of the seqread workload's second bucket (FROM=remote); empty: none. The function stays in var.region."
+  type        = string
+  default     = ""
+
+  validation {
+    condition     = var.remote_region == "" || (can(regex("^[a-z]{2}(-[a-z]+)+-[0-9]+$", var.remote_region)))
+    error_message = "remote_region must be empty or an AWS region name such as us-west-2."
+  }
+}

@@ -87,6 +87,11 @@ CATALOGUE = [
     (["fire", "--workload", "latency", "--storage", "glacier"], "'glacier'", 2),
     (["fire", "--workload", "latency", "--strategy", "stream"], "--strategy", 2),
     (["fire", "--sizes", "1KB"], "--sizes", 2),  # a latency option on a download run
+    (["fire", "--workload", "seqread", "--jobs", "0"], "JOBS '0'", 2),
+    (["fire", "--workload", "seqread", "--jobs", "65"], "JOBS '65'", 2),
+    (["fire", "--workload", "seqread", "--block", "60KiB"], "BLOCK '60KiB'", 2),
+    (["fire", "--workload", "seqread", "--from", "tokyo"], "FROM 'tokyo'", 2),
+    (["fire", "--jobs", "4"], "--jobs", 2),  # a seqread option on a download run
     (["fire", "--workload", "latency", "--pin", "auto"], "--pin", 2),
     (["fire", "--pin", "fastest"], "'fastest'", 2),
     (["fire", "--pin", "NONE"], "'NONE'", 2),
@@ -147,6 +152,10 @@ CATALOGUE = [
     (["sweep", "--workload", "latency", "--sizes", "1; 1"], "'1; 1'", 2),
     (["sweep", "--workload", "latency", "--memory", "1024 128", "--sizes", "100MB"], "100000000", 2),
     (["sweep", "--workload", "teleport"], "'teleport'", 2),
+    (["sweep", "--workload", "seqread", "--jobs", "1 64", "--file-size", "1GiB"], "takes 874 s", 2),
+    (["sweep", "--workload", "seqread", "--remote-region", "mars-1"], "'mars-1'", 2),
+    (["deploy", "--remote-region", "mars-1"], "'mars-1'", 2),
+    (["deploy", "--remote-region", "us-east-1"], "stack's own region", 2),
     (["sweep", "--sizes", "1"], "--sizes", 2),
     (["sweep", "--order", "random"], "'random'", 2),
     (["sweep", "--seed", "-3", "--order", "shuffled"], "'-3'", 2),

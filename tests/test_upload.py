@@ -12,7 +12,8 @@ from rich.console import Console
 from fanout.stages import upload
 from fanout.common.errors import FanoutError
 from fanout.cloud.stack import Stack
-from fanout.stages.upload import MAX_PARTS, MIN_PART_SIZE, RandomBytes, ensure_object, part_size
+from fanout.cloud.random_objects import MAX_PARTS, MIN_PART_SIZE, RandomBytes, part_size
+from fanout.stages.upload import ensure_object
 
 MIB = 1024 * 1024
 

@@ -9,9 +9,6 @@ Progress: a bar on a terminal; when stderr is not one (CI, the tests, a log file
 one-line summary, since a bar redrawn into a file is garbage.
 """
 
-import io
-import math
-import os
 import time
 from contextlib import contextmanager
 
@@ -22,44 +19,12 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColu
 from s3transfer.exceptions import S3UploadFailedError
 
 from fanout.cloud import stack as stacks
+from fanout.cloud.random_objects import part_size, put_random, size_of
 from fanout.common.errors import FanoutError
 from fanout.common.sizes import format_size
 
-MIN_PART_SIZE = 8 * 1024 * 1024  # the transfer manager's default part size
-MAX_PARTS = 10_000  # S3's limit on the parts of one multipart upload
 COPY_OBJECT_LIMIT = 5 * 2**30  # the largest object one CopyObject copies
-
 console = Console(stderr=True)
-
-
-class RandomBytes(io.RawIOBase):
-    """A read-only, non-seekable stream of `size` random bytes made as they are read.
-
-    os.urandom rather than random.randbytes: it measured faster here (both far above upload
-    bandwidth) and its output is incompressible for certain, so no layer between S3 and the
-    function can shrink the transfer and flatter the throughput figures.
-    """
-
-    def __init__(self, size: int):
-        super().__init__()
-        self.remaining = size
-
-    def readable(self) -> bool:
-        return True
-
-    def read(self, size: int = -1) -> bytes:
-        count = self.remaining if size is None or size < 0 else min(size, self.remaining)
-        self.remaining -= count
-        return os.urandom(count)
-
-
-def part_size(object_size: int) -> int:
-    """Smallest whole-MiB part size, at least the default, that keeps within S3's part limit.
-
-    The stream's size is unknown to the transfer manager, so it cannot adjust this itself.
-    """
-    mib = 1024 * 1024
-    return max(MIN_PART_SIZE, math.ceil(object_size / MAX_PARTS / mib) * mib)
 
 
 def ensure_object(stack) -> None:
@@ -74,7 +39,7 @@ def ensure_object(stack) -> None:
 def _ensure_original(s3, stack) -> None:
     where = f"s3://{stack.bucket}/{stack.object_key}"
     size = format_size(stack.object_size)
-    existing = _size_of(s3, stack.bucket, stack.object_key)
+    existing = size_of(s3, stack.bucket, stack.object_key)
     if existing == stack.object_size:
         _say(f"test object ({size}) already in place; not uploading", where)
         return
@@ -83,7 +48,7 @@ def _ensure_original(s3, stack) -> None:
     _say(f"uploading the test object ({size} of random bytes) to", where)
     started = time.monotonic()
     _upload(s3, stack, where)
-    uploaded = _size_of(s3, stack.bucket, stack.object_key)
+    uploaded = size_of(s3, stack.bucket, stack.object_key)
     if uploaded != stack.object_size:
         raise FanoutError(f"{where} holds {uploaded} bytes after the upload, expected {stack.object_size}")
     seconds = time.monotonic() - started
@@ -94,7 +59,7 @@ def _ensure_copy(s3, stack, key: str) -> None:
     """A server-side copy of the test object at `key` (CopyObject up to S3's 5 GiB limit for it,
     a multipart copy above), unless one of the right size is there. A copy left from an earlier
     object of the same size is random bytes too, which is all a download needs."""
-    if _size_of(s3, stack.bucket, key) == stack.object_size:
+    if size_of(s3, stack.bucket, key) == stack.object_size:
         return
     config = TransferConfig(multipart_threshold=COPY_OBJECT_LIMIT, multipart_chunksize=part_size(stack.object_size))
     try:
@@ -106,12 +71,9 @@ def _ensure_copy(s3, stack, key: str) -> None:
 
 
 def _upload(s3, stack, where: str) -> None:
-    config = TransferConfig(multipart_chunksize=part_size(stack.object_size))
     with _progress(stack.object_size) as advance:
         try:
-            s3.upload_fileobj(
-                RandomBytes(stack.object_size), stack.bucket, stack.object_key, Config=config, Callback=advance
-            )
+            put_random(s3, stack.bucket, stack.object_key, stack.object_size, advance)
         except (S3UploadFailedError, ClientError, BotoCoreError) as exc:
             raise FanoutError(f"upload to {where} failed: {exc}") from None
 
@@ -133,16 +95,6 @@ def _say(line: str, where: str = "") -> None:
     console.print(line, highlight=False)
     if where:
         console.print(f"  {where}", highlight=False)
-
-
-def _size_of(s3, bucket: str, key: str) -> int | None:
-    """The object's size, or None when there is no such object."""
-    try:
-        return s3.head_object(Bucket=bucket, Key=key)["ContentLength"]
-    except ClientError as exc:
-        if exc.response.get("Error", {}).get("Code") in ("404", "NoSuchKey"):
-            return None
-        raise FanoutError(f"cannot read s3://{bucket}/{key}: {exc}") from None
 
 
 def register(subparsers) -> None:

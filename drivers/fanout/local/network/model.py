@@ -26,6 +26,7 @@ small machine can model many environments faithfully. Rates are decimal MB/s (10
 import ipaddress
 import json
 import math
+import re
 import socket
 import tomllib
 from dataclasses import dataclass, field, replace
@@ -43,6 +44,14 @@ BURSTS = ("burst", "upload_burst")  # sizes: `32MiB` style allowed
 PARAMETERS = ("burst", *RATES, *LATENCIES, "upload_burst")
 ADDRESSES = "addresses"
 MAX_ADDRESSES = 16
+# Region profiles: a request signed for a region named here (its SigV4 credential scope: the
+# seqread workload's remote client signs for the remote region) takes that path, for the local
+# backend to rehearse reading a bucket in another region: its first byte comes after `rtt_ms`
+# (the inter-region round trip) plus `first_byte_ms` (that S3's own), instead of the model's
+# draw, and its bytes flow at `rate_factor` times the model's rates, as an address's factor.
+REGIONS = "regions"
+REGION_PARAMETERS = ("rtt_ms", "first_byte_ms", "rate_factor")
+_SCOPE = re.compile(rb"Credential=[^/\s]+/\d{8}/([a-z0-9-]+)/s3/aws4_request")
 
 # Published figures (docs/network-model.md): 2.7 Gbit/s burst, ~0.6 Gbit/s sustained at every
 # memory size, a 300 MiB bucket, ~90 MB/s per S3 connection, first byte p90 20 ms. The iperf
@@ -97,6 +106,7 @@ class Shape:
     upload_peak_rate: float | None = None
     upload_sustained_rate: float | None = None
     upload_connection_rate: float | None = None
+    regions: dict | None = None  # region -> {rtt_ms, first_byte_ms, rate_factor} (REGIONS)
 
     def uploads(self) -> "Shape":
         """The upload direction's limits in the download fields, for what predicts downloads
@@ -104,6 +114,15 @@ class Shape:
         return replace(self, burst_bytes=self.upload_burst_bytes, peak_rate=self.upload_peak_rate,
                        sustained_rate=self.upload_sustained_rate, connection_rate=self.upload_connection_rate,
                        aggregate_rate=None)
+
+    def region_path(self, request_start: bytes) -> tuple[float, float] | None:
+        """(first-byte seconds, rate factor) of a request signed for a region of `regions`,
+        read from its first bytes (the request line and headers); None: the model's own path."""
+        match = _SCOPE.search(request_start) if self.regions else None
+        profile = match and self.regions.get(match[1].decode())
+        if not profile:
+            return None
+        return (profile["rtt_ms"] + profile["first_byte_ms"]) / 1000, profile["rate_factor"]
 
     def max_rate(self, connections: int) -> float | None:
         """The most one environment can draw with `connections` connections (None: no limit)."""
@@ -146,6 +165,7 @@ class NetworkModel:
             upload_peak_rate=rate["upload_peak_mb_per_s"],
             upload_sustained_rate=rate["upload_sustained_mb_per_s"],
             upload_connection_rate=rate["upload_connection_mb_per_s"],
+            regions=self.parameters.get(REGIONS),
         )
 
     def with_scale(self, scale: float) -> "NetworkModel":
@@ -187,11 +207,12 @@ def _load_file(spec: str, scale: float) -> NetworkModel:
 
 def parameters(data: dict, where: str) -> dict:
     """Validated parameters of a model file; a one-line ModelError naming the bad one."""
-    unknown = sorted(set(data) - {*PARAMETERS, ADDRESSES})
+    unknown = sorted(set(data) - {*PARAMETERS, ADDRESSES, REGIONS})
     if unknown:
         raise ModelError(f"network model {where!r}: unknown parameter {unknown[0]!r}; "
-                         f"allowed: {', '.join([*PARAMETERS, ADDRESSES])}")
-    checked = {name: _addresses(value, where) if name == ADDRESSES else _parameter(name, value, where)
+                         f"allowed: {', '.join([*PARAMETERS, ADDRESSES, REGIONS])}")
+    special = {ADDRESSES: _addresses, REGIONS: _regions}
+    checked = {name: special[name](value, where) if name in special else _parameter(name, value, where)
                for name, value in data.items()}  # fmt: skip
     _check_consistent(checked, where)
     return checked
@@ -284,6 +305,26 @@ def _addresses(value, where: str) -> dict[str, float]:
             raise ModelError(f"network model {where!r}: address {address!r} has rate factor {factor!r}; "
                              "expected a number above 0 (1 = the model's rates, 0.5 = half)")
         checked[str(parsed)] = float(factor)
+    return checked
+
+
+def _regions(value, where: str) -> dict[str, dict]:
+    """The `regions` table: region name -> {rtt_ms, first_byte_ms, rate_factor}, each a number
+    (latencies from 0, the factor above 0)."""
+    if not isinstance(value, dict) or not value:
+        raise ModelError(f"network model {where!r}: {REGIONS!r} must be a table of regions, e.g. "
+                         '[regions.us-west-2] rtt_ms = 60, first_byte_ms = 20, rate_factor = 0.3')
+    checked = {}
+    for region, profile in value.items():
+        if not isinstance(profile, dict) or set(profile) != set(REGION_PARAMETERS):
+            raise ModelError(f"network model {where!r}: region {region!r} must give exactly "
+                             f"{', '.join(REGION_PARAMETERS)}")
+        for name, number in profile.items():
+            low_ok = number > 0 if name == "rate_factor" else number >= 0
+            if isinstance(number, bool) or not isinstance(number, (int, float)) or not low_ok or number == math.inf:
+                raise ModelError(f"network model {where!r}: region {region!r} has {name} = {number!r}; expected a "
+                                 f"number {'above' if name == 'rate_factor' else 'from'} 0")  # fmt: skip
+        checked[region] = {name: float(profile[name]) for name in REGION_PARAMETERS}
     return checked
 
 

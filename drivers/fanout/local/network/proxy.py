@@ -238,6 +238,8 @@ class ClientSide(asyncio.Protocol):
         self.env = env
         self.loop = asyncio.get_running_loop()
         self.first_byte_due: float | None = None  # set once a request is sent, until its response starts
+        self.address_cost = 1.0  # limit bytes charged per byte: 1 / the rate factor of the address reached
+        self._request_head = b""  # the relayed request's head, for its region's path
         self._accepted: float | None = self.loop.time()
         self.transport = self.upstream = self.down = self.up = None
         self._exchange: Exchange | None = None  # the relayed request in progress and its response
@@ -253,7 +255,7 @@ class ClientSide(asyncio.Protocol):
     def connection_made(self, transport) -> None:
         self.transport = transport
         factors = self.env.shape.addresses or {}
-        cost = 1.0 / factors.get(transport.get_extra_info("sockname")[0], 1.0)
+        cost = self.address_cost = 1.0 / factors.get(transport.get_extra_info("sockname")[0], 1.0)
         shape = self.env.shape
         self.down = Pacer(shape.connection_rate, self.env.limits, self.env.chunk, transport.write,
                           self._upstream_paused, cost)
@@ -293,16 +295,16 @@ class ClientSide(asyncio.Protocol):
         if answer is None:
             self._relay(request, head, arrived)
             return
-        self.first_byte_due = arrived + self.env.first_byte_delay()
+        self.first_byte_due = arrived + self._first_byte_delay(head)
         self._start_response()
         self.down.push(answer.head())
         self.down.push(answer.body)
 
     def _relay(self, request: answers.Request, head: bytes, arrived: float) -> None:
         self._exchange, self.upstream, self._pending = Exchange(head), None, [head]
-        self._body_left = request.body
+        self._body_left, self._request_head = request.body, head
         if not request.body:  # no body, or one of unknown length: its latency counts from the head
-            self.first_byte_due = arrived + self.env.first_byte_delay()
+            self.first_byte_due = arrived + self._first_byte_delay(head)
         self.loop.create_task(self._connect(self._exchange))
 
     def _body(self, data: bytes) -> None:
@@ -319,7 +321,14 @@ class ClientSide(asyncio.Protocol):
         if not paused and self._body_left is not None and self._body_left <= 0 and self._exchange \
                 and not self._exchange.done and self.first_byte_due is None:
             self._body_left = 0
-            self.first_byte_due = self.loop.time() + self.env.first_byte_delay()
+            self.first_byte_due = self.loop.time() + self._first_byte_delay(self._request_head)
+
+    def _first_byte_delay(self, head: bytes) -> float:
+        """The model's draw, or the path of the region the request is signed for (model.REGIONS),
+        whose rate factor then applies to this request's bytes in both directions."""
+        path = self.env.shape.region_path(head)
+        self.down.cost = self.up.cost = self.address_cost / path[1] if path else self.address_cost
+        return max(0.0, path[0] - self.env.path.seconds) if path else self.env.first_byte_delay()
 
     async def _connect(self, exchange: Exchange) -> None:
         try:

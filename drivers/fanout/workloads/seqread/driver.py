@@ -1,0 +1,134 @@
+"""The seqread workload's driver: fire's options (JOBS, BLOCK, DEPTH, FILE_SIZE, FROM), the checks
+against the stack (the remote bucket deployed, the time limit), its objects, the cost (costs.py),
+its report (report.py) and its deploy-level remote region (region.py).
+
+The parameters are defined once, in the function's seqread.py, loaded here as `definition`: a
+value is checked by the code that will run it, and its errors become one-line usage errors.
+"""
+
+import itertools
+import json
+
+from fanout.cloud import costs, params as deploy_params
+from fanout.cloud.params import ephemeral_mib
+from fanout.common import function_modules
+from fanout.common.errors import UsageError
+from fanout.results import tables
+from fanout.workloads.base import Driver, Plan
+from fanout.workloads.seqread import costs as seqread_costs, objects, region
+
+definition = function_modules.load("seqread")
+Params = definition.Params
+# fire's flags: (argparse name, flag, Make variable, parser, default shown).
+FLAGS = (
+    ("jobs", "--jobs", "JOBS", definition.parse_jobs, f"readers per message, 1 to {definition.MAX_JOBS}"),
+    ("block", "--block", "BLOCK", definition.parse_block, "bytes per ranged GET, 64KiB to 64MiB (default 8MiB)"),
+    ("depth", "--depth", "DEPTH", definition.parse_depth, f"GETs in flight per job (fio's iodepth), 1 to {definition.MAX_DEPTH}"),
+    ("file_size", "--file-size", "FILE_SIZE", definition.parse_file_size, "each job's object (default 64MiB)"),
+    ("source", "--from", "FROM", definition.parse_source, "local (the stack's bucket) or remote (REMOTE_REGION's)"),
+)  # fmt: skip
+
+
+def parse(values: dict) -> Params:
+    """Params from text as a user writes it (None: the default); UsageError naming the bad value."""
+    try:
+        given = {name: parser(values[name]) for name, _, _, parser, _ in FLAGS if values.get(name) is not None}
+    except definition.ParamError as exc:
+        raise UsageError(str(exc)) from None
+    return Params(**given)
+
+
+def check_time_limit(fields: dict, timeout: int) -> None:
+    problem = seqread_costs.time_limit_problem(fields, timeout)
+    if problem:
+        raise UsageError(f"invalid seqread run: {problem}")
+
+
+def estimate(count: int, deployed, fields: dict, function_region: str, remote_region: str) -> costs.Estimate:
+    """`deployed`: a Stack or a sweep cell (fanout.stages.sweep_axes.CellParams)."""
+    deployment = costs.Deployment(deployed.memory, deployed.concurrency, deployed.architecture,
+                                  ephemeral_mib(deployed.object_size))  # fmt: skip
+    return seqread_costs.estimate(count, deployment, fields, function_region, remote_region)
+
+
+class SeqreadDriver(Driver):
+    """Its deploy-level option is the remote region (region.py)."""
+
+    name = definition.NAME
+    report_module = "fanout.workloads.seqread.report"
+    OPTIONS = tuple(name for name, *_ in FLAGS)
+    DEPLOY_OPTIONS = region.DEPLOY_OPTIONS
+    _sweep_regions = ("", "")  # (the function's, the remote bucket's) of the sweep being planned
+
+    def add_fire_arguments(self, parser, sweep: bool = False) -> None:
+        for name, flag, make, _, text in FLAGS:
+            more = "; a list separated by spaces" if sweep else ""
+            parser.add_argument(flag, dest=name, help=f"seqread ({make}): {text}{more}")
+
+    def options_from(self, args) -> Params:
+        return parse({name: getattr(args, name) for name in self.OPTIONS})
+
+    def plan(self, stack, params: Params, count: int) -> Plan:
+        """Checked against the stack: the remote bucket deployed when FROM=remote, the time limit."""
+        remote = region.stack_fields(stack.workload_outputs)
+        if params.source == "remote" and not remote["remote_bucket"]:
+            raise UsageError(f"invalid FROM 'remote': stack {stack.stack!r} has no remote bucket; deploy it with "
+                             "REMOTE_REGION=<region>")  # fmt: skip
+        fields = params.fields()
+        check_time_limit(fields, stack.timeout)
+        return Plan({"workload": self.name, "options": fields},
+                    estimate(count, stack, fields, stack.region, remote["remote_region"]))  # fmt: skip
+
+    def message_fields(self, stack, params) -> dict:
+        """The run's message fields, once its objects are in place (uploaded when missing, and kept):
+        called after the estimate was accepted, before the first message is sent."""
+        fields = dict(params.options)
+        objects.ensure(stack, fields["source"], fields["file_size"], fields["jobs"])
+        return fields
+
+    def sweep_options(self, args, memories: tuple[int, ...]) -> tuple[dict, ...]:
+        """Every combination of the lists given (JOBS, BLOCK, DEPTH, FILE_SIZE, FROM), each within
+        the function's time limit; FROM outermost, then FILE_SIZE, JOBS, BLOCK, DEPTH."""
+        lists = {name: (getattr(args, name) or "").split() or [None] for name in self.OPTIONS}
+        order = ("source", "file_size", "jobs", "block", "depth")
+        combos = [parse(dict(zip(order, values))).fields() for values in itertools.product(*(lists[n] for n in order))]
+        timeout = deploy_params.function_timeout_value(args.function_timeout or deploy_params.DEFAULT_FUNCTION_TIMEOUT)
+        for fields in combos:
+            check_time_limit(fields, timeout)
+        if len({json.dumps(c, sort_keys=True) for c in combos}) < len(combos):
+            raise UsageError("invalid seqread sweep: a combination is given twice")
+        stack_region = args.region or deploy_params.DEFAULTS["region"]
+        self._sweep_regions = (stack_region, region.parse(args.remote_region or "", stack_region))
+        return tuple(combos)
+
+    def describe_cell(self, cell) -> str:
+        return f"{self.name} {cell.options}"
+
+    def cell_estimate(self, count: int, cell) -> costs.Estimate:
+        """A cell carries no region: the pair is the sweep's, noted by sweep_options."""
+        return estimate(count, cell, cell.options, *self._sweep_regions)
+
+    def report_across(self, run_ids: list[str], folder, title: str, at_target: float | None = None) -> dict:
+        from fanout.workloads.seqread import report
+
+        summary = report.across(run_ids, folder, title)
+        tables.console.print(f"wrote seqread.csv, summary.json, report.md to {folder}", highlight=False)
+        return summary
+
+    def add_deploy_arguments(self, parser) -> None:
+        region.add_deploy_arguments(parser)
+
+    def deploy_options(self, args, backend: str) -> dict:
+        return region.deploy_options(args, backend)
+
+    def kept_options(self, outputs: dict, given: dict) -> dict:
+        return region.kept_options(outputs, given)
+
+    def terraform_variables(self, options: dict) -> dict:
+        return region.terraform_variables(options)
+
+    def stack_fields(self, outputs: dict) -> dict:
+        return region.stack_fields(outputs)
+
+    def deploy_summary(self, stack) -> list[str]:
+        return region.deploy_summary(stack)

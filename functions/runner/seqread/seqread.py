@@ -1,0 +1,262 @@
+"""The seqread workload: fio-style sequential reads by JOBS parallel readers, from the stack's
+bucket or from a bucket in another region (docs/workloads.md, "Sequential reads").
+
+Per message, JOBS readers each read their own object of FILE_SIZE (`seqread/<size>-bytes/<job>.bin`,
+uploaded once by `fanout fire` and kept) from start to end in BLOCK sized ranged GETs, with DEPTH
+requests in flight per job (fio's iodepth: DEPTH threads per job take the job's next block in
+order). A block's completion latency is fio's clat: from the request to its last byte read
+(time.monotonic); its first byte is until get_object returned (status line and headers parsed).
+Bodies are read in 1 MiB chunks and dropped, so memory holds a chunk per request in flight.
+
+`FROM=remote` reads the same keys from the bucket in SEQREAD_REMOTE_REGION with a client of that
+region (one per execution environment; the function itself stays in the stack's region).
+
+One record per message (event="seqread"): bytes, seconds, the group's aggregate MiB/s and each
+job's (binary: 2^20 bytes per MiB, as the published fio figures), block completion-latency and
+first-byte percentiles (statistics.quantiles, method "inclusive": linear interpolation between
+closest ranks, numpy's default), retries and 503 answers (botocore's retries, counted per call).
+
+Stdlib plus boto3 only (it runs in the Lambda runtime); handler.py reaches it through workloads.py.
+"""
+
+import itertools
+import json
+import statistics
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import boto3
+
+import envelope
+import invocation
+import units
+
+NAME = "seqread"
+SOURCES = ("local", "remote")  # FROM: the stack's bucket, or the other region's
+MAX_JOBS = 64
+MAX_DEPTH = 8
+MIN_BLOCK = 64 * units.KiB
+MAX_BLOCK = 64 * units.MiB
+MAX_FILE_SIZE = 5 * units.GiB  # one object per job, uploaded once by fire; larger would not fit a timeout anyway
+DEFAULT_JOBS, DEFAULT_BLOCK, DEFAULT_DEPTH, DEFAULT_FILE_SIZE = 1, 8 * units.MiB, 1, 64 * units.MiB
+READ_CHUNK = units.MiB
+CONNECTIONS = MAX_JOBS * MAX_DEPTH  # requests one message may have in flight
+PERCENTILES = (50, 90, 99)
+
+
+class ParamError(ValueError):
+    """A seqread parameter that is not valid; the message is one line naming the value."""
+
+
+class SizeMismatch(Exception):
+    """A ranged GET returned a different number of bytes than the range asked for."""
+
+
+@dataclass(frozen=True)
+class Params:
+    """What one message reads: JOBS objects of FILE_SIZE bytes, in BLOCK byte ranges, DEPTH in
+    flight per job, from the `source` bucket."""
+
+    jobs: int = DEFAULT_JOBS
+    block: int = DEFAULT_BLOCK
+    depth: int = DEFAULT_DEPTH
+    file_size: int = DEFAULT_FILE_SIZE
+    source: str = SOURCES[0]
+
+    def fields(self) -> dict:
+        """The message's parameters as the body carries them."""
+        return {"jobs": self.jobs, "block": self.block, "depth": self.depth, "file_size": self.file_size,
+                "source": self.source}  # fmt: skip
+
+
+def _whole(name: str, text, low: int, high: int) -> int:
+    value = units.parse_count(str(text))
+    if value is None or not low <= value <= high:
+        raise ParamError(f"invalid {name} {text!r}: expected a whole number from {low} to {high}")
+    return value
+
+
+def _size(name: str, text, low: int, high: int) -> int:
+    value = units.parse_size(str(text))
+    if value is None or not low <= value <= high:
+        raise ParamError(f"invalid {name} {text!r}: expected a size from {units.format_size(low)} to "
+                         f"{units.format_size(high)} such as 8MiB (units KB MB GB KiB MiB GiB)")  # fmt: skip
+    return value
+
+
+def parse_jobs(text) -> int:
+    return _whole("JOBS", text, 1, MAX_JOBS)
+
+
+def parse_depth(text) -> int:
+    return _whole("DEPTH", text, 1, MAX_DEPTH)
+
+
+def parse_block(text) -> int:
+    return _size("BLOCK", text, MIN_BLOCK, MAX_BLOCK)
+
+
+def parse_file_size(text) -> int:
+    return _size("FILE_SIZE", text, 1, MAX_FILE_SIZE)
+
+
+def parse_source(text) -> str:
+    if text not in SOURCES:
+        raise ParamError(f"invalid FROM {text!r}: expected {' or '.join(SOURCES)}")
+    return text
+
+
+def params_from_body(data: dict) -> Params:
+    """The parameters of a message body, checked by the same rules as fire's."""
+    defaults = Params()
+    try:
+        for name in ("jobs", "block", "depth", "file_size"):
+            if type(data.get(name, 0)) is not int:
+                raise ParamError(f"{name}={data[name]!r} is not a whole number")
+        return Params(parse_jobs(data.get("jobs", defaults.jobs)), parse_block(data.get("block", defaults.block)),
+                      parse_depth(data.get("depth", defaults.depth)),
+                      parse_file_size(data.get("file_size", defaults.file_size)),
+                      parse_source(data.get("source", defaults.source)))  # fmt: skip
+    except ParamError as exc:
+        raise envelope.MalformedMessage(str(exc), {}) from None
+
+
+def object_key(file_size: int, job: int) -> str:
+    """Job `job`'s object of `file_size` bytes, the same key in both buckets."""
+    return f"{NAME}/{file_size}-bytes/{job}.bin"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """SEQREAD_BUCKETS (JSON: source -> bucket) and SEQREAD_REMOTE_REGION (empty: no remote)."""
+
+    buckets: dict
+    remote_region: str
+
+    @classmethod
+    def from_env(cls, environ) -> "Settings":
+        """Checked per message, not per invocation: a stack deployed before this workload still
+        runs the others."""
+        return cls(json.loads(environ.get("SEQREAD_BUCKETS") or "{}"), environ.get("SEQREAD_REMOTE_REGION", ""))
+
+
+_remote_clients: dict = {}  # region -> client, one per execution environment
+_lock = threading.Lock()
+
+
+def remote_client(region: str):
+    """A client of `region` (its endpoint on AWS; AWS_ENDPOINT_URL_S3 locally), made once."""
+    with _lock:
+        if region not in _remote_clients:
+            _remote_clients[region] = boto3.client("s3", region_name=region,
+                                                   config=invocation.client_config(CONNECTIONS))
+        return _remote_clients[region]
+
+
+_answers = threading.local()  # this thread's count of 503 answers botocore retried
+
+
+def _count_503(response=None, **_) -> None:
+    """botocore's needs-retry event, on the thread of the call: count a 503 (SlowDown) answer."""
+    if response is not None and response[0].status_code == 503:
+        _answers.throttled = getattr(_answers, "throttled", 0) + 1
+
+
+def count_throttles(client):
+    """`client`, its 503 answers counted per thread (idempotent)."""
+    client.meta.events.register("needs-retry.s3.GetObject", _count_503, unique_id=f"{NAME}-503")
+    return client
+
+
+def measure_message(s3, environ, body: str, context: dict) -> list[dict]:
+    """The message's one event="seqread" record, or an event="error" record."""
+    fields: dict = {}
+    try:
+        data = envelope.load(body)
+        known, problems = envelope.check(data)
+        if problems:
+            raise envelope.MalformedMessage("; ".join(problems), known)
+        params = params_from_body(data)
+        fields = {name: known[name] for name in ("run_id", "seq", "experiment_tag")} | params.fields()
+        if known["inject_failure"]:
+            raise envelope.InjectedFailure("the message asked to fail (inject_failure)")
+        settings = Settings.from_env(environ)
+        bucket = settings.buckets.get(params.source)
+        if not bucket:
+            raise ValueError(f"FROM={params.source} is not deployed on this stack (SEQREAD_BUCKETS has "
+                             f"{', '.join(settings.buckets) or 'nothing'}; REMOTE_REGION at deploy)")  # fmt: skip
+        client = remote_client(settings.remote_region) if params.source == "remote" else s3
+        region = settings.remote_region if params.source == "remote" else client.meta.region_name
+        measured = read_all(count_throttles(client), bucket, params)
+        return [{"event": NAME, **fields, "bucket_region": region, **measured, **context}]
+    except envelope.MalformedMessage as exc:
+        return [envelope.error_record(exc, {**exc.known, **context})]
+    except Exception as exc:  # noqa: BLE001 - logged as the message's error record; the message fails
+        return [envelope.error_record(exc, {**fields, **context})]
+
+
+def read_all(s3, bucket: str, params: Params) -> dict:
+    """Every job's object read in blocks, DEPTH at a time per job; the message's figures."""
+    blocks_per_job = -(-params.file_size // params.block)
+    counters = [itertools.count() for _ in range(params.jobs)]
+    timings: list[list[tuple]] = [[] for _ in range(params.jobs)]  # per job: (start, first byte, end, retries, 503s)
+
+    def worker(job: int) -> None:
+        key = object_key(params.file_size, job)
+        while (index := next(counters[job])) < blocks_per_job:  # next() on a count is atomic in CPython
+            first = index * params.block
+            last = min(first + params.block, params.file_size) - 1
+            timings[job].append(read_block(s3, bucket, key, first, last))
+
+    started = time.monotonic()
+    with ThreadPoolExecutor(max_workers=params.jobs * params.depth) as pool:
+        futures = [pool.submit(worker, job) for job in range(params.jobs) for _ in range(params.depth)]
+        for future in futures:
+            future.result()
+    seconds = time.monotonic() - started
+    return summary(params, seconds, started, timings)
+
+
+def read_block(s3, bucket: str, key: str, first: int, last: int) -> tuple:
+    """(start, first byte, end, retries, 503 answers) of one ranged GET, read to its last byte."""
+    throttled_before = getattr(_answers, "throttled", 0)
+    start = time.monotonic()
+    response = s3.get_object(Bucket=bucket, Key=key, Range=f"bytes={first}-{last}")
+    headers_at = time.monotonic()
+    received = sum(len(chunk) for chunk in response["Body"].iter_chunks(READ_CHUNK))
+    end = time.monotonic()
+    if received != last - first + 1:
+        raise SizeMismatch(f"GET of {key} bytes {first}-{last} returned {received} bytes")
+    throttled = getattr(_answers, "throttled", 0) - throttled_before
+    return start, headers_at, end, response["ResponseMetadata"].get("RetryAttempts", 0), throttled
+
+
+def percentiles(values: list[float]) -> dict:
+    """p50, p90, p99 in ms (linear interpolation between closest ranks) and the maximum."""
+    if len(values) == 1:
+        cuts = values * 99
+    else:
+        cuts = statistics.quantiles(values, n=100, method="inclusive")
+    return {**{f"p{p}": cuts[p - 1] * 1000 for p in PERCENTILES}, "max": max(values) * 1000}
+
+
+def summary(params: Params, seconds: float, started: float, timings: list[list[tuple]]) -> dict:
+    """The record's measured fields."""
+    total = params.jobs * params.file_size
+    job_seconds = [max(t[2] for t in job) - started for job in timings]
+    blocks = [t for job in timings for t in job]
+    completion = percentiles([end - start for start, _, end, _, _ in blocks])
+    first_byte = percentiles([headers - start for start, headers, _, _, _ in blocks])
+    return {
+        "bytes": total,
+        "seconds": seconds,
+        "mib_per_s": total / seconds / units.MiB,
+        "job_mib_per_s": [params.file_size / s / units.MiB for s in job_seconds],
+        "blocks": len(blocks),
+        **{f"clat_{name}_ms": value for name, value in completion.items()},
+        **{f"first_byte_{name}_ms": value for name, value in first_byte.items()},
+        "retries": sum(t[3] for t in blocks),
+        "throttled": sum(t[4] for t in blocks),
+    }

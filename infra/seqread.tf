@@ -1,0 +1,100 @@
+# The seqread workload (functions/runner/seqread/seqread.py, docs/workloads.md): sequential reads of
+# its objects under seqread/ of the stack's bucket and, with var.remote_region, of a second bucket
+# in that region. The function stays in the stack's region; `fanout fire` uploads the objects once
+# and keeps them, and the function only reads them.
+
+locals {
+  seqread_remote = var.remote_region != ""
+  # Named as the stack's bucket is (names.tf), in the other region.
+  remote_bucket_name = "${var.stack}-${local.account_id}-${var.remote_region}"
+  seqread_buckets = merge(
+    { local = aws_s3_bucket.data.id },
+    local.seqread_remote ? { remote = aws_s3_bucket.remote[0].bucket } : {},
+  )
+  # Only the workload's prefix of each bucket: the objects it reads and nothing else.
+  seqread_object_arns = concat(
+    ["arn:${local.partition}:s3:::${local.bucket_name}/seqread/*"],
+    local.seqread_remote ? ["arn:${local.partition}:s3:::${local.remote_bucket_name}/seqread/*"] : [],
+  )
+}
+
+# The same account and endpoint as the stack's provider (versions.tf), in the other region. Without
+# var.remote_region it points at the stack's region and creates nothing.
+provider "aws" {
+  alias  = "remote"
+  region = local.seqread_remote ? var.remote_region : var.region
+
+  access_key                  = local.custom_endpoint ? "test" : null
+  secret_key                  = local.custom_endpoint ? "test" : null
+  s3_use_path_style           = local.custom_endpoint
+  skip_credentials_validation = local.custom_endpoint
+  skip_metadata_api_check     = local.custom_endpoint
+  skip_region_validation      = local.custom_endpoint
+  max_retries                 = local.custom_endpoint ? 2 : null
+
+  dynamic "endpoints" {
+    for_each = local.custom_endpoint && !var.endpoint_in_environment ? [var.endpoint] : []
+    content {
+      s3  = endpoints.value
+      sts = endpoints.value
+    }
+  }
+
+  default_tags {
+    tags = merge(var.tags, { project = "s3-fanout", stack = var.stack })
+  }
+}
+
+resource "aws_s3_bucket" "remote" {
+  #checkov:skip=CKV_AWS_145: SSE-KMS would make every GET a KMS Decrypt call (as the stack's bucket, s3.tf)
+  #checkov:skip=CKV_AWS_18: access logs would write a record per GET of every run, for no reader
+  #checkov:skip=CKV_AWS_144: this bucket is itself the other region's copy of the workload's objects
+  #checkov:skip=CKV_AWS_21: objects written once by `fanout fire`; versions would only be billed
+  #checkov:skip=CKV2_AWS_62: nothing reacts to writes of read-only test objects
+  #checkov:skip=CKV2_AWS_61: the bucket lives exactly as long as the stack; no object ages out
+  count         = local.seqread_remote ? 1 : 0
+  provider      = aws.remote
+  bucket        = local.remote_bucket_name
+  force_destroy = true
+}
+
+resource "aws_s3_bucket_public_access_block" "remote" {
+  count                   = local.seqread_remote ? 1 : 0
+  provider                = aws.remote
+  bucket                  = aws_s3_bucket.remote[0].id
+  block_public_acls       = true
+  block_public_policy     = true
+  ignore_public_acls      = true
+  restrict_public_buckets = true
+}
+
+resource "aws_s3_bucket_server_side_encryption_configuration" "remote" {
+  count    = local.seqread_remote ? 1 : 0
+  provider = aws.remote
+  bucket   = aws_s3_bucket.remote[0].id
+
+  rule {
+    apply_server_side_encryption_by_default {
+      sse_algorithm = "AES256"
+    }
+  }
+}
+
+resource "aws_s3_bucket_policy" "remote" {
+  count    = local.seqread_remote ? 1 : 0
+  provider = aws.remote
+  bucket   = aws_s3_bucket.remote[0].id
+  policy = jsonencode({
+    Version = "2012-10-17"
+    Statement = [{
+      Sid       = "DenyInsecureTransport"
+      Effect    = "Deny"
+      Principal = "*"
+      Action    = "s3:*"
+      Resource  = [aws_s3_bucket.remote[0].arn, "${aws_s3_bucket.remote[0].arn}/*"]
+      Condition = { Bool = { "aws:SecureTransport" = "false" } }
+    }]
+  })
+
+  depends_on = [aws_s3_bucket_public_access_block.remote]
+}

@@ -1,0 +1,49 @@
+"""The seqread driver without AWS: fire's checks against a stack (the time limit with its
+arithmetic, the remote bucket), the transfer cost by region pair and its warning."""
+
+from types import SimpleNamespace
+
+import pytest
+
+from fanout.common.errors import UsageError
+from fanout.workloads.seqread import costs as seqread_costs
+from fanout.workloads.seqread.driver import SeqreadDriver, parse
+
+MiB, GiB = 2**20, 2**30
+
+
+def stack(region="us-east-1", remote_region="us-west-2", timeout=300):
+    outputs = {"remote_region": remote_region, "remote_bucket": "b-remote" if remote_region else ""}
+    return SimpleNamespace(stack="s", region=region, timeout=timeout, memory=2048, concurrency=10,
+                           architecture="x86_64", object_size=MiB, workload_outputs=outputs)  # fmt: skip
+
+
+def test_a_run_over_the_time_limit_is_refused_with_the_arithmetic():
+    # 8 x 1 GiB = 8192 MiB at 75 * 0.3 = 22.5 MiB/s: 364 s, over 300 s.
+    with pytest.raises(UsageError, match=r"JOBS=8 x FILE_SIZE=1024MiB = 8192 MiB at 22.5 MiB/s .* takes 364 s, over .* 300 s"):
+        SeqreadDriver().plan(stack(), parse({"jobs": "8", "file_size": "1GiB", "source": "remote"}), 1)
+    # The same from this region's bucket: 8192 / 75 = 109 s fits.
+    SeqreadDriver().plan(stack(), parse({"jobs": "8", "file_size": "1GiB"}), 1)
+
+
+def test_remote_needs_the_remote_bucket():
+    with pytest.raises(UsageError, match="REMOTE_REGION"):
+        SeqreadDriver().plan(stack(remote_region=""), parse({"source": "remote"}), 1)
+
+
+def test_the_estimate_prices_the_pair_per_gb_and_warns_when_it_dominates():
+    plan = SeqreadDriver().plan(stack(), parse({"jobs": "16", "file_size": "256MiB", "source": "remote"}), 100)
+    gb = 100 * 16 * 256 * MiB / 1e9
+    assert plan.estimate.s3_data == pytest.approx(gb * 0.02)
+    assert any("$0.02/GB" in line for line in plan.estimate.notes)
+    assert any("warning: inter-region transfer" in line for line in plan.estimate.notes)
+    local = SeqreadDriver().plan(stack(), parse({"jobs": "16", "file_size": "256MiB"}), 100)
+    assert local.estimate.s3_data == 0 and not any("warning" in line for line in local.estimate.notes)
+
+
+def test_an_unknown_pair_is_refused_in_one_line_not_guessed():
+    plan = SeqreadDriver().plan(stack(remote_region="eu-west-1"), parse({"source": "remote"}), 10)
+    assert plan.estimate.s3_data == 0
+    [line] = [line for line in plan.estimate.notes if "eu-west-1" in line]
+    assert "no transfer price known for eu-west-1 -> us-east-1" in line and "not estimated" in line
+    assert seqread_costs.transfer_price("us-east-1", "us-east-1") == 0.0

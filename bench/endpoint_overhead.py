@@ -24,7 +24,7 @@ from boto3.s3.transfer import TransferConfig
 
 from bench._emulator import serve
 from bench._ratios import interleaved, verdict
-from fanout.common import function_modules, paths
+from fanout.common import function_modules
 
 SIZE = 32 * 2**20
 REPEATS = int(os.environ.get("BENCH_ENDPOINT_REPEATS", "7"))

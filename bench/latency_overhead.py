@@ -21,7 +21,7 @@ import boto3
 
 from bench._emulator import serve
 from bench._ratios import interleaved, verdict
-from fanout.common import function_modules, paths
+from fanout.common import function_modules
 
 SIZES = os.environ.get("BENCH_LATENCY_SIZES", "1 1KB 1MB")
 REPS = int(os.environ.get("BENCH_LATENCY_REPS", "5"))

@@ -55,7 +55,7 @@ from boto3.s3.transfer import TransferConfig
 
 from bench._emulator import serve
 from bench._ratios import best_of, interleaved, verdict
-from fanout.common import function_modules, paths
+from fanout.common import function_modules
 from fanout.common.sizes import format_size, parse_size
 
 SIZE = parse_size(os.environ.get("BENCH_STRATEGY_SIZE", "256MiB"))

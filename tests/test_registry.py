@@ -5,7 +5,6 @@ runs and refused by compare in its own words, by the unchanged generic code."""
 
 import ast
 import json
-import sys
 from pathlib import Path
 
 import pytest

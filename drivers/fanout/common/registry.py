@@ -11,7 +11,7 @@ hands on (cell fields, deploy-level options) needs no import of a workload.
 import importlib
 
 from fanout.common.errors import UsageError
-from fanout.common.workload import SHARED_CELL_FIELDS, SHARED_CELLS, CellField, Workload  # noqa: F401 - handed on
+from fanout.common import workload as declared
 
 REGISTERED = (
     "download",
@@ -19,6 +19,9 @@ REGISTERED = (
     "seqread",
 )  # fmt: skip
 DEFAULT = "download"
+# What a workload declares, handed on: the stages and the results read it all through this module.
+CellField, Workload = declared.CellField, declared.Workload
+SHARED_CELLS, SHARED_CELL_FIELDS = declared.SHARED_CELLS, declared.SHARED_CELL_FIELDS
 
 
 def _declared() -> dict:

@@ -41,6 +41,8 @@ DESTROY_AFTER ?= 0
 RESUME      ?=
 YES         ?= 0
 BENCH       ?=
+STUDY       ?=
+LOCAL       ?= 0
 VERBOSE     ?= 0
 SDK         ?=
 KEYS        ?=
@@ -96,7 +98,7 @@ NETWORK_ARGS = $(if $(value NETWORK),--network $(call q,NETWORK)) --network-scal
 
 .DEFAULT_GOAL := help
 .PHONY: help venv emulator-up emulator-down emulator-status package deploy plan outputs destroy \
-        run fire wait query report compare demo sweep test bench clean
+        run fire wait query report compare demo sweep study test bench clean
 
 help: ## List the targets and the variables they read
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -133,6 +135,8 @@ help: ## List the targets and the variables they read
 	@echo "  "VERBOSE=$(call q,VERBOSE) "(deploy, destroy, sweep, demo: 1 shows Terraform's output, else written to the stack's terraform.log)"
 	@echo "  Unknown variables set on the command line are refused: quote a strategy with its options, STRATEGY=\"ranged connections=4\""
 	@echo "  "SEED=$(call q,SEED) KEEP_WARM=$(call q,KEEP_WARM) DESTROY_AFTER=$(call q,DESTROY_AFTER) YES=$(call q,YES) RESUME=$(call q,RESUME) "(a sweep id or latest)"
+	@echo Study: STUDY=$(call q,STUDY) LOCAL=$(call q,LOCAL) "(make study lists the studies in studies/ with their estimates; STUDY=<name> runs one as a sweep"
+	@echo "    and writes its report beside the published figures; LOCAL=1: its local variant; docs/studies.md)"
 	@echo Bench: BENCH=$(call q,BENCH) "(benchmarks to run, e.g. \"strategy_speed network_truth\" or cli_startup; empty: all)"
 
 $(VENV)/.installed: pyproject.toml
@@ -202,6 +206,11 @@ sweep: venv ## Every cell of the lists CONCURRENCY x MEMORY x OBJECT_SIZE x ARCH
 	  --resume $(call q,RESUME),$(STACK_INPUTS) --multiplier $(call q,MULTIPLIER) --tag $(call q,TAG) \
 	  --order $(call q,ORDER) $(if $(SEED),--seed $(call q,SEED)) $(if $(filter 1,$(KEEP_WARM)),--keep-warm) \
 	  $(if $(filter 1,$(DESTROY_AFTER)),--destroy-after) $(NETWORK_ARGS) $(PIN_ARG) $(WORKLOAD_ARGS))
+
+study: venv ## List the studies with their estimates, or run STUDY (LOCAL=1: its local variant) and compare it with its source (YES, RESUME, DESTROY_AFTER)
+	$(FANOUT) study $(if $(value STUDY),$(call q,STUDY)) $(TARGET) $(if $(filter 1,$(LOCAL)),--local) \
+	  $(if $(filter 1,$(YES)),--yes) $(if $(RESUME),--resume $(call q,RESUME)) --timeout $(call q,TIMEOUT) \
+	  $(if $(filter 1,$(DESTROY_AFTER)),--destroy-after) $(if $(filter-out auto,$(value NETWORK_SCALE)),--network-scale $(call q,NETWORK_SCALE)) $(VERBOSE_ARG)
 
 test: venv ## Run the test suite, a file per worker (.venv/bin/pytest -m 'not slow' skips the end-to-end tests)
 	$(VENV)/bin/pytest -n auto --dist loadfile

@@ -97,7 +97,7 @@ FIRE_ARGS = $(WORKLOAD_ARGS) $(PIN_ARG) $(STRATEGY_ARG) $(if $(STRATEGY_ARG),--d
 NETWORK_ARGS = $(if $(value NETWORK),--network $(call q,NETWORK)) --network-scale $(call q,NETWORK_SCALE)
 
 .DEFAULT_GOAL := help
-.PHONY: help venv emulator-up emulator-down emulator-status package deploy plan outputs destroy \
+.PHONY: help venv test-tools emulator-up emulator-down emulator-status package deploy plan outputs destroy \
         run fire wait query report compare demo sweep study test bench clean
 
 help: ## List the targets and the variables they read
@@ -139,9 +139,16 @@ help: ## List the targets and the variables they read
 	@echo "    and writes its report beside the published figures; LOCAL=1: its local variant; docs/studies.md)"
 	@echo Bench: BENCH=$(call q,BENCH) "(benchmarks to run, e.g. \"strategy_speed network_truth\" or cli_startup; empty: all)"
 
+# Two steps: the runtime dependencies (all that deploy, the demo, a sweep or a study need), then
+# the test tools on top (pytest, hypothesis, duckdb, import-linter and the scanner's own
+# virtualenv), which `make test` and `make bench` add and `make demo` never waits for.
 $(VENV)/.installed: pyproject.toml
 	$(call q,PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --upgrade pip
+	$(VENV)/bin/pip install --quiet -e .
+	@touch $@
+
+$(VENV)/.installed-dev: $(VENV)/.installed
 	$(VENV)/bin/pip install --quiet -e '.[dev]'
 	@touch $@
 
@@ -151,7 +158,9 @@ $(SCAN_VENV)/.installed: tests/infra/checkov-requirements.txt
 	$(SCAN_VENV)/bin/pip install --quiet -r tests/infra/checkov-requirements.txt
 	@touch $@
 
-venv: $(VENV)/.installed $(SCAN_VENV)/.installed ## Create .venv (and .venv-scan, the scanner's) with the pinned dependencies
+venv: $(VENV)/.installed ## Create .venv with the pinned runtime dependencies (what every command but test and bench needs)
+
+test-tools: venv $(VENV)/.installed-dev $(SCAN_VENV)/.installed ## Add the test tools to .venv, and .venv-scan (the scanner's)
 
 emulator-up: venv ## Start the embedded AWS emulator (local backend)
 	$(FANOUT) emulator start
@@ -212,10 +221,10 @@ study: venv ## List the studies with their estimates, or run STUDY (LOCAL=1: its
 	  $(if $(filter 1,$(YES)),--yes) $(if $(RESUME),--resume $(call q,RESUME)) --timeout $(call q,TIMEOUT) \
 	  $(if $(filter 1,$(DESTROY_AFTER)),--destroy-after) $(if $(filter-out auto,$(value NETWORK_SCALE)),--network-scale $(call q,NETWORK_SCALE)) $(VERBOSE_ARG)
 
-test: venv ## Run the test suite, a file per worker (.venv/bin/pytest -m 'not slow' skips the end-to-end tests)
+test: test-tools ## Run the test suite, a file per worker (.venv/bin/pytest -m 'not slow' skips the end-to-end tests)
 	$(VENV)/bin/pytest -n auto --dist loadfile
 
-bench: venv ## Run the benchmarks, or those named in BENCH (ratios against a baseline measured in the same run)
+bench: test-tools ## Run the benchmarks, or those named in BENCH (ratios against a baseline measured in the same run)
 	$(VENV)/bin/python -m bench $(if $(value BENCH),$(call q,BENCH))
 
 clean: ## Remove the virtualenvs and local state (not results/)

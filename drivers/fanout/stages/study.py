@@ -39,7 +39,7 @@ LOCAL_KEYS = {**SWEEP_KEYS, "network": "--network", "network_scale": "--network-
 TOP_KEYS = {"title", "description", "workload", "source", "sweep", "local", "reference", "claims"}
 SOURCE_KEYS = ("title", "url", "date", "platform")
 REFERENCE_KEYS = {"table", "measure", "rows", "statistics", "figures", "where", "note"}
-REDEPLOY_MINUTES = {"aws": 1.0, "local": 0.25}  # per cell beyond its downloads (README, make sweep)
+REDEPLOY_MINUTES = {"aws": 1.0, "local": 0.25}  # per cell beyond its downloads (docs/sweep.md)
 FIRST_DEPLOY_MINUTES = 1.0
 
 console = Console()

@@ -47,6 +47,8 @@ DESTROY_AFTER ?= 0
 RESUME      ?=
 YES         ?= 0
 BENCH       ?=
+STUDY       ?=
+LOCAL       ?= 0
 VERBOSE     ?= 0
 SDK         ?=
 KEYS        ?=
@@ -102,8 +104,8 @@ FIRE_ARGS = $(WORKLOAD_ARGS) $(PIN_ARG) $(STRATEGY_ARG) $(if $(STRATEGY_ARG),--d
 NETWORK_ARGS = $(if $(value NETWORK),--network $(call q,NETWORK)) --network-scale $(call q,NETWORK_SCALE)
 
 .DEFAULT_GOAL := help
-.PHONY: help venv emulator-up emulator-down emulator-status package deploy plan outputs destroy \
-        run fire wait query report compare demo sweep test bench clean
+.PHONY: help venv test-tools emulator-up emulator-down emulator-status package deploy plan outputs destroy \
+        run fire wait query report compare demo sweep study test bench clean
 
 help: ## List the targets and the variables they read
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -143,11 +145,20 @@ help: ## List the targets and the variables they read
 	@echo "  "VERBOSE=$(call q,VERBOSE) "(deploy, destroy, sweep, demo: 1 shows Terraform's output, else written to the stack's terraform.log)"
 	@echo "  Unknown variables set on the command line are refused: quote a strategy with its options, STRATEGY=\"ranged connections=4\""
 	@echo "  "SEED=$(call q,SEED) KEEP_WARM=$(call q,KEEP_WARM) DESTROY_AFTER=$(call q,DESTROY_AFTER) YES=$(call q,YES) RESUME=$(call q,RESUME) "(a sweep id or latest)"
+	@echo Study: STUDY=$(call q,STUDY) LOCAL=$(call q,LOCAL) "(make study lists the studies in studies/ with their estimates; STUDY=<name> runs one as a sweep"
+	@echo "    and writes its report beside the published figures; LOCAL=1: its local variant; docs/studies.md)"
 	@echo Bench: BENCH=$(call q,BENCH) "(benchmarks to run, e.g. \"strategy_speed network_truth\" or cli_startup; empty: all)"
 
+# Two steps: the runtime dependencies (all that deploy, the demo, a sweep or a study need), then
+# the test tools on top (pytest, hypothesis, duckdb, import-linter and the scanner's own
+# virtualenv), which `make test` and `make bench` add and `make demo` never waits for.
 $(VENV)/.installed: pyproject.toml
 	$(call q,PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --upgrade pip
+	$(VENV)/bin/pip install --quiet -e .
+	@touch $@
+
+$(VENV)/.installed-dev: $(VENV)/.installed
 	$(VENV)/bin/pip install --quiet -e '.[dev]'
 	@touch $@
 
@@ -157,7 +168,9 @@ $(SCAN_VENV)/.installed: tests/infra/checkov-requirements.txt
 	$(SCAN_VENV)/bin/pip install --quiet -r tests/infra/checkov-requirements.txt
 	@touch $@
 
-venv: $(VENV)/.installed $(SCAN_VENV)/.installed ## Create .venv (and .venv-scan, the scanner's) with the pinned dependencies
+venv: $(VENV)/.installed ## Create .venv with the pinned runtime dependencies (what every command but test and bench needs)
+
+test-tools: venv $(VENV)/.installed-dev $(SCAN_VENV)/.installed ## Add the test tools to .venv, and .venv-scan (the scanner's)
 
 emulator-up: venv ## Start the embedded AWS emulator (local backend)
 	$(FANOUT) emulator start
@@ -213,10 +226,15 @@ sweep: venv ## Every cell of the lists CONCURRENCY x MEMORY x OBJECT_SIZE x ARCH
 	  --order $(call q,ORDER) $(if $(SEED),--seed $(call q,SEED)) $(if $(filter 1,$(KEEP_WARM)),--keep-warm) \
 	  $(if $(filter 1,$(DESTROY_AFTER)),--destroy-after) $(NETWORK_ARGS) $(PIN_ARG) $(WORKLOAD_ARGS))
 
-test: venv ## Run the test suite, a file per worker (.venv/bin/pytest -m 'not slow' skips the end-to-end tests)
+study: venv ## List the studies with their estimates, or run STUDY (LOCAL=1: its local variant) and compare it with its source (YES, RESUME, DESTROY_AFTER)
+	$(FANOUT) study $(if $(value STUDY),$(call q,STUDY)) $(TARGET) $(if $(filter 1,$(LOCAL)),--local) \
+	  $(if $(filter 1,$(YES)),--yes) $(if $(RESUME),--resume $(call q,RESUME)) --timeout $(call q,TIMEOUT) \
+	  $(if $(filter 1,$(DESTROY_AFTER)),--destroy-after) $(if $(filter-out auto,$(value NETWORK_SCALE)),--network-scale $(call q,NETWORK_SCALE)) $(VERBOSE_ARG)
+
+test: test-tools ## Run the test suite, a file per worker (.venv/bin/pytest -m 'not slow' skips the end-to-end tests)
 	$(VENV)/bin/pytest -n auto --dist loadfile
 
-bench: venv ## Run the benchmarks, or those named in BENCH (ratios against a same-run baseline); ends with a table of every figure against its target (exit 1: a target missed, 2: a benchmark failed)
+bench: test-tools ## Run the benchmarks, or those named in BENCH (ratios against a same-run baseline); ends with a table of every figure against its target (exit 1: a target missed, 2: a benchmark failed)
 	$(VENV)/bin/python -m bench $(if $(value BENCH),$(call q,BENCH))
 
 clean: ## Remove the virtualenvs and local state (not results/)

@@ -1,5 +1,5 @@
 """Every command in README.md and docs/*.md runs as written, from the repository root after
-`make venv` (issue 19).
+`make test-tools` (issue 19; `make venv` alone holds the runtime dependencies).
 
 What counts as a command:
 - every line of a fenced code block tagged `sh`, `bash`, `shell`, `console` or not tagged at all

@@ -231,7 +231,7 @@ def test_a_sweep_describes_and_prices_the_toys_cells(toy):
     assert [cell.options for cell in cells_] == [{"colour": "red"}, {"colour": "green"}]
     described = [sweep._describe(cell) for cell in cells_]
     assert [text.endswith(toy_workload.DRIVER.describe_cell(cell)) for text, cell in zip(described, cells_)] == [True, True]
-    assert [sweep._estimate(10, cell) for cell in cells_] == [toy_workload.DRIVER.cell_estimate(10, cell) for cell in cells_]
+    assert sweep.cell_estimates(10, cells_) == [toy_workload.DRIVER.cell_estimate(10 * cell.concurrency, cell) for cell in cells_]
     assert all(toy_workload.DRIVER.cell_fire_fields(cell)["workload"] == toy.name for cell in cells_)
 
 

@@ -16,7 +16,7 @@ from botocore.exceptions import ConnectionError as EndpointUnreachable
 from botocore.exceptions import HTTPClientError
 
 from fanout.local.emulator import health
-from fanout.common.errors import FanoutError, UsageError
+from fanout.common.errors import FanoutError, OneLineErrors
 
 # Pipeline order: deploy -> fire -> run (host) -> wait -> query -> report -> destroy; demo and
 # sweep run the whole pipeline.
@@ -33,15 +33,8 @@ COMMAND_MODULES = (
     "fanout.stages.compare",
     "fanout.stages.demo",
     "fanout.stages.sweep",
+    "fanout.stages.study",
 )
-
-
-class OneLineErrors(argparse.ArgumentParser):
-    """argparse's errors as a UsageError: one line naming the value and what is allowed, instead
-    of the usage block, which buries that line under every flag of the command."""
-
-    def error(self, message: str):
-        raise UsageError(f"{message} (see `{self.prog} --help`)")
 
 
 def build_parser() -> argparse.ArgumentParser:

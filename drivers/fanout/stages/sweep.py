@@ -123,13 +123,19 @@ def check(args) -> SweepParams | None:
 
 
 def run(args) -> int:
+    run_sweep(args)
+    return 0
+
+
+def run_sweep(args) -> dict:
+    """The sweep `args` describe (new or resumed), run to its end and reported; its manifest."""
     checked = check(args)
     manifest = resume(args.resume, args.yes) if checked is None else start(checked, args.yes)
     started_emulator = manifest["backend"] == "local" and control.running_endpoint() is None
     with terraform.output_to_log(manifest["backend"], manifest["stack"], args.verbose):
         execute(manifest)
         finish(manifest, started_emulator)
-    return 0
+    return manifest
 
 
 def from_args(args) -> SweepParams:
@@ -200,7 +206,7 @@ def resume(ref: str, confirmed: bool) -> dict:
 def preflight(sweep: SweepParams, cells: list[axes.CellParams], confirmed: bool) -> None:
     """The cost estimate (printed on AWS, or when refusing), then on AWS the credentials (the
     account and region printed) and the account's quotas."""
-    estimates = [_estimate(sweep.multiplier * c.concurrency, c) for c in cells]
+    estimates = cell_estimates(sweep.multiplier, cells)
     messages = sum(e.messages for e in estimates)
     usd = sum(e.total for e in estimates)
     refused = costs.refusal(messages, max(e.messages for e in estimates), usd, confirmed)
@@ -219,9 +225,9 @@ def preflight(sweep: SweepParams, cells: list[axes.CellParams], confirmed: bool)
             console.print(f"account: {note}", highlight=False)
 
 
-def _estimate(messages: int, cell: axes.CellParams) -> costs.Estimate:
-    """One cell's cost, by its workload's model."""
-    return workloads.get(cell.workload).driver().cell_estimate(messages, cell)
+def cell_estimates(multiplier: int, cells: list[axes.CellParams]) -> list[costs.Estimate]:
+    """Each cell's AWS cost and duration (multiplier x concurrency messages), by its workload's model."""
+    return [workloads.get(c.workload).driver().cell_estimate(multiplier * c.concurrency, c) for c in cells]
 
 
 def cost_lines(sweep: SweepParams, cells: list[axes.CellParams], estimates: list[costs.Estimate]) -> list[str]:

@@ -1,4 +1,4 @@
-"""The download workload: download the stack's test object with a strategy, timed (README.md)."""
+"""The download workload: download the stack's test object with a strategy, timed (docs/aws.md)."""
 
 from fanout.common.workload import CellField, Workload
 from fanout.common.sizes import format_size

@@ -1,4 +1,4 @@
-"""The latency workload: PUT then GET objects of several sizes per storage class (README.md)."""
+"""The latency workload: PUT then GET objects of several sizes per storage class (docs/aws.md)."""
 
 from fanout.common.workload import CellField, Workload
 from fanout.common.sizes import format_decimal_size

@@ -1,0 +1,353 @@
+"""`fanout study`: a published experiment in one command, and our figures beside the published ones.
+
+A study is a file `studies/<name>.toml` (docs/studies.md): its workload, the sweep that
+reproduces it, a smaller local variant for rehearsal, its source, the published table and the
+published claims. `fanout study` lists them with their cost and time estimates per backend;
+`fanout study NAME` checks the file, runs the sweep through fanout.stages.sweep (every guard
+of a sweep applies: the estimate, --yes, the account check, --resume), then writes the study
+report beside the sweep's results (fanout.results.study_tables). A local run is labelled as a
+simulation under its network model and scale, never as a reproduction.
+
+Loading checks every key and then the sweep's values with the sweep's own rules, so a bad study
+file is a one-line error naming the file and the value, before anything is created.
+"""
+
+import argparse
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.console import Console
+
+from fanout.cloud import stack as stacks
+from fanout.common import paths, registry as workloads
+from fanout.common.errors import OneLineErrors, UsageError
+from fanout.local import network
+from fanout.results import run_folders as runs, study_tables as compared, sweep_folders as sweeps, tables
+from fanout.stages import sweep, wait
+
+STUDIES = paths.REPO / "studies"
+REPORT_DIR = "studies"  # results/studies/<name>/<sweep id>/
+# A study's [sweep] keys, each a flag of `fanout sweep`; lists are joined with spaces, strategies with ';'.
+SWEEP_KEYS = {
+    "concurrency": "--concurrency", "memory": "--memory", "object_size": "--object-size",
+    "architecture": "--architecture", "region": "--region", "function_timeout": "--function-timeout",
+    "strategy": "--strategy", "pin": "--pin", "multiplier": "--multiplier", "sizes": "--sizes", "reps": "--reps",
+    "storage": "--storage", "express_az": "--express-az",
+}  # fmt: skip
+LOCAL_KEYS = {**SWEEP_KEYS, "network": "--network", "network_scale": "--network-scale"}  # [local] adds these
+TOP_KEYS = {"title", "description", "workload", "source", "sweep", "local", "reference", "claims"}
+SOURCE_KEYS = ("title", "url", "date", "platform")
+REFERENCE_KEYS = {"table", "measure", "rows", "statistics", "figures", "where", "note"}
+REDEPLOY_MINUTES = {"aws": 1.0, "local": 0.25}  # per cell beyond its downloads (docs/sweep.md)
+FIRST_DEPLOY_MINUTES = 1.0
+
+console = Console()
+
+
+@dataclass(frozen=True)
+class Study:
+    """A study file, checked: what it reproduces, how, and what the source published."""
+
+    name: str
+    title: str
+    description: str
+    workload: str
+    source: dict
+    sweep: dict
+    local: dict
+    reference: compared.Reference
+    claims: tuple[compared.Claim, ...]
+
+    def options(self, local: bool) -> dict:
+        """The sweep's keys, the local variant's over them when `local`."""
+        return {**self.sweep, **self.local} if local else dict(self.sweep)
+
+    def tag(self, local: bool) -> str:
+        """Every run's tag: the study's name, so a sweep names the study it belongs to."""
+        return f"{self.name}-local" if local else self.name
+
+    def sweep_argv(self, backend: str, stack: str, local: bool) -> list[str]:
+        """`fanout sweep`'s arguments for this study on `backend`."""
+        argv = ["--backend", backend, "--stack", stack, "--workload", self.workload, "--tag", self.tag(local)]
+        for key, value in self.options(local).items():
+            if value != "":  # the local variant unsets a key of the study's with ""
+                argv += [LOCAL_KEYS[key], _text(key, value)]
+        return argv
+
+
+def _text(key: str, value) -> str:
+    """A TOML value as the sweep's flag reads it: a list joined (strategies by ';'), a model
+    file named relative to the repository made absolute, so that any directory works."""
+    if isinstance(value, list):
+        return ("; " if key == "strategy" else " ").join(str(v) for v in value)
+    if key == "network" and str(value).endswith((".toml", ".json")):
+        return str(paths.REPO / str(value))
+    return str(value)
+
+
+# ---- loading --------------------------------------------------------------------------------------
+
+
+def names() -> list[str]:
+    return sorted(path.stem for path in STUDIES.glob("*.toml"))
+
+
+def load(name: str) -> Study:
+    """The study `name` (a file studies/<name>.toml), checked; UsageError naming the bad value."""
+    if name not in names():
+        raise UsageError(f"invalid study {name!r}: expected one of {', '.join(names())} (files in studies/)")
+    return load_file(STUDIES / f"{name}.toml")
+
+
+def load_file(path: Path) -> Study:
+    """A study from its file, every key checked and both variants' sweeps checked with the
+    sweep's own rules (the study on AWS, its local variant on the local backend)."""
+    where = f"study {path.stem}"
+    try:
+        data = tomllib.loads(path.read_text())
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise UsageError(f"{where}: cannot read {path.name}: {exc}") from None
+    _only(where, data, TOP_KEYS)
+    for key in ("title", "description", "workload"):
+        _string(where, key, data.get(key))
+    try:
+        workload = workloads.get(data["workload"]).name
+    except UsageError as exc:
+        raise UsageError(f"{where}: {exc}") from None
+    source = _table(where, "source", data.get("source"))
+    _only(f"{where} [source]", source, set(SOURCE_KEYS))
+    for key in SOURCE_KEYS:
+        _string(f"{where} [source]", key, source.get(key), empty=key == "url")
+    study = Study(
+        name=path.stem, title=data["title"], description=data["description"].strip(), workload=workload,
+        source=source, sweep=_options(where, "sweep", data.get("sweep"), SWEEP_KEYS),
+        local=_options(where, "local", data.get("local", {}), LOCAL_KEYS),
+        reference=_reference(where, _table(where, "reference", data.get("reference"))),
+        claims=tuple(_claim(f"{where} claim {i + 1}", claim) for i, claim in enumerate(data.get("claims", []))),
+    )  # fmt: skip
+    for backend, local in (("aws", False), ("local", True)):
+        try:
+            sweep.from_args(sweep_args(study.sweep_argv(backend, stacks.DEFAULT_STACK, local)))
+        except UsageError as exc:
+            raise UsageError(f"{where} {'[local]' if local else '[sweep]'}: {exc}") from None
+    return study
+
+
+def sweep_args(argv: list[str]) -> argparse.Namespace:
+    """`argv` parsed by `fanout sweep`'s own parser: its defaults and its checks."""
+    parser = OneLineErrors(prog="fanout")
+    sweep.register(parser.add_subparsers(dest="command"))
+    return parser.parse_args(["sweep", *argv])
+
+
+def _only(where: str, data: dict, allowed: set) -> None:
+    unknown = sorted(set(data) - allowed)
+    if unknown:
+        raise UsageError(f"{where}: unknown key {unknown[0]!r}: expected {', '.join(sorted(allowed))}")
+
+
+def _string(where: str, key: str, value, empty: bool = False) -> None:
+    if not isinstance(value, str) or not (empty or value.strip()):
+        raise UsageError(f"{where}: {key} must be {'a' if empty else 'a non-empty'} string, got {value!r}")
+
+
+def _table(where: str, key: str, value) -> dict:
+    if not isinstance(value, dict):
+        raise UsageError(f"{where}: [{key}] must be a table, got {value!r}")
+    return value
+
+
+def _options(where: str, key: str, value, allowed: dict) -> dict:
+    options = _table(where, key, value)
+    _only(f"{where} [{key}]", options, set(allowed))
+    return options
+
+
+def _reference(where: str, data: dict) -> compared.Reference:
+    where = f"{where} [reference]"
+    _only(where, data, REFERENCE_KEYS)
+    _string(where, "table", data.get("table"))
+    measure = _choice(where, "measure", data.get("measure"), compared.MEASURES)
+    rows, statistics = data.get("rows"), data.get("statistics")
+    if not isinstance(rows, list) or not rows or not all(isinstance(r, str) for r in rows):
+        raise UsageError(f"{where}: rows must be a list of record fields, got {rows!r}")
+    if not isinstance(statistics, list) or not statistics:
+        raise UsageError(f"{where}: statistics must be a list, got {statistics!r}")
+    for name in statistics:
+        _choice(where, "statistic", name, compared.STATISTICS)
+    figures = data.get("figures", [])
+    for i, figure in enumerate(figures):
+        _figure(f"{where} figures[{i}]", figure, rows, statistics)
+    return compared.Reference(data["table"], measure, tuple(rows), tuple(statistics), tuple(figures),
+                              _table(where, "where", data.get("where", {})), data.get("note", ""))  # fmt: skip
+
+
+def _figure(where: str, figure, rows: list, statistics: list) -> None:
+    """A published row: its row fields and a number for each statistic of the table."""
+    if not isinstance(figure, dict):
+        raise UsageError(f"{where}: must be a table, got {figure!r}")
+    _only(where, figure, {*rows, *statistics})
+    missing = [key for key in (*rows, *statistics) if key not in figure]
+    if missing:
+        raise UsageError(f"{where}: missing {missing[0]!r} (a published row has {', '.join((*rows, *statistics))})")
+    bad = [name for name in statistics if isinstance(figure[name], bool) or not isinstance(figure[name], int | float)]
+    if bad:
+        raise UsageError(f"{where}: {bad[0]} must be a number, got {figure[bad[0]]!r}")
+
+
+def _claim(where: str, data) -> compared.Claim:
+    data = _table(where, "claims", data)
+    fields = set(compared.Claim.__dataclass_fields__)
+    _only(where, data, fields)
+    _string(where, "text", data.get("text"))
+    kind = _choice(where, "kind", data.get("kind"), compared.CLAIM_KINDS)
+    _choice(where, "measure", data.get("measure"), compared.MEASURES)
+    _string(where, "field", data.get("field"))
+    missing = [key for key in compared.CLAIM_NEEDS[kind] if key not in data]
+    if missing:
+        raise UsageError(f"{where}: a {kind} claim needs {', '.join(compared.CLAIM_NEEDS[kind])}; missing {missing[0]!r}")
+    try:
+        return compared.Claim(**data)
+    except TypeError as exc:
+        raise UsageError(f"{where}: {exc}") from None
+
+
+def _choice(where: str, key: str, value, allowed) -> str:
+    if value not in allowed:
+        raise UsageError(f"{where}: invalid {key} {value!r}: expected one of {', '.join(allowed)}")
+    return value
+
+
+# ---- the command ----------------------------------------------------------------------------------
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("study", help="list the studies, or run one and compare it with its source")
+    parser.add_argument("name", nargs="?", help="the study to run (a file studies/NAME.toml); none: list them")
+    stacks.add_arguments(parser)
+    parser.add_argument("--local", action="store_true", help="run the study's local variant (its smaller axes)")
+    parser.add_argument("--resume", metavar="SWEEP", help="continue the study's sweep SWEEP (an id, or latest)")
+    parser.add_argument("--network-scale", help="local backend: the network model's scale (default: auto)")
+    parser.add_argument("--timeout", default=str(wait.DEFAULT_TIMEOUT), help="per cell: give up waiting after this many seconds")
+    parser.add_argument("--destroy-after", action="store_true", help="tear the stack down once every cell is done")
+    parser.add_argument("--yes", action="store_true", help="run even when the study is large or costly")
+    parser.add_argument("--verbose", action="store_true", help="show Terraform's output instead of logging it")
+    parser.set_defaults(func=run, check=check)
+
+
+def check(args) -> argparse.Namespace | None:
+    """The sweep's arguments for the study, checked with no side effect (None: the list)."""
+    if args.name is None:
+        return None
+    study = load(args.name)
+    argv = study.sweep_argv(args.backend, args.stack, args.local)
+    if args.network_scale:
+        argv += ["--network-scale", args.network_scale]
+    if args.resume:
+        argv = ["--backend", args.backend, "--stack", args.stack, "--resume", args.resume]
+    argv += ["--timeout", args.timeout] + ["--destroy-after"] * args.destroy_after + ["--yes"] * args.yes
+    namespace = sweep_args(argv + ["--verbose"] * args.verbose)
+    sweep.check(namespace)
+    return namespace
+
+
+def run(args) -> int:
+    namespace = check(args)
+    if namespace is None:
+        show_list()
+        return 0
+    study = load(args.name)
+    if args.resume:
+        _check_sweep_of(study, sweeps.load(args.resume), args.local)
+    manifest = sweep.run_sweep(namespace)
+    write_report(study, manifest)
+    return 0
+
+
+def _check_sweep_of(study: Study, manifest: dict, local: bool) -> None:
+    if manifest["tag"] != study.tag(local):
+        raise UsageError(f"sweep {manifest['sweep_id']} is not a run of study {study.tag(local)!r} "
+                         f"(its tag is {manifest['tag']!r})")  # fmt: skip
+
+
+# ---- the list -------------------------------------------------------------------------------------
+
+
+def estimate_row(study: Study, backend: str) -> list:
+    """Cells, messages, USD and minutes of the study on AWS, or of its local variant: the
+    downloads at the assumed AWS speed plus deploys (a local run under a network model takes
+    longer by the scale it picks, and costs nothing)."""
+    local = backend == "local"
+    checked = sweep.from_args(sweep_args(study.sweep_argv(backend, stacks.DEFAULT_STACK, local)))
+    cells = checked.axes.cells()
+    estimates = sweep.cell_estimates(checked.multiplier, cells)
+    minutes = FIRST_DEPLOY_MINUTES + sum(e.run_seconds / 60 + REDEPLOY_MINUTES[backend] for e in estimates)
+    usd = 0.0 if local else sum(e.total for e in estimates)
+    return [study.name, "local (LOCAL=1)" if local else backend, len(cells), sum(e.messages for e in estimates),
+            f"{usd:,.2f}", round(minutes, 1)]  # fmt: skip
+
+
+def show_list() -> None:
+    rows = [["study", "backend", "cells", "messages", "USD", "minutes"]]
+    for name in names():
+        study = load(name)
+        rows += [estimate_row(study, "aws"), estimate_row(study, "local")]
+    tables.print_table("Studies (make study STUDY=<name> [BACKEND=aws] [LOCAL=1])", rows,
+                       "USD: the AWS estimate of fanout.cloud.costs (the local backend is free); minutes: downloads at "
+                       "the assumed 75 MiB/s with the queue mapping's ramp, plus deploys; a local run takes longer "
+                       "by the network scale it picks. Sources: docs/studies.md", labels=2)  # fmt: skip
+    for name in names():
+        study = load(name)
+        console.print(f"  {name}: {study.title} ({study.source['date']})", highlight=False)
+
+
+# ---- the report -----------------------------------------------------------------------------------
+
+
+def records_of(manifest: dict, workload: str) -> list[dict]:
+    """The measurement records of the sweep's finished cells, from each run's saved report."""
+    found = []
+    for cell in manifest["cells"]:
+        if cell["status"] == "done":
+            found += [r for r in runs.load_records(cell["run_id"], workload) if r.get("event") == workload]
+    return found
+
+
+def provenance(study: Study, manifest: dict) -> list[str]:
+    """What was run and how its numbers were made: measured on AWS, or a simulation (network
+    profile and scale) that is never a reproduction."""
+    first = runs.load(next(c["run_id"] for c in manifest["cells"] if c["status"] == "done"))
+    label = network.label(first)
+    source = study.source
+    lines = [study.description, "",
+             f"Source: {source['title']}, {source['date']}, {source['url'] or 'URL not recorded'}; "
+             f"ran on: {source['platform']}.",
+             f"Ours: sweep {manifest['sweep_id']} ({len(manifest['cells'])} cells, tag {manifest['tag']}), {label}."]  # fmt: skip
+    if first.get("backend") != "aws":
+        lines.append(f"SIMULATION, not a reproduction: {label}; these figures rehearse the study's method on "
+                     "the local backend and say nothing about AWS.")
+    return lines
+
+
+def report_tables(study: Study, records: list[dict]) -> list[compared.Table]:
+    parts = [compared.comparison(study.reference, records)]
+    if study.claims:
+        parts.append(compared.judge(list(study.claims), records))
+    return parts
+
+
+def write_report(study: Study, manifest: dict) -> Path:
+    """The study report on the console and as Markdown under results/studies/<name>/<sweep id>/."""
+    records = records_of(manifest, study.workload)
+    lines, parts = provenance(study, manifest), report_tables(study, records)
+    console.rule(f"[bold]{study.title}")
+    for line in lines:
+        console.print(line, highlight=False)
+    for part in parts:
+        tables.print_table(part.title, part.rows, part.caption, labels=len(study.reference.rows) if part is parts[0] else 1)
+    folder = paths.results_dir() / REPORT_DIR / study.name / manifest["sweep_id"]
+    folder.mkdir(parents=True, exist_ok=True)
+    path = runs.write_text(folder / "report.md", compared.markdown(study.title, lines, parts))
+    console.print(f"study report: {path}", highlight=False)
+    return path

@@ -4,6 +4,7 @@ loads, the tables' numbers are those of summary.csv / cells.csv, and the console
 
 import csv
 import html
+import os
 import shutil
 from dataclasses import replace
 from html.parser import HTMLParser
@@ -12,6 +13,7 @@ import pytest
 from crossrun.support import make_run
 from test_report import CELLS, RUN, summary_of, synthetic_records
 
+from fanout import cli
 from fanout.results import run_folders as runs
 from fanout.workloads.download import across as crossrun, report
 
@@ -59,7 +61,7 @@ def run_folder(tag: str = "t"):
 def across_folder(tmp_path):
     """The report across three runs of two memory sizes."""
     ids = [make_run(1, memory=512, seed=1)[0], make_run(2, memory=1024, seed=2)[0], make_run(3, memory=1024, seed=3)[0]]
-    folder = tmp_path / "across"
+    folder = tmp_path / "results" / "across" / "t"  # where `fanout report --runs` writes
     crossrun.build(ids, folder, "t")
     return folder
 
@@ -94,6 +96,18 @@ def test_values_from_the_records_reach_the_page_as_text_never_as_markup():
     folder, _ = run_folder(tag="<script>alert(1)</script>")
     text = (folder / "index.html").read_text()
     assert "<script" not in text and "&lt;script&gt;alert(1)&lt;/script&gt;" in text
+
+
+def test_open_prints_the_newest_page_and_says_when_there_is_none(tmp_path, monkeypatch, capsys):
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)  # no desktop: the path only
+    assert cli.main(["open"]) == 2
+    assert capsys.readouterr().err.startswith("fanout: error: no report page under ")
+    run, _ = run_folder()
+    across = across_folder(tmp_path)
+    os.utime(run / "index.html", (1, 1))  # the run's page is the older one
+    assert cli.main(["open"]) == 0
+    assert capsys.readouterr().out == f"{across.resolve() / 'index.html'}\n"
 
 
 # ---- in a real browser ----------------------------------------------------------------------------

@@ -105,7 +105,7 @@ NETWORK_ARGS = $(if $(value NETWORK),--network $(call q,NETWORK)) --network-scal
 
 .DEFAULT_GOAL := help
 .PHONY: help venv test-tools emulator-up emulator-down emulator-status package deploy plan outputs destroy \
-        run fire wait query report compare demo sweep study test bench clean
+        run fire wait query report open compare demo sweep study test bench clean
 
 help: ## List the targets and the variables they read
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -213,6 +213,9 @@ query: venv ## Run the saved query QUERY against the stack's logs
 
 report: venv ## Tables, CSV/JSON and plots for RUN (from its saved records once reported), or across RUNS=id,... or SWEEP=<id|latest>
 	$(FANOUT) report $(TARGET) $(if $(value SWEEP),--sweep $(call q,SWEEP),$(if $(value RUNS),--runs $(call q,RUNS),--run $(call q,RUN)))$(if $(filter 1,$(REFRESH)), --refresh) $(AT_TARGET_ARG)
+
+open: venv ## Print the path of the newest report page (index.html) under results/; open it where a desktop is
+	$(FANOUT) open
 
 compare: venv ## Change in median and p99 throughput from A to B (both needed: runs or sweep:<id>, comma-separated), with 95% CIs
 	$(FANOUT) compare $(call q,A) $(call q,B) $(AT_TARGET_ARG)

@@ -11,7 +11,7 @@ from scipy import stats as scipy_stats
 
 from fanout.workloads.download import endpoint_ips, report
 from fanout import insights
-from fanout.results import run_folders as runs, stats, tables
+from fanout.results import run_folders as runs, stats, tables, terminal
 
 from test_report import CELLS, as_events, summary_of, synthetic_records
 
@@ -113,9 +113,7 @@ def test_the_report_prints_and_writes_the_table(monkeypatch, tmp_path):
     summary["endpoint_ips_excluded"] = endpoint_ips.excluded([r for r in records if r["event"] == "download"])
     output = io.StringIO()
     console = Console(file=output, width=100)
-    monkeypatch.setattr(report, "console", console)
-    monkeypatch.setattr(tables, "console", console)  # the tables print there
-    report.show(summary)
+    terminal.show(report.sections(summary), console)
     text = " ".join(output.getvalue().split())  # the note wraps at the console's width
     assert report.ENDPOINT_TITLE in text and "slower" in text and "percentile method" in text
     assert f"{summary['endpoint_ips_excluded']} downloads reached several addresses" in text
@@ -127,5 +125,5 @@ def test_the_report_prints_and_writes_the_table(monkeypatch, tmp_path):
     one = [dict(r, endpoint_ip=SLOW) if r["event"] == "download" else r for r in records]
     summary["endpoint_ips"] = table_of(one)
     output.truncate(0)
-    report.show(summary)  # one address per cell: nothing to compare on screen; report.md keeps it
+    terminal.show(report.sections(summary), console)  # one address per cell: nothing to compare on screen; report.md keeps it
     assert len(summary["endpoint_ips"]) == 1 and report.ENDPOINT_TITLE not in output.getvalue()

@@ -15,7 +15,7 @@ from rich.console import Console
 
 import fanout.local.network
 import fanout.workloads.download.timeline
-from fanout.results import cells, concurrency, figures, pressure, run_cost, log_records as run_logs, run_folders as runs, stats, tables
+from fanout.results import cells, concurrency, figures, markdown, pressure, run_cost, log_records as run_logs, run_folders as runs, sections, stats, tables, terminal
 from fanout import cli, insights
 from fanout.workloads.download import plots, report
 from fanout.stages import report as reporting
@@ -215,9 +215,7 @@ def test_one_cell_console_report_fits_80_columns(monkeypatch):
     assert not report.warnings(summary)
     output = io.StringIO()
     console = Console(file=output, width=200)  # wide: nothing wraps
-    monkeypatch.setattr(report, "console", console)
-    monkeypatch.setattr(tables, "console", console)  # the tables print there
-    report.show(summary)
+    terminal.show(report.sections(summary), console)
     lines = [line.rstrip() for line in output.getvalue().splitlines()]
     assert max(map(len, lines)) <= 80, "\n".join(line for line in lines if len(line) > 80)
     assert sum(line.startswith("cell: ") for line in lines) == 1  # the shared cell, once
@@ -326,9 +324,7 @@ def test_report_of_a_modelled_run_names_the_model_and_recovers_it(tmp_path, monk
 
     output = io.StringIO()
     console = Console(file=output, width=100)
-    monkeypatch.setattr(report, "console", console)
-    monkeypatch.setattr(tables, "console", console)  # the tables print there
-    report.show(summary)
+    terminal.show(report.sections(summary), console)
     assert label in output.getvalue() and "Ground truth" in output.getvalue()
     report.write(summary)
     folder = runs.run_dir(RUN)
@@ -371,8 +367,7 @@ def test_the_ground_truth_table_fits_80_columns_with_every_cell_whole(monkeypatc
     rows = truth.compare(run, records, events)
     rows.append(dict(rows[0], parameter="rate_factor 127.0.0.16", injected=0.5, estimated=0.4))
     console = Console(width=80, record=True, file=io.StringIO())
-    monkeypatch.setattr(tables, "console", console)
-    report.show_truth(rows)
+    terminal.show(sections.Report("", "", [report.truth_table(rows)]), console)
     lines = console.export_text().splitlines()
     assert lines and max(map(len, lines)) <= 80
     text = "\n".join(lines)
@@ -405,7 +400,7 @@ def test_the_report_puts_the_lambda_bill_beside_the_estimate(tmp_path, monkeypat
     text = (runs.run_dir(RUN) / "report.md").read_text()
     assert "## Cost" in text and "(simulated durations)" in text and "estimated before the run" in text
     del summary["cost"]  # a summary saved before the cost existed still renders
-    assert "## Cost" not in report.markdown(summary, [])
+    assert "## Cost" not in markdown.document(report.sections(summary))
 
 
 @settings(max_examples=60, deadline=None)
@@ -444,7 +439,7 @@ def save_report(records, sent, **fields) -> dict:
     summary = summary_of(records, sent=sent, **fields)
     summary["run"]["stack"] |= {"backend": "local", "queue_arn": QUEUE_ARN}
     runs.save(summary["run"])
-    reporting.render(runs.as_saved(summary), show=False)
+    reporting.render(runs.as_saved(summary))
     return summary
 
 
@@ -495,7 +490,7 @@ def test_wrote_lists_only_the_files_written_this_time(nowhere, capsys):
     capsys.readouterr()
     assert report_cli() == 0
     wrote = wrote_line(capsys.readouterr().out)
-    assert wrote == [runs.RECORDS_FILE, runs.SUMMARY_FILE, "summary.csv", "report.md"]
+    assert wrote == [runs.RECORDS_FILE, runs.SUMMARY_FILE, "summary.csv", "report.md", "index.html"]
     assert (folder / "throughput.png").read_bytes() == old_plot and (folder / "notes.txt").read_text() == "mine\n"
 
 
@@ -634,9 +629,8 @@ def test_a_run_with_no_download_at_target_says_so_instead_of_empty_tables(tmp_pa
         d["start_ms"], d["end_ms"] = 1_700_000_000_000 + i * 2000, 1_700_000_000_000 + i * 2000 + 1900
     summary = summary_of(records, sent=len(records))
     output = io.StringIO()
-    monkeypatch.setattr(report, "console", Console(file=output, width=80))
-    monkeypatch.setattr(tables, "console", Console(file=output, width=80))
-    report.show(summary)
+    console = Console(file=output, width=80)
+    terminal.show(report.sections(summary), console)
     text = output.getvalue()
     assert report.NONE_AT_TARGET in text and report.AT_TARGET_TITLE not in text and report.EVERY_DOWNLOAD_TITLE in text
     assert "the most one ran at was 1 of 4" in " ".join(text.split())

@@ -16,7 +16,7 @@ from test_workloads import calls
 
 from fanout.workloads.download import across as crossrun, endpoint_ips, report
 from fanout import insights
-from fanout.results import run_folders as runs, stats, tables
+from fanout.results import run_folders as runs, stats, tables, terminal
 from fanout.workloads.download import compare as download_compare
 from fanout.workloads.latency import report as latency_report
 
@@ -38,18 +38,21 @@ def results(tmp_path, monkeypatch):
 
 
 @pytest.fixture
-def printed(monkeypatch):
-    """A recording console of 80 columns for every report, and each table printed on it as
-    (title, rows, the text it printed): the real print_table runs, its input is kept."""
-    console = Console(width=WIDTH, record=True, file=io.StringIO())
-    for module in (tables, report, crossrun, download_compare):
-        monkeypatch.setattr(module, "console", console)
+def console():
+    """A recording console of 80 columns, the reports' terminal."""
+    return Console(width=WIDTH, record=True, file=io.StringIO())
+
+
+@pytest.fixture
+def printed(monkeypatch, console):
+    """Each table printed on `console` as (title, rows, the text it printed): the real
+    print_table runs, its input is kept."""
     shown, real = [], tables.print_table
 
-    def keep(title, rows, note="", labels=None):
-        before = len(console.export_text(clear=False))
-        real(title, rows, note, labels)
-        shown.append((title, rows, console.export_text(clear=False)[before:]))
+    def keep(on, title, rows, note="", labels=None):
+        before = len(on.export_text(clear=False))
+        real(on, title, rows, note, labels)
+        shown.append((title, rows, on.export_text(clear=False)[before:]))
 
     monkeypatch.setattr(tables, "print_table", keep)
     return shown
@@ -82,15 +85,15 @@ def rows_with(labels: dict, percentiles=PERCENTILES) -> list[list]:
     return [header, *([memory, *labels.values(), 40, *figures] for memory in (512, 10240))]
 
 
-def test_a_table_that_fits_is_printed_whole_and_once(printed):
-    tables.print_table("Throughput", rows_with({}, (50, 99)))
+def test_a_table_that_fits_is_printed_whole_and_once(printed, console):
+    tables.print_table(console, "Throughput", rows_with({}, (50, 99)))
     [(_, _, text)] = printed
     assert text.count("Throughput") == 1 and "row 1" not in text
     assert_whole(printed)
 
 
-def test_a_wide_table_splits_its_figures_beside_the_repeated_labels(printed):
-    tables.print_table("Throughput", rows_with({}, range(1, 13)))
+def test_a_wide_table_splits_its_figures_beside_the_repeated_labels(printed, console):
+    tables.print_table(console, "Throughput", rows_with({}, range(1, 13)))
     [(_, _, text)] = printed
     assert "Throughput (1 of 2)" in text and "Throughput (2 of 2)" in text
     first, second = text.split("Throughput (2 of 2)")
@@ -100,8 +103,8 @@ def test_a_wide_table_splits_its_figures_beside_the_repeated_labels(printed):
     assert_whole(printed)
 
 
-def test_labels_too_long_to_share_a_table_give_way_to_numbered_rows_and_a_key(printed):
-    tables.print_table("Throughput", rows_with({"strategy": LONG_STRATEGY}))
+def test_labels_too_long_to_share_a_table_give_way_to_numbered_rows_and_a_key(printed, console):
+    tables.print_table(console, "Throughput", rows_with({"strategy": LONG_STRATEGY}))
     [(_, _, text)] = printed
     figures, key = text.split(tables.KEY_TITLE)
     assert "(1 of" not in figures and LONG_STRATEGY not in figures  # the figures fit in one table, by number
@@ -110,9 +113,9 @@ def test_labels_too_long_to_share_a_table_give_way_to_numbered_rows_and_a_key(pr
     assert_whole(printed)
 
 
-def test_a_column_wider_than_the_console_is_printed_whole_rather_than_clipped(printed):
+def test_a_column_wider_than_the_console_is_printed_whole_rather_than_clipped(printed, console):
     wide = "x" * (WIDTH + 10)
-    tables.print_table("Wide", [["n", "value"], [1, wide]])
+    tables.print_table(console, "Wide", [["n", "value"], [1, wide]])
     assert wide in printed[0][2]
 
 
@@ -125,7 +128,7 @@ LONG_CELLS = [DOWNLOAD.Cell(memory, limit, size, strategy, tag)
                                                          (512, 4, 1024 * MIB, "download_file", LONG_TAG)]]  # fmt: skip
 
 
-def test_one_runs_report_keeps_every_table_whole(printed):
+def test_one_runs_report_keeps_every_table_whole(printed, console):
     records, _ = synthetic_records(per_cell=40, cell_keys=LONG_CELLS)
     records = with_addresses(records)
     events = [{"timestamp": 1_700_000_000_000 + i, "message": f"REPORT RequestId: {i}\tDuration: 812.34 ms\tBilled "
@@ -133,7 +136,7 @@ def test_one_runs_report_keeps_every_table_whole(printed):
     summary = summary_of(records, sent=len(records), lambda_report=report_lines(events))
     summary["endpoint_ips"] = table_of(records)
     summary["endpoint_ips_excluded"] = endpoint_ips.excluded([r for r in records if r["event"] == "download"])
-    report.show(summary)
+    terminal.show(report.sections(summary), console)
     titles = {title for title, _, _ in printed}
     assert {*(title + report.AT_TARGET_TITLE for title, _ in report.METRICS.values()), report.EVERY_DOWNLOAD_TITLE,
             "Achieved concurrency", report.ENDPOINT_TITLE, "Lambda REPORT lines"} <= titles  # fmt: skip
@@ -149,17 +152,17 @@ def long_runs(tag: str, first: int, median_s: float) -> list[str]:
             for i, (memory, limit, strategy) in enumerate(cells)]  # fmt: skip
 
 
-def test_the_report_across_runs_keeps_every_table_whole_and_names_each_statistic(printed, tmp_path):
+def test_the_report_across_runs_keeps_every_table_whole_and_names_each_statistic(printed, console, tmp_path):
     ids = long_runs(LONG_TAG, 1, 0.5) + long_runs("arm", 4, 0.5)
-    crossrun.show(crossrun.build(ids, tmp_path / "out", "t"))
+    terminal.show(crossrun.sections(crossrun.build(ids, tmp_path / "out", "t")), console)
     assert_whole(printed)
     [(_, ci_rows, _)] = [entry for entry in printed if "95% CIs" in entry[0]]
     assert ci_rows[0][-4:] == ["p50 MB/s", "p50 95% CI", "p99 MB/s", "p99 95% CI"]
 
 
-def test_compare_keeps_every_table_whole_with_a_flag_column_and_its_legend(printed):
+def test_compare_keeps_every_table_whole_with_a_flag_column_and_its_legend(printed, console):
     a, b = long_runs(LONG_TAG, 1, 0.5), long_runs("after-the-sdk-upgrade", 4, 0.25)
-    download_compare.show(download_compare.compare(a, b))
+    terminal.show(download_compare.sections(download_compare.compare(a, b)), console)
     assert_whole(printed)
     assert [title for title, _, _ in printed] == [f"{name} throughput (MB/s, decimal)" for name in stats.CI_STATISTICS]
     for _, rows, text in printed:
@@ -181,19 +184,21 @@ def latency_run(number: int, reps: int) -> str:
     return run_id
 
 
-def test_latency_reports_keep_every_table_whole(printed, tmp_path):
+def test_latency_reports_keep_every_table_whole(printed, console, tmp_path):
     ids = [latency_run(1, 12), latency_run(2, 100)]
-    latency_report.across(ids, tmp_path / "across", "sweep 20260101T000000Z-abcdef (fresh execution environments)")
+    across = latency_report.across(ids, tmp_path / "across", "sweep 20260101T000000Z-abcdef (fresh execution environments)")
+    terminal.show(latency_report.across_sections(across), console)
     records = [json.loads(line) for line in (runs.run_dir(ids[0]) / "records.jsonl").read_text().splitlines()]
     events = [{"timestamp": 1_700_000_000_000 + i, "message": json.dumps(r)} for i, r in enumerate(records)]
     summary = {
-        "run": {"run_id": ids[0], "backend": "local", "stack": {"stack": "s"}}, "network": "measured on AWS",
+        "run": {"run_id": ids[0], "backend": "local", "stack": {"stack": "s", "memory": 1024}, "parameters": {}},
+        "network": "measured on AWS",
         "units": latency_report.UNITS, "percentiles": "exact", "ci_method": stats.CI_METHOD,
         "counts": {"sent": 1, "seqs_done": 1, "calls": len(records), "in_query": len(records), "error_records": 0},
         "dead_lettered": [], "rows": insights.evaluate(insights.load_query(latency_report.QUERY), events).rows,
         "ratios": latency_report.ratios(records),
     }  # fmt: skip
-    latency_report.show(summary)
+    terminal.show(latency_report.sections(summary), console)
     titles = [title for title, _, _ in printed]
     assert "Latency by run, class, measure and size (s)" in titles and "Express / Standard, ratio of medians" in titles
     assert "express: get first byte (s)" in titles

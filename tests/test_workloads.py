@@ -157,7 +157,7 @@ def test_the_report_files_carry_the_ratio_and_the_network_label(results):  # noq
     summary = latency_summary(3)
     written = latency_report.write(summary)
     folder = runs.run_dir(LATENCY_RUN)
-    assert [path.name for path in written] == ["records.jsonl", "summary.json", "latency.csv", "latency.png", "report.md"]
+    assert [path.name for path in written] == ["records.jsonl", "summary.json", "latency.csv", "latency.png", "report.md", "index.html"]
     markdown = (folder / "report.md").read_text()
     assert LABEL in markdown and LABEL in (folder / "latency.csv").read_text()
     assert "Express / Standard" in markdown and stats.CI_METHOD in markdown
@@ -169,7 +169,7 @@ def test_a_saved_latency_run_reports_from_its_files_byte_for_byte(results, tmp_p
     monkeypatch.setenv("FANOUT_HOME", str(tmp_path / "home"))  # no emulator, no stack
     summary = latency_summary(4)
     runs.save(summary["run"])
-    reporting.render(runs.as_saved(summary), show=False)  # as the run's first report wrote it
+    reporting.render(runs.as_saved(summary))  # as the run's first report wrote it
     folder = runs.run_dir(LATENCY_RUN)
     before = {path.name: path.read_bytes() for path in folder.iterdir()}
     assert cli.main(["report", "--backend", "local", "--stack", "s", "--run", LATENCY_RUN]) == 0

@@ -9,7 +9,7 @@ closing the delivery.
 
 import json
 
-from fanout.results import cells, run_folders as runs
+from fanout.results import cells, run_folders as runs, sections
 from fanout.cloud import costs
 from fanout.common import registry as workloads
 from fanout.workloads.base import Driver, Plan
@@ -75,8 +75,9 @@ class ToyDriver(Driver):
     def build_report(self, stack, record: dict) -> dict:
         return {"run": record, "records": []}
 
-    def show_report(self, summary: dict) -> None:
+    def report_sections(self, summary: dict) -> sections.Report:
         """Nothing to show: its records are the report."""
+        return sections.Report(f"toy run {summary['run']['run_id']}", "")
 
     def write_report(self, summary: dict, plots_too: bool = True) -> list:
         return runs.write_summary(summary)

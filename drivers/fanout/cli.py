@@ -31,6 +31,7 @@ COMMAND_MODULES = (
     "fanout.stages.query",
     "fanout.stages.report",
     "fanout.stages.compare",
+    "fanout.stages.open_page",
     "fanout.stages.demo",
     "fanout.stages.sweep",
     "fanout.stages.study",

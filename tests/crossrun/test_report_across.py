@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from rich.console import Console
 
-from fanout.results import concurrency, run_folders as runs, tables
+from fanout.results import concurrency, run_folders as runs, tables, terminal
 from fanout.workloads.download import across as crossrun, report
 from fanout.common.errors import FanoutError
 
@@ -161,10 +161,7 @@ def test_files_and_plots_are_written(four_runs, tmp_path):
 def test_console_fits_80_columns(four_runs, tmp_path, monkeypatch):
     buffer = io.StringIO()
     narrow = Console(file=buffer, width=80)
-    monkeypatch.setattr(crossrun, "console", narrow)
-    monkeypatch.setattr(report, "console", narrow)
-    monkeypatch.setattr(tables, "console", narrow)  # the tables print there
-    crossrun.show(crossrun.build([rid for rid, _ in four_runs.values()], tmp_path / "out", "t"))
+    terminal.show(crossrun.sections(crossrun.build([rid for rid, _ in four_runs.values()], tmp_path / "out", "t")), narrow)
     lines = buffer.getvalue().splitlines()
     assert max(map(len, lines)) <= 80
     assert sum("simulated network: none" in line for line in lines) >= 5

@@ -17,8 +17,6 @@ from rich.table import Table
 
 from fanout.results import cells
 
-console = Console()
-
 ROW_NUMBER = "row"  # the header of the row numbers that stand in for long labels
 KEY_TITLE = "Row key"  # the title of the table of what each row number stands for
 
@@ -38,44 +36,44 @@ def label_count(header: list) -> int:
     return next((i for i, name in enumerate(header) if str(name) not in titles), len(header))
 
 
-def print_table(title: str, rows: list[list], note: str = "", labels: int | None = None) -> None:
-    """Print `rows` as laid out for the console's width, then the note (units, definitions) as
-    text: as a caption it would wrap at the table's width. `labels`: how many leading columns
+def print_table(console: Console, title: str, rows: list[list], note: str = "", labels: int | None = None) -> None:
+    """Print `rows` on `console` as laid out for its width, then the note (units, definitions)
+    as text: as a caption it would wrap at the table's width. `labels`: how many leading columns
     label the rows (label_count by default)."""
-    for part_title, part in layout(title, rows, label_count(rows[0]) if labels is None else labels, console.width):
+    for part_title, part in layout(console, title, rows, label_count(rows[0]) if labels is None else labels):
         console.print(part_title, style="table.title", markup=False, highlight=False)  # a table's wraps at its width
-        needed = _width(part)  # wider than the console only when one column alone is
+        needed = _width(console, part)  # wider than the console only when one column alone is
         console.print(part, width=max(console.width, needed), crop=False)
     if note:
         console.print(f"  {note}", style="dim", highlight=False)
 
 
-def layout(title: str, rows: list[list], labels: int, width: int) -> list[tuple[str, Table]]:
-    """The tables that show `rows` within `width`, each with its title.
+def layout(console: Console, title: str, rows: list[list], labels: int) -> list[tuple[str, Table]]:
+    """The tables that show `rows` within the console's width, each with its title.
 
     The whole table when it fits; else the figure columns split over the fewest tables that
     each fit beside the row labels, or beside row numbers when that takes fewer tables: the
     labels then follow in a key table (row number and labels, laid out the same way)."""
     header, body = [str(name) for name in rows[0]], [[fmt(value) for value in row] for row in rows[1:]]
     figures = range(labels, len(header))
-    labelled = _parts(title, header, body, range(labels), figures, labels, width)
+    labelled = _parts(console, title, header, body, range(labels), figures, labels)
     if labels == 0 or not body:
         return labelled
     header, body = [ROW_NUMBER, *header], [[str(i), *row] for i, row in enumerate(body, start=1)]  # column i is i + 1
-    numbered = _parts(title, header, body, [0], [i + 1 for i in figures], labels + 1, width)
-    if _fits(labelled, width) and (len(labelled) <= len(numbered) or not _fits(numbered, width)):
+    numbered = _parts(console, title, header, body, [0], [i + 1 for i in figures], labels + 1)
+    if _fits(console, labelled) and (len(labelled) <= len(numbered) or not _fits(console, numbered)):
         return labelled
-    return numbered + _parts(KEY_TITLE, header, body, [0], range(1, labels + 1), labels + 1, width)
+    return numbered + _parts(console, KEY_TITLE, header, body, [0], range(1, labels + 1), labels + 1)
 
 
-def _parts(title: str, header: list[str], body: list[list[str]], keep, spread, left: int,
-           width: int) -> list[tuple[str, Table]]:
-    """The columns `spread` over as few tables as fit `width`, each beside the columns `keep`
+def _parts(console: Console, title: str, header: list[str], body: list[list[str]], keep, spread,
+           left: int) -> list[tuple[str, Table]]:
+    """The columns `spread` over as few tables as fit the console's width, each beside the columns `keep`
     (greedily, in order); a column too wide to fit even alone gets a table of its own."""
     groups: list[list[int]] = [[]]
     for column in spread:
         trial = groups[-1] + [column]
-        if groups[-1] and _width(_table(header, body, [*keep, *trial], left)) > width:
+        if groups[-1] and _width(console, _table(header, body, [*keep, *trial], left)) > console.width:
             groups.append([column])
         else:
             groups[-1] = trial
@@ -95,12 +93,12 @@ def _table(header: list[str], body: list[list[str]], columns: list[int], left: i
     return table
 
 
-def _width(table: Table) -> int:
+def _width(console: Console, table: Table) -> int:
     return console.measure(table, options=console.options.update(width=10_000)).maximum
 
 
-def _fits(parts: list[tuple[str, Table]], width: int) -> bool:
-    return all(_width(part) <= width for _, part in parts)
+def _fits(console: Console, parts: list[tuple[str, Table]]) -> bool:
+    return all(_width(console, part) <= console.width for _, part in parts)
 
 
 def markdown_table(rows: list[list]) -> str:

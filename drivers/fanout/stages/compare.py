@@ -6,7 +6,9 @@ comparing is a capability of its driver (`compare(a_ids, b_ids)`, fanout.common.
 workload that cannot be compared says so in its own words.
 """
 
-from fanout.results import concurrency
+from rich.console import Console
+
+from fanout.results import concurrency, terminal
 from fanout.stages import report as reporting
 from fanout.common.errors import UsageError
 
@@ -27,5 +29,5 @@ def run(args) -> int:
                          "a run id, 'latest' or sweep:<id|latest>, several comma-separated")  # fmt: skip
     a, b = reporting.resolve_all(args.a), reporting.resolve_all(args.b)
     at_target = concurrency.AT_TARGET_FRACTION if args.at_target is None else args.at_target
-    reporting.workload_of(a + b).driver().compare(a, b, at_target)
+    terminal.show(reporting.workload_of(a + b).driver().compare(a, b, at_target), Console())
     return 0

@@ -22,7 +22,7 @@ from rich.console import Console
 from fanout.stages import deploy, fire, report as reporting, wait
 from fanout.common import interrupts
 from fanout.cloud import params, terraform
-from fanout.results import run_folders as runs
+from fanout.results import run_folders as runs, terminal
 from fanout.cloud import strategies
 from fanout.local.emulator import control
 from fanout.local.network import options as network_options
@@ -87,7 +87,9 @@ def experiment(inputs: params.DeployParams, multiplier: int, timings: dict, opti
         # hosts the function meanwhile
         accounting = wait.wait(deployed, record, WAIT_TIMEOUT, host=True, network=network)
     with _step("report", timings):
-        reporting.render(reporting.fetch(deployed, runs.load(record["run_id"])))  # its tables, files and plots
+        summary = reporting.fetch(deployed, runs.load(record["run_id"]))
+        terminal.show(reporting.sections_of(summary), console)  # its tables
+        reporting.render(summary)  # its files and plots
         folder = runs.run_dir(record["run_id"])
     return accounting, record, folder
 

@@ -5,11 +5,12 @@ summary.json, written by an earlier report), redrawn without the stack, its logs
 logs expire and a redeployed stack has new ones, so the saved records are the run's record. With
 `--refresh`, or for a run never reported, its workload's `build_report(stack, record)` reads the
 logs, and is refused when it found fewer records than were saved. Either way the workload's
-`show_report` and `write_report` draw the same summary, so the files come out byte for byte the
-same. Across runs (`--runs ID,ID,...`, `--sweep ID`, and a sweep's closing report): the runs' one
-workload's `report_across(run_ids, folder, title)` (fanout.common.registry), from the saved records;
-runs of different workloads share no report. Nothing here knows what a workload measures: every
-driver draws its own tables.
+`write_report` and `report_sections` draw the same summary, so the files come out byte for byte
+the same. Across runs (`--runs ID,ID,...`, `--sweep ID`, and a sweep's closing report): the runs'
+one workload's `report_across(run_ids, folder, title)` (fanout.common.registry), from the saved
+records; runs of different workloads share no report. Nothing here knows what a workload
+measures: every driver builds its own sections (fanout.results.sections); the functions here
+return them and only `run`, the command, prints.
 """
 
 import hashlib
@@ -17,14 +18,12 @@ from pathlib import Path
 
 from rich.console import Console
 
-from fanout.results import concurrency, run_folders as runs, sweep_folders as sweeps
+from fanout.results import concurrency, run_folders as runs, sections, sweep_folders as sweeps, terminal
 from fanout.common import paths, registry as workloads
 from fanout.cloud import stack as stacks
 from fanout.common.errors import FanoutError, UsageError
 
 SWEEP_PREFIX = "sweep:"
-
-console = Console()
 
 
 def register(subparsers) -> None:
@@ -41,29 +40,32 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
+    console = Console()
     at_target = concurrency.AT_TARGET_FRACTION if args.at_target is None else args.at_target
     if args.runs is not None:
-        return report_runs(args.runs, at_target)
+        terminal.show(report_runs(args.runs, at_target), console)
+        return 0
     if args.sweep is not None:
-        report_sweep(sweeps.load(args.sweep), at_target)
+        terminal.show(report_sweep(sweeps.load(args.sweep), at_target), console)
         return 0
     record = runs.load(args.run)
-    summary = saved_or_fetched(record, args)
+    summary = saved_or_fetched(record, args, say=lambda line: console.print(line, highlight=False))
     if args.at_target is not None:  # else the saved report's own: redrawn byte for byte
         summary["at_target_fraction"] = args.at_target
+    terminal.show(sections_of(summary), console)
     written = render(summary)
     console.print(f"wrote {', '.join(path.name for path in written)}", highlight=False)
     console.print(f"  to {runs.run_dir(record['run_id'])}", highlight=False)
     return 0
 
 
-def saved_or_fetched(record: dict, args) -> dict:
-    """The run's saved report summary; from its logs (on the stack of `args`) with --refresh or
-    when it has none."""
+def saved_or_fetched(record: dict, args, say) -> dict:
+    """The run's saved report summary (saying so with `say`); from its logs (on the stack of
+    `args`) with --refresh or when it has none."""
     saved = None if args.refresh else runs.load_summary(record["run_id"])
     if saved is not None:
-        console.print(f"run {record['run_id']}: its saved report ({len(saved['records'])} records), logs not read; "
-                      f"{runs.refresh_hint(record['run_id'])} reads them again", highlight=False)  # fmt: skip
+        say(f"run {record['run_id']}: its saved report ({len(saved['records'])} records), logs not read; "
+            f"{runs.refresh_hint(record['run_id'])} reads them again")  # fmt: skip
         return saved
     stack = stacks.from_args(args)
     runs.check_same_stack(record, stack)
@@ -82,34 +84,41 @@ def fetch(stack, record: dict) -> dict:
     return summary
 
 
-def render(summary: dict, show: bool = True, plots_too: bool = True) -> list[Path]:
-    """The run's report drawn by its workload: printed (`show`), and its files written; returns
-    the paths written."""
-    driver = workloads.of_run(summary["run"]).driver()
-    if show:
-        driver.show_report(summary)
-    return driver.write_report(summary, plots_too)
+def render(summary: dict, plots_too: bool = True) -> list[Path]:
+    """The run's report files drawn by its workload (`plots_too` False: without the plots, as a
+    sweep's cell); returns the paths written."""
+    return workloads.of_run(summary["run"]).driver().write_report(summary, plots_too)
+
+
+def sections_of(summary: dict) -> sections.Report:
+    """The run's report as its workload shows it on the terminal."""
+    return workloads.of_run(summary["run"]).driver().report_sections(summary)
 
 
 def report_across(run_ids: list[str], folder: Path, title: str, at_target: float = concurrency.AT_TARGET_FRACTION) -> dict:
-    """The runs' workload's report across them, printed and written into `folder`; `at_target`:
+    """The runs' workload's report across them, written into `folder`; its summary. `at_target`:
     which downloads the tables keep (fanout.results.concurrency)."""
     return workload_of(run_ids).driver().report_across(run_ids, folder, title, at_target)
 
 
-def report_sweep(manifest: dict, at_target: float = concurrency.AT_TARGET_FRACTION) -> dict:
-    """The report across a sweep's runs, written next to its manifest, and printed."""
+def across(run_ids: list[str], folder: Path, title: str, at_target: float = concurrency.AT_TARGET_FRACTION) -> sections.Report:
+    """report_across, and its report as the terminal shows it."""
+    summary = report_across(run_ids, folder, title, at_target)
+    return workload_of(run_ids).driver().across_sections(summary, folder)
+
+
+def report_sweep(manifest: dict, at_target: float = concurrency.AT_TARGET_FRACTION) -> sections.Report:
+    """The report across a sweep's runs, written next to its manifest; what the terminal shows."""
     environments = ("warm environments kept between the cells of one deployment" if manifest["keep_warm"]
                     else "fresh execution environments for every cell")  # fmt: skip
     title = f"sweep {manifest['sweep_id']} ({environments})"
-    return report_across(sweep_runs(manifest), sweeps.sweep_dir(manifest["sweep_id"]), title, at_target)
+    return across(sweep_runs(manifest), sweeps.sweep_dir(manifest["sweep_id"]), title, at_target)
 
 
-def report_runs(refs: str, at_target: float = concurrency.AT_TARGET_FRACTION) -> int:
+def report_runs(refs: str, at_target: float = concurrency.AT_TARGET_FRACTION) -> sections.Report:
     """`fanout report --runs`: resolve the refs, report into results/across/<id>/."""
     run_ids = resolve_all(refs)
-    report_across(run_ids, across_dir(run_ids), "s3-fanout report across runs", at_target)
-    return 0
+    return across(run_ids, across_dir(run_ids), "s3-fanout report across runs", at_target)
 
 
 def runs_of(ref: str) -> list[str]:

@@ -293,7 +293,7 @@ def show_list() -> None:
     for name in names():
         study = load(name)
         rows += [estimate_row(study, "aws"), estimate_row(study, "local")]
-    tables.print_table("Studies (make study STUDY=<name> [BACKEND=aws] [LOCAL=1])", rows,
+    tables.print_table(console, "Studies (make study STUDY=<name> [BACKEND=aws] [LOCAL=1])", rows,
                        "USD: the AWS estimate of fanout.cloud.costs (the local backend is free); minutes: downloads at "
                        "the assumed 75 MiB/s with the queue mapping's ramp, plus deploys; a local run takes longer "
                        "by the network scale it picks. Sources: docs/studies.md", labels=2)  # fmt: skip
@@ -345,7 +345,7 @@ def write_report(study: Study, manifest: dict) -> Path:
     for line in lines:
         console.print(line, highlight=False)
     for part in parts:
-        tables.print_table(part.title, part.rows, part.caption, labels=len(study.reference.rows) if part is parts[0] else 1)
+        tables.print_table(console, part.title, part.rows, part.caption, labels=len(study.reference.rows) if part is parts[0] else 1)
     folder = paths.results_dir() / REPORT_DIR / study.name / manifest["sweep_id"]
     folder.mkdir(parents=True, exist_ok=True)
     path = runs.write_text(folder / "report.md", compared.markdown(study.title, lines, parts))

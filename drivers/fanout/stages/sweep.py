@@ -40,7 +40,7 @@ from fanout.cloud import account, costs, credentials, params, terraform
 from fanout.stages import sweep_axes as axes, deploy, fire, report as reporting, wait
 from fanout.common import interrupts, registry as workloads
 from fanout.cloud import pins
-from fanout.results import run_folders as runs, sweep_folders as sweeps
+from fanout.results import run_folders as runs, sweep_folders as sweeps, terminal
 from fanout.cloud import stack as stacks
 from fanout.local.emulator import control
 from fanout.common.errors import FanoutError, UsageError
@@ -369,7 +369,7 @@ def _run_cell(manifest: dict, cell: dict, deployment: _Deployment, purge_first: 
     with _timed("idle", timings):
         wait_idle(stack, hosted, stack.timeout + IDLE_SLACK_SECONDS)
     with _timed("report", timings):
-        reporting.render(reporting.fetch(stack, runs.load(record["run_id"])), show=False, plots_too=False)
+        reporting.render(reporting.fetch(stack, runs.load(record["run_id"])), plots_too=False)
     cell.update(status="done", finished=sweeps.now(), accounting=accounting.as_dict())
     _mark_run(record["run_id"], "done")
     sweeps.save(manifest)
@@ -476,7 +476,7 @@ def _describe(cell: axes.CellParams) -> str:
 def finish(manifest: dict, started_emulator: bool = False) -> None:
     """The report across the sweep's runs, then --destroy-after (stopping the emulator instead
     when this command started it, see deploy.tear_down)."""
-    reporting.report_sweep(manifest)
+    terminal.show(reporting.report_sweep(manifest), console)
     if manifest["destroy_after"]:
         deploy.tear_down(manifest["backend"], manifest["stack"], started_emulator)
     console.print(f"manifest: {sweeps.sweep_dir(manifest['sweep_id']) / sweeps.SWEEP_FILE}", highlight=False)

@@ -5,6 +5,7 @@ deploy call, each with a default, so that a workload implements only what it nee
 import importlib
 from dataclasses import dataclass
 
+from fanout.results import sections
 from fanout.cloud import costs
 from fanout.common.errors import UsageError
 
@@ -23,7 +24,8 @@ class Driver:
     """A workload's driver. `name` is its registry name; `report_module` the module (imported
     when a report is asked for: it loads numpy, scipy and matplotlib, which every command would
     otherwise pay for at start-up) whose build(stack, record), show(summary) and
-    write(summary, plots_too) report one run."""
+    write(summary, plots_too) report one run, and sections(summary) is its report as
+    fanout.results.sections for the terminal."""
 
     name = ""
     report_module = ""
@@ -71,20 +73,24 @@ class Driver:
         """The run's report summary from its logs and queries."""
         return self._report().build(stack, record)
 
-    def show_report(self, summary: dict) -> None:
-        """The report's tables on the console."""
-        self._report().show(summary)
+    def report_sections(self, summary: dict) -> sections.Report:
+        """The report as the terminal shows it (its files are drawn from the same sections)."""
+        return self._report().sections(summary)
 
     def write_report(self, summary: dict, plots_too: bool = True) -> list:
         """The report's files and (unless a sweep's cell, `plots_too` False) plots; their paths."""
         return self._report().write(summary, plots_too)
 
     def report_across(self, run_ids: list[str], folder, title: str, at_target: float | None = None) -> dict:
-        """The tables across runs (a sweep's closing report), printed and written into `folder`."""
+        """The report across runs (a sweep's closing report), written into `folder`; its summary."""
         raise UsageError(f"the {self.name} workload has no report across runs")
 
-    def compare(self, a_ids: list[str], b_ids: list[str], at_target: float | None = None) -> None:
-        """`fanout compare A B` of its runs."""
+    def across_sections(self, summary: dict, folder) -> sections.Report:
+        """report_across's summary as the terminal shows it."""
+        return sections.Report(summary.get("title", ""), summary.get("network", ""))
+
+    def compare(self, a_ids: list[str], b_ids: list[str], at_target: float | None = None) -> sections.Report:
+        """`fanout compare A B` of its runs, as the terminal shows it."""
         raise UsageError(f"the {self.name} workload has no compare")
 
     def _report(self):

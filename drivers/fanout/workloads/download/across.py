@@ -21,7 +21,8 @@ the architecture and the network the run was made under (both from run.json, so 
 differ only there are not pooled). Tables show as
 columns only the cell fields that vary; the others are printed once above them.
 
-Writes into the output folder: cells.csv, cells.json, report.md and fanout.workloads.download.across_plots' PNGs.
+Writes into the output folder: cells.csv, cells.json, report.md, index.html and
+fanout.workloads.download.across_plots' PNGs.
 """
 
 import platform
@@ -31,9 +32,8 @@ from pathlib import Path
 import matplotlib
 import numpy as np
 import scipy
-from rich.console import Console
-
-from fanout.results import cells, concurrency, pressure, run_cost, run_folders as runs, stats, tables
+from fanout.results import cells, concurrency, pressure, report_files, run_cost, run_folders as runs, stats, tables
+from fanout.results.sections import FILES, TERMINAL, Figures, Heading, Report, Table, Text, Warnings, sentence
 from fanout.workloads.download import across_plots as crossplots, endpoint_ips, report
 from fanout.local import network
 from fanout.common import registry as workloads
@@ -42,8 +42,6 @@ from fanout.common.sizes import format_size
 CELLS = cells.of(workloads.get("download"))  # the download workload's cells
 
 UNITS = "seconds: wall clock, measured in the function; MB/s = bytes / s / 10^6; Mbit/s = 8 x MB/s (decimal)"
-
-console = Console()
 
 
 TITLES = {  # cell field -> short column title (tables must fit 80 columns)
@@ -69,15 +67,6 @@ class Run:
     @property
     def run_id(self) -> str:
         return self.record["run_id"]
-
-
-def report_across(run_ids: list[str], folder: Path, title: str,
-                  at_target: float = concurrency.AT_TARGET_FRACTION) -> dict:  # fmt: skip
-    """The download workload's report across runs (fanout.stages.report): built, printed, written."""
-    summary = build(run_ids, folder, title, at_target)
-    show(summary)
-    console.print(f"wrote cells.csv, cells.json, report.md and plots to {folder}", highlight=False)
-    return summary
 
 
 def load(run_id: str) -> Run:
@@ -319,36 +308,67 @@ def _run_summary(run: Run, own: set[CELLS.Cell]) -> dict:
 ACCOUNTING_NOTE = "complete: sent = done + failed + dead-lettered, from run.json (`fanout wait`)"
 CI_COLUMNS = [f"mb_per_s_{name}_ci_{end}" for name in stats.CI_STATISTICS for end in ("low", "high")]
 AT_TARGET_TITLE = " (downloads at target)"  # after each statistics table's title: what its n counts
+CI_TITLE = "Throughput (MB/s): median and p99 with 95% CIs" + AT_TARGET_TITLE
 CELL_COLUMNS = ["n_all", "n_excluded", "target", "peak_concurrency", "steady_mean_concurrency", "cold_starts",
                 "cold_start_share", "errors", "lambda_billed_usd", "lambda_estimated_usd", "bill_over_estimate",
                 *report.PRESSURE_COLUMNS,
                 "sent", "done", "failed", "dead_lettered", "in_flight", "complete"]  # fmt: skip
 
 
-def show(summary: dict) -> None:
-    """The console tables, one per metric, the intervals, and concurrency with the accounting,
-    each laid out for the console's width by fanout.results.tables (row label: the varying fields)."""
-    network_text = summary["network"]
-    console.print(f"[bold]{summary['title']}[/]: {len(summary['runs'])} runs, {len(summary['cells'])} cells; {network_text}",
-                  highlight=False)  # fmt: skip
+def sections(summary: dict, images: tuple = (), folder: Path | None = None) -> Report:
+    """The report as sections (fanout.results.sections): how it was made and the methods (files),
+    a table per metric, the intervals, concurrency, accounting, cost and pressure, each labelled
+    by the cell fields that vary, and `images`; on the terminal, what it wrote into `folder`."""
+    network_text, labels = summary["network"], len(summary["varying"])
     shared = [name for name in CELLS.across if name not in summary["varying"] and name != "network"]
-    if summary["cells"] and shared:
-        console.print(f"every cell: {cell_label(summary['cells'][0], shared)}", highlight=False)
-    shown = [(title + AT_TARGET_TITLE, metric_rows(summary, metric), f"{caption}; {network_text}")
-             for metric, (title, caption) in report.METRICS.items()]  # fmt: skip
-    shown += [
-        ("Throughput (MB/s): median and p99 with 95% CIs" + AT_TARGET_TITLE, ci_rows(summary),
-         f"{stats.CI_METHOD}; {network_text}"),
-        ("Achieved concurrency", concurrency_rows(summary), concurrency_note(summary)),
-        ("Accounting", accounting_rows(summary), ACCOUNTING_NOTE),
-        ("Lambda cost (USD)", cost_rows(summary), COST_NOTE),
-        (report.PRESSURE_TITLE, pressure_rows(summary), pressure.NOTE),
-    ]
-    for title, rows, note in shown:
-        tables.print_table(title, rows, note, labels=len(summary["varying"]))
-    console.print(f"percentiles: {stats.PERCENTILE_METHOD}; {UNITS}", highlight=False)
-    for warning in summary["warnings"]:
-        console.print(f"[bold red]WARNING:[/] {warning}", highlight=False)
+    every = cell_label(summary["cells"][0], shared) if summary["cells"] and shared else ""
+    blocks = [Text(f"{summary['title']}: {len(summary['runs'])} runs, {len(summary['cells'])} cells; {network_text}",
+                   "bold", only=TERMINAL),
+              *([Text(f"every cell: {every}", only=TERMINAL)] if every else []),
+              *_how(summary, every), Warnings(tuple(summary["warnings"]), only=FILES)]  # fmt: skip
+    for metric, (title, caption) in report.METRICS.items():
+        note = f"{caption}; {network_text}"
+        blocks.append(Table(title + AT_TARGET_TITLE, metric_rows(summary, metric), note, sentence(note), labels=labels))
+    ci_note = f"{stats.CI_METHOD}; {network_text}"
+    blocks += [
+        Table(CI_TITLE, ci_rows(summary), ci_note, sentence(ci_note), labels=labels),
+        Table("Achieved concurrency", concurrency_rows(summary), concurrency_note(summary),
+              sentence(concurrency_note(summary).capitalize()), labels=labels),
+        Table("Accounting", accounting_rows(summary), ACCOUNTING_NOTE, sentence(ACCOUNTING_NOTE), labels=labels),
+        Table("Lambda cost (USD)", cost_rows(summary), COST_NOTE, sentence(COST_NOTE), labels=labels),
+        Table(report.PRESSURE_TITLE, pressure_rows(summary), pressure.NOTE, sentence(pressure.NOTE.replace("\n  ", " ")),
+              labels=labels),
+    ]  # fmt: skip
+    if summary.get("endpoint_ips"):
+        blocks.append(Table(report.ENDPOINT_TITLE, endpoint_rows(summary),
+                            caption=sentence(f"{endpoint_ips.FLAG_NOTE}; {network_text}"), only=FILES))  # fmt: skip
+    blocks += [Text(f"percentiles: {stats.PERCENTILE_METHOD}; {UNITS}", only=TERMINAL),
+               Warnings(tuple(summary["warnings"]), only=TERMINAL), Figures(tuple(images))]  # fmt: skip
+    if folder is not None:
+        blocks.append(Text(f"wrote cells.csv, cells.json, report.md, index.html and plots to {folder}", only=TERMINAL))
+    return Report(summary["title"], network_text, blocks)
+
+
+def _how(summary: dict, every: str) -> list:
+    """The files' account of the runs (a table of them), what made the report, and the methods."""
+    runs_table = [["run", "backend", "stack", "network", "cells", "downloads", "msgs/s sent", "version"]]
+    runs_table += [[r["run_id"], r["backend"], r["stack"], r["network"], r["cells"], r["downloads"],
+                    r["send_rate_per_s"], r["version"]] for r in summary["runs"]]  # fmt: skip
+    methods = summary["methods"]
+    return [
+        Text(f"Figures: {summary['network']}.", only=FILES),
+        Heading("How it was made"),
+        Table("Runs", runs_table, headed=False, only=FILES),
+        Text(f"Report made by s3-fanout {summary['version']} ({summary['environment']})."
+             + (f" Every cell: {every}." if every else ""), only=FILES),
+        Heading("Methods"),
+        Text(f"- Units: {methods['units']}.\n- Percentiles: {methods['percentiles']}.\n"
+             f"- Confidence intervals (median and p99 of MB/s per cell): {methods['confidence_intervals']}.\n"
+             f"- Achieved concurrency: peak and time-weighted mean over the {methods['steady_window']}, per run.",
+             only=FILES),
+        Text(f"- Every statistic is over the {methods['at_target']} (the table of achieved concurrency counts those "
+             "left out); the plot of throughput against concurrency shows every download.", only=FILES),
+    ]  # fmt: skip
 
 
 def cell_label(row: dict, names) -> str:
@@ -441,7 +461,7 @@ def accounting_rows(summary: dict) -> list[list]:
 
 
 def write(summary: dict, out_dir: Path) -> Path:
-    """cells.json (the summary less the samples), cells.csv, the plots and report.md."""
+    """cells.json (the summary less the samples), cells.csv, the plots, report.md and index.html."""
     out_dir.mkdir(parents=True, exist_ok=True)
     runs.write_json(out_dir / "cells.json", {key: value for key, value in summary.items() if key != "samples"})
     statistics = [f"{metric}_{stat}" for metric in report.METRICS for stat in report.STATS]
@@ -449,48 +469,8 @@ def write(summary: dict, out_dir: Path) -> Path:
     runs.write_csv(out_dir / "cells.csv", columns, [dict(row, runs=" ".join(row["runs"])) for row in summary["cells"]],
                    "ignore")  # fmt: skip
     images = crossplots.draw(summary, out_dir, cell_label)
-    runs.write_text(out_dir / "report.md", markdown(summary, images))
+    report_files.write(sections(summary, tuple(images)), out_dir)
     return out_dir
-
-
-def markdown(summary: dict, images: list[Path]) -> str:
-    network_text = summary["network"]
-    shared = [name for name in CELLS.across if name not in summary["varying"] and name != "network"]
-    runs_table = [["run", "backend", "stack", "network", "cells", "downloads", "msgs/s sent", "version"]]
-    runs_table += [[r["run_id"], r["backend"], r["stack"], r["network"], r["cells"], r["downloads"],
-                    r["send_rate_per_s"], r["version"]] for r in summary["runs"]]  # fmt: skip
-    methods = summary["methods"]
-    parts = [
-        f"# {summary['title']}",
-        f"Figures: {network_text}.",
-        "## How it was made",
-        tables.markdown_table(runs_table),
-        f"Report made by s3-fanout {summary['version']} ({summary['environment']})."
-        + (f" Every cell: {cell_label(summary['cells'][0], shared)}." if summary["cells"] and shared else ""),
-        "## Methods",
-        f"- Units: {methods['units']}.\n- Percentiles: {methods['percentiles']}.\n"
-        f"- Confidence intervals (median and p99 of MB/s per cell): {methods['confidence_intervals']}.\n"
-        f"- Achieved concurrency: peak and time-weighted mean over the {methods['steady_window']}, per run.",
-        f"- Every statistic is over the {methods['at_target']} (the table of achieved concurrency counts those left "
-        "out); the plot of throughput against concurrency shows every download.",
-    ]
-    parts += [f"**Warning:** {w}" for w in summary["warnings"]]
-    for metric, (title, caption) in report.METRICS.items():
-        parts += [f"## {title}{AT_TARGET_TITLE}", f"{caption}; {network_text}.",
-                  tables.markdown_table(metric_rows(summary, metric))]
-    parts += ["## Throughput (MB/s): median and p99 with 95% confidence intervals" + AT_TARGET_TITLE,
-              f"{stats.CI_METHOD}; {network_text}.", tables.markdown_table(ci_rows(summary)),
-              "## Achieved concurrency", concurrency_note(summary).capitalize() + ".",
-              tables.markdown_table(concurrency_rows(summary)),
-              "## Accounting", f"{ACCOUNTING_NOTE}.", tables.markdown_table(accounting_rows(summary)),
-              "## Lambda cost (USD)", f"{COST_NOTE}.", tables.markdown_table(cost_rows(summary)),
-              f"## {report.PRESSURE_TITLE}", pressure.NOTE.replace("\n  ", " ") + ".",
-              tables.markdown_table(pressure_rows(summary))]  # fmt: skip
-    if summary.get("endpoint_ips"):
-        parts += [f"## {report.ENDPOINT_TITLE}", f"{endpoint_ips.FLAG_NOTE}; {network_text}.",
-                  tables.markdown_table(endpoint_rows(summary))]  # fmt: skip
-    parts += ["## Plots"] + [f"![{image.stem}]({image.name})" for image in images]
-    return "\n\n".join(parts) + "\n"
 
 
 def endpoint_rows(summary: dict) -> list[list]:

@@ -15,9 +15,8 @@ own); the flag column says whether that interval excludes 0. Its legend says wha
 row is not: evidence that nothing changed (the interval then spans 0 and may be wide).
 """
 
-from rich.console import Console
-
 from fanout.results import cells, concurrency, stats, tables
+from fanout.results.sections import Report, Table, Text
 from fanout.workloads.download import across as crossrun
 from fanout.common import registry as workloads
 from fanout.common.errors import FanoutError
@@ -27,8 +26,6 @@ FLAG_TITLE = "CI excl. 0"  # the flag column's header; its values are "yes", "no
 FLAG_LEGEND = (f"{FLAG_TITLE}: yes when the {stats.CONFIDENCE:.0%} CI of B - A excludes 0 (lies wholly above or "
                "below it); no (the CI spans 0) is not evidence that nothing changed: changes out to the CI's ends "
                "remain plausible")  # fmt: skip
-
-console = Console()
 
 
 def compare(a_ids: list[str], b_ids: list[str], at_target: float = concurrency.AT_TARGET_FRACTION) -> dict:
@@ -103,21 +100,19 @@ def change_rows(result: dict, name: str) -> list[list]:
     return rows
 
 
-def show(result: dict) -> None:
+def sections(result: dict) -> Report:
+    """The comparison as the terminal shows it (fanout.results.sections): the sides, a table per
+    statistic, the cells found on one side only, and the methods."""
+    lines = []
     for side in ("a", "b"):
         label = f" ({result[side]['label']})" if result[side]["label"] else ""
-        console.print(f"{side.upper()}: {', '.join(result[side]['runs'])}{label}; {'; '.join(result[side]['network'])}",
-                      highlight=False)  # fmt: skip
+        lines.append(f"{side.upper()}: {', '.join(result[side]['runs'])}{label}; {'; '.join(result[side]['network'])}")
     fields = result["match_on"]
-    console.print(f"cells matched on: {', '.join(crossrun.TITLES[f] for f in fields) or 'nothing (one cell a side)'}",
-                  highlight=False)  # fmt: skip
+    lines.append(f"cells matched on: {', '.join(crossrun.TITLES[f] for f in fields) or 'nothing (one cell a side)'}")
     networks = sorted({*result["a"]["network"], *result["b"]["network"]})
     network = networks[0] if len(networks) == 1 else "networks differ, see A and B"
-    for name in stats.CI_STATISTICS:
-        tables.print_table(f"{name} throughput (MB/s, decimal)", change_rows(result, name), f"{FLAG_LEGEND}; {network}",
-                           labels=len(fields))  # fmt: skip
-    for side in ("a", "b"):
-        for label in result[f"only_in_{side}"]:
-            console.print(f"only in {side.upper()}: {label}", highlight=False)
-    console.print(f"CI: {result['method']}; percentiles: {stats.PERCENTILE_METHOD}", highlight=False)
-    console.print(f"over the {result['downloads']}", highlight=False)
+    shown = [Table(f"{name} throughput (MB/s, decimal)", change_rows(result, name), f"{FLAG_LEGEND}; {network}",
+                   labels=len(fields)) for name in stats.CI_STATISTICS]  # fmt: skip
+    after = [f"only in {side.upper()}: {label}" for side in ("a", "b") for label in result[f"only_in_{side}"]]
+    after += [f"CI: {result['method']}; percentiles: {stats.PERCENTILE_METHOD}", f"over the {result['downloads']}"]
+    return Report("compare", network, [*map(Text, lines), *shown, *map(Text, after)])

@@ -9,6 +9,7 @@ fanout.cloud.pins: the stack's default strategy is a deploy input of every stack
 from dataclasses import dataclass
 
 from fanout.results import concurrency
+from fanout.results.sections import Report
 from fanout.cloud import costs
 from fanout.cloud import pins, strategies
 from fanout.workloads.base import Driver, Plan
@@ -100,13 +101,18 @@ class DownloadDriver(Driver):
         return _estimate(count, cell, strategies.parse(cell.strategy))
 
     def report_across(self, run_ids: list[str], folder, title: str, at_target: float = concurrency.AT_TARGET_FRACTION) -> dict:
-        """The tables across runs (fanout.workloads.download.across), over the downloads at target, printed and written into `folder`."""
+        """The tables across runs (fanout.workloads.download.across), over the downloads at target, written into `folder`."""
         from fanout.workloads.download import across as crossrun
 
-        return crossrun.report_across(run_ids, folder, title, at_target)
+        return crossrun.build(run_ids, folder, title, at_target)
 
-    def compare(self, a_ids: list[str], b_ids: list[str], at_target: float = concurrency.AT_TARGET_FRACTION) -> None:
+    def across_sections(self, summary: dict, folder) -> Report:
+        from fanout.workloads.download import across as crossrun
+
+        return crossrun.sections(summary, folder=folder)
+
+    def compare(self, a_ids: list[str], b_ids: list[str], at_target: float = concurrency.AT_TARGET_FRACTION) -> Report:
         """`fanout compare`: the change in median and p99 throughput per matching cell, with CIs."""
         from fanout.workloads.download import compare as download_compare
 
-        download_compare.show(download_compare.compare(a_ids, b_ids, at_target))
+        return download_compare.sections(download_compare.compare(a_ids, b_ids, at_target))

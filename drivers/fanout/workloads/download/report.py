@@ -30,10 +30,10 @@ Across runs, the download workload's report is fanout.workloads.download.across'
 import re
 import textwrap
 import time
+from dataclasses import replace
 
-from rich.console import Console
-
-from fanout.results import cells, concurrency, deadletters, pressure, run_cost, log_records as run_logs, run_folders as runs, stats, tables
+from fanout.results import cells, concurrency, deadletters, pressure, report_files, run_cost, log_records as run_logs, run_folders as runs, stats, tables
+from fanout.results.sections import FILES, TERMINAL, Figures, Heading, Report, Table, Text, Warnings, sentence
 from fanout.workloads.download import endpoint_ips, plots
 from fanout import insights
 from fanout.local import network
@@ -82,8 +82,6 @@ PRESSURE_COLUMNS = ("keys", "retries", "slowdowns", "throttled_downloads", "cpu_
 PRESSURE_HEADERS = ("keys", "retries", "503s", "dl with 503", "CPU/wall p50", "CPU share", "flags")  # theirs, in order
 STAT_COLUMN = re.compile(r"^(?P<metric>.+)_(?P<stat>min|max|avg|p\d+)$")
 REPORT_LINE_SLACK_MS = 10_000  # REPORT lines follow the last record by the invocation's end
-
-console = Console()
 
 
 def build(stack, record: dict) -> dict:
@@ -252,52 +250,77 @@ def warnings(summary: dict) -> list[str]:
 # ---- output ----------------------------------------------------------------------------------
 
 
-def show(summary: dict) -> None:
+def sections(summary: dict, images: tuple = ()) -> Report:
+    """The report as sections (fanout.results.sections): the terminal's few lines and the files'
+    account of how the run was made, the tables at target, the other tables, and `images`."""
     at_target(summary)  # before anything is drawn or written: the summary keeps it
-    run = summary["run"]
-    console.print(f"[bold]run {run['run_id']}[/] on the {run['backend']} backend, stack {run['stack']['stack']!r}")
-    console.print(f"[bold]{summary['network']}[/]", highlight=False)
-    first, *sets = sdk_lines(summary)
-    console.print("\n".join([first, *(textwrap.fill(line, 78, initial_indent="  ", subsequent_indent="    ")
-                                      for line in sets)]), highlight=False)  # fmt: skip
-    if run.get("sweep"):
-        console.print(sweep_note(run["sweep"]), highlight=False)
     varying = CELLS.varying([CELLS.key(cell) for cell in summary["cells"]])
-    shared = tuple(name for name in CELLS.fields if name not in varying)
-    if summary["cells"] and shared:
-        console.print(f"{'cell' if len(summary['cells']) == 1 else 'every cell'}: {CELLS.label(summary['cells'][0], shared)}",
-                      highlight=False)  # fmt: skip
-    part = at_target(summary)
-    if not any(cell["n"] for cell in part["cells"]):
-        console.print(f"[bold]{NONE_AT_TARGET}[/]", highlight=False)
-    for metric, (title, caption) in METRICS.items() if any(cell["n"] for cell in part["cells"]) else ():
-        tables.print_table(title + AT_TARGET_TITLE, _metric_rows(part["cells"], metric, varying), caption)
-    tables.print_table(EVERY_DOWNLOAD_TITLE, _metric_rows(summary["cells"], "mb_per_s", varying), EVERY_DOWNLOAD_NOTE)
-    tables.print_table("Achieved concurrency", _concurrency_rows(summary, varying), _concurrency_note(summary))
-    tables.print_table(PRESSURE_TITLE, _pressure_rows(summary["cells"], varying), pressure.NOTE, labels=len(varying))
-    for title, rows in strategy_tables(summary["strategies"]):
-        if len(rows) > 2:  # one strategy: the tables above already say it all
-            tables.print_table(title, rows, STRATEGY_NOTE)
+    shared = tuple(i for i, name in enumerate(CELLS.fields) if name not in varying)  # on the terminal, said once
+    blocks = [*_terminal_header(summary, varying), *_how(summary),
+              Warnings(tuple(warnings(summary)), only=FILES)]  # fmt: skip
+    at = at_target(summary)["cells"]
+    if not any(cell["n"] for cell in at):
+        blocks.append(Text(NONE_AT_TARGET, "bold"))
+    for metric, (title, caption) in METRICS.items() if any(cell["n"] for cell in at) else ():
+        blocks.append(Table(title + AT_TARGET_TITLE, _metric_rows(at, metric), note=caption, shared=shared))
+    blocks += [
+        Table(EVERY_DOWNLOAD_TITLE, _metric_rows(summary["cells"], "mb_per_s"), note=EVERY_DOWNLOAD_NOTE,
+              caption=sentence(EVERY_DOWNLOAD_NOTE.capitalize()), shared=shared),
+        Table("Achieved concurrency", _concurrency_rows(summary), note=_concurrency_note(summary),
+              caption=sentence(_concurrency_note(summary, " ").capitalize()), shared=shared),
+        Table(PRESSURE_TITLE, _pressure_rows(summary["cells"]), note=pressure.NOTE, caption=sentence(pressure.NOTE),
+              labels=len(CELLS.fields), shared=shared),
+    ]  # fmt: skip
+    for title, rows in strategy_tables(summary["strategies"]):  # one strategy: the tables above say it all
+        blocks.append(Table(title, rows, note=STRATEGY_NOTE, caption=sentence(STRATEGY_NOTE),
+                            only=None if len(rows) > 2 else FILES))  # fmt: skip
     for name, (title, caption) in QUERY_TABLES.items():
         if summary[name]:
             rows, common = query_rows(summary[name])
+            note = "; ".join(filter(None, [common, caption]))
             labels = rows[0].index(METRIC_COLUMN) + 1 if METRIC_COLUMN in rows[0] else 0
-            tables.print_table(title, rows, "; ".join(filter(None, [common, caption])), labels)
+            blocks.append(Table(title, rows, note=note, caption=note, labels=labels))
     if summary["ground_truth"]:
-        show_truth(summary["ground_truth"])
-    if endpoint_ips.compares(summary.get("endpoint_ips", [])):  # one address per cell: nothing to compare
-        tables.print_table(ENDPOINT_TITLE, endpoint_ips.rows_for_display(summary["endpoint_ips"], varying),
-                           _endpoint_note(summary), labels=len(varying) + 1)  # the cell, then the address
+        blocks.append(truth_table(summary["ground_truth"]))
+    if summary.get("endpoint_ips"):  # on the terminal only when a cell has several addresses to compare
+        note = _endpoint_note(summary)
+        blocks.append(Table(ENDPOINT_TITLE, endpoint_ips.rows_for_display(summary["endpoint_ips"], CELLS.fields),
+                            note=note, caption=sentence(note), labels=len(CELLS.fields) + 1, shared=shared,
+                            only=None if endpoint_ips.compares(summary["endpoint_ips"]) else FILES))  # fmt: skip
+    return Report(f"s3-fanout run {summary['run']['run_id']}", summary["network"],
+                                  [*blocks, *_closing(summary), Figures(tuple(images))])  # fmt: skip
+
+
+def _terminal_header(summary: dict, varying: tuple[str, ...]) -> list:
+    """The terminal's first lines: the run, its network, SDK, sweep cell, and the cell values
+    every row shares (its tables then leave those columns out)."""
+    run = summary["run"]
+    first, *sets = sdk_lines(summary)
+    lines = [Text(f"run {run['run_id']} on the {run['backend']} backend, stack {run['stack']['stack']!r}", "bold"),
+             Text(summary["network"], "bold"),
+             Text("\n".join([first, *(textwrap.fill(line, 78, initial_indent="  ", subsequent_indent="    ")
+                                      for line in sets)]))]  # fmt: skip
+    if run.get("sweep"):
+        lines.append(Text(sweep_note(run["sweep"])))
+    shared = tuple(name for name in CELLS.fields if name not in varying)
+    if summary["cells"] and shared:
+        which = "cell" if len(summary["cells"]) == 1 else "every cell"
+        lines.append(Text(f"{which}: {CELLS.label(summary['cells'][0], shared)}"))
+    return [replace(line, only=TERMINAL) for line in lines]
+
+
+def _closing(summary: dict) -> list:
+    """The terminal's last lines (counts, methods, cost, warnings) and the files' cost section."""
     c = summary["counts"]
-    console.print(
-        f"sent {c['sent']}: download records {c['download_records']} ({c['seqs_downloaded']} seqs), "
-        f"error records {c['error_records']}, dead-lettered {len(summary['dead_lettered'])}", highlight=False
-    )
-    console.print(f"percentiles: {_percentiles(summary)}", highlight=False)
-    for line in run_cost.lines(summary["cost"]) if "cost" in summary else []:  # runs reported before it existed
-        console.print(line, highlight=False)
-    for warning in warnings(summary):
-        console.print(f"[bold red]WARNING:[/] {warning}")
+    lines = [f"sent {c['sent']}: download records {c['download_records']} ({c['seqs_downloaded']} seqs), "
+             f"error records {c['error_records']}, dead-lettered {len(summary['dead_lettered'])}",
+             f"percentiles: {_percentiles(summary)}",
+             *(run_cost.lines(summary["cost"]) if "cost" in summary else [])]  # runs reported before it existed
+    blocks = [*(Text(line, only=TERMINAL) for line in lines), Warnings(tuple(warnings(summary)), only=TERMINAL)]
+    if "cost" in summary:
+        blocks += [Heading("Cost"), Text("\n".join(f"- {line.strip()}" for line in run_cost.lines(summary["cost"])),
+                                         only=FILES), Text(run_cost.NOTE, only=FILES)]  # fmt: skip
+    return blocks
 
 
 def sdk_lines(summary: dict) -> list[str]:
@@ -338,10 +361,10 @@ def query_rows(rows: list[dict]) -> tuple[list[list], str]:
     return table, ", ".join(f"{c} {tables.fmt(rows[0][c])}" for c in shared)
 
 
-def show_truth(rows: list[dict]) -> None:
-    """The ground-truth table (fanout.local.network.truth rows) and its notes, within 80 columns."""
-    notes = "\n  ".join([TRUTH_NOTE, *_truth_notes(rows)])
-    tables.print_table("Ground truth", _truth_rows(rows), notes, labels=2)  # memory size and parameter
+def truth_table(rows: list[dict]) -> Table:
+    """The ground-truth table (fanout.local.network.truth rows), its notes below it."""
+    return Table("Ground truth", _truth_rows(rows), note=TRUTH_NOTE, caption=sentence(TRUTH_NOTE.capitalize()),
+                 footnotes=tuple(_truth_notes(rows)), labels=2)  # memory size and parameter
 
 
 def _truth_rows(rows: list[dict]) -> list[list]:
@@ -460,10 +483,11 @@ def write(summary: dict, plots_too: bool = True) -> list:
             for cell in _cells(summary)]  # fmt: skip
     written.append(runs.write_csv(folder / "summary.csv", CSV_COLUMNS, rows, "ignore"))
     images = plots.draw(summary, folder) if plots_too else []
-    return [*written, *images, runs.write_text(folder / "report.md", markdown(summary, images))]
+    return [*written, *images, *report_files.write(sections(summary, tuple(images)), folder)]
 
 
-def markdown(summary: dict, images: list) -> str:
+def _how(summary: dict) -> list:
+    """The files' account of how the run was made, its units and methods."""
     run, c = summary["run"], summary["counts"]
     s, p = run["stack"], run["parameters"]
     how = [
@@ -482,41 +506,11 @@ def markdown(summary: dict, images: list) -> str:
     ]
     if run.get("sweep"):
         how.append(f"- {sweep_note(run['sweep'])}")
-    parts = [
-        f"# s3-fanout run {run['run_id']}",
-        "## How the run was made",
+    texts = [
         "\n".join(how),
         "Units: download time in seconds (wall clock, measured in the function); throughput in decimal "
         "units, MB/s = bytes / s / 10^6 and Mbit/s = 8 x MB/s (the field `mbps` of records.jsonl is Mbit/s).",
         f"Percentiles: {_percentiles(summary, ' ')}.",
         f"Tables at target: over the {at_target(summary)['definition']}; the table of every download follows them.",
     ]
-    parts += [f"**Warning:** {w}" for w in warnings(summary)]
-    at = at_target(summary)["cells"]
-    parts += [] if any(cell["n"] for cell in at) else [f"**{NONE_AT_TARGET}**"]
-    for metric, (title, _) in METRICS.items() if any(cell["n"] for cell in at) else ():
-        parts += [f"## {title}{AT_TARGET_TITLE}", tables.markdown_table(_metric_rows(at, metric))]
-    parts += [f"## {EVERY_DOWNLOAD_TITLE}", EVERY_DOWNLOAD_NOTE.capitalize() + ".",
-              tables.markdown_table(_metric_rows(summary["cells"], "mb_per_s")),
-              "## Achieved concurrency", _concurrency_note(summary, " ").capitalize() + ".",
-              tables.markdown_table(_concurrency_rows(summary))]  # fmt: skip
-    parts += [f"## {PRESSURE_TITLE}", pressure.NOTE + ".", tables.markdown_table(_pressure_rows(summary["cells"]))]
-    for title, rows in strategy_tables(summary["strategies"]):
-        parts += [f"## {title}", STRATEGY_NOTE + ".", tables.markdown_table(rows)]
-    for name, (title, caption) in QUERY_TABLES.items():
-        if summary[name]:
-            rows, common = query_rows(summary[name])
-            note = "; ".join(filter(None, [common, caption]))
-            parts += [f"## {title}", *filter(None, [note]), tables.markdown_table(rows)]
-    if summary["ground_truth"]:
-        truth_rows = summary["ground_truth"]
-        parts += ["## Ground truth", f"{TRUTH_NOTE.capitalize()}.", tables.markdown_table(_truth_rows(truth_rows)),
-                  *_truth_notes(truth_rows)]
-    if summary.get("endpoint_ips"):
-        parts += [f"## {ENDPOINT_TITLE}", _endpoint_note(summary) + ".",
-                  tables.markdown_table(endpoint_ips.rows_for_display(summary["endpoint_ips"], CELLS.fields))]  # fmt: skip
-    if "cost" in summary:  # runs reported before it existed have none
-        parts += ["## Cost", "\n".join(f"- {line.strip()}" for line in run_cost.lines(summary["cost"])),
-                  run_cost.NOTE]
-    parts += ["## Plots"] + [f"![{image.stem}]({image.name})" for image in images]
-    return "\n\n".join(parts) + "\n"
+    return [Heading("How the run was made"), *(Text(text, only=FILES) for text in texts)]

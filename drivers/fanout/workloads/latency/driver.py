@@ -11,7 +11,7 @@ import math
 
 from fanout.cloud import costs
 from fanout.common import function_modules
-from fanout.results import tables
+from fanout.results.sections import Report
 from fanout.workloads.latency import storage as storage_classes
 from fanout.common.errors import UsageError
 from fanout.cloud.params import ephemeral_mib
@@ -128,15 +128,18 @@ class LatencyDriver(Driver):
         return dict(params.options or {})
 
     def report_across(self, run_ids: list[str], folder, title: str, at_target: float | None = None) -> dict:
-        """The tables across runs (a sweep's closing report), printed and written into `folder`.
-        `at_target` is download's: a latency call has no concurrency target to run at."""
+        """The tables across runs (a sweep's closing report), written into `folder`. `at_target`
+        is download's: a latency call has no concurrency target to run at."""
         from fanout.workloads.latency import report as latency_report
 
-        summary = latency_report.across(run_ids, folder, title)
-        tables.console.print(f"wrote cells.csv, cells.json, report.md to {folder}", highlight=False)
-        return summary
+        return latency_report.across(run_ids, folder, title)
 
-    def compare(self, a_ids: list[str], b_ids: list[str], at_target: float | None = None) -> None:
+    def across_sections(self, summary: dict, folder) -> Report:
+        from fanout.workloads.latency import report as latency_report
+
+        return latency_report.across_sections(summary, folder)
+
+    def compare(self, a_ids: list[str], b_ids: list[str], at_target: float | None = None) -> Report:
         """Not a capability of this workload: its runs are read side by side in one report."""
         raise UsageError(f"compare compares download throughput; these are {definition.NAME} runs: "
                          f"`make report RUNS={','.join(a_ids + b_ids)}` shows their tables side by side")

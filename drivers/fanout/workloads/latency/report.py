@@ -11,7 +11,8 @@ log-log: median latency against size per class and operation, with the p10-p90 b
 default percentiles, type 7), in milliseconds when every call took less than a second. Every
 output carries the run's network label.
 
-Writes into results/<run_id>/: records.jsonl, latency.csv, summary.json, report.md, latency.png.
+Writes into results/<run_id>/: records.jsonl, latency.csv, summary.json, report.md, index.html,
+latency.png.
 """
 
 import json
@@ -23,7 +24,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from fanout.results import cells, deadletters, figures, log_records as run_logs, run_folders as runs, stats, tables
+from fanout.results import cells, deadletters, figures, log_records as run_logs, report_files, run_folders as runs, stats
+from fanout.results.sections import FILES, TERMINAL, Figures, Report, Table, Text, Warnings, sentence
 from fanout import insights
 from fanout.local import network
 from fanout.common import registry as workloads
@@ -145,22 +147,38 @@ def warnings(summary: dict) -> list[str]:
     return result
 
 
-def show(summary: dict) -> None:
-    run, c = summary["run"], summary["counts"]
-    console = tables.console
-    console.print(f"[bold]run {run['run_id']}[/] (latency) on the {run['backend']} backend, stack {run['stack']['stack']!r}")
-    console.print(f"[bold]{summary['network']}[/]", highlight=False)
-    for storage, operation, field, title in groups(summary["rows"]):
-        table = size_table(summary["rows"], storage, operation, field)
-        tables.print_table(f"{storage}: {title} (s)", table)
+def sections(summary: dict, images: tuple = ()) -> Report:
+    """The report as sections (fanout.results.sections): on the terminal a narrow table per class
+    and measure, in the files one wide table by size; the ratios; the plot."""
+    run, c, p = summary["run"], summary["counts"], summary["run"]["parameters"]
+    options = p.get("workload_options", {})
+    found = warnings(summary)
+    blocks = [
+        Text(f"run {run['run_id']} (latency) on the {run['backend']} backend, stack {run['stack']['stack']!r}", "bold",
+             only=TERMINAL),
+        Text(summary["network"], "bold", only=TERMINAL),
+        Text(f"- **{summary['network']}**\n- backend {run['backend']}, stack {run['stack']['stack']!r}, "
+             f"{run['stack']['memory']} MB; sizes {options.get('sizes')}, reps {options.get('reps')}, "
+             f"storage {options.get('storage') or 'every deployed class'}\n- messages: {c['sent']} sent, "
+             f"{c['seqs_done']} done, {c['calls']} calls, {c['error_records']} error records, "
+             f"{len(summary['dead_lettered'])} dead-lettered", only=FILES),
+        Text(f"Units: {summary['units']}. Percentiles: {summary['percentiles']}.", only=FILES),
+        Warnings(tuple(found), only=FILES),
+    ]  # fmt: skip
+    blocks += [Table(f"{storage}: {title} (s)", size_table(summary["rows"], storage, operation, field), only=TERMINAL)
+               for storage, operation, field, title in groups(summary["rows"])]  # fmt: skip
+    blocks += [Table("Latency by size", wide_table(summary["rows"]), only=FILES)] if summary["rows"] else []
     if summary["ratios"]:
-        tables.print_table("Express / Standard, ratio of medians", ratio_table(summary["ratios"]),
-                           summary["ci_method"], labels=2)  # size and measure
-    console.print(f"sent {c['sent']}: {c['seqs_done']} done, {c['calls']} calls, error records {c['error_records']}, "
-                  f"dead-lettered {len(summary['dead_lettered'])}", highlight=False)  # fmt: skip
-    console.print(f"units: {summary['units']}; percentiles: {summary['percentiles']}", highlight=False)
-    for warning in warnings(summary):
-        console.print(f"[bold red]WARNING:[/] {warning}")
+        blocks.append(Table("Express / Standard, ratio of medians", ratio_table(summary["ratios"]), summary["ci_method"],
+                            sentence(summary["ci_method"]), labels=2))  # size and measure  # fmt: skip
+    blocks += [
+        Text(f"sent {c['sent']}: {c['seqs_done']} done, {c['calls']} calls, error records {c['error_records']}, "
+             f"dead-lettered {len(summary['dead_lettered'])}", only=TERMINAL),
+        Text(f"units: {summary['units']}; percentiles: {summary['percentiles']}", only=TERMINAL),
+        Warnings(tuple(found), only=TERMINAL),
+        Figures(tuple(images)),
+    ]  # fmt: skip
+    return Report(f"s3-fanout latency run {run['run_id']}", summary["network"], blocks)
 
 
 def write(summary: dict, plots_too: bool = True) -> list:
@@ -172,27 +190,7 @@ def write(summary: dict, plots_too: bool = True) -> list:
     written.append(runs.write_csv(folder / "latency.csv", columns,
                                   [dict(row, network=summary["network"]) for row in summary["rows"]]))
     images = [plot(summary, folder / "latency.png")] if summary["rows"] else []
-    return [*written, *images, runs.write_text(folder / "report.md", markdown(summary, images))]
-
-
-def markdown(summary: dict, images: list) -> str:
-    run, c, p = summary["run"], summary["counts"], summary["run"]["parameters"]
-    options = p.get("workload_options", {})
-    parts = [
-        f"# s3-fanout latency run {run['run_id']}",
-        f"- **{summary['network']}**\n- backend {run['backend']}, stack {run['stack']['stack']!r}, "
-        f"{run['stack']['memory']} MB; sizes {options.get('sizes')}, reps {options.get('reps')}, "
-        f"storage {options.get('storage') or 'every deployed class'}\n- messages: {c['sent']} sent, {c['seqs_done']} done, "
-        f"{c['calls']} calls, {c['error_records']} error records, {len(summary['dead_lettered'])} dead-lettered",
-        f"Units: {summary['units']}. Percentiles: {summary['percentiles']}.",
-    ]
-    parts += [f"**Warning:** {w}" for w in warnings(summary)]
-    parts += ["## Latency by size", tables.markdown_table(wide_table(summary["rows"]))] if summary["rows"] else []
-    if summary["ratios"]:
-        parts += ["## Express / Standard, ratio of medians", f"{summary['ci_method']}.",
-                  tables.markdown_table(ratio_table(summary["ratios"]))]  # fmt: skip
-    parts += ["## Plots"] + [f"![{image.stem}]({image.name})" for image in images]
-    return "\n\n".join(parts) + "\n"
+    return [*written, *images, *report_files.write(sections(summary, tuple(images)), folder)]
 
 
 def plot(summary: dict, path):
@@ -245,17 +243,26 @@ def across(run_ids: list[str], folder, title: str) -> dict:
                         rows.append({"run_id": run_id, "reps": options.get("reps"), "storage": storage, "measure": measure,
                                      "size": size, "n": described["n"], **{s: described[s] for s in STATS},
                                      "network": network.label(record)})  # fmt: skip
-    table = [["run", "reps", "storage", "measure", "size", "n", *STATS]]
-    table += [[r["run_id"], r["reps"], r["storage"], r["measure"], format_size(r["size"]), r["n"],
-               *(_seconds(r[s]) for s in STATS)] for r in rows]  # fmt: skip
-    labels = sorted({r["network"] for r in rows})
-    tables.console.print(f"[bold]{title}[/]: latency across {len(run_ids)} runs; {'; '.join(labels)}", highlight=False)
-    tables.print_table("Latency by run, class, measure and size (s)", table, UNITS, labels=5)  # run to size
+    summary = {"title": title, "runs": run_ids, "units": UNITS, "percentiles": stats.PERCENTILE_METHOD, "rows": rows}
     folder.mkdir(parents=True, exist_ok=True)
     runs.write_csv(folder / "cells.csv", list(rows[0]), rows)
-    summary = {"title": title, "runs": run_ids, "units": UNITS, "percentiles": stats.PERCENTILE_METHOD, "rows": rows}
     runs.write_text(folder / "cells.json", json.dumps(summary, indent=2) + "\n")
-    runs.write_text(folder / "report.md", "\n\n".join([f"# {title}", *(f"- **{label}**" for label in labels),
-                                                       f"Units: {UNITS}. Percentiles: {stats.PERCENTILE_METHOD}.",
-                                                       tables.markdown_table(table)]) + "\n")  # fmt: skip
+    report_files.write(across_sections(summary), folder)
     return summary
+
+
+def across_sections(summary: dict, folder=None) -> Report:
+    """across()'s summary as sections: the networks, the units, one table; on the terminal, what
+    it wrote into `folder`."""
+    table = [["run", "reps", "storage", "measure", "size", "n", *STATS]]
+    table += [[r["run_id"], r["reps"], r["storage"], r["measure"], format_size(r["size"]), r["n"],
+               *(_seconds(r[s]) for s in STATS)] for r in summary["rows"]]  # fmt: skip
+    labels = sorted({r["network"] for r in summary["rows"]})
+    blocks = [Text(f"{summary['title']}: latency across {len(summary['runs'])} runs; {'; '.join(labels)}", "bold",
+                   only=TERMINAL),
+              *(Text(f"- **{label}**", only=FILES) for label in labels),
+              Text(f"Units: {UNITS}. Percentiles: {stats.PERCENTILE_METHOD}.", only=FILES),
+              Table("Latency by run, class, measure and size (s)", table, UNITS, labels=5, headed=False)]  # run to size
+    if folder is not None:
+        blocks.append(Text(f"wrote cells.csv, cells.json, report.md, index.html to {folder}", only=TERMINAL))
+    return Report(summary["title"], "; ".join(labels), blocks)

@@ -18,6 +18,7 @@ from typing import Callable, NamedTuple
 import envelope
 import latency
 import measure
+import transfer
 
 
 class UnknownWorkload(Exception):
@@ -39,6 +40,7 @@ WORKLOADS = {
     # The environment as it is: latency checks its variables per message, so that a stack
     # deployed without it still runs the other workloads.
     latency.NAME: Workload(dict, latency.measure_message, latency.CONNECTIONS),
+    transfer.NAME: Workload(dict, transfer.measure_message, transfer.CONNECTIONS),
 }
 DEFAULT = "download"  # what a body without `workload` runs (bodies sent before fire named it)
 CONNECTIONS = max(workload.connections for workload in WORKLOADS.values())  # the shared client's pool

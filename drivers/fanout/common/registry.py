@@ -16,6 +16,7 @@ from fanout.common.workload import SHARED_CELL_FIELDS, SHARED_CELLS, CellField, 
 REGISTERED = (
     "download",
     "latency",
+    "transfer",
 )  # fmt: skip
 DEFAULT = "download"
 

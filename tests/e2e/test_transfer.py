@@ -5,30 +5,21 @@ import json
 
 import pytest
 
-from fanout import cli
-from fanout.cloud import package, params, stack, terraform
 from fanout.results import run_folders as runs, sweep_folders as sweeps
+
+from . import local_stack
 
 pytestmark = pytest.mark.slow
 
 STACK = "e2e-transfer"
+fanout = local_stack.command(STACK)
 MESSAGES = 2
 
 
 @pytest.fixture(scope="module")
 def deployed(emulator, tmp_path_factory):
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("FANOUT_RESULTS", str(tmp_path_factory.mktemp("results")))
-        inputs = params.parse(STACK, "us-east-1", 2, 512, "1KiB", "x86_64", "stream", 120)
-        try:
-            terraform.apply("local", STACK, inputs.variables(emulator, package.build(function="runner")))
-            yield stack.load("local", STACK)
-        finally:
-            terraform.destroy("local", STACK)
-
-
-def fanout(*argv: str) -> int:
-    return cli.main([*argv[:1], "--backend", "local", "--stack", STACK, *argv[1:]])
+    with local_stack.deployed(STACK, 120, emulator, tmp_path_factory) as deployed_stack:
+        yield deployed_stack
 
 
 def only_the_test_object_is_left(deployed):

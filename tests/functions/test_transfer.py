@@ -4,7 +4,6 @@ cleanup, FAN's shared upload, the abort on failure, and the parameters' rules.""
 import json
 import uuid
 
-import boto3
 import pytest
 
 from .support import lambda_context, load_function_module, log_records, sqs_event
@@ -20,12 +19,6 @@ def transfer(monkeypatch):
 @pytest.fixture
 def ops(transfer):
     return transfer.transfer_ops
-
-
-@pytest.fixture
-def s3(emulator):
-    return boto3.client("s3", endpoint_url=emulator, region_name="us-east-1", aws_access_key_id="test",
-                        aws_secret_access_key="test")  # fmt: skip
 
 
 @pytest.fixture

@@ -25,6 +25,19 @@ DEPTH       ?=
 FILE_SIZE   ?=
 FROM        ?=
 REMOTE_REGION ?=
+# A workload's tuning options (docs/workloads.md): OPERATION to METHOD
+OPERATION   ?=
+SIZE        ?=
+THREADS     ?=
+PART_SIZE   ?=
+THRESHOLD   ?=
+CLIENT      ?=
+FAN         ?=
+FILES       ?=
+DIRECTION   ?=
+PREFIXES    ?=
+CLIENT_PER_OBJECT ?=
+METHOD      ?=
 RUN         ?= latest
 RUNS        ?=
 SWEEP       ?=
@@ -93,7 +106,11 @@ AT_TARGET_ARG = $(if $(value AT_TARGET),--at-target $(call q,AT_TARGET))
 # sweep's lists.
 WORKLOAD_ARGS = $(if $(value WORKLOAD),--workload $(call q,WORKLOAD)) $(if $(value SIZES),--sizes $(call q,SIZES)) \
   $(if $(value REPS),--reps $(call q,REPS)) $(call opt,--jobs,JOBS) $(call opt,--block,BLOCK) $(call opt,--depth,DEPTH) \
-  $(call opt,--file-size,FILE_SIZE) $(call opt,--from,FROM)
+  $(call opt,--file-size,FILE_SIZE) $(call opt,--from,FROM) \
+  $(call opt,--operation,OPERATION) $(call opt,--size,SIZE) $(call opt,--threads,THREADS) \
+  $(call opt,--part-size,PART_SIZE) $(call opt,--threshold,THRESHOLD) $(call opt,--client,CLIENT) \
+  $(call opt,--fan,FAN) $(call opt,--files,FILES) $(call opt,--direction,DIRECTION) \
+  $(call opt,--prefixes,PREFIXES) $(call opt,--client-per-object,CLIENT_PER_OBJECT) $(call opt,--method,METHOD)
 # STRATEGY and STORAGE are deploy's variables too, so they may still be set when `make fire`
 # runs: fire gets them as options of the workloads that take them, marked --deploy-level, so
 # that a run of a workload without that option ignores them rather than refusing them. The
@@ -120,6 +137,8 @@ help: ## List the targets and the variables they read
 	  "(latency: e.g. SIZES=\"1 1KB 1MB 100MB\" REPS=10; fire's STORAGE: the deployed classes it measures)"
 	@echo "  "JOBS=$(call q,JOBS) BLOCK=$(call q,BLOCK) DEPTH=$(call q,DEPTH) FILE_SIZE=$(call q,FILE_SIZE) FROM=$(call q,FROM) \
 	  "(seqread: readers, bytes per GET, GETs in flight per job, each job's object, local or remote)"
+	@echo "  "OPERATION SIZE THREADS PART_SIZE THRESHOLD CLIENT FAN FILES DIRECTION PREFIXES CLIENT_PER_OBJECT METHOD \
+	  "(transfer: e.g. OPERATION=upload SIZE=64MiB THREADS=4 PART_SIZE=8MiB; docs/workloads.md)"
 	@echo "  "PIN=$(call q,PIN) "(fire: connect to one address of the bucket's endpoint, an IP, or auto: spread the"
 	@echo "    messages over the addresses it resolves to; TLS stays on the name; none: where DNS says; docs/strategies.md)"
 	@echo "  "MESSAGES=$(call q,MESSAGES) MULTIPLIER=$(call q,MULTIPLIER) RUN=$(call q,RUN) QUERY=$(call q,QUERY)
@@ -142,6 +161,7 @@ help: ## List the targets and the variables they read
 	@echo "  "STRATEGY a list separated by "';'" '("stream; ranged connections=4");' ORDER=$(call q,ORDER) "(or shuffled)"
 	@echo "  "PIN a list '("none auto 127.0.0.2")', one cell per value, none the unpinned one '(download workload)'
 	@echo "  "WORKLOAD=latency: SIZES lists separated by "';'" '("1 1KB; 1MB"),' REPS a list '("3 10")'
+	@echo "  "WORKLOAD=transfer: SIZE, THREADS, PART_SIZE, METHOD, CLIENT lists '("1 2 4 8")'
 	@echo "  "VERBOSE=$(call q,VERBOSE) "(deploy, destroy, sweep, demo: 1 shows Terraform's output, else written to the stack's terraform.log)"
 	@echo "  Unknown variables set on the command line are refused: quote a strategy with its options, STRATEGY=\"ranged connections=4\""
 	@echo "  "SEED=$(call q,SEED) KEEP_WARM=$(call q,KEEP_WARM) DESTROY_AFTER=$(call q,DESTROY_AFTER) YES=$(call q,YES) RESUME=$(call q,RESUME) "(a sweep id or latest)"

@@ -1,5 +1,6 @@
 # The function's execution role: read the stack's test objects, write and delete under the latency
-# workload's prefix (when it measures standard), consume the one queue, write the one log group.
+# workload's prefix (when it measures standard) and the transfer workload's, consume the one
+# queue, write the one log group.
 # Nothing else.
 
 resource "aws_iam_role" "downloader" {
@@ -50,6 +51,18 @@ resource "aws_iam_role_policy" "downloader" {
         Effect   = "Allow"
         Action   = ["logs:CreateLogStream", "logs:PutLogEvents"]
         Resource = "${local.log_group_arn}:*"
+      },
+      {
+        # The transfer workload (transfer.tf): its own objects under transfer/, deleted by the
+        # message that wrote them. Multipart uploads and copies are s3:PutObject (S3 authorises
+        # CreateMultipartUpload, UploadPart, UploadPartCopy, CompleteMultipartUpload and CopyObject
+        # with it; a copy's source with s3:GetObject); FAN's messages list the parts of their
+        # shared upload (ListParts) and abort it on failure.
+        Sid    = "TransferWorkloadObjects"
+        Effect = "Allow"
+        Action = ["s3:PutObject", "s3:GetObject", "s3:DeleteObject", "s3:AbortMultipartUpload",
+        "s3:ListMultipartUploadParts"]
+        Resource = local.transfer_object_arns
       },
       ], local.latency_standard ? [
       {

@@ -7,7 +7,6 @@ resource "aws_s3_bucket" "data" {
   #checkov:skip=CKV_AWS_144: one test object, uploaded again by `fanout deploy` whenever missing; a replica bucket in another region would double the cost for nothing
   #checkov:skip=CKV_AWS_21: the object is written only by `fanout deploy`; old versions would be billed and `destroy` would have to delete them too
   #checkov:skip=CKV2_AWS_62: nothing reacts to writes to a bucket holding one read-only test object
-  #checkov:skip=CKV2_AWS_61: the bucket lives exactly as long as the stack (`make destroy` empties and deletes it); no object ages out
   bucket = local.bucket_name
   # Destroy must leave nothing behind, including the test object.
   force_destroy = true

@@ -68,6 +68,18 @@ def check(data: dict) -> tuple[dict, list[str]]:
     return known, problems
 
 
+def opened(body: str, params_from_body) -> tuple[dict, object, dict]:
+    """A workload's message: (its envelope fields, its parameters from `params_from_body(data)`, the
+    fields each of its records carries: run_id, seq, experiment_tag and `params.fields()`).
+    Raises MalformedMessage for a bad envelope or parameter."""
+    data = load(body)
+    known, problems = check(data)
+    if problems:
+        raise MalformedMessage("; ".join(problems), known)
+    params = params_from_body(data)
+    return known, params, {name: known[name] for name in ("run_id", "seq", "experiment_tag")} | params.fields()
+
+
 def error_record(exc: Exception, fields: dict) -> dict:
     """The event="error" record: what failed, plus every field known at that point."""
     return {"event": "error", "error_type": type(exc).__name__, "error_message": str(exc), **fields}

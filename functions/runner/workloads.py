@@ -19,6 +19,7 @@ import envelope
 import latency
 import measure
 import seqread
+import transfer
 
 
 class UnknownWorkload(Exception):
@@ -41,6 +42,7 @@ WORKLOADS = {
     # deployed without it still runs the other workloads.
     latency.NAME: Workload(dict, latency.measure_message, latency.CONNECTIONS),
     seqread.NAME: Workload(dict, seqread.measure_message, seqread.CONNECTIONS),
+    transfer.NAME: Workload(dict, transfer.measure_message, transfer.CONNECTIONS),
 }
 DEFAULT = "download"  # what a body without `workload` runs (bodies sent before fire named it)
 CONNECTIONS = max(workload.connections for workload in WORKLOADS.values())  # the shared client's pool

@@ -7,13 +7,14 @@ import json
 
 import pytest
 
-from fanout import cli
-from fanout.cloud import package, params, stack, terraform
 from fanout.results import run_folders as runs, sweep_folders as sweeps
+
+from . import local_stack
 
 pytestmark = pytest.mark.slow
 
 STACK = "e2e-latency"
+fanout = local_stack.command(STACK)
 SIZES = [1, 10, 100, 1000, 10_000, 100_000, 1_000_000]
 REPS = 3
 MESSAGES = 4
@@ -21,18 +22,8 @@ MESSAGES = 4
 
 @pytest.fixture(scope="module")
 def deployed(emulator, tmp_path_factory):
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("FANOUT_RESULTS", str(tmp_path_factory.mktemp("results")))
-        inputs = params.parse(STACK, "us-east-1", 2, 512, "1KiB", "x86_64", "stream", 60)
-        try:
-            terraform.apply("local", STACK, inputs.variables(emulator, package.build(function="runner")))
-            yield stack.load("local", STACK)
-        finally:
-            terraform.destroy("local", STACK)
-
-
-def fanout(*argv: str) -> int:
-    return cli.main([*argv[:1], "--backend", "local", "--stack", STACK, *argv[1:]])
+    with local_stack.deployed(STACK, 60, emulator, tmp_path_factory) as deployed_stack:
+        yield deployed_stack
 
 
 def test_a_storage_class_the_stack_lacks_is_refused_at_fire(deployed, capsys):

@@ -36,6 +36,13 @@ def test_object(emulator):
 
 
 @pytest.fixture
+def s3(emulator):
+    """A client of the emulator, as a workload's core gets the handler's."""
+    return boto3.client("s3", endpoint_url=emulator, region_name="us-east-1", aws_access_key_id="test",
+                        aws_secret_access_key="test")  # fmt: skip
+
+
+@pytest.fixture
 def function_env(monkeypatch, emulator, test_object, tmp_path):
     """The environment Terraform gives the function, pointed at the emulator; returns it for edits."""
     for name in ("AWS_PROFILE", "POWERTOOLS_DEV", "AWS_LAMBDA_FUNCTION_MEMORY_SIZE"):

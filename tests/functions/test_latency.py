@@ -3,7 +3,6 @@
 import json
 import uuid
 
-import boto3
 import pytest
 
 from .support import lambda_context, load_function_module, log_records, sqs_event
@@ -12,12 +11,6 @@ from .support import lambda_context, load_function_module, log_records, sqs_even
 @pytest.fixture
 def latency(monkeypatch):
     return load_function_module("latency", monkeypatch)
-
-
-@pytest.fixture
-def s3(emulator):
-    return boto3.client("s3", endpoint_url=emulator, region_name="us-east-1", aws_access_key_id="test",
-                        aws_secret_access_key="test")  # fmt: skip
 
 
 @pytest.fixture

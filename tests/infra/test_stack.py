@@ -194,9 +194,13 @@ def test_role_grants_only_the_stacks_resources(deployed, function):
         for action in actions:
             granted.setdefault(action, []).extend(resources)
     latency_prefix = f"arn:aws:s3:::{deployed.bucket}/latency/*"  # the latency workload's objects
-    assert granted.pop("s3:GetObject") == [f"arn:aws:s3:::{deployed.bucket}/{deployed.object_key}", latency_prefix]
+    transfer_prefix = f"arn:aws:s3:::{deployed.bucket}/transfer/*"  # the transfer workload's
+    assert granted.pop("s3:GetObject") == [f"arn:aws:s3:::{deployed.bucket}/{deployed.object_key}", transfer_prefix,
+                                           latency_prefix]  # fmt: skip
     for action in ("s3:PutObject", "s3:DeleteObject"):
-        assert granted.pop(action) == [latency_prefix]
+        assert granted.pop(action) == [transfer_prefix, latency_prefix]
+    for action in ("s3:AbortMultipartUpload", "s3:ListMultipartUploadParts"):
+        assert granted.pop(action) == [transfer_prefix]
     for action in ("sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes"):
         assert granted.pop(action) == [deployed.queue_arn]
     for action in ("logs:CreateLogStream", "logs:PutLogEvents"):

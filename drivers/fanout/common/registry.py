@@ -17,6 +17,7 @@ REGISTERED = (
     "download",
     "latency",
     "seqread",
+    "transfer",
 )  # fmt: skip
 DEFAULT = "download"
 # What a workload declares, handed on: the stages and the results read it all through this module.

@@ -132,12 +132,7 @@ def measure_message(s3, environ, body: str, context: dict) -> list[dict]:
     records: list[dict] = []
     fields: dict = {}
     try:
-        data = envelope.load(body)
-        known, problems = envelope.check(data)
-        if problems:
-            raise envelope.MalformedMessage("; ".join(problems), known)
-        params = params_from_body(data)
-        fields = {name: known[name] for name in ("run_id", "seq", "experiment_tag")} | params.fields()
+        known, params, fields = envelope.opened(body, params_from_body)
         if known["inject_failure"]:
             raise envelope.InjectedFailure("the message asked to fail (inject_failure)")
         buckets = chosen_buckets(buckets_from_env(environ), params.storage)

@@ -1,0 +1,160 @@
+"""The transfer workload's driver: fire's options, the checks against the stack (memory, /tmp,
+the backend, FAN's groups), the cost (costs.py), the sweep's lists and the report (report.py).
+
+The parameters are defined once, in the function's transfer.py, loaded here as `definition`: a
+value is checked by the code that will run it, and its errors become one-line usage errors.
+"""
+
+import itertools
+import math
+
+from fanout.cloud import costs
+from fanout.cloud.params import MAX_EPHEMERAL_MIB, ephemeral_mib
+from fanout.common import function_modules
+from fanout.common.errors import UsageError
+from fanout.workloads.base import Driver, Plan
+from fanout.workloads.transfer import costs as transfer_costs
+
+definition = function_modules.load("transfer")
+Params = definition.Params
+OPTIONS = ("operation", "size", "threads", "part_size", "threshold", "client", "fan", "files", "direction",
+           "prefixes", "client_per_object", "method")  # fmt: skip
+SWEPT = ("size", "threads", "part_size", "method", "client")  # a sweep takes these as lists (spaces between)
+# What the function holds besides the data in flight: the runtime with boto3 and Powertools
+# (80-90 MB in Lambda's REPORT lines for a function like this one), with a little room; as latency's.
+MEMORY_HEADROOM_MIB = 100
+TMP_HEADROOM_MIB = 10
+
+
+def parse(given: dict) -> Params:
+    """The parameters from text as a user writes them; UsageError naming the bad value."""
+    try:
+        return definition.parse(given)
+    except definition.ParamError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def memory_needed_mib(p: Params) -> int:
+    """What one message holds in memory: THREADS parts in flight (the transfer manager reads each
+    part of the in-memory stream before sending it; the copy's source is uploaded so too), or one
+    small object, plus the headroom."""
+    if p.operation == "small-files":
+        held = p.size
+    elif p.operation == "upload" and not p.multipart:
+        held = 0  # one PutObject streams from the pattern
+    else:
+        held = (min(p.threads, p.parts) + 1) * min(p.part_size, p.size)
+    return math.ceil(held / 2**20) + MEMORY_HEADROOM_MIB
+
+
+def check_against(p: Params, backend: str, memory_mb: int, tmp_mib: int) -> None:
+    """Refuse what the deployed function cannot run: more memory than it has, a through-function
+    copy larger than its /tmp, CLIENT=crt against the emulator."""
+    needed = memory_needed_mib(p)
+    if needed > memory_mb:
+        raise UsageError(f"invalid SIZE {p.size} with THREADS {p.threads} and PART_SIZE {p.part_size}: needs a function of "
+                         f"at least {needed} MB ({MEMORY_HEADROOM_MIB} MB headroom), the stack has {memory_mb} MB: "
+                         f"redeploy with MEMORY={needed} or more")  # fmt: skip
+    if p.operation == "copy" and p.method == "through-function":
+        needed_tmp = math.ceil(p.size / 2**20) + TMP_HEADROOM_MIB
+        if needed_tmp > tmp_mib:
+            top = f" (Lambda's largest /tmp is {MAX_EPHEMERAL_MIB} MB)" if needed_tmp > MAX_EPHEMERAL_MIB else \
+                f": redeploy with OBJECT_SIZE={needed_tmp - TMP_HEADROOM_MIB}MiB or more, which sizes /tmp"
+            raise UsageError(f"invalid SIZE {p.size} with METHOD=through-function: the copy goes through /tmp, which holds "
+                             f"{tmp_mib - TMP_HEADROOM_MIB} MiB on this stack{top}")  # fmt: skip
+    if p.client == "crt" and p.operation == "upload" and backend == "local":
+        raise UsageError("invalid CLIENT 'crt' with --backend local: boto3's CRT client ignores custom endpoints, so it "
+                         "runs only on AWS; use CLIENT=classic")  # fmt: skip
+
+
+def check_fan(p: Params, count: int) -> None:
+    """FAN=N needs whole groups of N messages."""
+    if count % p.fan:
+        raise UsageError(f"invalid MESSAGES {count} with FAN {p.fan}: FAN messages share one upload, so the run "
+                         f"needs a multiple of {p.fan} messages")  # fmt: skip
+
+
+def given(args) -> dict:
+    """The options on the command line, as text (None: not given)."""
+    return {name: getattr(args, name) for name in OPTIONS}
+
+
+def _deployment(deployed) -> costs.Deployment:
+    return costs.Deployment(deployed.memory, deployed.concurrency, deployed.architecture,
+                            ephemeral_mib(deployed.object_size))  # fmt: skip
+
+
+class TransferDriver(Driver):
+    """No deploy-level options: the workload writes under transfer/ of the stack's bucket."""
+
+    name = definition.NAME
+    report_module = "fanout.workloads.transfer.report"
+    OPTIONS = OPTIONS
+
+    def add_fire_arguments(self, parser, sweep: bool = False) -> None:
+        lists = " (a sweep: a list, spaces between)"
+        helps = {
+            "operation": f"transfer: {', '.join(definition.OPERATIONS)} (default: upload)",
+            "size": "transfer: object size (upload, copy: up to 5GiB; small-files: 1 byte to 100MB)",
+            "threads": "transfer: concurrent requests, 1 to 256 (default: 10)",
+            "part_size": "transfer: multipart part size, 5MiB to 5GiB (default: 8MiB)",
+            "threshold": "transfer: size from which upload and copy go multipart (default: 8MiB)",
+            "client": f"transfer upload: {' or '.join(definition.CLIENTS)} (crt: AWS only)",
+            "fan": "transfer upload: N messages share one multipart upload (default: 1)",
+            "files": "transfer small-files: objects per message (default: 100)",
+            "direction": "transfer small-files: put or get (default: put)",
+            "prefixes": "transfer small-files: prefixes the objects spread over (default: 1)",
+            "client_per_object": "transfer small-files: 1 opens a new client per object (default: 0)",
+            "method": f"transfer copy: {', '.join(definition.METHODS)} (default: part-copy)",
+        }
+        for name in OPTIONS:
+            parser.add_argument(f"--{name.replace('_', '-')}", dest=name,
+                                help=helps[name] + (lists if sweep and name in SWEPT else ""))  # fmt: skip
+
+    def options_from(self, args) -> Params:
+        return parse(given(args))
+
+    def plan(self, stack, p: Params, count: int) -> Plan:
+        """fire's transfer run on `stack`: checked against its memory, /tmp and backend, and FAN's groups."""
+        check_against(p, stack.backend, stack.memory, ephemeral_mib(stack.object_size))
+        check_fan(p, count)
+        return Plan({"workload": definition.NAME, "options": p.fields()},
+                    transfer_costs.estimate(count, _deployment(stack), p))  # fmt: skip
+
+    def message_fields(self, stack, params) -> dict:
+        return dict(params.options or {})
+
+    def sweep_options(self, args, memories: tuple[int, ...]) -> tuple[dict, ...]:
+        """Every combination of SIZE, THREADS, PART_SIZE, METHOD and CLIENT (each a list, spaces
+        between), with the other options as given; each checked against every memory size
+        (the backend and /tmp are checked when each cell fires)."""
+        text = given(args)
+        lists = {name: (text[name].split() or [text[name]]) if text[name] is not None else [None] for name in SWEPT}
+        combos = []
+        for values in itertools.product(*lists.values()):
+            p = parse({**text, **dict(zip(SWEPT, values))})
+            for memory in memories:
+                check_against(p, "aws", memory, MAX_EPHEMERAL_MIB)
+            combos.append(p.fields())
+        if len({tuple(sorted(c.items())) for c in combos}) < len(combos):
+            raise UsageError("invalid sweep: a combination of SIZE, THREADS, PART_SIZE, METHOD, CLIENT is given twice")
+        return tuple(combos)
+
+    def describe_cell(self, cell) -> str:
+        o = cell.options
+        shown = {name: o[name] for name in ("size", "threads", "part_size", "method", "client") if o[name] not in ("-", 0)}
+        return f"{definition.NAME} {o['operation']} " + " ".join(f"{k}={v}" for k, v in shown.items())
+
+    def cell_estimate(self, count: int, cell) -> costs.Estimate:
+        return transfer_costs.estimate(count, _deployment(cell), parse(_as_text(cell.options)))
+
+    def report_across(self, run_ids: list[str], folder, title: str, at_target: float | None = None) -> dict:
+        from fanout.workloads.transfer import report as transfer_report
+
+        return transfer_report.across(run_ids, folder, title)
+
+
+def _as_text(fields: dict) -> dict:
+    """A message's fields (Params.fields()) as parse() takes them: its operation's options only."""
+    return {"operation": fields["operation"],
+            **{name: str(fields[name]) for name in definition.APPLIES[fields["operation"]]}}  # fmt: skip

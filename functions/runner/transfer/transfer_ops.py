@@ -1,0 +1,325 @@
+"""The transfer workload's operations: upload, small-files and copy, each timed around what it
+measures and each deleting what it wrote in a finally (transfer.py says what a message is).
+
+Upload data is generated in memory, not read from /tmp: `PatternStream` repeats one random MiB
+(S3 neither compresses nor deduplicates, so repeated bytes cost what random ones do), and the
+transfer manager reads each part of it into memory as it sends it, so a message holds THREADS
+parts at a time whatever SIZE is, and no disk time enters the figure. The copy's
+`through-function` method goes through /tmp on purpose: it downloads the object, then uploads it,
+as the published client did.
+
+Stdlib plus boto3 only (it runs in the Lambda runtime).
+"""
+
+import io
+import os
+import statistics
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
+from typing import NamedTuple
+
+import boto3
+from boto3.s3.transfer import TransferConfig, create_transfer_manager
+from botocore.exceptions import ClientError
+
+import transfer_requests
+
+BLOCK = os.urandom(1024 * 1024)  # the pattern every upload repeats
+DELETE_BATCH = 1000  # keys per DeleteObjects request (S3's limit)
+
+
+class Place(NamedTuple):
+    """Where a message writes: its bucket, its prefix, and (FAN) its index in the group."""
+
+    bucket: str
+    prefix: str
+    member: int = 0
+
+
+class CleanupFailed(Exception):
+    """Objects the message wrote could not be deleted."""
+
+
+class CrtUnavailable(Exception):
+    """CLIENT=crt cannot run here: boto3's CRT client ignores custom endpoints, or awscrt is missing."""
+
+
+class PatternStream(io.RawIOBase):
+    """`size` bytes of BLOCK repeated, readable and seekable without holding them."""
+
+    def __init__(self, size: int, offset: int = 0):
+        self.size, self.position = size, 0
+        self.offset = offset  # where in the pattern byte 0 is: a FAN member's part starts mid-object
+
+    def readable(self):
+        return True
+
+    def seekable(self):
+        return True
+
+    def tell(self):
+        return self.position
+
+    def seek(self, position, whence=io.SEEK_SET):
+        base = {io.SEEK_SET: 0, io.SEEK_CUR: self.position, io.SEEK_END: self.size}[whence]
+        self.position = max(0, min(self.size, base + position))
+        return self.position
+
+    def read(self, n=-1):
+        n = self.size - self.position if n is None or n < 0 else min(n, self.size - self.position)
+        start = (self.offset + self.position) % len(BLOCK)
+        reps = (start + n) // len(BLOCK) + 1
+        data = (BLOCK * reps)[start:start + n] if reps > 1 else BLOCK[start:start + n]
+        self.position += n
+        return data
+
+    def readinto(self, buffer):
+        data = self.read(len(buffer))
+        buffer[:len(data)] = data
+        return len(data)
+
+
+def transfer_config(params, threshold: int | None = None) -> TransferConfig:
+    """The transfer manager's settings for THREADS, PART_SIZE and THRESHOLD. In-memory parts are
+    capped at 10 by default, which would hold more than 10 THREADS back: they are raised to THREADS."""
+    config = TransferConfig(multipart_threshold=threshold or params.threshold, multipart_chunksize=params.part_size,
+                            max_concurrency=params.threads)  # fmt: skip
+    config.max_in_memory_upload_chunks = max(params.threads, config.max_in_memory_upload_chunks)
+    return config
+
+
+def run(s3, params, place: Place) -> dict:
+    """The operation's measurement fields; whatever it wrote is gone when it returns or raises."""
+    operation = {"upload": upload, "small-files": small_files, "copy": copy}[params.operation]
+    written: set[str] = set()
+    try:
+        return operation(s3, params, place, written)
+    finally:
+        left = delete_all(s3, place.bucket, written)
+        if left:
+            raise CleanupFailed(f"could not delete {len(left)} objects, e.g. s3://{place.bucket}/{left[0]}")
+
+
+def timed(s3, work) -> dict:
+    """Run `work()` (it returns the bytes moved) counting `s3`'s requests: wall seconds, bytes,
+    decimal MB/s, the request fields."""
+    requests = transfer_requests.Requests()
+    start_ms = time.time_ns() // 1_000_000
+    with transfer_requests.counted(s3, requests):
+        moved = work(requests)
+    seconds = time.monotonic() - requests.started
+    return {"start_ms": start_ms, "seconds": seconds, "bytes": moved, "mb_per_s": moved / seconds / 1e6,
+            **requests.fields(), "_requests": requests}  # fmt: skip
+
+
+def _public(fields: dict) -> dict:
+    return {name: value for name, value in fields.items() if not name.startswith("_")}
+
+
+# ---- upload ----
+
+
+def upload(s3, params, place: Place, written: set) -> dict:
+    if params.fan > 1:
+        return fan_upload(s3, params, place, written)
+    key = f"{place.prefix}/object"
+    written.add(key)
+    if params.client == "crt":
+        return _public(timed(s3, lambda _: crt_upload(s3, params, place.bucket, key)))
+
+    def work(_):
+        s3.upload_fileobj(PatternStream(params.size), place.bucket, key, Config=transfer_config(params))
+        return params.size
+
+    return {**_public(timed(s3, work)), "multipart": params.multipart, "part_count": params.parts}
+
+
+def crt_upload(s3, params, bucket: str, key: str) -> int:
+    """boto3's CRT transfer client: it sends through awscrt, not botocore, so the record's request
+    counts stay empty; it cannot be pointed at the emulator (the drivers refuse it there)."""
+    if not s3.meta.endpoint_url.endswith(".amazonaws.com"):
+        raise CrtUnavailable(f"CLIENT=crt cannot use the endpoint {s3.meta.endpoint_url}: boto3's CRT client ignores it")
+    config = TransferConfig(preferred_transfer_client="crt", multipart_chunksize=params.part_size,
+                            multipart_threshold=params.threshold, max_concurrency=params.threads)  # fmt: skip
+    manager = create_transfer_manager(s3, config)
+    if type(manager).__name__ != "CRTTransferManager":
+        raise CrtUnavailable(f"boto3 {boto3.__version__} gave {type(manager).__name__}, not the CRT client (awscrt missing?)")
+    with manager:
+        manager.upload(PatternStream(params.size), bucket, key).result()
+    return params.size
+
+
+def fan_upload(s3, params, place: Place, written: set) -> dict:
+    """FAN=N: this message uploads its share of the parts of the group's one multipart upload (the
+    first message to arrive creates it and publishes its id with a conditional PUT, so that no
+    message waits for another), then completes it if every part is there. On a failure the upload
+    is aborted, which fails the group's other messages too. Hand-written: the transfer manager
+    uploads all of an object's parts or none."""
+    key, id_key = f"{place.prefix}/object", f"{place.prefix}/upload-id"
+    upload_id = shared_upload(s3, place.bucket, key, id_key)
+    first, last = place.member * params.parts // params.fan, (place.member + 1) * params.parts // params.fan
+    try:
+        def work(_):
+            with ThreadPoolExecutor(params.threads) as pool:
+                return sum(pool.map(lambda n: upload_part(s3, params, place.bucket, key, upload_id, n), range(first, last)))
+
+        fields = timed(s3, work)
+        completed = complete_if_whole(s3, place.bucket, key, upload_id, params.parts)
+    except Exception:
+        _abort(s3, place.bucket, key, upload_id)
+        written.update({key, id_key})
+        raise
+    if completed:
+        written.update({key, id_key})  # the group's object and its id: the completing message deletes them
+    return {**_public(fields), "multipart": True, "part_count": last - first, "fan_member": place.member,
+            "fan_completed": completed}  # fmt: skip
+
+
+def shared_upload(s3, bucket: str, key: str, id_key: str) -> str:
+    """The group's upload id: the published one, else a new upload published with If-None-Match
+    (a message that loses that race aborts its own and takes the winner's)."""
+    try:
+        return s3.get_object(Bucket=bucket, Key=id_key)["Body"].read().decode()
+    except ClientError as exc:
+        if exc.response["Error"]["Code"] != "NoSuchKey":
+            raise
+    mine = s3.create_multipart_upload(Bucket=bucket, Key=key)["UploadId"]
+    try:
+        s3.put_object(Bucket=bucket, Key=id_key, Body=mine.encode(), IfNoneMatch="*")
+        return mine
+    except ClientError as exc:
+        _abort(s3, bucket, key, mine)
+        if exc.response["Error"]["Code"] not in ("PreconditionFailed", "ConditionalRequestConflict"):
+            raise
+    return s3.get_object(Bucket=bucket, Key=id_key)["Body"].read().decode()
+
+
+def upload_part(s3, params, bucket: str, key: str, upload_id: str, index: int) -> int:
+    start = index * params.part_size
+    size = min(params.part_size, params.size - start)
+    body = PatternStream(size, offset=start).read()
+    s3.upload_part(Bucket=bucket, Key=key, UploadId=upload_id, PartNumber=index + 1, Body=body)
+    return size
+
+
+def complete_if_whole(s3, bucket: str, key: str, upload_id: str, parts: int) -> bool:
+    """Complete the upload when all `parts` are there; False when some are missing or another
+    message completed it first."""
+    try:
+        listed = [p for page in s3.get_paginator("list_parts").paginate(Bucket=bucket, Key=key, UploadId=upload_id)
+                  for p in page.get("Parts", [])]  # fmt: skip
+        if len(listed) < parts:
+            return False
+        done = [{"PartNumber": p["PartNumber"], "ETag": p["ETag"]} for p in sorted(listed, key=lambda p: p["PartNumber"])]
+        s3.complete_multipart_upload(Bucket=bucket, Key=key, UploadId=upload_id, MultipartUpload={"Parts": done})
+        return True
+    except ClientError as exc:
+        if exc.response["Error"]["Code"] == "NoSuchUpload":
+            return False
+        raise
+
+
+def _abort(s3, bucket: str, key: str, upload_id: str) -> None:
+    try:
+        s3.abort_multipart_upload(Bucket=bucket, Key=key, UploadId=upload_id)
+    except ClientError:
+        pass  # already completed or aborted; a crash's leftovers are the lifecycle rule's
+
+
+# ---- small files ----
+
+
+def small_files(s3, params, place: Place, written: set) -> dict:
+    """FILES objects over PREFIXES prefixes with THREADS workers; for DIRECTION=get they are
+    written first, untimed. `request_seconds_*`: each object's call (with CLIENT_PER_OBJECT, its
+    new client too), exact percentiles (linear interpolation, statistics.quantiles inclusive)."""
+    keys = [f"{place.prefix}/p{i % params.prefixes}/{i}" for i in range(params.files)]
+    data = os.urandom(params.size)
+    written.update(keys)
+    if params.direction == "get":
+        with ThreadPoolExecutor(params.threads) as pool:
+            list(pool.map(lambda key: s3.put_object(Bucket=place.bucket, Key=key, Body=data), keys))
+    seconds: list[float] = []
+
+    def one(key: str, requests) -> int:
+        started = time.monotonic()
+        client = new_client(s3) if params.client_per_object else s3
+        with transfer_requests.counted(client, requests) if client is not s3 else nullcontext():
+            if params.direction == "put":
+                client.put_object(Bucket=place.bucket, Key=key, Body=data)
+                moved = len(data)
+            else:
+                moved = sum(len(c) for c in client.get_object(Bucket=place.bucket, Key=key)["Body"].iter_chunks(1 << 20))
+        seconds.append(time.monotonic() - started)
+        return moved
+
+    def work(requests):
+        with ThreadPoolExecutor(params.threads) as pool:
+            return sum(pool.map(lambda key: one(key, requests), keys))
+
+    fields = _public(timed(s3, work))
+    cuts = statistics.quantiles(seconds, n=100, method="inclusive") if len(seconds) > 1 else seconds * 99
+    return {**fields, "objects_per_s": params.files / fields["seconds"],
+            **{f"request_seconds_p{p}": cuts[p - 1] for p in (50, 90, 99)}}  # fmt: skip
+
+
+def new_client(s3):
+    """A new session's client to the same endpoint, as one CLI process per file has."""
+    meta = s3.meta
+    return boto3.session.Session().client("s3", region_name=meta.region_name, endpoint_url=meta.endpoint_url,
+                                          config=meta.config)  # fmt: skip
+
+
+# ---- copy ----
+
+
+def copy(s3, params, place: Place, written: set) -> dict:
+    """Copy a source of SIZE (written first, untimed: `source_seconds`) with METHOD."""
+    source, target = f"{place.prefix}/source", f"{place.prefix}/copy"
+    written.update({source, target})
+    started = time.monotonic()
+    s3.upload_fileobj(PatternStream(params.size), place.bucket, source, Config=transfer_config(params))
+    source_seconds = time.monotonic() - started
+    copy_source = {"Bucket": place.bucket, "Key": source}
+    extra: dict = {}
+
+    def work(_):
+        if params.method == "copy-object":
+            s3.copy_object(Bucket=place.bucket, Key=target, CopySource=copy_source)
+        elif params.method == "part-copy":  # threshold 1: UploadPartCopy whatever the size
+            s3.copy(copy_source, place.bucket, target, Config=transfer_config(params, threshold=1))
+        else:
+            extra.update(through_function(s3, params, place.bucket, source, target))
+        return params.size
+
+    return {**_public(timed(s3, work)), "source_seconds": source_seconds, "multipart": params.multipart,
+            "part_count": params.parts, **extra}  # fmt: skip
+
+
+def through_function(s3, params, bucket: str, source: str, target: str) -> dict:
+    """Download to /tmp, then upload from it, both with THREADS, PART_SIZE and THRESHOLD."""
+    handle, path = tempfile.mkstemp(prefix="transfer-")
+    os.close(handle)
+    try:
+        started = time.monotonic()
+        s3.download_file(bucket, source, path, Config=transfer_config(params))
+        downloaded = time.monotonic()
+        s3.upload_file(path, bucket, target, Config=transfer_config(params))
+        return {"download_seconds": downloaded - started, "upload_seconds": time.monotonic() - downloaded}
+    finally:
+        os.remove(path)
+
+
+def delete_all(s3, bucket: str, keys: set[str]) -> list[str]:
+    """Delete every key (DeleteObjects, 1,000 a request); the keys that could not be deleted."""
+    left, ordered = [], sorted(keys)
+    for at in range(0, len(ordered), DELETE_BATCH):
+        batch = ordered[at:at + DELETE_BATCH]
+        try:
+            answer = s3.delete_objects(Bucket=bucket, Delete={"Objects": [{"Key": k} for k in batch], "Quiet": True})
+            left += [error["Key"] for error in answer.get("Errors", [])]
+        except Exception:  # noqa: BLE001 - reported by the caller, after trying every batch
+            left += batch
+    return left

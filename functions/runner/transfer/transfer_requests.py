@@ -1,0 +1,99 @@
+"""What a transfer message's requests did, counted from botocore's events: requests by kind,
+attempts, retries, 503 SlowDown answers, and each data request's start, end and bytes.
+
+botocore emits `before-parameter-build` and `after-call` once per API call in the thread that makes it, with
+one `context` dict for both, and `response-received` once per HTTP attempt: the call's start is
+kept in its context, so no thread-local state is needed however many threads the transfer
+manager runs. The handlers are registered on a client for one message and removed after it
+(the handler's client is shared by every message of the environment).
+
+Stdlib plus botocore only (it runs in the Lambda runtime).
+"""
+
+import threading
+import time
+from collections import Counter
+from contextlib import contextmanager
+
+# Requests whose bytes are the data moved, timed one by one (the record's `parts`).
+DATA_REQUESTS = {"PutObject", "UploadPart", "UploadPartCopy", "GetObject", "CopyObject"}
+MAX_PARTS_KEPT = 1000  # timings a record keeps: 1,000 x ~30 bytes stays far below a log event's 256 KB
+_STARTED = "transfer_started"
+
+
+class Requests:
+    """The counts and timings of one message, from `started` (time.monotonic) on."""
+
+    def __init__(self):
+        self.started = time.monotonic()
+        self.calls: Counter = Counter()  # operation name -> API calls
+        self.attempts = 0
+        self.slowdowns = 0  # HTTP 503 answers (S3's SlowDown), retried or not
+        self.timings: list[tuple[float, float, int]] = []  # (start, end, bytes) in seconds since `started`
+        self._lock = threading.Lock()
+
+    def before_call(self, model, params, context, **_):
+        context[_STARTED] = (time.monotonic(), params)  # the API parameters: after-call is given none
+
+    def after_call(self, model, context, parsed=None, **_):
+        if _STARTED not in context:
+            return
+        end = time.monotonic()
+        started, params = context[_STARTED]
+        size = _bytes(params, parsed or {})
+        with self._lock:
+            self.calls[model.name] += 1
+            if model.name in DATA_REQUESTS:
+                self.timings.append((started - self.started, end - self.started, size))
+
+    def response_received(self, response_dict=None, **_):
+        with self._lock:
+            self.attempts += 1
+            self.slowdowns += bool(response_dict) and response_dict.get("status_code") == 503
+
+    def fields(self) -> dict:
+        """The record's request fields: calls by kind, attempts, retries, 503s, bounded part timings."""
+        timings = sorted(self.timings)
+        return {
+            "requests": dict(sorted(self.calls.items())),
+            "attempts": self.attempts,
+            "retries": self.attempts - sum(self.calls.values()),
+            "slowdowns": self.slowdowns,
+            "parts": [[round(s, 4), round(e, 4), n] for s, e, n in timings[:MAX_PARTS_KEPT]],
+            "parts_dropped": max(0, len(timings) - MAX_PARTS_KEPT),
+        }
+
+    def durations(self) -> list[float]:
+        """Seconds of each data request, in start order."""
+        return [end - start for start, end, _ in sorted(self.timings)]
+
+
+def _bytes(params: dict, parsed: dict) -> int:
+    """Bytes a data request moved: a PUT's or part's body, a GET's Content-Length, a part copy's
+    range; 0 for CopyObject (S3 does not say)."""
+    body = params.get("Body")
+    if isinstance(body, (bytes, bytearray)):
+        return len(body)
+    if hasattr(body, "getbuffer"):  # the transfer manager's parts read into memory (BytesIO)
+        return body.getbuffer().nbytes
+    if body is not None and hasattr(body, "__len__"):  # its chunks of a file (ReadFileChunk)
+        return len(body)
+    if "CopySourceRange" in params:  # bytes=first-last
+        first, last = params["CopySourceRange"].removeprefix("bytes=").split("-")
+        return int(last) - int(first) + 1
+    return int(parsed.get("ContentLength") or 0) if "Body" in parsed else 0
+
+
+@contextmanager
+def counted(client, requests: Requests):
+    """`requests` counts what `client` sends inside the block."""
+    events = client.meta.events
+    handlers = [("before-parameter-build.s3", requests.before_call), ("after-call.s3", requests.after_call),
+                ("response-received.s3", requests.response_received)]  # fmt: skip
+    for event, handler in handlers:
+        events.register(event, handler, unique_id=f"transfer-{id(requests)}-{event}")
+    try:
+        yield requests
+    finally:
+        for event, handler in handlers:
+            events.unregister(event, handler, unique_id=f"transfer-{id(requests)}-{event}")

@@ -1,0 +1,106 @@
+"""The transfer workload end to end on the local backend: fire, wait (hosting) and report for each
+operation, a sweep over THREADS, and nothing left in the bucket but the stack's test object."""
+
+import json
+
+import pytest
+
+from fanout.results import run_folders as runs, sweep_folders as sweeps
+
+from . import local_stack
+
+pytestmark = pytest.mark.slow
+
+STACK = "e2e-transfer"
+fanout = local_stack.command(STACK)
+MESSAGES = 2
+
+
+@pytest.fixture(scope="module")
+def deployed(emulator, tmp_path_factory):
+    with local_stack.deployed(STACK, 120, emulator, tmp_path_factory) as deployed_stack:
+        yield deployed_stack
+
+
+def left_in_the_bucket(deployed) -> tuple[list, list]:
+    """The bucket's keys but the stack's test objects (this stack, applied by Terraform alone, has
+    none uploaded), and its incomplete uploads' keys."""
+    keys = [o["Key"] for o in deployed.client("s3").list_objects_v2(Bucket=deployed.bucket).get("Contents", [])
+            if o["Key"] not in deployed.object_keys]  # fmt: skip
+    uploads = deployed.client("s3").list_multipart_uploads(Bucket=deployed.bucket).get("Uploads", [])
+    return keys, [u["Key"] for u in uploads]
+
+
+def fire_wait_report(*options: str) -> tuple[str, dict, list[dict]]:
+    assert fanout("fire", "--messages", str(MESSAGES), "--tag", "tr", "--workload", "transfer", *options) == 0
+    run_id = runs.resolve(runs.LATEST)
+    assert fanout("wait", "--run", run_id, "--timeout", "300") == 0
+    assert fanout("report", "--run", run_id) == 0
+    folder = runs.run_dir(run_id)
+    summary = json.loads((folder / "summary.json").read_text())
+    records = [json.loads(line) for line in (folder / "records.jsonl").read_text().splitlines()]
+    assert (folder / "transfer.png").stat().st_size > 0 and summary["network"] in (folder / "report.md").read_text()
+    assert summary["counts"]["messages"] == summary["counts"]["in_query"] == MESSAGES
+    return run_id, summary, [r for r in records if r["event"] == "transfer"]
+
+
+def test_upload(deployed):
+    _, summary, records = fire_wait_report("--operation", "upload", "--size", "64MiB", "--threads", "4",
+                                           "--part-size", "8MiB")  # fmt: skip
+    assert all(r["requests"] == {"CompleteMultipartUpload": 1, "CreateMultipartUpload": 1, "UploadPart": 8}
+               and r["bytes"] == 64 * 2**20 for r in records)  # fmt: skip
+    [row] = summary["rows"]
+    assert (row["n"], row["threads"], row["part_size"]) == (MESSAGES, 4, 8 * 2**20)
+    assert "unshaped" in summary["shaping"]
+    assert left_in_the_bucket(deployed) == ([], [])
+
+
+@pytest.mark.parametrize("direction", ["put", "get"])
+def test_small_files(deployed, direction):
+    _, summary, records = fire_wait_report("--operation", "small-files", "--size", "1KB", "--files", "20",
+                                           "--threads", "4", "--prefixes", "2", "--direction", direction)  # fmt: skip
+    kind = "PutObject" if direction == "put" else "GetObject"
+    assert all(r["requests"] == {kind: 20} and r["objects_per_s"] > 0 for r in records)
+    assert left_in_the_bucket(deployed) == ([], [])
+
+
+@pytest.mark.parametrize("method", ["through-function", "copy-object", "part-copy"])
+def test_copy(deployed, method):
+    _, summary, records = fire_wait_report("--operation", "copy", "--size", "12MiB", "--part-size", "5MiB",
+                                           "--threads", "3", "--method", method)  # fmt: skip
+    copies = {"through-function": "UploadPart", "copy-object": "CopyObject", "part-copy": "UploadPartCopy"}  # 12 MiB: multipart
+    assert all(r["requests"].get(copies[method]) for r in records) and summary["rows"][0]["method"] == method
+    assert left_in_the_bucket(deployed) == ([], [])
+
+
+def test_a_sweep_over_threads(deployed):
+    argv = ["sweep", "--concurrency", "2", "--memory", "512", "--object-size", "1KiB", "--strategy", "stream",
+            "--function-timeout", "120", "--multiplier", "1", "--tag", "trsweep", "--workload", "transfer",
+            "--operation", "upload", "--size", "16MiB", "--part-size", "5MiB", "--threads", "1 2", "--timeout", "300"]  # fmt: skip
+    assert fanout(*argv) == 0
+    manifest = sweeps.load(sweeps.LATEST)
+    assert [cell["status"] for cell in manifest["cells"]] == ["done", "done"]
+    assert [cell["params"]["options"]["threads"] for cell in manifest["cells"]] == [1, 2]
+    rows = json.loads((sweeps.sweep_dir(manifest["sweep_id"]) / "cells.json").read_text())["rows"]
+    by_threads = {r["threads"]: r for r in rows}
+    assert sorted(by_threads) == [1, 2] and by_threads[2]["speedup"] is not None
+    assert left_in_the_bucket(deployed) == ([], [])
+
+
+@pytest.mark.skip(reason="needs upload shaping (issue 21)")
+def test_upload_speedups_are_the_models_under_a_per_connection_cap(deployed, tmp_path):
+    """Known truth: with each connection's uploads capped at C and nothing else limiting, THREADS=n
+    uploads at n x C, so 2 and 4 threads are 2x and 4x one thread's speed (within 10%). The shaping
+    proxy relays uploads unshaped in this tree (fanout.local.network.proxy): the model's upload
+    parameter below is what issue 21 adds."""
+    model = tmp_path / "capped.toml"
+    model.write_text("upload_connection_mb_per_s = 20\n")
+    argv = ["sweep", "--concurrency", "2", "--memory", "512", "--object-size", "1KiB", "--strategy", "stream",
+            "--function-timeout", "120", "--multiplier", "1", "--tag", "truth", "--workload", "transfer",
+            "--operation", "upload", "--size", "40MiB", "--part-size", "5MiB", "--threads", "1 2 4",
+            "--network", str(model), "--timeout", "300"]  # fmt: skip
+    assert fanout(*argv) == 0
+    manifest = sweeps.load(sweeps.LATEST)
+    rows = json.loads((sweeps.sweep_dir(manifest["sweep_id"]) / "cells.json").read_text())["rows"]
+    speedups = {r["threads"]: r["speedup"] for r in rows if r["threads"] > 1}
+    assert speedups == {2: pytest.approx(2, rel=0.1), 4: pytest.approx(4, rel=0.1)}

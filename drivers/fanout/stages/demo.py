@@ -71,7 +71,7 @@ def run(args) -> int:
     steps = ", ".join(f"{name} {seconds:.0f}" for name, seconds in timings.items())
     console.print(f"demo took {sum(timings.values()):.0f} s ({steps})", highlight=False)
     console.print(f"results: {folder}", highlight=False)
-    check_accounted(accounting, record["run_id"])
+    check_accounted(accounting, record.run_id)
     return 0
 
 
@@ -87,8 +87,8 @@ def experiment(inputs: params.DeployParams, multiplier: int, timings: dict, opti
         # hosts the function meanwhile
         accounting = wait.wait(deployed, record, WAIT_TIMEOUT, host=True, network=network)
     with _step("report", timings):
-        reporting.render(reporting.fetch(deployed, runs.load(record["run_id"])))  # its tables, files and plots
-        folder = runs.run_dir(record["run_id"])
+        reporting.render(reporting.fetch(deployed, runs.load(record.run_id)))  # its tables, files and plots
+        folder = runs.run_dir(record.run_id)
     return accounting, record, folder
 
 

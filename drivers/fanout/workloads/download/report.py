@@ -33,10 +33,9 @@ import time
 
 from rich.console import Console
 
-from fanout.results import cells, concurrency, deadletters, pressure, run_cost, log_records as run_logs, run_folders as runs, stats, tables
+from fanout.results import cells, concurrency, deadletters, pressure, run_cost, log_records as run_logs, run_folders as runs, run_record, stats, tables
 from fanout.workloads.download import endpoint_ips, plots
 from fanout import insights
-from fanout.local import network
 from fanout.common import registry as workloads
 from fanout.local.network import truth
 from fanout.common.sizes import format_size
@@ -86,9 +85,14 @@ REPORT_LINE_SLACK_MS = 10_000  # REPORT lines follow the last record by the invo
 console = Console()
 
 
-def build(stack, record: dict) -> dict:
+def _run(summary: dict) -> run_record.RunRecord:
+    """The run record a summary holds (as run.json does)."""
+    return run_record.RunRecord.from_json(summary["run"])
+
+
+def build(stack, record: run_record.RunRecord) -> dict:
     """Everything the report shows, as plain data (summary.json is this)."""
-    run_id = record["run_id"]
+    run_id = record.run_id
     start_ms, end_ms = runs.run_window(record)
     events = insights.fetch_events(stack, start_ms, end_ms)
     records = run_logs.run_records(events, run_id)
@@ -98,10 +102,10 @@ def build(stack, record: dict) -> dict:
     lambda_start, lambda_end = lambda_window(record, [t for t, _ in run_logs.run_events(events, run_id)])
     lambda_report = insights.run_saved(stack, "lambda-report", None, lambda_start, lambda_end)
     # Only a seq without a download can be in the DLQ: its scan stops once it found those.
-    undownloaded = set(runs.sent_seqs(record)) - {d["seq"] for d in downloads}
+    undownloaded = set(record.sent_seqs()) - {d["seq"] for d in downloads}
     return {
-        "run": record,
-        "network": network.label(record),
+        "run": record.to_json(),
+        "network": record.network_label(),
         "counts": counts(record, records, table),
         "cells": join_cells(table, downloads),
         "steady_definition": concurrency.STEADY_DEFINITION,
@@ -109,7 +113,7 @@ def build(stack, record: dict) -> dict:
         "strategies": insights.run_saved(stack, "strategy-comparison", by_run, start_ms, end_ms),
         "errors": insights.run_saved(stack, "errors", by_run, start_ms, end_ms),
         "timeline": insights.run_saved(stack, "download-timeline", by_run, start_ms, end_ms),
-        "ground_truth": truth.compare(record, downloads, events),
+        "ground_truth": truth.compare(record.backend, record.network, downloads, events),
         "endpoint_ips": endpoint_ips.table(insights.run_saved(stack, "endpoint-ips", by_run, start_ms, end_ms), downloads),
         "endpoint_ips_excluded": endpoint_ips.excluded(downloads),
         "dead_lettered": sorted(deadletters.peek(stack, run_id, undownloaded)),
@@ -199,11 +203,11 @@ def achieved_concurrency(downloads: list[dict]) -> dict:
     }
 
 
-def counts(record: dict, records: list[dict], table: list[dict]) -> dict:
+def counts(record: run_record.RunRecord, records: list[dict], table: list[dict]) -> dict:
     downloads = [r for r in records if r.get("event") == "download"]
     return {
-        "requested": record["parameters"]["messages"],
-        "sent": len(runs.sent_seqs(record)),
+        "requested": record.parameters.messages,
+        "sent": len(record.sent_seqs()),
         "download_records": len(downloads),
         "seqs_downloaded": len({r["seq"] for r in downloads}),
         "in_percentile_table": sum(cell["n"] for cell in table),
@@ -211,10 +215,10 @@ def counts(record: dict, records: list[dict], table: list[dict]) -> dict:
     }
 
 
-def lambda_window(record: dict, record_times_ms: list[int]) -> tuple[int, int]:
+def lambda_window(record: run_record.RunRecord, record_times_ms: list[int]) -> tuple[int, int]:
     """First send to the run's last record (plus slack): where the run's REPORT lines are."""
-    start = record["first_send_ms"] or int(time.time() * 1000)
-    last = max(record_times_ms, default=record["last_send_ms"] or start)
+    start = record.first_send_ms or int(time.time() * 1000)
+    last = max(record_times_ms, default=record.last_send_ms or start)
     return start, int(last) + REPORT_LINE_SLACK_MS
 
 
@@ -223,7 +227,7 @@ def warnings(summary: dict) -> list[str]:
     the report says the same, so the way out is to read the logs again (runs.refresh_hint)."""
     c, result = summary["counts"], []
     accounted = c["seqs_downloaded"] + len(summary["dead_lettered"])
-    again = runs.refresh_hint(summary["run"]["run_id"])
+    again = runs.refresh_hint(_run(summary).run_id)
     if accounted < c["sent"]:
         result.append(
             f"only {c['seqs_downloaded']} of {c['sent']} sent messages have a download record "
@@ -254,14 +258,14 @@ def warnings(summary: dict) -> list[str]:
 
 def show(summary: dict) -> None:
     at_target(summary)  # before anything is drawn or written: the summary keeps it
-    run = summary["run"]
-    console.print(f"[bold]run {run['run_id']}[/] on the {run['backend']} backend, stack {run['stack']['stack']!r}")
+    run = _run(summary)
+    console.print(f"[bold]run {run.run_id}[/] on the {run.backend} backend, stack {run.stack.stack!r}")
     console.print(f"[bold]{summary['network']}[/]", highlight=False)
     first, *sets = sdk_lines(summary)
     console.print("\n".join([first, *(textwrap.fill(line, 78, initial_indent="  ", subsequent_indent="    ")
                                       for line in sets)]), highlight=False)  # fmt: skip
-    if run.get("sweep"):
-        console.print(sweep_note(run["sweep"]), highlight=False)
+    if run.sweep:
+        console.print(sweep_note(run.sweep), highlight=False)
     varying = CELLS.varying([CELLS.key(cell) for cell in summary["cells"]])
     shared = tuple(name for name in CELLS.fields if name not in varying)
     if summary["cells"] and shared:
@@ -302,7 +306,7 @@ def show(summary: dict) -> None:
 
 def sdk_lines(summary: dict) -> list[str]:
     """The SDK the stack was deployed with (SDK=), then each version set the records name."""
-    deployed = summary["run"]["stack"].get("sdk", "runtime")
+    deployed = _run(summary).stack.sdk
     where = "the function's zip" if deployed == "bundled" else "the Lambda runtime's own"
     sets = [f"{pressure.sdk_text(s)}: {s['records']} records" for s in summary.get("sdk", [])]
     return [f"SDK={deployed} ({where}); the records ran on:", *(sets or ["versions not in the records"])]
@@ -385,9 +389,9 @@ def _endpoint_note(summary: dict) -> str:
                                      "are left out" if left_out else "")  # fmt: skip
 
 
-def sweep_note(sweep: dict) -> str:
+def sweep_note(sweep: run_record.RunSweep) -> str:
     """Which sweep cell a run was, and whether it started with fresh execution environments."""
-    return f"sweep {sweep['sweep_id']}, cell {sweep['cell']}: {sweep['environments']} execution environments"
+    return f"sweep {sweep.sweep_id}, cell {sweep.cell}: {sweep.environments} execution environments"
 
 
 def strategy_tables(rows: list[dict]) -> list[tuple[str, list[list]]]:
@@ -455,7 +459,7 @@ def write(summary: dict, plots_too: bool = True) -> list:
     sweep writes for each cell."""
     at_target(summary)  # before summary.json is written: it keeps the figures at target
     written = runs.write_summary(summary)
-    folder = runs.run_dir(summary["run"]["run_id"])
+    folder = runs.run_dir(_run(summary).run_id)
     rows = [dict(cell, network=summary["network"], at_target_fraction=at_target(summary)["fraction"])
             for cell in _cells(summary)]  # fmt: skip
     written.append(runs.write_csv(folder / "summary.csv", CSV_COLUMNS, rows, "ignore"))
@@ -464,26 +468,25 @@ def write(summary: dict, plots_too: bool = True) -> list:
 
 
 def markdown(summary: dict, images: list) -> str:
-    run, c = summary["run"], summary["counts"]
-    s, p = run["stack"], run["parameters"]
+    run, c = _run(summary), summary["counts"]
+    s, p = run.stack, run.parameters
     how = [
         f"- **{summary['network']}**",
-        f"- backend: {run['backend']}; stack {s['stack']!r} in {s['region']}"
-        + (f" (emulator {s['endpoint']})" if s["endpoint"] else ""),
-        f"- function: {s['memory']} MB, reserved concurrency {s['concurrency']}, {s['architecture']}, "
-        f"timeout {s['timeout']} s, batch size {s['batch_size']}, DLQ after {s['max_receive_count']} receives",
-        f"- object: s3://{s['bucket']}/{s['object_key']}, {s['object_size']:,} bytes; strategy {p['strategy']} ({p['strategy_from']})",
-        f"- messages: {p['messages']:,} requested, {c['sent']:,} sent at {run['send_rate_per_s']} msgs/s; "
-        f"tag {p['experiment_tag']!r}" + (f"; injected failures: {p['inject_failures']}" if p["inject_failures"] else ""),
+        f"- backend: {run.backend}; stack {s.stack!r} in {s.region}" + (f" (emulator {s.endpoint})" if s.endpoint else ""),
+        f"- function: {s.memory} MB, reserved concurrency {s.concurrency}, {s.architecture}, "
+        f"timeout {s.timeout} s, batch size {s.batch_size}, DLQ after {s.max_receive_count} receives",
+        f"- object: s3://{s.bucket}/{s.object_key}, {s.object_size:,} bytes; strategy {p.strategy} ({p.strategy_from})",
+        f"- messages: {p.messages:,} requested, {c['sent']:,} sent at {run.send_rate_per_s} msgs/s; "
+        f"tag {p.experiment_tag!r}" + (f"; injected failures: {p.inject_failures}" if p.inject_failures else ""),
         f"- records: {c['download_records']} downloads ({c['seqs_downloaded']} seqs), {c['error_records']} errors, "
         f"{len(summary['dead_lettered'])} messages in the dead-letter queue",
-        f"- version: {run['version']}",
+        f"- version: {run.version}",
         f"- {' '.join(sdk_lines(summary))}",
     ]
-    if run.get("sweep"):
-        how.append(f"- {sweep_note(run['sweep'])}")
+    if run.sweep:
+        how.append(f"- {sweep_note(run.sweep)}")
     parts = [
-        f"# s3-fanout run {run['run_id']}",
+        f"# s3-fanout run {run.run_id}",
         "## How the run was made",
         "\n".join(how),
         "Units: download time in seconds (wall clock, measured in the function); throughput in decimal "

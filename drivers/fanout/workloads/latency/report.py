@@ -23,9 +23,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from fanout.results import cells, deadletters, figures, log_records as run_logs, run_folders as runs, stats, tables
+from fanout.results import cells, deadletters, figures, log_records as run_logs, run_folders as runs, run_record, stats, tables
 from fanout import insights
-from fanout.local import network
 from fanout.common import registry as workloads
 from fanout.common.sizes import format_decimal_size as format_size
 
@@ -45,21 +44,26 @@ def _seconds(value) -> str:
     return "-" if value is None else f"{value:.4g}"
 
 
-def build(stack, record: dict) -> dict:
+def _run(summary: dict) -> run_record.RunRecord:
+    """The run record a summary holds (as run.json does)."""
+    return run_record.RunRecord.from_json(summary["run"])
+
+
+def build(stack, record: run_record.RunRecord) -> dict:
     """Everything the report shows, as plain data (summary.json is this, less the records)."""
-    run_id = record["run_id"]
+    run_id = record.run_id
     start_ms, end_ms = runs.run_window(record)
     records = run_logs.run_records(insights.fetch_events(stack, start_ms, end_ms), run_id)
     calls = [r for r in records if r.get("event") == "latency"]
     rows = insights.run_saved(stack, QUERY, f'run_id = "{run_id}"', start_ms, end_ms)
     done = {r["seq"] for r in records if r.get("outcome") == "done"}
     return {
-        "run": record,
-        "network": network.label(record),
+        "run": record.to_json(),
+        "network": record.network_label(),
         "units": UNITS,
-        "percentiles": insights.PCT_METHODS[record["backend"]],
+        "percentiles": insights.PCT_METHODS[record.backend],
         "ci_method": stats.CI_METHOD,
-        "counts": {"sent": len(runs.sent_seqs(record)), "seqs_done": len(done), "calls": len(calls),
+        "counts": {"sent": len(record.sent_seqs()), "seqs_done": len(done), "calls": len(calls),
                    "in_query": sum(int(row["calls"]) for row in rows),
                    "error_records": sum(r.get("event") == "error" for r in records)},  # fmt: skip
         "dead_lettered": sorted(deadletters.peek(stack, run_id, set(runs.sent_seqs(record)) - done)),  # the others ended
@@ -134,7 +138,7 @@ def warnings(summary: dict) -> list[str]:
     """What makes the tables incomplete; the way out is reading the logs again (runs.refresh_hint)."""
     c = summary["counts"]
     result = []
-    again = runs.refresh_hint(summary["run"]["run_id"])
+    again = runs.refresh_hint(_run(summary).run_id)
     if c["seqs_done"] + len(summary["dead_lettered"]) < c["sent"]:
         result.append(f"only {c['seqs_done']} of {c['sent']} sent messages are done "
                       f"({len(summary['dead_lettered'])} dead-lettered): this report is incomplete; "
@@ -146,9 +150,9 @@ def warnings(summary: dict) -> list[str]:
 
 
 def show(summary: dict) -> None:
-    run, c = summary["run"], summary["counts"]
+    run, c = _run(summary), summary["counts"]
     console = tables.console
-    console.print(f"[bold]run {run['run_id']}[/] (latency) on the {run['backend']} backend, stack {run['stack']['stack']!r}")
+    console.print(f"[bold]run {run.run_id}[/] (latency) on the {run.backend} backend, stack {run.stack.stack!r}")
     console.print(f"[bold]{summary['network']}[/]", highlight=False)
     for storage, operation, field, title in groups(summary["rows"]):
         table = size_table(summary["rows"], storage, operation, field)
@@ -167,7 +171,7 @@ def write(summary: dict, plots_too: bool = True) -> list:
     """The report's files in results/<run_id>/, each written atomically; returns their paths.
     Its one plot is drawn also for a sweep's cell (`plots_too` is the drivers' interface)."""
     written = runs.write_summary(summary)
-    folder = runs.run_dir(summary["run"]["run_id"])
+    folder = runs.run_dir(_run(summary).run_id)
     columns = [*summary["rows"][0], "network"] if summary["rows"] else ["network"]
     written.append(runs.write_csv(folder / "latency.csv", columns,
                                   [dict(row, network=summary["network"]) for row in summary["rows"]]))
@@ -176,12 +180,12 @@ def write(summary: dict, plots_too: bool = True) -> list:
 
 
 def markdown(summary: dict, images: list) -> str:
-    run, c, p = summary["run"], summary["counts"], summary["run"]["parameters"]
-    options = p.get("workload_options", {})
+    run, c = _run(summary), summary["counts"]
+    options = run.parameters.workload_options or {}
     parts = [
-        f"# s3-fanout latency run {run['run_id']}",
-        f"- **{summary['network']}**\n- backend {run['backend']}, stack {run['stack']['stack']!r}, "
-        f"{run['stack']['memory']} MB; sizes {options.get('sizes')}, reps {options.get('reps')}, "
+        f"# s3-fanout latency run {run.run_id}",
+        f"- **{summary['network']}**\n- backend {run.backend}, stack {run.stack.stack!r}, "
+        f"{run.stack.memory} MB; sizes {options.get('sizes')}, reps {options.get('reps')}, "
         f"storage {options.get('storage') or 'every deployed class'}\n- messages: {c['sent']} sent, {c['seqs_done']} done, "
         f"{c['calls']} calls, {c['error_records']} error records, {len(summary['dead_lettered'])} dead-lettered",
         f"Units: {summary['units']}. Percentiles: {summary['percentiles']}.",
@@ -235,7 +239,7 @@ def across(run_ids: list[str], folder, title: str) -> dict:
     for run_id in run_ids:
         record = runs.load(run_id)
         calls = [r for r in runs.load_records(run_id, "latency") if r.get("event") == "latency"]
-        options = record["parameters"].get("workload_options", {})
+        options = record.parameters.workload_options or {}
         for storage in sorted({r["storage"] for r in calls}):
             for operation, field, measure in MEASURES:
                 for size in sorted({r["size"] for r in calls}):
@@ -244,7 +248,7 @@ def across(run_ids: list[str], folder, title: str) -> dict:
                         described = stats.describe(values)
                         rows.append({"run_id": run_id, "reps": options.get("reps"), "storage": storage, "measure": measure,
                                      "size": size, "n": described["n"], **{s: described[s] for s in STATS},
-                                     "network": network.label(record)})  # fmt: skip
+                                     "network": record.network_label()})  # fmt: skip
     table = [["run", "reps", "storage", "measure", "size", "n", *STATS]]
     table += [[r["run_id"], r["reps"], r["storage"], r["measure"], format_size(r["size"]), r["n"],
                *(_seconds(r[s]) for s in STATS)] for r in rows]  # fmt: skip

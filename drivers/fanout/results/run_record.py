@@ -24,24 +24,31 @@ from fanout.results.recorded import Recorded
 
 @dataclass(frozen=True)
 class RunStack(Recorded):
-    """The stack a run was fired at (fanout.cloud.stack.Stack.as_record); the fields not typed
-    here (queue and function names, the workloads' outputs) stay in `extra`."""
+    """The stack a run was fired at (fanout.cloud.stack.Stack.as_record); the workloads' outputs
+    (latency: storage, express_bucket, express_az) stay in `extra`, by name."""
 
     stack: str = ""
     backend: str = ""
     region: str = ""
     endpoint: str = ""  # the emulator's URL on the local backend
-    memory: int | None = None
-    concurrency: int | None = None
+    bucket: str | None = None
+    object_key: str | None = None
     object_size: int | None = None
-    architecture: str | None = None
+    queue_url: str | None = None
+    queue_arn: str | None = None
+    dlq_url: str | None = None
+    dlq_arn: str | None = None
+    function_name: str | None = None
+    log_group: str | None = None
+    concurrency: int | None = None
+    memory: int | None = None
     timeout: int | None = None
     batch_size: int | None = None
     max_receive_count: int | None = None
-    queue_arn: str | None = None
-    bucket: str | None = None
-    object_key: str | None = None
+    architecture: str | None = None
+    default_strategy: str | None = None
     sdk: str = "runtime"  # a stack deployed before the zip bundled the SDK ran on the runtime's
+    object_keys: list = field(default_factory=list)
 
 
 @dataclass(frozen=True)

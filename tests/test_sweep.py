@@ -97,7 +97,7 @@ def test_an_unpinned_cell_is_neither_pooled_with_runs_fired_without_pin_nor_show
     record = {"memory_size": 512, "concurrency_limit": 2, "object_size": MIB, "strategy": "stream", "experiment_tag": "t"}
     rows = [crossrun.cell_of(record, run(pin)).as_dict() for pin in (None, "none", "127.0.0.2")]
     assert len({tuple(row.values()) for row in rows}) == 3
-    assert [crossrun.value_text(row, "pin") for row in rows] == ["-", "none", "127.0.0.2"]
+    assert [crossrun.CELLS.text("pin", row["pin"]) for row in rows] == ["-", "none", "127.0.0.2"]
     assert crossrun.cell_label(rows[1], ["pin"]) == "pin none"
 
 

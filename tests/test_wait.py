@@ -17,7 +17,7 @@ import uuid
 import pytest
 from test_fire import make_stack
 
-from fanout.common import aws
+from fanout.common import aws, queue_state
 from fanout.results import deadletters, run_folders as runs, run_record
 from fanout.stages import fire, wait
 from fanout.local import hostlock
@@ -331,3 +331,18 @@ def test_an_unfinished_run_window_still_ends_now():
 ])  # fmt: skip
 def test_the_lost_delay_follows_the_ingestion_lag(backend, lag_ms, seconds):
     assert wait.lost_after(backend, lag_ms) == seconds
+
+
+def test_a_queue_is_idle_only_with_nothing_visible_in_flight_or_delayed(stack):
+    """The one definition wait, the local host and a sweep share (fanout.common.queue_state)."""
+    sqs = aws.client("sqs", stack.region, stack.endpoint)
+    url = sqs.create_queue(QueueName=f"idle-{uuid.uuid4().hex[:8]}")["QueueUrl"]
+    assert queue_state.is_idle(sqs, url)
+    sqs.send_message(QueueUrl=url, MessageBody="later", DelaySeconds=600)
+    assert queue_state.messages(sqs, url) == 1 and not queue_state.is_idle(sqs, url)  # delayed
+    sqs.send_message(QueueUrl=url, MessageBody="now")
+    [received] = sqs.receive_message(QueueUrl=url, VisibilityTimeout=600)["Messages"]
+    assert queue_state.messages(sqs, url) == 2  # one in flight, one delayed
+    sqs.delete_message(QueueUrl=url, ReceiptHandle=received["ReceiptHandle"])
+    sqs.purge_queue(QueueUrl=url)
+    assert queue_state.is_idle(sqs, url)

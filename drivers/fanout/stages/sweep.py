@@ -38,7 +38,7 @@ from rich.console import Console
 
 from fanout.cloud import account, costs, credentials, params, terraform
 from fanout.stages import sweep_axes as axes, deploy, fire, report as reporting, wait
-from fanout.common import interrupts, registry as workloads
+from fanout.common import interrupts, queue_state, registry as workloads
 from fanout.cloud import pins
 from fanout.results import run_folders as runs, run_record, sweep_folders as sweeps
 from fanout.cloud import stack as stacks
@@ -385,16 +385,12 @@ def _mark_run(run_id: str, status: str) -> None:
 
 
 def wait_idle(stack, hosted: "wait.Hosted | None", timeout: float) -> None:
-    """Until the queue holds no message, visible or in flight, and no invocation runs (shared
-    local host): only then may the next cell start."""
+    """Until the queue is idle (fanout.common.queue_state: nothing visible, in flight or delayed)
+    and no invocation runs (shared local host): only then may the next cell start."""
     sqs = stack.client("sqs")
     deadline = time.monotonic() + timeout
     while True:
-        attributes = sqs.get_queue_attributes(
-            QueueUrl=stack.queue_url,
-            AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
-        )["Attributes"]
-        queued = sum(int(value) for value in attributes.values())
+        queued = queue_state.messages(sqs, stack.queue_url)
         if queued == 0 and (hosted is None or hosted.idle()):
             return
         if time.monotonic() >= deadline:

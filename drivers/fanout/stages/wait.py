@@ -44,7 +44,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from fanout.results import deadletters, run_folders as runs, run_record
 from fanout.local import hostlock
 from fanout import insights
-from fanout.common import interrupts, numerals as numbers, registry as workloads
+from fanout.common import interrupts, numerals as numbers, queue_state, registry as workloads
 from fanout.cloud import stack as stacks
 from fanout.common.errors import FanoutError, UsageError
 from fanout.local.network import options as network_options
@@ -62,7 +62,6 @@ PLATFORM_QUERY = "platform-errors"
 LOST_AFTER_S = {"local": 5.0, "aws": 300.0}
 MIN_LOST_AFTER_S = {"local": 5.0, "aws": 60.0}
 LAG_FACTOR = 3
-QUEUE_COUNTS = ("ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible", "ApproximateNumberOfMessagesDelayed")
 SEQS_PER_QUERY = 4000  # two rows per seq at most: stays under the 10,000-row result limit
 DEFAULT_TIMEOUT = 1800
 POLL_SECONDS = {"local": 1.0, "aws": 10.0}
@@ -218,12 +217,6 @@ def platform_errors(stack, record: run_record.RunRecord) -> dict[str, int]:
     return {row["error_type"]: int(row["errors"]) for row in rows}
 
 
-def queue_empty(stack) -> bool:
-    """Nothing in the main queue: no message visible, held by an invocation, or delayed."""
-    attributes = stack.client("sqs").get_queue_attributes(QueueUrl=stack.queue_url, AttributeNames=list(QUEUE_COUNTS))
-    return all(int(attributes["Attributes"].get(name, 0)) == 0 for name in QUEUE_COUNTS)
-
-
 def slowest_outcome(stack) -> tuple[int, int]:
     """(receives, visibility timeout in s): a message failing every time reaches the DLQ after
     receives x visibility seconds."""
@@ -267,7 +260,7 @@ def wait(stack, record: run_record.RunRecord, timeout: float, host: bool = False
         while True:
             running.check()
             interrupts.raise_if_dropped()
-            empty_since = (empty_since or time.monotonic()) if queue_empty(stack) else None
+            empty_since = (empty_since or time.monotonic()) if queue_state.is_idle(stack.client("sqs"), stack.queue_url) else None
             accounting = account(stack, record)
             if empty_since and time.monotonic() - empty_since >= lost_after(stack.backend, accounting.ingestion_lag_ms):
                 accounting.lost = set(accounting.in_flight())

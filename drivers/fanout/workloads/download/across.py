@@ -36,25 +36,12 @@ from rich.console import Console
 from fanout.results import cells, concurrency, pressure, run_cost, run_folders as runs, run_record, stats, tables
 from fanout.workloads.download import across_plots as crossplots, endpoint_ips, report
 from fanout.common import registry as workloads
-from fanout.common.sizes import format_size
 
 CELLS = cells.of(workloads.get("download"))  # the download workload's cells
 
 UNITS = "seconds: wall clock, measured in the function; MB/s = bytes / s / 10^6; Mbit/s = 8 x MB/s (decimal)"
 
 console = Console()
-
-
-TITLES = {  # cell field -> short column title (tables must fit 80 columns)
-    "memory_size": "MB",
-    "concurrency_limit": "conc",
-    "object_size": "size",
-    "architecture": "arch",
-    "strategy": "strategy",
-    "pin": "pin",
-    "experiment_tag": "tag",
-    "network": "network",
-}
 
 
 @dataclass
@@ -350,26 +337,20 @@ def show(summary: dict) -> None:
 
 
 def cell_label(row: dict, names) -> str:
-    """`MB 1024, size 1 GiB, arch x86_64`: the named fields of a cell."""
-    return ", ".join(f"{TITLES[name]} {value_text(row, name)}" for name in names)
-
-
-def value_text(row: dict, name: str):
-    if row[name] is None:  # pin: not pinned
-        return "-"
-    return format_size(row[name]) if name == "object_size" else row[name]
+    """`MB 1024, size 1 GiB, arch x86_64`: the named fields of a cell (fanout.results.cells)."""
+    return CELLS.short_label(row, names)
 
 
 def key_title(names: list[str]) -> list[str]:
     """The titles of the row labels: a column per field that varies (fanout.results.tables repeats
     them beside each part of a split table, or moves them into its row key, as one column
     each so that no label has to be cut)."""
-    return [TITLES[name] for name in names]
+    return [CELLS.declared[name].short_title for name in names]
 
 
 def key_text(row: dict, names: list[str]) -> list[str]:
     """The row labels: the row's values of `names`, in key_title's order."""
-    return [str(value_text(row, name)) for name in names]
+    return [CELLS.text(name, row[name]) for name in names]
 
 
 def metric_rows(summary: dict, metric: str) -> list[list]:

@@ -109,7 +109,7 @@ def show(result: dict) -> None:
         console.print(f"{side.upper()}: {', '.join(result[side]['runs'])}{label}; {'; '.join(result[side]['network'])}",
                       highlight=False)  # fmt: skip
     fields = result["match_on"]
-    console.print(f"cells matched on: {', '.join(crossrun.TITLES[f] for f in fields) or 'nothing (one cell a side)'}",
+    console.print(f"cells matched on: {', '.join(crossrun.key_title(fields)) or 'nothing (one cell a side)'}",
                   highlight=False)  # fmt: skip
     networks = sorted({*result["a"]["network"], *result["b"]["network"]})
     network = networks[0] if len(networks) == 1 else "networks differ, see A and B"

@@ -13,7 +13,7 @@ import toy_workload
 from test_fire import drain, make_stack, queue, results  # noqa: F401 - fixtures
 
 from fanout.stages import sweep_axes as axes, deploy, fire, report as reporting, sweep, wait
-from fanout.results import cells, deadletters, run_folders as runs
+from fanout.results import cells, deadletters, run_folders as runs, sweep_folders as sweeps
 from fanout import cli, insights
 from fanout.common import function_modules, registry as workloads
 from fanout.cloud import params
@@ -367,10 +367,10 @@ def test_a_sweep_deploys_the_toys_option_with_every_cell_and_records_it(toy):
     chosen = sweep.from_args(args)
     manifest = json.loads(json.dumps(chosen.settings()))
     assert manifest["finish"] == "gloss"
-    for made in (chosen, sweep.SweepParams.from_manifest(manifest)):
+    for made in (chosen, sweep.SweepParams.from_manifest(sweeps.Manifest.from_json(manifest))):
         deployment = sweep._Deployment(made, "id")
         inputs = [deployment.inputs_for(cell, i) for i, cell in enumerate(made.axes.cells())]
         assert [i.variables("", "zip")[toy_workload.VARIABLE] for i in inputs] == ["gloss", "gloss"]
-    older = sweep.SweepParams.from_manifest({k: v for k, v in manifest.items() if k != "finish"})
+    older = sweep.SweepParams.from_manifest(sweeps.Manifest.from_json({k: v for k, v in manifest.items() if k != "finish"}))
     cell = older.axes.cells()[0]
     assert sweep._Deployment(older, "id").inputs_for(cell, 0).variables("", "zip")[toy_workload.VARIABLE] == "matte"

@@ -122,9 +122,9 @@ def test_the_table_has_a_row_per_size_and_a_column_group_per_class_and_measure()
 def test_runs_of_different_workloads_share_no_report_and_compare_takes_downloads(queue, emulator, results, capsys):  # noqa: F811
     sqs, url = queue
     stack = make_stack(emulator, url)
-    download = fire.fire(stack, fire.FireParams(2, "d", workers=1))["run_id"]
+    download = fire.fire(stack, fire.FireParams(2, "d", workers=1)).run_id
     options = latency.parse("1", "1", None).fields()
-    timed = fire.fire(stack, fire.FireParams(2, "l", workers=1, workload="latency", options=options))["run_id"]
+    timed = fire.fire(stack, fire.FireParams(2, "l", workers=1, workload="latency", options=options)).run_id
     with pytest.raises(UsageError, match=f"{download} \\(download\\), {timed} \\(latency\\)"):
         reporting.workload_of([download, timed])
     capsys.readouterr()

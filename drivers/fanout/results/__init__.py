@@ -1,0 +1,1 @@
+"""Results and their statistics: run and sweep folders, records, cells, concurrency, stats, tables, figures."""

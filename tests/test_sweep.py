@@ -395,3 +395,22 @@ def test_another_purge_error_is_not_swallowed(monkeypatch):
         stub.add_client_error("purge_queue", "AccessDenied", "not allowed")
         with pytest.raises(ClientError, match="AccessDenied"):
             sweep.purge(stack, sleep=lambda seconds: None)
+
+
+def test_an_older_manifest_is_written_back_as_it_was_and_a_resume_adds_only_what_it_changes(isolated):
+    manifest = manifest_with(["done", "interrupted"])
+    old = manifest.to_json() | {"retired_setting": 1}  # a key this version does not know
+    del old["cells"][1]["timings"]  # a cell written before step timings
+    path = sweeps.sweep_dir(old["sweep_id"]) / sweeps.SWEEP_FILE
+    path.parent.mkdir(parents=True)
+    runs.write_json(path, old)
+    before = path.read_bytes()
+    loaded = sweeps.load(old["sweep_id"])
+    sweeps.save(loaded)
+    assert path.read_bytes() == before
+    assert loaded.first_unfinished() == 1
+    abandoned = loaded.cells[1].run_id
+    sweeps.save(loaded.with_cell(loaded.cells[1].reopened()))
+    changed = json.loads(path.read_text())
+    assert changed["cells"][1] == old["cells"][1] | {"status": "pending", "run_id": None, "previous_run_ids": [abandoned]}
+    assert changed["retired_setting"] == 1 and changed["cells"][0] == old["cells"][0]

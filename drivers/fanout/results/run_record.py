@@ -139,7 +139,7 @@ class RunRecord(Recorded):
 def check(data: object, path: Path) -> RunRecord:
     """The run record of `data` (a run.json just parsed) when it is a usable one; else FanoutError."""
     problem = _problem(data)
-    if problem:
+    if problem or not isinstance(data, dict):
         raise FanoutError(f"corrupt run record {path}: {problem}; fire a new run or restore the file")
     return RunRecord.from_json(data)
 

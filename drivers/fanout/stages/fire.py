@@ -179,7 +179,7 @@ def check_estimate(stack, count: int, estimate: costs.Estimate, confirmed: bool)
         raise UsageError(refused)
 
 
-def fire(stack, params: FireParams, recorded: Callable[[str], None] = lambda run_id: None) -> run_record.RunRecord:
+def fire(stack, params: FireParams, recorded: Callable[[str], object] = lambda run_id: None) -> run_record.RunRecord:
     """Send the messages of a new run; returns its record (run.json).
 
     run.json is written once the first message has reached the queue, about every

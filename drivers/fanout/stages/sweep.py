@@ -370,8 +370,8 @@ def _run_cell(keeper: sweeps.Keeper, index: int, deployment: _Deployment, purge_
 
 def _stop(keeper: sweeps.Keeper, index: int | None, status: str) -> None:
     """Leave the manifest consistent after an interruption or a failure in cell `index`."""
-    cell = None if index is None else keeper.manifest.cells[index]
-    if cell is not None and cell.status == "running":
+    if index is not None and keeper.manifest.cells[index].status == "running":
+        cell = keeper.manifest.cells[index]
         keeper.change_cell(index, status=status, finished=sweeps.now())
         if cell.run_id:
             _mark_run(cell.run_id, status)

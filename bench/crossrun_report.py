@@ -22,7 +22,7 @@ import numpy as np
 
 from bench._ratios import interleaved, judge, paired_median, timer
 from fanout.workloads.download import across as crossrun
-from fanout.results import run_folders as runs, stats
+from fanout.results import run_folders as runs, run_record, stats
 
 REPEATS = int(os.environ.get("BENCH_CROSSRUN_REPEATS", "5"))
 CONCURRENCY = (1, 5, 10, 50, 100, 500)
@@ -47,14 +47,14 @@ def write_runs(rng) -> list[str]:
             for i, (s, t) in enumerate(zip(seconds, starts))
         ]  # fmt: skip
         sent = len(lines)
-        runs.save({
+        runs.save(run_record.RunRecord.from_json({
             "run_id": run_id, "backend": "local", "version": "bench", "sent": sent, "failed_seqs": [],
             "first_send_ms": None, "send_rate_per_s": None,
             "parameters": {"messages": sent, "strategy": "stream", "experiment_tag": "bench"},
             "stack": {"stack": "bench", "backend": "local", "memory": memory, "concurrency": limit, "object_size": OBJECT_SIZE,
                       "architecture": "x86_64"},
             "accounting": {"done": sent, "failed": [], "dead_lettered": [], "in_flight": []},
-        })  # fmt: skip
+        }))  # fmt: skip
         (runs.run_dir(run_id) / "records.jsonl").write_text("\n".join(lines) + "\n")
         run_ids.append(run_id)
     return run_ids

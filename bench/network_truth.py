@@ -65,8 +65,7 @@ def main() -> None:
         parallel_bursts(downloader)
         uploads(endpoint)
     large, small = large_run.records, small_run.records
-    run = {"backend": "local", "network": known.describe()}
-    rows = {row["parameter"]: row for row in truth.compare(run, large)}
+    rows = {row["parameter"]: row for row in truth.compare("local", known.describe(), large)}
     shape = known.at(1024)
     figures = {
         "sustained rate": (rows["sustained_mb_per_s"]["estimated"], VALUES["sustained_mb_per_s"]),

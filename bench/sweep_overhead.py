@@ -56,23 +56,23 @@ def _run() -> None:
         manifest = sweep.start(settings, confirmed=False)
         with terraform.output_to_log("local", STACK):
             sweep.execute(manifest)
-        _cells(sweeps.load(manifest["sweep_id"]))
+        _cells(sweeps.load(manifest.sweep_id))
         _redeploy_paths()
 
 
-def _cells(manifest: dict) -> None:
+def _cells(manifest: sweeps.Manifest) -> None:
     print(f"sweep_overhead: {NETWORK_NOTE}")
     print(f"{'cell':>4} {'memory':>6} {'conc':>4} {'redeploy s':>10} {'downloads s':>11} {'overhead s':>10} {'ratio':>6}")
     ratios = []
-    for cell in manifest["cells"]:
-        spent = sum(cell["timings"][step] for step in CELL_STEPS)
-        downloads = _download_span(cell["run_id"])
+    for cell in manifest.cells:
+        spent = sum(cell.timings[step] for step in CELL_STEPS)
+        downloads = _download_span(cell.run_id)
         overhead = spent - downloads
-        first = cell["index"] == 0  # its deploy created the stack: not a redeploy
+        first = cell.index == 0  # its deploy created the stack: not a redeploy
         if not first:
             ratios.append(overhead / downloads)
-        print(f"{cell['index']:>4} {cell['params']['memory']:>6} {cell['params']['concurrency']:>4} "
-              f"{'(create)' if first else format(cell['timings']['deploy'], '.1f'):>10} {downloads:>11.2f} "
+        print(f"{cell.index:>4} {cell.params['memory']:>6} {cell.params['concurrency']:>4} "
+              f"{'(create)' if first else format(cell.timings['deploy'], '.1f'):>10} {downloads:>11.2f} "
               f"{overhead:>10.1f} {overhead / downloads:>6.1f}")  # fmt: skip
     median = judge("cell overhead / downloads, seconds", statistics.median(ratios)).value
     print(f"median overhead / downloads over the redeployed cells: {median:.1f}x")

@@ -15,7 +15,7 @@ from botocore.stub import Stubber
 from fanout.common import aws, paths
 from fanout import cli
 from fanout.cloud import credentials, terraform
-from fanout.results import run_folders as runs
+from fanout.results import run_folders as runs, run_record
 from fanout.common.errors import FanoutError
 from fanout.cloud.stack import Stack
 
@@ -61,7 +61,7 @@ def deployed(no_credentials):
     (folder / terraform.INPUTS_FILE).write_text(json.dumps({"region": "eu-west-1", "endpoint": ""}))
     record = {"run_id": runs.new_run_id(), "stack": {"backend": "aws", "stack": STACK, "queue_arn": "arn:q"},
               "parameters": {"messages": 1}, "sent": 1, "failed_seqs": [], "first_send_ms": 1}  # fmt: skip
-    runs.save(record)
+    runs.save(run_record.RunRecord.from_json(record))
     return record["run_id"]
 
 

@@ -148,27 +148,27 @@ def test_fire_records_the_run_and_marks_the_bodies(queue, emulator, results):
     record = fire.fire(make_stack(emulator, url), fire.FireParams(25, "exp-1", "stream chunk_size=256KiB", Fraction(1, 5), workers=4,
                                                                   pin="auto"))  # fmt: skip
     after_ms = time.time_ns() // 1_000_000
-    assert runs.resolve(runs.LATEST) == record["run_id"]
-    saved = runs.load(record["run_id"])
+    assert runs.resolve(runs.LATEST) == record.run_id
+    saved = runs.load(record.run_id)
     assert saved == record
     bodies = drain(sqs, url)
-    assert saved["sent"] == len(bodies) == 25 and saved["failed_seqs"] == [] and saved["send_status"] == "complete"
-    assert saved["backend"] == "local" and saved["stack"]["queue_url"] == url
-    assert before_ms <= saved["first_send_ms"] <= saved["last_send_ms"] <= after_ms
-    assert saved["parameters"] == {
+    assert saved.sent == len(bodies) == 25 and saved.failed_seqs == [] and saved.send_status == "complete"
+    assert saved.backend == "local" and saved.stack.queue_url == url
+    assert before_ms <= saved.first_send_ms <= saved.last_send_ms <= after_ms
+    assert saved.parameters.to_json() == {
         "messages": 25, "experiment_tag": "exp-1", "strategy": "stream chunk_size=256KiB",
         "strategy_from": "fire --strategy",
         "inject_failures": "1/5", "send_workers": 4, "pin": "auto", "workload": "download",
     }  # fmt: skip
-    assert saved["version"].startswith(metadata.version("s3-fanout"))
+    assert saved.version.startswith(metadata.version("s3-fanout"))
     assert sorted(b["seq"] for b in bodies) == list(range(25))
-    assert {b["run_id"] for b in bodies} == {record["run_id"]}
+    assert {b["run_id"] for b in bodies} == {record.run_id}
     assert {b["experiment_tag"] for b in bodies} == {"exp-1"}
     assert {b["workload"] for b in bodies} == {workloads.DEFAULT}  # every body names its workload
     assert {b["strategy"] for b in bodies} == {"stream chunk_size=256KiB"}
     assert {b["pin"] for b in bodies} == {"auto"}
-    assert sorted(b["seq"] for b in bodies if b.get("inject_failure")) == saved["injected_seqs"]
-    assert len(saved["injected_seqs"]) == 5
+    assert sorted(b["seq"] for b in bodies if b.get("inject_failure")) == saved.injected_seqs
+    assert len(saved.injected_seqs) == 5
 
 
 def test_a_download_body_without_strategy_carries_the_stacks_default_and_no_pin(queue, emulator, results):
@@ -184,9 +184,9 @@ def test_run_json_records_the_storage_classes_for_the_report(queue, emulator, re
     _, url = queue
     deployed = make_stack(emulator, url, workload_outputs={"storage": ["standard", "express"], "express_az": "use1-az4",
                                                            "express_bucket": "unit-1--use1-az4--x-s3"})  # fmt: skip
-    saved = runs.load(fire.fire(deployed, fire.FireParams(1, "t", workers=1))["run_id"])
-    assert saved["stack"]["storage"] == ["standard", "express"]
-    assert (saved["stack"]["express_bucket"], saved["stack"]["express_az"]) == ("unit-1--use1-az4--x-s3", "use1-az4")
+    saved = runs.load(fire.fire(deployed, fire.FireParams(1, "t", workers=1)).run_id)
+    assert saved.stack.extra["storage"] == ["standard", "express"]
+    assert (saved.stack.extra["express_bucket"], saved.stack.extra["express_az"]) == ("unit-1--use1-az4--x-s3", "use1-az4")
 
 
 @pytest.mark.skipif(shutil.which("git") is None or not (paths.REPO / ".git").exists(), reason="needs a git checkout")
@@ -195,7 +195,7 @@ def test_run_json_names_the_commit(queue, emulator, results):
     record = fire.fire(make_stack(emulator, url), fire.FireParams(1, "t", workers=1))
     commit = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=paths.REPO, capture_output=True,
                             text=True, check=True).stdout.strip()  # fmt: skip
-    assert f"+g{commit}" in record["version"]
+    assert f"+g{commit}" in record.version
 
 
 # Fires at a queue of the test's emulator in a process of its own, so that it can be signalled.
@@ -222,7 +222,7 @@ def test_a_stopped_fire_records_exactly_what_reached_the_queue(queue, emulator, 
             assert process.poll() is None, process.stderr.read()
             assert time.monotonic() < deadline, "fire sent nothing within a minute"
             time.sleep(0.05)
-        assert runs.load(runs.LATEST)["send_status"] == "sending"  # a record exists while sending
+        assert runs.load(runs.LATEST).send_status == "sending"  # a record exists while sending
     except BaseException:
         process.kill()
         raise
@@ -230,11 +230,11 @@ def test_a_stopped_fire_records_exactly_what_reached_the_queue(queue, emulator, 
     process.wait(timeout=60)
     record = runs.load(runs.LATEST)
     seqs = sorted(body["seq"] for body in drain(sqs, url))
-    assert record["send_status"] == "interrupted"
-    assert 0 < record["sent"] == len(seqs) < count
-    assert runs.sent_seqs(record) == seqs
-    assert record["failed_seqs"] == sorted(set(range(count)) - set(seqs))
-    assert record["first_send_ms"] <= record["last_send_ms"]
+    assert record.send_status == "interrupted"
+    assert 0 < record.sent == len(seqs) < count
+    assert record.sent_seqs() == seqs
+    assert record.failed_seqs == sorted(set(range(count)) - set(seqs))
+    assert record.first_send_ms <= record.last_send_ms
 
 
 def queue_length(sqs, url) -> int:
@@ -274,8 +274,8 @@ def test_a_newer_run_becomes_latest(queue, emulator, results):
     _, url = queue
     first = fire.fire(make_stack(emulator, url), fire.FireParams(3, "a", workers=1))
     second = fire.fire(make_stack(emulator, url), fire.FireParams(3, "b", workers=1))
-    assert runs.resolve(runs.LATEST) == second["run_id"] != first["run_id"]
-    assert runs.load(first["run_id"])["parameters"]["experiment_tag"] == "a"
+    assert runs.resolve(runs.LATEST) == second.run_id != first.run_id
+    assert runs.load(first.run_id).parameters.experiment_tag == "a"
 
 
 def one_line_error(capsys, argv) -> tuple[int, str]:
@@ -354,8 +354,8 @@ def test_a_fire_that_sends_nothing_records_nothing(queue, emulator, results, cap
     gone = sqs.create_queue(QueueName=f"gone-{uuid.uuid4().hex[:8]}")["QueueUrl"]
     sqs.delete_queue(QueueUrl=gone)  # every send to it fails
     record = fire.fire(make_stack(emulator, gone), fire.FireParams(5, "t", workers=1))
-    assert record["sent"] == 0
-    assert not runs.run_dir(record["run_id"]).exists()
+    assert record.sent == 0
+    assert not runs.run_dir(record.run_id).exists()
     assert runs.resolve(runs.LATEST) == latest
     assert "no run recorded" in capsys.readouterr().out
 
@@ -367,7 +367,7 @@ def test_a_tag_with_spaces_reaches_the_bodies_and_the_run_record(queue, emulator
     tag = fire.check_tag("experiment 01")
     record = fire.fire(make_stack(emulator, url), fire.FireParams(3, tag, workers=1))
     assert {body["experiment_tag"] for body in drain(sqs, url)} == {tag}
-    assert runs.load(record["run_id"])["parameters"]["experiment_tag"] == tag
+    assert runs.load(record.run_id).parameters.experiment_tag == tag
 
 
 def test_a_deploy_input_that_is_not_the_stacks_is_refused_before_anything_is_sent(capsys, queue, emulator, results,

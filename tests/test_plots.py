@@ -174,7 +174,7 @@ def download_records(cells: list[tuple], per_cell=12, seed=0, seconds_scale=1.0)
 
 def run_summary(records, run=LOCAL_RUN) -> dict:
     """The fields of report.build's summary that the plots read."""
-    return {"records": records, "steady_definition": concurrency.STEADY_DEFINITION, "network": network.label(run)}
+    return {"records": records, "steady_definition": concurrency.STEADY_DEFINITION, "network": network.label(run["backend"], run.get("network"))}
 
 
 def long_cells() -> list[tuple]:
@@ -264,7 +264,7 @@ def latency_records(scale: float, seed=4) -> list[dict]:
 def latency_summary(records) -> dict:
     events = [{"timestamp": 1_700_000_000_000 + i, "message": json.dumps(r)} for i, r in enumerate(records)]
     rows = insights.evaluate(insights.load_query(latency_report.QUERY), events).rows
-    return {"rows": rows, "records": records, "network": network.label(LOCAL_RUN)}
+    return {"rows": rows, "records": records, "network": network.label(LOCAL_RUN["backend"], LOCAL_RUN.get("network"))}
 
 
 def test_the_latency_plot_reads_and_is_in_milliseconds_below_a_second():
@@ -276,7 +276,7 @@ def test_the_latency_plot_reads_and_is_in_milliseconds_below_a_second():
     standard_put = [r["seconds"] for r in records if (r["storage"], r["operation"], r["size"]) == ("standard", "put", 1)]
     [line] = [line for line in fig.axes[0].get_lines() if line.get_label() == "standard put"]
     assert line.get_ydata()[0] == pytest.approx(np.median(standard_put) * 1000)
-    assert fig._supxlabel.get_text() == network.label(LOCAL_RUN)
+    assert fig._supxlabel.get_text() == network.label(LOCAL_RUN["backend"], LOCAL_RUN.get("network"))
 
 
 def test_the_latency_plot_stays_in_seconds_when_a_call_takes_longer():

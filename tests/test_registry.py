@@ -12,7 +12,7 @@ import toy_workload
 from test_fire import drain, make_stack, queue, results  # noqa: F401 - fixtures
 
 from fanout.stages import sweep_axes as axes, deploy, fire, report as reporting, sweep, wait
-from fanout.results import cells, deadletters, run_folders as runs
+from fanout.results import cells, deadletters, run_folders as runs, sweep_folders as sweeps
 from fanout import cli, insights
 from fanout.common import function_modules, registry as workloads
 from fanout.cloud import params
@@ -198,7 +198,7 @@ def test_fire_sends_the_toys_bodies_through_its_driver(toy, queue, emulator, res
     assert [body["seq"] for body in bodies] == list(range(4))
     assert all({k: v for k, v in body.items() if k not in ("seq", "run_id")} ==
                {"experiment_tag": "t", "workload": toy.name, **expected} for body in bodies)  # fmt: skip
-    assert record["parameters"]["workload"] == toy.name and record["parameters"]["workload_options"] == {"colour": "blue"}
+    assert record.parameters.workload == toy.name and record.parameters.workload_options == {"colour": "blue"}
     download_args = cli.build_parser().parse_args(["fire", "--colour", "red"])
     with pytest.raises(UsageError, match="--colour is an option of the toy workload"):
         fire.check_options(workloads.get(download_args.workload), download_args)
@@ -252,15 +252,15 @@ def test_wait_accounts_for_the_toys_messages_from_the_envelope(toy, queue, emula
     dlq = sqs.create_queue(QueueName="toy-dlq")["QueueUrl"]
     stack = make_stack(emulator, url, dlq_url=dlq, max_receive_count=3)
     record = fire.fire(stack, fire.FireParams(5, "t", workers=1, workload=toy.name, options={"colour": "red"}))
-    sqs.send_message(QueueUrl=dlq, MessageBody=json.dumps({"run_id": record["run_id"], "seq": 4, "workload": toy.name}))
-    events = [{"timestamp": record["first_send_ms"] + i, "message": json.dumps(line)}
-              for i, line in enumerate(toy_records(record["run_id"]))]  # fmt: skip
+    sqs.send_message(QueueUrl=dlq, MessageBody=json.dumps({"run_id": record.run_id, "seq": 4, "workload": toy.name}))
+    events = [{"timestamp": record.first_send_ms + i, "message": json.dumps(line)}
+              for i, line in enumerate(toy_records(record.run_id))]  # fmt: skip
     # The logs, as the local evaluator reads them: the saved query runs on these events.
     monkeypatch.setattr(insights, "run", lambda stack, text, start_ms=None, end_ms=None: insights.evaluate(text, events))
     accounting = wait.account(stack, record)
     assert (accounting.done, accounting.failed, accounting.dead_lettered) == ({0, 1}, {2}, {4})
     assert accounting.in_flight() == [3] and accounting.duplicates == 0
-    assert deadletters.peek(stack, record["run_id"]) == {4}
+    assert deadletters.peek(stack, record.run_id) == {4}
     sqs.delete_queue(QueueUrl=dlq)
 
 
@@ -282,7 +282,7 @@ def test_the_toys_cells_come_from_its_registry_entry(toy):
 def test_report_and_compare_dispatch_to_the_toys_driver(toy, queue, emulator, results, tmp_path, capsys):  # noqa: F811
     _, url = queue
     stack = make_stack(emulator, url)
-    run_ids = [fire.fire(stack, fire.FireParams(2, "t", workers=1, workload=toy.name, options={"colour": "red"}))["run_id"]
+    run_ids = [fire.fire(stack, fire.FireParams(2, "t", workers=1, workload=toy.name, options={"colour": "red"})).run_id
                for _ in range(2)]  # fmt: skip
     for run_id in run_ids:  # as the toy's report writes them
         (runs.run_dir(run_id) / "records.jsonl").write_text("\n".join(map(json.dumps, toy_records(run_id))) + "\n")
@@ -366,10 +366,10 @@ def test_a_sweep_deploys_the_toys_option_with_every_cell_and_records_it(toy):
     chosen = sweep.from_args(args)
     manifest = json.loads(json.dumps(chosen.settings()))
     assert manifest["finish"] == "gloss"
-    for made in (chosen, sweep.SweepParams.from_manifest(manifest)):
+    for made in (chosen, sweep.SweepParams.from_manifest(sweeps.Manifest.from_json(manifest))):
         deployment = sweep._Deployment(made, "id")
         inputs = [deployment.inputs_for(cell, i) for i, cell in enumerate(made.axes.cells())]
         assert [i.variables("", "zip")[toy_workload.VARIABLE] for i in inputs] == ["gloss", "gloss"]
-    older = sweep.SweepParams.from_manifest({k: v for k, v in manifest.items() if k != "finish"})
+    older = sweep.SweepParams.from_manifest(sweeps.Manifest.from_json({k: v for k, v in manifest.items() if k != "finish"}))
     cell = older.axes.cells()[0]
     assert sweep._Deployment(older, "id").inputs_for(cell, 0).variables("", "zip")[toy_workload.VARIABLE] == "matte"

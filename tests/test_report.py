@@ -15,7 +15,7 @@ from rich.console import Console
 
 import fanout.local.network
 import fanout.workloads.download.timeline
-from fanout.results import cells, concurrency, figures, markdown, pressure, run_cost, log_records as run_logs, run_folders as runs, sections, stats, tables, terminal
+from fanout.results import cells, concurrency, figures, markdown, pressure, run_cost, log_records as run_logs, run_folders as runs, run_record, sections, stats, tables, terminal
 from fanout import cli, insights
 from fanout.workloads.download import plots, report
 from fanout.stages import report as reporting
@@ -157,13 +157,14 @@ def summary_of(records, sent, dead=(), lambda_report=(), backend="local", networ
     }  # fmt: skip
     table = percentile_rows(records)
     downloads = [r for r in records if r["event"] == "download"]
+    typed = run_record.RunRecord.from_json(record)
     return {
-        "run": record, "network": fanout.local.network.label(record), "timeline": [],
-        "ground_truth": truth.compare(record, downloads),
-        "counts": report.counts(record, records, table), "cells": report.join_cells(table, downloads),
+        "run": record, "network": typed.network_label(), "timeline": [],
+        "ground_truth": truth.compare(typed.backend, typed.network, downloads),
+        "counts": report.counts(typed, records, table), "cells": report.join_cells(table, downloads),
         "steady_definition": concurrency.STEADY_DEFINITION, "errors": [], "dead_lettered": list(dead),
         "cold_starts": [], "platform_errors": [], "lambda_report": list(lambda_report), "records": records,
-        "cost": run_cost.summary(record, list(lambda_report)),
+        "cost": run_cost.summary(typed, list(lambda_report)),
         "strategies": insights.evaluate(insights.load_query("strategy-comparison"), as_events(records)).rows,
         "sdk": pressure.sdk_sets(records),
     }  # fmt: skip
@@ -361,10 +362,9 @@ def test_the_ground_truth_table_fits_80_columns_with_every_cell_whole(monkeypatc
               "first_byte_ms": 15, "first_byte_p90_ms": 20}
     model = fanout.local.network.NetworkModel("lambda-2024", 1.0, fanout.local.network.model.parameters(values, "lambda-2024"))
     records = [dict(r, memory_size=10240) for r in modelled_downloads(model, size=24 * 2**20)]
-    run = {"backend": "local", "network": model.describe()}
     ids = sorted({r["request_id"] for r in records})
     events = [{"message": late.line(i, late.FirstBytes(3, 2))} for i in ids]
-    rows = truth.compare(run, records, events)
+    rows = truth.compare("local", model.describe(), records, events)
     rows.append(dict(rows[0], parameter="rate_factor 127.0.0.16", injected=0.5, estimated=0.4))
     console = Console(width=80, record=True, file=io.StringIO())
     terminal.show(sections.Report("", "", [report.truth_table(rows)]), console)
@@ -438,7 +438,7 @@ def save_report(records, sent, **fields) -> dict:
     results folder with no emulator or stack anywhere (tests' FANOUT_HOME is empty)."""
     summary = summary_of(records, sent=sent, **fields)
     summary["run"]["stack"] |= {"backend": "local", "queue_arn": QUEUE_ARN}
-    runs.save(summary["run"])
+    runs.save(run_record.RunRecord.from_json(summary["run"]))
     reporting.render(runs.as_saved(summary))
     return summary
 

@@ -6,7 +6,7 @@ import pytest
 
 from fanout.cloud import costs
 from fanout import insights
-from fanout.results import run_cost
+from fanout.results import run_cost, run_record
 from fanout.cloud import strategies
 from fanout.local.host import logs
 from fanout.workloads.download import driver as download
@@ -39,16 +39,16 @@ def test_the_bill_is_billed_duration_times_memory_and_the_requests(architecture,
     assert bill["usd"] == pytest.approx(expected)
 
 
-def record(backend: str) -> dict:
-    return {"backend": backend, "sent": 30,
+def record(backend: str) -> run_record.RunRecord:
+    return run_record.RunRecord.from_json({"backend": backend, "sent": 30,
             "stack": {"memory": 2048, "concurrency": 10, "object_size": 2**30, "architecture": "x86_64"},
-            "parameters": {"strategy": "ranged connections=8 chunk_size=8MiB", "workload": "download"}}  # fmt: skip
+            "parameters": {"strategy": "ranged connections=8 chunk_size=8MiB", "workload": "download"}})  # fmt: skip
 
 
 def test_the_estimate_is_the_cells_as_fire_prices_it():
     run = record("aws")
     cell_like = type("Cell", (), {"memory": 2048, "concurrency": 10, "object_size": 2**30, "architecture": "x86_64"})
-    expected = download.estimate(cell_like, 30, strategies.parse(run["parameters"]["strategy"]))
+    expected = download.estimate(cell_like, 30, strategies.parse(run.parameters.strategy))
     assert run_cost.estimate(run) == expected
 
 

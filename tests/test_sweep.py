@@ -17,7 +17,7 @@ from fanout import cli
 from fanout.cloud import costs, credentials, params
 from fanout.cloud import strategies
 from fanout.workloads.download import across as crossrun
-from fanout.results import run_folders as runs, sweep_folders as sweeps
+from fanout.results import run_folders as runs, run_record, sweep_folders as sweeps
 from fanout.common.errors import UsageError
 from fanout.workloads.download import driver as download
 
@@ -69,7 +69,7 @@ def test_pin_is_a_message_level_axis_recorded_in_the_manifest():
     assert [(c.memory, c.strategy, c.pin) for c in cells] == [(m, *fire) for m in (512, 1024) for fire in fires]
     assert grid.varying() == ["memory", "strategy", "pin"]
     manifest = sweeps.new_manifest({"backend": "local", "axes": grid.as_dict()}, [c.as_dict() for c in cells])
-    reread = json.loads(json.dumps(manifest))
+    reread = json.loads(json.dumps(manifest.to_json()))
     assert axes.Axes.from_dict(reread["axes"]) == grid
     assert [axes.CellParams(**cell["params"]) for cell in reread["cells"]] == cells
     # A sweep recorded before PIN: one unpinned cell per strategy.
@@ -92,19 +92,19 @@ def test_none_is_the_unpinned_cell_beside_pinned_ones():
 
 def test_an_unpinned_cell_is_neither_pooled_with_runs_fired_without_pin_nor_shown_as_them():
     def run(pin):
-        return {"stack": {"memory": 512, "concurrency": 2, "object_size": MIB, "architecture": "x86_64"},
-                "parameters": {"strategy": "stream", "experiment_tag": "t", "pin": pin}}  # fmt: skip
+        return run_record.RunRecord.from_json({"stack": {"memory": 512, "concurrency": 2, "object_size": MIB, "architecture": "x86_64"},
+                "parameters": {"strategy": "stream", "experiment_tag": "t", "pin": pin}})  # fmt: skip
     record = {"memory_size": 512, "concurrency_limit": 2, "object_size": MIB, "strategy": "stream", "experiment_tag": "t"}
     rows = [crossrun.cell_of(record, run(pin)).as_dict() for pin in (None, "none", "127.0.0.2")]
     assert len({tuple(row.values()) for row in rows}) == 3
-    assert [crossrun.value_text(row, "pin") for row in rows] == ["-", "none", "127.0.0.2"]
+    assert [crossrun.CELLS.text("pin", row["pin"]) for row in rows] == ["-", "none", "127.0.0.2"]
     assert crossrun.cell_label(rows[1], ["pin"]) == "pin none"
 
 
 def test_runs_that_differ_only_in_pin_are_different_cells_across_runs():
     def run(pin):
-        return {"stack": {"memory": 512, "concurrency": 2, "object_size": MIB, "architecture": "x86_64"},
-                "parameters": {"strategy": "stream", "experiment_tag": "t", "pin": pin}}  # fmt: skip
+        return run_record.RunRecord.from_json({"stack": {"memory": 512, "concurrency": 2, "object_size": MIB, "architecture": "x86_64"},
+                "parameters": {"strategy": "stream", "experiment_tag": "t", "pin": pin}})  # fmt: skip
     record = {"memory_size": 512, "concurrency_limit": 2, "object_size": MIB, "strategy": "stream", "experiment_tag": "t"}
     keys = [crossrun.cell_of(record, run(pin)) for pin in (None, "auto", "127.0.0.2")]
     assert [key.pin for key in keys] == [None, "auto", "127.0.0.2"] and len(set(keys)) == 3
@@ -255,34 +255,33 @@ def test_a_small_local_sweep_passes_without_a_word(capsys):
     assert capsys.readouterr().out == ""
 
 
-def manifest_with(statuses: list[str]) -> dict:
+def manifest_with(statuses: list[str]) -> sweeps.Manifest:
     cells = [{"memory": 512, "concurrency": 2, "object_size": MIB, "architecture": "x86_64", "strategy": "stream"}] * len(statuses)
     manifest = sweeps.new_manifest({"backend": "local"}, cells)
-    for cell, status in zip(manifest["cells"], statuses):
-        cell.update(status=status, run_id=None if status == "pending" else runs.new_run_id())
+    for cell, status in zip(manifest.cells, statuses):
+        manifest = manifest.with_cell(cell.but(status=status, run_id=None if status == "pending" else runs.new_run_id()))
     return manifest
 
 
 def test_resume_starts_at_the_first_unfinished_cell_and_keeps_the_abandoned_run():
     manifest = manifest_with(["done", "done", "interrupted", "pending"])
-    assert sweeps.first_unfinished(manifest) == 2
-    interrupted = manifest["cells"][2]
-    old = interrupted["run_id"]
-    assert sweeps.reopen(interrupted) == old
-    assert interrupted["status"] == "pending" and interrupted["run_id"] is None
-    assert interrupted["previous_run_ids"] == [old]
-    assert sweeps.first_unfinished(manifest_with(["done", "done"])) is None
+    assert manifest.first_unfinished() == 2
+    interrupted = manifest.cells[2]
+    old = interrupted.run_id
+    reopened = interrupted.reopened()
+    assert reopened.status == "pending" and reopened.run_id is None
+    assert reopened.previous_run_ids == [old]
+    assert manifest_with(["done", "done"]).first_unfinished() is None
 
 
 def test_the_manifest_is_written_atomically_and_latest_follows(isolated):
     manifest = manifest_with(["pending", "pending"])
     path = sweeps.save(manifest)
-    assert json.loads(path.read_text()) == manifest
-    assert sweeps.resolve(sweeps.LATEST) == manifest["sweep_id"]
+    assert json.loads(path.read_text()) == manifest.to_json()
+    assert sweeps.resolve(sweeps.LATEST) == manifest.sweep_id
     assert not list(path.parent.glob(".*.tmp"))
-    manifest["cells"][0]["status"] = "running"
-    sweeps.save(manifest)
-    assert sweeps.load("latest")["cells"][0]["status"] == "running"
+    sweeps.save(manifest.with_cell(manifest.cells[0].but(status="running")))
+    assert sweeps.load("latest").cells[0].status == "running"
     with pytest.raises(UsageError, match="unknown sweep 'nope'"):
         sweeps.load("nope")
 
@@ -307,7 +306,7 @@ def test_every_cell_deploys_the_sweeps_storage_classes_and_a_resume_keeps_them(i
     args = cli.build_parser().parse_args(["sweep", "--backend", "aws", "--memory", "512 1024", "--object-size", "1MiB",
                                           "--storage", "standard express", "--express-az", "use1-az4"])  # fmt: skip
     chosen = sweep.from_args(args)
-    for made in (chosen, sweep.SweepParams.from_manifest(json.loads(json.dumps(chosen.settings())))):
+    for made in (chosen, sweep.SweepParams.from_manifest(sweeps.Manifest.from_json(json.loads(json.dumps(chosen.settings()))))):
         deployment = sweep._Deployment(made, "id")
         inputs = [deployment.inputs_for(cell, i) for i, cell in enumerate(made.axes.cells())]
         assert len(inputs) == 2
@@ -319,7 +318,7 @@ def test_every_cell_deploys_the_sweeps_storage_classes_and_a_resume_keeps_them(i
 def test_a_sweep_recorded_before_storage_existed_resumes_with_standard_only():
     settings = sweep.SweepParams("local", "s", "us-east-1", axes.Axes.parse(texts()), 10, "t").settings()
     old = {name: value for name, value in settings.items() if name not in ("storage", "express_az")}
-    resumed = sweep.SweepParams.from_manifest(old)
+    resumed = sweep.SweepParams.from_manifest(sweeps.Manifest.from_json(old))
     variables = sweep._Deployment(resumed, "id").inputs_for(resumed.axes.cells()[0], 0).variables("", "zip")
     assert (variables["storage"], variables["express_az"]) == (["standard"], "")
 
@@ -396,3 +395,22 @@ def test_another_purge_error_is_not_swallowed(monkeypatch):
         stub.add_client_error("purge_queue", "AccessDenied", "not allowed")
         with pytest.raises(ClientError, match="AccessDenied"):
             sweep.purge(stack, sleep=lambda seconds: None)
+
+
+def test_an_older_manifest_is_written_back_as_it_was_and_a_resume_adds_only_what_it_changes(isolated):
+    manifest = manifest_with(["done", "interrupted"])
+    old = manifest.to_json() | {"retired_setting": 1}  # a key this version does not know
+    del old["cells"][1]["timings"]  # a cell written before step timings
+    path = sweeps.sweep_dir(old["sweep_id"]) / sweeps.SWEEP_FILE
+    path.parent.mkdir(parents=True)
+    runs.write_json(path, old)
+    before = path.read_bytes()
+    loaded = sweeps.load(old["sweep_id"])
+    sweeps.save(loaded)
+    assert path.read_bytes() == before
+    assert loaded.first_unfinished() == 1
+    abandoned = loaded.cells[1].run_id
+    sweeps.save(loaded.with_cell(loaded.cells[1].reopened()))
+    changed = json.loads(path.read_text())
+    assert changed["cells"][1] == old["cells"][1] | {"status": "pending", "run_id": None, "previous_run_ids": [abandoned]}
+    assert changed["retired_setting"] == 1 and changed["cells"][0] == old["cells"][0]

@@ -16,7 +16,7 @@ from test_workloads import calls
 
 from fanout.workloads.download import across as crossrun, endpoint_ips, report
 from fanout import insights
-from fanout.results import run_folders as runs, stats, tables, terminal
+from fanout.results import run_folders as runs, run_record, stats, tables, terminal
 from fanout.workloads.download import compare as download_compare
 from fanout.workloads.latency import report as latency_report
 
@@ -178,8 +178,8 @@ def latency_run(number: int, reps: int) -> str:
     run_id = f"20260101T{number:06d}Z-{number:06x}"
     sizes = (1, 1000, 100 * 10**6)
     records = calls(rng, "standard", 1.0, sizes=sizes, reps=reps) + calls(rng, "express", 0.25, sizes=sizes, reps=reps)
-    runs.save({"run_id": run_id, "backend": "local", "stack": {"stack": "s", "backend": "local"}, "sent": 1, "failed_seqs": [],
-               "first_send_ms": None, "parameters": {"messages": 1, "workload_options": {"reps": reps}}})  # fmt: skip
+    runs.save(run_record.RunRecord.from_json({"run_id": run_id, "backend": "local", "stack": {"stack": "s", "backend": "local"}, "sent": 1, "failed_seqs": [],
+               "first_send_ms": None, "parameters": {"messages": 1, "workload_options": {"reps": reps}}}))  # fmt: skip
     (runs.run_dir(run_id) / "records.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
     return run_id
 

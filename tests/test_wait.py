@@ -17,8 +17,8 @@ import uuid
 import pytest
 from test_fire import make_stack
 
-from fanout.common import aws
-from fanout.results import deadletters, run_folders as runs
+from fanout.common import aws, queue_state
+from fanout.results import deadletters, run_folders as runs, run_record
 from fanout.stages import fire, wait
 from fanout.local import hostlock
 from fanout import insights
@@ -51,9 +51,9 @@ def partial_insights(record: dict, answers: list, complete_after: float):
         if "seq >=" in query_text:  # message-outcomes, restricted to the run's seqs
             answers.append(query_text)
         seqs = range(COUNT) if len(answers) > complete_after else range(0, COUNT, 2)
-        lines = [{"event": "download", "outcome": "done", "run_id": record["run_id"], "seq": seq, "receive_count": 1}
+        lines = [{"event": "download", "outcome": "done", "run_id": record.run_id, "seq": seq, "receive_count": 1}
                  for seq in seqs]
-        events = [{"timestamp": record["first_send_ms"] + i, "message": json.dumps(line)} for i, line in enumerate(lines)]
+        events = [{"timestamp": record.first_send_ms + i, "message": json.dumps(line)} for i, line in enumerate(lines)]
         return insights.evaluate(query_text, events)
 
     return run
@@ -67,7 +67,7 @@ def test_wait_keeps_waiting_while_the_query_returns_part_of_the_records(stack, r
     accounting = wait.wait(stack, record, timeout=600)
     assert len(answers) == PARTIAL_ANSWERS + 1  # it did not stop at a partial answer
     assert accounting.done == set(range(COUNT)) and not accounting.in_flight()
-    assert runs.load(record["run_id"])["accounting"]["done"] == COUNT
+    assert runs.load(record.run_id).accounting.done == COUNT
 
 
 def test_a_wait_that_times_out_lists_what_is_missing(stack, results, monkeypatch, capsys):
@@ -78,7 +78,7 @@ def test_a_wait_that_times_out_lists_what_is_missing(stack, results, monkeypatch
     accounting = wait.wait(stack, record, timeout=0.2)
     odd = list(range(1, COUNT, 2))
     assert accounting.in_flight() == odd
-    assert json.loads((runs.run_dir(record["run_id"]) / wait.MISSING_FILE).read_text()) == odd
+    assert json.loads((runs.run_dir(record.run_id) / wait.MISSING_FILE).read_text()) == odd
     assert f"missing seqs: {runs.seq_ranges(odd)}" in capsys.readouterr().out
 
 
@@ -198,10 +198,10 @@ def test_seqs_deleted_without_a_record_are_lost_not_in_flight(stack, results, mo
     accounting = wait.wait(stack, record, timeout=60)
     odd = set(range(1, COUNT, 2))
     assert accounting.lost == odd and accounting.in_flight() == []
-    assert runs.load(record["run_id"])["accounting"]["lost"] == sorted(odd)
+    assert runs.load(record.run_id).accounting.lost == sorted(odd)
     assert f"lost seqs: {runs.seq_ranges(odd)}" in " ".join(capsys.readouterr().out.split())
-    with pytest.raises(FanoutError, match=re.escape(f"{len(odd)} of {COUNT} messages of run {record['run_id']} are lost")) as failure:
-        wait.check_accounted(accounting, record["run_id"], 60)
+    with pytest.raises(FanoutError, match=re.escape(f"{len(odd)} of {COUNT} messages of run {record.run_id} are lost")) as failure:
+        wait.check_accounted(accounting, record.run_id, 60)
     assert runs.seq_ranges(odd) in str(failure.value) and "\n" not in str(failure.value)
 
 
@@ -240,7 +240,7 @@ def outcomes_insights(record: dict, answers: list, failing_until: int):
         lines.append({"outcome": "error", "seq": 0, "receive_count": 1})
         if len(answers) > failing_until:
             lines.append({"outcome": "done", "seq": 0, "receive_count": 2})
-        events = [{"timestamp": record["first_send_ms"] + i, "message": json.dumps({**line, "run_id": record["run_id"]})}
+        events = [{"timestamp": record.first_send_ms + i, "message": json.dumps({**line, "run_id": record.run_id})}
                   for i, line in enumerate(lines)]  # fmt: skip
         return insights.evaluate(query_text, events)
 
@@ -282,7 +282,7 @@ def test_records_from_before_the_outcome_field_still_complete_a_run(stack, resul
              {"event": "error", "seq": 3, "receive_count": 1},  # old: will be retried
              {"event": "latency", "seq": 4, "receive_count": 1},  # closes nothing
              {"event": "latency", "seq": 5, "receive_count": 1, "outcome": "done"}]  # fmt: skip
-    events = [{"timestamp": record["first_send_ms"] + i, "message": json.dumps({**line, "run_id": record["run_id"]})}
+    events = [{"timestamp": record.first_send_ms + i, "message": json.dumps({**line, "run_id": record.run_id})}
               for i, line in enumerate(lines)]  # fmt: skip
     monkeypatch.setattr(insights, "run", lambda stack, text, start_ms=None, end_ms=None: insights.evaluate(text, events))
     accounting = wait.account(stack, record)
@@ -295,31 +295,31 @@ def test_wait_records_the_last_record_and_the_ingestion_lag_and_the_window_ends_
     record and its longest ingestion lag; once every message is accounted for, the run's window
     ends at that record plus the function timeout and the clock slack, not at "now"."""
     record = fire.fire(stack, fire.FireParams(COUNT, "t", workers=2))
-    first = record["first_send_ms"]
+    first = record.first_send_ms
     lags = [1000 + 50 * seq for seq in range(COUNT)]
 
     def logged(stack, query_text, start_ms=None, end_ms=None):
-        lines = [{"outcome": "done", "run_id": record["run_id"], "seq": seq, "receive_count": 1} for seq in range(COUNT)]
+        lines = [{"outcome": "done", "run_id": record.run_id, "seq": seq, "receive_count": 1} for seq in range(COUNT)]
         events = [{"timestamp": first + 10 * seq, "ingestionTime": first + 10 * seq + lags[seq],
                    "message": json.dumps(line)} for seq, line in enumerate(lines)]  # fmt: skip
         return insights.evaluate(query_text, events)
 
     monkeypatch.setattr(insights, "run", logged)
     wait.wait(stack, record, timeout=60)
-    accounting = runs.load(record["run_id"])["accounting"]
-    assert accounting["last_record_ms"] == first + 10 * (COUNT - 1)
-    assert accounting["ingestion_lag_ms"] == max(lags)
-    start, end = runs.run_window(runs.load(record["run_id"]))
+    accounting = runs.load(record.run_id).accounting
+    assert accounting.last_record_ms == first + 10 * (COUNT - 1)
+    assert accounting.ingestion_lag_ms == max(lags)
+    start, end = runs.run_window(runs.load(record.run_id))
     assert start == first - runs.CLOCK_SLACK_MS
-    assert end == accounting["last_record_ms"] + stack.timeout * 1000 + runs.CLOCK_SLACK_MS
+    assert end == accounting.last_record_ms + stack.timeout * 1000 + runs.CLOCK_SLACK_MS
 
 
 def test_an_unfinished_run_window_still_ends_now():
-    record = {"first_send_ms": 1_000, "stack": {"timeout": 30},
-              "accounting": {"last_record_ms": 2_000, "in_flight": [3]}}  # fmt: skip
+    record = run_record.RunRecord.from_json({"first_send_ms": 1_000, "stack": {"timeout": 30},
+                                             "accounting": {"last_record_ms": 2_000, "in_flight": [3]}})  # fmt: skip
     before = int(runs.time.time() * 1000)
     assert runs.run_window(record)[1] >= before + runs.CLOCK_SLACK_MS
-    record["accounting"]["in_flight"] = []
+    record = record.but(accounting=record.accounting.but(in_flight=[]))
     assert runs.run_window(record) == (1_000 - runs.CLOCK_SLACK_MS, 2_000 + 30_000 + runs.CLOCK_SLACK_MS)
 
 
@@ -331,3 +331,18 @@ def test_an_unfinished_run_window_still_ends_now():
 ])  # fmt: skip
 def test_the_lost_delay_follows_the_ingestion_lag(backend, lag_ms, seconds):
     assert wait.lost_after(backend, lag_ms) == seconds
+
+
+def test_a_queue_is_idle_only_with_nothing_visible_in_flight_or_delayed(stack):
+    """The one definition wait, the local host and a sweep share (fanout.common.queue_state)."""
+    sqs = aws.client("sqs", stack.region, stack.endpoint)
+    url = sqs.create_queue(QueueName=f"idle-{uuid.uuid4().hex[:8]}")["QueueUrl"]
+    assert queue_state.is_idle(sqs, url)
+    sqs.send_message(QueueUrl=url, MessageBody="later", DelaySeconds=600)
+    assert queue_state.messages(sqs, url) == 1 and not queue_state.is_idle(sqs, url)  # delayed
+    sqs.send_message(QueueUrl=url, MessageBody="now")
+    [received] = sqs.receive_message(QueueUrl=url, VisibilityTimeout=600)["Messages"]
+    assert queue_state.messages(sqs, url) == 2  # one in flight, one delayed
+    sqs.delete_message(QueueUrl=url, ReceiptHandle=received["ReceiptHandle"])
+    sqs.purge_queue(QueueUrl=url)
+    assert queue_state.is_idle(sqs, url)

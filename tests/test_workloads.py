@@ -10,7 +10,7 @@ import pytest
 from latency_calls import calls
 from test_fire import drain, make_stack, queue, results  # noqa: F401 - fixtures
 
-from fanout.results import cells, run_folders as runs, stats
+from fanout.results import cells, run_folders as runs, run_record, stats
 from fanout import cli, insights
 from fanout.cloud import costs
 from fanout.stages import fire, report as reporting
@@ -49,9 +49,9 @@ def test_a_latency_run_sends_its_parameters_in_every_body(queue, emulator, resul
     assert [b["seq"] for b in bodies] == list(range(6))
     assert all((b["workload"], b["sizes"], b["reps"], b["storage"]) == ("latency", [1, 1000], 4, ["standard"]) and
                "strategy" not in b for b in bodies)  # fmt: skip
-    saved = runs.load(record["run_id"])["parameters"]
-    assert (saved["workload"], saved["workload_options"]) == ("latency", options)
-    assert workloads.of_run(runs.load(record["run_id"])).name == "latency"
+    saved = runs.load(record.run_id).parameters
+    assert (saved.workload, saved.workload_options) == ("latency", options)
+    assert runs.load(record.run_id).workload().name == "latency"
 
 
 def test_sizes_the_memory_cannot_hold_are_refused_with_the_memory_needed():
@@ -122,9 +122,9 @@ def test_the_table_has_a_row_per_size_and_a_column_group_per_class_and_measure()
 def test_runs_of_different_workloads_share_no_report_and_compare_takes_downloads(queue, emulator, results, capsys):  # noqa: F811
     sqs, url = queue
     stack = make_stack(emulator, url)
-    download = fire.fire(stack, fire.FireParams(2, "d", workers=1))["run_id"]
+    download = fire.fire(stack, fire.FireParams(2, "d", workers=1)).run_id
     options = latency.parse("1", "1", None).fields()
-    timed = fire.fire(stack, fire.FireParams(2, "l", workers=1, workload="latency", options=options))["run_id"]
+    timed = fire.fire(stack, fire.FireParams(2, "l", workers=1, workload="latency", options=options)).run_id
     with pytest.raises(UsageError, match=f"{download} \\(download\\), {timed} \\(latency\\)"):
         reporting.workload_of([download, timed])
     capsys.readouterr()
@@ -168,7 +168,7 @@ def test_the_report_files_carry_the_ratio_and_the_network_label(results):  # noq
 def test_a_saved_latency_run_reports_from_its_files_byte_for_byte(results, tmp_path, monkeypatch, capsys):  # noqa: F811
     monkeypatch.setenv("FANOUT_HOME", str(tmp_path / "home"))  # no emulator, no stack
     summary = latency_summary(4)
-    runs.save(summary["run"])
+    runs.save(run_record.RunRecord.from_json(summary["run"]))
     reporting.render(runs.as_saved(summary))  # as the run's first report wrote it
     folder = runs.run_dir(LATENCY_RUN)
     before = {path.name: path.read_bytes() for path in folder.iterdir()}
@@ -179,7 +179,7 @@ def test_a_saved_latency_run_reports_from_its_files_byte_for_byte(results, tmp_p
 
 def test_a_run_without_saved_latency_calls_is_refused_across_runs(results, tmp_path):  # noqa: F811
     summary = latency_summary(5)
-    runs.save(summary["run"])
+    runs.save(run_record.RunRecord.from_json(summary["run"]))
     errors = [{"event": "error", "run_id": LATENCY_RUN, "seq": 0, "error_type": "Boom"}]
     runs.write_summary(summary | {"records": errors})
     with pytest.raises(FanoutError) as raised:

@@ -5,7 +5,7 @@ import json
 
 import numpy as np
 
-from fanout.results import run_folders as runs
+from fanout.results import run_folders as runs, run_record
 
 T0_MS = 1_700_000_000_000
 
@@ -63,7 +63,7 @@ def make_run(
                                 "in_flight": [], "duplicate_download_records": 0}  # fmt: skip
     if network:
         record["network"] = network
-    runs.save(record)
+    runs.save(run_record.RunRecord.from_json(record))
     with open(runs.run_dir(rid) / "records.jsonl", "w") as out:
         out.writelines(json.dumps(r) + "\n" for r in downloads + errors)
     return rid, downloads

@@ -93,10 +93,10 @@ def make_sweep(run_ids, statuses):
     """A sweep manifest whose cells ran `run_ids` and ended with `statuses`."""
     settings = {"backend": "local", "stack": "s", "keep_warm": False, "axes": {}}
     manifest = sweeps.new_manifest(settings, [{"memory": 512}] * len(run_ids))
-    for cell, rid, status in zip(manifest["cells"], run_ids, statuses):
-        cell.update(run_id=rid, status=status)
+    for cell, rid, status in zip(manifest.cells, run_ids, statuses):
+        manifest = manifest.with_cell(cell.but(run_id=rid, status=status))
     sweeps.save(manifest)
-    return manifest["sweep_id"]
+    return manifest.sweep_id
 
 
 def test_report_of_a_sweep_covers_its_finished_cells_beside_its_manifest(capsys):

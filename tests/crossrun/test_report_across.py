@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from rich.console import Console
 
-from fanout.results import concurrency, run_folders as runs, tables, terminal
+from fanout.results import concurrency, run_folders as runs, run_record, tables, terminal
 from fanout.workloads.download import across as crossrun, report
 from fanout.common.errors import FanoutError
 
@@ -101,9 +101,9 @@ def test_records_older_than_the_accounting_are_warned(tmp_path):
 
 def test_runs_fired_before_strategies_take_their_mode(tmp_path):
     rid, downloads = make_run(1, strategy="stream")
-    record = runs.load(rid)
+    record = runs.load(rid).to_json()
     record["parameters"]["mode"] = record["parameters"].pop("strategy")  # run.json of an older fire
-    runs.update(record)
+    runs.update(run_record.RunRecord.from_json(record))
     path = runs.run_dir(rid) / "records.jsonl"
     path.write_text("".join(json.dumps({k: v for k, v in d.items() if k != "strategy"} | {"mode": "stream"}) + "\n"
                             for d in downloads))  # fmt: skip

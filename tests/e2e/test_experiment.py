@@ -126,7 +126,7 @@ def test_every_message_of_a_run_is_accounted_for(deployed):
     assert fanout("fire", "--messages", "40", "--tag", "e2e") == 0
     run_id = runs.resolve(runs.LATEST)
     assert fanout("wait", "--run", run_id, *WAIT) == 0
-    assert runs.load(run_id)["accounting"]["done"] == 40
+    assert runs.load(run_id).accounting.done == 40
     assert fanout("report", "--run", run_id) == 0
 
     summary = summary_of(run_id)
@@ -153,7 +153,7 @@ def test_a_run_under_a_network_model(deployed, tmp_path, capsys):
     assert fanout("fire", "--messages", "8", "--tag", "modelled", "--pin", "auto") == 0
     run_id = runs.resolve(runs.LATEST)
     assert fanout("wait", "--run", run_id, "--network", str(path), "--network-scale", "2", *WAIT) == 0
-    network = runs.load(run_id)["network"]
+    network = runs.load(run_id).network
     assert (network["profile"], network["scale"], network["parameters"]["sustained_mb_per_s"]) == ("tiny", 2, 8)
     capsys.readouterr()
     assert fanout("report", "--run", run_id) == 0
@@ -181,15 +181,15 @@ def test_a_run_under_a_network_model(deployed, tmp_path, capsys):
 def test_injected_failures_end_in_the_dead_letter_queue(deployed):
     assert fanout("fire", "--messages", "12", "--tag", "failing", "--inject-failures", "0.25") == 0
     record = runs.load(runs.LATEST)
-    injected = record["injected_seqs"]
+    injected = record.injected_seqs
     assert len(injected) == 3
-    assert fanout("wait", "--run", record["run_id"], *WAIT) == 0
-    accounting = runs.load(record["run_id"])["accounting"]
-    assert accounting["dead_lettered"] == injected and accounting["done"] == 12 - len(injected)
-    assert accounting["in_flight"] == [] and accounting["failed"] == []
+    assert fanout("wait", "--run", record.run_id, *WAIT) == 0
+    accounting = runs.load(record.run_id).accounting
+    assert accounting.dead_lettered == injected and accounting.done == 12 - len(injected)
+    assert accounting.in_flight == [] and accounting.failed == []
 
-    assert fanout("report", "--run", record["run_id"]) == 0
-    summary = summary_of(record["run_id"])
+    assert fanout("report", "--run", record.run_id) == 0
+    summary = summary_of(record.run_id)
     assert summary["dead_lettered"] == injected
     (errors,) = summary["errors"]
     assert errors["error_type"] == "InjectedFailure" and errors["messages"] == len(injected)
@@ -200,7 +200,7 @@ def test_injected_failures_end_in_the_dead_letter_queue(deployed):
     in_dlq = []
     while messages := sqs.receive_message(QueueUrl=deployed.dlq_url, MaxNumberOfMessages=10, VisibilityTimeout=30).get("Messages"):
         in_dlq += [json.loads(m["Body"]) for m in messages]
-    assert sorted(b["seq"] for b in in_dlq if b["run_id"] == record["run_id"]) == injected
+    assert sorted(b["seq"] for b in in_dlq if b["run_id"] == record.run_id) == injected
 
 
 def test_report_across_runs_and_compare_on_real_runs(deployed, capsys):
@@ -213,7 +213,7 @@ def test_report_across_runs_and_compare_on_real_runs(deployed, capsys):
     assert fanout("report", "--runs", f"{ok},{failing}") == 0
     folder = reporting.across_dir([ok, failing])
     cells = {c["experiment_tag"]: c for c in json.loads((folder / "cells.json").read_text())["cells"]}
-    injected = runs.load(failing)["injected_seqs"]
+    injected = runs.load(failing).injected_seqs
     assert (cells["e2e"]["n_all"], cells["e2e"]["sent"], cells["e2e"]["complete"]) == (40, 40, True)
     assert (cells["failing"]["done"], cells["failing"]["dead_lettered"]) == (12 - len(injected), len(injected))
     assert all(c["memory_size"] == 256 and c["object_size"] == 2**20 for c in cells.values())
@@ -258,7 +258,7 @@ def test_make_run_then_wait_without_hosting(deployed):
     run_id = runs.resolve(runs.LATEST)
     assert fanout("host", "--idle", "1") == 0
     assert fanout("wait", "--run", run_id, "--no-host", *WAIT) == 0
-    assert runs.load(run_id)["accounting"]["done"] == 12
+    assert runs.load(run_id).accounting.done == 12
     events = insights.fetch_events(deployed, *runs.run_window(runs.load(run_id)))
     downloads = [r for r in run_logs.run_records(events, run_id) if r["event"] == "download"]
     assert sorted(r["seq"] for r in downloads) == list(range(12))
@@ -272,16 +272,16 @@ def test_wait_times_out_with_the_missing_seqs(deployed, capsys):
     record = runs.load(runs.LATEST)
     try:
         capsys.readouterr()
-        code = fanout("wait", "--run", record["run_id"], "--no-host", "--timeout", "1")  # nothing hosts
+        code = fanout("wait", "--run", record.run_id, "--no-host", "--timeout", "1")  # nothing hosts
         out, err = capsys.readouterr()
     finally:
         deployed.client("sqs").purge_queue(QueueUrl=deployed.queue_url)
     assert code == 1 and len(err.strip().splitlines()) == 1 and "30 of 30" in err
     assert f"missing seqs: {runs.seq_ranges(range(30))}" in out
-    assert json.loads((runs.run_dir(record["run_id"]) / wait.MISSING_FILE).read_text()) == list(range(30))
+    assert json.loads((runs.run_dir(record.run_id) / wait.MISSING_FILE).read_text()) == list(range(30))
     # A demo whose wait ends like this fails (after its teardown), saying how many were lost.
     with pytest.raises(FanoutError, match="30 of 30 messages"):
-        demo.check_accounted(wait.Accounting(sent=runs.sent_seqs(record)), record["run_id"])
+        demo.check_accounted(wait.Accounting(sent=record.sent_seqs()), record.run_id)
 
 
 def test_a_second_host_is_refused(deployed, capsys):
@@ -378,7 +378,7 @@ FAULT_COUNT = 1000
 
 
 def _records(deployed, record) -> list[dict]:
-    return run_logs.run_records(insights.fetch_events(deployed, *runs.run_window(record)), record["run_id"])
+    return run_logs.run_records(insights.fetch_events(deployed, *runs.run_window(record)), record.run_id)
 
 
 def test_faults_and_a_host_kill_lose_nothing(deployed, tmp_path, monkeypatch):
@@ -387,7 +387,7 @@ def test_faults_and_a_host_kill_lose_nothing(deployed, tmp_path, monkeypatch):
     environments killed mid-download and downloads stalled past the timeout."""
     assert fanout("fire", "--messages", str(FAULT_COUNT), "--tag", "faults", "--inject-failures", "0.01") == 0
     record = runs.load(runs.LATEST)
-    run_id, injected_seqs = record["run_id"], set(record["injected_seqs"])
+    run_id, injected_seqs = record.run_id, set(record.injected_seqs)
 
     host = subprocess.Popen([sys.executable, "-m", "fanout.cli", "host", "--backend", "local", "--stack", STACK,
                              "--idle", "600"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -406,16 +406,16 @@ def test_faults_and_a_host_kill_lose_nothing(deployed, tmp_path, monkeypatch):
     monkeypatch.setenv("FANOUT_HOST_FAULTS", f"{rates},slow_s=0.2,log={log}")
     assert fanout("wait", "--run", run_id, "--timeout", "600") == 0
 
-    accounting = runs.load(run_id)["accounting"]
-    done, failed, dead = accounting["done"], set(accounting["failed"]), set(accounting["dead_lettered"])
+    accounting = runs.load(run_id).accounting
+    done, failed, dead = accounting.done, set(accounting.failed), set(accounting.dead_lettered)
     records = _records(deployed, record)
     downloaded = {r["seq"] for r in records if r["event"] == "download"}
     assert len(downloaded) == done and not downloaded & (failed | dead) and not failed & dead
     assert downloaded | failed | dead == set(range(FAULT_COUNT))  # each seq exactly once
-    assert accounting["lost"] == [] and accounting["in_flight"] == []
+    assert accounting.lost == [] and accounting.in_flight == []
     assert injected_seqs <= dead
     downloads = sum(r["event"] == "download" for r in records)
-    assert accounting["duplicate_download_records"] == downloads - len(downloaded)
+    assert accounting.duplicate_download_records == downloads - len(downloaded)
 
     injected = collections.Counter(log.read_text().split())
     summary = report.build(deployed, runs.load(run_id))
@@ -428,17 +428,17 @@ def test_faults_and_a_host_kill_lose_nothing(deployed, tmp_path, monkeypatch):
     platform = {row["error_type"]: row["errors"] for row in summary["platform_errors"]}
     expected = {"Runtime.ExitError": injected["crash"], "Task timed out": injected["hang"]}
     assert platform == {kind: n for kind, n in expected.items() if n}
-    assert accounting["platform_errors"] == platform  # wait's accounting counts them too
+    assert accounting.platform_errors == platform  # wait's accounting counts them too
     assert injected["slow"] > 0 and min(injected[k] for k in ("s3_500", "s3_503", "crash")) > 0
-    print(f"\nsent {FAULT_COUNT}, done {done}, failed {len(failed)}, DLQ {len(dead)}, lost {len(accounting['lost'])}, "
-          f"duplicates {accounting['duplicate_download_records']}")
+    print(f"\nsent {FAULT_COUNT}, done {done}, failed {len(failed)}, DLQ {len(dead)}, lost {len(accounting.lost)}, "
+          f"duplicates {accounting.duplicate_download_records}")
 
 
 def test_a_saved_report_outlives_its_stack_byte_for_byte(deployed, capsys):
     """Last in the module, as it destroys the stack: a run reported above is redrawn from its
     saved files once the stack is gone, every file byte for byte, and reading the logs again
     is refused without touching one (tests/test_report.py: the same with no emulator at all)."""
-    by_tag = {runs.load(path.parent.name)["parameters"]["experiment_tag"]: path.parent.name
+    by_tag = {runs.load(path.parent.name).parameters.experiment_tag: path.parent.name
               for path in sorted(paths.results_dir().glob(f"*/{runs.RUN_FILE}"))}  # fmt: skip
     run_id = by_tag["e2e"]
     assert fanout("report", "--run", run_id) == 0  # from its saved records, or its logs the first time

@@ -41,8 +41,8 @@ def test_a_latency_run_records_every_call_and_leaves_nothing(deployed, capsys):
     assert fanout("fire", *argv) == 0
     run_id = runs.resolve(runs.LATEST)
     assert fanout("wait", "--run", run_id, "--timeout", "240") == 0
-    accounting = runs.load(run_id)["accounting"]
-    assert (accounting["done"], accounting["in_flight"], accounting["duplicate_download_records"]) == (MESSAGES, [], 0)
+    accounting = runs.load(run_id).accounting
+    assert (accounting.done, accounting.in_flight, accounting.duplicate_download_records) == (MESSAGES, [], 0)
     capsys.readouterr()
     assert fanout("report", "--run", run_id) == 0
     out = capsys.readouterr().out
@@ -81,13 +81,13 @@ def test_a_latency_sweep_over_repetitions(deployed, capsys):
             "--sizes", "1 1KB", "--reps", "1 2", "--timeout", "240"]  # fmt: skip
     assert fanout(*argv) == 0
     manifest = sweeps.load(sweeps.LATEST)
-    assert [cell["status"] for cell in manifest["cells"]] == ["done", "done"]
-    for cell, reps in zip(manifest["cells"], (1, 2)):
-        assert cell["params"]["options"]["reps"] == reps
-        records = (runs.run_dir(cell["run_id"]) / "records.jsonl").read_text().splitlines()
+    assert [cell.status for cell in manifest.cells] == ["done", "done"]
+    for cell, reps in zip(manifest.cells, (1, 2)):
+        assert cell.params["options"]["reps"] == reps
+        records = (runs.run_dir(cell.run_id) / "records.jsonl").read_text().splitlines()
         calls = [r for r in map(json.loads, records) if r["event"] == "latency"]
         assert len(calls) == 2 * 2 * reps * 2  # messages x sizes x reps x (put, get)
-    rows = json.loads((sweeps.sweep_dir(manifest["sweep_id"]) / "cells.json").read_text())["rows"]
+    rows = json.loads((sweeps.sweep_dir(manifest.sweep_id) / "cells.json").read_text())["rows"]
     assert {(r["reps"], r["measure"], r["size"]) for r in rows} == {
         (reps, measure, size) for reps in (1, 2) for measure in ("put", "get", "get first byte") for size in (1, 1000)
     }

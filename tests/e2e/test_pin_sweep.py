@@ -58,22 +58,22 @@ def swept(emulator, tmp_path_factory):
 
 def downloads_of(cell: dict) -> list[dict]:
     """The cell's download records, every message of it accounted for as done."""
-    record = runs.load(cell["run_id"])
+    record = runs.load(cell.run_id)
     sent = MULTIPLIER * CONCURRENCY
-    assert record["sent"] == record["accounting"]["done"] == sent
-    assert record["parameters"]["pin"] == cell["params"]["pin"]
-    lines = (runs.run_dir(cell["run_id"]) / "records.jsonl").read_text().splitlines()
+    assert record.sent == record.accounting.done == sent
+    assert record.parameters.pin == cell.params["pin"]
+    lines = (runs.run_dir(cell.run_id) / "records.jsonl").read_text().splitlines()
     found = [r for r in map(json.loads, lines) if r["event"] == "download"]
     assert sorted(r["seq"] for r in found) == list(range(sent))
-    assert {r["pin"] for r in found} == {cell["params"]["pin"]}  # the message's pin, none included
+    assert {r["pin"] for r in found} == {cell.params["pin"]}  # the message's pin, none included
     for r in found:  # one connection (stream), so the one request's address is the download's
         assert r["request_ips"] == r["endpoint_ip"]
     return found
 
 
 def cells_by_pin(manifest: dict) -> dict[str, dict]:
-    assert manifest["status"] == "done" and manifest["varying"] == ["pin"]
-    return {cell["params"]["pin"]: cell for cell in manifest["cells"]}
+    assert manifest.status == "done" and manifest.varying == ["pin"]
+    return {cell.params["pin"]: cell for cell in manifest.cells}
 
 
 def test_pinned_cells_reach_the_address_their_pin_selects(swept):
@@ -107,13 +107,13 @@ def test_the_unpinned_cell_follows_the_platforms_rotation(swept):
 
 def test_the_report_across_runs_has_a_row_per_pin_and_compare_names_the_sides(swept):
     manifest, _ = swept
-    folder = sweeps.sweep_dir(manifest["sweep_id"])
+    folder = sweeps.sweep_dir(manifest.sweep_id)
     summary = json.loads((folder / "cells.json").read_text())
     assert summary["varying"] == ["pin"]
     rows = {row["pin"]: row for row in summary["cells"]}
     assert set(rows) == {pins.NONE, pins.AUTO, SLOW}
     for pin, cell in cells_by_pin(manifest).items():
-        assert rows[pin]["runs"] == [cell["run_id"]] and rows[pin]["n_all"] == MULTIPLIER * CONCURRENCY
+        assert rows[pin]["runs"] == [cell.run_id] and rows[pin]["n_all"] == MULTIPLIER * CONCURRENCY
     with open(folder / "cells.csv", newline="") as table:
         assert sorted(row["pin"] for row in csv.DictReader(table)) == sorted(rows)
     assert "three-addresses" in summary["network"]  # simulated, and under which model

@@ -122,12 +122,10 @@ def test_auto_scale_keeps_the_total_within_half_the_capacity():
 
 
 def test_labels():
-    assert network.label({"backend": "aws"}) == "measured on AWS"
-    assert network.label({"backend": "local"}) == "simulated network: none (loopback, not modelled)"
-    run = {"backend": "local", "network": network.load("none").describe()}
-    assert network.label(run) == "simulated network: none (loopback, not modelled)"
-    run["network"] = network.load("lambda-2024", 12.5).describe()
-    assert network.label(run) == "simulated network: lambda-2024, scale 12.5"
+    assert network.label("aws", None) == "measured on AWS"
+    assert network.label("local", None) == "simulated network: none (loopback, not modelled)"
+    assert network.label("local", network.load("none").describe()) == "simulated network: none (loopback, not modelled)"
+    assert network.label("local", network.load("lambda-2024", 12.5).describe()) == "simulated network: lambda-2024, scale 12.5"
 
 
 def _args(spec, scale):

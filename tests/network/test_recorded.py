@@ -6,7 +6,7 @@ from types import SimpleNamespace
 import pytest
 
 from fanout.local import hostlock, network
-from fanout.results import run_folders as runs
+from fanout.results import run_folders as runs, run_record
 from fanout.stages import wait
 from fanout.local.network import options
 
@@ -25,8 +25,8 @@ def record(tmp_path, monkeypatch):
         "stack": {"stack": STACK.stack, "backend": "local", "region": "us-east-1", "endpoint": "", "memory": 1024,
                   "concurrency": 1, "architecture": "x86_64", "object_size": 1},
     }  # fmt: skip
-    runs.save(run)
-    return run
+    runs.save(run_record.RunRecord.from_json(run))
+    return run_record.RunRecord.from_json(run)
 
 
 STACK = SimpleNamespace(backend="local", stack="netstack")
@@ -36,21 +36,21 @@ def test_a_hosting_wait_records_its_model(record):
     model = network.load("lambda-2026", 25)
     wait._record_network(STACK, record, True, model)
     saved = runs.load(RUN)
-    assert saved["network"] == model.describe()
-    assert network.label(saved) == "simulated network: lambda-2026, scale 25"
-    assert options.from_record(saved["network"]) == model
+    assert saved.network == model.describe()
+    assert network.label(saved.backend, saved.network) == "simulated network: lambda-2026, scale 25"
+    assert options.from_record(saved.network) == model
 
 
 def test_a_hosting_wait_without_a_model_records_none(record):
     wait._record_network(STACK, record, True, None)
-    assert network.label(runs.load(RUN)) == "simulated network: none (loopback, not modelled)"
+    assert runs.load(RUN).network_label() == "simulated network: none (loopback, not modelled)"
 
 
 def test_a_wait_that_does_not_host_records_the_running_hosts_model(record):
     model = network.load("lambda-2024", 8)
     with hostlock.held(STACK.backend, STACK.stack), options.published(STACK.backend, STACK.stack, model):
         wait._record_network(STACK, record, False, None)
-    assert runs.load(RUN)["network"] == model.describe()
+    assert runs.load(RUN).network == model.describe()
     assert options.read_published(STACK.backend, STACK.stack) is None  # gone with its host
 
 

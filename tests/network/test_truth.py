@@ -105,8 +105,7 @@ def test_estimated_burst_and_sustained_are_the_injected_ones(downloader):
     four connections)."""
     burst_model = model_of("burst", **BURST_MODEL)
     records = downloader.run("burst", STREAM, 1, burst_model).records
-    run = {"backend": "local", "network": burst_model.describe()}
-    rows = {row["parameter"]: row for row in truth.compare(run, records)}
+    rows = {row["parameter"]: row for row in truth.compare("local", burst_model.describe(), records)}
     for parameter in ("sustained_mb_per_s", "burst_bytes"):
         assert not rows[parameter]["inside_burst"]
         assert rows[parameter]["ratio"] == pytest.approx(1, abs=ESTIMATE), rows[parameter]

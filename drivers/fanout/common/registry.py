@@ -40,11 +40,6 @@ def get(name: str) -> Workload:
     return WORKLOADS[name]
 
 
-def of_run(record: dict) -> Workload:
-    """The workload a run (its run.json) was fired with; runs from before the registry downloaded."""
-    return get(record["parameters"].get("workload", DEFAULT))
-
-
 # ---- deploy-level options: every registered workload's, merged (deploy, params, stack, sweep) ----
 
 

@@ -11,13 +11,19 @@ from dataclasses import dataclass
 class CellField:
     """A cell field, declared once (fanout.results.cells builds the cells from these): the record
     field `name`, its column `title`, its part of a cell's label (`{}`: the value as text), whether
-    it sorts as a number (512 before 1024), and `show`, how a whole number is written (a size)."""
+    it sorts as a number (512 before 1024), `show`, how a whole number is written (a size), and
+    `short`, its title where a table must fit 80 columns (the tables across runs; "": `title`)."""
 
     name: str
     title: str
     label: str = "{}"
     numeric: bool = False
     show: Callable[[int], str] | None = None
+    short: str = ""
+
+    @property
+    def short_title(self) -> str:
+        return self.short or self.title
 
 
 @dataclass(frozen=True)
@@ -51,7 +57,7 @@ def _instance(path: str):
 
 # The cell fields of every record, whatever the workload (the envelope, docs/workloads.md): a
 # cell's fields are these with the workload's own before the tag (fanout.results.cells).
-SHARED_CELLS = (CellField("memory_size", "memory MB", "{} MB", numeric=True),
-                CellField("concurrency_limit", "concurrency", "concurrency {}", numeric=True),
+SHARED_CELLS = (CellField("memory_size", "memory MB", "{} MB", numeric=True, short="MB"),
+                CellField("concurrency_limit", "concurrency", "concurrency {}", numeric=True, short="conc"),
                 CellField("experiment_tag", "tag", "tag={}"))  # fmt: skip
 SHARED_CELL_FIELDS = tuple(field.name for field in SHARED_CELLS)

@@ -28,7 +28,7 @@ from fanout.insights.values import parse_result_value, render
 
 # Known from run.json, not from the records (None in one run's report, where every record shares
 # them; pin None also means not pinned).
-FROM_RUN = (workloads.CellField("architecture", "architecture"), workloads.CellField("network", "network"),
+FROM_RUN = (workloads.CellField("architecture", "architecture", short="arch"), workloads.CellField("network", "network"),
             workloads.CellField("pin", "pin"))  # fmt: skip
 
 
@@ -49,10 +49,7 @@ class _Cell:
 
     def text(self, name: str) -> str:
         """One field as the tables show it."""
-        value, show = getattr(self, name), self.schema.declared[name].show
-        if show is not None and isinstance(value, int):
-            return show(value)
-        return "-" if value is None else str(value)
+        return self.schema.text(name, getattr(self, name))
 
     def label(self, names: tuple[str, ...] | None = None) -> str:
         """`1024 MB, concurrency 8, 16 MiB, stream chunk_size=256KiB, tag=demo`, or only the named parts."""
@@ -75,6 +72,18 @@ class Schema:
     def titles(self) -> dict[str, str]:
         """Column title of each record field."""
         return {name: self.declared[name].title for name in self.fields}
+
+    def text(self, name: str, value) -> str:
+        """A value of field `name` as the tables show it (a size as a size; None: -)."""
+        show = self.declared[name].show
+        if show is not None and isinstance(value, int):
+            return show(value)
+        return "-" if value is None else str(value)
+
+    def short_label(self, row: dict, names) -> str:
+        """`MB 1024, size 1 GiB, arch x86_64`: the named fields of a row (a cell's fields as a
+        dict, as the tables across runs hold them), by their short titles."""
+        return ", ".join(f"{self.declared[name].short_title} {self.text(name, row[name])}" for name in names)
 
     def key(self, row: dict):
         """The cell of a query row or a record, each value as the query path would type it."""

@@ -12,21 +12,20 @@ import json
 
 from fanout.results import sweep_folders
 from fanout.cloud import costs
-from fanout.results import run_folders as runs
-from fanout.common import registry as workloads
+from fanout.results import run_folders as runs, run_record
 from fanout.cloud.params import ephemeral_mib
 
 NOTE = ("The bill is Lambda's, from the REPORT lines (Billed Duration x memory, INIT included, the requests, "
         "/tmp beyond 512 MB); the estimate is the cost model `fanout fire` prints (drivers/fanout/cloud/costs.py).")
 
 
-def estimate(record: dict) -> costs.Estimate:
+def estimate(record: run_record.RunRecord) -> costs.Estimate:
     """The cost model's estimate for the run's sent messages, priced as its sweep cell would be."""
-    stack, parameters = record["stack"], record["parameters"]
-    cell = sweep_folders.CellParams(stack["memory"], stack["concurrency"], stack["object_size"], stack["architecture"],
-                           parameters["strategy"], parameters.get("workload", workloads.DEFAULT),
-                           parameters.get("workload_options"), parameters.get("pin"))  # fmt: skip
-    return workloads.get(cell.workload).driver().cell_estimate(record["sent"], cell)
+    stack, parameters = record.stack, record.parameters
+    cell = sweep_folders.CellParams(stack.memory, stack.concurrency, stack.object_size, stack.architecture,
+                                    parameters.strategy, parameters.workload, parameters.workload_options,
+                                    parameters.pin)  # fmt: skip
+    return record.workload().driver().cell_estimate(record.sent, cell)
 
 
 def billed(report_rows: list[dict], architecture: str, object_size: int) -> dict:
@@ -41,16 +40,16 @@ def billed(report_rows: list[dict], architecture: str, object_size: int) -> dict
     return {"invocations": invocations, "gb_seconds": gb_seconds, "usd": usd}
 
 
-def summary(record: dict, report_rows: list[dict]) -> dict:
+def summary(record: run_record.RunRecord, report_rows: list[dict]) -> dict:
     """The run's cost, estimated and billed, as the report's summary.json keeps it."""
     est = estimate(record)
-    stack = record["stack"]
+    stack = record.stack
     return {
         "estimated_usd": est.total,
         "estimated_lambda_usd": est.lambda_compute + est.lambda_init + est.lambda_ephemeral + est.lambda_requests,
-        "estimated_gb_seconds": est.gb_seconds + est.cold_starts * costs.ASSUMED_INIT_SECONDS * stack["memory"] / 1024,
-        "billed": billed(report_rows, stack["architecture"], stack["object_size"]),
-        "simulated": record["backend"] != "aws",
+        "estimated_gb_seconds": est.gb_seconds + est.cold_starts * costs.ASSUMED_INIT_SECONDS * stack.memory / 1024,
+        "billed": billed(report_rows, stack.architecture, stack.object_size),
+        "simulated": record.backend != "aws",
     }
 
 

@@ -41,18 +41,18 @@ def run_dir(run_id: str) -> Path:
     return paths.results_dir() / run_id
 
 
-def save(run: dict) -> Path:
-    """Write run.json of `run` (which has a "run_id") and point `latest` at it."""
-    folder = run_dir(run["run_id"])
+def save(run: run_record.RunRecord) -> Path:
+    """Write run.json of `run` and point `latest` at it."""
+    folder = run_dir(run.run_id)
     folder.mkdir(parents=True, exist_ok=True)
-    write_file(run["run_id"], RUN_FILE, run)
-    _point_latest_at(run["run_id"])
+    write_file(run.run_id, RUN_FILE, run.to_json())
+    _point_latest_at(run.run_id)
     return folder
 
 
-def update(run: dict) -> None:
+def update(run: run_record.RunRecord) -> None:
     """Rewrite run.json without moving `latest` (for a run that is not the newest)."""
-    write_file(run["run_id"], RUN_FILE, run)
+    write_file(run.run_id, RUN_FILE, run.to_json())
 
 
 def write_file(run_id: str, name: str, data) -> Path:
@@ -116,7 +116,7 @@ def _read_records(run_id: str) -> list[dict]:
     return [json.loads(line) for line in (run_dir(run_id) / RECORDS_FILE).read_text().splitlines()]
 
 
-def load(ref: str) -> dict:
+def load(ref: str) -> run_record.RunRecord:
     """run.json of run `ref` (a run id or "latest"); a one-line error when there is none or it
     is corrupt."""
     path = run_dir(resolve(ref)) / RUN_FILE
@@ -137,34 +137,28 @@ def resolve(ref: str) -> str:
     return ref
 
 
-def sent_seqs(record: dict) -> list[int]:
-    """The seqs of a run that reached the queue."""
-    failed = set(record["failed_seqs"])
-    return [seq for seq in range(record["parameters"]["messages"]) if seq not in failed]
-
-
-def run_window(record: dict) -> tuple[int, int]:
+def run_window(record: run_record.RunRecord) -> tuple[int, int]:
     """The epoch-ms window holding every log line of the run: from its first send (less clock
     slack) to, once `wait` accounted for every message, its latest record plus the function
     timeout (an invocation running then ends within it) and the slack; before that, to now.
     Ending at the run, not now, keeps a report of an old run from scanning every later run's
     logs (Logs Insights bills and runs by the data scanned)."""
     now = int(time.time() * 1000)
-    start = (record["first_send_ms"] or now) - CLOCK_SLACK_MS
-    accounting = record.get("accounting") or {}
-    last = accounting.get("last_record_ms")
-    if last is None or accounting.get("in_flight"):
+    start = (record.first_send_ms or now) - CLOCK_SLACK_MS
+    accounting = record.accounting or run_record.RunAccounting()
+    last = accounting.last_record_ms
+    if last is None or accounting.in_flight:
         return start, now + CLOCK_SLACK_MS
-    timeout_ms = int(record["stack"].get("timeout") or 0) * 1000
+    timeout_ms = int(record.stack.timeout or 0) * 1000
     return start, last + timeout_ms + CLOCK_SLACK_MS
 
 
-def check_same_stack(record: dict, stack) -> None:
+def check_same_stack(record: run_record.RunRecord, stack) -> None:
     """A run can only be followed on the stack it was fired at: its queue and logs are there."""
-    fired_at = record["stack"]
-    if (fired_at["backend"], fired_at.get("queue_arn")) != (stack.backend, stack.queue_arn):
+    fired_at = record.stack
+    if (fired_at.backend, fired_at.queue_arn) != (stack.backend, stack.queue_arn):
         raise UsageError(
-            f"run {record['run_id']} was fired at stack {fired_at['stack']!r} on the {fired_at['backend']} "
+            f"run {record.run_id} was fired at stack {fired_at.stack!r} on the {fired_at.backend} "
             f"backend, not at {stack.stack!r} on {stack.backend}; pass the matching --stack/--backend"
         )
 

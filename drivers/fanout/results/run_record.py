@@ -1,6 +1,11 @@
-"""The checks a run.json must pass when it is loaded, so that a corrupt record (truncated,
-binary, wrong types, a negative `sent`) is one line naming the file, never a traceback deep in
-wait or report.
+"""The run record (run.json) as typed data, and the checks a run.json must pass when it is
+loaded, so that a corrupt record (truncated, binary, wrong types, a negative `sent`) is one line
+naming the file, never a traceback deep in wait or report.
+
+`fire` builds a RunRecord, `wait` adds its accounting and network, a sweep marks how its cell
+ended; every reader uses its attributes. The keys of older runs (a strategy recorded as `mode`,
+no workload, no pin) are read here and nowhere else (fanout.results.recorded keeps them as they
+were when the file is written again).
 
 Only the fields the commands rely on are checked. Hand-written rather than a JSON Schema: a
 dozen fields, cross-field rules (`sent` against `messages`, seqs within range) a schema cannot
@@ -8,20 +13,138 @@ state, and messages that must name the file and the field in one line.
 """
 
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from fanout.common import registry as workloads
 from fanout.common.errors import FanoutError
+from fanout.local import network
+from fanout.results.recorded import Recorded
 
 
-def check(data: object, path: Path) -> dict:
-    """`data` (a run.json just parsed) when it is a usable run record; else FanoutError."""
+@dataclass(frozen=True)
+class RunStack(Recorded):
+    """The stack a run was fired at (fanout.cloud.stack.Stack.as_record); the workloads' outputs
+    (latency: storage, express_bucket, express_az) stay in `extra`, by name."""
+
+    stack: str = ""
+    backend: str = ""
+    region: str = ""
+    endpoint: str = ""  # the emulator's URL on the local backend
+    bucket: str | None = None
+    object_key: str | None = None
+    object_size: int | None = None
+    queue_url: str | None = None
+    queue_arn: str | None = None
+    dlq_url: str | None = None
+    dlq_arn: str | None = None
+    function_name: str | None = None
+    log_group: str | None = None
+    concurrency: int | None = None
+    memory: int | None = None
+    timeout: int | None = None
+    batch_size: int | None = None
+    max_receive_count: int | None = None
+    architecture: str | None = None
+    default_strategy: str | None = None
+    sdk: str = "runtime"  # a stack deployed before the zip bundled the SDK ran on the runtime's
+    object_keys: list = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class RunParameters(Recorded):
+    """What fire was asked to send."""
+
+    messages: int = 0
+    experiment_tag: str = ""
+    strategy: str | None = None  # canonical text (docs/strategies.md)
+    strategy_from: str | None = None  # "fire --strategy" or "stack default"
+    inject_failures: str | None = None  # a fraction as text
+    send_workers: int | None = None
+    pin: str | None = None  # fanout.cloud.pins; None: not pinned
+    workload: str = workloads.DEFAULT  # runs from before the registry downloaded
+    workload_options: dict | None = None  # the workload's message fields, when it has any
+
+    # Runs fired before strategies recorded a mode, whose names are strategy names.
+    LEGACY = {"strategy": lambda data: data.get("mode"), "strategy_from": lambda data: data.get("mode_from")}
+    OMIT_NONE = ("workload_options",)
+
+
+@dataclass(frozen=True)
+class RunSweep(Recorded):
+    """The sweep cell a run was (fanout.stages.sweep), and how the cell ended."""
+
+    sweep_id: str | None = None
+    cell: int | None = None
+    environments: str | None = None  # fresh, or warm (kept from the previous cell)
+    cell_status: str | None = None
+
+    OMIT_NONE = ("sweep_id", "cell", "environments", "cell_status")
+
+
+@dataclass(frozen=True)
+class RunAccounting(Recorded):
+    """Where every sent message ended, as `wait` last saw it (fanout.stages.wait.Accounting)."""
+
+    done: int = 0
+    failed: list = field(default_factory=list)
+    dead_lettered: list = field(default_factory=list)
+    in_flight: list = field(default_factory=list)
+    lost: list = field(default_factory=list)
+    duplicate_download_records: int = 0
+    platform_errors: dict = field(default_factory=dict)
+    last_record_ms: int | None = None
+    ingestion_lag_ms: int | None = None
+
+
+@dataclass(frozen=True)
+class RunRecord(Recorded):
+    """One run: how it was made (fire), what was sent, and (once waited for) its accounting and
+    the network it was hosted under (local backend)."""
+
+    run_id: str
+    backend: str | None = None
+    stack: RunStack = field(default_factory=RunStack)
+    parameters: RunParameters = field(default_factory=RunParameters)
+    injected_seqs: list = field(default_factory=list)
+    version: str | None = None
+    sweep: RunSweep | None = None
+    send_status: str | None = None  # sending (fire still running, or killed), complete or interrupted
+    sent: int = 0
+    failed_seqs: list = field(default_factory=list)
+    failure_reasons: dict = field(default_factory=dict)
+    first_send_ms: int | None = None
+    last_send_ms: int | None = None
+    send_rate_per_s: float | None = None
+    accounting: RunAccounting | None = None
+    network: dict | None = None  # fanout.local.network.NetworkModel.describe()
+
+    NESTED = {"stack": RunStack, "parameters": RunParameters, "sweep": RunSweep, "accounting": RunAccounting}
+    OMIT_NONE = ("sweep", "accounting", "network")
+
+    def sent_seqs(self) -> list[int]:
+        """The seqs of the run that reached the queue."""
+        failed = set(self.failed_seqs)
+        return [seq for seq in range(self.parameters.messages) if seq not in failed]
+
+    def workload(self) -> workloads.Workload:
+        """The workload the run was fired with."""
+        return workloads.get(self.parameters.workload)
+
+    def network_label(self) -> str:
+        """How the run's numbers were made (fanout.local.network.label)."""
+        return network.label(self.backend, self.network)
+
+
+def check(data: object, path: Path) -> RunRecord:
+    """The run record of `data` (a run.json just parsed) when it is a usable one; else FanoutError."""
     problem = _problem(data)
-    if problem:
+    if problem or not isinstance(data, dict):
         raise FanoutError(f"corrupt run record {path}: {problem}; fire a new run or restore the file")
-    return data
+    return RunRecord.from_json(data)
 
 
-def parse(raw: bytes, path: Path) -> dict:
+def parse(raw: bytes, path: Path) -> RunRecord:
     """Decode and check the bytes of a run.json."""
     try:
         data = json.loads(raw.decode("utf-8"))

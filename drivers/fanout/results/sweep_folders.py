@@ -4,8 +4,9 @@ stands; results/sweeps/latest points at the newest one.
 The manifest is data a reader can follow: the axes, the order (and its seed), and one entry per
 cell in the order the cells run, each with its parameters, status, run id (and the run ids of
 earlier attempts), start and end times and step timings. It is rewritten atomically after every
-change, so that a Ctrl-C or a crash at any point leaves it consistent and `--resume` can
-continue with the first cell that is not done.
+change (Keeper), so that a Ctrl-C or a crash at any point leaves it consistent and `--resume`
+can continue with the first cell that is not done. Manifest and SweepCell are its typed form,
+loaded and saved here only.
 
 Cell status: pending (not started), running (this process is on it), done (every message
 accounted for), interrupted (stopped by Ctrl-C, or found `running` by a resume: its process
@@ -16,18 +17,18 @@ is marked, never deleted.
 
 import json
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
 from fanout.common import paths, registry as workloads
-from fanout.results import run_folders as runs
+from fanout.results import run_folders as runs, run_record
+from fanout.results.recorded import Recorded
 from fanout.common.errors import UsageError
 
 SWEEP_FILE = "sweep.json"
 LATEST = "latest"
 _SWEEP_ID = re.compile(r"^[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}$")
-
 
 
 @dataclass(frozen=True)
@@ -55,28 +56,114 @@ def sweep_dir(sweep_id: str) -> Path:
     return sweeps_dir() / sweep_id
 
 
-def new_manifest(settings: dict, cell_params: list[dict]) -> dict:
+@dataclass(frozen=True)
+class SweepCell(Recorded):
+    """One cell of a sweep, in the order the cells run (module docstring: its statuses)."""
+
+    index: int = 0
+    params: dict = field(default_factory=dict)  # CellParams as JSON (cell_params())
+    status: str = "pending"
+    run_id: str | None = None
+    previous_run_ids: list = field(default_factory=list)
+    started: str | None = None
+    finished: str | None = None
+    timings: dict = field(default_factory=dict)  # step -> seconds
+    environments: str | None = None  # fresh, or warm (kept from the previous cell)
+    accounting: run_record.RunAccounting | None = None
+
+    NESTED = {"accounting": run_record.RunAccounting}
+    OMIT_NONE = ("environments", "accounting")
+
+    def cell_params(self) -> CellParams:
+        return CellParams(**self.params)
+
+    def reopened(self) -> "SweepCell":
+        """The cell pending again for a resume, its abandoned run id (if any) kept as previous."""
+        previous = [*self.previous_run_ids, self.run_id] if self.run_id else self.previous_run_ids
+        return self.but(status="pending", run_id=None, previous_run_ids=previous, started=None, finished=None,
+                        timings={})  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Manifest(Recorded):
+    """sweep.json: how the sweep is made (fanout.stages.sweep.SweepParams.settings; the
+    workloads' deploy-level options stay in `extra`, by name) and its cells."""
+
+    sweep_id: str = ""
+    status: str = "running"  # running, done, interrupted or failed
+    created: str | None = None
+    resumed: list = field(default_factory=list)  # when each resume began
+    backend: str = ""
+    stack: str = ""
+    region: str = ""
+    endpoint: str = ""
+    axes: dict = field(default_factory=dict)
+    varying: list = field(default_factory=list)
+    order: str = "given"
+    seed: int | None = None
+    keep_warm: bool = False
+    destroy_after: bool = False
+    multiplier: int | None = None
+    tag: str | None = None
+    timeout: float | None = None
+    function_timeout: int | None = None
+    network: str | None = None
+    network_scale: str | None = None
+    version: str | None = None
+    cells: list = field(default_factory=list)  # SweepCell, in the order they run
+
+    NESTED = {"cells": SweepCell}
+
+    def first_unfinished(self) -> int | None:
+        """Index of the first cell that is not done; None when every cell is."""
+        return next((cell.index for cell in self.cells if cell.status != "done"), None)
+
+    def with_cell(self, cell: SweepCell) -> "Manifest":
+        """The manifest with `cell` in place of the cell of its index."""
+        return self.but(cells=[cell if c.index == cell.index else c for c in self.cells])
+
+
+class Keeper:
+    """The manifest of a running sweep: every change goes through `change` or `change_cell`,
+    which make the new manifest and save it at once (a Ctrl-C or a crash finds it current)."""
+
+    def __init__(self, manifest: Manifest):
+        self.manifest = manifest
+
+    def change(self, **changes) -> Manifest:
+        self.manifest = self.manifest.but(**changes)
+        save(self.manifest)
+        return self.manifest
+
+    def change_cell(self, index: int, **changes) -> SweepCell:
+        cell = self.manifest.cells[index].but(**changes)
+        self.manifest = self.manifest.with_cell(cell)
+        save(self.manifest)
+        return cell
+
+
+def new_manifest(settings: dict, cell_params: list[dict]) -> Manifest:
     """A manifest for a new sweep: `settings` (backend, stack, axes, order...) and one pending
     cell per entry of `cell_params`, in the order they will run."""
-    cells = [{"index": i, "params": params, "status": "pending", "run_id": None, "previous_run_ids": [],
-              "started": None, "finished": None, "timings": {}} for i, params in enumerate(cell_params)]  # fmt: skip
-    return {"sweep_id": runs.new_run_id(), "status": "running", "created": now(), **settings, "cells": cells}
+    cells = [SweepCell(index=i, params=params) for i, params in enumerate(cell_params)]
+    return Manifest.from_json({"sweep_id": runs.new_run_id(), "status": "running", "created": now(), **settings}).but(
+        cells=cells)  # fmt: skip
 
 
-def save(manifest: dict) -> Path:
+def save(manifest: Manifest) -> Path:
     """Write sweep.json atomically; the first save also points `latest` at the sweep."""
-    folder = sweep_dir(manifest["sweep_id"])
+    folder = sweep_dir(manifest.sweep_id)
     first = not folder.exists()
     folder.mkdir(parents=True, exist_ok=True)
-    runs.write_json(folder / SWEEP_FILE, manifest)
+    runs.write_json(folder / SWEEP_FILE, manifest.to_json())
     if first:
-        runs.point_link(sweeps_dir() / LATEST, manifest["sweep_id"])
+        runs.point_link(sweeps_dir() / LATEST, manifest.sweep_id)
     return folder / SWEEP_FILE
 
 
-def load(ref: str) -> dict:
+def load(ref: str) -> Manifest:
     """The manifest of sweep `ref` (a sweep id or "latest"); a one-line error when there is none."""
-    return json.loads((sweep_dir(resolve(ref)) / SWEEP_FILE).read_text())
+    return Manifest.from_json(json.loads((sweep_dir(resolve(ref)) / SWEEP_FILE).read_text()))
 
 
 def resolve(ref: str) -> str:
@@ -90,20 +177,6 @@ def resolve(ref: str) -> str:
         hint = f"known sweeps: {', '.join(known[-5:])}" if known else "no sweeps yet"
         raise UsageError(f"unknown sweep {ref!r}: expected {LATEST!r} or a sweep id under {sweeps_dir()} ({hint})")
     return ref
-
-
-def first_unfinished(manifest: dict) -> int | None:
-    """Index of the first cell that is not done; None when every cell is."""
-    return next((cell["index"] for cell in manifest["cells"] if cell["status"] != "done"), None)
-
-
-def reopen(cell: dict) -> str | None:
-    """Make an unfinished cell pending again for a resume; the run id it abandons, if any."""
-    abandoned = cell["run_id"]
-    if abandoned:
-        cell["previous_run_ids"].append(abandoned)
-    cell.update(status="pending", run_id=None, started=None, finished=None, timings={})
-    return abandoned
 
 
 def now() -> str:

@@ -71,7 +71,7 @@ def run(args) -> int:
     steps = ", ".join(f"{name} {seconds:.0f}" for name, seconds in timings.items())
     console.print(f"demo took {sum(timings.values()):.0f} s ({steps})", highlight=False)
     console.print(f"results: {folder}", highlight=False)
-    check_accounted(accounting, record["run_id"])
+    check_accounted(accounting, record.run_id)
     return 0
 
 
@@ -87,10 +87,10 @@ def experiment(inputs: params.DeployParams, multiplier: int, timings: dict, opti
         # hosts the function meanwhile
         accounting = wait.wait(deployed, record, WAIT_TIMEOUT, host=True, network=network)
     with _step("report", timings):
-        summary = reporting.fetch(deployed, runs.load(record["run_id"]))
+        summary = reporting.fetch(deployed, runs.load(record.run_id))
         terminal.show(reporting.sections_of(summary), console)  # its tables
         reporting.render(summary)  # its files and plots
-        folder = runs.run_dir(record["run_id"])
+        folder = runs.run_dir(record.run_id)
     return accounting, record, folder
 
 

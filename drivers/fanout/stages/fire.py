@@ -19,6 +19,7 @@ import re
 import threading
 import time
 from concurrent import futures
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -29,7 +30,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from fanout.cloud import costs, params
 from fanout.common import interrupts, numerals as numbers, registry as workloads
-from fanout.results import run_folders as runs
+from fanout.results import run_folders as runs, run_record
 from fanout.cloud import stack as stacks
 from fanout.common.errors import FanoutError, UsageError
 
@@ -88,7 +89,7 @@ class FireParams:
     strategy: str | None = None
     inject_failures: Fraction | None = None
     workers: int = DEFAULT_WORKERS
-    sweep: dict | None = None
+    sweep: run_record.RunSweep | None = None
     pin: str | None = None  # fanout.cloud.pins: none, auto or an address; None and none: where DNS says
     workload: str = workloads.DEFAULT
     options: dict | None = None
@@ -129,12 +130,12 @@ def run(args) -> int:
     params = FireParams(count, args.tag, inject_failures=checked.inject_failures, workers=checked.workers,
                         **plan.fire_fields)  # fmt: skip
     fired = fire(stack, params)
-    if not fired["sent"]:
+    if not fired.sent:
         raise FanoutError(f"none of the {count} messages reached the queue; no run was recorded")
-    if fired["failed_seqs"]:
+    if fired.failed_seqs:
         raise FanoutError(
-            f"{len(fired['failed_seqs'])} of {count} messages were not sent (seqs "
-            f"{runs.seq_ranges(fired['failed_seqs'])}); run {fired['run_id']} records them"
+            f"{len(fired.failed_seqs)} of {count} messages were not sent (seqs "
+            f"{runs.seq_ranges(fired.failed_seqs)}); run {fired.run_id} records them"
         )
     return 0
 
@@ -178,13 +179,15 @@ def check_estimate(stack, count: int, estimate: costs.Estimate, confirmed: bool)
         raise UsageError(refused)
 
 
-def fire(stack, params: FireParams) -> dict:
-    """Send the messages of a new run; returns its run.json record.
+def fire(stack, params: FireParams, recorded: Callable[[str], object] = lambda run_id: None) -> run_record.RunRecord:
+    """Send the messages of a new run; returns its record (run.json).
 
     run.json is written once the first message has reached the queue, about every
     CHECKPOINT_SECONDS while sending and at the end, also on Ctrl-C or SIGTERM: whenever fire
     stops, even killed outright, the record names the seqs known to have reached the queue, and
     `wait` follows exactly those. A fire that sent nothing records nothing and leaves `latest`.
+    `recorded(run_id)` is called at the first write, so that a caller interrupted before fire
+    returns (a sweep's cell) still learns the run it made.
     """
     run_id, count, workers = runs.new_run_id(), params.messages, params.workers
     injected = injected_seqs(count, params.inject_failures) if params.inject_failures else set()
@@ -195,16 +198,18 @@ def fire(stack, params: FireParams) -> dict:
 
     written: dict = {}  # the last record written, and the state it was written at
 
-    def save(status: str) -> dict:
+    def save(status: str) -> run_record.RunRecord:
         """Write run.json; a checkpoint with nothing new since the last write writes nothing
         (rebuilding a record of a million seqs every second would starve the senders)."""
         state = (status, len(result.sent), len(result.failed), result.first_send_ms)
         if written.get("state") == state:
             return written["record"]
-        record = how | _send_state(count, result, status)
-        if not written and not record["sent"]:
+        record = how.but(**_send_state(count, result, status))
+        if not written and not record.sent:
             return record  # nothing reached the queue (yet): no run folder, `latest` stays
         (runs.update if written else runs.save)(record)  # `latest` points here after the first write
+        if not written:
+            recorded(run_id)
         written.update(state=state, record=record)
         return record
 
@@ -221,7 +226,7 @@ def fire(stack, params: FireParams) -> dict:
             status = "complete"
         finally:
             record = save(status)
-            console.print(f"sent {record['sent']:,} of {count:,} in {result.seconds():.2f} s "
+            console.print(f"sent {record.sent:,} of {count:,} in {result.seconds():.2f} s "
                           f"({result.rate():,.0f} msgs/s); {'recorded in' if written else 'no run recorded'}",
                           highlight=False)  # fmt: skip
             if written:
@@ -331,31 +336,21 @@ def _send_with_retries(client, queue_url, batch) -> tuple[list[int], dict[int, s
     return sent, {int(entry_id): errors[entry_id] for entry_id in errors if int(entry_id) not in sent}
 
 
-def _run_record(stack, run_id: str, params: FireParams, injected: set[int]) -> dict:
+def _run_record(stack, run_id: str, params: FireParams, injected: set[int]) -> run_record.RunRecord:
     """The part of run.json that says how the run was made."""
-    record = {
-        "run_id": run_id,
-        "backend": stack.backend,
-        "stack": stack.as_record(),
-        "parameters": {
-            "messages": params.messages,
-            "experiment_tag": params.tag,
-            "strategy": params.strategy or stack.default_strategy,
-            "strategy_from": "fire --strategy" if params.strategy else "stack default",
-            "inject_failures": str(params.inject_failures) if params.inject_failures else None,
-            "send_workers": params.workers,
-            "pin": params.pin,
-            "workload": params.workload,
-            **({"workload_options": params.options} if params.options else {}),
-        },
-        "injected_seqs": sorted(injected),
-        "version": runs.project_version(),
-    }
-    return record | ({"sweep": params.sweep} if params.sweep else {})
+    parameters = run_record.RunParameters(
+        messages=params.messages, experiment_tag=params.tag, strategy=params.strategy or stack.default_strategy,
+        strategy_from="fire --strategy" if params.strategy else "stack default",
+        inject_failures=str(params.inject_failures) if params.inject_failures else None, send_workers=params.workers,
+        pin=params.pin, workload=params.workload, workload_options=params.options or None,
+    )  # fmt: skip
+    return run_record.RunRecord(run_id=run_id, backend=stack.backend, stack=run_record.RunStack.from_json(stack.as_record()),
+                                parameters=parameters, injected_seqs=sorted(injected), version=runs.project_version(),
+                                sweep=params.sweep)  # fmt: skip
 
 
 def _send_state(count: int, result: SendResult, status: str) -> dict:
-    """The part of run.json that says what was sent so far; `status` is sending (fire still
+    """The fields of run.json that say what was sent so far; `status` is sending (fire still
     running, or killed), complete or interrupted."""
     sent, failures = result.snapshot()
     unsent = sorted(set(range(count)) - sent)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from fanout.results import concurrency, run_folders as runs, sections, sweep_folders as sweeps, terminal
+from fanout.results import concurrency, run_folders as runs, run_record, sections, sweep_folders as sweeps, terminal
 from fanout.common import paths, registry as workloads
 from fanout.cloud import stack as stacks
 from fanout.common.errors import FanoutError, UsageError
@@ -55,31 +55,31 @@ def run(args) -> int:
     terminal.show(sections_of(summary), console)
     written = render(summary)
     console.print(f"wrote {', '.join(path.name for path in written)}", highlight=False)
-    console.print(f"  to {runs.run_dir(record['run_id'])}", highlight=False)
+    console.print(f"  to {runs.run_dir(record.run_id)}", highlight=False)
     return 0
 
 
-def saved_or_fetched(record: dict, args, say) -> dict:
+def saved_or_fetched(record: run_record.RunRecord, args, say) -> dict:
     """The run's saved report summary (saying so with `say`); from its logs (on the stack of
     `args`) with --refresh or when it has none."""
-    saved = None if args.refresh else runs.load_summary(record["run_id"])
+    saved = None if args.refresh else runs.load_summary(record.run_id)
     if saved is not None:
-        say(f"run {record['run_id']}: its saved report ({len(saved['records'])} records), logs not read; "
-            f"{runs.refresh_hint(record['run_id'])} reads them again")  # fmt: skip
+        say(f"run {record.run_id}: its saved report ({len(saved['records'])} records), logs not read; "
+            f"{runs.refresh_hint(record.run_id)} reads them again")  # fmt: skip
         return saved
     stack = stacks.from_args(args)
     runs.check_same_stack(record, stack)
     return fetch(stack, record)
 
 
-def fetch(stack, record: dict) -> dict:
+def fetch(stack, record: run_record.RunRecord) -> dict:
     """The run's report summary from its logs, as the saved files will give it back. Refused
     (FanoutError, before anything is written) when it holds fewer records than the run's saved
     report: a report never loses records it once found."""
-    summary = runs.as_saved(workloads.of_run(record).driver().build_report(stack, record))
-    saved = runs.saved_record_count(record["run_id"])
+    summary = runs.as_saved(record.workload().driver().build_report(stack, record))
+    saved = runs.saved_record_count(record.run_id)
     if saved is not None and len(summary["records"]) < saved:
-        raise FanoutError(f"refusing to replace the saved report of run {record['run_id']}: saved {saved} records, "
+        raise FanoutError(f"refusing to replace the saved report of run {record.run_id}: saved {saved} records, "
                           f"fetched {len(summary['records'])} from the logs; every file is kept as it was")  # fmt: skip
     return summary
 
@@ -87,12 +87,16 @@ def fetch(stack, record: dict) -> dict:
 def render(summary: dict, plots_too: bool = True) -> list[Path]:
     """The run's report files drawn by its workload (`plots_too` False: without the plots, as a
     sweep's cell); returns the paths written."""
-    return workloads.of_run(summary["run"]).driver().write_report(summary, plots_too)
+    return _driver(summary).write_report(summary, plots_too)
 
 
 def sections_of(summary: dict) -> sections.Report:
     """The run's report as its workload shows it on the terminal."""
-    return workloads.of_run(summary["run"]).driver().report_sections(summary)
+    return _driver(summary).report_sections(summary)
+
+
+def _driver(summary: dict):
+    return run_record.RunRecord.from_json(summary["run"]).workload().driver()
 
 
 def report_across(run_ids: list[str], folder: Path, title: str, at_target: float = concurrency.AT_TARGET_FRACTION) -> dict:
@@ -107,12 +111,12 @@ def across(run_ids: list[str], folder: Path, title: str, at_target: float = conc
     return workload_of(run_ids).driver().across_sections(summary, folder)
 
 
-def report_sweep(manifest: dict, at_target: float = concurrency.AT_TARGET_FRACTION) -> sections.Report:
+def report_sweep(manifest: sweeps.Manifest, at_target: float = concurrency.AT_TARGET_FRACTION) -> sections.Report:
     """The report across a sweep's runs, written next to its manifest; what the terminal shows."""
-    environments = ("warm environments kept between the cells of one deployment" if manifest["keep_warm"]
+    environments = ("warm environments kept between the cells of one deployment" if manifest.keep_warm
                     else "fresh execution environments for every cell")  # fmt: skip
-    title = f"sweep {manifest['sweep_id']} ({environments})"
-    return across(sweep_runs(manifest), sweeps.sweep_dir(manifest["sweep_id"]), title, at_target)
+    title = f"sweep {manifest.sweep_id} ({environments})"
+    return across(sweep_runs(manifest), sweeps.sweep_dir(manifest.sweep_id), title, at_target)
 
 
 def report_runs(refs: str, at_target: float = concurrency.AT_TARGET_FRACTION) -> sections.Report:
@@ -129,12 +133,12 @@ def runs_of(ref: str) -> list[str]:
     return [runs.resolve(ref)]
 
 
-def sweep_runs(manifest: dict) -> list[str]:
+def sweep_runs(manifest: sweeps.Manifest) -> list[str]:
     """The runs of a sweep's finished cells, in the sweep's order."""
-    done = [cell["run_id"] for cell in manifest["cells"] if cell["status"] == "done"]
+    done = [cell.run_id for cell in manifest.cells if cell.status == "done"]
     if not done:
-        raise UsageError(f"sweep {manifest['sweep_id']} has no finished cell yet; continue it with "
-                         f"`make sweep RESUME={manifest['sweep_id']}`")  # fmt: skip
+        raise UsageError(f"sweep {manifest.sweep_id} has no finished cell yet; continue it with "
+                         f"`make sweep RESUME={manifest.sweep_id}`")  # fmt: skip
     return done
 
 
@@ -145,7 +149,7 @@ def resolve_all(refs: str) -> list[str]:
 
 def workload_of(run_ids: list[str]) -> workloads.Workload:
     """The one workload the runs were fired with; UsageError when they mix workloads."""
-    found = {run_id: workloads.of_run(runs.load(run_id)).name for run_id in run_ids}
+    found = {run_id: runs.load(run_id).workload().name for run_id in run_ids}
     if len(set(found.values())) > 1:
         listed = ", ".join(f"{run_id} ({name})" for run_id, name in found.items())
         raise UsageError(f"runs of different workloads cannot share a report: {listed}")

@@ -38,9 +38,9 @@ from rich.console import Console
 
 from fanout.cloud import account, costs, credentials, params, terraform
 from fanout.stages import sweep_axes as axes, deploy, fire, report as reporting, wait
-from fanout.common import interrupts, registry as workloads
+from fanout.common import interrupts, queue_state, registry as workloads
 from fanout.cloud import pins
-from fanout.results import run_folders as runs, sweep_folders as sweeps, terminal
+from fanout.results import run_folders as runs, run_record, sweep_folders as sweeps, terminal
 from fanout.cloud import stack as stacks
 from fanout.local.emulator import control
 from fanout.common.errors import FanoutError, UsageError
@@ -110,11 +110,11 @@ class SweepParams:
         }  # fmt: skip
 
     @classmethod
-    def from_manifest(cls, manifest: dict) -> "SweepParams":
+    def from_manifest(cls, manifest: sweeps.Manifest) -> "SweepParams":
         names = ("backend", "stack", "region", "multiplier", "tag", "order", "seed", "keep_warm", "destroy_after",
                  "timeout", "endpoint", "function_timeout", "network", "network_scale")  # fmt: skip
-        return cls(axes=axes.Axes.from_dict(manifest["axes"]), **{name: manifest[name] for name in names},
-                   workload_options=workloads.recorded_deploy_options(manifest))  # fmt: skip
+        return cls(axes=axes.Axes.from_dict(manifest.axes), **{name: getattr(manifest, name) for name in names},
+                   workload_options=workloads.recorded_deploy_options(manifest.extra))  # fmt: skip
 
 
 def check(args) -> SweepParams | None:
@@ -131,9 +131,9 @@ def run_sweep(args) -> dict:
     """The sweep `args` describe (new or resumed), run to its end and reported; its manifest."""
     checked = check(args)
     manifest = resume(args.resume, args.yes) if checked is None else start(checked, args.yes)
-    started_emulator = manifest["backend"] == "local" and control.running_endpoint() is None
-    with terraform.output_to_log(manifest["backend"], manifest["stack"], args.verbose):
-        execute(manifest)
+    started_emulator = manifest.backend == "local" and control.running_endpoint() is None
+    with terraform.output_to_log(manifest.backend, manifest.stack, args.verbose):
+        manifest = execute(manifest)
         finish(manifest, started_emulator)
     return manifest
 
@@ -171,35 +171,35 @@ def from_args(args) -> SweepParams:
     )  # fmt: skip
 
 
-def start(sweep: SweepParams, confirmed: bool) -> dict:
+def start(sweep: SweepParams, confirmed: bool) -> sweeps.Manifest:
     """Check the sweep (cost, account) and write its manifest; nothing is deployed yet."""
     cells = sweep.axes.cells(sweep.order, sweep.seed)
     preflight(sweep, cells, confirmed)
     manifest = sweeps.new_manifest(sweep.settings(), [cell.as_dict() for cell in cells])
     path = sweeps.save(manifest)
     seed = f", seed {sweep.seed}" if sweep.order == "shuffled" else ""
-    console.print(f"sweep [bold]{manifest['sweep_id']}[/]: {len(cells)} cells, {sweep.order} order{seed}; "
+    console.print(f"sweep [bold]{manifest.sweep_id}[/]: {len(cells)} cells, {sweep.order} order{seed}; "
                   f"manifest {path}", highlight=False)  # fmt: skip
     return manifest
 
 
-def resume(ref: str, confirmed: bool) -> dict:
+def resume(ref: str, confirmed: bool) -> sweeps.Manifest:
     """The manifest of sweep `ref`, its unfinished cells made pending again (their runs kept and
     marked), checked again like a new sweep."""
     manifest = sweeps.load(ref)
-    first = sweeps.first_unfinished(manifest)
+    first = manifest.first_unfinished()
     if first is None:
-        raise UsageError(f"sweep {manifest['sweep_id']} is complete: every cell is done")
+        raise UsageError(f"sweep {manifest.sweep_id} is complete: every cell is done")
     sweep = SweepParams.from_manifest(manifest)
-    preflight(sweep, [axes.CellParams(**cell["params"]) for cell in manifest["cells"][first:]], confirmed)
-    for cell in manifest["cells"][first:]:
-        if cell["status"] != "pending":
-            abandoned = sweeps.reopen(cell)
-            if abandoned:
-                _mark_run(abandoned, "interrupted")
-    manifest.update(status="running", resumed=[*manifest.get("resumed", []), sweeps.now()])
+    preflight(sweep, [cell.cell_params() for cell in manifest.cells[first:]], confirmed)
+    for cell in manifest.cells[first:]:
+        if cell.status != "pending":
+            manifest = manifest.with_cell(cell.reopened())
+            if cell.run_id:
+                _mark_run(cell.run_id, "interrupted")
+    manifest = manifest.but(status="running", resumed=[*manifest.resumed, sweeps.now()])
     sweeps.save(manifest)
-    console.print(f"resuming sweep [bold]{manifest['sweep_id']}[/] at cell {first} of {len(manifest['cells'])}")
+    console.print(f"resuming sweep [bold]{manifest.sweep_id}[/] at cell {first} of {len(manifest.cells)}")
     return manifest
 
 
@@ -312,117 +312,91 @@ class _Deployment:
         self._stop_host()
 
 
-def execute(manifest: dict) -> dict:
+def execute(manifest: sweeps.Manifest) -> sweeps.Manifest:
     """Run every pending cell in order, keeping the manifest current; see the module docstring.
-    Terraform's output goes where the caller says (run: the stack's terraform.log)."""
+    Terraform's output goes where the caller says (run: the stack's terraform.log). Returns the
+    manifest as it ends."""
     sweep = SweepParams.from_manifest(manifest)
-    resumed = bool(manifest.get("resumed"))
-    with interrupts.sigterm_as_ctrl_c(), closing(_Deployment(sweep, manifest["sweep_id"])) as deployment:
-        cell = None
+    resumed = bool(manifest.resumed)
+    keeper = sweeps.Keeper(manifest)
+    with interrupts.sigterm_as_ctrl_c(), closing(_Deployment(sweep, manifest.sweep_id)) as deployment:
+        index = None
         try:
-            for cell in manifest["cells"]:
-                if cell["status"] == "done":
+            for cell in manifest.cells:
+                if cell.status == "done":
                     continue
-                _run_cell(manifest, cell, deployment, purge_first=resumed)
+                index = cell.index
+                _run_cell(keeper, index, deployment, purge_first=resumed)
                 resumed = False
         except KeyboardInterrupt:
-            _stop(manifest, cell, "interrupted")
+            _stop(keeper, index, "interrupted")
             console.print(f"sweep interrupted; the stack stays deployed. Continue with\n"
-                          f"  make sweep RESUME={manifest['sweep_id']}   (or fanout sweep --resume latest)")  # fmt: skip
+                          f"  make sweep RESUME={manifest.sweep_id}   (or fanout sweep --resume latest)")  # fmt: skip
             raise
         except FanoutError:
-            _stop(manifest, cell, "failed")
+            _stop(keeper, index, "failed")
             raise
-    manifest["status"] = "done"
-    sweeps.save(manifest)
-    return manifest
+    return keeper.change(status="done")
 
 
-def _run_cell(manifest: dict, cell: dict, deployment: _Deployment, purge_first: bool) -> None:
+def _run_cell(keeper: sweeps.Keeper, index: int, deployment: _Deployment, purge_first: bool) -> None:
     sweep = deployment.sweep
-    cell_params = axes.CellParams(**cell["params"])
-    cell.update(status="running", started=sweeps.now())
-    sweeps.save(manifest)
-    console.rule(f"[bold]cell {cell['index']} of {len(manifest['cells'])}: {_describe(cell_params)}")
-    timings = cell["timings"]
-    with _timed("deploy", timings):
-        redeployed = deployment.ensure(cell_params, cell["index"])
+    cell = keeper.change_cell(index, status="running", started=sweeps.now())
+    cell_params = cell.cell_params()
+    console.rule(f"[bold]cell {index} of {len(keeper.manifest.cells)}: {_describe(cell_params)}")
+    with _timed("deploy", keeper, index):
+        redeployed = deployment.ensure(cell_params, index)
     stack = deployment.stack
     if purge_first:
-        with _timed("purge", timings):
+        with _timed("purge", keeper, index):
             purge(stack)
-    cell["environments"] = "fresh" if redeployed or not sweep.keep_warm else "warm (kept from the previous cell)"
+    environments = "fresh" if redeployed or not sweep.keep_warm else "warm (kept from the previous cell)"
+    keeper.change_cell(index, environments=environments)
     fire_params = fire.FireParams(sweep.multiplier * cell_params.concurrency, sweep.tag,
-                                  sweep={"sweep_id": manifest["sweep_id"], "cell": cell["index"],
-                                         "environments": cell["environments"]},
+                                  sweep=run_record.RunSweep(sweep_id=keeper.manifest.sweep_id, cell=index,
+                                                            environments=environments),
                                   **workloads.get(cell_params.workload).driver().cell_fire_fields(cell_params))  # fmt: skip
-    with _timed("fire", timings), _claim_run(manifest, cell):
-        record = fire.fire(stack, fire_params)
-    sweeps.save(manifest)
-    if not record["sent"]:
-        raise FanoutError(f"cell {cell['index']}: none of the {fire_params.messages} messages reached the queue")
+    with _timed("fire", keeper, index):
+        # The cell claims its run as soon as fire records it, also when fire is interrupted.
+        record = fire.fire(stack, fire_params, recorded=lambda run_id: keeper.change_cell(index, run_id=run_id))
+    if not record.sent:
+        raise FanoutError(f"cell {index}: none of the {fire_params.messages} messages reached the queue")
     hosted = deployment.host()
-    with _timed("wait", timings):
+    with _timed("wait", keeper, index):
         accounting = wait.wait(stack, record, sweep.timeout, host=stack.backend == "local",
                                network=deployment.network, hosted=hosted)
-        wait.check_accounted(accounting, record["run_id"], sweep.timeout, prefix=f"cell {cell['index']}: ")
-    with _timed("idle", timings):
+        wait.check_accounted(accounting, record.run_id, sweep.timeout, prefix=f"cell {index}: ")
+    with _timed("idle", keeper, index):
         wait_idle(stack, hosted, stack.timeout + IDLE_SLACK_SECONDS)
-    with _timed("report", timings):
-        reporting.render(reporting.fetch(stack, runs.load(record["run_id"])), plots_too=False)
-    cell.update(status="done", finished=sweeps.now(), accounting=accounting.as_dict())
-    _mark_run(record["run_id"], "done")
-    sweeps.save(manifest)
+    with _timed("report", keeper, index):
+        reporting.render(reporting.fetch(stack, runs.load(record.run_id)), plots_too=False)
+    _mark_run(record.run_id, "done")
+    keeper.change_cell(index, status="done", finished=sweeps.now(), accounting=accounting.as_record())
 
 
-@contextmanager
-def _claim_run(manifest: dict, cell: dict):
-    """Record the cell's run id as soon as fire has one, also when fire is interrupted: fire
-    writes run.json (and points `latest` at it) before its first send."""
-    try:
-        yield
-    finally:
-        latest = _latest_run()
-        if latest and latest.get("sweep", {}).get("sweep_id") == manifest["sweep_id"] and \
-                latest["sweep"].get("cell") == cell["index"]:  # fmt: skip
-            cell["run_id"] = latest["run_id"]
-
-
-def _latest_run() -> dict | None:
-    try:
-        return runs.load(runs.LATEST)
-    except UsageError:
-        return None
-
-
-def _stop(manifest: dict, cell: dict | None, status: str) -> None:
-    """Leave the manifest consistent after an interruption or a failure in `cell`."""
-    if cell is not None and cell["status"] == "running":
-        cell.update(status=status, finished=sweeps.now())
-        if cell["run_id"]:
-            _mark_run(cell["run_id"], status)
-    manifest["status"] = status
-    sweeps.save(manifest)
+def _stop(keeper: sweeps.Keeper, index: int | None, status: str) -> None:
+    """Leave the manifest consistent after an interruption or a failure in cell `index`."""
+    if index is not None and keeper.manifest.cells[index].status == "running":
+        cell = keeper.manifest.cells[index]
+        keeper.change_cell(index, status=status, finished=sweeps.now())
+        if cell.run_id:
+            _mark_run(cell.run_id, status)
+    keeper.change(status=status)
 
 
 def _mark_run(run_id: str, status: str) -> None:
     """Say in the run's run.json how its sweep cell ended (the run itself is kept)."""
     record = runs.load(run_id)
-    record.setdefault("sweep", {})["cell_status"] = status
-    runs.update(record)
+    runs.update(record.but(sweep=(record.sweep or run_record.RunSweep()).but(cell_status=status)))
 
 
 def wait_idle(stack, hosted: "wait.Hosted | None", timeout: float) -> None:
-    """Until the queue holds no message, visible or in flight, and no invocation runs (shared
-    local host): only then may the next cell start."""
+    """Until the queue is idle (fanout.common.queue_state: nothing visible, in flight or delayed)
+    and no invocation runs (shared local host): only then may the next cell start."""
     sqs = stack.client("sqs")
     deadline = time.monotonic() + timeout
     while True:
-        attributes = sqs.get_queue_attributes(
-            QueueUrl=stack.queue_url,
-            AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
-        )["Attributes"]
-        queued = sum(int(value) for value in attributes.values())
+        queued = queue_state.messages(sqs, stack.queue_url)
         if queued == 0 and (hosted is None or hosted.idle()):
             return
         if time.monotonic() >= deadline:
@@ -456,12 +430,14 @@ def purge(stack, sleep=time.sleep) -> None:
 
 
 @contextmanager
-def _timed(step: str, timings: dict):
+def _timed(step: str, keeper: sweeps.Keeper, index: int):
+    """Time a step of cell `index` into its manifest's timings, also when the step fails."""
     started = time.monotonic()
     try:
         yield
     finally:
-        timings[step] = round(time.monotonic() - started, 2)
+        timings = keeper.manifest.cells[index].timings
+        keeper.change_cell(index, timings={**timings, step: round(time.monotonic() - started, 2)})
 
 
 def _describe(cell: axes.CellParams) -> str:
@@ -473,10 +449,10 @@ def _describe(cell: axes.CellParams) -> str:
 # ---- the end ----------------------------------------------------------------------------------
 
 
-def finish(manifest: dict, started_emulator: bool = False) -> None:
+def finish(manifest: sweeps.Manifest, started_emulator: bool = False) -> None:
     """The report across the sweep's runs, then --destroy-after (stopping the emulator instead
     when this command started it, see deploy.tear_down)."""
     terminal.show(reporting.report_sweep(manifest), console)
-    if manifest["destroy_after"]:
-        deploy.tear_down(manifest["backend"], manifest["stack"], started_emulator)
-    console.print(f"manifest: {sweeps.sweep_dir(manifest['sweep_id']) / sweeps.SWEEP_FILE}", highlight=False)
+    if manifest.destroy_after:
+        deploy.tear_down(manifest.backend, manifest.stack, started_emulator)
+    console.print(f"manifest: {sweeps.sweep_dir(manifest.sweep_id) / sweeps.SWEEP_FILE}", highlight=False)

@@ -41,10 +41,10 @@ from dataclasses import dataclass, field
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from fanout.results import deadletters, run_folders as runs
+from fanout.results import deadletters, run_folders as runs, run_record
 from fanout.local import hostlock
 from fanout import insights
-from fanout.common import interrupts, numerals as numbers, registry as workloads
+from fanout.common import interrupts, numerals as numbers, queue_state, registry as workloads
 from fanout.cloud import stack as stacks
 from fanout.common.errors import FanoutError, UsageError
 from fanout.local.network import options as network_options
@@ -62,7 +62,6 @@ PLATFORM_QUERY = "platform-errors"
 LOST_AFTER_S = {"local": 5.0, "aws": 300.0}
 MIN_LOST_AFTER_S = {"local": 5.0, "aws": 60.0}
 LAG_FACTOR = 3
-QUEUE_COUNTS = ("ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible", "ApproximateNumberOfMessagesDelayed")
 SEQS_PER_QUERY = 4000  # two rows per seq at most: stays under the 10,000-row result limit
 DEFAULT_TIMEOUT = 1800
 POLL_SECONDS = {"local": 1.0, "aws": 10.0}
@@ -116,7 +115,7 @@ def run(args) -> int:
     network = network_options.from_args(args, stack, say=console.print) if hosting else None
     with interrupts.sigterm_as_ctrl_c():  # the host it runs stops cleanly on either
         accounting = wait(stack, record, timeout, host=hosting, network=network)
-    check_accounted(accounting, record["run_id"], timeout)
+    check_accounted(accounting, record.run_id, timeout)
     return 0
 
 
@@ -165,23 +164,19 @@ class Accounting:
             f"{len(self.in_flight())} in flight{lost}{platform}"
         )
 
-    def as_dict(self) -> dict:
-        return {
-            "done": len(self.done),
-            "failed": sorted(self.failed),
-            "dead_lettered": sorted(self.dead_lettered),
-            "in_flight": self.in_flight(),
-            "lost": sorted(self.lost),
-            "duplicate_download_records": self.duplicates,
-            "platform_errors": dict(self.platform_errors),
-            "last_record_ms": self.last_record_ms,
-            "ingestion_lag_ms": self.ingestion_lag_ms,
-        }
+    def as_record(self) -> run_record.RunAccounting:
+        """As run.json (and a sweep's manifest) keep it."""
+        return run_record.RunAccounting(
+            done=len(self.done), failed=sorted(self.failed), dead_lettered=sorted(self.dead_lettered),
+            in_flight=self.in_flight(), lost=sorted(self.lost), duplicate_download_records=self.duplicates,
+            platform_errors=dict(self.platform_errors), last_record_ms=self.last_record_ms,
+            ingestion_lag_ms=self.ingestion_lag_ms,
+        )  # fmt: skip
 
 
-def account(stack, record: dict) -> Accounting:
+def account(stack, record: run_record.RunRecord) -> Accounting:
     """One look at the logs and the DLQ."""
-    accounting = Accounting(sent=runs.sent_seqs(record))
+    accounting = Accounting(sent=record.sent_seqs())
     rows = outcome_rows(stack, record)
     for row in rows:
         seq, records = int(row["seq"]), int(row["records"])
@@ -192,7 +187,7 @@ def account(stack, record: dict) -> Accounting:
             accounting.failed.add(seq)
         else:
             accounting.retrying.add(seq)
-    dead = deadletters.peek(stack, record["run_id"], wanted=set(accounting.sent) - accounting.done)
+    dead = deadletters.peek(stack, record.run_id, wanted=set(accounting.sent) - accounting.done)
     accounting.dead_lettered = dead - accounting.done
     accounting.failed -= accounting.done | accounting.dead_lettered
     accounting.retrying -= accounting.done | accounting.failed | accounting.dead_lettered
@@ -216,16 +211,10 @@ def lost_after(backend: str, lag_ms: int | None) -> float:
     return max(MIN_LOST_AFTER_S[backend], LAG_FACTOR * lag_ms / 1000 + POLL_SECONDS[backend])
 
 
-def platform_errors(stack, record: dict) -> dict[str, int]:
+def platform_errors(stack, record: run_record.RunRecord) -> dict[str, int]:
     """Crashes, timeouts and init failures the platform logged in the run's window, by kind."""
     rows = insights.run(stack, insights.load_query(PLATFORM_QUERY), *runs.run_window(record)).rows
     return {row["error_type"]: int(row["errors"]) for row in rows}
-
-
-def queue_empty(stack) -> bool:
-    """Nothing in the main queue: no message visible, held by an invocation, or delayed."""
-    attributes = stack.client("sqs").get_queue_attributes(QueueUrl=stack.queue_url, AttributeNames=list(QUEUE_COUNTS))
-    return all(int(attributes["Attributes"].get(name, 0)) == 0 for name in QUEUE_COUNTS)
 
 
 def slowest_outcome(stack) -> tuple[int, int]:
@@ -235,18 +224,18 @@ def slowest_outcome(stack) -> tuple[int, int]:
     return stack.max_receive_count, int(attributes["Attributes"]["VisibilityTimeout"])
 
 
-def outcome_rows(stack, record: dict) -> list[dict]:
+def outcome_rows(stack, record: run_record.RunRecord) -> list[dict]:
     """Rows of the message-outcomes query for the run, one query per range of seqs."""
     query = insights.load_query(QUERY)
     start_ms, end_ms = runs.run_window(record)
     rows = []
-    for low in range(0, record["parameters"]["messages"], SEQS_PER_QUERY):
-        expr = f'run_id = "{record["run_id"]}" and seq >= {low} and seq < {low + SEQS_PER_QUERY}'
+    for low in range(0, record.parameters.messages, SEQS_PER_QUERY):
+        expr = f'run_id = "{record.run_id}" and seq >= {low} and seq < {low + SEQS_PER_QUERY}'
         rows += insights.run(stack, insights.restrict(query, expr), start_ms, end_ms).rows
     return rows
 
 
-def wait(stack, record: dict, timeout: float, host: bool = False, network=None,
+def wait(stack, record: run_record.RunRecord, timeout: float, host: bool = False, network=None,
          hosted: "Hosted | None" = None) -> Accounting:
     """Poll until every sent message is accounted for or `timeout` seconds pass.
 
@@ -256,22 +245,22 @@ def wait(stack, record: dict, timeout: float, host: bool = False, network=None,
     from one run to the next), under its own network.
     """
     deadline = time.monotonic() + timeout
-    sent = len(runs.sent_seqs(record))
+    sent = len(record.sent_seqs())
     host = host or hosted is not None
     where = ", hosting the function here" if host else ""
-    console.print(f"run {record['run_id']}: waiting for {sent} messages{where}", highlight=False)
+    console.print(f"run {record.run_id}: waiting for {sent} messages{where}", highlight=False)
     receives, visibility = slowest_outcome(stack)
     noted = _note_slowest(receives, visibility, timeout)
     _note_unsent(record)
     empty_since = None
     network = hosted.network if hosted else network
     with nullcontext(hosted) if hosted else _hosting(stack, host, network) as running, _progress() as progress:
-        _record_network(stack, record, host, network)  # once the host lock is held
+        record = _record_network(stack, record, host, network)  # once the host lock is held
         task = progress.add_task("waiting", total=sent)
         while True:
             running.check()
             interrupts.raise_if_dropped()
-            empty_since = (empty_since or time.monotonic()) if queue_empty(stack) else None
+            empty_since = (empty_since or time.monotonic()) if queue_state.is_idle(stack.client("sqs"), stack.queue_url) else None
             accounting = account(stack, record)
             if empty_since and time.monotonic() - empty_since >= lost_after(stack.backend, accounting.ingestion_lag_ms):
                 accounting.lost = set(accounting.in_flight())
@@ -282,8 +271,7 @@ def wait(stack, record: dict, timeout: float, host: bool = False, network=None,
                 break
             time.sleep(POLL_SECONDS[stack.backend])
     accounting.platform_errors = platform_errors(stack, record)  # once: another full scan of the logs
-    record["accounting"] = accounting.as_dict()
-    runs.update(record)
+    runs.update(record.but(accounting=accounting.as_record()))
     missing = accounting.in_flight()
     console.print(f"[{'red' if missing or accounting.lost else 'green'}]{accounting.summary()}[/], of {sent} sent")
     if accounting.duplicates:
@@ -291,21 +279,23 @@ def wait(stack, record: dict, timeout: float, host: bool = False, network=None,
     if accounting.lost:
         console.print(f"[red]lost seqs:[/] {runs.seq_ranges(accounting.lost)} (deleted from the queue without a record)",
                       highlight=False)
-    _record_missing(record["run_id"], missing)
+    _record_missing(record.run_id, missing)
     return accounting
 
 
-def _record_network(stack, record: dict, host: bool, network) -> None:
+def _record_network(stack, record: run_record.RunRecord, host: bool, network) -> run_record.RunRecord:
     """run.json's "network": the model this wait hosts under, or the one the stack's running
-    host published; the label every report of the run shows comes from it."""
+    host published; the label every report of the run shows comes from it. Returns the record
+    as saved."""
     if stack.backend != "local":
-        return
+        return record
     if host:
-        record["network"] = (network or network_options.load(network_options.NONE)).describe()
+        record = record.but(network=(network or network_options.load(network_options.NONE)).describe())
     else:
-        record["network"] = network_options.read_published(stack.backend, stack.stack) or record.get("network")
+        record = record.but(network=network_options.read_published(stack.backend, stack.stack) or record.network)
     runs.update(record)
-    console.print(network_options.label_of(network_options.from_record(record["network"])), highlight=False)
+    console.print(network_options.label_of(network_options.from_record(record.network)), highlight=False)
+    return record
 
 
 def _note_slowest(receives: int, visibility: int, timeout: float, retrying: int = 0) -> bool:
@@ -344,10 +334,10 @@ def _record_missing(run_id: str, missing: list[int]) -> None:
     console.print(f"  all {len(missing):,} listed in {path}", highlight=False)
 
 
-def _note_unsent(record: dict) -> None:
+def _note_unsent(record: run_record.RunRecord) -> None:
     """Say which seqs are not waited for: fire did not send them, or was killed while sending."""
-    unsent = record["failed_seqs"]
-    if record.get("send_status") == "sending":
+    unsent = record.failed_seqs
+    if record.send_status == "sending":
         console.print("[yellow]note:[/] fire did not finish; waiting only for the seqs it recorded as sent")
     elif unsent:
         console.print(f"[yellow]note:[/] {len(unsent)} seqs were never sent; not waiting for them")

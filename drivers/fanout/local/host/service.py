@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from fanout.common import paths, ramp
+from fanout.common import paths, queue_state, ramp
 from fanout.common.errors import FanoutError
 from fanout.local.host import calls, environment, faults
 from fanout.local.host.config import FunctionConfig
@@ -247,17 +247,10 @@ class Host:
             self._report()
             if self._stopping or self.summary.in_flight:
                 continue
-            if time.monotonic() - self._last_activity >= self.idle_seconds and self._queue_empty():
+            if time.monotonic() - self._last_activity >= self.idle_seconds and \
+                    queue_state.is_idle(self._sqs, self.config.source.queue_url):  # fmt: skip
                 self.summary.drained = True
                 self.stop()
-
-    def _queue_empty(self) -> bool:
-        """Nothing visible, in flight (retries pending after a failure) or delayed."""
-        names = ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible",
-                 "ApproximateNumberOfMessagesDelayed"]
-        attributes = self._sqs.get_queue_attributes(QueueUrl=self.config.source.queue_url,
-                                                    AttributeNames=names)["Attributes"]
-        return all(int(attributes.get(name, 0)) == 0 for name in names)
 
     def _report(self) -> None:
         if self._progress:

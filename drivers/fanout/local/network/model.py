@@ -226,11 +226,12 @@ def check_scale(value) -> float:
     return scale
 
 
-def label(run: dict) -> str:
-    """How a run's numbers were made, for every report, summary file and plot caption."""
-    if run.get("backend") == "aws":
+def label(backend: str | None, network: dict | None) -> str:
+    """How a run's numbers were made, for every report, summary file and plot caption: from its
+    backend and the network it was hosted under (run.json's "network"; None: not recorded)."""
+    if backend == "aws":
         return "measured on AWS"
-    network = run.get("network") or {"profile": NONE}
+    network = network or {"profile": NONE}
     if network["profile"] == NONE:
         return "simulated network: none (loopback, not modelled)"
     return f"simulated network: {network['profile']}, scale {network['scale']:g}"

@@ -104,4 +104,4 @@ def from_record(network: dict | None) -> NetworkModel:
 
 def label_of(model: NetworkModel) -> str:
     """The label (fanout.local.network.label) of runs hosted under `model`."""
-    return label({"backend": "local", "network": model.describe()})
+    return label("local", model.describe())

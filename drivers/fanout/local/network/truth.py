@@ -41,11 +41,12 @@ from fanout.local.network.model import Shape
 from fanout.local.network.options import from_record
 
 
-def compare(run: dict, downloads: list[dict], events: list[dict] = ()) -> list[dict]:
-    """One row per memory size: injected and estimated values, and their ratio; `events`, the
-    run's log events, give the first-byte row its late answers (see the module docstring)."""
-    model = from_record(run.get("network"))
-    if run.get("backend") != "local" or not model.shaped:
+def compare(backend: str | None, network: dict | None, downloads: list[dict], events: list[dict] = ()) -> list[dict]:
+    """One row per memory size: injected and estimated values, and their ratio, for a run on
+    `backend` hosted under `network` (run.json's); `events`, the run's log events, give the
+    first-byte row its late answers (see the module docstring)."""
+    model = from_record(network)
+    if backend != "local" or not model.shaped:
         return []
     rows = []
     for memory in sorted({d["memory_size"] for d in downloads if "sustained_mb_per_s" in d}):

@@ -32,41 +32,27 @@ from pathlib import Path
 import matplotlib
 import numpy as np
 import scipy
-from fanout.results import cells, concurrency, pressure, report_files, run_cost, run_folders as runs, stats, tables
+from fanout.results import cells, concurrency, pressure, report_files, run_cost, run_folders as runs, run_record, stats, tables
 from fanout.results.sections import FILES, TERMINAL, Figures, Heading, Report, Table, Text, Warnings, sentence
 from fanout.workloads.download import across_plots as crossplots, endpoint_ips, report
-from fanout.local import network
 from fanout.common import registry as workloads
-from fanout.common.sizes import format_size
 
 CELLS = cells.of(workloads.get("download"))  # the download workload's cells
 
 UNITS = "seconds: wall clock, measured in the function; MB/s = bytes / s / 10^6; Mbit/s = 8 x MB/s (decimal)"
 
 
-TITLES = {  # cell field -> short column title (tables must fit 80 columns)
-    "memory_size": "MB",
-    "concurrency_limit": "conc",
-    "object_size": "size",
-    "architecture": "arch",
-    "strategy": "strategy",
-    "pin": "pin",
-    "experiment_tag": "tag",
-    "network": "network",
-}
-
-
 @dataclass
 class Run:
     """One run's folder: run.json and its records."""
 
-    record: dict
+    record: run_record.RunRecord
     downloads: list[dict] = field(default_factory=list)
     errors: list[dict] = field(default_factory=list)
 
     @property
     def run_id(self) -> str:
-        return self.record["run_id"]
+        return self.record.run_id
 
 
 def load(run_id: str) -> Run:
@@ -89,21 +75,19 @@ def ran_at_target(download: dict, target: int, fraction: float) -> bool:
     return "ran_at" not in download or concurrency.at_target(download["ran_at"], target, fraction)
 
 
-def cell_of(item: dict, run: dict) -> CELLS.Cell:
+def cell_of(item: dict, run: run_record.RunRecord) -> CELLS.Cell:
     """The cell of a record; a field the record lacks (object_size before records carried it;
     any, for an error record that lacks it) comes from run.json."""
-    stack, parameters = run["stack"], run["parameters"]
+    stack, parameters = run.stack, run.parameters
     from_run = {
-        "memory_size": stack["memory"],
-        "concurrency_limit": stack["concurrency"],
-        "object_size": stack["object_size"],
-        # Runs fired before strategies recorded a mode, whose names are strategy names.
-        "strategy": parameters.get("strategy", parameters.get("mode")),
-        "experiment_tag": parameters["experiment_tag"],
+        "memory_size": stack.memory,
+        "concurrency_limit": stack.concurrency,
+        "object_size": stack.object_size,
+        "strategy": parameters.strategy,
+        "experiment_tag": parameters.experiment_tag,
     }
     fields = {name: value if item.get(name) is None else item[name] for name, value in from_run.items()}
-    return CELLS.Cell(**fields, architecture=stack["architecture"], network=network.label(run),
-                      pin=parameters.get("pin"))
+    return CELLS.Cell(**fields, architecture=stack.architecture, network=run.network_label(), pin=parameters.pin)
 
 
 def sort_key(cell: CELLS.Cell) -> tuple:
@@ -130,7 +114,7 @@ def summarize(loaded: list[Run], title: str, at_target: float = concurrency.AT_T
     ordered = sorted(by_cell, key=sort_key)
     chosen = {cell: at_target_of(cell, by_cell[cell], at_target) for cell in ordered}
     rows = [cell_row(cell, chosen[cell], by_cell[cell], run_cells) for cell in ordered]
-    labels = sorted({network.label(run.record) for run in loaded})
+    labels = sorted({run.record.network_label() for run in loaded})
     return {
         "title": title,
         "network": labels[0] if len(labels) == 1 else "mixed: " + "; ".join(labels),
@@ -247,15 +231,16 @@ def _accounting(members: list[Run]) -> dict:
     """sent = done + failed + dead-lettered (+ in flight), summed over run.json's "accounting";
     None where a run has none yet (`fanout wait` writes it) or its records span several cells."""
     names = ("sent", "done", "failed", "dead_lettered", "in_flight")
-    if not members or any("accounting" not in run.record for run in members):
+    if not members or any(run.record.accounting is None for run in members):
         return dict.fromkeys(names) | {"complete": None}
     totals = dict.fromkeys(names, 0)
     for run in members:
-        accounting = run.record["accounting"]
-        totals["sent"] += len(runs.sent_seqs(run.record))
-        totals["done"] += accounting["done"]
-        for name in ("failed", "dead_lettered", "in_flight"):
-            totals[name] += len(accounting[name])
+        accounting = run.record.accounting
+        totals["sent"] += len(run.record.sent_seqs())
+        totals["done"] += accounting.done
+        totals["failed"] += len(accounting.failed)
+        totals["dead_lettered"] += len(accounting.dead_lettered)
+        totals["in_flight"] += len(accounting.in_flight)
     accounted = totals["done"] + totals["failed"] + totals["dead_lettered"]
     return totals | {"complete": totals["in_flight"] == 0 and accounted == totals["sent"]}
 
@@ -275,12 +260,12 @@ def warnings(loaded: list[Run], run_cells: dict) -> list[str]:
     """What makes a figure incomplete or unattributable, one line each."""
     result = []
     for run in loaded:
-        accounting, run_id = run.record.get("accounting"), run.run_id
+        accounting, run_id = run.record.accounting, run.run_id
         if accounting is None:
             result.append(f"run {run_id} has no accounting in run.json: run `make wait RUN={run_id}` first")
-        elif accounting["in_flight"]:
-            result.append(f"run {run_id}: {len(accounting['in_flight'])} messages were never accounted for")
-        elif len({d["seq"] for d in run.downloads}) < accounting["done"]:
+        elif accounting.in_flight:
+            result.append(f"run {run_id}: {len(accounting.in_flight)} messages were never accounted for")
+        elif len({d["seq"] for d in run.downloads}) < accounting.done:
             result.append(f"run {run_id}: {runs.RECORDS_FILE} lacks downloads that wait counted: "
                           f"run `make report RUN={run_id}` again")  # fmt: skip
         if len(run_cells[run_id]) > 1:
@@ -293,13 +278,13 @@ def _run_summary(run: Run, own: set[CELLS.Cell]) -> dict:
     record = run.record
     return {
         "run_id": run.run_id,
-        "backend": record["backend"],
-        "stack": record["stack"]["stack"],
-        "network": network.label(record),
+        "backend": record.backend,
+        "stack": record.stack.stack,
+        "network": record.network_label(),
         "cells": len(own),
         "downloads": len(run.downloads),
-        "send_rate_per_s": record.get("send_rate_per_s"),
-        "version": record.get("version"),
+        "send_rate_per_s": record.send_rate_per_s,
+        "version": record.version,
     }
 
 
@@ -372,26 +357,20 @@ def _how(summary: dict, every: str) -> list:
 
 
 def cell_label(row: dict, names) -> str:
-    """`MB 1024, size 1 GiB, arch x86_64`: the named fields of a cell."""
-    return ", ".join(f"{TITLES[name]} {value_text(row, name)}" for name in names)
-
-
-def value_text(row: dict, name: str):
-    if row[name] is None:  # pin: not pinned
-        return "-"
-    return format_size(row[name]) if name == "object_size" else row[name]
+    """`MB 1024, size 1 GiB, arch x86_64`: the named fields of a cell (fanout.results.cells)."""
+    return CELLS.short_label(row, names)
 
 
 def key_title(names: list[str]) -> list[str]:
     """The titles of the row labels: a column per field that varies (fanout.results.tables repeats
     them beside each part of a split table, or moves them into its row key, as one column
     each so that no label has to be cut)."""
-    return [TITLES[name] for name in names]
+    return [CELLS.declared[name].short_title for name in names]
 
 
 def key_text(row: dict, names: list[str]) -> list[str]:
     """The row labels: the row's values of `names`, in key_title's order."""
-    return [str(value_text(row, name)) for name in names]
+    return [CELLS.text(name, row[name]) for name in names]
 
 
 def metric_rows(summary: dict, metric: str) -> list[list]:

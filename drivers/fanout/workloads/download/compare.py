@@ -108,7 +108,7 @@ def sections(result: dict) -> Report:
         label = f" ({result[side]['label']})" if result[side]["label"] else ""
         lines.append(f"{side.upper()}: {', '.join(result[side]['runs'])}{label}; {'; '.join(result[side]['network'])}")
     fields = result["match_on"]
-    lines.append(f"cells matched on: {', '.join(crossrun.TITLES[f] for f in fields) or 'nothing (one cell a side)'}")
+    lines.append(f"cells matched on: {', '.join(crossrun.key_title(fields)) or 'nothing (one cell a side)'}")
     networks = sorted({*result["a"]["network"], *result["b"]["network"]})
     network = networks[0] if len(networks) == 1 else "networks differ, see A and B"
     shown = [Table(f"{name} throughput (MB/s, decimal)", change_rows(result, name), f"{FLAG_LEGEND}; {network}",

@@ -32,11 +32,10 @@ import textwrap
 import time
 from dataclasses import replace
 
-from fanout.results import cells, concurrency, deadletters, pressure, report_files, run_cost, log_records as run_logs, run_folders as runs, stats, tables
+from fanout.results import cells, concurrency, deadletters, pressure, report_files, run_cost, log_records as run_logs, run_folders as runs, run_record, stats, tables
 from fanout.results.sections import FILES, TERMINAL, Figures, Heading, Report, Table, Text, Warnings, sentence
 from fanout.workloads.download import endpoint_ips, plots
 from fanout import insights
-from fanout.local import network
 from fanout.common import registry as workloads
 from fanout.local.network import truth
 from fanout.common.sizes import format_size
@@ -84,9 +83,14 @@ STAT_COLUMN = re.compile(r"^(?P<metric>.+)_(?P<stat>min|max|avg|p\d+)$")
 REPORT_LINE_SLACK_MS = 10_000  # REPORT lines follow the last record by the invocation's end
 
 
-def build(stack, record: dict) -> dict:
+def _run(summary: dict) -> run_record.RunRecord:
+    """The run record a summary holds (as run.json does)."""
+    return run_record.RunRecord.from_json(summary["run"])
+
+
+def build(stack, record: run_record.RunRecord) -> dict:
     """Everything the report shows, as plain data (summary.json is this)."""
-    run_id = record["run_id"]
+    run_id = record.run_id
     start_ms, end_ms = runs.run_window(record)
     events = insights.fetch_events(stack, start_ms, end_ms)
     records = run_logs.run_records(events, run_id)
@@ -96,10 +100,10 @@ def build(stack, record: dict) -> dict:
     lambda_start, lambda_end = lambda_window(record, [t for t, _ in run_logs.run_events(events, run_id)])
     lambda_report = insights.run_saved(stack, "lambda-report", None, lambda_start, lambda_end)
     # Only a seq without a download can be in the DLQ: its scan stops once it found those.
-    undownloaded = set(runs.sent_seqs(record)) - {d["seq"] for d in downloads}
+    undownloaded = set(record.sent_seqs()) - {d["seq"] for d in downloads}
     return {
-        "run": record,
-        "network": network.label(record),
+        "run": record.to_json(),
+        "network": record.network_label(),
         "counts": counts(record, records, table),
         "cells": join_cells(table, downloads),
         "steady_definition": concurrency.STEADY_DEFINITION,
@@ -107,7 +111,7 @@ def build(stack, record: dict) -> dict:
         "strategies": insights.run_saved(stack, "strategy-comparison", by_run, start_ms, end_ms),
         "errors": insights.run_saved(stack, "errors", by_run, start_ms, end_ms),
         "timeline": insights.run_saved(stack, "download-timeline", by_run, start_ms, end_ms),
-        "ground_truth": truth.compare(record, downloads, events),
+        "ground_truth": truth.compare(record.backend, record.network, downloads, events),
         "endpoint_ips": endpoint_ips.table(insights.run_saved(stack, "endpoint-ips", by_run, start_ms, end_ms), downloads),
         "endpoint_ips_excluded": endpoint_ips.excluded(downloads),
         "dead_lettered": sorted(deadletters.peek(stack, run_id, undownloaded)),
@@ -197,11 +201,11 @@ def achieved_concurrency(downloads: list[dict]) -> dict:
     }
 
 
-def counts(record: dict, records: list[dict], table: list[dict]) -> dict:
+def counts(record: run_record.RunRecord, records: list[dict], table: list[dict]) -> dict:
     downloads = [r for r in records if r.get("event") == "download"]
     return {
-        "requested": record["parameters"]["messages"],
-        "sent": len(runs.sent_seqs(record)),
+        "requested": record.parameters.messages,
+        "sent": len(record.sent_seqs()),
         "download_records": len(downloads),
         "seqs_downloaded": len({r["seq"] for r in downloads}),
         "in_percentile_table": sum(cell["n"] for cell in table),
@@ -209,10 +213,10 @@ def counts(record: dict, records: list[dict], table: list[dict]) -> dict:
     }
 
 
-def lambda_window(record: dict, record_times_ms: list[int]) -> tuple[int, int]:
+def lambda_window(record: run_record.RunRecord, record_times_ms: list[int]) -> tuple[int, int]:
     """First send to the run's last record (plus slack): where the run's REPORT lines are."""
-    start = record["first_send_ms"] or int(time.time() * 1000)
-    last = max(record_times_ms, default=record["last_send_ms"] or start)
+    start = record.first_send_ms or int(time.time() * 1000)
+    last = max(record_times_ms, default=record.last_send_ms or start)
     return start, int(last) + REPORT_LINE_SLACK_MS
 
 
@@ -221,7 +225,7 @@ def warnings(summary: dict) -> list[str]:
     the report says the same, so the way out is to read the logs again (runs.refresh_hint)."""
     c, result = summary["counts"], []
     accounted = c["seqs_downloaded"] + len(summary["dead_lettered"])
-    again = runs.refresh_hint(summary["run"]["run_id"])
+    again = runs.refresh_hint(_run(summary).run_id)
     if accounted < c["sent"]:
         result.append(
             f"only {c['seqs_downloaded']} of {c['sent']} sent messages have a download record "
@@ -325,7 +329,7 @@ def _closing(summary: dict) -> list:
 
 def sdk_lines(summary: dict) -> list[str]:
     """The SDK the stack was deployed with (SDK=), then each version set the records name."""
-    deployed = summary["run"]["stack"].get("sdk", "runtime")
+    deployed = _run(summary).stack.sdk
     where = "the function's zip" if deployed == "bundled" else "the Lambda runtime's own"
     sets = [f"{pressure.sdk_text(s)}: {s['records']} records" for s in summary.get("sdk", [])]
     return [f"SDK={deployed} ({where}); the records ran on:", *(sets or ["versions not in the records"])]
@@ -408,9 +412,9 @@ def _endpoint_note(summary: dict) -> str:
                                      "are left out" if left_out else "")  # fmt: skip
 
 
-def sweep_note(sweep: dict) -> str:
+def sweep_note(sweep: run_record.RunSweep) -> str:
     """Which sweep cell a run was, and whether it started with fresh execution environments."""
-    return f"sweep {sweep['sweep_id']}, cell {sweep['cell']}: {sweep['environments']} execution environments"
+    return f"sweep {sweep.sweep_id}, cell {sweep.cell}: {sweep.environments} execution environments"
 
 
 def strategy_tables(rows: list[dict]) -> list[tuple[str, list[list]]]:
@@ -478,7 +482,7 @@ def write(summary: dict, plots_too: bool = True) -> list:
     sweep writes for each cell."""
     at_target(summary)  # before summary.json is written: it keeps the figures at target
     written = runs.write_summary(summary)
-    folder = runs.run_dir(summary["run"]["run_id"])
+    folder = runs.run_dir(_run(summary).run_id)
     rows = [dict(cell, network=summary["network"], at_target_fraction=at_target(summary)["fraction"])
             for cell in _cells(summary)]  # fmt: skip
     written.append(runs.write_csv(folder / "summary.csv", CSV_COLUMNS, rows, "ignore"))
@@ -492,16 +496,15 @@ def _how(summary: dict) -> list:
     s, p = run["stack"], run["parameters"]
     how = [
         f"- **{summary['network']}**",
-        f"- backend: {run['backend']}; stack {s['stack']!r} in {s['region']}"
-        + (f" (emulator {s['endpoint']})" if s["endpoint"] else ""),
-        f"- function: {s['memory']} MB, reserved concurrency {s['concurrency']}, {s['architecture']}, "
-        f"timeout {s['timeout']} s, batch size {s['batch_size']}, DLQ after {s['max_receive_count']} receives",
-        f"- object: s3://{s['bucket']}/{s['object_key']}, {s['object_size']:,} bytes; strategy {p['strategy']} ({p['strategy_from']})",
-        f"- messages: {p['messages']:,} requested, {c['sent']:,} sent at {run['send_rate_per_s']} msgs/s; "
-        f"tag {p['experiment_tag']!r}" + (f"; injected failures: {p['inject_failures']}" if p["inject_failures"] else ""),
+        f"- backend: {run.backend}; stack {s.stack!r} in {s.region}" + (f" (emulator {s.endpoint})" if s.endpoint else ""),
+        f"- function: {s.memory} MB, reserved concurrency {s.concurrency}, {s.architecture}, "
+        f"timeout {s.timeout} s, batch size {s.batch_size}, DLQ after {s.max_receive_count} receives",
+        f"- object: s3://{s.bucket}/{s.object_key}, {s.object_size:,} bytes; strategy {p.strategy} ({p.strategy_from})",
+        f"- messages: {p.messages:,} requested, {c['sent']:,} sent at {run.send_rate_per_s} msgs/s; "
+        f"tag {p.experiment_tag!r}" + (f"; injected failures: {p.inject_failures}" if p.inject_failures else ""),
         f"- records: {c['download_records']} downloads ({c['seqs_downloaded']} seqs), {c['error_records']} errors, "
         f"{len(summary['dead_lettered'])} messages in the dead-letter queue",
-        f"- version: {run['version']}",
+        f"- version: {run.version}",
         f"- {' '.join(sdk_lines(summary))}",
     ]
     if run.get("sweep"):

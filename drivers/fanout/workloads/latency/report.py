@@ -24,10 +24,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from fanout.results import cells, deadletters, figures, log_records as run_logs, report_files, run_folders as runs, stats
+from fanout.results import cells, deadletters, figures, log_records as run_logs, report_files, run_folders as runs, run_record, stats
 from fanout.results.sections import FILES, TERMINAL, Figures, Report, Table, Text, Warnings, sentence
 from fanout import insights
-from fanout.local import network
 from fanout.common import registry as workloads
 from fanout.common.sizes import format_decimal_size as format_size
 
@@ -47,21 +46,26 @@ def _seconds(value) -> str:
     return "-" if value is None else f"{value:.4g}"
 
 
-def build(stack, record: dict) -> dict:
+def _run(summary: dict) -> run_record.RunRecord:
+    """The run record a summary holds (as run.json does)."""
+    return run_record.RunRecord.from_json(summary["run"])
+
+
+def build(stack, record: run_record.RunRecord) -> dict:
     """Everything the report shows, as plain data (summary.json is this, less the records)."""
-    run_id = record["run_id"]
+    run_id = record.run_id
     start_ms, end_ms = runs.run_window(record)
     records = run_logs.run_records(insights.fetch_events(stack, start_ms, end_ms), run_id)
     calls = [r for r in records if r.get("event") == "latency"]
     rows = insights.run_saved(stack, QUERY, f'run_id = "{run_id}"', start_ms, end_ms)
     done = {r["seq"] for r in records if r.get("outcome") == "done"}
     return {
-        "run": record,
-        "network": network.label(record),
+        "run": record.to_json(),
+        "network": record.network_label(),
         "units": UNITS,
-        "percentiles": insights.PCT_METHODS[record["backend"]],
+        "percentiles": insights.PCT_METHODS[record.backend],
         "ci_method": stats.CI_METHOD,
-        "counts": {"sent": len(runs.sent_seqs(record)), "seqs_done": len(done), "calls": len(calls),
+        "counts": {"sent": len(record.sent_seqs()), "seqs_done": len(done), "calls": len(calls),
                    "in_query": sum(int(row["calls"]) for row in rows),
                    "error_records": sum(r.get("event") == "error" for r in records)},  # fmt: skip
         "dead_lettered": sorted(deadletters.peek(stack, run_id, set(runs.sent_seqs(record)) - done)),  # the others ended
@@ -136,7 +140,7 @@ def warnings(summary: dict) -> list[str]:
     """What makes the tables incomplete; the way out is reading the logs again (runs.refresh_hint)."""
     c = summary["counts"]
     result = []
-    again = runs.refresh_hint(summary["run"]["run_id"])
+    again = runs.refresh_hint(_run(summary).run_id)
     if c["seqs_done"] + len(summary["dead_lettered"]) < c["sent"]:
         result.append(f"only {c['seqs_done']} of {c['sent']} sent messages are done "
                       f"({len(summary['dead_lettered'])} dead-lettered): this report is incomplete; "
@@ -185,7 +189,7 @@ def write(summary: dict, plots_too: bool = True) -> list:
     """The report's files in results/<run_id>/, each written atomically; returns their paths.
     Its one plot is drawn also for a sweep's cell (`plots_too` is the drivers' interface)."""
     written = runs.write_summary(summary)
-    folder = runs.run_dir(summary["run"]["run_id"])
+    folder = runs.run_dir(_run(summary).run_id)
     columns = [*summary["rows"][0], "network"] if summary["rows"] else ["network"]
     written.append(runs.write_csv(folder / "latency.csv", columns,
                                   [dict(row, network=summary["network"]) for row in summary["rows"]]))
@@ -233,7 +237,7 @@ def across(run_ids: list[str], folder, title: str) -> dict:
     for run_id in run_ids:
         record = runs.load(run_id)
         calls = [r for r in runs.load_records(run_id, "latency") if r.get("event") == "latency"]
-        options = record["parameters"].get("workload_options", {})
+        options = record.parameters.workload_options or {}
         for storage in sorted({r["storage"] for r in calls}):
             for operation, field, measure in MEASURES:
                 for size in sorted({r["size"] for r in calls}):
@@ -242,7 +246,7 @@ def across(run_ids: list[str], folder, title: str) -> dict:
                         described = stats.describe(values)
                         rows.append({"run_id": run_id, "reps": options.get("reps"), "storage": storage, "measure": measure,
                                      "size": size, "n": described["n"], **{s: described[s] for s in STATS},
-                                     "network": network.label(record)})  # fmt: skip
+                                     "network": record.network_label()})  # fmt: skip
     summary = {"title": title, "runs": run_ids, "units": UNITS, "percentiles": stats.PERCENTILE_METHOD, "rows": rows}
     folder.mkdir(parents=True, exist_ok=True)
     runs.write_csv(folder / "cells.csv", list(rows[0]), rows)

@@ -5,7 +5,11 @@ from types import SimpleNamespace
 
 import pytest
 
+from fanout import cli
 from fanout.common.errors import UsageError
+from fanout.results import run_cost
+from fanout.results.sweep_folders import CellParams
+from fanout.stages import sweep
 from fanout.workloads.seqread import costs as seqread_costs
 from fanout.workloads.seqread.driver import SeqreadDriver, parse
 
@@ -47,3 +51,32 @@ def test_an_unknown_pair_is_refused_in_one_line_not_guessed():
     [line] = [line for line in plan.estimate.notes if "eu-west-1" in line]
     assert "no transfer price known for eu-west-1 -> us-east-1" in line and "not estimated" in line
     assert seqread_costs.transfer_price("us-east-1", "us-east-1") == 0.0
+
+
+def remote_cell(jobs="16", file_size="256MiB") -> CellParams:
+    options = parse({"jobs": jobs, "file_size": file_size, "source": "remote"}).fields()
+    return CellParams(2048, 10, MiB, "x86_64", "stream", "seqread", options)
+
+
+def test_a_cells_estimate_takes_its_region_pair_from_the_stack_it_runs_on():
+    driver, cell = SeqreadDriver(), remote_cell()
+    priced = driver.cell_estimate(100, cell, {"region": "us-east-1", "remote_region": "us-west-2"})
+    assert priced.s3_data == pytest.approx(100 * 16 * 256 * MiB / 1e9 * 0.02)
+    unknown = driver.cell_estimate(100, cell, {"region": "us-east-1", "remote_region": "eu-west-1"})
+    assert unknown.s3_data == 0 and any("eu-west-1 -> us-east-1" in line for line in unknown.notes)
+    # A run's record of its stack names the pair alike: its cost is the cell's.
+    run = {"backend": "aws", "sent": 100, "parameters": {"strategy": "stream", "workload": "seqread",
+                                                         "workload_options": cell.options},
+           "stack": {"memory": 2048, "concurrency": 10, "object_size": MiB, "architecture": "x86_64",
+                     "region": "us-east-1", "remote_region": "us-west-2", "remote_bucket": "b"}}  # fmt: skip
+    assert run_cost.estimate(run) == priced
+
+
+def test_a_sweeps_estimate_prices_the_pair_it_deploys():
+    args = cli.build_parser().parse_args(["sweep", "--workload", "seqread", "--jobs", "16", "--file-size", "256MiB",
+                                          "--from", "remote", "--remote-region", "us-west-2", "--concurrency", "10",
+                                          "--memory", "2048", "--object-size", "1MiB", "--strategy", "stream"])  # fmt: skip
+    settings = sweep.from_args(args)
+    (cell,) = settings.axes.cells()
+    assert sweep._estimate(100, cell, settings.deployed()) == \
+        SeqreadDriver().cell_estimate(100, remote_cell(), {"region": "us-east-1", "remote_region": "us-west-2"})  # fmt: skip

@@ -68,6 +68,35 @@ def check(data: dict) -> tuple[dict, list[str]]:
     return known, problems
 
 
+RECORD_FIELDS = ("run_id", "seq", "experiment_tag")  # what every record of a message carries from it
+
+
+def records(body: str, context: dict, parse, measure) -> list[dict]:
+    """The records of one message for a workload that measures with `measure(params, known, emit)`
+    (`params`: `parse(data)`, an object with fields() that raises MalformedMessage; `known`: the
+    envelope; `emit(record)` adds one record, its `event` first, then the envelope's fields, the
+    message's parameters, the record and `context`). An event="error" record comes last when
+    anything failed; the records before it stay: they were measured. One definition of what a
+    message's records carry, for every workload that writes several or one."""
+    out: list[dict] = []
+    fields: dict = {}
+    try:
+        data = load(body)
+        known, problems = check(data)
+        if problems:
+            raise MalformedMessage("; ".join(problems), known)
+        params = parse(data)
+        fields = {name: known[name] for name in RECORD_FIELDS} | params.fields()
+        if known["inject_failure"]:
+            raise InjectedFailure("the message asked to fail (inject_failure)")
+        measure(params, known, lambda record: out.append({"event": record["event"], **fields, **record, **context}))
+    except MalformedMessage as exc:
+        out.append(error_record(exc, {**exc.known, **context}))
+    except Exception as exc:  # noqa: BLE001 - logged as the message's error record; the message fails
+        out.append(error_record(exc, {**fields, **context}))
+    return out
+
+
 def error_record(exc: Exception, fields: dict) -> dict:
     """The event="error" record: what failed, plus every field known at that point."""
     return {"event": "error", "error_type": type(exc).__name__, "error_message": str(exc), **fields}

@@ -26,7 +26,7 @@ def estimate(record: dict) -> costs.Estimate:
     cell = sweep_folders.CellParams(stack["memory"], stack["concurrency"], stack["object_size"], stack["architecture"],
                            parameters["strategy"], parameters.get("workload", workloads.DEFAULT),
                            parameters.get("workload_options"), parameters.get("pin"))  # fmt: skip
-    return workloads.get(cell.workload).driver().cell_estimate(record["sent"], cell)
+    return workloads.get(cell.workload).driver().cell_estimate(record["sent"], cell, stack)
 
 
 def billed(report_rows: list[dict], architecture: str, object_size: int) -> dict:

@@ -99,6 +99,10 @@ class SweepParams:
     # The workloads' deploy-level options (fanout.common.registry.deploy_options), deployed with every cell.
     workload_options: dict = field(default_factory=dict)
 
+    def deployed(self) -> dict:
+        """What a cell's estimate reads of the stack it runs on (Driver.cell_estimate)."""
+        return {"region": self.region, **self.workload_options}
+
     def settings(self) -> dict:
         return {
             "backend": self.backend, "stack": self.stack, "region": self.region, "endpoint": self.endpoint,
@@ -200,7 +204,7 @@ def resume(ref: str, confirmed: bool) -> dict:
 def preflight(sweep: SweepParams, cells: list[axes.CellParams], confirmed: bool) -> None:
     """The cost estimate (printed on AWS, or when refusing), then on AWS the credentials (the
     account and region printed) and the account's quotas."""
-    estimates = [_estimate(sweep.multiplier * c.concurrency, c) for c in cells]
+    estimates = [_estimate(sweep.multiplier * c.concurrency, c, sweep.deployed()) for c in cells]
     messages = sum(e.messages for e in estimates)
     usd = sum(e.total for e in estimates)
     refused = costs.refusal(messages, max(e.messages for e in estimates), usd, confirmed)
@@ -219,9 +223,9 @@ def preflight(sweep: SweepParams, cells: list[axes.CellParams], confirmed: bool)
             console.print(f"account: {note}", highlight=False)
 
 
-def _estimate(messages: int, cell: axes.CellParams) -> costs.Estimate:
-    """One cell's cost, by its workload's model."""
-    return workloads.get(cell.workload).driver().cell_estimate(messages, cell)
+def _estimate(messages: int, cell: axes.CellParams, deployed: dict) -> costs.Estimate:
+    """One cell's cost on the stack the sweep deploys (SweepParams.deployed), by its workload's model."""
+    return workloads.get(cell.workload).driver().cell_estimate(messages, cell, deployed)
 
 
 def cost_lines(sweep: SweepParams, cells: list[axes.CellParams], estimates: list[costs.Estimate]) -> list[str]:

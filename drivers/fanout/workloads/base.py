@@ -43,9 +43,15 @@ class Driver:
         """What fire sends for `count` messages on `stack`, checked against it, and their cost."""
         raise NotImplementedError
 
+    def prepare(self, stack, params) -> None:
+        """Make what a run (fanout.stages.fire.FireParams) needs on `stack` before its first message
+        (seqread: its objects). fire calls it once the estimate was accepted, before sending: a
+        refused run changes nothing. By default nothing is needed."""
+
     def message_fields(self, stack, params) -> dict:
-        """What every message body of a run (fanout.stages.fire.FireParams) carries for it."""
-        return {}
+        """What every message body of a run (fanout.stages.fire.FireParams) carries for it; by
+        default its message fields as given (`options`). No side effect: see prepare()."""
+        return dict(params.options or {})
 
     # ---- sweep ----
 
@@ -61,8 +67,10 @@ class Driver:
         """What a sweep cell does, in a few words."""
         return self.name
 
-    def cell_estimate(self, count: int, cell) -> costs.Estimate:
-        """The cost of `count` messages of a sweep cell."""
+    def cell_estimate(self, count: int, cell, deployed: dict) -> costs.Estimate:
+        """The cost of `count` messages of a sweep cell on `deployed`: the stack's `region` and the
+        workloads' deploy-level options by name (a run's record of its stack holds them under the
+        same names; a sweep gives those it deploys)."""
         raise NotImplementedError
 
     # ---- report, compare ----

@@ -102,7 +102,7 @@ class LatencyDriver(Driver):
         """What a sweep cell (fanout.stages.sweep_axes.CellParams) measures: the workload and its message fields."""
         return f"{definition.NAME} {cell.options}"
 
-    def cell_estimate(self, count: int, cell) -> costs.Estimate:
+    def cell_estimate(self, count: int, cell, deployed: dict) -> costs.Estimate:
         """The cost of `count` messages of a sweep cell."""
         return estimate(count, cell, cell.options)
 
@@ -122,10 +122,6 @@ class LatencyDriver(Driver):
         fields = params.fields()
         cost = estimate(count, stack, {**fields, "storage": params.storage or deployed})
         return Plan({"workload": definition.NAME, "options": fields}, cost)
-
-    def message_fields(self, stack, params) -> dict:
-        """What every body of a run (fanout.stages.fire.FireParams) carries for it: its message fields."""
-        return dict(params.options or {})
 
     def report_across(self, run_ids: list[str], folder, title: str, at_target: float | None = None) -> dict:
         """The tables across runs (a sweep's closing report), printed and written into `folder`.

@@ -10,7 +10,7 @@ from fanout.common.errors import UsageError
 from fanout.results import run_cost
 from fanout.results.sweep_folders import CellParams
 from fanout.stages import sweep
-from fanout.workloads.seqread import costs as seqread_costs
+from fanout.workloads.seqread import costs as seqread_costs, report
 from fanout.workloads.seqread.driver import SeqreadDriver, parse
 
 MiB, GiB = 2**20, 2**30
@@ -80,3 +80,27 @@ def test_a_sweeps_estimate_prices_the_pair_it_deploys():
     (cell,) = settings.axes.cells()
     assert sweep._estimate(100, cell, settings.deployed()) == \
         SeqreadDriver().cell_estimate(100, remote_cell(), {"region": "us-east-1", "remote_region": "us-west-2"})  # fmt: skip
+
+
+def read(source: str, jobs: int, mib_per_s: float, file_size: int = 4 * MiB) -> dict:
+    return {"event": "seqread", "source": source, "jobs": jobs, "file_size": file_size, "block": MiB, "depth": 1,
+            "mib_per_s": mib_per_s, "clat_p50_ms": 10.0, "clat_p99_ms": 20.0, "retries": 0, "throttled": 0,
+            "bytes": jobs * file_size}  # fmt: skip
+
+
+def test_the_table_puts_the_paths_side_by_side_with_the_ratio_of_medians():
+    reads = [read("local", 1, m) for m in (100, 110, 120)] + [read("remote", 1, m) for m in (50, 55, 60)]
+    (row,) = report.rows(reads)
+    # numpy's type 7 over three values: p10 = 100 + 0.2 x (110 - 100), p90 = 110 + 0.8 x (120 - 110).
+    assert [row["local"][p] for p in ("p50", "p10", "p90")] == pytest.approx([110, 102, 118])
+    assert [row["remote"][p] for p in ("p50", "p10", "p90")] == pytest.approx([55, 51, 59])
+    assert row["ratio"] == pytest.approx(0.5) and row["ratio_ci"][0] <= 0.5 <= row["ratio_ci"][1]
+    head, line = report.table({"rows": [row]})
+    assert dict(zip(head, line))["remote/local"] == "0.500" and "remote clat p99 ms" in head
+
+
+def test_the_plot_has_a_line_per_file_size_and_path():
+    reads = [read("local", jobs, 100.0 * jobs) for jobs in (1, 2)] + [read("remote", 2, 40.0)]
+    reads += [read("local", 1, 90.0, file_size=8 * MiB)]
+    figure = report.figure({"rows": report.rows(reads), "network": "simulated network: test"})
+    assert sorted(figure.axes[0].get_legend_handles_labels()[1]) == ["4 MiB local", "4 MiB remote", "8 MiB local"]

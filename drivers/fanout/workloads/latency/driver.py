@@ -67,6 +67,7 @@ class LatencyDriver(Driver):
     report_module = "fanout.workloads.latency.report"
     OPTIONS = ("sizes", "reps", "storage")  # fire's --sizes, --reps, --storage (SIZES, REPS, STORAGE)
     DEPLOY_OPTIONS = storage_classes.DEPLOY_OPTIONS
+    deploy_hooks = storage_classes
 
     def add_fire_arguments(self, parser, sweep: bool = False) -> None:
         """--sizes, --reps and (in fire, not in a sweep, whose --storage is deploy's) --storage."""
@@ -136,21 +137,3 @@ class LatencyDriver(Driver):
         """Not a capability of this workload: its runs are read side by side in one report."""
         raise UsageError(f"compare compares download throughput; these are {definition.NAME} runs: "
                          f"`make report RUNS={','.join(a_ids + b_ids)}` shows their tables side by side")
-
-    def add_deploy_arguments(self, parser) -> None:
-        storage_classes.add_deploy_arguments(parser)
-
-    def deploy_options(self, args, backend: str) -> dict:
-        return storage_classes.deploy_options(args, backend)
-
-    def kept_options(self, outputs: dict, given: dict) -> dict:
-        return storage_classes.kept_options(outputs, given)
-
-    def terraform_variables(self, options: dict) -> dict:
-        return storage_classes.terraform_variables(options)
-
-    def stack_fields(self, outputs: dict) -> dict:
-        return storage_classes.stack_fields(outputs)
-
-    def deploy_summary(self, stack) -> list[str]:
-        return storage_classes.deploy_summary(stack)

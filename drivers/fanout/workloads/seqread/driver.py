@@ -58,6 +58,7 @@ class SeqreadDriver(Driver):
     report_module = "fanout.workloads.seqread.report"
     OPTIONS = tuple(name for name, *_ in FLAGS)
     DEPLOY_OPTIONS = region.DEPLOY_OPTIONS
+    deploy_hooks = region
 
     def add_fire_arguments(self, parser, sweep: bool = False) -> None:
         for name, flag, make, _, text in FLAGS:
@@ -109,21 +110,3 @@ class SeqreadDriver(Driver):
         summary = report.across(run_ids, folder, title)
         tables.console.print(f"wrote seqread.csv, summary.json, report.md to {folder}", highlight=False)
         return summary
-
-    def add_deploy_arguments(self, parser) -> None:
-        region.add_deploy_arguments(parser)
-
-    def deploy_options(self, args, backend: str) -> dict:
-        return region.deploy_options(args, backend)
-
-    def kept_options(self, outputs: dict, given: dict) -> dict:
-        return region.kept_options(outputs, given)
-
-    def terraform_variables(self, options: dict) -> dict:
-        return region.terraform_variables(options)
-
-    def stack_fields(self, outputs: dict) -> dict:
-        return region.stack_fields(outputs)
-
-    def deploy_summary(self, stack) -> list[str]:
-        return region.deploy_summary(stack)

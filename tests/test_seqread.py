@@ -104,3 +104,13 @@ def test_the_plot_has_a_line_per_file_size_and_path():
     reads += [read("local", 1, 90.0, file_size=8 * MiB)]
     figure = report.figure({"rows": report.rows(reads), "network": "simulated network: test"})
     assert sorted(figure.axes[0].get_legend_handles_labels()[1]) == ["4 MiB local", "4 MiB remote", "8 MiB local"]
+
+
+def test_an_unfinished_run_or_a_late_query_is_flagged_with_the_way_out():
+    summary = {"run": {"run_id": "r1"}, "dead_lettered": [0],
+               "counts": {"sent": 4, "seqs_done": 2, "messages": 2, "in_query": 1}}  # fmt: skip
+    unfinished, late = report.warnings(summary)
+    assert "only 2 of 4 sent messages are done (1 dead-lettered)" in unfinished and "make wait" in unfinished
+    assert "saw 1 messages but the log group holds 2" in late and "RUN=r1 REFRESH=1" in late
+    summary["counts"].update(seqs_done=3, in_query=2)
+    assert report.warnings(summary) == []

@@ -121,7 +121,7 @@ def test_local_and_remote_runs_are_reported_side_by_side(deployed, capsys):
     out = capsys.readouterr().out
     folder = reporting.across_dir(run_ids)
     (row,) = json.loads((folder / "summary.json").read_text())["rows"]
-    rates = {s: [r["mib_per_s"] for r in summaries[s]["records"] if r["event"] == "seqread"] for s in row if s in summaries}
+    rates = {s: [r["mib_per_s"] for r in summary["records"] if r["event"] == "seqread"] for s, summary in summaries.items()}
     assert row["local"]["n"] == row["remote"]["n"] == MESSAGES
     assert row["ratio"] == pytest.approx(np.median(rates["remote"]) / np.median(rates["local"]))
     assert row["ratio_ci"] == pytest.approx(list(stats.ratio_intervals(rates["local"], rates["remote"], [50])[0]))

@@ -11,7 +11,9 @@ locals {
     { local = aws_s3_bucket.data.id },
     local.seqread_remote ? { remote = aws_s3_bucket.remote[0].bucket } : {},
   )
-  # Only the workload's prefix of each bucket: the objects it reads and nothing else.
+  # Only the workload's prefix of each bucket: exactly its objects. Their keys depend on JOBS and
+  # FILE_SIZE, fire's choices, so they cannot be named here; only `fanout fire` writes under
+  # seqread/ (the role cannot), and only these objects (docs/workloads.md).
   seqread_object_arns = concat(
     ["arn:${local.partition}:s3:::${local.bucket_name}/seqread/*"],
     local.seqread_remote ? ["arn:${local.partition}:s3:::${local.remote_bucket_name}/seqread/*"] : [],
@@ -19,7 +21,8 @@ locals {
 }
 
 # The same account and endpoint as the stack's provider (versions.tf), in the other region. Without
-# var.remote_region it points at the stack's region and creates nothing.
+# var.remote_region it points at the stack's region and creates nothing. Its settings repeat
+# versions.tf's: Terraform has no way for an alias to inherit another provider block's settings.
 provider "aws" {
   alias  = "remote"
   region = local.seqread_remote ? var.remote_region : var.region
@@ -45,6 +48,9 @@ provider "aws" {
   }
 }
 
+# The bucket's four resources are those of the stack's bucket (s3.tf), in the other region. Not a
+# shared module: it would move the stack bucket's resources to new addresses in every deployed
+# stack's state (and need module installs at init) for four short blocks.
 resource "aws_s3_bucket" "remote" {
   #checkov:skip=CKV_AWS_145: SSE-KMS would make every GET a KMS Decrypt call (as the stack's bucket, s3.tf)
   #checkov:skip=CKV_AWS_18: access logs would write a record per GET of every run, for no reader

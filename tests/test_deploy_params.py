@@ -287,7 +287,8 @@ def test_a_first_deploy_takes_the_documented_defaults():
 
 def test_dropping_express_drops_its_kept_zone():
     inputs = params.from_args(deploy_args("--storage", "standard"), DEPLOYED)
-    assert inputs.workload_options == {"storage": ["standard"], "express_az": ""}
+    assert {name: inputs.workload_options[name] for name in ("storage", "express_az")} == {"storage": ["standard"],
+                                                                                          "express_az": ""}  # fmt: skip
 
 
 def test_the_change_lines_say_old_and_new_of_each_changed_input_only():
@@ -312,3 +313,12 @@ def test_deploy_reads_the_deployed_stack_and_prints_its_changes(capsys):
     assert capsys.readouterr().out.splitlines()[1:] == ["  memory: 512 -> 1024"]
     deploy.resolve(deploy_args("--memory", "512"))
     assert capsys.readouterr().out.splitlines()[1:] == ["  no change"]
+
+
+def test_a_redeploy_keeps_the_remote_region_until_told_none():
+    deployed = {**DEPLOYED, "remote_region": "us-west-2", "remote_bucket": "b"}
+    kept = params.from_args(deploy_args(), deployed).variables("", "/x.zip", "aws")
+    assert kept["remote_region"] == "us-west-2"
+    assert params.from_args(deploy_args("--remote-region", "none"), deployed).variables("", "/x.zip", "aws")[
+        "remote_region"] == ""  # fmt: skip
+    assert params.from_args(deploy_args(), DEPLOYED).variables("", "/x.zip", "aws")["remote_region"] == ""

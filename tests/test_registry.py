@@ -192,7 +192,9 @@ def test_fire_sends_the_toys_bodies_through_its_driver(toy, queue, emulator, res
     fire.check_options(workload, args)
     stack = make_stack(emulator, url)
     plan = workload.driver().plan(stack, workload.driver().options_from(args), 4)
+    toy_workload.PREPARED.clear()
     record = fire.fire(stack, fire.FireParams(4, "t", workers=1, **plan.fire_fields))
+    assert toy_workload.PREPARED == [({"colour": "blue"}, 0)]  # once, before the first message was sent
     bodies = sorted(drain(sqs, url), key=lambda body: body["seq"])
     expected = toy_workload.DRIVER.message_fields(stack, fire.FireParams(4, **plan.fire_fields))
     assert [body["seq"] for body in bodies] == list(range(4))
@@ -220,7 +222,9 @@ def test_fire_ignores_another_workloads_option_when_deploy_level(toy, queue, emu
     assert sent("--workload", "toy", "--colour", "blue", "--strategy", "stream", "--deploy-level", "strategy") == \
         sent("--workload", "toy", "--colour", "blue")  # fmt: skip
     assert cli.main(["fire", "--messages", "3", "--colour", "red"]) == 2
-    assert drain(sqs, url) == []
+    toy_workload.PREPARED.clear()
+    assert cli.main(["fire", "--messages", "200000", "--workload", "toy"]) == 2  # over the estimate's threshold
+    assert drain(sqs, url) == [] and toy_workload.PREPARED == []  # a refused run prepares nothing
 
 
 def test_a_sweep_describes_and_prices_the_toys_cells(toy):
@@ -231,7 +235,9 @@ def test_a_sweep_describes_and_prices_the_toys_cells(toy):
     assert [cell.options for cell in cells_] == [{"colour": "red"}, {"colour": "green"}]
     described = [sweep._describe(cell) for cell in cells_]
     assert [text.endswith(toy_workload.DRIVER.describe_cell(cell)) for text, cell in zip(described, cells_)] == [True, True]
-    assert sweep.cell_estimates(10, cells_) == [toy_workload.DRIVER.cell_estimate(10 * cell.concurrency, cell) for cell in cells_]
+    deployed = {"region": "us-east-1", "finish": "matte"}
+    assert sweep.cell_estimates(10, cells_, deployed) == \
+        [toy_workload.DRIVER.cell_estimate(10 * cell.concurrency, cell, deployed) for cell in cells_]  # fmt: skip
     assert all(toy_workload.DRIVER.cell_fire_fields(cell)["workload"] == toy.name for cell in cells_)
 
 

@@ -5,8 +5,12 @@ from types import SimpleNamespace
 
 import pytest
 
+from fanout import cli
 from fanout.common.errors import UsageError
-from fanout.workloads.seqread import costs as seqread_costs
+from fanout.results import run_cost, run_record
+from fanout.results.sweep_folders import CellParams
+from fanout.stages import sweep
+from fanout.workloads.seqread import costs as seqread_costs, report
 from fanout.workloads.seqread.driver import SeqreadDriver, parse
 
 MiB, GiB = 2**20, 2**30
@@ -47,3 +51,66 @@ def test_an_unknown_pair_is_refused_in_one_line_not_guessed():
     [line] = [line for line in plan.estimate.notes if "eu-west-1" in line]
     assert "no transfer price known for eu-west-1 -> us-east-1" in line and "not estimated" in line
     assert seqread_costs.transfer_price("us-east-1", "us-east-1") == 0.0
+
+
+def remote_cell(jobs="16", file_size="256MiB") -> CellParams:
+    options = parse({"jobs": jobs, "file_size": file_size, "source": "remote"}).fields()
+    return CellParams(2048, 10, MiB, "x86_64", "stream", "seqread", options)
+
+
+def test_a_cells_estimate_takes_its_region_pair_from_the_stack_it_runs_on():
+    driver, cell = SeqreadDriver(), remote_cell()
+    priced = driver.cell_estimate(100, cell, {"region": "us-east-1", "remote_region": "us-west-2"})
+    assert priced.s3_data == pytest.approx(100 * 16 * 256 * MiB / 1e9 * 0.02)
+    unknown = driver.cell_estimate(100, cell, {"region": "us-east-1", "remote_region": "eu-west-1"})
+    assert unknown.s3_data == 0 and any("eu-west-1 -> us-east-1" in line for line in unknown.notes)
+    # A run's record of its stack names the pair alike: its cost is the cell's.
+    run = {"backend": "aws", "sent": 100, "parameters": {"strategy": "stream", "workload": "seqread",
+                                                         "workload_options": cell.options},
+           "stack": {"memory": 2048, "concurrency": 10, "object_size": MiB, "architecture": "x86_64",
+                     "region": "us-east-1", "remote_region": "us-west-2", "remote_bucket": "b"}}  # fmt: skip
+    assert run_cost.estimate(run_record.RunRecord.from_json(run)) == priced
+
+
+def test_a_sweeps_estimate_prices_the_pair_it_deploys():
+    args = cli.build_parser().parse_args(["sweep", "--workload", "seqread", "--jobs", "16", "--file-size", "256MiB",
+                                          "--from", "remote", "--remote-region", "us-west-2", "--concurrency", "10",
+                                          "--memory", "2048", "--object-size", "1MiB", "--strategy", "stream"])  # fmt: skip
+    settings = sweep.from_args(args)
+    (cell,) = settings.axes.cells()
+    assert sweep.cell_estimates(10, [cell], settings.deployed()) == \
+        [SeqreadDriver().cell_estimate(100, remote_cell(), {"region": "us-east-1", "remote_region": "us-west-2"})]  # fmt: skip
+
+
+def read(source: str, jobs: int, mib_per_s: float, file_size: int = 4 * MiB) -> dict:
+    return {"event": "seqread", "source": source, "jobs": jobs, "file_size": file_size, "block": MiB, "depth": 1,
+            "mib_per_s": mib_per_s, "clat_p50_ms": 10.0, "clat_p99_ms": 20.0, "retries": 0, "throttled": 0,
+            "bytes": jobs * file_size}  # fmt: skip
+
+
+def test_the_table_puts_the_paths_side_by_side_with_the_ratio_of_medians():
+    reads = [read("local", 1, m) for m in (100, 110, 120)] + [read("remote", 1, m) for m in (50, 55, 60)]
+    (row,) = report.rows(reads)
+    # numpy's type 7 over three values: p10 = 100 + 0.2 x (110 - 100), p90 = 110 + 0.8 x (120 - 110).
+    assert [row["local"][p] for p in ("p50", "p10", "p90")] == pytest.approx([110, 102, 118])
+    assert [row["remote"][p] for p in ("p50", "p10", "p90")] == pytest.approx([55, 51, 59])
+    assert row["ratio"] == pytest.approx(0.5) and row["ratio_ci"][0] <= 0.5 <= row["ratio_ci"][1]
+    head, line = report.table({"rows": [row]})
+    assert dict(zip(head, line))["remote/local"] == "0.500" and "remote clat p99 ms" in head
+
+
+def test_the_plot_has_a_line_per_file_size_and_path():
+    reads = [read("local", jobs, 100.0 * jobs) for jobs in (1, 2)] + [read("remote", 2, 40.0)]
+    reads += [read("local", 1, 90.0, file_size=8 * MiB)]
+    figure = report.figure({"rows": report.rows(reads), "network": "simulated network: test"})
+    assert sorted(figure.axes[0].get_legend_handles_labels()[1]) == ["4 MiB local", "4 MiB remote", "8 MiB local"]
+
+
+def test_an_unfinished_run_or_a_late_query_is_flagged_with_the_way_out():
+    summary = {"run": {"run_id": "r1"}, "dead_lettered": [0],
+               "counts": {"sent": 4, "seqs_done": 2, "messages": 2, "in_query": 1}}  # fmt: skip
+    unfinished, late = report.warnings(summary)
+    assert "only 2 of 4 sent messages are done (1 dead-lettered)" in unfinished and "make wait" in unfinished
+    assert "saw 1 messages but the log group holds 2" in late and "RUN=r1 REFRESH=1" in late
+    summary["counts"].update(seqs_done=3, in_query=2)
+    assert report.warnings(summary) == []

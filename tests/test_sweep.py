@@ -200,7 +200,7 @@ def test_the_cost_guard_applies_to_the_sweeps_total(isolated, capsys):
     concurrency = " ".join(str(c) for c in range(100, 108))  # 8 cells of 10 x ~100 long downloads
     grid = axes.Axes.parse(texts(concurrency=concurrency, memory="10240", object_size="1GiB", strategy="stream"))
     cells = grid.cells()
-    estimates = [download.DownloadDriver().cell_estimate(10 * c.concurrency, c) for c in cells]
+    estimates = [download.DownloadDriver().cell_estimate(10 * c.concurrency, c, {"region": "us-east-1"}) for c in cells]
     assert all(costs.refusal(e.messages, e.messages, e.total, False) is None for e in estimates)
     total_messages = sum(10 * c.concurrency for c in cells)
     assert total_messages > costs.CONFIRM_MESSAGES or sum(e.total for e in estimates) > costs.CONFIRM_USD
@@ -227,7 +227,7 @@ def test_the_estimate_counts_each_strategys_gets(capsys):
     sweep.preflight(settings, cells, confirmed=True)
     out = capsys.readouterr().out
     gets = [strategies.parse(c.strategy).gets(c.object_size) for c in cells]
-    estimates = [download.DownloadDriver().cell_estimate(100, c) for c in cells]
+    estimates = [download.DownloadDriver().cell_estimate(100, c, {"region": "us-east-1"}) for c in cells]
     assert gets[0] < gets[1] and estimates[0].s3_gets < estimates[1].s3_gets
     total_row = next(line for line in out.splitlines() if line.lstrip().startswith("all"))
     assert f"{sum(e.total for e in estimates):,.2f}" in total_row

@@ -22,6 +22,7 @@ ENTRY = workloads.Workload(
     "toy-percentiles", "toy_workload:ToyDriver", deployed=("colour",),
 )  # fmt: skip
 COLOURS = ("red", "green", "blue")
+PREPARED: list[tuple[dict, int]] = []  # what ToyDriver.prepare saw: the run's options, messages then queued
 
 
 def _colour(text: str) -> str:
@@ -60,6 +61,11 @@ class ToyDriver(Driver):
     def plan(self, stack, options: dict, count: int) -> Plan:
         return Plan({"workload": NAME, "options": options}, _estimate(count, stack))
 
+    def prepare(self, stack, params) -> None:
+        """Notes the run's options and how many messages its queue held then (PREPARED)."""
+        held = stack.client("sqs").get_queue_attributes(QueueUrl=stack.queue_url, AttributeNames=["ApproximateNumberOfMessages"])
+        PREPARED.append((dict(params.options), int(held["Attributes"]["ApproximateNumberOfMessages"])))
+
     def message_fields(self, stack, params) -> dict:
         return {**params.options, "weights": [1, 10, 100]}
 
@@ -69,7 +75,7 @@ class ToyDriver(Driver):
     def describe_cell(self, cell) -> str:
         return f"the colour {cell.options['colour']}"
 
-    def cell_estimate(self, count: int, cell) -> costs.Estimate:
+    def cell_estimate(self, count: int, cell, deployed: dict) -> costs.Estimate:
         return _estimate(count, cell)
 
     def build_report(self, stack, record: dict) -> dict:

@@ -68,16 +68,39 @@ def check(data: dict) -> tuple[dict, list[str]]:
     return known, problems
 
 
+RECORD_FIELDS = ("run_id", "seq", "experiment_tag")  # what every record of a message carries from it
+
+
 def opened(body: str, params_from_body) -> tuple[dict, object, dict]:
     """A workload's message: (its envelope fields, its parameters from `params_from_body(data)`, the
-    fields each of its records carries: run_id, seq, experiment_tag and `params.fields()`).
-    Raises MalformedMessage for a bad envelope or parameter."""
+    fields each of its records carries: RECORD_FIELDS and `params.fields()`). Raises
+    MalformedMessage for a bad envelope or parameter."""
     data = load(body)
     known, problems = check(data)
     if problems:
         raise MalformedMessage("; ".join(problems), known)
     params = params_from_body(data)
-    return known, params, {name: known[name] for name in ("run_id", "seq", "experiment_tag")} | params.fields()
+    return known, params, {name: known[name] for name in RECORD_FIELDS} | params.fields()
+
+
+def records(body: str, context: dict, parse, measure) -> list[dict]:
+    """The records of one message for a workload that measures with `measure(params, known, emit)`
+    (`params`: `parse(data)`, an object with fields() that raises MalformedMessage; `known`: the
+    envelope; `emit(record)` adds one record, its `event` first, then the envelope's fields, the
+    message's parameters, the record and `context`). An event="error" record comes last when
+    anything failed; the records before it stay: they were measured."""
+    out: list[dict] = []
+    fields: dict = {}
+    try:
+        known, params, fields = opened(body, parse)
+        if known["inject_failure"]:
+            raise InjectedFailure("the message asked to fail (inject_failure)")
+        measure(params, known, lambda record: out.append({"event": record["event"], **fields, **record, **context}))
+    except MalformedMessage as exc:
+        out.append(error_record(exc, {**exc.known, **context}))
+    except Exception as exc:  # noqa: BLE001 - logged as the message's error record; the message fails
+        out.append(error_record(exc, {**fields, **context}))
+    return out
 
 
 def error_record(exc: Exception, fields: dict) -> dict:

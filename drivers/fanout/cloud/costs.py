@@ -170,7 +170,8 @@ def describe(est: Estimate) -> list[str]:
         f"({est.log_gb:,.3f} GB written)",
         f"  at {ASSUMED_MIB_PER_S} MiB/s per download, {ASSUMED_INIT_SECONDS:g} s INIT x {est.cold_starts:,} cold "
         f"starts; ~{est.run_seconds / 60:,.1f} min to run",
-        f"  (queue mapping ramp included); {PRICES_REGION} prices, {PRICES_DATE}: drivers/fanout/cloud/costs.py",
+        f"  (queue mapping ramp included); {PRICES_REGION} prices, {PRICES_DATE},",
+        "  from drivers/fanout/cloud/costs.py:",
         *(f"  {line}" for line in price_list(est.architecture)),
         *est.notes,
     ]

@@ -25,7 +25,8 @@ def estimate(record: run_record.RunRecord) -> costs.Estimate:
     cell = sweep_folders.CellParams(stack.memory, stack.concurrency, stack.object_size, stack.architecture,
                                     parameters.strategy, parameters.workload, parameters.workload_options,
                                     parameters.pin)  # fmt: skip
-    return record.workload().driver().cell_estimate(record.sent, cell)
+    # The stack as its outputs name it (region, the workloads' deploy-level options).
+    return record.workload().driver().cell_estimate(record.sent, cell, stack.to_json())
 
 
 def billed(report_rows: list[dict], architecture: str, object_size: int) -> dict:

@@ -112,6 +112,22 @@ def refresh_hint(run_id: str) -> str:
     return f"`make report RUN={run_id} REFRESH=1`"
 
 
+def incomplete(summary: dict, noun: str, found: int) -> list[str]:
+    """What makes a run's report incomplete: sent messages neither done nor dead-lettered yet, and
+    a saved query that saw another number of `noun` than the `found` the log group holds (Logs
+    Insights indexes late). The way out of both is reading the logs again (refresh_hint)."""
+    c, again = summary["counts"], refresh_hint(summary["run"]["run_id"])
+    result = []
+    if c["seqs_done"] + len(summary["dead_lettered"]) < c["sent"]:
+        result.append(f"only {c['seqs_done']} of {c['sent']} sent messages are done "
+                      f"({len(summary['dead_lettered'])} dead-lettered): this report is incomplete; "
+                      f"run `make wait`, then {again}")  # fmt: skip
+    if c["in_query"] != found:
+        result.append(f"the saved query saw {c['in_query']} {noun} but the log group holds {found}: "
+                      f"the query results are partial; in a minute, {again}")  # fmt: skip
+    return result
+
+
 def _read_records(run_id: str) -> list[dict]:
     return [json.loads(line) for line in (run_dir(run_id) / RECORDS_FILE).read_text().splitlines()]
 

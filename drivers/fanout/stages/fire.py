@@ -180,7 +180,8 @@ def check_estimate(stack, count: int, estimate: costs.Estimate, confirmed: bool)
 
 
 def fire(stack, params: FireParams, recorded: Callable[[str], object] = lambda run_id: None) -> run_record.RunRecord:
-    """Send the messages of a new run; returns its record (run.json).
+    """Send the messages of a new run, once its workload prepared the stack for it (the estimate
+    was accepted before: fire's run, a sweep's preflight); returns its record (run.json).
 
     run.json is written once the first message has reached the queue, about every
     CHECKPOINT_SECONDS while sending and at the end, also on Ctrl-C or SIGTERM: whenever fire
@@ -191,7 +192,9 @@ def fire(stack, params: FireParams, recorded: Callable[[str], object] = lambda r
     """
     run_id, count, workers = runs.new_run_id(), params.messages, params.workers
     injected = injected_seqs(count, params.inject_failures) if params.inject_failures else set()
-    fields = {"workload": params.workload, **workloads.get(params.workload).driver().message_fields(stack, params)}
+    driver = workloads.get(params.workload).driver()
+    driver.prepare(stack, params)
+    fields = {"workload": params.workload, **driver.message_fields(stack, params)}
     bodies = [(seq, message_body(run_id, seq, params.tag, fields, seq in injected)) for seq in range(count)]
     result = SendResult()
     how = _run_record(stack, run_id, params, injected)

@@ -281,7 +281,7 @@ def estimate_row(study: Study, backend: str) -> list:
     local = backend == "local"
     checked = sweep.from_args(sweep_args(study.sweep_argv(backend, stacks.DEFAULT_STACK, local)))
     cells = checked.axes.cells()
-    estimates = sweep.cell_estimates(checked.multiplier, cells)
+    estimates = sweep.cell_estimates(checked.multiplier, cells, checked.deployed())
     minutes = FIRST_DEPLOY_MINUTES + sum(e.run_seconds / 60 + REDEPLOY_MINUTES[backend] for e in estimates)
     usd = 0.0 if local else sum(e.total for e in estimates)
     return [study.name, "local (LOCAL=1)" if local else backend, len(cells), sum(e.messages for e in estimates),

@@ -99,6 +99,10 @@ class SweepParams:
     # The workloads' deploy-level options (fanout.common.registry.deploy_options), deployed with every cell.
     workload_options: dict = field(default_factory=dict)
 
+    def deployed(self) -> dict:
+        """What a cell's estimate reads of the stack it runs on (Driver.cell_estimate)."""
+        return {"region": self.region, **self.workload_options}
+
     def settings(self) -> dict:
         return {
             "backend": self.backend, "stack": self.stack, "region": self.region, "endpoint": self.endpoint,
@@ -206,7 +210,7 @@ def resume(ref: str, confirmed: bool) -> sweeps.Manifest:
 def preflight(sweep: SweepParams, cells: list[axes.CellParams], confirmed: bool) -> None:
     """The cost estimate (printed on AWS, or when refusing), then on AWS the credentials (the
     account and region printed) and the account's quotas."""
-    estimates = cell_estimates(sweep.multiplier, cells)
+    estimates = cell_estimates(sweep.multiplier, cells, sweep.deployed())
     messages = sum(e.messages for e in estimates)
     usd = sum(e.total for e in estimates)
     refused = costs.refusal(messages, max(e.messages for e in estimates), usd, confirmed)
@@ -225,9 +229,10 @@ def preflight(sweep: SweepParams, cells: list[axes.CellParams], confirmed: bool)
             console.print(f"account: {note}", highlight=False)
 
 
-def cell_estimates(multiplier: int, cells: list[axes.CellParams]) -> list[costs.Estimate]:
-    """Each cell's AWS cost and duration (multiplier x concurrency messages), by its workload's model."""
-    return [workloads.get(c.workload).driver().cell_estimate(multiplier * c.concurrency, c) for c in cells]
+def cell_estimates(multiplier: int, cells: list[axes.CellParams], deployed: dict) -> list[costs.Estimate]:
+    """Each cell's AWS cost and duration (multiplier x concurrency messages) on the stack the
+    sweep deploys (SweepParams.deployed), by its workload's model."""
+    return [workloads.get(c.workload).driver().cell_estimate(multiplier * c.concurrency, c, deployed) for c in cells]
 
 
 def cost_lines(sweep: SweepParams, cells: list[axes.CellParams], estimates: list[costs.Estimate]) -> list[str]:

@@ -45,9 +45,15 @@ class Driver:
         """What fire sends for `count` messages on `stack`, checked against it, and their cost."""
         raise NotImplementedError
 
+    def prepare(self, stack, params) -> None:
+        """Make what a run (fanout.stages.fire.FireParams) needs on `stack` before its first message
+        (seqread: its objects). fire calls it once the estimate was accepted, before sending: a
+        refused run changes nothing. By default nothing is needed."""
+
     def message_fields(self, stack, params) -> dict:
-        """What every message body of a run (fanout.stages.fire.FireParams) carries for it."""
-        return {}
+        """What every message body of a run (fanout.stages.fire.FireParams) carries for it; by
+        default its message fields as given (`options`). No side effect: see prepare()."""
+        return dict(params.options or {})
 
     # ---- sweep ----
 
@@ -63,8 +69,10 @@ class Driver:
         """What a sweep cell does, in a few words."""
         return self.name
 
-    def cell_estimate(self, count: int, cell) -> costs.Estimate:
-        """The cost of `count` messages of a sweep cell."""
+    def cell_estimate(self, count: int, cell, deployed: dict) -> costs.Estimate:
+        """The cost of `count` messages of a sweep cell on `deployed`: the stack's `region` and the
+        workloads' deploy-level options by name (a run's record of its stack holds them under the
+        same names; a sweep gives those it deploys)."""
         raise NotImplementedError
 
     # ---- report, compare ----
@@ -97,26 +105,35 @@ class Driver:
         return importlib.import_module(self.report_module)
 
     # ---- deploy-level options of its own (DEPLOY_OPTIONS) ----
+    # A workload with such options keeps them in one module (latency: storage.py, seqread:
+    # region.py) that defines each hook below as a function of the same name: `deploy_hooks`.
+    # The hooks call it; without one they have nothing to do.
+
+    deploy_hooks = None  # that module
+
+    def _deploy_hook(self, name: str, none, *args):
+        return getattr(self.deploy_hooks, name)(*args) if self.deploy_hooks else none
 
     def add_deploy_arguments(self, parser) -> None:
         """deploy's (and plan's, sweep's) flags for its own options."""
+        self._deploy_hook("add_deploy_arguments", None, parser)
 
     def deploy_options(self, args, backend: str) -> dict:
         """Its deploy-level options from the command line, checked against `backend`; JSON values."""
-        return {}
+        return self._deploy_hook("deploy_options", {}, args, backend)
 
     def kept_options(self, outputs: dict, given: dict) -> dict:
         """The options a redeploy keeps from the deployed stack's `outputs` (not in `given`)."""
-        return {}
+        return self._deploy_hook("kept_options", {}, outputs, given)
 
     def terraform_variables(self, options: dict) -> dict:
         """infra/'s variables for its options (defaults for those absent)."""
-        return {}
+        return self._deploy_hook("terraform_variables", {}, options)
 
     def stack_fields(self, outputs: dict) -> dict:
         """What it reads from a deployed stack's outputs."""
-        return {}
+        return self._deploy_hook("stack_fields", {}, outputs)
 
     def deploy_summary(self, stack) -> list[str]:
         """Its lines of deploy's summary."""
-        return []
+        return self._deploy_hook("deploy_summary", [], stack)

@@ -128,21 +128,14 @@ def buckets_from_env(environ) -> dict[str, str]:
 
 def measure_message(s3, environ, body: str, context: dict) -> list[dict]:
     """The records of one message: one event="latency" record per call, and an event="error"
-    record last if anything failed (the records before it stay: they were measured)."""
-    records: list[dict] = []
-    fields: dict = {}
-    try:
-        known, params, fields = envelope.opened(body, params_from_body)
-        if known["inject_failure"]:
-            raise envelope.InjectedFailure("the message asked to fail (inject_failure)")
+    record last if anything failed (envelope.records)."""
+
+    def calls(params: Params, known: dict, emit) -> None:
         buckets = chosen_buckets(buckets_from_env(environ), params.storage)
         prefix = f"latency/{known['run_id']}/{known['seq']}-{uuid.uuid4().hex}"
-        measure(s3, buckets, params, prefix, lambda timing: records.append({"event": NAME, **fields, **timing, **context}))
-    except envelope.MalformedMessage as exc:
-        records.append(envelope.error_record(exc, {**exc.known, **context}))
-    except Exception as exc:  # noqa: BLE001 - the records so far and the error are logged; the message fails
-        records.append(envelope.error_record(exc, {**fields, **context}))
-    return records
+        measure(s3, buckets, params, prefix, lambda timing: emit({"event": NAME, **timing}))
+
+    return envelope.records(body, context, params_from_body, calls)
 
 
 def chosen_buckets(deployed: dict[str, str], storage: tuple[str, ...]) -> dict[str, str]:

@@ -171,17 +171,9 @@ def count_throttles(client):
 
 
 def measure_message(s3, environ, body: str, context: dict) -> list[dict]:
-    """The message's one event="seqread" record, or an event="error" record."""
-    fields: dict = {}
-    try:
-        data = envelope.load(body)
-        known, problems = envelope.check(data)
-        if problems:
-            raise envelope.MalformedMessage("; ".join(problems), known)
-        params = params_from_body(data)
-        fields = {name: known[name] for name in ("run_id", "seq", "experiment_tag")} | params.fields()
-        if known["inject_failure"]:
-            raise envelope.InjectedFailure("the message asked to fail (inject_failure)")
+    """The message's one event="seqread" record, or an event="error" record (envelope.records)."""
+
+    def reads(params: Params, known: dict, emit) -> None:
         settings = Settings.from_env(environ)
         bucket = settings.buckets.get(params.source)
         if not bucket:
@@ -189,12 +181,9 @@ def measure_message(s3, environ, body: str, context: dict) -> list[dict]:
                              f"{', '.join(settings.buckets) or 'nothing'}; REMOTE_REGION at deploy)")  # fmt: skip
         client = remote_client(settings.remote_region) if params.source == "remote" else s3
         region = settings.remote_region if params.source == "remote" else client.meta.region_name
-        measured = read_all(count_throttles(client), bucket, params)
-        return [{"event": NAME, **fields, "bucket_region": region, **measured, **context}]
-    except envelope.MalformedMessage as exc:
-        return [envelope.error_record(exc, {**exc.known, **context})]
-    except Exception as exc:  # noqa: BLE001 - logged as the message's error record; the message fails
-        return [envelope.error_record(exc, {**fields, **context})]
+        emit({"event": NAME, "bucket_region": region, **read_all(count_throttles(client), bucket, params)})
+
+    return envelope.records(body, context, params_from_body, reads)
 
 
 def read_all(s3, bucket: str, params: Params) -> dict:

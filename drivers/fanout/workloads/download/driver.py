@@ -96,7 +96,7 @@ class DownloadDriver(Driver):
         """What a sweep cell (fanout.stages.sweep_axes.CellParams) downloads with: its strategy and pin."""
         return cell.strategy + (f", pin {cell.pin}" if cell.pin else "")
 
-    def cell_estimate(self, count: int, cell) -> costs.Estimate:
+    def cell_estimate(self, count: int, cell, deployed: dict) -> costs.Estimate:
         """The cost of `count` messages of a sweep cell: its strategy's GET requests on its object size."""
         return _estimate(count, cell, strategies.parse(cell.strategy))
 

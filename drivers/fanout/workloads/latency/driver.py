@@ -67,6 +67,7 @@ class LatencyDriver(Driver):
     report_module = "fanout.workloads.latency.report"
     OPTIONS = ("sizes", "reps", "storage")  # fire's --sizes, --reps, --storage (SIZES, REPS, STORAGE)
     DEPLOY_OPTIONS = storage_classes.DEPLOY_OPTIONS
+    deploy_hooks = storage_classes
 
     def add_fire_arguments(self, parser, sweep: bool = False) -> None:
         """--sizes, --reps and (in fire, not in a sweep, whose --storage is deploy's) --storage."""
@@ -102,7 +103,7 @@ class LatencyDriver(Driver):
         """What a sweep cell (fanout.stages.sweep_axes.CellParams) measures: the workload and its message fields."""
         return f"{definition.NAME} {cell.options}"
 
-    def cell_estimate(self, count: int, cell) -> costs.Estimate:
+    def cell_estimate(self, count: int, cell, deployed: dict) -> costs.Estimate:
         """The cost of `count` messages of a sweep cell."""
         return estimate(count, cell, cell.options)
 
@@ -123,10 +124,6 @@ class LatencyDriver(Driver):
         cost = estimate(count, stack, {**fields, "storage": params.storage or deployed})
         return Plan({"workload": definition.NAME, "options": fields}, cost)
 
-    def message_fields(self, stack, params) -> dict:
-        """What every body of a run (fanout.stages.fire.FireParams) carries for it: its message fields."""
-        return dict(params.options or {})
-
     def report_across(self, run_ids: list[str], folder, title: str, at_target: float | None = None) -> dict:
         """The tables across runs (a sweep's closing report), written into `folder`. `at_target`
         is download's: a latency call has no concurrency target to run at."""
@@ -143,21 +140,3 @@ class LatencyDriver(Driver):
         """Not a capability of this workload: its runs are read side by side in one report."""
         raise UsageError(f"compare compares download throughput; these are {definition.NAME} runs: "
                          f"`make report RUNS={','.join(a_ids + b_ids)}` shows their tables side by side")
-
-    def add_deploy_arguments(self, parser) -> None:
-        storage_classes.add_deploy_arguments(parser)
-
-    def deploy_options(self, args, backend: str) -> dict:
-        return storage_classes.deploy_options(args, backend)
-
-    def kept_options(self, outputs: dict, given: dict) -> dict:
-        return storage_classes.kept_options(outputs, given)
-
-    def terraform_variables(self, options: dict) -> dict:
-        return storage_classes.terraform_variables(options)
-
-    def stack_fields(self, outputs: dict) -> dict:
-        return storage_classes.stack_fields(outputs)
-
-    def deploy_summary(self, stack) -> list[str]:
-        return storage_classes.deploy_summary(stack)

@@ -137,18 +137,8 @@ def ratio_table(found: list[dict]) -> list[list]:
 
 
 def warnings(summary: dict) -> list[str]:
-    """What makes the tables incomplete; the way out is reading the logs again (runs.refresh_hint)."""
-    c = summary["counts"]
-    result = []
-    again = runs.refresh_hint(_run(summary).run_id)
-    if c["seqs_done"] + len(summary["dead_lettered"]) < c["sent"]:
-        result.append(f"only {c['seqs_done']} of {c['sent']} sent messages are done "
-                      f"({len(summary['dead_lettered'])} dead-lettered): this report is incomplete; "
-                      f"run `make wait`, then {again}")  # fmt: skip
-    if c["in_query"] != c["calls"]:
-        result.append(f"the percentile query saw {c['in_query']} calls but the log group holds {c['calls']}: "
-                      f"the query results are partial; in a minute, {again}")  # fmt: skip
-    return result
+    """What makes the tables incomplete (runs.incomplete)."""
+    return runs.incomplete(summary, "calls", summary["counts"]["calls"])
 
 
 def sections(summary: dict, images: tuple = ()) -> Report:

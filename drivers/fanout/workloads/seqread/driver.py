@@ -58,7 +58,7 @@ class SeqreadDriver(Driver):
     report_module = "fanout.workloads.seqread.report"
     OPTIONS = tuple(name for name, *_ in FLAGS)
     DEPLOY_OPTIONS = region.DEPLOY_OPTIONS
-    _sweep_regions = ("", "")  # (the function's, the remote bucket's) of the sweep being planned
+    deploy_hooks = region
 
     def add_fire_arguments(self, parser, sweep: bool = False) -> None:
         for name, flag, make, _, text in FLAGS:
@@ -79,12 +79,10 @@ class SeqreadDriver(Driver):
         return Plan({"workload": self.name, "options": fields},
                     estimate(count, stack, fields, stack.region, remote["remote_region"]))  # fmt: skip
 
-    def message_fields(self, stack, params) -> dict:
-        """The run's message fields, once its objects are in place (uploaded when missing, and kept):
-        called after the estimate was accepted, before the first message is sent."""
-        fields = dict(params.options)
+    def prepare(self, stack, params) -> None:
+        """The run's objects in the bucket it reads: uploaded when missing, and kept."""
+        fields = params.options
         objects.ensure(stack, fields["source"], fields["file_size"], fields["jobs"])
-        return fields
 
     def sweep_options(self, args, memories: tuple[int, ...]) -> tuple[dict, ...]:
         """Every combination of the lists given (JOBS, BLOCK, DEPTH, FILE_SIZE, FROM), each within
@@ -97,16 +95,14 @@ class SeqreadDriver(Driver):
             check_time_limit(fields, timeout)
         if len({json.dumps(c, sort_keys=True) for c in combos}) < len(combos):
             raise UsageError("invalid seqread sweep: a combination is given twice")
-        stack_region = args.region or deploy_params.DEFAULTS["region"]
-        self._sweep_regions = (stack_region, region.parse(args.remote_region or "", stack_region))
         return tuple(combos)
 
     def describe_cell(self, cell) -> str:
         return f"{self.name} {cell.options}"
 
-    def cell_estimate(self, count: int, cell) -> costs.Estimate:
-        """A cell carries no region: the pair is the sweep's, noted by sweep_options."""
-        return estimate(count, cell, cell.options, *self._sweep_regions)
+    def cell_estimate(self, count: int, cell, deployed: dict) -> costs.Estimate:
+        """The region pair is the stack's: its region and remote region."""
+        return estimate(count, cell, cell.options, deployed["region"], deployed.get("remote_region", ""))
 
     def report_across(self, run_ids: list[str], folder, title: str, at_target: float | None = None) -> dict:
         from fanout.workloads.seqread import report
@@ -114,21 +110,3 @@ class SeqreadDriver(Driver):
         summary = report.across(run_ids, folder, title)
         tables.console.print(f"wrote seqread.csv, summary.json, report.md to {folder}", highlight=False)
         return summary
-
-    def add_deploy_arguments(self, parser) -> None:
-        region.add_deploy_arguments(parser)
-
-    def deploy_options(self, args, backend: str) -> dict:
-        return region.deploy_options(args, backend)
-
-    def kept_options(self, outputs: dict, given: dict) -> dict:
-        return region.kept_options(outputs, given)
-
-    def terraform_variables(self, options: dict) -> dict:
-        return region.terraform_variables(options)
-
-    def stack_fields(self, outputs: dict) -> dict:
-        return region.stack_fields(outputs)
-
-    def deploy_summary(self, stack) -> list[str]:
-        return region.deploy_summary(stack)

@@ -116,15 +116,8 @@ def table(summary: dict) -> list[list]:
 
 
 def warnings(summary: dict) -> list[str]:
-    c, again = summary["counts"], runs.refresh_hint(summary["run"]["run_id"])
-    result = []
-    if c["seqs_done"] + len(summary["dead_lettered"]) < c["sent"]:
-        result.append(f"only {c['seqs_done']} of {c['sent']} sent messages are done: this report is incomplete; "
-                      f"run `make wait`, then {again}")  # fmt: skip
-    if c["in_query"] != c["messages"]:
-        result.append(f"the saved query saw {c['in_query']} messages but the log group holds {c['messages']}: "
-                      f"in a minute, {again}")  # fmt: skip
-    return result
+    """What makes the table incomplete (runs.incomplete)."""
+    return runs.incomplete(summary, "messages", summary["counts"]["messages"])
 
 
 def show(summary: dict) -> None:

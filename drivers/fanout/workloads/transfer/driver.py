@@ -145,7 +145,7 @@ class TransferDriver(Driver):
         shown = {name: o[name] for name in ("size", "threads", "part_size", "method", "client") if o[name] not in ("-", 0)}
         return f"{definition.NAME} {o['operation']} " + " ".join(f"{k}={v}" for k, v in shown.items())
 
-    def cell_estimate(self, count: int, cell) -> costs.Estimate:
+    def cell_estimate(self, count: int, cell, deployed: dict) -> costs.Estimate:
         return transfer_costs.estimate(count, _deployment(cell), parse(_as_text(cell.options)))
 
     def report_across(self, run_ids: list[str], folder, title: str, at_target: float | None = None) -> dict:

@@ -1,0 +1,150 @@
+"""The seqread workload end to end on the local backend: `make deploy REMOTE_REGION=us-west-2`
+(the second bucket made through the provider alias, in the emulator's second region), then
+fire, wait and report of a local and a remote run (the report across both puts the paths side by
+side), then a sweep over JOBS and FROM.
+
+One stack for the module. Reads are small (4 objects of 4 MiB per message) and hosted under a
+network model whose us-west-2 profile slows the remote path, so that every remote block's first
+byte is known to wait at least that profile's RTT plus first byte.
+"""
+
+import argparse
+import json
+
+import numpy as np
+import pytest
+
+from fanout import cli
+from fanout.cloud import stack as stacks
+from fanout.common import aws, registry
+from fanout.local.network import options as network_options
+from fanout.results import run_folders as runs, stats, sweep_folders as sweeps
+from fanout.stages import deploy, fire, report as reporting, wait
+
+pytestmark = pytest.mark.slow
+
+STACK = "e2e-seqread"
+REMOTE = "us-west-2"
+FILE_SIZE, BLOCK = "4MiB", "1MiB"
+MESSAGES = 3
+PROFILE = {"rtt_ms": 40, "first_byte_ms": 10, "rate_factor": 0.5}
+MODEL = f"""connection_mb_per_s = 40
+first_byte_ms = 5
+
+[regions.{REMOTE}]
+rtt_ms = {PROFILE["rtt_ms"]}
+first_byte_ms = {PROFILE["first_byte_ms"]}
+rate_factor = {PROFILE["rate_factor"]}
+"""
+DEPLOY = ["--concurrency", "2", "--memory", "512", "--object-size", "1KiB", "--function-timeout", "60",
+          "--remote-region", REMOTE]  # fmt: skip
+WAIT_SECONDS = 240
+
+
+def fanout(*argv: str) -> int:
+    return cli.main([*argv[:1], "--backend", "local", "--stack", STACK, *argv[1:]])
+
+
+@pytest.fixture(scope="module")
+def deployed(emulator, tmp_path_factory):
+    """The stack as `make deploy REMOTE_REGION=us-west-2` leaves it, and the network model file."""
+    folder = tmp_path_factory.mktemp("seqread")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("FANOUT_RESULTS", str(folder / "results"))
+        (folder / "model.toml").write_text(MODEL)
+        try:
+            assert fanout("deploy", *DEPLOY) == 0
+            yield stacks.load("local", STACK), folder / "model.toml"
+        finally:
+            deploy.destroy("local", STACK)
+
+
+def run_seqread(stack, model_file, source: str) -> dict:
+    """`make fire WORKLOAD=seqread JOBS=4 FILE_SIZE=4MiB BLOCK=1MiB FROM=<source>`, then `make
+    wait` hosting the function under the model, then `make report`: the run's summary."""
+    driver = registry.get("seqread").driver()
+    options = driver.options_from(argparse.Namespace(jobs="4", block=BLOCK, depth=None, file_size=FILE_SIZE,
+                                                     source=source))  # fmt: skip
+    plan = driver.plan(stack, options, MESSAGES)
+    record = fire.fire(stack, fire.FireParams(MESSAGES, "seqread-e2e", **plan.fire_fields))
+    model = network_options.resolve(str(model_file), "1", stack)
+    accounting = wait.wait(stack, record, WAIT_SECONDS, host=True, network=model)
+    assert (len(accounting.done), accounting.in_flight()) == (MESSAGES, [])
+    summary = reporting.fetch(stack, runs.load(record["run_id"]))
+    reporting.render(summary)
+    return summary
+
+
+def test_the_remote_bucket_is_in_the_second_region_private_encrypted_and_tls_only(deployed):
+    stack, _ = deployed
+    fields = registry.get("seqread").driver().stack_fields(stack.workload_outputs)
+    assert fields["remote_region"] == REMOTE and fields["remote_bucket"].endswith(f"-{REMOTE}")
+    s3 = aws.client("s3", REMOTE, stack.endpoint)
+    bucket = fields["remote_bucket"]
+    assert s3.get_bucket_location(Bucket=bucket)["LocationConstraint"] == REMOTE
+    rule = s3.get_bucket_encryption(Bucket=bucket)["ServerSideEncryptionConfiguration"]["Rules"][0]
+    assert rule["ApplyServerSideEncryptionByDefault"]["SSEAlgorithm"] == "AES256"
+    assert all(s3.get_public_access_block(Bucket=bucket)["PublicAccessBlockConfiguration"].values())
+    (statement,) = json.loads(s3.get_bucket_policy(Bucket=bucket)["Policy"])["Statement"]
+    assert statement["Effect"] == "Deny" and statement["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
+    assert stack.bucket != bucket  # the stack's own bucket stays in its region
+    assert aws.client("s3", stack.region, stack.endpoint).get_bucket_location(Bucket=stack.bucket)[
+        "LocationConstraint"] in (None, stack.region)  # fmt: skip
+
+
+def test_local_and_remote_runs_are_reported_side_by_side(deployed, capsys):
+    stack, model_file = deployed
+    summaries = {source: run_seqread(stack, model_file, source) for source in ("local", "remote")}
+    for source, summary in summaries.items():
+        reads = [r for r in summary["records"] if r["event"] == "seqread"]
+        assert sorted(r["seq"] for r in reads) == list(range(MESSAGES))
+        assert {(r["source"], r["jobs"], r["bytes"], r["blocks"]) for r in reads} == {(source, 4, 4 * 4 * 2**20, 16)}
+        assert summary["counts"]["in_query"] == summary["counts"]["messages"] == MESSAGES
+        (row,) = summary["rows"]
+        other = "remote" if source == "local" else "local"
+        assert row[source]["n"] == MESSAGES and row[other] is None and "ratio" not in row
+        assert row[source]["p50"] == pytest.approx(np.median([r["mib_per_s"] for r in reads]))
+        folder = runs.run_dir(summary["run"]["run_id"])
+        assert summary["network"] in (folder / "report.md").read_text()
+        assert (folder / "seqread.png").stat().st_size > 0
+    remote_reads = [r for r in summaries["remote"]["records"] if r["event"] == "seqread"]
+    assert {r["bucket_region"] for r in remote_reads} == {REMOTE}
+    # Known truth: the model holds a remote block's first byte for RTT + first byte less the
+    # loopback path's own measured cost (a millisecond or so): a lower bound load cannot break.
+    held = PROFILE["rtt_ms"] + PROFILE["first_byte_ms"]
+    assert min(r["first_byte_p50_ms"] for r in remote_reads) >= 0.8 * held
+    assert "transfer us-west-2 -> us-east-1: $0.02/GB" in " ".join(summaries["remote"]["cost"])
+
+    run_ids = [summaries[source]["run"]["run_id"] for source in ("local", "remote")]
+    capsys.readouterr()
+    assert cli.main(["report", "--runs", ",".join(run_ids)]) == 0
+    out = capsys.readouterr().out
+    folder = reporting.across_dir(run_ids)
+    (row,) = json.loads((folder / "summary.json").read_text())["rows"]
+    rates = {s: [r["mib_per_s"] for r in summary["records"] if r["event"] == "seqread"] for s, summary in summaries.items()}
+    assert row["local"]["n"] == row["remote"]["n"] == MESSAGES
+    assert row["ratio"] == pytest.approx(np.median(rates["remote"]) / np.median(rates["local"]))
+    assert row["ratio_ci"] == pytest.approx(list(stats.ratio_intervals(rates["local"], rates["remote"], [50])[0]))
+    assert "remote/local" in out and "95% CI" in (folder / "report.md").read_text()
+    assert (folder / "seqread.png").stat().st_size > 0
+
+
+def test_a_sweep_over_jobs_and_from(deployed):
+    _, model_file = deployed
+    argv = ["sweep", *DEPLOY, "--strategy", "stream", "--multiplier", "1", "--tag", "seqsweep", "--workload", "seqread",
+            "--jobs", "1 2", "--from", "local remote", "--file-size", FILE_SIZE, "--block", BLOCK,
+            "--network", str(model_file), "--network-scale", "1", "--timeout", str(WAIT_SECONDS)]  # fmt: skip
+    assert fanout(*argv) == 0
+    manifest = sweeps.load(sweeps.LATEST)
+    assert [cell["status"] for cell in manifest["cells"]] == ["done"] * 4
+    cells = {(c["params"]["options"]["source"], c["params"]["options"]["jobs"]): c for c in manifest["cells"]}
+    assert sorted(cells) == [("local", 1), ("local", 2), ("remote", 1), ("remote", 2)]
+    for (source, jobs), cell in cells.items():
+        lines = (runs.run_dir(cell["run_id"]) / "records.jsonl").read_text().splitlines()
+        reads = [r for r in map(json.loads, lines) if r["event"] == "seqread"]
+        assert [(r["source"], r["jobs"]) for r in reads] == [(source, jobs)] * 2  # multiplier 1 x concurrency 2
+    folder = sweeps.sweep_dir(manifest["sweep_id"])
+    rows = json.loads((folder / "summary.json").read_text())["rows"]
+    assert [row["jobs"] for row in rows] == [1, 2]
+    assert all(row["local"]["n"] == row["remote"]["n"] == 2 and "ratio_ci" in row for row in rows)
+    assert (folder / "seqread.png").stat().st_size > 0

@@ -35,6 +35,7 @@ from rich.console import Console
 
 from fanout import (cells, concurrency, crossplots, endpoint_ips, network, pressure, report, run_cost, runs, stats, tables,
                     workloads)
+from fanout.network import truth
 from fanout.sizes import format_size
 
 CELLS = cells.of(workloads.get("download"))  # the download workload's cells
@@ -154,7 +155,7 @@ def summarize(loaded: list[Run], title: str, at_target: float = concurrency.AT_T
             "units": UNITS,
         },
         "at_target": at_target,
-        "warnings": [*warnings(loaded, run_cells), *few_at_target(rows, at_target),
+        "warnings": [*warnings(loaded, run_cells), *few_at_target(rows, at_target), *not_honoured(rows),
                      *filter(None, [pressure.sdk_warning(pressure.sdk_sets([d for run in loaded for d in run.downloads]))])],
         "version": runs.project_version(),
         "environment": environment(),
@@ -207,11 +208,21 @@ def cell_row(cell: CELLS.Cell, downloads: list[dict], members: list[tuple[Run, l
     everything = downloads_of(members)
     row |= _concurrency(cell, members) | concurrency.reach(everything, [d.get("ran_at") for d in everything])
     row |= pressure.cell_figures(downloads_of(members))  # throttling and CPU over every download
+    row |= _prediction(cell, members)
     row["errors"] = sum(1 for run, _ in members for e in run.errors if cell_of(e, run.record) == cell)
     alone = [run for run, _ in members if len(run_cells[run.run_id]) == 1]  # runs of this cell only
     row |= _accounting(alone)
     row |= run_cost.pooled([run.run_id for run in alone])
     return row
+
+
+def _prediction(cell: CELLS.Cell, members: list[tuple[Run, list[dict]]]) -> dict:
+    """The model's median seconds for the cell (report.with_predictions), the median over its runs
+    when every run has one; none otherwise."""
+    predicted = [truth.cell_prediction(run.record, cell.as_dict(), len(own)) for run, own in members]
+    if not predicted or None in predicted:
+        return {}
+    return {report.PREDICTED: float(np.median(predicted))}
 
 
 def samples(downloads: list[dict]) -> dict:
@@ -234,6 +245,12 @@ def few_at_target(rows: list[dict], fraction: float) -> list[str]:
     found = (concurrency.few_at_target(cell_label(row, names), row["n"], row["n_all"], row["target"], fraction,
                                        row["most_ran_at"], row["span_s"]) for row in rows)  # fmt: skip
     return [line for line in found if line]
+
+
+def not_honoured(rows: list[dict]) -> list[str]:
+    """A line per cell whose measured/predicted is outside report.HONOURED."""
+    names = [name for name in CELLS.across if name != "network"]
+    return [line for row in rows if (line := report.not_honoured(row, cell_label(row, names)))]
 
 
 def _concurrency(cell: CELLS.Cell, members: list[tuple[Run, list[dict]]]) -> dict:
@@ -338,11 +355,14 @@ def show(summary: dict) -> None:
         ("Throughput (MB/s): median and p99 with 95% CIs" + AT_TARGET_TITLE, ci_rows(summary),
          f"{stats.CI_METHOD}; {network_text}"),
         ("Achieved concurrency", concurrency_rows(summary), concurrency_note(summary)),
+        (report.PREDICTION_TITLE, prediction_rows(summary), report.PREDICTION_NOTE),
         ("Accounting", accounting_rows(summary), ACCOUNTING_NOTE),
         ("Lambda cost (USD)", cost_rows(summary), COST_NOTE),
         (report.PRESSURE_TITLE, pressure_rows(summary), pressure.NOTE),
     ]
     for title, rows, note in shown:
+        if rows is None:  # no prediction: a run on AWS, or without a model
+            continue
         tables.print_table(title, rows, note, labels=len(summary["varying"]))
     console.print(f"percentiles: {stats.PERCENTILE_METHOD}; {UNITS}", highlight=False)
     for warning in summary["warnings"]:
@@ -402,6 +422,11 @@ def concurrency_rows(summary: dict) -> list[list]:
     return rows
 
 
+def prediction_rows(summary: dict) -> list[list] | None:
+    return report.prediction_rows(summary["cells"], key_title(summary["varying"]),
+                                  lambda row: key_text(row, summary["varying"]))
+
+
 def concurrency_note(summary: dict) -> str:
     """What the concurrency table's columns mean: the steady window, and which downloads the
     statistics tables keep (summaries written before the at-target split have no definition)."""
@@ -443,7 +468,8 @@ def write(summary: dict, out_dir: Path) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     runs.write_json(out_dir / "cells.json", {key: value for key, value in summary.items() if key != "samples"})
     statistics = [f"{metric}_{stat}" for metric in report.METRICS for stat in report.STATS]
-    columns = [*CELLS.across, "runs", "n", *statistics, *CI_COLUMNS, *CELL_COLUMNS]
+    predicted = [report.PREDICTED] if any(report.PREDICTED in row for row in summary["cells"]) else []
+    columns = [*CELLS.across, "runs", "n", *statistics, *CI_COLUMNS, *CELL_COLUMNS, *predicted]
     runs.write_csv(out_dir / "cells.csv", columns, [dict(row, runs=" ".join(row["runs"])) for row in summary["cells"]],
                    "ignore")  # fmt: skip
     images = crossplots.draw(summary, out_dir, cell_label)
@@ -480,6 +506,7 @@ def markdown(summary: dict, images: list[Path]) -> str:
               f"{stats.CI_METHOD}; {network_text}.", tables.markdown_table(ci_rows(summary)),
               "## Achieved concurrency", concurrency_note(summary).capitalize() + ".",
               tables.markdown_table(concurrency_rows(summary)),
+              *_prediction_section(summary),
               "## Accounting", f"{ACCOUNTING_NOTE}.", tables.markdown_table(accounting_rows(summary)),
               "## Lambda cost (USD)", f"{COST_NOTE}.", tables.markdown_table(cost_rows(summary)),
               f"## {report.PRESSURE_TITLE}", pressure.NOTE.replace("\n  ", " ") + ".",
@@ -489,6 +516,13 @@ def markdown(summary: dict, images: list[Path]) -> str:
                   tables.markdown_table(endpoint_rows(summary))]  # fmt: skip
     parts += ["## Plots"] + [f"![{image.stem}]({image.name})" for image in images]
     return "\n\n".join(parts) + "\n"
+
+
+def _prediction_section(summary: dict) -> list[str]:
+    """report.md's table of measured against predicted seconds, when any cell has a prediction."""
+    rows = prediction_rows(summary)
+    return [f"## {report.PREDICTION_TITLE}", report.PREDICTION_NOTE.capitalize() + ".",
+            tables.markdown_table(rows)] if rows else []
 
 
 def endpoint_rows(summary: dict) -> list[list]:

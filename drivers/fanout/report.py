@@ -77,6 +77,11 @@ METRIC_COLUMN = "metric"  # query tables: the column naming what a row's statist
 PRESSURE_TITLE = "Throttling and CPU"
 PRESSURE_COLUMNS = ("keys", "retries", "slowdowns", "throttled_downloads", "cpu_share_p50", "cpu_allowance", "flags")
 PRESSURE_HEADERS = ("keys", "retries", "503s", "dl with 503", "CPU/wall p50", "CPU share", "flags")  # theirs, in order
+PREDICTED = "predicted_seconds_p50"  # the model's median download seconds of a cell (local runs under a model)
+PREDICTION_TITLE = "Measured against the model"
+PREDICTION_NOTE = ("predicted: the model's median download seconds for the cell's object, strategy and downloads "
+                   "per environment (fanout.network.truth.predicted_median); measured: the p50 of the tables above")
+HONOURED = (0.9, 1.1)  # measured/predicted within this range: the machine delivered what the model allows
 STAT_COLUMN = re.compile(r"^(?P<metric>.+)_(?P<stat>min|max|avg|p\d+)$")
 REPORT_LINE_SLACK_MS = 10_000  # REPORT lines follow the last record by the invocation's end
 
@@ -100,7 +105,7 @@ def build(stack, record: dict) -> dict:
         "run": record,
         "network": network.label(record),
         "counts": counts(record, records, table),
-        "cells": join_cells(table, downloads),
+        "cells": with_predictions(join_cells(table, downloads), record, downloads),
         "steady_definition": concurrency.STEADY_DEFINITION,
         "units": {"seconds": "s", "mb_per_s": "decimal MB/s (10^6 bytes/s)", "mbit_per_s": "decimal Mbit/s (10^6 bits/s)"},
         "strategies": insights.run_saved(stack, "strategy-comparison", by_run, start_ms, end_ms),
@@ -179,6 +184,18 @@ def join_cells(table: list[dict], downloads: list[dict]) -> list[dict]:
     return sorted(joined, key=CELLS.sort_key)
 
 
+def with_predictions(cell_rows: list[dict], record: dict, downloads: list[dict]) -> list[dict]:
+    """The cells, each with the model's predicted median seconds (`predicted_seconds_p50`,
+    fanout.network.truth.cell_prediction) where the run has one: local runs under a model."""
+    counts: dict = {}
+    for download in downloads:
+        counts[CELLS.key(download)] = counts.get(CELLS.key(download), 0) + 1
+    for row in cell_rows:
+        predicted = truth.cell_prediction(record, row, counts.get(CELLS.key(row), 0))
+        row |= {} if predicted is None else {PREDICTED: predicted}
+    return cell_rows
+
+
 def achieved_concurrency(downloads: list[dict]) -> dict:
     """Peak and steady-part mean of overlapping downloads, the target, and cold starts."""
     intervals = [(d["start_ms"], d["end_ms"]) for d in downloads if "start_ms" in d and "end_ms" in d]
@@ -236,6 +253,7 @@ def warnings(summary: dict) -> list[str]:
         result.append(f"{c['download_records'] - c['seqs_downloaded']} messages were downloaded twice (SQS delivers at least once)")
     if c["sent"] < c["requested"]:
         result.append(f"{c['requested'] - c['sent']} of {c['requested']} messages were never sent (see run.json)")
+    result += [line for cell in _cells(summary) if (line := not_honoured(cell, CELLS.label(cell)))]
     fraction = at_target(summary)["fraction"]
     for cell in _cells(summary):
         if "n" in cell and cell["target"]:
@@ -270,6 +288,9 @@ def show(summary: dict) -> None:
         tables.print_table(title + AT_TARGET_TITLE, _metric_rows(part["cells"], metric, varying), caption)
     tables.print_table(EVERY_DOWNLOAD_TITLE, _metric_rows(summary["cells"], "mb_per_s", varying), EVERY_DOWNLOAD_NOTE)
     tables.print_table("Achieved concurrency", _concurrency_rows(summary, varying), _concurrency_note(summary))
+    predicted = _prediction_rows(summary, varying)
+    if predicted:
+        tables.print_table(PREDICTION_TITLE, predicted, PREDICTION_NOTE, labels=len(varying))
     tables.print_table(PRESSURE_TITLE, _pressure_rows(summary["cells"], varying), pressure.NOTE, labels=len(varying))
     for title, rows in strategy_tables(summary["strategies"]):
         if len(rows) > 2:  # one strategy: the tables above already say it all
@@ -294,6 +315,33 @@ def show(summary: dict) -> None:
         console.print(line, highlight=False)
     for warning in warnings(summary):
         console.print(f"[bold red]WARNING:[/] {warning}")
+
+
+def prediction_rows(cell_rows: list[dict], keys, key_text) -> list[list] | None:
+    """Measured against predicted median seconds per cell, None when no cell has a prediction
+    (AWS runs, runs without a model, runs reported before predictions existed). `keys` are the
+    row label's titles and `key_text(row)` its values."""
+    if not any(PREDICTED in row for row in cell_rows):
+        return None
+    rows = [[*keys, "measured p50 s", "predicted p50 s", "measured/predicted"]]
+    return rows + [[*key_text(row), row.get("seconds_p50"), row.get(PREDICTED), ratio(row)] for row in cell_rows]
+
+
+def ratio(row: dict) -> float | None:
+    """measured/predicted median seconds of a cell (None without both)."""
+    measured, predicted = row.get("seconds_p50"), row.get(PREDICTED)
+    return None if measured is None or not predicted else round(measured / predicted, 3)
+
+
+def not_honoured(row: dict, label: str) -> str | None:
+    """One line when a cell's measured/predicted is outside HONOURED: its figures are this
+    machine's, not the model's."""
+    value = ratio(row)
+    if value is None or HONOURED[0] <= value <= HONOURED[1]:
+        return None
+    return (f"cell {label}: measured/predicted median seconds {value:g}, outside {HONOURED[0]:g}-{HONOURED[1]:g}: "
+            "this machine did not honour the model (CPU or emulator bound), so these figures are not the model's; "
+            "use a larger NETWORK_SCALE or fewer environments (CONCURRENCY)")
 
 
 def sdk_lines(summary: dict) -> list[str]:
@@ -429,6 +477,11 @@ def _concurrency_rows(summary: dict, columns: tuple[str, ...] = CELLS.fields) ->
     return rows
 
 
+def _prediction_rows(summary: dict, columns: tuple[str, ...] = CELLS.fields) -> list[list] | None:
+    return prediction_rows(_cells(summary), [CELLS.titles[name] for name in columns],
+                           lambda cell: [CELLS.key(cell).text(name) for name in columns])
+
+
 def _concurrency_note(summary: dict, between: str = "\n  ") -> str:
     return f"steady: {summary['steady_definition']};{between}at target: {at_target(summary)['definition']}"
 
@@ -454,7 +507,8 @@ def write(summary: dict, plots_too: bool = True) -> list:
     folder = runs.run_dir(summary["run"]["run_id"])
     rows = [dict(cell, network=summary["network"], at_target_fraction=at_target(summary)["fraction"])
             for cell in _cells(summary)]  # fmt: skip
-    written.append(runs.write_csv(folder / "summary.csv", CSV_COLUMNS, rows, "ignore"))
+    columns = CSV_COLUMNS + ([PREDICTED] if any(PREDICTED in row for row in rows) else [])  # old runs: none
+    written.append(runs.write_csv(folder / "summary.csv", columns, rows, "ignore"))
     images = plots.draw(summary, folder) if plots_too else []
     return [*written, *images, runs.write_text(folder / "report.md", markdown(summary, images))]
 
@@ -496,6 +550,8 @@ def markdown(summary: dict, images: list) -> str:
               tables.markdown_table(_metric_rows(summary["cells"], "mb_per_s")),
               "## Achieved concurrency", _concurrency_note(summary, " ").capitalize() + ".",
               tables.markdown_table(_concurrency_rows(summary))]  # fmt: skip
+    predicted = _prediction_rows(summary)
+    parts += [f"## {PREDICTION_TITLE}", PREDICTION_NOTE.capitalize() + ".", tables.markdown_table(predicted)] if predicted else []
     parts += [f"## {PRESSURE_TITLE}", pressure.NOTE + ".", tables.markdown_table(_pressure_rows(summary["cells"]))]
     for title, rows in strategy_tables(summary["strategies"]):
         parts += [f"## {title}", STRATEGY_NOTE + ".", tables.markdown_table(rows)]

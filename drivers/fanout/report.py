@@ -79,8 +79,8 @@ PRESSURE_COLUMNS = ("keys", "retries", "slowdowns", "throttled_downloads", "cpu_
 PRESSURE_HEADERS = ("keys", "retries", "503s", "dl with 503", "CPU/wall p50", "CPU share", "flags")  # theirs, in order
 PREDICTED = "predicted_seconds_p50"  # the model's median download seconds of a cell (local runs under a model)
 PREDICTION_TITLE = "Measured against the model"
-PREDICTION_NOTE = ("predicted: the model's median download seconds for the cell's object, strategy and downloads "
-                   "per environment (fanout.network.truth.predicted_median); measured: the p50 of the tables above")
+PREDICTION_NOTE = ("predicted: the model's median download seconds for the cell's object, strategy and "
+                   "downloads per environment; measured: the p50 above")
 HONOURED = (0.9, 1.1)  # measured/predicted within this range: the machine delivered what the model allows
 STAT_COLUMN = re.compile(r"^(?P<metric>.+)_(?P<stat>min|max|avg|p\d+)$")
 REPORT_LINE_SLACK_MS = 10_000  # REPORT lines follow the last record by the invocation's end

@@ -122,9 +122,13 @@ def predicted_median(shape: Shape, size: int, choice, downloads: int, environmen
 def cell_prediction(run: dict, cell: dict, downloads: int) -> float | None:
     """predicted_median for a report's cell (its memory_size, concurrency_limit, object_size and
     strategy) of `downloads` downloads, under the model run.json recorded; None on AWS, without
-    a model, or for a model with no rate (it predicts no time)."""
-    model = from_record(run.get("network"))
-    if run.get("backend") != "local" or not model.shaped or not downloads:
+    a model (or its parameters: a record older than them), or for a model with no rate (it
+    predicts no time)."""
+    known = downloads and cell.get("object_size") and cell.get("strategy")  # records before they carried them
+    if run.get("backend") != "local" or "parameters" not in (run.get("network") or {}) or not known:
+        return None
+    model = from_record(run["network"])
+    if not model.shaped:
         return None
     shape, choice, size = model.at(cell["memory_size"]), strategies.parse(cell["strategy"]), cell["object_size"]
     if shape.max_rate(connections(choice, size)) is None:

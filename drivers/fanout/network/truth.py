@@ -39,13 +39,13 @@ import numpy as np
 from fanout import strategies
 from fanout.network import late
 from fanout.network.model import Shape
-from fanout.network.options import from_record
+from fanout.network import options  # a module: options imports this one through capacity
 
 
 def compare(run: dict, downloads: list[dict], events: list[dict] = ()) -> list[dict]:
     """One row per memory size: injected and estimated values, and their ratio; `events`, the
     run's log events, give the first-byte row its late answers (see the module docstring)."""
-    model = from_record(run.get("network"))
+    model = options.from_record(run.get("network"))
     if run.get("backend") != "local" or not model.shaped:
         return []
     rows = []
@@ -127,7 +127,7 @@ def cell_prediction(run: dict, cell: dict, downloads: int) -> float | None:
     known = downloads and cell.get("object_size") and cell.get("strategy")  # records before they carried them
     if run.get("backend") != "local" or "parameters" not in (run.get("network") or {}) or not known:
         return None
-    model = from_record(run["network"])
+    model = options.from_record(run["network"])
     if not model.shaped:
         return None
     shape, choice, size = model.at(cell["memory_size"]), strategies.parse(cell["strategy"]), cell["object_size"]

@@ -47,3 +47,18 @@ def test_cli_startup_stops_when_a_command_exits_with_another_status(tmp_path):
     result = subprocess.run([sys.executable, "-c", code], cwd=paths.REPO, capture_output=True, text=True, timeout=60)
     assert result.returncode == 1
     assert "UnexpectedExit: `python -c raise SystemExit(3)` exited 3, expected 0" in result.stderr
+
+
+@pytest.mark.slow
+def test_seed_scale_runs_at_a_tiny_size_and_judges_both_figures():
+    """Two environments, two messages each: the automatic scale's figures, then steady/target and
+    measured/predicted, each judged against its target."""
+    env = os.environ | {"BENCH_SEED_CONCURRENCY": "2", "BENCH_SEED_MULTIPLIER": "2"}
+    result = subprocess.run([sys.executable, "-m", "bench.seed_scale"], cwd=paths.REPO, env=env,
+                            capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert result.returncode == 0, result.stderr[-2000:]
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("seed scale: network lambda-2024: scale ") and "requests/s to 16 clients" in lines[0]
+    assert lines[1].startswith("seed scale: steady/target ") and "4 downloads" in lines[1]
+    assert lines[2].startswith("seed scale: measured/predicted median seconds ")
+    assert all(("met:" in line) for line in lines[1:3])

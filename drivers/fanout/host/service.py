@@ -4,8 +4,7 @@ Pollers long-poll SQS only while an invocation slot is free, so a received messa
 waits for an environment (its visibility timeout would be ticking). Each batch runs on its
 own thread in an idle (warm) environment, or a new (cold) one when all are busy; the number of
 slots bounds both invocations in flight and environments alive. A slot is free again as soon as
-the function returns, as Lambda's concurrency is: deleting the batch's messages comes after, in
-rounds (fanout.host.settle).
+the function returns, as Lambda's concurrency is: deleting the batch's messages comes after.
 """
 
 import math
@@ -28,7 +27,6 @@ from fanout.host.environment import Environment, InitFailed
 from fanout.host.event import failed_message_ids, sqs_event
 from fanout.host.logs import LogWriter
 from fanout.host.scaling import Scaling
-from fanout.host.settle import Ended, Settler
 from fanout.network import late
 from fanout.network.model import NetworkModel
 from fanout.network.proxy import Shaper
@@ -166,10 +164,11 @@ class Host:
 
     def _serve(self) -> None:
         """Start the first environment, poll until told to stop, then let in-flight work end."""
-        # A thread per slot: an invocation's thread ends once it has freed its slot and handed its
-        # batch to the settler (fanout.host.settle), which deletes the messages in rounds.
-        executor = ThreadPoolExecutor(self.summary.concurrency_limit, thread_name_prefix="invoke")
-        self._settler = Settler(self._sqs, self.config.source.queue_url, self._log, self._settled, self._note_failure)
+        # An invocation's thread settles its batch after freeing the slot, and settling waits for
+        # the log group (LogWriter.sync): twice the slots in threads, so that a free slot finds a
+        # thread while others settle, yet settling slower than invoking holds the pollers back
+        # (a backlog of unsettled messages would outlive their visibility timeout).
+        executor = ThreadPoolExecutor(2 * self.summary.concurrency_limit, thread_name_prefix="invoke")
         pollers = [threading.Thread(target=self._poll, args=(executor,), name=f"poller-{i}")
                    for i in range(min(POLLERS, self.summary.concurrency_limit))]
         try:
@@ -184,11 +183,8 @@ class Host:
             try:
                 self._finish(pollers, executor)
             finally:
-                try:
-                    self._settler.close()  # the ended invocations' messages: deleted once logged
-                finally:
-                    for env in list(self._alive):
-                        env.close()
+                for env in list(self._alive):
+                    env.close()
 
     def _finish(self, pollers: list[threading.Thread], executor: ThreadPoolExecutor) -> None:
         """Wait for the pollers and the invocations in flight. Interrupted (a second Ctrl-C), abort
@@ -344,7 +340,7 @@ class Host:
             self._last_activity = time.monotonic()
             self._slots.release()
         if settlement:
-            self._settler.add(Ended(batch, *settlement))
+            self._settle(batch, *settlement)
 
     def _run_batch(self, batch: list[dict]) -> tuple[list[str], str, bool] | None:
         """Invoke the function on `batch`: (ids of the failed messages, status, cold start)."""
@@ -388,19 +384,28 @@ class Host:
                 return self._idle.pop()
         return self._new_environment()
 
-    def _settled(self, ended: Ended, deleted: int) -> None:
-        """Count an invocation whose successful messages the settler deleted (`deleted` of them,
-        once its log events were in the log group); failed ones reappear after the visibility
-        timeout."""
+    def _settle(self, batch: list[dict], failed: list[str], status: str, cold: bool) -> None:
+        """Delete the messages that succeeded, once the invocation's log events are in the log
+        group (a host killed before that loses no result: the messages come back); failed ones
+        reappear after the visibility timeout."""
+        done = [m for m in batch if m["MessageId"] not in failed]
+        if done:
+            self._log.sync()
+        deleted = 0
+        for i in range(0, len(done), SQS_MAX_RECEIVE):
+            entries = [{"Id": str(n), "ReceiptHandle": m["ReceiptHandle"]}
+                       for n, m in enumerate(done[i:i + SQS_MAX_RECEIVE])]
+            response = self._sqs.delete_message_batch(QueueUrl=self.config.source.queue_url, Entries=entries)
+            deleted += len(response.get("Successful", []))
         with self._lock:
             s = self.summary
             s.invocations += 1
-            s.succeeded += ended.status == "ok"
-            s.errors += ended.status == "error"
-            s.timeouts += ended.status == "timeout"
-            s.cold_starts += ended.cold
+            s.succeeded += status == "ok"
+            s.errors += status == "error"
+            s.timeouts += status == "timeout"
+            s.cold_starts += cold
             s.messages_deleted += deleted
-            s.messages_failed += len(ended.batch) - len(ended.done)
+            s.messages_failed += len(batch) - len(done)
 
 
 def _join(pollers: list[threading.Thread], executor: ThreadPoolExecutor) -> None:

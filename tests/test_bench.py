@@ -125,3 +125,16 @@ def test_strategy_speed_runs_at_a_tiny_size_and_judges_each_strategy():
         cpu = lines[lines.index(verdict) + 2]
         assert cpu.strip().startswith("CPU per download: handler / urllib3 median ")
     assert any("timeline recorded / not: median ratio" in line for line in lines)
+@pytest.mark.slow
+def test_seed_scale_runs_at_a_tiny_size_and_judges_both_figures():
+    """Two environments, two messages each: the automatic scale's figures, then steady/target and
+    measured/predicted, each judged against its target."""
+    env = os.environ | {"BENCH_SEED_CONCURRENCY": "2", "BENCH_SEED_MULTIPLIER": "2"}
+    result = subprocess.run([sys.executable, "-m", "bench.seed_scale"], cwd=paths.REPO, env=env,
+                            capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert result.returncode == 0, result.stderr[-2000:]
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("seed scale: network lambda-2024: scale ") and "requests/s to 16 clients" in lines[0]
+    assert lines[1].startswith("seed scale: steady/target ") and "4 downloads" in lines[1]
+    assert lines[2].startswith("seed scale: measured/predicted median seconds ")
+    assert all(("met:" in line) for line in lines[1:3])

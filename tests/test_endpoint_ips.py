@@ -11,7 +11,7 @@ from scipy import stats as scipy_stats
 
 from fanout.workloads.download import endpoint_ips, report
 from fanout import insights
-from fanout.results import run_folders as runs, stats, tables, terminal
+from fanout.results import run_folders as runs, stats, terminal
 
 from test_report import CELLS, as_events, summary_of, synthetic_records
 

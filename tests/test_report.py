@@ -161,7 +161,8 @@ def summary_of(records, sent, dead=(), lambda_report=(), backend="local", networ
     return {
         "run": record, "network": typed.network_label(), "timeline": [],
         "ground_truth": truth.compare(typed.backend, typed.network, downloads),
-        "counts": report.counts(typed, records, table), "cells": report.join_cells(table, downloads),
+        "counts": report.counts(typed, records, table),
+        "cells": report.with_predictions(report.join_cells(table, downloads), typed, downloads),
         "steady_definition": concurrency.STEADY_DEFINITION, "errors": [], "dead_lettered": list(dead),
         "cold_starts": [], "platform_errors": [], "lambda_report": list(lambda_report), "records": records,
         "cost": run_cost.summary(typed, list(lambda_report)),
@@ -334,6 +335,42 @@ def test_report_of_a_modelled_run_names_the_model_and_recovers_it(tmp_path, monk
         assert {row["network"] for row in csv.DictReader(f)} == {label}
     assert label in (folder / "report.md").read_text() and "## Ground truth" in (folder / "report.md").read_text()
     assert (folder / "timeline.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_modelled_run_shows_measured_against_predicted_and_says_when_the_machine_fell_short(tmp_path, monkeypatch):
+    monkeypatch.setenv("FANOUT_RESULTS", str(tmp_path))
+    # One connection at 10 MB/s, no bucket, no latency: a 1 MiB stream takes 1,048,576 / 10^7 s.
+    model = fanout.local.network.NetworkModel("slow", 1.0, fanout.local.network.model.parameters({"connection_mb_per_s": 10}, "s"))
+    keys = [DOWNLOAD.Cell(1024, 4, MIB, "stream", "kept"), DOWNLOAD.Cell(1024, 4, MIB, "stream", "missed")]
+    records, _ = synthetic_records(per_cell=20, cell_keys=keys)
+    for record in records:
+        if record["event"] == "download":
+            record["seconds"] = 0.11 if record["experiment_tag"] == "kept" else 0.2  # 1.049 and 1.907 of it
+    summary = summary_of(records, sent=len(records), network=model.describe())
+    assert [cell["predicted_seconds_p50"] for cell in summary["cells"]] == [0.1049, 0.1049]
+    [line] = [w for w in report.warnings(summary) if "did not honour the model" in w]
+    assert "tag=missed" in line and "1.907" in line and "larger NETWORK_SCALE or fewer environments" in line
+
+    output = io.StringIO()
+    terminal.show(report.sections(summary), Console(file=output, width=100))
+    assert "Measured against the model" in output.getvalue() and "1.91" in output.getvalue()  # 3 digits
+    report.write(summary, plots_too=False)
+    folder = runs.run_dir(RUN)
+    with open(folder / "summary.csv") as f:
+        assert [row["predicted_seconds_p50"] for row in csv.DictReader(f)] == ["0.1049", "0.1049"]
+    markdown = (folder / "report.md").read_text()
+    assert "## Measured against the model" in markdown and "1.907" in markdown
+
+
+def test_a_run_without_a_model_has_no_prediction_column(tmp_path, monkeypatch):
+    monkeypatch.setenv("FANOUT_RESULTS", str(tmp_path))
+    records, _ = synthetic_records(per_cell=5)
+    for backend in ("local", "aws"):
+        summary = summary_of(records, sent=len(records), backend=backend)
+        report.write(summary, plots_too=False)
+        with open(runs.run_dir(RUN) / "summary.csv") as f:
+            assert "predicted_seconds_p50" not in next(csv.reader(f))
+        assert "Measured against the model" not in (runs.run_dir(RUN) / "report.md").read_text()
 
 
 def test_reports_say_how_their_numbers_were_made():

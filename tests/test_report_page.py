@@ -14,7 +14,7 @@ from crossrun.support import make_run
 from test_report import CELLS, RUN, summary_of, synthetic_records
 
 from fanout import cli
-from fanout.results import run_folders as runs
+from fanout.results import run_folders as runs, run_record
 from fanout.workloads.download import across as crossrun, report
 
 
@@ -53,7 +53,7 @@ def run_folder(tag: str = "t"):
     """A two-cell run's report files (as `fanout report` writes them) and its summary."""
     records, _ = synthetic_records(per_cell=30, cell_keys=[replace(c, experiment_tag=tag) for c in CELLS[:2]])
     summary = summary_of(records, sent=len(records))
-    runs.save(summary["run"])  # run.json, as fire writes it
+    runs.save(run_record.RunRecord.from_json(summary["run"]))  # run.json, as fire writes it
     report.write(summary)
     return runs.run_dir(RUN), summary
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from rich.console import Console
 
-from fanout.results import concurrency, run_folders as runs, run_record, tables, terminal
+from fanout.results import concurrency, run_folders as runs, run_record, terminal
 from fanout.workloads.download import across as crossrun, report
 from fanout.common.errors import FanoutError
 

@@ -5,6 +5,7 @@ import json
 import pytest
 
 from fanout import cli
+from fanout.cloud import strategies
 from fanout.local import network
 from fanout.local.network import capacity, model, options
 
@@ -107,18 +108,45 @@ def test_auto_scale_needs_a_stack_to_measure():
     assert not options.from_args(_args("none", "auto")).shaped  # nothing to scale
 
 
-def test_auto_scale_keeps_the_total_within_half_the_capacity():
-    m = network.load("lambda-2024")
-    sustained = m.at(1024).sustained_rate / 1e6
-    for environments, measured in [(8, 300.0), (100, 250.0), (1, 10_000.0)]:
-        scale = capacity.scale_for(m, 1024, environments, measured)
-        total = capacity.total_rate(m.with_scale(scale), 1024, environments)
-        assert total == pytest.approx(environments * sustained / scale)
-        assert total <= capacity.HEADROOM * measured or scale == 1.0
-        assert scale == 1.0 or environments * sustained / (scale * 0.9) > capacity.HEADROOM * measured  # not far larger
-    capped = network.NetworkModel("c", 1.0, model.parameters({"connection_mb_per_s": 1, "aggregate_mb_per_s": 50}, "c"))
-    assert capacity.total_rate(capped, 1024, 100) == 50  # the aggregate cap binds
-    assert capacity.total_rate(capped, 1024, 2) == 2 * 1 * capacity.TRANSFER_CONNECTIONS
+# A model worked by hand below: one stream draws min(peak 40, connection 15) = 15 MB/s while its
+# 100 MB bucket lasts (it drains at 15 - 10 = 5 MB/s: 20 s, 300 MB), no first-byte latency.
+HAND = {"burst": 100e6, "peak_mb_per_s": 40, "sustained_mb_per_s": 10, "connection_mb_per_s": 15}
+
+
+def hand_draw(**values):
+    m = network.NetworkModel("hand", 1.0, model.parameters(HAND | values, "hand"))
+    return m, capacity.Draw(environments=4, memory=1024, size=30_000_000, choice=strategies.parse("stream"))
+
+
+def test_the_run_draws_the_peak_its_connections_carry_and_asks_its_requests():
+    m, draw = hand_draw()
+    assert draw.requests == 0 + 1 + capacity.HOST_REQUESTS  # stream: no HEAD, one GET
+    assert capacity.byte_rate(m, draw) == pytest.approx(4 * 15)  # not the sustained 4 x 10, nor the peak 4 x 40
+    # 30 MB within the burst: 2 s at 15 MB/s; four environments each ask 4 requests a message.
+    assert capacity.request_rate(m, draw) == pytest.approx(4 * 4 / 2)
+    # Scale 3: 5 MB/s a stream, the bucket 33.3 MB still holds the 30 MB (it lasts 20 s, 100 MB): 6 s.
+    assert capacity.byte_rate(m.with_scale(3), draw) == pytest.approx(4 * 5)
+    assert capacity.request_rate(m.with_scale(3), draw) == pytest.approx(4 * 4 / 6)
+    capped, _ = hand_draw(aggregate_mb_per_s=20)
+    assert capacity.byte_rate(capped, draw) == pytest.approx(20)  # the aggregate cap binds
+
+
+def test_the_automatic_scale_fits_bytes_and_requests_together_within_half():
+    m, draw = hand_draw()
+    # At scale s: bytes 60 / s of 100 MB/s, requests 8 / s of 10 requests/s: 1.4 / s <= 0.5 from s = 2.8.
+    measured = capacity.Capacity(mb_per_s=100, requests_per_s=10)
+    assert capacity.load(m, draw, measured) == pytest.approx(0.6 + 0.8)
+    assert capacity.scale_for(m, draw, measured) == 2.8
+    # Bytes alone (a machine that answers requests without limit): 0.6 / s <= 0.5 from s = 1.2.
+    assert capacity.scale_for(m, draw, capacity.Capacity(100, float("inf"))) == 1.2
+    assert capacity.scale_for(m, draw, capacity.Capacity(1000, 1000)) == 1.0  # fits as it is
+    unlimited = network.NetworkModel("u", 1.0, {})
+    assert capacity.scale_for(unlimited, draw, measured) == 1.0  # nothing to scale
+
+
+@pytest.mark.parametrize("value, rounded", [(2.61, 2.7), (148, 150), (3, 3), (0.0123, 0.013)])
+def test_scales_round_up_to_two_significant_digits(value, rounded):
+    assert capacity.round_up(value) == rounded
 
 
 def test_labels():

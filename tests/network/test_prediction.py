@@ -79,3 +79,35 @@ def test_prediction_counts_each_parts_first_byte_wait(connections, wait):
     predicted = truth.predicted_seconds(shape, size, connections, gets, wait)
     assert predicted == pytest.approx(stepped_parts_seconds(shape, size, connections, gets, wait), rel=0.05)
     assert predicted > truth.predicted_seconds(shape, size, connections, gets, wait=0) + wait * 0.99
+
+
+def test_a_cells_median_follows_the_bucket_from_download_to_download():
+    """Worked by hand: a 10 MB bucket spent at 50 MB/s and refilled at 10 MB/s, one connection.
+    A 5 MB object: the first download takes 0.1 s at 50 MB/s and leaves 10 + 10 x 0.1 - 5 = 6 MB;
+    the second, within those 6 MB (they last 6 / 40 = 0.15 s, 7.5 MB), 0.1 s and leaves 2 MB; the
+    third spends them in 2 / 40 = 0.05 s (2.5 MB) and draws the other 2.5 MB at 10 MB/s in
+    0.25 s: 0.3 s, leaving nothing; the fourth takes 0.5 s. Eight downloads over two
+    environments: four each, median (0.1 + 0.3) / 2 = 0.2 s."""
+    shape = model_of("p", burst=10e6, peak_mb_per_s=50, sustained_mb_per_s=10, connection_mb_per_s=100).at(1024)
+    stream = strategies.definition.parse("stream")
+    assert truth.predicted_median(shape, 5_000_000, stream, 8, 2) == pytest.approx(0.2)
+    assert truth.predicted_median(shape, 5_000_000, stream, 6, 2) == pytest.approx(0.1)  # three each
+    # A 20 MB object: 0.25 s at 50 MB/s (12.5 MB), 7.5 MB at 10 MB/s: 1 s, leaving 0; then 2 s each.
+    assert truth.predicted_median(shape, 20_000_000, stream, 3, 1) == pytest.approx(2.0)
+    assert truth.predicted_median(shape, 20_000_000, stream, 2, 1) == pytest.approx(1.5)
+
+
+def test_an_aggregate_cap_is_shared_by_the_environments():
+    """Four environments under a 20 MB/s cap draw 5 MB/s each: 1 MB in 0.2 s (not 0.1 s at the
+    10 MB/s one connection carries)."""
+    shape = model_of("p", connection_mb_per_s=10, aggregate_mb_per_s=20).at(1024)
+    assert truth.predicted_median(shape, 1_000_000, strategies.definition.parse("stream"), 4, 4) == pytest.approx(0.2)
+
+
+def test_a_cell_has_a_prediction_only_on_the_local_backend_under_a_model():
+    cell = {"memory_size": 1024, "concurrency_limit": 2, "object_size": 1_000_000, "strategy": "stream"}
+    network = model_of("p", connection_mb_per_s=10).describe()
+    assert truth.cell_prediction("local", network, cell, 4) == 0.1
+    assert truth.cell_prediction("aws", network, cell, 4) is None
+    assert truth.cell_prediction("local", None, cell, 4) is None
+    assert truth.cell_prediction("local", model_of("u").describe(), cell, 4) is None  # no rate

@@ -1,35 +1,78 @@
-"""What this machine sustains, and the scale that keeps a model faithful on it.
+"""What this machine serves, and the scale that keeps a model faithful on it.
 
-A model is faithful while the emulator, the proxy and the environments can deliver every byte it
-allows: the rule (docs/network-model.md) keeps the total modelled rate, every environment at
-once at its sustained rate, at most half of the loopback throughput the emulator serves here.
-The sustained rate, not the peak: bursts are short and credit is spent only as bytes flow, so a
-burst the machine cannot deliver at full peak lasts longer but keeps its size in bytes, while a
-scale set for all environments at peak at once would leave their sustained rates tiny (lambda-2024
-peaks at 4.5x its sustained rate) and every run needlessly long. A model without a sustained
-rate counts each environment at its highest rate.
+A model is faithful while the emulator, the proxy and the environments can deliver every byte
+and answer every request it allows. Two figures are measured (docs/network-model.md): the bytes
+per second the emulator serves to a few connections reading the stack's object, and the requests
+per second it answers to many clients asking for one byte of it. The rule keeps the run's share
+of both, added (bytes and requests use the same cores), within HEADROOM:
+
+- bytes: every environment at the rate it draws while its bucket lasts: the peak, bounded by the
+  per-connection cap times the connections the strategy opens (an object within the burst draws
+  it for the whole download, and every environment starts with a full bucket at once); the
+  sustained rate for a model without a bucket; at most the aggregate cap;
+- requests: every environment's requests per download (the strategy's HEADs and GETs, and the
+  host's own for each message: receive, delete, log delivery) over the model's predicted seconds
+  of one download (fanout.local.network.truth.predicted_seconds, from a full bucket: the shortest).
+
+Both shrink as the scale grows (rates and the burst divide by it, downloads take longer), so the
+smallest scale that fits is found by bisection and rounded up to two significant digits.
 """
 
 import math
 import threading
 import time
+from dataclasses import dataclass
 
-from fanout.local.network.model import NetworkModel
+from fanout.local.network import truth
+from fanout.local.network.model import SCALE_RANGE, NetworkModel
 
-HEADROOM = 0.5  # the modelled total may use at most this share of the measured capacity
+HEADROOM = 0.5  # the run may use at most this share of the measured capacity
 PROBE_SECONDS = 2.0
-PROBE_CONNECTIONS = 4
-TRANSFER_CONNECTIONS = 10  # boto3's transfer manager default: the most one environment opens
+PROBE_CONNECTIONS = 4  # readers of the byte probe
+PROBE_CLIENTS = 16  # askers of the request probe: many at once, as environments are
+HOST_REQUESTS = 3  # emulator requests the host makes per message: receive, delete, log delivery
 _READ = 256 * 1024
 
 
-def measure(client, bucket: str, key: str, seconds: float = PROBE_SECONDS,
-            connections: int = PROBE_CONNECTIONS) -> float:
+@dataclass(frozen=True)
+class Capacity:
+    """What this machine's emulator served: decimal MB/s and requests/s."""
+
+    mb_per_s: float
+    requests_per_s: float
+
+
+@dataclass(frozen=True)
+class Draw:
+    """What a run asks of the machine: `environments` environments of `memory` MB downloading
+    objects of `size` bytes with `choice` (a fanout.cloud.strategies Choice)."""
+
+    environments: int
+    memory: int
+    size: int
+    choice: object
+
+    @property
+    def connections(self) -> int:
+        return truth.connections(self.choice, self.size)
+
+    @property
+    def requests(self) -> int:
+        """Emulator requests per message: the download's and the host's."""
+        return self.choice.heads(self.size) + self.choice.gets(self.size) + HOST_REQUESTS
+
+
+def measure(client, bucket: str, key: str, seconds: float = PROBE_SECONDS) -> Capacity:
+    """Bytes, then requests, that the endpoint serves (`client` with PROBE_CLIENTS connections)."""
+    return Capacity(measure_bytes(client, bucket, key, seconds), measure_requests(client, bucket, key, seconds))
+
+
+def measure_bytes(client, bucket: str, key: str, seconds: float = PROBE_SECONDS,
+                  connections: int = PROBE_CONNECTIONS) -> float:
     """Aggregate MB/s the endpoint served to `connections` threads reading `key` for `seconds`."""
-    deadline = time.monotonic() + seconds
     received = [0] * connections
 
-    def read(slot: int) -> None:
+    def read(slot: int, deadline: float) -> None:
         while time.monotonic() < deadline:
             body = client.get_object(Bucket=bucket, Key=key)["Body"]
             for chunk in body.iter_chunks(_READ):
@@ -38,32 +81,80 @@ def measure(client, bucket: str, key: str, seconds: float = PROBE_SECONDS,
                     body.close()
                     return
 
+    elapsed = _threads(read, connections, seconds)
+    return sum(received) / elapsed / 1e6
+
+
+def measure_requests(client, bucket: str, key: str, seconds: float = PROBE_SECONDS,
+                     clients: int = PROBE_CLIENTS) -> float:
+    """Requests/s the endpoint answered to `clients` threads each asking for the first byte of
+    `key` (a ranged GET: the request's handling, next to no bytes) for `seconds`."""
+    answered = [0] * clients
+
+    def ask(slot: int, deadline: float) -> None:
+        while time.monotonic() < deadline:
+            client.get_object(Bucket=bucket, Key=key, Range="bytes=0-0")["Body"].read()
+            answered[slot] += 1
+
+    elapsed = _threads(ask, clients, seconds)
+    return sum(answered) / elapsed
+
+
+def _threads(work, count: int, seconds: float) -> float:
+    """Run work(slot, deadline) on `count` threads; the seconds until all have returned."""
     started = time.monotonic()
-    threads = [threading.Thread(target=read, args=(i,)) for i in range(connections)]
+    threads = [threading.Thread(target=work, args=(i, started + seconds)) for i in range(count)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    return sum(received) / (time.monotonic() - started) / 1e6
+    return time.monotonic() - started
 
 
-def total_rate(model: NetworkModel, memory: int, environments: int) -> float | None:
-    """MB/s the model lets `environments` environments draw together once their bursts are spent
-    (None: unlimited)."""
-    shape = model.at(memory)
-    each = shape.sustained_rate or shape.max_rate(TRANSFER_CONNECTIONS)
-    totals = [r for r in (None if each is None else each * environments, shape.aggregate_rate) if r is not None]
+def byte_rate(model: NetworkModel, draw: Draw) -> float | None:
+    """MB/s the run's environments may draw together at the model's scale (None: unlimited)."""
+    shape = model.at(draw.memory)
+    each = shape.max_rate(draw.connections)
+    totals = [r for r in (None if each is None else each * draw.environments, shape.aggregate_rate) if r is not None]
     return min(totals) / 1e6 if totals else None
 
 
-def scale_for(model: NetworkModel, memory: int, environments: int, capacity_mb_per_s: float) -> float:
-    """The smallest scale (to two significant digits, at least 1) at which the model's total
-    rate is at most HEADROOM of the capacity."""
-    total = total_rate(model.with_scale(1.0), memory, environments)
-    if total is None:
-        return 1.0
-    needed = total / (HEADROOM * capacity_mb_per_s)
-    if needed <= 1:
-        return 1.0
-    digits = 10 ** (math.floor(math.log10(needed)) - 1)
-    return math.ceil(needed / digits) * digits
+def request_rate(model: NetworkModel, draw: Draw) -> float | None:
+    """Requests/s the run's environments send together at the model's scale (None: a model
+    with no rate, whose downloads take no predictable time)."""
+    shape = model.at(draw.memory)
+    if shape.max_rate(draw.connections) is None:
+        return None
+    seconds = truth.predicted_median(shape, draw.size, draw.choice, draw.environments, draw.environments)
+    return draw.environments * draw.requests / seconds
+
+
+def load(model: NetworkModel, draw: Draw, capacity: Capacity) -> float:
+    """The run's share of the machine: its bytes over the bytes served plus its requests over
+    the requests answered (0 for what the model leaves unlimited)."""
+    rates = ((byte_rate(model, draw), capacity.mb_per_s), (request_rate(model, draw), capacity.requests_per_s))
+    return sum(rate / served for rate, served in rates if rate is not None)
+
+
+def scale_for(model: NetworkModel, draw: Draw, capacity: Capacity) -> float:
+    """The smallest scale (two significant digits, at least 1) at which load() is within
+    HEADROOM; the largest allowed scale when none is."""
+    low, high = SCALE_RANGE
+
+    def fits(scale: float) -> bool:
+        return load(model.with_scale(scale), draw, capacity) <= HEADROOM
+
+    if fits(low):
+        return low
+    if not fits(high):
+        return high
+    for _ in range(60):  # bisection on a load that falls as the scale grows
+        middle = math.sqrt(low * high)
+        low, high = (low, middle) if fits(middle) else (middle, high)
+    return min(SCALE_RANGE[1], round_up(high))
+
+
+def round_up(value: float) -> float:
+    """`value` rounded up to two significant digits (2.61 -> 2.7, 148 -> 150)."""
+    step = 10.0 ** (math.floor(math.log10(value)) - 1)
+    return round(math.ceil(round(value / step, 9)) * step, 9)

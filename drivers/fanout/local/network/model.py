@@ -357,3 +357,10 @@ def _at_memory(value, memory: int) -> float | None:
 
 def _json_value(value):
     return {str(k): v for k, v in value.items()} if isinstance(value, dict) else value
+
+
+def from_record(network: dict | None) -> NetworkModel:
+    """The model a run.json "network" entry describes (none when absent)."""
+    if not network:
+        return load(NONE)
+    return NetworkModel(network["profile"], network["scale"], parameters(network["parameters"], "run.json"))

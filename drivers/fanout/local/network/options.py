@@ -13,8 +13,9 @@ from contextlib import contextmanager
 
 from fanout.local import hostlock
 from fanout.common import paths
+from fanout.cloud import strategies
 from fanout.local.network import capacity
-from fanout.local.network.model import NONE, PROFILES, ModelError, NetworkModel, check_scale, label, load, parameters
+from fanout.local.network.model import NONE, PROFILES, ModelError, NetworkModel, check_scale, from_record, label, load
 
 __all__ = ["NONE", "AUTO", "add_arguments", "check", "from_args", "from_record", "label_of", "load", "published",
            "read_published"]
@@ -60,15 +61,30 @@ def resolve(network: str, scale: str, stack=None, say=print) -> NetworkModel:
 
 
 def auto_scaled(model: NetworkModel, stack, say=print) -> NetworkModel:
-    """`model` at the scale the rule picks for `stack`, measured now; says what it picked."""
-    measured = capacity.measure(stack.client("s3"), stack.bucket, stack.object_key)
-    scale = capacity.scale_for(model, stack.memory, stack.concurrency, measured)
-    total = capacity.total_rate(model.with_scale(1.0), stack.memory, stack.concurrency)
-    modelled = "an unlimited total" if total is None else f"{total:.0f} MB/s in total at scale 1"
-    say(f"network {model.profile}: scale {scale:g} (auto: {stack.concurrency} environments of {stack.memory} MB "
-        f"may draw {modelled}; the total must stay within {capacity.HEADROOM:.0%} of the "
-        f"{measured:.0f} MB/s this machine's emulator served just now)")
+    """`model` at the scale the rule picks for `stack` (its concurrency, memory, object and
+    default strategy), measured now; says what it picked and the figures it used."""
+    draw = capacity.Draw(stack.concurrency, stack.memory, stack.object_size, strategies.parse(stack.default_strategy))
+    client = stack.client("s3", max_pool_connections=capacity.PROBE_CLIENTS)
+    measured = capacity.measure(client, stack.bucket, stack.object_key)
+    scale = capacity.scale_for(model, draw, measured)
+    say(auto_text(model, draw, measured, scale))
     return model.with_scale(scale)
+
+
+def auto_text(model: NetworkModel, draw, measured, scale: float) -> str:
+    """What the automatic scale used: the run's bytes and requests at scale 1 and at the scale
+    picked, against what the machine served."""
+    at_one, picked = model.with_scale(1.0), model.with_scale(scale)
+    mb, requests = capacity.byte_rate(at_one, draw), capacity.request_rate(at_one, draw)
+    drawn = "unlimited bytes" if mb is None else f"{mb:.0f} MB/s at peak"
+    asked = "" if requests is None else f" and {requests:.0f} requests/s"
+    return (f"network {model.profile}: scale {scale:g} (auto: {draw.environments} environments of {draw.memory} MB, "
+            f"{draw.choice} on {draw.connections} connection{'s' * (draw.connections != 1)}, {draw.requests} requests a "
+            f"message, may draw "
+            f"{drawn}{asked} in total at scale 1; this machine's emulator served {measured.mb_per_s:.0f} MB/s to "
+            f"{capacity.PROBE_CONNECTIONS} connections and {measured.requests_per_s:.0f} requests/s to "
+            f"{capacity.PROBE_CLIENTS} clients just now; at scale {scale:g} the run takes "
+            f"{capacity.load(picked, draw, measured):.0%} of that, within {capacity.HEADROOM:.0%})")
 
 
 @contextmanager
@@ -93,13 +109,6 @@ def read_published(backend: str, stack: str) -> dict | None:
         return json.loads(path.read_text())
     except (OSError, ValueError):
         return None
-
-
-def from_record(network: dict | None) -> NetworkModel:
-    """The model a run.json "network" entry describes (none when absent)."""
-    if not network:
-        return load(NONE)
-    return NetworkModel(network["profile"], network["scale"], parameters(network["parameters"], "run.json"))
 
 
 def label_of(model: NetworkModel) -> str:

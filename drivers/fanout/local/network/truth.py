@@ -1,7 +1,7 @@
 """Ground truth: what a run under a model should show, next to what its records show.
 
 For each memory size of a run, the injected values come from the model run.json recorded
-(fanout.local.network.options.from_record) at that memory and scale, and the estimates from the
+(fanout.local.network.model.from_record) at that memory and scale, and the estimates from the
 download records' timelines (functions/runner/download/timeline.py):
 - sustained rate: median of `sustained_mb_per_s` over every download;
 - burst size (the bucket): median of `burst_excess_bytes` over the first download of each
@@ -36,9 +36,9 @@ from dataclasses import asdict, replace
 
 import numpy as np
 
+from fanout.cloud import strategies
 from fanout.local.network import late
-from fanout.local.network.model import Shape
-from fanout.local.network.options import from_record
+from fanout.local.network.model import Shape, from_record
 
 
 def compare(backend: str | None, network: dict | None, downloads: list[dict], events: list[dict] = ()) -> list[dict]:
@@ -86,25 +86,64 @@ def _address_factors(memory: int, factors: dict, downloads: list[dict]) -> list[
     return rows
 
 
-def predicted_seconds(shape: Shape, size: int, connections: int, gets: int = 1, wait: float | None = None) -> float:
+def predicted_seconds(shape: Shape, size: int, connections: int, gets: int = 1, wait: float | None = None,
+                      credit: float | None = None) -> float:
     """Seconds for one download of `size` bytes in `gets` GETs over `connections` connections
-    that starts with a full bucket, under `shape`, each GET first waiting `wait` seconds (None:
-    the model's median first-byte latency). See the module docstring."""
+    that starts with `credit` bytes in the bucket (None: a full bucket), under `shape`, each GET
+    first waiting `wait` seconds (None: the model's median first-byte latency). See the module
+    docstring."""
     wait = (shape.first_byte_s or 0.0) if wait is None else wait
     per_connection = math.ceil(gets / connections)  # GETs each connection makes one after another
     if shape.connection_rate and per_connection > 1 and wait:
         at_cap = size / (connections * shape.connection_rate)
         shape = replace(shape, connection_rate=shape.connection_rate * at_cap / (at_cap + (per_connection - 1) * wait))
-    return wait + _fluid_seconds(shape, size, connections)
+    return wait + _fluid_seconds(shape, size, connections, shape.burst_bytes if credit is None else credit)
 
 
-def _fluid_seconds(shape: Shape, size: int, connections: int) -> float:
-    """The bytes alone: the bucket's burst, then the sustained rate (see the module docstring)."""
+def predicted_median(shape: Shape, size: int, choice, downloads: int, environments: int) -> float:
+    """The median seconds of a cell's downloads: `downloads` of `size` bytes with strategy
+    `choice` (a fanout.cloud.strategies Choice) spread over `environments` environments, each of which
+    downloads its share back to back from a full bucket. Each download starts with the credit
+    the previous one left: the bucket loses the bytes drawn and regains the sustained rate over
+    the download's seconds, within 0 and its size (the gaps between downloads are the host's,
+    not the model's: none is assumed, so a later download may start with less credit than it
+    would have). An aggregate cap gives each environment its share of it."""
+    if shape.aggregate_rate:
+        share = shape.aggregate_rate / environments / connections(choice, size)
+        shape = replace(shape, connection_rate=min(filter(None, (shape.connection_rate, share))))
+    credit, seconds = shape.burst_bytes, []
+    for _ in range(max(1, round(downloads / environments))):
+        seconds.append(predicted_seconds(shape, size, connections(choice, size), choice.gets(size), credit=credit))
+        if credit is not None:
+            credit = min(shape.burst_bytes, max(0.0, credit + (shape.sustained_rate or 0.0) * seconds[-1] - size))
+    return float(np.median(seconds))
+
+
+def cell_prediction(backend: str | None, network: dict | None, cell: dict, downloads: int) -> float | None:
+    """predicted_median for a report's cell (its memory_size, concurrency_limit, object_size and
+    strategy) of `downloads` downloads, for a run on `backend` under the model run.json recorded
+    (`network`); None on AWS, without a model (or its parameters: a record older than them), or
+    for a model with no rate (it predicts no time)."""
+    known = downloads and cell.get("object_size") and cell.get("strategy")  # records before they carried them
+    if backend != "local" or "parameters" not in (network or {}) or not known:
+        return None
+    model = from_record(network)
+    if not model.shaped:
+        return None
+    shape, choice, size = model.at(cell["memory_size"]), strategies.parse(cell["strategy"]), cell["object_size"]
+    if shape.max_rate(connections(choice, size)) is None:
+        return None
+    return round(predicted_median(shape, size, choice, downloads, cell["concurrency_limit"]), 4)
+
+
+def _fluid_seconds(shape: Shape, size: int, connections: int, credit: float | None) -> float:
+    """The bytes alone: the bucket's burst while `credit` lasts, then the sustained rate (see the
+    module docstring)."""
     burst_rate = _rate(shape, connections, shape.peak_rate)
     sustained_rate = _rate(shape, connections, shape.sustained_rate)
-    if not shape.burst_bytes or burst_rate <= shape.sustained_rate:
+    if not credit or burst_rate <= shape.sustained_rate:
         return size / sustained_rate
-    burst_seconds = shape.burst_bytes / (burst_rate - shape.sustained_rate)
+    burst_seconds = credit / (burst_rate - shape.sustained_rate)
     if size <= burst_rate * burst_seconds:
         return size / burst_rate
     return burst_seconds + (size - burst_rate * burst_seconds) / sustained_rate

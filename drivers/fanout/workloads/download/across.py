@@ -36,6 +36,7 @@ from fanout.results import cells, concurrency, pressure, report_files, run_cost,
 from fanout.results.sections import FILES, TERMINAL, Figures, Heading, Report, Table, Text, Warnings, sentence
 from fanout.workloads.download import across_plots as crossplots, endpoint_ips, report
 from fanout.common import registry as workloads
+from fanout.local.network import truth
 
 CELLS = cells.of(workloads.get("download"))  # the download workload's cells
 
@@ -129,7 +130,7 @@ def summarize(loaded: list[Run], title: str, at_target: float = concurrency.AT_T
             "units": UNITS,
         },
         "at_target": at_target,
-        "warnings": [*warnings(loaded, run_cells), *few_at_target(rows, at_target),
+        "warnings": [*warnings(loaded, run_cells), *few_at_target(rows, at_target), *not_honoured(rows),
                      *filter(None, [pressure.sdk_warning(pressure.sdk_sets([d for run in loaded for d in run.downloads]))])],
         "version": runs.project_version(),
         "environment": environment(),
@@ -182,11 +183,22 @@ def cell_row(cell: CELLS.Cell, downloads: list[dict], members: list[tuple[Run, l
     everything = downloads_of(members)
     row |= _concurrency(cell, members) | concurrency.reach(everything, [d.get("ran_at") for d in everything])
     row |= pressure.cell_figures(downloads_of(members))  # throttling and CPU over every download
+    row |= _prediction(cell, members)
     row["errors"] = sum(1 for run, _ in members for e in run.errors if cell_of(e, run.record) == cell)
     alone = [run for run, _ in members if len(run_cells[run.run_id]) == 1]  # runs of this cell only
     row |= _accounting(alone)
     row |= run_cost.pooled([run.run_id for run in alone])
     return row
+
+
+def _prediction(cell: CELLS.Cell, members: list[tuple[Run, list[dict]]]) -> dict:
+    """The model's median seconds for the cell (report.with_predictions), the median over its runs
+    when every run has one; none otherwise."""
+    predicted = [truth.cell_prediction(run.record.backend, run.record.network, cell.as_dict(), len(own))
+                 for run, own in members]  # fmt: skip
+    if not predicted or None in predicted:
+        return {}
+    return {report.PREDICTED: float(np.median(predicted))}
 
 
 def samples(downloads: list[dict]) -> dict:
@@ -209,6 +221,12 @@ def few_at_target(rows: list[dict], fraction: float) -> list[str]:
     found = (concurrency.few_at_target(cell_label(row, names), row["n"], row["n_all"], row["target"], fraction,
                                        row["most_ran_at"], row["span_s"]) for row in rows)  # fmt: skip
     return [line for line in found if line]
+
+
+def not_honoured(rows: list[dict]) -> list[str]:
+    """A line per cell whose measured/predicted is outside report.HONOURED."""
+    names = [name for name in CELLS.across if name != "network"]
+    return [line for row in rows if (line := report.not_honoured(row, cell_label(row, names)))]
 
 
 def _concurrency(cell: CELLS.Cell, members: list[tuple[Run, list[dict]]]) -> dict:
@@ -319,6 +337,8 @@ def sections(summary: dict, images: tuple = (), folder: Path | None = None) -> R
         Table(CI_TITLE, ci_rows(summary), ci_note, sentence(ci_note), labels=labels),
         Table("Achieved concurrency", concurrency_rows(summary), concurrency_note(summary),
               sentence(concurrency_note(summary).capitalize()), labels=labels),
+        *([Table(report.PREDICTION_TITLE, predicted, report.PREDICTION_NOTE, sentence(report.PREDICTION_NOTE.capitalize()),
+                 labels=labels)] if (predicted := prediction_rows(summary)) else []),
         Table("Accounting", accounting_rows(summary), ACCOUNTING_NOTE, sentence(ACCOUNTING_NOTE), labels=labels),
         Table("Lambda cost (USD)", cost_rows(summary), COST_NOTE, sentence(COST_NOTE), labels=labels),
         Table(report.PRESSURE_TITLE, pressure_rows(summary), pressure.NOTE, sentence(pressure.NOTE.replace("\n  ", " ")),
@@ -403,6 +423,11 @@ def concurrency_rows(summary: dict) -> list[list]:
     return rows
 
 
+def prediction_rows(summary: dict) -> list[list] | None:
+    return report.prediction_rows(summary["cells"], key_title(summary["varying"]),
+                                  lambda row: key_text(row, summary["varying"]))
+
+
 def concurrency_note(summary: dict) -> str:
     """What the concurrency table's columns mean: the steady window, and which downloads the
     statistics tables keep (summaries written before the at-target split have no definition)."""
@@ -444,7 +469,8 @@ def write(summary: dict, out_dir: Path) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     runs.write_json(out_dir / "cells.json", {key: value for key, value in summary.items() if key != "samples"})
     statistics = [f"{metric}_{stat}" for metric in report.METRICS for stat in report.STATS]
-    columns = [*CELLS.across, "runs", "n", *statistics, *CI_COLUMNS, *CELL_COLUMNS]
+    predicted = [report.PREDICTED] if any(report.PREDICTED in row for row in summary["cells"]) else []
+    columns = [*CELLS.across, "runs", "n", *statistics, *CI_COLUMNS, *CELL_COLUMNS, *predicted]
     runs.write_csv(out_dir / "cells.csv", columns, [dict(row, runs=" ".join(row["runs"])) for row in summary["cells"]],
                    "ignore")  # fmt: skip
     images = crossplots.draw(summary, out_dir, cell_label)

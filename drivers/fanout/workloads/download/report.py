@@ -79,6 +79,11 @@ METRIC_COLUMN = "metric"  # query tables: the column naming what a row's statist
 PRESSURE_TITLE = "Throttling and CPU"
 PRESSURE_COLUMNS = ("keys", "retries", "slowdowns", "throttled_downloads", "cpu_share_p50", "cpu_allowance", "flags")
 PRESSURE_HEADERS = ("keys", "retries", "503s", "dl with 503", "CPU/wall p50", "CPU share", "flags")  # theirs, in order
+PREDICTED = "predicted_seconds_p50"  # the model's median download seconds of a cell (local runs under a model)
+PREDICTION_TITLE = "Measured against the model"
+PREDICTION_NOTE = ("predicted: the model's median download seconds for the cell's object, strategy and "
+                   "downloads per environment; measured: the p50 above")
+HONOURED = (0.9, 1.1)  # measured/predicted within this range: the machine delivered what the model allows
 STAT_COLUMN = re.compile(r"^(?P<metric>.+)_(?P<stat>min|max|avg|p\d+)$")
 REPORT_LINE_SLACK_MS = 10_000  # REPORT lines follow the last record by the invocation's end
 
@@ -105,7 +110,7 @@ def build(stack, record: run_record.RunRecord) -> dict:
         "run": record.to_json(),
         "network": record.network_label(),
         "counts": counts(record, records, table),
-        "cells": join_cells(table, downloads),
+        "cells": with_predictions(join_cells(table, downloads), record, downloads),
         "steady_definition": concurrency.STEADY_DEFINITION,
         "units": {"seconds": "s", "mb_per_s": "decimal MB/s (10^6 bytes/s)", "mbit_per_s": "decimal Mbit/s (10^6 bits/s)"},
         "strategies": insights.run_saved(stack, "strategy-comparison", by_run, start_ms, end_ms),
@@ -184,6 +189,18 @@ def join_cells(table: list[dict], downloads: list[dict]) -> list[dict]:
     return sorted(joined, key=CELLS.sort_key)
 
 
+def with_predictions(cell_rows: list[dict], record: run_record.RunRecord, downloads: list[dict]) -> list[dict]:
+    """The cells, each with the model's predicted median seconds (`predicted_seconds_p50`,
+    fanout.local.network.truth.cell_prediction) where the run has one: local runs under a model."""
+    counts: dict = {}
+    for download in downloads:
+        counts[CELLS.key(download)] = counts.get(CELLS.key(download), 0) + 1
+    for row in cell_rows:
+        predicted = truth.cell_prediction(record.backend, record.network, row, counts.get(CELLS.key(row), 0))
+        row |= {} if predicted is None else {PREDICTED: predicted}
+    return cell_rows
+
+
 def achieved_concurrency(downloads: list[dict]) -> dict:
     """Peak and steady-part mean of overlapping downloads, the target, and cold starts."""
     intervals = [(d["start_ms"], d["end_ms"]) for d in downloads if "start_ms" in d and "end_ms" in d]
@@ -241,6 +258,7 @@ def warnings(summary: dict) -> list[str]:
         result.append(f"{c['download_records'] - c['seqs_downloaded']} messages were downloaded twice (SQS delivers at least once)")
     if c["sent"] < c["requested"]:
         result.append(f"{c['requested'] - c['sent']} of {c['requested']} messages were never sent (see run.json)")
+    result += [line for cell in _cells(summary) if (line := not_honoured(cell, CELLS.label(cell)))]
     fraction = at_target(summary)["fraction"]
     for cell in _cells(summary):
         # A summary saved before most_ran_at and span_s were kept has no such line to give.
@@ -272,9 +290,13 @@ def sections(summary: dict, images: tuple = ()) -> Report:
               caption=sentence(EVERY_DOWNLOAD_NOTE.capitalize()), shared=shared),
         Table("Achieved concurrency", _concurrency_rows(summary), note=_concurrency_note(summary),
               caption=sentence(_concurrency_note(summary, " ").capitalize()), shared=shared),
-        Table(PRESSURE_TITLE, _pressure_rows(summary["cells"]), note=pressure.NOTE, caption=sentence(pressure.NOTE),
-              labels=len(CELLS.fields), shared=shared),
     ]  # fmt: skip
+    predicted = _prediction_rows(summary)
+    if predicted:  # local runs under a model only
+        blocks.append(Table(PREDICTION_TITLE, predicted, note=PREDICTION_NOTE, caption=sentence(PREDICTION_NOTE.capitalize()),
+                            labels=len(CELLS.fields), shared=shared))  # fmt: skip
+    blocks.append(Table(PRESSURE_TITLE, _pressure_rows(summary["cells"]), note=pressure.NOTE, caption=sentence(pressure.NOTE),
+                        labels=len(CELLS.fields), shared=shared))  # fmt: skip
     for title, rows in strategy_tables(summary["strategies"]):  # one strategy: the tables above say it all
         blocks.append(Table(title, rows, note=STRATEGY_NOTE, caption=sentence(STRATEGY_NOTE),
                             only=None if len(rows) > 2 else FILES))  # fmt: skip
@@ -298,14 +320,14 @@ def sections(summary: dict, images: tuple = ()) -> Report:
 def _terminal_header(summary: dict, varying: tuple[str, ...]) -> list:
     """The terminal's first lines: the run, its network, SDK, sweep cell, and the cell values
     every row shares (its tables then leave those columns out)."""
-    run = summary["run"]
+    run = _run(summary)
     first, *sets = sdk_lines(summary)
-    lines = [Text(f"run {run['run_id']} on the {run['backend']} backend, stack {run['stack']['stack']!r}", "bold"),
+    lines = [Text(f"run {run.run_id} on the {run.backend} backend, stack {run.stack.stack!r}", "bold"),
              Text(summary["network"], "bold"),
              Text("\n".join([first, *(textwrap.fill(line, 78, initial_indent="  ", subsequent_indent="    ")
                                       for line in sets)]))]  # fmt: skip
-    if run.get("sweep"):
-        lines.append(Text(sweep_note(run["sweep"])))
+    if run.sweep:
+        lines.append(Text(sweep_note(run.sweep)))
     shared = tuple(name for name in CELLS.fields if name not in varying)
     if summary["cells"] and shared:
         which = "cell" if len(summary["cells"]) == 1 else "every cell"
@@ -325,6 +347,33 @@ def _closing(summary: dict) -> list:
         blocks += [Heading("Cost"), Text("\n".join(f"- {line.strip()}" for line in run_cost.lines(summary["cost"])),
                                          only=FILES), Text(run_cost.NOTE, only=FILES)]  # fmt: skip
     return blocks
+
+
+def prediction_rows(cell_rows: list[dict], keys, key_text) -> list[list] | None:
+    """Measured against predicted median seconds per cell, None when no cell has a prediction
+    (AWS runs, runs without a model, runs reported before predictions existed). `keys` are the
+    row label's titles and `key_text(row)` its values."""
+    if not any(PREDICTED in row for row in cell_rows):
+        return None
+    rows = [[*keys, "measured p50 s", "predicted p50 s", "measured/predicted"]]
+    return rows + [[*key_text(row), row.get("seconds_p50"), row.get(PREDICTED), ratio(row)] for row in cell_rows]
+
+
+def ratio(row: dict) -> float | None:
+    """measured/predicted median seconds of a cell (None without both)."""
+    measured, predicted = row.get("seconds_p50"), row.get(PREDICTED)
+    return None if measured is None or not predicted else round(measured / predicted, 3)
+
+
+def not_honoured(row: dict, label: str) -> str | None:
+    """One line when a cell's measured/predicted is outside HONOURED: its figures are this
+    machine's, not the model's."""
+    value = ratio(row)
+    if value is None or HONOURED[0] <= value <= HONOURED[1]:
+        return None
+    return (f"cell {label}: measured/predicted median seconds {value:g}, outside {HONOURED[0]:g}-{HONOURED[1]:g}: "
+            "this machine did not honour the model (CPU or emulator bound), so these figures are not the model's; "
+            "use a larger NETWORK_SCALE or fewer environments (CONCURRENCY)")
 
 
 def sdk_lines(summary: dict) -> list[str]:
@@ -460,6 +509,11 @@ def _concurrency_rows(summary: dict, columns: tuple[str, ...] = CELLS.fields) ->
     return rows
 
 
+def _prediction_rows(summary: dict, columns: tuple[str, ...] = CELLS.fields) -> list[list] | None:
+    return prediction_rows(_cells(summary), [CELLS.titles[name] for name in columns],
+                           lambda cell: [CELLS.key(cell).text(name) for name in columns])
+
+
 def _concurrency_note(summary: dict, between: str = "\n  ") -> str:
     return f"steady: {summary['steady_definition']};{between}at target: {at_target(summary)['definition']}"
 
@@ -485,15 +539,16 @@ def write(summary: dict, plots_too: bool = True) -> list:
     folder = runs.run_dir(_run(summary).run_id)
     rows = [dict(cell, network=summary["network"], at_target_fraction=at_target(summary)["fraction"])
             for cell in _cells(summary)]  # fmt: skip
-    written.append(runs.write_csv(folder / "summary.csv", CSV_COLUMNS, rows, "ignore"))
+    columns = CSV_COLUMNS + ([PREDICTED] if any(PREDICTED in row for row in rows) else [])  # old runs: none
+    written.append(runs.write_csv(folder / "summary.csv", columns, rows, "ignore"))
     images = plots.draw(summary, folder) if plots_too else []
     return [*written, *images, *report_files.write(sections(summary, tuple(images)), folder)]
 
 
 def _how(summary: dict) -> list:
     """The files' account of how the run was made, its units and methods."""
-    run, c = summary["run"], summary["counts"]
-    s, p = run["stack"], run["parameters"]
+    run, c = _run(summary), summary["counts"]
+    s, p = run.stack, run.parameters
     how = [
         f"- **{summary['network']}**",
         f"- backend: {run.backend}; stack {s.stack!r} in {s.region}" + (f" (emulator {s.endpoint})" if s.endpoint else ""),
@@ -507,8 +562,8 @@ def _how(summary: dict) -> list:
         f"- version: {run.version}",
         f"- {' '.join(sdk_lines(summary))}",
     ]
-    if run.get("sweep"):
-        how.append(f"- {sweep_note(run['sweep'])}")
+    if run.sweep:
+        how.append(f"- {sweep_note(run.sweep)}")
     texts = [
         "\n".join(how),
         "Units: download time in seconds (wall clock, measured in the function); throughput in decimal "

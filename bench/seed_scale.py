@@ -1,0 +1,81 @@
+"""The seed's scale on the local backend: does the host hold its target, and do the downloads take
+what the model predicts, with many environments under lambda-2024 at the automatic scale?
+
+CONCURRENCY=200 MEMORY=1024 OBJECT_SIZE=4MiB MULTIPLIER=5 (1,000 messages), the stack's default
+strategy, in a throwaway emulator; the scale is the automatic one (fanout.local.network.capacity:
+bytes and requests this machine's emulator serves, measured first), printed with its figures.
+The host ramps up as the queue mapping does (fanout.common.ramp), as a real run would. Printed:
+- steady/target: the report's steady mean concurrency (the middle 80% of the span from the
+  first download start to the last end) over the target; target >= 0.9. Beside it, the same mean
+  from the moment the mapping's ramp allows the target (first start + fanout.common.ramp's seconds to
+  reach it) to the last download start, while messages were waiting for every slot: the host's
+  own share of the shortfall, the rest being the ramp;
+- measured/predicted: the median download seconds over every download, over the model's median
+  for the cell (fanout.local.network.truth.predicted_median: each environment's share of the downloads
+  back to back from a full bucket); target within 0.8-1.25. Beside it, the downloads' median
+  first-byte latency against the model's median.
+BENCH_SEED_CONCURRENCY (default 200) and BENCH_SEED_MULTIPLIER (default 5) change the size.
+Local figures are simulations (lambda-2024 at the printed scale). Measured on a shared 2-core
+machine: other work lowers the capacity probe and stretches the downloads.
+"""
+
+import os
+import statistics
+
+from fanout.common import aws, ramp
+from fanout.results import concurrency
+from fanout.cloud import strategies
+from fanout.workloads.download import report
+from fanout.local.emulator import control
+from tests.harness.hosted import MEMORY, Downloader
+from fanout.local.network import capacity, model, options, truth
+
+CONCURRENCY = int(os.environ.get("BENCH_SEED_CONCURRENCY", "200"))
+MULTIPLIER = int(os.environ.get("BENCH_SEED_MULTIPLIER", "5"))
+OBJECT_SIZE = 4 * 2**20
+STEADY_TARGET = 0.9
+PREDICTION_TARGET = (0.8, 1.25)
+
+
+def main() -> None:
+    choice = strategies.parse(strategies.DEFAULT)
+    draw = capacity.Draw(CONCURRENCY, MEMORY, OBJECT_SIZE, choice)
+    with control.private(prefix="bench-seed-") as endpoint:
+        downloader = Downloader(endpoint)
+        downloader.put("object", OBJECT_SIZE)
+        probe = aws.client("s3", "us-east-1", endpoint, max_pool_connections=capacity.PROBE_CLIENTS)
+        measured = capacity.measure(probe, downloader.bucket, "object")
+        lambda_2024 = model.load("lambda-2024")
+        scale = capacity.scale_for(lambda_2024, draw, measured)
+        print(f"seed scale: {options.auto_text(lambda_2024, draw, measured, scale)}")
+        modelled = lambda_2024.with_scale(scale)
+        run = downloader.run("object", str(choice), CONCURRENCY, modelled, messages_per_env=MULTIPLIER)
+    records = run.records
+    steady = report.achieved_concurrency(records)["steady_mean_concurrency"]
+    starts = [r["start_ms"] for r in records]
+    allowed = min(starts) + ramp.seconds_to_reach(CONCURRENCY) * 1000
+    spans = [(r["start_ms"], r["end_ms"]) for r in records]
+    after_ramp = concurrency.mean(spans, allowed, max(starts)) if max(starts) > allowed else None
+    print(f"seed scale: steady/target {steady / CONCURRENCY:.3f} ({_judge(steady / CONCURRENCY >= STEADY_TARGET)} "
+          f">= {STEADY_TARGET}; steady mean {steady:.1f} of {CONCURRENCY}, {len(records)} downloads; after the "
+          f"ramp until the last start: {_ratio(after_ramp, CONCURRENCY)})")
+    shape = modelled.at(MEMORY)
+    predicted = truth.predicted_median(shape, OBJECT_SIZE, choice, len(records), CONCURRENCY)
+    median = statistics.median(r["seconds"] for r in records)
+    low, high = PREDICTION_TARGET
+    first_byte = statistics.median(r["first_byte_seconds"] for r in records if r.get("first_byte_seconds") is not None)
+    print(f"seed scale: measured/predicted median seconds {median / predicted:.3f} "
+          f"({_judge(low <= median / predicted <= high)} {low}-{high}; {median:.3f} / {predicted:.3f} s; "
+          f"first byte median {first_byte * 1000:.1f} ms against the model's {shape.first_byte_s * 1000:g} ms)")
+
+
+def _ratio(value: float | None, target: int) -> str:
+    return "none (the run ended within the ramp)" if value is None else f"{value / target:.3f}"
+
+
+def _judge(met: bool) -> str:
+    return "met:" if met else "NOT met:"
+
+
+if __name__ == "__main__":
+    main()

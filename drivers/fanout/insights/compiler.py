@@ -148,8 +148,25 @@ class ExpressionCompiler:
         raise QuerySyntaxError(self.text, pos, token, problem)
 
     def compile(self, node):
-        handler = getattr(self, "compile_" + type(node).__name__.lower())
-        return handler(node)
+        match node:
+            case syntax.Literal():
+                return self.compile_literal(node)
+            case syntax.Field():
+                return self.compile_field(node)
+            case syntax.Duration():
+                return self.compile_duration(node)
+            case syntax.Unary():
+                return self.compile_unary(node)
+            case syntax.Binary():
+                return self.compile_binary(node)
+            case syntax.InList():
+                return self.compile_inlist(node)
+            case syntax.Match():
+                return self.compile_match(node)
+            case syntax.Call():
+                return self.compile_call(node)
+            case _:
+                raise TypeError(f"not an expression node: {node!r}")
 
     def compile_literal(self, node):
         value = node.value

@@ -265,8 +265,25 @@ class Plan:
     def add(self, command) -> None:
         if self.deduped and not isinstance(command, syntax.Limit):
             self.error(command.pos, type(command).__name__.lower(), "only limit may follow dedup (an AWS rule)")
-        kind = type(command).__name__.lower()
-        getattr(self, "add_" + kind)(command)
+        match command:
+            case syntax.Fields():
+                self.add_fields(command)
+            case syntax.Display():
+                self.add_display(command)
+            case syntax.Filter():
+                self.add_filter(command)
+            case syntax.Parse():
+                self.add_parse(command)
+            case syntax.Stats():
+                self.add_stats(command)
+            case syntax.Sort():
+                self.add_sort(command)
+            case syntax.Limit():
+                self.add_limit(command)
+            case syntax.Dedup():
+                self.add_dedup(command)
+            case _:
+                raise TypeError(f"not a command node: {command!r}")
 
     def add_fields(self, command: syntax.Fields):
         self.compute(command.items)

@@ -7,6 +7,7 @@ token, so that a query is never silently run with a part of it ignored.
 
 import re
 from dataclasses import dataclass, field, replace
+from collections.abc import Callable
 from typing import NamedTuple
 
 from fanout.insights.lexer import Lexer, QuerySyntaxError, Token
@@ -295,14 +296,14 @@ class Parser:
         if token.kind != "NAME":
             self.error("expected a command (fields, filter, parse, stats, sort, limit, display, dedup)")
         word = token.value.lower()
-        handler = getattr(self, f"command_{word}", None)
+        handler = _COMMANDS.get(word)
         if handler is None:
             if word in ML_COMMANDS:
                 self.error("is a machine-learning command of Logs Insights: not available offline")
             self.error("is not supported by the local evaluator" if word in UNSUPPORTED_COMMANDS else "unknown command")
         self.advance()
         self.output_names = set()  # duplicate names are checked within one command
-        return handler(token.pos)
+        return handler(self, token.pos)
 
     def comma_list(self, item):
         items = [item()]
@@ -319,8 +320,6 @@ class Parser:
 
     def command_filter(self, pos):
         return Filter(self.expression(), pos)
-
-    command_where = command_filter  # "a grammar alias for the filter command" (CWL_QuerySyntax-Where)
 
     def command_dedup(self, pos):
         return Dedup(self.comma_list(self.name), pos)
@@ -560,6 +559,20 @@ class Parser:
             args = list(self.comma_list(self.expression))
         self.expect_op(")")
         return Call(name.value.lower(), tuple(args), name.pos, self.source_text(name.pos))
+
+
+# Each command word and the Parser method that parses the rest of the command.
+_COMMANDS: dict[str, Callable[[Parser, int], object]] = {
+    "fields": Parser.command_fields,
+    "display": Parser.command_display,
+    "filter": Parser.command_filter,
+    "where": Parser.command_filter,  # "a grammar alias for the filter command" (CWL_QuerySyntax-Where)
+    "dedup": Parser.command_dedup,
+    "limit": Parser.command_limit,
+    "sort": Parser.command_sort,
+    "parse": Parser.command_parse,
+    "stats": Parser.command_stats,
+}
 
 
 def children(node) -> tuple:

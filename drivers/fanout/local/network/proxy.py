@@ -60,6 +60,7 @@ import uvloop
 from fanout.common.errors import FanoutError
 from fanout.local.network import answers
 from fanout.local.network.answers import HEAD_END, Answers
+from fanout.local.network.commands import AskFirstBytes, Close, Command, Open, SetPathCost, decode, encode
 from fanout.local.network.exchange import Exchange
 from fanout.local.network.late import FirstBytes
 from fanout.local.network.limits import RateLimit, TokenBucket
@@ -122,12 +123,12 @@ class Shaper:
     def close_endpoint(self, url: str) -> None:
         """Stop listening on an environment's endpoint (the environment was reaped)."""
         with self._lock:
-            self._send({"close": urlsplit(url).port})
+            self._send(Close(_port(url)))
 
     def first_bytes(self, url: str) -> FirstBytes:
         """The first bytes an environment's endpoint held since the last call (fanout.local.network.late)."""
         with self._lock:
-            self._send({"first_bytes": urlsplit(url).port})
+            self._send(AskFirstBytes(_port(url)))
             reply = self._process.stdout.readline()
         if not reply.startswith("{"):
             raise self._stopped()
@@ -136,15 +137,15 @@ class Shaper:
     def _open(self, shape: Shape, calibration: bool = False) -> str:
         """The port of a new endpoint the proxy opened for `shape` (`calibration`: its latency
         is waited in full, the path's cost not subtracted)."""
-        self._send({"shape": asdict(shape), "calibration": calibration})
+        self._send(Open(shape, calibration))
         port = self._process.stdout.readline().strip()
         if not port.isdigit():
             raise self._stopped()
         return port
 
-    def _send(self, command: dict) -> None:
+    def _send(self, command: Command) -> None:
         try:
-            self._process.stdin.write(json.dumps(command) + "\n")
+            self._process.stdin.write(encode(command) + "\n")
             self._process.stdin.flush()
         except OSError:  # its end of the pipe is gone
             raise self._stopped() from None
@@ -157,12 +158,12 @@ class Shaper:
         then kept current (fanout.local.network.path), each change sent to the proxy."""
         fixed = Shape(None, None, None, None, None, CALIBRATION_WAIT_S, None)
         path = PathCost(f"http://{HOST}:{self._open(fixed, calibration=True)}", self._publish_path)
-        self._send({"path_seconds": path.measure()})
+        self._send(SetPathCost(path.measure()))
         return path
 
     def _publish_path(self, seconds: float) -> None:
         with self._lock:
-            self._send({"path_seconds": seconds})
+            self._send(SetPathCost(seconds))
 
     def close(self) -> None:
         if self._path:
@@ -173,6 +174,13 @@ class Shaper:
         except subprocess.TimeoutExpired:
             self._process.kill()
             self._process.wait()
+
+
+def _port(url: str) -> int:
+    port = urlsplit(url).port
+    if port is None:
+        raise ValueError(f"not a proxy endpoint: {url} names no port")
+    return port
 
 
 @dataclass
@@ -430,30 +438,27 @@ async def _serve(upstream: tuple[str, int], rng: random.Random) -> None:
     path = Subtracted()
     kept = Answers(upstream)
     while line := await control.readline():
-        command = json.loads(line)
-        if "close" in command:
-            environments.pop(command["close"])
-            for server in servers.pop(command["close"]):
-                server.close()
-            continue
-        if "path_seconds" in command:
-            path.seconds = command["path_seconds"]
-            continue
-        if "first_bytes" in command:
-            env = environments[command["first_bytes"]]
-            _reply(json.dumps(asdict(env.first_bytes)))
-            env.first_bytes = FirstBytes()
-            continue
-        shape = Shape(**command["shape"])
-        rate = shape.aggregate_rate
-        aggregate = aggregates.setdefault(rate, RateLimit(rate)) if rate else None
-        calibration = command["calibration"]  # its own: a known wait, the emulator's error answer every time
-        env = Environment(shape, upstream, aggregate, rng, Subtracted() if calibration else path,
-                          None if calibration else kept)
-        bound = await _listen(lambda env=env: ClientSide(env), list(shape.addresses or [HOST]))
-        port = bound[0].sockets[0].getsockname()[1]
-        servers[port], environments[port] = bound, env
-        _reply(str(port))
+        match decode(line):
+            case Close(port):
+                environments.pop(port)
+                for server in servers.pop(port):
+                    server.close()
+            case SetPathCost(seconds):
+                path.seconds = seconds
+            case AskFirstBytes(port):
+                env = environments[port]
+                _reply(json.dumps(asdict(env.first_bytes)))
+                env.first_bytes = FirstBytes()
+            case Open(shape, calibration):
+                # A calibration endpoint has its own: a known wait, the emulator's error answer every time.
+                rate = shape.aggregate_rate
+                aggregate = aggregates.setdefault(rate, RateLimit(rate)) if rate else None
+                env = Environment(shape, upstream, aggregate, rng, Subtracted() if calibration else path,
+                                  None if calibration else kept)
+                bound = await _listen(lambda env=env: ClientSide(env), list(shape.addresses or [HOST]))
+                port = bound[0].sockets[0].getsockname()[1]
+                servers[port], environments[port] = bound, env
+                _reply(str(port))
     for bound in servers.values():
         for server in bound:
             server.close()

@@ -1,48 +1,12 @@
 """The shaping proxy: each execution environment's S3 traffic passes through it, shaped by the model.
 
-`Shaper` (used by the function host) starts one proxy process per host and asks it for one
-loopback endpoint per environment; the environment's AWS_ENDPOINT_URL_S3 names it. Reads of
-objects are answered from the emulator's kept answers (fanout.local.network.answers: the emulator is
-asked once per distinct read, so its handling of each request is off the hot path), everything
-else is relayed to the emulator. Response bytes are released chunk by chunk when the
-connection's cap, the environment's token bucket and the aggregate cap all allow, and a
-request's body likewise under the model's upload limits (fanout.local.network.pacer,
-fanout.local.network.limits). The first chunk of each response also waits until the request's
-first-byte latency, less what the path itself adds (below), has passed since the request was
-sent. So a function that opens several connections (the transfer manager does) gets several
-connections' worth of per-connection rate and one environment's bucket in each direction, and
-neither the handler nor its zip changes. The host's own SQS and Logs traffic does not pass here.
-
-A model with `addresses` (fanout.local.network.model) makes each environment's endpoint listen on every
-one of those loopback addresses, at one port, behind the host name ENDPOINT_NAME: the host
-resolves that name for each environment in rotation (`Shaper.named_endpoint`), and a connection that
-arrived on an address of rate factor f is charged 1/f bytes per byte by every limit, so it runs
-at f times the rates the model gives it: a known answer for the per-address analysis.
-
-Why its own process: the host process runs a thread per invocation in flight plus pollers and
-the log writer; relaying hundreds of MB/s there would compete with them for one GIL. One
-asyncio loop in a separate process relays every environment's connections with no threads;
-shaped bytes go out in pieces of about 10 ms at the connection's rate (16-256 KiB), so the loop
-wakes at most about a hundred times per second per connection. The loop is uvloop's (libuv):
-unshaped, it relayed about 10% more than asyncio's own loop on the development machine. Its
-control channel is a pipe of JSON lines: {"shape": ..., "calibration": bool} opens an endpoint
-(one line back: its port); {"close": port} closes one (its environment was reaped);
-{"path_seconds": s} sets the path's cost subtracted from every latency; {"first_bytes": port}
-answers with that endpoint's FirstBytes since the last ask (fanout.local.network.late). It exits when
-the pipe closes, so a crashed host never leaves it behind.
-
-First-byte latency: the model's figure is what the function sees, from sending a request to
-having its response headers (the published ~20 ms p90 is such a client-side figure). The drawn
-latency counts from the request's arrival here (a connection's first request: from the accept;
-a request with a body: from its last byte sent on), before the emulator is even asked, so the
-emulator's own time to answer (or the kept answer's) is absorbed inside it; the first byte is
-held only for what remains. The path adds to that wait what the proxy cannot
-see: the function's botocore sending and parsing, the relay, the loop's millisecond timers; so
-the proxy subtracts that addition, which the host keeps measuring while it runs
-(fanout.local.network.path). What the proxy cannot do is release a first byte before the emulator
-sends it: a relayed answer slower than the drawn latency (the emulator's handling of a request on a
-busy machine) is counted late per environment, and the host logs the counts for the report
-(fanout.local.network.late).
+`Shaper` (used by the function host) starts one proxy process per host and, over a pipe of typed
+commands (fanout.local.network.commands), opens one loopback endpoint per environment, which the
+environment's AWS_ENDPOINT_URL_S3 names. Reads of objects are answered from the emulator's kept
+answers (fanout.local.network.answers), everything else is relayed to the emulator. Responses and
+request bodies are released under the model's limits (pacer, limits), a response's first byte
+once the request's drawn latency, less the path's cost (path), has passed. How and why, with
+the measurements: docs/network-model.md, *How traffic is shaped* and *Endpoint addresses*.
 """
 
 import asyncio
@@ -209,7 +173,7 @@ class Environment:
 
     def first_byte_delay(self) -> float:
         """How long the proxy holds one request's first byte: its latency (fixed, or lognormal
-        with the model's median and p90) less what the path adds (see the module docstring)."""
+        with the model's median and p90) less what the path adds (docs/network-model.md)."""
         median, p90 = self.shape.first_byte_s, self.shape.first_byte_p90_s
         if not median:
             return 0.0

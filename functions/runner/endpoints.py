@@ -1,32 +1,12 @@
 """Which S3 address each request reached, and pinning a message's requests to one address.
 
-S3's regional endpoint resolves to many addresses, and downloads from some have been measured
-faster than from others. A DNS answer says where a connection may go; the socket says where it
-went. So `instrument(client)` makes the client's connections note their peer address (the
-socket's, `getpeername()`) each time they wait for a response, and `take_peer()` hands the
-address to whoever listens to botocore's `response-received` on the same thread (measure.py's
-RequestLog). Any workload reuses it with its own client.
-
-`pinned(client, host, address)` sends every connection to `host` to `address` for the length of
-a block: `socket.getaddrinfo` answers for exactly that name with that address, so urllib3 still
-connects by the name, verifies the certificate against it and sends it as SNI; only the address
-changes. The client's pooled connections are dropped on entry and exit, so none opened before
-(to another address) carries a pinned request and none pinned outlives the block.
-
-By hand because no library does either: botocore has no hook that sees the connection of a
-request (its events see requests and parsed responses), and it takes addresses from the
-system's resolver only.
-
-Pin values (`PIN=` at fire, `pin` in messages): `none`, `auto` or one IPv4/IPv6 address.
-`none` pins nothing: connections go where the resolver says, as without a pin; it names the
-unpinned cell of a sweep beside pinned ones (the A/B of pinned against not). `auto`
-resolves the name AUTO_LOOKUPS times, collects every distinct address (each answer may list
-several, and S3's DNS rotates them), sorts them (IPv4 first, numerically) and picks the one at
-position seq mod count: a run's messages spread evenly over the addresses found, so each
-address gets an equal share to compare. A resolver that caches answers (a Lambda environment's
-may) shows fewer addresses; `pin_addresses` records what was found.
-
-Stdlib only plus the client it is given: it runs in the Lambda runtime.
+`instrument(client)` makes the client's connections note their socket's peer address, which
+`take_peer()` hands to the `response-received` listener on the same thread (measure.py's
+RequestLog); `pinned(client, host, address)` sends every connection to `host` to `address` for
+the length of a block, TLS still by the name. By hand because botocore has no hook that sees a
+request's connection and takes addresses from the system's resolver only. Stdlib only plus the
+client it is given: it runs in the Lambda runtime. Any workload reuses it with its own client.
+Pin values and what the records hold: docs/strategies.md, *Endpoint addresses*.
 """
 
 import ipaddress

@@ -1,27 +1,11 @@
 """The download workload's report across runs: `fanout report --runs ID,ID,...` and a sweep's
 closing report, through fanout.stages.report and fanout.workloads.download.driver.
 
-Reads each run's folder results/<run_id>/ (run.json, and records.jsonl that `fanout report`
-writes), groups the download records into cells and computes, per cell, the statistics of
-fanout.results.stats from the records themselves (exact, wherever the runs were made): download
-seconds and throughput (decimal MB/s and Mbit/s), bootstrap confidence intervals of the median
-and p99 throughput, achieved concurrency (fanout.results.concurrency, per run) against the target,
-cold starts, errors, and the accounting that `fanout wait` stored in run.json.
-
-The statistics of a cell are over its downloads that ran at target (fanout.results.concurrency: the
-time-weighted mean number of the run's downloads overlapping each one's interval, at least the
-`at_target` fraction, 90% by default, of the cell's concurrency), so that the queue mapping's
-ramp does not mix lower concurrencies into a cell; how many were left out is shown beside them,
-and a scatter plot shows every download's throughput against the concurrency it ran at. A
-record without start_ms/end_ms (none since they exist) cannot be placed and counts as at target.
-
-A cell is the download workload's (CELLS = fanout.results.cells.of(download): the one definition the run
-report uses too): its record fields (records that predate object_size take run.json's stack.object_size),
-the architecture and the network the run was made under (both from run.json, so that runs that
-differ only there are not pooled). Tables show as
-columns only the cell fields that vary; the others are printed once above them.
-
-Writes into the output folder: cells.csv, cells.json, report.md and fanout.workloads.download.across_plots' PNGs.
+Reads each run's results/<run_id>/ (run.json, records.jsonl) and computes each cell's statistics
+(fanout.results.stats) from the records themselves, over its downloads that ran at target
+(fanout.results.concurrency), so they are exact wherever the runs were made. Cells are
+fanout.results.cells.of(download), the run report's too. What each figure is, and the files
+written: docs/statistics.md.
 """
 
 import platform

@@ -1,30 +1,11 @@
 """The download workload's report of one run: its tables, files and plots (`fanout report`,
 fanout.stages.report, calls it through fanout.workloads.download.driver).
 
-The percentile tables come from the saved queries (queries/), restricted to the run with
-`run_id = "..."`; the queries over Lambda's REPORT lines (which carry no run id) are restricted
-to the run's time window instead, so another run overlapping in time on the same stack would
-show up there. The records themselves (for records.jsonl, achieved concurrency and plots) are
-read from the log group over the same window.
-
-Units: seconds are wall-clock download times measured in the function; throughput is decimal,
-MB/s = bytes / seconds / 10^6 and Mbit/s = 8 x MB/s (the records' `mbps` field is Mbit/s).
-Percentiles are the saved queries' pct(): exact on the local backend (linear interpolation
-between closest ranks, see fanout.insights.aggregates), Logs Insights' own on AWS.
-
-The main tables are over the downloads that ran at target (fanout.results.concurrency: each one's mean
-concurrency over its own interval at least a fraction, 90% unless `fanout report --at-target`
-says otherwise, of the cell's target), computed from the records with numpy's percentiles
-(fanout.results.stats, the local evaluator's method), so that the queue mapping's ramp is not mixed
-into a cell; the saved query's table over every download stays, labelled.
-
-On the console the cell values every row shares are printed once above the tables, and wide
-query results keep only the columns that differ, so that a one-cell report fits 80 columns.
-
-Writes into results/<run_id>/: records.jsonl, summary.csv, summary.json, report.md and the
-PNG plots of fanout.workloads.download.plots.
-
-Across runs, the download workload's report is fanout.workloads.download.across's.
+Tables come from the saved queries restricted to the run, and the main ones from the records
+themselves over the downloads that ran at target (fanout.results.concurrency,
+fanout.results.stats), so that the queue mapping's ramp is not mixed into a cell. Units,
+percentile methods and the files written: docs/experiment.md, *report*, and
+docs/statistics.md, *Downloads at target*. Across runs: fanout.workloads.download.across.
 """
 
 import re
@@ -124,7 +105,7 @@ def build(stack, record: dict) -> dict:
 
 
 def at_target(summary: dict) -> dict:
-    """The summary's statistics over the downloads that ran at target (module docstring), at
+    """The summary's statistics over the downloads that ran at target (docs/statistics.md), at
     the summary's `at_target_fraction` (fanout report --at-target; 90% by default), computed
     from its records and kept as summary["at_target"]; returns that."""
     fraction = summary.setdefault("at_target_fraction", concurrency.AT_TARGET_FRACTION)

@@ -1,30 +1,11 @@
 """`fanout sweep`: the whole experiment of many cells in one command, stoppable and resumable.
 
-Every parameter given as a list is an axis (fanout.stages.sweep_axes); the cells are their product. Before
-anything is created or sent: every value is checked with deploy's rules, the AWS cost of the
-whole sweep is estimated (per cell and in total; --yes above fire's thresholds, applied to the
-total) and, on AWS, the account's quotas are checked (fanout.cloud.account).
-
-Then, cell after cell, through the same functions `make deploy/fire/wait/report` call:
-- deploy when a deploy-level value changes (Terraform updates only what changed; every object
-  size of the sweep stays in the bucket once uploaded, and the role may read each of them);
-- fire MULTIPLIER x CONCURRENCY messages tagged TAG, with the cell's download strategy (or, for
-  another workload, its parameters: `--workload latency --sizes "1 1KB; 1MB" --reps "3 10"`);
-- wait until every message is done, failed or dead-lettered, then until the queue is empty and
-  no invocation runs: cells never overlap;
-- write the run's records and tables (results/<run_id>/, no plots).
-
-Fresh execution environments per cell, unless --keep-warm: on AWS a configuration change forces
-them (a redeploy, or `environment_epoch` changed for cells on the same deployment), on the local
-backend the function host starts new ones for every cell. With --keep-warm, cells on the same
-deployment share the environments (a redeploy still replaces them). Each cell records which.
-
-The manifest results/sweeps/<sweep_id>/sweep.json (fanout.results.sweep_folders) is rewritten at every step.
-Ctrl-C (or SIGTERM) asks Terraform to stop if it runs, marks the cell interrupted and leaves
-the stack deployed; `--resume <sweep_id|latest>` continues with the first unfinished cell,
-running an interrupted cell again from scratch as a new run after purging what the old run left
-in the queue (on AWS waiting the purge out: see `purge`). --destroy-after tears the stack down
-once every cell is done.
+Every parameter given as a list is an axis (fanout.stages.sweep_axes); the cells are their
+product. Every value, the whole cost and (on AWS) the account's quotas are checked before
+anything is created; then cell after cell goes through the same functions `make
+deploy/fire/wait/report` call, with fresh execution environments unless --keep-warm, and the
+manifest (fanout.results.sweep_folders) records each step, so that --resume continues where a
+Ctrl-C stopped. The details: README.md, *A whole study in one command: `make sweep`*.
 """
 
 import argparse

@@ -8,6 +8,7 @@ the general value semantics of `values` backs up.
 import math
 import operator
 import time
+from typing import NoReturn
 
 from fanout.insights import syntax
 from fanout.insights.functions import DATE_FUNCTIONS, FUNCTIONS, PERIOD_CAPS, floor_time
@@ -144,7 +145,7 @@ class ExpressionCompiler:
     def __init__(self, text: str):
         self.text = text
 
-    def error(self, pos: int, token: str, problem: str):
+    def error(self, pos: int, token: str, problem: str) -> NoReturn:
         raise QuerySyntaxError(self.text, pos, token, problem)
 
     def compile(self, node):

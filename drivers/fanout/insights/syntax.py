@@ -8,7 +8,7 @@ token, so that a query is never silently run with a part of it ignored.
 import re
 from dataclasses import dataclass, field, replace
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import NamedTuple, NoReturn
 
 from fanout.insights.lexer import Lexer, QuerySyntaxError, Token
 
@@ -171,7 +171,8 @@ def scope_inline_flags(pattern: str) -> str:
     `^(?i:ab)|(?i:c)`. Python accepts unscoped flags only at the start, and no library translates
     them, hence this scanner (escapes and character classes are copied as they are).
     """
-    out, scopes = [], [[]]  # per open group, the flags opened in it so far
+    out: list[str] = []
+    scopes: list[list[str]] = [[]]  # per open group, the flags opened in it so far
     i, in_class = 0, False
     while i < len(pattern):
         char = pattern[i]
@@ -236,7 +237,7 @@ class Parser:
         self.text = text
         self.token = self.lexer.token_at(0)
         self.previous_end = 0
-        self.output_names = set()  # names a fields or stats command has given so far
+        self.output_names: set[str] = set()  # names a fields or stats command has given so far
 
     # -- token plumbing --
     def advance(self) -> Token:
@@ -245,7 +246,7 @@ class Parser:
         self.token = self.lexer.token_at(self.previous_end)
         return current
 
-    def error(self, problem: str, token: Token | None = None):
+    def error(self, problem: str, token: Token | None = None) -> NoReturn:
         token = token or self.token
         raise QuerySyntaxError(self.text, token.pos, token.text, problem)
 
@@ -532,7 +533,8 @@ class Parser:
             return Literal(token.value, token.pos)
         if token.kind == "DURATION":
             self.advance()
-            return Duration(*token.value, token.pos, token.text)
+            amount, unit = token.value
+            return Duration(amount, unit, token.pos, token.text)
         if token.kind == "FIELD":
             self.advance()
             return Field(token.value, token.pos)

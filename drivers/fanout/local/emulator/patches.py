@@ -36,7 +36,7 @@ COUNTERS = {
 
 def compact_redrive_policy() -> None:
     """GetQueueAttributes returns RedrivePolicy as compact JSON, as AWS does."""
-    stock_attributes = Queue.attributes.fget
+    stock_attributes = Queue.attributes.fget  # type: ignore[attr-defined]  # a property, typed as its getter
 
     def attributes(queue):
         result = stock_attributes(queue)
@@ -186,7 +186,7 @@ def mappings_listed_by_function_name_or_arn() -> None:
             function_arn = backend.get_function(function_name).function_arn
         except UnknownFunctionException:
             return stock_list(backend, event_source_arn, function_name)
-        mappings = stock_list(backend, event_source_arn, None)
+        mappings = stock_list(backend, event_source_arn, None)  # type: ignore[arg-type]  # None: every function's
         return [mapping for mapping in mappings if mapping.function_arn == function_arn]
 
     LambdaBackend.list_event_source_mappings = list_event_source_mappings

@@ -43,13 +43,15 @@ class Shaper:
 
     def __init__(self, upstream: str, seed: int | None = None):
         url = urlsplit(upstream)
-        command = [sys.executable, "-m", "fanout.local.network.proxy", url.hostname, str(url.port)]
+        command = [sys.executable, "-m", "fanout.local.network.proxy", str(url.hostname), str(url.port)]
         if seed is not None:
             command.append(str(seed))
         # Its own session: a Ctrl-C in the terminal stops the host gracefully, and the invocations
         # in flight still need the proxy until they end.
         self._process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                                          start_new_session=True)
+        assert self._process.stdin and self._process.stdout  # both piped
+        self._commands, self._replies = self._process.stdin, self._process.stdout
         self._lock = threading.Lock()
         self._path: PathCost | None = None  # what the path adds to a first-byte wait; measured on first need
         self._named = 0  # endpoints handed out by name, for the rotation
@@ -93,7 +95,7 @@ class Shaper:
         """The first bytes an environment's endpoint held since the last call (fanout.local.network.late)."""
         with self._lock:
             self._send(AskFirstBytes(_port(url)))
-            reply = self._process.stdout.readline()
+            reply = self._replies.readline()
         if not reply.startswith("{"):
             raise self._stopped()
         return FirstBytes(**json.loads(reply))
@@ -102,15 +104,15 @@ class Shaper:
         """The port of a new endpoint the proxy opened for `shape` (`calibration`: its latency
         is waited in full, the path's cost not subtracted)."""
         self._send(Open(shape, calibration))
-        port = self._process.stdout.readline().strip()
+        port = self._replies.readline().strip()
         if not port.isdigit():
             raise self._stopped()
         return port
 
     def _send(self, command: Command) -> None:
         try:
-            self._process.stdin.write(encode(command) + "\n")
-            self._process.stdin.flush()
+            self._commands.write(encode(command) + "\n")
+            self._commands.flush()
         except OSError:  # its end of the pipe is gone
             raise self._stopped() from None
 
@@ -132,7 +134,7 @@ class Shaper:
     def close(self) -> None:
         if self._path:
             self._path.stop()
-        self._process.stdin.close()
+        self._commands.close()
         try:
             self._process.wait(5)
         except subprocess.TimeoutExpired:
@@ -185,6 +187,7 @@ class Environment:
 def _environment_limits(burst: float | None, peak: float | None, sustained: float | None, now: float) -> list:
     """One direction's limits shared by an environment's connections: a token bucket, or a rate."""
     if burst:
+        assert sustained, "a model with a burst has its refill rate (model.parameters checks)"
         return [TokenBucket(burst, sustained, peak, now)]
     rate = sustained or peak
     return [RateLimit(rate)] if rate else []
@@ -211,7 +214,11 @@ class ClientSide(asyncio.Protocol):
         self.loop = asyncio.get_running_loop()
         self.first_byte_due: float | None = None  # set once a request is sent, until its response starts
         self._accepted: float | None = self.loop.time()
-        self.transport = self.upstream = self.down = self.up = None
+        # Set by connection_made, which asyncio calls before any other method.
+        self.transport: asyncio.Transport
+        self.down: Pacer
+        self.up: Pacer
+        self.upstream: asyncio.Transport | None = None
         self._exchange: Exchange | None = None  # the relayed request in progress and its response
         self._head = b""  # the next request's head so far
         self._collecting = False  # a request head is arriving
@@ -249,16 +256,16 @@ class ClientSide(asyncio.Protocol):
         kept = self.env.kept
         if kept and not rest and kept.servable(request):
             self._answering = True
-            self.loop.create_task(self._answer(request, head, arrived))
+            self.loop.create_task(self._answer(kept, request, head, arrived))
             return
         if kept and request.method not in answers.READS:
             kept.wrote(request)
         self._relay(request, head, arrived)
         self._body(rest)
 
-    async def _answer(self, request: answers.Request, head: bytes, arrived: float) -> None:
+    async def _answer(self, kept: Answers, request: answers.Request, head: bytes, arrived: float) -> None:
         """Answer a read from the kept answers, or relay it when its answer is not one to keep."""
-        answer = await self.env.kept.answer(request, head)
+        answer = await kept.answer(request, head)
         self._answering = False
         if self.transport.is_closing():
             return
@@ -299,7 +306,7 @@ class ClientSide(asyncio.Protocol):
         except OSError:
             self.transport.close()
 
-    def upstream_made(self, upstream) -> None:
+    def upstream_made(self, upstream: asyncio.Transport) -> None:
         self.upstream = upstream
         for data in self._pending:
             upstream.write(data)

@@ -9,6 +9,7 @@ and the prediction's derivation: docs/network-model.md, *Ground truth* and *Endp
 """
 
 import math
+from collections.abc import Sequence
 from dataclasses import asdict, replace
 
 import numpy as np
@@ -18,7 +19,7 @@ from fanout.local.network.model import Shape
 from fanout.local.network.options import from_record
 
 
-def compare(run: dict, downloads: list[dict], events: list[dict] = ()) -> list[dict]:
+def compare(run: dict, downloads: list[dict], events: Sequence[dict] = ()) -> list[dict]:
     """One row per memory size: injected and estimated values, and their ratio; `events`, the
     run's log events, give the first-byte row its late answers (docs/network-model.md, Ground truth)."""
     model = from_record(run.get("network"))
@@ -50,7 +51,9 @@ def _address_factors(memory: int, factors: dict, downloads: list[dict]) -> list[
     """One row per endpoint address of the model: its rate factor, injected and estimated."""
     rates = {address: [d["bytes"] / d["seconds"] for d in downloads if d.get("endpoint_ip") == address]
              for address in factors}  # fmt: skip
-    top = max(factors.values(), default=None)
+    if not factors:
+        return []
+    top = max(factors.values())
     reference = _median(r for address, values in rates.items() if factors[address] == top for r in values)
     rows = []
     for address, factor in factors.items():
@@ -78,7 +81,7 @@ def _fluid_seconds(shape: Shape, size: int, connections: int) -> float:
     """The bytes alone: the bucket's burst, then the sustained rate (docs/network-model.md, Ground truth)."""
     burst_rate = _rate(shape, connections, shape.peak_rate)
     sustained_rate = _rate(shape, connections, shape.sustained_rate)
-    if not shape.burst_bytes or burst_rate <= shape.sustained_rate:
+    if not shape.burst_bytes or shape.sustained_rate is None or burst_rate <= shape.sustained_rate:
         return size / sustained_rate
     burst_seconds = shape.burst_bytes / (burst_rate - shape.sustained_rate)
     if size <= burst_rate * burst_seconds:
@@ -120,7 +123,7 @@ def _ends_inside_burst(downloads: list[dict], bucket: float | None) -> bool:
     """Is the object no larger than the bucket? Then a download that starts with a full bucket
     ends inside its burst, never reaching the sustained rate, and the estimates of sustained rate
     and burst describe the burst, not the model."""
-    return bool(bucket) and (_median(d["bytes"] for d in downloads) or 0) <= bucket
+    return bool(bucket and (_median(d["bytes"] for d in downloads) or 0) <= bucket)
 
 
 def _median(values) -> float | None:

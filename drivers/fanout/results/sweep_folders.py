@@ -58,7 +58,7 @@ def sweep_dir(sweep_id: str) -> Path:
 def new_manifest(settings: dict, cell_params: list[dict]) -> dict:
     """A manifest for a new sweep: `settings` (backend, stack, axes, order...) and one pending
     cell per entry of `cell_params`, in the order they will run."""
-    cells = [{"index": i, "params": params, "status": "pending", "run_id": None, "previous_run_ids": [],
+    cells: list[dict] = [{"index": i, "params": params, "status": "pending", "run_id": None, "previous_run_ids": [],
               "started": None, "finished": None, "timings": {}} for i, params in enumerate(cell_params)]  # fmt: skip
     return {"sweep_id": runs.new_run_id(), "status": "running", "created": now(), **settings, "cells": cells}
 

@@ -84,7 +84,7 @@ def ran_at_target(download: dict, target: int, fraction: float) -> bool:
     return "ran_at" not in download or concurrency.at_target(download["ran_at"], target, fraction)
 
 
-def cell_of(item: dict, run: dict) -> CELLS.Cell:
+def cell_of(item: dict, run: dict) -> cells.Cell:
     """The cell of a record; a field the record lacks (object_size before records carried it;
     any, for an error record that lacks it) comes from run.json."""
     stack, parameters = run["stack"], run["parameters"]
@@ -101,7 +101,7 @@ def cell_of(item: dict, run: dict) -> CELLS.Cell:
                       pin=parameters.get("pin"))
 
 
-def sort_key(cell: CELLS.Cell) -> tuple:
+def sort_key(cell: cells.Cell) -> tuple:
     """Numbers in numeric order (512 before 1024), text as text."""
     return tuple((0, value, "") if isinstance(value, (int, float)) else (1, 0, str(value))
                  for value in cell.as_dict().values())  # fmt: skip
@@ -154,10 +154,10 @@ def summarize(loaded: list[Run], title: str, at_target: float = concurrency.AT_T
 def group(loaded: list[Run]) -> tuple[dict, dict]:
     """{cell: [(run, the run's downloads in the cell)]} and {run id: the run's cells} (every run
     has downloads: load refuses one without)."""
-    by_cell: dict[CELLS.Cell, list[tuple[Run, list[dict]]]] = {}
-    run_cells: dict[str, set[CELLS.Cell]] = {}
+    by_cell: dict[cells.Cell, list[tuple[Run, list[dict]]]] = {}
+    run_cells: dict[str, set[cells.Cell]] = {}
     for run in loaded:
-        grouped: dict[CELLS.Cell, list[dict]] = {}
+        grouped: dict[cells.Cell, list[dict]] = {}
         for download in run.downloads:
             grouped.setdefault(cell_of(download, run.record), []).append(download)
         run_cells[run.run_id] = set(grouped)
@@ -170,12 +170,12 @@ def downloads_of(members: list[tuple[Run, list[dict]]]) -> list[dict]:
     return [d for _, own in members for d in own]
 
 
-def at_target_of(cell: CELLS.Cell, members: list[tuple[Run, list[dict]]], fraction: float) -> list[dict]:
+def at_target_of(cell: cells.Cell, members: list[tuple[Run, list[dict]]], fraction: float) -> list[dict]:
     """The cell's downloads that ran at its target."""
     return [d for d in downloads_of(members) if ran_at_target(d, cell.concurrency_limit, fraction)]
 
 
-def cell_row(cell: CELLS.Cell, downloads: list[dict], members: list[tuple[Run, list[dict]]], run_cells: dict) -> dict:
+def cell_row(cell: cells.Cell, downloads: list[dict], members: list[tuple[Run, list[dict]]], run_cells: dict) -> dict:
     """One cell: its fields, statistics and intervals over `downloads` (those at target), how
     many were left out, concurrency and accounting."""
     n_all = len(downloads_of(members))
@@ -222,7 +222,7 @@ def few_at_target(rows: list[dict], fraction: float) -> list[str]:
     return [line for line in found if line]
 
 
-def _concurrency(cell: CELLS.Cell, members: list[tuple[Run, list[dict]]]) -> dict:
+def _concurrency(cell: cells.Cell, members: list[tuple[Run, list[dict]]]) -> dict:
     """Achieved concurrency per run, so that a steady window never spans two runs; a cell made
     of several runs shows the largest peak and the mean of the runs' steady means."""
     per_run = [report.achieved_concurrency(own) for _, own in members if own]
@@ -284,7 +284,7 @@ def warnings(loaded: list[Run], run_cells: dict) -> list[str]:
     return result
 
 
-def _run_summary(run: Run, own: set[CELLS.Cell]) -> dict:
+def _run_summary(run: Run, own: set[cells.Cell]) -> dict:
     record = run.record
     return {
         "run_id": run.run_id,

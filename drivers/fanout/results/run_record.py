@@ -9,6 +9,7 @@ state, and messages that must name the file and the field in one line.
 
 import json
 from pathlib import Path
+from typing import cast
 
 from fanout.common.errors import FanoutError
 
@@ -18,7 +19,7 @@ def check(data: object, path: Path) -> dict:
     problem = _problem(data)
     if problem:
         raise FanoutError(f"corrupt run record {path}: {problem}; fire a new run or restore the file")
-    return data
+    return cast(dict, data)  # _problem found it one
 
 
 def parse(raw: bytes, path: Path) -> dict:

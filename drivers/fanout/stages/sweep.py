@@ -26,6 +26,7 @@ from fanout.cloud import stack as stacks
 from fanout.local.emulator import control
 from fanout.common.errors import FanoutError, UsageError
 from fanout.local.network import options as network_options
+from fanout.local.network.model import NetworkModel
 from fanout.common.sizes import format_size
 
 IDLE_POLL_SECONDS = 1.0
@@ -242,7 +243,7 @@ class _Deployment:
         self.inputs: params.DeployParams | None = None
         self.stack: stacks.Stack | None = None
         self.hosted: wait.Hosted | None = None
-        self.network = None  # the model of the local host, at the scale picked for this deployment
+        self.network: NetworkModel | None = None  # the model of the local host, at the scale picked for this deployment
         self.host_exit: ExitStack | None = None
 
     def inputs_for(self, cell: axes.CellParams, index: int) -> params.DeployParams:
@@ -323,6 +324,7 @@ def _run_cell(manifest: dict, cell: dict, deployment: _Deployment, purge_first: 
     with _timed("deploy", timings):
         redeployed = deployment.ensure(cell_params, cell["index"])
     stack = deployment.stack
+    assert stack is not None, "ensure deployed it"
     if purge_first:
         with _timed("purge", timings):
             purge(stack)

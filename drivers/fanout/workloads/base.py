@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from fanout.cloud import costs
 from fanout.common.errors import UsageError
+from fanout.results import concurrency
 
 
 @dataclass(frozen=True)
@@ -79,11 +80,12 @@ class Driver:
         """The report's files and (unless a sweep's cell, `plots_too` False) plots; their paths."""
         return self._report().write(summary, plots_too)
 
-    def report_across(self, run_ids: list[str], folder, title: str, at_target: float | None = None) -> dict:
+    def report_across(self, run_ids: list[str], folder, title: str,
+                      at_target: float = concurrency.AT_TARGET_FRACTION) -> dict:
         """The tables across runs (a sweep's closing report), printed and written into `folder`."""
         raise UsageError(f"the {self.name} workload has no report across runs")
 
-    def compare(self, a_ids: list[str], b_ids: list[str], at_target: float | None = None) -> None:
+    def compare(self, a_ids: list[str], b_ids: list[str], at_target: float = concurrency.AT_TARGET_FRACTION) -> None:
         """`fanout compare A B` of its runs."""
         raise UsageError(f"the {self.name} workload has no compare")
 

@@ -117,11 +117,11 @@ def at_target(summary: dict) -> dict:
         by_cell.setdefault(CELLS.key(download), []).append((download, ran))
     rows = []
     for cell, members in sorted(by_cell.items(), key=lambda item: item[0].sort_key()):
-        group, ran = [d for d, _ in members], [r for _, r in members]
+        group, ran_at = [d for d, _ in members], [r for _, r in members]
         target = group[0].get("concurrency_limit") or 1
         kept = [d for d, r in members if r is None or concurrency.at_target(r, target, fraction)]
         rows.append(cell.as_dict() | {"n": len(kept), "n_all": len(members), "n_excluded": len(members) - len(kept)}
-                    | concurrency.reach(group, ran) | _statistics(kept))  # fmt: skip
+                    | concurrency.reach(group, ran_at) | _statistics(kept))  # fmt: skip
     summary["at_target"] = {"fraction": fraction, "definition": concurrency.at_target_definition(fraction), "cells": rows,
                             "percentiles": stats.PERCENTILE_METHOD}  # fmt: skip
     return summary["at_target"]
@@ -290,7 +290,7 @@ def sdk_lines(summary: dict) -> list[str]:
 
 
 def _pressure_rows(cell_rows: list[dict], columns: tuple[str, ...] = CELLS.fields) -> list[list]:
-    rows = [[*(CELLS.titles[name] for name in columns), *PRESSURE_HEADERS]]
+    rows: list[list] = [[*(CELLS.titles[name] for name in columns), *PRESSURE_HEADERS]]
     for cell in cell_rows:
         key = CELLS.key(cell)
         rows.append([*(key.text(name) for name in columns), *(cell.get(name) for name in PRESSURE_COLUMNS)])
@@ -304,11 +304,12 @@ def query_rows(rows: list[dict]) -> tuple[list[list], str]:
     statistic; the other columns then repeat on every metric row, so those that are the same
     on every row leave the table for the shared text (with one metric, nothing repeats).
     """
-    stat_columns = [c for c in rows[0] if STAT_COLUMN.match(c)]
+    matched = [m for m in map(STAT_COLUMN.match, rows[0]) if m]
+    stat_columns = [m.string for m in matched]
     if not stat_columns:
         return [list(rows[0])] + [list(row.values()) for row in rows], ""
-    metrics = list(dict.fromkeys(STAT_COLUMN.match(c)["metric"] for c in stat_columns))
-    stats = list(dict.fromkeys(STAT_COLUMN.match(c)["stat"] for c in stat_columns))
+    metrics = list(dict.fromkeys(m["metric"] for m in matched))
+    stats = list(dict.fromkeys(m["stat"] for m in matched))
     plain = [c for c in rows[0] if c not in stat_columns]
     shared = [c for c in plain if len({row[c] for row in rows}) == 1] if len(metrics) > 1 else []
     plain = [c for c in plain if c not in shared]
@@ -389,7 +390,7 @@ EVERY_DOWNLOAD_NOTE = "the queue mapping's ramp and the run's tail included; dec
 
 
 def _metric_rows(cell_rows: list[dict], metric: str, columns: tuple[str, ...] = CELLS.fields) -> list[list]:
-    rows = [[*(CELLS.titles[name] for name in columns), "n", *STATS]]
+    rows: list[list] = [[*(CELLS.titles[name] for name in columns), "n", *STATS]]
     for cell in cell_rows:
         key = CELLS.key(cell)
         rows.append([*(key.text(name) for name in columns), cell["n"], *(cell.get(f"{metric}_{stat}") for stat in STATS)])
@@ -404,7 +405,7 @@ def _cells(summary: dict) -> list[dict]:
 
 
 def _concurrency_rows(summary: dict, columns: tuple[str, ...] = CELLS.fields) -> list[list]:
-    rows = [[*(CELLS.titles[name] for name in columns), "target", "peak", "steady mean", "at target", "left out",
+    rows: list[list] = [[*(CELLS.titles[name] for name in columns), "target", "peak", "steady mean", "at target", "left out",
              "cold starts", "cold share"]]  # fmt: skip
     for cell in _cells(summary):
         key, share = CELLS.key(cell), cell["cold_start_share"]

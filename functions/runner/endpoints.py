@@ -13,6 +13,7 @@ import ipaddress
 import socket
 import threading
 from contextlib import contextmanager
+from typing import TypeGuard
 from urllib.parse import urlsplit
 
 AUTO = "auto"
@@ -37,7 +38,7 @@ def parse_pin(text) -> str:
         raise PinError(f"pin={text!r} is not allowed: expected {NONE}, {AUTO} or an IPv4/IPv6 address") from None
 
 
-def steers(pin: str | None) -> bool:
+def steers(pin: str | None) -> TypeGuard[str]:
     """Whether `pin` chooses where connections go (auto or an address), rather than leaving it
     to the resolver (no pin, or `none`)."""
     return pin is not None and pin != NONE
@@ -90,7 +91,7 @@ def resolve(pin: str, host: str, port: int, seq: int) -> tuple[str, list[str]]:
     found: set[str] = set()
     for _ in range(AUTO_LOOKUPS):
         try:
-            found |= {info[4][0] for info in socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)}
+            found |= {str(info[4][0]) for info in socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)}
         except socket.gaierror as exc:
             raise PinError(f"pin=auto: {host} does not resolve ({exc.strerror})") from None
     ordered = sorted(found, key=lambda a: (ipaddress.ip_address(a).version, int(ipaddress.ip_address(a))))
@@ -109,7 +110,7 @@ def pinned(client, host: str, address: str):
         return original(name, *args, **kwargs)
 
     clear_pools(client)
-    socket.getaddrinfo = getaddrinfo
+    socket.getaddrinfo = getaddrinfo  # type: ignore[assignment]  # a stand-in with the same call
     try:
         yield
     finally:
@@ -146,7 +147,7 @@ def _session(client):
 def _noting(pool_class):
     """A subclass of `pool_class` whose connections note their peer when they wait for a response."""
 
-    class Connection(pool_class.ConnectionCls):
+    class Connection(pool_class.ConnectionCls):  # type: ignore[name-defined]  # urllib3's, known when called
         def getresponse(self, *args, **kwargs):
             _peer.address = _address(self.sock)  # the request is out; a closing response drops sock
             return super().getresponse(*args, **kwargs)

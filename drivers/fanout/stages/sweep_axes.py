@@ -84,7 +84,8 @@ class Axes:
 
     def cells(self, order: str = "given", seed: int | None = None) -> list[CellParams]:
         """Every cell, in the order `order` (see the module docstring)."""
-        deployments: list[tuple[int, int, int, str]] = list(itertools.product(*(getattr(self, name) for name in DEPLOY_AXES)))
+        product = itertools.product(*(getattr(self, name) for name in DEPLOY_AXES))
+        deployments: list[tuple[int, int, int, str]] = list(product)
         fires = list(itertools.product(self.strategy, self.pin, self.options))
         rng = random.Random(seed)
         if order == "shuffled":

@@ -405,8 +405,8 @@ def _cells(summary: dict) -> list[dict]:
 
 
 def _concurrency_rows(summary: dict, columns: tuple[str, ...] = CELLS.fields) -> list[list]:
-    rows: list[list] = [[*(CELLS.titles[name] for name in columns), "target", "peak", "steady mean", "at target", "left out",
-             "cold starts", "cold share"]]  # fmt: skip
+    rows: list[list] = [[*(CELLS.titles[name] for name in columns), "target", "peak", "steady mean", "at target",
+                         "left out", "cold starts", "cold share"]]  # fmt: skip
     for cell in _cells(summary):
         key, share = CELLS.key(cell), cell["cold_start_share"]
         rows.append([*(key.text(name) for name in columns), cell["target"], cell["peak_concurrency"],

@@ -8,8 +8,8 @@ thresholds to the sweep's totals, before anything is deployed.
 """
 
 import math
-from typing import Any
 from dataclasses import dataclass
+from typing import Any
 
 from fanout.common import ramp
 

@@ -6,8 +6,8 @@ token, so that a query is never silently run with a part of it ignored.
 """
 
 import re
-from dataclasses import dataclass, field, replace
 from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from typing import NamedTuple, NoReturn
 
 from fanout.insights.lexer import Lexer, QuerySyntaxError, Token

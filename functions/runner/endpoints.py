@@ -1,38 +1,19 @@
 """Which S3 address each request reached, and pinning a message's requests to one address.
 
-S3's regional endpoint resolves to many addresses, and downloads from some have been measured
-faster than from others. A DNS answer says where a connection may go; the socket says where it
-went. So `instrument(client)` makes the client's connections note their peer address (the
-socket's, `getpeername()`) each time they wait for a response, and `take_peer()` hands the
-address to whoever listens to botocore's `response-received` on the same thread (measure.py's
-RequestLog). Any workload reuses it with its own client.
-
-`pinned(client, host, address)` sends every connection to `host` to `address` for the length of
-a block: `socket.getaddrinfo` answers for exactly that name with that address, so urllib3 still
-connects by the name, verifies the certificate against it and sends it as SNI; only the address
-changes. The client's pooled connections are dropped on entry and exit, so none opened before
-(to another address) carries a pinned request and none pinned outlives the block.
-
-By hand because no library does either: botocore has no hook that sees the connection of a
-request (its events see requests and parsed responses), and it takes addresses from the
-system's resolver only.
-
-Pin values (`PIN=` at fire, `pin` in messages): `none`, `auto` or one IPv4/IPv6 address.
-`none` pins nothing: connections go where the resolver says, as without a pin; it names the
-unpinned cell of a sweep beside pinned ones (the A/B of pinned against not). `auto`
-resolves the name AUTO_LOOKUPS times, collects every distinct address (each answer may list
-several, and S3's DNS rotates them), sorts them (IPv4 first, numerically) and picks the one at
-position seq mod count: a run's messages spread evenly over the addresses found, so each
-address gets an equal share to compare. A resolver that caches answers (a Lambda environment's
-may) shows fewer addresses; `pin_addresses` records what was found.
-
-Stdlib only plus the client it is given: it runs in the Lambda runtime.
+`instrument(client)` makes the client's connections note their socket's peer address, which
+`take_peer()` hands to the `response-received` listener on the same thread (measure.py's
+RequestLog); `pinned(client, host, address)` sends every connection to `host` to `address` for
+the length of a block, TLS still by the name. By hand because botocore has no hook that sees a
+request's connection and takes addresses from the system's resolver only. Stdlib only plus the
+client it is given: it runs in the Lambda runtime. Any workload reuses it with its own client.
+Pin values and what the records hold: docs/strategies.md, *Endpoint addresses*.
 """
 
 import ipaddress
 import socket
 import threading
 from contextlib import contextmanager
+from typing import TypeGuard
 from urllib.parse import urlsplit
 
 AUTO = "auto"
@@ -57,7 +38,7 @@ def parse_pin(text) -> str:
         raise PinError(f"pin={text!r} is not allowed: expected {NONE}, {AUTO} or an IPv4/IPv6 address") from None
 
 
-def steers(pin: str | None) -> bool:
+def steers(pin: str | None) -> TypeGuard[str]:
     """Whether `pin` chooses where connections go (auto or an address), rather than leaving it
     to the resolver (no pin, or `none`)."""
     return pin is not None and pin != NONE
@@ -110,7 +91,7 @@ def resolve(pin: str, host: str, port: int, seq: int) -> tuple[str, list[str]]:
     found: set[str] = set()
     for _ in range(AUTO_LOOKUPS):
         try:
-            found |= {info[4][0] for info in socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)}
+            found |= {str(info[4][0]) for info in socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)}
         except socket.gaierror as exc:
             raise PinError(f"pin=auto: {host} does not resolve ({exc.strerror})") from None
     ordered = sorted(found, key=lambda a: (ipaddress.ip_address(a).version, int(ipaddress.ip_address(a))))
@@ -129,7 +110,7 @@ def pinned(client, host: str, address: str):
         return original(name, *args, **kwargs)
 
     clear_pools(client)
-    socket.getaddrinfo = getaddrinfo
+    socket.getaddrinfo = getaddrinfo  # type: ignore[assignment]  # a stand-in with the same call
     try:
         yield
     finally:
@@ -166,7 +147,7 @@ def _session(client):
 def _noting(pool_class):
     """A subclass of `pool_class` whose connections note their peer when they wait for a response."""
 
-    class Connection(pool_class.ConnectionCls):
+    class Connection(pool_class.ConnectionCls):  # type: ignore[name-defined]  # urllib3's, known when called
         def getresponse(self, *args, **kwargs):
             _peer.address = _address(self.sock)  # the request is out; a closing response drops sock
             return super().getresponse(*args, **kwargs)

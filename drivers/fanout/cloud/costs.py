@@ -9,6 +9,7 @@ thresholds to the sweep's totals, before anything is deployed.
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 from fanout.common import ramp
 
@@ -19,7 +20,7 @@ from fanout.common import ramp
 # fanout.workloads.latency.costs), which builds on these with `priced`.
 PRICES_REGION = "us-east-1"
 PRICES_DATE = "2025"
-PRICES = {
+PRICES: dict[str, Any] = {  # USD; lambda_gb_second by architecture
     "lambda_gb_second": {"x86_64": 0.0000166667, "arm64": 0.0000133334},
     "lambda_request": 0.20 / 1e6,
     "sqs_request": 0.40 / 1e6,  # standard queue, per 64 KiB chunk of a request

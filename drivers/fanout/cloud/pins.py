@@ -26,7 +26,8 @@ def parse(text: str) -> str:
 def check_backend(pin: str | None, backend: str) -> None:
     """Refuse an address the local backend cannot answer on: its endpoint listens on loopback
     addresses only (127.0.0.1, or a network model's `addresses`)."""
-    if steers(pin) and pin != AUTO and backend == "local" and not ipaddress.ip_address(pin).is_loopback:
+    if pin is not None and steers(pin) and pin != AUTO and backend == "local" \
+            and not ipaddress.ip_address(pin).is_loopback:
         raise UsageError(f"invalid --pin (PIN) {pin!r} on the local backend: its endpoint answers on loopback "
                          "addresses only (127.0.0.1, or the network model's addresses); use none, auto or one of those")
 

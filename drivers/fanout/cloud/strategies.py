@@ -6,13 +6,18 @@ a copy, so a `STRATEGY=` value is checked by the code that will run it; here its
 one-line usage errors, and the checks that need the stack (endpoint, /tmp) are added.
 """
 
+from typing import TYPE_CHECKING
+
 from fanout.common import function_modules
 from fanout.common.errors import UsageError
 
 definition = function_modules.load("strategies")
 STRATEGIES = definition.STRATEGIES
 DEFAULT = definition.DEFAULT
-Choice = definition.Choice
+if TYPE_CHECKING:  # the same class, read by mypy from the function's folder on its path
+    from strategies import Choice
+else:
+    Choice = definition.Choice
 
 
 def parse(text: str) -> Choice:

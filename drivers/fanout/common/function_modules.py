@@ -41,6 +41,7 @@ def load(name: str):
         path = source(name)
         siblings = {sibling: load(sibling) for sibling in _sibling_imports(path)}
         spec = importlib.util.spec_from_file_location(qualified, path)
+        assert spec and spec.loader, f"{path} is a .py file"
         module = importlib.util.module_from_spec(spec)
         sys.modules[qualified] = module  # before running it: dataclasses look their module up
         with _visible(siblings):

@@ -15,7 +15,7 @@ import sys
 from contextlib import contextmanager
 
 
-_received = []  # signals received within sigterm_as_ctrl_c and not yet raised by raise_if_dropped
+_received: list[int] = []  # signals received within sigterm_as_ctrl_c and not yet raised by raise_if_dropped
 
 
 @contextmanager

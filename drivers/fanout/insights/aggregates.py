@@ -34,8 +34,8 @@ class Column:
 
     def __init__(self, values: list):
         self.values = values
-        self._numbers = None
-        self._sorted = None
+        self._numbers: list | None = None
+        self._sorted: list | None = None
 
     @property
     def numbers(self) -> list:

@@ -8,6 +8,7 @@ the general value semantics of `values` backs up.
 import math
 import operator
 import time
+from typing import NoReturn
 
 from fanout.insights import syntax
 from fanout.insights.functions import DATE_FUNCTIONS, FUNCTIONS, PERIOD_CAPS, floor_time
@@ -144,12 +145,29 @@ class ExpressionCompiler:
     def __init__(self, text: str):
         self.text = text
 
-    def error(self, pos: int, token: str, problem: str):
+    def error(self, pos: int, token: str, problem: str) -> NoReturn:
         raise QuerySyntaxError(self.text, pos, token, problem)
 
     def compile(self, node):
-        handler = getattr(self, "compile_" + type(node).__name__.lower())
-        return handler(node)
+        match node:
+            case syntax.Literal():
+                return self.compile_literal(node)
+            case syntax.Field():
+                return self.compile_field(node)
+            case syntax.Duration():
+                return self.compile_duration(node)
+            case syntax.Unary():
+                return self.compile_unary(node)
+            case syntax.Binary():
+                return self.compile_binary(node)
+            case syntax.InList():
+                return self.compile_inlist(node)
+            case syntax.Match():
+                return self.compile_match(node)
+            case syntax.Call():
+                return self.compile_call(node)
+            case _:
+                raise TypeError(f"not an expression node: {node!r}")
 
     def compile_literal(self, node):
         value = node.value

@@ -43,7 +43,7 @@ _JSON_DECODER = json.JSONDecoder()
 
 def flatten(document: dict) -> dict:
     """Dotted field names for a JSON object, in document order, capped at MAX_JSON_FIELDS."""
-    fields = {}
+    fields: dict = {}
 
     def visit(prefix: str, value) -> None:
         if len(fields) >= MAX_JSON_FIELDS:

@@ -9,7 +9,9 @@ string), so the same reader handles AWS and local results.
 import dataclasses
 import functools
 import operator
+from collections.abc import Iterable
 from itertools import islice
+from typing import NoReturn
 
 from fanout.insights import syntax
 from fanout.insights.aggregates import Column, finisher
@@ -67,7 +69,7 @@ def _hide_aggregates(node, hidden: list):
         return syntax.Field(f"\0{len(hidden) - 1}", node.pos)
     if isinstance(node, tuple):
         return tuple(_hide_aggregates(item, hidden) for item in node)
-    if dataclasses.is_dataclass(node):
+    if dataclasses.is_dataclass(node) and not isinstance(node, type):
         changes = {f.name: _hide_aggregates(getattr(node, f.name), hidden) for f in dataclasses.fields(node)}
         return dataclasses.replace(node, **changes)
     return node
@@ -115,7 +117,8 @@ class StatsStage:
     def __init__(self, compiler: ExpressionCompiler, command: syntax.Stats):
         self.group_names = [name for _, name in command.groups]
         self.key = _values_of(compiler, [expr for expr, _ in command.groups])
-        inputs, slots = [], {}
+        inputs: list = []
+        slots: dict = {}
 
         def slot(node):
             shape = _structure(node)
@@ -128,7 +131,8 @@ class StatsStage:
         # a plain item or inside an expression, is an output computed from the columns the hot
         # loop below collects; an expression item is then evaluated over the result row, where
         # its calls are hidden fields and earlier items' names are already set.
-        hidden, self.outputs = [], []
+        hidden: list = []
+        self.outputs: list = []
         for expr, name in command.items:
             if isinstance(expr, syntax.Call) and expr.name in syntax.AGGREGATES:
                 self.outputs.append((name, self.aggregate(compiler, expr, slot)))
@@ -167,7 +171,7 @@ class StatsStage:
         # The hot loop: each row's argument values go to the end of its group's one flat list,
         # cut into columns once per group at the end (a slice with a step runs in C).
         key, values = self.key, self.values
-        groups = {}
+        groups: dict[tuple, list] = {}
         self.matched = 0
         for row in rows:
             group = key(row)
@@ -231,14 +235,15 @@ class Plan:
     def __init__(self, text: str):
         self.query = syntax.parse(text)
         self.compiler = ExpressionCompiler(text)
-        self.stages = []
-        self.columns = []  # output columns named so far
+        self.stages: list = []
+        self.columns: list[str] = []  # output columns named so far
         self.selected = False  # whether fields or stats chose the columns (else @timestamp, @message)
-        self.after_stats = set()  # fields that exist after the last stats
-        self.display = None
-        self.stats = []
-        self.first_ordering = None  # the first sort or limit command: AWS allows none before a second stats
-        self.used_fields = set()
+        self.after_stats: set[str] = set()  # fields that exist after the last stats
+        self.display: list[str] | None = None
+        self.stats: list[StatsStage] = []
+        # the first sort or limit command (position, word): AWS allows none before a second stats
+        self.first_ordering: tuple[int, str] | None = None
+        self.used_fields: set[str] = set()
         self.deduped = False
         for command in self.query.commands:
             self.add(command)
@@ -247,7 +252,7 @@ class Plan:
         self.columns = self.display or self.columns
         self.used_fields |= set(self.columns)
 
-    def error(self, pos: int, token: str, problem: str):
+    def error(self, pos: int, token: str, problem: str) -> NoReturn:
         raise QuerySyntaxError(self.query.text, pos, token, problem)
 
     def row_stage(self) -> RowStage:
@@ -265,8 +270,25 @@ class Plan:
     def add(self, command) -> None:
         if self.deduped and not isinstance(command, syntax.Limit):
             self.error(command.pos, type(command).__name__.lower(), "only limit may follow dedup (an AWS rule)")
-        kind = type(command).__name__.lower()
-        getattr(self, "add_" + kind)(command)
+        match command:
+            case syntax.Fields():
+                self.add_fields(command)
+            case syntax.Display():
+                self.add_display(command)
+            case syntax.Filter():
+                self.add_filter(command)
+            case syntax.Parse():
+                self.add_parse(command)
+            case syntax.Stats():
+                self.add_stats(command)
+            case syntax.Sort():
+                self.add_sort(command)
+            case syntax.Limit():
+                self.add_limit(command)
+            case syntax.Dedup():
+                self.add_dedup(command)
+            case _:
+                raise TypeError(f"not a command node: {command!r}")
 
     def add_fields(self, command: syntax.Fields):
         self.compute(command.items)
@@ -387,19 +409,19 @@ class Plan:
     def run(self, events, log: str | None = None) -> dict:
         events = events if isinstance(events, (list, tuple)) else list(events)
         build = row_builder(self.used_fields & set(SYSTEM_FIELDS), log)
-        rows = map(build, events)
+        rows: Iterable = map(build, events)
         matched = None
         for stage in self.stages:
             rows = stage.run(rows)
             if matched is None and not isinstance(stage, (RowStage, ExpandStage)):
-                rows = list(rows)
-                matched = self.stats[0].matched if self.stats and stage is self.stats[0] else len(rows)
-        rows = list(islice(rows, syntax.MAX_LIMIT))
+                rows = kept = list(rows)
+                matched = self.stats[0].matched if self.stats and stage is self.stats[0] else len(kept)
+        rows = kept = list(islice(rows, syntax.MAX_LIMIT))
         return {
             "status": "Complete",
             "results": [self.result_row(row) for row in rows],
             "statistics": {
-                "recordsMatched": float(len(rows) if matched is None else matched),
+                "recordsMatched": float(len(kept) if matched is None else matched),
                 "recordsScanned": float(len(events)),
                 "bytesScanned": float(sum(len(e["message"]) for e in events)),
             },

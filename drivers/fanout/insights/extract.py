@@ -18,6 +18,7 @@ _ESCAPED = re.compile(r"\\(.)")
 
 def _pattern(command: syntax.Parse):
     pattern, pairs = command.pattern, tuple(zip(command.names, command.groups))
+    assert pattern is not None, "glob and regex parses always have a pattern"
 
     def fields(match) -> dict:
         return {name: value for name, group in pairs if (value := match.group(group)) is not None}

@@ -10,7 +10,7 @@ import ipaddress
 import math
 from datetime import datetime, timezone
 
-from fanout.insights.values import Timestamp, as_number, as_text, iso_millis
+from fanout.insights.values import Timestamp, as_number, as_text, iso_millis, render
 
 # The moments a date can show (years 1 to 9999); a time outside them is absent.
 MIN_MS, MAX_MS = -62_135_596_800_000, 253_402_300_799_999
@@ -71,7 +71,7 @@ def _strcontains(text, part):
 
 
 def _concat(*args):
-    return "".join(as_text(a) for a in args if a is not None)
+    return "".join(render(a) for a in args if a is not None)
 
 
 def _coalesce(*args):
@@ -83,7 +83,7 @@ def _isempty(value):
 
 
 def _isblank(value):
-    return value is None or as_text(value).strip() == ""
+    return value is None or render(value).strip() == ""
 
 
 def _trim(strip):
@@ -97,9 +97,11 @@ def _trim(strip):
 
 def _address(value, versions=(4, 6)):
     """The IP address `value` holds, None when it holds none of the given versions."""
+    if value is None:
+        return None
     try:
-        address = ipaddress.ip_address(as_text(value).strip())
-    except (ValueError, AttributeError):
+        address = ipaddress.ip_address(render(value).strip())
+    except ValueError:
         return None
     return address if address.version in versions else None
 
@@ -114,7 +116,7 @@ def _in_subnet(versions):
         if address is None or subnet is None:
             return False
         try:
-            network = ipaddress.ip_network(as_text(subnet).strip(), strict=False)
+            network = ipaddress.ip_network(render(subnet).strip(), strict=False)
         except ValueError:
             return False
         return address.version == network.version and address in network

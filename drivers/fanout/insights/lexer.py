@@ -7,6 +7,7 @@ allows a pattern.
 
 import re
 from dataclasses import dataclass
+from typing import Any, NoReturn
 
 from fanout.common.errors import UsageError
 from fanout.insights.values import number_from_text
@@ -25,7 +26,7 @@ class QuerySyntaxError(UsageError):
 @dataclass(frozen=True)
 class Token:
     kind: str  # NAME, FIELD (backticked), NUMBER, DURATION, STRING, REGEX, OP, END
-    value: object
+    value: Any  # str, but a number for NUMBER and (amount, unit) for DURATION
     pos: int
     text: str  # the source text of the token
 
@@ -67,7 +68,7 @@ class Lexer:
     def __init__(self, text: str):
         self.text = text
 
-    def error(self, pos: int, problem: str, token: str | None = None):
+    def error(self, pos: int, problem: str, token: str | None = None) -> NoReturn:
         if token is None:
             token = self.text[pos : pos + 12].split()[0] if self.text[pos:].strip() else "end of query"
         raise QuerySyntaxError(self.text, pos, token, problem)
@@ -133,6 +134,7 @@ class Lexer:
         match = _NUMBER.match(self.text, pos)
         if not match:  # ".5"
             match = re.compile(r"(\.\d+(?:[eE][-+]?\d+)?)([A-Za-z]*)").match(self.text, pos)
+        assert match, "token_at calls _number only at a digit, or a '.' and a digit"
         digits, suffix = match.groups()
         if suffix:
             unit = duration_unit(suffix)

@@ -6,8 +6,9 @@ token, so that a query is never silently run with a part of it ignored.
 """
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import NamedTuple
+from typing import NamedTuple, NoReturn
 
 from fanout.insights.lexer import Lexer, QuerySyntaxError, Token
 
@@ -170,7 +171,8 @@ def scope_inline_flags(pattern: str) -> str:
     `^(?i:ab)|(?i:c)`. Python accepts unscoped flags only at the start, and no library translates
     them, hence this scanner (escapes and character classes are copied as they are).
     """
-    out, scopes = [], [[]]  # per open group, the flags opened in it so far
+    out: list[str] = []
+    scopes: list[list[str]] = [[]]  # per open group, the flags opened in it so far
     i, in_class = 0, False
     while i < len(pattern):
         char = pattern[i]
@@ -235,7 +237,7 @@ class Parser:
         self.text = text
         self.token = self.lexer.token_at(0)
         self.previous_end = 0
-        self.output_names = set()  # names a fields or stats command has given so far
+        self.output_names: set[str] = set()  # names a fields or stats command has given so far
 
     # -- token plumbing --
     def advance(self) -> Token:
@@ -244,7 +246,7 @@ class Parser:
         self.token = self.lexer.token_at(self.previous_end)
         return current
 
-    def error(self, problem: str, token: Token | None = None):
+    def error(self, problem: str, token: Token | None = None) -> NoReturn:
         token = token or self.token
         raise QuerySyntaxError(self.text, token.pos, token.text, problem)
 
@@ -295,14 +297,14 @@ class Parser:
         if token.kind != "NAME":
             self.error("expected a command (fields, filter, parse, stats, sort, limit, display, dedup)")
         word = token.value.lower()
-        handler = getattr(self, f"command_{word}", None)
+        handler = _COMMANDS.get(word)
         if handler is None:
             if word in ML_COMMANDS:
                 self.error("is a machine-learning command of Logs Insights: not available offline")
             self.error("is not supported by the local evaluator" if word in UNSUPPORTED_COMMANDS else "unknown command")
         self.advance()
         self.output_names = set()  # duplicate names are checked within one command
-        return handler(token.pos)
+        return handler(self, token.pos)
 
     def comma_list(self, item):
         items = [item()]
@@ -319,8 +321,6 @@ class Parser:
 
     def command_filter(self, pos):
         return Filter(self.expression(), pos)
-
-    command_where = command_filter  # "a grammar alias for the filter command" (CWL_QuerySyntax-Where)
 
     def command_dedup(self, pos):
         return Dedup(self.comma_list(self.name), pos)
@@ -533,7 +533,8 @@ class Parser:
             return Literal(token.value, token.pos)
         if token.kind == "DURATION":
             self.advance()
-            return Duration(*token.value, token.pos, token.text)
+            amount, unit = token.value
+            return Duration(amount, unit, token.pos, token.text)
         if token.kind == "FIELD":
             self.advance()
             return Field(token.value, token.pos)
@@ -560,6 +561,20 @@ class Parser:
             args = list(self.comma_list(self.expression))
         self.expect_op(")")
         return Call(name.value.lower(), tuple(args), name.pos, self.source_text(name.pos))
+
+
+# Each command word and the Parser method that parses the rest of the command.
+_COMMANDS: dict[str, Callable[[Parser, int], object]] = {
+    "fields": Parser.command_fields,
+    "display": Parser.command_display,
+    "filter": Parser.command_filter,
+    "where": Parser.command_filter,  # "a grammar alias for the filter command" (CWL_QuerySyntax-Where)
+    "dedup": Parser.command_dedup,
+    "limit": Parser.command_limit,
+    "sort": Parser.command_sort,
+    "parse": Parser.command_parse,
+    "stats": Parser.command_stats,
+}
 
 
 def children(node) -> tuple:

@@ -141,4 +141,4 @@ def sort_key(value, descending: bool = False):
     number = as_number(value)
     if number is not None:
         return (2, number, value if value.__class__ is str else "")  # "01" before "1", as AWS shows
-    return (1, natural_key(as_text(value)), "")
+    return (1, natural_key(render(value)), "")

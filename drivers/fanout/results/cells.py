@@ -22,6 +22,7 @@ text), whereas records keep their JSON types; `key` passes both through that sam
 import math
 from dataclasses import dataclass, field, make_dataclass
 from functools import cache
+from typing import cast
 
 from fanout.common import registry as workloads
 from fanout.insights.values import parse_result_value, render
@@ -32,10 +33,11 @@ FROM_RUN = (workloads.CellField("architecture", "architecture", short="arch"), w
             workloads.CellField("pin", "pin"))  # fmt: skip
 
 
-class _Cell:
-    """What every workload's cell class does; `schema` is its Schema."""
+class Cell:
+    """What every workload's cell class does (each is a subclass); `schema` is its Schema."""
 
     schema: "Schema"
+    concurrency_limit: int  # a field every workload's cells share (its subclass sets it)
 
     def as_dict(self) -> dict:
         """Every field, in the order of the tables across runs (Schema.across)."""
@@ -112,10 +114,10 @@ def of(workload: workloads.Workload) -> Schema:
     across = (*shared, *deployed, architecture, *message, pin, tag, network)
     names = tuple(f.name for f in record)
     schema_fields = [(f.name, object) for f in record] + [(f.name, object, None) for f in FROM_RUN]
-    cell_class = make_dataclass(f"{workload.name.title()}Cell", schema_fields, bases=(_Cell,), frozen=True)
+    cell_class = make_dataclass(f"{workload.name.title()}Cell", schema_fields, bases=(Cell,), frozen=True)
     schema = Schema(workload.name, names, tuple(f.name for f in across), {f.name: f for f in (*record, *FROM_RUN)},
                     cell_class)  # fmt: skip
-    cell_class.schema = schema
+    cast(type[Cell], cell_class).schema = schema
     return schema
 
 

@@ -32,7 +32,8 @@ def steps(intervals: list[tuple[float, float]]) -> list[tuple[float, int]]:
     """(time, downloads running from that time on), at every time the count changes."""
     # At equal times ends (-1) sort before starts (+1): touching intervals do not overlap.
     changes = sorted([(start, 1) for start, _ in intervals] + [(end, -1) for _, end in intervals])
-    result, running = [], 0
+    result: list[tuple[float, int]] = []
+    running = 0
     for time, delta in changes:
         running += delta
         if result and result[-1][0] == time:

@@ -81,9 +81,10 @@ def pooled(run_ids: list[str]) -> dict:
     """The Lambda bill and its estimate summed over runs (a cell of several runs), with the bill
     over the estimate; None figures when a run has no saved cost."""
     found = [saved(run_id) for run_id in run_ids]
-    if not found or None in found:
+    costs = [cost for cost in found if cost is not None]
+    if not costs or len(costs) < len(found):
         return {"lambda_billed_usd": None, "lambda_estimated_usd": None, "bill_over_estimate": None}
-    billed = sum(cost["billed"]["usd"] for cost in found)
-    estimated = sum(cost["estimated_lambda_usd"] for cost in found)
+    billed = sum(cost["billed"]["usd"] for cost in costs)
+    estimated = sum(cost["estimated_lambda_usd"] for cost in costs)
     return {"lambda_billed_usd": billed, "lambda_estimated_usd": estimated,
             "bill_over_estimate": billed / estimated if estimated else None}  # fmt: skip

@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
+from typing import Literal
 
 from fanout.common import paths
 from fanout.results import run_record
@@ -184,7 +185,8 @@ def seq_ranges(seqs, max_chars: int = 60) -> str:
     the rest: a run of 100,000 messages can leave thousands missing, and one line must still
     say which."""
     ordered = sorted(set(seqs))
-    spans, shown = [], ""
+    spans: list[list[int]] = []
+    shown = ""
     for seq in ordered:
         if spans and seq == spans[-1][1] + 1:
             spans[-1][1] = seq
@@ -242,7 +244,7 @@ def write_json(path: Path, data) -> Path:
     return write_text(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
 
 
-def write_csv(path: Path, columns: list[str], rows, extrasaction: str = "raise") -> Path:
+def write_csv(path: Path, columns: list[str], rows, extrasaction: Literal["raise", "ignore"] = "raise") -> Path:
     """Write dict rows under a header of `columns` to `path` atomically."""
     text = io.StringIO(newline="")
     writer = csv.DictWriter(text, fieldnames=columns, extrasaction=extrasaction)

@@ -76,7 +76,7 @@ def excludes_zero(ci: tuple[float, float] | None) -> bool:
     return ci is not None and (ci[0] > 0 or ci[1] < 0)
 
 
-def _bootstrap(samples: tuple, statistic) -> list[tuple[float, float]]:
+def _bootstrap(samples: tuple, statistic) -> list[tuple[float, float] | None]:
     result = scipy_stats.bootstrap(
         samples, statistic, n_resamples=RESAMPLES, batch=BATCH, vectorized=True, paired=False,
         confidence_level=CONFIDENCE, method="percentile", rng=np.random.default_rng(SEED),

@@ -1,30 +1,11 @@
 """`fanout sweep`: the whole experiment of many cells in one command, stoppable and resumable.
 
-Every parameter given as a list is an axis (fanout.stages.sweep_axes); the cells are their product. Before
-anything is created or sent: every value is checked with deploy's rules, the AWS cost of the
-whole sweep is estimated (per cell and in total; --yes above fire's thresholds, applied to the
-total) and, on AWS, the account's quotas are checked (fanout.cloud.account).
-
-Then, cell after cell, through the same functions `make deploy/fire/wait/report` call:
-- deploy when a deploy-level value changes (Terraform updates only what changed; every object
-  size of the sweep stays in the bucket once uploaded, and the role may read each of them);
-- fire MULTIPLIER x CONCURRENCY messages tagged TAG, with the cell's download strategy (or, for
-  another workload, its parameters: `--workload latency --sizes "1 1KB; 1MB" --reps "3 10"`);
-- wait until every message is done, failed or dead-lettered, then until the queue is empty and
-  no invocation runs: cells never overlap;
-- write the run's records and tables (results/<run_id>/, no plots).
-
-Fresh execution environments per cell, unless --keep-warm: on AWS a configuration change forces
-them (a redeploy, or `environment_epoch` changed for cells on the same deployment), on the local
-backend the function host starts new ones for every cell. With --keep-warm, cells on the same
-deployment share the environments (a redeploy still replaces them). Each cell records which.
-
-The manifest results/sweeps/<sweep_id>/sweep.json (fanout.results.sweep_folders) is rewritten at every step.
-Ctrl-C (or SIGTERM) asks Terraform to stop if it runs, marks the cell interrupted and leaves
-the stack deployed; `--resume <sweep_id|latest>` continues with the first unfinished cell,
-running an interrupted cell again from scratch as a new run after purging what the old run left
-in the queue (on AWS waiting the purge out: see `purge`). --destroy-after tears the stack down
-once every cell is done.
+Every parameter given as a list is an axis (fanout.stages.sweep_axes); the cells are their
+product. Every value, the whole cost and (on AWS) the account's quotas are checked before
+anything is created; then cell after cell goes through the same functions `make
+deploy/fire/wait/report` call, with fresh execution environments unless --keep-warm, and the
+manifest (fanout.results.sweep_folders) records each step, so that --resume continues where a
+Ctrl-C stopped. The details: README.md, *A whole study in one command: `make sweep`*.
 """
 
 import argparse
@@ -45,6 +26,7 @@ from fanout.cloud import stack as stacks
 from fanout.local.emulator import control
 from fanout.common.errors import FanoutError, UsageError
 from fanout.local.network import options as network_options
+from fanout.local.network.model import NetworkModel
 from fanout.common.sizes import format_size
 
 IDLE_POLL_SECONDS = 1.0
@@ -272,7 +254,7 @@ class _Deployment:
         self.inputs: params.DeployParams | None = None
         self.stack: stacks.Stack | None = None
         self.hosted: wait.Hosted | None = None
-        self.network = None  # the model of the local host, at the scale picked for this deployment
+        self.network: NetworkModel | None = None  # the model of the local host, at the scale picked for this deployment
         self.host_exit: ExitStack | None = None
 
     def inputs_for(self, cell: axes.CellParams, index: int) -> params.DeployParams:
@@ -352,6 +334,7 @@ def _run_cell(keeper: sweeps.Keeper, index: int, deployment: _Deployment, purge_
     with _timed("deploy", keeper, index):
         redeployed = deployment.ensure(cell_params, index)
     stack = deployment.stack
+    assert stack is not None, "ensure deployed it"
     if purge_first:
         with _timed("purge", keeper, index):
             purge(stack)

@@ -84,7 +84,8 @@ class Axes:
 
     def cells(self, order: str = "given", seed: int | None = None) -> list[CellParams]:
         """Every cell, in the order `order` (see the module docstring)."""
-        deployments = list(itertools.product(*(getattr(self, name) for name in DEPLOY_AXES)))
+        product = itertools.product(*(getattr(self, name) for name in DEPLOY_AXES))
+        deployments: list[tuple[int, int, int, str]] = list(product)
         fires = list(itertools.product(self.strategy, self.pin, self.options))
         rng = random.Random(seed)
         if order == "shuffled":
@@ -101,15 +102,16 @@ def order(text: str) -> str:
     return params.choice("order", text, ORDERS)
 
 
-def _values(name: str, text: str) -> tuple:
+def _values(name: str, text: str | None) -> tuple:
     flag, parse = PARSERS[name]
     if name == "strategy":
-        return tuple(str(choice) for choice in strategies.parse_list(text))
+        return tuple(str(choice) for choice in strategies.parse_list(str(text)))
     if name == "pin" and text is None:
         return (None,)
     words = [word for word in params.LIST_SEPARATORS.split(str(text).strip()) if word]
     if not words:
         raise UsageError(f"invalid {flag} {text!r}: expected one or more values separated by spaces")
+    assert parse is not None, "only the strategy axis has no parser of its own, and it returned above"
     values = tuple(parse(word) for word in words)
     repeated = sorted({word for word, value in zip(words, values) if values.count(value) > 1})
     if repeated:

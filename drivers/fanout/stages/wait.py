@@ -1,36 +1,11 @@
 """`fanout wait`: wait until every message of a run is accounted for.
 
-A message is accounted for when the logs hold a record with outcome "done" for its seq, when it
-sits in the dead-letter queue, or when a record with outcome "error" shows it failed on its last
-allowed receive (it moves to the DLQ on the next receive). `outcome` is the envelope field every
-workload puts on the one record that closes a delivery (docs/workloads.md), so nothing here
-depends on what a workload measures or how many records it writes per message. Records are found with the saved query
-message-outcomes, through Logs Insights on AWS and the local evaluator on the emulator: the
-same path `report` uses, so a run that `wait` calls complete is one whose records the queries
-can see (Insights can return only part of the records for a while after a run; waiting on
-per-seq results rather than counts guards against that).
-
-The DLQ is inspected without consuming it (fanout.results.deadletters, which the reports use too).
-
-A seq is "lost" rather than in flight once the main queue has held nothing (visible, in flight
-or delayed) for LOST_AFTER_S and the logs and the DLQ still know nothing of it: it was deleted
-without a record, and no amount of waiting brings it back. wait then ends at once, exit 1,
-with one line naming the lost seqs. Crashes, timeouts and init failures (the platform's lines,
-query platform-errors over the run's window) are counted beside the outcomes.
-
-wait says how long the slowest outcome takes on this stack (a message that fails on every
-receive reaches the DLQ after max_receive_count receives x the queue's visibility timeout, 6 x
-the function timeout: FUNCTION_TIMEOUT at deploy) only when that matters: before it starts when
---timeout is shorter, else once a message has failed with receives left (its retries pending).
-A run whose messages all succeed is not told about a path it never takes.
-
-On timeout, the missing seqs are printed as ranges (`3-7, 12, 40-99`, cut after a line) and
-written in full to results/<run_id>/missing.json.
-
-Local backend: `wait` also hosts the function in-process while it waits (so `make fire` then
-`make wait` is a whole run and `make run` is not needed). When the function is already hosted
-elsewhere (`make run` in another terminal), pass --no-host (`make wait HOST=0`): two hosts
-would double the concurrency, so a second one refuses to start (fanout.local.hostlock).
+A message is accounted for by its record with outcome "done", by its place in the dead-letter
+queue, or by an "error" record on its last allowed receive: `outcome` is the envelope field every
+workload sets (docs/workloads.md), so nothing here depends on what a workload measures. A seq
+the logs, the DLQ and an idle queue all know nothing of is lost, and wait ends at once. On the
+local backend wait also hosts the function. The rules, timeouts and outputs: docs/experiment.md,
+*wait*.
 """
 
 import threading

@@ -1,50 +1,8 @@
 """The measurement core: one SQS message in, one download timed, one log record out.
 
 Plain Python over a boto3 S3 client, so it runs and is tested without Lambda. handler.py only
-adapts the Lambda event and context to it.
-
-What the numbers mean (docs/strategies.md has the full record contract):
-- `seconds`: time.monotonic() from just before the first request of the download until the
-  last byte was read (download_file: written to /tmp; deleting the file comes after). Wall-clock
-  time would jump with NTP.
-- `ttfb_seconds`: from the same start until the first chunk of the body was in hand. The
-  transfer manager only reports progress after each read of `io_chunksize` (256 KiB by default),
-  so its first progress callback marks the first chunk; `stream` reads chunks of `chunk_size`.
-  download_file's figure includes the HeadObject the transfer manager sends before its GETs,
-  because that is part of what the strategy costs.
-- `request_ttfb_ms`: per S3 request the download sent (in the order the responses came), ms
-  from handing it to the HTTP layer until its status line and headers were parsed (the body
-  not yet read): botocore's before-send and response-received events; the first
-  REQUESTS_KEPT (100) only, so that a download of thousands of parts still fits one log event
-  next to its timeline, and stays within the 200 fields Logs Insights discovers per event (it
-  makes one of each item). `requests` counts them all.
-- `connections`: distinct TCP connections (socket objects) that carried the download's
-  GetObject responses: a kept-alive connection counts once, a server that closes every
-  connection makes it equal the number of GETs. The local emulator closes every connection;
-  under a network model the shaping proxy keeps the function's side alive as S3 does, under
-  `none` (no proxy) the count equals the GETs.
-  Neither exists for `crt`, which speaks HTTP itself: both are null there.
-- `request_ips`, `endpoint_ip`: the address each request of `request_ttfb_ms` reached (its
-  connection's socket peer, endpoints.py), and that address when every request (all of them)
-  went to one; `pin`, `pinned_ip`,
-  `pin_addresses`: the message's PIN and what it resolved to (null for `none`, which pins
-  nothing). Null for `crt` but the pin.
-- `start_ms`/`end_ms`: epoch milliseconds, to line records up across functions.
-- `mbps`: decimal megabits per second (bytes * 8 / seconds / 1e6); `mib_per_s`: MiB per second.
-- `first_byte_seconds`: `request_ttfb_ms` of the first request answered, in seconds: its
-  first-byte latency without the first chunk's transfer that `ttfb_seconds` includes (for
-  download_file the HeadObject's); the network model's ground truth compares it.
-- `retries`: the download's S3 requests sent again: botocore's retries (HTTP attempts beyond
-  one per API call: its before-call and before-send events) plus s3transfer's own, which calls
-  GetObject again for the same range when a body breaks off mid-read (a second before-call of
-  one operation and Range). `slowdowns`: responses with HTTP 503 or the error code SlowDown
-  (response-received), S3's answer above its request rate per prefix. botocore retries both
-  silently, so throttling otherwise shows only as a slower download. Null for `crt`, whose
-  client retries inside awscrt where no Python event sees it.
-- `cpu_seconds`: process CPU time (user + system, every thread: time.process_time) over the
-  download; `cpu_share`: that over `seconds`, the vCPUs the download kept busy (below 1,769 MB
-  a function has less than one: docs/strategies.md).
-- the byte-arrival timeline and its derived figures: see timeline.py.
+adapts the Lambda event and context to it. What each field of the record means and how it is
+measured: docs/strategies.md, *Record fields*.
 """
 
 import json
@@ -68,7 +26,7 @@ from envelope import InjectedFailure, MalformedMessage, error_record
 # not validate, so those downloads do not pay for it; a smaller, single-part object has its
 # CRC32 computed by the function, a CPU cost per byte that is then part of the figure.
 CONNECTIONS = strategies.MAX_CONNECTIONS
-REQUESTS_KEPT = 100  # request_ttfb_ms items a record carries (see the module docstring)
+REQUESTS_KEPT = 100  # request_ttfb_ms items a record carries (docs/strategies.md, Record fields)
 
 
 class SizeMismatch(Exception):
@@ -168,7 +126,7 @@ class Progress:
 
 class RequestLog:
     """The S3 requests of one download: first-byte time of each, GetObject request ids, and the
-    connections that served them (see the module docstring). botocore emits before-send and
+    connections that served them (docs/strategies.md, Record fields). botocore emits before-send and
     response-received on the thread that sends the request, so a thread-local holds its start.
     """
 

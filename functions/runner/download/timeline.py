@@ -1,52 +1,9 @@
 """The byte-arrival timeline of one download, and the figures derived from it.
 
 Pure Python, no AWS: the function records and encodes the series, and the drivers decode it
-and derive from it with this same module (fanout.workloads.download.timeline loads this file), so both sides read
-one definition.
-
-The series: bytes received per fixed interval, counted when each read of the download hands
-its bytes over (a read is 256 KiB for both modes, see measure.py), in the interval of the
-moment it did, from the download's start. The resolution is INTERVAL_MS (10 ms), coarsened by
-merging pairs of intervals until the encoding fits ENCODED_LIMIT characters, so that the
-longest download a function can run (900 s) still fits one CloudWatch log event (256 KB) with
-room for the rest of the record: at most 5 bytes per interval (a varint below 2^35 bytes) make
-900 s at 40 ms 22,500 x 5 = 112,500 bytes, 150,000 characters of base64; so a download keeps
-10 ms up to 225 s at any rate, and at least 40 ms at 900 s.
-
-Encoding: each count as an unsigned LEB128 varint, the bytes in standard base64 (JSON-safe).
-
-Derived figures (all rates decimal MB/s = 10^6 bytes/s), from the series c[0..n-1] of interval
-d, the download's `seconds`, with C(i) = c[0] + ... + c[i-1] the bytes received by the
-boundary i*d, and m = floor(seconds / d) the number of complete intervals:
-- peak_mb_per_s: the most bytes in PEAK_WINDOW_S (1 s, k = round(1 s / d) intervals) of
-  complete intervals, max over i of (C(i+k) - C(i)) / (k d); when m < k, bytes / seconds.
-- sustained_mb_per_s: the tail's rate: the least-squares slope of C(i) against i d over the
-  boundaries of the last quarter, floor((1 - TAIL_FRACTION) m) <= i <= m (at least two; else
-  the peak). A slope, not bytes over time: the reads in progress on each connection when the
-  tail begins add up to one read (256 KiB) per connection to the tail's bytes, an offset that
-  a ratio would count as rate (6% of a 7 MB tail on four connections) and a slope ignores.
-- burst_excess_bytes: the most bytes received above the sustained rate over any stretch of
-  the download from the first interval with bytes (f) on. With D(i) = C(i) - S i d and A(i)
-  the mean of D over the RISE_WINDOW_S before i (0.1 s, w = round(0.1 s / d) boundaries; D is
-  D(f) before f): the stretch j <= i with the largest rise A(i) - A(j) (f <= j <= i <= m, first
-  found), both ends moved back to their window's middle (h = (w - 1) // 2 boundaries, not
-  before f), and its rise on D itself. The averages find the stretch, D measures it: bytes
-  land one read (256 KiB per connection) at a time, so the largest rise of D alone starts in a
-  gap between reads and ends on a bunch of them (1.05 of the bucket on 8 connections), while
-  the averages' own rise cuts the stretch's corners (0.97 of it after a sharp slow start,
-  0.98 measured on D: the middle of a window is not quite where a lopsided corner is). Under a
-  token bucket that starts full this is the bucket's size: the bytes above the refill rate in
-  any stretch are at most the credit at its start, and a full bucket gives them all once the
-  draw exceeds the refill rate, even when it does so only after a slower start (parallel GETs
-  whose responses begin one after another: counted from the first byte instead, the slow
-  start's shortfall below the sustained rate came off the bucket, 0.59 of it on 8 connections).
-- burst_bytes: bytes received before the rate falls to the sustained level: C(i) at the first
-  boundary (the knee) where the averages' rise A(i) - min over f <= j <= i of A(j) comes within
-  max(2% of the largest, 256 KiB) of the largest, moved back h boundaries. The slack keeps one
-  late read from moving the knee far into the sustained part; it makes the knee early by at
-  most that many bytes of excess.
-These describe a burst only for a download that outlasts it; one that ends inside its burst has
-a "sustained" rate that is its burst rate and burst_bytes close to all its bytes.
+and derive from it with this same module (fanout.workloads.download.timeline loads this file), so
+both sides read one definition. The series, its encoding and each figure's definition:
+docs/network-model.md, "The timeline of one download".
 """
 
 import base64
@@ -104,7 +61,7 @@ def decode(text: str) -> list[int]:
 
 
 def derive(counts: list[int], interval_ms: int, seconds: float) -> dict:
-    """The record's derived fields of a series (see the module docstring for the definitions)."""
+    """The record's derived fields of a series (defined in docs/network-model.md, "The timeline of one download")."""
     d = interval_ms / 1000
     cumulative = [0]
     for n in counts:

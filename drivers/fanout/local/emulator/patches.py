@@ -1,90 +1,9 @@
-"""Every change this project makes to moto's behaviour, and why.
+"""Every change this project makes to moto's behaviour, where the project depends on AWS's.
 
-The local backend must behave like AWS where the project depends on it. Each patch below is one
-small function, listed in PATCHES, applied by the emulator server process before it serves, and
-covered by a test under tests/emulator that fails without it. `--stock` skips them all (the
-benchmark baseline).
-
-SQS
-- compact_redrive_policy: AWS returns the RedrivePolicy attribute as compact JSON,
-  `{"deadLetterTargetArn":"arn:...","maxReceiveCount":5}` (the count is a number). moto
-  returns it with spaces after ':' and ','; the Terraform provider diffs the text and would plan
-  a whitespace change on every run.
-- queue_counters_only_when_asked, queue_scans_read_clock_once, retention_check_reads_attribute,
-  delete_message_in_one_pass:
-  stock moto walks the whole queue several times per message, reading the clock through
-  datetime objects twice per message on each walk: single-digit msgs/s for SendMessageBatch and
-  for ReceiveMessage+DeleteMessageBatch at a depth of 5,000, where the local backend needs
-  hundreds. These keep moto's algorithms and semantics (visibility timeouts, delays, receive
-  counts, redrive to the DLQ after maxReceiveCount) and remove the repeated work.
-- receives_never_share_a_message: moto's ReceiveMessage checks a message's visibility and marks
-  it received without a lock, so two concurrent receives on the server's threads can both take
-  the same message. AWS standard queues deliver at least once, but such a duplicate is rare
-  there; in the emulator it turned up in runs of a few hundred messages and made exact-count
-  checks flaky. The patch serialises the scan; the long-poll wait stays outside the lock.
-
-Lambda
-- lambda_code_location_served_locally: GetFunction's Code.Location is, on AWS, a pre-signed URL
-  from which the deployed zip can be downloaded for 10 minutes. moto returns an amazonaws.com
-  URL that resolves nowhere. The patch returns `<endpoint>/moto-api/fanout/lambda-code/...`
-  (the host the caller used to reach the emulator) and serves the function's zip bytes there
-  with a plain unauthenticated GET, as a pre-signed URL would be.
-- mappings_listed_by_function_name_or_arn: AWS's ListEventSourceMappings resolves FunctionName
-  (name or ARN) to the function. moto compares it with the text the mapping was created with;
-  Terraform creates the mapping with the function's ARN, so listing by name found nothing.
-- reserved_concurrency_zero_reported: AWS's GetFunction returns `Concurrency` whenever reserved
-  concurrency is set, 0 included (a function that may not run at all): the Terraform provider
-  reads reserved_concurrent_executions from that field and takes its absence for -1,
-  unreserved, so a value of 0 could never plan clean if AWS left it out. moto tests the value for
-  truth and drops 0, which a reader of GetFunction (the local function host) would take for
-  "no limit".
-
-S3
-- bucket_policies_see_secure_transport: AWS evaluates the usual deny-plain-HTTP statement
-  (`"Condition": {"Bool": {"aws:SecureTransport": "false"}}`) against the request's transport.
-  moto knows no `Bool` operator, ignores the condition, and so applies the Deny to every
-  request: each object read and write fails with 403. The patch skips statements that apply
-  only when `aws:SecureTransport` is false: the emulator stands in for AWS's endpoints, which
-  the drivers and functions reach over HTTPS there. Other statements still apply.
-- gets_send_the_key_as_read: moto reads the whole object from the key's buffer (a spooled
-  temporary file, on disk above 5 MB) into one bytes value, builds the whole answer, slices a
-  Range out of it, and only then does werkzeug send the first byte. For ranges that cost
-  50-250 ms per 8 MiB part of a 64 MiB object, which every part of the `ranged` strategy waited
-  for; with 8 GETs of a 16 MiB object at once on 2 cores (under load) it held the first byte
-  75-130 ms, whole or an 8 MiB range (download_file's part), far beyond the first-byte latency
-  the network model draws (docs/network-model.md; bench/emulator_first_byte.py).
-  The patch hands moto a view of the key's buffer (KeyBody): moto parses any range and builds
-  every header from it as before, its slice reads nothing, and werkzeug sends it as it reads
-  it, 256 KiB at a time (seek + read under the key's lock, as moto's own read is). Answers are
-  stock moto's, status, headers and bytes: 200 with Content-Length (moto sets it from the
-  view's length) for the whole object, 206 with Content-Range and checksum headers only for the
-  whole object, 416 past the end, multiple or unparsable ranges and the partNumber answer whole.
-  A view rather than an answer of the patch's own, so that moto's range rules stay the only
-  ones (nothing to keep in step on an upgrade). An answer holds the bytes of the key version
-  GetObject found, never a mix: an overwrite or a delete stores a new key (or drops it) and
-  leaves the found key's buffer as it was, and the answer keeps that key alive until sent. Only
-  a reset of the emulator's state (which closes every buffer) during a send cuts an answer
-  short of its Content-Length, which the client sees as a truncated body.
-
-Server
-- server_routing_lists_modules_once: moto's server lists its package directory (a listdir and
-  ~180 stat calls) to route every request. Listing it once raised ReceiveMessage +
-  DeleteMessageBatch throughput by over half in the benchmark.
-
-bench/sqs_throughput.py measures the SQS and server patches against stock moto.
-bench/emulator_first_byte.py measures the GetObject patch (first and last byte) against stock moto.
-bench/strategy_truth.py shows what reading only a GET's range changed for the `ranged` strategy
-(docs/network-model.md).
-
-Checked and left alone (tests guard them against a moto upgrade): moto honours an event source
-mapping created with Enabled=False (it only feeds enabled mappings), and it stores and returns
-ScalingConfig.MaximumConcurrency, FunctionResponseTypes and reserved concurrency.
-CloudWatch Logs PutLogEvents appends in O(batch); FilterLogEvents re-filters the whole group per
-page, which stays linear for the maximum page size of 10,000 events the readers use.
-PutQueryDefinition is not implemented by moto; the local backend does not save queries.
-Directory buckets (S3 Express One Zone) are not patched in: moto has no CreateSession, which the
-SDK sends before every object call on a `--x-s3` bucket, so the local backend refuses
-`--storage express` (docs/storage.md; tests/emulator/test_express.py fails once moto learns it).
+Each patch is one small function, listed in PATCHES, applied by the emulator server process
+before it serves, and covered by a test under tests/emulator that fails without it. `--stock`
+skips them all (the benchmark baseline). docs/emulator.md gives each patch's reason, what it
+was measured to change, and what was checked and left alone.
 """
 
 import json
@@ -117,7 +36,7 @@ COUNTERS = {
 
 def compact_redrive_policy() -> None:
     """GetQueueAttributes returns RedrivePolicy as compact JSON, as AWS does."""
-    stock_attributes = Queue.attributes.fget
+    stock_attributes = Queue.attributes.fget  # type: ignore[attr-defined]  # a property, typed as its getter
 
     def attributes(queue):
         result = stock_attributes(queue)
@@ -267,7 +186,7 @@ def mappings_listed_by_function_name_or_arn() -> None:
             function_arn = backend.get_function(function_name).function_arn
         except UnknownFunctionException:
             return stock_list(backend, event_source_arn, function_name)
-        mappings = stock_list(backend, event_source_arn, None)
+        mappings = stock_list(backend, event_source_arn, None)  # type: ignore[arg-type]  # None: every function's
         return [mapping for mapping in mappings if mapping.function_arn == function_arn]
 
     LambdaBackend.list_event_source_mappings = list_event_source_mappings

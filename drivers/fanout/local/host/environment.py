@@ -205,7 +205,7 @@ class Environment:
         killed first: with its output closed it cannot serve again, even if it still runs."""
         self.kill()
         code = self.process.exitcode
-        return f"exit status {code}" if code >= 0 else f"signal: {signal.strsignal(-code).lower()}"
+        return f"exit status {code}" if code >= 0 else f"signal: {(signal.strsignal(-code) or str(-code)).lower()}"
 
     def _await(self, deadline: float):
         """The process's reply, after all the output it wrote before replying has been logged.

@@ -183,7 +183,8 @@ class LogWriter:
 
 def batches(events: list[dict]):
     """PutLogEvents calls for `events`, in order: at most MAX_EVENTS events and MAX_BATCH_BYTES each."""
-    batch, size = [], 0
+    batch: list[dict] = []
+    size = 0
     for event in events:
         event_size = len(event["message"].encode()) + EVENT_OVERHEAD
         if batch and (len(batch) == MAX_EVENTS or size + event_size > MAX_BATCH_BYTES):

@@ -21,7 +21,7 @@ def build_view(directory: Path) -> None:
     for name in DISTRIBUTIONS:
         distribution = importlib.metadata.distribution(name)
         for top in {file.parts[0] for file in distribution.files or ()} - {"..", "__pycache__"}:
-            (directory / top).symlink_to(distribution.locate_file(top))
+            (directory / top).symlink_to(str(distribution.locate_file(top)))
 
 
 def module_names(directory: str) -> set[str]:

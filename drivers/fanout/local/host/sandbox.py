@@ -67,7 +67,7 @@ def main(conn, output_pipe, spec: dict) -> None:
         os.dup2(output_pipe.fileno(), fd)
     output_pipe.close()
     for stream in (sys.stdout, sys.stderr):
-        stream.reconfigure(line_buffering=True)
+        stream.reconfigure(line_buffering=True)  # type: ignore[union-attr]  # typed TextIO; a TextIOWrapper
     trace_fd = calls.open_trace(spec["trace_calls"])
     fault_fd = faults.open_log(spec["faults"])
     try:

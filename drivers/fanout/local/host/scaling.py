@@ -31,7 +31,7 @@ class Scaling:
     def release_due(self) -> None:
         """Let go of the held slots the ramp allows by now."""
         with self._lock:
-            if not self._held or self._started is None:
+            if not self._held or self._started is None or self._per_minute is None:
                 return
             minutes = (time.monotonic() - self._started) / 60
             allowed = min(self._limit, self._initial + int(self._per_minute * minutes))

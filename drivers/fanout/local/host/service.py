@@ -95,7 +95,8 @@ class Host:
         # handlers, which must not wait for a lock the interrupted code may hold.
         self._stopping = False
         self._aborting = False
-        self._abort_read, self._abort_write = os.pipe()  # readable once aborting: wakes every wait
+        self._abort_read, abort_write = os.pipe()  # readable once aborting: wakes every wait
+        self._abort_write: int | None = abort_write
         self._failure: BaseException | None = None  # an unexpected error on a poller or invocation thread
         self._last_activity = time.monotonic()
         self._tmp_warned = False
@@ -159,6 +160,7 @@ class Host:
 
     def _close_abort_pipe(self) -> None:
         write, self._abort_write = self._abort_write, None
+        assert write is not None, "run() closes it once"
         os.close(write)
         os.close(self._abort_read)
 
@@ -209,7 +211,7 @@ class Host:
 
     def _new_environment(self) -> Environment:
         s3_endpoint = resolve = None
-        if self._shaper:
+        if self._shaper and self.network:  # a shaper runs only under a network model
             s3_endpoint, resolve = self._shaper.named_endpoint(self.network.at(self.config.memory))
         env = Environment(self.config, self._workdir, self._log, self._abort_read, self._faults, s3_endpoint, resolve)
         with self._lock:

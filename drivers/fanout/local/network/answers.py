@@ -1,30 +1,11 @@
 """The emulator's answers to reads of objects, kept by the shaping proxy and given again.
 
-Under load the emulator's handling of each request (werkzeug, routing, moto: 5-8 ms idle, tens
-of ms on a busy machine) was what the function measured, not the model: 200 environments
-reading one 4 MiB object took a first byte of 904 ms against 15 ms injected. The objects the
-functions read do not change while they read them (the stack's test objects are written before
-hosting, under keys that name their size), so the proxy asks the emulator once for each distinct
-read and answers every later identical one itself.
-
-What is kept is the emulator's own answer, byte for byte, per distinct request: a GET or HEAD of
-an object path with no query string and no body, keyed by everything in the request that can
-change the answer (method, host name, path and every header except the per-request ones in
-PER_REQUEST: signature, dates, SDK ids). So a Range, an If-Match or a checksum mode asks the
-emulator once and then gets the same status, headers and bytes it gave (206, Content-Range, its
-checksum headers), with nothing of S3's semantics written here. Only its Date and request id are
-made again for each answer, as the emulator makes them. Answers other than 200 and 206 (a
-missing key's 404, a 416, a 412) are not kept: those requests go to the emulator every time.
-
-Written objects are not kept: a request that may write through an endpoint (any method but GET
-and HEAD, or one with a query string) drops what is kept of its path, or of its whole bucket
-when it names no key, and marks it written, so that later reads go to the emulator (the latency
-workload's PUT then GET of one key measure the emulator's answer to each). The proxy does not see
-writes made to the emulator directly while it runs: the stack's objects are written before.
-
-Kept answers are bounded by KEPT_BYTES (least recently used go first); an answer larger than
-that is not kept. Why by hand: HTTP caches (requests-cache, hishel) follow HTTP's freshness
-rules for a client; the proxy needs the emulator's exact bytes per request, on its own loop.
+Under load the emulator's handling of each request, not the model, was what the functions
+measured; the objects they read do not change while they read them, so the proxy asks the
+emulator once per distinct read (keyed by everything in the request that can change the answer)
+and gives every identical one the emulator's own answer, byte for byte. A request that may
+write drops what is kept of its object. What is kept, what is not, and why by hand:
+docs/network-model.md, *Reads answered by the proxy*.
 """
 
 import asyncio
@@ -71,7 +52,7 @@ class Request:
 
     @property
     def key(self) -> tuple:
-        """What identifies its answer (see the module docstring)."""
+        """What identifies its answer: method, host name, path and every header but PER_REQUEST's."""
         headers = tuple(sorted((n, v) for n, v in self.headers if n not in PER_REQUEST))
         return self.method, self.host, self.path, headers
 
@@ -120,7 +101,8 @@ class Answers:
     _written: set = field(default_factory=set)  # (host, path) of written objects, (host, bucket) of buckets
 
     def wrote(self, request: Request) -> None:
-        """`request` may write (see the module docstring): forget its object, or its bucket."""
+        """`request` may write (any method but GET and HEAD): forget its object, or its bucket when
+        it names no key or has a query string."""
         if request.names_object and not request.query:
             self._written.add((request.host, request.path))
         else:

@@ -12,6 +12,7 @@ records carry: so the report sums exactly the invocations of its run.
 """
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 EVENT = "network-first-bytes"
@@ -32,7 +33,7 @@ def line(request_id: str, counts: FirstBytes) -> str:
                        "late": counts.late}) + "\n"
 
 
-def totals(events: list[dict], request_ids: set[str]) -> FirstBytes:
+def totals(events: Iterable[dict], request_ids: set[str]) -> FirstBytes:
     """The counts of the invocations `request_ids` in log events ({"message": ...})."""
     total = FirstBytes()
     for event in events:

@@ -23,7 +23,7 @@ class RateLimit:
         self.rate = rate
         self._free_at = 0.0
 
-    def earliest(self, n: int, at: float) -> float:
+    def earliest(self, n: float, at: float) -> float:
         return max(at, self._free_at)
 
     def take(self, n: int, at: float) -> None:
@@ -48,7 +48,7 @@ class TokenBucket:
         """Credit at `at` (for a time not before the last take)."""
         return min(self.capacity, self._level + self.refill * (at - self._stamp))
 
-    def earliest(self, n: int, at: float) -> float:
+    def earliest(self, n: float, at: float) -> float:
         at = max(at, self._stamp)
         if self._peak:
             at = self._peak.earliest(n, at)
@@ -63,7 +63,7 @@ class TokenBucket:
             self._peak.take(n, at)
 
 
-def release(limits: Iterable, n: int, now: float) -> float:
+def release(limits: Iterable, n: float, now: float) -> float:
     """When `n` bytes may go under all `limits` (charged for them): the latest of their earliest
     times, found again until stable because a later start can only help a bucket refill."""
     limits = list(limits)

@@ -31,6 +31,7 @@ import socket
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from fanout.common import numerals as numbers
 from fanout.common.errors import UsageError
@@ -69,7 +70,7 @@ _LAMBDA_2024 = {
     "upload_sustained_mb_per_s": 75.0,
     "upload_connection_mb_per_s": 90.0,
 }
-PROFILES = {
+PROFILES: dict[str, dict[str, Any]] = {
     NONE: {},
     "lambda-2024": _LAMBDA_2024,
     # Reported, not verified: 625 Mbit/s at 2 GB up to 3,000 Mbit/s at 10 GB outside a VPC; the
@@ -148,7 +149,7 @@ class NetworkModel:
 
     def at(self, memory: int) -> Shape:
         """The model for a function of `memory` MB, every rate and the burst divided by scale."""
-        value = {name: _at_memory(self.parameters.get(name), memory) for name in PARAMETERS}
+        value: dict[str, Any] = {name: _at_memory(self.parameters.get(name), memory) for name in PARAMETERS}
         rate = {name: None if value[name] is None else value[name] * 1e6 / self.scale for name in RATES}
         latency = {name: None if value[name] is None else value[name] / 1000 for name in LATENCIES}
         burst = {name: None if value[name] is None else value[name] / self.scale for name in BURSTS}
@@ -273,7 +274,7 @@ def _check_consistent(checked: dict, where: str) -> None:
     tables = [v for name, v in checked.items() if name in PARAMETERS and isinstance(v, dict)]
     memories = sorted({m for table in tables for m in table} or {128})
     for memory in memories:
-        value = {name: _at_memory(checked.get(name), memory) for name in PARAMETERS}
+        value: dict[str, Any] = {name: _at_memory(checked.get(name), memory) for name in PARAMETERS}
         for burst, refill in (("burst", "sustained_mb_per_s"), ("upload_burst", "upload_sustained_mb_per_s")):
             if value[burst] is not None and value[refill] is None:
                 raise ModelError(f"network model {where!r}: parameter {burst!r} needs {refill!r} "

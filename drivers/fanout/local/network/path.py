@@ -1,24 +1,11 @@
 """What the path adds to a first-byte wait the proxy enforces, measured on the host and kept
 current while it runs.
 
-The model's first-byte latency is what the function sees, from sending a request to having its
-response headers. The path adds to any wait the proxy enforces: botocore's sending and parsing,
-the relay, the proxy loop's timer. So the proxy holds each first byte for the drawn latency
-less that addition, which the host measures: GetObjects (of a bucket that does not exist: an
-immediate error answer, nothing created) through a calibration endpoint that waits a known
-CALIBRATION_WAIT_S, timed with botocore's `before-send`/`response-received` as the function
-times its requests; the addition is the median less that wait.
-
-Measured once, a busy machine moved the result: one measurement during a load spike took 5-10 ms
-off every later wait (estimates 0.75-0.83 of the latency), and a machine that became busier
-after it added 2-4 ms (1.06-1.19). So after a first measurement (CALIBRATION_REQUESTS, before
-the first endpoint with a latency opens) a thread keeps sampling, one GetObject every
-SAMPLE_EVERY_S, and the proxy subtracts the median of the last WINDOW samples: the machine's
-load of the last few seconds, robust to a spike. Four small requests a second cost the emulator
-and the proxy next to nothing.
-
-Why from the host and not per request: the proxy cannot see the function's side of a request;
-and the addition is a property of the machine and its load, not of one environment.
+The proxy holds each first byte for the drawn latency less what botocore, the relay and the
+loop's timer add, which the host measures through a calibration endpoint that waits a known
+CALIBRATION_WAIT_S, then keeps sampling (one GetObject every SAMPLE_EVERY_S, the median of the
+last WINDOW) so that it follows the machine's load. Why, and the figures that led here:
+docs/network-model.md, *First-byte latency: what the function sees*.
 """
 
 import statistics

@@ -1,48 +1,12 @@
 """The shaping proxy: each execution environment's S3 traffic passes through it, shaped by the model.
 
-`Shaper` (used by the function host) starts one proxy process per host and asks it for one
-loopback endpoint per environment; the environment's AWS_ENDPOINT_URL_S3 names it. Reads of
-objects are answered from the emulator's kept answers (fanout.local.network.answers: the emulator is
-asked once per distinct read, so its handling of each request is off the hot path), everything
-else is relayed to the emulator. Response bytes are released chunk by chunk when the
-connection's cap, the environment's token bucket and the aggregate cap all allow, and a
-request's body likewise under the model's upload limits (fanout.local.network.pacer,
-fanout.local.network.limits). The first chunk of each response also waits until the request's
-first-byte latency, less what the path itself adds (below), has passed since the request was
-sent. So a function that opens several connections (the transfer manager does) gets several
-connections' worth of per-connection rate and one environment's bucket in each direction, and
-neither the handler nor its zip changes. The host's own SQS and Logs traffic does not pass here.
-
-A model with `addresses` (fanout.local.network.model) makes each environment's endpoint listen on every
-one of those loopback addresses, at one port, behind the host name ENDPOINT_NAME: the host
-resolves that name for each environment in rotation (`Shaper.named_endpoint`), and a connection that
-arrived on an address of rate factor f is charged 1/f bytes per byte by every limit, so it runs
-at f times the rates the model gives it: a known answer for the per-address analysis.
-
-Why its own process: the host process runs a thread per invocation in flight plus pollers and
-the log writer; relaying hundreds of MB/s there would compete with them for one GIL. One
-asyncio loop in a separate process relays every environment's connections with no threads;
-shaped bytes go out in pieces of about 10 ms at the connection's rate (16-256 KiB), so the loop
-wakes at most about a hundred times per second per connection. The loop is uvloop's (libuv):
-unshaped, it relayed about 10% more than asyncio's own loop on the development machine. Its
-control channel is a pipe of JSON lines: {"shape": ..., "calibration": bool} opens an endpoint
-(one line back: its port); {"close": port} closes one (its environment was reaped);
-{"path_seconds": s} sets the path's cost subtracted from every latency; {"first_bytes": port}
-answers with that endpoint's FirstBytes since the last ask (fanout.local.network.late). It exits when
-the pipe closes, so a crashed host never leaves it behind.
-
-First-byte latency: the model's figure is what the function sees, from sending a request to
-having its response headers (the published ~20 ms p90 is such a client-side figure). The drawn
-latency counts from the request's arrival here (a connection's first request: from the accept;
-a request with a body: from its last byte sent on), before the emulator is even asked, so the
-emulator's own time to answer (or the kept answer's) is absorbed inside it; the first byte is
-held only for what remains. The path adds to that wait what the proxy cannot
-see: the function's botocore sending and parsing, the relay, the loop's millisecond timers; so
-the proxy subtracts that addition, which the host keeps measuring while it runs
-(fanout.local.network.path). What the proxy cannot do is release a first byte before the emulator
-sends it: a relayed answer slower than the drawn latency (the emulator's handling of a request on a
-busy machine) is counted late per environment, and the host logs the counts for the report
-(fanout.local.network.late).
+`Shaper` (used by the function host) starts one proxy process per host and, over a pipe of typed
+commands (fanout.local.network.commands), opens one loopback endpoint per environment, which the
+environment's AWS_ENDPOINT_URL_S3 names. Reads of objects are answered from the emulator's kept
+answers (fanout.local.network.answers), everything else is relayed to the emulator. Responses and
+request bodies are released under the model's limits (pacer, limits), a response's first byte
+once the request's drawn latency, less the path's cost (path), has passed. How and why, with
+the measurements: docs/network-model.md, *How traffic is shaped* and *Endpoint addresses*.
 """
 
 import asyncio
@@ -60,6 +24,7 @@ import uvloop
 from fanout.common.errors import FanoutError
 from fanout.local.network import answers
 from fanout.local.network.answers import HEAD_END, Answers
+from fanout.local.network.commands import AskFirstBytes, Close, Command, Open, SetPathCost, decode, encode
 from fanout.local.network.exchange import Exchange
 from fanout.local.network.late import FirstBytes
 from fanout.local.network.limits import RateLimit, TokenBucket
@@ -78,13 +43,15 @@ class Shaper:
 
     def __init__(self, upstream: str, seed: int | None = None):
         url = urlsplit(upstream)
-        command = [sys.executable, "-m", "fanout.local.network.proxy", url.hostname, str(url.port)]
+        command = [sys.executable, "-m", "fanout.local.network.proxy", str(url.hostname), str(url.port)]
         if seed is not None:
             command.append(str(seed))
         # Its own session: a Ctrl-C in the terminal stops the host gracefully, and the invocations
         # in flight still need the proxy until they end.
         self._process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                                          start_new_session=True)
+        assert self._process.stdin and self._process.stdout  # both piped
+        self._commands, self._replies = self._process.stdin, self._process.stdout
         self._lock = threading.Lock()
         self._path: PathCost | None = None  # what the path adds to a first-byte wait; measured on first need
         self._named = 0  # endpoints handed out by name, for the rotation
@@ -122,13 +89,13 @@ class Shaper:
     def close_endpoint(self, url: str) -> None:
         """Stop listening on an environment's endpoint (the environment was reaped)."""
         with self._lock:
-            self._send({"close": urlsplit(url).port})
+            self._send(Close(_port(url)))
 
     def first_bytes(self, url: str) -> FirstBytes:
         """The first bytes an environment's endpoint held since the last call (fanout.local.network.late)."""
         with self._lock:
-            self._send({"first_bytes": urlsplit(url).port})
-            reply = self._process.stdout.readline()
+            self._send(AskFirstBytes(_port(url)))
+            reply = self._replies.readline()
         if not reply.startswith("{"):
             raise self._stopped()
         return FirstBytes(**json.loads(reply))
@@ -136,16 +103,16 @@ class Shaper:
     def _open(self, shape: Shape, calibration: bool = False) -> str:
         """The port of a new endpoint the proxy opened for `shape` (`calibration`: its latency
         is waited in full, the path's cost not subtracted)."""
-        self._send({"shape": asdict(shape), "calibration": calibration})
-        port = self._process.stdout.readline().strip()
+        self._send(Open(shape, calibration))
+        port = self._replies.readline().strip()
         if not port.isdigit():
             raise self._stopped()
         return port
 
-    def _send(self, command: dict) -> None:
+    def _send(self, command: Command) -> None:
         try:
-            self._process.stdin.write(json.dumps(command) + "\n")
-            self._process.stdin.flush()
+            self._commands.write(encode(command) + "\n")
+            self._commands.flush()
         except OSError:  # its end of the pipe is gone
             raise self._stopped() from None
 
@@ -157,22 +124,29 @@ class Shaper:
         then kept current (fanout.local.network.path), each change sent to the proxy."""
         fixed = Shape(None, None, None, None, None, CALIBRATION_WAIT_S, None)
         path = PathCost(f"http://{HOST}:{self._open(fixed, calibration=True)}", self._publish_path)
-        self._send({"path_seconds": path.measure()})
+        self._send(SetPathCost(path.measure()))
         return path
 
     def _publish_path(self, seconds: float) -> None:
         with self._lock:
-            self._send({"path_seconds": seconds})
+            self._send(SetPathCost(seconds))
 
     def close(self) -> None:
         if self._path:
             self._path.stop()
-        self._process.stdin.close()
+        self._commands.close()
         try:
             self._process.wait(5)
         except subprocess.TimeoutExpired:
             self._process.kill()
             self._process.wait()
+
+
+def _port(url: str) -> int:
+    port = urlsplit(url).port
+    if port is None:
+        raise ValueError(f"not a proxy endpoint: {url} names no port")
+    return port
 
 
 @dataclass
@@ -201,7 +175,7 @@ class Environment:
 
     def first_byte_delay(self) -> float:
         """How long the proxy holds one request's first byte: its latency (fixed, or lognormal
-        with the model's median and p90) less what the path adds (see the module docstring)."""
+        with the model's median and p90) less what the path adds (docs/network-model.md)."""
         median, p90 = self.shape.first_byte_s, self.shape.first_byte_p90_s
         if not median:
             return 0.0
@@ -213,6 +187,7 @@ class Environment:
 def _environment_limits(burst: float | None, peak: float | None, sustained: float | None, now: float) -> list:
     """One direction's limits shared by an environment's connections: a token bucket, or a rate."""
     if burst:
+        assert sustained, "a model with a burst has its refill rate (model.parameters checks)"
         return [TokenBucket(burst, sustained, peak, now)]
     rate = sustained or peak
     return [RateLimit(rate)] if rate else []
@@ -241,7 +216,11 @@ class ClientSide(asyncio.Protocol):
         self.address_cost = 1.0  # limit bytes charged per byte: 1 / the rate factor of the address reached
         self._request_head = b""  # the relayed request's head, for its region's path
         self._accepted: float | None = self.loop.time()
-        self.transport = self.upstream = self.down = self.up = None
+        # Set by connection_made, which asyncio calls before any other method.
+        self.transport: asyncio.Transport
+        self.down: Pacer
+        self.up: Pacer
+        self.upstream: asyncio.Transport | None = None
         self._exchange: Exchange | None = None  # the relayed request in progress and its response
         self._head = b""  # the next request's head so far
         self._collecting = False  # a request head is arriving
@@ -279,16 +258,16 @@ class ClientSide(asyncio.Protocol):
         kept = self.env.kept
         if kept and not rest and kept.servable(request):
             self._answering = True
-            self.loop.create_task(self._answer(request, head, arrived))
+            self.loop.create_task(self._answer(kept, request, head, arrived))
             return
         if kept and request.method not in answers.READS:
             kept.wrote(request)
         self._relay(request, head, arrived)
         self._body(rest)
 
-    async def _answer(self, request: answers.Request, head: bytes, arrived: float) -> None:
+    async def _answer(self, kept: Answers, request: answers.Request, head: bytes, arrived: float) -> None:
         """Answer a read from the kept answers, or relay it when its answer is not one to keep."""
-        answer = await self.env.kept.answer(request, head)
+        answer = await kept.answer(request, head)
         self._answering = False
         if self.transport.is_closing():
             return
@@ -336,7 +315,7 @@ class ClientSide(asyncio.Protocol):
         except OSError:
             self.transport.close()
 
-    def upstream_made(self, upstream) -> None:
+    def upstream_made(self, upstream: asyncio.Transport) -> None:
         self.upstream = upstream
         for data in self._pending:
             upstream.write(data)
@@ -439,30 +418,27 @@ async def _serve(upstream: tuple[str, int], rng: random.Random) -> None:
     path = Subtracted()
     kept = Answers(upstream)
     while line := await control.readline():
-        command = json.loads(line)
-        if "close" in command:
-            environments.pop(command["close"])
-            for server in servers.pop(command["close"]):
-                server.close()
-            continue
-        if "path_seconds" in command:
-            path.seconds = command["path_seconds"]
-            continue
-        if "first_bytes" in command:
-            env = environments[command["first_bytes"]]
-            _reply(json.dumps(asdict(env.first_bytes)))
-            env.first_bytes = FirstBytes()
-            continue
-        shape = Shape(**command["shape"])
-        rate = shape.aggregate_rate
-        aggregate = aggregates.setdefault(rate, RateLimit(rate)) if rate else None
-        calibration = command["calibration"]  # its own: a known wait, the emulator's error answer every time
-        env = Environment(shape, upstream, aggregate, rng, Subtracted() if calibration else path,
-                          None if calibration else kept)
-        bound = await _listen(lambda env=env: ClientSide(env), list(shape.addresses or [HOST]))
-        port = bound[0].sockets[0].getsockname()[1]
-        servers[port], environments[port] = bound, env
-        _reply(str(port))
+        match decode(line):
+            case Close(port):
+                environments.pop(port)
+                for server in servers.pop(port):
+                    server.close()
+            case SetPathCost(seconds):
+                path.seconds = seconds
+            case AskFirstBytes(port):
+                env = environments[port]
+                _reply(json.dumps(asdict(env.first_bytes)))
+                env.first_bytes = FirstBytes()
+            case Open(shape, calibration):
+                # A calibration endpoint has its own: a known wait, the emulator's error answer every time.
+                rate = shape.aggregate_rate
+                aggregate = aggregates.setdefault(rate, RateLimit(rate)) if rate else None
+                env = Environment(shape, upstream, aggregate, rng, Subtracted() if calibration else path,
+                                  None if calibration else kept)
+                bound = await _listen(lambda env=env: ClientSide(env), list(shape.addresses or [HOST]))
+                port = bound[0].sockets[0].getsockname()[1]
+                servers[port], environments[port] = bound, env
+                _reply(str(port))
     for bound in servers.values():
         for server in bound:
             server.close()

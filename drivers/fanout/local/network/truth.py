@@ -1,37 +1,15 @@
 """Ground truth: what a run under a model should show, next to what its records show.
 
 For each memory size of a run, the injected values come from the model run.json recorded
-(fanout.local.network.model.from_record) at that memory and scale, and the estimates from the
-download records' timelines (functions/runner/download/timeline.py):
-- sustained rate: median of `sustained_mb_per_s` over every download;
-- burst size (the bucket): median of `burst_excess_bytes` over the first download of each
-  environment (earliest start_ms per env_id), the only one certain to start with a full bucket;
-- first-byte latency: median of `first_byte_seconds`, against the model's median; the proxy
-  makes the function see the drawn latency, counted from the request's arrival so that the
-  emulator's answer is absorbed inside it (less what the path itself adds, kept current while
-  the host runs: fanout.local.network.path), but never releases a first byte before the emulator has
-  answered. The row carries how many of the run's requests held for a latency (`requests`)
-  had an emulator answer later than their drawn latency (`late`, from the host's log lines:
-  fanout.local.network.late); when any had, the estimate is an upper bound, not the model's figure.
-- rate factor of each endpoint address (a model with `addresses`): the median throughput of the
-  downloads whose requests all reached that address over the median of those on the addresses
-  of the largest factor, times that factor. The first-byte latency, which factors do not scale,
-  pulls the estimate towards the largest factor for downloads it dominates.
-Medians are exact (numpy's default, linear interpolation between closest ranks).
-
-The model's prediction for one download (`predicted_seconds`) comes from its parameters alone,
-as a fluid: n connections draw min(n x per-connection, peak) while the bucket has credit, which
-drains at that rate less the sustained one, then min(n x per-connection, sustained). Every GET
-first waits its first-byte latency (the model's median, or a wait measured on the path): a
-connection that reads g parts one after another waits g times, so its rate over the download is
-its cap x T / (T + (g - 1) x wait), with T = size / (n x cap) its time at the cap, and the
-download takes one wait plus the fluid at that rate. Connection-bound, that is the g waits plus
-the bytes at the cap; environment-bound, one connection's wait is the others' transfer and only
-the first wait shows. The tests and bench/strategy_truth.py rank strategies by it against the
-report's strategy table.
+(fanout.local.network.model.from_record), the estimates from the download records' timelines
+(functions/runner/download/timeline.py): sustained rate, burst, first-byte latency (an upper
+bound when emulator answers came late) and each endpoint address's rate factor. The model's
+prediction of one download (`predicted_seconds`) ranks strategies. Each estimate's definition
+and the prediction's derivation: docs/network-model.md, *Ground truth* and *Endpoint addresses*.
 """
 
 import math
+from collections.abc import Sequence
 from dataclasses import asdict, replace
 
 import numpy as np
@@ -41,10 +19,10 @@ from fanout.local.network import late
 from fanout.local.network.model import Shape, from_record
 
 
-def compare(backend: str | None, network: dict | None, downloads: list[dict], events: list[dict] = ()) -> list[dict]:
+def compare(backend: str | None, network: dict | None, downloads: list[dict], events: Sequence[dict] = ()) -> list[dict]:
     """One row per memory size: injected and estimated values, and their ratio, for a run on
     `backend` hosted under `network` (run.json's); `events`, the run's log events, give the
-    first-byte row its late answers (see the module docstring)."""
+    first-byte row its late answers (docs/network-model.md, Ground truth)."""
     model = from_record(network)
     if backend != "local" or not model.shaped:
         return []
@@ -74,7 +52,9 @@ def _address_factors(memory: int, factors: dict, downloads: list[dict]) -> list[
     """One row per endpoint address of the model: its rate factor, injected and estimated."""
     rates = {address: [d["bytes"] / d["seconds"] for d in downloads if d.get("endpoint_ip") == address]
              for address in factors}  # fmt: skip
-    top = max(factors.values(), default=None)
+    if not factors:
+        return []
+    top = max(factors.values())
     reference = _median(r for address, values in rates.items() if factors[address] == top for r in values)
     rows = []
     for address, factor in factors.items():
@@ -90,8 +70,8 @@ def predicted_seconds(shape: Shape, size: int, connections: int, gets: int = 1, 
                       credit: float | None = None) -> float:
     """Seconds for one download of `size` bytes in `gets` GETs over `connections` connections
     that starts with `credit` bytes in the bucket (None: a full bucket), under `shape`, each GET
-    first waiting `wait` seconds (None: the model's median first-byte latency). See the module
-    docstring."""
+    first waiting `wait` seconds (None: the model's median first-byte latency). See
+    docs/network-model.md, Ground truth."""
     wait = (shape.first_byte_s or 0.0) if wait is None else wait
     per_connection = math.ceil(gets / connections)  # GETs each connection makes one after another
     if shape.connection_rate and per_connection > 1 and wait:
@@ -137,11 +117,11 @@ def cell_prediction(backend: str | None, network: dict | None, cell: dict, downl
 
 
 def _fluid_seconds(shape: Shape, size: int, connections: int, credit: float | None) -> float:
-    """The bytes alone: the bucket's burst while `credit` lasts, then the sustained rate (see the
-    module docstring)."""
+    """The bytes alone: the bucket's burst while `credit` lasts, then the sustained rate
+    (docs/network-model.md, Ground truth)."""
     burst_rate = _rate(shape, connections, shape.peak_rate)
     sustained_rate = _rate(shape, connections, shape.sustained_rate)
-    if not credit or burst_rate <= shape.sustained_rate:
+    if not credit or shape.sustained_rate is None or burst_rate <= shape.sustained_rate:
         return size / sustained_rate
     burst_seconds = credit / (burst_rate - shape.sustained_rate)
     if size <= burst_rate * burst_seconds:
@@ -183,7 +163,7 @@ def _ends_inside_burst(downloads: list[dict], bucket: float | None) -> bool:
     """Is the object no larger than the bucket? Then a download that starts with a full bucket
     ends inside its burst, never reaching the sustained rate, and the estimates of sustained rate
     and burst describe the burst, not the model."""
-    return bool(bucket) and (_median(d["bytes"] for d in downloads) or 0) <= bucket
+    return bool(bucket and (_median(d["bytes"] for d in downloads) or 0) <= bucket)
 
 
 def _median(values) -> float | None:

@@ -1,28 +1,11 @@
 """The download workload's report across runs: `fanout report --runs ID,ID,...` and a sweep's
 closing report, through fanout.stages.report and fanout.workloads.download.driver.
 
-Reads each run's folder results/<run_id>/ (run.json, and records.jsonl that `fanout report`
-writes), groups the download records into cells and computes, per cell, the statistics of
-fanout.results.stats from the records themselves (exact, wherever the runs were made): download
-seconds and throughput (decimal MB/s and Mbit/s), bootstrap confidence intervals of the median
-and p99 throughput, achieved concurrency (fanout.results.concurrency, per run) against the target,
-cold starts, errors, and the accounting that `fanout wait` stored in run.json.
-
-The statistics of a cell are over its downloads that ran at target (fanout.results.concurrency: the
-time-weighted mean number of the run's downloads overlapping each one's interval, at least the
-`at_target` fraction, 90% by default, of the cell's concurrency), so that the queue mapping's
-ramp does not mix lower concurrencies into a cell; how many were left out is shown beside them,
-and a scatter plot shows every download's throughput against the concurrency it ran at. A
-record without start_ms/end_ms (none since they exist) cannot be placed and counts as at target.
-
-A cell is the download workload's (CELLS = fanout.results.cells.of(download): the one definition the run
-report uses too): its record fields (records that predate object_size take run.json's stack.object_size),
-the architecture and the network the run was made under (both from run.json, so that runs that
-differ only there are not pooled). Tables show as
-columns only the cell fields that vary; the others are printed once above them.
-
-Writes into the output folder: cells.csv, cells.json, report.md, index.html and
-fanout.workloads.download.across_plots' PNGs.
+Reads each run's results/<run_id>/ (run.json, records.jsonl) and computes each cell's statistics
+(fanout.results.stats) from the records themselves, over its downloads that ran at target
+(fanout.results.concurrency), so they are exact wherever the runs were made. Cells are
+fanout.results.cells.of(download), the run report's too. What each figure is, and the files
+written: docs/statistics.md.
 """
 
 import platform
@@ -76,7 +59,7 @@ def ran_at_target(download: dict, target: int, fraction: float) -> bool:
     return "ran_at" not in download or concurrency.at_target(download["ran_at"], target, fraction)
 
 
-def cell_of(item: dict, run: run_record.RunRecord) -> CELLS.Cell:
+def cell_of(item: dict, run: run_record.RunRecord) -> cells.Cell:
     """The cell of a record; a field the record lacks (object_size before records carried it;
     any, for an error record that lacks it) comes from run.json."""
     stack, parameters = run.stack, run.parameters
@@ -91,7 +74,7 @@ def cell_of(item: dict, run: run_record.RunRecord) -> CELLS.Cell:
     return CELLS.Cell(**fields, architecture=stack.architecture, network=run.network_label(), pin=parameters.pin)
 
 
-def sort_key(cell: CELLS.Cell) -> tuple:
+def sort_key(cell: cells.Cell) -> tuple:
     """Numbers in numeric order (512 before 1024), text as text."""
     return tuple((0, value, "") if isinstance(value, (int, float)) else (1, 0, str(value))
                  for value in cell.as_dict().values())  # fmt: skip
@@ -144,10 +127,10 @@ def summarize(loaded: list[Run], title: str, at_target: float = concurrency.AT_T
 def group(loaded: list[Run]) -> tuple[dict, dict]:
     """{cell: [(run, the run's downloads in the cell)]} and {run id: the run's cells} (every run
     has downloads: load refuses one without)."""
-    by_cell: dict[CELLS.Cell, list[tuple[Run, list[dict]]]] = {}
-    run_cells: dict[str, set[CELLS.Cell]] = {}
+    by_cell: dict[cells.Cell, list[tuple[Run, list[dict]]]] = {}
+    run_cells: dict[str, set[cells.Cell]] = {}
     for run in loaded:
-        grouped: dict[CELLS.Cell, list[dict]] = {}
+        grouped: dict[cells.Cell, list[dict]] = {}
         for download in run.downloads:
             grouped.setdefault(cell_of(download, run.record), []).append(download)
         run_cells[run.run_id] = set(grouped)
@@ -160,12 +143,12 @@ def downloads_of(members: list[tuple[Run, list[dict]]]) -> list[dict]:
     return [d for _, own in members for d in own]
 
 
-def at_target_of(cell: CELLS.Cell, members: list[tuple[Run, list[dict]]], fraction: float) -> list[dict]:
+def at_target_of(cell: cells.Cell, members: list[tuple[Run, list[dict]]], fraction: float) -> list[dict]:
     """The cell's downloads that ran at its target."""
     return [d for d in downloads_of(members) if ran_at_target(d, cell.concurrency_limit, fraction)]
 
 
-def cell_row(cell: CELLS.Cell, downloads: list[dict], members: list[tuple[Run, list[dict]]], run_cells: dict) -> dict:
+def cell_row(cell: cells.Cell, downloads: list[dict], members: list[tuple[Run, list[dict]]], run_cells: dict) -> dict:
     """One cell: its fields, statistics and intervals over `downloads` (those at target), how
     many were left out, concurrency and accounting."""
     n_all = len(downloads_of(members))
@@ -229,7 +212,7 @@ def not_honoured(rows: list[dict]) -> list[str]:
     return [line for row in rows if (line := report.not_honoured(row, cell_label(row, names)))]
 
 
-def _concurrency(cell: CELLS.Cell, members: list[tuple[Run, list[dict]]]) -> dict:
+def _concurrency(cell: cells.Cell, members: list[tuple[Run, list[dict]]]) -> dict:
     """Achieved concurrency per run, so that a steady window never spans two runs; a cell made
     of several runs shows the largest peak and the mean of the runs' steady means."""
     per_run = [report.achieved_concurrency(own) for _, own in members if own]
@@ -292,7 +275,7 @@ def warnings(loaded: list[Run], run_cells: dict) -> list[str]:
     return result
 
 
-def _run_summary(run: Run, own: set[CELLS.Cell]) -> dict:
+def _run_summary(run: Run, own: set[cells.Cell]) -> dict:
     record = run.record
     return {
         "run_id": run.run_id,

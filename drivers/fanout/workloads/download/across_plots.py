@@ -78,7 +78,7 @@ def _throughput_vs_concurrency(summary: dict, measured, label):
     ax.set_ylim(bottom=0)
     ax.set_xlabel("Target concurrency (reserved concurrency = queue mapping maximum)")
     ax.set_ylabel(f"Throughput per download\n({UNIT})")
-    top = ax.secondary_yaxis("right", functions=(lambda y: y * 8, lambda y: y / 8))
+    top = ax.secondary_yaxis("right", functions=(lambda y: np.multiply(y, 8), lambda y: np.divide(y, 8)))
     top.set_ylabel("Mbit/s")
     title(fig, "Median throughput per download against concurrency")
     ax.grid(alpha=0.3)
@@ -107,7 +107,7 @@ def _heatmap(summary: dict, measured, label):
         ax.set_visible(False)
     scale = fig.colorbar(image, ax=axes, label=f"median throughput per download\n({UNIT})\n"
                                                f"scale from {number(low)} to {number(high)} MB/s")  # fmt: skip
-    scale.set_ticks(np.linspace(low, high, COLOUR_TICKS) if high > low else [low])
+    scale.set_ticks(np.linspace(low, high, COLOUR_TICKS).tolist() if high > low else [low])
     scale.ax.yaxis.set_major_formatter(lambda value, _: number(value))
     title(fig, f"Median throughput per download ({UNIT})")
     return fig

@@ -27,7 +27,7 @@ TITLES = ("address", "n", "p10 MB/s", "p50 MB/s", "p90 MB/s", "p50 CI low", "p50
 
 def table(rows: list[dict], downloads: list[dict]) -> list[dict]:
     """The query's rows, each with its p50 CI, the cell's overall p50 and its flag."""
-    by_cell: dict[CELLS.Cell, dict[str, list[float]]] = {}
+    by_cell: dict[cells.Cell, dict[str, list[float]]] = {}
     for d in downloads:
         if d.get("endpoint_ip"):
             by_cell.setdefault(CELLS.key(d), {}).setdefault(d["endpoint_ip"], []).append(d["bytes"] / d["seconds"] / 1e6)

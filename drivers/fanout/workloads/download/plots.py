@@ -102,7 +102,7 @@ def _throughput(groups, names, shared):
     ax.set_xlabel("Throughput per download (MB/s, decimal: 10^6 bytes/s)\n"
                   "box: quartiles, orange line: median, triangle: mean,\n"
                   "whiskers: 1.5 IQR, dots: downloads")  # fmt: skip
-    top = ax.secondary_xaxis("top", functions=(lambda x: x * 8, lambda x: x / 8))
+    top = ax.secondary_xaxis("top", functions=(lambda x: np.multiply(x, 8), lambda x: np.divide(x, 8)))
     top.set_xlabel("Mbit/s")
     _title(fig, "Throughput per download, by cell", shared)
     ax.grid(axis="x", alpha=0.3)

@@ -1,30 +1,11 @@
 """The download workload's report of one run: its tables, files and plots (`fanout report`,
 fanout.stages.report, calls it through fanout.workloads.download.driver).
 
-The percentile tables come from the saved queries (queries/), restricted to the run with
-`run_id = "..."`; the queries over Lambda's REPORT lines (which carry no run id) are restricted
-to the run's time window instead, so another run overlapping in time on the same stack would
-show up there. The records themselves (for records.jsonl, achieved concurrency and plots) are
-read from the log group over the same window.
-
-Units: seconds are wall-clock download times measured in the function; throughput is decimal,
-MB/s = bytes / seconds / 10^6 and Mbit/s = 8 x MB/s (the records' `mbps` field is Mbit/s).
-Percentiles are the saved queries' pct(): exact on the local backend (linear interpolation
-between closest ranks, see fanout.insights.aggregates), Logs Insights' own on AWS.
-
-The main tables are over the downloads that ran at target (fanout.results.concurrency: each one's mean
-concurrency over its own interval at least a fraction, 90% unless `fanout report --at-target`
-says otherwise, of the cell's target), computed from the records with numpy's percentiles
-(fanout.results.stats, the local evaluator's method), so that the queue mapping's ramp is not mixed
-into a cell; the saved query's table over every download stays, labelled.
-
-On the console the cell values every row shares are printed once above the tables, and wide
-query results keep only the columns that differ, so that a one-cell report fits 80 columns.
-
-Writes into results/<run_id>/: records.jsonl, summary.csv, summary.json, report.md and the
-PNG plots of fanout.workloads.download.plots.
-
-Across runs, the download workload's report is fanout.workloads.download.across's.
+Tables come from the saved queries restricted to the run, and the main ones from the records
+themselves over the downloads that ran at target (fanout.results.concurrency,
+fanout.results.stats), so that the queue mapping's ramp is not mixed into a cell. Units,
+percentile methods and the files written: docs/experiment.md, *report*, and
+docs/statistics.md, *Downloads at target*. Across runs: fanout.workloads.download.across.
 """
 
 import re
@@ -131,7 +112,7 @@ def build(stack, record: run_record.RunRecord) -> dict:
 
 
 def at_target(summary: dict) -> dict:
-    """The summary's statistics over the downloads that ran at target (module docstring), at
+    """The summary's statistics over the downloads that ran at target (docs/statistics.md), at
     the summary's `at_target_fraction` (fanout report --at-target; 90% by default), computed
     from its records and kept as summary["at_target"]; returns that."""
     fraction = summary.setdefault("at_target_fraction", concurrency.AT_TARGET_FRACTION)
@@ -143,11 +124,11 @@ def at_target(summary: dict) -> dict:
         by_cell.setdefault(CELLS.key(download), []).append((download, ran))
     rows = []
     for cell, members in sorted(by_cell.items(), key=lambda item: item[0].sort_key()):
-        group, ran = [d for d, _ in members], [r for _, r in members]
+        group, ran_at = [d for d, _ in members], [r for _, r in members]
         target = group[0].get("concurrency_limit") or 1
         kept = [d for d, r in members if r is None or concurrency.at_target(r, target, fraction)]
         rows.append(cell.as_dict() | {"n": len(kept), "n_all": len(members), "n_excluded": len(members) - len(kept)}
-                    | concurrency.reach(group, ran) | _statistics(kept))  # fmt: skip
+                    | concurrency.reach(group, ran_at) | _statistics(kept))  # fmt: skip
     summary["at_target"] = {"fraction": fraction, "definition": concurrency.at_target_definition(fraction), "cells": rows,
                             "percentiles": stats.PERCENTILE_METHOD}  # fmt: skip
     return summary["at_target"]
@@ -385,7 +366,7 @@ def sdk_lines(summary: dict) -> list[str]:
 
 
 def _pressure_rows(cell_rows: list[dict], columns: tuple[str, ...] = CELLS.fields) -> list[list]:
-    rows = [[*(CELLS.titles[name] for name in columns), *PRESSURE_HEADERS]]
+    rows: list[list] = [[*(CELLS.titles[name] for name in columns), *PRESSURE_HEADERS]]
     for cell in cell_rows:
         key = CELLS.key(cell)
         rows.append([*(key.text(name) for name in columns), *(cell.get(name) for name in PRESSURE_COLUMNS)])
@@ -399,11 +380,12 @@ def query_rows(rows: list[dict]) -> tuple[list[list], str]:
     statistic; the other columns then repeat on every metric row, so those that are the same
     on every row leave the table for the shared text (with one metric, nothing repeats).
     """
-    stat_columns = [c for c in rows[0] if STAT_COLUMN.match(c)]
+    matched = [m for m in map(STAT_COLUMN.match, rows[0]) if m]
+    stat_columns = [m.string for m in matched]
     if not stat_columns:
         return [list(rows[0])] + [list(row.values()) for row in rows], ""
-    metrics = list(dict.fromkeys(STAT_COLUMN.match(c)["metric"] for c in stat_columns))
-    stats = list(dict.fromkeys(STAT_COLUMN.match(c)["stat"] for c in stat_columns))
+    metrics = list(dict.fromkeys(m["metric"] for m in matched))
+    stats = list(dict.fromkeys(m["stat"] for m in matched))
     plain = [c for c in rows[0] if c not in stat_columns]
     shared = [c for c in plain if len({row[c] for row in rows}) == 1] if len(metrics) > 1 else []
     plain = [c for c in plain if c not in shared]
@@ -484,7 +466,7 @@ EVERY_DOWNLOAD_NOTE = "the queue mapping's ramp and the run's tail included; dec
 
 
 def _metric_rows(cell_rows: list[dict], metric: str, columns: tuple[str, ...] = CELLS.fields) -> list[list]:
-    rows = [[*(CELLS.titles[name] for name in columns), "n", *STATS]]
+    rows: list[list] = [[*(CELLS.titles[name] for name in columns), "n", *STATS]]
     for cell in cell_rows:
         key = CELLS.key(cell)
         rows.append([*(key.text(name) for name in columns), cell["n"], *(cell.get(f"{metric}_{stat}") for stat in STATS)])
@@ -499,8 +481,8 @@ def _cells(summary: dict) -> list[dict]:
 
 
 def _concurrency_rows(summary: dict, columns: tuple[str, ...] = CELLS.fields) -> list[list]:
-    rows = [[*(CELLS.titles[name] for name in columns), "target", "peak", "steady mean", "at target", "left out",
-             "cold starts", "cold share"]]  # fmt: skip
+    rows: list[list] = [[*(CELLS.titles[name] for name in columns), "target", "peak", "steady mean", "at target",
+                         "left out", "cold starts", "cold share"]]  # fmt: skip
     for cell in _cells(summary):
         key, share = CELLS.key(cell), cell["cold_start_share"]
         rows.append([*(key.text(name) for name in columns), cell["target"], cell["peak_concurrency"],

@@ -8,6 +8,7 @@ it, and its errors become one-line usage errors here.
 
 import json
 import math
+from typing import TYPE_CHECKING
 
 from fanout.cloud import costs
 from fanout.common import function_modules
@@ -19,7 +20,10 @@ from fanout.workloads.base import Driver, Plan
 from fanout.workloads.latency import costs as latency_costs
 
 definition = function_modules.load("latency")
-Params = definition.Params
+if TYPE_CHECKING:  # the same class, read by mypy from the function's folder on its path
+    from latency import Params
+else:
+    Params = definition.Params
 LIST_SEPARATOR = ";"  # between the size lists of a sweep axis
 # What the function holds besides the object's bytes (one at a time: botocore sends the bytes
 # object as it is, the GET body is read in 1 MiB chunks): the Python runtime with boto3 and

@@ -107,7 +107,7 @@ def groups(rows: list[dict]) -> list[tuple[str, str, str, str]]:
 
 def size_table(rows: list[dict], storage: str, operation: str, field: str) -> list[list]:
     """Rows = size: n, p50, p90, p99, avg of one class and measure."""
-    table = [["size", "n", *STATS]]
+    table: list[list] = [["size", "n", *STATS]]
     for row in sorted((r for r in rows if _at(CELLS.key(r), storage, operation)), key=CELLS.sort_key):
         table.append([CELLS.key(row).text("size"), int(row["calls"]), *(_seconds(row[f"{field}_{s}"]) for s in STATS)])
     return table
@@ -120,7 +120,7 @@ def wide_table(rows: list[dict]) -> list[list]:
     table = [header]
     keyed = [(CELLS.key(row), row) for row in rows]
     for size in sorted({cell.size for cell, _ in keyed}):
-        line = [format_size(size)]
+        line: list = [format_size(size)]
         for storage, operation, field, _ in present:
             match = [row for cell, row in keyed if _at(cell, storage, operation, size)]
             line += [int(match[0]["calls"]), *(_seconds(match[0][f"{field}_{s}"]) for s in STATS)] if match else ["-"] * 5
@@ -206,7 +206,10 @@ def figure(summary: dict):
             values = _values(calls, storage, operation, field, size)
             if values:
                 low, mid, high = np.percentile(values, [10, 50, 90]) * factor
-                sizes.append(size), p10.append(low), p50.append(mid), p90.append(high)
+                sizes.append(size)
+                p10.append(low)
+                p50.append(mid)
+                p90.append(high)
         line, marker = LINE_STYLES[title]
         ax.plot(sizes, p50, color=colors[storage], linestyle=line, marker=marker, label=f"{storage} {title}")
         ax.fill_between(sizes, p10, p90, color=colors[storage], alpha=0.12)

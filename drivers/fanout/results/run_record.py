@@ -15,7 +15,6 @@ state, and messages that must name the file and the field in one line.
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import cast
 
 from fanout.common import registry as workloads
 from fanout.common.errors import FanoutError

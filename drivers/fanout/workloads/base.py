@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from fanout.results import sections
 from fanout.cloud import costs
 from fanout.common.errors import UsageError
-from fanout.results import concurrency
 
 
 @dataclass(frozen=True)

@@ -85,9 +85,8 @@ def main() -> None:
 
 def shrunk(model: network.NetworkModel) -> network.NetworkModel:
     """The model with its download bucket divided by SHRINK (its rates kept)."""
-    if SHRINK == 1:
-        return model
-    return network.NetworkModel(model.profile, model.scale, model.parameters | {"burst": model.parameters["burst"] / SHRINK})
+    burst = {"burst": model.parameters["burst"] // SHRINK}
+    return network.NetworkModel(model.profile, model.scale, model.parameters | burst)
 
 
 def object_size(model) -> int:

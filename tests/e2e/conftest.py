@@ -4,15 +4,14 @@ import pytest
 
 from fanout.stages import deploy
 
-SWEEP_STACK = "sweep-e2e"
-
 
 @pytest.fixture(scope="session")
-def sweep_stack(emulator):
-    """The stack every sweep module deploys its cells to, in the session's emulator: the first
-    sweep of the session creates it, the others only update it (a Terraform create costs several
-    times an update), and it goes at the session's end."""
+def shared_stack(emulator):
+    """The name of a stack the modules that need no stack of their own deploy to, in the session's
+    emulator: the first deploy of the session creates it, the others only update it (cell by cell
+    for a sweep; a Terraform create costs several updates), and it goes at the session's end."""
+    name = "e2e-shared"
     try:
-        yield SWEEP_STACK
+        yield name
     finally:
-        deploy.destroy("local", SWEEP_STACK)
+        deploy.destroy("local", name)

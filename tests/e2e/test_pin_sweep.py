@@ -37,14 +37,14 @@ MODEL = f"""connection_mb_per_s = 20
 
 
 @pytest.fixture(scope="module")
-def swept(sweep_stack, tmp_path_factory):
+def swept(shared_stack, tmp_path_factory):
     """The finished sweep's manifest, and the model's address table in its order."""
     folder = tmp_path_factory.mktemp("pin-sweep")
     model = folder / "three-addresses.toml"
     model.write_text(MODEL)
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("FANOUT_RESULTS", str(folder / "results"))
-        code = cli.main(["sweep", "--backend", "local", "--stack", sweep_stack, "--concurrency", str(CONCURRENCY),
+        code = cli.main(["sweep", "--backend", "local", "--stack", shared_stack, "--concurrency", str(CONCURRENCY),
                          "--memory", "256", "--object-size", "256KiB", "--strategy", "stream",
                          "--multiplier", str(MULTIPLIER), "--pin", f"{pins.NONE} {pins.AUTO} {SLOW}",
                          "--network", str(model), "--network-scale", "1", "--timeout", "240"])  # fmt: skip

@@ -28,11 +28,11 @@ WAIT = ["--timeout", "240"]
 
 
 @pytest.fixture(scope="module")
-def stack(sweep_stack, tmp_path_factory):
+def stack(shared_stack, tmp_path_factory):
     """The shared stack's name, with results in a folder of the module's own."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("FANOUT_RESULTS", str(tmp_path_factory.mktemp("results")))
-        yield sweep_stack
+        yield shared_stack
 
 
 def sweep(stack: str, *argv: str) -> int:

@@ -49,8 +49,9 @@ TINY = {
     "strategy_truth": {"BENCH_TRUTH_SHRINK": "16", "BENCH_TRUTH_CONNECTIONS": "8"},
     "sweep_overhead": {"BENCH_SWEEP_CONCURRENCY": "1", "BENCH_SWEEP_MULTIPLIER": "1", "BENCH_SWEEP_REDEPLOYS": "1"},
 }
-# A sweep (a Terraform deploy and three redeploys), and hosted runs under a network model whose
-# tiny sizes still take about a minute each (environments' start, the model's burst).
+# A sweep (a Terraform create and three redeploys: about 90 s on a quiet 2-core machine), and
+# hosted runs under a network model (10-25 s: each hosted run unpacks the function's bundled SDK
+# and starts its environments cold, whatever the object's size).
 SLOW = {"sweep_overhead", "network_speed", "network_truth", "strategy_truth"}
 
 

@@ -26,7 +26,9 @@ parameter is printed as estimated/injected (target: within 5%), estimated as the
   upload model of the suite's test (fanout.local.network.upload_truth), over truth.predicted_seconds of the upload
   direction (target within 10%).
 Measured on a shared 2-core machine: other load stretches the figures. BENCH_TRUTH_SHRINK divides
-the objects and the buckets (the suite runs it tiny).
+the objects, the download buckets and the uploads, BENCH_TRUTH_ENVS (default 4) sets the
+environments per large object and BENCH_TRUTH_MESSAGES (default 8) the small GETs (the suite runs
+it tiny: 1/32, two environments, two GETs).
 """
 
 import os
@@ -49,7 +51,8 @@ VALUES = {"burst": 32 * MIB // SHRINK, "peak_mb_per_s": 64, "sustained_mb_per_s"
 PARALLEL = {"burst": 32 * MIB // SHRINK, "peak_mb_per_s": 200, "sustained_mb_per_s": 16, "connection_mb_per_s": 8,
             "first_byte_ms": 20}
 PARALLEL_SIZE = 96 * MIB // SHRINK  # 4 connections spend the bucket in 2.1 s, then about 1.6 s of tail
-ENVIRONMENTS = 4
+ENVIRONMENTS = int(os.environ.get("BENCH_TRUTH_ENVS", "4"))
+SMALL_GETS = int(os.environ.get("BENCH_TRUTH_MESSAGES", "8"))
 TARGET = 0.05
 UPLOAD_TARGET = 0.10
 
@@ -61,7 +64,7 @@ def main() -> None:
         downloader.put("large", 160 * MIB // SHRINK)
         downloader.put("small", 1 * MIB // SHRINK)
         large_run = downloader.run("large", "stream", ENVIRONMENTS, known)
-        small_run = downloader.run("small", "stream", 1, known, messages_per_env=8)
+        small_run = downloader.run("small", "stream", 1, known, messages_per_env=SMALL_GETS)
         parallel_bursts(downloader)
         uploads(endpoint)
     large, small = large_run.records, small_run.records
@@ -100,8 +103,8 @@ def uploads(endpoint: str) -> None:
     shaper = Shaper(endpoint)
     try:
         for connections in (1, 2):
-            seconds = timed_puts(shaper.endpoint(shape), "bench-truth-uploads", connections)
-            predicted = truth.predicted_seconds(shape.uploads(), connections * UPLOAD_SIZE, connections)
+            seconds = timed_puts(shaper.endpoint(shape), "bench-truth-uploads", connections, UPLOAD_SIZE // SHRINK)
+            predicted = truth.predicted_seconds(shape.uploads(), connections * UPLOAD_SIZE // SHRINK, connections)
             _verdict(f"upload seconds, {connections} connection(s)", seconds, predicted, UPLOAD_TARGET, "measured/predicted")
     finally:
         shaper.close()

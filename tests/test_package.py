@@ -24,6 +24,7 @@ def package_home(tmp_path_factory):
 
 @pytest.fixture
 def home(package_home, monkeypatch):
+    monkeypatch.delenv("FANOUT_BUILD", raising=False)  # the build directory under FANOUT_HOME
     monkeypatch.setenv("FANOUT_HOME", str(package_home))
     return package_home
 

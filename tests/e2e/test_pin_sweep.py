@@ -6,7 +6,8 @@ pinned address for the pinned cell, seq mod the sorted addresses for auto, and f
 cell the platform's rotation (each environment on the next address of the table). The report
 across the sweep's runs has one row per pin value, and compare tells the sides apart by pin.
 
-Small and quick: a 256 KiB object, three environments, two messages each, one deployment.
+Small and quick: a 256 KiB object, three environments, two messages each, one deployment (of the
+stack the sweep modules share: tests/e2e/conftest.py).
 """
 
 import collections
@@ -18,14 +19,12 @@ import tomllib
 import pytest
 
 from fanout import cli
-from fanout.stages import deploy
 from fanout.cloud import pins
 from fanout.results import run_folders as runs, sweep_folders as sweeps
 from fanout.workloads.download import compare
 
 pytestmark = pytest.mark.slow
 
-STACK = "pin-sweep-e2e"
 CONCURRENCY = 3
 MULTIPLIER = 2
 SLOW = "127.0.0.4"
@@ -38,22 +37,19 @@ MODEL = f"""connection_mb_per_s = 20
 
 
 @pytest.fixture(scope="module")
-def swept(emulator, tmp_path_factory):
+def swept(shared_stack, tmp_path_factory):
     """The finished sweep's manifest, and the model's address table in its order."""
     folder = tmp_path_factory.mktemp("pin-sweep")
     model = folder / "three-addresses.toml"
     model.write_text(MODEL)
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("FANOUT_RESULTS", str(folder / "results"))
-        try:
-            code = cli.main(["sweep", "--backend", "local", "--stack", STACK, "--concurrency", str(CONCURRENCY),
-                             "--memory", "256", "--object-size", "256KiB", "--strategy", "stream",
-                             "--multiplier", str(MULTIPLIER), "--pin", f"{pins.NONE} {pins.AUTO} {SLOW}",
-                             "--network", str(model), "--network-scale", "1", "--timeout", "240"])  # fmt: skip
-            assert code == 0
-            yield sweeps.load("latest"), list(tomllib.loads(MODEL)["addresses"])
-        finally:
-            deploy.destroy("local", STACK)
+        code = cli.main(["sweep", "--backend", "local", "--stack", shared_stack, "--concurrency", str(CONCURRENCY),
+                         "--memory", "256", "--object-size", "256KiB", "--strategy", "stream",
+                         "--multiplier", str(MULTIPLIER), "--pin", f"{pins.NONE} {pins.AUTO} {SLOW}",
+                         "--network", str(model), "--network-scale", "1", "--timeout", "240"])  # fmt: skip
+        assert code == 0
+        yield sweeps.load("latest"), list(tomllib.loads(MODEL)["addresses"])
 
 
 def downloads_of(cell: dict) -> list[dict]:

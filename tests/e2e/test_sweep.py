@@ -3,7 +3,8 @@ and carries its own parameters, and a sweep stopped with Ctrl-C in the middle of
 resumed: finished cells are not run again, the interrupted one is, as a new run, and nothing is
 counted twice.
 
-One stack for the module, in the session's private emulator; the second sweep redeploys it.
+One stack, in the session's private emulator and shared with the other sweep modules
+(tests/e2e/conftest.py): each sweep redeploys it.
 """
 
 import json
@@ -16,31 +17,26 @@ import threading
 import pytest
 
 from fanout import cli
-from fanout.stages import deploy
 from fanout.common import paths
 from fanout.results import run_folders as runs, sweep_folders as sweeps
 from fanout.cloud import terraform
 
 pytestmark = pytest.mark.slow
 
-STACK = "sweep-e2e"
 MIB = 2**20
 WAIT = ["--timeout", "240"]
 
 
 @pytest.fixture(scope="module")
-def results(emulator, tmp_path_factory):
+def stack(shared_stack, tmp_path_factory):
+    """The shared stack's name, with results in a folder of the module's own."""
     with pytest.MonkeyPatch.context() as patch:
-        folder = tmp_path_factory.mktemp("results")
-        patch.setenv("FANOUT_RESULTS", str(folder))
-        try:
-            yield folder
-        finally:
-            deploy.destroy("local", STACK)
+        patch.setenv("FANOUT_RESULTS", str(tmp_path_factory.mktemp("results")))
+        yield shared_stack
 
 
-def sweep(*argv: str) -> int:
-    return cli.main(["sweep", "--backend", "local", "--stack", STACK, *argv])
+def sweep(stack: str, *argv: str) -> int:
+    return cli.main(["sweep", "--backend", "local", "--stack", stack, *argv])
 
 
 def records_of(run_id: str) -> list[dict]:
@@ -70,11 +66,11 @@ def check_complete(cell: sweeps.SweepCell, multiplier: int) -> None:
         params["memory"], params["concurrency"], params["object_size"])
 
 
-def test_a_2x2_sweep_accounts_for_every_message_of_every_cell(results, capfd):
-    assert sweep("--concurrency", "2 3", "--memory", "256 512", "--object-size", "1MiB", "--multiplier", "2",
+def test_a_2x2_sweep_accounts_for_every_message_of_every_cell(stack, capfd):
+    assert sweep(stack, "--concurrency", "2 3", "--memory", "256 512", "--object-size", "1MiB", "--multiplier", "2",
                  "--tag", "e2e", "--network", "lambda-2024", "--network-scale", "50", *WAIT) == 0  # fmt: skip
     # Terraform's output (every cell's redeploy) goes to the stack's log, not to the screen.
-    log = (paths.stack_dir("local", STACK) / terraform.LOG_FILE).read_text()
+    log = (paths.stack_dir("local", stack) / terraform.LOG_FILE).read_text()
     assert "Apply complete!" in log and "Apply complete!" not in capfd.readouterr().out
     manifest = sweeps.load("latest")
     assert manifest.status == "done" and manifest.varying == ["memory", "concurrency"]
@@ -130,9 +126,9 @@ class InterruptedSweep:
         return code
 
 
-def test_resume_after_ctrl_c_in_the_middle_of_a_cell(results):
+def test_resume_after_ctrl_c_in_the_middle_of_a_cell(stack):
     multiplier = 10
-    argv = ["sweep", "--backend", "local", "--stack", STACK, "--concurrency", "2 3", "--memory", "256",
+    argv = ["sweep", "--backend", "local", "--stack", stack, "--concurrency", "2 3", "--memory", "256",
             "--object-size", "4MiB", "--multiplier", str(multiplier), "--tag", "resumed", *WAIT]  # fmt: skip
     stopped = InterruptedSweep(argv, at=1, cells=2)
     assert stopped.exit_code() == 130, "".join(stopped.output)
@@ -143,7 +139,7 @@ def test_resume_after_ctrl_c_in_the_middle_of_a_cell(results):
     abandoned = second.run_id
     assert "make sweep RESUME=" in "".join(stopped.output)
 
-    assert sweep("--resume", "latest", *WAIT) == 0
+    assert sweep(stack, "--resume", "latest", *WAIT) == 0
     after = sweeps.load(before.sweep_id)
     assert after.status == "done" and len(after.resumed) == 1
     # The finished cell was not run again; the interrupted one was, as a new run.
@@ -167,11 +163,11 @@ def environments_of(cell: dict) -> dict[str, list[bool]]:
 
 
 @pytest.mark.parametrize("keep_warm", [False, True], ids=["fresh", "keep-warm"])
-def test_strategy_cells_share_a_deployment_with_fresh_or_warm_environments(results, keep_warm):
+def test_strategy_cells_share_a_deployment_with_fresh_or_warm_environments(stack, keep_warm):
     """A STRATEGY list is two fires on one deployment, each downloading with its strategy. By
     default the second cell starts in new environments (each one's first download cold); with
     --keep-warm it reuses the first's."""
-    assert sweep("--concurrency", "2", "--memory", "256", "--object-size", "1MiB", "--strategy",
+    assert sweep(stack, "--concurrency", "2", "--memory", "256", "--object-size", "1MiB", "--strategy",
                  "download_file; ranged connections=2 chunk_size=256KiB",
                  "--multiplier", "3", *(["--keep-warm"] if keep_warm else []), *WAIT) == 0  # fmt: skip
     first, second = sweeps.load("latest").cells

@@ -62,7 +62,9 @@ class Downloader:
                 sent_second.set()
                 _send(fn, range(first, first + count))
 
-        host = Host(fn.config(), idle_seconds=2.0, network=network, progress=progress)
+        # Idle a moment once done; longer when warm, so the second wave is sent before the host
+        # could find the queue empty after the first.
+        host = Host(fn.config(), idle_seconds=2.0 if warm else 0.5, network=network, progress=progress)
         failure = []
         thread = threading.Thread(target=lambda: _run(host, failure))
         thread.start()

@@ -55,7 +55,7 @@ def test_s3_errors_surface_without_retries(deploy, bucket, tmp_path, monkeypatch
 def test_crash_and_hang_end_the_invocation_as_the_platform_would(deploy, bucket, tmp_path, monkeypatch):
     log = tmp_path / "faults.log"
     monkeypatch.setenv(faults.VARIABLE, f"crash=0.5,hang=0.5,log={log}")
-    fn = deploy(READS_S3, environment={"BUCKET": bucket}, timeout=1, visibility=30, max_receive=1)
+    fn = deploy(READS_S3, environment={"BUCKET": bucket}, timeout=1, visibility=2, max_receive=1)
     fn.send([{"seq": n} for n in range(4)])
     summary = fn.host()
     injected = log.read_text().split()

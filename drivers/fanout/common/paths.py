@@ -2,7 +2,9 @@
 
 Everything a run leaves on disk lives under the repository: `.fanout/` for state (emulator pid
 and logs, Terraform state per backend and stack, build outputs) and `results/` for experiment
-output. `FANOUT_HOME` and `FANOUT_RESULTS` move them (tests use this to stay isolated).
+output. `FANOUT_HOME` and `FANOUT_RESULTS` move them (tests use this to stay isolated);
+`FANOUT_BUILD` moves the build outputs on their own (a cache keyed by its inputs, which the
+tests' throwaway homes share: fanout.local.emulator.control.private).
 """
 
 import os
@@ -31,7 +33,7 @@ def stack_dir(backend: str, stack: str) -> Path:
 
 def build_dir() -> Path:
     """Build outputs such as function zips."""
-    return home() / "build"
+    return Path(os.environ.get("FANOUT_BUILD", home() / "build"))
 
 
 def results_dir() -> Path:

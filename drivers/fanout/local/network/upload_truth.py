@@ -20,10 +20,10 @@ MODEL = {"upload_burst": "1MiB", "upload_peak_mb_per_s": 16, "upload_sustained_m
 SIZE = 4 * 2**20
 
 
-def timed_puts(endpoint: str, bucket: str, connections: int) -> float:
-    """Seconds for `connections` PutObjects of SIZE bytes at once from one environment's endpoint."""
+def timed_puts(endpoint: str, bucket: str, connections: int, size: int = SIZE) -> float:
+    """Seconds for `connections` PutObjects of `size` bytes at once from one environment's endpoint."""
     s3 = aws.client("s3", "us-east-1", endpoint)
-    body = os.urandom(SIZE)
+    body = os.urandom(size)
     s3.put_object(Bucket=bucket, Key="warm", Body=b"")  # the connection pool's first connect, before the clock
     threads = [threading.Thread(target=s3.put_object, kwargs={"Bucket": bucket, "Key": f"up-{i}", "Body": body})
                for i in range(connections)]

@@ -1,0 +1,18 @@
+"""Fixtures the end-to-end modules share."""
+
+import pytest
+
+from fanout.stages import deploy
+
+from .local_stack import SHARED
+
+
+@pytest.fixture(scope="session")
+def shared_stack(emulator):
+    """The name of a stack the modules that need no stack of their own deploy to, in the session's
+    emulator: the first deploy of the session creates it, the others only update it (cell by cell
+    for a sweep; a Terraform create costs several updates), and it goes at the session's end."""
+    try:
+        yield SHARED
+    finally:
+        deploy.destroy("local", SHARED)

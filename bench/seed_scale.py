@@ -14,7 +14,8 @@ The host ramps up as the queue mapping does (fanout.common.ramp), as a real run 
   for the cell (fanout.local.network.truth.predicted_median: each environment's share of the downloads
   back to back from a full bucket); target within 0.8-1.25. Beside it, the downloads' median
   first-byte latency against the model's median.
-BENCH_SEED_CONCURRENCY (default 200) and BENCH_SEED_MULTIPLIER (default 5) change the size.
+BENCH_SEED_CONCURRENCY (default 200) and BENCH_SEED_MULTIPLIER (default 5) change the size,
+BENCH_SEED_PROBE_SECONDS (default: the capacity probe's own, per figure) the probe's length.
 Local figures are simulations (lambda-2024 at the printed scale). Measured on a shared 2-core
 machine: other work lowers the capacity probe and stretches the downloads.
 """
@@ -22,6 +23,7 @@ machine: other work lowers the capacity probe and stretches the downloads.
 import os
 import statistics
 
+from bench._ratios import Figure, judge
 from fanout.common import aws, ramp
 from fanout.results import concurrency
 from fanout.cloud import strategies
@@ -32,6 +34,7 @@ from fanout.local.network import capacity, model, options, truth
 
 CONCURRENCY = int(os.environ.get("BENCH_SEED_CONCURRENCY", "200"))
 MULTIPLIER = int(os.environ.get("BENCH_SEED_MULTIPLIER", "5"))
+PROBE_SECONDS = float(os.environ.get("BENCH_SEED_PROBE_SECONDS", capacity.PROBE_SECONDS))
 OBJECT_SIZE = 4 * 2**20
 STEADY_TARGET = 0.9
 PREDICTION_TARGET = (0.8, 1.25)
@@ -44,7 +47,7 @@ def main() -> None:
         downloader = Downloader(endpoint)
         downloader.put("object", OBJECT_SIZE)
         probe = aws.client("s3", "us-east-1", endpoint, max_pool_connections=capacity.PROBE_CLIENTS)
-        measured = capacity.measure(probe, downloader.bucket, "object")
+        measured = capacity.measure(probe, downloader.bucket, "object", PROBE_SECONDS)
         lambda_2024 = model.load("lambda-2024")
         scale = capacity.scale_for(lambda_2024, draw, measured)
         print(f"seed scale: {options.auto_text(lambda_2024, draw, measured, scale)}")
@@ -56,16 +59,18 @@ def main() -> None:
     allowed = min(starts) + ramp.seconds_to_reach(CONCURRENCY) * 1000
     spans = [(r["start_ms"], r["end_ms"]) for r in records]
     after_ramp = concurrency.mean(spans, allowed, max(starts)) if max(starts) > allowed else None
-    print(f"seed scale: steady/target {steady / CONCURRENCY:.3f} ({_judge(steady / CONCURRENCY >= STEADY_TARGET)} "
+    held = judge("steady / target concurrency", steady / CONCURRENCY, at_least=STEADY_TARGET)
+    print(f"seed scale: steady/target {steady / CONCURRENCY:.3f} ({_met(held)} "
           f">= {STEADY_TARGET}; steady mean {steady:.1f} of {CONCURRENCY}, {len(records)} downloads; after the "
           f"ramp until the last start: {_ratio(after_ramp, CONCURRENCY)})")
     shape = modelled.at(MEMORY)
     predicted = truth.predicted_median(shape, OBJECT_SIZE, choice, len(records), CONCURRENCY)
     median = statistics.median(r["seconds"] for r in records)
     low, high = PREDICTION_TARGET
+    faithful = judge("measured / predicted median seconds", median / predicted, at_least=low, at_most=high)
     first_byte = statistics.median(r["first_byte_seconds"] for r in records if r.get("first_byte_seconds") is not None)
     print(f"seed scale: measured/predicted median seconds {median / predicted:.3f} "
-          f"({_judge(low <= median / predicted <= high)} {low}-{high}; {median:.3f} / {predicted:.3f} s; "
+          f"({_met(faithful)} {low}-{high}; {median:.3f} / {predicted:.3f} s; "
           f"first byte median {first_byte * 1000:.1f} ms against the model's {shape.first_byte_s * 1000:g} ms)")
 
 
@@ -73,8 +78,8 @@ def _ratio(value: float | None, target: int) -> str:
     return "none (the run ended within the ramp)" if value is None else f"{value / target:.3f}"
 
 
-def _judge(met: bool) -> str:
-    return "met:" if met else "NOT met:"
+def _met(figure: Figure) -> str:
+    return "met:" if figure.met else "NOT met:"
 
 
 if __name__ == "__main__":

@@ -43,6 +43,7 @@ TINY = {
     "log_sync": {"BENCH_LOG_SYNC_REPEATS": "1", "BENCH_LOG_SYNC_BATCH": "4"},
     "network_speed": {"BENCH_NETWORK_ENVS": "2", "BENCH_NETWORK_REPEATS": "1", "BENCH_NETWORK_SHRINK": "64"},
     "network_truth": {"BENCH_TRUTH_SHRINK": "32", "BENCH_TRUTH_ENVS": "2", "BENCH_TRUTH_MESSAGES": "2"},
+    "seed_scale": {"BENCH_SEED_CONCURRENCY": "2", "BENCH_SEED_MULTIPLIER": "2", "BENCH_SEED_PROBE_SECONDS": "0.5"},
     "send_rate": {"BENCH_SEND_MESSAGES": "20", "BENCH_SEND_REPEATS": "1"},
     "sqs_throughput": {"BENCH_SQS_DEPTH": "20", "BENCH_SQS_MESSAGES": "10", "BENCH_SQS_REPEATS": "1"},
     "strategy_speed": {"BENCH_STRATEGY_SIZE": "4MiB", "BENCH_STRATEGY_REPEATS": "1"},

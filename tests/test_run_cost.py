@@ -5,6 +5,7 @@ import math
 import pytest
 
 from fanout.cloud import costs
+from fanout.common.errors import FanoutError
 from fanout import insights
 from fanout.results import run_cost, run_record
 from fanout.cloud import strategies
@@ -58,3 +59,11 @@ def test_local_bills_are_labelled_as_simulations():
     assert f"${aws['billed']['usd']:,.4f}" in run_cost.lines(aws)[0]
     assert all(len(line) <= 80 for line in run_cost.lines(aws))
     assert "no REPORT lines" in run_cost.lines(run_cost.summary(record("aws"), []))[0]
+
+
+def test_a_record_lacking_the_stacks_size_is_one_error_naming_the_run():
+    data = record("aws").to_json()
+    del data["stack"]["memory"]
+    run = run_record.RunRecord.from_json(data | {"run_id": "r-1"})
+    with pytest.raises(FanoutError, match=r"^run r-1: run.json lacks the stack's memory"):
+        run_cost.estimate(run)

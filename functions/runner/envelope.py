@@ -11,6 +11,16 @@ Stdlib only (it runs in the Lambda runtime).
 """
 
 import json
+from typing import Callable, Protocol, TypeVar
+
+
+class WithFields(Protocol):
+    """A workload's message parameters: what its records carry of them is fields()."""
+
+    def fields(self) -> dict: ...
+
+
+P = TypeVar("P", bound=WithFields)
 
 
 class MalformedMessage(ValueError):
@@ -71,7 +81,7 @@ def check(data: dict) -> tuple[dict, list[str]]:
 RECORD_FIELDS = ("run_id", "seq", "experiment_tag")  # what every record of a message carries from it
 
 
-def opened(body: str, params_from_body) -> tuple[dict, object, dict]:
+def opened(body: str, params_from_body: Callable[[dict], P]) -> tuple[dict, P, dict]:
     """A workload's message: (its envelope fields, its parameters from `params_from_body(data)`, the
     fields each of its records carries: RECORD_FIELDS and `params.fields()`). Raises
     MalformedMessage for a bad envelope or parameter."""

@@ -10,6 +10,12 @@ mock_provider "aws" {
   source = "./mock-tests/mocks"
 }
 
+# seqread.tf's provider in the remote region: configured even when it makes nothing.
+mock_provider "aws" {
+  alias  = "remote"
+  source = "./mock-tests/mocks"
+}
+
 variables {
   stack = "plan-test"
   # Any existing file: the module only hashes it.

@@ -8,6 +8,12 @@ mock_provider "aws" {
   source = "./mock-tests/mocks"
 }
 
+# seqread.tf's provider in the remote region: configured even when it makes nothing.
+mock_provider "aws" {
+  alias  = "remote"
+  source = "./mock-tests/mocks"
+}
+
 variables {
   stack    = "plan-test"
   zip_path = "versions.tf"
@@ -49,8 +55,8 @@ run "express_only_grants_nothing_on_the_test_bucket" {
     error_message = "Without standard the role must not write or delete anything under latency/ (transfer/ is the transfer workload's)."
   }
   assert {
-    condition     = [for s in jsondecode(aws_iam_role_policy.downloader.policy).Statement : s.Sid] == ["ReadTestObjects", "ConsumeRequestQueue", "WriteOwnLogs", "TransferWorkloadObjects"]
-    error_message = "Without standard the main policy must have no latency statement: exactly its download, queue, log and transfer ones."
+    condition     = [for s in jsondecode(aws_iam_role_policy.downloader.policy).Statement : s.Sid] == ["ReadTestObjects", "ConsumeRequestQueue", "WriteOwnLogs", "TransferWorkloadObjects", "SeqreadObjects"]
+    error_message = "Without standard the main policy must have no latency statement: exactly its download, queue, log, transfer and seqread ones."
   }
 }
 

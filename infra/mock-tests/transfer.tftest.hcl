@@ -7,6 +7,12 @@ mock_provider "aws" {
   source = "./mock-tests/mocks"
 }
 
+# seqread.tf's provider in the remote region: configured even when it makes nothing.
+mock_provider "aws" {
+  alias  = "remote"
+  source = "./mock-tests/mocks"
+}
+
 variables {
   stack    = "plan-test"
   zip_path = "versions.tf"

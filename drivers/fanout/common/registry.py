@@ -11,7 +11,11 @@ hands on (cell fields, deploy-level options) needs no import of a workload.
 import importlib
 
 from fanout.common.errors import UsageError
-from fanout.common import workload as declared
+# What a workload declares, handed on (re-exported): the stages and the results read it all here.
+from fanout.common.workload import SHARED_CELL_FIELDS as SHARED_CELL_FIELDS
+from fanout.common.workload import SHARED_CELLS as SHARED_CELLS
+from fanout.common.workload import CellField as CellField
+from fanout.common.workload import Workload as Workload
 
 REGISTERED = (
     "download",
@@ -20,9 +24,6 @@ REGISTERED = (
     "transfer",
 )  # fmt: skip
 DEFAULT = "download"
-# What a workload declares, handed on: the stages and the results read it all through this module.
-CellField, Workload = declared.CellField, declared.Workload
-SHARED_CELLS, SHARED_CELL_FIELDS = declared.SHARED_CELLS, declared.SHARED_CELL_FIELDS
 
 
 def _declared() -> dict:

@@ -14,19 +14,29 @@ from fanout.results import sweep_folders
 from fanout.cloud import costs
 from fanout.results import run_folders as runs, run_record
 from fanout.cloud.params import ephemeral_mib
+from fanout.common.errors import FanoutError
 
 NOTE = ("The bill is Lambda's, from the REPORT lines (Billed Duration x memory, INIT included, the requests, "
         "/tmp beyond 512 MB); the estimate is the cost model `fanout fire` prints (drivers/fanout/cloud/costs.py).")
 
 
-def estimate(record: run_record.RunRecord) -> costs.Estimate:
-    """The cost model's estimate for the run's sent messages, priced as its sweep cell would be."""
+def cell(record: run_record.RunRecord) -> sweep_folders.CellParams:
+    """The run as the sweep cell it would be; FanoutError naming the run when its run.json lacks
+    what a cost needs (fire records it all: such a record was truncated or written by hand)."""
     stack, parameters = record.stack, record.parameters
-    cell = sweep_folders.CellParams(stack.memory, stack.concurrency, stack.object_size, stack.architecture,
+    if (stack.memory is None or stack.concurrency is None or stack.object_size is None or stack.architecture is None
+            or parameters.strategy is None):
+        raise FanoutError(f"run {record.run_id}: run.json lacks the stack's memory, concurrency, object_size or "
+                          "architecture, or the strategy, so its cost cannot be estimated; fire a new run")
+    return sweep_folders.CellParams(stack.memory, stack.concurrency, stack.object_size, stack.architecture,
                                     parameters.strategy, parameters.workload, parameters.workload_options,
                                     parameters.pin)  # fmt: skip
+
+
+def estimate(record: run_record.RunRecord) -> costs.Estimate:
+    """The cost model's estimate for the run's sent messages, priced as its sweep cell would be."""
     # The stack as its outputs name it (region, the workloads' deploy-level options).
-    return record.workload().driver().cell_estimate(record.sent, cell, stack.to_json())
+    return record.workload().driver().cell_estimate(record.sent, cell(record), record.stack.to_json())
 
 
 def billed(report_rows: list[dict], architecture: str, object_size: int) -> dict:
@@ -43,13 +53,12 @@ def billed(report_rows: list[dict], architecture: str, object_size: int) -> dict
 
 def summary(record: run_record.RunRecord, report_rows: list[dict]) -> dict:
     """The run's cost, estimated and billed, as the report's summary.json keeps it."""
-    est = estimate(record)
-    stack = record.stack
+    est, sized = estimate(record), cell(record)
     return {
         "estimated_usd": est.total,
         "estimated_lambda_usd": est.lambda_compute + est.lambda_init + est.lambda_ephemeral + est.lambda_requests,
-        "estimated_gb_seconds": est.gb_seconds + est.cold_starts * costs.ASSUMED_INIT_SECONDS * stack.memory / 1024,
-        "billed": billed(report_rows, stack.architecture, stack.object_size),
+        "estimated_gb_seconds": est.gb_seconds + est.cold_starts * costs.ASSUMED_INIT_SECONDS * sized.memory / 1024,
+        "billed": billed(report_rows, sized.architecture, sized.object_size),
         "simulated": record.backend != "aws",
     }
 

@@ -14,12 +14,11 @@ boundary; otherwise `not decided` (the data cannot tell), and `not testable` whe
 fewer than two records (e.g. Express One Zone, which the local backend does not have).
 """
 
+import statistics
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-import numpy as np
-
-from fanout.results import stats, tables
+from fanout.results import tables
 
 SUPPORTED, CONTRADICTED, UNDECIDED, UNTESTABLE = "supported", "contradicted", "not decided", "not testable"
 
@@ -106,6 +105,7 @@ def values(records: list[dict], measure: str) -> list[float]:
 def comparison(reference: Reference, records: list[dict]) -> Table:
     """Per row of ours (the rows the records have, in order): our statistics, the published ones
     and ours over published; rows only the source has are listed with our figures empty."""
+    from fanout.results import stats  # numpy and scipy: imported by a report, never by the CLI's parser
     chosen = select(records, reference.where)
     keys = sorted({tuple(r.get(name) for name in reference.rows) for r in chosen}, key=_order)
     published = {tuple(f[name] for name in reference.rows): f for f in reference.figures}
@@ -147,6 +147,7 @@ class Verdict:
 
 def judge(claims: list[Claim], records: list[dict]) -> Table:
     """One row per claim: its verdict and the interval that decided it."""
+    from fanout.results import stats  # as comparison()
     verdicts = [CLAIM_KINDS[claim.kind](claim, select(records, claim.where)) for claim in claims]
     rows = [["claim", "verdict", "evidence"], *([v.claim, v.verdict, v.evidence] for v in verdicts)]
     caption = (f"Medians compared as ratios with a {stats.CI_METHOD}, each side resampled on its own; "
@@ -168,8 +169,10 @@ def _ratio(claim: Claim, records: list[dict], a: str, b: str):
     second = values([r for r in records if r.get(claim.field) == b], claim.measure)
     if len(first) < 2 or len(second) < 2:
         return None
+    from fanout.results import stats  # as comparison()
+
     [ci] = stats.ratio_intervals(first, second, [50])
-    return float(np.median(second) / np.median(first)), ci
+    return statistics.median(second) / statistics.median(first), ci
 
 
 def _faster(claim: Claim, records: list[dict]) -> Verdict:
@@ -207,7 +210,7 @@ def _max_reduction(claim: Claim, records: list[dict]) -> Verdict:
 def _spread(claim: Claim, records: list[dict]) -> Verdict:
     """Fastest over slowest group's median (groups: the values of `field`) within [low, high]:
     supported when its interval overlaps the published range, contradicted when it lies outside."""
-    medians = {v: float(np.median(values(select(records, {claim.field: v}), claim.measure)))
+    medians = {v: float(statistics.median(values(select(records, {claim.field: v}), claim.measure)))
                for v in {r.get(claim.field) for r in records if r.get(claim.field)}
                if len(values(select(records, {claim.field: v}), claim.measure)) >= 2}  # fmt: skip
     if len(medians) < 2:

@@ -3,9 +3,10 @@ deploy call, each with a default, so that a workload implements only what it nee
 (docs/architecture.md, "Adding a workload")."""
 
 import importlib
+from types import ModuleType
 from dataclasses import dataclass
 
-from fanout.results import sections
+from fanout.results import concurrency, sections
 from fanout.cloud import costs
 from fanout.common.errors import UsageError
 
@@ -89,7 +90,7 @@ class Driver:
         """The report's files and (unless a sweep's cell, `plots_too` False) plots; their paths."""
         return self._report().write(summary, plots_too)
 
-    def report_across(self, run_ids: list[str], folder, title: str, at_target: float | None = None) -> dict:
+    def report_across(self, run_ids: list[str], folder, title: str, at_target: float = concurrency.AT_TARGET_FRACTION) -> dict:
         """The report across runs (a sweep's closing report), written into `folder`; its summary."""
         raise UsageError(f"the {self.name} workload has no report across runs")
 
@@ -97,7 +98,7 @@ class Driver:
         """report_across's summary as the terminal shows it."""
         return sections.Report(summary.get("title", ""), summary.get("network", ""))
 
-    def compare(self, a_ids: list[str], b_ids: list[str], at_target: float | None = None) -> sections.Report:
+    def compare(self, a_ids: list[str], b_ids: list[str], at_target: float = concurrency.AT_TARGET_FRACTION) -> sections.Report:
         """`fanout compare A B` of its runs, as the terminal shows it."""
         raise UsageError(f"the {self.name} workload has no compare")
 
@@ -109,7 +110,7 @@ class Driver:
     # region.py) that defines each hook below as a function of the same name: `deploy_hooks`.
     # The hooks call it; without one they have nothing to do.
 
-    deploy_hooks = None  # that module
+    deploy_hooks: ModuleType | None = None  # that module
 
     def _deploy_hook(self, name: str, none, *args):
         return getattr(self.deploy_hooks, name)(*args) if self.deploy_hooks else none

@@ -23,6 +23,7 @@ import threading
 import time
 from dataclasses import dataclass
 
+from fanout.cloud import strategies
 from fanout.local.network import truth
 from fanout.local.network.model import SCALE_RANGE, NetworkModel
 
@@ -45,12 +46,12 @@ class Capacity:
 @dataclass(frozen=True)
 class Draw:
     """What a run asks of the machine: `environments` environments of `memory` MB downloading
-    objects of `size` bytes with `choice` (a fanout.cloud.strategies Choice)."""
+    objects of `size` bytes with `choice`."""
 
     environments: int
     memory: int
     size: int
-    choice: object
+    choice: strategies.Choice
 
     @property
     def connections(self) -> int:

@@ -120,7 +120,7 @@ class Shape:
         """(first-byte seconds, rate factor) of a request signed for a region of `regions`,
         read from its first bytes (the request line and headers); None: the model's own path."""
         match = _SCOPE.search(request_start) if self.regions else None
-        profile = match and self.regions.get(match[1].decode())
+        profile = self.regions.get(match[1].decode()) if match and self.regions else None
         if not profile:
             return None
         return (profile["rtt_ms"] + profile["first_byte_ms"]) / 1000, profile["rate_factor"]

@@ -9,10 +9,9 @@ and the prediction's derivation: docs/network-model.md, *Ground truth* and *Endp
 """
 
 import math
+import statistics
 from collections.abc import Sequence
 from dataclasses import asdict, replace
-
-import numpy as np
 
 from fanout.cloud import strategies
 from fanout.local.network import late
@@ -90,13 +89,14 @@ def predicted_median(shape: Shape, size: int, choice, downloads: int, environmen
     would have). An aggregate cap gives each environment its share of it."""
     if shape.aggregate_rate:
         share = shape.aggregate_rate / environments / connections(choice, size)
-        shape = replace(shape, connection_rate=min(filter(None, (shape.connection_rate, share))))
+        cap = shape.connection_rate
+        shape = replace(shape, connection_rate=min(cap, share) if cap else share)
     credit, seconds = shape.burst_bytes, []
     for _ in range(max(1, round(downloads / environments))):
         seconds.append(predicted_seconds(shape, size, connections(choice, size), choice.gets(size), credit=credit))
-        if credit is not None:
+        if credit is not None and shape.burst_bytes is not None:  # the same: a model with a bucket
             credit = min(shape.burst_bytes, max(0.0, credit + (shape.sustained_rate or 0.0) * seconds[-1] - size))
-    return float(np.median(seconds))
+    return float(statistics.median(seconds))
 
 
 def cell_prediction(backend: str | None, network: dict | None, cell: dict, downloads: int) -> float | None:
@@ -168,7 +168,7 @@ def _ends_inside_burst(downloads: list[dict], bucket: float | None) -> bool:
 
 def _median(values) -> float | None:
     values = list(values)
-    return float(np.median(values)) if values else None
+    return float(statistics.median(values)) if values else None
 
 
 def _mb(rate: float | None) -> float | None:

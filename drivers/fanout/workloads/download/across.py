@@ -174,14 +174,15 @@ def cell_row(cell: cells.Cell, downloads: list[dict], members: list[tuple[Run, l
     return row
 
 
-def _prediction(cell: CELLS.Cell, members: list[tuple[Run, list[dict]]]) -> dict:
+def _prediction(cell: cells.Cell, members: list[tuple[Run, list[dict]]]) -> dict:
     """The model's median seconds for the cell (report.with_predictions), the median over its runs
     when every run has one; none otherwise."""
     predicted = [truth.cell_prediction(run.record.backend, run.record.network, cell.as_dict(), len(own))
                  for run, own in members]  # fmt: skip
-    if not predicted or None in predicted:
+    known = [seconds for seconds in predicted if seconds is not None]
+    if not known or len(known) < len(predicted):
         return {}
-    return {report.PREDICTED: float(np.median(predicted))}
+    return {report.PREDICTED: float(np.median(known))}
 
 
 def samples(downloads: list[dict]) -> dict:
@@ -232,11 +233,11 @@ def _accounting(members: list[Run]) -> dict:
     """sent = done + failed + dead-lettered (+ in flight), summed over run.json's "accounting";
     None where a run has none yet (`fanout wait` writes it) or its records span several cells."""
     names = ("sent", "done", "failed", "dead_lettered", "in_flight")
-    if not members or any(run.record.accounting is None for run in members):
+    accountings = [run.record.accounting for run in members if run.record.accounting is not None]
+    if not members or len(accountings) < len(members):
         return dict.fromkeys(names) | {"complete": None}
     totals = dict.fromkeys(names, 0)
-    for run in members:
-        accounting = run.record.accounting
+    for run, accounting in zip(members, accountings):
         totals["sent"] += len(run.record.sent_seqs())
         totals["done"] += accounting.done
         totals["failed"] += len(accounting.failed)

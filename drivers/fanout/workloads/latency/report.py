@@ -25,7 +25,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from fanout.results import cells, deadletters, figures, log_records as run_logs, report_files, run_folders as runs, run_record, stats
-from fanout.results.sections import FILES, TERMINAL, Figures, Report, Table, Text, Warnings, sentence
+from fanout.results.sections import FILES, TERMINAL, Block, Figures, Report, Table, Text, Warnings, sentence
 from fanout import insights
 from fanout.common import registry as workloads
 from fanout.common.sizes import format_decimal_size as format_size
@@ -63,12 +63,12 @@ def build(stack, record: run_record.RunRecord) -> dict:
         "run": record.to_json(),
         "network": record.network_label(),
         "units": UNITS,
-        "percentiles": insights.PCT_METHODS[record.backend],
+        "percentiles": insights.PCT_METHODS[record.stack.backend],
         "ci_method": stats.CI_METHOD,
         "counts": {"sent": len(record.sent_seqs()), "seqs_done": len(done), "calls": len(calls),
                    "in_query": sum(int(row["calls"]) for row in rows),
                    "error_records": sum(r.get("event") == "error" for r in records)},  # fmt: skip
-        "dead_lettered": sorted(deadletters.peek(stack, run_id, set(runs.sent_seqs(record)) - done)),  # the others ended
+        "dead_lettered": sorted(deadletters.peek(stack, run_id, set(record.sent_seqs()) - done)),  # the others ended
         "rows": rows,
         "ratios": ratios(calls),
         "records": records,
@@ -147,7 +147,7 @@ def sections(summary: dict, images: tuple = ()) -> Report:
     run, c, p = summary["run"], summary["counts"], summary["run"]["parameters"]
     options = p.get("workload_options", {})
     found = warnings(summary)
-    blocks = [
+    blocks: list[Block] = [
         Text(f"run {run['run_id']} (latency) on the {run['backend']} backend, stack {run['stack']['stack']!r}", "bold",
              only=TERMINAL),
         Text(summary["network"], "bold", only=TERMINAL),
@@ -255,7 +255,7 @@ def across_sections(summary: dict, folder=None) -> Report:
     table += [[r["run_id"], r["reps"], r["storage"], r["measure"], format_size(r["size"]), r["n"],
                *(_seconds(r[s]) for s in STATS)] for r in summary["rows"]]  # fmt: skip
     labels = sorted({r["network"] for r in summary["rows"]})
-    blocks = [Text(f"{summary['title']}: latency across {len(summary['runs'])} runs; {'; '.join(labels)}", "bold",
+    blocks: list[Block] = [Text(f"{summary['title']}: latency across {len(summary['runs'])} runs; {'; '.join(labels)}", "bold",
                    only=TERMINAL),
               *(Text(f"- **{label}**", only=FILES) for label in labels),
               Text(f"Units: {UNITS}. Percentiles: {stats.PERCENTILE_METHOD}.", only=FILES),

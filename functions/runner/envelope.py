@@ -11,6 +11,17 @@ Stdlib only (it runs in the Lambda runtime).
 """
 
 import json
+from collections.abc import Callable
+from typing import Protocol, TypeVar
+
+
+class Parameters(Protocol):
+    """A workload's message parameters: what they add to each record."""
+
+    def fields(self) -> dict: ...
+
+
+P = TypeVar("P", bound=Parameters)
 
 
 class MalformedMessage(ValueError):
@@ -71,7 +82,7 @@ def check(data: dict) -> tuple[dict, list[str]]:
 RECORD_FIELDS = ("run_id", "seq", "experiment_tag")  # what every record of a message carries from it
 
 
-def opened(body: str, params_from_body) -> tuple[dict, object, dict]:
+def opened(body: str, params_from_body: Callable[[dict], P]) -> tuple[dict, P, dict]:
     """A workload's message: (its envelope fields, its parameters from `params_from_body(data)`, the
     fields each of its records carries: RECORD_FIELDS and `params.fields()`). Raises
     MalformedMessage for a bad envelope or parameter."""

@@ -21,7 +21,8 @@ REGISTERED = (
 )  # fmt: skip
 DEFAULT = "download"
 # What a workload declares, handed on: the stages and the results read it all through this module.
-CellField, Workload = declared.CellField, declared.Workload
+CellField = declared.CellField
+Workload = declared.Workload
 SHARED_CELLS, SHARED_CELL_FIELDS = declared.SHARED_CELLS, declared.SHARED_CELL_FIELDS
 
 

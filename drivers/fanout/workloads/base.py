@@ -4,8 +4,9 @@ deploy call, each with a default, so that a workload implements only what it nee
 
 import importlib
 from dataclasses import dataclass
+from types import ModuleType
 
-from fanout.results import sections
+from fanout.results import run_record, sections
 from fanout.cloud import costs
 from fanout.common.errors import UsageError
 
@@ -23,9 +24,9 @@ class Plan:
 class Driver:
     """A workload's driver. `name` is its registry name; `report_module` the module (imported
     when a report is asked for: it loads numpy, scipy and matplotlib, which every command would
-    otherwise pay for at start-up) whose build(stack, record), show(summary) and
-    write(summary, plots_too) report one run, and sections(summary) is its report as
-    fanout.results.sections for the terminal."""
+    otherwise pay for at start-up) whose build(stack, record) and write(summary, plots_too)
+    report one run, and sections(summary) is its report as fanout.results.sections for the
+    terminal."""
 
     name = ""
     report_module = ""
@@ -77,7 +78,7 @@ class Driver:
 
     # ---- report, compare ----
 
-    def build_report(self, stack, record: dict) -> dict:
+    def build_report(self, stack, record: run_record.RunRecord) -> dict:
         """The run's report summary from its logs and queries."""
         return self._report().build(stack, record)
 
@@ -109,7 +110,7 @@ class Driver:
     # region.py) that defines each hook below as a function of the same name: `deploy_hooks`.
     # The hooks call it; without one they have nothing to do.
 
-    deploy_hooks = None  # that module
+    deploy_hooks: ModuleType | None = None  # that module
 
     def _deploy_hook(self, name: str, none, *args):
         return getattr(self.deploy_hooks, name)(*args) if self.deploy_hooks else none

@@ -74,7 +74,7 @@ def _bytes(params: dict, parsed: dict) -> int:
     body = params.get("Body")
     if isinstance(body, (bytes, bytearray)):
         return len(body)
-    if hasattr(body, "getbuffer"):  # the transfer manager's parts read into memory (BytesIO)
+    if body is not None and hasattr(body, "getbuffer"):  # the transfer manager's parts read into memory (BytesIO)
         return body.getbuffer().nbytes
     if body is not None and hasattr(body, "__len__"):  # its chunks of a file (ReadFileChunk)
         return len(body)

@@ -113,7 +113,7 @@ def run(args) -> int:
     return 0
 
 
-def run_sweep(args) -> dict:
+def run_sweep(args) -> sweeps.Manifest:
     """The sweep `args` describe (new or resumed), run to its end and reported; its manifest."""
     checked = check(args)
     manifest = resume(args.resume, args.yes) if checked is None else start(checked, args.yes)

@@ -58,8 +58,14 @@ def build(stack, record: run_record.RunRecord) -> dict:
     start_ms, end_ms = runs.run_window(record)
     records = run_logs.run_records(insights.fetch_events(stack, start_ms, end_ms), run_id)
     rows = insights.run_saved(stack, WORKLOAD.query, f'run_id = "{run_id}"', start_ms, end_ms)
+    dead = deadletters.peek(stack, run_id, set(record.sent_seqs()) - _done(records))
+    return summarize(record, records, sum(int(row["messages"]) for row in rows), sorted(dead))
+
+
+def summarize(record: run_record.RunRecord, records: list[dict], in_query: int, dead_lettered: list[int]) -> dict:
+    """build()'s summary from what it fetched: the run's records, the messages the saved query
+    counted and the seqs found dead-lettered."""
     messages = [r for r in records if r.get("event") == "transfer"]
-    done = {r["seq"] for r in records if r.get("outcome") == "done"}
     return {
         "run": record.to_json(),
         "network": record.network_label(),
@@ -67,13 +73,16 @@ def build(stack, record: run_record.RunRecord) -> dict:
         "units": UNITS,
         "percentiles": stats.PERCENTILE_METHOD,
         "ci_method": stats.CI_METHOD,
-        "counts": {"sent": len(record.sent_seqs()), "seqs_done": len(done), "messages": len(messages),
-                   "in_query": sum(int(row["messages"]) for row in rows),
-                   "error_records": sum(r.get("event") == "error" for r in records)},  # fmt: skip
-        "dead_lettered": sorted(deadletters.peek(stack, run_id, set(record.sent_seqs()) - done)),
+        "counts": {"sent": len(record.sent_seqs()), "seqs_done": len(_done(records)), "messages": len(messages),
+                   "in_query": in_query, "error_records": sum(r.get("event") == "error" for r in records)},  # fmt: skip
+        "dead_lettered": dead_lettered,
         "rows": cell_rows(messages),
         "records": records,
     }
+
+
+def _done(records: list[dict]) -> set[int]:
+    return {r["seq"] for r in records if r.get("outcome") == "done"}
 
 
 def cell_rows(messages: list[dict]) -> list[dict]:

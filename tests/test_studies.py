@@ -3,8 +3,6 @@ the sweep's own rules; a bad file is refused in one line naming the value; the c
 the published figures beside ours with their ratio; each kind of claim reaches the verdict its
 confidence interval decides. The end-to-end run of a local variant is in tests/e2e/test_study.py."""
 
-import textwrap
-
 import numpy as np
 import pytest
 

@@ -27,8 +27,9 @@ import numpy as np  # noqa: E402
 from fanout import insights
 from fanout.common import registry as workloads
 from fanout.common.sizes import format_size
-from fanout.results import deadletters, figures, log_records as run_logs, report_files, run_folders as runs, run_record, stats
-from fanout.results.sections import FILES, TERMINAL, Block, Figures, Heading, Report, Table, Text, Warnings, sentence
+from fanout.results import deadletters, figures, log_records as run_logs, report_files, run_folders as runs, run_record
+from fanout.results import run_sections, stats
+from fanout.results.sections import FILES, TERMINAL, Block, Figures, Heading, Report, Table, Text, sentence
 from fanout.workloads.seqread import costs as seqread_costs
 
 WORKLOAD = workloads.get("seqread")
@@ -134,21 +135,14 @@ def sections(summary: dict, images: tuple = ()) -> Report:
     cost, the counts and units, the plot."""
     run, c = summary["run"], summary["counts"]
     found = warnings(summary)
-    blocks: list[Block] = [
-        Text(f"run {run['run_id']} (seqread) on the {run['backend']} backend, stack {run['stack']['stack']!r}", "bold",
-             only=TERMINAL),
-        Text(summary["network"], "bold", only=TERMINAL),
-        Text(f"- **{summary['network']}**\n- backend {run['backend']}, stack {run['stack']['stack']!r}, "
-             f"{run['stack']['memory']} MB; options {run['parameters'].get('workload_options')}\n- messages: "
-             f"{c['sent']} sent, {c['seqs_done']} done, {c['error_records']} error records, "
-             f"{len(summary['dead_lettered'])} dead-lettered", only=FILES),
-        Text(f"Units: {summary['units']}. Percentiles: {summary['percentiles']}.", only=FILES),
-        Warnings(tuple(found), only=FILES),
+    blocks = [
+        *run_sections.opening(summary, "seqread", [summary["network"]],
+                              f"options {run['parameters'].get('workload_options')}",
+                              f"{c['sent']} sent, {c['seqs_done']} done, {c['error_records']} error records, "
+                              f"{len(summary['dead_lettered'])} dead-lettered", found),
         *table_and_cost(summary),
-        Text(f"sent {c['sent']}: {c['seqs_done']} done, error records {c['error_records']}", only=TERMINAL),
-        Text(f"units: {summary['units']}; percentiles: {summary['percentiles']}", only=TERMINAL),
-        Warnings(tuple(found), only=TERMINAL),
-        Figures(tuple(images)),
+        *run_sections.closing(summary, f"sent {c['sent']}: {c['seqs_done']} done, error records {c['error_records']}",
+                              found, images),
     ]  # fmt: skip
     return Report(f"s3-fanout seqread run {run['run_id']}", summary["network"], blocks)
 

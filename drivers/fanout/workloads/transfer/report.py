@@ -31,8 +31,8 @@ from fanout import insights  # noqa: E402
 from fanout.common import registry as workloads  # noqa: E402
 from fanout.local import network  # noqa: E402
 from fanout.results import cells, deadletters, figures, log_records as run_logs, report_files, run_folders as runs  # noqa: E402
-from fanout.results import run_record, stats  # noqa: E402
-from fanout.results.sections import FILES, TERMINAL, Block, Figures, Report, Table, Text, Warnings, sentence  # noqa: E402
+from fanout.results import run_record, run_sections, stats  # noqa: E402
+from fanout.results.sections import FILES, TERMINAL, Block, Figures, Report, Table, Text, sentence  # noqa: E402
 from fanout.workloads.transfer import costs as transfer_costs  # noqa: E402
 
 WORKLOAD = workloads.get("transfer")
@@ -171,23 +171,14 @@ def sections(summary: dict, images: tuple = ()) -> Report:
     counts and units, the plot."""
     run, c = summary["run"], summary["counts"]
     found = warnings(summary)
-    blocks: list[Block] = [
-        Text(f"run {run['run_id']} (transfer) on the {run['backend']} backend, stack {run['stack']['stack']!r}", "bold",
-             only=TERMINAL),
-        *(Text(label, "bold", only=TERMINAL) for label in labels(summary)),
-        Text("\n".join([*(f"- **{label}**" for label in labels(summary)),
-                        f"- backend {run['backend']}, stack {run['stack']['stack']!r}, {run['stack']['memory']} MB; "
-                        f"options {run['parameters'].get('workload_options')}",
-                        f"- messages: {c['sent']} sent, {c['seqs_done']} done, {c['error_records']} error records, "
-                        f"{len(summary['dead_lettered'])} dead-lettered"]), only=FILES),
-        Text(f"Units: {summary['units']}. Percentiles: {summary['percentiles']}.", only=FILES),
-        Warnings(tuple(found), only=FILES),
+    dead = len(summary["dead_lettered"])
+    blocks = [
+        *run_sections.opening(summary, "transfer", labels(summary), f"options {run['parameters'].get('workload_options')}",
+                              f"{c['sent']} sent, {c['seqs_done']} done, {c['error_records']} error records, "
+                              f"{dead} dead-lettered", found),
         *operation_tables(summary["rows"], summary["ci_method"]),
-        Text(f"sent {c['sent']}: {c['seqs_done']} done, {c['messages']} transfer records, error records "
-             f"{c['error_records']}, dead-lettered {len(summary['dead_lettered'])}", only=TERMINAL),
-        Text(f"units: {summary['units']}; percentiles: {summary['percentiles']}", only=TERMINAL),
-        Warnings(tuple(found), only=TERMINAL),
-        Figures(tuple(images)),
+        *run_sections.closing(summary, f"sent {c['sent']}: {c['seqs_done']} done, {c['messages']} transfer records, "
+                                       f"error records {c['error_records']}, dead-lettered {dead}", found, images),
     ]  # fmt: skip
     return Report(f"s3-fanout transfer run {run['run_id']}", "; ".join(labels(summary)), blocks)
 

@@ -37,8 +37,6 @@ UNITS = ("aggregate MiB/s = bytes of all JOBS / seconds from the first request t
          "(binary, as the published fio figures); latency in ms (time.monotonic in the function)")  # fmt: skip
 SOURCES = ("local", "remote")
 KEY = ("jobs", "file_size", "block", "depth")  # a row
-
-
 TABLE_TITLE = "Sequential reads: aggregate MiB/s (binary) across messages"
 
 

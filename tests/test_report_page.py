@@ -1,6 +1,7 @@
 """index.html, the report page beside report.md (fanout.results.page): the same tables and plots
-as the Markdown, self-contained, values escaped; and, in a real headless Chromium, every image
-loads, the tables' numbers are those of summary.csv / cells.csv, and the console stays clean."""
+as the Markdown, self-contained, values escaped, in run, across-runs and study folders of every
+workload; and, in a real headless Chromium, every image loads, the tables' numbers are those of
+summary.csv / cells.csv, and the console stays clean."""
 
 import csv
 import html
@@ -12,10 +13,15 @@ from html.parser import HTMLParser
 import pytest
 from crossrun.support import make_run
 from test_report import CELLS, RUN, summary_of, synthetic_records
+from test_transfer import _record as transfer_record
 
 from fanout import cli
-from fanout.results import run_folders as runs, run_record
+from fanout.common import paths
+from fanout.local import network
+from fanout.results import run_folders as runs, run_record, sweep_folders as sweeps
+from fanout.stages import study
 from fanout.workloads.download import across as crossrun, report
+from fanout.workloads.transfer import report as transfer_report
 
 
 @pytest.fixture(autouse=True)
@@ -90,6 +96,49 @@ def test_the_across_page_has_the_markdowns_sections_and_links_its_files(tmp_path
     assert page.headings == markdown_headings(folder)
     assert "Methods" in page.headings
     assert {"cells.csv", "cells.json"} <= set(page.links)
+
+
+def transfer_run(model: network.NetworkModel) -> run_record.RunRecord:
+    """A transfer run of 1 and 4 threads, 3 messages each, hosted under `model`."""
+    record = run_record.RunRecord.from_json({
+        "run_id": RUN, "backend": "local", "sent": 6, "failed_seqs": [], "first_send_ms": 1_700_000_000_000,
+        "stack": {"stack": "s", "backend": "local", "memory": 1024},
+        "parameters": {"messages": 6, "workload": "transfer", "workload_options": {"operation": "upload"}},
+        "network": model.describe()})  # fmt: skip
+    runs.save(record)
+    return record
+
+
+def test_a_transfer_run_page_has_the_markdowns_sections_and_labels_unshaped_uploads():
+    messages = [dict(transfer_record(threads, seconds), seq=seq, outcome="done")
+                for seq, (threads, seconds) in enumerate([(1, 2.0), (1, 2.2), (1, 1.9), (4, 0.6), (4, 0.5), (4, 0.55)])]
+    for model, unshaped in ((network.load(network.NONE), True), (network.load("lambda-2024", 4), False)):
+        summary = transfer_report.summarize(transfer_run(model), messages, len(messages), [])
+        written = transfer_report.write(summary)
+        folder = runs.run_dir(RUN)
+        page = Page((folder / "index.html").read_text())
+        assert page.headings == markdown_headings(folder) == ["upload", "Plots"]
+        assert {"transfer.csv", "transfer.png", "index.html", "report.md"} <= {path.name for path in written}
+        assert {"records.jsonl", "run.json", "summary.json", "transfer.csv", "transfer.png"} == set(page.links)
+        text = (folder / "report.md").read_text()
+        assert summary["network"] in text and ("uploads unshaped" in text) == unshaped
+
+
+def test_a_study_folder_gets_a_page_with_the_markdowns_sections():
+    _, summary = run_folder()  # a download run of 512 and 1024 MB, its records saved
+    record = run_record.RunRecord.from_json(summary["run"])
+    runs.save(record.but(stack=record.stack.but(backend="local")))  # as fire records it
+    manifest = sweeps.Manifest(sweep_id="20250101T000000Z-abcdef", tag="lambda-fanout-local",
+                               cells=[sweeps.SweepCell(index=0, status="done", run_id=RUN)])  # fmt: skip
+    loaded = study.load("lambda-fanout")
+    shown = study.write_report(loaded, manifest)
+    folder = paths.results_dir() / study.REPORT_DIR / "lambda-fanout" / manifest.sweep_id
+    page = Page((folder / "index.html").read_text())
+    assert page.headings == markdown_headings(folder) == [loaded.reference.table]
+    text = (folder / "report.md").read_text()
+    assert text.startswith(f"# {loaded.title}\n") and "SIMULATION, not a reproduction" in text
+    assert "| 512 | 4 |" in text and "| 1024 | 4 |" in text  # our two cells, in the published table's shape
+    assert shown.title == loaded.title and shown.network == "simulated network: none (loopback, not modelled)"
 
 
 def test_values_from_the_records_reach_the_page_as_text_never_as_markup():

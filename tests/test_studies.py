@@ -3,14 +3,12 @@ the sweep's own rules; a bad file is refused in one line naming the value; the c
 the published figures beside ours with their ratio; each kind of claim reaches the verdict its
 confidence interval decides. The end-to-end run of a local variant is in tests/e2e/test_study.py."""
 
-import textwrap
-
 import numpy as np
 import pytest
 
 from fanout import cli
 from fanout.common.errors import UsageError
-from fanout.results import study_tables as compared
+from fanout.results import markdown, sections, study_tables as compared
 from fanout.stages import study, sweep
 
 SHIPPED = ("lambda-fanout", "latency-vs-size", "endpoint-addresses")
@@ -208,11 +206,11 @@ def test_a_spread_claim_compares_the_fastest_group_with_the_slowest():
     assert verdict(spread, at("10.0.0.1", 90)) == compared.UNTESTABLE
 
 
-def test_the_markdown_report_has_every_table_with_its_title_and_caption():
-    parts = [compared.comparison(REFERENCE, [download(1024, 1, 2.0)]),
-             compared.Table("Published claims", [["claim", "verdict"], ["x", "supported"]], "why")]  # fmt: skip
-    text = compared.markdown("A study", ["simulated network: lambda-2024, scale 4"], parts)
-    assert text.startswith("# A study\n\nsimulated network: lambda-2024, scale 4\n")
-    assert "## t\n" in text and "## Published claims\n" in text and "\nwhy\n" in text
-    assert "| 1024 | 1 | 2.00 | 2.00 | 1.00 |" in text
-    assert textwrap.dedent(text) == text
+def test_the_tables_are_sections_drawn_with_their_title_and_caption():
+    claims = [claim(kind="faster", faster="standard", slower="express")]
+    parts = [compared.comparison(REFERENCE, [download(1024, 1, 2.0)]), compared.judge(claims, [])]
+    text = markdown.document(sections.Report("A study", "simulated network: lambda-2024, scale 4", parts))
+    assert text.startswith("# A study\n\n## t\n")
+    assert f"\n{parts[0].caption}\n" in text and f"\n{parts[1].caption}\n" in text
+    assert "| 1024 | 1 | 2.00 | 2.00 | 1.00 |" in text and "| c | not testable |" in text
+    assert [part.labels for part in parts] == [2, 1]  # memory_size and concurrency_limit; the claim

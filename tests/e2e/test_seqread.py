@@ -70,7 +70,7 @@ def run_seqread(stack, model_file, source: str) -> dict:
     model = network_options.resolve(str(model_file), "1", stack)
     accounting = wait.wait(stack, record, WAIT_SECONDS, host=True, network=model)
     assert (len(accounting.done), accounting.in_flight()) == (MESSAGES, [])
-    summary = reporting.fetch(stack, runs.load(record["run_id"]))
+    summary = reporting.fetch(stack, runs.load(record.run_id))
     reporting.render(summary)
     return summary
 
@@ -136,14 +136,14 @@ def test_a_sweep_over_jobs_and_from(deployed):
             "--network", str(model_file), "--network-scale", "1", "--timeout", str(WAIT_SECONDS)]  # fmt: skip
     assert fanout(*argv) == 0
     manifest = sweeps.load(sweeps.LATEST)
-    assert [cell["status"] for cell in manifest["cells"]] == ["done"] * 4
-    cells = {(c["params"]["options"]["source"], c["params"]["options"]["jobs"]): c for c in manifest["cells"]}
+    assert [cell.status for cell in manifest.cells] == ["done"] * 4
+    cells = {(c.params["options"]["source"], c.params["options"]["jobs"]): c for c in manifest.cells}
     assert sorted(cells) == [("local", 1), ("local", 2), ("remote", 1), ("remote", 2)]
     for (source, jobs), cell in cells.items():
-        lines = (runs.run_dir(cell["run_id"]) / "records.jsonl").read_text().splitlines()
+        lines = (runs.run_dir(cell.run_id) / "records.jsonl").read_text().splitlines()
         reads = [r for r in map(json.loads, lines) if r["event"] == "seqread"]
         assert [(r["source"], r["jobs"]) for r in reads] == [(source, jobs)] * 2  # multiplier 1 x concurrency 2
-    folder = sweeps.sweep_dir(manifest["sweep_id"])
+    folder = sweeps.sweep_dir(manifest.sweep_id)
     rows = json.loads((folder / "summary.json").read_text())["rows"]
     assert [row["jobs"] for row in rows] == [1, 2]
     assert all(row["local"]["n"] == row["remote"]["n"] == 2 and "ratio_ci" in row for row in rows)

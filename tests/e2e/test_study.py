@@ -31,11 +31,11 @@ def ran(emulator, tmp_path_factory):
             deploy.destroy("local", STACK)
 
 
-def records_of(manifest: dict) -> list[dict]:
-    return [r for cell in manifest["cells"] for r in runs.load_records(cell["run_id"], "download")]
+def records_of(manifest: sweeps.Manifest) -> list[dict]:
+    return [r for cell in manifest.cells for r in runs.load_records(cell.run_id, "download")]
 
 
-def seconds_by_cell(manifest: dict) -> dict:
+def seconds_by_cell(manifest: sweeps.Manifest) -> dict:
     found = {}
     for r in records_of(manifest):
         if r["event"] == "download":
@@ -45,8 +45,10 @@ def seconds_by_cell(manifest: dict) -> dict:
 
 def test_the_report_has_our_cells_in_the_published_shape_labelled_a_simulation(ran):
     loaded = study.load("lambda-fanout")
-    assert ran["tag"] == "lambda-fanout-local" and all(cell["status"] == "done" for cell in ran["cells"])
-    text = (paths.results_dir() / "studies" / "lambda-fanout" / ran["sweep_id"] / "report.md").read_text()
+    assert ran.tag == "lambda-fanout-local" and all(cell.status == "done" for cell in ran.cells)
+    folder = paths.results_dir() / "studies" / "lambda-fanout" / ran.sweep_id
+    text = (folder / "report.md").read_text()
+    assert (folder / "index.html").is_file()
     assert "SIMULATION, not a reproduction: simulated network: lambda-2024, scale" in text
     assert "measured on AWS" not in text
     assert "| memory_size | concurrency_limit | ours min | published min | ratio min | ours p25 |" in text
@@ -67,10 +69,11 @@ def test_published_figures_stand_beside_ours_with_the_ratio(ran):
     figures = ({"memory_size": 1024, "concurrency_limit": 2, "min": 0.5, "p25": 0.5, "avg": 0.5, "p75": 0.5, "max": 0.5},)
     loaded = study.load("lambda-fanout")
     with_figures = dataclasses.replace(loaded, reference=dataclasses.replace(loaded.reference, figures=figures))
-    path = study.write_report(with_figures, ran)
+    shown = study.write_report(with_figures, ran)
     mine = seconds_by_cell(ran)[1024, 2]
     header, *rows = compared.comparison(with_figures.reference, records_of(ran)).rows
     row = dict(zip(header, next(r for r in rows if r[:2] == [1024, 2])))
     assert (row["published min"], row["ratio min"]) == (0.5, min(mine) / 0.5)
     assert row["ratio avg"] == pytest.approx(np.mean(mine) / 0.5)
-    assert "| 1024 | 2 |" in path.read_text()
+    assert "| 1024 | 2 |" in (study.report_dir(with_figures, ran) / "report.md").read_text()
+    assert shown.title == loaded.title

@@ -4,8 +4,9 @@ decides it (docs/studies.md).
 
 Everything is computed from the study's runs' saved records, exactly (fanout.results.stats:
 percentiles by linear interpolation, bootstrap percentile intervals with a fixed seed), so a
-report is the same whenever it is drawn again. The report is a list of titled tables with
-captions (`Table`): the console and Markdown draw them now, an HTML page can later.
+report is the same whenever it is drawn again. Each table is a fanout.results.sections.Table with
+its caption, so the study's report is drawn like every other: on the terminal, as report.md and
+as index.html.
 
 A claim compares medians of two groups of records (two storage classes, two addresses): the
 ratio of the medians with its 95% bootstrap interval, each side resampled on its own. A verdict
@@ -14,11 +15,12 @@ boundary; otherwise `not decided` (the data cannot tell), and `not testable` whe
 fewer than two records (e.g. Express One Zone, which the local backend does not have).
 """
 
+import dataclasses
 import statistics
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from fanout.results import tables
+from fanout.results.sections import Table
 
 SUPPORTED, CONTRADICTED, UNDECIDED, UNTESTABLE = "supported", "contradicted", "not decided", "not testable"
 
@@ -52,7 +54,7 @@ class Reference:
     rows: tuple[str, ...]
     statistics: tuple[str, ...]
     figures: tuple[dict, ...] = ()
-    where: dict = field(default_factory=dict)
+    where: dict = dataclasses.field(default_factory=dict)
     note: str = ""
 
 
@@ -64,8 +66,8 @@ class Claim:
     text: str
     kind: str
     measure: str
-    field: str
-    where: dict = field(default_factory=dict)
+    field: str  # shadows dataclasses.field in this class's body: hence dataclasses.field
+    where: dict = dataclasses.field(default_factory=dict)
     per: str = ""  # the claim holds at every value of this record field (at least `at_least`)
     at_least: float = 0
     faster: str = ""  # kind faster
@@ -75,15 +77,6 @@ class Claim:
     value: float = 0.0
     low: float = 0.0  # kind spread: fastest over slowest group's median within [low, high]
     high: float = 0.0
-
-
-@dataclass(frozen=True)
-class Table:
-    """One titled table of the report: a header row then values, and a caption."""
-
-    title: str
-    rows: list[list]
-    caption: str = ""
 
 
 def select(records: list[dict], where: dict) -> list[dict]:
@@ -118,7 +111,7 @@ def comparison(reference: Reference, records: list[dict]) -> Table:
         ours = values([r for r in chosen if tuple(r.get(n) for n in reference.rows) == key], reference.measure)
         described = stats.describe(ours) if ours else {}
         theirs = published.get(key, {})
-        row = list(key)
+        row: list = list(key)
         for name in reference.statistics:
             mine, source = described.get(name), theirs.get(name)
             row += [mine, source, mine / source if mine is not None and source else None]
@@ -127,7 +120,8 @@ def comparison(reference: Reference, records: list[dict]) -> Table:
     caption = (f"{reference.measure} in {unit}; ratio = ours / published; '-': no figure "
                f"({'no published figures transcribed' if not reference.figures else 'not in that table'}). "
                f"Ours: percentiles by {stats.PERCENTILE_METHOD}, over every record of the row. {reference.note}")
-    return Table(reference.table, rows, caption.strip())
+    caption = caption.strip()
+    return Table(reference.table, rows, caption, caption, labels=len(reference.rows))
 
 
 def _order(key: tuple):
@@ -152,7 +146,7 @@ def judge(claims: list[Claim], records: list[dict]) -> Table:
     rows = [["claim", "verdict", "evidence"], *([v.claim, v.verdict, v.evidence] for v in verdicts)]
     caption = (f"Medians compared as ratios with a {stats.CI_METHOD}, each side resampled on its own; "
                f"a claim is supported or contradicted only when the interval lies wholly on one side.")
-    return Table("Published claims", rows, caption)
+    return Table("Published claims", rows, caption, caption, labels=1)  # the claim
 
 
 def _groups(claim: Claim, records: list[dict]) -> list[tuple[str, list[dict]]]:
@@ -163,7 +157,7 @@ def _groups(claim: Claim, records: list[dict]) -> list[tuple[str, list[dict]]]:
     return [(f"{claim.per} {v}", [r for r in records if r.get(claim.per) == v]) for v in found]
 
 
-def _ratio(claim: Claim, records: list[dict], a: str, b: str):
+def _ratio(claim: Claim, records: list[dict], a: object, b: object):
     """median(b) / median(a) of the claim's measure and its interval; None below two values a side."""
     first = values([r for r in records if r.get(claim.field) == a], claim.measure)
     second = values([r for r in records if r.get(claim.field) == b], claim.measure)
@@ -215,8 +209,10 @@ def _spread(claim: Claim, records: list[dict]) -> Verdict:
                if len(values(select(records, {claim.field: v}), claim.measure)) >= 2}  # fmt: skip
     if len(medians) < 2:
         return Verdict(claim.text, UNTESTABLE, f"fewer than 2 values of {claim.field} with 2 records or more")
-    slowest, fastest = min(medians, key=medians.get), max(medians, key=medians.get)
-    ratio, (low, high) = _ratio(claim, records, slowest, fastest)
+    slowest, fastest = min(medians, key=lambda v: medians[v]), max(medians, key=lambda v: medians[v])
+    found = _ratio(claim, records, slowest, fastest)
+    assert found is not None, "both groups have 2 records or more"
+    ratio, (low, high) = found
     verdict = CONTRADICTED if high < claim.low or low > claim.high else SUPPORTED
     return Verdict(claim.text, verdict, f"{fastest} over {slowest} ({len(medians)} values of {claim.field}): "
                    f"{ratio:.2f}x [{low:.2f}, {high:.2f}] against {claim.low:g}x-{claim.high:g}x")  # fmt: skip
@@ -225,15 +221,3 @@ def _spread(claim: Claim, records: list[dict]) -> Verdict:
 # The kinds of claim a study may state, and what each needs besides text, kind, measure and field.
 CLAIM_KINDS = {"faster": _faster, "max_reduction": _max_reduction, "spread": _spread}
 CLAIM_NEEDS = {"faster": ("faster", "slower"), "max_reduction": ("baseline", "other", "value"), "spread": ("low", "high")}
-
-
-# ---- drawing ------------------------------------------------------------------------------------
-
-
-def markdown(title: str, preamble: list[str], parts: list[Table]) -> str:
-    """The report as Markdown: its title, the lines that say what was run, then each table with
-    its caption."""
-    lines = [f"# {title}", "", *preamble]
-    for table in parts:
-        lines += ["", f"## {table.title}", "", tables.markdown_table(table.rows), "", table.caption]
-    return "\n".join(lines) + "\n"

@@ -4,9 +4,10 @@ A study is a file `studies/<name>.toml` (docs/studies.md): its workload, the swe
 reproduces it, a smaller local variant for rehearsal, its source, the published table and the
 published claims. `fanout study` lists them with their cost and time estimates per backend;
 `fanout study NAME` checks the file, runs the sweep through fanout.stages.sweep (every guard
-of a sweep applies: the estimate, --yes, the account check, --resume), then writes the study
-report beside the sweep's results (fanout.results.study_tables). A local run is labelled as a
-simulation under its network model and scale, never as a reproduction.
+of a sweep applies: the estimate, --yes, the account check, --resume), then shows the study
+report and writes it as report.md and index.html in results/studies/<name>/<sweep id>/
+(fanout.results.study_tables, drawn as every report: fanout.results.sections). A local run is
+labelled as a simulation under its network model and scale, never as a reproduction.
 
 Loading checks every key and then the sweep's values with the sweep's own rules, so a bad study
 file is a one-line error naming the file and the value, before anything is created.
@@ -22,8 +23,9 @@ from rich.console import Console
 from fanout.cloud import stack as stacks
 from fanout.common import paths, registry as workloads
 from fanout.common.errors import OneLineErrors, UsageError
-from fanout.local import network
-from fanout.results import run_folders as runs, study_tables as compared, sweep_folders as sweeps, tables
+from fanout.results import report_files, run_folders as runs, sections, study_tables as compared, sweep_folders as sweeps
+from fanout.results import terminal
+from fanout.results.sections import TERMINAL, Block, Table, Text
 from fanout.stages import sweep, wait
 
 STUDIES = paths.REPO / "studies"
@@ -41,8 +43,6 @@ SOURCE_KEYS = ("title", "url", "date", "platform")
 REFERENCE_KEYS = {"table", "measure", "rows", "statistics", "figures", "where", "note"}
 REDEPLOY_MINUTES = {"aws": 1.0, "local": 0.25}  # per cell beyond its downloads (docs/sweep.md)
 FIRST_DEPLOY_MINUTES = 1.0
-
-console = Console()
 
 
 @dataclass(frozen=True)
@@ -253,22 +253,24 @@ def check(args) -> argparse.Namespace | None:
 
 
 def run(args) -> int:
+    console = Console()
     namespace = check(args)
     if namespace is None:
-        show_list()
+        terminal.show(listing(), console)
         return 0
     study = load(args.name)
     if args.resume:
         _check_sweep_of(study, sweeps.load(args.resume), args.local)
     manifest = sweep.run_sweep(namespace)
-    write_report(study, manifest)
+    terminal.show(write_report(study, manifest), console)
+    console.print(f"study report: {report_dir(study, manifest) / report_files.MARKDOWN_FILE}", highlight=False)
     return 0
 
 
-def _check_sweep_of(study: Study, manifest: dict, local: bool) -> None:
-    if manifest["tag"] != study.tag(local):
-        raise UsageError(f"sweep {manifest['sweep_id']} is not a run of study {study.tag(local)!r} "
-                         f"(its tag is {manifest['tag']!r})")  # fmt: skip
+def _check_sweep_of(study: Study, manifest: sweeps.Manifest, local: bool) -> None:
+    if manifest.tag != study.tag(local):
+        raise UsageError(f"sweep {manifest.sweep_id} is not a run of study {study.tag(local)!r} "
+                         f"(its tag is {manifest.tag!r})")  # fmt: skip
 
 
 # ---- the list -------------------------------------------------------------------------------------
@@ -288,66 +290,69 @@ def estimate_row(study: Study, backend: str) -> list:
             f"{usd:,.2f}", round(minutes, 1)]  # fmt: skip
 
 
-def show_list() -> None:
+def listing() -> sections.Report:
+    """Every study with its estimates on both backends, and its title."""
     rows = [["study", "backend", "cells", "messages", "USD", "minutes"]]
-    for name in names():
-        study = load(name)
+    studies = [load(name) for name in names()]
+    for study in studies:
         rows += [estimate_row(study, "aws"), estimate_row(study, "local")]
-    tables.print_table(console, "Studies (make study STUDY=<name> [BACKEND=aws] [LOCAL=1])", rows,
-                       "USD: the AWS estimate of fanout.cloud.costs (the local backend is free); minutes: downloads at "
-                       "the assumed 75 MiB/s with the queue mapping's ramp, plus deploys; a local run takes longer "
-                       "by the network scale it picks. Sources: docs/studies.md", labels=2)  # fmt: skip
-    for name in names():
-        study = load(name)
-        console.print(f"  {name}: {study.title} ({study.source['date']})", highlight=False)
+    note = ("USD: the AWS estimate of fanout.cloud.costs (the local backend is free); minutes: downloads at the assumed "
+            "75 MiB/s with the queue mapping's ramp, plus deploys; a local run takes longer by the network scale it "
+            "picks. Sources: docs/studies.md")  # fmt: skip
+    blocks: list[Block] = [Table("Studies (make study STUDY=<name> [BACKEND=aws] [LOCAL=1])", rows, note, labels=2),
+                           *(Text(f"  {s.name}: {s.title} ({s.source['date']})") for s in studies)]  # fmt: skip
+    return sections.Report("Studies", "", blocks)
 
 
 # ---- the report -----------------------------------------------------------------------------------
 
 
-def records_of(manifest: dict, workload: str) -> list[dict]:
+def records_of(manifest: sweeps.Manifest, workload: str) -> list[dict]:
     """The measurement records of the sweep's finished cells, from each run's saved report."""
     found = []
-    for cell in manifest["cells"]:
-        if cell["status"] == "done":
-            found += [r for r in runs.load_records(cell["run_id"], workload) if r.get("event") == workload]
+    for cell in manifest.cells:
+        if cell.status == "done":
+            found += [r for r in runs.load_records(cell.run_id, workload) if r.get("event") == workload]
     return found
 
 
-def provenance(study: Study, manifest: dict) -> list[str]:
-    """What was run and how its numbers were made: measured on AWS, or a simulation (network
-    profile and scale) that is never a reproduction."""
-    first = runs.load(next(c["run_id"] for c in manifest["cells"] if c["status"] == "done"))
-    label = network.label(first)
+def provenance(study: Study, manifest: sweeps.Manifest, label: str, backend: str | None) -> list[Block]:
+    """What was run and how its numbers were made (`label`, on `backend`): measured on AWS, or a
+    simulation (network profile and scale) that is never a reproduction."""
     source = study.source
-    lines = [study.description, "",
-             f"Source: {source['title']}, {source['date']}, {source['url'] or 'URL not recorded'}; "
-             f"ran on: {source['platform']}.",
-             f"Ours: sweep {manifest['sweep_id']} ({len(manifest['cells'])} cells, tag {manifest['tag']}), {label}."]  # fmt: skip
-    if first.get("backend") != "aws":
-        lines.append(f"SIMULATION, not a reproduction: {label}; these figures rehearse the study's method on "
-                     "the local backend and say nothing about AWS.")
+    lines: list[Block] = [
+        Text(study.description),
+        Text(f"Source: {source['title']}, {source['date']}, {source['url'] or 'URL not recorded'}; "
+             f"ran on: {source['platform']}."),
+        Text(f"Ours: sweep {manifest.sweep_id} ({len(manifest.cells)} cells, tag {manifest.tag}), {label}."),
+    ]  # fmt: skip
+    if backend != "aws":
+        lines.append(Text(f"SIMULATION, not a reproduction: {label}; these figures rehearse the study's method on "
+                          "the local backend and say nothing about AWS.", "bold"))  # fmt: skip
     return lines
 
 
-def report_tables(study: Study, records: list[dict]) -> list[compared.Table]:
+def report_tables(study: Study, records: list[dict]) -> list[Table]:
     parts = [compared.comparison(study.reference, records)]
     if study.claims:
         parts.append(compared.judge(list(study.claims), records))
     return parts
 
 
-def write_report(study: Study, manifest: dict) -> Path:
-    """The study report on the console and as Markdown under results/studies/<name>/<sweep id>/."""
-    records = records_of(manifest, study.workload)
-    lines, parts = provenance(study, manifest), report_tables(study, records)
-    console.rule(f"[bold]{study.title}")
-    for line in lines:
-        console.print(line, highlight=False)
-    for part in parts:
-        tables.print_table(console, part.title, part.rows, part.caption, labels=len(study.reference.rows) if part is parts[0] else 1)
-    folder = paths.results_dir() / REPORT_DIR / study.name / manifest["sweep_id"]
+def report_dir(study: Study, manifest: sweeps.Manifest) -> Path:
+    """results/studies/<name>/<sweep id>/."""
+    return paths.results_dir() / REPORT_DIR / study.name / manifest.sweep_id
+
+
+def write_report(study: Study, manifest: sweeps.Manifest) -> sections.Report:
+    """The study report as sections, written as report.md and index.html into report_dir; the
+    report, for the terminal."""
+    first = runs.load(next(cell.run_id for cell in manifest.cells if cell.status == "done"))
+    label = first.network_label()
+    blocks = [Text(study.title, "bold", only=TERMINAL), *provenance(study, manifest, label, first.backend),
+              *report_tables(study, records_of(manifest, study.workload))]  # fmt: skip
+    report = sections.Report(study.title, label, blocks)
+    folder = report_dir(study, manifest)
     folder.mkdir(parents=True, exist_ok=True)
-    path = runs.write_text(folder / "report.md", compared.markdown(study.title, lines, parts))
-    console.print(f"study report: {path}", highlight=False)
-    return path
+    report_files.write(report, folder)
+    return report

@@ -6,7 +6,7 @@ import importlib
 from types import ModuleType
 from dataclasses import dataclass
 
-from fanout.results import concurrency, sections
+from fanout.results import concurrency, run_record, sections
 from fanout.cloud import costs
 from fanout.common.errors import UsageError
 
@@ -24,9 +24,9 @@ class Plan:
 class Driver:
     """A workload's driver. `name` is its registry name; `report_module` the module (imported
     when a report is asked for: it loads numpy, scipy and matplotlib, which every command would
-    otherwise pay for at start-up) whose build(stack, record), show(summary) and
-    write(summary, plots_too) report one run, and sections(summary) is its report as
-    fanout.results.sections for the terminal."""
+    otherwise pay for at start-up) whose build(stack, record) and write(summary, plots_too)
+    report one run, and sections(summary) is its report as fanout.results.sections for the
+    terminal."""
 
     name = ""
     report_module = ""
@@ -78,7 +78,7 @@ class Driver:
 
     # ---- report, compare ----
 
-    def build_report(self, stack, record: dict) -> dict:
+    def build_report(self, stack, record: run_record.RunRecord) -> dict:
         """The run's report summary from its logs and queries."""
         return self._report().build(stack, record)
 

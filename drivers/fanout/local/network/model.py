@@ -238,6 +238,12 @@ def label(backend: str | None, network: dict | None) -> str:
     return f"simulated network: {network['profile']}, scale {network['scale']:g}"
 
 
+def shapes_uploads(network: dict | None) -> bool:
+    """Did the network a run was hosted under (run.json's "network") limit what the function sends?
+    Only a model with an upload rate does: the proxy paces request bodies by those alone."""
+    return any(name in (network or {}).get("parameters", {}) for name in UPLOAD_RATES)
+
+
 def _parameter(name: str, value, where: str):
     if isinstance(value, dict):
         if not value:

@@ -24,8 +24,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from fanout.results import cells, deadletters, figures, log_records as run_logs, report_files, run_folders as runs, run_record, stats
-from fanout.results.sections import FILES, TERMINAL, Block, Figures, Report, Table, Text, Warnings, sentence
+from fanout.results import cells, deadletters, figures, log_records as run_logs, report_files, run_folders as runs, run_record
+from fanout.results import run_sections, stats
+from fanout.results.sections import FILES, TERMINAL, Block, Report, Table, Text, sentence
 from fanout import insights
 from fanout.common import registry as workloads
 from fanout.common.sizes import format_decimal_size as format_size
@@ -147,31 +148,19 @@ def sections(summary: dict, images: tuple = ()) -> Report:
     run, c, p = summary["run"], summary["counts"], summary["run"]["parameters"]
     options = p.get("workload_options", {})
     found = warnings(summary)
-    blocks: list[Block] = [
-        Text(f"run {run['run_id']} (latency) on the {run['backend']} backend, stack {run['stack']['stack']!r}", "bold",
-             only=TERMINAL),
-        Text(summary["network"], "bold", only=TERMINAL),
-        Text(f"- **{summary['network']}**\n- backend {run['backend']}, stack {run['stack']['stack']!r}, "
-             f"{run['stack']['memory']} MB; sizes {options.get('sizes')}, reps {options.get('reps')}, "
-             f"storage {options.get('storage') or 'every deployed class'}\n- messages: {c['sent']} sent, "
-             f"{c['seqs_done']} done, {c['calls']} calls, {c['error_records']} error records, "
-             f"{len(summary['dead_lettered'])} dead-lettered", only=FILES),
-        Text(f"Units: {summary['units']}. Percentiles: {summary['percentiles']}.", only=FILES),
-        Warnings(tuple(found), only=FILES),
-    ]  # fmt: skip
+    blocks: list[Block] = run_sections.opening(
+        summary, "latency", [summary["network"]], f"sizes {options.get('sizes')}, reps {options.get('reps')}, "
+        f"storage {options.get('storage') or 'every deployed class'}", f"{c['sent']} sent, {c['seqs_done']} done, "
+        f"{c['calls']} calls, {c['error_records']} error records, {len(summary['dead_lettered'])} dead-lettered", found)
     blocks += [Table(f"{storage}: {title} (s)", size_table(summary["rows"], storage, operation, field), only=TERMINAL)
                for storage, operation, field, title in groups(summary["rows"])]  # fmt: skip
     blocks += [Table("Latency by size", wide_table(summary["rows"]), only=FILES)] if summary["rows"] else []
     if summary["ratios"]:
         blocks.append(Table("Express / Standard, ratio of medians", ratio_table(summary["ratios"]), summary["ci_method"],
                             sentence(summary["ci_method"]), labels=2))  # size and measure  # fmt: skip
-    blocks += [
-        Text(f"sent {c['sent']}: {c['seqs_done']} done, {c['calls']} calls, error records {c['error_records']}, "
-             f"dead-lettered {len(summary['dead_lettered'])}", only=TERMINAL),
-        Text(f"units: {summary['units']}; percentiles: {summary['percentiles']}", only=TERMINAL),
-        Warnings(tuple(found), only=TERMINAL),
-        Figures(tuple(images)),
-    ]  # fmt: skip
+    blocks += run_sections.closing(summary, f"sent {c['sent']}: {c['seqs_done']} done, {c['calls']} calls, error records "
+                                            f"{c['error_records']}, dead-lettered {len(summary['dead_lettered'])}",
+                                   found, images)  # fmt: skip
     return Report(f"s3-fanout latency run {run['run_id']}", summary["network"], blocks)
 
 

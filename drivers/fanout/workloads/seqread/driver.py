@@ -8,17 +8,21 @@ value is checked by the code that will run it, and its errors become one-line us
 
 import itertools
 import json
+from typing import TYPE_CHECKING
 
 from fanout.cloud import costs, params as deploy_params
 from fanout.cloud.params import ephemeral_mib
 from fanout.common import function_modules
 from fanout.common.errors import UsageError
-from fanout.results import tables
+from fanout.results.sections import Report
 from fanout.workloads.base import Driver, Plan
 from fanout.workloads.seqread import costs as seqread_costs, objects, region
 
 definition = function_modules.load("seqread")
-Params = definition.Params
+if TYPE_CHECKING:  # the same class, read by mypy from the function's folder on its path
+    from seqread import Params
+else:
+    Params = definition.Params
 # fire's flags: (argparse name, flag, Make variable, parser, default shown).
 FLAGS = (
     ("jobs", "--jobs", "JOBS", definition.parse_jobs, f"readers per message, 1 to {definition.MAX_JOBS}"),
@@ -107,6 +111,9 @@ class SeqreadDriver(Driver):
     def report_across(self, run_ids: list[str], folder, title: str, at_target: float | None = None) -> dict:
         from fanout.workloads.seqread import report
 
-        summary = report.across(run_ids, folder, title)
-        tables.console.print(f"wrote seqread.csv, summary.json, report.md to {folder}", highlight=False)
-        return summary
+        return report.across(run_ids, folder, title)
+
+    def across_sections(self, summary: dict, folder) -> Report:
+        from fanout.workloads.seqread import report
+
+        return report.across_sections(summary, folder)

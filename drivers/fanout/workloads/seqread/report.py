@@ -11,7 +11,8 @@ partial query is flagged. The plot: aggregate MiB/s (median, p10-p90 bars) again
 per FILE_SIZE and path. The data-transfer cost of the remote reads, per GB and for the run, from
 the price table (costs.py), or its one-line refusal. Every output carries the network label.
 
-Writes into results/<run_id>/: records.jsonl, seqread.csv, summary.json, report.md, seqread.png.
+Writes into results/<run_id>/: records.jsonl, seqread.csv, summary.json, report.md, index.html,
+seqread.png.
 """
 
 import json
@@ -26,8 +27,9 @@ import numpy as np  # noqa: E402
 from fanout import insights
 from fanout.common import registry as workloads
 from fanout.common.sizes import format_size
-from fanout.local import network
-from fanout.results import deadletters, figures, log_records as run_logs, run_folders as runs, stats, tables
+from fanout.results import deadletters, figures, log_records as run_logs, report_files, run_folders as runs, run_record
+from fanout.results import run_sections, stats
+from fanout.results.sections import FILES, TERMINAL, Block, Figures, Heading, Report, Table, Text, sentence
 from fanout.workloads.seqread import costs as seqread_costs
 
 WORKLOAD = workloads.get("seqread")
@@ -35,25 +37,26 @@ UNITS = ("aggregate MiB/s = bytes of all JOBS / seconds from the first request t
          "(binary, as the published fio figures); latency in ms (time.monotonic in the function)")  # fmt: skip
 SOURCES = ("local", "remote")
 KEY = ("jobs", "file_size", "block", "depth")  # a row
+TABLE_TITLE = "Sequential reads: aggregate MiB/s (binary) across messages"
 
 
-def build(stack, record: dict) -> dict:
-    run_id = record["run_id"]
+def build(stack, record: run_record.RunRecord) -> dict:
+    """Everything the report shows, as plain data (summary.json is this, less the records)."""
+    run_id = record.run_id
     start_ms, end_ms = runs.run_window(record)
     records = run_logs.run_records(insights.fetch_events(stack, start_ms, end_ms), run_id)
     reads = [r for r in records if r.get("event") == WORKLOAD.name]
     query = insights.run_saved(stack, WORKLOAD.query, f'run_id = "{run_id}"', start_ms, end_ms)
     done = {r["seq"] for r in records if r.get("outcome") == "done"}
-    remote = record["stack"].get("remote_region", "")
     return {
-        "run": record, "network": network.label(record), "units": UNITS,
+        "run": record.to_json(), "network": record.network_label(), "units": UNITS,
         "percentiles": stats.PERCENTILE_METHOD, "ci_method": stats.CI_METHOD,
-        "counts": {"sent": len(runs.sent_seqs(record)), "seqs_done": len(done), "messages": len(reads),
+        "counts": {"sent": len(record.sent_seqs()), "seqs_done": len(done), "messages": len(reads),
                    "in_query": sum(int(row["messages"]) for row in query),
                    "error_records": sum(r.get("event") == "error" for r in records)},
-        "dead_lettered": sorted(deadletters.peek(stack, run_id, set(runs.sent_seqs(record)) - done)),
+        "dead_lettered": sorted(deadletters.peek(stack, run_id, set(record.sent_seqs()) - done)),
         "rows": rows(reads),
-        "cost": cost_lines(reads, remote, record["stack"]["region"]),
+        "cost": run_cost_lines(reads, record),
         "records": records,
     }  # fmt: skip
 
@@ -97,6 +100,11 @@ def cost_lines(reads: list[dict], remote_region: str, function_region: str) -> l
     return lines
 
 
+def run_cost_lines(reads: list[dict], record: run_record.RunRecord) -> list[str]:
+    """cost_lines between the run's stack's region and its remote region (a deploy-level output)."""
+    return cost_lines(reads, record.stack.extra.get("remote_region", ""), record.stack.region)
+
+
 def table(summary: dict) -> list[list]:
     head = ["jobs", "file size", "block", "depth"]
     for source in SOURCES:
@@ -120,38 +128,46 @@ def warnings(summary: dict) -> list[str]:
     return runs.incomplete(summary, "messages", summary["counts"]["messages"])
 
 
-def show(summary: dict) -> None:
+def sections(summary: dict, images: tuple = ()) -> Report:
+    """The report as sections (fanout.results.sections): the table, the inter-region transfer
+    cost, the counts and units, the plot."""
     run, c = summary["run"], summary["counts"]
-    tables.console.print(f"[bold]run {run['run_id']}[/] (seqread) on the {run['backend']} backend, "
-                         f"stack {run['stack']['stack']!r}\n[bold]{summary['network']}[/]", highlight=False)  # fmt: skip
-    tables.print_table("Sequential reads: aggregate MiB/s (binary) across messages", table(summary),
-                       summary["ci_method"], labels=4)  # fmt: skip
-    for line in [*summary["cost"], f"sent {c['sent']}: {c['seqs_done']} done, error records {c['error_records']}",
-                 f"units: {summary['units']}; percentiles: {summary['percentiles']}"]:  # fmt: skip
-        tables.console.print(line, highlight=False)
-    for warning in warnings(summary):
-        tables.console.print(f"[bold red]WARNING:[/] {warning}")
+    found = warnings(summary)
+    blocks = [
+        *run_sections.opening(summary, "seqread", [summary["network"]],
+                              f"options {run['parameters'].get('workload_options')}",
+                              f"{c['sent']} sent, {c['seqs_done']} done, {c['error_records']} error records, "
+                              f"{len(summary['dead_lettered'])} dead-lettered", found),
+        *table_and_cost(summary),
+        *run_sections.closing(summary, f"sent {c['sent']}: {c['seqs_done']} done, error records {c['error_records']}",
+                              found, images),
+    ]  # fmt: skip
+    return Report(f"s3-fanout seqread run {run['run_id']}", summary["network"], blocks)
+
+
+def table_and_cost(summary: dict) -> list[Block]:
+    """The table (the ratio's CI method its note) and what the remote reads cost."""
+    return [Table(TABLE_TITLE, table(summary), summary["ci_method"], f"Ratio CI: {sentence(summary['ci_method'])}",
+                  labels=4),  # jobs, file size, block, depth
+            Heading("Inter-region transfer"),
+            Text("\n".join(f"- {line}" for line in summary["cost"]), only=FILES),
+            *(Text(line, only=TERMINAL) for line in summary["cost"])]  # fmt: skip
 
 
 def write(summary: dict, plots_too: bool = True) -> list:
+    """The report's files in results/<run_id>/, each written atomically; returns their paths.
+    Its one plot is drawn also for a sweep's cell (`plots_too` is the drivers' interface)."""
     written = runs.write_summary(summary)
     folder = runs.run_dir(summary["run"]["run_id"])
-    grid = table(summary)
-    written.append(runs.write_csv(folder / "seqread.csv", [*grid[0], "network"],
-                                  [dict(zip(grid[0], line), network=summary["network"]) for line in grid[1:]]))
+    written.append(write_csv(summary, folder, {"network": summary["network"]}))
     images = [figures.save(figure(summary), folder / "seqread.png")] if summary["rows"] else []
-    return [*written, *images, runs.write_text(folder / "report.md", markdown(summary, images))]
+    return [*written, *images, *report_files.write(sections(summary, tuple(images)), folder)]
 
 
-def markdown(summary: dict, images: list) -> str:
-    run = summary["run"]
-    parts = [f"# s3-fanout seqread run {run['run_id']}", f"- **{summary['network']}**",
-             f"Units: {summary['units']}. Percentiles: {summary['percentiles']}. Ratio CI: {summary['ci_method']}.",
-             *(f"**Warning:** {w}" for w in warnings(summary)),
-             "## Aggregate MiB/s by JOBS and FILE_SIZE", tables.markdown_table(table(summary)),
-             "## Inter-region transfer", *(f"- {line}" for line in summary["cost"]),
-             "## Plots", *(f"![{image.stem}]({image.name})" for image in images)]  # fmt: skip
-    return "\n\n".join(parts) + "\n"
+def write_csv(summary: dict, folder, extra: dict):
+    """seqread.csv: the table's lines, with `extra`'s columns."""
+    grid = table(summary)
+    return runs.write_csv(folder / "seqread.csv", [*grid[0], *extra], [dict(zip(grid[0], line), **extra) for line in grid[1:]])
 
 
 def figure(summary: dict):
@@ -176,23 +192,34 @@ def figure(summary: dict):
 
 
 def across(run_ids: list[str], folder, title: str) -> dict:
-    """The table over the records of several runs (a sweep's cells), as one run's."""
+    """The table over the records of several runs (a sweep's cells), as one run's. Writes
+    seqread.csv, summary.json, seqread.png, report.md and index.html into `folder`."""
     reads = [r for run_id in run_ids for r in runs.load_records(run_id, WORKLOAD.name) if r.get("event") == WORKLOAD.name]
-    labels = sorted({network.label(runs.load(run_id)) for run_id in run_ids})
-    record = runs.load(run_ids[0])
+    records = [runs.load(run_id) for run_id in run_ids]
+    labels = sorted({record.network_label() for record in records})
     summary = {"title": title, "runs": run_ids, "network": "; ".join(labels), "units": UNITS,
                "percentiles": stats.PERCENTILE_METHOD, "ci_method": stats.CI_METHOD, "rows": rows(reads),
-               "cost": cost_lines(reads, record["stack"].get("remote_region", ""), record["stack"]["region"])}  # fmt: skip
-    tables.console.print(f"[bold]{title}[/]: seqread across {len(run_ids)} runs; {summary['network']}", highlight=False)
-    tables.print_table("Sequential reads: aggregate MiB/s (binary) across messages", table(summary),
-                       summary["ci_method"], labels=4)  # fmt: skip
+               "cost": run_cost_lines(reads, records[0])}  # fmt: skip
     folder.mkdir(parents=True, exist_ok=True)
-    grid = table(summary)
-    runs.write_csv(folder / "seqread.csv", grid[0], [dict(zip(grid[0], line)) for line in grid[1:]])
+    write_csv(summary, folder, {"network": summary["network"]})
     runs.write_text(folder / "summary.json", json.dumps(summary, indent=2, default=str) + "\n")
-    if summary["rows"]:
-        figures.save(figure(summary), folder / "seqread.png")
-    runs.write_text(folder / "report.md", "\n\n".join([f"# {title}", f"- **{summary['network']}**",
-                                                       f"Units: {UNITS}.", tables.markdown_table(grid),
-                                                       *summary["cost"], "![seqread](seqread.png)"]) + "\n")  # fmt: skip
+    images = (figures.save(figure(summary), folder / "seqread.png"),) if summary["rows"] else ()
+    report_files.write(across_sections(summary, images=images), folder)
     return summary
+
+
+def across_sections(summary: dict, folder=None, images: tuple = ()) -> Report:
+    """across()'s summary as sections: the network, the units, the table and the cost, the plot;
+    on the terminal, what it wrote into `folder`."""
+    blocks: list[Block] = [
+        Text(f"{summary['title']}: seqread across {len(summary['runs'])} runs; {summary['network']}", "bold",
+             only=TERMINAL),
+        Text(f"- **{summary['network']}**", only=FILES),
+        Text(f"Units: {summary['units']}. Percentiles: {summary['percentiles']}.", only=FILES),
+        *table_and_cost(summary),
+        Figures(images),
+    ]  # fmt: skip
+    if folder is not None:
+        blocks.append(Text(f"wrote seqread.csv, summary.json, seqread.png, report.md, index.html to {folder}",
+                           only=TERMINAL))  # fmt: skip
+    return Report(summary["title"], summary["network"], blocks)

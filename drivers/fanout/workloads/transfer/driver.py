@@ -7,16 +7,21 @@ value is checked by the code that will run it, and its errors become one-line us
 
 import itertools
 import math
+from typing import TYPE_CHECKING
 
 from fanout.cloud import costs
 from fanout.cloud.params import MAX_EPHEMERAL_MIB, ephemeral_mib
 from fanout.common import function_modules
 from fanout.common.errors import UsageError
+from fanout.results.sections import Report
 from fanout.workloads.base import Driver, Plan
 from fanout.workloads.transfer import costs as transfer_costs
 
 definition = function_modules.load("transfer")
-Params = definition.Params
+if TYPE_CHECKING:  # the same class, read by mypy from the function's folder on its path
+    from transfer import Params
+else:
+    Params = definition.Params
 OPTIONS = ("operation", "size", "threads", "part_size", "threshold", "client", "fan", "files", "direction",
            "prefixes", "client_per_object", "method")  # fmt: skip
 SWEPT = ("size", "threads", "part_size", "method", "client")  # a sweep takes these as lists (spaces between)
@@ -121,9 +126,6 @@ class TransferDriver(Driver):
         return Plan({"workload": definition.NAME, "options": p.fields()},
                     transfer_costs.estimate(count, _deployment(stack), p))  # fmt: skip
 
-    def message_fields(self, stack, params) -> dict:
-        return dict(params.options or {})
-
     def sweep_options(self, args, memories: tuple[int, ...]) -> tuple[dict, ...]:
         """Every combination of SIZE, THREADS, PART_SIZE, METHOD and CLIENT (each a list, spaces
         between), with the other options as given; each checked against every memory size
@@ -152,6 +154,11 @@ class TransferDriver(Driver):
         from fanout.workloads.transfer import report as transfer_report
 
         return transfer_report.across(run_ids, folder, title)
+
+    def across_sections(self, summary: dict, folder) -> Report:
+        from fanout.workloads.transfer import report as transfer_report
+
+        return transfer_report.across_sections(summary, folder)
 
 
 def _as_text(fields: dict) -> dict:

@@ -9,11 +9,13 @@ percentile method, 10,000 resamples, fixed seed; the two rows resampled independ
 cost per GB: the records' requests by kind at S3 Standard prices over the bytes moved (costs.py).
 The saved query transfer-percentiles gives the same cells' percentiles on AWS (`make query`).
 
-Every output carries the run's network label; on the local backend the uploads' figures also say
-they are unshaped: the shaping proxy shapes what S3 sends, not what the function sends
-(fanout.local.network.proxy), so PUT and part bodies go at loopback speed.
+Every output carries the run's network label; on the local backend, when the network model has
+no upload parameters (NETWORK=none, or a model file without them), the uploads' figures also say
+they are unshaped: PUT and part bodies then went at loopback speed (fanout.local.network.proxy
+shapes request bodies by the model's upload_* parameters).
 
-Writes into results/<run_id>/: records.jsonl, summary.json, transfer.csv, report.md, transfer.png.
+Writes into results/<run_id>/: records.jsonl, summary.json, transfer.csv, report.md, index.html,
+transfer.png.
 """
 
 import json
@@ -28,7 +30,9 @@ import numpy as np  # noqa: E402
 from fanout import insights  # noqa: E402
 from fanout.common import registry as workloads  # noqa: E402
 from fanout.local import network  # noqa: E402
-from fanout.results import cells, deadletters, figures, log_records as run_logs, run_folders as runs, stats, tables  # noqa: E402
+from fanout.results import cells, deadletters, figures, log_records as run_logs, report_files, run_folders as runs  # noqa: E402
+from fanout.results import run_record, run_sections, stats  # noqa: E402
+from fanout.results.sections import FILES, TERMINAL, Block, Figures, Report, Table, Text, sentence  # noqa: E402
 from fanout.workloads.transfer import costs as transfer_costs  # noqa: E402
 
 WORKLOAD = workloads.get("transfer")
@@ -36,34 +40,49 @@ CELLS = cells.of(WORKLOAD)
 TUNING = tuple(f.name for f in WORKLOAD.cells if f.name != "operation")
 UNITS = ("seconds: the operation's wall time in the function (time.monotonic); MB/s: bytes moved / seconds, "
          "decimal (1 MB = 10^6 bytes); $/GB: S3 Standard request prices, us-east-1, per 10^9 bytes moved")  # fmt: skip
-UNSHAPED = ("uploads unshaped: the local network model shapes what S3 sends, not PUT or part bodies "
-            "(needs upload shaping, issue 21)")  # fmt: skip
+UNSHAPED = ("uploads unshaped: this run's network model has no upload parameters (upload_*), so PUT and part "
+            "bodies went at loopback speed")  # fmt: skip
 COLUMNS = ["n", "s p50", "s p50 95% CI", "s p90", "s p99", "MB/s p50", "MB/s p50 95% CI", "speedup vs 1 thread",
            "speedup 95% CI", "requests/msg", "$/GB requests", "retries", "503s"]  # fmt: skip
 
 
-def build(stack, record: dict) -> dict:
+def shaping(record: run_record.RunRecord) -> str:
+    """What the label adds about uploads: UNSHAPED on the local backend when the model shaped
+    none (fanout.local.network.shapes_uploads), else nothing."""
+    return UNSHAPED if record.backend == "local" and not network.shapes_uploads(record.network) else ""
+
+
+def build(stack, record: run_record.RunRecord) -> dict:
     """Everything the report shows, as plain data (summary.json is this, less the records)."""
-    run_id = record["run_id"]
+    run_id = record.run_id
     start_ms, end_ms = runs.run_window(record)
     records = run_logs.run_records(insights.fetch_events(stack, start_ms, end_ms), run_id)
     rows = insights.run_saved(stack, WORKLOAD.query, f'run_id = "{run_id}"', start_ms, end_ms)
+    dead = deadletters.peek(stack, run_id, set(record.sent_seqs()) - _done(records))
+    return summarize(record, records, sum(int(row["messages"]) for row in rows), sorted(dead))
+
+
+def summarize(record: run_record.RunRecord, records: list[dict], in_query: int, dead_lettered: list[int]) -> dict:
+    """build()'s summary from what it fetched: the run's records, the messages the saved query
+    counted and the seqs found dead-lettered."""
     messages = [r for r in records if r.get("event") == "transfer"]
-    done = {r["seq"] for r in records if r.get("outcome") == "done"}
     return {
-        "run": record,
-        "network": network.label(record),
-        "shaping": UNSHAPED if record["backend"] == "local" else "",
+        "run": record.to_json(),
+        "network": record.network_label(),
+        "shaping": shaping(record),
         "units": UNITS,
         "percentiles": stats.PERCENTILE_METHOD,
         "ci_method": stats.CI_METHOD,
-        "counts": {"sent": len(runs.sent_seqs(record)), "seqs_done": len(done), "messages": len(messages),
-                   "in_query": sum(int(row["messages"]) for row in rows),
-                   "error_records": sum(r.get("event") == "error" for r in records)},  # fmt: skip
-        "dead_lettered": sorted(deadletters.peek(stack, run_id, set(runs.sent_seqs(record)) - done)),
+        "counts": {"sent": len(record.sent_seqs()), "seqs_done": len(_done(records)), "messages": len(messages),
+                   "in_query": in_query, "error_records": sum(r.get("event") == "error" for r in records)},  # fmt: skip
+        "dead_lettered": dead_lettered,
         "rows": cell_rows(messages),
         "records": records,
     }
+
+
+def _done(records: list[dict]) -> set[int]:
+    return {r["seq"] for r in records if r.get("outcome") == "done"}
 
 
 def cell_rows(messages: list[dict]) -> list[dict]:
@@ -86,7 +105,7 @@ def cell_rows(messages: list[dict]) -> list[dict]:
             [speedup_ci] = stats.ratio_intervals(seconds, base_seconds, [50])
         moved = sum(r["bytes"] for r in mine)
         requests = [sum(r["requests"].values()) for r in mine]
-        every = {}
+        every: dict[str, int] = {}
         for r in mine:
             for name, n in r["requests"].items():
                 every[name] = every.get(name, 0) + n
@@ -130,35 +149,38 @@ def operations(rows: list[dict]) -> list[str]:
 
 
 def warnings(summary: dict) -> list[str]:
-    c = summary["counts"]
-    again = runs.refresh_hint(summary["run"]["run_id"])
-    result = []
-    if c["seqs_done"] + len(summary["dead_lettered"]) < c["sent"]:
-        result.append(f"only {c['seqs_done']} of {c['sent']} sent messages are done "
-                      f"({len(summary['dead_lettered'])} dead-lettered): this report is incomplete; run `make wait`, then {again}")  # fmt: skip
-    if c["in_query"] != c["messages"]:
-        result.append(f"the percentile query saw {c['in_query']} messages but the log group holds {c['messages']}: "
-                      f"in a minute, {again}")  # fmt: skip
-    return result
+    """What makes the tables incomplete (runs.incomplete)."""
+    return runs.incomplete(summary, "messages", summary["counts"]["messages"])
 
 
 def labels(summary: dict) -> list[str]:
     return [summary["network"]] + ([summary["shaping"]] if summary.get("shaping") else [])
 
 
-def show(summary: dict) -> None:
+def operation_tables(rows: list[dict], ci_method: str) -> list[Block]:
+    """A table per operation, the tuning that varies labelling its rows."""
+    found: list[Block] = []
+    for operation in operations(rows):
+        table = operation_table(rows, operation)
+        found.append(Table(operation, table, ci_method, sentence(ci_method), labels=len(table[0]) - len(COLUMNS)))
+    return found
+
+
+def sections(summary: dict, images: tuple = ()) -> Report:
+    """The report as sections (fanout.results.sections): the labels, a table per operation, the
+    counts and units, the plot."""
     run, c = summary["run"], summary["counts"]
-    tables.console.print(f"[bold]run {run['run_id']}[/] (transfer) on the {run['backend']} backend, stack {run['stack']['stack']!r}")
-    for label in labels(summary):
-        tables.console.print(f"[bold]{label}[/]", highlight=False)
-    for operation in operations(summary["rows"]):
-        table = operation_table(summary["rows"], operation)
-        tables.print_table(f"{operation}", table, summary["ci_method"], labels=len(table[0]) - len(COLUMNS))
-    tables.console.print(f"sent {c['sent']}: {c['seqs_done']} done, {c['messages']} transfer records, error records "
-                         f"{c['error_records']}, dead-lettered {len(summary['dead_lettered'])}", highlight=False)  # fmt: skip
-    tables.console.print(f"units: {summary['units']}; percentiles: {summary['percentiles']}", highlight=False)
-    for warning in warnings(summary):
-        tables.console.print(f"[bold red]WARNING:[/] {warning}")
+    found = warnings(summary)
+    dead = len(summary["dead_lettered"])
+    blocks = [
+        *run_sections.opening(summary, "transfer", labels(summary), f"options {run['parameters'].get('workload_options')}",
+                              f"{c['sent']} sent, {c['seqs_done']} done, {c['error_records']} error records, "
+                              f"{dead} dead-lettered", found),
+        *operation_tables(summary["rows"], summary["ci_method"]),
+        *run_sections.closing(summary, f"sent {c['sent']}: {c['seqs_done']} done, {c['messages']} transfer records, "
+                                       f"error records {c['error_records']}, dead-lettered {dead}", found, images),
+    ]  # fmt: skip
+    return Report(f"s3-fanout transfer run {run['run_id']}", "; ".join(labels(summary)), blocks)
 
 
 def flat(rows: list[dict], extra: dict) -> list[dict]:
@@ -177,28 +199,15 @@ def flat(rows: list[dict], extra: dict) -> list[dict]:
 
 
 def write(summary: dict, plots_too: bool = True) -> list:
-    """The report's files in results/<run_id>/, each written atomically; returns their paths."""
+    """The report's files in results/<run_id>/, each written atomically; returns their paths.
+    Its one plot is drawn also for a sweep's cell (`plots_too` is the drivers' interface)."""
     written = runs.write_summary(summary)
     folder = runs.run_dir(summary["run"]["run_id"])
     lines = flat(summary["rows"], {"network": "; ".join(labels(summary))})
     if lines:
         written.append(runs.write_csv(folder / "transfer.csv", list(lines[0]), lines))
     images = [figures.save(figure(summary["rows"], labels(summary)), folder / "transfer.png")] if summary["rows"] else []
-    return [*written, *images, runs.write_text(folder / "report.md", markdown(summary, images))]
-
-
-def markdown(summary: dict, images: list) -> str:
-    run, c = summary["run"], summary["counts"]
-    parts = [f"# s3-fanout transfer run {run['run_id']}", *(f"- **{label}**" for label in labels(summary)),
-             f"- backend {run['backend']}, stack {run['stack']['stack']!r}, {run['stack']['memory']} MB; options "
-             f"{run['parameters'].get('workload_options')}\n- messages: {c['sent']} sent, {c['seqs_done']} done, "
-             f"{c['error_records']} error records, {len(summary['dead_lettered'])} dead-lettered",
-             f"Units: {summary['units']}. Percentiles: {summary['percentiles']}. {summary['ci_method']}."]  # fmt: skip
-    parts += [f"**Warning:** {w}" for w in warnings(summary)]
-    for operation in operations(summary["rows"]):
-        parts += [f"## {operation}", tables.markdown_table(operation_table(summary["rows"], operation))]
-    parts += ["## Plots"] + [f"![{image.stem}]({image.name})" for image in images]
-    return "\n\n".join(parts) + "\n"
+    return [*written, *images, *report_files.write(sections(summary, tuple(images)), folder)]
 
 
 def figure(rows: list[dict], caption: list[str]):
@@ -230,27 +239,37 @@ def figure(rows: list[dict], caption: list[str]):
 
 
 def across(run_ids: list[str], folder, title: str) -> dict:
-    """The tables of the runs' records together (a sweep's closing report): one row per cell."""
+    """The tables of the runs' records together (a sweep's closing report): one row per cell.
+    Writes cells.csv, cells.json, transfer.png, report.md and index.html into `folder`."""
     messages, network_labels = [], set()
     for run_id in run_ids:
         record = runs.load(run_id)
         messages += [r for r in runs.load_records(run_id, "transfer") if r.get("event") == "transfer"]
-        network_labels.add(network.label(record) + (f"; {UNSHAPED}" if record["backend"] == "local" else ""))
+        network_labels.add("; ".join(filter(None, [record.network_label(), shaping(record)])))
     rows = cell_rows(messages)
-    tables.console.print(f"[bold]{title}[/]: transfer across {len(run_ids)} runs; {'; '.join(sorted(network_labels))}",
-                         highlight=False)  # fmt: skip
-    parts = [f"# {title}", *(f"- **{label}**" for label in sorted(network_labels)),
-             f"Units: {UNITS}. Percentiles: {stats.PERCENTILE_METHOD}. {stats.CI_METHOD}."]  # fmt: skip
-    for operation in operations(rows):
-        table = operation_table(rows, operation)
-        tables.print_table(operation, table, stats.CI_METHOD, labels=len(table[0]) - len(COLUMNS))
-        parts += [f"## {operation}", tables.markdown_table(table)]
+    summary: dict = {"title": title, "runs": run_ids, "networks": sorted(network_labels), "units": UNITS,
+               "percentiles": stats.PERCENTILE_METHOD, "ci_method": stats.CI_METHOD, "rows": rows}  # fmt: skip
     folder.mkdir(parents=True, exist_ok=True)
-    lines = flat(rows, {"network": "; ".join(sorted(network_labels))})
+    lines = flat(rows, {"network": "; ".join(summary["networks"])})
     runs.write_csv(folder / "cells.csv", list(lines[0]), lines)
-    summary = {"title": title, "runs": run_ids, "units": UNITS, "percentiles": stats.PERCENTILE_METHOD, "rows": rows}
     runs.write_text(folder / "cells.json", json.dumps(summary, indent=2, default=str) + "\n")
-    image = figures.save(figure(rows, sorted(network_labels)), folder / "transfer.png")
-    parts += ["## Plots", f"![{image.stem}]({image.name})"]
-    runs.write_text(folder / "report.md", "\n\n".join(parts) + "\n")
+    image = figures.save(figure(rows, summary["networks"]), folder / "transfer.png")
+    report_files.write(across_sections(summary, images=(image,)), folder)
     return summary
+
+
+def across_sections(summary: dict, folder=None, images: tuple = ()) -> Report:
+    """across()'s summary as sections: the networks, the units, a table per operation, the plot;
+    on the terminal, what it wrote into `folder`."""
+    networks = summary["networks"]
+    blocks: list[Block] = [
+        Text(f"{summary['title']}: transfer across {len(summary['runs'])} runs; {'; '.join(networks)}", "bold",
+             only=TERMINAL),
+        Text("\n".join(f"- **{label}**" for label in networks), only=FILES),
+        Text(f"Units: {summary['units']}. Percentiles: {summary['percentiles']}.", only=FILES),
+        *operation_tables(summary["rows"], summary["ci_method"]),
+        Figures(tuple(images)),
+    ]  # fmt: skip
+    if folder is not None:
+        blocks.append(Text(f"wrote cells.csv, cells.json, transfer.png, report.md, index.html to {folder}", only=TERMINAL))
+    return Report(summary["title"], "; ".join(networks), blocks)

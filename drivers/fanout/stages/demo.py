@@ -1,16 +1,7 @@
-"""`fanout demo`: the whole experiment on the local backend, with small defaults.
-
-Starts the emulator (if none runs), deploys the stack DEMO_STACK, fires MULTIPLIER x CONCURRENCY
-messages, hosts the function while waiting for every message, prints the report, then tears
-down: with `terraform destroy` when the emulator was already running, and by stopping the
-emulator (which holds every resource) and deleting the stack's state when the demo started it.
-results/<run_id>/ stays. Terraform's output goes to the stack's terraform.log, not the screen
-(--verbose: to the screen).
-
-Teardown always runs: Ctrl-C or SIGTERM at any point (even during deploy, where Terraform is
-asked to stop gracefully first) leads to the teardown, and further ones during the teardown
-only print a note. An interrupted demo exits 130 once torn down. A demo whose wait ended with
-messages unaccounted for tears down too, then fails: its tables would be missing downloads.
+"""`fanout demo`: the whole experiment on the local backend, with small defaults: deploy, fire,
+host and wait, report, then tear down, always (Ctrl-C and SIGTERM included), keeping
+results/<run_id>/. The steps, the teardown and the exit codes: docs/experiment.md, *demo and
+Ctrl-C*, and docs/local-backend.md.
 """
 
 import argparse

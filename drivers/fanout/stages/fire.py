@@ -1,16 +1,9 @@
 """`fanout fire`: flood the stack's queue with one message per measurement, and record the run.
 
-Every message body carries the run id, its seq (0..N-1), the experiment tag, the workload's name
-(`--workload`, fanout.common.registry) and the parameters its driver gives (docs/workloads.md; the
-download workload's strategy, `--strategy` else the stack's default, as canonical text:
-docs/strategies.md). Each timing record can so be matched to the message that caused
-it and `wait` can account for every seq. Messages go out in parallel SendMessageBatch calls of
-10 (the SQS maximum); entries SQS rejects or throttles are retried with backoff, and a seq that
-still cannot be sent is written to run.json and reported, never dropped silently.
-
-Testing the failure path: `--inject-failures FRACTION` marks that fraction of the messages
-(evenly spread over the seqs, floor(N x FRACTION) of them) with "inject_failure": true; the
-handler fails them deliberately, so they are retried and end in the dead-letter queue.
+Every message carries the run id and its seq, so that each record matches the message that
+caused it and `wait` can account for every seq; a seq that cannot be sent is recorded in
+run.json, never dropped silently. The message body, retries, checkpoints and
+`--inject-failures`: docs/experiment.md, *fire*.
 """
 
 import json

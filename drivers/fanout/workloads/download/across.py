@@ -75,7 +75,9 @@ def cell_of(item: dict, run: run_record.RunRecord) -> cells.Cell:
 
 
 def sort_key(cell: cells.Cell) -> tuple:
-    """Numbers in numeric order (512 before 1024), text as text."""
+    """Numbers in numeric order (512 before 1024), text as text, over every field in the tables'
+    order. Not Cell.sort_key, which orders by the record fields only (strategy before
+    architecture) and a numeric-looking tag as text: the two orders differ."""
     return tuple((0, value, "") if isinstance(value, (int, float)) else (1, 0, str(value))
                  for value in cell.as_dict().values())  # fmt: skip
 

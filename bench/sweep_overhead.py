@@ -24,6 +24,8 @@ import statistics
 import tempfile
 import time
 
+from rich.console import Console
+
 from bench._ratios import judge
 from fanout.stages import sweep_axes as axes, sweep
 from fanout.results import run_folders as runs, sweep_folders as sweeps
@@ -53,9 +55,10 @@ def main() -> None:
 def _run() -> None:
     with control.private(prefix="bench-sweep-"):
         settings = sweep.SweepParams("local", STACK, "us-east-1", axes.Axes.parse(AXES), MULTIPLIER, "bench", timeout=600)
-        manifest = sweep.start(settings, confirmed=False)
+        console = Console()
+        manifest = sweep.start(settings, confirmed=False, console=console)
         with terraform.output_to_log("local", STACK):
-            sweep.execute(manifest)
+            sweep.execute(manifest, console)
         _cells(sweeps.load(manifest.sweep_id))
         _redeploy_paths()
 

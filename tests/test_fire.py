@@ -19,6 +19,7 @@ from fractions import Fraction
 from importlib import metadata
 
 import pytest
+from rich.console import Console
 
 from fanout.common import aws, paths, registry as workloads
 from fanout import cli
@@ -35,7 +36,7 @@ REGION = "us-east-1"
 
 def check_cost(stack, count: int, strategy, confirmed: bool) -> None:
     """fire's check of a download run's estimate, as fire.run makes it."""
-    fire.check_estimate(stack, count, download.estimate(stack, count, strategy), confirmed)
+    fire.check_estimate(stack, count, download.estimate(stack, count, strategy), confirmed, Console())
 
 
 @pytest.fixture

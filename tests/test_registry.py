@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 import toy_workload
 from test_fire import drain, make_stack, queue, results  # noqa: F401 - fixtures
 
@@ -373,9 +374,9 @@ def test_a_sweep_deploys_the_toys_option_with_every_cell_and_records_it(toy):
     manifest = json.loads(json.dumps(chosen.settings()))
     assert manifest["finish"] == "gloss"
     for made in (chosen, sweep.SweepParams.from_manifest(sweeps.Manifest.from_json(manifest))):
-        deployment = sweep._Deployment(made, "id")
+        deployment = sweep._Deployment(made, "id", Console())
         inputs = [deployment.inputs_for(cell, i) for i, cell in enumerate(made.axes.cells())]
         assert [i.variables("", "zip")[toy_workload.VARIABLE] for i in inputs] == ["gloss", "gloss"]
     older = sweep.SweepParams.from_manifest(sweeps.Manifest.from_json({k: v for k, v in manifest.items() if k != "finish"}))
     cell = older.axes.cells()[0]
-    assert sweep._Deployment(older, "id").inputs_for(cell, 0).variables("", "zip")[toy_workload.VARIABLE] == "matte"
+    assert sweep._Deployment(older, "id", Console()).inputs_for(cell, 0).variables("", "zip")[toy_workload.VARIABLE] == "matte"

@@ -10,6 +10,7 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 from botocore.stub import Stubber
+from rich.console import Console
 
 from fanout.common import aws, paths
 from fanout.stages import sweep_axes as axes, sweep
@@ -206,7 +207,7 @@ def test_the_cost_guard_applies_to_the_sweeps_total(isolated, capsys):
     assert total_messages > costs.CONFIRM_MESSAGES or sum(e.total for e in estimates) > costs.CONFIRM_USD
     settings = sweep.SweepParams("aws", "s3fanout", "us-east-1", grid, multiplier=10, tag="t")
     with pytest.raises(UsageError) as error:
-        sweep.preflight(settings, cells, confirmed=False)
+        sweep.preflight(settings, cells, confirmed=False, console=Console())
     assert f"{total_messages:,} messages" in str(error.value) and "--yes" in str(error.value)
     out = capsys.readouterr().out
     rows = [line for line in out.splitlines() if line[:4].strip().isdigit()]
@@ -224,7 +225,7 @@ def test_the_estimate_counts_each_strategys_gets(capsys):
     grid = axes.Axes.parse(texts(object_size="64MiB", strategy="stream; ranged chunk_size=1MiB"))
     cells = grid.cells()
     settings = sweep.SweepParams("aws", "s", "us-east-1", grid, 10, "t", endpoint="http://localhost:4566")
-    sweep.preflight(settings, cells, confirmed=True)
+    sweep.preflight(settings, cells, confirmed=True, console=Console())
     out = capsys.readouterr().out
     gets = [strategies.parse(c.strategy).gets(c.object_size) for c in cells]
     estimates = [download.DownloadDriver().cell_estimate(100, c, {"region": "us-east-1"}) for c in cells]
@@ -246,12 +247,13 @@ def test_the_hard_cap_holds_per_run_even_with_yes():
     grid = axes.Axes.parse(texts(concurrency="1000", strategy="stream"))
     settings = sweep.SweepParams("local", "s3fanout", "us-east-1", grid, multiplier=costs.MAX_MESSAGES // 1000 + 1, tag="t")
     with pytest.raises(UsageError, match="even with --yes"):
-        sweep.preflight(settings, grid.cells(), confirmed=True)
+        sweep.preflight(settings, grid.cells(), confirmed=True, console=Console())
 
 
 def test_a_small_local_sweep_passes_without_a_word(capsys):
     grid = axes.Axes.parse(texts(concurrency="2 4 8", memory="512 1024", object_size="8MiB"))
-    sweep.preflight(sweep.SweepParams("local", "s", "us-east-1", grid, multiplier=10, tag="t"), grid.cells(), False)
+    sweep.preflight(sweep.SweepParams("local", "s", "us-east-1", grid, multiplier=10, tag="t"), grid.cells(), False,
+                    Console())
     assert capsys.readouterr().out == ""
 
 
@@ -290,7 +292,8 @@ def test_deploy_inputs_keep_every_object_size_and_fresh_environments_per_cell_on
     grid = axes.Axes.parse(texts(object_size="8MiB 1MiB", strategy="stream; download_file"))
     cells = grid.cells()
     for backend, keep_warm in itertools.product(("local", "aws"), (False, True)):
-        deployment = sweep._Deployment(sweep.SweepParams(backend, "s", "us-east-1", grid, 10, "t", keep_warm=keep_warm), "id")
+        deployment = sweep._Deployment(sweep.SweepParams(backend, "s", "us-east-1", grid, 10, "t", keep_warm=keep_warm), "id",
+                                       Console())
         inputs = [deployment.inputs_for(cell, i) for i, cell in enumerate(cells)]
         assert all(i.object_sizes() == [MIB, 8 * MIB] for i in inputs)  # the role reads both, always
         assert all(i.variables("", "zip")["test_object_sizes"] == [MIB, 8 * MIB] for i in inputs)
@@ -307,7 +310,7 @@ def test_every_cell_deploys_the_sweeps_storage_classes_and_a_resume_keeps_them(i
                                           "--storage", "standard express", "--express-az", "use1-az4"])  # fmt: skip
     chosen = sweep.from_args(args)
     for made in (chosen, sweep.SweepParams.from_manifest(sweeps.Manifest.from_json(json.loads(json.dumps(chosen.settings()))))):
-        deployment = sweep._Deployment(made, "id")
+        deployment = sweep._Deployment(made, "id", Console())
         inputs = [deployment.inputs_for(cell, i) for i, cell in enumerate(made.axes.cells())]
         assert len(inputs) == 2
         assert [(i.variables("", "zip")["storage"], i.variables("", "zip")["express_az"]) for i in inputs] == \
@@ -319,7 +322,7 @@ def test_a_sweep_recorded_before_storage_existed_resumes_with_standard_only():
     settings = sweep.SweepParams("local", "s", "us-east-1", axes.Axes.parse(texts()), 10, "t").settings()
     old = {name: value for name, value in settings.items() if name not in ("storage", "express_az")}
     resumed = sweep.SweepParams.from_manifest(sweeps.Manifest.from_json(old))
-    variables = sweep._Deployment(resumed, "id").inputs_for(resumed.axes.cells()[0], 0).variables("", "zip")
+    variables = sweep._Deployment(resumed, "id", Console()).inputs_for(resumed.axes.cells()[0], 0).variables("", "zip")
     assert (variables["storage"], variables["express_az"]) == (["standard"], "")
 
 
@@ -382,7 +385,7 @@ def test_a_resumed_cell_fires_only_once_the_purge_is_over(monkeypatch, capsys, i
         stub.add_response("get_queue_attributes", {"Attributes": {"ApproximateNumberOfMessages": "0",
                                                                   "ApproximateNumberOfMessagesNotVisible": "0"}})  # fmt: skip
         slept = []
-        sweep.purge(stack, sleep=slept.append)
+        sweep.purge(stack, Console(), sleep=slept.append)
         stub.assert_no_pending_responses()
     assert slept == [60]
     assert ("already in progress" in capsys.readouterr().out) is in_progress
@@ -394,7 +397,7 @@ def test_another_purge_error_is_not_swallowed(monkeypatch):
     with Stubber(sqs) as stub:
         stub.add_client_error("purge_queue", "AccessDenied", "not allowed")
         with pytest.raises(ClientError, match="AccessDenied"):
-            sweep.purge(stack, sleep=lambda seconds: None)
+            sweep.purge(stack, Console(), sleep=lambda seconds: None)
 
 
 def test_an_older_manifest_is_written_back_as_it_was_and_a_resume_adds_only_what_it_changes(isolated):

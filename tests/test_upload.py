@@ -9,7 +9,6 @@ import boto3
 import pytest
 from rich.console import Console
 
-from fanout.stages import upload
 from fanout.common.errors import FanoutError
 from fanout.cloud.stack import Stack
 from fanout.cloud.random_objects import MAX_PARTS, MIN_PART_SIZE, RandomBytes, part_size
@@ -80,10 +79,9 @@ def test_output_off_a_terminal_is_plain_lines(s3, make_stack, capsys):
     assert lines[0].startswith("uploading") and lines[2].startswith("uploaded 1 MiB in ")
 
 
-def test_the_progress_bar_fits_80_columns(s3, make_stack, monkeypatch):
+def test_the_progress_bar_fits_80_columns(s3, make_stack):
     terminal = io.StringIO()
-    monkeypatch.setattr(upload, "console", Console(file=terminal, force_terminal=True, width=80))
-    ensure_object(make_stack(2 * MIN_PART_SIZE))
+    ensure_object(make_stack(2 * MIN_PART_SIZE), Console(file=terminal, force_terminal=True, width=80))
     screen = terminal.getvalue()
     assert "━" in screen  # the bar was drawn
     assert "…" not in screen  # and no column was cut short to fit

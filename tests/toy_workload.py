@@ -61,7 +61,7 @@ class ToyDriver(Driver):
     def plan(self, stack, options: dict, count: int) -> Plan:
         return Plan({"workload": NAME, "options": options}, _estimate(count, stack))
 
-    def prepare(self, stack, params) -> None:
+    def prepare(self, stack, params, say) -> None:
         """Notes the run's options and how many messages its queue held then (PREPARED)."""
         held = stack.client("sqs").get_queue_attributes(QueueUrl=stack.queue_url, AttributeNames=["ApproximateNumberOfMessages"])
         PREPARED.append((dict(params.options), int(held["Attributes"]["ApproximateNumberOfMessages"])))

@@ -1,16 +1,7 @@
-"""`fanout demo`: the whole experiment on the local backend, with small defaults.
-
-Starts the emulator (if none runs), deploys the stack DEMO_STACK, fires MULTIPLIER x CONCURRENCY
-messages, hosts the function while waiting for every message, prints the report, then tears
-down: with `terraform destroy` when the emulator was already running, and by stopping the
-emulator (which holds every resource) and deleting the stack's state when the demo started it.
-results/<run_id>/ stays. Terraform's output goes to the stack's terraform.log, not the screen
-(--verbose: to the screen).
-
-Teardown always runs: Ctrl-C or SIGTERM at any point (even during deploy, where Terraform is
-asked to stop gracefully first) leads to the teardown, and further ones during the teardown
-only print a note. An interrupted demo exits 130 once torn down. A demo whose wait ended with
-messages unaccounted for tears down too, then fails: its tables would be missing downloads.
+"""`fanout demo`: the whole experiment on the local backend, with small defaults: deploy, fire,
+host and wait, report, then tear down, always (Ctrl-C and SIGTERM included), keeping
+results/<run_id>/. The steps, the teardown and the exit codes: docs/experiment.md, *demo and
+Ctrl-C*, and docs/local-backend.md.
 """
 
 import argparse
@@ -35,8 +26,6 @@ DEFAULT_NETWORK = "lambda-2024"  # at the scale this machine sustains (auto), sa
 # A 16 MiB object downloads in well under a second locally.
 FUNCTION_TIMEOUT = 10
 
-console = Console()
-
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser("demo", help="deploy, fire, run, wait, report and destroy on the local backend")
@@ -59,14 +48,15 @@ def check(args) -> tuple[int, params.DeployParams]:
 
 
 def run(args) -> int:
+    console = Console()
     multiplier, inputs = check(args)
     timings: dict[str, float] = {}
     started_emulator = control.running_endpoint() is None
     with interrupts.sigterm_as_ctrl_c(), terraform.output_to_log("local", DEMO_STACK, args.verbose):
         try:
-            accounting, record, folder = experiment(inputs, multiplier, timings, args)
+            accounting, record, folder = experiment(inputs, multiplier, timings, args, console)
         finally:
-            with interrupts.ignored("tearing down; please wait"), _step("teardown", timings):
+            with interrupts.ignored("tearing down; please wait"), _step(console, "teardown", timings):
                 deploy.tear_down("local", DEMO_STACK, started_emulator)
     steps = ", ".join(f"{name} {seconds:.0f}" for name, seconds in timings.items())
     console.print(f"demo took {sum(timings.values()):.0f} s ({steps})", highlight=False)
@@ -75,18 +65,20 @@ def run(args) -> int:
     return 0
 
 
-def experiment(inputs: params.DeployParams, multiplier: int, timings: dict, options: argparse.Namespace):
-    """Deploy, fire, run and wait, report; returns the wait's accounting, run.json and the
-    results folder. `options` carries --network and --network-scale."""
-    with _step("deploy", timings):
+def experiment(inputs: params.DeployParams, multiplier: int, timings: dict, options: argparse.Namespace,
+               console: Console):
+    """Deploy, fire, run and wait, report, each step under a rule on `console`; returns the
+    wait's accounting, run.json and the results folder. `options` carries --network and
+    --network-scale."""
+    with _step(console, "deploy", timings):
         deployed = deploy.deploy(inputs, "local")
         network = network_options.from_args(options, deployed, say=console.print)
-    with _step("fire", timings):
-        record = fire.fire(deployed, fire.FireParams(multiplier * deployed.concurrency, "demo"))
-    with _step("run and wait", timings):
+    with _step(console, "fire", timings):
+        record = fire.fire(deployed, fire.FireParams(multiplier * deployed.concurrency, "demo"), console=console)
+    with _step(console, "run and wait", timings):
         # hosts the function meanwhile
-        accounting = wait.wait(deployed, record, WAIT_TIMEOUT, host=True, network=network)
-    with _step("report", timings):
+        accounting = wait.wait(deployed, record, WAIT_TIMEOUT, host=True, network=network, console=console)
+    with _step(console, "report", timings):
         summary = reporting.fetch(deployed, runs.load(record.run_id))
         terminal.show(reporting.sections_of(summary), console)  # its tables
         reporting.render(summary)  # its files and plots
@@ -100,7 +92,7 @@ def check_accounted(accounting: wait.Accounting, run_id: str) -> None:
 
 
 @contextmanager
-def _step(name: str, timings: dict):
+def _step(console: Console, name: str, timings: dict):
     console.rule(f"[bold]{name}")
     started = time.monotonic()
     try:

@@ -1,16 +1,9 @@
 """`fanout fire`: flood the stack's queue with one message per measurement, and record the run.
 
-Every message body carries the run id, its seq (0..N-1), the experiment tag, the workload's name
-(`--workload`, fanout.common.registry) and the parameters its driver gives (docs/workloads.md; the
-download workload's strategy, `--strategy` else the stack's default, as canonical text:
-docs/strategies.md). Each timing record can so be matched to the message that caused
-it and `wait` can account for every seq. Messages go out in parallel SendMessageBatch calls of
-10 (the SQS maximum); entries SQS rejects or throttles are retried with backoff, and a seq that
-still cannot be sent is written to run.json and reported, never dropped silently.
-
-Testing the failure path: `--inject-failures FRACTION` marks that fraction of the messages
-(evenly spread over the seqs, floor(N x FRACTION) of them) with "inject_failure": true; the
-handler fails them deliberately, so they are retried and end in the dead-letter queue.
+Every message carries the run id and its seq, so that each record matches the message that
+caused it and `wait` can account for every seq; a seq that cannot be sent is recorded in
+run.json, never dropped silently. The message body, retries, checkpoints and
+`--inject-failures`: docs/experiment.md, *fire*.
 """
 
 import json
@@ -45,8 +38,6 @@ CHECKPOINT_SECONDS = 1.0  # run.json is rewritten this often while sending
 # shell lines and CSV cells, and a line break would split a table row.
 TAG_MAX_CHARS = 64
 _TAG = re.compile(rf"[A-Za-z0-9._-](?:[A-Za-z0-9._ -]{{0,{TAG_MAX_CHARS - 2}}}[A-Za-z0-9._-])?")
-
-console = Console()
 
 
 def register(subparsers) -> None:
@@ -121,15 +112,16 @@ def check(args) -> Checked:
 
 
 def run(args) -> int:
+    console = Console()
     checked = check(args)
     stack = stacks.from_args(args)
     check_deployed(args, stack)
     count = checked.messages or checked.multiplier * stack.concurrency
     plan = checked.workload.driver().plan(stack, checked.options, count)
-    check_estimate(stack, count, plan.estimate, args.yes)
+    check_estimate(stack, count, plan.estimate, args.yes, console)
     params = FireParams(count, args.tag, inject_failures=checked.inject_failures, workers=checked.workers,
                         **plan.fire_fields)  # fmt: skip
-    fired = fire(stack, params)
+    fired = fire(stack, params, console=console)
     if not fired.sent:
         raise FanoutError(f"none of the {count} messages reached the queue; no run was recorded")
     if fired.failed_seqs:
@@ -168,7 +160,7 @@ def check_deployed(args, stack) -> None:
                          "`make deploy` it first")  # fmt: skip
 
 
-def check_estimate(stack, count: int, estimate: costs.Estimate, confirmed: bool) -> None:
+def check_estimate(stack, count: int, estimate: costs.Estimate, confirmed: bool, console: Console) -> None:
     """Print the AWS cost estimate when firing at AWS or refusing; refuse a run above the hard
     cap always, and a large or costly one without --yes."""
     refused = costs.refusal(count, count, estimate.total, confirmed)
@@ -179,7 +171,8 @@ def check_estimate(stack, count: int, estimate: costs.Estimate, confirmed: bool)
         raise UsageError(refused)
 
 
-def fire(stack, params: FireParams, recorded: Callable[[str], object] = lambda run_id: None) -> run_record.RunRecord:
+def fire(stack, params: FireParams, recorded: Callable[[str], object] = lambda run_id: None,
+         console: Console | None = None) -> run_record.RunRecord:
     """Send the messages of a new run, once its workload prepared the stack for it (the estimate
     was accepted before: fire's run, a sweep's preflight); returns its record (run.json).
 
@@ -188,12 +181,14 @@ def fire(stack, params: FireParams, recorded: Callable[[str], object] = lambda r
     stops, even killed outright, the record names the seqs known to have reached the queue, and
     `wait` follows exactly those. A fire that sent nothing records nothing and leaves `latest`.
     `recorded(run_id)` is called at the first write, so that a caller interrupted before fire
-    returns (a sweep's cell) still learns the run it made.
+    returns (a sweep's cell) still learns the run it made. Progress goes to `console` (the
+    command's; None: the terminal).
     """
+    console = console or Console()
     run_id, count, workers = runs.new_run_id(), params.messages, params.workers
     injected = injected_seqs(count, params.inject_failures) if params.inject_failures else set()
     driver = workloads.get(params.workload).driver()
-    driver.prepare(stack, params)
+    driver.prepare(stack, params, say=lambda line: console.print(line, highlight=False))
     fields = {"workload": params.workload, **driver.message_fields(stack, params)}
     bodies = [(seq, message_body(run_id, seq, params.tag, fields, seq in injected)) for seq in range(count)]
     result = SendResult()
@@ -222,7 +217,7 @@ def fire(stack, params: FireParams, recorded: Callable[[str], object] = lambda r
     save("sending")
     with interrupts.sigterm_as_ctrl_c():
         try:
-            with _progress() as progress:
+            with _progress(console) as progress:
                 task = progress.add_task("sending", total=count)
                 send(client, stack.queue_url, bodies, workers, lambda n: progress.advance(task, n), result,
                      checkpoint=lambda: save("sending"))  # fmt: skip
@@ -369,7 +364,7 @@ def _send_state(count: int, result: SendResult, status: str) -> dict:
     }
 
 
-def _progress() -> Progress:
+def _progress(console: Console) -> Progress:
     return Progress(
         TextColumn("{task.description}"),
         BarColumn(),

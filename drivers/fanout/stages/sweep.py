@@ -11,8 +11,10 @@ Ctrl-C stopped. The details: README.md, *A whole study in one command: `make swe
 import argparse
 import secrets
 import time
+from collections.abc import Callable
 from contextlib import ExitStack, closing, contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from botocore.exceptions import ClientError
 from rich.console import Console
@@ -32,8 +34,6 @@ from fanout.common.sizes import format_size
 IDLE_POLL_SECONDS = 1.0
 IDLE_SLACK_SECONDS = 60  # beyond the function timeout, for the last invocation to end
 PURGE_SECONDS = 60  # SQS: a purge takes up to this long, and may delete what is sent meanwhile
-
-console = Console()
 
 
 def register(subparsers) -> None:
@@ -109,18 +109,20 @@ def check(args) -> SweepParams | None:
 
 
 def run(args) -> int:
-    run_sweep(args)
+    run_sweep(args, Console())
     return 0
 
 
-def run_sweep(args) -> sweeps.Manifest:
-    """The sweep `args` describe (new or resumed), run to its end and reported; its manifest."""
+def run_sweep(args, console: Console | None = None) -> sweeps.Manifest:
+    """The sweep `args` describe (new or resumed), run to its end and reported, its progress on
+    `console` (the command's; None: the terminal); its manifest."""
+    console = console or Console()
     checked = check(args)
-    manifest = resume(args.resume, args.yes) if checked is None else start(checked, args.yes)
+    manifest = resume(args.resume, args.yes, console) if checked is None else start(checked, args.yes, console)
     started_emulator = manifest.backend == "local" and control.running_endpoint() is None
     with terraform.output_to_log(manifest.backend, manifest.stack, args.verbose):
-        manifest = execute(manifest)
-        finish(manifest, started_emulator)
+        manifest = execute(manifest, console)
+        finish(manifest, console, started_emulator)
     return manifest
 
 
@@ -157,10 +159,10 @@ def from_args(args) -> SweepParams:
     )  # fmt: skip
 
 
-def start(sweep: SweepParams, confirmed: bool) -> sweeps.Manifest:
+def start(sweep: SweepParams, confirmed: bool, console: Console) -> sweeps.Manifest:
     """Check the sweep (cost, account) and write its manifest; nothing is deployed yet."""
     cells = sweep.axes.cells(sweep.order, sweep.seed)
-    preflight(sweep, cells, confirmed)
+    preflight(sweep, cells, confirmed, console)
     manifest = sweeps.new_manifest(sweep.settings(), [cell.as_dict() for cell in cells])
     path = sweeps.save(manifest)
     seed = f", seed {sweep.seed}" if sweep.order == "shuffled" else ""
@@ -169,7 +171,7 @@ def start(sweep: SweepParams, confirmed: bool) -> sweeps.Manifest:
     return manifest
 
 
-def resume(ref: str, confirmed: bool) -> sweeps.Manifest:
+def resume(ref: str, confirmed: bool, console: Console) -> sweeps.Manifest:
     """The manifest of sweep `ref`, its unfinished cells made pending again (their runs kept and
     marked), checked again like a new sweep."""
     manifest = sweeps.load(ref)
@@ -177,7 +179,7 @@ def resume(ref: str, confirmed: bool) -> sweeps.Manifest:
     if first is None:
         raise UsageError(f"sweep {manifest.sweep_id} is complete: every cell is done")
     sweep = SweepParams.from_manifest(manifest)
-    preflight(sweep, [cell.cell_params() for cell in manifest.cells[first:]], confirmed)
+    preflight(sweep, [cell.cell_params() for cell in manifest.cells[first:]], confirmed, console)
     for cell in manifest.cells[first:]:
         if cell.status != "pending":
             manifest = manifest.with_cell(cell.reopened())
@@ -189,7 +191,7 @@ def resume(ref: str, confirmed: bool) -> sweeps.Manifest:
     return manifest
 
 
-def preflight(sweep: SweepParams, cells: list[axes.CellParams], confirmed: bool) -> None:
+def preflight(sweep: SweepParams, cells: list[axes.CellParams], confirmed: bool, console: Console) -> None:
     """The cost estimate (printed on AWS, or when refusing), then on AWS the credentials (the
     account and region printed) and the account's quotas."""
     estimates = cell_estimates(sweep.multiplier, cells, sweep.deployed())
@@ -249,8 +251,8 @@ def cost_lines(sweep: SweepParams, cells: list[axes.CellParams], estimates: list
 class _Deployment:
     """The stack as the sweep last deployed it, and (local --keep-warm) its shared host."""
 
-    def __init__(self, sweep: SweepParams, sweep_id: str):
-        self.sweep, self.sweep_id = sweep, sweep_id
+    def __init__(self, sweep: SweepParams, sweep_id: str, console: Console):
+        self.sweep, self.sweep_id, self.console = sweep, sweep_id, console
         self.inputs: params.DeployParams | None = None
         self.stack: stacks.Stack | None = None
         self.hosted: wait.Hosted | None = None
@@ -277,9 +279,13 @@ class _Deployment:
         self.stack = deploy.deploy(inputs, self.sweep.backend, self.sweep.endpoint)
         if self.sweep.backend == "local":
             self.network = network_options.resolve(self.sweep.network, self.sweep.network_scale, self.stack,
-                                                   say=console.print)  # fmt: skip
+                                                   say=self.console.print)  # fmt: skip
         self.inputs = inputs
         return True
+
+    def deployed(self) -> stacks.Stack:
+        assert self.stack is not None, "ensure() deployed it"
+        return self.stack
 
     def host(self) -> wait.Hosted | None:
         """The host shared by the cells of one deployment: local backend with --keep-warm only."""
@@ -287,7 +293,7 @@ class _Deployment:
             return None
         if self.hosted is None:
             self.host_exit = ExitStack()
-            self.hosted = self.host_exit.enter_context(wait.hosting(self.stack, self.network))
+            self.hosted = self.host_exit.enter_context(wait.hosting(self.stack, self.network, self.console))
         return self.hosted
 
     def _stop_host(self) -> None:
@@ -299,21 +305,21 @@ class _Deployment:
         self._stop_host()
 
 
-def execute(manifest: sweeps.Manifest) -> sweeps.Manifest:
-    """Run every pending cell in order, keeping the manifest current; see the module docstring.
-    Terraform's output goes where the caller says (run: the stack's terraform.log). Returns the
-    manifest as it ends."""
+def execute(manifest: sweeps.Manifest, console: Console) -> sweeps.Manifest:
+    """Run every pending cell in order, keeping the manifest current and the progress on
+    `console`; see the module docstring. Terraform's output goes where the caller says (run:
+    the stack's terraform.log). Returns the manifest as it ends."""
     sweep = SweepParams.from_manifest(manifest)
     resumed = bool(manifest.resumed)
     keeper = sweeps.Keeper(manifest)
-    with interrupts.sigterm_as_ctrl_c(), closing(_Deployment(sweep, manifest.sweep_id)) as deployment:
+    with interrupts.sigterm_as_ctrl_c(), closing(_Deployment(sweep, manifest.sweep_id, console)) as deployment:
         index = None
         try:
             for cell in manifest.cells:
                 if cell.status == "done":
                     continue
                 index = cell.index
-                _run_cell(keeper, index, deployment, purge_first=resumed)
+                _run_cell(keeper, index, deployment, resumed, console)
                 resumed = False
         except KeyboardInterrupt:
             _stop(keeper, index, "interrupted")
@@ -326,40 +332,60 @@ def execute(manifest: sweeps.Manifest) -> sweeps.Manifest:
     return keeper.change(status="done")
 
 
-def _run_cell(keeper: sweeps.Keeper, index: int, deployment: _Deployment, purge_first: bool) -> None:
+def _run_cell(keeper: sweeps.Keeper, index: int, deployment: _Deployment, purge_first: bool, console: Console) -> None:
+    """Cell `index`'s steps in order, each timed into the manifest, which says where the cell is."""
     sweep = deployment.sweep
-    cell = keeper.change_cell(index, status="running", started=sweeps.now())
-    cell_params = cell.cell_params()
-    console.rule(f"[bold]cell {index} of {len(keeper.manifest.cells)}: {_describe(cell_params)}")
+    cell = keeper.change_cell(index, status="running", started=sweeps.now()).cell_params()
+    console.rule(f"[bold]cell {index} of {len(keeper.manifest.cells)}: {_describe(cell)}")
     with _timed("deploy", keeper, index):
-        redeployed = deployment.ensure(cell_params, index)
-    stack = deployment.stack
-    assert stack is not None, "ensure deployed it"
+        redeployed = deployment.ensure(cell, index)
+    stack = deployment.deployed()
     if purge_first:
         with _timed("purge", keeper, index):
-            purge(stack)
+            purge(stack, console)
     environments = "fresh" if redeployed or not sweep.keep_warm else "warm (kept from the previous cell)"
     keeper.change_cell(index, environments=environments)
-    fire_params = fire.FireParams(sweep.multiplier * cell_params.concurrency, sweep.tag,
-                                  sweep=run_record.RunSweep(sweep_id=keeper.manifest.sweep_id, cell=index,
-                                                            environments=environments),
-                                  **workloads.get(cell_params.workload).driver().cell_fire_fields(cell_params))  # fmt: skip
+    made = run_record.RunSweep(sweep_id=keeper.manifest.sweep_id, cell=index, environments=environments)
     with _timed("fire", keeper, index):
         # The cell claims its run as soon as fire records it, also when fire is interrupted.
-        record = fire.fire(stack, fire_params, recorded=lambda run_id: keeper.change_cell(index, run_id=run_id))
-    if not record.sent:
-        raise FanoutError(f"cell {index}: none of the {fire_params.messages} messages reached the queue")
+        record = fire_cell(stack, sweep, cell, made, lambda run_id: keeper.change_cell(index, run_id=run_id), console)
     hosted = deployment.host()
     with _timed("wait", keeper, index):
-        accounting = wait.wait(stack, record, sweep.timeout, host=stack.backend == "local",
-                               network=deployment.network, hosted=hosted)
-        wait.check_accounted(accounting, record.run_id, sweep.timeout, prefix=f"cell {index}: ")
+        accounting = wait_cell(stack, record, index, sweep.timeout, deployment.network, hosted, console)
     with _timed("idle", keeper, index):
         wait_idle(stack, hosted, stack.timeout + IDLE_SLACK_SECONDS)
     with _timed("report", keeper, index):
-        reporting.render(reporting.fetch(stack, runs.load(record.run_id)), plots_too=False)
+        report_cell(stack, record.run_id)
     _mark_run(record.run_id, "done")
     keeper.change_cell(index, status="done", finished=sweeps.now(), accounting=accounting.as_record())
+
+
+def fire_cell(stack: stacks.Stack, sweep: SweepParams, cell: axes.CellParams, made: run_record.RunSweep,
+              recorded: Callable[[str], object], console: Console) -> run_record.RunRecord:
+    """Fire the cell's messages (multiplier x its concurrency) as the run of sweep cell `made`,
+    `recorded(run_id)` called as fire.fire calls it; refused when none reached the queue."""
+    fire_params = fire.FireParams(sweep.multiplier * cell.concurrency, sweep.tag, sweep=made,
+                                  **workloads.get(cell.workload).driver().cell_fire_fields(cell))  # fmt: skip
+    record = fire.fire(stack, fire_params, recorded=recorded, console=console)
+    if not record.sent:
+        raise FanoutError(f"cell {made.cell}: none of the {fire_params.messages} messages reached the queue")
+    return record
+
+
+def wait_cell(stack: stacks.Stack, record: run_record.RunRecord, index: int, timeout: float,
+              network: NetworkModel | None, hosted: wait.Hosted | None, console: Console) -> wait.Accounting:
+    """Wait for the run of cell `index` (hosting it here on the local backend, on the shared
+    `hosted` when given); refused when messages are lost or unaccounted for after `timeout` s."""
+    accounting = wait.wait(stack, record, timeout, host=stack.backend == "local", network=network, hosted=hosted,
+                           console=console)  # fmt: skip
+    wait.check_accounted(accounting, record.run_id, timeout, prefix=f"cell {index}: ")
+    return accounting
+
+
+def report_cell(stack: stacks.Stack, run_id: str) -> list[Path]:
+    """The cell run's report files, without plots (the report across the sweep draws them); the
+    paths written."""
+    return reporting.render(reporting.fetch(stack, runs.load(run_id)), plots_too=False)
 
 
 def _stop(keeper: sweeps.Keeper, index: int | None, status: str) -> None:
@@ -393,7 +419,7 @@ def wait_idle(stack, hosted: "wait.Hosted | None", timeout: float) -> None:
         time.sleep(IDLE_POLL_SECONDS)
 
 
-def purge(stack, sleep=time.sleep) -> None:
+def purge(stack, console: Console, sleep=time.sleep) -> None:
     """Drop what an abandoned run left in the queue, so that it does not compete with the cell
     run again (its records keep their own run id and never count in another run), and return
     only once the purge is over.
@@ -437,9 +463,9 @@ def _describe(cell: axes.CellParams) -> str:
 # ---- the end ----------------------------------------------------------------------------------
 
 
-def finish(manifest: sweeps.Manifest, started_emulator: bool = False) -> None:
-    """The report across the sweep's runs, then --destroy-after (stopping the emulator instead
-    when this command started it, see deploy.tear_down)."""
+def finish(manifest: sweeps.Manifest, console: Console, started_emulator: bool = False) -> None:
+    """The report across the sweep's runs on `console`, then --destroy-after (stopping the
+    emulator instead when this command started it, see deploy.tear_down)."""
     terminal.show(reporting.report_sweep(manifest), console)
     if manifest.destroy_after:
         deploy.tear_down(manifest.backend, manifest.stack, started_emulator)

@@ -24,38 +24,38 @@ from fanout.common.errors import FanoutError
 from fanout.common.sizes import format_size
 
 COPY_OBJECT_LIMIT = 5 * 2**30  # the largest object one CopyObject copies
-console = Console(stderr=True)
 
 
-def ensure_object(stack) -> None:
+def ensure_object(stack, console: Console | None = None) -> None:
     """Make s3://bucket/object_key hold object_size bytes, uploading only when it does not, and
-    each of its copies (KEYS) a copy of it."""
+    each of its copies (KEYS) a copy of it. Progress goes to `console` (None: stderr)."""
+    console = console or Console(stderr=True)
     s3 = stack.client("s3")
-    _ensure_original(s3, stack)
+    _ensure_original(s3, stack, console)
     for key in stack.object_keys[1:]:
-        _ensure_copy(s3, stack, key)
+        _ensure_copy(s3, stack, key, console)
 
 
-def _ensure_original(s3, stack) -> None:
+def _ensure_original(s3, stack, console: Console) -> None:
     where = f"s3://{stack.bucket}/{stack.object_key}"
     size = format_size(stack.object_size)
     existing = size_of(s3, stack.bucket, stack.object_key)
     if existing == stack.object_size:
-        _say(f"test object ({size}) already in place; not uploading", where)
+        _say(console, f"test object ({size}) already in place; not uploading", where)
         return
     if existing is not None:
-        _say(f"replacing the test object: it holds {existing} bytes, not {stack.object_size}", where)
-    _say(f"uploading the test object ({size} of random bytes) to", where)
+        _say(console, f"replacing the test object: it holds {existing} bytes, not {stack.object_size}", where)
+    _say(console, f"uploading the test object ({size} of random bytes) to", where)
     started = time.monotonic()
-    _upload(s3, stack, where)
+    _upload(s3, stack, where, console)
     uploaded = size_of(s3, stack.bucket, stack.object_key)
     if uploaded != stack.object_size:
         raise FanoutError(f"{where} holds {uploaded} bytes after the upload, expected {stack.object_size}")
     seconds = time.monotonic() - started
-    _say(f"uploaded {size} in {seconds:.1f} s ({stack.object_size / max(seconds, 1e-3) / 1e6:,.0f} MB/s)")
+    _say(console, f"uploaded {size} in {seconds:.1f} s ({stack.object_size / max(seconds, 1e-3) / 1e6:,.0f} MB/s)")
 
 
-def _ensure_copy(s3, stack, key: str) -> None:
+def _ensure_copy(s3, stack, key: str, console: Console) -> None:
     """A server-side copy of the test object at `key` (CopyObject up to S3's 5 GiB limit for it,
     a multipart copy above), unless one of the right size is there. A copy left from an earlier
     object of the same size is random bytes too, which is all a download needs."""
@@ -67,11 +67,11 @@ def _ensure_copy(s3, stack, key: str) -> None:
                 ExtraArgs={"ChecksumAlgorithm": "CRC32"})
     except (ClientError, BotoCoreError) as exc:
         raise FanoutError(f"copy to s3://{stack.bucket}/{key} failed: {exc}") from None
-    _say("copied the test object to", f"s3://{stack.bucket}/{key}")
+    _say(console, "copied the test object to", f"s3://{stack.bucket}/{key}")
 
 
-def _upload(s3, stack, where: str) -> None:
-    with _progress(stack.object_size) as advance:
+def _upload(s3, stack, where: str, console: Console) -> None:
+    with _progress(console, stack.object_size) as advance:
         try:
             put_random(s3, stack.bucket, stack.object_key, stack.object_size, advance)
         except (S3UploadFailedError, ClientError, BotoCoreError) as exc:
@@ -79,7 +79,7 @@ def _upload(s3, stack, where: str) -> None:
 
 
 @contextmanager
-def _progress(total: int):
+def _progress(console: Console, total: int):
     """A callback taking byte counts: it advances a progress bar on a terminal, else does nothing."""
     if not console.is_terminal:
         yield lambda sent: None
@@ -90,7 +90,7 @@ def _progress(total: int):
         yield lambda sent: progress.advance(task, sent)
 
 
-def _say(line: str, where: str = "") -> None:
+def _say(console: Console, line: str, where: str = "") -> None:
     """A line of output, and the object's URL on a line of its own (it is long)."""
     console.print(line, highlight=False)
     if where:
@@ -100,4 +100,9 @@ def _say(line: str, where: str = "") -> None:
 def register(subparsers) -> None:
     parser = subparsers.add_parser("upload", help="upload the test object to the deployed stack's bucket (if missing)")
     stacks.add_arguments(parser)
-    parser.set_defaults(func=lambda args: ensure_object(stacks.from_args(args)))
+    parser.set_defaults(func=run)
+
+
+def run(args) -> int:
+    ensure_object(stacks.from_args(args), Console(stderr=True))
+    return 0

@@ -42,8 +42,6 @@ DEFAULT_TIMEOUT = 1800
 POLL_SECONDS = {"local": 1.0, "aws": 10.0}
 MISSING_FILE = "missing.json"
 
-console = Console()
-
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser("wait", help="wait until every message of a run is done, failed or dead-lettered")
@@ -82,6 +80,7 @@ def _hosts_here(args) -> bool:
 
 
 def run(args) -> int:
+    console = Console()
     timeout = check(args)
     record = runs.load(args.run)
     stack = stacks.from_args(args)
@@ -89,7 +88,7 @@ def run(args) -> int:
     hosting = _hosts_here(args)
     network = network_options.from_args(args, stack, say=console.print) if hosting else None
     with interrupts.sigterm_as_ctrl_c():  # the host it runs stops cleanly on either
-        accounting = wait(stack, record, timeout, host=hosting, network=network)
+        accounting = wait(stack, record, timeout, host=hosting, network=network, console=console)
     check_accounted(accounting, record.run_id, timeout)
     return 0
 
@@ -211,26 +210,29 @@ def outcome_rows(stack, record: run_record.RunRecord) -> list[dict]:
 
 
 def wait(stack, record: run_record.RunRecord, timeout: float, host: bool = False, network=None,
-         hosted: "Hosted | None" = None) -> Accounting:
+         hosted: "Hosted | None" = None, console: Console | None = None) -> Accounting:
     """Poll until every sent message is accounted for or `timeout` seconds pass.
 
     On the local backend `host` hosts the function here for the wait (fresh environments each
     time), its S3 traffic following `network` (a fanout.local.network.NetworkModel; None: none);
     `hosted` is a host started by `hosting()` that outlives the wait (warm environments carried
-    from one run to the next), under its own network.
+    from one run to the next), under its own network. Progress goes to `console` (the
+    command's; None: the terminal).
     """
+    console = console or Console()
     deadline = time.monotonic() + timeout
     sent = len(record.sent_seqs())
     host = host or hosted is not None
     where = ", hosting the function here" if host else ""
     console.print(f"run {record.run_id}: waiting for {sent} messages{where}", highlight=False)
     receives, visibility = slowest_outcome(stack)
-    noted = _note_slowest(receives, visibility, timeout)
-    _note_unsent(record)
+    noted = _note_slowest(console, receives, visibility, timeout)
+    _note_unsent(console, record)
     empty_since = None
     network = hosted.network if hosted else network
-    with nullcontext(hosted) if hosted else _hosting(stack, host, network) as running, _progress() as progress:
-        record = _record_network(stack, record, host, network)  # once the host lock is held
+    with (nullcontext(hosted) if hosted else _hosting(stack, host, network, console) as running,
+          _progress(console) as progress):
+        record = _record_network(console, stack, record, host, network)  # once the host lock is held
         task = progress.add_task("waiting", total=sent)
         while True:
             running.check()
@@ -241,7 +243,7 @@ def wait(stack, record: run_record.RunRecord, timeout: float, host: bool = False
                 accounting.lost = set(accounting.in_flight())
             progress.update(task, completed=accounting.accounted(), description=accounting.summary())
             if accounting.retrying and not noted:
-                noted = _note_slowest(receives, visibility, timeout, len(accounting.retrying))
+                noted = _note_slowest(console, receives, visibility, timeout, len(accounting.retrying))
             if _finished(accounting, host) or time.monotonic() >= deadline:
                 break
             time.sleep(POLL_SECONDS[stack.backend])
@@ -254,11 +256,11 @@ def wait(stack, record: run_record.RunRecord, timeout: float, host: bool = False
     if accounting.lost:
         console.print(f"[red]lost seqs:[/] {runs.seq_ranges(accounting.lost)} (deleted from the queue without a record)",
                       highlight=False)
-    _record_missing(record.run_id, missing)
+    _record_missing(console, record.run_id, missing)
     return accounting
 
 
-def _record_network(stack, record: run_record.RunRecord, host: bool, network) -> run_record.RunRecord:
+def _record_network(console: Console, stack, record: run_record.RunRecord, host: bool, network) -> run_record.RunRecord:
     """run.json's "network": the model this wait hosts under, or the one the stack's running
     host published; the label every report of the run shows comes from it. Returns the record
     as saved."""
@@ -273,7 +275,7 @@ def _record_network(stack, record: run_record.RunRecord, host: bool, network) ->
     return record
 
 
-def _note_slowest(receives: int, visibility: int, timeout: float, retrying: int = 0) -> bool:
+def _note_slowest(console: Console, receives: int, visibility: int, timeout: float, retrying: int = 0) -> bool:
     """Say how long a message that keeps failing takes to reach the DLQ, when it matters: some
     (`retrying`) failed and will be received again, or --timeout is shorter than that. Returns
     whether it was said, so that it is said once."""
@@ -297,7 +299,7 @@ def _duration(seconds: int) -> str:
     return (f"{hours} h " if hours else "") + f"{rest // 60} min {rest % 60} s"
 
 
-def _record_missing(run_id: str, missing: list[int]) -> None:
+def _record_missing(console: Console, run_id: str, missing: list[int]) -> None:
     """Print the missing seqs in short and write all of them to missing.json (or remove the
     missing.json of an earlier wait that timed out, once nothing is missing)."""
     path = runs.run_dir(run_id) / MISSING_FILE
@@ -309,7 +311,7 @@ def _record_missing(run_id: str, missing: list[int]) -> None:
     console.print(f"  all {len(missing):,} listed in {path}", highlight=False)
 
 
-def _note_unsent(record: run_record.RunRecord) -> None:
+def _note_unsent(console: Console, record: run_record.RunRecord) -> None:
     """Say which seqs are not waited for: fire did not send them, or was killed while sending."""
     unsent = record.failed_seqs
     if record.send_status == "sending":
@@ -327,7 +329,7 @@ def _finished(accounting: Accounting, hosting: bool) -> bool:
 class Hosted:
     """The local function host on a background thread; check() re-raises its failure."""
 
-    def __init__(self, stack, network):
+    def __init__(self, stack, network, console: Console):
         from fanout.local.host import Host, load
 
         config = load(stack.function_name, stack.endpoint, stack.region)
@@ -335,7 +337,7 @@ class Hosted:
         self.host = Host(config, idle_seconds=float("inf"), warn=lambda m: console.print(f"[yellow]host:[/] {m}"),
                          network=network)
         self.network = network
-        self.error = None
+        self.error: BaseException | None = None
         self.thread = threading.Thread(target=self._run, name="fanout-host", daemon=True)
 
     def _run(self):
@@ -359,19 +361,19 @@ class _NotHosted:
         pass
 
 
-def hosting(stack, network=None):
-    """The local function host of `stack` on a background thread until the block ends; pass it
-    to wait() to keep its environments across runs."""
-    return _hosting(stack, True, network)
+def hosting(stack, network=None, console: Console | None = None):
+    """The local function host of `stack` on a background thread until the block ends, its
+    warnings on `console`; pass it to wait() to keep its environments across runs."""
+    return _hosting(stack, True, network, console or Console())
 
 
 @contextmanager
-def _hosting(stack, enabled: bool, network=None):
+def _hosting(stack, enabled: bool, network, console: Console):
     if not enabled:
         yield _NotHosted()
         return
     with hostlock.held(stack.backend, stack.stack):
-        hosted = Hosted(stack, network)
+        hosted = Hosted(stack, network, console)
         hosted.thread.start()
         try:
             yield hosted
@@ -380,7 +382,7 @@ def _hosting(stack, enabled: bool, network=None):
             hosted.thread.join()
 
 
-def _progress() -> Progress:
+def _progress(console: Console) -> Progress:
     return Progress(
         TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console
     )

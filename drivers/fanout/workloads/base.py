@@ -3,6 +3,7 @@ deploy call, each with a default, so that a workload implements only what it nee
 (docs/architecture.md, "Adding a workload")."""
 
 import importlib
+from collections.abc import Callable
 from types import ModuleType
 from dataclasses import dataclass
 
@@ -46,10 +47,10 @@ class Driver:
         """What fire sends for `count` messages on `stack`, checked against it, and their cost."""
         raise NotImplementedError
 
-    def prepare(self, stack, params) -> None:
+    def prepare(self, stack, params, say: Callable[[str], None]) -> None:
         """Make what a run (fanout.stages.fire.FireParams) needs on `stack` before its first message
-        (seqread: its objects). fire calls it once the estimate was accepted, before sending: a
-        refused run changes nothing. By default nothing is needed."""
+        (seqread: its objects), saying what it did with `say`. fire calls it once the estimate was
+        accepted, before sending: a refused run changes nothing. By default nothing is needed."""
 
     def message_fields(self, stack, params) -> dict:
         """What every message body of a run (fanout.stages.fire.FireParams) carries for it; by

@@ -17,7 +17,7 @@ import numpy as np
 import scipy
 from fanout.results import cells, concurrency, pressure, report_files, run_cost, run_folders as runs, run_record, stats, tables
 from fanout.results.sections import FILES, TERMINAL, Figures, Heading, Report, Table, Text, Warnings, sentence
-from fanout.workloads.download import across_plots as crossplots, endpoint_ips, report
+from fanout.workloads.download import across_plots as crossplots, cell_stats, endpoint_ips, report
 from fanout.common import registry as workloads
 from fanout.local.network import truth
 
@@ -75,7 +75,9 @@ def cell_of(item: dict, run: run_record.RunRecord) -> cells.Cell:
 
 
 def sort_key(cell: cells.Cell) -> tuple:
-    """Numbers in numeric order (512 before 1024), text as text."""
+    """Numbers in numeric order (512 before 1024), text as text, over every field in the tables'
+    order. Not Cell.sort_key, which orders by the record fields only (strategy before
+    architecture) and a numeric-looking tag as text: the two orders differ."""
     return tuple((0, value, "") if isinstance(value, (int, float)) else (1, 0, str(value))
                  for value in cell.as_dict().values())  # fmt: skip
 
@@ -156,13 +158,7 @@ def cell_row(cell: cells.Cell, downloads: list[dict], members: list[tuple[Run, l
                             "n_excluded": n_all - len(downloads)}  # fmt: skip
     if downloads:
         sample = samples(downloads)
-        for metric in ("seconds", "mb_per_s"):
-            row |= {f"{metric}_{stat}": value for stat, value in stats.describe(sample[metric]).items() if stat != "n"}
-        # Every statistic here is linear in the values, so it scales exactly with the unit.
-        row |= {f"mbit_per_s_{stat}": row[f"mb_per_s_{stat}"] * 8 for stat in report.STATS}
-        cis = stats.intervals(sample["mb_per_s"], list(stats.CI_STATISTICS.values()))
-        for name, ci in zip(stats.CI_STATISTICS, cis):
-            row[f"mb_per_s_{name}_ci_low"], row[f"mb_per_s_{name}_ci_high"] = ci or (None, None)
+        row |= cell_stats.of(sample["seconds"], sample["mb_per_s"]) | cell_stats.intervals(sample["mb_per_s"])
     everything = downloads_of(members)
     row |= _concurrency(cell, members) | concurrency.reach(everything, [d.get("ran_at") for d in everything])
     row |= pressure.cell_figures(downloads_of(members))  # throttling and CPU over every download
@@ -293,7 +289,6 @@ def _run_summary(run: Run, own: set[cells.Cell]) -> dict:
 # ---- output ----------------------------------------------------------------------------------
 
 ACCOUNTING_NOTE = "complete: sent = done + failed + dead-lettered, from run.json (`fanout wait`)"
-CI_COLUMNS = [f"mb_per_s_{name}_ci_{end}" for name in stats.CI_STATISTICS for end in ("low", "high")]
 AT_TARGET_TITLE = " (downloads at target)"  # after each statistics table's title: what its n counts
 CI_TITLE = "Throughput (MB/s): median and p99 with 95% CIs" + AT_TARGET_TITLE
 CELL_COLUMNS = ["n_all", "n_excluded", "target", "peak_concurrency", "steady_mean_concurrency", "cold_starts",
@@ -313,7 +308,7 @@ def sections(summary: dict, images: tuple = (), folder: Path | None = None) -> R
                    "bold", only=TERMINAL),
               *([Text(f"every cell: {every}", only=TERMINAL)] if every else []),
               *_how(summary, every), Warnings(tuple(summary["warnings"]), only=FILES)]  # fmt: skip
-    for metric, (title, caption) in report.METRICS.items():
+    for metric, (title, caption) in cell_stats.METRICS.items():
         note = f"{caption}; {network_text}"
         blocks.append(Table(title + AT_TARGET_TITLE, metric_rows(summary, metric), note, sentence(note), labels=labels))
     ci_note = f"{stats.CI_METHOD}; {network_text}"
@@ -378,22 +373,24 @@ def key_text(row: dict, names: list[str]) -> list[str]:
 
 
 def metric_rows(summary: dict, metric: str) -> list[list]:
-    rows = [[*key_title(summary["varying"]), "n", *report.STATS]]
+    rows = [[*key_title(summary["varying"]), "n", *cell_stats.STATS]]
     for row in summary["cells"]:
-        rows.append([*key_text(row, summary["varying"]), row["n"], *(row.get(f"{metric}_{stat}") for stat in report.STATS)])
+        rows.append([*key_text(row, summary["varying"]), row["n"],
+                     *(row.get(cell_stats.column(metric, stat)) for stat in cell_stats.STATS)])  # fmt: skip
     return rows
 
 
 def ci_rows(summary: dict) -> list[list]:
-    rows = [[*key_title(summary["varying"]), "n", "p50 MB/s", "p50 95% CI", "p99 MB/s", "p99 95% CI"]]
+    rows = [[*key_title(summary["varying"]), "n",
+             *(title for stat in stats.CI_STATISTICS for title in (f"{stat} MB/s", f"{stat} {stats.CONFIDENCE:.0%} CI"))]]
     for row in summary["cells"]:
-        rows.append([*key_text(row, summary["varying"]), row["n"], row.get("mb_per_s_p50"), _interval(row, "p50"),
-                     row.get("mb_per_s_p99"), _interval(row, "p99")])  # fmt: skip
+        rows.append([*key_text(row, summary["varying"]), row["n"], *(value for stat in stats.CI_STATISTICS for value in
+                     (row.get(cell_stats.column("mb_per_s", stat)), _interval(row, stat)))])  # fmt: skip
     return rows
 
 
 def _interval(row: dict, name: str) -> str:
-    low, high = row.get(f"mb_per_s_{name}_ci_low"), row.get(f"mb_per_s_{name}_ci_high")
+    low, high = (row.get(cell_stats.ci_column(name, end)) for end in cell_stats.CI_ENDS)
     return "-" if low is None else f"{tables.fmt(low)}-{tables.fmt(high)}"
 
 
@@ -452,9 +449,8 @@ def write(summary: dict, out_dir: Path) -> Path:
     """cells.json (the summary less the samples), cells.csv, the plots, report.md and index.html."""
     out_dir.mkdir(parents=True, exist_ok=True)
     runs.write_json(out_dir / "cells.json", {key: value for key, value in summary.items() if key != "samples"})
-    statistics = [f"{metric}_{stat}" for metric in report.METRICS for stat in report.STATS]
     predicted = [report.PREDICTED] if any(report.PREDICTED in row for row in summary["cells"]) else []
-    columns = [*CELLS.across, "runs", "n", *statistics, *CI_COLUMNS, *CELL_COLUMNS, *predicted]
+    columns = [*CELLS.across, "runs", "n", *cell_stats.COLUMNS, *cell_stats.CI_COLUMNS, *CELL_COLUMNS, *predicted]
     runs.write_csv(out_dir / "cells.csv", columns, [dict(row, runs=" ".join(row["runs"])) for row in summary["cells"]],
                    "ignore")  # fmt: skip
     images = crossplots.draw(summary, out_dir, cell_label)

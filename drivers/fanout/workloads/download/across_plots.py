@@ -21,11 +21,13 @@ import numpy as np  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 from fanout.results.figures import LABEL_CHARS, LINE_INCHES, WIDTH, caption, height, legend, lines, number, save, time_unit, title, wrap
+from fanout.workloads.download import cell_stats
 
 MAIN_AXES = ("memory_size", "concurrency_limit")
 UNIT = "MB/s, decimal: 10^6 bytes/s"
 PANEL_COLUMNS = 2
 COLOUR_TICKS = 5  # the colour scale's ticks, its ends included
+MEDIAN = cell_stats.column("mb_per_s", "p50")
 
 
 def draw(summary: dict, folder, label) -> list:
@@ -62,12 +64,14 @@ def _throughput_vs_concurrency(summary: dict, measured, label):
     for name, rows in lines_of.items():
         rows = sorted(rows, key=lambda r: r["concurrency_limit"])
         x = [r["concurrency_limit"] for r in rows]
-        median = np.array([r["mb_per_s_p50"] for r in rows])
+        median = np.array([r[MEDIAN] for r in rows])
         (line,) = ax.plot(x, median, marker="o", label=name)
-        ax.fill_between(x, [r["mb_per_s_p25"] for r in rows], [r["mb_per_s_p75"] for r in rows],
+        ax.fill_between(x, [r[cell_stats.column("mb_per_s", "p25")] for r in rows],
+                        [r[cell_stats.column("mb_per_s", "p75")] for r in rows],
                         color=line.get_color(), alpha=0.18)  # fmt: skip
-        low = [r["mb_per_s_p50_ci_low"] if r["mb_per_s_p50_ci_low"] is not None else m for r, m in zip(rows, median)]
-        high = [r["mb_per_s_p50_ci_high"] if r["mb_per_s_p50_ci_high"] is not None else m for r, m in zip(rows, median)]
+        ci = [[r[cell_stats.ci_column("p50", end)] for end in cell_stats.CI_ENDS] for r in rows]
+        low = [m if lo is None else lo for (lo, _), m in zip(ci, median)]
+        high = [m if hi is None else hi for (_, hi), m in zip(ci, median)]
         ax.errorbar(x, median, yerr=[median - low, np.array(high) - median], fmt="none", ecolor=line.get_color(),
                     capsize=3)  # fmt: skip
     concurrencies = sorted({row["concurrency_limit"] for row, _ in measured})
@@ -97,7 +101,7 @@ def _heatmap(summary: dict, measured, label):
     title_lines = max(map(lines, titles.values())) if len(panels) > 1 else 0
     fig, axes = plt.subplots(grid_rows, columns, squeeze=False, layout="constrained",
                              figsize=(WIDTH, 1.8 + grid_rows * (3.2 + title_lines * LINE_INCHES)))  # fmt: skip
-    medians = [row["mb_per_s_p50"] for row, _ in measured]
+    medians = [row[MEDIAN] for row, _ in measured]
     low, high = min(medians), max(medians)  # one colour scale for every panel: comparable colours
     for ax, (name, rows) in zip(axes.flat, panels.items()):
         image = _panel(ax, rows, low, high)
@@ -119,7 +123,7 @@ def _panel(ax, rows: list[dict], low: float, high: float):
     limits = sorted({r["concurrency_limit"] for r in rows})
     grid = np.full((len(memories), len(limits)), np.nan)
     for r in rows:
-        grid[memories.index(r["memory_size"]), limits.index(r["concurrency_limit"])] = r["mb_per_s_p50"]
+        grid[memories.index(r["memory_size"]), limits.index(r["concurrency_limit"])] = r[MEDIAN]
     image = ax.imshow(grid, cmap="viridis", aspect="auto", origin="lower", vmin=low, vmax=high)
     for (i, j), value in np.ndenumerate(grid):
         if not np.isnan(value):

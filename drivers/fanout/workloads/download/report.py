@@ -15,7 +15,8 @@ from dataclasses import replace
 
 from fanout.results import cells, concurrency, deadletters, pressure, report_files, run_cost, log_records as run_logs, run_folders as runs, run_record, stats, tables
 from fanout.results.sections import FILES, TERMINAL, Figures, Heading, Report, Table, Text, Warnings, sentence
-from fanout.workloads.download import endpoint_ips, plots
+from fanout.workloads.download import cell_stats, endpoint_ips, plots
+from fanout.workloads.download.cell_stats import METRICS, STATS
 from fanout import insights
 from fanout.common import registry as workloads
 from fanout.local.network import truth
@@ -23,12 +24,6 @@ from fanout.common.sizes import format_size
 
 CELLS = cells.of(workloads.get("download"))  # the download workload's cells
 
-STATS = ("min", "p25", "p50", "avg", "p75", "p90", "p99", "max")
-METRICS = {  # column prefix -> (title with unit, caption)
-    "seconds": ("Download time (s)", "wall clock, measured in the function"),
-    "mb_per_s": ("Throughput (MB/s)", "decimal: 1 MB = 10^6 bytes"),
-    "mbit_per_s": ("Throughput (Mbit/s)", "decimal: 1 Mbit = 10^6 bits (records: mbps)"),
-}
 WINDOW_NOTE = "REPORT lines in the run's time window"
 QUERY_TABLES = {  # summary key -> (title, caption)
     "cold_starts": ("Cold starts", WINDOW_NOTE),
@@ -138,10 +133,7 @@ def _statistics(downloads: list[dict]) -> dict:
     """seconds, MB/s and Mbit/s statistics of `downloads` (none without any)."""
     if not downloads:
         return {}
-    seconds = stats.describe([d["seconds"] for d in downloads])
-    mb_per_s = stats.describe([d["bytes"] / d["seconds"] / 1e6 for d in downloads])
-    return {f"{metric}_{stat}": values[stat] * factor for metric, values, factor in
-            (("seconds", seconds, 1), ("mb_per_s", mb_per_s, 1), ("mbit_per_s", mb_per_s, 8)) for stat in STATS}
+    return cell_stats.of([d["seconds"] for d in downloads], [d["bytes"] / d["seconds"] / 1e6 for d in downloads])
 
 
 def percentile_table(rows: list[dict]) -> list[dict]:
@@ -150,12 +142,9 @@ def percentile_table(rows: list[dict]) -> list[dict]:
     for row in rows:
         cell = {key: row.get(key) for key in CELLS.fields}
         cell["n"] = int(row["downloads"])
-        for stat in STATS:
-            cell[f"seconds_{stat}"] = row[f"seconds_{stat}"]
-            cell[f"mb_per_s_{stat}"] = row[f"mb_per_s_{stat}"]
-            # Every statistic here is linear in the values, so it scales exactly with the unit.
-            cell[f"mbit_per_s_{stat}"] = row[f"mb_per_s_{stat}"] * 8
-        table.append(cell)
+        seconds, mb_per_s = ({stat: row[cell_stats.column(metric, stat)] for stat in STATS}
+                             for metric in ("seconds", "mb_per_s"))  # fmt: skip
+        table.append(cell | cell_stats.from_described(seconds, mb_per_s))
     return table
 
 
@@ -469,7 +458,7 @@ def _metric_rows(cell_rows: list[dict], metric: str, columns: tuple[str, ...] = 
     rows: list[list] = [[*(CELLS.titles[name] for name in columns), "n", *STATS]]
     for cell in cell_rows:
         key = CELLS.key(cell)
-        rows.append([*(key.text(name) for name in columns), cell["n"], *(cell.get(f"{metric}_{stat}") for stat in STATS)])
+        rows.append([*(key.text(name) for name in columns), cell["n"], *(cell.get(cell_stats.column(metric, stat)) for stat in STATS)])
     return rows
 
 
@@ -507,7 +496,7 @@ def _percentiles(summary: dict, between: str = "\n  ") -> str:
             f"{insights.PCT_METHODS[summary['run']['backend']]}")
 
 
-CSV_COLUMNS = [*CELLS.fields, "n", "n_all", "n_excluded", *(f"{m}_{s}" for m in METRICS for s in STATS), "target",
+CSV_COLUMNS = [*CELLS.fields, "n", "n_all", "n_excluded", *cell_stats.COLUMNS, "target",
                "peak_concurrency", "steady_mean_concurrency", "cold_starts", "cold_start_share", *PRESSURE_COLUMNS,
                "at_target_fraction", "network"]  # summary.csv: the figures at target
 

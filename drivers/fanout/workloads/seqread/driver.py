@@ -83,10 +83,10 @@ class SeqreadDriver(Driver):
         return Plan({"workload": self.name, "options": fields},
                     estimate(count, stack, fields, stack.region, remote["remote_region"]))  # fmt: skip
 
-    def prepare(self, stack, params) -> None:
+    def prepare(self, stack, params, say) -> None:
         """The run's objects in the bucket it reads: uploaded when missing, and kept."""
         fields = params.options
-        objects.ensure(stack, fields["source"], fields["file_size"], fields["jobs"])
+        objects.ensure(stack, fields["source"], fields["file_size"], fields["jobs"], say)
 
     def sweep_options(self, args, memories: tuple[int, ...]) -> tuple[dict, ...]:
         """Every combination of the lists given (JOBS, BLOCK, DEPTH, FILE_SIZE, FROM), each within

@@ -6,8 +6,9 @@ An object already there with the right size is kept; the function reads them onl
 infra/seqread.tf).
 """
 
+from collections.abc import Callable
+
 from botocore.exceptions import BotoCoreError, ClientError
-from rich.console import Console
 
 from fanout.cloud.random_objects import put_random, size_of
 from fanout.common.errors import FanoutError
@@ -16,7 +17,6 @@ from fanout.common import aws, function_modules
 from fanout.workloads.seqread import region
 
 definition = function_modules.load("seqread")
-console = Console(stderr=True)
 
 
 def bucket_of(stack, source: str) -> tuple[str, str]:
@@ -27,8 +27,9 @@ def bucket_of(stack, source: str) -> tuple[str, str]:
     return stack.bucket, stack.region
 
 
-def ensure(stack, source: str, size: int, jobs: int) -> list[str]:
-    """Upload every missing object of `jobs` jobs of `size` bytes; the keys uploaded."""
+def ensure(stack, source: str, size: int, jobs: int, say: Callable[[str], None]) -> list[str]:
+    """Upload every missing object of `jobs` jobs of `size` bytes, saying so with `say`; the keys
+    uploaded."""
     bucket, where = bucket_of(stack, source)
     s3 = aws.client("s3", where, stack.endpoint)
     uploaded = []
@@ -42,7 +43,7 @@ def ensure(stack, source: str, size: int, jobs: int) -> list[str]:
             raise FanoutError(f"upload to s3://{bucket}/{key} failed: {exc}") from None
         uploaded.append(key)
     if uploaded:
-        console.print(f"seqread: uploaded {len(uploaded)} object(s) of {format_size(size)} to s3://{bucket} "
-                      f"({where}); kept for later runs", highlight=False)  # fmt: skip
+        say(f"seqread: uploaded {len(uploaded)} object(s) of {format_size(size)} to s3://{bucket} "
+            f"({where}); kept for later runs")  # fmt: skip
     return uploaded
 

@@ -1,12 +1,10 @@
 """Which S3 address each request reached, and pinning a message's requests to one address.
 
-`instrument(client)` makes the client's connections note their socket's peer address, which
-`take_peer()` hands to the `response-received` listener on the same thread (measure.py's
-RequestLog); `pinned(client, host, address)` sends every connection to `host` to `address` for
-the length of a block, TLS still by the name. By hand because botocore has no hook that sees a
-request's connection and takes addresses from the system's resolver only. Stdlib only plus the
-client it is given: it runs in the Lambda runtime. Any workload reuses it with its own client.
-Pin values and what the records hold: docs/strategies.md, *Endpoint addresses*.
+`instrument(client)` notes each connection's peer address for the `response-received` listener;
+`pinned(client, host, address)` sends every connection to `host` to `address` for a block, TLS
+still by the name. By hand: no botocore hook sees a request's connection, and botocore takes
+addresses from the system's resolver only. Stdlib only plus the client it is given (it runs in
+the Lambda runtime). Details: docs/strategies.md, *Endpoint addresses*.
 """
 
 import ipaddress

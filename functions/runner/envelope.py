@@ -1,13 +1,9 @@
-"""The envelope every message and record shares, whatever the workload (docs/workloads.md).
+"""The envelope every message and record shares, whatever the workload.
 
-A message body is a JSON object with run_id, seq, experiment_tag, optionally workload (when
-absent, the registry's default: workloads.py) and inject_failure, plus the workload's own
-parameters. Every record a message produces carries the envelope fields back (and the handler
-adds `workload`, the invocation's environment fields and, on the record that closes the
-delivery, `outcome`), so that wait, the accounting and the completeness checks read the
-envelope only and never name a workload.
-
-Stdlib only (it runs in the Lambda runtime).
+A message carries run_id, seq, experiment_tag, optionally workload and inject_failure, plus the
+workload's parameters; every record carries the envelope back, so that wait, the accounting and
+the completeness checks read the envelope only and never name a workload. Fields:
+docs/workloads.md, *The envelope*. Stdlib only (it runs in the Lambda runtime).
 """
 
 import json

@@ -1,16 +1,10 @@
-"""The workloads the function runs: the one registry, by name (docs/workloads.md).
+"""The workloads the function runs: the one registry, by name.
 
-A workload is a module with a plain core `measure_message(s3, settings, body, context)` that
-returns the records of one message (the last one event="error" when the message failed), what
-it reads from the deployment's environment variables (`settings(environ)`), and the number of
-S3 connections one message may use at once. This table is where a workload is registered: the
-handler reads every workload's settings once per invocation (a deployment bug then fails the
-invocation, as Lambda reports it, rather than each message), dispatches on the body's
-`workload` field, adds the envelope (workload, outcome) and sizes its client's pool from
-CONNECTIONS; the drivers load this file through fanout.common.function_modules and add their side in
-fanout.common.registry.
-
-Stdlib plus boto3 only (it runs in the Lambda runtime).
+Each entry names a workload's core `measure_message(s3, settings, body, context)`, its
+`settings(environ)` and the S3 connections one message may use; the handler dispatches on the
+body's `workload`, and the drivers load this file (fanout.common.function_modules). The
+contract: docs/workloads.md, *The contract*. Stdlib plus boto3 only (it runs in the Lambda
+runtime).
 """
 
 from typing import Callable, NamedTuple

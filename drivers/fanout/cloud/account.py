@@ -1,16 +1,8 @@
 """AWS account checks before a deploy or a sweep creates anything: can the account run it?
 
-- Concurrency: Lambda requires at least 100 concurrent executions to stay unreserved in the
-  region. Lambda GetAccountSettings gives the account's limit and what is unreserved now; the
-  stack's own function (when deployed) already holds a reservation that a redeploy releases, so
-  that counts as available.
-- Memory: new accounts can be capped below Lambda's 10,240 MB (3,008 MB has been seen). No API
-  documents that cap; Service Quotas is asked for a Lambda quota whose name mentions memory and
-  its value is the limit when there is one. Without one the check says it could not be made.
-
-A failing check names the quota, the value found and how to raise it; nothing is deployed.
-Service Quotas may be denied to the caller (it needs servicequotas:ListServiceQuotas): that
-skips the memory check with a note, it does not fail the sweep.
+Concurrency (Lambda GetAccountSettings: 100 must stay unreserved) and memory (a Service Quotas
+memory quota, when the account lists one). A failing check names the quota, the value found and
+how to raise it; nothing is deployed. Details: docs/aws.md, *Account limits that matter*.
 """
 
 from botocore.exceptions import BotoCoreError, ClientError

@@ -1,12 +1,9 @@
 """Whose AWS account a command acts on, asked before anything touches AWS.
 
-Every command of the AWS backend (deploy, plan, destroy, sweep, and the ones that read a
-deployed stack: fire, wait, report, insights, export) first calls STS GetCallerIdentity, which
-needs no permission (botocore's sts model documents it), so it fails only for want of usable
-credentials. Without that check a new user's first command died in Terraform's page of errors,
-or in a NoCredentialsError traceback half-way through a sweep; now it is one line saying how to
-provide credentials, and nothing is created. Against an endpoint (the local backend's emulator,
-LocalStack) the fixed test credentials apply and there is nothing to ask.
+Every command of the AWS backend first calls STS GetCallerIdentity, which needs no permission,
+so missing credentials are one line saying how to provide them, with nothing created, instead
+of Terraform's page of errors or a traceback half-way through a sweep. Against an endpoint the
+fixed test credentials apply. Details: docs/aws.md (its opening paragraph).
 """
 
 import functools

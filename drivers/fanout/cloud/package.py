@@ -1,21 +1,9 @@
 """`fanout package`: the function's deployment zip, byte-for-byte reproducible.
 
 Terraform redeploys the function when the zip's hash changes, so the same sources and
-requirements must give the same bytes: entries sorted, timestamps and permissions fixed, no
-bytecode. Dependencies come from the function's requirements.txt, every one pinned and installed
-with --no-deps (so nothing unpinned drifts in), as wheels for the Lambda runtime's Python and the
-function's architecture, whatever machine builds it: an arm64 stack built on x86_64 must not get
-x86_64 binaries.
-
-The SDK (boto3, botocore, s3transfer and their dependencies) is pinned in the function's
-sdk-requirements.txt and bundled by default: the runtime's own boto3 varies by runtime release and
-region (and an older one has no CRT transfer client), so a run on it measures whatever AWS
-shipped that day. `sdk="runtime"` leaves it out, for measuring what the runtime gives; the
-records say which SDK they ran on (docs/strategies.md).
-
-The pip install is the slow part and is cached under the build directory, keyed by the
-requirements and the architecture; the zip (one per architecture) is rewritten only when the
-requirements or the sources change.
+requirements must give the same bytes. Dependencies are pinned wheels for the Lambda runtime and
+the function's architecture, the SDK bundled unless `sdk="runtime"`. Details: docs/aws.md, *Where
+state lives, and teams* (the zip), and docs/strategies.md, *The SDK*.
 """
 
 import base64

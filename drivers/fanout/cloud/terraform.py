@@ -1,25 +1,10 @@
 """Run Terraform on infra/ with one state per backend and stack.
 
-Every (backend, stack) pair has its own directory (paths.stack_dir): the local state file, the
-input variables of the last apply (destroy needs them) and TF_DATA_DIR, so two stacks or the two
-backends never share state or .terraform data, and a local-backend run cannot read or change the
-state of an AWS deployment. Terraform's own output streams to the user (without colour codes
-when stdout is not a terminal), or to the stack's terraform.log within `output_to_log()`; a
-failure becomes one FanoutError line.
-
-Ctrl-C: Terraform runs in its own session, so a terminal's Ctrl-C reaches only this process,
-which decides what Terraform gets (see `_wait`): init, plan and apply are asked once to stop,
-as Terraform stops gracefully (it finishes the operations in progress and saves its state);
-destroy is never interrupted, so that a teardown always completes.
-
-Provider installation: when a local provider mirror (FANOUT_TF_PROVIDER_MIRROR, default
-/opt/tf-plugins) holds the AWS provider for this platform, a generated CLI configuration installs
-it from there and any other provider from the registry; otherwise Terraform's normal
-configuration applies. A TF_CLI_CONFIG_FILE the user set is always kept. A shared plugin cache
-keeps several stacks from each unpacking their own copy of the provider.
-
-Credentials: against an endpoint (the local backend's emulator, or another one on the AWS
-backend) Terraform runs without the user's AWS_* variables; see `environment`.
+Every (backend, stack) pair has its own state directory, so a local-backend run cannot read or
+change an AWS deployment's state; Terraform's output goes to the user or the stack's
+terraform.log, a failure becomes one line, and Ctrl-C is handled so that a teardown always
+completes. Details: docs/aws.md (*Where state lives, and teams* and provider installation) and
+docs/experiment.md, *demo and Ctrl-C*.
 """
 
 import functools

@@ -1,13 +1,10 @@
 """The function's own modules (functions/runner/ and its workload folders), imported by the drivers
 from their files.
 
-The function's folder is not a package (its zip is flat: fanout.cloud.package puts every module,
-the workload folders' too, at the root, the handler's import path), so the drivers import its
-modules by path rather than keep copies: the strategies a message may name, the timeline a record
-carries and a workload's parameters then have one definition, the one that runs on Lambda. A
-module that imports a sibling by its plain name (`import strategies`, as the flat zip requires)
-gets the sibling loaded here, visible under that name only while the module runs its top level:
-the drivers' own namespace keeps no plain `strategies`.
+The function's folder is not a package (its zip is flat), so the drivers import its modules by
+path rather than keep copies: the strategies, the timeline and each workload's parameters then
+have one definition, the one that runs on Lambda. How plain-name sibling imports are resolved:
+docs/architecture.md, *The function's modules in the drivers*.
 """
 
 import ast

@@ -1,13 +1,8 @@
 """Ctrl-C and SIGTERM for the commands that must leave a record or tear down when stopped.
 
-Python turns Ctrl-C (SIGINT) into KeyboardInterrupt, so `finally` blocks run; SIGTERM (`kill`,
-a CI job being cancelled) kills the process outright unless handled. `fire` and `demo` treat
-both alike, so that a killed run still writes its run.json and a killed demo still tears down.
-
-Python drops a KeyboardInterrupt that lands in a finalizer or `__del__` (it prints "Exception
-ignored in ..." and carries on), and a host full of connection pools runs many finalizers: a
-Ctrl-C must not vanish there. Within `sigterm_as_ctrl_c` both signals also set a flag, and
-loops that run for long (wait's polling) call `raise_if_dropped()` to raise it again.
+`fire` and `demo` treat SIGTERM as Ctrl-C, so a killed run still writes its run.json and a
+killed demo still tears down; a Ctrl-C that Python drops in a finalizer is raised again by
+`raise_if_dropped()` in long loops. Why: docs/experiment.md, *demo and Ctrl-C*.
 """
 
 import signal

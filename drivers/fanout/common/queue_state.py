@@ -2,11 +2,8 @@
 one (wait, to call unaccounted seqs lost; the local host, to stop when drained; a sweep, before
 its next cell).
 
-A message is in the queue while it is visible, in flight (received, not yet deleted: an
-invocation holds it, or a failed one left it to come back after the visibility timeout) or
-delayed (sent with a delay not yet over). SQS counts each kind separately and approximately
-(GetQueueAttributes, ApproximateNumberOfMessages, ...NotVisible and ...Delayed); the queue is
-idle only when all three are 0.
+Idle means SQS's three approximate counts (visible, in flight, delayed) are all 0; details:
+docs/experiment.md (its opening section).
 """
 
 COUNTS = ("ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible", "ApproximateNumberOfMessagesDelayed")

@@ -1,12 +1,9 @@
 """Object sizes as people write them (`64MiB`, `1.5GiB`, `500MB`) and back.
 
-Binary units (KiB, MiB, GiB, TiB) are powers of 1024, decimal units (KB, MB, GB, TB) powers of
-1000, exactly as their names say: a size that silently means the other one would skew every
-throughput figure derived from it. The unit is read in any letter case (`32mib` is 32 MiB, as
-the function's own sizes read it, functions/runner/units.py), but only these names: a bare
-`M` or `Mi` is refused, since tools disagree on whether `M` means 10^6 or 2^20. Hand-written
-because the few libraries that parse sizes disagree on what `KB` means and add a dependency
-for twenty lines.
+KiB..TiB are powers of 1024 and KB..TB powers of 1000, in any letter case; a bare `M` or `Mi` is
+refused (docs/experiment.md): a size that silently meant the other unit would skew every
+throughput figure. Hand-written because the few libraries that parse sizes disagree on what
+`KB` means, and twenty lines need no dependency.
 """
 
 import re

@@ -1,21 +1,9 @@
 """Aggregate functions of `stats`, computed over columns of values collected per group.
 
-Values are collected per group first and aggregated at the end: each distinct argument is one
-column however many aggregates read it, and a column is converted to numbers and sorted once for
-all of min, max, avg, sum, stddev and every percentile of it.
-
-Definitions (Logs Insights documents none of these precisely, so these are the local ones):
-- numeric aggregates use the values that are numbers or numeric text and skip the others;
-  a group with no such value has no result for that aggregate;
-- pct(f, p) is the linear interpolation between closest ranks (Hyndman & Fan type 7, the default of
-  numpy.percentile and Excel's PERCENTILE.INC): with the n values sorted ascending x[0..n-1],
-  h = (n - 1) * p / 100 and pct = x[floor(h)] + (h - floor(h)) * (x[floor(h) + 1] - x[floor(h)]);
-- stddev is the sample standard deviation (divisor n - 1), absent for fewer than two values;
-- count_distinct is exact, over the text of the values (1 and "1" are one value, as on AWS);
-- earliest(f) / latest(f) is f from the event with the smallest / largest @timestamp among events
-  that have f (ties: the first such event read for earliest, the last for latest);
-- sortsFirst(f) / sortsLast(f) is the value of f that comes first / last in `sort f asc`, the
-  order AWS documents (values.sort_key).
+Values are collected per group and aggregated at the end: each distinct argument is one column,
+converted to numbers and sorted once for every aggregate that reads it. Logs Insights documents
+none of the definitions precisely; the local ones (pct, stddev, count_distinct, earliest,
+sortsFirst...): docs/insights.md, *Semantics the AWS documentation leaves open*.
 """
 
 import math

@@ -1,13 +1,8 @@
 """Fields Logs Insights discovers in a log event, reproduced for local evaluation.
 
-System fields (@timestamp, @message, @logStream, @log, @ingestionTime) come from the event;
-a message that is a JSON object contributes its keys (nested keys joined with dots, array items
-indexed, keys starting with @ shown as @@key, at most 200 fields); Lambda START/END/REPORT lines
-contribute @type, @requestId and the REPORT metrics. Memory sizes are in bytes (MB x 1,000,000)
-as Logs Insights reports them. A Lambda text line (`<time>\t<request id>\t<LEVEL>\t...`)
-contributes the first JSON object after its prefix, as AWS documents for Lambda logs; VPC flow
-log lines (default version 2 format) and Route 53 public DNS query log lines contribute the
-fields AWS lists for them (CWL_AnalyzeLogData-discoverable-fields), a `-` being absent.
+System fields, the keys of JSON messages, Lambda's platform lines and the text formats AWS lists
+(Lambda text lines, VPC flow logs, Route 53 query logs). The rules, with their sources:
+docs/insights.md, *What the local evaluator supports* (Fields, Other formats).
 """
 
 import json

@@ -1,18 +1,9 @@
 """Run a query on CloudWatch Logs Insights: StartQuery, then GetQueryResults until it is final.
 
-boto3 has no waiter for Logs Insights queries, hence this loop. It polls with exponential backoff
-(jittered, so that several callers do not poll in step), stops the query if the caller gives up
-(deadline or Ctrl-C) so it does not keep scanning, reads every page of a complete query's results
-(GetQueryResults' nextToken, botocore's logs model: up to 10,000 events a page) and turns every
-failure, from an unsuccessful final status to a botocore error, into a one-line error naming the
-query.
-
-AWS limits: StartQuery answers LimitExceededException while the account runs as many Logs
-Insights queries as it may at once, and StartQuery and GetQueryResults answer ThrottlingException
-above their requests-per-second quota (CloudWatch Logs quotas,
-https://docs.aws.amazon.com/AmazonCloudWatch/latest/logs/cloudwatch_limits_cwl.html). Other users'
-queries or a dashboard can hold those for minutes, so both are retried with jittered backoff
-growing to a minute, for up to LIMIT_BUDGET_S of waiting; the error after that names the limit.
+boto3 has no waiter for Logs Insights queries, hence this loop: jittered backoff, the query
+stopped when the caller gives up, every page of results read, AWS's limits waited out, and every
+failure one line naming the query. Delays, limits and their sources: docs/insights.md (the
+paragraphs before *Saved queries*).
 """
 
 import random

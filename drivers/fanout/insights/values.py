@@ -1,15 +1,10 @@
 """Value semantics of the query language, shared by the evaluator and the result reader.
 
-Logs Insights values are untyped text that behaves as a number when it looks like one. Locally a
-value is None (field absent), str, int, float, bool (a JSON boolean, shown as 1 or 0 locally;
-how AWS shows them is unverified) or `Timestamp` (epoch milliseconds shown as a date).
-Everything the evaluator returns is rendered to text exactly once, by `render`, and read back by
-`parse_result_value`, the same function that reads AWS results, so both engines hand downstream
-code identical types.
-
-Integers stay within 64 bits everywhere, as orjson reads JSON: an integer outside
-[-2^63, 2^64) becomes a float. That keeps every value renderable (Python refuses to format
-integers of more than 4,300 digits) and arithmetic fast.
+Logs Insights values are untyped text that behaves as a number when it looks like one. Every
+value the evaluator returns is rendered to text once (`render`) and read back by
+`parse_result_value`, the function that reads AWS results, so both engines hand downstream code
+identical types. Types and limits: docs/insights.md, *Semantics the AWS documentation leaves
+open*.
 """
 
 import calendar

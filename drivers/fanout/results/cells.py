@@ -1,22 +1,10 @@
-"""Cells: the combinations of parameters a run's records fall into, built from the registry
-(fanout.workloads): the cell fields every record shares (memory size, concurrency limit,
-experiment tag), with each workload's own between them and the tag (download: object size,
-strategy as canonical text; latency: storage class, operation, size), and across runs also the
-architecture, the network the run was made under and its PIN (from run.json: a sweep's pin
-axis makes runs that differ only in it). A workload's cell fields are declared once, in its
-registry entry; `of(workload)` is the one definition of its cells for its reports, the report
-across runs and compare. The report has one table row per cell and the plots one box or line
-per cell.
+"""Cells: the combinations of parameters a run's records fall into, built from the registry; a
+workload's cell fields are declared once, in its registry entry, and `of(workload)` is the one
+definition of its cells (docs/statistics.md, *Cells*).
 
-A cell is a frozen dataclass made from the registry (dataclasses.make_dataclass, one class per
-workload): it has named, typed-looking fields (`cell.memory_size`), hashes and compares as a
-record, and adding a field cannot silently shift what an index means. A mapping would do the
-same work, but every reader would then write `cell["memory_size"]` and a misspelt name would
-read as None instead of failing.
-
-Query rows and records must agree on a cell. Logs Insights returns every value as text and the
-query path reads numeric-looking text back as a number (a tag "1" becomes 1, while "007" stays
-text), whereas records keep their JSON types; `key` passes both through that same reading.
+A cell is a frozen dataclass made per workload rather than a mapping: `cell.memory_size` fails
+when misspelt where `cell["memory_sise"]` would read as None. `key` reads query rows and records
+alike, so both agree on a cell.
 """
 
 import math

@@ -1,18 +1,9 @@
 """How many downloads overlapped: the concurrency a run achieved, from its records' timestamps.
 
-Each download record carries start_ms and end_ms (epoch ms). A download counts as running on the
-half-open interval [start_ms, end_ms): one that ends at the instant another starts does not
-overlap it. Hand-written because the computation is a sort and a running sum; no library offers
-this exact definition.
-
-Steady part: the middle STEADY_FRACTION (80%) of a cell's span, from its first start to its
-last end. It leaves out the ramp-up while the event source mapping scales out and the tail
-while the last downloads finish; the mean over it is the concurrency the run sustained.
-
-Per download: the concurrency it ran at is the time-weighted mean number of the run's downloads
-running during its own interval, itself included (a download alone ran at 1). The queue
-mapping's scale-out (fanout.ramp) makes a run's first downloads run below its target; a
-download ran "at target" when that mean is at least AT_TARGET_FRACTION (90%) of the target.
+Peak and steady concurrency over half-open intervals [start_ms, end_ms), and per download the
+concurrency it ran at (`ran_at`) and whether that was at target. Definitions: docs/statistics.md,
+*Downloads at target* and *What each figure is*. Hand-written because the computation is a sort
+and a running sum; no library offers this exact definition.
 """
 
 import bisect

@@ -1,20 +1,8 @@
 """The dead-letter queue, as the run's accounting reads it: which seqs of a run sit there.
 
-`fanout wait` counts them as accounted for and the reports list them, whatever the workload
-(a message body carries the envelope's run_id and seq, docs/workloads.md).
-
-The DLQ is inspected without consuming it: one scan receives every message with a visibility
-timeout, then makes them all visible again at once (also on Ctrl-C). A scan cannot receive with
-a visibility timeout of 0 instead: SQS would hand back the same messages again and again, so
-the scan could neither see every message nor tell when it had. Nothing consumes the DLQ, so
-the messages are hidden only from another scan running at that moment, for the scan's length
-(PEEK_VISIBILITY if the process dies mid-scan); `wait` then sees them on its next poll.
-
-SQS cannot select messages on receive (ReceiveMessage has no filter, botocore's sqs model), and
-the DLQ keeps every earlier run's dead letters, so a scan reads as little as it can instead:
-none when the DLQ is empty (GetQueueAttributes) or when no seq of the run can still be there
-(`wanted`: wait asks only about the seqs without a done record), and it stops as soon as it has
-found every wanted seq.
+`fanout wait` counts them as accounted for and the reports list them, whatever the workload. The
+DLQ is read without consuming it, and no more than the run needs. How, and why a visibility
+timeout of 0 cannot do it: docs/experiment.md, *wait*.
 """
 
 import json

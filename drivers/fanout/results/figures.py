@@ -1,15 +1,9 @@
-"""What every report's PNG plots share, whatever the workload: their width and resolution, the
-caption that names the network the figures were made under (fanout.local.network.label: a simulation
-must never pass for an AWS measurement), the wrapping of long cell labels and the choice of
-seconds or milliseconds for a time axis.
+"""What every report's PNG plots share, whatever the workload: width and resolution, the caption
+that names the network the figures were made under (a simulation must never pass for an AWS
+measurement), the wrapping of long cell labels and the unit of a time axis.
 
-Layout is left to matplotlib's constrained layout: every figure is made with
-layout="constrained", legends go to the right of the axes (legend()), titles start from the left
-(title()) so that the two never meet, and the caption is the figure's supxlabel, which that
-layout makes room for below everything else (a plain fig.text would not be; a legend below the
-axes would sit on it: the layout keeps only the larger of two margins at one edge).
-
-matplotlib with the Agg backend: files only, no display needed (CI, SSH sessions).
+How the plots read and are laid out: docs/experiment.md, *report*. matplotlib with the Agg
+backend: files only, no display needed (CI, SSH sessions).
 """
 
 import textwrap

@@ -1,16 +1,10 @@
 """What slowed a cell's downloads besides the network: S3 throttling, the function's CPU, and
 the SDK the function ran on (the download records' `retries`, `slowdowns`, `cpu_share`, `key`
-and `*_version` fields: docs/strategies.md).
+and `*_version` fields).
 
-Throttling: S3 answers 503 SlowDown above its request rate per partitioned prefix (at least
-5,500 GET/HEAD per second) and botocore retries silently, so a throttled cell shows only as
-slower downloads; it is flagged when any of its downloads got a SlowDown.
-
-CPU: Lambda gives a function CPU in proportion to its memory, one vCPU at 1,769 MB (AWS Lambda
-Developer Guide, "Configure Lambda function memory") and 6 vCPUs at 10,240 MB, the most (AWS's
-10 GB announcement, December 2020); docs/strategies.md has the details. A cell whose median
-CPU/wall (process CPU seconds over the download's wall time) comes within CPU_MARGIN of that
-share was limited by its CPU rather than by S3 or the network, and is flagged.
+A cell is flagged `throttled` when a download got a 503 SlowDown, `CPU-bound` when its median
+CPU/wall comes near the CPU its memory buys. Sources and thresholds: docs/strategies.md,
+*Throttling, CPU and the SDK*.
 """
 
 from collections import Counter

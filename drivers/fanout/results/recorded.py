@@ -1,12 +1,10 @@
 """Typed records of the JSON files under results/ (run.json, sweep.json) that write back exactly
 the keys they were read with.
 
-A file written by an older version may lack a key a newer one writes, hold a legacy key, or
-hold a key this version does not know. The loader fills a missing field in (its default, or a
-value the class derives from a legacy key: `LEGACY`) and remembers what it filled; `to_json`
-leaves such a field out again while it still holds that value, and writes the keys it does not
-know back as they were. Rewriting an old file (wait, a sweep marking a run) so changes only what
-changed, and a report drawn from an old run stays byte for byte the same.
+A field an older file lacks is filled in (a default, or derived from a legacy key) and left out
+again on writing; unknown keys are written back as they were. So rewriting an old file changes
+only what changed, and its report stays byte for byte the same. Details: docs/output.md, *Old
+runs*.
 """
 
 from dataclasses import MISSING, dataclass, field, fields, replace

@@ -1,15 +1,10 @@
 """The run record (run.json) as typed data, and the checks a run.json must pass when it is
-loaded, so that a corrupt record (truncated, binary, wrong types, a negative `sent`) is one line
-naming the file, never a traceback deep in wait or report.
+loaded, so that a corrupt record is one line naming the file, never a traceback deep in wait or
+report. The keys of older runs are read here and nowhere else (docs/output.md, *Old runs*).
 
-`fire` builds a RunRecord, `wait` adds its accounting and network, a sweep marks how its cell
-ended; every reader uses its attributes. The keys of older runs (a strategy recorded as `mode`,
-no workload, no pin) are read here and nowhere else (fanout.results.recorded keeps them as they
-were when the file is written again).
-
-Only the fields the commands rely on are checked. Hand-written rather than a JSON Schema: a
-dozen fields, cross-field rules (`sent` against `messages`, seqs within range) a schema cannot
-state, and messages that must name the file and the field in one line.
+Hand-written rather than a JSON Schema: a dozen fields, cross-field rules (`sent` against
+`messages`, seqs within range) a schema cannot state, and messages that must name the file and
+the field in one line.
 """
 
 import json

@@ -1,18 +1,10 @@
 """Statistics of a sample of downloads and of the difference between two samples: the numbers of
 the cross-run report and of `fanout compare`, in one place so that both use and state the same
-methods (docs/statistics.md).
+methods.
 
-- Percentiles: numpy's default, linear interpolation between the closest ranks (Hyndman and
-  Fan's type 7): for sorted x[0..n-1], p lies at rank h = (n - 1) p / 100 and is
-  x[floor h] + (h - floor h) (x[floor h + 1] - x[floor h]).
-- Confidence intervals: scipy.stats.bootstrap, percentile method, RESAMPLES resamples with a
-  fixed SEED (every interval restarts from it, so a cell's interval does not depend on which
-  other cells are in the report). The percentile method rather than BCa: BCa's acceleration is
-  a jackknife estimate, and the jackknife is inconsistent for quantiles (our statistics are
-  the median and p99), so BCa adds no accuracy here and can misbehave.
-- Difference (or ratio) of two samples: each side is resampled independently (the runs are
-  independent experiments, nothing pairs their downloads), the statistic is
-  statistic(B) - statistic(A) (or statistic(B) / statistic(A)).
+Percentiles by linear interpolation (numpy's default), bootstrap percentile intervals with
+RESAMPLES resamples and a fixed SEED, each side of a difference resampled independently. The
+methods and why not BCa: docs/statistics.md, *What each figure is*.
 """
 
 import numpy as np

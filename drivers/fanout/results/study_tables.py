@@ -1,18 +1,10 @@
 """A study's report: our figures in the published table's shape, the published ones beside them
 with the ratio per cell, and a verdict per published claim with the confidence interval that
-decides it (docs/studies.md).
+decides it.
 
-Everything is computed from the study's runs' saved records, exactly (fanout.results.stats:
-percentiles by linear interpolation, bootstrap percentile intervals with a fixed seed), so a
-report is the same whenever it is drawn again. Each table is a fanout.results.sections.Table with
-its caption, so the study's report is drawn like every other: on the terminal, as report.md and
-as index.html.
-
-A claim compares medians of two groups of records (two storage classes, two addresses): the
-ratio of the medians with its 95% bootstrap interval, each side resampled on its own. A verdict
-is `supported` or `contradicted` only when the interval lies wholly on one side of the published
-boundary; otherwise `not decided` (the data cannot tell), and `not testable` when a group has
-fewer than two records (e.g. Express One Zone, which the local backend does not have).
+Computed exactly from the study's saved records, so a report is the same whenever it is drawn,
+and drawn as sections like every other report. The verdicts' rules: docs/studies.md, *The
+report*.
 """
 
 import dataclasses

@@ -1,18 +1,9 @@
 """Sweep manifests: results/sweeps/<sweep_id>/sweep.json says how a sweep was made and where it
 stands; results/sweeps/latest points at the newest one.
 
-The manifest is data a reader can follow: the axes, the order (and its seed), and one entry per
-cell in the order the cells run, each with its parameters, status, run id (and the run ids of
-earlier attempts), start and end times and step timings. It is rewritten atomically after every
-change (Keeper), so that a Ctrl-C or a crash at any point leaves it consistent and `--resume`
-can continue with the first cell that is not done. Manifest and SweepCell are its typed form,
-loaded and saved here only.
-
-Cell status: pending (not started), running (this process is on it), done (every message
-accounted for), interrupted (stopped by Ctrl-C, or found `running` by a resume: its process
-died), failed (an error; the sweep stopped there). A resume re-runs interrupted and failed
-cells from scratch as new runs; the old run ids move to `previous_run_ids` and their run.json
-is marked, never deleted.
+Manifest and SweepCell are its typed form, loaded and saved here only; it is rewritten
+atomically after every change (Keeper), so a Ctrl-C or a crash leaves it consistent for
+`--resume`. Its contents and the cell statuses: docs/sweep.md (the manifest).
 """
 
 import json

@@ -1,14 +1,10 @@
-"""Tables as the reports print and write them: rows (a header row, then values) to rich tables
-on the console or to Markdown, numbers formatted alike in both.
+"""Tables as the reports print and write them: rows to rich tables on the console or to Markdown,
+numbers formatted alike in both.
 
-Every report uses these (one run's, a latency run's, across runs, compare), so a figure looks
-the same wherever it appears. A console table never clips, wraps or drops a figure, whatever
-the console's width (80 columns is the width the tests hold it to): a clipped figure reads as
-a different figure. A table too wide for the console is laid out again (`layout`): its figure
-columns split over several tables, each repeating the columns that label the rows; or, when
-that takes more tables than numbering the rows would, the labels give way to row numbers and
-a key table of the labels below. rich draws and measures the tables; what it does not do is
-choose between those layouts or format numbers to a fixed precision, hence the lines here.
+A console table never clips, wraps or drops a figure; one too wide is split or numbered
+(docs/statistics.md, *Console tables*). rich draws and measures the tables; choosing between
+those layouts and formatting numbers to a fixed precision is what it does not do, hence the
+lines here.
 """
 
 from rich import box

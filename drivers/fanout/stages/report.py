@@ -1,16 +1,9 @@
 """`fanout report`: which run, runs or sweep to report, and the workload driver that reports them.
 
-One run (`--run`, default `latest`): the run's saved report when it has one (records.jsonl and
-summary.json, written by an earlier report), redrawn without the stack, its logs or the emulator:
-logs expire and a redeployed stack has new ones, so the saved records are the run's record. With
-`--refresh`, or for a run never reported, its workload's `build_report(stack, record)` reads the
-logs, and is refused when it found fewer records than were saved. Either way the workload's
-`write_report` and `report_sections` draw the same summary, so the files come out byte for byte
-the same. Across runs (`--runs ID,ID,...`, `--sweep ID`, and a sweep's closing report): the runs'
-one workload's `report_across(run_ids, folder, title)` (fanout.common.registry), from the saved
-records; runs of different workloads share no report. Nothing here knows what a workload
-measures: every driver builds its own sections (fanout.results.sections); the functions here
-return them and only `run`, the command, prints.
+One run comes from its saved report when it has one, or from the logs (`--refresh`, or a run
+never reported); several runs or a sweep go to their one workload's `report_across`. Nothing here
+knows what a workload measures: drivers build sections, and only `run`, the command, prints.
+Details: docs/experiment.md, *report* (saved reports).
 """
 
 import hashlib

@@ -1,16 +1,9 @@
 """`fanout study`: a published experiment in one command, and our figures beside the published ones.
 
-A study is a file `studies/<name>.toml` (docs/studies.md): its workload, the sweep that
-reproduces it, a smaller local variant for rehearsal, its source, the published table and the
-published claims. `fanout study` lists them with their cost and time estimates per backend;
-`fanout study NAME` checks the file, runs the sweep through fanout.stages.sweep (every guard
-of a sweep applies: the estimate, --yes, the account check, --resume), then shows the study
-report and writes it as report.md and index.html in results/studies/<name>/<sweep id>/
-(fanout.results.study_tables, drawn as every report: fanout.results.sections). A local run is
-labelled as a simulation under its network model and scale, never as a reproduction.
-
-Loading checks every key and then the sweep's values with the sweep's own rules, so a bad study
-file is a one-line error naming the file and the value, before anything is created.
+`fanout study` lists the studies (studies/<name>.toml) with their estimates; `fanout study NAME`
+checks the file, runs its sweep through fanout.stages.sweep (every guard of a sweep applies) and
+writes the study report. A local run is labelled a simulation, never a reproduction. Details:
+docs/studies.md.
 """
 
 import argparse

@@ -1,24 +1,9 @@
 """The axes of a sweep and its cells: every parameter given as a list is an axis, and the cells
 are the Cartesian product of the axes.
 
-Deploy-level axes (memory, concurrency, object size, architecture) need a redeploy of the stack
-between cells; message-level axes (strategy, pin, and a workload's parameters: `options`, each value
-the message fields of one combination, fanout.common.registry) only a separate fire on the same
-deployment. Every
-value is checked with deploy's own rules before anything is created, so a sweep with one bad
-value creates nothing. Values are separated by spaces (or commas: `--pin "none auto 127.0.0.2"`),
-strategies by ';' since a strategy with parameters contains spaces (`stream; ranged
-connections=4; download_file`). Pin is optional: without --pin every cell connects where DNS says;
-its value `none` (fanout.cloud.pins) makes such a cell beside pinned ones.
-
-Order: "given" runs the cells in the order the values were written, deploy-level axes outermost
-(memory, then concurrency, object size, architecture) and message-level axes innermost, so that
-cells on the same deployment follow each other. "shuffled" permutes the deployments, and the
-message-level cells within each deployment, with a seeded generator (the seed is printed and
-recorded, so the order can be repeated): a sweep on AWS takes hours, and S3 and Lambda do not
-perform the same at every hour, so in the given order that drift would move in step with the
-outermost axis and read as its effect. Deployments stay contiguous, because shuffling every cell
-would redeploy before nearly every cell.
+Deploy-level axes need a redeploy between cells, message-level ones only a separate fire. Every
+value is checked with deploy's own rules before anything is created. How values are written and
+the order the cells run in ("given", "shuffled"): docs/sweep.md.
 """
 
 import itertools

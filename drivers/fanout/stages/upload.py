@@ -1,12 +1,8 @@
 """`fanout upload`: put the test object the functions download into the stack's bucket.
 
-The object is random bytes streamed straight into a parallel multipart upload: no local file of
-the object's size (objects reach many GiB) and memory bounded by the transfer manager's
-in-memory part limit. An object already there with the right size is kept, so deploying again
-does not re-upload gigabytes.
-
-Progress: a bar on a terminal; when stderr is not one (CI, the tests, a log file) only a
-one-line summary, since a bar redrawn into a file is garbage.
+Random bytes streamed into a parallel multipart upload, with no local file of the object's size
+(objects reach many GiB); an object already there with the right size is kept, so deploying
+again does not re-upload gigabytes. Details: docs/aws.md, *Where state lives, and teams*.
 """
 
 import time

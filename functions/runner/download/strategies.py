@@ -1,19 +1,10 @@
 """The download strategies: the one definition of their names, typed parameters and code.
 
-A strategy is a named way to read the test object plus typed parameters, written as text:
-`ranged connections=8 chunk_size=8MiB`. Messages carry that text, records carry it (and every
-parameter as a field), and everything else derives from the STRATEGIES table below: the
-function parses messages with `parse`, the drivers load this same file (fanout.workloads.download.strategies) to
-check `STRATEGY=` values and build messages, and the tests hold Terraform's validation and the
-docs to it. Adding a strategy is one `Strategy(...)` entry here.
-
-Sizes take the units of `OBJECT_SIZE` (functions/runner/units.py).
-The canonical text of a strategy names every parameter, defaults included, in table order, with
-sizes in the largest unit that keeps them whole: equal strategies have equal text, so the text is
-a cell key. Hand-written parsing: a few lines for a grammar of `name key=value...`, and the zip
-may not import the drivers' size parser.
-
-This module is stdlib plus boto3 only (it runs in the Lambda runtime).
+A strategy is a name plus typed parameters written as text (`ranged connections=8
+chunk_size=8MiB`); everything else derives from the STRATEGIES table below, and adding a
+strategy is one `Strategy(...)` entry. Text, canonical form and parameters: docs/strategies.md.
+Hand-written parsing: a few lines for `name key=value...`, and the zip may not import the
+drivers' size parser. Stdlib plus boto3 only (it runs in the Lambda runtime).
 """
 
 import math

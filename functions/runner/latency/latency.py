@@ -1,23 +1,9 @@
 """The latency workload: PutObject and GetObject latency against object size, per storage class.
 
-Per message, for each size, REPS times, for each storage class the message names: PUT an object
-of that size (random bytes made in memory once per size) under the run-scoped prefix
-`latency/<run_id>/<seq>-<delivery>/`, then GET it back. Each call is one record
-(event="latency"): `seconds` is time.monotonic() around the whole call (PUT: until S3 answered;
-GET: until the last byte of the body was read), and for GET `first_byte_seconds` is until
-get_object returned, i.e. the status line and headers were parsed and the body not yet read
-(the figure the published experiment reported). Both include what botocore does by default:
-a CRC32 checksum of the PUT body, and validating the GET body's checksum. The GET body is read in chunks and discarded,
-so the function holds one object's bytes at a time: the drivers refuse sizes the deployed
-memory cannot hold (fanout.workloads.latency.driver).
-
-Cleanup: each object is deleted once its repetitions are done, and a finally clause deletes
-whatever is left, so a message that fails midway still leaves nothing behind. Only a function
-killed outright (timeout, crash) can leave objects: they stay under `latency/<run_id>/` until
-`make destroy`, which empties the bucket (force_destroy), removes them.
-
-Plain Python over a boto3 S3 client (stdlib plus boto3), so it runs and is tested without
-Lambda; handler.py reaches it through workloads.py.
+Per message, for each size, REPS times, for each storage class: PUT an object, then GET it
+back, one record per call; a finally deletes whatever is left. What each time covers and the
+cleanup: docs/workloads.md, *Latency*. Plain Python over a boto3 S3 client (stdlib plus boto3),
+so it runs and is tested without Lambda; handler.py reaches it through workloads.py.
 """
 
 import json

@@ -1,22 +1,10 @@
 """The seqread workload: fio-style sequential reads by JOBS parallel readers, from the stack's
-bucket or from a bucket in another region (docs/workloads.md, "Sequential reads").
+bucket or from a bucket in another region.
 
-Per message, JOBS readers each read their own object of FILE_SIZE (`seqread/<size>-bytes/<job>.bin`,
-uploaded once by `fanout fire` and kept) from start to end in BLOCK sized ranged GETs, with DEPTH
-requests in flight per job (fio's iodepth: DEPTH threads per job take the job's next block in
-order). A block's completion latency is fio's clat: from the request to its last byte read
-(time.monotonic); its first byte is until get_object returned (status line and headers parsed).
-Bodies are read in 1 MiB chunks and dropped, so memory holds a chunk per request in flight.
-
-`FROM=remote` reads the same keys from the bucket in SEQREAD_REMOTE_REGION with a client of that
-region (one per execution environment; the function itself stays in the stack's region).
-
-One record per message (event="seqread"): bytes, seconds, the group's aggregate MiB/s and each
-job's (binary: 2^20 bytes per MiB, as the published fio figures), block completion-latency and
-first-byte percentiles (statistics.quantiles, method "inclusive": linear interpolation between
-closest ranks, numpy's default), retries and 503 answers (botocore's retries, counted per call).
-
-Stdlib plus boto3 only (it runs in the Lambda runtime); handler.py reaches it through workloads.py.
+Per message, each job reads its own object from start to end in BLOCK sized ranged GETs, DEPTH
+in flight, and one record gives binary MiB/s and block latency percentiles. Details:
+docs/workloads.md, *Sequential reads (seqread)*. Stdlib plus boto3 only (it runs in the Lambda
+runtime); handler.py reaches it through workloads.py.
 """
 
 import itertools

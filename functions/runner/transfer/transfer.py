@@ -1,21 +1,9 @@
 """The transfer workload: multipart uploads, many small objects and copies, timed from the function.
 
-One message is one repetition of one OPERATION (docs/workloads.md, "Transfer"):
-- `upload`: one object of SIZE through boto3's transfer manager (CLIENT=classic) or the CRT
-  client (CLIENT=crt, AWS only), THREADS concurrent parts of PART_SIZE above THRESHOLD; with
-  FAN=N, N messages upload disjoint parts of one multipart upload (transfer_ops.fan_upload);
-- `small-files`: FILES objects of SIZE with THREADS workers, DIRECTION put or get, over PREFIXES
-  prefixes; CLIENT_PER_OBJECT=1 opens a new client (and connection) per object;
-- `copy`: a source of SIZE copied with METHOD through-function (GET to /tmp, then PUT),
-  copy-object (one server-side request) or part-copy (UploadPartCopy, THREADS x PART_SIZE).
-
-This module holds the parameters (one definition: the drivers load this file through
-fanout.common.function_modules, so fire refuses exactly what a message would) and the message's
-path; transfer_ops.py the operations, transfer_requests.py the per-request accounting. Everything
-a message writes lives under `transfer/<run_id>/<seq>-<delivery>/` and is deleted before the
-invocation ends (a finally, as latency does).
-
-Stdlib plus boto3 only (it runs in the Lambda runtime).
+One message is one repetition of one OPERATION (`upload`, `small-files`, `copy`). This module
+holds the parameters (one definition: the drivers load this file, so fire refuses exactly what a
+message would) and the message's path; transfer_ops.py the operations, transfer_requests.py the
+accounting. Details: docs/workloads.md, *Transfer*. Stdlib plus boto3 only (it runs in Lambda).
 """
 
 import math

@@ -1,14 +1,9 @@
 """The transfer workload's operations: upload, small-files and copy, each timed around what it
 measures and each deleting what it wrote in a finally (transfer.py says what a message is).
 
-Upload data is generated in memory, not read from /tmp: `PatternStream` repeats one random MiB
-(S3 neither compresses nor deduplicates, so repeated bytes cost what random ones do), and the
-transfer manager reads each part of it into memory as it sends it, so a message holds THREADS
-parts at a time whatever SIZE is, and no disk time enters the figure. The copy's
-`through-function` method goes through /tmp on purpose: it downloads the object, then uploads it,
-as the published client did.
-
-Stdlib plus boto3 only (it runs in the Lambda runtime).
+Upload data is generated in memory (one random MiB repeated), so no disk time enters the figure;
+the copy's `through-function` method goes through /tmp on purpose, as the published client did.
+Details: docs/workloads.md, *Transfer*. Stdlib plus boto3 only (it runs in the Lambda runtime).
 """
 
 import io

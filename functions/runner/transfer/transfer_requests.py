@@ -1,13 +1,10 @@
 """What a transfer message's requests did, counted from botocore's events: requests by kind,
 attempts, retries, 503 SlowDown answers, and each data request's start, end and bytes.
 
-botocore emits `before-parameter-build` and `after-call` once per API call in the thread that makes it, with
-one `context` dict for both, and `response-received` once per HTTP attempt: the call's start is
-kept in its context, so no thread-local state is needed however many threads the transfer
-manager runs. The handlers are registered on a client for one message and removed after it
-(the handler's client is shared by every message of the environment).
-
-Stdlib plus botocore only (it runs in the Lambda runtime).
+A call's start is kept in the `context` dict botocore passes to its events, so no thread-local
+state is needed however many threads the transfer manager runs; the handlers are registered on
+the environment's shared client for one message and removed after it. Fields:
+docs/workloads.md, *Transfer*. Stdlib plus botocore only (it runs in the Lambda runtime).
 """
 
 import threading

@@ -1,14 +1,9 @@
 """Local function host: runs a function deployed in the emulator under Lambda's SQS rules.
 
 `run()` is the Python entry point (the `fanout host` command and the demo use it): it hosts the
-function until its queue is drained and returns a `Summary`.
-
-Local cold starts are not comparable with AWS's: environments are forked from a process that has
-already imported boto3 and parsed botocore's data, so a local Init Duration is far below what
-the same function shows on Lambda, where the runtime starts from nothing.
-
-FANOUT_HOST_SHARED_TMP=1 makes environments share /tmp (and leaves the task root writable), as
-happens on systems without private mount namespaces; the tests use it to exercise that fallback.
+function until its queue is drained and returns a `Summary`. How it works, and why local cold
+starts are not comparable with AWS's: docs/local-backend.md, *How it works* and *The function
+host*.
 """
 
 from fanout.local.host.config import FunctionConfig, load

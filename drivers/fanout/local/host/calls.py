@@ -1,13 +1,9 @@
 """Tracing the AWS calls made with the function's role: FANOUT_HOST_TRACE_CALLS=FILE.
 
-With the variable set, the host appends one line `signing-name:Operation` to FILE for every
-successful AWS call made on the function's behalf: the handler's own (botocore's after-call
-event, registered on the environment's default boto3 session before the handler is imported,
-so every client the handler creates from it is traced) and the event source mapping's and log
-delivery's, which Lambda makes with the same role. A test compares what a run used with what
-infra/iam.tf grants. Calls that fail (e.g. CreateLogGroup on a group that exists) are not
-traced: they are not actions the role needs. A handler that builds its own boto3.Session is
-not traced.
+One line `signing-name:Operation` per successful call made on the function's behalf (the
+handler's, the queue mapping's and log delivery's), so a test can compare what a run used with
+what infra/iam.tf grants. What is and is not traced: docs/experiment.md, *Failure paths on the
+local backend*.
 """
 
 import functools

@@ -3,17 +3,9 @@ at chosen rates, to test that every message is still accounted for.
 
     FANOUT_HOST_FAULTS="s3_500=0.03,s3_503=0.03,slow=0.05,slow_s=0.5,crash=0.02,hang=0.02,log=FILE"
 
-Each S3 GetObject attempt the handler makes draws once: with probability `s3_500` S3 answers
-500 InternalError, `s3_503` 503 SlowDown, `slow` the answer comes `slow_s` seconds late, `crash`
-the environment is killed mid-download (SIGKILL: the platform logs Runtime.ExitError), `hang` the
-download stalls past the function timeout (Task timed out). Faults are injected with botocore's
-before-send event on the environment's default boto3 session, so the handler's real code meets
-them where a real S3 error would surface; S3 itself is not touched. While S3 faults are on, the
-function runs with AWS_MAX_ATTEMPTS=1: botocore would otherwise retry a 500 with seconds of
-backoff, and every injected error would turn into a timeout under a short function timeout.
-Every fault injected is appended to `log` (one line, its kind) before it takes effect, so a test
-can compare the report's error counts with what was injected. Hand-written: fault-injection
-libraries patch sockets or proxies, not one botocore event inside a Lambda-like sandbox.
+The faults and how they are injected: docs/experiment.md, *Failure paths on the local backend*.
+Hand-written: fault-injection libraries patch sockets or proxies, not one botocore event inside a
+Lambda-like sandbox.
 """
 
 import os

@@ -1,13 +1,9 @@
 """CloudWatch Logs as Lambda writes them: one stream per environment, platform lines, batches.
 
-PutLogEvents calls go out from one background writer, in order per stream (CloudWatch requires
-chronological batches, and the emulator's stream is not safe for concurrent puts): each flush
-sends its streams in parallel, one thread per stream at a time.
-`sync()` returns once everything put before it is in the log group: the host calls it before
-deleting a batch's messages, so a host killed at any moment loses no result (a message whose
-records were still buffered has not been deleted, and SQS delivers it again).
-If that thread cannot deliver events it stops and `check()` raises from then on: the records
-are the run's results, so losing them must stop the run rather than pass unnoticed.
+One background writer puts the events in order per stream; `sync()` returns once everything put
+before it is in the log group, so the host deletes a message only after its records are
+delivered, and a writer that cannot deliver stops the run (`check()`). Details:
+docs/local-backend.md, *The function host*.
 """
 
 import math

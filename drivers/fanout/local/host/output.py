@@ -1,13 +1,8 @@
 """The pipe between an environment and the host: what the handler writes, as log events.
 
-The environment's stdout and stderr are one pipe. Plain output becomes one log event per line,
-as Lambda makes it. A `logging` record is one event even when it spans lines (a traceback): the
-Lambda runtime sends records through a framed channel, so the environment frames them here. A
-marker ends each phase (the init, then each invocation), so the host knows it has read
-everything the phase wrote before it logs END and REPORT.
-
-Frames and markers start with a NUL byte and spell out their length in ASCII digits, so a
-read that stops half-way through one is recognised and completed by the next read.
+Plain output is one event per line, a `logging` record one event even over several lines (as
+the Lambda runtime's framed channel makes it), and a marker ends each phase so the host knows it
+has read everything before END and REPORT. Details: docs/local-backend.md, *The function host*.
 """
 
 import re

@@ -1,15 +1,10 @@
 """The platform's name resolution inside an execution environment.
 
-With addresses in the network model (fanout.local.network.proxy), an environment's S3 endpoint is a
-host name no DNS serves, which the platform resolves, as Lambda's resolver answers for S3's
-regional name: every lookup of that exact name answers with the environment's list of addresses
-(the host turns the list by one for each new environment), so its connections go to the first
-one, and a function that resolves the name itself (PIN=auto) sees them all. Other names resolve
-as before. Installed by the sandbox before the handler is imported, like the fault layer; the
-function's zip knows nothing of it.
-
-By hand: the standard library has no per-name resolver table short of /etc/hosts, which is the
-whole machine's, and the environment must resolve the name differently from its neighbours.
+Under a model with addresses, every lookup of the S3 endpoint's name answers with the
+environment's list of addresses, as Lambda's resolver answers for S3's regional name
+(docs/network-model.md, *Endpoint addresses*). By hand: the standard library has no per-name
+resolver table short of /etc/hosts, which is the whole machine's, and each environment must
+resolve the name differently from its neighbours.
 """
 
 import socket

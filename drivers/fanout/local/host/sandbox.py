@@ -1,15 +1,8 @@
 """The execution environment: one OS process per Lambda sandbox, forked from a preloaded server.
 
-The process isolates itself (its own /tmp, a read-only task root), takes the function's
-environment, the runtime's import path and logging handler, imports the handler (the cold
-start) and then serves invocations from the host one at a time until the host closes the pipe.
-Its stdout and stderr are a pipe the host reads (see output.py): everything the handler prints
-or logs becomes log events.
-
-Setting FANOUT_HOST_SHARED_TMP=1 in the host's environment skips the private mount namespace as
-if the OS could not provide one (to test that fallback): /tmp is then shared and the task root
-writable. The host reads it and passes it in the spec, because the fork server's environment is
-fixed when it starts.
+It isolates itself, imports the handler (the cold start) and serves the host's invocations one
+at a time until the host closes the pipe; its stdout and stderr are a pipe the host reads
+(output.py). Details: docs/local-backend.md, *The function host*.
 """
 
 import ctypes

@@ -1,16 +1,10 @@
 """Warm botocore's data once in the fork server, so environments create clients in milliseconds.
 
-Every new botocore session gets a new data loader with an empty cache, so the first client of
-each environment re-reads and parses the same JSON files (endpoints, service model, endpoint
-rule set): about 200 ms per cold start, most of a tiny handler's init. Here the fork server
-loads them once into a cache that every later loader shares, and the environments inherit it
-through fork. Only file contents are shared (as botocore already shares them between the
-clients of one session): sessions, credentials, region and endpoint are still created and
-resolved in each environment from its own variables when the handler asks.
-
-Imported (for its effect) only by the fork server; the host's own process is left untouched.
-botocore has no hook to give a session a ready loader cache (Loader ignores its `cache`
-argument), hence the replacement of the factory its sessions call.
+The fork server loads botocore's JSON data once into a cache that every later loader shares and
+the environments inherit through fork (docs/local-backend.md, *The function host*). Imported
+(for its effect) only by the fork server. botocore has no hook to give a session a ready loader
+cache (Loader ignores its `cache` argument), hence the replacement of the factory its sessions
+call.
 """
 
 import gc

@@ -1,21 +1,8 @@
 """What this machine serves, and the scale that keeps a model faithful on it.
 
-A model is faithful while the emulator, the proxy and the environments can deliver every byte
-and answer every request it allows. Two figures are measured (docs/network-model.md): the bytes
-per second the emulator serves to a few connections reading the stack's object, and the requests
-per second it answers to many clients asking for one byte of it. The rule keeps the run's share
-of both, added (bytes and requests use the same cores), within HEADROOM:
-
-- bytes: every environment at the rate it draws while its bucket lasts: the peak, bounded by the
-  per-connection cap times the connections the strategy opens (an object within the burst draws
-  it for the whole download, and every environment starts with a full bucket at once); the
-  sustained rate for a model without a bucket; at most the aggregate cap;
-- requests: every environment's requests per download (the strategy's HEADs and GETs, and the
-  host's own for each message: receive, delete, log delivery) over the model's predicted seconds
-  of one download (fanout.local.network.truth.predicted_seconds, from a full bucket: the shortest).
-
-Both shrink as the scale grows (rates and the burst divide by it, downloads take longer), so the
-smallest scale that fits is found by bisection and rounded up to two significant digits.
+Two figures are measured (bytes per second to a few connections, requests per second to many
+clients), and the smallest scale at which the run's share of both, added, stays within HEADROOM
+is found by bisection. The rule, term by term: docs/network-model.md, *Options* (default scale).
 """
 
 import math

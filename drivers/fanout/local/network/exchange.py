@@ -1,18 +1,10 @@
 """Where one HTTP response ends, so that the function's connection can outlive the emulator's.
 
-The emulator (werkzeug) answers every request with `Connection: close` and closes its side:
-werkzeug cannot drain an unread request body before the next request line, so it never keeps a
-connection alive. Lambda's connections to S3 stay alive between requests (botocore's pool
-reuses them), and the records count them (`connections`): relayed as they came, `ranged
-connections=4` over 24 parts showed 24 connections. So the shaping proxy keeps the function's
-side alive and opens a new emulator connection per request: an `Exchange` reads the response's
-head, drops the emulator's `Connection` header when the body's end is known (a Content-Length,
-or no body: HEAD, 1xx, 204, 304) and counts the body down to that end. A response whose end is
-not known that way (chunked, or ended by the close) is relayed as it came, close included.
-
-Written by hand: HTTP parsers (h11, httptools) parse whole messages for a server or a client;
-the proxy needs only the head's framing fields on a byte stream it relays untouched otherwise,
-with no copy of the body.
+The emulator closes every connection after one answer; Lambda's stay alive. An `Exchange` reads
+a response's head, drops the emulator's `Connection` header when the body's end is known and
+counts the body down to it (docs/network-model.md, *Connections stay alive*). Written by hand:
+HTTP parsers (h11, httptools) parse whole messages; the proxy needs only the head's framing
+fields on a byte stream it otherwise relays untouched.
 """
 
 HEAD_END = b"\r\n\r\n"

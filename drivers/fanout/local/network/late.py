@@ -1,14 +1,8 @@
 """First bytes the model could not hold: the proxy's count, the host's log line, the report's sum.
 
-The proxy holds each response's first byte until the request's drawn first-byte latency has
-passed since the request arrived, so the emulator's own time to answer is absorbed inside the
-latency; but it cannot release a byte before the emulator sends it. When the emulator's answer
-alone takes longer than the drawn latency (its handling of a request on a busy machine), the
-function sees the emulator's time instead: the report's first-byte estimate is then an upper bound, and says so with these counts.
-
-The host writes one line per invocation into the environment's log stream (a platform line of
-the local backend; AWS writes none), keyed by the invocation's request id, which the function's
-records carry: so the report sums exactly the invocations of its run.
+When the emulator's answer takes longer than the drawn first-byte latency, the function sees the
+emulator's time: the report's first-byte estimate is then an upper bound, and says so with these
+counts. Details: docs/network-model.md, *When the emulator is slower than the latency*.
 """
 
 import json

@@ -1,14 +1,10 @@
 """Rate limits that schedule bytes: when may the next chunk go, and what does sending it cost.
 
-Pure arithmetic over times passed in (no clock is read here), so tests drive them with a fake
-clock. Each limit answers `earliest(n, at)` (the first moment at or after `at` when `n` bytes
-may go) and is charged with `take(n, at)` once they go. A chunk goes when every limit that
-applies allows it (`release`), so one connection's chunk waits for its connection's cap, its
-environment's bucket and the aggregate cap together.
-
-Written by hand: rate-limiting libraries (aiolimiter, pyrate-limiter) count requests, not bytes
-scheduled ahead of time, and none has a bucket that drains at a peak rate and refills at a
-sustained one, which is the shape Lambda's network shows.
+Pure arithmetic over times passed in (no clock is read here): each limit answers
+`earliest(n, at)` and is charged with `take(n, at)`; a chunk goes when every limit that applies
+allows it (`release`). Written by hand: rate-limiting libraries (aiolimiter, pyrate-limiter)
+count requests, not bytes scheduled ahead, and none has a bucket that drains at a peak rate and
+refills at a sustained one, Lambda's shape (docs/network-model.md, *How traffic is shaped*).
 """
 
 from collections.abc import Iterable

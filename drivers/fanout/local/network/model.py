@@ -1,26 +1,9 @@
 """The Lambda network model of the local backend: named profiles, model files, scale, labels.
 
-A model gives every execution environment the network Lambda gives a function (see
-docs/network-model.md for each figure and its source):
-
-- a token bucket: `burst` bytes of credit, spent at up to `peak_mb_per_s` and refilled at
-  `sustained_mb_per_s`; once it is empty the environment gets the sustained rate;
-- `connection_mb_per_s`, the most one TCP connection carries (S3's per-connection ceiling);
-- `first_byte_ms` (median) and `first_byte_p90_ms`: the first-byte latency of each request,
-  fixed when p90 is absent, else lognormal with that median and p90;
-- `aggregate_mb_per_s`, an optional cap over all environments together (off unless given);
-- `upload_burst`, `upload_peak_mb_per_s`, `upload_sustained_mb_per_s`, `upload_connection_mb_per_s`:
-  the same bucket and caps for the bytes a function sends (request bodies: its egress), a bucket
-  of their own;
-- `addresses`, optional: the loopback addresses the emulator's endpoint answers on, each with a
-  rate factor (`{"127.0.0.2" = 1, "127.0.0.3" = 0.5}`): S3's regional endpoint resolves to many
-  addresses, and the platform gives each environment one of them in rotation (fanout.local.host), so
-  the per-address analysis has a known answer. Without it, the one address 127.0.0.1.
-
-Any parameter may be a table from memory size (MB) to value, interpolated linearly between its
-points and constant beyond them, because Lambda's bandwidth may depend on memory. A missing
-parameter does not limit. `scale` divides every rate and the burst size (not the latency), so a
-small machine can model many environments faithfully. Rates are decimal MB/s (10^6 bytes/s).
+A model gives every execution environment the network Lambda gives a function: a token bucket,
+a per-connection cap, first-byte latency, an optional aggregate cap, the same for uploads, and
+optional endpoint addresses. Any parameter may depend on memory size; `scale` divides every rate
+and the burst. Rates are decimal MB/s. Each parameter and its source: docs/network-model.md.
 """
 
 import ipaddress

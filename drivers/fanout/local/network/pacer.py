@@ -1,17 +1,10 @@
 """Bytes of one connection in one direction, released piece by piece when the limits allow.
 
-The shaping proxy paces a response's bytes to the function (downloads) and a request body's to
-the emulator (uploads) alike: pieces of about CHUNK_SECONDS at the connection's rate, each
-written when the connection's own cap and its environment's shared limits (token bucket,
-aggregate cap: fanout.local.network.limits) allow, and a response's first piece not before its
-first-byte latency is due. The source is paused while pieces wait (`source_paused`), so at most
-what it sent before noticing is held here; the destination pausing (its buffer full) pauses
-the pacer.
-
-The shared limits are booked in time order (a booking is never earlier than the one before it),
-so a connection books them only once its own wait (its hold, its cap) is over: a piece booked
-ahead of time would hold back every other connection's piece due before it (reserving ahead
-lost 10-15% of the rate of 2-4 parallel connections).
+Responses to the function and request bodies to the emulator are paced alike: pieces of about
+CHUNK_SECONDS at the connection's rate, each written when the connection's cap and its
+environment's shared limits allow, with the source paused while pieces wait. The shared limits
+are booked only once the connection's own wait is over. Why, and what booking ahead cost:
+docs/network-model.md, *How traffic is shaped* and *Strategies against the model*.
 """
 
 import asyncio

@@ -1,12 +1,9 @@
 """The shaping proxy: each execution environment's S3 traffic passes through it, shaped by the model.
 
-`Shaper` (used by the function host) starts one proxy process per host and, over a pipe of typed
-commands (fanout.local.network.commands), opens one loopback endpoint per environment, which the
-environment's AWS_ENDPOINT_URL_S3 names. Reads of objects are answered from the emulator's kept
-answers (fanout.local.network.answers), everything else is relayed to the emulator. Responses and
-request bodies are released under the model's limits (pacer, limits), a response's first byte
-once the request's drawn latency, less the path's cost (path), has passed. How and why, with
-the measurements: docs/network-model.md, *How traffic is shaped* and *Endpoint addresses*.
+`Shaper` (used by the function host) runs one proxy process per host and opens one loopback
+endpoint per environment; reads of objects are answered from kept answers, everything else is
+relayed to the emulator, and bytes are released under the model's limits. How and why, with the
+measurements: docs/network-model.md, *How traffic is shaped* and *Endpoint addresses*.
 """
 
 import asyncio

@@ -1,12 +1,8 @@
 """Uploads against known truth: the model, object size and timed PutObjects that
 tests/network/test_uploads.py and bench/network_truth.py share (one definition).
 
-One connection (4 MB/s) spends the 1 MiB upload bucket at 4 - 2 MB/s for 0.52 s, then runs at
-the sustained 2 MB/s (1.6 s in all for SIZE); two connections (8 MB/s) spend it in 0.17 s (3.7 s).
-Rates low because the emulator's own handling of a PUT (it reads the whole body, then hashes and
-stores it: 60-150 ms for 12 MiB unshaped on the development machine) comes after the body, on
-top of the model: at 16 MB/s per connection it made 12 MiB uploads 1.05-1.17x the prediction,
-at these rates it is about 2%.
+The rates are low on purpose, so the emulator's own handling of a PUT stays about 2% of the
+figure; the arithmetic: docs/network-model.md, *How traffic is shaped* (uploads).
 """
 
 import os

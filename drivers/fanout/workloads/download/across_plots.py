@@ -1,13 +1,9 @@
-"""The cross-run report's PNG plots: throughput against concurrency (one line per memory size),
-a heatmap of median throughput over memory x concurrency, download times per cell, and every
-download's throughput against the concurrency it actually ran at (fanout.results.concurrency.ran_at), a
-point per download, a colour per cell: whether throughput depends on concurrency at all, and
-which downloads the queue mapping's ramp left below the target.
+"""The cross-run report's PNG plots: throughput against concurrency, the median-throughput
+heatmap, download times per cell, and every download's throughput against the concurrency it
+ran at: whether throughput depends on concurrency at all, and which downloads the ramp left
+below the target.
 
-Every plot names its units and carries the network the figures were made under as its caption
-(fanout.results.figures). Cells come in the tables' order; a cell field that varies besides memory and
-concurrency (object size, strategy...) gets its own lines (first plot) or its own panel
-(heatmap). Cell labels are wrapped (fanout.results.figures.wrap): strategies and tags are long.
+What each shows and how it is laid out: docs/statistics.md, *Plots across runs*.
 """
 
 import math

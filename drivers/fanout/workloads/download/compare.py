@@ -1,18 +1,9 @@
 """The download workload's `fanout compare A B` (fanout.stages.compare): did the median or p99
 throughput change between A and B?
 
-A and B are run ids or `latest`, `sweep:<id|latest>` for a sweep's runs, or several of them
-comma-separated (fanout.stages.report.runs_of resolves each). Each side's downloads are grouped into cells as
-in the cross-run report.
-Cells are matched on the cell fields that vary within a side; a field that takes one value on
-each side (the tag, the strategy, the network, when that is what A and B differ in) describes the
-sides instead of splitting the cells, so that `compare` on a run tagged "x86" and one tagged
-"arm" matches their cells. Cells found on one side only are listed.
-
-Per matching cell: the median and p99 of throughput (decimal MB/s) on each side, the change
-B - A, and its 95% bootstrap confidence interval (fanout.results.stats: each side resampled on its
-own); the flag column says whether that interval excludes 0. Its legend says what an unflagged
-row is not: evidence that nothing changed (the interval then spans 0 and may be wide).
+Per matching cell, the change B - A in median and p99 throughput and its 95% bootstrap interval,
+flagged when it excludes 0. How cells are matched and what a flag means: docs/statistics.md,
+*compare*.
 """
 
 from fanout.results import cells, concurrency, stats, tables

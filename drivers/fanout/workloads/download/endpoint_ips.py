@@ -1,12 +1,9 @@
 """The per-endpoint-address table: which S3 addresses served a cell's downloads faster or slower.
 
-Rows come from the saved query `endpoint-ips` (count and p10/p50/p90 throughput per cell and
-`endpoint_ip`). To each row this adds, from the download records themselves (so exactly, on
-both backends), the 95% bootstrap confidence interval of the address's median throughput
-(fanout.results.stats: percentile method, 10,000 resamples, fixed seed) and the cell's overall median
-over the downloads that reached one address; an address whose interval lies wholly below the
-overall median is flagged `slower`, wholly above it `faster`. A flag is evidence, not proof:
-with many addresses, one in twenty is flagged by chance when none differs.
+Rows come from the saved query `endpoint-ips`; to each this adds, from the download records
+(exact on both backends), the bootstrap interval of the address's median and a `slower` or
+`faster` flag against the cell's overall median. Method and caveats: docs/strategies.md,
+*Endpoint addresses* (the table).
 """
 
 import numpy as np

@@ -1,18 +1,8 @@
 """The latency workload's report: latency against object size, per storage class and operation.
 
-Tables: rows = object size; per storage class and operation (PUT: the whole call; GET: to the
-last byte, and GET to the response headers as "get first byte") n, p50, p90, p99 and mean of
-the seconds, from the saved query latency-percentiles restricted to the run (exact on the local
-backend, Logs Insights' pct() on AWS: fanout.insights.PCT_METHODS). When the run has both Express
-One Zone and Standard records, the Express/Standard ratio of medians per size and operation
-with its 95% bootstrap confidence interval computed from the records (fanout.results.stats: percentile
-method, 10,000 resamples, fixed seed; the two classes resampled independently). The plot is
-log-log: median latency against size per class and operation, with the p10-p90 band (numpy's
-default percentiles, type 7), in milliseconds when every call took less than a second. Every
-output carries the run's network label.
-
-Writes into results/<run_id>/: records.jsonl, latency.csv, summary.json, report.md, index.html,
-latency.png.
+Tables of n, p50, p90, p99 and mean seconds per size, the Express/Standard ratio of medians with
+its bootstrap interval when both classes ran, and a log-log plot, each with the run's network
+label. Methods and files: docs/workloads.md, *Latency* (report).
 """
 
 import json

@@ -1,15 +1,8 @@
 """Storage classes the latency workload measures, a deploy-level choice: `--storage "standard express"`.
 
-"standard" is the stack's general purpose bucket; "express" adds an S3 Express One Zone directory
-bucket in one availability zone (`--express-az use1-az4`, infra/express.tf). The list of choices
-is the function's (functions/runner/latency/latency.py, STORAGE_CLASSES: it checks every message
-without the drivers), loaded from its file as fanout.cloud.strategies does; infra/variables.tf repeats
-it (tests/infra/test_storage_validation.py keeps the two equal). Why the local backend refuses
-express: docs/storage.md.
-
-The choice reaches deploy, its Terraform variables, the deployed Stack and deploy's summary
-through the deploy-level hooks of the workload driver interface (fanout.common.registry), which the
-latency driver takes from here: the generic modules never import this one.
+The list of choices is the function's (latency.py's STORAGE_CLASSES), loaded from its file; the
+latency driver hands it to deploy through the deploy-level hooks, so the generic modules never
+import this one. Choices, zones and why the local backend refuses express: docs/storage.md.
 """
 
 import re

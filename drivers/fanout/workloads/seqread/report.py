@@ -1,18 +1,9 @@
 """The seqread workload's report: the published fio table's shape, local and remote side by side.
 
-Rows: JOBS x FILE_SIZE (and BLOCK, DEPTH when a run has several). Columns, per path (FROM=local,
-FROM=remote): messages, aggregate MiB/s of the group, median, p10 and p90 across messages
-(binary: 2^20 bytes/s, as the published figures), and the median across messages of each
-message's block completion-latency p50 and p99 (ms); then the remote/local ratio of median MiB/s
-with its 95% bootstrap confidence interval (fanout.results.stats: percentile method, 10,000
-resamples, fixed seed, each path resampled on its own). Percentiles across messages: numpy's
-default, type 7. The saved query seqread-percentiles counts the messages it sees, so that a
-partial query is flagged. The plot: aggregate MiB/s (median, p10-p90 bars) against JOBS, one line
-per FILE_SIZE and path. The data-transfer cost of the remote reads, per GB and for the run, from
-the price table (costs.py), or its one-line refusal. Every output carries the network label.
-
-Writes into results/<run_id>/: records.jsonl, seqread.csv, summary.json, report.md, index.html,
-seqread.png.
+Per JOBS x FILE_SIZE and path, aggregate MiB/s (binary, as the published figures) across
+messages, block completion latencies, the remote/local ratio with its bootstrap interval, the
+remote reads' transfer cost and a plot, each with the network label. Methods and files:
+docs/workloads.md, *Sequential reads (seqread)* (report).
 """
 
 import json

@@ -1,13 +1,9 @@
 """The transfer workload's cost model: every request a message sends, by price class, and the
 bytes it uploads, for fire's estimate and the report's cost per GB.
 
-S3 Standard request prices are fanout.cloud.costs.PRICES (us-east-1): PUT, COPY, POST and LIST
-requests at the PUT price, GET and HEAD at the GET price, DELETE free (the S3 pricing page,
-"Requests & data retrievals"); CreateMultipartUpload, UploadPart, UploadPartCopy and
-CompleteMultipartUpload are PUT/POST requests, ListParts a LIST. Data into S3 is free ("Data
-transfer IN ... from the internet", and transfers between S3 and Lambda in one region are free):
-the upload's egress from the function is counted and priced at $0, and the estimate says so.
-Written by hand: no library prices AWS requests.
+Prices are S3 Standard's (fanout.cloud.costs.PRICES); which request pays which price, and why
+the upload's egress is $0: docs/workloads.md, *Transfer* (cost). Written by hand: no library
+prices AWS requests.
 """
 
 import math

@@ -1,21 +1,9 @@
-"""The transfer workload's report: a table per operation in the published tables' shape (the
-tuning down, seconds and MB/s across), the speedup against THREADS=1, the request cost per GB
-beside the speed, and MB/s against threads per part size.
+"""The transfer workload's report: a table per operation in the published tables' shape, the
+speedup against THREADS=1, the request cost per GB beside the speed, and MB/s against threads per
+part size.
 
-Statistics from the records (one per message): p50, p90 and p99 of seconds and p50 of MB/s
-(decimal, 10^6 bytes/s), numpy's percentiles (type 7); the 95% bootstrap CI of each p50 and of
-the speedup, the ratio of the p50 seconds at THREADS=1 to the row's (fanout.results.stats:
-percentile method, 10,000 resamples, fixed seed; the two rows resampled independently). Request
-cost per GB: the records' requests by kind at S3 Standard prices over the bytes moved (costs.py).
-The saved query transfer-percentiles gives the same cells' percentiles on AWS (`make query`).
-
-Every output carries the run's network label; on the local backend, when the network model has
-no upload parameters (NETWORK=none, or a model file without them), the uploads' figures also say
-they are unshaped: PUT and part bodies then went at loopback speed (fanout.local.network.proxy
-shapes request bodies by the model's upload_* parameters).
-
-Writes into results/<run_id>/: records.jsonl, summary.json, transfer.csv, report.md, index.html,
-transfer.png.
+Every output carries the run's network label, and says when uploads were unshaped. Statistics,
+methods and files: docs/workloads.md, *Transfer* (report).
 """
 
 import json

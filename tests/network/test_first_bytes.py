@@ -100,8 +100,9 @@ def test_without_a_latency_nothing_is_counted(shaper):
 @pytest.mark.parametrize("latency_ms", [1, 2000])
 def test_the_ground_truth_counts_the_late_answers_of_its_run(emulator, latency_ms):
     """Hosted: the host logs each invocation's counts and the report's ground truth sums them.
-    No emulator answers within 1 ms of the request's arrival (the proxy first connects to it),
-    so every answer is late; none takes 2 s to answer a 64 KiB GET."""
+    The first GET of the object goes to the emulator, which never answers within 1 ms of the
+    request's arrival (the proxy first connects to it), so at least that one is late; the second
+    may be answered from the proxy's kept answer in time. None takes 2 s to answer a 64 KiB GET."""
     downloader = Downloader(emulator)
     downloader.put("small", 64 * 1024)
     model = model_of("t", first_byte_ms=latency_ms)
@@ -110,7 +111,7 @@ def test_the_ground_truth_counts_the_late_answers_of_its_run(emulator, latency_m
              if r["parameter"] == "first_byte_seconds"]
     gets = sum(r["requests"] for r in run.records)
     assert gets == 2 and row["requests"] == gets
-    assert row["late"] == (gets if latency_ms == 1 else 0)
+    assert (1 <= row["late"] <= gets) if latency_ms == 1 else row["late"] == 0
 
 
 @pytest.mark.timing

@@ -4,7 +4,7 @@ import pytest
 
 from fanout.stages import deploy
 
-from .local_stack import SHARED
+SHARED = "e2e-shared"
 
 
 @pytest.fixture(scope="session")

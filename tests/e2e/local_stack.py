@@ -1,6 +1,7 @@
-"""The stack the end-to-end modules share on the local backend (2 environments, 512 MB, a 1 KiB
-test object), deployed for a module of tests with its function timeout (the session's
-`shared_stack` fixture destroys it), and the CLI on it."""
+"""A workload's own stack on the local backend for its end-to-end tests: deployed for a module of
+tests (2 environments, 512 MB, a 1 KiB test object) with its function timeout and destroyed
+after it, and the CLI on it. (The sweeps share tests/e2e/conftest.py's stack; a workload's module
+redeploys with its own timeout, so it keeps its own.)"""
 
 from contextlib import contextmanager
 
@@ -9,7 +10,6 @@ import pytest
 from fanout import cli
 from fanout.cloud import package, params, stack, terraform
 
-SHARED = "e2e-shared"  # tests/e2e/conftest.py's shared_stack
 
 
 @contextmanager
@@ -18,8 +18,11 @@ def deployed(name: str, function_timeout: int, emulator: str, tmp_path_factory):
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("FANOUT_RESULTS", str(tmp_path_factory.mktemp("results")))
         inputs = params.parse(name, "us-east-1", 2, 512, "1KiB", "x86_64", "stream", function_timeout)
-        terraform.apply("local", name, inputs.variables(emulator, package.build(function="runner")))
-        yield stack.load("local", name)
+        try:
+            terraform.apply("local", name, inputs.variables(emulator, package.build(function="runner")))
+            yield stack.load("local", name)
+        finally:
+            terraform.destroy("local", name)
 
 
 def command(name: str):

@@ -1,7 +1,7 @@
 """The latency workload end to end on the local backend: fire, wait (hosting), report.
 
-On the stack the modules share (tests/e2e/conftest.py), redeployed with a function timeout long
-enough for seven sizes up to 1 MB, three times each.
+On a stack of its own, with a function timeout long enough for seven sizes up to 1 MB, three
+times each.
 """
 
 import json
@@ -14,22 +14,23 @@ from . import local_stack
 
 pytestmark = pytest.mark.slow
 
-fanout = local_stack.command(local_stack.SHARED)
+STACK = "e2e-latency"
+fanout = local_stack.command(STACK)
 SIZES = [1, 10, 100, 1000, 10_000, 100_000, 1_000_000]
 REPS = 3
 MESSAGES = 4
 
 
 @pytest.fixture(scope="module")
-def deployed(emulator, shared_stack, tmp_path_factory):
-    with local_stack.deployed(shared_stack, 60, emulator, tmp_path_factory) as deployed_stack:
+def deployed(emulator, tmp_path_factory):
+    with local_stack.deployed(STACK, 60, emulator, tmp_path_factory) as deployed_stack:
         yield deployed_stack
 
 
 def test_a_storage_class_the_stack_lacks_is_refused_at_fire(deployed, capsys):
     latest = runs.resolve(runs.LATEST) if (runs.run_dir(runs.LATEST)).exists() else None
     capsys.readouterr()
-    assert fanout(deployed, "fire", "--messages", "1", "--workload", "latency", "--sizes", "1",
+    assert fanout("fire", "--messages", "1", "--workload", "latency", "--sizes", "1",
                   "--storage", "express") == 2  # fmt: skip
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "'express'" in err and "standard" in err
@@ -39,13 +40,13 @@ def test_a_storage_class_the_stack_lacks_is_refused_at_fire(deployed, capsys):
 def test_a_latency_run_records_every_call_and_leaves_nothing(deployed, capsys):
     sizes = " ".join(map(str, SIZES))
     argv = ["--messages", str(MESSAGES), "--tag", "lat", "--workload", "latency", "--sizes", sizes, "--reps", str(REPS)]
-    assert fanout(deployed, "fire", *argv) == 0
+    assert fanout("fire", *argv) == 0
     run_id = runs.resolve(runs.LATEST)
     assert fanout("wait", "--run", run_id, "--timeout", "240") == 0
     accounting = runs.load(run_id).accounting
     assert (accounting.done, accounting.in_flight, accounting.duplicate_download_records) == (MESSAGES, [], 0)
     capsys.readouterr()
-    assert fanout(deployed, "report", "--run", run_id) == 0
+    assert fanout("report", "--run", run_id) == 0
     out = capsys.readouterr().out
 
     folder = runs.run_dir(run_id)
@@ -80,7 +81,7 @@ def test_a_latency_sweep_over_repetitions(deployed, capsys):
     argv = ["sweep", "--concurrency", "2", "--memory", "512", "--object-size", "1KiB", "--strategy", "stream",
             "--function-timeout", "60", "--multiplier", "1", "--tag", "latsweep", "--workload", "latency",
             "--sizes", "1 1KB", "--reps", "1 2", "--timeout", "240"]  # fmt: skip
-    assert fanout(deployed, *argv) == 0
+    assert fanout(*argv) == 0
     manifest = sweeps.load(sweeps.LATEST)
     assert [cell.status for cell in manifest.cells] == ["done", "done"]
     for cell, reps in zip(manifest.cells, (1, 2)):

@@ -11,13 +11,14 @@ from . import local_stack
 
 pytestmark = pytest.mark.slow
 
-fanout = local_stack.command(local_stack.SHARED)
+STACK = "e2e-transfer"
+fanout = local_stack.command(STACK)
 MESSAGES = 2
 
 
 @pytest.fixture(scope="module")
-def deployed(emulator, shared_stack, tmp_path_factory):
-    with local_stack.deployed(shared_stack, 120, emulator, tmp_path_factory) as deployed_stack:
+def deployed(emulator, tmp_path_factory):
+    with local_stack.deployed(STACK, 120, emulator, tmp_path_factory) as deployed_stack:
         yield deployed_stack
 
 

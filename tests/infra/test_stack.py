@@ -95,6 +95,8 @@ def test_function_configuration(deployed, function):
         "FANOUT_CONCURRENCY_LIMIT": str(deployed.concurrency),
         "FANOUT_ENVIRONMENT_EPOCH": "",  # only a sweep on AWS sets it
         "LATENCY_BUCKETS": json.dumps({"standard": deployed.bucket}, separators=(",", ":")),
+        "SEQREAD_BUCKETS": json.dumps({"local": deployed.bucket}, separators=(",", ":")),  # no REMOTE_REGION
+        "SEQREAD_REMOTE_REGION": "",
         "POWERTOOLS_SERVICE_NAME": "s3-fanout",
         "POWERTOOLS_LOG_LEVEL": "INFO",
     }
@@ -195,8 +197,9 @@ def test_role_grants_only_the_stacks_resources(deployed, function):
             granted.setdefault(action, []).extend(resources)
     latency_prefix = f"arn:aws:s3:::{deployed.bucket}/latency/*"  # the latency workload's objects
     transfer_prefix = f"arn:aws:s3:::{deployed.bucket}/transfer/*"  # the transfer workload's
-    assert granted.pop("s3:GetObject") == [f"arn:aws:s3:::{deployed.bucket}/{deployed.object_key}", transfer_prefix,
-                                           latency_prefix]  # fmt: skip
+    seqread_prefix = f"arn:aws:s3:::{deployed.bucket}/seqread/*"  # the seqread workload's objects, read only
+    assert sorted(granted.pop("s3:GetObject")) == sorted([f"arn:aws:s3:::{deployed.bucket}/{deployed.object_key}",
+                                                          transfer_prefix, seqread_prefix, latency_prefix])  # fmt: skip
     for action in ("s3:PutObject", "s3:DeleteObject"):
         assert granted.pop(action) == [transfer_prefix, latency_prefix]
     for action in ("s3:AbortMultipartUpload", "s3:ListMultipartUploadParts"):

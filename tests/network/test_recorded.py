@@ -4,6 +4,7 @@
 from types import SimpleNamespace
 
 import pytest
+from rich.console import Console
 
 from fanout.local import hostlock, network
 from fanout.results import run_folders as runs, run_record
@@ -34,7 +35,7 @@ STACK = SimpleNamespace(backend="local", stack="netstack")
 
 def test_a_hosting_wait_records_its_model(record):
     model = network.load("lambda-2026", 25)
-    wait._record_network(STACK, record, True, model)
+    wait._record_network(Console(), STACK, record, True, model)
     saved = runs.load(RUN)
     assert saved.network == model.describe()
     assert network.label(saved.backend, saved.network) == "simulated network: lambda-2026, scale 25"
@@ -42,14 +43,14 @@ def test_a_hosting_wait_records_its_model(record):
 
 
 def test_a_hosting_wait_without_a_model_records_none(record):
-    wait._record_network(STACK, record, True, None)
+    wait._record_network(Console(), STACK, record, True, None)
     assert runs.load(RUN).network_label() == "simulated network: none (loopback, not modelled)"
 
 
 def test_a_wait_that_does_not_host_records_the_running_hosts_model(record):
     model = network.load("lambda-2024", 8)
     with hostlock.held(STACK.backend, STACK.stack), options.published(STACK.backend, STACK.stack, model):
-        wait._record_network(STACK, record, False, None)
+        wait._record_network(Console(), STACK, record, False, None)
     assert runs.load(RUN).network == model.describe()
     assert options.read_published(STACK.backend, STACK.stack) is None  # gone with its host
 

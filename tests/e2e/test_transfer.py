@@ -89,6 +89,7 @@ def test_a_sweep_over_threads(deployed):
     assert left_in_the_bucket(deployed) == ([], [])
 
 
+@pytest.mark.timing
 def test_upload_speedups_are_the_models_under_a_per_connection_cap(deployed, tmp_path):
     """Known truth: with each connection's uploads capped at C and nothing else limiting, THREADS=n
     uploads at n x C, so 2 and 4 threads are 2x and 4x one thread's speed (within 10%). The cap is

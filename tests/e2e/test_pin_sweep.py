@@ -116,6 +116,6 @@ def test_the_report_across_runs_has_a_row_per_pin_and_compare_names_the_sides(sw
 
     by_pin = cells_by_pin(manifest)
     # Downloads of a small object on the local host overlap little: every download is compared.
-    result = compare.compare([by_pin[pins.NONE]["run_id"]], [by_pin[SLOW]["run_id"]], at_target=0.01)
+    result = compare.compare([by_pin[pins.NONE].run_id], [by_pin[SLOW].run_id], at_target=0.01)
     assert result["differ_in"] == ["pin"] and len(result["cells"]) == 1
     assert (result["a"]["label"], result["b"]["label"]) == (f"pin {pins.NONE}", f"pin {SLOW}")

@@ -143,8 +143,8 @@ def _sources(source_dir: Path) -> list[tuple[str, Path]]:
     one name would shadow each other, so they are refused."""
     sources = []
     for folder in function_modules.folders(source_dir):
-        sources += [(path.name, path) for name, path in _files(folder) if "/" not in name
-                    and name not in {"requirements.txt", SDK_REQUIREMENTS}]  # fmt: skip
+        sources += [(path.name, path) for path in folder.iterdir() if path.is_file() and path.suffix != ".pyc"
+                    and path.name not in {"requirements.txt", SDK_REQUIREMENTS}]  # fmt: skip
     names = [name for name, _ in sources]
     if len(set(names)) != len(names):
         twice = sorted({name for name in names if names.count(name) > 1})

@@ -8,6 +8,7 @@ docs/architecture.md, *The function's modules in the drivers*.
 """
 
 import ast
+import functools
 import importlib.util
 import sys
 from contextlib import contextmanager
@@ -25,10 +26,16 @@ def folders(root=FOLDER) -> list:
 
 def source(name: str):
     """The file of the function's module `name`, in whichever of its folders it is."""
-    found = [folder / f"{name}.py" for folder in folders() if (folder / f"{name}.py").is_file()]
-    if not found:
+    found = _modules().get(name)
+    if found is None:
         raise KeyError(f"the function has no module {name!r}")
-    return found[0]
+    return found
+
+
+@functools.cache
+def _modules() -> dict:
+    """The function's modules by plain name (the zip is flat: one name, one file), listed once."""
+    return {path.stem: path for folder in reversed(folders()) for path in folder.glob("*.py")}
 
 
 def load(name: str):
@@ -52,7 +59,7 @@ def _sibling_imports(path) -> list[str]:
     for node in ast.parse(path.read_text()).body:
         imported = [a.name for a in node.names] if isinstance(node, ast.Import) else []
         imported += [node.module] if isinstance(node, ast.ImportFrom) and node.module and not node.level else []
-        names += [name for name in imported if any((folder / f"{name}.py").is_file() for folder in folders())]
+        names += [name for name in imported if name in _modules()]
     return names
 
 

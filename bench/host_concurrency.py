@@ -5,12 +5,13 @@ the START/END lines the host wrote to CloudWatch Logs (whole-millisecond timesta
 
 - peak/target: the most invocations between START and END at one moment, over the reserved
   concurrency (the target).
-- steady/target: the time-weighted mean number of invocations running, from the moment the peak
-  is first reached until the last START (all that time messages were waiting, so every slot
-  should be busy), over the target. Two messages per slot are sent, each invocation holding its
+- steady/target: the time-weighted mean number of invocations running over the report's steady
+  window (fanout.results.concurrency.steady_window: from the moment the target, or the peak if
+  lower, is first reached until the last START; all that time messages were waiting, so every
+  slot should be busy), over the target. Two messages per slot are sent, each invocation holding its
   slot for `hold_seconds(target)`, so freed slots must be refilled: the gap between an END and
   the next START on a slot is what lowers this ratio.
-- ramp: seconds from the first START to the peak. All environments start cold; Lambda's own SQS
+- ramp: seconds from the first START to the start of that window. All environments start cold; Lambda's own SQS
   mapping would add environments gradually, the host starts them as fast as the machine allows.
 - overhead: START-to-END time beyond the handler's own duration (REPORT Duration), median over
   back-to-back invocations in one environment (target: 5 ms or less). It covers sending the event
@@ -118,9 +119,9 @@ class Bench:
         if len(spans) != received:
             raise RuntimeError(f"{len(spans)} invocations logged for {received} messages received")
         peak = concurrency.peak(spans)
-        starts = [start for start, _ in spans]
-        first_start, reached, last_start = min(starts), _first_reached(spans, peak), max(starts)
-        steady = concurrency.mean(spans, reached, last_start) if last_start > reached else float(peak)
+        first_start = min(start for start, _ in spans)
+        reached, last_start = concurrency.steady_window(spans, target)
+        steady = concurrency.mean(spans, reached, last_start)
         judge(f"concurrency {target}: peak / target", peak / target, at_least=TARGET_RATIO)
         judge(f"concurrency {target}: steady / target", steady / target, at_least=TARGET_RATIO)
         print(f"host concurrency {target}: peak/target {peak / target:.3f}, steady/target {steady / target:.3f} "
@@ -158,14 +159,6 @@ def hold_seconds(target: int) -> float:
     """Long enough for most environments to start (all cold; 2 cores start roughly 15 to 25 a
     second) before the first invocations end; the second message per slot covers the rest."""
     return max(MIN_HOLD_S, target / 25)
-
-
-def _first_reached(spans, level: int) -> int:
-    """The first timestamp at which `level` invocations were running."""
-    reached = next((ts for ts, running in concurrency.steps(spans) if running >= level), None)
-    if reached is None:
-        raise ValueError(f"{level} invocations never ran at once")
-    return reached
 
 
 def _direct_call_ms(endpoint: str, bucket: str, calls: int) -> float:

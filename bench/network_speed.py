@@ -4,8 +4,8 @@ environments, what the proxy costs, and whether the report's achieved concurrenc
 Each run hosts the packaged downloader in 100 environments (one 16 MiB download_file each, so
 two 8 MiB ranged GETs on two connections) in a throwaway emulator:
 1. `none`: no proxy, loopback as before the model existed. Its aggregate throughput is this
-   machine's capacity: the bytes all downloads received inside the steady window (the middle
-   80% of the span from first start to last end, as the report's concurrency uses) over its
+   machine's capacity: the bytes all downloads received inside the report's steady window
+   (fanout.results.concurrency.steady_window; one wave: while every download ran) over its
    length, from the records' byte-arrival timelines. Printed in decimal MB/s.
 2. an unlimited model: every connection through the proxy, nothing shaped. Its aggregate over
    `none`'s is the proxy's cost (target: within 10%).
@@ -105,7 +105,8 @@ def object_size(model) -> int:
 
 def aggregate_mb_per_s(records: list[dict]) -> float:
     """Bytes received by all downloads inside the steady window, over its length (MB/s)."""
-    start, end = concurrency.steady_window([(r["start_ms"], r["end_ms"]) for r in records])
+    intervals = [(r["start_ms"], r["end_ms"]) for r in records]
+    start, end = concurrency.steady_window(intervals, records[0].get("concurrency_limit"))
     received = 0.0
     for record in records:
         times, totals = timeline.cumulative(record)

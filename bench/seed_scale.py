@@ -5,11 +5,9 @@ CONCURRENCY=200 MEMORY=1024 OBJECT_SIZE=4MiB MULTIPLIER=5 (1,000 messages), the 
 strategy, in a throwaway emulator; the scale is the automatic one (fanout.local.network.capacity:
 bytes and requests this machine's emulator serves, measured first), printed with its figures.
 The host ramps up as the queue mapping does (fanout.common.ramp), as a real run would. Printed:
-- steady/target: the report's steady mean concurrency (the middle 80% of the span from the
-  first download start to the last end) over the target; target >= 0.9. Beside it, the same mean
-  from the moment the mapping's ramp allows the target (first start + fanout.common.ramp's seconds to
-  reach it) to the last download start, while messages were waiting for every slot: the host's
-  own share of the shortfall, the rest being the ramp;
+- steady/target: the report's steady mean concurrency (fanout.results.concurrency.steady_window:
+  from when the target was first reached, which leaves out the mapping's ramp, to the last
+  download start) over the target; target >= 0.9. Beside it, the seconds the ramp took;
 - measured/predicted: the median download seconds over every download, over the model's median
   for the cell (fanout.local.network.truth.predicted_median: each environment's share of the downloads
   back to back from a full bucket); target within 0.8-1.25. Beside it, the downloads' median
@@ -24,7 +22,7 @@ import os
 import statistics
 
 from bench._ratios import Figure, judge
-from fanout.common import aws, ramp
+from fanout.common import aws
 from fanout.results import concurrency
 from fanout.cloud import strategies
 from fanout.workloads.download import report
@@ -55,14 +53,12 @@ def main() -> None:
         run = downloader.run("object", str(choice), CONCURRENCY, modelled, messages_per_env=MULTIPLIER)
     records = run.records
     steady = report.achieved_concurrency(records)["steady_mean_concurrency"]
-    starts = [r["start_ms"] for r in records]
-    allowed = min(starts) + ramp.seconds_to_reach(CONCURRENCY) * 1000
     spans = [(r["start_ms"], r["end_ms"]) for r in records]
-    after_ramp = concurrency.mean(spans, allowed, max(starts)) if max(starts) > allowed else None
+    reached, _ = concurrency.steady_window(spans, CONCURRENCY)
     held = judge("steady / target concurrency", steady / CONCURRENCY, at_least=STEADY_TARGET)
     print(f"seed scale: steady/target {steady / CONCURRENCY:.3f} ({_met(held)} "
-          f">= {STEADY_TARGET}; steady mean {steady:.1f} of {CONCURRENCY}, {len(records)} downloads; after the "
-          f"ramp until the last start: {_ratio(after_ramp, CONCURRENCY)})")
+          f">= {STEADY_TARGET}; steady mean {steady:.1f} of {CONCURRENCY}, {len(records)} downloads; the ramp "
+          f"to it took {(reached - min(start for start, _ in spans)) / 1000:.1f} s)")
     shape = modelled.at(MEMORY)
     predicted = truth.predicted_median(shape, OBJECT_SIZE, choice, len(records), CONCURRENCY)
     median = statistics.median(r["seconds"] for r in records)
@@ -72,10 +68,6 @@ def main() -> None:
     print(f"seed scale: measured/predicted median seconds {median / predicted:.3f} "
           f"({_met(faithful)} {low}-{high}; {median:.3f} / {predicted:.3f} s; "
           f"first byte median {first_byte * 1000:.1f} ms against the model's {shape.first_byte_s * 1000:g} ms)")
-
-
-def _ratio(value: float | None, target: int) -> str:
-    return "none (the run ended within the ramp)" if value is None else f"{value / target:.3f}"
 
 
 def _met(figure: Figure) -> str:

@@ -56,14 +56,23 @@ def test_touching_downloads_do_not_overlap():
     assert concurrency.peak([(0, 10), (9, 20)]) == 2
 
 
-def test_steady_window_is_the_middle_80_percent():
-    rng = np.random.default_rng(7)
-    starts = rng.uniform(1000, 2000, 50)
-    ends = starts + rng.uniform(10, 500, 50)
-    span = ends.max() - starts.min()
-    low, high = concurrency.steady_window(list(zip(starts, ends)))
-    assert low == pytest.approx(starts.min() + 0.1 * span)
-    assert high == pytest.approx(ends.max() - 0.1 * span)
+def test_steady_window_leaves_out_the_ramp_and_the_drain():
+    # Target 3: the third download starts at 40 (the ramp before), the last one at 100 (the drain after).
+    intervals = [(0, 60), (20, 90), (40, 80), (80, 130), (90, 150), (100, 120)]
+    assert concurrency.steady_window(intervals, 3) == (40, 100)
+    # 3 running over [40, 60), then 2 until 100 (one ends as the next starts, at 80 and at 90).
+    assert concurrency.mean(intervals, 40, 100) == pytest.approx((3 * 20 + 2 * 40) / 60)
+
+
+def test_steady_window_of_a_target_never_reached_starts_at_the_peak():
+    intervals = [(0, 50), (10, 60), (30, 90), (70, 100)]
+    assert concurrency.steady_window(intervals, 8) == (30, 70)  # the peak of 3 is first reached at 30
+
+
+def test_steady_window_of_a_single_wave_runs_to_the_first_end():
+    intervals = [(0, 50), (5, 40), (10, 60)]
+    assert concurrency.steady_window(intervals, 3) == (10, 40)
+    assert concurrency.mean(intervals, *concurrency.steady_window(intervals, 3)) == 3
 
 
 def synthetic_records(seed=0, per_cell=60, cell_keys=CELLS):

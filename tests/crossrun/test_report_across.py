@@ -55,7 +55,7 @@ def test_statistics_equal_numpy_on_the_records(four_runs, tmp_path):
                 assert float(row[f"{prefix}_{stat}"]) == pytest.approx(value, rel=1e-12), (prefix, stat)
         intervals = [(r["start_ms"], r["end_ms"]) for r in downloads]
         assert int(row["peak_concurrency"]) == limit  # the runs are made of `limit` busy slots
-        low, high = concurrency.steady_window(intervals)
+        low, high = concurrency.steady_window(intervals, limit)
         assert float(row["steady_mean_concurrency"]) == pytest.approx(concurrency.mean(intervals, low, high), abs=0.01)
         assert float(row["cold_start_share"]) == pytest.approx(np.mean([r["cold_start"] for r in downloads]), abs=1e-4)
     assert [c["memory_size"] for c in summary["cells"]] == [m for m, _ in AXES]  # numeric order

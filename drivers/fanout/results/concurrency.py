@@ -15,8 +15,8 @@ from fanout.common.errors import UsageError
 
 AT_TARGET_FRACTION = 0.9
 
-STEADY_FRACTION = 0.8
-STEADY_DEFINITION = "middle 80% of the span from first download start to last end"
+STEADY_DEFINITION = "from first reaching the target (or the peak) to the last start"
+STEADY_LABEL = "steady part (target reached to last start)"
 
 
 def steps(intervals: list[tuple[float, float]]) -> list[tuple[float, int]]:
@@ -55,12 +55,21 @@ def mean(intervals: list[tuple[float, float]], start: float, end: float) -> floa
     return total / (end - start)
 
 
-def steady_window(intervals: list[tuple[float, float]], fraction: float = STEADY_FRACTION) -> tuple[float, float]:
-    """The middle `fraction` of the span from the first start to the last end."""
-    first = min(start for start, _ in intervals)
-    last = max(end for _, end in intervals)
-    margin = (last - first) * (1 - fraction) / 2
-    return first + margin, last - margin
+def steady_window(intervals: list[tuple[float, float]], target: int | None) -> tuple[float, float]:
+    """From the first moment `target` downloads ran at once (the peak, if lower) to the last start.
+
+    Before it the queue mapping was still scaling out and environments starting; after the last
+    start the queue was empty and slots fell idle for want of work. Neither is the steady state.
+    A run whose last download started as the target was reached (a single wave) keeps the window
+    to the first end after that moment, during which every slot was busy.
+    """
+    changes = steps(intervals)
+    level = min(target or math.inf, max(count for _, count in changes))
+    reached = next(time for time, count in changes if count >= level)
+    last_start = max(start for start, _ in intervals)
+    if last_start > reached:
+        return reached, last_start
+    return reached, min((end for _, end in intervals if end > reached), default=reached)
 
 
 def ran_at(intervals: list[tuple[float, float]]) -> list[float]:

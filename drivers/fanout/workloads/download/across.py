@@ -348,7 +348,7 @@ def _how(summary: dict, every: str) -> list:
         Heading("Methods"),
         Text(f"- Units: {methods['units']}.\n- Percentiles: {methods['percentiles']}.\n"
              f"- Confidence intervals (median and p99 of MB/s per cell): {methods['confidence_intervals']}.\n"
-             f"- Achieved concurrency: peak and time-weighted mean over the {methods['steady_window']}, per run.",
+             f"- Achieved concurrency: peak, and time-weighted mean in the steady window ({methods['steady_window']}), per run.",
              only=FILES),
         Text(f"- Every statistic is over the {methods['at_target']} (the table of achieved concurrency counts those "
              "left out); the plot of throughput against concurrency shows every download.", only=FILES),
@@ -412,7 +412,7 @@ def prediction_rows(summary: dict) -> list[list] | None:
 def concurrency_note(summary: dict) -> str:
     """What the concurrency table's columns mean: the steady window, and which downloads the
     statistics tables keep (summaries written before the at-target split have no definition)."""
-    note = f"steady mean: over the {concurrency.STEADY_DEFINITION}, per run"
+    note = f"steady mean: {concurrency.STEADY_DEFINITION}, per run"
     definition = summary["methods"].get("at_target")
     return f"{note}; at target: {definition}; left out: the others" if definition else note
 

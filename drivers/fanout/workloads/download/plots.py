@@ -44,7 +44,7 @@ def build(summary: dict) -> dict[str, Figure]:
     names, shared = _names(groups)
     figures = {
         "throughput.png": _throughput(groups, names, shared),
-        "concurrency.png": _concurrency(groups, names, shared, summary["steady_definition"]),
+        "concurrency.png": _concurrency(groups, names, shared),
         "seconds_cdf.png": _seconds_cdf(groups, names, shared),
     }
     figures["throughput_by_concurrency_ran_at.png"] = _ran_at(downloads, groups, names,
@@ -109,7 +109,7 @@ def _throughput(groups, names, shared):
     return fig
 
 
-def _concurrency(groups, names, shared, steady_definition: str):
+def _concurrency(groups, names, shared):
     """One panel per cell on a shared time axis: overlapping downloads against the target."""
     titles = {label: wrap(names[label], PANEL_TITLE_CHARS) for label in groups}
     panels = sum(1.6 + lines(text) * LINE_INCHES for text in titles.values())
@@ -119,7 +119,6 @@ def _concurrency(groups, names, shared, steady_definition: str):
     end = max(d["end_ms"] for group in groups.values() for d in group)
     factor, unit = time_unit([(end - origin) / 1000])
     at = lambda ms: (ms - origin) / 1000 * factor  # noqa: E731
-    steady_label = f"steady part ({steady_definition.split(' from')[0]})"
     for ax, (label, group) in zip(axes[:, 0], groups.items()):
         intervals = [(d["start_ms"], d["end_ms"]) for d in group]
         steps = concurrency.steps(intervals)
@@ -128,8 +127,8 @@ def _concurrency(groups, names, shared, steady_definition: str):
         target = group[0].get("concurrency_limit")
         if target:
             ax.axhline(target, **TARGET_STYLE, label="target (the concurrency limit)")
-        low, high = concurrency.steady_window(intervals)
-        ax.axvspan(at(low), at(high), color="tab:gray", alpha=0.12, label=steady_label)
+        low, high = concurrency.steady_window(intervals, target)
+        ax.axvspan(at(low), at(high), color="tab:gray", alpha=0.12, label=concurrency.STEADY_LABEL)
         ax.set_ylim(0, max(target or 0, concurrency.peak(intervals)) * 1.15 + 0.5)  # the target never on the edge
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_title(titles[label], fontsize="medium", loc="left")

@@ -176,10 +176,11 @@ def achieved_concurrency(downloads: list[dict]) -> dict:
     intervals = [(d["start_ms"], d["end_ms"]) for d in downloads if "start_ms" in d and "end_ms" in d]
     if not intervals:
         return {"target": None, "peak_concurrency": 0, "steady_mean_concurrency": 0.0, "cold_starts": 0, "cold_start_share": None}
-    window = concurrency.steady_window(intervals)
+    target = downloads[0].get("concurrency_limit")
+    window = concurrency.steady_window(intervals, target)
     cold = sum(bool(d.get("cold_start")) for d in downloads)
     return {
-        "target": downloads[0].get("concurrency_limit"),
+        "target": target,
         "peak_concurrency": concurrency.peak(intervals),
         "steady_mean_concurrency": round(concurrency.mean(intervals, *window), 2),
         "steady_window_ms": [round(window[0]), round(window[1])],

@@ -229,7 +229,7 @@ wait: venv ## Wait until every message of RUN is accounted for (TIMEOUT, HOST, N
 	$(FANOUT) wait $(TARGET) --run $(call q,RUN) --timeout $(call q,TIMEOUT) $(if $(filter 0,$(value HOST)),--no-host) $(NETWORK_ARGS)
 
 query: venv ## Run the saved query QUERY against the stack's logs
-	$(FANOUT) insights 'queries/'$(call q,QUERY)'.logsinsights' $(TARGET)
+	$(FANOUT) insights $(call q,QUERY) $(TARGET)
 
 report: venv ## Tables, CSV/JSON and plots for RUN (from its saved records once reported), or across RUNS=id,... or SWEEP=<id|latest>
 	$(FANOUT) report $(TARGET) $(if $(value SWEEP),--sweep $(call q,SWEEP),$(if $(value RUNS),--runs $(call q,RUNS),--run $(call q,RUN)))$(if $(filter 1,$(REFRESH)), --refresh) $(AT_TARGET_ARG)

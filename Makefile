@@ -25,7 +25,7 @@ DEPTH       ?=
 FILE_SIZE   ?=
 FROM        ?=
 REMOTE_REGION ?=
-# A workload's tuning options (docs/workloads.md): OPERATION to METHOD
+# A workload's tuning options (drivers/fanout/workloads/transfer/README.md): OPERATION to METHOD
 OPERATION   ?=
 SIZE        ?=
 THREADS     ?=
@@ -138,7 +138,7 @@ help: ## List the targets and the variables they read
 	@echo "  "JOBS=$(call q,JOBS) BLOCK=$(call q,BLOCK) DEPTH=$(call q,DEPTH) FILE_SIZE=$(call q,FILE_SIZE) FROM=$(call q,FROM) \
 	  "(seqread: readers, bytes per GET, GETs in flight per job, each job's object, local or remote)"
 	@echo "  "OPERATION SIZE THREADS PART_SIZE THRESHOLD CLIENT FAN FILES DIRECTION PREFIXES CLIENT_PER_OBJECT METHOD \
-	  "(transfer: e.g. OPERATION=upload SIZE=64MiB THREADS=4 PART_SIZE=8MiB; docs/workloads.md)"
+	  "(transfer: e.g. OPERATION=upload SIZE=64MiB THREADS=4 PART_SIZE=8MiB; drivers/fanout/workloads/transfer/README.md)"
 	@echo "  "PIN=$(call q,PIN) "(fire: connect to one address of the bucket's endpoint, an IP, or auto: spread the"
 	@echo "    messages over the addresses it resolves to; TLS stays on the name; none: where DNS says; docs/strategies.md)"
 	@echo "  "MESSAGES=$(call q,MESSAGES) MULTIPLIER=$(call q,MULTIPLIER) RUN=$(call q,RUN) QUERY=$(call q,QUERY)
@@ -229,7 +229,7 @@ wait: venv ## Wait until every message of RUN is accounted for (TIMEOUT, HOST, N
 	$(FANOUT) wait $(TARGET) --run $(call q,RUN) --timeout $(call q,TIMEOUT) $(if $(filter 0,$(value HOST)),--no-host) $(NETWORK_ARGS)
 
 query: venv ## Run the saved query QUERY against the stack's logs
-	$(FANOUT) insights 'queries/'$(call q,QUERY)'.logsinsights' $(TARGET)
+	$(FANOUT) insights $(call q,QUERY) $(TARGET)
 
 report: venv ## Tables, CSV/JSON and plots for RUN (from its saved records once reported), or across RUNS=id,... or SWEEP=<id|latest>
 	$(FANOUT) report $(TARGET) $(if $(value SWEEP),--sweep $(call q,SWEEP),$(if $(value RUNS),--runs $(call q,RUNS),--run $(call q,RUN)))$(if $(filter 1,$(REFRESH)), --refresh) $(AT_TARGET_ARG)

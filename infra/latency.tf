@@ -1,4 +1,4 @@
-# The latency workload (functions/runner/latency/latency.py, docs/workloads.md): each message PUTs,
+# The latency workload (drivers/fanout/workloads/latency/README.md): each message PUTs,
 # GETs and DELETEs its own objects under latency/<run_id>/ of every storage class's bucket.
 
 locals {

@@ -1,4 +1,4 @@
-# The seqread workload (functions/runner/seqread/seqread.py, docs/workloads.md): sequential reads of
+# The seqread workload (drivers/fanout/workloads/seqread/README.md): sequential reads of
 # its objects under seqread/ of the stack's bucket and, with var.remote_region, of a second bucket
 # in that region. The function stays in the stack's region; `fanout fire` uploads the objects once
 # and keeps them, and the function only reads them.
@@ -13,7 +13,7 @@ locals {
   )
   # Only the workload's prefix of each bucket: exactly its objects. Their keys depend on JOBS and
   # FILE_SIZE, fire's choices, so they cannot be named here; only `fanout fire` writes under
-  # seqread/ (the role cannot), and only these objects (docs/workloads.md).
+  # seqread/ (the role cannot), and only these objects (the workload's README.md).
   seqread_object_arns = concat(
     ["arn:${local.partition}:s3:::${local.bucket_name}/seqread/*"],
     local.seqread_remote ? ["arn:${local.partition}:s3:::${local.remote_bucket_name}/seqread/*"] : [],

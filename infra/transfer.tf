@@ -1,4 +1,4 @@
-# The transfer workload (functions/runner/transfer/, docs/workloads.md): each message uploads,
+# The transfer workload (drivers/fanout/workloads/transfer/README.md): each message uploads,
 # copies and deletes its own objects under transfer/<run_id>/ of the stack's bucket.
 
 locals {

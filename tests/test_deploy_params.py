@@ -1,9 +1,11 @@
 """Deploy inputs are rejected before Terraform runs: one line naming the value and what is
 allowed, exit status 2, and no state directory created."""
 
+import io
 import json
 
 import pytest
+from rich.console import Console
 
 from fanout.common import aws, paths
 from fanout import cli
@@ -249,6 +251,20 @@ def test_local_state_is_dropped_when_its_emulator_is_gone(capsys):
     assert not state.exists()
 
 
+def test_a_teardown_says_what_it_did_on_the_console_it_is_given(capsys):
+    """A demo's or sweep's console gets deploy's lines, word for word, and stdout nothing more."""
+    from fanout.stages import deploy
+
+    state = paths.stack_dir("local", "gone") / terraform.STATE_FILE
+    state.parent.mkdir(parents=True)
+    state.write_text('{"version": 4, "resources": [{"type": "aws_sqs_queue", "name": "requests"}]}')
+    given = Console(file=io.StringIO(), width=40)  # narrower than the line: it must not wrap
+    deploy.tear_down("local", "gone", False, given)
+    assert given.file.getvalue() == ("The emulator that held stack 'gone' is no longer running, and its resources "
+                                     "went with it; deleted the stack's local state.\n")  # fmt: skip
+    assert capsys.readouterr().out == "" and not state.exists()
+
+
 def test_aws_state_is_never_deleted():
     state = paths.stack_dir("aws", "kept") / terraform.STATE_FILE
     state.parent.mkdir(parents=True)
@@ -309,9 +325,9 @@ def test_deploy_reads_the_deployed_stack_and_prints_its_changes(capsys):
     state_file = paths.stack_dir("aws", "s3fanout") / terraform.STATE_FILE
     state_file.parent.mkdir(parents=True)
     state_file.write_text(json.dumps(state))
-    assert deploy.resolve(deploy_args("--memory", "1024")).concurrency == 4
+    assert deploy.resolve(deploy_args("--memory", "1024"), Console()).concurrency == 4
     assert capsys.readouterr().out.splitlines()[1:] == ["  memory: 512 -> 1024"]
-    deploy.resolve(deploy_args("--memory", "512"))
+    deploy.resolve(deploy_args("--memory", "512"), Console())
     assert capsys.readouterr().out.splitlines()[1:] == ["  no change"]
 
 

@@ -24,25 +24,24 @@ def outputs(stack: str, region: str, endpoint: str = "", size: int = 16 * 2**20)
     }  # fmt: skip
 
 
-def summary(capsys, backend: str, stack_outputs: dict) -> list[str]:
-    deploy._print_summary(Stack.from_outputs(backend, stack_outputs), 95.0)
-    return capsys.readouterr().out.splitlines()
+def summary(backend: str, stack_outputs: dict) -> list[str]:
+    return deploy.summary(Stack.from_outputs(backend, stack_outputs), 95.0).splitlines()
 
 
 @pytest.mark.parametrize("backend, stack_outputs", [
     ("aws", outputs("s3fanout", "us-east-1")),
     ("local", outputs("demo", "us-east-1", "http://127.0.0.1:38973")),
 ])  # fmt: skip
-def test_the_default_and_demo_summaries_fit(capsys, backend, stack_outputs):
-    lines = summary(capsys, backend, stack_outputs)
+def test_the_default_and_demo_summaries_fit(backend, stack_outputs):
+    lines = summary(backend, stack_outputs)
     assert [line for line in lines if len(line) > WIDTH] == []
     assert f"  bucket    {stack_outputs['bucket']}" in lines
 
 
-def test_object_and_bucket_fit_for_the_longest_names(capsys):
+def test_object_and_bucket_fit_for_the_longest_names():
     """Whatever the stack name and region, the object's lines fit (others grow with the names)."""
     stack_outputs = outputs(LONGEST_STACK, LONGEST_REGION, size=1023 * 2**30)
-    lines = summary(capsys, "aws", stack_outputs)
+    lines = summary("aws", stack_outputs)
     mine = [line for line in lines if line.startswith(("  object ", "  bucket "))]
     assert len(mine) == 2 and all(len(line) <= WIDTH for line in mine)
     assert any(stack_outputs["object_key"] in line for line in mine)

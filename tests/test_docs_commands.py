@@ -1,4 +1,5 @@
-"""Every command in README.md and docs/*.md runs as written, from the repository root after
+"""Every command in README.md, docs/*.md and the workloads' README.md (each in its folder,
+drivers/fanout/workloads/<name>/) runs as written, from the repository root after
 `make test-tools` (issue 19; `make venv` alone holds the runtime dependencies).
 
 What counts as a command:
@@ -42,7 +43,8 @@ from fanout import cli
 from fanout.common import paths
 from fanout.common.errors import UsageError
 
-DOCS = (paths.REPO / "README.md", *sorted((paths.REPO / "docs").glob("*.md")))
+DOCS = (paths.REPO / "README.md", *sorted((paths.REPO / "docs").glob("*.md")),
+        *sorted((paths.REPO / "drivers" / "fanout" / "workloads").glob("*/README.md")))
 SHELL_BLOCKS = ("", "sh", "bash", "shell", "console")
 PROGRAMS = ("make", "fanout", "python", "python3")
 VENV_BIN = Path(sys.executable).parent
@@ -278,6 +280,7 @@ def test_the_docs_show_commands_of_each_kind():
     texts = [re.sub(r"\s+#.*$", "", command.text) for command in all_commands()]
     assert "make demo" in texts  # a shell block in README.md
     assert "fanout insights download-percentiles" in texts  # an untagged block in docs/insights.md
+    assert "make deploy REMOTE_REGION=us-west-2" in texts  # a workload's README (seqread's)
     assert 'make sweep WORKLOAD=latency SIZES="1 1KB; 1MB 100MB" REPS="3 10"' in texts  # a span over two lines
     assert not any("<id>" in text for text in texts)  # synopses are not commands
 

@@ -355,7 +355,7 @@ def test_a_bad_toy_deploy_option_is_one_line_before_anything_runs(toy, argv, nam
     assert started == []
 
 
-def test_the_stack_reports_the_toys_finish_back(toy, capsys):
+def test_the_stack_reports_the_toys_finish_back(toy):
     outputs = {"region": "us-east-1", "endpoint": "", "stack": "t", "bucket": "b", "object_key": "k", "object_size": 1,
                "queue_url": "q", "queue_arn": "qa", "dlq_url": "d", "dlq_arn": "da", "function_name": "f",
                "log_group": "/aws/lambda/f", "concurrency": 1, "memory": 128, "timeout": 60, "batch_size": 1,
@@ -364,8 +364,7 @@ def test_the_stack_reports_the_toys_finish_back(toy, capsys):
     assert deployed.workload_outputs["finish"] == "gloss"
     assert deployed.as_record()["finish"] == "gloss"  # run.json holds it beside the other outputs
     assert Stack.from_outputs("aws", outputs).workload_outputs["finish"] == toy_workload.FINISHES[0]  # deployed before it
-    deploy._print_summary(deployed, 1.0)
-    assert "\n  finish    gloss\n" in capsys.readouterr().out
+    assert "\n  finish    gloss\n" in deploy.summary(deployed, 1.0)
 
 
 def test_a_sweep_deploys_the_toys_option_with_every_cell_and_records_it(toy):

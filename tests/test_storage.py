@@ -114,13 +114,12 @@ def test_a_stack_deployed_before_storage_existed_is_standard_only():
                                          **NO_REMOTE}  # fmt: skip
 
 
-def test_the_deploy_summary_says_what_the_latency_workload_measures_and_where(capsys):
+def test_the_deploy_summary_says_what_the_latency_workload_measures_and_where():
     express = STANDARD_OUTPUTS | {"storage": ["express", "standard"], "express_bucket": "t-1--use1-az4--x-s3",
                                   "express_az": "use1-az4"}  # fmt: skip
     for outputs, line in [(STANDARD_OUTPUTS, "storage   standard\n"),
                           (express, "storage   express standard: s3://t-1--use1-az4--x-s3 in use1-az4\n")]:  # fmt: skip
-        deploy._print_summary(Stack.from_outputs("aws", outputs), 1.0)
-        assert line in capsys.readouterr().out
+        assert line in deploy.summary(Stack.from_outputs("aws", outputs), 1.0)
 
 
 def test_the_express_zone_table_holds_zone_ids_of_its_own_regions():

@@ -14,7 +14,7 @@ from fanout.results import cells, run_folders as runs, run_record, stats
 from fanout import cli, insights
 from fanout.cloud import costs
 from fanout.stages import fire, report as reporting
-from fanout.common import function_modules, registry as workloads
+from fanout.common import function_modules, paths, registry as workloads
 from fanout.workloads.latency import storage
 from fanout.common.errors import FanoutError, UsageError
 from fanout.insights.syntax import Stats, parse
@@ -28,6 +28,15 @@ def test_the_drivers_and_the_function_register_the_same_workloads():
     assert workloads.DEFAULT == function_side.DEFAULT
     for workload in workloads.WORKLOADS.values():
         assert isinstance(workload.driver().OPTIONS, tuple) and callable(workload.driver().build_report)
+
+
+def test_each_workloads_docs_are_in_its_folder_and_listed_in_the_shared_page():
+    """A workload's folder holds its README.md; docs/workloads.md (the contract) links to each."""
+    shared = (paths.REPO / "docs" / "workloads.md").read_text()
+    for name in workloads.WORKLOADS:
+        readme = paths.REPO / "drivers" / "fanout" / "workloads" / name / "README.md"
+        assert readme.read_text().startswith(f"# The {name} workload"), name
+        assert f"](../drivers/fanout/workloads/{name}/README.md)" in shared, name
 
 
 def test_each_workloads_saved_query_groups_by_its_cell_fields():

@@ -25,18 +25,24 @@ variables {
 run "every_saved_query_is_a_query_definition_on_the_log_group" {
   command = plan
 
+  # The generic queries (queries/) and each workload's (drivers/fanout/workloads/<name>/queries/).
   assert {
-    condition     = length(fileset("../queries", "*.logsinsights")) > 0 && toset(keys(aws_cloudwatch_query_definition.saved)) == fileset("../queries", "*.logsinsights")
-    error_message = "Every queries/*.logsinsights file must become one query definition."
+    condition     = length(fileset("..", "queries/*.logsinsights")) > 0 && length(fileset("..", "drivers/fanout/workloads/*/queries/*.logsinsights")) > 0 && length(aws_cloudwatch_query_definition.saved) == length(fileset("..", "queries/*.logsinsights")) + length(fileset("..", "drivers/fanout/workloads/*/queries/*.logsinsights"))
+    error_message = "Every queries/*.logsinsights and drivers/fanout/workloads/*/queries/*.logsinsights file must become one query definition."
   }
   assert {
     condition = alltrue([
       for file, query in aws_cloudwatch_query_definition.saved :
       query.name == "${var.stack}/${trimsuffix(file, ".logsinsights")}" &&
       query.log_group_names == tolist([aws_cloudwatch_log_group.downloader.name]) &&
-      query.query_string == file("../queries/${file}")
+      query.query_string == file("../${one(setunion(fileset("..", "queries/${file}"), fileset("..", "drivers/fanout/workloads/*/queries/${file}")))}")
     ])
     error_message = "Each query definition must be named <stack>/<file stem>, hold the file's text and be scoped to the function's log group."
+  }
+  # Names (and addresses) as when every query was in queries/: a deployed stack keeps its definitions.
+  assert {
+    condition     = aws_cloudwatch_query_definition.saved["download-percentiles.logsinsights"].name == "plan-test/download-percentiles" && aws_cloudwatch_query_definition.saved["errors.logsinsights"].name == "plan-test/errors"
+    error_message = "A workload's query and a generic one must keep their names, <stack>/<file stem>."
   }
 }
 

@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from fanout import insights
 from fanout.common import aws, paths
 from fanout.cloud import terraform
 
@@ -45,5 +46,7 @@ def test_another_endpoint_on_the_aws_backend_plans_what_aws_gets(emulator, capfd
     assert fanout("plan", "--backend", "aws", "--endpoint", emulator, *INPUTS) == 0
     out = capfd.readouterr().out
     assert SAVED_QUERY in out
+    # every saved query, the generic ones and each workload folder's, under its name as before
+    assert [name for name in insights.saved_queries() if f'{SAVED_QUERY}"{name}.logsinsights"]' not in out] == []
     planned = json.loads((paths.stack_dir("aws", STACK) / terraform.PLAN_INPUTS_FILE).read_text())
     assert (planned["endpoint"], planned["embedded_emulator"]) == (emulator, False)

@@ -82,6 +82,18 @@ def test_insights_command_runs_a_saved_query_on_the_deployed_stack(on_deployed, 
     ]
 
 
+def test_insights_command_runs_every_saved_query_by_name(tmp_path, capsys):
+    """Generic and workload queries alike (insights.query_files), offline over one event."""
+    path = tmp_path / "e.jsonl"
+    path.write_text(json.dumps(event(report_line("r1", 100.0, 101, 1024, 90))) + "\n")
+    for name in insights.saved_queries():
+        assert invoke(["insights", name, "--events", str(path), "--format", "json"]) == 0, name
+        assert isinstance(json.loads(capsys.readouterr().out), list), name
+    with pytest.raises(UsageError) as unknown:
+        invoke(["insights", "no-such-query", "--events", str(path)])
+    assert str(unknown.value).endswith("choose one of: " + ", ".join(insights.saved_queries()))
+
+
 def test_export_then_offline_query(on_deployed, tmp_path, capsys):
     stack, events, now = on_deployed
     out = tmp_path / "sub" / "events.jsonl"

@@ -8,7 +8,8 @@ import pytest
 
 from fanout import insights
 from fanout.cloud import strategies
-from fanout.common.errors import UsageError
+from fanout.common import paths, registry
+from fanout.common.errors import FanoutError, UsageError
 from fanout.insights.syntax import Sort, parse
 
 STAT_COLUMN = re.compile(r"(?P<prefix>.+)_(?P<stat>min|avg|max|p\d+)")
@@ -44,6 +45,57 @@ def test_every_saved_query_writes_its_sort_directions():
         for command in parse(insights.load_query(name)).commands:
             if isinstance(command, Sort):
                 assert all(key.written for key in command.keys), (name, command.keys)
+
+
+# The query definitions a deployed stack holds are named <stack>/<name>: a name that disappeared
+# or changed would make the next deploy delete a definition and create another.
+DEPLOYED_NAMES = {
+    "cold-starts", "cold-vs-warm", "download-bursts", "download-percentiles", "download-pressure", "download-timeline",
+    "endpoint-ips", "errors", "lambda-report", "latency-percentiles", "message-outcomes", "platform-errors",
+    "seqread-percentiles", "strategy-comparison", "strategy-parameters", "throughput-timeline", "transfer-percentiles",
+}  # fmt: skip
+GENERIC = {"cold-starts", "errors", "lambda-report", "message-outcomes", "platform-errors"}
+
+
+def test_the_generic_queries_are_in_queries_and_each_workloads_in_its_folder():
+    files = insights.query_files()
+    assert DEPLOYED_NAMES <= set(files)
+    assert {name for name, path in files.items() if path.parent == paths.REPO / "queries"} == GENERIC
+    for name, workload in registry.WORKLOADS.items():
+        folder = paths.REPO / "drivers" / "fanout" / "workloads" / name / "queries"
+        assert files[workload.query].parent == folder, name
+
+
+def test_terraform_collects_the_same_globs():
+    """infra/queries.tf saves the files fanout reads: its query_globs are paths.QUERY_GLOBS."""
+    text = (paths.INFRA / "queries.tf").read_text()
+    written = re.search(r"^\s*query_globs\s*=\s*\[(.*?)\]", text, re.M).group(1)
+    assert tuple(re.findall(r'"([^"]+)"', written)) == paths.QUERY_GLOBS
+
+
+def test_a_workloads_query_is_found_beside_the_generic_ones(tmp_path, monkeypatch):
+    (tmp_path / "queries").mkdir()
+    (tmp_path / "queries" / "shared.logsinsights").write_text("# shared\nstats count(*)")
+    folder = tmp_path / "drivers" / "fanout" / "workloads" / "toy" / "queries"
+    folder.mkdir(parents=True)
+    (folder / "toy-percentiles.logsinsights").write_text("# toy\nfilter event = 'toy'")
+    (folder / "notes.txt").write_text("not a query")
+    monkeypatch.setattr(paths, "REPO", tmp_path)
+    assert insights.saved_queries() == ["shared", "toy-percentiles"]
+    assert insights.load_query("toy-percentiles") == "# toy\nfilter event = 'toy'"
+
+
+def test_two_queries_of_one_name_are_refused_naming_both_files(tmp_path, monkeypatch):
+    """AWS would save both under one name (infra/queries.tf refuses them as a duplicate key)."""
+    for folder in ("queries", "drivers/fanout/workloads/toy/queries"):
+        (tmp_path / folder).mkdir(parents=True)
+        (tmp_path / folder / "errors.logsinsights").write_text("stats count(*)")
+    monkeypatch.setattr(paths, "REPO", tmp_path)
+    with pytest.raises(FanoutError) as refused:
+        insights.load_query("errors")
+    message = str(refused.value)
+    assert "'errors'" in message and "\n" not in message
+    assert "queries/errors.logsinsights" in message and "drivers/fanout/workloads/toy/queries/errors.logsinsights" in message
 
 
 def test_unknown_saved_query_is_a_usage_error():

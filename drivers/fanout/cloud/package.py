@@ -15,6 +15,8 @@ import tempfile
 import zipfile
 from pathlib import Path
 
+from rich.console import Console
+
 from fanout.common import function_modules, paths
 from fanout.common.errors import FanoutError, UsageError
 
@@ -188,5 +190,5 @@ def register(subparsers) -> None:
 
 def _run(args) -> int:
     path = build(args.function, args.architecture, args.sdk)
-    print(f"{path}\nsha256 (base64): {sha256_base64(path)}")
+    Console().out(f"{path}\nsha256 (base64): {sha256_base64(path)}", highlight=False)
     return 0

@@ -13,7 +13,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[3]
 INFRA = REPO / "infra"
 FUNCTIONS = REPO / "functions"
-QUERIES = REPO / "queries"
+# The saved Logs Insights queries, relative to REPO: the generic ones (every workload's records)
+# in queries/, each workload's own in its folder. infra/queries.tf collects the same globs.
+QUERY_GLOBS = ("queries/*.logsinsights", "drivers/fanout/workloads/*/queries/*.logsinsights")
 
 
 def home() -> Path:

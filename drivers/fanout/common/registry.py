@@ -2,10 +2,11 @@
 
 A workload is a folder on each side: functions/runner/<name>/ (the core that runs a message, its
 message parameters; the function's workloads.py registers it) and fanout/workloads/<name>/ (its
-driver, a fanout.workloads.base.Driver, with its report, plots and cost model; the folder's
-__init__.py declares its fanout.common.workload.Workload). The generic stages and the results reach a workload only
-through this module, which loads the folders by name: it sits below them all, so that what it
-hands on (cell fields, deploy-level options) needs no import of a workload.
+driver, a fanout.workloads.base.Driver, with its report, plots, cost model, saved queries and
+README.md; the folder's __init__.py declares its fanout.common.workload.Workload). The generic
+stages and the results reach a workload only through this module, which loads the folders by
+name: it sits below them all, so that what it hands on (cell fields, deploy-level options) needs
+no import of a workload.
 """
 
 import importlib

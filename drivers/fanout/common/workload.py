@@ -30,8 +30,9 @@ class CellField:
 class Workload:
     """A registered workload. `cells`: the cell fields its records add to those every record
     shares (SHARED_CELLS), of which `deployed` are the deployment's (tables across runs put them
-    before the architecture); `query`: its saved percentile query, grouped by them; `driver_class`:
-    "module:Class" of its Driver, loaded when first asked for."""
+    before the architecture); `query`: its saved percentile query (a file in its folder's
+    queries/, paths.QUERY_GLOBS), grouped by them; `driver_class`: "module:Class" of its Driver,
+    loaded when first asked for."""
 
     name: str
     help: str

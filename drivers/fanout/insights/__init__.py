@@ -3,6 +3,7 @@ the same text and the same Result (docs/insights.md)."""
 
 import math
 import time
+from pathlib import Path
 
 from botocore.exceptions import ClientError
 
@@ -14,7 +15,7 @@ from fanout.insights.lexer import QuerySyntaxError
 from fanout.insights.result import Result
 
 __all__ = ["DEFAULT_HOURS", "QuerySyntaxError", "Result", "evaluate", "fetch_events", "load_query",
-           "log_identifier", "restrict", "run", "saved_queries", "window"]  # fmt: skip
+           "log_identifier", "query_files", "restrict", "run", "saved_queries", "window"]  # fmt: skip
 
 DEFAULT_HOURS = 24
 PCT_METHODS = {  # backend -> how the saved queries' pct() is computed there
@@ -24,14 +25,29 @@ PCT_METHODS = {  # backend -> how the saved queries' pct() is computed there
 QUERY_SUFFIX = ".logsinsights"
 
 
+def query_files() -> dict[str, Path]:
+    """Each saved query's file by name (its file name less the suffix), from paths.QUERY_GLOBS:
+    the generic queries/ and the workloads' folders. The name is the query definition's on AWS
+    (infra/queries.tf), so two files of one name are refused rather than one hiding the other."""
+    found: dict[str, Path] = {}
+    for pattern in paths.QUERY_GLOBS:
+        for path in sorted(paths.REPO.glob(pattern)):
+            name = path.name.removesuffix(QUERY_SUFFIX)
+            if name in found:
+                raise FanoutError(f"two saved queries are named {name!r}: {found[name].relative_to(paths.REPO)} and "
+                                  f"{path.relative_to(paths.REPO)}; rename one (a query's name is its file's)")
+            found[name] = path
+    return found
+
+
 def saved_queries() -> list[str]:
-    """Names of the saved queries under queries/."""
-    return sorted(path.name[: -len(QUERY_SUFFIX)] for path in paths.QUERIES.glob("*" + QUERY_SUFFIX))
+    """Names of the saved queries (query_files)."""
+    return sorted(query_files())
 
 
 def load_query(name: str) -> str:
-    path = paths.QUERIES / f"{name}{QUERY_SUFFIX}"
-    if not path.is_file():
+    path = query_files().get(name)
+    if path is None:
         raise UsageError(f"no saved query {name!r}; choose one of: {', '.join(saved_queries())}")
     return path.read_text()
 
@@ -81,7 +97,7 @@ def run(stack, query_text: str, start_ms: int | None = None, end_ms: int | None 
 
 
 def run_saved(stack, name: str, filter_expr: str | None, start_ms: int, end_ms: int) -> list[dict]:
-    """The rows of the saved query `name` (queries/), restricted by `filter_expr` when given."""
+    """The rows of the saved query `name` (query_files), restricted by `filter_expr` when given."""
     text = load_query(name)
     if filter_expr:
         text = restrict(text, filter_expr)

@@ -57,7 +57,7 @@ def run(args) -> int:
             accounting, record, folder = experiment(inputs, multiplier, timings, args, console)
         finally:
             with interrupts.ignored("tearing down; please wait"), _step(console, "teardown", timings):
-                deploy.tear_down("local", DEMO_STACK, started_emulator)
+                deploy.tear_down("local", DEMO_STACK, started_emulator, console)
     steps = ", ".join(f"{name} {seconds:.0f}" for name, seconds in timings.items())
     console.print(f"demo took {sum(timings.values()):.0f} s ({steps})", highlight=False)
     console.print(f"results: {folder}", highlight=False)
@@ -71,7 +71,7 @@ def experiment(inputs: params.DeployParams, multiplier: int, timings: dict, opti
     wait's accounting, run.json and the results folder. `options` carries --network and
     --network-scale."""
     with _step(console, "deploy", timings):
-        deployed = deploy.deploy(inputs, "local")
+        deployed = deploy.deploy(inputs, "local", console=console)
         network = network_options.from_args(options, deployed, say=console.print)
     with _step(console, "fire", timings):
         record = fire.fire(deployed, fire.FireParams(multiplier * deployed.concurrency, "demo"), console=console)

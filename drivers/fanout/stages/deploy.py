@@ -4,13 +4,15 @@ deploy validates every input first (nothing is created on a typo), then on the l
 starts the embedded emulator, builds the function zip for the stack's architecture, applies
 infra/ and uploads the test object. destroy is safe to run at any time: after a failed or
 partial apply, with nothing deployed, and on the local backend after the emulator (and with it
-every resource) is gone.
+every resource) is gone. What they say goes to a console the command makes (rich's `out`:
+the text as it is, no markup or wrapping) and is handed down, so demo and sweep pass their own.
 """
 
 import json
 import os
-import sys
 import time
+
+from rich.console import Console
 
 from fanout.cloud import account, credentials, package, params, stack, terraform
 from fanout.cloud import strategies
@@ -100,46 +102,52 @@ def _check_target(args) -> None:
 
 
 def run_deploy(args) -> int:
-    inputs = resolve(args)
+    console = Console()
+    inputs = resolve(args, console)
     with terraform.output_to_log(args.backend, inputs.stack, args.verbose):
-        deploy(inputs, args.backend, args.endpoint, check_account=True)
+        deploy(inputs, args.backend, args.endpoint, check_account=True, console=console)
     return 0
 
 
-def resolve(args) -> params.DeployParams:
-    """deploy's and plan's inputs (check_inputs), with one line per change printed when the
+def resolve(args, console: Console) -> params.DeployParams:
+    """deploy's and plan's inputs (check_inputs), with one line per change on `console` when the
     stack is deployed."""
     inputs = check_inputs(args)
     deployed = terraform.outputs(args.backend, inputs.stack)
     if deployed:
         changed = params.changes(params.deployed_params(args, deployed), inputs)
-        print(f"Stack {inputs.stack!r} is deployed on the {args.backend} backend; inputs not given keep their values:")
-        print("\n".join(f"  {line}" for line in changed or ["no change"]))
+        console.out(f"Stack {inputs.stack!r} is deployed on the {args.backend} backend; inputs not given keep "
+                    "their values:", highlight=False)  # fmt: skip
+        console.out("\n".join(f"  {line}" for line in changed or ["no change"]), highlight=False)
     return inputs
 
 
-def deploy(inputs: params.DeployParams, backend: str, endpoint: str = "", check_account: bool = False) -> stack.Stack:
+def deploy(inputs: params.DeployParams, backend: str, endpoint: str = "", check_account: bool = False,
+           console: Console | None = None, errors: Console | None = None) -> stack.Stack:
     """Create or update the stack with `inputs` and upload its test object; the deployed Stack.
 
     Validated first (nothing is created on a bad endpoint, without AWS credentials, or, with
     `check_account`, when the AWS account's quotas cannot host it: a sweep checks its largest
     cell once instead); on the local backend the embedded emulator is started if none runs.
+    What it says goes to `console` (None: stdout), its warnings to `errors` (None: stderr).
     """
+    console = console or Console()
     started = time.monotonic()
-    endpoint = _check(inputs, backend, endpoint)
+    endpoint = _check(inputs, backend, endpoint, console, errors or Console(stderr=True))
     if check_account and backend == "aws" and not endpoint:
         for note in account.check_stack(inputs.region, inputs.stack, inputs.concurrency, inputs.memory):
-            print(f"account: {note}")
+            console.out(f"account: {note}", highlight=False)
     terraform.apply(backend, inputs.stack, _variables(inputs, backend, endpoint))
     deployed = stack.load(backend, inputs.stack)
     upload.ensure_object(deployed)
-    _print_summary(deployed, time.monotonic() - started)
+    console.out(summary(deployed, time.monotonic() - started), highlight=False)
     return deployed
 
 
 def run_plan(args) -> int:
-    inputs = resolve(args)
-    endpoint = _check(inputs, args.backend, args.endpoint)
+    console = Console()
+    inputs = resolve(args, console)
+    endpoint = _check(inputs, args.backend, args.endpoint, console, Console(stderr=True))
     return terraform.plan(args.backend, inputs.stack, _variables(inputs, args.backend, endpoint), args.detailed_exitcode)
 
 
@@ -147,27 +155,29 @@ def run_outputs(args) -> int:
     name = params.stack_name(args.stack)
     values = terraform.outputs(args.backend, name)
     if not values:
-        print(f"fanout: no stack {name!r} is deployed on the {args.backend} backend", file=sys.stderr)
+        Console(stderr=True).out(f"fanout: no stack {name!r} is deployed on the {args.backend} backend",
+                                 highlight=False)  # fmt: skip
     else:
         stack.load(args.backend, name)  # a local stack whose emulator is gone: one line, exit 1
-    print(json.dumps(values, indent=2, sort_keys=True))
+    Console().out(json.dumps(values, indent=2, sort_keys=True), highlight=False)
     return 0
 
 
 def run_destroy(args) -> int:
     with terraform.output_to_log(args.backend, params.stack_name(args.stack), args.verbose):
-        destroy(args.backend, args.stack, args.endpoint)
+        destroy(args.backend, args.stack, args.endpoint, Console())
     return 0
 
 
-def destroy(backend: str, name: str, endpoint: str = "") -> None:
+def destroy(backend: str, name: str, endpoint: str = "", console: Console | None = None) -> None:
     """Remove everything the stack created; safe when nothing is deployed, and on the local
     backend after the emulator (and with it every resource) is gone. `endpoint`, when given,
-    must be the one the stack was deployed to."""
+    must be the one the stack was deployed to. What it says goes to `console` (None: stdout)."""
+    console = console or Console()
     name = params.stack_name(name)
     endpoint = params.endpoint(backend, endpoint)
     if not terraform.has_state(backend, name):
-        print(f"Nothing to destroy: no stack {name!r} is deployed on the {backend} backend.")
+        console.out(f"Nothing to destroy: no stack {name!r} is deployed on the {backend} backend.", highlight=False)
         return
     inputs = terraform.recorded_inputs(backend, name)
     recorded = inputs.get("endpoint", "")
@@ -178,28 +188,28 @@ def destroy(backend: str, name: str, endpoint: str = "") -> None:
         )
     if backend == "local" and _emulator_gone(name):
         terraform.forget("local", name)
-        print(
-            f"The emulator that held stack {name!r} is no longer running, and its resources went "
-            "with it; deleted the stack's local state."
-        )
+        console.out(f"The emulator that held stack {name!r} is no longer running, and its resources went "
+                    "with it; deleted the stack's local state.", highlight=False)  # fmt: skip
         return
     if backend == "aws":
         credentials.check(inputs.get("region") or params.DEFAULTS["region"], recorded)
     started = time.monotonic()
     terraform.destroy(backend, name)
-    print(f"Destroyed stack {name!r} on the {backend} backend in {time.monotonic() - started:.0f} s.")
+    console.out(f"Destroyed stack {name!r} on the {backend} backend in {time.monotonic() - started:.0f} s.",
+                highlight=False)  # fmt: skip
 
 
-def tear_down(backend: str, name: str, started_emulator: bool) -> None:
+def tear_down(backend: str, name: str, started_emulator: bool, console: Console) -> None:
     """Remove the stack after a demo or a sweep: `terraform destroy`, or, on the local backend
     when this command started the emulator, stop the emulator (it holds every resource, so
-    that removes them all; a destroy would add half a minute for nothing) and delete the state."""
+    that removes them all; a destroy would add half a minute for nothing) and delete the state.
+    What it says goes to the demo's or sweep's `console`."""
     if not (backend == "local" and started_emulator):
-        destroy(backend, name)
+        destroy(backend, name, console=console)
         return
     control.stop()
     terraform.forget("local", name)
-    print("stopped the emulator this command started; deleted the stack's state")
+    console.out("stopped the emulator this command started; deleted the stack's state", highlight=False)
 
 
 def check_strategy(strategy: str, backend: str, endpoint: str) -> None:
@@ -207,18 +217,18 @@ def check_strategy(strategy: str, backend: str, endpoint: str) -> None:
     strategies.check_endpoint(strategies.parse(strategy), "the embedded emulator" if backend == "local" else endpoint)
 
 
-def _check(inputs: params.DeployParams, backend: str, endpoint: str) -> str:
+def _check(inputs: params.DeployParams, backend: str, endpoint: str, console: Console, errors: Console) -> str:
     """The endpoint (and a strategy that cannot use it), checked before anything runs: a bad one, or
     AWS credentials missing, is one error line; on AWS the account and region the stack goes to are
-    printed; an allowed but risky input gets a warning line. The workloads' deploy-level options
-    were checked against the backend with the other inputs."""
+    said on `console`; an allowed but risky input gets a warning line on `errors`. The workloads'
+    deploy-level options were checked against the backend with the other inputs."""
     endpoint = params.endpoint(backend, endpoint)
     check_strategy(inputs.strategy, backend, endpoint)
     if backend == "aws":
         who = credentials.check(inputs.region, endpoint)
-        print(f"stack {inputs.stack!r}: {who.line() if who else endpoint}")
+        console.out(f"stack {inputs.stack!r}: {who.line() if who else endpoint}", highlight=False)
     for warning in params.warnings(inputs):
-        print(f"fanout: warning: {warning}", file=sys.stderr)
+        errors.out(f"fanout: warning: {warning}", highlight=False)
     return endpoint
 
 
@@ -241,12 +251,12 @@ def _emulator_gone(name: str) -> bool:
     return running is None or (recorded is not None and recorded != running)
 
 
-def _print_summary(deployed: stack.Stack, seconds: float) -> None:
-    """The stack at a glance. Bucket and key on lines of their own: together (an s3:// URL)
-    they outgrow 80 columns for the default stack name already."""
+def summary(deployed: stack.Stack, seconds: float) -> str:
+    """The stack at a glance, as deploy ends. Bucket and key on lines of their own: together (an
+    s3:// URL) they outgrow 80 columns for the default stack name already."""
     where = deployed.endpoint or deployed.region
     workload_lines = "".join(f"  {line}\n" for line in workloads.deploy_summary(deployed))
-    print(
+    return (
         f"\nDeployed stack {deployed.stack!r} on the {deployed.backend} backend ({where}) "
         f"in {seconds:.0f} s\n"
         f"  function  {deployed.function_name}: {deployed.memory} MB, reserved concurrency "

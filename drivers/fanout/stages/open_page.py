@@ -6,6 +6,8 @@ import os
 import shutil
 import subprocess
 
+from rich.console import Console
+
 from fanout.results import run_folders as runs
 from fanout.common import paths
 from fanout.common.errors import UsageError
@@ -18,7 +20,7 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     page = newest_page()
-    print(page)
+    Console().out(str(page), highlight=False)
     if (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")) and shutil.which("xdg-open"):
         subprocess.Popen(["xdg-open", str(page)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return 0

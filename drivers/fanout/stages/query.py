@@ -206,5 +206,5 @@ def run_export(args) -> int:
             os.unlink(tmp.name)
             raise
     os.replace(tmp.name, args.out)
-    print(f"exported {len(events):,} events to {args.out}")
+    Console().out(f"exported {len(events):,} events to {args.out}", highlight=False)
     return 0

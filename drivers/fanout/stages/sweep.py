@@ -276,7 +276,7 @@ class _Deployment:
             return False
         self._stop_host()  # its environments hold the old configuration
         self.inputs = None
-        self.stack = deploy.deploy(inputs, self.sweep.backend, self.sweep.endpoint)
+        self.stack = deploy.deploy(inputs, self.sweep.backend, self.sweep.endpoint, console=self.console)
         if self.sweep.backend == "local":
             self.network = network_options.resolve(self.sweep.network, self.sweep.network_scale, self.stack,
                                                    say=self.console.print)  # fmt: skip
@@ -468,5 +468,5 @@ def finish(manifest: sweeps.Manifest, console: Console, started_emulator: bool =
     emulator instead when this command started it, see deploy.tear_down)."""
     terminal.show(reporting.report_sweep(manifest), console)
     if manifest.destroy_after:
-        deploy.tear_down(manifest.backend, manifest.stack, started_emulator)
+        deploy.tear_down(manifest.backend, manifest.stack, started_emulator, console)
     console.print(f"manifest: {sweeps.sweep_dir(manifest.sweep_id) / sweeps.SWEEP_FILE}", highlight=False)

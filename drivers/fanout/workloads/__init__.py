@@ -1,2 +1,2 @@
-"""The workloads, a folder each (its driver, report, plots and cost model), registered by name in
-fanout.common.registry; base.py is what every driver is."""
+"""The workloads, a folder each (driver, report, plots, cost model, saved queries, README.md),
+registered by name in fanout.common.registry; base.py is what every driver is."""

@@ -2,8 +2,8 @@
 
 Per message, for each size, REPS times, for each storage class: PUT an object, then GET it
 back, one record per call; a finally deletes whatever is left. What each time covers and the
-cleanup: docs/workloads.md, *Latency*. Plain Python over a boto3 S3 client (stdlib plus boto3),
-so it runs and is tested without Lambda; handler.py reaches it through workloads.py.
+cleanup: drivers/fanout/workloads/latency/README.md. Plain Python over a boto3 S3 client (stdlib
+plus boto3), so it runs and is tested without Lambda; handler.py reaches it through workloads.py.
 """
 
 import json

@@ -3,7 +3,7 @@ bucket or from a bucket in another region.
 
 Per message, each job reads its own object from start to end in BLOCK sized ranged GETs, DEPTH
 in flight, and one record gives binary MiB/s and block latency percentiles. Details:
-docs/workloads.md, *Sequential reads (seqread)*. Stdlib plus boto3 only (it runs in the Lambda
+drivers/fanout/workloads/seqread/README.md. Stdlib plus boto3 only (it runs in the Lambda
 runtime); handler.py reaches it through workloads.py.
 """
 

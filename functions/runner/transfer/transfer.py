@@ -3,7 +3,8 @@
 One message is one repetition of one OPERATION (`upload`, `small-files`, `copy`). This module
 holds the parameters (one definition: the drivers load this file, so fire refuses exactly what a
 message would) and the message's path; transfer_ops.py the operations, transfer_requests.py the
-accounting. Details: docs/workloads.md, *Transfer*. Stdlib plus boto3 only (it runs in Lambda).
+accounting. Details: drivers/fanout/workloads/transfer/README.md. Stdlib plus boto3 only (it
+runs in Lambda).
 """
 
 import math

@@ -3,7 +3,8 @@ measures and each deleting what it wrote in a finally (transfer.py says what a m
 
 Upload data is generated in memory (one random MiB repeated), so no disk time enters the figure;
 the copy's `through-function` method goes through /tmp on purpose, as the published client did.
-Details: docs/workloads.md, *Transfer*. Stdlib plus boto3 only (it runs in the Lambda runtime).
+Details: drivers/fanout/workloads/transfer/README.md. Stdlib plus boto3 only (it runs in the
+Lambda runtime).
 """
 
 import io

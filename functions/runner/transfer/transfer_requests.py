@@ -4,7 +4,8 @@ attempts, retries, 503 SlowDown answers, and each data request's start, end and 
 A call's start is kept in the `context` dict botocore passes to its events, so no thread-local
 state is needed however many threads the transfer manager runs; the handlers are registered on
 the environment's shared client for one message and removed after it. Fields:
-docs/workloads.md, *Transfer*. Stdlib plus botocore only (it runs in the Lambda runtime).
+drivers/fanout/workloads/transfer/README.md. Stdlib plus botocore only (it runs in the Lambda
+runtime).
 """
 
 import threading

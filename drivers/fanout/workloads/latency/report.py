@@ -2,7 +2,7 @@
 
 Tables of n, p50, p90, p99 and mean seconds per size, the Express/Standard ratio of medians with
 its bootstrap interval when both classes ran, and a log-log plot, each with the run's network
-label. Methods and files: docs/workloads.md, *Latency* (report).
+label. Methods and files: drivers/fanout/workloads/latency/README.md (report).
 """
 
 import json

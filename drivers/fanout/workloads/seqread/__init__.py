@@ -1,5 +1,5 @@
 """The seqread workload: fio-style sequential reads by JOBS readers, from the stack's bucket or
-another region's (docs/workloads.md, "Sequential reads")."""
+another region's (drivers/fanout/workloads/seqread/README.md)."""
 
 from fanout.common.sizes import format_size
 from fanout.common.workload import CellField, Workload

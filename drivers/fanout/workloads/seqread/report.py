@@ -3,7 +3,7 @@
 Per JOBS x FILE_SIZE and path, aggregate MiB/s (binary, as the published figures) across
 messages, block completion latencies, the remote/local ratio with its bootstrap interval, the
 remote reads' transfer cost and a plot, each with the network label. Methods and files:
-docs/workloads.md, *Sequential reads (seqread)* (report).
+drivers/fanout/workloads/seqread/README.md (report).
 """
 
 import json

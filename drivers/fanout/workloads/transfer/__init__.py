@@ -1,4 +1,5 @@
-"""The transfer workload: multipart uploads, many small objects and server-side copies (docs/workloads.md)."""
+"""The transfer workload: multipart uploads, many small objects and server-side copies
+(README.md beside it)."""
 
 from fanout.common.sizes import format_decimal_size, format_size
 from fanout.common.workload import CellField, Workload

@@ -2,8 +2,8 @@
 bytes it uploads, for fire's estimate and the report's cost per GB.
 
 Prices are S3 Standard's (fanout.cloud.costs.PRICES); which request pays which price, and why
-the upload's egress is $0: docs/workloads.md, *Transfer* (cost). Written by hand: no library
-prices AWS requests.
+the upload's egress is $0: drivers/fanout/workloads/transfer/README.md (cost). Written by hand:
+no library prices AWS requests.
 """
 
 import math

@@ -3,7 +3,7 @@ speedup against THREADS=1, the request cost per GB beside the speed, and MB/s ag
 part size.
 
 Every output carries the run's network label, and says when uploads were unshaped. Statistics,
-methods and files: docs/workloads.md, *Transfer* (report).
+methods and files: drivers/fanout/workloads/transfer/README.md (report).
 """
 
 import json

@@ -25,6 +25,7 @@ DEPTH       ?=
 FILE_SIZE   ?=
 FROM        ?=
 REMOTE_REGION ?=
+JOB_FILES   ?=
 # A workload's tuning options (drivers/fanout/workloads/transfer/README.md): OPERATION to METHOD
 OPERATION   ?=
 SIZE        ?=
@@ -98,7 +99,8 @@ DEPLOYED_ARGS = $(call opt,--concurrency,CONCURRENCY) $(call opt,--memory,MEMORY
   $(call opt,--object-size,OBJECT_SIZE) $(call opt,--region,REGION) $(call opt,--architecture,ARCH) \
   $(call opt,--function-timeout,FUNCTION_TIMEOUT)
 STACK_INPUTS = $(TARGET) $(DEPLOYED_ARGS) $(STRATEGY_ARG) $(call opt,--storage,STORAGE) $(call opt,--express-az,EXPRESS_AZ) \
-  $(call opt,--sdk,SDK) $(call opt,--keys,KEYS) $(call opt,--remote-region,REMOTE_REGION)
+  $(call opt,--sdk,SDK) $(call opt,--keys,KEYS) $(call opt,--remote-region,REMOTE_REGION) \
+  $(call opt,--job-files,JOB_FILES)
 VERBOSE_ARG = $(if $(filter 1,$(value VERBOSE)),--verbose)
 # report and compare: which downloads ran at target (docs/statistics.md); empty: 0.9.
 AT_TARGET_ARG = $(if $(value AT_TARGET),--at-target $(call q,AT_TARGET))
@@ -114,10 +116,10 @@ WORKLOAD_ARGS = $(if $(value WORKLOAD),--workload $(call q,WORKLOAD)) $(if $(val
 # STRATEGY and STORAGE are deploy's variables too, so they may still be set when `make fire`
 # runs: fire gets them as options of the workloads that take them, marked --deploy-level, so
 # that a run of a workload without that option ignores them rather than refusing them. The
-# deploy inputs fire does not take (DEPLOYED_ARGS, EXPRESS_AZ) it checks against the stack.
+# deploy inputs fire does not take (DEPLOYED_ARGS, EXPRESS_AZ...) it checks against the stack.
 FIRE_ARGS = $(WORKLOAD_ARGS) $(PIN_ARG) $(STRATEGY_ARG) $(if $(STRATEGY_ARG),--deploy-level strategy) \
   $(if $(value STORAGE),--storage $(call q,STORAGE) --deploy-level storage) $(DEPLOYED_ARGS) \
-  $(call opt,--express-az,EXPRESS_AZ) $(call opt,--remote-region,REMOTE_REGION)
+  $(call opt,--express-az,EXPRESS_AZ) $(call opt,--remote-region,REMOTE_REGION) $(call opt,--job-files,JOB_FILES)
 NETWORK_ARGS = $(if $(value NETWORK),--network $(call q,NETWORK)) --network-scale $(call q,NETWORK_SCALE)
 
 .DEFAULT_GOAL := help
@@ -150,6 +152,8 @@ help: ## List the targets and the variables they read
 	@echo "  "STORAGE=$(call q,STORAGE) EXPRESS_AZ=$(call q,EXPRESS_AZ) "(deploy, as CONCURRENCY, and sweep: standard (default) and/or express, the latter in zone ID EXPRESS_AZ"
 	@echo "    such as use1-az4; AWS backend only; docs/storage.md)"
 	@echo "  "REMOTE_REGION=$(call q,REMOTE_REGION) "(deploy: a second bucket in this region for seqread's FROM=remote; none: remove it)"
+	@echo "  "JOB_FILES=$(call q,JOB_FILES) "(deploy, as CONCURRENCY: seqread's objects the role reads, JOBSxFILE_SIZE words such as"
+	@echo "    \"4x64MiB 16x1GiB\"; fire refuses a run that reads others; a sweep declares what its cells read; drivers/fanout/workloads/seqread/README.md)"
 	@echo "  "SDK=$(call q,SDK) "(deploy: bundled, the zip's pinned boto3/botocore/s3transfer, or runtime, the Lambda"
 	@echo "    runtime's own, which varies by runtime release and region; docs/strategies.md)"
 	@echo "  "KEYS=$(call q,KEYS) "(deploy: copies of the object, each under its own prefix, 1-100; message seq reads"
@@ -206,7 +210,7 @@ emulator-status: venv ## Is the embedded emulator running, and where (exit 0 eit
 package: venv ## Build the function zip for ARCH and SDK (deterministic)
 	$(FANOUT) package $(call opt,--architecture,ARCH) $(call opt,--sdk,SDK)
 
-deploy: venv ## Deploy (CONCURRENCY MEMORY OBJECT_SIZE REGION ARCH STRATEGY FUNCTION_TIMEOUT STORAGE EXPRESS_AZ SDK KEYS; unset: kept) (VERBOSE)
+deploy: venv ## Deploy (CONCURRENCY MEMORY OBJECT_SIZE REGION ARCH STRATEGY FUNCTION_TIMEOUT STORAGE EXPRESS_AZ SDK KEYS REMOTE_REGION JOB_FILES; unset: kept) (VERBOSE)
 	$(FANOUT) deploy $(STACK_INPUTS) $(VERBOSE_ARG)
 
 plan: venv ## Show what deploy would change

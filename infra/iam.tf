@@ -1,6 +1,6 @@
-# The function's execution role: read the stack's test objects, write and delete under the latency
-# workload's prefix (when it measures standard) and the transfer workload's, consume the one
-# queue, write the one log group.
+# The function's execution role: read the stack's test objects and the seqread objects it
+# declares, write and delete under the latency workload's prefix (when it measures standard) and
+# the transfer workload's, consume the one queue, write the one log group.
 # Nothing else.
 
 resource "aws_iam_role" "downloader" {
@@ -15,10 +15,8 @@ resource "aws_iam_role" "downloader" {
   })
 }
 
-resource "aws_iam_role_policy" "downloader" {
-  name = "least-privilege"
-  role = aws_iam_role.downloader.id
-  policy = jsonencode({
+locals {
+  downloader_policy = jsonencode({
     Version = "2012-10-17"
     Statement = concat([
       {
@@ -74,15 +72,34 @@ resource "aws_iam_role_policy" "downloader" {
         Action   = ["s3:PutObject", "s3:GetObject", "s3:DeleteObject"]
         Resource = local.latency_object_arns
       },
-      ] : [], [
+      ] : [], length(local.seqread_object_arns) > 0 ? [
       {
-        # The seqread workload (seqread.tf): read its objects under seqread/ of the stack's
-        # bucket and of the remote bucket when there is one.
+        # The seqread workload (seqread.tf): read exactly the objects it declares, in the stack's
+        # bucket and the remote bucket when there is one. None declared: no statement (IAM
+        # refuses an empty Resource).
         Sid      = "SeqreadObjects"
         Effect   = "Allow"
         Action   = "s3:GetObject"
         Resource = local.seqread_object_arns
       },
-    ])
+    ] : [])
   })
+  # IAM counts a role's inline policies together, whitespace excluded (jsonencode writes none):
+  # at most 10,240 characters (docs/aws.md). Every object named is an ARN here; fanout deploy
+  # refuses a seqread declaration that would not fit before this is planned.
+  inline_policy_limit = 10240
+  inline_policy_chars = length(local.downloader_policy) + (local.express ? length(local.express_policy) : 0)
+}
+
+resource "aws_iam_role_policy" "downloader" {
+  name   = "least-privilege"
+  role   = aws_iam_role.downloader.id
+  policy = local.downloader_policy
+
+  lifecycle {
+    precondition {
+      condition     = local.inline_policy_chars <= local.inline_policy_limit
+      error_message = "The role's inline policies would take ${local.inline_policy_chars} characters (${length(jsonencode(local.seqread_object_arns))} of them the ${length(local.seqread_object_arns)} seqread objects' ARNs), over IAM's ${local.inline_policy_limit} per role: declare fewer seqread_objects, keys or test_object_sizes."
+    }
+  }
 }

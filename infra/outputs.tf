@@ -130,3 +130,8 @@ output "remote_bucket" {
   description = "The seqread workload's bucket in remote_region; empty without one."
   value       = local.seqread_remote ? aws_s3_bucket.remote[0].bucket : ""
 }
+
+output "seqread_objects" {
+  description = "The seqread objects the stack declares (file size in bytes -> jobs): the role reads exactly these in each bucket."
+  value       = var.seqread_objects
+}

@@ -1,7 +1,7 @@
 # The seqread workload (drivers/fanout/workloads/seqread/README.md): sequential reads of
-# its objects under seqread/ of the stack's bucket and, with var.remote_region, of a second bucket
-# in that region. The function stays in the stack's region; `fanout fire` uploads the objects once
-# and keeps them, and the function only reads them.
+# the objects var.seqread_objects declares, in the stack's bucket and, with var.remote_region, in a
+# second bucket in that region. The function stays in the stack's region; `fanout fire` uploads
+# the objects once and keeps them, and the function only reads them.
 
 locals {
   seqread_remote = var.remote_region != ""
@@ -11,13 +11,14 @@ locals {
     { local = aws_s3_bucket.data.id },
     local.seqread_remote ? { remote = aws_s3_bucket.remote[0].bucket } : {},
   )
-  # Only the workload's prefix of each bucket: exactly its objects. Their keys depend on JOBS and
-  # FILE_SIZE, fire's choices, so they cannot be named here; only `fanout fire` writes under
-  # seqread/ (the role cannot), and only these objects (the workload's README.md).
-  seqread_object_arns = concat(
-    ["arn:${local.partition}:s3:::${local.bucket_name}/seqread/*"],
-    local.seqread_remote ? ["arn:${local.partition}:s3:::${local.remote_bucket_name}/seqread/*"] : [],
-  )
+  # Exactly the objects the stack declares, in each of its buckets: the keys of
+  # functions/runner/seqread/seqread.py's object_key. `fanout fire` uploads them (the role cannot
+  # write here) and refuses a run that reads others (the workload's README.md).
+  seqread_keys = flatten([for size, jobs in var.seqread_objects : [for job in range(jobs) : "seqread/${size}-bytes/${job}.bin"]])
+  seqread_object_arns = flatten([
+    for bucket in concat([local.bucket_name], local.seqread_remote ? [local.remote_bucket_name] : []) :
+    [for key in local.seqread_keys : "arn:${local.partition}:s3:::${bucket}/${key}"]
+  ])
 }
 
 # The same account and endpoint as the stack's provider (versions.tf), in the other region. Without

@@ -245,3 +245,19 @@ variable "remote_region" {
     error_message = "remote_region must be empty or an AWS region name such as us-west-2."
   }
 }
+
+variable "seqread_objects" {
+  description = "The seqread workload's objects the stack keeps in its bucket and the remote one, and the function's role may read: file size in bytes -> jobs, the objects seqread/<size>-bytes/<job>.bin of jobs 0 to jobs - 1 (fanout deploy's JOB_FILES; it uploads none, fire does). Empty: none."
+  type        = map(number)
+  default     = {}
+
+  # The function's limits (functions/runner/seqread/seqread.py): 1-64 jobs, files up to 5 GiB.
+  validation {
+    condition     = alltrue([for size, jobs in var.seqread_objects : can(regex("^[1-9][0-9]*$", size)) && jobs >= 1 && jobs <= 64 && floor(jobs) == jobs])
+    error_message = "seqread_objects must map file sizes in bytes (whole numbers) to 1-64 jobs."
+  }
+  validation {
+    condition     = alltrue([for size, jobs in var.seqread_objects : can(regex("^[1-9][0-9]*$", size)) ? tonumber(size) <= 5 * pow(1024, 3) : true])
+    error_message = "seqread_objects' file sizes must be at most 5368709120 bytes (5 GiB)."
+  }
+}

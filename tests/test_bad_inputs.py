@@ -156,6 +156,9 @@ CATALOGUE = [
     (["sweep", "--workload", "seqread", "--remote-region", "mars-1"], "'mars-1'", 2),
     (["deploy", "--remote-region", "mars-1"], "'mars-1'", 2),
     (["deploy", "--remote-region", "us-east-1"], "stack's own region", 2),
+    (["deploy", "--job-files", "4x"], "JOB_FILES '4x'", 2),
+    (["deploy", "--job-files", "64x64MiB", "--remote-region", "us-west-2"], "128 ARNs", 2),  # over the policy size
+    (["sweep", "--workload", "seqread", "--jobs", "64", "--file-size", "1MiB 2MiB"], "128 objects", 2),
     (["sweep", "--sizes", "1"], "--sizes", 2),
     (["sweep", "--order", "random"], "'random'", 2),
     (["sweep", "--seed", "-3", "--order", "shuffled"], "'-3'", 2),

@@ -280,7 +280,7 @@ def test_the_docs_show_commands_of_each_kind():
     texts = [re.sub(r"\s+#.*$", "", command.text) for command in all_commands()]
     assert "make demo" in texts  # a shell block in README.md
     assert "fanout insights download-percentiles" in texts  # an untagged block in docs/insights.md
-    assert "make deploy REMOTE_REGION=us-west-2" in texts  # a workload's README (seqread's)
+    assert "make deploy REMOTE_REGION=us-west-2 JOB_FILES=4x64MiB" in texts  # a workload's README (seqread's)
     assert 'make sweep WORKLOAD=latency SIZES="1 1KB; 1MB 100MB" REPS="3 10"' in texts  # a span over two lines
     assert not any("<id>" in text for text in texts)  # synopses are not commands
 

@@ -16,8 +16,11 @@ from fanout.workloads.seqread.driver import SeqreadDriver, parse
 MiB, GiB = 2**20, 2**30
 
 
-def stack(region="us-east-1", remote_region="us-west-2", timeout=300):
-    outputs = {"remote_region": remote_region, "remote_bucket": "b-remote" if remote_region else ""}
+def stack(region="us-east-1", remote_region="us-west-2", timeout=300, objects=None):
+    """A stack declaring `objects` (default: every run of these tests') in each bucket."""
+    declared = objects or {str(64 * MiB): 1, str(256 * MiB): 16, str(GiB): 8}
+    outputs = {"remote_region": remote_region, "remote_bucket": "b-remote" if remote_region else "",
+               "seqread_objects": declared}  # fmt: skip
     return SimpleNamespace(stack="s", region=region, timeout=timeout, memory=2048, concurrency=10,
                            architecture="x86_64", object_size=MiB, workload_outputs=outputs)  # fmt: skip
 

@@ -94,7 +94,8 @@ STANDARD_OUTPUTS = {
 }  # fmt: skip
 
 
-NO_REMOTE = {"remote_region": "", "remote_bucket": ""}  # seqread's outputs of a stack deployed before them
+# seqread's outputs of a stack deployed before them: no remote bucket, the default run's objects.
+SEQREAD_BEFORE = {"remote_region": "", "remote_bucket": "", "seqread_objects": {"67108864": 1}}
 
 
 def test_stack_reads_the_storage_outputs():
@@ -103,7 +104,7 @@ def test_stack_reads_the_storage_outputs():
     deployed = Stack.from_outputs("aws", outputs)
     assert storage.deployed(deployed) == ["express", "standard"]
     assert deployed.workload_outputs == {"storage": ["express", "standard"], "express_bucket": "t-1--use1-az4--x-s3",
-                                         "express_az": "use1-az4", **NO_REMOTE}  # fmt: skip
+                                         "express_az": "use1-az4", **SEQREAD_BEFORE}  # fmt: skip
     # run.json holds them beside the stack's other outputs, as before the registry carried them.
     assert {name: deployed.as_record()[name] for name in outputs} == outputs
 
@@ -111,7 +112,7 @@ def test_stack_reads_the_storage_outputs():
 def test_a_stack_deployed_before_storage_existed_is_standard_only():
     deployed = Stack.from_outputs("aws", STANDARD_OUTPUTS)
     assert deployed.workload_outputs == {"storage": list(storage.DEFAULT), "express_bucket": "", "express_az": "",
-                                         **NO_REMOTE}  # fmt: skip
+                                         **SEQREAD_BEFORE}  # fmt: skip
 
 
 def test_the_deploy_summary_says_what_the_latency_workload_measures_and_where():

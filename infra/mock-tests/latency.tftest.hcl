@@ -42,8 +42,9 @@ run "express_only_grants_nothing_on_the_test_bucket" {
   command = apply
 
   variables {
-    storage    = ["express"]
-    express_az = "use1-az4"
+    storage         = ["express"]
+    express_az      = "use1-az4"
+    seqread_objects = { "67108864" = 1 }
   }
 
   assert {

@@ -1,7 +1,8 @@
-# The seqread workload's second bucket, planned offline against the mocked AWS provider (see
-# aws.tftest.hcl): with remote_region the bucket is made through the provider alias in that
-# region, encrypted, private and TLS-only, and the role reads seqread/ of both buckets and
-# nothing more; without it, nothing. Expected names are spelled out, not derived.
+# The seqread workload's second bucket and its objects, planned offline against the mocked AWS
+# provider (see aws.tftest.hcl): with remote_region the bucket is made through the provider alias
+# in that region, encrypted, private and TLS-only; the role reads exactly the declared objects
+# (seqread_objects) of each bucket and nothing more, and a declaration too large for IAM's policy
+# size is refused at plan. Expected names are spelled out, not derived.
 
 mock_provider "aws" {
   source = "./mock-tests/mocks"
@@ -21,7 +22,8 @@ run "remote_region_adds_a_private_encrypted_tls_only_bucket_there" {
   command = apply
 
   variables {
-    remote_region = "us-west-2"
+    remote_region   = "us-west-2"
+    seqread_objects = { "67108864" = 1, "1048576" = 2 }
   }
 
   assert {
@@ -42,12 +44,29 @@ run "remote_region_adds_a_private_encrypted_tls_only_bucket_there" {
   }
   assert {
     condition = [for s in jsondecode(aws_iam_role_policy.downloader.policy).Statement : s if s.Sid == "SeqreadObjects"] == [{
-      Sid      = "SeqreadObjects"
-      Effect   = "Allow"
-      Action   = "s3:GetObject"
-      Resource = ["arn:aws:s3:::plan-test-123456789012-us-east-1/seqread/*", "arn:aws:s3:::plan-test-123456789012-us-west-2/seqread/*"]
+      Sid    = "SeqreadObjects"
+      Effect = "Allow"
+      Action = "s3:GetObject"
+      Resource = [
+        "arn:aws:s3:::plan-test-123456789012-us-east-1/seqread/1048576-bytes/0.bin",
+        "arn:aws:s3:::plan-test-123456789012-us-east-1/seqread/1048576-bytes/1.bin",
+        "arn:aws:s3:::plan-test-123456789012-us-east-1/seqread/67108864-bytes/0.bin",
+        "arn:aws:s3:::plan-test-123456789012-us-west-2/seqread/1048576-bytes/0.bin",
+        "arn:aws:s3:::plan-test-123456789012-us-west-2/seqread/1048576-bytes/1.bin",
+        "arn:aws:s3:::plan-test-123456789012-us-west-2/seqread/67108864-bytes/0.bin",
+      ]
     }]
-    error_message = "The role must read seqread/ of both buckets, and only read."
+    error_message = "The role must read exactly the declared objects of both buckets, and only read."
+  }
+  # 4 ARNs of 73 characters and 2 of 74, each quoted and comma separated, in brackets:
+  # 440 + 6 x 2 + 5 + 2; tests/test_seqread_objects.py expects the driver's count to agree.
+  assert {
+    condition     = length(jsonencode(local.seqread_object_arns)) == 459
+    error_message = "The declared objects' ARNs must take the characters the driver counts (declared.policy_chars)."
+  }
+  assert {
+    condition     = output.seqread_objects == tomap({ "67108864" = 1, "1048576" = 2 })
+    error_message = "The stack must output its declared objects."
   }
   assert {
     condition     = jsondecode(aws_lambda_function.downloader.environment[0].variables.SEQREAD_BUCKETS).remote == "plan-test-123456789012-us-west-2" && aws_lambda_function.downloader.environment[0].variables.SEQREAD_REMOTE_REGION == "us-west-2"
@@ -62,14 +81,67 @@ run "remote_region_adds_a_private_encrypted_tls_only_bucket_there" {
 run "without_remote_region_nothing_is_created_and_only_the_stack_bucket_is_read" {
   command = apply
 
+  variables {
+    seqread_objects = { "67108864" = 3 }
+  }
+
   assert {
     condition     = length(aws_s3_bucket.remote) == 0 && output.remote_bucket == ""
     error_message = "Without remote_region there must be no second bucket."
   }
   assert {
-    condition     = [for s in jsondecode(aws_iam_role_policy.downloader.policy).Statement : s.Resource if s.Sid == "SeqreadObjects"] == [["arn:aws:s3:::plan-test-123456789012-us-east-1/seqread/*"]]
-    error_message = "Without remote_region the role must read seqread/ of the stack's bucket only."
+    condition = [for s in jsondecode(aws_iam_role_policy.downloader.policy).Statement : s.Resource if s.Sid == "SeqreadObjects"] == [[
+      "arn:aws:s3:::plan-test-123456789012-us-east-1/seqread/67108864-bytes/0.bin",
+      "arn:aws:s3:::plan-test-123456789012-us-east-1/seqread/67108864-bytes/1.bin",
+      "arn:aws:s3:::plan-test-123456789012-us-east-1/seqread/67108864-bytes/2.bin",
+    ]]
+    error_message = "Without remote_region the role must read the declared objects of the stack's bucket only."
   }
+}
+
+run "no_objects_declared_no_seqread_statement" {
+  command = plan
+
+  variables {
+    remote_region = "us-west-2"
+  }
+
+  assert {
+    condition     = [for s in jsondecode(aws_iam_role_policy.downloader.policy).Statement : s if s.Sid == "SeqreadObjects"] == [] && !strcontains(aws_iam_role_policy.downloader.policy, "seqread")
+    error_message = "With no seqread_objects the role must read nothing of the workload (IAM refuses an empty Resource)."
+  }
+}
+
+# What fanout deploy keeps for the role's other statements (declared.py OTHER_STATEMENTS_CHARS):
+# enough for the longest stack name, express, the remote bucket and a sweep's eight object sizes.
+run "the_other_statements_fit_what_the_driver_keeps_for_them" {
+  command = plan
+
+  variables {
+    stack             = "a-thirty-character-stack-name0"
+    remote_region     = "ap-southeast-2"
+    storage           = ["standard", "express"]
+    express_az        = "use1-az4"
+    test_object_sizes = [1, 1024, 1048576, 8388608, 67108864, 268435456, 1073741824, 10737418240]
+    seqread_objects   = { "67108864" = 1 }
+  }
+
+  assert {
+    condition     = local.inline_policy_chars - length(jsonencode(local.seqread_object_arns)) <= 2560
+    error_message = "The role's statements other than seqread's must fit in 2560 characters (declared.py)."
+  }
+}
+
+# 128 objects in 2 buckets: 256 ARNs of about 76 characters, over IAM's 10,240.
+run "a_declaration_over_the_policy_size_is_refused_at_plan" {
+  command = plan
+
+  variables {
+    remote_region   = "us-west-2"
+    seqread_objects = { "67108864" = 64, "1073741824" = 64 }
+  }
+
+  expect_failures = [aws_iam_role_policy.downloader]
 }
 
 run "remote_region_must_be_a_region_name" {

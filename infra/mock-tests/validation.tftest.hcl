@@ -28,11 +28,12 @@ run "values_below_the_limits" {
     timeout           = 0
     batch_size        = 0
     max_receive_count = 4
+    seqread_objects   = { "1024" = 0 } # jobs
   }
 
   expect_failures = [
     var.memory, var.concurrency, var.object_size, var.ephemeral_storage, var.timeout, var.batch_size,
-    var.max_receive_count,
+    var.max_receive_count, var.seqread_objects,
   ]
 }
 
@@ -48,11 +49,12 @@ run "values_above_the_limits" {
     timeout           = 901
     batch_size        = 11
     max_receive_count = 1001
+    seqread_objects   = { "5368709121" = 1 } # a file over 5 GiB
   }
 
   expect_failures = [
     var.memory, var.concurrency, var.object_size, var.ephemeral_storage, var.timeout, var.batch_size,
-    var.max_receive_count,
+    var.max_receive_count, var.seqread_objects,
   ]
 }
 
@@ -67,11 +69,12 @@ run "values_not_whole" {
     timeout           = 1.5
     batch_size        = 1.5
     max_receive_count = 5.5
+    seqread_objects   = { "1024" = 1.5 }
   }
 
   expect_failures = [
     var.memory, var.concurrency, var.object_size, var.ephemeral_storage, var.timeout, var.batch_size,
-    var.max_receive_count,
+    var.max_receive_count, var.seqread_objects,
   ]
 }
 
@@ -85,10 +88,12 @@ run "names_not_allowed" {
     default_strategy   = "mmap"
     endpoint           = "localhost:4566"
     log_retention_days = 2
+    seqread_objects    = { "64MiB" = 1 } # sizes are in bytes
   }
 
   expect_failures = [
     var.stack, var.region, var.architecture, var.default_strategy, var.endpoint, var.log_retention_days,
+    var.seqread_objects,
   ]
 }
 

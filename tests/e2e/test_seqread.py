@@ -1,14 +1,15 @@
-"""The seqread workload end to end on the local backend: `make deploy REMOTE_REGION=us-west-2`
-(the second bucket made through the provider alias, in the emulator's second region), then
-fire, wait and report of a local and a remote run (the report across both puts the paths side by
-side), then a sweep over JOBS and FROM.
+"""The seqread workload end to end on the local backend: `make deploy REMOTE_REGION=us-west-2
+JOB_FILES=4x64MiB` (the second bucket made through the provider alias, in the emulator's second
+region; the role reading exactly those objects in both buckets), then the issue's `make fire
+WORKLOAD=seqread JOBS=4 FILE_SIZE=64MiB FROM=remote`, wait and report, the same from the local
+bucket (the report across both puts the paths side by side), then a sweep over JOBS and FROM,
+which deploys the objects its cells read.
 
-One stack for the module. Reads are small (4 objects of 4 MiB per message) and hosted under a
-network model whose us-west-2 profile slows the remote path, so that every remote block's first
-byte is known to wait at least that profile's RTT plus first byte.
+One stack for the module. Few messages (3 per run), hosted under a network model whose us-west-2
+profile slows the remote path, so that every remote block's first byte is known to wait at least
+that profile's RTT plus first byte. The sweep reads small objects (4 MiB, 1 MiB blocks).
 """
 
-import argparse
 import json
 
 import numpy as np
@@ -19,13 +20,14 @@ from fanout.cloud import stack as stacks
 from fanout.common import aws, registry
 from fanout.local.network import options as network_options
 from fanout.results import run_folders as runs, stats, sweep_folders as sweeps
-from fanout.stages import deploy, fire, report as reporting, wait
+from fanout.stages import deploy, report as reporting, wait
 
 pytestmark = pytest.mark.slow
 
 STACK = "e2e-seqread"
 REMOTE = "us-west-2"
-FILE_SIZE, BLOCK = "4MiB", "1MiB"
+JOBS, FILE_SIZE = 4, "64MiB"  # the issue's run; its BLOCK is the default, 8 MiB
+SWEEP_FILE_SIZE, SWEEP_BLOCK = "4MiB", "1MiB"
 MESSAGES = 3
 PROFILE = {"rtt_ms": 40, "first_byte_ms": 10, "rate_factor": 0.5}
 MODEL = f"""connection_mb_per_s = 40
@@ -37,7 +39,7 @@ first_byte_ms = {PROFILE["first_byte_ms"]}
 rate_factor = {PROFILE["rate_factor"]}
 """
 DEPLOY = ["--concurrency", "2", "--memory", "512", "--object-size", "1KiB", "--function-timeout", "60",
-          "--remote-region", REMOTE]  # fmt: skip
+          "--remote-region", REMOTE, "--job-files", f"{JOBS}x{FILE_SIZE}"]  # fmt: skip
 WAIT_SECONDS = 240
 
 
@@ -60,13 +62,11 @@ def deployed(emulator, tmp_path_factory):
 
 
 def run_seqread(stack, model_file, source: str) -> dict:
-    """`make fire WORKLOAD=seqread JOBS=4 FILE_SIZE=4MiB BLOCK=1MiB FROM=<source>`, then `make
+    """`make fire WORKLOAD=seqread JOBS=4 FILE_SIZE=64MiB FROM=<source> MESSAGES=3`, then `make
     wait` hosting the function under the model, then `make report`: the run's summary."""
-    driver = registry.get("seqread").driver()
-    options = driver.options_from(argparse.Namespace(jobs="4", block=BLOCK, depth=None, file_size=FILE_SIZE,
-                                                     source=source))  # fmt: skip
-    plan = driver.plan(stack, options, MESSAGES)
-    record = fire.fire(stack, fire.FireParams(MESSAGES, "seqread-e2e", **plan.fire_fields))
+    assert fanout("fire", "--workload", "seqread", "--jobs", str(JOBS), "--file-size", FILE_SIZE, "--from", source,
+                  "--messages", str(MESSAGES), "--tag", "seqread-e2e") == 0  # fmt: skip
+    record = runs.load(runs.LATEST)
     model = network_options.resolve(str(model_file), "1", stack)
     accounting = wait.wait(stack, record, WAIT_SECONDS, host=True, network=model)
     assert (len(accounting.done), accounting.in_flight()) == (MESSAGES, [])
@@ -87,6 +87,16 @@ def test_the_remote_bucket_is_in_the_second_region_private_encrypted_and_tls_onl
     assert all(s3.get_public_access_block(Bucket=bucket)["PublicAccessBlockConfiguration"].values())
     (statement,) = json.loads(s3.get_bucket_policy(Bucket=bucket)["Policy"])["Statement"]
     assert statement["Effect"] == "Deny" and statement["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
+    # The role reads exactly the declared objects, jobs 0-3 of 64 MiB, in each bucket, and writes none.
+    role = stack.client("lambda").get_function_configuration(FunctionName=stack.function_name)["Role"]
+    document = stack.client("iam").get_role_policy(RoleName=role.rsplit("/", 1)[-1],
+                                                   PolicyName="least-privilege")["PolicyDocument"]  # fmt: skip
+    statements = (json.loads(document) if isinstance(document, str) else document)["Statement"]
+    (reads,) = [s for s in statements if s["Sid"] == "SeqreadObjects"]
+    keys = [f"seqread/{64 * 2**20}-bytes/{job}.bin" for job in range(JOBS)]
+    assert reads["Action"] == "s3:GetObject"
+    assert reads["Resource"] == [f"arn:aws:s3:::{name}/{key}" for name in (stack.bucket, bucket) for key in keys]
+    assert [s["Sid"] for s in statements if "/seqread/" in json.dumps(s["Resource"])] == ["SeqreadObjects"]
     assert stack.bucket != bucket  # the stack's own bucket stays in its region
     assert aws.client("s3", stack.region, stack.endpoint).get_bucket_location(Bucket=stack.bucket)[
         "LocationConstraint"] in (None, stack.region)  # fmt: skip
@@ -98,7 +108,8 @@ def test_local_and_remote_runs_are_reported_side_by_side(deployed, capsys):
     for source, summary in summaries.items():
         reads = [r for r in summary["records"] if r["event"] == "seqread"]
         assert sorted(r["seq"] for r in reads) == list(range(MESSAGES))
-        assert {(r["source"], r["jobs"], r["bytes"], r["blocks"]) for r in reads} == {(source, 4, 4 * 4 * 2**20, 16)}
+        # 4 jobs of 64 MiB, each in 8 blocks of the default 8 MiB.
+        assert {(r["source"], r["jobs"], r["bytes"], r["blocks"]) for r in reads} == {(source, 4, 4 * 64 * 2**20, 32)}
         assert summary["counts"]["in_query"] == summary["counts"]["messages"] == MESSAGES
         (row,) = summary["rows"]
         other = "remote" if source == "local" else "local"
@@ -132,11 +143,13 @@ def test_local_and_remote_runs_are_reported_side_by_side(deployed, capsys):
 def test_a_sweep_over_jobs_and_from(deployed):
     _, model_file = deployed
     argv = ["sweep", *DEPLOY, "--strategy", "stream", "--multiplier", "1", "--tag", "seqsweep", "--workload", "seqread",
-            "--jobs", "1 2", "--from", "local remote", "--file-size", FILE_SIZE, "--block", BLOCK,
+            "--jobs", "1 2", "--from", "local remote", "--file-size", SWEEP_FILE_SIZE, "--block", SWEEP_BLOCK,
             "--network", str(model_file), "--network-scale", "1", "--timeout", str(WAIT_SECONDS)]  # fmt: skip
     assert fanout(*argv) == 0
     manifest = sweeps.load(sweeps.LATEST)
     assert [cell.status for cell in manifest.cells] == ["done"] * 4
+    # It deployed the objects its cells read (jobs 0-1 of 4 MiB) with those its JOB_FILES gives.
+    assert stacks.load("local", STACK).workload_outputs["seqread_objects"] == {str(4 * 2**20): 2, str(64 * 2**20): 4}
     cells = {(c.params["options"]["source"], c.params["options"]["jobs"]): c for c in manifest.cells}
     assert sorted(cells) == [("local", 1), ("local", 2), ("remote", 1), ("remote", 2)]
     for (source, jobs), cell in cells.items():

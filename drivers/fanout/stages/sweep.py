@@ -147,8 +147,11 @@ def from_args(args) -> SweepParams:
         deploy.check_strategy(strategy, args.backend, endpoint)
     for pin in grid.pin:
         pins.check_backend(pin, args.backend)
-    # The workloads check their options against the region the stack goes to.
-    chosen = workloads.deploy_options(argparse.Namespace(**{**vars(args), "region": inputs["region"]}), args.backend)
+    # The workloads check their options against the region the stack goes to; the sweep's
+    # workload adds what its cells need deployed.
+    placed = argparse.Namespace(**{**vars(args), "region": inputs["region"]})
+    chosen = workloads.deploy_options(placed, args.backend)
+    chosen = workload.driver().sweep_deploy_options(chosen, placed, grid.options)
     return SweepParams(
         backend=args.backend, stack=params.stack_name(args.stack), region=params.region(inputs["region"]),
         axes=grid, multiplier=fire.positive_int("--multiplier (MULTIPLIER)", args.multiplier),

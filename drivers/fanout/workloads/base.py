@@ -63,6 +63,12 @@ class Driver:
         """Its message-level combinations of a sweep (one cell each); None: none of its own."""
         return (None,)
 
+    def sweep_deploy_options(self, chosen: dict, args, combos: tuple) -> dict:
+        """The deploy-level options a sweep deploys (`chosen`: those the command line gave), with
+        what its combinations (sweep_options) need deployed before the first cell (seqread: its
+        objects); by default `chosen`."""
+        return chosen
+
     def cell_fire_fields(self, cell) -> dict:
         """FireParams' fields for a sweep cell (fanout.stages.sweep_axes.CellParams)."""
         return {"workload": self.name, "options": dict(cell.options or {})}

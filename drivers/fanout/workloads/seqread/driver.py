@@ -1,6 +1,7 @@
 """The seqread workload's driver: fire's options (JOBS, BLOCK, DEPTH, FILE_SIZE, FROM), the checks
 against the stack (the remote bucket deployed, the time limit), its objects, the cost (costs.py),
-its report (report.py) and its deploy-level remote region (region.py).
+its report (report.py) and its deploy-level options, the remote region and the objects the stack
+declares (deploy_options.py).
 
 The parameters are defined once, in the function's seqread.py, loaded here as `definition`: a
 value is checked by the code that will run it, and its errors become one-line usage errors.
@@ -16,9 +17,10 @@ from fanout.common import function_modules
 from fanout.common.errors import UsageError
 from fanout.results.sections import Report
 from fanout.workloads.base import Driver, Plan
-from fanout.workloads.seqread import costs as seqread_costs, objects, region
+from fanout.workloads.seqread import costs as seqread_costs, declared, deploy_options, objects, region
 
 definition = function_modules.load("seqread")
+units = function_modules.load("units")
 if TYPE_CHECKING:  # the same class, read by mypy from the function's folder on its path
     from seqread import Params
 else:
@@ -48,6 +50,19 @@ def check_time_limit(fields: dict, timeout: int) -> None:
         raise UsageError(f"invalid seqread run: {problem}")
 
 
+def check_declared(stack, fields: dict) -> None:
+    """Refuse a run whose objects the stack does not declare (its role could not read them),
+    naming the JOB_FILES that adds them to those it has."""
+    output = deploy_options.stack_fields(stack.workload_outputs)[declared.OUTPUT]
+    has = declared.from_output(output)
+    if not declared.covers(has, fields):
+        wanted = declared.text(declared.union(has, declared.needed(fields)))
+        size = units.format_size(fields["file_size"])
+        raise UsageError(f"invalid seqread run: JOBS={fields['jobs']} x FILE_SIZE={size} reads objects stack "
+                         f"{stack.stack!r} does not declare (it has {declared.text(has)}); deploy with "
+                         f"JOB_FILES='{wanted}' first")  # fmt: skip
+
+
 def estimate(count: int, deployed, fields: dict, function_region: str, remote_region: str) -> costs.Estimate:
     """`deployed`: a Stack or a sweep cell (fanout.stages.sweep_axes.CellParams)."""
     deployment = costs.Deployment(deployed.memory, deployed.concurrency, deployed.architecture,
@@ -56,13 +71,13 @@ def estimate(count: int, deployed, fields: dict, function_region: str, remote_re
 
 
 class SeqreadDriver(Driver):
-    """Its deploy-level option is the remote region (region.py)."""
+    """Its deploy-level options are the remote region and the declared objects (deploy_options.py)."""
 
     name = definition.NAME
     report_module = "fanout.workloads.seqread.report"
     OPTIONS = tuple(name for name, *_ in FLAGS)
-    DEPLOY_OPTIONS = region.DEPLOY_OPTIONS
-    deploy_hooks = region
+    DEPLOY_OPTIONS = deploy_options.DEPLOY_OPTIONS
+    deploy_hooks = deploy_options
 
     def add_fire_arguments(self, parser, sweep: bool = False) -> None:
         for name, flag, make, _, text in FLAGS:
@@ -73,13 +88,15 @@ class SeqreadDriver(Driver):
         return parse({name: getattr(args, name) for name in self.OPTIONS})
 
     def plan(self, stack, params: Params, count: int) -> Plan:
-        """Checked against the stack: the remote bucket deployed when FROM=remote, the time limit."""
+        """Checked against the stack: the remote bucket deployed when FROM=remote, the objects
+        declared, the time limit."""
         remote = region.stack_fields(stack.workload_outputs)
         if params.source == "remote" and not remote["remote_bucket"]:
             raise UsageError(f"invalid FROM 'remote': stack {stack.stack!r} has no remote bucket; deploy it with "
                              "REMOTE_REGION=<region>")  # fmt: skip
         fields = params.fields()
         check_time_limit(fields, stack.timeout)
+        check_declared(stack, fields)
         return Plan({"workload": self.name, "options": fields},
                     estimate(count, stack, fields, stack.region, remote["remote_region"]))  # fmt: skip
 
@@ -100,6 +117,10 @@ class SeqreadDriver(Driver):
         if len({json.dumps(c, sort_keys=True) for c in combos}) < len(combos):
             raise UsageError("invalid seqread sweep: a combination is given twice")
         return tuple(combos)
+
+    def sweep_deploy_options(self, chosen: dict, args, combos: tuple) -> dict:
+        """The sweep deploys every object its cells read (deploy_options.for_sweep)."""
+        return deploy_options.for_sweep(chosen, args, combos)
 
     def describe_cell(self, cell) -> str:
         return f"{self.name} {cell.options}"

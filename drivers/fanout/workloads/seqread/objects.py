@@ -2,8 +2,9 @@
 bucket a run reads (the stack's, or the remote region's), uploaded by the first run that needs
 them and kept, as the stack's test objects are: `make destroy` empties both buckets.
 
-An object already there with the right size is kept; the function reads them only (IAM,
-infra/seqread.tf).
+An object already there with the right size is kept. The function reads them only, and only
+those the stack declares (declared.py, infra/seqread.tf): fire refuses a run that reads others
+before this uploads anything.
 """
 
 from collections.abc import Callable

@@ -10,18 +10,12 @@ import boto3
 
 from fanout.common.errors import UsageError
 
-DEPLOY_OPTIONS = ("remote_region",)
 NONE = "none"
 
 
 def known_regions() -> list[str]:
     """The S3 regions of botocore's endpoint data (aws partition)."""
     return boto3.session.Session().get_available_regions("s3")
-
-
-def add_deploy_arguments(parser) -> None:
-    parser.add_argument("--remote-region", help="seqread: region of a second bucket that FROM=remote reads, such as "
-                        f"us-west-2 ({NONE}: no second bucket; default: the deployed stack's, else {NONE})")
 
 
 def parse(text: str, stack_region: str) -> str:
@@ -37,23 +31,6 @@ def parse(text: str, stack_region: str) -> str:
     return text
 
 
-def deploy_options(args, backend: str) -> dict:
-    return {"remote_region": parse(args.remote_region or "", args.region)}
-
-
-def kept_options(outputs: dict, given: dict) -> dict:
-    return {} if "remote_region" in given else {"remote_region": stack_fields(outputs)["remote_region"] or NONE}
-
-
-def terraform_variables(options: dict) -> dict:
-    return {"remote_region": options.get("remote_region", "")}
-
-
 def stack_fields(outputs: dict) -> dict:
     """The stack's `remote_region` and `remote_bucket` outputs (empty: none, or a stack from before)."""
     return {"remote_region": outputs.get("remote_region", ""), "remote_bucket": outputs.get("remote_bucket", "")}
-
-
-def deploy_summary(stack) -> list[str]:
-    fields = stack_fields(stack.workload_outputs)
-    return [f"remote    s3://{fields['remote_bucket']} in {fields['remote_region']}"] if fields["remote_bucket"] else []

@@ -114,8 +114,8 @@ def test_each_environment_has_its_own_tmp(deploy, tmp_path):
     assert warnings == [] and len(streams) == 2
     assert peak_concurrency(intervals(streams)) == 2
     # A fresh, empty /tmp per environment; only a task root or runtime that itself lives under
-    # /tmp (the tests' state directory does; a CI checkout's venv may) is mounted back there.
-    kept = [Path(p).resolve().parts for p in (paths.home(), sys.prefix)]
+    # /tmp (the tests' state directory does; a checkout there, its venv) is mounted back there.
+    kept = [Path(p).resolve().parts for p in (paths.home(), sys.prefix, paths.REPO)]
     listing = sorted({"same-name"} | {parts[2] for parts in kept if parts[1] == "tmp"})
     for events in streams.values():
         lines = [m for _, m in events if m.startswith(("mine", "clobbered"))]

@@ -1,6 +1,7 @@
 """Fixtures shared by the whole suite."""
 
 import pytest
+from xdist.scheduler import LoadScopeScheduling
 
 from fanout.local.emulator import control
 
@@ -12,14 +13,27 @@ def emulator():
         yield endpoint
 
 
-@pytest.hookimpl(tryfirst=True)
+
+# Tests that share nothing with the rest of their module and take minutes: scheduled one by one
+# (each benchmark's tiny run is a subprocess of its own; together they would hold one worker).
+ON_THEIR_OWN = ("tests/test_bench.py::test_each_benchmark_runs_to_its_end_at_a_tiny_size[",)
+
+
+class ModulesInOrder(LoadScopeScheduling):
+    """A module's tests go to one worker, as its module fixtures (a deployed stack) expect, and
+    modules are handed out in collection order, which pytest_collection_modifyitems sets."""
+
+    def _split_scope(self, nodeid: str) -> str:
+        return nodeid if nodeid.startswith(ON_THEIR_OWN) else nodeid.split("::", 1)[0]
+
+
+def pytest_xdist_make_scheduler(config, log):
+    config.option.loadscopereorder = False  # keep the order below, not the largest module first
+    return ModulesInOrder(config, log)
+
+
 def pytest_collection_modifyitems(items):
-    """Schedule for `make test` (`--dist loadgroup --no-loadscope-reorder`): a module's tests
-    stay on one worker, as its module fixtures (a deployed stack) expect, unless a test names its
-    own xdist_group; and modules with slow tests come first, so that no long module starts last
-    and holds the run up while the other workers sit idle."""
-    for item in items:
-        if not item.get_closest_marker("xdist_group"):
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+    """Modules with slow tests first, so that no long module starts last and holds the run up
+    while the other workers sit idle."""
     slow = {item.nodeid.split("::")[0] for item in items if item.get_closest_marker("slow")}
     items.sort(key=lambda item: item.nodeid.split("::")[0] not in slow)  # stable: modules stay whole

@@ -60,13 +60,7 @@ def test_every_benchmark_has_a_tiny_size():
     assert sorted(TINY) == known()
 
 
-def tiny_run(name: str):
-    """One benchmark's tiny run: its own worker group (runs are independent subprocesses, and the
-    slow ones together would hold one worker for minutes), marked slow where it is."""
-    return pytest.param(name, marks=[pytest.mark.xdist_group(f"bench-{name}"), *([pytest.mark.slow] if name in SLOW else [])])
-
-
-@pytest.mark.parametrize("name", [tiny_run(n) for n in known()])
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW else n for n in known()])
 def test_each_benchmark_runs_to_its_end_at_a_tiny_size(name):
     """Through `python -m bench NAME`, as `make bench` runs it: every figure in the closing table,
     none failed. Exit 1 (a target missed) is fine at this size; 2 is a benchmark that broke."""

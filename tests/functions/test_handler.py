@@ -97,7 +97,9 @@ def test_success_record(load_handler, function_env, test_object, capsys, tmp_pat
     assert line["receive_count"] == 3
     assert line["message_id"] == event["Records"][0]["messageId"]
     assert line["request_id"] == context.aws_request_id
-    assert get_object_ids and line["s3_request_id"] == get_object_ids[0]
+    # The first GetObject's id; requests in parallel reach the two listeners in either order.
+    parallel = line["requests"] > 1 and line["connections"] > 1
+    assert get_object_ids and line["s3_request_id"] in (get_object_ids if parallel else get_object_ids[:1])
     assert list(tmp_path.iterdir()) == []  # download_file deleted its file
 
 

@@ -18,10 +18,9 @@ parameter is printed as estimated/injected (target: within 5%), estimated as the
   answers came after their latency (fanout.local.network.late).
 - burst of parallel ranged parts: burst_excess_bytes of `ranged connections=4` and `=8` (2 MiB
   parts, one download each in a fresh environment) under a second model (PARALLEL: a 32 MiB
-  bucket, 8 MB/s per connection, 16 MB/s sustained), over the bucket. Its bucket is 32 MiB
-  because the timeline counts bytes per completed 256 KiB read: each connection holds up to one
-  read it has received but not counted, so the estimate is short by about half a read per
-  connection (1 MiB of an 8 MiB bucket on 8 connections, docs/network-model.md);
+  bucket, 8 MB/s per connection, 16 MB/s sustained), over the bucket: one connection alone is
+  slower than the sustained rate, so the bucket is spent only while several run at once (the
+  suite's tests/network/test_truth.py checks an 8 MiB bucket on 1, 4 and 8 connections);
 - uploads: seconds of PutObjects of UPLOAD_SIZE on one and two connections at once under the
   upload model of the suite's test (fanout.local.network.upload_truth), over truth.predicted_seconds of the upload
   direction (target within 10%).

@@ -139,7 +139,8 @@ def _timeline_share(measure, rate: float) -> None:
     recorder = measure.timeline.Recorder(time.monotonic())
     started = time.perf_counter()
     for _ in range(reads):
-        recorder.add(time.monotonic(), IO_CHUNK)
+        now = time.monotonic()
+        recorder.add(now, IO_CHUNK, now - IO_CHUNK / rate)  # spread over the read's time at `rate`
     per_read = (time.perf_counter() - started) / reads
     print(f"    timeline recording: {per_read * 1e6:.2f} us per {IO_CHUNK // 1024} KiB read, "
           f"{per_read / (IO_CHUNK / rate):.2%} of the read's time at {rate / 1e6:,.0f} MB/s")
@@ -148,7 +149,7 @@ def _timeline_share(measure, rate: float) -> None:
 def _without_timeline(measure, download) -> float:
     """`download()` with the timeline's recording switched off."""
     recorder = measure.timeline.Recorder
-    add, recorder.add = recorder.add, lambda self, at, count: None
+    add, recorder.add = recorder.add, lambda self, at, count, since=None: None
     try:
         return download()
     finally:

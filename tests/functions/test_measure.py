@@ -3,6 +3,7 @@
 import json
 import random
 import threading
+from types import SimpleNamespace
 
 import pytest
 
@@ -54,6 +55,35 @@ def test_progress_first_chunk_ignores_empty_reads(measure):
     assert progress.first_chunk_at is None
     progress(10)
     assert progress.first_chunk_at is not None and progress.bytes == 10
+
+
+def test_progress_spreads_each_read_from_its_threads_last_answer_or_read(measure, monkeypatch):
+    """A thread's read arrived after that thread's response headers (botocore's
+    response-received) or its previous read; a thread that saw no response counts its read
+    where it ends."""
+    clock = iter([100.0, 100.005, 100.035, 100.050, 100.055])
+    monkeypatch.setattr(measure, "time", SimpleNamespace(monotonic=lambda: next(clock)))
+    progress = measure.Progress()  # started at 100.0
+    progress.answered()  # headers at 100.005
+    progress(3000)  # 100.005-100.035: 5, 10, 10 and 5 ms of it in intervals 0-3
+    progress(1500)  # 100.035-100.050
+    other = threading.Thread(target=progress, args=(700,))  # at 100.055
+    other.start()
+    other.join()
+    assert progress.timeline.counts == [500, 1000, 1000, 1000, 1000, 700]
+    assert progress.bytes == 5200 and progress.first_chunk_at == 100.035
+
+
+def test_a_download_tells_its_progress_of_each_answer(measure, monkeypatch, s3, test_object, tmp_path):
+    """measure.download hands botocore's response-received to its Progress (one per request:
+    the HeadObject and each ranged GET), and only while it runs."""
+    answers = []
+    monkeypatch.setattr(measure.Progress, "answered", lambda self, **_: answers.append(threading.get_ident()))
+    choice = measure.strategies.parse("ranged connections=2 chunk_size=4MiB")
+    measure.download(s3, test_object.bucket, test_object.key, choice, str(tmp_path))
+    assert len(answers) == 1 + choice.gets(test_object.size)
+    s3.head_object(Bucket=test_object.bucket, Key=test_object.key)
+    assert len(answers) == 1 + choice.gets(test_object.size)
 
 
 def test_success_record_throughput_units(measure):

@@ -3,6 +3,7 @@
 import hashlib
 import io
 import math
+import threading
 
 import boto3
 import pytest
@@ -31,10 +32,11 @@ def s3(emulator):
 
 class Counter:
     def __init__(self):
-        self.calls, self.bytes = 0, 0
+        self.calls, self.bytes, self.threads = 0, 0, set()
 
     def __call__(self, n):
         self.calls, self.bytes = self.calls + 1, self.bytes + n
+        self.threads.add(threading.get_ident())
 
 
 @pytest.mark.parametrize("text", SAMPLE)
@@ -43,18 +45,25 @@ def test_each_strategy_reads_the_exact_bytes(strategies, s3, test_object, tmp_pa
     choice = strategies.parse(text)
     memory, path, progress = io.BytesIO(), tmp_path / "object", Counter()
     target = strategies.Target(fileobj=memory, path=str(path))
-    requests = []
+    requests, answered = [], set()
 
     def ranges(request, **_):
         requests.append(request.headers.get("Range"))
 
+    def answer(**_):
+        answered.add(threading.get_ident())
+
     s3.meta.events.register("before-send.s3.GetObject", ranges)
+    s3.meta.events.register("response-received.s3.GetObject", answer)
     try:
         choice.download(s3, test_object.bucket, test_object.key, progress, target)
     finally:
-        s3.meta.events.unregister("before-send.s3.GetObject")
+        s3.meta.events.unregister("before-send.s3.GetObject", ranges)
+        s3.meta.events.unregister("response-received.s3.GetObject", answer)
     got = path.read_bytes() if choice.name == "download_file" else memory.getvalue()
     assert hashlib.sha256(got).digest() == expected and progress.bytes == test_object.size
+    # each body is read on the thread its GET was answered on (measure.Progress relies on it)
+    assert progress.threads <= answered
     chunk = choice.value("chunk_size")
     if choice.name == "stream":
         assert requests == [None] and progress.calls == math.ceil(test_object.size / chunk)

@@ -105,7 +105,11 @@ class Progress:
     """Counts bytes and notes when the first ones arrived.
 
     Called as the transfer manager's progress callback, which runs on its worker threads, hence
-    the lock.
+    the lock. A thread reads a response's body after botocore's response-received on that same
+    thread (`answered`), so each read's bytes arrived since that moment or since the thread's
+    previous read: the timeline spreads them over that stretch, not on the moment the read ends
+    (docs/network-model.md, "The timeline of one download"). A thread that saw no response
+    (crt's own) counts its bytes when they are handed over.
     """
 
     def __init__(self):
@@ -114,14 +118,25 @@ class Progress:
         self.bytes = 0
         self.timeline = timeline.Recorder(self.started)
         self._lock = threading.Lock()
+        self._reading = threading.local()  # .since: when the thread's current read began
+
+    def answered(self, **_) -> None:
+        self._reading.since = time.monotonic()
 
     def __call__(self, count: int) -> None:
         now = time.monotonic()
+        since = getattr(self._reading, "since", None)
+        if since is not None:
+            self._reading.since = now
         with self._lock:
             if self.first_chunk_at is None and count > 0:
                 self.first_chunk_at = now
             self.bytes += count
-            self.timeline.add(now, count)
+            self.timeline.add(now, count, since)
+
+    def attached(self, s3):
+        """Told of `s3`'s responses while in the block."""
+        return _listening(s3, {"response-received.s3": self.answered})
 
 
 class RequestLog:
@@ -177,15 +192,9 @@ class RequestLog:
     def attached(self, s3):
         """Listen to `s3`'s requests while in the block. One environment runs one invocation
         at a time, so every request seen is this download's."""
-        hooks = {"before-call.s3": self.called, "before-send.s3": self.sent, "response-received.s3": self.received}
-        hook_id = f"fanout-{uuid.uuid4().hex}"
-        for event, hook in hooks.items():
-            s3.meta.events.register(event, hook, unique_id=f"{hook_id}-{event}")
-        try:
+        with _listening(s3, {"before-call.s3": self.called, "before-send.s3": self.sent,
+                             "response-received.s3": self.received}):
             yield self
-        finally:
-            for event in hooks:
-                s3.meta.events.unregister(event, unique_id=f"{hook_id}-{event}")
 
     def retries(self) -> int:
         """botocore's (attempts beyond one per call) plus s3transfer's (a range called again)."""
@@ -204,6 +213,19 @@ class RequestLog:
                 "request_ips": " ".join(ip or "-" for ip in self.ips) if seen else None,
                 "endpoint_ip": one, "retries": self.retries() if seen else None,
                 "slowdowns": self.slowdowns if seen else None}  # fmt: skip
+
+
+@contextmanager
+def _listening(s3, hooks: dict):
+    """`hooks` (botocore event -> handler) registered on `s3` while in the block."""
+    hook_id = f"fanout-{uuid.uuid4().hex}"
+    for event, hook in hooks.items():
+        s3.meta.events.register(event, hook, unique_id=f"{hook_id}-{event}")
+    try:
+        yield
+    finally:
+        for event in hooks:
+            s3.meta.events.unregister(event, unique_id=f"{hook_id}-{event}")
 
 
 def _throttled(response_dict: dict | None, parsed_response: dict) -> bool:
@@ -246,7 +268,8 @@ def download(s3, bucket: str, key: str, strategy: strategies.Choice, directory: 
         target = strategies.Target(fileobj=strategies.Discard(), path=str(Path(scratch) / "object"))
         start_ms = time.time_ns() // 1_000_000
         progress, cpu_started = Progress(), time.process_time()
-        strategy.download(s3, bucket, key, progress, target)
+        with progress.attached(s3):
+            strategy.download(s3, bucket, key, progress, target)
         ended, cpu_ended = time.monotonic(), time.process_time()
         end_ms = time.time_ns() // 1_000_000
     first_chunk_at = ended if progress.first_chunk_at is None else progress.first_chunk_at  # empty object

@@ -15,7 +15,7 @@ PEAK_WINDOW_S = 1.0
 TAIL_FRACTION = 0.25
 RISE_WINDOW_S = 0.1
 KNEE_FRACTION = 0.98
-KNEE_SLACK_BYTES = 256 * 1024  # one read: the series moves in steps of one read (measure.CHUNK_SIZE)
+KNEE_SLACK_BYTES = 256 * 1024  # one read (strategies.READ_SIZE): the series is recorded read by read
 
 
 class Recorder:
@@ -28,15 +28,27 @@ class Recorder:
         self.interval_ms = INTERVAL_MS
         self.counts: list[int] = []
 
-    def add(self, at: float, count: int) -> None:
-        index = max(0, int((at - self.started) * 1000 // self.interval_ms))
-        while index >= MAX_COUNTS:
+    def add(self, at: float, count: int, since: float | None = None) -> None:
+        """`count` bytes handed over at `at`, which arrived evenly from `since` on (None, or not
+        before `at`: all at `at`): each interval gets its share of the stretch, rounded so that
+        the shares add up to `count` (docs/network-model.md, "The timeline of one download")."""
+        while self._index(at) >= MAX_COUNTS:
             self.counts = _merge_pairs(self.counts)
             self.interval_ms *= 2
-            index //= 2
-        if index >= len(self.counts):
-            self.counts.extend([0] * (index + 1 - len(self.counts)))
-        self.counts[index] += count
+        last = self._index(at)
+        if last >= len(self.counts):
+            self.counts.extend([0] * (last + 1 - len(self.counts)))
+        given = 0
+        if since is not None and since < at and count > 0:
+            d = self.interval_ms / 1000
+            for i in range(self._index(since), last):
+                share = round(count * (self.started + (i + 1) * d - since) / (at - since)) - given
+                self.counts[i] += share
+                given += share
+        self.counts[last] += count - given
+
+    def _index(self, at: float) -> int:
+        return max(0, int((at - self.started) * 1000 // self.interval_ms))
 
 
 def encode(counts: list[int], interval_ms: int) -> tuple[int, str]:

@@ -243,11 +243,12 @@ def _check_module(module: str, rest: list[str]) -> str | None:
 
 
 def _check_pytest(args: list[str]) -> str | None:
-    """pytest parses the options and collects one small file with them (-n 0: no workers)."""
+    """pytest parses the options and collects one small file with them (-n 0: no workers); exit 5
+    is a marker expression that selects none of that file's tests, which is not an error."""
     collect = ["--collect-only", "-q", "-n", "0", "-p", "no:cacheprovider", "tests/test_bench.py"]
     done = subprocess.run([str(VENV_BIN / "pytest"), *args, *collect], cwd=paths.REPO, capture_output=True,
                           text=True, timeout=120)  # fmt: skip
-    if done.returncode != 0:
+    if done.returncode not in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
         raise AssertionError(f"pytest {' '.join(args)} fails: {(done.stderr or done.stdout).strip()[-300:]}")
     return None
 

@@ -73,41 +73,28 @@ def test_copy(deployed, method):
     assert left_in_the_bucket(deployed) == ([], [])
 
 
-def test_a_sweep_over_threads(deployed):
-    argv = ["sweep", "--concurrency", "2", "--memory", "512", "--object-size", "1KiB", "--strategy", "stream",
-            "--function-timeout", "120", "--multiplier", "1", "--tag", "trsweep", "--workload", "transfer",
-            "--operation", "upload", "--size", "16MiB", "--part-size", "5MiB", "--threads", "1 2", "--timeout", "300"]  # fmt: skip
-    assert fanout(*argv) == 0
-    manifest = sweeps.load(sweeps.LATEST)
-    assert [cell.status for cell in manifest.cells] == ["done", "done"]
-    assert [cell.params["options"]["threads"] for cell in manifest.cells] == [1, 2]
-    folder = sweeps.sweep_dir(manifest.sweep_id)
-    rows = json.loads((folder / "cells.json").read_text())["rows"]
-    by_threads = {r["threads"]: r for r in rows}
-    assert sorted(by_threads) == [1, 2] and by_threads[2]["speedup"] is not None
-    assert {"index.html", "report.md", "transfer.png"} <= {path.name for path in folder.iterdir()}
-    assert left_in_the_bucket(deployed) == ([], [])
-
-
-@pytest.mark.timing
-def test_upload_speedups_are_the_models_under_a_per_connection_cap(deployed, tmp_path):
-    """Known truth: with each connection's uploads capped at C and nothing else limiting, THREADS=n
-    uploads at n x C, so 2 and 4 threads are 2x and 4x one thread's speed (within 10%). The cap is
-    low (4 MB/s: 10 s for one thread) so that the emulator's own handling of each part, which comes
-    after its body, stays a few percent of the time (fanout.local.network.upload_truth); scale 1,
-    so that the cap is the one given. The reports drop the "unshaped" label: the model shapes uploads."""
+def test_a_sweep_over_threads_under_an_upload_cap_is_reported_as_shaped(deployed, tmp_path):
+    """A sweep over THREADS under a model that caps each connection's uploads: every cell runs,
+    the across-runs table has each THREADS with its speedup against one thread, and the reports
+    drop the "unshaped" label (the model shapes uploads). That the speedups are the model's (n
+    connections upload at n x the cap) is known truth that tests/network/test_uploads.py checks,
+    marked timing: here the machine's load would decide it."""
     model = tmp_path / "capped.toml"
     model.write_text("upload_connection_mb_per_s = 4\n")
     argv = ["sweep", "--concurrency", "2", "--memory", "512", "--object-size", "1KiB", "--strategy", "stream",
             "--function-timeout", "120", "--multiplier", "1", "--tag", "truth", "--workload", "transfer",
-            "--operation", "upload", "--size", "40MiB", "--part-size", "5MiB", "--threads", "1 2 4",
+            "--operation", "upload", "--size", "20MiB", "--part-size", "5MiB", "--threads", "1 2 4",
             "--network", str(model), "--network-scale", "1", "--timeout", "300"]  # fmt: skip
     assert fanout(*argv) == 0
     manifest = sweeps.load(sweeps.LATEST)
     assert [cell.status for cell in manifest.cells] == ["done"] * 3
+    assert [cell.params["options"]["threads"] for cell in manifest.cells] == [1, 2, 4]
     folder = sweeps.sweep_dir(manifest.sweep_id)
     summary = json.loads((folder / "cells.json").read_text())
-    speedups = {r["threads"]: r["speedup"] for r in summary["rows"] if r["threads"] > 1}
-    assert speedups == {2: pytest.approx(2, rel=0.1), 4: pytest.approx(4, rel=0.1)}
+    rows = {r["threads"]: r for r in summary["rows"]}
+    assert sorted(rows) == [1, 2, 4] and rows[1]["speedup"] is None
+    assert all(rows[n]["speedup"] > 0 for n in (2, 4))
     assert summary["networks"] == ["simulated network: capped, scale 1"]
     assert "unshaped" not in (runs.run_dir(manifest.cells[0].run_id) / "report.md").read_text()
+    assert {"index.html", "report.md", "transfer.png"} <= {path.name for path in folder.iterdir()}
+    assert left_in_the_bucket(deployed) == ([], [])

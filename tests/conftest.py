@@ -13,7 +13,6 @@ def emulator():
         yield endpoint
 
 
-
 # Tests that share nothing with the rest of their module and take minutes: scheduled one by one
 # (each benchmark's tiny run is a subprocess of its own; together they would hold one worker).
 ON_THEIR_OWN = ("tests/test_bench.py::test_each_benchmark_runs_to_its_end_at_a_tiny_size[",)
@@ -28,6 +27,8 @@ class ModulesInOrder(LoadScopeScheduling):
 
 
 def pytest_xdist_make_scheduler(config, log):
+    """Whatever --dist says: module fixtures deploy stacks, so a module split over workers would
+    deploy its stack on each."""
     config.option.loadscopereorder = False  # keep the order below, not the largest module first
     return ModulesInOrder(config, log)
 

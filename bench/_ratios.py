@@ -73,7 +73,7 @@ def timer(action):
     return timed
 
 
-def verdict(ours: list[float], baseline: list[float], target: float, unit: str = "", name: str = "ratio") -> str:
+def verdict(ours: list[float], baseline: list[float], target: float, unit: str = "", *, name: str) -> str:
     """`median ratio 1.02x (from 0.97x to 1.10x): meets the 0.95x target`, from paired results
     (higher is better); the median ratio is judged as `name` for the closing table."""
     ratios = sorted(o / b for o, b in zip(ours, baseline))

@@ -47,7 +47,7 @@ def main() -> None:
                 print(f"emulator {name}, GetObject {get_name} of {SIZE // 2**20} MiB, {label}: "
                       f"ours {statistics.median(m[index] for m in mine) * 1000:.1f} ms, "
                       f"stock {statistics.median(t[index] for t in theirs) * 1000:.1f} ms; "
-                      f"stock / ours {verdict(*faster, TARGET if index == 0 else 0.95, 'x', f'{name}, {get_name}, {label}: stock / ours')}; "
+                      f"stock / ours {verdict(*faster, TARGET if index == 0 else 0.95, 'x', name=f'{name}, {get_name}, {label}: stock / ours')}; "
                       f"{best_of(*faster, 'x')}")
 
 

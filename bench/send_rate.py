@@ -71,7 +71,7 @@ def measure(endpoint: str, region: str, where: str, target: float | None, note: 
     ours, baseline = interleaved(parallel, sequential, REPEATS)
     name = f"{where}: fire / sequential msgs/s"
     if target:
-        judged = verdict(ours, baseline, target, "x", name)
+        judged = verdict(ours, baseline, target, "x", name=name)
     else:
         judged = f"median ratio {judge(name, paired_median(ours, baseline)).value:.2f}x (for information)"
     print(

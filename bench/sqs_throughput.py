@@ -80,7 +80,7 @@ def main(argv=None) -> None:
             mine, theirs = interleaved(partial(patched.rate, phase, args.messages),
                                        partial(stock.rate, phase, args.messages), args.repeats)  # fmt: skip
             print(f"  {phase:<20} patched {statistics.median(mine):8.0f}   stock {statistics.median(theirs):8.1f}   "
-                  f"{verdict(mine, theirs, TARGET_RATIO, 'x', f'{phase}, patched / stock msgs/s')}")
+                  f"{verdict(mine, theirs, TARGET_RATIO, 'x', name=f'{phase}, patched / stock msgs/s')}")
 
 
 class Filled:

@@ -108,8 +108,8 @@ def main() -> None:
             _compare(str(choice), ours, baseline, target, "urllib3")
             _cpu_ratio(cpu["handler"][1:], cpu["urllib3"][1:])  # without the warm-up runs
             if choice.name == "stream":
-                _compare(f"{choice}, timeline recorded / not", ours, lambda: _without_timeline(measure, ours),
-                         TIMELINE_TARGET, "no timeline")
+                _compare(f"{choice} with the timeline", ours, lambda: _without_timeline(measure, ours),
+                         TIMELINE_TARGET, "without")
                 _timeline_share(measure, ours())
 
 
@@ -119,7 +119,8 @@ def _compare(strategy: str, ours, baseline, target: float, baseline_name: str) -
     ours(), baseline()
     mine, theirs = interleaved(ours, baseline, REPEATS)
     print(
-        f"  {strategy}: {verdict(mine, theirs, target)}; {best_of(mine, theirs)}\n"
+        f"  {strategy}: {verdict(mine, theirs, target, name=f'{strategy} / {baseline_name}, MB/s')}; "
+        f"{best_of(mine, theirs)}\n"
         f"    medians: handler {statistics.median(mine) / 1e6:,.0f} MB/s, "
         f"{baseline_name} {statistics.median(theirs) / 1e6:,.0f} MB/s (decimal)"
     )

@@ -126,7 +126,9 @@ def test_strategy_speed_runs_at_a_tiny_size_and_judges_each_strategy():
         assert verdict.split(": ", 1)[1].split(";")[0].endswith(f"the {target:g} target")
         cpu = lines[lines.index(verdict) + 2]
         assert cpu.strip().startswith("CPU per download: handler / urllib3 median ")
-    assert any("timeline recorded / not: median ratio" in line for line in lines)
+    assert any("stream chunk_size=256KiB with the timeline: median ratio" in line for line in lines)
+
+
 @pytest.mark.slow
 def test_seed_scale_runs_at_a_tiny_size_and_judges_both_figures():
     """Two environments, two messages each: the automatic scale's figures, then steady/target and

@@ -260,14 +260,15 @@ study: venv ## List the studies with their estimates, or run STUDY (LOCAL=1: its
 
 # Most of the suite runs on twice as many workers as cores: much of its time is spent waiting
 # (Terraform's fixed SQS waits, queues draining), not computing. The tests marked `timing` assert
-# on wall-clock rates, so they run afterwards, one worker per core. tests/conftest.py schedules
+# on wall-clock rates, so they run afterwards, one worker per core, even when the first run failed
+# (the recipe's status is the worse of the two). tests/conftest.py schedules
 # a module on one worker and the slow modules first.
 CORES := $(shell nproc 2>/dev/null || getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
 WAITING_WORKERS := $(shell echo $$((2 * $(CORES))))
 
 test: test-tools ## Run the test suite: the timing tests last (.venv/bin/pytest -m 'not slow' skips the end-to-end tests)
-	$(VENV)/bin/pytest -n $(WAITING_WORKERS) -m "not timing"
-	$(VENV)/bin/pytest -n $(CORES) -m timing
+	$(VENV)/bin/pytest -n $(WAITING_WORKERS) -m "not timing" ; status=$$? ; \
+	$(VENV)/bin/pytest -n $(CORES) -m timing && exit $$status
 
 bench: test-tools ## Run the benchmarks, or those named in BENCH (ratios against a same-run baseline); ends with a table of every figure against its target (exit 1: a target missed, 2: a benchmark failed)
 	$(VENV)/bin/python -m bench $(if $(value BENCH),$(call q,BENCH))

@@ -120,12 +120,12 @@ class Bench:
             raise RuntimeError(f"{len(spans)} invocations logged for {received} messages received")
         peak = concurrency.peak(spans)
         first_start = min(start for start, _ in spans)
-        reached, last_start = concurrency.steady_window(spans, target)
-        steady = concurrency.mean(spans, reached, last_start)
+        reached, window_end = concurrency.steady_window(spans, target)
+        steady = concurrency.mean(spans, reached, window_end)
         judge(f"concurrency {target}: peak / target", peak / target, at_least=TARGET_RATIO)
         judge(f"concurrency {target}: steady / target", steady / target, at_least=TARGET_RATIO)
         print(f"host concurrency {target}: peak/target {peak / target:.3f}, steady/target {steady / target:.3f} "
-              f"(target >= {TARGET_RATIO}; peak {peak}, steady {steady:.1f} over {(last_start - reached) / 1000:.1f} s, "
+              f"(target >= {TARGET_RATIO}; peak {peak}, steady {steady:.1f} over {(window_end - reached) / 1000:.1f} s, "
               f"ramp {(reached - first_start) / 1000:.1f} s, {len(spans)} invocations for {messages} messages "
               f"held {hold:g} s, run {elapsed:.1f} s)")
         pss, uss = zip(*memory)

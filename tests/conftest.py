@@ -26,6 +26,7 @@ class ModulesInOrder(LoadScopeScheduling):
         return nodeid if nodeid.startswith(ON_THEIR_OWN) else nodeid.split("::", 1)[0]
 
 
+@pytest.hookimpl(optionalhook=True)  # xdist's hook: unknown when pytest runs without it
 def pytest_xdist_make_scheduler(config, log):
     """Whatever --dist says: module fixtures deploy stacks, so a module split over workers would
     deploy its stack on each."""

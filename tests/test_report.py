@@ -69,6 +69,12 @@ def test_steady_window_of_a_target_never_reached_starts_at_the_peak():
     assert concurrency.steady_window(intervals, 8) == (30, 70)  # the peak of 3 is first reached at 30
 
 
+@pytest.mark.parametrize("target", [None, 0])
+def test_steady_window_without_a_target_starts_at_the_peak(target):
+    intervals = [(0, 50), (10, 60), (30, 90), (70, 100)]
+    assert concurrency.steady_window(intervals, target) == (30, 70)
+
+
 def test_steady_window_of_a_single_wave_runs_to_the_first_end():
     intervals = [(0, 50), (5, 40), (10, 60)]
     assert concurrency.steady_window(intervals, 3) == (10, 40)

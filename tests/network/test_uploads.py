@@ -32,7 +32,7 @@ def bucket(emulator):
     return name
 
 
-@pytest.mark.parametrize("connections", [1, 2])
+@pytest.mark.parametrize("connections", [1, 2, 4])
 def test_uploads_take_the_seconds_the_model_predicts(shaper, bucket, connections):
     shape = model_of("uploads", **MODEL).at(1024)
     seconds = timed_puts(shaper.endpoint(shape), bucket, connections)

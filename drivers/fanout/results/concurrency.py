@@ -16,7 +16,7 @@ from fanout.common.errors import UsageError
 AT_TARGET_FRACTION = 0.9
 
 STEADY_DEFINITION = "from first reaching the target (or the peak) to the last start"
-STEADY_LABEL = "steady part (target reached to last start)"
+STEADY_LABEL = "steady part (from first reaching the target)"
 
 
 def steps(intervals: list[tuple[float, float]]) -> list[tuple[float, int]]:
@@ -61,7 +61,8 @@ def steady_window(intervals: list[tuple[float, float]], target: int | None) -> t
     Before it the queue mapping was still scaling out and environments starting; after the last
     start the queue was empty and slots fell idle for want of work. Neither is the steady state.
     A run whose last download started as the target was reached (a single wave) keeps the window
-    to the first end after that moment, during which every slot was busy.
+    to the first end after that moment, during which every slot was busy. `intervals` must not be
+    empty; a target of None (records without concurrency_limit) or 0 means the peak.
     """
     changes = steps(intervals)
     level = min(target or math.inf, max(count for _, count in changes))

@@ -114,7 +114,7 @@ class Driver:
 
     # ---- deploy-level options of its own (DEPLOY_OPTIONS) ----
     # A workload with such options keeps them in one module (latency: storage.py, seqread:
-    # region.py) that defines each hook below as a function of the same name: `deploy_hooks`.
+    # deploy_options.py) that defines each hook below as a function of the same name: `deploy_hooks`.
     # The hooks call it; without one they have nothing to do.
 
     deploy_hooks: ModuleType | None = None  # that module

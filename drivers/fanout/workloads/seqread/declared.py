@@ -3,8 +3,10 @@
 may read exactly those (infra/seqread.tf). A declaration maps file size -> jobs.
 
 The role's inline policies are limited in size (docs/aws.md), and every object is an ARN per
-bucket in it, so a declaration whose ARNs would not fit is refused here, with the arithmetic,
-before Terraform runs (infra/iam.tf checks the whole policy again).
+bucket in it, so a declaration whose ARNs would not fit beside the other statements' usual share
+is refused here, with the arithmetic, before Terraform runs. That share is a reserve, not the
+stack's own count: with many KEYS or object sizes only infra/iam.tf's check of the whole policy,
+at plan, refuses it (before anything changes).
 """
 
 import functools

@@ -23,7 +23,6 @@ import statistics
 
 from bench._ratios import Figure, judge
 from fanout.common import aws
-from fanout.results import concurrency
 from fanout.cloud import strategies
 from fanout.workloads.download import report
 from fanout.local.emulator import control
@@ -52,13 +51,12 @@ def main() -> None:
         modelled = lambda_2024.with_scale(scale)
         run = downloader.run("object", str(choice), CONCURRENCY, modelled, messages_per_env=MULTIPLIER)
     records = run.records
-    steady = report.achieved_concurrency(records)["steady_mean_concurrency"]
-    spans = [(r["start_ms"], r["end_ms"]) for r in records]
-    reached, _ = concurrency.steady_window(spans, CONCURRENCY)
+    achieved = report.achieved_concurrency(records)  # the report's figures, its window with them
+    steady, (reached, _) = achieved["steady_mean_concurrency"], achieved["steady_window_ms"]
     held = judge("steady / target concurrency", steady / CONCURRENCY, at_least=STEADY_TARGET)
     print(f"seed scale: steady/target {steady / CONCURRENCY:.3f} ({_met(held)} "
           f">= {STEADY_TARGET}; steady mean {steady:.1f} of {CONCURRENCY}, {len(records)} downloads; the ramp "
-          f"to it took {(reached - min(start for start, _ in spans)) / 1000:.1f} s)")
+          f"to it took {(reached - min(r['start_ms'] for r in records)) / 1000:.1f} s)")
     shape = modelled.at(MEMORY)
     predicted = truth.predicted_median(shape, OBJECT_SIZE, choice, len(records), CONCURRENCY)
     median = statistics.median(r["seconds"] for r in records)

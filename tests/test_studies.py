@@ -11,7 +11,8 @@ from fanout.common.errors import UsageError
 from fanout.results import markdown, sections, study_tables as compared
 from fanout.stages import study, sweep
 
-SHIPPED = ("lambda-fanout", "latency-vs-size", "endpoint-addresses")
+SHIPPED = ("lambda-fanout", "latency-vs-size", "endpoint-addresses", "seqread-cross-region", "cli-upload-threads",
+           "cli-small-files", "cli-copy")
 
 
 @pytest.mark.parametrize("name", study.names())
@@ -37,6 +38,24 @@ def test_the_studies_the_issue_asks_for_are_shipped():
     assert sorted(claim.value for claim in latency.claims if claim.kind == "max_reduction") == [0.68, 0.777]
     [spread] = study.load("endpoint-addresses").claims
     assert (spread.low, spread.high) == (1.5, 4.5)
+    seqread = study.load("seqread-cross-region")
+    assert (seqread.sweep["jobs"], seqread.sweep["from"], seqread.sweep["remote_region"]) == ([1, 8, 16], ["local", "remote"], "ap-northeast-1")
+    published = {(f["jobs"], f["file_size"]): f["p50"] for f in seqread.reference.figures}
+    assert published[16, 2**30] == 466 and published[1, 500 * 2**20] == 40.4 and len(published) == 9
+    assert [f["p50"] for f in study.load("cli-upload-threads").reference.figures] == [95, 45, 18, 20]
+    assert [f["p50"] for f in study.load("cli-small-files").reference.figures] == [259, 27, 21, 22]
+    assert {f["method"]: f["p50"] for f in study.load("cli-copy").reference.figures} == {
+        "through-function": 38, "copy-object": 120, "part-copy": 16}
+
+
+def test_every_flag_that_defines_a_sweep_is_a_study_key_named_as_the_flag():
+    keys = study.keys()
+    assert (keys["from"], keys["file_size"], keys["threads"], keys["remote_region"]) == (
+        "--from", "--file-size", "--threads", "--remote-region")
+    assert not {"tag", "backend", "stack", "resume", "yes", "keep_warm", "network", "source"} & set(keys)
+    assert set(study.keys(local=True)) - set(keys) == {"network", "network_scale"}
+    argv = study.load("seqread-cross-region").sweep_argv("aws", "s3fanout", local=False)
+    assert argv[argv.index("--from") + 1] == "local remote" and argv[argv.index("--jobs") + 1] == "1 8 16"
 
 
 def test_a_local_model_file_is_named_from_the_repository_whatever_the_directory(tmp_path, monkeypatch):
@@ -138,6 +157,16 @@ def test_our_cells_stand_beside_the_published_ones_with_their_ratio():
     assert by_row[1024, 1]["ratio max"] == 5.0 / 8.0
     assert by_row[1024, 2]["published min"] is None and by_row[1024, 2]["ratio min"] is None
     assert by_row[2048, 500]["ours min"] is None and by_row[2048, 500]["published min"] == 1.0
+
+
+def test_a_rate_in_mib_per_s_is_read_from_the_records_of_the_published_path_only():
+    reference = compared.Reference("t", "mib_per_s", ("jobs",), ("p50",), ({"jobs": 8, "p50": 400.0},),
+                                   where={"source": "remote"})  # fmt: skip
+    records = [{"event": "seqread", "jobs": 8, "source": "remote", "mib_per_s": v} for v in (100.0, 200.0, 300.0)]
+    records.append({"event": "seqread", "jobs": 8, "source": "local", "mib_per_s": 900.0})
+    table = compared.comparison(reference, records)
+    assert table.rows[1] == [8, 200.0, 400.0, 0.5]
+    assert "MiB/s (binary" in table.caption
 
 
 def latency(storage: str, size: int, seconds: float, operation: str = "get") -> dict:

@@ -1,6 +1,7 @@
 """Network models: profiles, files, scale, memory tables, labels and the one-line errors."""
 
 import json
+import uuid
 
 import pytest
 
@@ -108,6 +109,16 @@ def test_auto_scale_needs_a_stack_to_measure():
     assert not options.from_args(_args("none", "auto")).shaped  # nothing to scale
 
 
+def test_auto_scale_runs_another_workload_unscaled_and_says_why():
+    """Its draw is a download's (the stack's object and strategy): a 1 KiB test object once
+    scaled a transfer run's 64 MiB uploads by 570. Another workload runs at scale 1, said so."""
+    said = []
+    picked = options.from_args(_args("lambda-2024", "auto"), stack=None, say=said.append, workload="transfer")
+    assert picked.scale == 1 and picked.shaped
+    [line] = said
+    assert "scale 1" in line and "transfer" in line and "NETWORK_SCALE" in line
+
+
 # A model worked by hand below: one stream draws min(peak 40, connection 15) = 15 MB/s while its
 # 100 MB bucket lasts (it drains at 15 - 10 = 5 MB/s: 20 s, 300 MB), no first-byte latency.
 HAND = {"burst": 100e6, "peak_mb_per_s": 40, "sustained_mb_per_s": 10, "connection_mb_per_s": 15}
@@ -160,3 +171,25 @@ def _args(spec, scale):
     import argparse
 
     return argparse.Namespace(network=spec, network_scale=scale)
+
+
+def test_the_byte_probe_of_a_tiny_object_reads_an_object_of_its_own_and_leaves_nothing(emulator):
+    """A 1 KiB test object read for two seconds measures requests, not bytes (a transfer stack's
+    once gave scale 1000): the byte probe reads an 8 MiB object it puts and deletes after."""
+    from fanout.common import aws
+
+    s3 = aws.client("s3", "us-east-1", emulator)
+    bucket = f"probe-{uuid.uuid4().hex[:8]}"
+    s3.create_bucket(Bucket=bucket)
+    s3.put_object(Bucket=bucket, Key="objects/1024-bytes.bin", Body=b"x" * 1024)
+    read = []
+    s3.meta.events.register("before-parameter-build.s3.GetObject", lambda params, **_: read.append(
+        (params["Key"], "Range" in params)))
+    measured = capacity.measure(s3, bucket, "objects/1024-bytes.bin", 1024, seconds=0.2)
+    whole = {key for key, ranged in read if not ranged}
+    assert whole == {capacity.PROBE_KEY} and {key for key, ranged in read if ranged} == {"objects/1024-bytes.bin"}
+    assert measured.mb_per_s > 0 and measured.requests_per_s > 0
+    assert [o["Key"] for o in s3.list_objects_v2(Bucket=bucket)["Contents"]] == ["objects/1024-bytes.bin"]
+    read.clear()
+    capacity.measure(s3, bucket, "objects/1024-bytes.bin", capacity.PROBE_MIN_BYTES, seconds=0.1)
+    assert {key for key, _ in read} == {"objects/1024-bytes.bin"}  # large enough: read as it is

@@ -30,6 +30,7 @@ MEASURES = {
     "seconds": Measure("s", lambda r: r.get("seconds")),
     "first_byte_seconds": Measure("s", lambda r: r.get("first_byte_seconds")),
     "mb_per_s": Measure("MB/s (decimal)", lambda r: r["bytes"] / r["seconds"] / 1e6 if r.get("seconds") else None),
+    "mib_per_s": Measure("MiB/s (binary, 2^20 bytes/s)", lambda r: r.get("mib_per_s")),  # seqread's, as fio's
 }
 # The statistics a published table may hold, as fanout.results.stats.describe names them.
 STATISTICS = ("n", "min", "p25", "p50", "avg", "p75", "p90", "p99", "max")

@@ -7,6 +7,7 @@ docs/studies.md.
 """
 
 import argparse
+import functools
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,14 +24,10 @@ from fanout.stages import sweep, wait
 
 STUDIES = paths.REPO / "studies"
 REPORT_DIR = "studies"  # results/studies/<name>/<sweep id>/
-# A study's [sweep] keys, each a flag of `fanout sweep`; lists are joined with spaces, strategies with ';'.
-SWEEP_KEYS = {
-    "concurrency": "--concurrency", "memory": "--memory", "object_size": "--object-size",
-    "architecture": "--architecture", "region": "--region", "function_timeout": "--function-timeout",
-    "strategy": "--strategy", "pin": "--pin", "multiplier": "--multiplier", "sizes": "--sizes", "reps": "--reps",
-    "storage": "--storage", "express_az": "--express-az",
-}  # fmt: skip
-LOCAL_KEYS = {**SWEEP_KEYS, "network": "--network", "network_scale": "--network-scale"}  # [local] adds these
+# Flags of `fanout sweep` that run a study rather than define it: the study command sets them.
+RUN_FLAGS = {"help", "backend", "stack", "endpoint", "verbose", "tag", "resume", "timeout", "yes", "destroy_after",
+             "workload"}  # fmt: skip
+LOCAL_ONLY = {"network", "network_scale"}  # keys of [local] alone: AWS has no network model
 TOP_KEYS = {"title", "description", "workload", "source", "sweep", "local", "reference", "claims"}
 SOURCE_KEYS = ("title", "url", "date", "platform")
 REFERENCE_KEYS = {"table", "measure", "rows", "statistics", "figures", "where", "note"}
@@ -65,7 +62,7 @@ class Study:
         argv = ["--backend", backend, "--stack", stack, "--workload", self.workload, "--tag", self.tag(local)]
         for key, value in self.options(local).items():
             if value != "":  # the local variant unsets a key of the study's with ""
-                argv += [LOCAL_KEYS[key], _text(key, value)]
+                argv += [keys(local=True)[key], _text(key, value)]
         return argv
 
 
@@ -113,9 +110,9 @@ def load_file(path: Path) -> Study:
     for key in SOURCE_KEYS:
         _string(f"{where} [source]", key, source.get(key), empty=key == "url")
     study = Study(
-        name=path.stem, title=data["title"], description=data["description"].strip(), workload=workload,
-        source=source, sweep=_options(where, "sweep", data.get("sweep"), SWEEP_KEYS),
-        local=_options(where, "local", data.get("local", {}), LOCAL_KEYS),
+        name=path.stem, title=data["title"], description=" ".join(data["description"].split()), workload=workload,
+        source=source, sweep=_options(where, "sweep", data.get("sweep"), keys()),
+        local=_options(where, "local", data.get("local", {}), keys(local=True)),
         reference=_reference(where, _table(where, "reference", data.get("reference"))),
         claims=tuple(_claim(f"{where} claim {i + 1}", claim) for i, claim in enumerate(data.get("claims", []))),
     )  # fmt: skip
@@ -129,9 +126,31 @@ def load_file(path: Path) -> Study:
 
 def sweep_args(argv: list[str]) -> argparse.Namespace:
     """`argv` parsed by `fanout sweep`'s own parser: its defaults and its checks."""
-    parser = OneLineErrors(prog="fanout")
-    sweep.register(parser.add_subparsers(dest="command"))
+    parser, _ = _parsers()
     return parser.parse_args(["sweep", *argv])
+
+
+@functools.cache
+def _parsers() -> tuple[OneLineErrors, argparse.ArgumentParser]:
+    """The CLI's parser with only `fanout sweep`, and the sweep's own."""
+    parser = OneLineErrors(prog="fanout")
+    subparsers = parser.add_subparsers(dest="command")
+    sweep.register(subparsers)
+    return parser, subparsers.choices["sweep"]
+
+
+def keys(local: bool = False) -> dict[str, str]:
+    """A study's [sweep] keys (with `local`, its [local] keys) and the flag of `fanout sweep` each
+    sets: every flag with a value that defines a sweep, named as the flag in lower case (`from`
+    for --from, `file_size` for --file-size), so a new workload's flags are study keys without a
+    list here. argparse lists its arguments only in `_actions`."""
+    _, sweep_parser = _parsers()
+    found = {}
+    for action in sweep_parser._actions:
+        flag = next((f for f in action.option_strings if f.startswith("--")), None)
+        if flag and action.nargs != 0 and action.dest not in RUN_FLAGS and (local or action.dest not in LOCAL_ONLY):
+            found[flag[2:].replace("-", "_")] = flag
+    return found
 
 
 def _only(where: str, data: dict, allowed: set) -> None:

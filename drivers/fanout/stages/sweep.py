@@ -282,7 +282,7 @@ class _Deployment:
         self.stack = deploy.deploy(inputs, self.sweep.backend, self.sweep.endpoint, console=self.console)
         if self.sweep.backend == "local":
             self.network = network_options.resolve(self.sweep.network, self.sweep.network_scale, self.stack,
-                                                   say=self.console.print)  # fmt: skip
+                                                   self.console.print, cell.workload)  # fmt: skip
         self.inputs = inputs
         return True
 

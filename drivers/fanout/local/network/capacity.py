@@ -6,6 +6,7 @@ is found by bisection. The rule, term by term: docs/network-model.md, *Options* 
 """
 
 import math
+import os
 import threading
 import time
 from dataclasses import dataclass
@@ -18,6 +19,9 @@ HEADROOM = 0.5  # the run may use at most this share of the measured capacity
 PROBE_SECONDS = 2.0
 PROBE_CONNECTIONS = 4  # readers of the byte probe
 PROBE_CLIENTS = 16  # askers of the request probe: many at once, as environments are
+PROBE_MIN_BYTES = 2**20  # a test object below this is read for requests only
+PROBE_OBJECT_BYTES = 8 * 2**20  # ... and the bytes from an object of this size
+PROBE_KEY = "network-probe/bytes.bin"
 HOST_REQUESTS = 3  # emulator requests the host makes per message: receive, delete, log delivery
 _READ = 256 * 1024
 
@@ -50,9 +54,20 @@ class Draw:
         return self.choice.heads(self.size) + self.choice.gets(self.size) + HOST_REQUESTS
 
 
-def measure(client, bucket: str, key: str, seconds: float = PROBE_SECONDS) -> Capacity:
-    """Bytes, then requests, that the endpoint serves (`client` with PROBE_CLIENTS connections)."""
-    return Capacity(measure_bytes(client, bucket, key, seconds), measure_requests(client, bucket, key, seconds))
+def measure(client, bucket: str, key: str, size: int, seconds: float = PROBE_SECONDS) -> Capacity:
+    """Bytes, then requests, that the endpoint serves (`client` with PROBE_CLIENTS connections),
+    reading `key` of `size` bytes. A key smaller than PROBE_MIN_BYTES would measure requests
+    twice (its GETs are mostly their handling): the bytes are then read from an object of
+    PROBE_OBJECT_BYTES put beside it for the probe and deleted after."""
+    if size >= PROBE_MIN_BYTES:
+        served = measure_bytes(client, bucket, key, seconds)
+    else:
+        client.put_object(Bucket=bucket, Key=PROBE_KEY, Body=os.urandom(PROBE_OBJECT_BYTES))
+        try:
+            served = measure_bytes(client, bucket, PROBE_KEY, seconds)
+        finally:
+            client.delete_object(Bucket=bucket, Key=PROBE_KEY)
+    return Capacity(served, measure_requests(client, bucket, key, seconds))
 
 
 def measure_bytes(client, bucket: str, key: str, seconds: float = PROBE_SECONDS,

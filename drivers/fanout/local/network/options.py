@@ -21,6 +21,7 @@ __all__ = ["NONE", "AUTO", "add_arguments", "check", "from_args", "from_record",
            "read_published"]
 
 AUTO = "auto"
+SIZED_WORKLOAD = "download"  # the workload whose draw the automatic scale knows (fanout.local.network.capacity.Draw)
 PUBLISHED_FILE = "network.json"
 
 
@@ -43,17 +44,21 @@ def check_values(network: str, scale: str) -> None:
     load(network, 1.0 if scale == AUTO else check_scale(scale))
 
 
-def from_args(args: argparse.Namespace, stack=None, say=print) -> NetworkModel:
+def from_args(args: argparse.Namespace, stack=None, say=print, workload: str = SIZED_WORKLOAD) -> NetworkModel:
     """The model the options name; `stack` (a deployed fanout.cloud.stack.Stack) for the auto scale."""
-    return resolve(args.network, args.network_scale, stack, say)
+    return resolve(args.network, args.network_scale, stack, say, workload)
 
 
-def resolve(network: str, scale: str, stack=None, say=print) -> NetworkModel:
-    """The model `network` names at `scale` (a number, or auto: picked for `stack`)."""
+def resolve(network: str, scale: str, stack=None, say=print, workload: str = SIZED_WORKLOAD) -> NetworkModel:
+    """The model `network` names at `scale` (a number, or auto: picked for `stack` running `workload`)."""
     if scale != AUTO:
         return load(network, check_scale(scale))
     model = load(network)
     if not model.shaped:
+        return model
+    if workload != SIZED_WORKLOAD:
+        say(f"network {model.profile}: scale 1 (auto sizes a {SIZED_WORKLOAD} run's draw from the stack's object and "
+            f"strategy; a {workload} run's own draw is not modelled, so it runs unscaled: NETWORK_SCALE=N slows it)")
         return model
     if stack is None:
         raise ModelError(f"--network-scale {AUTO} needs a deployed stack to measure; give a number with --function")
@@ -65,7 +70,7 @@ def auto_scaled(model: NetworkModel, stack, say=print) -> NetworkModel:
     default strategy), measured now; says what it picked and the figures it used."""
     draw = capacity.Draw(stack.concurrency, stack.memory, stack.object_size, strategies.parse(stack.default_strategy))
     client = stack.client("s3", max_pool_connections=capacity.PROBE_CLIENTS)
-    measured = capacity.measure(client, stack.bucket, stack.object_key)
+    measured = capacity.measure(client, stack.bucket, stack.object_key, stack.object_size)
     scale = capacity.scale_for(model, draw, measured)
     say(auto_text(model, draw, measured, scale))
     return model.with_scale(scale)

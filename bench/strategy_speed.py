@@ -28,11 +28,11 @@ a task for its IO thread (strategies._ranged). Read by hand it misses 0.90 becau
 not the tool. For ranged the bench also prints, for information, boto3's GetObject alone
 against the same baseline: four threads of `get_object` + `iter_chunks` on the same client,
 with none of the tool's code, reach 0.81-0.85 at about 100 ms of CPU per 256 MiB, against
-urllib3's 58 ms. The extra CPU is
-0.75 ms per request in botocore's own Python (building, signing, parsing the answer's headers),
-plus more loopback TCP and GIL hand-offs in the reading threads. The tool adds about 7 ms
-(3.4 us per 256 KiB read for the count, timeline and offset writer, and the HeadObject).
-The breakdown and how it was measured: docs/strategies.md, "Speed of the measurement".
+urllib3's 58 ms. The extra CPU is 0.75 ms per request in botocore's own Python (building,
+signing, parsing the answer's headers), plus more loopback TCP and GIL hand-offs in the reading
+threads. The tool adds about 7 ms: 3.4 us per 256 KiB read for the count, the timeline and the
+offset writer, and the HeadObject. The breakdown and how it was measured: docs/strategies.md,
+"Speed of the measurement".
 
 The timeline's cost: `stream` through measure_message as above, against the same with the
 byte-arrival recording switched off (timeline.Recorder.add doing nothing; the record then

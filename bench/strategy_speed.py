@@ -8,8 +8,8 @@ built as the handler builds it. Baseline: urllib3 alone, one GET read in the sam
 ranged GETs of the same chunk size from a shared queue and reading them in 256 KiB pieces (the
 transfer manager's io_chunksize). Both discard the bytes. The baseline's sockets have the
 client's timeouts (botocore's 60 s): CPython polls a socket with a timeout before each recv, which
-was most of `stream`'s gap while the baseline had none. The baseline does not count its bytes
-per read or keep a timeline; ours does, and that cost is part of the figure.
+was most of `stream`'s gap while the baseline had none. The baseline keeps no shared progress
+count under a lock and no timeline; ours does, and that cost is part of the figure.
 
 Both read from one emulator on loopback with no network model: the emulator (one Python
 process) and the reader share the machine's cores, so the absolute MB/s say little; the ratio,

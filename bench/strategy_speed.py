@@ -6,7 +6,10 @@ strategy's download with its progress counting, request hooks and record), with 
 built as the handler builds it. Baseline: urllib3 alone, one GET read in the same chunk size for
 `stream`; for `ranged`, as many threads as connections, each with its own connection, taking
 ranged GETs of the same chunk size from a shared queue and reading them in 256 KiB pieces (the
-transfer manager's io_chunksize). Both discard the bytes.
+transfer manager's io_chunksize). Both discard the bytes. The baseline's sockets have the
+client's timeouts (botocore's 60 s): CPython polls a socket with a timeout before each recv, which
+was most of `stream`'s gap while the baseline had none. The baseline keeps no shared progress
+count under a lock and no timeline; ours does, and that cost is part of the figure.
 
 Both read from one emulator on loopback with no network model: the emulator (one Python
 process) and the reader share the machine's cores, so the absolute MB/s say little; the ratio,
@@ -15,15 +18,21 @@ alternating which goes first, after one uncounted warm-up run of each; the media
 ratios is printed, with the ratio of each side's best run (the least disturbed by other load).
 The object is uploaded in 8 MiB parts, as `fanout deploy` uploads it (see measure.CONNECTIONS
 on checksums). Targets: stream >= 0.95; ranged >= 0.90, as every part of it is a signed botocore
-GetObject (about 0.65 ms of CPU more per request than urllib3's presigned GET here) after a
-HeadObject, which the baseline does not send. Beside each ratio, the CPU each side's process
-spent per download (the emulator's not counted), as ours / baseline: a figure other load on a
-shared machine moves far less than throughput.
+GetObject after a HeadObject, which the baseline does not send. Beside each ratio, the CPU each
+side's process spent per download (the emulator's not counted), as ours / baseline: a figure
+other load on a shared machine moves far less than throughput.
 
 ranged used the transfer manager's download_fileobj until its CPU was measured: 0.44-0.64 of
 the baseline's throughput and 2.2-2.5x its CPU, because s3transfer turns every 256 KiB read into
-a task for its IO thread (strategies._ranged); read by hand, 0.70-0.93 at load averages 4-7 on
-2 cores (0.65 at 10) and 1.4-1.6x (docs/strategies.md, "Speed of the measurement").
+a task for its IO thread (strategies._ranged). Read by hand it misses 0.90 because of botocore,
+not the tool. For ranged the bench also prints, for information, boto3's GetObject alone
+against the same baseline: four threads of `get_object` + `iter_chunks` on the same client,
+with none of the tool's code, reach 0.81-0.85 at about 100 ms of CPU per 256 MiB, against
+urllib3's 58 ms. The extra CPU is 0.75 ms per request in botocore's own Python (building,
+signing, parsing the answer's headers), plus more loopback TCP and GIL hand-offs in the reading
+threads. The tool adds about 7 ms: 3.4 us per 256 KiB read for the count, the timeline and the
+offset writer, and the HeadObject. The breakdown and how it was measured: docs/strategies.md,
+"Speed of the measurement".
 
 The timeline's cost: `stream` through measure_message as above, against the same with the
 byte-arrival recording switched off (timeline.Recorder.add doing nothing; the record then
@@ -48,13 +57,14 @@ import sys
 import threading
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 
 import boto3
 import urllib3
 from boto3.s3.transfer import TransferConfig
 
 from bench._emulator import serve
-from bench._ratios import best_of, interleaved, verdict
+from bench._ratios import best_of, interleaved, judge, paired_median, verdict
 from fanout.common import function_modules
 from fanout.common.sizes import format_size, parse_size
 
@@ -86,6 +96,7 @@ def main() -> None:
                                     default_strategy=measure.strategies.parse("stream"))  # fmt: skip
         # Presigned: the emulator checks signatures, and urllib3 alone cannot sign a request.
         url = s3.generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": "object"}, ExpiresIn=3600)
+        timeout = urllib3.Timeout(connect=config.connect_timeout, read=config.read_timeout)  # the client's
         print(f"strategy_speed: a {format_size(SIZE)} object from the emulator on loopback, no network model, "
               f"{REPEATS} repeats")  # fmt: skip
         for text, target in TARGETS.items():
@@ -99,14 +110,13 @@ def main() -> None:
                 cpu["handler"].append(record["cpu_seconds"])
                 return SIZE / record["seconds"]
 
-            def baseline():
-                started = time.process_time()
-                rate = _plain_get(url, choice)
-                cpu["urllib3"].append(time.process_time() - started)
-                return rate
+            def plain():
+                return _plain_get(url, choice, timeout)
 
-            _compare(str(choice), ours, baseline, target, "urllib3")
+            _compare(str(choice), ours, _cpu_timed(plain, cpu["urllib3"]), target, "urllib3")
             _cpu_ratio(cpu["handler"][1:], cpu["urllib3"][1:])  # without the warm-up runs
+            if choice.name == "ranged":
+                _sdk_alone(s3, bucket, choice, plain)
             if choice.name == "stream":
                 _compare(f"{choice} with the timeline", ours, lambda: _without_timeline(measure, ours),
                          TIMELINE_TARGET, "without")
@@ -126,10 +136,36 @@ def _compare(strategy: str, ours, baseline, target: float, baseline_name: str) -
     )
 
 
-def _cpu_ratio(ours: list[float], baseline: list[float]) -> None:
+def _sdk_alone(s3, bucket: str, choice, plain) -> None:
+    """boto3's GetObject alone (the same client, none of the tool's code, no HeadObject) against
+    the same urllib3 readers, for information: the part of ranged's gap that is the SDK's, not
+    the measurement's (docs/strategies.md, "Speed of the measurement")."""
+    cpu: dict[str, list[float]] = {"boto3": [], "urllib3": []}
+    boto = _cpu_timed(lambda: _boto_get(s3, bucket, choice), cpu["boto3"])
+    baseline = _cpu_timed(plain, cpu["urllib3"])
+    boto(), baseline()  # uncounted, as in _compare
+    mine, theirs = interleaved(boto, baseline, REPEATS)
+    ratio = judge(f"{choice}: boto3 GetObject alone / urllib3, MB/s", paired_median(mine, theirs)).value
+    print(f"  {choice}, boto3 GetObject alone: median ratio {ratio:.2f} (information); {best_of(mine, theirs)}")
+    _cpu_ratio(cpu["boto3"][1:], cpu["urllib3"][1:], "boto3")
+
+
+def _cpu_timed(read, spent: list[float]):
+    """`read` (returning bytes per second) with the process CPU of each call appended to `spent`."""
+
+    def timed() -> float:
+        started = time.process_time()
+        rate = read()
+        spent.append(time.process_time() - started)
+        return rate
+
+    return timed
+
+
+def _cpu_ratio(ours: list[float], baseline: list[float], name: str = "handler") -> None:
     """The median over the repeats of ours / baseline process CPU per download (the same bytes)."""
     ratios = [o / b for o, b in zip(ours, baseline)]
-    print(f"    CPU per download: handler / urllib3 median {statistics.median(ratios):.2f}x "
+    print(f"    CPU per download: {name} / urllib3 median {statistics.median(ratios):.2f}x "
           f"({statistics.median(ours) * 1e3:,.0f} ms against {statistics.median(baseline) * 1e3:,.0f} ms)")
 
 
@@ -157,19 +193,19 @@ def _without_timeline(measure, download) -> float:
         recorder.add = add
 
 
-def _plain_get(url: str, choice) -> float:
-    """Bytes per second of urllib3 alone reading the object as `choice` does."""
+def _plain_get(url: str, choice, timeout: urllib3.Timeout) -> float:
+    """Bytes per second of urllib3 alone reading the object as `choice` does, its sockets with
+    the client's timeouts: a socket with a timeout polls before every read (see the docstring)."""
     connections = choice.value("connections") if choice.name == "ranged" else 1
-    pool = urllib3.PoolManager(maxsize=connections, block=True)
+    pool = urllib3.PoolManager(maxsize=connections, block=True, timeout=timeout)
     received: list[int] = []
     started = time.perf_counter()
     if choice.name == "stream":
         received.append(_read(pool.request("GET", url, preload_content=False), choice.value("chunk_size")))
     else:
-        chunk = choice.value("chunk_size")
         ranges: queue.Queue = queue.Queue()
-        for offset in range(0, SIZE, chunk):
-            ranges.put(f"bytes={offset}-{min(offset + chunk, SIZE) - 1}")
+        for byte_range in _ranges(choice.value("chunk_size")):
+            ranges.put(byte_range)
         workers = [threading.Thread(target=_ranged_worker, args=(pool, url, ranges, received))
                    for _ in range(connections)]  # fmt: skip
         for worker in workers:
@@ -180,6 +216,28 @@ def _plain_get(url: str, choice) -> float:
     pool.clear()
     assert sum(received) == SIZE, f"the plain GETs read {sum(received)} of {SIZE} bytes"
     return SIZE / seconds
+
+
+def _boto_get(s3, bucket: str, choice) -> float:
+    """Bytes per second of the client's get_object alone, reading the object in ranged parts on
+    as many threads as `choice` has connections, each body in 256 KiB pieces, dropped."""
+    started = time.perf_counter()
+    with ThreadPoolExecutor(choice.value("connections")) as pool:
+        counts = pool.map(lambda byte_range: _read_boto(s3, bucket, byte_range), _ranges(choice.value("chunk_size")))
+        received = sum(counts)
+    seconds = time.perf_counter() - started
+    assert received == SIZE, f"boto3 read {received} of {SIZE} bytes"
+    return SIZE / seconds
+
+
+def _read_boto(s3, bucket: str, byte_range: str) -> int:
+    body = s3.get_object(Bucket=bucket, Key="object", Range=byte_range)["Body"]
+    return sum(len(piece) for piece in body.iter_chunks(IO_CHUNK))
+
+
+def _ranges(chunk: int) -> list[str]:
+    """The Range headers of the object's parts of `chunk` bytes."""
+    return [f"bytes={offset}-{min(offset + chunk, SIZE) - 1}" for offset in range(0, SIZE, chunk)]
 
 
 def _ranged_worker(pool, url: str, ranges: queue.Queue, received: list[int]) -> None:

@@ -115,7 +115,8 @@ def test_cli_startup_stops_when_a_command_exits_with_another_status(tmp_path):
 
 
 def test_strategy_speed_runs_at_a_tiny_size_and_judges_each_strategy():
-    """Two 8 MiB parts, one repeat: every comparison prints its verdict and the CPU beside it."""
+    """Two 8 MiB parts, one repeat: every comparison prints its verdict and the CPU beside it,
+    ranged also boto3's GetObject alone against the same baseline."""
     env = os.environ | {"BENCH_STRATEGY_SIZE": "16MiB", "BENCH_STRATEGY_REPEATS": "1"}
     result = subprocess.run([sys.executable, "-m", "bench.strategy_speed"], cwd=paths.REPO, env=env,
                             capture_output=True, text=True, timeout=120)  # fmt: skip
@@ -126,6 +127,9 @@ def test_strategy_speed_runs_at_a_tiny_size_and_judges_each_strategy():
         assert verdict.split(": ", 1)[1].split(";")[0].endswith(f"the {target:g} target")
         cpu = lines[lines.index(verdict) + 2]
         assert cpu.strip().startswith("CPU per download: handler / urllib3 median ")
+    [alone] = [line for line in lines if "boto3 GetObject alone: median ratio" in line]
+    assert alone.strip().startswith("ranged connections=4 chunk_size=8MiB, ") and "(information)" in alone
+    assert lines[lines.index(alone) + 1].strip().startswith("CPU per download: boto3 / urllib3 median ")
     assert any("stream chunk_size=256KiB with the timeline: median ratio" in line for line in lines)
 
 

@@ -32,10 +32,11 @@ class Recorder:
         """`count` bytes handed over at `at`, which arrived evenly from `since` on (None, or not
         before `at`: all at `at`): each interval gets its share of the stretch, rounded so that
         the shares add up to `count` (docs/network-model.md, "The timeline of one download")."""
-        while self._index(at) >= MAX_COUNTS:
+        last = self._index(at)  # once per read, as each read calls this: its CPU is part of the figures
+        while last >= MAX_COUNTS:
             self.counts = _merge_pairs(self.counts)
             self.interval_ms *= 2
-        last = self._index(at)
+            last = self._index(at)
         if last >= len(self.counts):
             self.counts.extend([0] * (last + 1 - len(self.counts)))
         given = 0

@@ -86,7 +86,7 @@ def run(args) -> int:
     stack = stacks.from_args(args)
     runs.check_same_stack(record, stack)
     hosting = _hosts_here(args)
-    network = network_options.from_args(args, stack, console.print, record.workload) if hosting else None
+    network = network_options.from_args(args, stack, console.print, record.parameters.workload) if hosting else None
     with interrupts.sigterm_as_ctrl_c():  # the host it runs stops cleanly on either
         accounting = wait(stack, record, timeout, host=hosting, network=network, console=console)
     check_accounted(accounting, record.run_id, timeout)

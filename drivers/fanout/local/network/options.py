@@ -12,7 +12,7 @@ import json
 from contextlib import contextmanager
 
 from fanout.local import hostlock
-from fanout.common import paths
+from fanout.common import paths, registry as workloads
 from fanout.cloud import strategies
 from fanout.local.network import capacity
 from fanout.local.network.model import NONE, PROFILES, ModelError, NetworkModel, check_scale, from_record, label, load
@@ -21,7 +21,7 @@ __all__ = ["NONE", "AUTO", "add_arguments", "check", "from_args", "from_record",
            "read_published"]
 
 AUTO = "auto"
-SIZED_WORKLOAD = "download"  # the workload whose draw the automatic scale knows (fanout.local.network.capacity.Draw)
+SIZED_WORKLOAD = workloads.DEFAULT  # the workload whose draw the automatic scale knows (capacity.Draw: a download's)
 PUBLISHED_FILE = "network.json"
 
 

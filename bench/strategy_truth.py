@@ -83,7 +83,8 @@ def _figures(shape, choice, record: dict, seconds: float) -> list[tuple[str, flo
     """(parameter, estimated, injected) of one strategy's download."""
     draw = shape.connection_rate * truth.connections(choice, OBJECT_SIZE)
     with_waits = truth.predicted_seconds(shape, OBJECT_SIZE, truth.connections(choice, OBJECT_SIZE),
-                                         choice.gets(OBJECT_SIZE), statistics.median(record["request_ttfb_ms"]) / 1000)
+                                         choice.gets(OBJECT_SIZE), statistics.median(record["request_ttfb_ms"]) / 1000,
+                                         heads=choice.heads(OBJECT_SIZE))  # fmt: skip
     figures = [("seconds", record["seconds"], seconds), ("seconds with the waits", record["seconds"], with_waits),
                ("sustained MB/s", record["sustained_mb_per_s"], min(draw, shape.sustained_rate) / 1e6)]
     if min(draw, shape.peak_rate) > shape.sustained_rate:

@@ -109,16 +109,6 @@ def test_auto_scale_needs_a_stack_to_measure():
     assert not options.from_args(_args("none", "auto")).shaped  # nothing to scale
 
 
-def test_auto_scale_runs_another_workload_unscaled_and_says_why():
-    """Its draw is a download's (the stack's object and strategy): a 1 KiB test object once
-    scaled a transfer run's 64 MiB uploads by 570. Another workload runs at scale 1, said so."""
-    said = []
-    picked = options.from_args(_args("lambda-2024", "auto"), stack=None, say=said.append, workload="transfer")
-    assert picked.scale == 1 and picked.shaped
-    [line] = said
-    assert "scale 1" in line and "transfer" in line and "NETWORK_SCALE" in line
-
-
 # A model worked by hand below: one stream draws min(peak 40, connection 15) = 15 MB/s while its
 # 100 MB bucket lasts (it drains at 15 - 10 = 5 MB/s: 20 s, 300 MB), no first-byte latency.
 HAND = {"burst": 100e6, "peak_mb_per_s": 40, "sustained_mb_per_s": 10, "connection_mb_per_s": 15}
@@ -126,12 +116,12 @@ HAND = {"burst": 100e6, "peak_mb_per_s": 40, "sustained_mb_per_s": 10, "connecti
 
 def hand_draw(**values):
     m = network.NetworkModel("hand", 1.0, model.parameters(HAND | values, "hand"))
-    return m, capacity.Draw(environments=4, memory=1024, size=30_000_000, choice=strategies.parse("stream"))
+    return m, capacity.Draw(environments=4, memory=1024, demand=capacity.strategy_demand(strategies.parse("stream"), 30_000_000))
 
 
 def test_the_run_draws_the_peak_its_connections_carry_and_asks_its_requests():
     m, draw = hand_draw()
-    assert draw.requests == 0 + 1 + capacity.HOST_REQUESTS  # stream: no HEAD, one GET
+    assert draw.demand.requests == 0 + 1 + capacity.HOST_REQUESTS  # stream: no HEAD, one GET
     assert capacity.byte_rate(m, draw) == pytest.approx(4 * 15)  # not the sustained 4 x 10, nor the peak 4 x 40
     # 30 MB within the burst: 2 s at 15 MB/s; four environments each ask 4 requests a message.
     assert capacity.request_rate(m, draw) == pytest.approx(4 * 4 / 2)

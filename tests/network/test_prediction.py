@@ -42,6 +42,18 @@ def test_ranking_counts_parts_and_connections():
     assert ranked[1][1] == pytest.approx(truth.predicted_seconds(shape, 24 * MIB, 2))
 
 
+def test_a_head_before_the_gets_waits_its_own_first_byte():
+    """download_file and ranged send a HeadObject first, which the proxy holds as long as any
+    request: it adds one wait before the GETs start."""
+    shape = model_of("p", first_byte_ms=20, **MODEL).at(1024)
+    assert truth.predicted_seconds(shape, 24 * MIB, 2, 2, heads=1) == pytest.approx(
+        truth.predicted_seconds(shape, 24 * MIB, 2, 2) + 0.020)
+    download_file = strategies.definition.parse("download_file")
+    assert download_file.heads(24 * MIB) == 1
+    assert truth.predicted_median(shape, 24 * MIB, download_file, 1, 1) == pytest.approx(
+        truth.predicted_seconds(shape, 24 * MIB, 3, 3) + 0.020)  # three 8 MiB parts, a connection each, after the HEAD
+
+
 def stepped_parts_seconds(shape, size: int, connections: int, gets: int, wait: float, step: float = 1e-3) -> float:
     """As stepped_seconds, with the download in `gets` equal parts that the connections take in
     turn (the transfer manager's queue), each part first waiting `wait` on its connection;

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from fanout.results import deadletters, run_folders as runs, run_record
+from fanout.results import deadletters, run_cost, run_folders as runs, run_record
 from fanout.local import hostlock
 from fanout import insights
 from fanout.common import interrupts, numerals as numbers, queue_state, registry as workloads
@@ -86,11 +86,17 @@ def run(args) -> int:
     stack = stacks.from_args(args)
     runs.check_same_stack(record, stack)
     hosting = _hosts_here(args)
-    network = network_options.from_args(args, stack, console.print, record.parameters.workload) if hosting else None
+    network = network_options.from_args(args, stack, console.print, lambda: [demand(record)]) if hosting else None
     with interrupts.sigterm_as_ctrl_c():  # the host it runs stops cleanly on either
         accounting = wait(stack, record, timeout, host=hosting, network=network, console=console)
     check_accounted(accounting, record.run_id, timeout)
     return 0
+
+
+def demand(record: run_record.RunRecord):
+    """What one message of the run asks of the network (its workload's driver says), for the
+    automatic network scale."""
+    return workloads.get(record.parameters.workload).driver().demand(run_cost.cell(record))
 
 
 def check_accounted(accounting: "Accounting", run_id: str, timeout: float, prefix: str = "") -> None:

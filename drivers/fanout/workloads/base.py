@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from fanout.results import concurrency, run_record, sections
 from fanout.cloud import costs
+from fanout.local.network import capacity
 from fanout.common.errors import UsageError
 
 
@@ -81,6 +82,11 @@ class Driver:
         """The cost of `count` messages of a sweep cell on `deployed`: the stack's `region` and the
         workloads' deploy-level options by name (a run's record of its stack holds them under the
         same names; a sweep gives those it deploys)."""
+        raise NotImplementedError
+
+    def demand(self, cell) -> capacity.Demand:
+        """What one message of a sweep cell (or of a run: fanout.results.run_cost.cell) asks of the
+        network: on the local backend, the automatic network scale sizes the run by it."""
         raise NotImplementedError
 
     # ---- report, compare ----

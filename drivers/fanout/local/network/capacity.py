@@ -12,8 +12,9 @@ import time
 from dataclasses import dataclass
 
 from fanout.cloud import strategies
+from fanout.common.sizes import format_size
 from fanout.local.network import truth
-from fanout.local.network.model import SCALE_RANGE, NetworkModel
+from fanout.local.network.model import SCALE_RANGE, NetworkModel, Shape
 
 HEADROOM = 0.5  # the run may use at most this share of the measured capacity
 PROBE_SECONDS = 2.0
@@ -35,23 +36,47 @@ class Capacity:
 
 
 @dataclass(frozen=True)
-class Draw:
-    """What a run asks of the machine: `environments` environments of `memory` MB downloading
-    objects of `size` bytes with `choice`."""
+class Flow:
+    """What one message moves in one direction: its bytes and the requests that carry them (a
+    request with no body to move, a HEAD or a DELETE, still waits for its answer)."""
 
-    environments: int
-    memory: int
-    size: int
-    choice: strategies.Choice
+    bytes: int = 0
+    requests: int = 0
 
-    @property
-    def connections(self) -> int:
-        return truth.connections(self.choice, self.size)
+
+@dataclass(frozen=True)
+class Demand:
+    """What one message of a workload asks of the network: `connections` open at once,
+    downloading `down` and uploading `up` (each workload's driver says, from a run's or a sweep
+    cell's parameters: fanout.workloads.base.Driver.demand); `what` names it for the one line the
+    automatic scale prints."""
+
+    what: str
+    connections: int
+    down: Flow = Flow()
+    up: Flow = Flow()
 
     @property
     def requests(self) -> int:
-        """Emulator requests per message: the download's and the host's."""
-        return self.choice.heads(self.size) + self.choice.gets(self.size) + HOST_REQUESTS
+        """Emulator requests per message: the workload's and the host's."""
+        return self.down.requests + self.up.requests + HOST_REQUESTS
+
+
+def strategy_demand(choice: strategies.Choice, size: int) -> Demand:
+    """A message that downloads `size` bytes with `choice`: its HEAD and GETs on the connections
+    the strategy opens for that size."""
+    return Demand(f"{choice} of {format_size(size)}", truth.connections(choice, size),
+                  Flow(size, choice.heads(size) + choice.gets(size)))
+
+
+@dataclass(frozen=True)
+class Draw:
+    """What a run asks of the machine: `environments` environments of `memory` MB, each running
+    messages that ask `demand`."""
+
+    environments: int
+    memory: int
+    demand: Demand
 
 
 def measure(client, bucket: str, key: str, size: int, seconds: float = PROBE_SECONDS) -> Capacity:
@@ -115,21 +140,56 @@ def _threads(work, count: int, seconds: float) -> float:
 
 
 def byte_rate(model: NetworkModel, draw: Draw) -> float | None:
-    """MB/s the run's environments may draw together at the model's scale (None: unlimited)."""
+    """MB/s the run's environments may draw together at the model's scale, both directions
+    added (None: the model limits neither direction the run moves bytes in)."""
+    moving = [(shape, flow) for shape, flow in _directions(model, draw) if flow.bytes]
+    limited = [rate for rate in (_direction_rate(shape, flow, draw) for shape, flow in moving) if rate is not None]
+    return None if moving and not limited else sum(limited) / 1e6
+
+
+def _direction_rate(shape: Shape, flow: Flow, draw: Draw) -> float | None:
+    """The most one direction draws over every environment (bytes/s; None: not limited): the
+    peak the message's connections carry, within the aggregate cap (downloads only), and no
+    faster than the first-byte waits let its bytes come (each connection's requests wait one
+    after another: 50 objects of 1 KB on 10 connections wait five times, whatever the peak).
+    A direction whose rate the model leaves unlimited is not sized: no scale changes its draw."""
+    each = shape.max_rate(draw.demand.connections)
+    if each is None:
+        return shape.aggregate_rate
+    waits = math.ceil(flow.requests / draw.demand.connections) * (shape.first_byte_s or 0.0)
+    if waits:
+        each = min(each, flow.bytes / waits)
+    return min(each * draw.environments, shape.aggregate_rate or math.inf)
+
+
+def _directions(model: NetworkModel, draw: Draw) -> tuple[tuple[Shape, Flow], tuple[Shape, Flow]]:
+    """(shape, flow) of the downloads and of the uploads (request bodies have limits of their own)."""
     shape = model.at(draw.memory)
-    each = shape.max_rate(draw.connections)
-    totals = [r for r in (None if each is None else each * draw.environments, shape.aggregate_rate) if r is not None]
-    return min(totals) / 1e6 if totals else None
+    return (shape, draw.demand.down), (shape.uploads(), draw.demand.up)
 
 
 def request_rate(model: NetworkModel, draw: Draw) -> float | None:
-    """Requests/s the run's environments send together at the model's scale (None: a model
-    with no rate, whose downloads take no predictable time)."""
-    shape = model.at(draw.memory)
-    if shape.max_rate(draw.connections) is None:
-        return None
-    seconds = truth.predicted_median(shape, draw.size, draw.choice, draw.environments, draw.environments)
-    return draw.environments * draw.requests / seconds
+    """Requests/s the run's environments send together at the model's scale (None: a message
+    whose time the model does not predict: bytes it does not limit, or no time at all)."""
+    seconds = message_seconds(model, draw)
+    return draw.environments * draw.demand.requests / seconds if seconds else None
+
+
+def message_seconds(model: NetworkModel, draw: Draw) -> float | None:
+    """The model's seconds for one message that starts with full buckets: its download, then its
+    upload (truth.predicted_seconds, each connection's requests one after another, each waiting
+    the first-byte latency); a direction with requests but no bytes takes its waits alone.
+    None when the model does not limit a direction the message moves bytes in."""
+    connections, total = draw.demand.connections, 0.0
+    for shape, flow in _directions(model, draw):
+        if flow.bytes:
+            shape = truth.shared(shape, draw.environments, connections)
+            if shape.max_rate(connections) is None:
+                return None
+            total += truth.predicted_seconds(shape, flow.bytes, connections, max(1, flow.requests))
+        elif flow.requests:
+            total += math.ceil(flow.requests / connections) * (shape.first_byte_s or 0.0)
+    return total
 
 
 def load(model: NetworkModel, draw: Draw, capacity: Capacity) -> float:

@@ -2,17 +2,19 @@
 model a run was hosted under is recorded.
 
 `--network-scale auto` (the default) picks the scale by the rule of fanout.local.network.capacity for
-the stack's concurrency and memory, measuring this machine first, and says what it picked.
+the stack's concurrency and memory and what the run's messages ask of the network (their
+workload's driver says), measuring this machine first, and says what it picked.
 `fanout host` publishes its model in the stack's state directory while it hosts, so that
 `fanout wait --no-host` can record it in run.json.
 """
 
 import argparse
 import json
+from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 
 from fanout.local import hostlock
-from fanout.common import paths, registry as workloads
+from fanout.common import paths
 from fanout.cloud import strategies
 from fanout.local.network import capacity
 from fanout.local.network.model import NONE, PROFILES, ModelError, NetworkModel, check_scale, from_record, label, load
@@ -21,8 +23,8 @@ __all__ = ["NONE", "AUTO", "add_arguments", "check", "from_args", "from_record",
            "read_published"]
 
 AUTO = "auto"
-SIZED_WORKLOAD = workloads.DEFAULT  # the workload whose draw the automatic scale knows (capacity.Draw: a download's)
 PUBLISHED_FILE = "network.json"
+Demands = Callable[[], Sequence[capacity.Demand]]  # asked only when the automatic scale needs them
 
 
 def add_arguments(parser: argparse.ArgumentParser, default: str = NONE) -> None:
@@ -44,48 +46,68 @@ def check_values(network: str, scale: str) -> None:
     load(network, 1.0 if scale == AUTO else check_scale(scale))
 
 
-def from_args(args: argparse.Namespace, stack=None, say=print, workload: str = SIZED_WORKLOAD) -> NetworkModel:
-    """The model the options name; `stack` (a deployed fanout.cloud.stack.Stack) for the auto scale."""
-    return resolve(args.network, args.network_scale, stack, say, workload)
+def from_args(args: argparse.Namespace, stack=None, say=print, demands: Demands | None = None) -> NetworkModel:
+    """The model the options name; `stack` (a deployed fanout.cloud.stack.Stack) and `demands`
+    for the auto scale (resolve)."""
+    return resolve(args.network, args.network_scale, stack, say, demands)
 
 
-def resolve(network: str, scale: str, stack=None, say=print, workload: str = SIZED_WORKLOAD) -> NetworkModel:
-    """The model `network` names at `scale` (a number, or auto: picked for `stack` running `workload`)."""
+def resolve(network: str, scale: str, stack=None, say=print, demands: Demands | None = None,
+            measured: Callable[[], capacity.Capacity] | None = None) -> NetworkModel:  # fmt: skip
+    """The model `network` names at `scale`: a number, or auto, picked for `stack` running messages
+    that ask `demands()` (each workload's driver gives a run's or a sweep cell's; the largest scale
+    any of them needs is taken). No demands: a download of the stack's object with its default
+    strategy, what a stack runs when nothing else is said. `measured()`: what this machine serves
+    the stack (default: measure it now)."""
     if scale != AUTO:
         return load(network, check_scale(scale))
     model = load(network)
     if not model.shaped:
         return model
-    if workload != SIZED_WORKLOAD:
-        say(f"network {model.profile}: scale 1 (auto sizes a {SIZED_WORKLOAD} run's draw from the stack's object and "
-            f"strategy; a {workload} run's own draw is not modelled, so it runs unscaled: NETWORK_SCALE=N slows it)")
-        return model
     if stack is None:
         raise ModelError(f"--network-scale {AUTO} needs a deployed stack to measure; give a number with --function")
-    return auto_scaled(model, stack, say)
+    served = measured() if measured else measure(stack)
+    return auto_scaled(model, stack, demands() if demands else (stack_demand(stack),), served, say)
 
 
-def auto_scaled(model: NetworkModel, stack, say=print) -> NetworkModel:
-    """`model` at the scale the rule picks for `stack` (its concurrency, memory, object and
-    default strategy), measured now; says what it picked and the figures it used."""
-    draw = capacity.Draw(stack.concurrency, stack.memory, stack.object_size, strategies.parse(stack.default_strategy))
+def stack_demand(stack) -> capacity.Demand:
+    """A download of `stack`'s object with its default strategy."""
+    return capacity.strategy_demand(strategies.parse(stack.default_strategy), stack.object_size)
+
+
+def measure(stack) -> capacity.Capacity:
+    """What this machine's emulator serves now, read from `stack`'s bucket (capacity.measure)."""
     client = stack.client("s3", max_pool_connections=capacity.PROBE_CLIENTS)
-    measured = capacity.measure(client, stack.bucket, stack.object_key, stack.object_size)
-    scale = capacity.scale_for(model, draw, measured)
-    say(auto_text(model, draw, measured, scale))
-    return model.with_scale(scale)
+    return capacity.measure(client, stack.bucket, stack.object_key, stack.object_size)
 
 
-def auto_text(model: NetworkModel, draw, measured, scale: float) -> str:
+def auto_scaled(model: NetworkModel, stack, demands: Sequence[capacity.Demand], measured: capacity.Capacity,
+                say=print) -> NetworkModel:  # fmt: skip
+    """`model` at the scale the rule picks for `stack` (its concurrency and memory) running messages
+    that ask `demands` on a machine that serves `measured`: the largest any demand needs. Says
+    what it picked and the figures of the demand that needed it."""
+    scales = {demand: capacity.scale_for(model, capacity.Draw(stack.concurrency, stack.memory, demand), measured)
+              for demand in demands}  # fmt: skip
+    largest = max(scales, key=scales.__getitem__)
+    say(auto_text(model, capacity.Draw(stack.concurrency, stack.memory, largest), measured, scales[largest],
+                  len(scales)))  # fmt: skip
+    return model.with_scale(scales[largest])
+
+
+def auto_text(model: NetworkModel, draw: capacity.Draw, measured: capacity.Capacity, scale: float,
+              demands: int = 1) -> str:  # fmt: skip
     """What the automatic scale used: the run's bytes and requests at scale 1 and at the scale
-    picked, against what the machine served."""
+    picked, against what the machine served (`demands`: how many kinds of message it sized, the
+    largest need named)."""
     at_one, picked = model.with_scale(1.0), model.with_scale(scale)
     mb, requests = capacity.byte_rate(at_one, draw), capacity.request_rate(at_one, draw)
     drawn = "unlimited bytes" if mb is None else f"{mb:.0f} MB/s at peak"
     asked = "" if requests is None else f" and {requests:.0f} requests/s"
+    demand = draw.demand
+    largest = f", the largest need of {demands} kinds of message" if demands > 1 else ""
     return (f"network {model.profile}: scale {scale:g} (auto: {draw.environments} environments of {draw.memory} MB, "
-            f"{draw.choice} on {draw.connections} connection{'s' * (draw.connections != 1)}, {draw.requests} requests a "
-            f"message, may draw "
+            f"{demand.what} on {demand.connections} connection{'s' * (demand.connections != 1)}{largest}, "
+            f"{demand.requests} requests a message, may draw "
             f"{drawn}{asked} in total at scale 1; this machine's emulator served {measured.mb_per_s:.0f} MB/s to "
             f"{capacity.PROBE_CONNECTIONS} connections and {measured.requests_per_s:.0f} requests/s to "
             f"{capacity.PROBE_CLIENTS} clients just now; at scale {scale:g} the run takes "

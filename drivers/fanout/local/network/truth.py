@@ -66,17 +66,18 @@ def _address_factors(memory: int, factors: dict, downloads: list[dict]) -> list[
 
 
 def predicted_seconds(shape: Shape, size: int, connections: int, gets: int = 1, wait: float | None = None,
-                      credit: float | None = None) -> float:
+                      credit: float | None = None, heads: int = 0) -> float:
     """Seconds for one download of `size` bytes in `gets` GETs over `connections` connections
     that starts with `credit` bytes in the bucket (None: a full bucket), under `shape`, each GET
-    first waiting `wait` seconds (None: the model's median first-byte latency). See
+    first waiting `wait` seconds (None: the model's median first-byte latency), after `heads`
+    requests that read nothing (the transfer manager's HeadObject) and wait as long each. See
     docs/network-model.md, Ground truth."""
     wait = (shape.first_byte_s or 0.0) if wait is None else wait
     per_connection = math.ceil(gets / connections)  # GETs each connection makes one after another
     if shape.connection_rate and per_connection > 1 and wait:
         at_cap = size / (connections * shape.connection_rate)
         shape = replace(shape, connection_rate=shape.connection_rate * at_cap / (at_cap + (per_connection - 1) * wait))
-    return wait + _fluid_seconds(shape, size, connections, shape.burst_bytes if credit is None else credit)
+    return (heads + 1) * wait + _fluid_seconds(shape, size, connections, shape.burst_bytes if credit is None else credit)
 
 
 def predicted_median(shape: Shape, size: int, choice, downloads: int, environments: int) -> float:
@@ -87,16 +88,24 @@ def predicted_median(shape: Shape, size: int, choice, downloads: int, environmen
     the download's seconds, within 0 and its size (the gaps between downloads are the host's,
     not the model's: none is assumed, so a later download may start with less credit than it
     would have). An aggregate cap gives each environment its share of it."""
-    if shape.aggregate_rate:
-        share = shape.aggregate_rate / environments / connections(choice, size)
-        cap = shape.connection_rate
-        shape = replace(shape, connection_rate=min(cap, share) if cap else share)
+    shape = shared(shape, environments, connections(choice, size))
     credit, seconds = shape.burst_bytes, []
     for _ in range(max(1, round(downloads / environments))):
-        seconds.append(predicted_seconds(shape, size, connections(choice, size), choice.gets(size), credit=credit))
+        seconds.append(predicted_seconds(shape, size, connections(choice, size), choice.gets(size), credit=credit,
+                                         heads=choice.heads(size)))  # fmt: skip
         if credit is not None and shape.burst_bytes is not None:  # the same: a model with a bucket
             credit = min(shape.burst_bytes, max(0.0, credit + (shape.sustained_rate or 0.0) * seconds[-1] - size))
     return float(statistics.median(seconds))
+
+
+def shared(shape: Shape, environments: int, connections: int) -> Shape:
+    """`shape` with each of an environment's `connections` held to its share of the aggregate
+    cap, when the model has one, among `environments` downloading at once."""
+    if not shape.aggregate_rate:
+        return shape
+    share = shape.aggregate_rate / environments / connections
+    cap = shape.connection_rate
+    return replace(shape, connection_rate=min(cap, share) if cap else share)
 
 
 def cell_prediction(backend: str | None, network: dict | None, cell: dict, downloads: int) -> float | None:
@@ -132,7 +141,8 @@ def _fluid_seconds(shape: Shape, size: int, connections: int, credit: float | No
 def predicted_ranking(shape: Shape, size: int, strategies: list) -> list[tuple[str, float]]:
     """(canonical text, predicted seconds) of each strategy (fanout.cloud.strategies Choice), fastest
     first. A strategy uses as many connections as it has parallel GETs, at most its parts."""
-    seconds = {str(c): predicted_seconds(shape, size, connections(c, size), c.gets(size)) for c in strategies}
+    seconds = {str(c): predicted_seconds(shape, size, connections(c, size), c.gets(size), heads=c.heads(size))
+               for c in strategies}  # fmt: skip
     return sorted(seconds.items(), key=lambda item: item[1])
 
 

@@ -14,6 +14,7 @@ from fanout.cloud import costs
 from fanout.cloud import pins, strategies
 from fanout.workloads.base import Driver, Plan
 from fanout.cloud.params import check_fits_tmp, ephemeral_mib
+from fanout.local.network import capacity
 
 @dataclass(frozen=True)
 class Options:
@@ -99,6 +100,10 @@ class DownloadDriver(Driver):
     def cell_estimate(self, count: int, cell, deployed: dict) -> costs.Estimate:
         """The cost of `count` messages of a sweep cell: its strategy's GET requests on its object size."""
         return _estimate(count, cell, strategies.parse(cell.strategy))
+
+    def demand(self, cell) -> capacity.Demand:
+        """A download of the cell's object with its strategy."""
+        return capacity.strategy_demand(strategies.parse(cell.strategy), cell.object_size)
 
     def report_across(self, run_ids: list[str], folder, title: str, at_target: float = concurrency.AT_TARGET_FRACTION) -> dict:
         """The tables across runs (fanout.workloads.download.across), over the downloads at target, written into `folder`."""

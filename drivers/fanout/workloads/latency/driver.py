@@ -16,6 +16,8 @@ from fanout.results.sections import Report
 from fanout.workloads.latency import storage as storage_classes
 from fanout.common.errors import UsageError
 from fanout.cloud.params import ephemeral_mib
+from fanout.common.sizes import format_size
+from fanout.local.network import capacity
 from fanout.workloads.base import Driver, Plan
 from fanout.workloads.latency import costs as latency_costs
 
@@ -110,6 +112,16 @@ class LatencyDriver(Driver):
     def cell_estimate(self, count: int, cell, deployed: dict) -> costs.Estimate:
         """The cost of `count` messages of a sweep cell."""
         return estimate(count, cell, cell.options)
+
+    def demand(self, cell) -> capacity.Demand:
+        """Per round, size and storage class: a PUT, a GET and a DELETE, one request at a time (the
+        storage classes only repeat the rounds: empty, every deployed one, counts as one)."""
+        fields = cell.options
+        rounds = fields["reps"] * max(1, len(fields["storage"]))
+        moved, requests = rounds * sum(fields["sizes"]), rounds * len(fields["sizes"])
+        sizes = " ".join(format_size(size) for size in fields["sizes"])
+        return capacity.Demand(f"{definition.NAME} PUT, GET and DELETE of {sizes}", 1,
+                               down=capacity.Flow(moved, requests), up=capacity.Flow(moved, 2 * requests))
 
     def options_from(self, args) -> Params:
         """fire's --sizes, --reps, --storage, checked before anything touches the stack."""

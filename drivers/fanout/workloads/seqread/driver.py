@@ -9,12 +9,15 @@ value is checked by the code that will run it, and its errors become one-line us
 
 import itertools
 import json
+import math
 from typing import TYPE_CHECKING
 
 from fanout.cloud import costs, params as deploy_params
 from fanout.cloud.params import ephemeral_mib
 from fanout.common import function_modules
 from fanout.common.errors import UsageError
+from fanout.common.sizes import format_size
+from fanout.local.network import capacity
 from fanout.results.sections import Report
 from fanout.workloads.base import Driver, Plan
 from fanout.workloads.seqread import costs as seqread_costs, declared, deploy_options, objects, region
@@ -128,6 +131,15 @@ class SeqreadDriver(Driver):
     def cell_estimate(self, count: int, cell, deployed: dict) -> costs.Estimate:
         """The region pair is the stack's: its region and remote region."""
         return estimate(count, cell, cell.options, deployed["region"], deployed.get("remote_region", ""))
+
+    def demand(self, cell) -> capacity.Demand:
+        """JOBS readers with DEPTH ranged GETs in flight each, every job its FILE_SIZE in BLOCKs.
+        The other region's slower path (the model's rate factor) is left out: the draw is at most this."""
+        f = cell.options
+        gets = f["jobs"] * math.ceil(f["file_size"] / f["block"])
+        return capacity.Demand(f"{self.name} of {f['jobs']} x {format_size(f['file_size'])} in "
+                               f"{format_size(f['block'])} blocks, depth {f['depth']}", f["jobs"] * f["depth"],
+                               down=capacity.Flow(f["jobs"] * f["file_size"], gets))  # fmt: skip
 
     def report_across(self, run_ids: list[str], folder, title: str, at_target: float | None = None) -> dict:
         from fanout.workloads.seqread import report

@@ -24,6 +24,7 @@ class Requests:
     gets: float  # GET, HEAD
     uploaded: int
     moved: int  # every byte through the function or copied server-side (its time)
+    downloaded: int = 0  # read by the function
 
 
 def _upload(size: int, part_size: int, multipart: bool) -> float:
@@ -39,14 +40,14 @@ def message_requests(p) -> Requests:
         return Requests(_upload(p.size, p.part_size, p.multipart), 0, p.size, p.size)
     if p.operation == "small-files":
         gets = p.files if p.direction == "get" else 0  # a get run writes its objects first
-        return Requests(p.files, gets, p.files * p.size, p.files * p.size * (2 if gets else 1))
+        return Requests(p.files, gets, p.files * p.size, p.files * p.size * (2 if gets else 1), gets * p.size)
     source = _upload(p.size, p.part_size, p.size >= p.threshold)  # the message writes its source first
     if p.method == "copy-object":
         return Requests(source + 1, 0, p.size, 2 * p.size)
     if p.method == "part-copy":  # and the transfer manager's HeadObject of the source
         return Requests(source + math.ceil(p.size / p.part_size) + 2, 1, p.size, 2 * p.size)
     ranged = math.ceil(p.size / p.part_size) if p.multipart else 1  # download_file: HEAD, then GETs
-    return Requests(2 * source, ranged + 1, 2 * p.size, 3 * p.size)
+    return Requests(2 * source, ranged + 1, 2 * p.size, 3 * p.size, p.size)
 
 
 def estimate(messages: int, deployment: costs.Deployment, p) -> costs.Estimate:

@@ -13,9 +13,10 @@ from fanout.cloud import costs
 from fanout.cloud.params import MAX_EPHEMERAL_MIB, ephemeral_mib
 from fanout.common import function_modules
 from fanout.common.errors import UsageError
+from fanout.local.network import capacity
 from fanout.results.sections import Report
 from fanout.workloads.base import Driver, Plan
-from fanout.workloads.transfer import costs as transfer_costs
+from fanout.workloads.transfer import WORKLOAD, costs as transfer_costs
 
 definition = function_modules.load("transfer")
 if TYPE_CHECKING:  # the same class, read by mypy from the function's folder on its path
@@ -25,6 +26,7 @@ else:
 OPTIONS = ("operation", "size", "threads", "part_size", "threshold", "client", "fan", "files", "direction",
            "prefixes", "client_per_object", "method")  # fmt: skip
 SWEPT = ("size", "threads", "part_size", "method", "client")  # a sweep takes these as lists (spaces between)
+SHOWN = {field.name: field.show for field in WORKLOAD.cells}  # how the report writes a field's value (sizes)
 # What the function holds besides the data in flight: the runtime with boto3 and Powertools
 # (80-90 MB in Lambda's REPORT lines for a function like this one), with a little room; as latency's.
 MEMORY_HEADROOM_MIB = 100
@@ -70,6 +72,16 @@ def check_against(p: Params, backend: str, memory_mb: int, tmp_mib: int) -> None
     if p.client == "crt" and p.operation == "upload" and backend == "local":
         raise UsageError("invalid CLIENT 'crt' with --backend local: boto3's CRT client ignores custom endpoints, so it "
                          "runs only on AWS; use CLIENT=classic")  # fmt: skip
+
+
+def connections(p: Params) -> int:
+    """Requests one message has in flight at most: THREADS, within its objects (small-files) or
+    its parts (FAN messages share one upload's); one for an upload in a single PUT."""
+    if p.operation == "small-files":
+        return min(p.threads, p.files)
+    if p.operation == "copy":  # the source's upload, then the copy's parts
+        return min(p.threads, math.ceil(p.size / p.part_size))
+    return min(p.threads, math.ceil(p.parts / p.fan)) if p.multipart else 1
 
 
 def check_fan(p: Params, count: int) -> None:
@@ -144,11 +156,20 @@ class TransferDriver(Driver):
 
     def describe_cell(self, cell) -> str:
         o = cell.options
-        shown = {name: o[name] for name in ("size", "threads", "part_size", "method", "client") if o[name] not in ("-", 0)}
+        shown = {name: SHOWN[name](o[name]) if SHOWN.get(name) else o[name]
+                 for name in ("size", "threads", "part_size", "method", "client") if o[name] not in ("-", 0)}  # fmt: skip
         return f"{definition.NAME} {o['operation']} " + " ".join(f"{k}={v}" for k, v in shown.items())
 
     def cell_estimate(self, count: int, cell, deployed: dict) -> costs.Estimate:
         return transfer_costs.estimate(count, _deployment(cell), parse(_as_text(cell.options)))
+
+    def demand(self, cell) -> capacity.Demand:
+        """The bytes one message uploads and reads and the requests that carry them (its cost
+        model's count, transfer_costs.message_requests), on the connections it opens at once."""
+        p = parse(_as_text(cell.options))
+        r = transfer_costs.message_requests(p)
+        return capacity.Demand(self.describe_cell(cell), connections(p), down=capacity.Flow(r.downloaded, math.ceil(r.gets)),
+                               up=capacity.Flow(r.uploaded, math.ceil(r.puts)))  # fmt: skip
 
     def report_across(self, run_ids: list[str], folder, title: str, at_target: float | None = None) -> dict:
         from fanout.workloads.transfer import report as transfer_report

@@ -121,7 +121,7 @@ def test_a_download_asks_its_strategys_head_and_gets():
 
 
 class _Stack:
-    """What the automatic scale reads of a deployed stack."""
+    """What the automatic scale reads of a deployed stack (what the machine serves is given)."""
 
     concurrency, memory, bucket, object_key, object_size, default_strategy = 4, 1024, "b", "k", 30_000_000, "stream"
 
@@ -147,33 +147,21 @@ def test_demands_are_asked_only_when_the_automatic_scale_needs_them():
     def unasked():
         raise AssertionError("asked")
 
-    assert not options.resolve("none", "auto", None, demands=unasked, measured=unasked).shaped
-    assert options.resolve("lambda-2024", "3", None, demands=unasked, measured=unasked).scale == 3
+    assert not options.resolve("none", "auto", None, demands=unasked).shaped
+    assert options.resolve("lambda-2024", "3", None, demands=unasked).scale == 3
 
 
-def _deployment(keep_warm: bool) -> tuple:
-    """A local sweep of two memory sizes x two strategies under lambda-2024, deployed for its
-    first cell (the stack and what the machine serves given: which messages size which host is
-    what is tested); the scale each strategy alone needs on that stack."""
+def test_a_sweep_deployment_is_sized_by_the_cells_it_runs():
+    """Its cells share one scale (they compare under one model): the demands of every cell of
+    that deployment, and of none of the others."""
     grid = sweep_axes.Axes.parse({"memory": "512 1024", "concurrency": "2", "object_size": "64MiB",
                                   "architecture": "x86_64", "strategy": "stream; ranged connections=4"})  # fmt: skip
-    settings = sweep.SweepParams("local", "s", "us-east-1", grid, 10, "t", network="lambda-2024", keep_warm=keep_warm)
+    settings = sweep.SweepParams("local", "s", "us-east-1", grid, 10, "t", network="lambda-2024")
     cells = grid.cells()
-    deployment = sweep._Deployment(settings, "id", type("Console", (), {"print": print})(), cells)
-    deployment.inputs, deployment.stack, deployment.served = deployment.inputs_for(cells[0], 0), _Stack(), lambda: MEASURED
-    lambda_2024 = model.load("lambda-2024")
-    alone = [capacity.scale_for(lambda_2024, draw(capacity.strategy_demand(strategies.parse(c.strategy), 64 * MiB)),
-                                MEASURED) for c in cells[:2]]  # fmt: skip
-    return deployment, cells, alone
-
-
-def test_each_sweep_cell_is_scaled_for_its_own_messages():
-    deployment, cells, (stream, ranged) = _deployment(keep_warm=False)
-    assert ranged > stream  # four connections draw more than one
-    assert (deployment.network(cells[0]).scale, deployment.network(cells[1]).scale) == (stream, ranged)
-
-
-def test_a_kept_warm_deployment_is_scaled_once_for_its_cells():
-    deployment, cells, (stream, ranged) = _deployment(keep_warm=True)
-    first, second = deployment.network(cells[0]), deployment.network(cells[1])
-    assert first is second and first.scale == ranged  # one host for both: the largest need of the deployment's cells
+    deployment = sweep._Deployment(settings, "id", None, cells)
+    for index, cell in enumerate(cells):
+        demands = deployment.demands(deployment.inputs_for(cell, index))
+        assert sorted(d.connections for d in demands) == [1, 4]  # stream and ranged on 4 connections
+        assert {d.down.bytes for d in demands} == {64 * MiB}
+    memories = {deployment.inputs_for(cell, index).memory for index, cell in enumerate(cells)}
+    assert memories == {512, 1024}  # two deployments, each with its own two cells

@@ -9,7 +9,6 @@ Ctrl-C stopped. The details: README.md, *A whole study in one command: `make swe
 """
 
 import argparse
-import functools
 import secrets
 import time
 from collections.abc import Callable, Sequence
@@ -28,7 +27,7 @@ from fanout.results import run_folders as runs, run_record, sweep_folders as swe
 from fanout.cloud import stack as stacks
 from fanout.local.emulator import control
 from fanout.common.errors import FanoutError, UsageError
-from fanout.local.network import capacity, options as network_options
+from fanout.local.network import options as network_options
 from fanout.local.network.model import NetworkModel
 from fanout.common.sizes import format_size
 
@@ -260,8 +259,7 @@ class _Deployment:
         self.inputs: params.DeployParams | None = None
         self.stack: stacks.Stack | None = None
         self.hosted: wait.Hosted | None = None
-        self.shared_network: NetworkModel | None = None  # --keep-warm: the shared host's model, for every cell
-        self.served: Callable[[], capacity.Capacity] | None = None  # what this machine serves the stack: measured once
+        self.network: NetworkModel | None = None  # the local host's model, at the scale this deployment's cells need
         self.host_exit: ExitStack | None = None
 
     def inputs_for(self, cell: axes.CellParams, index: int) -> params.DeployParams:
@@ -282,41 +280,30 @@ class _Deployment:
         self._stop_host()  # its environments hold the old configuration
         self.inputs = None
         self.stack = deploy.deploy(inputs, self.sweep.backend, self.sweep.endpoint, console=self.console)
-        self.shared_network, self.served = None, functools.cache(functools.partial(network_options.measure, self.stack))
+        if self.sweep.backend == "local":
+            self.network = network_options.resolve(self.sweep.network, self.sweep.network_scale, self.stack,
+                                                   self.console.print, lambda: self.demands(inputs))  # fmt: skip
         self.inputs = inputs
         return True
 
-    def network(self, cell: axes.CellParams) -> NetworkModel | None:
-        """The model the local host runs `cell` under, at the scale its messages need; with
-        --keep-warm, the one host of the deployment's cells runs them all at the largest any needs."""
-        if self.sweep.backend != "local":
-            return None
-        if not self.sweep.keep_warm:
-            return self._resolve([cell])
-        if self.shared_network is None:
-            assert self.inputs is not None, "ensure() deployed it"
-            self.shared_network = self._resolve([c for index, c in enumerate(self.cells)
-                                                 if self.inputs_for(c, index) == self.inputs] or [cell])  # fmt: skip
-        return self.shared_network
-
-    def _resolve(self, cells: list[axes.CellParams]) -> NetworkModel:
-        def demands():
-            return [workloads.get(c.workload).driver().demand(c) for c in cells]
-
-        return network_options.resolve(self.sweep.network, self.sweep.network_scale, self.stack, self.console.print,
-                                       demands, self.served)  # fmt: skip
+    def demands(self, inputs: params.DeployParams) -> list:
+        """What a message of each cell deployed as `inputs` asks of the network. Those cells share
+        one scale, the largest any of them needs, so that they compare under one model (a
+        strategy's or a message option's cells; with --keep-warm they share the host too)."""
+        return [workloads.get(cell.workload).driver().demand(cell)
+                for index, cell in enumerate(self.cells) if self.inputs_for(cell, index) == inputs]  # fmt: skip
 
     def deployed(self) -> stacks.Stack:
         assert self.stack is not None, "ensure() deployed it"
         return self.stack
 
-    def host(self, network: NetworkModel | None) -> wait.Hosted | None:
-        """The host shared by the cells of one deployment, under `network`: local backend with --keep-warm only."""
+    def host(self) -> wait.Hosted | None:
+        """The host shared by the cells of one deployment: local backend with --keep-warm only."""
         if self.sweep.backend != "local" or not self.sweep.keep_warm:
             return None
         if self.hosted is None:
             self.host_exit = ExitStack()
-            self.hosted = self.host_exit.enter_context(wait.hosting(self.stack, network, self.console))
+            self.hosted = self.host_exit.enter_context(wait.hosting(self.stack, self.network, self.console))
         return self.hosted
 
     def _stop_host(self) -> None:
@@ -373,10 +360,9 @@ def _run_cell(keeper: sweeps.Keeper, index: int, deployment: _Deployment, purge_
     with _timed("fire", keeper, index):
         # The cell claims its run as soon as fire records it, also when fire is interrupted.
         record = fire_cell(stack, sweep, cell, made, lambda run_id: keeper.change_cell(index, run_id=run_id), console)
-    network = deployment.network(cell)
-    hosted = deployment.host(network)
+    hosted = deployment.host()
     with _timed("wait", keeper, index):
-        accounting = wait_cell(stack, record, index, sweep.timeout, network, hosted, console)
+        accounting = wait_cell(stack, record, index, sweep.timeout, deployment.network, hosted, console)
     with _timed("idle", keeper, index):
         wait_idle(stack, hosted, stack.timeout + IDLE_SLACK_SECONDS)
     with _timed("report", keeper, index):

@@ -52,13 +52,11 @@ def from_args(args: argparse.Namespace, stack=None, say=print, demands: Demands 
     return resolve(args.network, args.network_scale, stack, say, demands)
 
 
-def resolve(network: str, scale: str, stack=None, say=print, demands: Demands | None = None,
-            measured: Callable[[], capacity.Capacity] | None = None) -> NetworkModel:  # fmt: skip
+def resolve(network: str, scale: str, stack=None, say=print, demands: Demands | None = None) -> NetworkModel:
     """The model `network` names at `scale`: a number, or auto, picked for `stack` running messages
     that ask `demands()` (each workload's driver gives a run's or a sweep cell's; the largest scale
     any of them needs is taken). No demands: a download of the stack's object with its default
-    strategy, what a stack runs when nothing else is said. `measured()`: what this machine serves
-    the stack (default: measure it now)."""
+    strategy, what a stack runs when nothing else is said."""
     if scale != AUTO:
         return load(network, check_scale(scale))
     model = load(network)
@@ -66,8 +64,8 @@ def resolve(network: str, scale: str, stack=None, say=print, demands: Demands | 
         return model
     if stack is None:
         raise ModelError(f"--network-scale {AUTO} needs a deployed stack to measure; give a number with --function")
-    served = measured() if measured else measure(stack)
-    return auto_scaled(model, stack, demands() if demands else (stack_demand(stack),), served, say)
+    asked = demands() if demands else ()
+    return auto_scaled(model, stack, asked or (stack_demand(stack),), measure(stack), say)
 
 
 def stack_demand(stack) -> capacity.Demand:
@@ -101,7 +99,7 @@ def auto_text(model: NetworkModel, draw: capacity.Draw, measured: capacity.Capac
     largest need named)."""
     at_one, picked = model.with_scale(1.0), model.with_scale(scale)
     mb, requests = capacity.byte_rate(at_one, draw), capacity.request_rate(at_one, draw)
-    drawn = "unlimited bytes" if mb is None else f"{mb:.0f} MB/s at peak"
+    drawn = "unlimited bytes" if mb is None else f"at most {mb:.0f} MB/s"
     asked = "" if requests is None else f" and {requests:.0f} requests/s"
     demand = draw.demand
     largest = f", the largest need of {demands} kinds of message" if demands > 1 else ""

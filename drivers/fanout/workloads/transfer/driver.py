@@ -156,8 +156,8 @@ class TransferDriver(Driver):
 
     def describe_cell(self, cell) -> str:
         o = cell.options
-        shown = {name: SHOWN[name](o[name]) if SHOWN.get(name) else o[name]
-                 for name in ("size", "threads", "part_size", "method", "client") if o[name] not in ("-", 0)}  # fmt: skip
+        shown = {name: _shown(name, o[name]) for name in ("size", "threads", "part_size", "method", "client")
+                 if o[name] not in ("-", 0)}  # fmt: skip
         return f"{definition.NAME} {o['operation']} " + " ".join(f"{k}={v}" for k, v in shown.items())
 
     def cell_estimate(self, count: int, cell, deployed: dict) -> costs.Estimate:
@@ -180,6 +180,12 @@ class TransferDriver(Driver):
         from fanout.workloads.transfer import report as transfer_report
 
         return transfer_report.across_sections(summary, folder)
+
+
+def _shown(name: str, value) -> str:
+    """A field's value as the report writes it (sizes in their units)."""
+    show = SHOWN.get(name)
+    return show(value) if show else str(value)
 
 
 def _as_text(fields: dict) -> dict:

@@ -116,7 +116,8 @@ HAND = {"burst": 100e6, "peak_mb_per_s": 40, "sustained_mb_per_s": 10, "connecti
 
 def hand_draw(**values):
     m = network.NetworkModel("hand", 1.0, model.parameters(HAND | values, "hand"))
-    return m, capacity.Draw(environments=4, memory=1024, demand=capacity.strategy_demand(strategies.parse("stream"), 30_000_000))
+    stream = capacity.strategy_demand(strategies.parse("stream"), 30_000_000)
+    return m, capacity.Draw(environments=4, memory=1024, demand=stream)
 
 
 def test_the_run_draws_the_peak_its_connections_carry_and_asks_its_requests():

@@ -22,7 +22,7 @@ from fanout import insights
 from fanout.common import interrupts, numerals as numbers, queue_state, registry as workloads
 from fanout.cloud import stack as stacks
 from fanout.common.errors import FanoutError, UsageError
-from fanout.local.network import options as network_options
+from fanout.local.network import capacity, options as network_options
 
 QUERY = "message-outcomes"
 # The query's `ended` values that mean done: the outcome field, or (records from before it, when
@@ -93,7 +93,7 @@ def run(args) -> int:
     return 0
 
 
-def demand(record: run_record.RunRecord):
+def demand(record: run_record.RunRecord) -> capacity.Demand:
     """What one message of the run asks of the network (its workload's driver says), for the
     automatic network scale."""
     return workloads.get(record.parameters.workload).driver().demand(run_cost.cell(record))

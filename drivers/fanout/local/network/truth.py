@@ -77,7 +77,8 @@ def predicted_seconds(shape: Shape, size: int, connections: int, gets: int = 1, 
     if shape.connection_rate and per_connection > 1 and wait:
         at_cap = size / (connections * shape.connection_rate)
         shape = replace(shape, connection_rate=shape.connection_rate * at_cap / (at_cap + (per_connection - 1) * wait))
-    return (heads + 1) * wait + _fluid_seconds(shape, size, connections, shape.burst_bytes if credit is None else credit)
+    credit = shape.burst_bytes if credit is None else credit
+    return (heads + 1) * wait + _fluid_seconds(shape, size, connections, credit)
 
 
 def predicted_median(shape: Shape, size: int, choice, downloads: int, environments: int) -> float:

@@ -168,7 +168,8 @@ class TransferDriver(Driver):
         model's count, transfer_costs.message_requests), on the connections it opens at once."""
         p = parse(_as_text(cell.options))
         r = transfer_costs.message_requests(p)
-        return capacity.Demand(self.describe_cell(cell), connections(p), down=capacity.Flow(r.downloaded, math.ceil(r.gets)),
+        return capacity.Demand(self.describe_cell(cell), connections(p),
+                               down=capacity.Flow(r.downloaded, math.ceil(r.gets)),
                                up=capacity.Flow(r.uploaded, math.ceil(r.puts)))  # fmt: skip
 
     def report_across(self, run_ids: list[str], folder, title: str, at_target: float | None = None) -> dict:

@@ -57,6 +57,15 @@ def test_small_objects_draw_no_faster_than_their_waits_let_them():
     assert capacity.byte_rate(hand(), draw(big)) == pytest.approx(4 * 8)  # 60 MB in 10 ms of waits: the peak binds
 
 
+def test_uploads_weigh_against_what_the_machine_takes_in():
+    """The emulator spends about three times a download's CPU on each byte it takes in."""
+    up = capacity.Demand("two parts of 6 MB", 2, up=capacity.Flow(12_000_000, 4))
+    requests = 4 * (4 + capacity.HOST_REQUESTS) / 2.02
+    assert capacity.load(hand(), draw(up), capacity.Capacity(100, 10, upload_mb_per_s=30)) == pytest.approx(
+        24 / 30 + requests / 10)
+    assert capacity.load(hand(), draw(up), capacity.Capacity(100, 10)) == pytest.approx(24 / 100 + requests / 10)
+
+
 def test_requests_that_move_no_bytes_take_their_waits_and_draw_nothing():
     copy = capacity.Demand("a copy", 2, down=capacity.Flow(0, 3), up=capacity.Flow(12_000_000, 4))
     assert capacity.byte_rate(hand(), draw(copy)) == pytest.approx(24)

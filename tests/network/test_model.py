@@ -184,3 +184,18 @@ def test_the_byte_probe_of_a_tiny_object_reads_an_object_of_its_own_and_leaves_n
     read.clear()
     capacity.measure(s3, bucket, "objects/1024-bytes.bin", capacity.PROBE_MIN_BYTES, seconds=0.1)
     assert {key for key, _ in read} == {"objects/1024-bytes.bin"}  # large enough: read as it is
+    assert measured.upload_mb_per_s is None  # not asked: the run uploads nothing
+
+
+def test_the_upload_probe_puts_objects_of_its_own_and_leaves_nothing(emulator):
+    from fanout.common import aws
+
+    s3 = aws.client("s3", "us-east-1", emulator)
+    bucket = f"probe-{uuid.uuid4().hex[:8]}"
+    s3.create_bucket(Bucket=bucket)
+    s3.put_object(Bucket=bucket, Key="objects/8MiB.bin", Body=b"x" * capacity.PROBE_MIN_BYTES)
+    put = []
+    s3.meta.events.register("before-parameter-build.s3.PutObject", lambda params, **_: put.append(params["Key"]))
+    measured = capacity.measure(s3, bucket, "objects/8MiB.bin", capacity.PROBE_MIN_BYTES, seconds=0.2, uploads=True)
+    assert measured.upload_mb_per_s > 0 and put and all(key.startswith(capacity.PROBE_PREFIX) for key in put)
+    assert [o["Key"] for o in s3.list_objects_v2(Bucket=bucket)["Contents"]] == ["objects/8MiB.bin"]

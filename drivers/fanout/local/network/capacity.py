@@ -22,17 +22,21 @@ PROBE_CONNECTIONS = 4  # readers of the byte probe
 PROBE_CLIENTS = 16  # askers of the request probe: many at once, as environments are
 PROBE_MIN_BYTES = 2**20  # a test object below this is read for requests only
 PROBE_OBJECT_BYTES = 8 * 2**20  # ... and the bytes from an object of this size
-PROBE_KEY = "network-probe/bytes.bin"
+PROBE_PREFIX = "network-probe/"
+PROBE_KEY = f"{PROBE_PREFIX}bytes.bin"
 HOST_REQUESTS = 3  # emulator requests the host makes per message: receive, delete, log delivery
 _READ = 256 * 1024
 
 
 @dataclass(frozen=True)
 class Capacity:
-    """What this machine's emulator served: decimal MB/s and requests/s."""
+    """What this machine's emulator served: decimal MB/s read and requests/s, and MB/s written
+    (None: not measured, the run uploads nothing; an upload costs the emulator about three times
+    a download's CPU per byte)."""
 
     mb_per_s: float
     requests_per_s: float
+    upload_mb_per_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -79,11 +83,12 @@ class Draw:
     demand: Demand
 
 
-def measure(client, bucket: str, key: str, size: int, seconds: float = PROBE_SECONDS) -> Capacity:
+def measure(client, bucket: str, key: str, size: int, seconds: float = PROBE_SECONDS,
+            uploads: bool = False) -> Capacity:  # fmt: skip
     """Bytes, then requests, that the endpoint serves (`client` with PROBE_CLIENTS connections),
-    reading `key` of `size` bytes. A key smaller than PROBE_MIN_BYTES would measure requests
-    twice (its GETs are mostly their handling): the bytes are then read from an object of
-    PROBE_OBJECT_BYTES put beside it for the probe and deleted after."""
+    reading `key` of `size` bytes, and (`uploads`) the bytes it takes in. A key smaller than
+    PROBE_MIN_BYTES would measure requests twice (its GETs are mostly their handling): the bytes
+    are then read from an object of PROBE_OBJECT_BYTES put beside it for the probe and deleted after."""
     if size >= PROBE_MIN_BYTES:
         served = measure_bytes(client, bucket, key, seconds)
     else:
@@ -92,7 +97,26 @@ def measure(client, bucket: str, key: str, size: int, seconds: float = PROBE_SEC
             served = measure_bytes(client, bucket, PROBE_KEY, seconds)
         finally:
             client.delete_object(Bucket=bucket, Key=PROBE_KEY)
-    return Capacity(served, measure_requests(client, bucket, key, seconds))
+    taken = measure_uploads(client, bucket, seconds) if uploads else None
+    return Capacity(served, measure_requests(client, bucket, key, seconds), taken)
+
+
+def measure_uploads(client, bucket: str, seconds: float = PROBE_SECONDS, connections: int = PROBE_CONNECTIONS) -> float:
+    """Aggregate MB/s the endpoint took in from `connections` threads each putting an object of
+    PROBE_OBJECT_BYTES again and again for `seconds` (under PROBE_PREFIX, deleted after)."""
+    body, sent = os.urandom(PROBE_OBJECT_BYTES), [0] * connections
+    keys = [f"{PROBE_PREFIX}upload-{slot}.bin" for slot in range(connections)]
+
+    def put(slot: int, deadline: float) -> None:
+        while time.monotonic() < deadline:
+            client.put_object(Bucket=bucket, Key=keys[slot], Body=body)
+            sent[slot] += len(body)
+
+    try:
+        elapsed = _threads(put, connections, seconds)
+    finally:
+        client.delete_objects(Bucket=bucket, Delete={"Objects": [{"Key": key} for key in keys], "Quiet": True})
+    return sum(sent) / elapsed / 1e6
 
 
 def measure_bytes(client, bucket: str, key: str, seconds: float = PROBE_SECONDS,
@@ -142,24 +166,28 @@ def _threads(work, count: int, seconds: float) -> float:
 def byte_rate(model: NetworkModel, draw: Draw) -> float | None:
     """MB/s the run's environments may draw together at the model's scale, both directions
     added (None: the model limits neither direction the run moves bytes in)."""
-    moving = [(shape, flow) for shape, flow in _directions(model, draw) if flow.bytes]
-    limited = [rate for rate in (_direction_rate(shape, flow, draw) for shape, flow in moving) if rate is not None]
-    return None if moving and not limited else sum(limited) / 1e6
+    limited = [rate for rate in direction_rates(model, draw) if rate is not None]
+    return sum(limited) if limited else None
+
+
+def direction_rates(model: NetworkModel, draw: Draw) -> list[float | None]:
+    """MB/s the run's environments may draw together, downloads then uploads (None: no bytes
+    that way, or a rate the model leaves unlimited, which no scale changes)."""
+    return [None if not flow.bytes else _direction_rate(shape, flow, draw) for shape, flow in _directions(model, draw)]
 
 
 def _direction_rate(shape: Shape, flow: Flow, draw: Draw) -> float | None:
-    """The most one direction draws over every environment (bytes/s; None: not limited): the
+    """The most one direction draws over every environment (MB/s; None: not limited): the
     peak the message's connections carry, within the aggregate cap (downloads only), and no
     faster than the first-byte waits let its bytes come (each connection's requests wait one
-    after another: 50 objects of 1 KB on 10 connections wait five times, whatever the peak).
-    A direction whose rate the model leaves unlimited is not sized: no scale changes its draw."""
+    after another: 50 objects of 1 KB on 10 connections wait five times, whatever the peak)."""
     each = shape.max_rate(draw.demand.connections)
     if each is None:
-        return shape.aggregate_rate
+        return None if shape.aggregate_rate is None else shape.aggregate_rate / 1e6
     waits = math.ceil(flow.requests / draw.demand.connections) * (shape.first_byte_s or 0.0)
     if waits:
         each = min(each, flow.bytes / waits)
-    return min(each * draw.environments, shape.aggregate_rate or math.inf)
+    return min(each * draw.environments, shape.aggregate_rate or math.inf) / 1e6
 
 
 def _directions(model: NetworkModel, draw: Draw) -> tuple[tuple[Shape, Flow], tuple[Shape, Flow]]:
@@ -193,9 +221,12 @@ def message_seconds(model: NetworkModel, draw: Draw) -> float | None:
 
 
 def load(model: NetworkModel, draw: Draw, capacity: Capacity) -> float:
-    """The run's share of the machine: its bytes over the bytes served plus its requests over
-    the requests answered (0 for what the model leaves unlimited)."""
-    rates = ((byte_rate(model, draw), capacity.mb_per_s), (request_rate(model, draw), capacity.requests_per_s))
+    """The run's share of the machine: the bytes it reads over the bytes served, those it
+    writes over the bytes taken in (over those served when not measured), plus its requests
+    over the requests answered (0 for what the model leaves unlimited)."""
+    down, up = direction_rates(model, draw)
+    rates = ((down, capacity.mb_per_s), (up, capacity.upload_mb_per_s or capacity.mb_per_s),
+             (request_rate(model, draw), capacity.requests_per_s))  # fmt: skip
     return sum(rate / served for rate, served in rates if rate is not None)
 
 

@@ -64,8 +64,8 @@ def resolve(network: str, scale: str, stack=None, say=print, demands: Demands | 
         return model
     if stack is None:
         raise ModelError(f"--network-scale {AUTO} needs a deployed stack to measure; give a number with --function")
-    asked = demands() if demands else ()
-    return auto_scaled(model, stack, asked or (stack_demand(stack),), measure(stack), say)
+    asked = (demands() if demands else ()) or (stack_demand(stack),)
+    return auto_scaled(model, stack, asked, measure(stack, uploads=any(d.up.bytes for d in asked)), say)
 
 
 def stack_demand(stack) -> capacity.Demand:
@@ -73,10 +73,11 @@ def stack_demand(stack) -> capacity.Demand:
     return capacity.strategy_demand(strategies.parse(stack.default_strategy), stack.object_size)
 
 
-def measure(stack) -> capacity.Capacity:
-    """What this machine's emulator serves now, read from `stack`'s bucket (capacity.measure)."""
+def measure(stack, uploads: bool = False) -> capacity.Capacity:
+    """What this machine's emulator serves now in `stack`'s bucket (capacity.measure), and
+    (`uploads`) what it takes in."""
     client = stack.client("s3", max_pool_connections=capacity.PROBE_CLIENTS)
-    return capacity.measure(client, stack.bucket, stack.object_key, stack.object_size)
+    return capacity.measure(client, stack.bucket, stack.object_key, stack.object_size, uploads=uploads)
 
 
 def auto_scaled(model: NetworkModel, stack, demands: Sequence[capacity.Demand], measured: capacity.Capacity,
@@ -98,16 +99,18 @@ def auto_text(model: NetworkModel, draw: capacity.Draw, measured: capacity.Capac
     picked, against what the machine served (`demands`: how many kinds of message it sized, the
     largest need named)."""
     at_one, picked = model.with_scale(1.0), model.with_scale(scale)
-    mb, requests = capacity.byte_rate(at_one, draw), capacity.request_rate(at_one, draw)
-    drawn = "unlimited bytes" if mb is None else f"at most {mb:.0f} MB/s"
+    demand, requests = draw.demand, capacity.request_rate(at_one, draw)
+    flows = zip(("read", "written"), (demand.down, demand.up), capacity.direction_rates(at_one, draw))
+    drawn = [f"{'any number of' if rate is None else f'at most {rate:.0f}'} MB/s {way}"
+             for way, flow, rate in flows if flow.bytes] or ["no bytes"]  # fmt: skip
     asked = "" if requests is None else f" and {requests:.0f} requests/s"
-    demand = draw.demand
+    took = "" if measured.upload_mb_per_s is None else f", took in {measured.upload_mb_per_s:.0f} MB/s from as many"
     largest = f", the largest need of {demands} kinds of message" if demands > 1 else ""
     return (f"network {model.profile}: scale {scale:g} (auto: {draw.environments} environments of {draw.memory} MB, "
             f"{demand.what} on {demand.connections} connection{'s' * (demand.connections != 1)}{largest}, "
             f"{demand.requests} requests a message, may draw "
-            f"{drawn}{asked} in total at scale 1; this machine's emulator served {measured.mb_per_s:.0f} MB/s to "
-            f"{capacity.PROBE_CONNECTIONS} connections and {measured.requests_per_s:.0f} requests/s to "
+            f"{', '.join(drawn)}{asked} in total at scale 1; this machine's emulator served {measured.mb_per_s:.0f} MB/s "
+            f"to {capacity.PROBE_CONNECTIONS} connections{took} and {measured.requests_per_s:.0f} requests/s to "
             f"{capacity.PROBE_CLIENTS} clients just now; at scale {scale:g} the run takes "
             f"{capacity.load(picked, draw, measured):.0%} of that, within {capacity.HEADROOM:.0%})")
 

@@ -1,8 +1,10 @@
 """What this machine serves, and the scale that keeps a model faithful on it.
 
-Two figures are measured (bytes per second to a few connections, requests per second to many
-clients), and the smallest scale at which the run's share of both, added, stays within HEADROOM
-is found by bisection. The rule, term by term: docs/network-model.md, *Options* (default scale).
+What the emulator serves is measured (bytes per second to a few connections, requests per
+second to many clients, and for a run that uploads, bytes per second taken in); what a run asks
+is its messages' Demand, which each workload's driver gives. The smallest scale at which the
+run's share of each, added, stays within HEADROOM is found by bisection. The rule, term by term:
+docs/network-model.md, *Options* (default scale).
 """
 
 import math

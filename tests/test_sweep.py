@@ -417,3 +417,19 @@ def test_an_older_manifest_is_written_back_as_it_was_and_a_resume_adds_only_what
     changed = json.loads(path.read_text())
     assert changed["cells"][1] == old["cells"][1] | {"status": "pending", "run_id": None, "previous_run_ids": [abandoned]}
     assert changed["retired_setting"] == 1 and changed["cells"][0] == old["cells"][0]
+
+
+def test_a_sweep_deployment_is_sized_by_the_cells_it_runs():
+    """Its cells share one scale (they compare under one model): the demands of every cell of
+    that deployment, and of none of the others."""
+    grid = axes.Axes.parse({"memory": "512 1024", "concurrency": "2", "object_size": "64MiB",
+                            "architecture": "x86_64", "strategy": "stream; ranged connections=4"})  # fmt: skip
+    settings = sweep.SweepParams("local", "s", "us-east-1", grid, 10, "t", network="lambda-2024")
+    cells = grid.cells()
+    deployment = sweep._Deployment(settings, "id", None, cells)
+    for index, cell in enumerate(cells):
+        demands = deployment.demands(deployment.inputs_for(cell, index))
+        assert sorted(d.connections for d in demands) == [1, 4]  # stream and ranged on 4 connections
+        assert {d.down.bytes for d in demands} == {64 * 2**20}
+    memories = {deployment.inputs_for(cell, index).memory for index, cell in enumerate(cells)}
+    assert memories == {512, 1024}  # two deployments, each with its own two cells

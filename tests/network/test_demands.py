@@ -1,6 +1,7 @@
 """What a message of each workload asks of the network, and how the automatic scale sizes a run by
-it: both directions, requests that move no bytes, the largest need of a sweep deployment's cells.
-The figures are worked by hand from the model and the parameters (no machine is measured)."""
+it: both directions, requests that move no bytes, the largest need of several kinds of message
+(a sweep deployment's cells: tests/test_sweep.py). The figures are worked by hand from the model
+and the parameters (no machine is measured)."""
 
 import math
 
@@ -9,7 +10,7 @@ import pytest
 from fanout.cloud import strategies
 from fanout.local.network import capacity, model, options
 from fanout.results import run_record
-from fanout.stages import sweep, sweep_axes, wait
+from fanout.stages import wait
 from fanout.workloads.latency import driver as latency
 from fanout.workloads.seqread import driver as seqread
 from fanout.workloads.transfer import driver as transfer
@@ -158,19 +159,3 @@ def test_demands_are_asked_only_when_the_automatic_scale_needs_them():
 
     assert not options.resolve("none", "auto", None, demands=unasked).shaped
     assert options.resolve("lambda-2024", "3", None, demands=unasked).scale == 3
-
-
-def test_a_sweep_deployment_is_sized_by_the_cells_it_runs():
-    """Its cells share one scale (they compare under one model): the demands of every cell of
-    that deployment, and of none of the others."""
-    grid = sweep_axes.Axes.parse({"memory": "512 1024", "concurrency": "2", "object_size": "64MiB",
-                                  "architecture": "x86_64", "strategy": "stream; ranged connections=4"})  # fmt: skip
-    settings = sweep.SweepParams("local", "s", "us-east-1", grid, 10, "t", network="lambda-2024")
-    cells = grid.cells()
-    deployment = sweep._Deployment(settings, "id", None, cells)
-    for index, cell in enumerate(cells):
-        demands = deployment.demands(deployment.inputs_for(cell, index))
-        assert sorted(d.connections for d in demands) == [1, 4]  # stream and ranged on 4 connections
-        assert {d.down.bytes for d in demands} == {64 * MiB}
-    memories = {deployment.inputs_for(cell, index).memory for index, cell in enumerate(cells)}
-    assert memories == {512, 1024}  # two deployments, each with its own two cells

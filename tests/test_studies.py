@@ -12,7 +12,7 @@ from fanout.results import markdown, sections, study_tables as compared
 from fanout.stages import study, sweep
 
 SHIPPED = ("lambda-fanout", "latency-vs-size", "endpoint-addresses", "seqread-cross-region", "cli-upload-threads",
-           "cli-small-files", "cli-copy")
+           "cli-small-files", "cli-copy", "cli-sync", "cli-parallel-uploads")
 
 
 @pytest.mark.parametrize("name", study.names())
@@ -44,6 +44,12 @@ def test_the_studies_the_issue_asks_for_are_shipped():
     assert published[16, 2**30] == 466 and published[1, 500 * 2**20] == 40.4 and len(published) == 9
     assert [f["p50"] for f in study.load("cli-upload-threads").reference.figures] == [95, 45, 18, 20]
     assert [f["p50"] for f in study.load("cli-small-files").reference.figures] == [259, 27, 21, 22]
+    sync = study.load("cli-sync")
+    assert (sync.sweep["files"], sync.sweep["size"], sync.sweep["threads"]) == (2000, "1MB", [1, 10])
+    assert [(f["threads"], f["p50"]) for f in sync.reference.figures] == [(1, 212), (10, 23)]
+    parallel = study.load("cli-parallel-uploads")
+    assert (parallel.sweep["concurrency"], parallel.sweep["multiplier"], parallel.sweep["size"]) == (5, 1, "1GB")
+    assert [f["p50"] for f in parallel.reference.figures] == [11] and not parallel.claims
     assert {f["method"]: f["p50"] for f in study.load("cli-copy").reference.figures} == {
         "through-function": 38, "copy-object": 120, "part-copy": 16}
 

@@ -186,7 +186,7 @@ def _direction_rate(shape: Shape, flow: Flow, draw: Draw) -> float | None:
     each = shape.max_rate(draw.demand.connections)
     if each is None:
         return None if shape.aggregate_rate is None else shape.aggregate_rate / 1e6
-    waits = math.ceil(flow.requests / draw.demand.connections) * (shape.first_byte_s or 0.0)
+    waits = _waits(shape, flow, draw.demand.connections)
     if waits:
         each = min(each, flow.bytes / waits)
     return min(each * draw.environments, shape.aggregate_rate or math.inf) / 1e6
@@ -218,8 +218,14 @@ def message_seconds(model: NetworkModel, draw: Draw) -> float | None:
                 return None
             total += truth.predicted_seconds(shape, flow.bytes, connections, max(1, flow.requests))
         elif flow.requests:
-            total += math.ceil(flow.requests / connections) * (shape.first_byte_s or 0.0)
+            total += _waits(shape, flow, connections)
     return total
+
+
+def _waits(shape: Shape, flow: Flow, connections: int) -> float:
+    """Seconds a connection spends waiting for first bytes: its share of the flow's requests,
+    one after another, each the model's median first-byte latency."""
+    return math.ceil(flow.requests / connections) * (shape.first_byte_s or 0.0)
 
 
 def load(model: NetworkModel, draw: Draw, capacity: Capacity) -> float:

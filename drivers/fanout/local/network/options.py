@@ -85,11 +85,10 @@ def auto_scaled(model: NetworkModel, stack, demands: Sequence[capacity.Demand], 
     """`model` at the scale the rule picks for `stack` (its concurrency and memory) running messages
     that ask `demands` on a machine that serves `measured`: the largest any demand needs. Says
     what it picked and the figures of the demand that needed it."""
-    scales = {demand: capacity.scale_for(model, capacity.Draw(stack.concurrency, stack.memory, demand), measured)
-              for demand in demands}  # fmt: skip
+    draws = [capacity.Draw(stack.concurrency, stack.memory, demand) for demand in demands]
+    scales = {draw: capacity.scale_for(model, draw, measured) for draw in draws}
     largest = max(scales, key=scales.__getitem__)
-    say(auto_text(model, capacity.Draw(stack.concurrency, stack.memory, largest), measured, scales[largest],
-                  len(scales)))  # fmt: skip
+    say(auto_text(model, largest, measured, scales[largest], len(scales)))
     return model.with_scale(scales[largest])
 
 

@@ -234,13 +234,24 @@ class Environment:
             if self._abort_fd in ready:
                 self.kill()
                 raise EOFError
+            if self._conn in ready and reply is None:
+                reply = self._conn.recv()
             if self._output in ready:
                 chunk = os.read(self._output.fileno(), 65536)
                 if not chunk:
-                    raise EOFError
+                    return self._reply_at_exit(reply, phase_ended)
                 phase_ended = self._log_output(chunk) or phase_ended
-            if self._conn in ready and reply is None:
-                reply = self._conn.recv()
+        return reply
+
+    def _reply_at_exit(self, reply, phase_ended: bool):
+        """The reply of a process whose output just closed: it sends its reply before it exits
+        (an init error, then it returns), so a reply not read yet is waiting in the pipe. Under
+        load the output's end can be seen first, and the init error was then reported as the
+        runtime exiting. EOFError when it died without a reply or before ending its phase."""
+        if reply is None and self._conn.poll():
+            reply = self._conn.recv()
+        if reply is None or not phase_ended:
+            raise EOFError
         return reply
 
     def _log_output(self, chunk: bytes) -> bool:

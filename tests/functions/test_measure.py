@@ -74,6 +74,24 @@ def test_progress_spreads_each_read_from_its_threads_last_answer_or_read(measure
     assert progress.bytes == 5200 and progress.first_chunk_at == 100.035
 
 
+def test_bytes_read_again_leave_the_count_but_stay_in_the_timeline(measure, monkeypatch):
+    """A body that broke off is taken back (a negative count, as s3transfer and ranged do) and
+    read again: the download's bytes count the object once, the timeline keeps what arrived,
+    in the interval where it arrived, and the record still encodes. Taken back in a later
+    interval than its bytes arrived, it once made that interval negative and the encoder loop
+    forever."""
+    clock = iter([100.0, 100.001, 100.051, 100.061])
+    monkeypatch.setattr(measure, "time", SimpleNamespace(monotonic=lambda: next(clock)))
+    progress = measure.Progress()  # started at 100.0
+    progress(3000)  # at 100.001
+    progress(-3000)  # at 100.051: the body broke off
+    progress(4000)  # at 100.061: the part again, whole
+    assert progress.bytes == 4000
+    assert progress.timeline.counts == [3000, 0, 0, 0, 0, 0, 4000]
+    fields = measure.timeline.record_fields(progress.timeline, seconds=0.07)
+    assert measure.timeline.decode(fields["timeline"]) == [3000, 0, 0, 0, 0, 0, 4000]
+
+
 def test_a_download_tells_its_progress_of_each_answer(measure, monkeypatch, s3, test_object, tmp_path):
     """measure.download hands botocore's response-received to its Progress (one per request:
     the HeadObject and each ranged GET), and only while it runs."""

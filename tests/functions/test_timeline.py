@@ -38,6 +38,11 @@ def test_encoding_round_trips(timeline):
     text.encode("ascii")  # JSON-safe without escapes
 
 
+def test_a_negative_count_is_refused_rather_than_encoded_forever(timeline):
+    with pytest.raises(ValueError, match="-1"):
+        timeline.encode([5, -1], 10)
+
+
 def test_recorder_bins_by_interval_from_the_start(timeline):
     recorder = timeline.Recorder(started=100.0)
     for at, n in [(100.0, 5), (100.009, 6), (100.010, 7), (100.095, 8)]:

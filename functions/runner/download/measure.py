@@ -109,7 +109,9 @@ class Progress:
     thread (`answered`), so each read's bytes arrived since that moment or since the thread's
     previous read: the timeline spreads them over that stretch, not on the moment the read ends
     (docs/network-model.md, "The timeline of one download"). A thread that saw no response
-    (crt's own) counts its bytes when they are handed over.
+    (crt's own) counts its bytes when they are handed over. A negative count takes back the
+    bytes of a body that broke off and is read again (s3transfer's retry, and ranged's): they
+    leave the byte count but stay in the timeline, because they did arrive.
     """
 
     def __init__(self):
@@ -132,7 +134,8 @@ class Progress:
             if self.first_chunk_at is None and count > 0:
                 self.first_chunk_at = now
             self.bytes += count
-            self.timeline.add(now, count, since)
+            if count >= 0:
+                self.timeline.add(now, count, since)
 
     def attached(self, s3):
         """Told of `s3`'s responses while in the block."""

@@ -149,6 +149,8 @@ def _merge_pairs(counts: list[int]) -> list[int]:
 
 
 def _varint(n: int) -> bytes:
+    if n < 0:  # unsigned: a negative count would never end the loop below
+        raise ValueError(f"a timeline count is bytes received, never negative: {n}")
     out = bytearray()
     while True:
         low, n = n & 0x7F, n >> 7

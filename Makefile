@@ -258,13 +258,13 @@ study: venv ## List the studies with their estimates, or run STUDY (LOCAL=1: its
 	  $(if $(filter 1,$(YES)),--yes) $(if $(RESUME),--resume $(call q,RESUME)) --timeout $(call q,TIMEOUT) \
 	  $(if $(filter 1,$(DESTROY_AFTER)),--destroy-after) $(if $(filter-out auto,$(value NETWORK_SCALE)),--network-scale $(call q,NETWORK_SCALE)) $(VERBOSE_ARG)
 
-# Most of the suite runs on twice as many workers as cores: much of its time is spent waiting
+# Most of the suite runs on three times as many workers as cores: much of its time is spent waiting
 # (Terraform's fixed SQS waits, queues draining), not computing. The tests marked `timing` assert
 # on wall-clock rates, so they run afterwards, one worker per core, even when the first run failed
 # (the recipe's status is the worse of the two). tests/conftest.py schedules
 # a module on one worker and the slow modules first.
 CORES := $(shell nproc 2>/dev/null || getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
-WAITING_WORKERS := $(shell echo $$((2 * $(CORES))))
+WAITING_WORKERS := $(shell echo $$((3 * $(CORES))))
 
 test: test-tools ## Run the test suite: the timing tests last (.venv/bin/pytest -m 'not slow' skips the end-to-end tests)
 	$(VENV)/bin/pytest -n $(WAITING_WORKERS) -m "not timing" ; status=$$? ; \

@@ -21,7 +21,9 @@ Then, for run 3, the report's steady mean concurrency (download start/end stamps
 host's exact mean number of busy environments in the same window (target: within 2%).
 BENCH_NETWORK_ENVS (default 100) sets the number of environments, BENCH_NETWORK_REPEATS (default 5)
 the alternations, BENCH_NETWORK_SHRINK (default 1) divides the 16 MiB object and lambda-2024's
-bucket (so run 3's object too): the suite runs 2 environments, one alternation and 1/64.
+bucket (so run 3's object too): the suite runs 2 environments, one alternation and 1/16 (at
+1/64 the object was one read, and under load the two downloads once received nothing while
+both ran).
 Measured on a shared 2-core machine: other engineers' load lowers the capacity and adds noise.
 """
 
@@ -112,6 +114,9 @@ def aggregate_mb_per_s(records: list[dict]) -> float:
         times, totals = timeline.cumulative(record)
         offset = record["start_ms"]
         received += _at(times, totals, (end - offset) / 1000) - _at(times, totals, (start - offset) / 1000)
+    if received <= 0:  # a capacity of 0 would divide every ratio after it
+        raise RuntimeError(f"no bytes arrived in the steady window ({(end - start) / 1000:.3f} s) of {len(records)} "
+                           "downloads: they hardly overlapped; run more environments or a larger object")
     return received / ((end - start) / 1000) / 1e6
 
 

@@ -16,6 +16,9 @@ def emulator():
 # Tests that share nothing with the rest of their module and take minutes: scheduled one by one
 # (each benchmark's tiny run is a subprocess of its own; together they would hold one worker).
 ON_THEIR_OWN = ("tests/test_bench.py::test_each_benchmark_runs_to_its_end_at_a_tiny_size[",)
+# Modules on tests/e2e/conftest.py's shared stack: on one worker, the first creates it and the
+# others only update it (a create waits about a minute for the provider's SQS checks).
+ON_THE_SHARED_STACK = ("tests/e2e/test_sweep.py", "tests/e2e/test_pin_sweep.py")
 
 
 class ModulesInOrder(LoadScopeScheduling):
@@ -23,7 +26,10 @@ class ModulesInOrder(LoadScopeScheduling):
     modules are handed out in collection order, which pytest_collection_modifyitems sets."""
 
     def _split_scope(self, nodeid: str) -> str:
-        return nodeid if nodeid.startswith(ON_THEIR_OWN) else nodeid.split("::", 1)[0]
+        if nodeid.startswith(ON_THEIR_OWN):
+            return nodeid
+        module = nodeid.split("::", 1)[0]
+        return "the shared stack" if module in ON_THE_SHARED_STACK else module
 
 
 @pytest.hookimpl(optionalhook=True)  # xdist's hook: unknown when pytest runs without it

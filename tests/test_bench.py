@@ -41,7 +41,7 @@ TINY = {
     "insights_vs_duckdb": {"BENCH_INSIGHTS_EVENTS": "2000", "BENCH_INSIGHTS_REPEATS": "1"},
     "latency_overhead": {"BENCH_LATENCY_SIZES": "1 1KB", "BENCH_LATENCY_REPS": "1", "BENCH_LATENCY_REPEATS": "1"},
     "log_sync": {"BENCH_LOG_SYNC_REPEATS": "1", "BENCH_LOG_SYNC_BATCH": "4"},
-    "network_speed": {"BENCH_NETWORK_ENVS": "2", "BENCH_NETWORK_REPEATS": "1", "BENCH_NETWORK_SHRINK": "64"},
+    "network_speed": {"BENCH_NETWORK_ENVS": "2", "BENCH_NETWORK_REPEATS": "1", "BENCH_NETWORK_SHRINK": "16"},
     "network_truth": {"BENCH_TRUTH_SHRINK": "32", "BENCH_TRUTH_ENVS": "2", "BENCH_TRUTH_MESSAGES": "2"},
     "seed_scale": {"BENCH_SEED_CONCURRENCY": "2", "BENCH_SEED_MULTIPLIER": "2"},
     "send_rate": {"BENCH_SEND_MESSAGES": "20", "BENCH_SEND_REPEATS": "1"},

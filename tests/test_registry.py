@@ -17,6 +17,7 @@ from fanout.results import cells, deadletters, run_folders as runs, sweep_folder
 from fanout import cli, insights
 from fanout.common import function_modules, registry as workloads
 from fanout.cloud import params
+from fanout.local.emulator import control
 from fanout.common.errors import UsageError
 from fanout.cloud.stack import Stack
 from fanout.workloads.base import Driver
@@ -346,7 +347,7 @@ def test_a_redeploy_keeps_the_toys_deployed_option_unless_given(toy):
 @pytest.mark.parametrize("argv, named", [(["--finish", "shiny"], "'shiny'"), (["--finish", "gloss"], "--backend local")])
 def test_a_bad_toy_deploy_option_is_one_line_before_anything_runs(toy, argv, named, capsys, monkeypatch):
     started = []
-    monkeypatch.setattr(deploy.control, "start", lambda: started.append("emulator"))
+    monkeypatch.setattr(control, "start", lambda: started.append("emulator"))
     monkeypatch.setattr(deploy.terraform, "apply", lambda *a: started.append("terraform"))
     for command in ("deploy", "plan", "sweep"):
         assert cli.main([command, *argv]) == 2

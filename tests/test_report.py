@@ -19,7 +19,7 @@ from fanout.results import cells, concurrency, figures, markdown, pressure, run_
 from fanout import cli, insights
 from fanout.workloads.download import plots, report
 from fanout.stages import report as reporting
-from fanout.common import registry as workloads
+from fanout.common import backends, registry as workloads
 from fanout.cloud import stack as stacks
 from fanout.local.network import late, truth
 from fanout.common.sizes import format_size
@@ -238,7 +238,7 @@ def test_one_cell_console_report_fits_80_columns(monkeypatch):
     assert sum(line.startswith("cell: ") for line in lines) == 1  # the shared cell, once
     assert not any(title in line for line in lines for title in DOWNLOAD.titles.values() if line.lstrip().startswith(title))
     assert "percentiles: at target, from the records:" in lines and f"  {stats.PERCENTILE_METHOD};" in lines
-    assert f"  every download: {insights.PCT_METHODS['local']}" in lines
+    assert f"  every download: {backends.get('local').percentile_method}" in lines
 
 
 def test_report_files(tmp_path, monkeypatch):
@@ -264,7 +264,7 @@ def test_report_files(tmp_path, monkeypatch):
         assert (folder / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert f"]({name})" in (folder / "report.md").read_text()
     text = (folder / "report.md").read_text()
-    assert f"every download: {insights.PCT_METHODS['local']}." in text
+    assert f"every download: {backends.get('local').percentile_method}." in text
     assert "## Throughput (Mbit/s)" in text and "`mbps` of records.jsonl is Mbit/s" in text
 
 
@@ -550,7 +550,8 @@ def fetched_from_logs(monkeypatch, records, sent):
     """The stack and its logs as `--refresh` reads them: the stack the run was fired at, whose
     log group now holds `records` (as after a redeploy, or once logs expired)."""
     monkeypatch.setattr(stacks, "load", lambda backend, name: SimpleNamespace(backend=backend, stack=name,
-                                                                               queue_arn=QUEUE_ARN))
+                                                                               queue_arn=QUEUE_ARN, region="us-east-1",
+                                                                               endpoint=""))
     monkeypatch.setattr(report, "build", lambda stack, record: summary_of(records, sent=sent))
 
 

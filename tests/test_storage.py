@@ -7,6 +7,7 @@ import pytest
 from fanout import cli
 from fanout.stages import deploy
 from fanout.cloud import params
+from fanout.local.emulator import control
 from fanout.workloads.latency import storage
 from fanout.common.errors import UsageError
 from fanout.cloud.stack import Stack
@@ -78,7 +79,7 @@ def test_express_is_refused_on_the_local_backend_only():
 
 def test_deploy_refuses_local_express_before_the_emulator_or_terraform(monkeypatch, capsys):
     started = []
-    monkeypatch.setattr(deploy.control, "start", lambda: started.append("emulator"))
+    monkeypatch.setattr(control, "start", lambda: started.append("emulator"))
     monkeypatch.setattr(deploy.terraform, "apply", lambda *a: started.append("terraform"))
     assert cli.main(["deploy", "--storage", "express", "--express-az", "use1-az4"]) == 2
     err = capsys.readouterr().err

@@ -17,7 +17,7 @@ import uuid
 import pytest
 from test_fire import make_stack
 
-from fanout.common import aws, queue_state
+from fanout.common import aws, backends, queue_state
 from fanout.results import deadletters, run_folders as runs, run_record
 from fanout.stages import fire, wait
 from fanout.local import hostlock
@@ -63,7 +63,7 @@ def test_wait_keeps_waiting_while_the_query_returns_part_of_the_records(stack, r
     record = fire.fire(stack, fire.FireParams(COUNT, "t", workers=2))
     answers = []
     monkeypatch.setattr(insights, "run", partial_insights(record, answers, complete_after=PARTIAL_ANSWERS))
-    monkeypatch.setattr(wait, "POLL_SECONDS", {"local": 0})
+    monkeypatch.setattr(backends.get("local"), "poll_seconds", 0)
     accounting = wait.wait(stack, record, timeout=600)
     assert len(answers) == PARTIAL_ANSWERS + 1  # it did not stop at a partial answer
     assert accounting.done == set(range(COUNT)) and not accounting.in_flight()
@@ -73,7 +73,7 @@ def test_wait_keeps_waiting_while_the_query_returns_part_of_the_records(stack, r
 def test_a_wait_that_times_out_lists_what_is_missing(stack, results, monkeypatch, capsys):
     record = fire.fire(stack, fire.FireParams(COUNT, "t", workers=2))
     monkeypatch.setattr(insights, "run", partial_insights(record, [], complete_after=float("inf")))
-    monkeypatch.setattr(wait, "POLL_SECONDS", {"local": 0.05})
+    monkeypatch.setattr(backends.get("local"), "poll_seconds", 0.05)
     capsys.readouterr()
     accounting = wait.wait(stack, record, timeout=0.2)
     odd = list(range(1, COUNT, 2))
@@ -192,8 +192,8 @@ def test_seqs_deleted_without_a_record_are_lost_not_in_flight(stack, results, mo
     record = fire.fire(stack, fire.FireParams(COUNT, "t", workers=2))
     _take_all(stack, delete=True)  # the odd seqs' records never reach the logs
     monkeypatch.setattr(insights, "run", partial_insights(record, [], complete_after=float("inf")))
-    monkeypatch.setattr(wait, "POLL_SECONDS", {"local": 0.05})
-    monkeypatch.setattr(wait, "LOST_AFTER_S", {"local": 0.3})
+    monkeypatch.setattr(backends.get("local"), "poll_seconds", 0.05)
+    monkeypatch.setattr(backends.get("local"), "lost_after_s", 0.3)
     capsys.readouterr()
     accounting = wait.wait(stack, record, timeout=60)
     odd = set(range(1, COUNT, 2))
@@ -209,8 +209,8 @@ def test_seqs_held_by_an_invocation_are_in_flight_not_lost(stack, results, monke
     record = fire.fire(stack, fire.FireParams(COUNT, "t", workers=2))
     _take_all(stack, delete=False)  # held (not visible) until their visibility timeout
     monkeypatch.setattr(insights, "run", partial_insights(record, [], complete_after=float("inf")))
-    monkeypatch.setattr(wait, "POLL_SECONDS", {"local": 0.05})
-    monkeypatch.setattr(wait, "LOST_AFTER_S", {"local": 0.1})
+    monkeypatch.setattr(backends.get("local"), "poll_seconds", 0.05)
+    monkeypatch.setattr(backends.get("local"), "lost_after_s", 0.1)
     accounting = wait.wait(stack, record, timeout=1)
     assert accounting.lost == set() and accounting.in_flight() == list(range(1, COUNT, 2))
 
@@ -256,7 +256,7 @@ def test_the_slowest_outcome_is_said_only_when_a_message_fails_or_the_timeout_is
     stack.client("sqs").set_queue_attributes(QueueUrl=stack.queue_url, Attributes={"VisibilityTimeout": "7"})
     stack = dataclasses.replace(stack, max_receive_count=5)
     monkeypatch.setattr(insights, "run", outcomes_insights(record, [], failing_until))
-    monkeypatch.setattr(wait, "POLL_SECONDS", {"local": 0})
+    monkeypatch.setattr(backends.get("local"), "poll_seconds", 0)
     capsys.readouterr()
     accounting = wait.wait(stack, record, timeout=60)
     out = " ".join(capsys.readouterr().out.split())

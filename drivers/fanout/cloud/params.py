@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-from fanout.common import numerals as numbers, registry as workloads
+from fanout.common import backends, numerals as numbers, registry as workloads
 from fanout.cloud import package
 from fanout.cloud import strategies
 from fanout.common.errors import UsageError
@@ -158,7 +158,7 @@ class DeployParams:
             "region": self.region,
             "endpoint": endpoint,
             "endpoint_in_environment": bool(endpoint),  # terraform.environment sets AWS_ENDPOINT_URL
-            "embedded_emulator": backend == "local",
+            "embedded_emulator": backends.get(backend).embedded_emulator,
             "zip_path": str(zip_path),
             "concurrency": self.concurrency,
             "memory": self.memory,
@@ -328,7 +328,7 @@ def object_size(text: str) -> int:
 
 def endpoint(backend: str, text: str) -> str:
     """The --endpoint of the AWS backend: empty (AWS itself) or an emulator's http(s) URL."""
-    if text and backend == "local":
+    if text and backends.get(backend).embedded_emulator:
         raise UsageError(
             f"invalid --endpoint {text!r} with --backend local: the local backend uses "
             "the embedded emulator; use --backend aws to target another endpoint"

@@ -6,7 +6,7 @@ drivers load that same file, so a value is checked at fire time by the code that
 
 import ipaddress
 
-from fanout.common import function_modules
+from fanout.common import backends, function_modules
 from fanout.common.errors import UsageError
 
 definition = function_modules.load("endpoints")
@@ -26,7 +26,7 @@ def parse(text: str) -> str:
 def check_backend(pin: str | None, backend: str) -> None:
     """Refuse an address the local backend cannot answer on: its endpoint listens on loopback
     addresses only (127.0.0.1, or a network model's `addresses`)."""
-    if pin is not None and steers(pin) and pin != AUTO and backend == "local" \
+    if pin is not None and steers(pin) and pin != AUTO and backends.get(backend).embedded_emulator \
             and not ipaddress.ip_address(pin).is_loopback:
         raise UsageError(f"invalid --pin (PIN) {pin!r} on the local backend: its endpoint answers on loopback "
                          "addresses only (127.0.0.1, or the network model's addresses); use none, auto or one of those")

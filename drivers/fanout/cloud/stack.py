@@ -7,11 +7,10 @@ function name; every driver gets them from `Stack`.
 import argparse
 from dataclasses import MISSING, asdict, dataclass, field, fields
 
-from fanout.common import aws, registry as workloads
-from fanout.cloud import credentials, terraform
+from fanout.common import aws, backends, registry as workloads
+from fanout.cloud import terraform
 from fanout.common.errors import FanoutError
 
-BACKENDS = ("local", "aws")
 DEFAULT_STACK = "s3fanout"
 
 
@@ -76,22 +75,18 @@ def load(backend: str, stack: str) -> Stack:
             f"run `make deploy BACKEND={backend} STACK={stack}` first"
         )
     deployed = Stack.from_outputs(backend, outputs)
-    if backend == "local":
-        from fanout.local.emulator import health
-
-        health.check_stack(deployed)
+    backends.get(backend).check_stack(deployed)  # the local backend: is its emulator still there?
     return deployed
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """--backend and --stack, shared by every command that acts on a deployed stack."""
-    parser.add_argument("--backend", choices=BACKENDS, default="local", help="default: local")
+    parser.add_argument("--backend", choices=backends.NAMES, default=backends.NAMES[0], help=f"default: {backends.NAMES[0]}")
     parser.add_argument("--stack", default=DEFAULT_STACK, help=f"stack name (default: {DEFAULT_STACK})")
 
 
 def from_args(args: argparse.Namespace) -> Stack:
     """The stack a command acts on; on AWS, only with usable credentials (one line otherwise)."""
     deployed = load(args.backend, args.stack)
-    if deployed.backend == "aws":
-        credentials.check(deployed.region, deployed.endpoint)
+    backends.get(deployed.backend).check_credentials(deployed.region, deployed.endpoint)
     return deployed

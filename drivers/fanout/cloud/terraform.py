@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from fanout.common import paths
+from fanout.common import backends, paths
 from fanout.common.errors import FanoutError
 
 MIRROR_ENV = "FANOUT_TF_PROVIDER_MIRROR"
@@ -107,7 +107,7 @@ def forget(backend: str, stack: str) -> None:
     Never on AWS, where the state is the only record of resources that cost money. Terraform's
     log stays: it is what explains a failed deploy afterwards.
     """
-    if backend != "local":
+    if not backends.get(backend).embedded_emulator:
         raise FanoutError(f"refusing to delete the state of a stack on the {backend} backend")
     stack_dir = _stack_dir(backend, stack)
     for path in stack_dir.iterdir() if stack_dir.is_dir() else ():
@@ -258,7 +258,7 @@ def environment(backend: str, stack: str, endpoint: str | None = None) -> dict:
     if endpoint is None:
         endpoint = recorded_inputs(backend, stack).get("endpoint", "")
     env = dict(os.environ)
-    if backend == "local" or endpoint:
+    if backends.get(backend).embedded_emulator or endpoint:
         env = {name: value for name, value in env.items()
                if not name.startswith("AWS_") or name in KEPT_AWS_VARIABLES}  # fmt: skip
     if endpoint:

@@ -18,10 +18,6 @@ __all__ = ["DEFAULT_HOURS", "QuerySyntaxError", "Result", "evaluate", "fetch_eve
            "log_identifier", "query_files", "restrict", "run", "saved_queries", "window"]  # fmt: skip
 
 DEFAULT_HOURS = 24
-PCT_METHODS = {  # backend -> how the saved queries' pct() is computed there
-    "local": "exact, linear interpolation between closest ranks",
-    "aws": "Logs Insights pct(), whose method AWS does not document",
-}
 QUERY_SUFFIX = ".logsinsights"
 
 

@@ -7,6 +7,8 @@ timeout of 0 cannot do it: docs/experiment.md, *wait*.
 
 import json
 
+from fanout.common import backends
+
 PEEK_VISIBILITY = 30  # longer than a scan takes; only if restoring fails do messages stay hidden this long
 DLQ_COUNTS = ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"]
 
@@ -26,7 +28,7 @@ def peek(stack, run_id: str, wanted: set[int] | None = None) -> set[int]:
                 QueueUrl=stack.dlq_url,
                 MaxNumberOfMessages=10,
                 VisibilityTimeout=PEEK_VISIBILITY,
-                WaitTimeSeconds=1 if stack.backend == "aws" else 0,  # long poll: ask every SQS server
+                WaitTimeSeconds=backends.get(stack.backend).dlq_wait_seconds,
             ).get("Messages", [])
             if not messages:
                 break

@@ -12,6 +12,7 @@ import json
 
 from fanout.results import sweep_folders
 from fanout.cloud import costs
+from fanout.common import backends
 from fanout.results import run_folders as runs, run_record
 from fanout.cloud.params import ephemeral_mib
 from fanout.common.errors import FanoutError
@@ -59,7 +60,7 @@ def summary(record: run_record.RunRecord, report_rows: list[dict]) -> dict:
         "estimated_lambda_usd": est.lambda_compute + est.lambda_init + est.lambda_ephemeral + est.lambda_requests,
         "estimated_gb_seconds": est.gb_seconds + est.cold_starts * costs.ASSUMED_INIT_SECONDS * sized.memory / 1024,
         "billed": billed(report_rows, sized.architecture, sized.object_size),
-        "simulated": record.backend != "aws",
+        "simulated": backends.simulated(record.backend),
     }
 
 

@@ -14,11 +14,10 @@ import time
 
 from rich.console import Console
 
-from fanout.cloud import account, credentials, package, params, stack, terraform
+from fanout.cloud import package, params, stack, terraform
 from fanout.cloud import strategies
 from fanout.stages import upload
-from fanout.common import function_modules, registry as workloads
-from fanout.local.emulator import control
+from fanout.common import backends, function_modules, registry as workloads
 from fanout.common.errors import UsageError
 from fanout.common.sizes import format_size
 
@@ -134,8 +133,9 @@ def deploy(inputs: params.DeployParams, backend: str, endpoint: str = "", check_
     console = console or Console()
     started = time.monotonic()
     endpoint = _check(inputs, backend, endpoint, console, errors or Console(stderr=True))
-    if check_account and backend == "aws" and not endpoint:
-        for note in account.check_stack(inputs.region, inputs.stack, inputs.concurrency, inputs.memory):
+    if check_account:
+        for note in backends.get(backend).check_account(inputs.region, inputs.stack, inputs.concurrency,
+                                                        inputs.memory, endpoint):  # fmt: skip
             console.out(f"account: {note}", highlight=False)
     terraform.apply(backend, inputs.stack, _variables(inputs, backend, endpoint))
     deployed = stack.load(backend, inputs.stack)
@@ -186,13 +186,8 @@ def destroy(backend: str, name: str, endpoint: str = "", console: Console | None
             f"invalid --endpoint {endpoint!r}: stack {name!r} was deployed to {recorded or 'AWS'}; "
             "destroy removes it from there (omit --endpoint)"
         )
-    if backend == "local" and _emulator_gone(name):
-        terraform.forget("local", name)
-        console.out(f"The emulator that held stack {name!r} is no longer running, and its resources went "
-                    "with it; deleted the stack's local state.", highlight=False)  # fmt: skip
+    if backends.get(backend).before_destroy(name, inputs, console):
         return
-    if backend == "aws":
-        credentials.check(inputs.get("region") or params.DEFAULTS["region"], recorded)
     started = time.monotonic()
     terraform.destroy(backend, name)
     console.out(f"Destroyed stack {name!r} on the {backend} backend in {time.monotonic() - started:.0f} s.",
@@ -200,21 +195,17 @@ def destroy(backend: str, name: str, endpoint: str = "", console: Console | None
 
 
 def tear_down(backend: str, name: str, started_emulator: bool, console: Console) -> None:
-    """Remove the stack after a demo or a sweep: `terraform destroy`, or, on the local backend
-    when this command started the emulator, stop the emulator (it holds every resource, so
-    that removes them all; a destroy would add half a minute for nothing) and delete the state.
-    What it says goes to the demo's or sweep's `console`."""
-    if not (backend == "local" and started_emulator):
+    """Remove the stack after a demo or a sweep: `terraform destroy`, or the backend's quicker
+    way when this command started what holds the stack (the local backend stops the emulator it
+    started). What it says goes to the demo's or sweep's `console`."""
+    if not backends.get(backend).teardown(name, started_emulator, console):
         destroy(backend, name, console=console)
-        return
-    control.stop()
-    terraform.forget("local", name)
-    console.out("stopped the emulator this command started; deleted the stack's state", highlight=False)
 
 
 def check_strategy(strategy: str, backend: str, endpoint: str) -> None:
     """Refuse a strategy (its text) that cannot read from the deployment's emulator, if any."""
-    strategies.check_endpoint(strategies.parse(strategy), "the embedded emulator" if backend == "local" else endpoint)
+    where = "the embedded emulator" if backends.get(backend).embedded_emulator else endpoint
+    strategies.check_endpoint(strategies.parse(strategy), where)
 
 
 def _check(inputs: params.DeployParams, backend: str, endpoint: str, console: Console, errors: Console) -> str:
@@ -224,9 +215,9 @@ def _check(inputs: params.DeployParams, backend: str, endpoint: str, console: Co
     deploy-level options were checked against the backend with the other inputs."""
     endpoint = params.endpoint(backend, endpoint)
     check_strategy(inputs.strategy, backend, endpoint)
-    if backend == "aws":
-        who = credentials.check(inputs.region, endpoint)
-        console.out(f"stack {inputs.stack!r}: {who.line() if who else endpoint}", highlight=False)
+    who = backends.get(backend).check_credentials(inputs.region, endpoint)
+    if who is not None:
+        console.out(f"stack {inputs.stack!r}: {who}", highlight=False)
     for warning in params.warnings(inputs):
         errors.out(f"fanout: warning: {warning}", highlight=False)
     return endpoint
@@ -234,21 +225,9 @@ def _check(inputs: params.DeployParams, backend: str, endpoint: str, console: Co
 
 def _variables(inputs: params.DeployParams, backend: str, endpoint: str) -> dict:
     """infra/'s variables, for which the local backend starts its emulator if needed."""
-    if backend == "local":
-        endpoint = control.start()
+    endpoint = backends.get(backend).endpoint(endpoint)
     zip_path = package.build(function_modules.NAME, inputs.architecture, inputs.sdk)
     return inputs.variables(endpoint, zip_path, backend)
-
-
-def _emulator_gone(name: str) -> bool:
-    """Is the emulator the local stack was deployed to no longer the one running?
-
-    The emulator keeps everything in memory: once it stops (or a new one runs elsewhere), the
-    stack's resources no longer exist anywhere and its state describes nothing.
-    """
-    recorded = terraform.recorded_inputs("local", name).get("endpoint")
-    running = control.running_endpoint()
-    return running is None or (recorded is not None and recorded != running)
 
 
 def summary(deployed: stack.Stack, seconds: float) -> str:

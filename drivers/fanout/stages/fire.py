@@ -22,7 +22,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from fanout.cloud import costs, params
-from fanout.common import interrupts, numerals as numbers, registry as workloads
+from fanout.common import backends, interrupts, numerals as numbers, registry as workloads
 from fanout.results import run_folders as runs, run_record
 from fanout.cloud import stack as stacks
 from fanout.common.errors import FanoutError, UsageError
@@ -164,7 +164,7 @@ def check_estimate(stack, count: int, estimate: costs.Estimate, confirmed: bool,
     """Print the AWS cost estimate when firing at AWS or refusing; refuse a run above the hard
     cap always, and a large or costly one without --yes."""
     refused = costs.refusal(count, count, estimate.total, confirmed)
-    if stack.backend == "aws" or refused:
+    if not backends.get(stack.backend).simulated or refused:
         for line in costs.describe(estimate):
             console.print(line, highlight=False)
     if refused:

@@ -15,7 +15,7 @@ from pathlib import Path
 from rich.console import Console
 
 from fanout.cloud import stack as stacks
-from fanout.common import paths, registry as workloads
+from fanout.common import backends, paths, registry as workloads
 from fanout.common.errors import OneLineErrors, UsageError
 from fanout.results import report_files, run_folders as runs, sections, study_tables as compared, sweep_folders as sweeps
 from fanout.results import terminal
@@ -31,7 +31,6 @@ LOCAL_ONLY = {"network", "network_scale"}  # keys of [local] alone: AWS has no n
 TOP_KEYS = {"title", "description", "workload", "source", "sweep", "local", "reference", "claims"}
 SOURCE_KEYS = ("title", "url", "date", "platform")
 REFERENCE_KEYS = {"table", "measure", "rows", "statistics", "figures", "where", "note"}
-REDEPLOY_MINUTES = {"aws": 1.0, "local": 0.25}  # per cell beyond its downloads (docs/sweep.md)
 FIRST_DEPLOY_MINUTES = 1.0
 
 
@@ -293,11 +292,11 @@ def estimate_row(study: Study, backend: str) -> list:
     """Cells, messages, USD and minutes of the study on AWS, or of its local variant: the
     downloads at the assumed AWS speed plus deploys (a local run under a network model takes
     longer by the scale it picks, and costs nothing)."""
-    local = backend == "local"
+    local = backends.get(backend).simulated
     checked = sweep.from_args(sweep_args(study.sweep_argv(backend, stacks.DEFAULT_STACK, local)))
     cells = checked.axes.cells()
     estimates = sweep.cell_estimates(checked.multiplier, cells, checked.deployed())
-    minutes = FIRST_DEPLOY_MINUTES + sum(e.run_seconds / 60 + REDEPLOY_MINUTES[backend] for e in estimates)
+    minutes = FIRST_DEPLOY_MINUTES + sum(e.run_seconds / 60 + backends.get(backend).redeploy_minutes for e in estimates)
     usd = 0.0 if local else sum(e.total for e in estimates)
     return [study.name, "local (LOCAL=1)" if local else backend, len(cells), sum(e.messages for e in estimates),
             f"{usd:,.2f}", round(minutes, 1)]  # fmt: skip
@@ -339,7 +338,7 @@ def provenance(study: Study, manifest: sweeps.Manifest, label: str, backend: str
              f"ran on: {source['platform']}."),
         Text(f"Ours: sweep {manifest.sweep_id} ({len(manifest.cells)} cells, tag {manifest.tag}), {label}."),
     ]  # fmt: skip
-    if backend != "aws":
+    if backends.simulated(backend):
         lines.append(Text(f"SIMULATION, not a reproduction: {label}; these figures rehearse the study's method on "
                           "the local backend and say nothing about AWS.", "bold"))  # fmt: skip
     return lines

@@ -19,13 +19,12 @@ from pathlib import Path
 from botocore.exceptions import ClientError
 from rich.console import Console
 
-from fanout.cloud import account, costs, credentials, params, terraform
+from fanout.cloud import costs, params, terraform
 from fanout.stages import sweep_axes as axes, deploy, fire, report as reporting, wait
-from fanout.common import interrupts, queue_state, registry as workloads
+from fanout.common import backends, interrupts, queue_state, registry as workloads
 from fanout.cloud import pins
 from fanout.results import run_folders as runs, run_record, sweep_folders as sweeps, terminal
 from fanout.cloud import stack as stacks
-from fanout.local.emulator import control
 from fanout.common.errors import FanoutError, UsageError
 from fanout.local.network import options as network_options
 from fanout.local.network.model import NetworkModel
@@ -33,7 +32,6 @@ from fanout.common.sizes import format_size
 
 IDLE_POLL_SECONDS = 1.0
 IDLE_SLACK_SECONDS = 60  # beyond the function timeout, for the last invocation to end
-PURGE_SECONDS = 60  # SQS: a purge takes up to this long, and may delete what is sent meanwhile
 
 
 def register(subparsers) -> None:
@@ -119,7 +117,7 @@ def run_sweep(args, console: Console | None = None) -> sweeps.Manifest:
     console = console or Console()
     checked = check(args)
     manifest = resume(args.resume, args.yes, console) if checked is None else start(checked, args.yes, console)
-    started_emulator = manifest.backend == "local" and control.running_endpoint() is None
+    started_emulator = backends.get(manifest.backend).will_start()
     with terraform.output_to_log(manifest.backend, manifest.stack, args.verbose):
         manifest = execute(manifest, console)
         finish(manifest, console, started_emulator)
@@ -140,7 +138,7 @@ def from_args(args) -> SweepParams:
     grid = axes.Axes.parse(texts, workload.name, workload.driver().sweep_options(args, grid.memory))
     endpoint = params.endpoint(args.backend, args.endpoint)
     network_options.check(args)
-    if args.network != network_options.NONE and args.backend != "local":
+    if args.network != network_options.NONE and not backends.get(args.backend).hosts_function:
         raise UsageError(f"--network {args.network} shapes the local host's environments; "
                          "on AWS Lambda's own network applies")
     for strategy in grid.strategy:
@@ -201,19 +199,19 @@ def preflight(sweep: SweepParams, cells: list[axes.CellParams], confirmed: bool,
     messages = sum(e.messages for e in estimates)
     usd = sum(e.total for e in estimates)
     refused = costs.refusal(messages, max(e.messages for e in estimates), usd, confirmed)
-    if sweep.backend == "aws" or refused:
+    backend = backends.get(sweep.backend)
+    if not backend.simulated or refused:
         for line in cost_lines(sweep, cells, estimates):
             console.print(line, highlight=False)
     if refused:
         raise UsageError(f"sweep: {refused}")
-    if sweep.backend == "aws":
-        who = credentials.check(sweep.region, sweep.endpoint)
-        console.print(f"stack {sweep.stack!r}: {who.line() if who else sweep.endpoint}", highlight=False)
-    if sweep.backend == "aws" and not sweep.endpoint:
-        notes = account.check_stack(sweep.region, sweep.stack, max(c.concurrency for c in cells),
-                                    max(c.memory for c in cells))  # fmt: skip
-        for note in notes:
-            console.print(f"account: {note}", highlight=False)
+    who = backend.check_credentials(sweep.region, sweep.endpoint)
+    if who is not None:
+        console.print(f"stack {sweep.stack!r}: {who}", highlight=False)
+    notes = backend.check_account(sweep.region, sweep.stack, max(c.concurrency for c in cells),
+                                  max(c.memory for c in cells), sweep.endpoint)  # fmt: skip
+    for note in notes:
+        console.print(f"account: {note}", highlight=False)
 
 
 def cell_estimates(multiplier: int, cells: list[axes.CellParams], deployed: dict) -> list[costs.Estimate]:
@@ -256,14 +254,16 @@ class _Deployment:
 
     def __init__(self, sweep: SweepParams, sweep_id: str, console: Console, cells: Sequence[axes.CellParams] = ()):
         self.sweep, self.sweep_id, self.console, self.cells = sweep, sweep_id, console, cells
+        self.backend = backends.get(sweep.backend)
         self.inputs: params.DeployParams | None = None
         self.stack: stacks.Stack | None = None
-        self.hosted: wait.Hosted | None = None
+        self.hosted: backends.Hosting | None = None
         self.network: NetworkModel | None = None  # the local host's model, at the scale this deployment's cells need
         self.host_exit: ExitStack | None = None
 
     def inputs_for(self, cell: axes.CellParams, index: int) -> params.DeployParams:
-        fresh_by_config = self.sweep.backend == "aws" and not self.sweep.keep_warm
+        # A host started here starts fresh environments itself; Lambda's are made fresh by a new configuration.
+        fresh_by_config = not self.backend.hosts_function and not self.sweep.keep_warm
         return params.DeployParams(
             stack=self.sweep.stack, region=self.sweep.region, concurrency=cell.concurrency, memory=cell.memory,
             object_size=cell.object_size, architecture=cell.architecture, strategy=self.sweep.axes.strategy[0],
@@ -280,7 +280,7 @@ class _Deployment:
         self._stop_host()  # its environments hold the old configuration
         self.inputs = None
         self.stack = deploy.deploy(inputs, self.sweep.backend, self.sweep.endpoint, console=self.console)
-        if self.sweep.backend == "local":
+        if self.backend.hosts_function:
             self.network = network_options.resolve(self.sweep.network, self.sweep.network_scale, self.stack,
                                                    self.console.print, lambda: self.demands(inputs))  # fmt: skip
         self.inputs = inputs
@@ -297,9 +297,9 @@ class _Deployment:
         assert self.stack is not None, "ensure() deployed it"
         return self.stack
 
-    def host(self) -> wait.Hosted | None:
+    def host(self) -> backends.Hosting | None:
         """The host shared by the cells of one deployment: local backend with --keep-warm only."""
-        if self.sweep.backend != "local" or not self.sweep.keep_warm:
+        if not self.backend.hosts_function or not self.sweep.keep_warm:
             return None
         if self.hosted is None:
             self.host_exit = ExitStack()
@@ -384,10 +384,10 @@ def fire_cell(stack: stacks.Stack, sweep: SweepParams, cell: axes.CellParams, ma
 
 
 def wait_cell(stack: stacks.Stack, record: run_record.RunRecord, index: int, timeout: float,
-              network: NetworkModel | None, hosted: wait.Hosted | None, console: Console) -> wait.Accounting:
+              network: NetworkModel | None, hosted: backends.Hosting | None, console: Console) -> wait.Accounting:
     """Wait for the run of cell `index` (hosting it here on the local backend, on the shared
     `hosted` when given); refused when messages are lost or unaccounted for after `timeout` s."""
-    accounting = wait.wait(stack, record, timeout, host=stack.backend == "local", network=network, hosted=hosted,
+    accounting = wait.wait(stack, record, timeout, host=backends.get(stack.backend).hosts_function, network=network, hosted=hosted,
                            console=console)  # fmt: skip
     wait.check_accounted(accounting, record.run_id, timeout, prefix=f"cell {index}: ")
     return accounting
@@ -415,7 +415,7 @@ def _mark_run(run_id: str, status: str) -> None:
     runs.update(record.but(sweep=(record.sweep or run_record.RunSweep()).but(cell_status=status)))
 
 
-def wait_idle(stack, hosted: "wait.Hosted | None", timeout: float) -> None:
+def wait_idle(stack, hosted: backends.Hosting | None, timeout: float) -> None:
     """Until the queue is idle (fanout.common.queue_state: nothing visible, in flight or delayed)
     and no invocation runs (shared local host): only then may the next cell start."""
     sqs = stack.client("sqs")
@@ -435,10 +435,10 @@ def purge(stack, console: Console, sleep=time.sleep) -> None:
     run again (its records keep their own run id and never count in another run), and return
     only once the purge is over.
 
-    SQS takes up to PURGE_SECONDS to purge and may delete messages sent meanwhile (PurgeQueue,
-    botocore's sqs model), so on AWS the cell waits that long before it fires. A purge already
-    under way (PurgeQueueInProgress: one began within the last PURGE_SECONDS, e.g. a resume
-    retried at once) is waited out the same way. The emulator purges at once.
+    SQS takes up to a minute (the backend's purge_seconds) to purge and may delete messages sent
+    meanwhile (PurgeQueue, botocore's sqs model), so on AWS the cell waits that long before it
+    fires. A purge already under way (PurgeQueueInProgress: one began within the last minute,
+    e.g. a resume retried at once) is waited out the same way. The emulator purges at once.
     """
     sqs = stack.client("sqs")
     try:
@@ -448,9 +448,10 @@ def purge(stack, console: Console, sleep=time.sleep) -> None:
         if not exc.response["Error"].get("Code", "").endswith("PurgeQueueInProgress"):
             raise
         what = "a purge of the queue was already in progress"
-    if stack.backend == "aws":
-        console.print(f"{what}; waiting {PURGE_SECONDS} s for SQS to finish it before firing", highlight=False)
-        sleep(PURGE_SECONDS)
+    seconds = backends.get(stack.backend).purge_seconds
+    if seconds:
+        console.print(f"{what}; waiting {seconds:g} s for SQS to finish it before firing", highlight=False)
+        sleep(seconds)
     wait_idle(stack, None, stack.timeout + IDLE_SLACK_SECONDS)
 
 

@@ -8,18 +8,16 @@ local backend wait also hosts the function. The rules, timeouts and outputs: doc
 *wait*.
 """
 
-import threading
 import time
-from contextlib import contextmanager, nullcontext
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from fanout.results import deadletters, run_cost, run_folders as runs, run_record
-from fanout.local import hostlock
 from fanout import insights
-from fanout.common import interrupts, numerals as numbers, queue_state, registry as workloads
+from fanout.common import backends, interrupts, numerals as numbers, queue_state, registry as workloads
 from fanout.cloud import stack as stacks
 from fanout.common.errors import FanoutError, UsageError
 from fanout.local.network import capacity, options as network_options
@@ -32,14 +30,11 @@ DONE = ("done", workloads.DEFAULT)
 PLATFORM_QUERY = "platform-errors"
 # How long the main queue must stay empty before unaccounted seqs are called lost: the logs of
 # the last invocations must have arrived (Insights lags on AWS, and SQS's counts are approximate).
-# Until the run's records show their ingestion lag, LOST_AFTER_S; then LAG_FACTOR times the
-# longest lag seen plus a poll, at least MIN_LOST_AFTER_S (see lost_after).
-LOST_AFTER_S = {"local": 5.0, "aws": 300.0}
-MIN_LOST_AFTER_S = {"local": 5.0, "aws": 60.0}
+# Until the run's records show their ingestion lag, the backend's lost_after_s; then LAG_FACTOR
+# times the longest lag seen plus a poll, at least its min_lost_after_s (see lost_after).
 LAG_FACTOR = 3
 SEQS_PER_QUERY = 4000  # two rows per seq at most: stays under the 10,000-row result limit
 DEFAULT_TIMEOUT = 1800
-POLL_SECONDS = {"local": 1.0, "aws": 10.0}
 MISSING_FILE = "missing.json"
 
 
@@ -76,7 +71,7 @@ def check(args) -> float:
 
 def _hosts_here(args) -> bool:
     """Whether this command hosts the function while it waits."""
-    return args.backend == "local" and not args.no_host
+    return backends.get(args.backend).hosts_function and not args.no_host
 
 
 def run(args) -> int:
@@ -186,9 +181,10 @@ def _largest(rows: list[dict], name: str) -> int | None:
 def lost_after(backend: str, lag_ms: int | None) -> float:
     """Seconds the queue must stay empty before unaccounted seqs are lost, for records reaching
     the logs `lag_ms` after they were written (None: not known yet)."""
+    platform = backends.get(backend)
     if lag_ms is None:
-        return LOST_AFTER_S[backend]
-    return max(MIN_LOST_AFTER_S[backend], LAG_FACTOR * lag_ms / 1000 + POLL_SECONDS[backend])
+        return platform.lost_after_s
+    return max(platform.min_lost_after_s, LAG_FACTOR * lag_ms / 1000 + platform.poll_seconds)
 
 
 def platform_errors(stack, record: run_record.RunRecord) -> dict[str, int]:
@@ -216,7 +212,7 @@ def outcome_rows(stack, record: run_record.RunRecord) -> list[dict]:
 
 
 def wait(stack, record: run_record.RunRecord, timeout: float, host: bool = False, network=None,
-         hosted: "Hosted | None" = None, console: Console | None = None) -> Accounting:
+         hosted: backends.Hosting | None = None, console: Console | None = None) -> Accounting:
     """Poll until every sent message is accounted for or `timeout` seconds pass.
 
     On the local backend `host` hosts the function here for the wait (fresh environments each
@@ -252,7 +248,7 @@ def wait(stack, record: run_record.RunRecord, timeout: float, host: bool = False
                 noted = _note_slowest(console, receives, visibility, timeout, len(accounting.retrying))
             if _finished(accounting, host) or time.monotonic() >= deadline:
                 break
-            time.sleep(POLL_SECONDS[stack.backend])
+            time.sleep(backends.get(stack.backend).poll_seconds)
     accounting.platform_errors = platform_errors(stack, record)  # once: another full scan of the logs
     runs.update(record.but(accounting=accounting.as_record()))
     missing = accounting.in_flight()
@@ -270,7 +266,7 @@ def _record_network(console: Console, stack, record: run_record.RunRecord, host:
     """run.json's "network": the model this wait hosts under, or the one the stack's running
     host published; the label every report of the run shows comes from it. Returns the record
     as saved."""
-    if stack.backend != "local":
+    if not backends.get(stack.backend).hosts_function:
         return record
     if host:
         record = record.but(network=(network or network_options.load(network_options.NONE)).describe())
@@ -332,60 +328,14 @@ def _finished(accounting: Accounting, hosting: bool) -> bool:
     return not accounting.in_flight() and not (hosting and accounting.failed)
 
 
-class Hosted:
-    """The local function host on a background thread; check() re-raises its failure."""
-
-    def __init__(self, stack, network, console: Console):
-        from fanout.local.host import Host, load
-
-        config = load(stack.function_name, stack.endpoint, stack.region)
-        # Never stop on an idle queue: wait decides when the run is over.
-        self.host = Host(config, idle_seconds=float("inf"), warn=lambda m: console.print(f"[yellow]host:[/] {m}"),
-                         network=network)
-        self.network = network
-        self.error: BaseException | None = None
-        self.thread = threading.Thread(target=self._run, name="fanout-host", daemon=True)
-
-    def _run(self):
-        try:
-            self.host.run()
-        except BaseException as exc:  # handed to the waiting thread by check()
-            self.error = exc
-
-    def check(self):
-        if self.error:
-            raise self.error
-
-
-    def idle(self) -> bool:
-        """No invocation in flight: the environments wait for work."""
-        return self.host.summary.in_flight == 0
-
-
-class _NotHosted:
-    def check(self):
-        pass
-
-
 def hosting(stack, network=None, console: Console | None = None):
-    """The local function host of `stack` on a background thread until the block ends, its
-    warnings on `console`; pass it to wait() to keep its environments across runs."""
-    return _hosting(stack, True, network, console or Console())
+    """The function host of `stack` (its backend's) until the block ends, its warnings on
+    `console`; pass it to wait() to keep its environments across runs."""
+    return backends.get(stack.backend).hosting(stack, network, console or Console())
 
 
-@contextmanager
 def _hosting(stack, enabled: bool, network, console: Console):
-    if not enabled:
-        yield _NotHosted()
-        return
-    with hostlock.held(stack.backend, stack.stack):
-        hosted = Hosted(stack, network, console)
-        hosted.thread.start()
-        try:
-            yield hosted
-        finally:
-            hosted.host.stop()  # in-flight invocations finish and their logs are flushed
-            hosted.thread.join()
+    return hosting(stack, network, console) if enabled else nullcontext(backends.NotHosted())
 
 
 def _progress(console: Console) -> Progress:

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from rich.console import Console
 
 from fanout.local import hostlock
-from fanout.common import numerals as numbers
+from fanout.common import backends, numerals as numbers
 from fanout.cloud import stack
 from fanout.common.errors import UsageError
 from fanout.local.host import config as function_config
@@ -52,7 +52,7 @@ def check(args: argparse.Namespace) -> tuple[float, int]:
         raise UsageError(f"invalid --max-envs {args.max_envs!r}: expected a whole number, 1 or more")
     network_options.check(args)
     faults.from_environment()
-    if not args.function and args.backend != "local":
+    if not args.function and not backends.get(args.backend).hosts_function:
         raise UsageError(f"--backend {args.backend}: `fanout host` runs functions for the local backend "
                          "only; on AWS, Lambda runs them")
     return idle, max_envs

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from fanout.common import numerals as numbers
+from fanout.common import backends, numerals as numbers
 from fanout.common.errors import UsageError
 from fanout.common.sizes import parse_size
 
@@ -213,7 +213,7 @@ def check_scale(value) -> float:
 def label(backend: str | None, network: dict | None) -> str:
     """How a run's numbers were made, for every report, summary file and plot caption: from its
     backend and the network it was hosted under (run.json's "network"; None: not recorded)."""
-    if backend == "aws":
+    if not backends.simulated(backend):
         return "measured on AWS"
     network = network or {"profile": NONE}
     if network["profile"] == NONE:

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, replace
 
 from fanout.cloud import strategies
+from fanout.common import backends
 from fanout.local.network import late
 from fanout.local.network.model import Shape, from_record
 
@@ -23,7 +24,7 @@ def compare(backend: str | None, network: dict | None, downloads: list[dict], ev
     `backend` hosted under `network` (run.json's); `events`, the run's log events, give the
     first-byte row its late answers (docs/network-model.md, Ground truth)."""
     model = from_record(network)
-    if backend != "local" or not model.shaped:
+    if not backends.simulated(backend) or not model.shaped:
         return []
     rows = []
     for memory in sorted({d["memory_size"] for d in downloads if "sustained_mb_per_s" in d}):
@@ -115,7 +116,7 @@ def cell_prediction(backend: str | None, network: dict | None, cell: dict, downl
     (`network`); None on AWS, without a model (or its parameters: a record older than them), or
     for a model with no rate (it predicts no time)."""
     known = downloads and cell.get("object_size") and cell.get("strategy")  # records before they carried them
-    if backend != "local" or "parameters" not in (network or {}) or not known:
+    if not backends.simulated(backend) or "parameters" not in (network or {}) or not known:
         return None
     model = from_record(network)
     if not model.shaped:

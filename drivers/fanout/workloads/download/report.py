@@ -18,7 +18,7 @@ from fanout.results.sections import FILES, TERMINAL, Figures, Heading, Report, T
 from fanout.workloads.download import cell_stats, endpoint_ips, plots
 from fanout.workloads.download.cell_stats import METRICS, STATS
 from fanout import insights
-from fanout.common import registry as workloads
+from fanout.common import backends, registry as workloads
 from fanout.local.network import truth
 from fanout.common.sizes import format_size
 
@@ -494,7 +494,7 @@ def _percentiles(summary: dict, between: str = "\n  ") -> str:
     """How the percentiles were computed: the tables at target from the records, the saved
     query's on the run's backend."""
     return (f"at target, from the records:{between}{stats.PERCENTILE_METHOD};{between}every download: "
-            f"{insights.PCT_METHODS[summary['run']['backend']]}")
+            f"{backends.get(summary['run']['backend']).percentile_method}")
 
 
 CSV_COLUMNS = [*CELLS.fields, "n", "n_all", "n_excluded", *cell_stats.COLUMNS, "target",

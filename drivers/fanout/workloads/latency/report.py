@@ -18,7 +18,7 @@ from fanout.results import cells, deadletters, figures, log_records as run_logs,
 from fanout.results import run_sections, stats
 from fanout.results.sections import FILES, TERMINAL, Block, Report, Table, Text, sentence
 from fanout import insights
-from fanout.common import registry as workloads
+from fanout.common import backends, registry as workloads
 from fanout.common.sizes import format_decimal_size as format_size
 
 WORKLOAD = workloads.get("latency")
@@ -54,7 +54,7 @@ def build(stack, record: run_record.RunRecord) -> dict:
         "run": record.to_json(),
         "network": record.network_label(),
         "units": UNITS,
-        "percentiles": insights.PCT_METHODS[record.stack.backend],
+        "percentiles": backends.get(record.stack.backend).percentile_method,
         "ci_method": stats.CI_METHOD,
         "counts": {"sent": len(record.sent_seqs()), "seqs_done": len(done), "calls": len(calls),
                    "in_query": sum(int(row["calls"]) for row in rows),

@@ -7,7 +7,7 @@ import this one. Choices, zones and why the local backend refuses express: docs/
 
 import re
 
-from fanout.common import function_modules
+from fanout.common import backends, function_modules
 from fanout.common.errors import UsageError
 
 # Sorted, as Terraform's set(string) and its `storage` output hold them: one order everywhere.
@@ -133,7 +133,7 @@ def check_zone_in_region(zone: str, region: str) -> None:
 
 def check_backend(classes: tuple[str, ...], backend: str) -> None:
     """Refuse express where it cannot be deployed: the local backend's emulator."""
-    if "express" in classes and backend == "local":
+    if "express" in classes and backends.get(backend).embedded_emulator:
         raise UsageError(
             "invalid storage class 'express' with --backend local: the embedded emulator (moto) has no "
             "directory buckets and no CreateSession, so express runs only on AWS (docs/storage.md)"

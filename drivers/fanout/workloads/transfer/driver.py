@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from fanout.cloud import costs
 from fanout.cloud.params import MAX_EPHEMERAL_MIB, ephemeral_mib
-from fanout.common import function_modules
+from fanout.common import backends, function_modules
 from fanout.common.errors import UsageError
 from fanout.local.network import capacity
 from fanout.results.sections import Report
@@ -69,7 +69,7 @@ def check_against(p: Params, backend: str, memory_mb: int, tmp_mib: int) -> None
                 f": redeploy with OBJECT_SIZE={needed_tmp - TMP_HEADROOM_MIB}MiB or more, which sizes /tmp"
             raise UsageError(f"invalid SIZE {p.size} with METHOD=through-function: the copy goes through /tmp, which holds "
                              f"{tmp_mib - TMP_HEADROOM_MIB} MiB on this stack{top}")  # fmt: skip
-    if p.client == "crt" and p.operation == "upload" and backend == "local":
+    if p.client == "crt" and p.operation == "upload" and backends.get(backend).embedded_emulator:
         raise UsageError("invalid CLIENT 'crt' with --backend local: boto3's CRT client ignores custom endpoints, so it "
                          "runs only on AWS; use CLIENT=classic")  # fmt: skip
 

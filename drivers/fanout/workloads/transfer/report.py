@@ -16,7 +16,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from fanout import insights  # noqa: E402
-from fanout.common import registry as workloads  # noqa: E402
+from fanout.common import backends, registry as workloads  # noqa: E402
 from fanout.local import network  # noqa: E402
 from fanout.results import cells, deadletters, figures, log_records as run_logs, report_files, run_folders as runs  # noqa: E402
 from fanout.results import run_record, run_sections, stats  # noqa: E402
@@ -37,7 +37,7 @@ COLUMNS = ["n", "s p50", "s p50 95% CI", "s p90", "s p99", "MB/s p50", "MB/s p50
 def shaping(record: run_record.RunRecord) -> str:
     """What the label adds about uploads: UNSHAPED on the local backend when the model shaped
     none (fanout.local.network.shapes_uploads), else nothing."""
-    return UNSHAPED if record.backend == "local" and not network.shapes_uploads(record.network) else ""
+    return UNSHAPED if backends.simulated(record.backend) and not network.shapes_uploads(record.network) else ""
 
 
 def build(stack, record: run_record.RunRecord) -> dict:

@@ -1,0 +1,54 @@
+"""The AWS backend (fanout.common.backends.Backend): Lambda hosts the function, the caller's
+credentials and account are checked before anything is created, and its figures are measured.
+Against --endpoint (an emulator such as LocalStack) the same resources are deployed as on AWS.
+"""
+
+from contextlib import nullcontext
+
+from fanout.cloud import account, credentials, params
+from fanout.common import backends
+
+
+class AwsBackend:
+    name = "aws"
+    simulated = False
+    hosts_function = False
+    embedded_emulator = False
+    # Logs Insights lags on AWS and SQS's counts are approximate: the logs of the last invocations
+    # must have arrived before a message counts as lost (docs/experiment.md, *wait*).
+    lost_after_s = 300.0
+    min_lost_after_s = 60.0
+    poll_seconds = 10.0
+    dlq_wait_seconds = 1  # a long poll asks every SQS server, a short one a sample of them
+    purge_seconds = 60.0  # PurgeQueue: up to 60 s, and it may delete what is sent meanwhile (botocore's sqs model)
+    redeploy_minutes = 1.0  # docs/sweep.md
+    percentile_method = "Logs Insights pct(), whose method AWS does not document"
+
+    def check_credentials(self, region: str, endpoint: str) -> str | None:
+        who = credentials.check(region, endpoint)
+        return who.line() if who else endpoint
+
+    def check_account(self, region: str, stack: str, concurrency: int, memory: int, endpoint: str) -> list[str]:
+        return [] if endpoint else account.check_stack(region, stack, concurrency, memory)
+
+    def endpoint(self, given: str) -> str:
+        return given
+
+    def check_stack(self, stack) -> None:
+        pass
+
+    def before_destroy(self, name: str, recorded: dict, console) -> bool:
+        credentials.check(recorded.get("region") or params.DEFAULTS["region"], recorded.get("endpoint", ""))
+        return False
+
+    def will_start(self) -> bool:
+        return False
+
+    def teardown(self, name: str, started: bool, console) -> bool:
+        return False
+
+    def hosting(self, stack, network, console):
+        return nullcontext(backends.NotHosted())  # Lambda runs the function
+
+
+BACKEND = AwsBackend()

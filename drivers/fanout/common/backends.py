@@ -1,0 +1,109 @@
+"""Where a stack runs: a backend is a class, picked by name here and nowhere else.
+
+A backend (`Backend`) says what differs between running on AWS and rehearsing on this machine:
+its endpoint, its credential and account checks, what it does before a deploy and instead of a
+destroy, whether it hosts the function here (and the host's lifecycle), how long before a
+message counts as lost, and how its numbers are labelled. Each lives in its own wing: AWS in
+fanout.cloud.backend, the local backend in fanout.local.backend. The stages, the workloads and
+the results ask the backend object, never its name: `BACKENDS` below is the one place a name
+(the `--backend` flag, run.json's "backend") turns into a class. Like the workload registry,
+this module sits below every wing and loads the backends' modules by name, so that the cloud
+side (loading a stack) reaches the local backend's checks without importing it. Adding a
+backend: docs/architecture.md, *Adding a backend*.
+"""
+
+import functools
+import importlib
+from contextlib import AbstractContextManager
+from typing import Protocol
+
+# Name -> the module whose BACKEND is that backend's object; the first is the default.
+BACKENDS = {
+    "local": "fanout.local.backend",
+    "aws": "fanout.cloud.backend",
+}
+NAMES = tuple(BACKENDS)
+
+
+class Hosting(Protocol):
+    """A function host running while a wait (or a sweep's deployment) lasts."""
+
+    network: object  # the host's network model (fanout.local.network.NetworkModel), None: none
+
+    def check(self) -> None:
+        """Re-raise the host's failure, if it failed."""
+
+    def idle(self) -> bool:
+        """No invocation in flight."""
+
+
+class NotHosted:
+    """Nothing hosted here (Lambda runs the function, or another command hosts it)."""
+
+    network = None
+
+    def check(self) -> None:
+        pass
+
+    def idle(self) -> bool:
+        return True
+
+
+class Backend(Protocol):
+    """What a stage may ask of the place a stack runs (AWS, or the local rehearsal of it)."""
+
+    name: str
+    # Its figures are a simulation (the local host under a network model), never AWS measurements:
+    # reports label them so, estimates cost nothing, and the network's ground truth applies.
+    simulated: bool
+    # The function runs here, in a host the wait (or a sweep) starts (hosting()), under a network model.
+    hosts_function: bool
+    # Its endpoint is the embedded emulator (moto): no --endpoint, no directory buckets, loopback
+    # only, no CRT uploads, and a stack's state may be deleted once the emulator is gone.
+    embedded_emulator: bool
+    lost_after_s: float  # how long the queue stays empty before unaccounted messages are lost
+    min_lost_after_s: float  # ... at least, once the records' ingestion lag is known
+    poll_seconds: float  # between two looks of a wait
+    dlq_wait_seconds: int  # ReceiveMessage's WaitTimeSeconds when peeking at the dead-letter queue
+    purge_seconds: float  # how long a purge of the queue may take to finish (wait that long after one)
+    redeploy_minutes: float  # a sweep cell's redeploy and accounting, for a study's estimate
+    percentile_method: str  # how the saved queries' pct() is computed there
+
+    def check_credentials(self, region: str, endpoint: str) -> str | None:
+        """Who the stack's commands act as (a line to say), or None when nothing needs saying;
+        FanoutError when the credentials are unusable."""
+
+    def check_account(self, region: str, stack: str, concurrency: int, memory: int, endpoint: str) -> list[str]:
+        """Notes on whether the account's quotas can host the stack; FanoutError when they cannot."""
+
+    def endpoint(self, given: str) -> str:
+        """The endpoint a deploy applies to (before-deploy: the local backend starts its emulator)."""
+
+    def check_stack(self, stack) -> None:
+        """FanoutError when a deployed stack (fanout.cloud.stack.Stack) is no longer there."""
+
+    def before_destroy(self, name: str, recorded: dict, console) -> bool:
+        """Checks before destroying stack `name` (its recorded inputs given); True when nothing is
+        left to destroy (what it did is said on `console`)."""
+
+    def will_start(self) -> bool:
+        """Would a deploy now start what holds the stack (a command's teardown may then stop it)?"""
+
+    def teardown(self, name: str, started: bool, console) -> bool:
+        """Remove stack `name` after a demo or a sweep without Terraform when that is quicker
+        (`started`: the command started what holds it); True when done so, False: destroy it."""
+
+    def hosting(self, stack, network, console) -> AbstractContextManager[Hosting]:
+        """The function host of `stack` while the block runs, under `network`."""
+
+
+@functools.cache
+def get(name: str) -> Backend:
+    """The backend called `name` (one of NAMES: argparse and run.json hold only those)."""
+    return importlib.import_module(BACKENDS[name]).BACKEND
+
+
+def simulated(name: str | None) -> bool:
+    """Are the figures of a run on backend `name` simulated? (None: not recorded; such figures are
+    never claimed as measured.)"""
+    return name is None or get(name).simulated

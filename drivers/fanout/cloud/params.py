@@ -6,10 +6,13 @@ are the ones AWS enforces; infra/variables.tf repeats them so the module is safe
 """
 
 import argparse
+import functools
 import math
 import re
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
+
+import boto3
 
 from fanout.common import backends, numerals as numbers, registry as workloads
 from fanout.cloud import package
@@ -34,7 +37,11 @@ STACK_ALLOWED = "1-30 lowercase letters, digits or hyphens, starting with a lett
 # suffixes (-s3alias, --ol-s3, .mrap, --x-s3, --table-s3) cannot arise: the account ID and the
 # region, or the directory bucket's own --<zone id>--x-s3, end every name.
 BUCKET_FORBIDDEN_PREFIXES = ("xn--", "sthree-", "amzn-s3-demo-")
-REGION_PATTERN = re.compile(r"[a-z]{2}(?:-[a-z]+)+-\d+")
+# infra/'s variables that say where resources are (a provider's region), by their Make names. Terraform
+# refreshes and deletes what a stack holds through the region it is given now: a deployed stack
+# keeps them (placement_change). Adding a remote region moves nothing: without one, the remote
+# provider holds no resource.
+PLACEMENT = {"region": "REGION", "remote_region": "REMOTE_REGION"}
 
 # download_file writes the object to /tmp (Lambda ephemeral storage, at most 10240 MB) and
 # infra/lambda.tf sizes /tmp as the object plus this headroom.
@@ -310,10 +317,32 @@ def stack_name(text: str) -> str:
     return text
 
 
+@functools.cache
+def known_regions() -> tuple[str, ...]:
+    """The S3 regions of botocore's endpoint data (aws partition): the SDK's own list, so a region it
+    cannot reach is refused before anything is created (its name pattern alone accepts us-east-99)."""
+    return tuple(boto3.session.Session().get_available_regions("s3"))
+
+
 def region(text: str) -> str:
-    if not REGION_PATTERN.fullmatch(text):
-        raise UsageError(f"invalid region {text!r}: expected an AWS region name such as us-east-1")
+    regions = known_regions()
+    if text not in regions:
+        raise UsageError(f"invalid region {text!r}: expected an S3 region botocore knows, such as us-east-1 "
+                         f"({len(regions)} known: {regions[0]} .. {regions[-1]})")  # fmt: skip
     return text
+
+
+def placement_change(stack: str, recorded: dict, wanted: dict) -> str | None:
+    """Why a deployed stack (`recorded`: the variables of its last apply) cannot take the
+    `wanted` variables, or None: a region (PLACEMENT) that differs from the one its resources are
+    in. Removing the remote region counts: the remote provider would fall back to the stack's
+    region, and Terraform could then neither refresh nor delete the remote bucket."""
+    for name, make in PLACEMENT.items():
+        old, new = recorded.get(name, ""), wanted.get(name, "")
+        if old and new != old:
+            return (f"invalid {make} {new or 'none'!r}: stack {stack!r} is deployed with {make}={old}, where "
+                    "Terraform keeps reaching its resources; destroy first or use another STACK")  # fmt: skip
+    return None
 
 
 def object_size(text: str) -> int:

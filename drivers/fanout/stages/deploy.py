@@ -87,10 +87,11 @@ def _add_endpoint(parser) -> None:
 def check_inputs(args) -> params.DeployParams:
     """deploy's and plan's command line, checked with no side effect (no emulator started, no
     AWS call): the inputs (on a deployed stack, its values for those not on the command line: a
-    redeploy changes only what was asked; on a first deploy, the defaults), the endpoint and a
-    default strategy that cannot use it."""
+    redeploy changes only what was asked; on a first deploy, the defaults), the endpoint, a
+    default strategy that cannot use it, and a deployed stack's region and remote region kept."""
     inputs = params.from_args(args, terraform.outputs(args.backend, params.stack_name(args.stack)))
     check_strategy(inputs.strategy, args.backend, params.endpoint(args.backend, args.endpoint))
+    check_placement(args.backend, inputs.stack, inputs.region, inputs.workload_options)
     return inputs
 
 
@@ -213,6 +214,7 @@ def _check(inputs: params.DeployParams, backend: str, endpoint: str, console: Co
     AWS credentials missing, is one error line; on AWS the account and region the stack goes to are
     said on `console`; an allowed but risky input gets a warning line on `errors`. The workloads'
     deploy-level options were checked against the backend with the other inputs."""
+    check_placement(backend, inputs.stack, inputs.region, inputs.workload_options)
     endpoint = params.endpoint(backend, endpoint)
     check_strategy(inputs.strategy, backend, endpoint)
     who = backends.get(backend).check_credentials(inputs.region, endpoint)
@@ -221,6 +223,16 @@ def _check(inputs: params.DeployParams, backend: str, endpoint: str, console: Co
     for warning in params.warnings(inputs):
         errors.out(f"fanout: warning: {warning}", highlight=False)
     return endpoint
+
+
+def check_placement(backend: str, name: str, region: str, workload_options: dict) -> None:
+    """Refuse, in one line, to move a deployed stack to another region or remote region
+    (params.placement_change): its resources would stay where they are, out of Terraform's reach."""
+    if terraform.has_state(backend, name):
+        wanted = {"region": region, **workloads.terraform_variables(workload_options)}
+        problem = params.placement_change(name, terraform.recorded_inputs(backend, name), wanted)
+        if problem:
+            raise UsageError(problem)
 
 
 def _variables(inputs: params.DeployParams, backend: str, endpoint: str) -> dict:

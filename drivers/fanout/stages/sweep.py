@@ -195,6 +195,7 @@ def resume(ref: str, confirmed: bool, console: Console) -> sweeps.Manifest:
 def preflight(sweep: SweepParams, cells: list[axes.CellParams], confirmed: bool, console: Console) -> None:
     """The cost estimate (printed on AWS, or when refusing), then on AWS the credentials (the
     account and region printed) and the account's quotas."""
+    deploy.check_placement(sweep.backend, sweep.stack, sweep.region, sweep.workload_options)
     estimates = cell_estimates(sweep.multiplier, cells, sweep.deployed())
     messages = sum(e.messages for e in estimates)
     usd = sum(e.total for e in estimates)

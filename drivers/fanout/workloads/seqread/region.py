@@ -6,23 +6,17 @@ The region names known are botocore's for S3 (its endpoint data: the SDK's own l
 the SDK cannot reach is refused before anything is created).
 """
 
-import boto3
-
+from fanout.cloud import params
 from fanout.common.errors import UsageError
 
 NONE = "none"
-
-
-def known_regions() -> list[str]:
-    """The S3 regions of botocore's endpoint data (aws partition)."""
-    return boto3.session.Session().get_available_regions("s3")
 
 
 def parse(text: str, stack_region: str) -> str:
     """The remote region ('' for none): a region botocore knows for S3, not the stack's own."""
     if text in ("", NONE):
         return ""
-    regions = known_regions()
+    regions = params.known_regions()
     if text not in regions:
         raise UsageError(f"invalid REMOTE_REGION {text!r}: expected {NONE} or an S3 region botocore knows, such as "
                          f"us-west-2 ({len(regions)} known: {regions[0]} .. {regions[-1]})")

@@ -488,6 +488,8 @@ def folder_inodes(folder) -> dict:
 def save_report(records, sent, **fields) -> dict:
     """run.json and the report files an earlier `fanout report` of these records wrote, in a
     results folder with no emulator or stack anywhere (tests' FANOUT_HOME is empty)."""
+    # A message whose every delivery failed is dead-lettered after its fifth receive.
+    fields.setdefault("dead", [r["seq"] for r in records if r["event"] == "error"])
     summary = summary_of(records, sent=sent, **fields)
     summary["run"]["stack"] |= {"backend": "local", "queue_arn": QUEUE_ARN}
     runs.save(run_record.RunRecord.from_json(summary["run"]))
@@ -538,7 +540,7 @@ def test_wrote_lists_only_the_files_written_this_time(nowhere, capsys):
     old_plot = (folder / "throughput.png").read_bytes()
     (folder / "notes.txt").write_text("mine\n")
     errors_only = [r for r in records if r["event"] == "error"]
-    save_report(errors_only, sent=len(records))  # a saved report without downloads: no plots
+    save_report(errors_only, sent=len(errors_only))  # a saved report without downloads: no plots
     capsys.readouterr()
     assert report_cli() == 0
     wrote = wrote_line(capsys.readouterr().out)
@@ -574,17 +576,30 @@ def test_refresh_replaces_an_incomplete_saved_report_that_said_so(nowhere, monke
     records, _ = synthetic_records(per_cell=10)
     downloads = [r for r in records if r["event"] == "download"]
     save_report(downloads[:12], sent=len(downloads))
-    capsys.readouterr()
-    assert report_cli() == 0
-    out = " ".join(capsys.readouterr().out.split())  # warnings wrap at the console's width
+    saved = " ".join((runs.run_dir(RUN) / "report.md").read_text().split())
     hint = f"`make report RUN={RUN} REFRESH=1`"
-    assert f"only 12 of {len(downloads)} sent messages have a download record" in out and "this report is incomplete" in out
-    assert f"then {hint}" in out and hint in (runs.run_dir(RUN) / "report.md").read_text()
+    assert f"only 12 of {len(downloads)} sent messages have a download record" in saved
+    assert "this report is incomplete" in saved and f"then {hint}" in saved
     fetched_from_logs(monkeypatch, downloads, sent=len(downloads))
-    assert report_cli() == 0 and len((runs.run_dir(RUN) / runs.RECORDS_FILE).read_text().splitlines()) == 12
     assert report_cli("--refresh") == 0
     assert len((runs.run_dir(RUN) / runs.RECORDS_FILE).read_text().splitlines()) == len(downloads)
     assert "incomplete" not in (runs.run_dir(RUN) / "report.md").read_text()
+
+
+def test_an_incomplete_saved_report_is_never_reused(nowhere, monkeypatch, capsys):
+    """`make report` before the run ended saved a report of none of its messages; once they are
+    done, a plain report reads the logs again instead of redrawing the empty one."""
+    records, _ = synthetic_records(per_cell=10)
+    downloads = [r for r in records if r["event"] == "download"]
+    save_report([], sent=len(downloads))
+    fetched_from_logs(monkeypatch, downloads, sent=len(downloads))
+    capsys.readouterr()
+    assert report_cli() == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"its saved report is incomplete ({len(downloads)} sent messages without an outcome" in out
+    assert "logs not read" not in out
+    assert len((runs.run_dir(RUN) / runs.RECORDS_FILE).read_text().splitlines()) == len(downloads)
+    assert report_cli() == 0 and "logs not read" in capsys.readouterr().out  # complete now: reused
 
 
 def test_a_write_that_fails_leaves_the_old_file_intact(tmp_path):

@@ -67,3 +67,14 @@ def test_a_record_lacking_the_stacks_size_is_one_error_naming_the_run():
     run = run_record.RunRecord.from_json(data | {"run_id": "r-1"})
     with pytest.raises(FanoutError, match=r"^run r-1: run.json lacks the stack's memory"):
         run_cost.estimate(run)
+
+
+def test_the_whole_run_is_never_less_than_its_lambda_bill():
+    """A run slower than the cost model assumes bills more Lambda than estimated: the whole run
+    is that bill plus the rest of the estimate (S3, SQS, logs), never the estimate alone."""
+    cost = run_cost.summary(record("local"), report_rows(2048))
+    est = run_cost.estimate(record("local"))
+    cost["billed"]["usd"] = 4 * cost["estimated_usd"]  # far beyond the whole estimate
+    rest = est.requests - est.lambda_requests + est.logs
+    whole = run_cost.lines(cost)[2]
+    assert whole.endswith(f"${cost['billed']['usd'] + rest:,.4f}") and len(whole) <= 80

@@ -90,6 +90,15 @@ def load_summary(run_id: str) -> dict | None:
     return json.loads((folder / SUMMARY_FILE).read_text()) | {"records": _read_records(run_id)}
 
 
+def unaccounted(summary: dict) -> int:
+    """How many sent messages of a report's run had neither finished (by the workload's own
+    count: `seqs_done`, the download workload's `seqs_downloaded`) nor been dead-lettered when
+    the report was made: a report saved before the run ended, which is never reused."""
+    counts = summary["counts"]
+    done = counts.get("seqs_done", counts.get("seqs_downloaded", 0))
+    return max(0, counts["sent"] - done - len(summary.get("dead_lettered", [])))
+
+
 def saved_record_count(run_id: str) -> int | None:
     """How many records the run's saved report holds; None when it has none."""
     path = run_dir(run_id) / RECORDS_FILE

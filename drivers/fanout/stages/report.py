@@ -54,9 +54,13 @@ def run(args) -> int:
 
 def saved_or_fetched(record: run_record.RunRecord, args, say) -> dict:
     """The run's saved report summary (saying so with `say`); from its logs (on the stack of
-    `args`) with --refresh or when it has none."""
+    `args`) with --refresh, when it has none, or when it was made before every sent message had
+    an outcome (an incomplete report is never reused)."""
     saved = None if args.refresh else runs.load_summary(record.run_id)
-    if saved is not None:
+    if saved is not None and (missing := runs.unaccounted(saved)):
+        say(f"run {record.run_id}: its saved report is incomplete ({missing} sent messages without an outcome "
+            f"when it was made): reading the logs again")  # fmt: skip
+    elif saved is not None:
         say(f"run {record.run_id}: its saved report ({len(saved['records'])} records), logs not read; "
             f"{runs.refresh_hint(record.run_id)} reads them again")  # fmt: skip
         return saved

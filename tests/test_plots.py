@@ -197,7 +197,7 @@ def test_run_report_plots_are_captioned_with_the_network_and_deterministic():
     summary = run_summary(download_records(long_cells()[:2]))
     first, second = plots.build(summary), plots.build(summary)
     for name in first:
-        assert first[name]._supxlabel.get_text() == "simulated network: lambda-2026, scale 12.5"
+        assert first[name]._supxlabel.get_text() == "simulated network: lambda-2026, scale 12.5 (rates / 12.5, first byte not scaled)"
         assert png(first[name]) == png(second[name]), name
 
 

@@ -330,7 +330,7 @@ def test_report_of_a_modelled_run_names_the_model_and_recovers_it(tmp_path, monk
     model = fanout.local.network.NetworkModel("what-if", 2.0, fanout.local.network.model.parameters(values, "what-if"))
     records = modelled_downloads(model)
     summary = summary_of(records, sent=len(records), network=model.describe())
-    label = "simulated network: what-if, scale 2"
+    label = "simulated network: what-if, scale 2 (rates / 2, first byte not scaled)"
     assert summary["network"] == label
 
     truth_rows = {row["parameter"]: row for row in summary["ground_truth"]}

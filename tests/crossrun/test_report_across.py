@@ -124,7 +124,7 @@ def test_missing_records_name_the_run_and_the_fix(tmp_path):
     ("backend", "network", "label"),
     [
         ("local", None, "simulated network: none (loopback, not modelled)"),
-        ("local", {"profile": "lambda-s3", "scale": 0.25}, "simulated network: lambda-s3, scale 0.25"),
+        ("local", {"profile": "lambda-s3", "scale": 0.25}, "simulated network: lambda-s3, scale 0.25 (rates / 0.25, first byte not scaled)"),
         ("aws", None, "measured on AWS"),
     ],
 )

@@ -156,7 +156,7 @@ def test_a_run_under_a_network_model(deployed, tmp_path, capsys):
     assert (network["profile"], network["scale"], network["parameters"]["sustained_mb_per_s"]) == ("tiny", 2, 8)
     capsys.readouterr()
     assert fanout("report", "--run", run_id) == 0
-    label = "simulated network: tiny, scale 2"
+    label = "simulated network: tiny, scale 2 (rates / 2, first byte not scaled)"
     assert label in capsys.readouterr().out
     assert summary_of(run_id)["network"] == label
     assert label in (runs.run_dir(run_id) / "report.md").read_text()

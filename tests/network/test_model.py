@@ -155,7 +155,9 @@ def test_labels():
     assert network.label("aws", None) == "measured on AWS"
     assert network.label("local", None) == "simulated network: none (loopback, not modelled)"
     assert network.label("local", network.load("none").describe()) == "simulated network: none (loopback, not modelled)"
-    assert network.label("local", network.load("lambda-2024", 12.5).describe()) == "simulated network: lambda-2024, scale 12.5"
+    assert network.label("local", network.load("lambda-2024", 12.5).describe()) == (
+        "simulated network: lambda-2024, scale 12.5 (rates / 12.5, first byte not scaled)")
+    assert network.label("local", network.load("lambda-2024", 1).describe()) == "simulated network: lambda-2024, scale 1"
 
 
 def _args(spec, scale):

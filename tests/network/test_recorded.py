@@ -38,7 +38,7 @@ def test_a_hosting_wait_records_its_model(record):
     wait._record_network(Console(), STACK, record, True, model)
     saved = runs.load(RUN)
     assert saved.network == model.describe()
-    assert network.label(saved.backend, saved.network) == "simulated network: lambda-2026, scale 25"
+    assert network.label(saved.backend, saved.network) == "simulated network: lambda-2026, scale 25 (rates / 25, first byte not scaled)"
     assert options.from_record(saved.network) == model
 
 

@@ -212,13 +212,17 @@ def check_scale(value) -> float:
 
 def label(backend: str | None, network: dict | None) -> str:
     """How a run's numbers were made, for every report, summary file and plot caption: from its
-    backend and the network it was hosted under (run.json's "network"; None: not recorded)."""
+    backend and the network it was hosted under (run.json's "network"; None: not recorded). A
+    scale other than 1 says what it does to a figure: the model's rates (and bursts) divided by
+    it, its first-byte waits not."""
     if not backends.simulated(backend):
         return "measured on AWS"
     network = network or {"profile": NONE}
     if network["profile"] == NONE:
         return "simulated network: none (loopback, not modelled)"
-    return f"simulated network: {network['profile']}, scale {network['scale']:g}"
+    scale = network["scale"]
+    effect = f" (rates / {scale:g}, first byte not scaled)" if scale != 1 else ""
+    return f"simulated network: {network['profile']}, scale {scale:g}{effect}"
 
 
 def shapes_uploads(network: dict | None) -> bool:

@@ -146,6 +146,19 @@ def test_the_automatic_scale_fits_bytes_and_requests_together_within_half():
     assert capacity.scale_for(unlimited, draw, measured) == 1.0  # nothing to scale
 
 
+def test_the_automatic_scale_leaves_room_for_the_load_it_finds():
+    """Other work keeping 60% of the CPUs busy leaves the run 40% of the half: 1.4 / s <= 0.2
+    from s = 7; a machine found fully busy still keeps MIN_FREE of it, 0.125 (past scale 3.3
+    the bucket no longer holds the 30 MB, and the load falls faster than 1.4 / s)."""
+    m, draw = hand_draw()
+    assert capacity.scale_for(m, draw, capacity.Capacity(100, 10, busy=0.6)) == 7.0
+    full = capacity.Capacity(100, 10, busy=1.0)
+    picked = capacity.scale_for(m, draw, full)
+    assert capacity.load(m.with_scale(picked), draw, full) <= 0.125 < capacity.load(m.with_scale(picked - 1), draw, full)
+    text = options.auto_text(m, draw, capacity.Capacity(100, 10, busy=0.6), 7.0)
+    assert text.endswith("takes 20% of that, within 20% (other work kept 60% of the CPUs busy))")
+
+
 @pytest.mark.parametrize("value, rounded", [(2.61, 2.7), (148, 150), (3, 3), (0.0123, 0.013)])
 def test_scales_round_up_to_two_significant_digits(value, rounded):
     assert capacity.round_up(value) == rounded

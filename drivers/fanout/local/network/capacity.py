@@ -3,7 +3,8 @@
 What the emulator serves is measured (bytes per second to a few connections, requests per
 second to many clients, and for a run that uploads, bytes per second taken in); what a run asks
 is its messages' Demand, which each workload's driver gives. The smallest scale at which the
-run's share of each, added, stays within HEADROOM is found by bisection. The rule, term by term:
+run's share of each, added, stays within HEADROOM (less the share other work keeps busy) is
+found by bisection. The rule, term by term:
 docs/network-model.md, *Options* (default scale).
 """
 
@@ -18,7 +19,8 @@ from fanout.common.sizes import format_size
 from fanout.local.network import truth
 from fanout.local.network.model import SCALE_RANGE, NetworkModel, Shape
 
-HEADROOM = 0.5  # the run may use at most this share of the measured capacity
+HEADROOM = 0.5  # on an idle machine the run may use at most this share of the measured capacity
+MIN_FREE = 0.25  # the least share of HEADROOM kept however busy the machine is found
 PROBE_SECONDS = 2.0
 PROBE_CONNECTIONS = 4  # readers of the byte probe
 PROBE_CLIENTS = 16  # askers of the request probe: many at once, as environments are
@@ -39,6 +41,15 @@ class Capacity:
     mb_per_s: float
     requests_per_s: float
     upload_mb_per_s: float | None = None
+    busy: float = 0.0  # the share of this machine's CPUs other work kept busy then (busy_share)
+
+    @property
+    def headroom(self) -> float:
+        """The share of the capacity a run may use: HEADROOM less what other work takes. The probe
+        saw the emulator's answers under that work; the host's environments and the shaping
+        proxy, which it did not measure, share the same cores with it, so a busy machine that
+        gave the run all of HEADROOM would miss the model (at most MIN_FREE of it is taken)."""
+        return HEADROOM * max(MIN_FREE, 1.0 - self.busy)
 
 
 @dataclass(frozen=True)
@@ -90,7 +101,9 @@ def measure(client, bucket: str, key: str, size: int, seconds: float = PROBE_SEC
     """Bytes, then requests, that the endpoint serves (`client` with PROBE_CLIENTS connections),
     reading `key` of `size` bytes, and (`uploads`) the bytes it takes in. A key smaller than
     PROBE_MIN_BYTES would measure requests twice (its GETs are mostly their handling): the bytes
-    are then read from an object of PROBE_OBJECT_BYTES put beside it for the probe and deleted after."""
+    are then read from an object of PROBE_OBJECT_BYTES put beside it for the probe and deleted after.
+    The machine's busy share is read first, before the probe adds its own load."""
+    busy = busy_share()
     if size >= PROBE_MIN_BYTES:
         served = measure_bytes(client, bucket, key, seconds)
     else:
@@ -100,7 +113,17 @@ def measure(client, bucket: str, key: str, size: int, seconds: float = PROBE_SEC
         finally:
             client.delete_object(Bucket=bucket, Key=PROBE_KEY)
     taken = measure_uploads(client, bucket, seconds) if uploads else None
-    return Capacity(served, measure_requests(client, bucket, key, seconds), taken)
+    return Capacity(served, measure_requests(client, bucket, key, seconds), taken, busy)
+
+
+def busy_share() -> float:
+    """The share of this machine's CPUs busy with other work: the one-minute load average over
+    the CPU count, at most 1 (0 where the system keeps no load average)."""
+    try:
+        running = os.getloadavg()[0]
+    except OSError:
+        return 0.0
+    return min(1.0, running / (os.cpu_count() or 1))
 
 
 def measure_uploads(client, bucket: str, seconds: float = PROBE_SECONDS, connections: int = PROBE_CONNECTIONS) -> float:
@@ -239,12 +262,12 @@ def load(model: NetworkModel, draw: Draw, capacity: Capacity) -> float:
 
 
 def scale_for(model: NetworkModel, draw: Draw, capacity: Capacity) -> float:
-    """The smallest scale (two significant digits, at least 1) at which load() is within
-    HEADROOM; the largest allowed scale when none is."""
+    """The smallest scale (two significant digits, at least 1) at which load() is within the
+    capacity's headroom; the largest allowed scale when none is."""
     low, high = SCALE_RANGE
 
     def fits(scale: float) -> bool:
-        return load(model.with_scale(scale), draw, capacity) <= HEADROOM
+        return load(model.with_scale(scale), draw, capacity) <= capacity.headroom
 
     if fits(low):
         return low

@@ -105,13 +105,14 @@ def auto_text(model: NetworkModel, draw: capacity.Draw, measured: capacity.Capac
     asked = "" if requests is None else f" and {requests:.0f} requests/s"
     took = "" if measured.upload_mb_per_s is None else f", took in {measured.upload_mb_per_s:.0f} MB/s from as many"
     largest = f", the largest need of {demands} kinds of message" if demands > 1 else ""
+    busy = f" (other work kept {measured.busy:.0%} of the CPUs busy)" if measured.busy >= 0.05 else ""
     return (f"network {model.profile}: scale {scale:g} (auto: {draw.environments} environments of {draw.memory} MB, "
             f"{demand.what} on {demand.connections} connection{'s' * (demand.connections != 1)}{largest}, "
             f"{demand.requests} requests a message, may draw "
             f"{', '.join(drawn)}{asked} in total at scale 1; this machine's emulator served {measured.mb_per_s:.0f} MB/s "
             f"to {capacity.PROBE_CONNECTIONS} connections{took} and {measured.requests_per_s:.0f} requests/s to "
             f"{capacity.PROBE_CLIENTS} clients just now; at scale {scale:g} the run takes "
-            f"{capacity.load(picked, draw, measured):.0%} of that, within {capacity.HEADROOM:.0%})")
+            f"{capacity.load(picked, draw, measured):.0%} of that, within {measured.headroom:.0%}{busy})")
 
 
 @contextmanager

@@ -402,9 +402,15 @@ def test_ground_truth_says_when_the_object_fits_in_the_burst():
     records = modelled_downloads(model, size=24 * 2**20)
     rows = summary_of(records, sent=len(records), network=model.describe())["ground_truth"]
     assert rows and all(row["inside_burst"] for row in rows)
-    marked = [line[1] for line in report._truth_rows(rows)[1:] if line[1].endswith(report.INSIDE_BURST)]
+    marked = [line for line in report._truth_rows(rows)[1:] if line[1].endswith(report.INSIDE_BURST)]
     assert len(marked) == 2  # sustained rate and burst; the first-byte latency is not a burst's
-    assert any(note.startswith(report.INSIDE_BURST) and "not reached" in note for note in report._truth_notes(rows))
+    # A 24 MiB object never leaves a 64 MiB bucket: no estimate of either, and no ratio to mislead.
+    assert [(line[3], line[4]) for line in marked] == [("not estimable", None)] * 2
+    assert [row["ratio"] for row in rows if not row["estimable"]] == [None, None]
+    [note] = [note for note in report._truth_notes(rows) if note.startswith(report.INSIDE_BURST)]
+    assert "not estimable: the object is no larger than the burst" in note
+    first_byte = next(line for line in report._truth_rows(rows)[1:] if line[1].startswith("first byte"))
+    assert first_byte[4] == pytest.approx(1, abs=0.1)  # still estimated: a wait is no bucket's
 
 
 def test_the_ground_truth_table_fits_80_columns_with_every_cell_whole(monkeypatch):

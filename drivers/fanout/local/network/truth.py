@@ -19,8 +19,14 @@ from fanout.local.network import late
 from fanout.local.network.model import Shape, from_record
 
 
+# What a download that ends inside its burst cannot show: it never drains the bucket, never runs
+# at the sustained rate. Its estimates of these describe the object, not the model: no ratio.
+BUCKET_PARAMETERS = ("sustained_mb_per_s", "burst_bytes")
+
+
 def compare(backend: str | None, network: dict | None, downloads: list[dict], events: Sequence[dict] = ()) -> list[dict]:
-    """One row per memory size: injected and estimated values, and their ratio, for a run on
+    """One row per memory size: injected and estimated values, and their ratio (None where the
+    estimate cannot be made: `estimable` False, a bucket the object never leaves), for a run on
     `backend` hosted under `network` (run.json's); `events`, the run's log events, give the
     first-byte row its late answers (docs/network-model.md, Ground truth)."""
     model = from_record(network)
@@ -39,11 +45,13 @@ def compare(backend: str | None, network: dict | None, downloads: list[dict], ev
         }
         invocations = {d["request_id"] for d in mine if "request_id" in d}
         held = {"first_byte_seconds": asdict(late.totals(events, invocations))}
+        inside = _ends_inside_burst(mine, shape.burst_bytes)
         for name, (injected, estimated) in estimates.items():
-            ratio = estimated / injected if injected and estimated is not None else None
+            estimable = not (inside and name in BUCKET_PARAMETERS)
+            ratio = estimated / injected if injected and estimated is not None and estimable else None
             rows.append({"memory_size": memory, "parameter": name, "injected": injected, "estimated": estimated,
                          "ratio": None if ratio is None else round(ratio, 3), "downloads": len(mine),
-                         "inside_burst": _ends_inside_burst(mine, shape.burst_bytes), **held.get(name, {})})
+                         "inside_burst": inside, "estimable": estimable, **held.get(name, {})})
         rows += _address_factors(memory, shape.addresses or {}, mine)
     return rows
 

@@ -42,6 +42,7 @@ TRUTH_LABELS = {  # ground-truth parameter -> (label with unit, factor from the 
     "first_byte_seconds": ("first byte ms", 1000),
 }
 INSIDE_BURST = "(a)"  # marks an estimate of a download that ended inside its burst
+NOT_ESTIMABLE = "not estimable"  # what the table shows in place of such an estimate
 UPPER_BOUND = "(b)"  # marks a first-byte estimate with late emulator answers
 STRATEGY_COLUMNS = {  # strategy-comparison column -> title
     "strategy": "strategy", "downloads": "n", "mb_per_s_p10": "p10 MB/s", "mb_per_s_p50": "p50 MB/s",
@@ -399,9 +400,16 @@ def _truth_rows(rows: list[dict]) -> list[list]:
     for row in rows:
         label, factor = TRUTH_LABELS.get(row["parameter"], (row["parameter"].replace("_", " "), 1))
         mark = _truth_mark(row)
+        estimated = _scaled(row["estimated"], factor) if _estimable(row) else NOT_ESTIMABLE
         table.append([row["memory_size"], f"{label} {mark}".strip(), _scaled(row["injected"], factor),
-                      _scaled(row["estimated"], factor), row["ratio"], row["downloads"]])
+                      estimated, row["ratio"] if _estimable(row) else None, row["downloads"]])
     return table
+
+
+def _estimable(row: dict) -> bool:
+    """Could the run's object show this parameter? (A summary saved before `estimable` was kept:
+    the sustained rate and burst of an object within the burst could not.)"""
+    return row.get("estimable", not (row["inside_burst"] and row["parameter"] in truth.BUCKET_PARAMETERS))
 
 
 def _truth_mark(row: dict) -> str:
@@ -415,7 +423,9 @@ def _truth_notes(rows: list[dict]) -> list[str]:
     emulator answered some requests later than their drawn latency (fanout.local.network.late)."""
     notes = []
     if any(_truth_mark(row) == INSIDE_BURST for row in rows):
-        notes.append(f"{INSIDE_BURST} object within the burst: not reached")
+        notes.append(f"{INSIDE_BURST} {NOT_ESTIMABLE}: the object is no larger than the burst, so a download "
+                     "never drains the bucket nor reaches the sustained rate; an object larger than the "
+                     "burst shows both")  # fmt: skip
     for row in rows:
         if _truth_mark(row) == UPPER_BOUND:
             notes.append(f"{UPPER_BOUND} {row['memory_size']} MB: {row['late']} of {row['requests']} requests' "

@@ -37,7 +37,9 @@ pytestmark = pytest.mark.slow
 STACK = "e2e"
 CONCURRENCY = 4
 TIMEOUT_S = 1
-WAIT = ["--timeout", "240"]
+# Loopback: these tests check the flow, not a model (the default for a stack is lambda-2024).
+NO_MODEL = ["--network", "none"]
+WAIT = ["--timeout", "240", *NO_MODEL]
 
 
 @pytest.fixture(scope="module")
@@ -255,7 +257,7 @@ def test_make_run_then_wait_without_hosting(deployed):
     strategy = "ranged chunk_size=256KiB connections=3"  # a message-level choice: no redeploy
     assert fanout("fire", "--messages", "12", "--tag", "hosted", "--strategy", strategy) == 0
     run_id = runs.resolve(runs.LATEST)
-    assert fanout("host", "--idle", "1") == 0
+    assert fanout("host", "--idle", "1", *NO_MODEL) == 0
     assert fanout("wait", "--run", run_id, "--no-host", *WAIT) == 0
     assert runs.load(run_id).accounting.done == 12
     events = insights.fetch_events(deployed, *runs.run_window(runs.load(run_id)))
@@ -289,7 +291,7 @@ def test_a_second_host_is_refused(deployed, capsys):
     with hostlock.held("local", STACK):  # as `make run` in another terminal holds it
         code, err = one_line_error(capsys, "wait", "--run", run_id, *WAIT)
         assert code == 1 and f"already hosted by process {os.getpid()}" in err and "HOST=0" in err
-        code, err = one_line_error(capsys, "host", "--idle", "1")  # `make run` beside `make wait`
+        code, err = one_line_error(capsys, "host", "--idle", "1", *NO_MODEL)  # `make run` beside `make wait`
         assert code == 1 and f"already hosted by process {os.getpid()}" in err
     assert fanout("wait", "--run", run_id, *WAIT) == 0  # the lock went with its holder
 
@@ -363,7 +365,7 @@ def test_the_role_grants_exactly_the_actions_a_run_uses(deployed, tmp_path, monk
                   "--part-size", "5MiB", "--fan", "2") == 0  # fmt: skip
     assert fanout("fire", "--messages", "1", "--tag", "iam-copy", "--workload", "transfer", "--operation", "copy",
                   "--size", "1KB", "--method", "copy-object") == 0  # fmt: skip
-    assert fanout("host", "--idle", "1") == 0
+    assert fanout("host", "--idle", "1", *NO_MODEL) == 0
     used = {IAM_ACTION_OF.get(op, f"{service}:{op}")
             for service, op in (line.split(":") for line in trace.read_text().splitlines())}
     granted = granted_actions(deployed)
@@ -389,7 +391,7 @@ def test_faults_and_a_host_kill_lose_nothing(deployed, tmp_path, monkeypatch):
     run_id, injected_seqs = record.run_id, set(record.injected_seqs)
 
     host = subprocess.Popen([sys.executable, "-m", "fanout.cli", "host", "--backend", "local", "--stack", STACK,
-                             "--idle", "600"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             "--idle", "600", *NO_MODEL], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)  # fmt: skip
     try:
         deadline = time.monotonic() + 240
@@ -403,7 +405,7 @@ def test_faults_and_a_host_kill_lose_nothing(deployed, tmp_path, monkeypatch):
     log = tmp_path / "faults.log"
     rates = ",".join(f"{kind}={rate}" for kind, rate in FAULT_RATES.items())
     monkeypatch.setenv("FANOUT_HOST_FAULTS", f"{rates},slow_s=0.2,log={log}")
-    assert fanout("wait", "--run", run_id, "--timeout", "600") == 0
+    assert fanout("wait", "--run", run_id, "--timeout", "600", *NO_MODEL) == 0
 
     accounting = runs.load(run_id).accounting
     done, failed, dead = accounting.done, set(accounting.failed), set(accounting.dead_lettered)

@@ -42,7 +42,7 @@ def test_a_latency_run_records_every_call_and_leaves_nothing(deployed, capsys):
     argv = ["--messages", str(MESSAGES), "--tag", "lat", "--workload", "latency", "--sizes", sizes, "--reps", str(REPS)]
     assert fanout("fire", *argv) == 0
     run_id = runs.resolve(runs.LATEST)
-    assert fanout("wait", "--run", run_id, "--timeout", "240") == 0
+    assert fanout("wait", "--run", run_id, "--timeout", "240", "--network", "none") == 0
     accounting = runs.load(run_id).accounting
     assert (accounting.done, accounting.in_flight, accounting.duplicate_download_records) == (MESSAGES, [], 0)
     capsys.readouterr()
@@ -80,7 +80,7 @@ def test_a_latency_sweep_over_repetitions(deployed, capsys):
     """Two cells on one deployment (REPS 1 and 2), each its own run, and the closing report."""
     argv = ["sweep", "--concurrency", "2", "--memory", "512", "--object-size", "1KiB", "--strategy", "stream",
             "--function-timeout", "60", "--multiplier", "1", "--tag", "latsweep", "--workload", "latency",
-            "--sizes", "1 1KB", "--reps", "1 2", "--timeout", "240"]  # fmt: skip
+            "--sizes", "1 1KB", "--reps", "1 2", "--timeout", "240", "--network", "none"]  # fmt: skip
     assert fanout(*argv) == 0
     manifest = sweeps.load(sweeps.LATEST)
     assert [cell.status for cell in manifest.cells] == ["done", "done"]

@@ -129,7 +129,7 @@ class InterruptedSweep:
 def test_resume_after_ctrl_c_in_the_middle_of_a_cell(stack):
     multiplier = 10
     argv = ["sweep", "--backend", "local", "--stack", stack, "--concurrency", "2 3", "--memory", "256",
-            "--object-size", "4MiB", "--multiplier", str(multiplier), "--tag", "resumed", *WAIT]  # fmt: skip
+            "--object-size", "4MiB", "--multiplier", str(multiplier), "--tag", "resumed", "--network", "none", *WAIT]  # fmt: skip
     stopped = InterruptedSweep(argv, at=1, cells=2)
     assert stopped.exit_code() == 130, "".join(stopped.output)
     before = sweeps.load("latest")
@@ -169,7 +169,7 @@ def test_strategy_cells_share_a_deployment_with_fresh_or_warm_environments(stack
     --keep-warm it reuses the first's."""
     assert sweep(stack, "--concurrency", "2", "--memory", "256", "--object-size", "1MiB", "--strategy",
                  "download_file; ranged connections=2 chunk_size=256KiB",
-                 "--multiplier", "3", *(["--keep-warm"] if keep_warm else []), *WAIT) == 0  # fmt: skip
+                 "--multiplier", "3", *(["--keep-warm"] if keep_warm else []), "--network", "none", *WAIT) == 0  # fmt: skip
     first, second = sweeps.load("latest").cells
     assert "deploy" in first.timings and second.timings["deploy"] < 1  # no redeploy between strategies
     for cell in (first, second):

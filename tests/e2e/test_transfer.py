@@ -34,7 +34,7 @@ def left_in_the_bucket(deployed) -> tuple[list, list]:
 def fire_wait_report(*options: str) -> tuple[str, dict, list[dict]]:
     assert fanout("fire", "--messages", str(MESSAGES), "--tag", "tr", "--workload", "transfer", *options) == 0
     run_id = runs.resolve(runs.LATEST)
-    assert fanout("wait", "--run", run_id, "--timeout", "300") == 0
+    assert fanout("wait", "--run", run_id, "--timeout", "300", "--network", "none") == 0
     assert fanout("report", "--run", run_id) == 0
     folder = runs.run_dir(run_id)
     summary = json.loads((folder / "summary.json").read_text())

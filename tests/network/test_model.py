@@ -103,6 +103,18 @@ def test_bad_scale_names_the_value(scale):
         options.from_args(_args("lambda-2024", scale))
 
 
+@pytest.mark.parametrize("command", [["wait"], ["host"], ["demo"], ["sweep"]])
+def test_a_stacks_function_is_hosted_under_the_demos_model_unless_told(command):
+    """`make wait`, `make run` and `make sweep` measure as the demo does; `fanout host
+    --function`, with no stack to size a scale from, keeps loopback."""
+    args = cli.build_parser().parse_args([*command, "--network-scale", "3"])
+    stack = object()  # a number for the scale: the stack is not measured
+    assert options.from_args(args, stack).describe()["profile"] == "lambda-2024" == options.DEFAULT
+    assert not options.from_args(args, None).shaped
+    told = cli.build_parser().parse_args([*command, "--network", "none"])
+    assert not options.from_args(told, stack).shaped
+
+
 def test_auto_scale_needs_a_stack_to_measure():
     with pytest.raises(model.ModelError, match="auto needs a deployed stack"):
         options.from_args(_args("lambda-2024", "auto"))

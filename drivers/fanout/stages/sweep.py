@@ -74,7 +74,7 @@ class SweepParams:
     timeout: float = wait.DEFAULT_TIMEOUT
     endpoint: str = ""
     function_timeout: int = params.DEFAULT_FUNCTION_TIMEOUT
-    network: str = network_options.NONE  # local backend: the model every cell is hosted under
+    network: str | None = None  # local backend: the model every cell is hosted under (None: options.DEFAULT)
     network_scale: str = network_options.AUTO  # a number, or auto: picked again after each redeploy
     # The workloads' deploy-level options (fanout.common.registry.deploy_options), deployed with every cell.
     workload_options: dict = field(default_factory=dict)
@@ -138,7 +138,7 @@ def from_args(args) -> SweepParams:
     grid = axes.Axes.parse(texts, workload.name, workload.driver().sweep_options(args, grid.memory))
     endpoint = params.endpoint(args.backend, args.endpoint)
     network_options.check(args)
-    if args.network != network_options.NONE and not backends.get(args.backend).hosts_function:
+    if args.network not in (None, network_options.NONE) and not backends.get(args.backend).hosts_function:
         raise UsageError(f"--network {args.network} shapes the local host's environments; "
                          "on AWS Lambda's own network applies")
     for strategy in grid.strategy:

@@ -59,7 +59,7 @@ def check(args) -> float:
     the timeout in seconds. The host it runs reads FANOUT_HOST_FAULTS: checked too."""
     timeout = timeout_seconds(args.timeout)
     network_options.check(args)
-    if args.network != network_options.NONE and not _hosts_here(args):
+    if args.network not in (None, network_options.NONE) and not _hosts_here(args):
         raise UsageError(f"--network {args.network} shapes the environments of a host this command runs; "
                          "with --no-host give it to `make run`, on AWS Lambda's own network applies")
     if _hosts_here(args):

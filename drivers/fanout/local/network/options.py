@@ -1,7 +1,9 @@
 """The --network and --network-scale options of `fanout host`, `wait` and `demo`, and where the
 model a run was hosted under is recorded.
 
-`--network-scale auto` (the default) picks the scale by the rule of fanout.local.network.capacity for
+Unless told otherwise a stack's function is hosted under DEFAULT, the model the demo runs, so that
+the manual flow and the demo measure alike; `fanout host --function`, which has no stack to size
+a scale from, keeps `none`. `--network-scale auto` (the default) picks the scale by the rule of fanout.local.network.capacity for
 the stack's concurrency and memory and what the run's messages ask of the network (their
 workload's driver says), measuring this machine first, and says what it picked.
 `fanout host` publishes its model in the stack's state directory while it hosts, so that
@@ -19,18 +21,20 @@ from fanout.cloud import strategies
 from fanout.local.network import capacity
 from fanout.local.network.model import NONE, PROFILES, ModelError, NetworkModel, check_scale, from_record, label, load
 
-__all__ = ["NONE", "AUTO", "add_arguments", "check", "from_args", "from_record", "label_of", "load", "published",
+__all__ = ["NONE", "AUTO", "DEFAULT", "add_arguments", "check", "from_args", "from_record", "label_of", "load", "published",
            "read_published"]
 
 AUTO = "auto"
+DEFAULT = "lambda-2024"  # a stack's function is hosted under this model unless told otherwise
 PUBLISHED_FILE = "network.json"
 Demands = Callable[[], Sequence[capacity.Demand]]  # asked only when the automatic scale needs them
 
 
-def add_arguments(parser: argparse.ArgumentParser, default: str = NONE) -> None:
-    parser.add_argument("--network", default=default, metavar="PROFILE|FILE",
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--network", metavar="PROFILE|FILE",
                         help=f"local backend: network model, one of {', '.join(PROFILES)} or a .toml/.json "
-                             f"model file (default: {default}; see docs/network-model.md)")
+                             f"model file (default: {DEFAULT} for a stack's function, {NONE} for `fanout host "
+                             f"--function`; see docs/network-model.md)")
     parser.add_argument("--network-scale", default=AUTO, metavar="N|auto",
                         help="divide every modelled rate and burst by N; auto (default) picks the smallest "
                              "scale this machine sustains for the stack's concurrency")
@@ -38,7 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser, default: str = NONE) -> None:
 
 def check(args: argparse.Namespace) -> None:
     """Validate the options before anything else happens (a typo must not cost a deploy)."""
-    check_values(args.network, args.network_scale)
+    check_values(args.network or DEFAULT, args.network_scale)
 
 
 def check_values(network: str, scale: str) -> None:
@@ -52,11 +56,13 @@ def from_args(args: argparse.Namespace, stack=None, say=print, demands: Demands 
     return resolve(args.network, args.network_scale, stack, say, demands)
 
 
-def resolve(network: str, scale: str, stack=None, say=print, demands: Demands | None = None) -> NetworkModel:
-    """The model `network` names at `scale`: a number, or auto, picked for `stack` running messages
+def resolve(network: str | None, scale: str, stack=None, say=print, demands: Demands | None = None) -> NetworkModel:
+    """The model `network` names (None: DEFAULT for a stack's function, NONE without a stack) at
+    `scale`: a number, or auto, picked for `stack` running messages
     that ask `demands()` (each workload's driver gives a run's or a sweep cell's; the largest scale
     any of them needs is taken). No demands: a download of the stack's object with its default
     strategy, what a stack runs when nothing else is said."""
+    network = network or (NONE if stack is None else DEFAULT)
     if scale != AUTO:
         return load(network, check_scale(scale))
     model = load(network)

@@ -43,6 +43,7 @@ RUN         ?= latest
 RUNS        ?=
 SWEEP       ?=
 REFRESH     ?= 0
+FORCE       ?= 0
 AT_TARGET   ?=
 A           ?=
 B           ?=
@@ -144,7 +145,8 @@ help: ## List the targets and the variables they read
 	@echo "  "PIN=$(call q,PIN) "(fire: connect to one address of the bucket's endpoint, an IP, or auto: spread the"
 	@echo "    messages over the addresses it resolves to; TLS stays on the name; none: where DNS says; docs/strategies.md)"
 	@echo "  "MESSAGES=$(call q,MESSAGES) MULTIPLIER=$(call q,MULTIPLIER) RUN=$(call q,RUN) QUERY=$(call q,QUERY)
-	@echo "  "RUNS=$(call q,RUNS) SWEEP=$(call q,SWEEP) "(report across these runs, or a sweep's)" A=$(call q,A) B=$(call q,B) "(compare)"
+	@echo "  "RUNS=$(call q,RUNS) SWEEP=$(call q,SWEEP) "(report across these runs, or a sweep's)" A=$(call q,A) B=$(call q,B) "(compare;" \
+	  FORCE=$(call q,FORCE) "1: also runs made under different networks)"
 	@echo "  "REFRESH=$(call q,REFRESH) "(report: 1 reads RUN's logs again instead of its saved records; refused if they hold fewer)"
 	@echo "  "AT_TARGET=$(call q,AT_TARGET) "(report, compare: a download ran at target at this fraction of the target concurrency or more; 0.9 when empty)"
 	@echo "  "TIMEOUT=$(call q,TIMEOUT) "(wait gives up after this many seconds)"
@@ -242,7 +244,7 @@ open: venv ## Print the path of the newest report page (index.html) under result
 	$(FANOUT) open
 
 compare: venv ## Change in median and p99 throughput from A to B (both needed: runs or sweep:<id>, comma-separated), with 95% CIs
-	$(FANOUT) compare $(call q,A) $(call q,B) $(AT_TARGET_ARG)
+	$(FANOUT) compare $(call q,A) $(call q,B) $(AT_TARGET_ARG) $(if $(filter 1,$(FORCE)),--force)
 
 demo: venv ## The whole experiment on the local backend, torn down afterwards (NETWORK, NETWORK_SCALE)
 	$(FANOUT) demo $(NETWORK_ARGS) $(VERBOSE_ARG)

@@ -131,3 +131,16 @@ def test_a_sweep_without_a_finished_cell_has_nothing_to_report(capsys):
     sweep_id = make_sweep([make_run(1)[0]], ["interrupted"])
     assert cli.main(["report", "--sweep", sweep_id]) == 2
     assert f"sweep {sweep_id} has no finished cell yet" in error_line(capsys)
+
+
+def test_compare_refuses_runs_made_under_different_networks_unless_forced(capsys):
+    """A manual run on loopback against the demo's under lambda-2024: their difference would be the
+    networks'. One line naming both; --force (FORCE=1) compares them anyway."""
+    a, _ = make_run(1)
+    b, _ = make_run(2, network={"profile": "lambda-2024", "scale": 5.0})
+    assert cli.main(["compare", a, b]) == 2
+    line = error_line(capsys)
+    assert line.startswith("fanout: error: A and B were made under different networks (A: simulated network: none")
+    assert "B: simulated network: lambda-2024, scale 5" in line and "FORCE=1" in line
+    assert cli.main(["compare", a, b, "--force"]) == 0
+    assert "networks differ" in capsys.readouterr().out

@@ -3,12 +3,14 @@
 A and B are run ids or `latest`, `sweep:<id|latest>` for a sweep's runs, or several of them
 comma-separated (fanout.stages.report.runs_of resolves each). The runs' one workload compares them:
 comparing is a capability of its driver (`compare(a_ids, b_ids)`, fanout.common.registry), and a
-workload that cannot be compared says so in its own words.
+workload that cannot be compared says so in its own words. Runs made under different networks
+(another model or scale, or AWS against a simulation) are refused unless `--force`: their
+difference would be the networks', not what A and B changed.
 """
 
 from rich.console import Console
 
-from fanout.results import concurrency, terminal
+from fanout.results import concurrency, run_folders as runs, terminal
 from fanout.stages import report as reporting
 from fanout.common.errors import UsageError
 
@@ -18,6 +20,7 @@ def register(subparsers) -> None:
     parser.add_argument("a", metavar="A", help="run id or 'latest', or sweep:<id|latest> (several, comma-separated): "
                                                  "the baseline")
     parser.add_argument("b", metavar="B", help="the same for the side compared with A (changes are B - A)")
+    parser.add_argument("--force", action="store_true", help="compare runs made under different networks too")
     concurrency.add_argument(parser)
     parser.set_defaults(func=run)
 
@@ -29,5 +32,16 @@ def run(args) -> int:
                          "a run id, 'latest' or sweep:<id|latest>, several comma-separated")  # fmt: skip
     a, b = reporting.resolve_all(args.a), reporting.resolve_all(args.b)
     at_target = concurrency.AT_TARGET_FRACTION if args.at_target is None else args.at_target
+    if not args.force:
+        check_networks(a, b)
     terminal.show(reporting.workload_of(a + b).driver().compare(a, b, at_target), Console())
     return 0
+
+
+def check_networks(a: list[str], b: list[str]) -> None:
+    """UsageError naming the networks when the runs of A and B were not all made under one."""
+    sides = {side: sorted({runs.load(run_id).network_label() for run_id in ids}) for side, ids in (("A", a), ("B", b))}
+    if len({*sides["A"], *sides["B"]}) > 1:
+        said = "; ".join(f"{side}: {' and '.join(labels)}" for side, labels in sides.items())
+        raise UsageError(f"A and B were made under different networks ({said}): their difference would be the "
+                         "networks'; `make compare ... FORCE=1` (--force) compares them anyway")

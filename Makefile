@@ -47,7 +47,7 @@ FORCE       ?= 0
 AT_TARGET   ?=
 A           ?=
 B           ?=
-TIMEOUT     ?= 1800
+TIMEOUT     ?=
 FUNCTION_TIMEOUT ?=
 STORAGE     ?=
 EXPRESS_AZ  ?=
@@ -149,7 +149,7 @@ help: ## List the targets and the variables they read
 	  FORCE=$(call q,FORCE) "1: also runs made under different networks)"
 	@echo "  "REFRESH=$(call q,REFRESH) "(report: 1 reads RUN's logs again instead of its saved records; refused if they hold fewer)"
 	@echo "  "AT_TARGET=$(call q,AT_TARGET) "(report, compare: a download ran at target at this fraction of the target concurrency or more; 0.9 when empty)"
-	@echo "  "TIMEOUT=$(call q,TIMEOUT) "(wait gives up after this many seconds)"
+	@echo "  "TIMEOUT=$(call q,TIMEOUT) "(wait, and a sweep's cell, gives up after this many seconds; empty: 1800)"
 	@echo "  "FUNCTION_TIMEOUT=$(call q,FUNCTION_TIMEOUT) "(deploy, as CONCURRENCY: function timeout, s; the queue's visibility timeout is 6x it)"
 	@echo "  "STORAGE=$(call q,STORAGE) EXPRESS_AZ=$(call q,EXPRESS_AZ) "(deploy, as CONCURRENCY, and sweep: standard (default) and/or express, the latter in zone ID EXPRESS_AZ"
 	@echo "    such as use1-az4; AWS backend only; docs/storage.md)"
@@ -232,7 +232,7 @@ fire: venv ## Send MESSAGES (default MULTIPLIER x CONCURRENCY) messages tagged T
 	  $(if $(value MESSAGES),--messages $(call q,MESSAGES)) $(FIRE_ARGS)
 
 wait: venv ## Wait until every message of RUN is accounted for (TIMEOUT, HOST, NETWORK, NETWORK_SCALE)
-	$(FANOUT) wait $(TARGET) --run $(call q,RUN) --timeout $(call q,TIMEOUT) $(if $(filter 0,$(value HOST)),--no-host) $(NETWORK_ARGS)
+	$(FANOUT) wait $(TARGET) --run $(call q,RUN) $(call opt,--timeout,TIMEOUT) $(if $(filter 0,$(value HOST)),--no-host) $(NETWORK_ARGS)
 
 query: venv ## Run the saved query QUERY against the stack's logs
 	$(FANOUT) insights $(call q,QUERY) $(TARGET)
@@ -250,14 +250,14 @@ demo: venv ## The whole experiment on the local backend, torn down afterwards (N
 	$(FANOUT) demo $(NETWORK_ARGS) $(VERBOSE_ARG)
 
 sweep: venv ## Every cell of the lists CONCURRENCY x MEMORY x OBJECT_SIZE x ARCH x STRATEGY (or WORKLOAD=latency: SIZES x REPS) (NETWORK); RESUME=<id|latest>
-	$(FANOUT) sweep --timeout $(call q,TIMEOUT) $(if $(filter 1,$(YES)),--yes) $(VERBOSE_ARG) $(if $(RESUME),$(TARGET) \
+	$(FANOUT) sweep $(call opt,--timeout,TIMEOUT) $(if $(filter 1,$(YES)),--yes) $(VERBOSE_ARG) $(if $(RESUME),$(TARGET) \
 	  --resume $(call q,RESUME),$(STACK_INPUTS) --multiplier $(call q,MULTIPLIER) --tag $(call q,TAG) \
 	  --order $(call q,ORDER) $(if $(SEED),--seed $(call q,SEED)) $(if $(filter 1,$(KEEP_WARM)),--keep-warm) \
 	  $(if $(filter 1,$(DESTROY_AFTER)),--destroy-after) $(NETWORK_ARGS) $(PIN_ARG) $(WORKLOAD_ARGS))
 
 study: venv ## List the studies with their estimates, or run STUDY (LOCAL=1: its local variant) and compare it with its source (YES, RESUME, DESTROY_AFTER)
 	$(FANOUT) study $(if $(value STUDY),$(call q,STUDY)) $(TARGET) $(if $(filter 1,$(LOCAL)),--local) \
-	  $(if $(filter 1,$(YES)),--yes) $(if $(RESUME),--resume $(call q,RESUME)) --timeout $(call q,TIMEOUT) \
+	  $(if $(filter 1,$(YES)),--yes) $(if $(RESUME),--resume $(call q,RESUME)) $(call opt,--timeout,TIMEOUT) \
 	  $(if $(filter 1,$(DESTROY_AFTER)),--destroy-after) $(if $(filter-out auto,$(value NETWORK_SCALE)),--network-scale $(call q,NETWORK_SCALE)) $(VERBOSE_ARG)
 
 # Most of the suite runs on three times as many workers as cores: much of its time is spent waiting

@@ -223,10 +223,24 @@ def test_wait_says_how_long_the_slowest_outcome_takes(stack, results, capsys, mo
     _take_all(stack, delete=True)
     monkeypatch.setattr(insights, "run", partial_insights(record, [], complete_after=float("inf")))
     capsys.readouterr()
-    wait.wait(stack, record, timeout=0.1)
+    wait.wait(stack, record, timeout=0.1, chosen_timeout=True)
     out = " ".join(capsys.readouterr().out.split())  # rich wraps long lines
     assert f"after 5 receives x {visibility} s visibility = {5 * visibility} s" in out
     assert "longer than --timeout" in out and "FUNCTION_TIMEOUT" in out
+
+
+def test_a_default_timeout_nobody_chose_is_not_noted(stack, results, capsys, monkeypatch):
+    """The default timeout shorter than the slowest outcome: nothing said while nothing fails
+    (every local `make wait` said its 2 h 30 min, inside studies too)."""
+    record = fire.fire(stack, fire.FireParams(1, "t", workers=1))
+    stack.client("sqs").set_queue_attributes(QueueUrl=stack.queue_url, Attributes={"VisibilityTimeout": "7"})
+    stack = dataclasses.replace(stack, max_receive_count=5)
+    _take_all(stack, delete=True)
+    monkeypatch.setattr(insights, "run", partial_insights(record, [], complete_after=float("inf")))
+    capsys.readouterr()
+    wait.wait(stack, record, timeout=0.1)
+    out = " ".join(capsys.readouterr().out.split())
+    assert "dead-letter queue after" not in out and "longer than --timeout" not in out
 
 
 def outcomes_insights(record: dict, answers: list, failing_until: int):

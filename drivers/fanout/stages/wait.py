@@ -43,7 +43,7 @@ def register(subparsers) -> None:
     stacks.add_arguments(parser)
     parser.add_argument("--run", default=runs.LATEST, help="run id, or 'latest' (default)")
     parser.add_argument(
-        "--timeout", default=str(DEFAULT_TIMEOUT), help=f"give up after this many seconds (default: {DEFAULT_TIMEOUT})"
+        "--timeout", help=f"give up after this many seconds (default: {DEFAULT_TIMEOUT})"
     )
     parser.add_argument(
         "--no-host",
@@ -57,7 +57,7 @@ def register(subparsers) -> None:
 def check(args) -> float:
     """wait's options, checked with no side effect (the run and the stack are not looked up);
     the timeout in seconds. The host it runs reads FANOUT_HOST_FAULTS: checked too."""
-    timeout = timeout_seconds(args.timeout)
+    timeout = DEFAULT_TIMEOUT if args.timeout is None else timeout_seconds(args.timeout)
     network_options.check(args)
     if args.network not in (None, network_options.NONE) and not _hosts_here(args):
         raise UsageError(f"--network {args.network} shapes the environments of a host this command runs; "
@@ -83,7 +83,8 @@ def run(args) -> int:
     hosting = _hosts_here(args)
     network = network_options.from_args(args, stack, console.print, lambda: [demand(record)]) if hosting else None
     with interrupts.sigterm_as_ctrl_c():  # the host it runs stops cleanly on either
-        accounting = wait(stack, record, timeout, host=hosting, network=network, console=console)
+        accounting = wait(stack, record, timeout, host=hosting, network=network, console=console,
+                          chosen_timeout=args.timeout is not None)
     check_accounted(accounting, record.run_id, timeout)
     return 0
 
@@ -212,14 +213,16 @@ def outcome_rows(stack, record: run_record.RunRecord) -> list[dict]:
 
 
 def wait(stack, record: run_record.RunRecord, timeout: float, host: bool = False, network=None,
-         hosted: backends.Hosting | None = None, console: Console | None = None) -> Accounting:
+         hosted: backends.Hosting | None = None, console: Console | None = None,
+         chosen_timeout: bool = False) -> Accounting:
     """Poll until every sent message is accounted for or `timeout` seconds pass.
 
     On the local backend `host` hosts the function here for the wait (fresh environments each
     time), its S3 traffic following `network` (a fanout.local.network.NetworkModel; None: none);
     `hosted` is a host started by `hosting()` that outlives the wait (warm environments carried
     from one run to the next), under its own network. Progress goes to `console` (the
-    command's; None: the terminal).
+    command's; None: the terminal). `chosen_timeout`: the user gave `timeout` (then one shorter
+    than a failing message's way to the DLQ is said at once; a default nobody chose is not).
     """
     console = console or Console()
     deadline = time.monotonic() + timeout
@@ -228,7 +231,7 @@ def wait(stack, record: run_record.RunRecord, timeout: float, host: bool = False
     where = ", hosting the function here" if host else ""
     console.print(f"run {record.run_id}: waiting for {sent} messages{where}", highlight=False)
     receives, visibility = slowest_outcome(stack)
-    noted = _note_slowest(console, receives, visibility, timeout)
+    noted = chosen_timeout and _note_slowest(console, receives, visibility, timeout)
     _note_unsent(console, record)
     empty_since = None
     network = hosted.network if hosted else network

@@ -199,7 +199,9 @@ def test_a_cells_statistics_leave_out_the_ramp_and_say_how_many(tmp_path):
     assert cell["mb_per_s_p50"] == pytest.approx(expected_mb_per_s)
     # The run (about 6 s) outlasted the mapping's ramp to 10 (1 s): at target in proportion.
     multiplier = -(-30 * 60 // (len(kept) * 10))  # ceiling
-    assert any(f"{len(kept)} of 60 downloads ran at target; MULTIPLIER={multiplier}" in w for w in summary["warnings"])
+    assert [f"{len(kept)} of 60 downloads ran at target; MULTIPLIER={multiplier}" in n for n in summary["notes"]] == [True]
+    assert not [w for w in summary["warnings"] if "ran at target" in w]  # information, not a warning
+    assert f"\nnote: cell {summary['notes'][0].removeprefix('cell ')}\n" in (tmp_path / "out" / "report.md").read_text()
     assert "downloads at target" in (tmp_path / "out" / "report.md").read_text()
     assert (tmp_path / "out" / "throughput_by_concurrency_ran_at.png").is_file()
     looser = crossrun.build([rid], tmp_path / "looser", "t", at_target=0.5)["cells"][0]

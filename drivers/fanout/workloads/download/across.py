@@ -115,8 +115,9 @@ def summarize(loaded: list[Run], title: str, at_target: float = concurrency.AT_T
             "units": UNITS,
         },
         "at_target": at_target,
-        "warnings": [*warnings(loaded, run_cells), *few_at_target(rows, at_target), *not_honoured(rows),
+        "warnings": [*warnings(loaded, run_cells), *few_at_target(rows, at_target, unusable=True), *not_honoured(rows),
                      *filter(None, [pressure.sdk_warning(pressure.sdk_sets([d for run in loaded for d in run.downloads]))])],
+        "notes": few_at_target(rows, at_target, unusable=False),
         "version": runs.project_version(),
         "environment": environment(),
         "samples": [samples(chosen[cell]) for cell in ordered],
@@ -195,11 +196,13 @@ def ran_at_samples(downloads: list[dict]) -> dict:
     return {"ran_at": [d["ran_at"] for d in placed], "mb_per_s": samples(placed)["mb_per_s"]}
 
 
-def few_at_target(rows: list[dict], fraction: float) -> list[str]:
-    """A line per cell with too few downloads at target (concurrency.few_at_target)."""
+def few_at_target(rows: list[dict], fraction: float, unusable: bool) -> list[str]:
+    """A line per cell with too few downloads at target (concurrency.few_at_target): those with
+    none (`unusable`: a warning, the cell has no figure at target) or those with some (a note:
+    their figures stand, on fewer downloads)."""
     names = [name for name in CELLS.across if name != "network"]
     found = (concurrency.few_at_target(cell_label(row, names), row["n"], row["n_all"], row["target"], fraction,
-                                       row["most_ran_at"], row["span_s"]) for row in rows)  # fmt: skip
+                                       row["most_ran_at"], row["span_s"]) for row in rows if (row["n"] == 0) == unusable)  # fmt: skip
     return [line for line in found if line]
 
 
@@ -307,7 +310,8 @@ def sections(summary: dict, images: tuple = (), folder: Path | None = None) -> R
     blocks = [Text(f"{summary['title']}: {len(summary['runs'])} runs, {len(summary['cells'])} cells; {network_text}",
                    "bold", only=TERMINAL),
               *([Text(f"every cell: {every}", only=TERMINAL)] if every else []),
-              *_how(summary, every), Warnings(tuple(summary["warnings"]), only=FILES)]  # fmt: skip
+              *_how(summary, every), Warnings(tuple(summary["warnings"]), only=FILES),
+              *(Text(f"note: {line}") for line in summary.get("notes", []))]  # fmt: skip
     for metric, (title, caption) in cell_stats.METRICS.items():
         note = f"{caption}; {network_text}"
         blocks.append(Table(title + AT_TARGET_TITLE, metric_rows(summary, metric), note, sentence(note), labels=labels))

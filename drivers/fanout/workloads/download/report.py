@@ -231,14 +231,27 @@ def warnings(summary: dict) -> list[str]:
     if c["sent"] < c["requested"]:
         result.append(f"{c['requested'] - c['sent']} of {c['requested']} messages were never sent (see run.json)")
     result += [line for cell in _cells(summary) if (line := not_honoured(cell, CELLS.label(cell)))]
-    fraction = at_target(summary)["fraction"]
+    result += [line for n, line in few_at_target(summary) if not n]
+    return result + list(filter(None, [pressure.sdk_warning(summary.get("sdk", []))]))
+
+
+def notes(summary: dict) -> list[str]:
+    """Information beside the tables: the cells whose at-target figures stand on fewer than
+    ENOUGH_AT_TARGET downloads (the documented MULTIPLIER=10 gives such cells), and how many
+    messages would give enough. A cell with none at target is a warning instead."""
+    return [line for n, line in few_at_target(summary) if n]
+
+
+def few_at_target(summary: dict) -> list[tuple[int, str]]:
+    """(downloads at target, concurrency.few_at_target's line) of each cell with too few."""
+    fraction, found = at_target(summary)["fraction"], []
     for cell in _cells(summary):
         # A summary saved before most_ran_at and span_s were kept has no such line to give.
         if "n" in cell and cell["target"] and "most_ran_at" in cell:
             line = concurrency.few_at_target(CELLS.label(cell), cell["n"], cell["n_all"], cell["target"], fraction,
                                              cell["most_ran_at"], cell["span_s"])  # fmt: skip
-            result += [line] if line else []
-    return result + list(filter(None, [pressure.sdk_warning(summary.get("sdk", []))]))
+            found += [(cell["n"], line)] if line else []
+    return found
 
 
 # ---- output ----------------------------------------------------------------------------------
@@ -251,7 +264,7 @@ def sections(summary: dict, images: tuple = ()) -> Report:
     varying = CELLS.varying([CELLS.key(cell) for cell in summary["cells"]])
     shared = tuple(i for i, name in enumerate(CELLS.fields) if name not in varying)  # on the terminal, said once
     blocks = [*_terminal_header(summary, varying), *_how(summary),
-              Warnings(tuple(warnings(summary)), only=FILES)]  # fmt: skip
+              Warnings(tuple(warnings(summary)), only=FILES), *(Text(f"note: {line}") for line in notes(summary))]  # fmt: skip
     at = at_target(summary)["cells"]
     if not any(cell["n"] for cell in at):
         blocks.append(Text(NONE_AT_TARGET, "bold"))

@@ -238,8 +238,10 @@ def test_a_missing_aws_profile_is_one_line_before_terraform_runs(missing_profile
 def test_destroy_and_outputs_with_nothing_deployed(capsys):
     assert cli.main(["destroy", "--backend", "aws", "--stack", "never-deployed"]) == 0
     assert "Nothing to destroy" in capsys.readouterr().out
-    assert cli.main(["outputs", "--backend", "aws", "--stack", "never-deployed"]) == 0
-    assert capsys.readouterr().out.strip() == "{}"
+    assert cli.main(["outputs", "--backend", "aws", "--stack", "never-deployed"]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and err == ("fanout: error: no stack 'never-deployed' is deployed on the aws backend; "
+                                 "run `make deploy BACKEND=aws STACK=never-deployed` first\n")
 
 
 def test_local_state_is_dropped_when_its_emulator_is_gone(capsys):

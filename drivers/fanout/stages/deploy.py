@@ -153,14 +153,11 @@ def run_plan(args) -> int:
 
 
 def run_outputs(args) -> int:
+    """The stack's outputs as JSON; a one-line error, exit 1, when none is deployed (an empty `{}`
+    with exit 0 read as a stack without outputs) or a local stack's emulator is gone."""
     name = params.stack_name(args.stack)
-    values = terraform.outputs(args.backend, name)
-    if not values:
-        Console(stderr=True).out(f"fanout: no stack {name!r} is deployed on the {args.backend} backend",
-                                 highlight=False)  # fmt: skip
-    else:
-        stack.load(args.backend, name)  # a local stack whose emulator is gone: one line, exit 1
-    Console().out(json.dumps(values, indent=2, sort_keys=True), highlight=False)
+    stack.load(args.backend, name)
+    Console().out(json.dumps(terraform.outputs(args.backend, name), indent=2, sort_keys=True), highlight=False)
     return 0
 
 

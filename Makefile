@@ -79,10 +79,15 @@ FANOUT := $(VENV)/bin/fanout
 KNOWN_VARIABLES := $(sort $(shell sed -n 's/^\([A-Z_]*\) *?=.*/\1/p' $(firstword $(MAKEFILE_LIST))) FANOUT)
 MAKES_OWN := SHELL .SHELLFLAGS MAKEFLAGS MFLAGS GNUMAKEFLAGS MAKEFILES
 GIVEN_VARIABLES := $(foreach name,$(.VARIABLES),$(if $(filter command line,$(origin $(name))),$(name)))
-UNKNOWN_VARIABLES := $(foreach name,$(filter-out $(KNOWN_VARIABLES) $(MAKES_OWN),$(GIVEN_VARIABLES)),$(name)=$(value $(name)))
+UNKNOWN_NAMES := $(filter-out $(KNOWN_VARIABLES) $(MAKES_OWN),$(GIVEN_VARIABLES))
+UNKNOWN_VARIABLES := $(foreach name,$(UNKNOWN_NAMES),$(name)=$(value $(name)))
+# The known names nearest to the unknown ones (CONCURENCY: did you mean CONCURRENCY?), each name
+# quoted as q quotes a value; the script uses the standard library alone (no virtualenv yet).
+NEAR_NAMES = $(shell '$(subst ','\'',$(value PYTHON))' $(dir $(firstword $(MAKEFILE_LIST)))drivers/fanout/common/near_names.py \
+  $(foreach name,$(UNKNOWN_NAMES),'$(subst ','\'',$(name))') -- $(KNOWN_VARIABLES))
 ifneq ($(UNKNOWN_VARIABLES),)
-$(error unknown variable $(UNKNOWN_VARIABLES)$(if $(value STRATEGY),: did you mean STRATEGY="$(value STRATEGY) \
-  $(UNKNOWN_VARIABLES)"?,.) Known: $(KNOWN_VARIABLES))
+$(error unknown variable $(UNKNOWN_VARIABLES): $(if $(value STRATEGY),did you mean STRATEGY="$(value STRATEGY) \
+  $(UNKNOWN_VARIABLES)"?; )$(NEAR_NAMES))
 endif
 # $(call q,NAME): variable NAME's raw value (no make expansion of a `$` in it) as one shell word,
 # single-quoted with any ' inside escaped. Every variable reaches the shell this way, so a value

@@ -12,53 +12,84 @@ import argparse
 import importlib
 import sys
 
-from botocore.exceptions import ConnectionError as EndpointUnreachable
-from botocore.exceptions import HTTPClientError
-
-from fanout.local.emulator import health
 from fanout.common.errors import FanoutError, OneLineErrors
 
 # Pipeline order: deploy -> fire -> run (host) -> wait -> query -> report -> destroy; demo and
-# sweep run the whole pipeline.
-COMMAND_MODULES = (
-    "fanout.local.emulator.cli",
-    "fanout.stages.deploy",
-    "fanout.cloud.package",
-    "fanout.stages.upload",
-    "fanout.local.host.cli",
-    "fanout.stages.fire",
-    "fanout.stages.wait",
-    "fanout.stages.query",
-    "fanout.stages.report",
-    "fanout.stages.compare",
-    "fanout.stages.open_page",
-    "fanout.stages.demo",
-    "fanout.stages.sweep",
-    "fanout.stages.study",
-)
+# sweep run the whole pipeline. Each command, the module that registers it, and its line in
+# `fanout --help` (the module's own help, which tests/test_cli_startup.py holds this to): the
+# parser imports only the module of the command it runs, so that `--help` and a refused value
+# cost little more than starting Python (bench/cli_startup.py), never boto3 or the reports.
+COMMANDS = {
+    "emulator": ("fanout.local.emulator.cli", "start, stop or inspect the embedded AWS emulator"),
+    "deploy": ("fanout.stages.deploy", "deploy the stack and upload the test object; on a deployed stack, an input "
+                                       "not given keeps its value"),
+    "plan": ("fanout.stages.deploy", "show what deploy would change"),
+    "outputs": ("fanout.stages.deploy", "print the deployed stack's outputs as JSON"),
+    "destroy": ("fanout.stages.deploy", "remove everything the stack created"),
+    "package": ("fanout.cloud.package", "build the function's deployment zip (deterministic)"),
+    "upload": ("fanout.stages.upload", "upload the test object to the deployed stack's bucket (if missing)"),
+    "host": ("fanout.local.host.cli", "local backend: run the function on its SQS queue until the queue is drained"),
+    "fire": ("fanout.stages.fire", "send the messages of one run to the stack's queue"),
+    "wait": ("fanout.stages.wait", "wait until every message of a run is done, failed or dead-lettered"),
+    "insights": ("fanout.stages.query", "run a Logs Insights query on the stack's logs (or on exported events)"),
+    "export": ("fanout.stages.query", "save the stack's log events to a JSONL file"),
+    "report": ("fanout.stages.report", "tables, CSV/JSON and plots of a run under results/"),
+    "compare": ("fanout.stages.compare", "change in median and p99 throughput between two runs, with CIs"),
+    "open": ("fanout.stages.open_page", "print the path of the newest report page; open it where a desktop is"),
+    "demo": ("fanout.stages.demo", "deploy, fire, run, wait, report and destroy on the local backend"),
+    "sweep": ("fanout.stages.sweep", "run every cell of a parameter sweep, one after another"),
+    "study": ("fanout.stages.study", "list the studies, or run one and compare it with its source"),
+}
+COMMAND_MODULES = tuple(dict.fromkeys(module for module, _ in COMMANDS.values()))
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The CLI's parser. Given the command line about to be parsed (`argv`), only the module of
+    its command is imported, the other commands listed by name and help; without it, every
+    command's module registers its own (what the tests and the docs' check parse against)."""
     parser = OneLineErrors(prog="fanout", description=__doc__.splitlines()[0])
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name in COMMAND_MODULES:
-        importlib.import_module(name).register(subparsers)
+    wanted = COMMAND_MODULES if argv is None else [COMMANDS[name][0] for name in argv[:1] if name in COMMANDS]
+    for name, (module, help_line) in COMMANDS.items():
+        if module in wanted:
+            importlib.import_module(module).register(subparsers)
+            wanted = [other for other in wanted if other != module]
+        elif name not in subparsers.choices:
+            subparsers.add_parser(name, help=help_line)
     return parser
 
 
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
     try:
-        args = build_parser().parse_args(argv)
+        args = build_parser(argv).parse_args(argv)
         return args.func(args) or 0
     except FanoutError as exc:
         print(f"fanout: error: {exc}", file=sys.stderr)
         return exc.exit_code
-    except (EndpointUnreachable, HTTPClientError) as exc:  # e.g. the emulator died mid-command
-        print(f"fanout: error: {health.unreachable(exc.kwargs.get('endpoint_url', ''), exc)}", file=sys.stderr)
-        return FanoutError.exit_code
     except KeyboardInterrupt:
         print("fanout: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:
+        said = unreachable(exc)
+        if said is None:
+            raise
+        print(f"fanout: error: {said}", file=sys.stderr)
+        return FanoutError.exit_code
+
+
+def unreachable(exc: Exception) -> str | None:
+    """The one line for an endpoint that stopped answering (e.g. the emulator died mid-command),
+    or None for any other exception. botocore is asked only when a command has loaded it."""
+    if "botocore.exceptions" not in sys.modules:
+        return None
+    from botocore.exceptions import ConnectionError as EndpointUnreachable, HTTPClientError
+
+    if not isinstance(exc, (EndpointUnreachable, HTTPClientError)):
+        return None
+    from fanout.local.emulator import health
+
+    return health.unreachable(exc.kwargs.get("endpoint_url", ""), exc)
 
 
 if __name__ == "__main__":

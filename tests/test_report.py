@@ -740,3 +740,19 @@ def test_a_summary_saved_before_most_ran_at_was_kept_still_reports(nowhere, caps
     capsys.readouterr()
     assert report_cli() == 0
     assert "no download ran at target" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name, cut", [(runs.RECORDS_FILE, -40), (runs.SUMMARY_FILE, 100)])
+def test_a_saved_report_cut_short_is_one_line_naming_the_file(nowhere, capsys, name, cut):
+    """A last line of records.jsonl, or summary.json, cut short (a full disk, a copy stopped):
+    report and a report across runs say which file and how to read the logs again."""
+    records, _ = synthetic_records(per_cell=5, cell_keys=CELLS[:1])  # one cell: across reads its cost too
+    save_report(records, sent=len(records))
+    path = runs.run_dir(RUN) / name
+    path.write_bytes(path.read_bytes()[:cut])
+    capsys.readouterr()
+    for argv in (["--run", RUN], ["--runs", RUN]):
+        assert cli.main(["report", "--backend", "local", "--stack", "s", *argv]) == 1
+        err = capsys.readouterr().err
+        assert err.startswith(f"fanout: error: corrupt saved report {path}: ") and err.count("\n") == 1, err
+        assert f"`make report RUN={RUN} REFRESH=1` reads the run's logs again" in err

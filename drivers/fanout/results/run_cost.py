@@ -8,8 +8,6 @@ record here; they stay estimates. On the local backend the REPORT lines are the 
 "bill" is what AWS would charge for the simulated durations, and says so.
 """
 
-import json
-
 from fanout.results import sweep_folders
 from fanout.cloud import costs
 from fanout.common import backends
@@ -91,7 +89,7 @@ def saved(run_id: str) -> dict | None:
     """The cost a run's saved report holds (summary.json), or None: not reported yet, or
     reported before the cost existed."""
     path = runs.run_dir(run_id) / runs.SUMMARY_FILE
-    return json.loads(path.read_text()).get("cost") if path.is_file() else None
+    return runs.read_summary(run_id).get("cost") if path.is_file() else None
 
 
 def pooled(run_ids: list[str]) -> dict:

@@ -87,7 +87,24 @@ def load_summary(run_id: str) -> dict | None:
     folder = run_dir(run_id)
     if not (folder / SUMMARY_FILE).is_file() or not (folder / RECORDS_FILE).is_file():
         return None
-    return json.loads((folder / SUMMARY_FILE).read_text()) | {"records": _read_records(run_id)}
+    return read_summary(run_id) | {"records": _read_records(run_id)}
+
+
+def read_summary(run_id: str) -> dict:
+    """summary.json of the run's saved report; a one-line error when it is not a JSON object
+    (cut short by a full disk or a copy, or edited by hand)."""
+    path = run_dir(run_id) / SUMMARY_FILE
+    try:
+        data = json.loads(path.read_text())
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise _corrupt(path, f"not valid JSON ({exc})", run_id) from None
+    if not isinstance(data, dict):
+        raise _corrupt(path, "not a JSON object", run_id)
+    return data
+
+
+def _corrupt(path: Path, what: str, run_id: str) -> FanoutError:
+    return FanoutError(f"corrupt saved report {path}: {what}; {refresh_hint(run_id)} reads the run's logs again")
 
 
 def unaccounted(summary: dict) -> int:
@@ -139,7 +156,23 @@ def incomplete(summary: dict, noun: str, found: int) -> list[str]:
 
 
 def _read_records(run_id: str) -> list[dict]:
-    return [json.loads(line) for line in (run_dir(run_id) / RECORDS_FILE).read_text().splitlines()]
+    """records.jsonl of the run's saved report; a one-line error naming the first line that is
+    not a JSON object (a last line cut short, say)."""
+    path = run_dir(run_id) / RECORDS_FILE
+    try:
+        lines = path.read_text().splitlines()
+    except UnicodeDecodeError:
+        raise _corrupt(path, "not UTF-8 text", run_id) from None
+    records = []
+    for number, line in enumerate(lines, 1):
+        try:
+            record = json.loads(line)
+        except ValueError as exc:
+            raise _corrupt(path, f"line {number} of {len(lines)} is not valid JSON ({exc})", run_id) from None
+        if not isinstance(record, dict):
+            raise _corrupt(path, f"line {number} of {len(lines)} is not a JSON object", run_id)
+        records.append(record)
+    return records
 
 
 def load(ref: str) -> run_record.RunRecord:

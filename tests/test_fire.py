@@ -27,9 +27,10 @@ from fanout.cloud import costs, params
 from fanout.stages import fire
 from fanout.results import run_folders as runs
 from fanout.cloud import strategies
-from fanout.common.errors import UsageError
+from fanout.common.errors import FanoutError, UsageError
 from fanout.cloud.stack import Stack
 from fanout.workloads.download import driver as download
+from tests.harness.read_only import read_only
 
 REGION = "us-east-1"
 
@@ -359,6 +360,16 @@ def test_a_fire_that_sends_nothing_records_nothing(queue, emulator, results, cap
     assert not runs.run_dir(record.run_id).exists()
     assert runs.resolve(runs.LATEST) == latest
     assert "no run recorded" in capsys.readouterr().out
+
+
+def test_a_fire_into_a_results_folder_it_cannot_write_sends_nothing(queue, emulator, results):
+    """It sent every message and then crashed writing run.json: queued work no record names.
+    Now it checks first: an error naming the folder, not a message sent, nothing left."""
+    sqs, url = queue
+    results.mkdir()
+    with read_only(results), pytest.raises(FanoutError, match=f"^cannot write {results}/[^ ]+: .*writable"):
+        fire.fire(make_stack(emulator, url), fire.FireParams(2, "t", workers=1))
+    assert queue_length(sqs, url) == 0 and list(results.iterdir()) == []
 
 
 def test_a_tag_with_spaces_reaches_the_bodies_and_the_run_record(queue, emulator, results):

@@ -23,6 +23,7 @@ from fanout.common import backends, registry as workloads
 from fanout.cloud import stack as stacks
 from fanout.local.network import late, truth
 from fanout.common.sizes import format_size
+from tests.harness.read_only import read_only
 
 RUN = "20250101T000000Z-abc123"
 MIB = 2**20
@@ -756,3 +757,16 @@ def test_a_saved_report_cut_short_is_one_line_naming_the_file(nowhere, capsys, n
         err = capsys.readouterr().err
         assert err.startswith(f"fanout: error: corrupt saved report {path}: ") and err.count("\n") == 1, err
         assert f"`make report RUN={RUN} REFRESH=1` reads the run's logs again" in err
+
+
+def test_a_report_into_a_folder_it_cannot_write_is_one_line(nowhere, capsys):
+    records, _ = synthetic_records(per_cell=5, cell_keys=CELLS[:1])
+    save_report(records, sent=len(records))
+    folder = runs.run_dir(RUN)
+    before = folder_bytes(folder)
+    capsys.readouterr()
+    with read_only(folder):
+        assert report_cli() == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"fanout: error: cannot write {folder}/") and err.count("\n") == 1, err
+    assert folder_bytes(folder) == before

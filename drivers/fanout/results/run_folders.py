@@ -14,7 +14,7 @@ import re
 import secrets
 import subprocess
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
@@ -44,8 +44,7 @@ def run_dir(run_id: str) -> Path:
 
 def save(run: run_record.RunRecord) -> Path:
     """Write run.json of `run` and point `latest` at it."""
-    folder = run_dir(run.run_id)
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = make_folder(run_dir(run.run_id))
     write_file(run.run_id, RUN_FILE, run.to_json())
     _point_latest_at(run.run_id)
     return folder
@@ -68,8 +67,7 @@ def write_summary(summary: dict) -> list[Path]:
     of its run (`summary["run"]`); returns their paths. Keys keep their order (no sort): the
     tables draw their columns in the order the queries gave them, and a report re-rendered
     from these files must come out the same."""
-    folder = run_dir(summary["run"]["run_id"])
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = make_folder(run_dir(summary["run"]["run_id"]))
     records = "".join(json.dumps(record, default=str) + "\n" for record in summary["records"])
     rest = json.dumps({k: v for k, v in summary.items() if k != "records"}, indent=2, default=str) + "\n"
     return [write_text(folder / RECORDS_FILE, records), write_text(folder / SUMMARY_FILE, rest)]
@@ -270,8 +268,43 @@ def replacing(path: Path):
     try:
         yield tmp
         os.replace(tmp, path)
+    except OSError as exc:  # a folder that cannot be written, a full disk: the old file stays
+        raise unwritable(path, exc) from None
     finally:
-        tmp.unlink(missing_ok=True)
+        with suppress(OSError):
+            tmp.unlink(missing_ok=True)
+
+
+def unwritable(path: Path, exc: OSError) -> FanoutError:
+    """The one-line error of a file or folder under results/ that could not be written."""
+    return FanoutError(f"cannot write {path}: {exc.strerror or exc}; make {path.parent} writable "
+                       "(or point FANOUT_RESULTS at a folder that is)")
+
+
+def make_folder(folder: Path) -> Path:
+    """Create `folder` (and its parents) if missing; a one-line error when it cannot be."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise unwritable(folder, exc) from None
+    return folder
+
+
+def check_writable(run_id: str) -> None:
+    """Refuse, before anything is sent, a run whose folder could not be written: a fire that sent
+    its messages and then failed to write run.json would leave queued work no run record names.
+    The folder is tried (created, a file written) and removed again: a fire that sends nothing
+    leaves nothing."""
+    folder = run_dir(run_id)
+    make_folder(folder)
+    try:
+        (folder / RUN_FILE).write_bytes(b"")
+    except OSError as exc:
+        raise unwritable(folder / RUN_FILE, exc) from None
+    finally:
+        with suppress(OSError):
+            (folder / RUN_FILE).unlink(missing_ok=True)
+            folder.rmdir()
 
 
 def write_text(path: Path, text: str) -> Path:

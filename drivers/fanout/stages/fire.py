@@ -186,6 +186,7 @@ def fire(stack, params: FireParams, recorded: Callable[[str], object] = lambda r
     """
     console = console or Console()
     run_id, count, workers = runs.new_run_id(), params.messages, params.workers
+    runs.check_writable(run_id)  # before anything is prepared or sent
     injected = injected_seqs(count, params.inject_failures) if params.inject_failures else set()
     driver = workloads.get(params.workload).driver()
     driver.prepare(stack, params, say=lambda line: console.print(line, highlight=False))

@@ -89,16 +89,25 @@ ifneq ($(UNKNOWN_VARIABLES),)
 $(error unknown variable $(UNKNOWN_VARIABLES): $(if $(value STRATEGY),did you mean STRATEGY="$(value STRATEGY) \
   $(UNKNOWN_VARIABLES)"?; )$(NEAR_NAMES))
 endif
+# A value with a line break would end the recipe's shell line inside its quotes: refused, named.
+define NEWLINE
+
+
+endef
+MULTILINE := $(strip $(foreach name,$(sort $(KNOWN_VARIABLES) $(GIVEN_VARIABLES)),$(if $(findstring $(NEWLINE),$(value $(name))),$(name))))
+ifneq ($(MULTILINE),)
+$(error $(MULTILINE) holds a line break: each value reaches the command as one line; give it on one)
+endif
 # $(call q,NAME): variable NAME's raw value (no make expansion of a `$` in it) as one shell word,
 # single-quoted with any ' inside escaped. Every variable reaches the shell this way, so a value
 # with spaces or shell characters arrives at the CLI as one argument, and the CLI validates it.
 q = '$(subst ','\'',$(value $(1)))'
 # $(call opt,--flag,NAME): the flag and NAME's value, only when NAME is set.
-opt = $(if $(value $(2)),$(1) $(call q,$(2)))
-TARGET = --backend $(call q,BACKEND) --stack $(call q,STACK)
+opt = $(if $(value $(2)),$(1)=$(call q,$(2)))
+TARGET = --backend=$(call q,BACKEND) --stack=$(call q,STACK)
 # STRATEGY (or its old name MODE) when set; otherwise deploy's default, or the stack's for fire.
-PIN_ARG = $(if $(value PIN),--pin $(call q,PIN))
-STRATEGY_ARG = $(if $(value STRATEGY),--strategy $(call q,STRATEGY),$(if $(value MODE),--strategy $(call q,MODE)))
+PIN_ARG = $(if $(value PIN),--pin=$(call q,PIN))
+STRATEGY_ARG = $(if $(value STRATEGY),--strategy=$(call q,STRATEGY),$(if $(value MODE),--strategy=$(call q,MODE)))
 # The inputs set at deploy but the strategy (fanout.cloud.params.INPUTS), each only when set: deploy
 # keeps the stack's value of one unset, fire refuses one that is not the stack's.
 DEPLOYED_ARGS = $(call opt,--concurrency,CONCURRENCY) $(call opt,--memory,MEMORY) \
@@ -109,11 +118,11 @@ STACK_INPUTS = $(TARGET) $(DEPLOYED_ARGS) $(STRATEGY_ARG) $(call opt,--storage,S
   $(call opt,--job-files,JOB_FILES)
 VERBOSE_ARG = $(if $(filter 1,$(value VERBOSE)),--verbose)
 # report and compare: which downloads ran at target (docs/statistics.md); empty: 0.9.
-AT_TARGET_ARG = $(if $(value AT_TARGET),--at-target $(call q,AT_TARGET))
+AT_TARGET_ARG = $(if $(value AT_TARGET),--at-target=$(call q,AT_TARGET))
 # The workload (empty: the CLI's default) and its options (docs/workloads.md): fire's, and a
 # sweep's lists.
-WORKLOAD_ARGS = $(if $(value WORKLOAD),--workload $(call q,WORKLOAD)) $(if $(value SIZES),--sizes $(call q,SIZES)) \
-  $(if $(value REPS),--reps $(call q,REPS)) $(call opt,--jobs,JOBS) $(call opt,--block,BLOCK) $(call opt,--depth,DEPTH) \
+WORKLOAD_ARGS = $(if $(value WORKLOAD),--workload=$(call q,WORKLOAD)) $(if $(value SIZES),--sizes=$(call q,SIZES)) \
+  $(if $(value REPS),--reps=$(call q,REPS)) $(call opt,--jobs,JOBS) $(call opt,--block,BLOCK) $(call opt,--depth,DEPTH) \
   $(call opt,--file-size,FILE_SIZE) $(call opt,--from,FROM) \
   $(call opt,--operation,OPERATION) $(call opt,--size,SIZE) $(call opt,--threads,THREADS) \
   $(call opt,--part-size,PART_SIZE) $(call opt,--threshold,THRESHOLD) $(call opt,--client,CLIENT) \
@@ -124,9 +133,9 @@ WORKLOAD_ARGS = $(if $(value WORKLOAD),--workload $(call q,WORKLOAD)) $(if $(val
 # that a run of a workload without that option ignores them rather than refusing them. The
 # deploy inputs fire does not take (DEPLOYED_ARGS, EXPRESS_AZ...) it checks against the stack.
 FIRE_ARGS = $(WORKLOAD_ARGS) $(PIN_ARG) $(STRATEGY_ARG) $(if $(STRATEGY_ARG),--deploy-level strategy) \
-  $(if $(value STORAGE),--storage $(call q,STORAGE) --deploy-level storage) $(DEPLOYED_ARGS) \
+  $(if $(value STORAGE),--storage=$(call q,STORAGE) --deploy-level storage) $(DEPLOYED_ARGS) \
   $(call opt,--express-az,EXPRESS_AZ) $(call opt,--remote-region,REMOTE_REGION) $(call opt,--job-files,JOB_FILES)
-NETWORK_ARGS = $(if $(value NETWORK),--network $(call q,NETWORK)) --network-scale $(call q,NETWORK_SCALE)
+NETWORK_ARGS = $(if $(value NETWORK),--network=$(call q,NETWORK)) --network-scale=$(call q,NETWORK_SCALE)
 
 .DEFAULT_GOAL := help
 .PHONY: help venv test-tools emulator-up emulator-down emulator-status package deploy plan outputs destroy \
@@ -233,17 +242,17 @@ run: venv ## Local backend: host the function until its queue is drained (NETWOR
 	$(FANOUT) host $(TARGET) $(NETWORK_ARGS)
 
 fire: venv ## Send MESSAGES (default MULTIPLIER x CONCURRENCY) messages tagged TAG, of WORKLOAD (STRATEGY, PIN; SIZES REPS STORAGE)
-	$(FANOUT) fire $(TARGET) --multiplier $(call q,MULTIPLIER) --tag $(call q,TAG) \
-	  $(if $(value MESSAGES),--messages $(call q,MESSAGES)) $(FIRE_ARGS)
+	$(FANOUT) fire $(TARGET) --multiplier=$(call q,MULTIPLIER) --tag=$(call q,TAG) \
+	  $(if $(value MESSAGES),--messages=$(call q,MESSAGES)) $(FIRE_ARGS)
 
 wait: venv ## Wait until every message of RUN is accounted for (TIMEOUT, HOST, NETWORK, NETWORK_SCALE)
-	$(FANOUT) wait $(TARGET) --run $(call q,RUN) $(call opt,--timeout,TIMEOUT) $(if $(filter 0,$(value HOST)),--no-host) $(NETWORK_ARGS)
+	$(FANOUT) wait $(TARGET) --run=$(call q,RUN) $(call opt,--timeout,TIMEOUT) $(if $(filter 0,$(value HOST)),--no-host) $(NETWORK_ARGS)
 
 query: venv ## Run the saved query QUERY against the stack's logs
 	$(FANOUT) insights $(call q,QUERY) $(TARGET)
 
 report: venv ## Tables, CSV/JSON and plots for RUN (from its saved records once reported), or across RUNS=id,... or SWEEP=<id|latest>
-	$(FANOUT) report $(TARGET) $(if $(value SWEEP),--sweep $(call q,SWEEP),$(if $(value RUNS),--runs $(call q,RUNS),--run $(call q,RUN)))$(if $(filter 1,$(REFRESH)), --refresh) $(AT_TARGET_ARG)
+	$(FANOUT) report $(TARGET) $(if $(value SWEEP),--sweep=$(call q,SWEEP),$(if $(value RUNS),--runs=$(call q,RUNS),--run=$(call q,RUN)))$(if $(filter 1,$(REFRESH)), --refresh) $(AT_TARGET_ARG)
 
 open: venv ## Print the path of the newest report page (index.html) under results/; open it where a desktop is
 	$(FANOUT) open
@@ -256,14 +265,14 @@ demo: venv ## The whole experiment on the local backend, torn down afterwards (N
 
 sweep: venv ## Every cell of the lists CONCURRENCY x MEMORY x OBJECT_SIZE x ARCH x STRATEGY (or WORKLOAD=latency: SIZES x REPS) (NETWORK); RESUME=<id|latest>
 	$(FANOUT) sweep $(call opt,--timeout,TIMEOUT) $(if $(filter 1,$(YES)),--yes) $(VERBOSE_ARG) $(if $(RESUME),$(TARGET) \
-	  --resume $(call q,RESUME),$(STACK_INPUTS) --multiplier $(call q,MULTIPLIER) --tag $(call q,TAG) \
-	  --order $(call q,ORDER) $(if $(SEED),--seed $(call q,SEED)) $(if $(filter 1,$(KEEP_WARM)),--keep-warm) \
+	  --resume=$(call q,RESUME),$(STACK_INPUTS) --multiplier=$(call q,MULTIPLIER) --tag=$(call q,TAG) \
+	  --order=$(call q,ORDER) $(if $(SEED),--seed=$(call q,SEED)) $(if $(filter 1,$(KEEP_WARM)),--keep-warm) \
 	  $(if $(filter 1,$(DESTROY_AFTER)),--destroy-after) $(NETWORK_ARGS) $(PIN_ARG) $(WORKLOAD_ARGS))
 
 study: venv ## List the studies with their estimates, or run STUDY (LOCAL=1: its local variant) and compare it with its source (YES, RESUME, DESTROY_AFTER)
 	$(FANOUT) study $(if $(value STUDY),$(call q,STUDY)) $(TARGET) $(if $(filter 1,$(LOCAL)),--local) \
-	  $(if $(filter 1,$(YES)),--yes) $(if $(RESUME),--resume $(call q,RESUME)) $(call opt,--timeout,TIMEOUT) \
-	  $(if $(filter 1,$(DESTROY_AFTER)),--destroy-after) $(if $(filter-out auto,$(value NETWORK_SCALE)),--network-scale $(call q,NETWORK_SCALE)) $(VERBOSE_ARG)
+	  $(if $(filter 1,$(YES)),--yes) $(if $(RESUME),--resume=$(call q,RESUME)) $(call opt,--timeout,TIMEOUT) \
+	  $(if $(filter 1,$(DESTROY_AFTER)),--destroy-after) $(if $(filter-out auto,$(value NETWORK_SCALE)),--network-scale=$(call q,NETWORK_SCALE)) $(VERBOSE_ARG)
 
 # Most of the suite runs on three times as many workers as cores: much of its time is spent waiting
 # (Terraform's fixed SQS waits, queues draining), not computing. The tests marked `timing` assert

@@ -48,6 +48,29 @@ def test_a_value_with_spaces_arrives_as_one_argument(tmp_path):
     assert "no stack 's3fanout' is deployed" in result.stderr and "01" not in result.stderr
 
 
+@pytest.mark.parametrize("target", ["fire", "help"])
+def test_a_value_with_a_line_break_is_refused_naming_it(tmp_path, target):
+    """TAG="a<newline>b" ended the shell line inside its quotes: the shell's syntax error, or a
+    command run from the second line. Refused by make, naming the variable, nothing run."""
+    pwned = tmp_path / "pwned"
+    result = make(target, f"TAG=a\ntouch {pwned}", home=tmp_path / "home")
+    assert result.returncode == 2 and not pwned.exists()
+    assert "TAG holds a line break: each value reaches the command as one line" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and not (tmp_path / "home").exists()
+
+
+@pytest.mark.parametrize(("given", "said"), [
+    (["WORKLOAD=transfer", "SIZE=-5MiB"], "invalid SIZE '-5MiB': expected 1 byte to 5GiB"),
+    (["MULTIPLIER=-3"], "invalid --multiplier (MULTIPLIER) '-3': expected a positive whole number"),
+])  # fmt: skip
+def test_a_value_that_looks_like_a_flag_reaches_the_cli_as_the_value(tmp_path, given, said):
+    """`--size -5MiB` made argparse read -5MiB as a flag ("expected one argument"): the Makefile
+    passes `--size=-5MiB`, and the CLI names the bad value."""
+    result = make("fire", *given, home=tmp_path / "home")
+    assert result.returncode == 2 and f"fanout: error: {said}" in result.stderr, result.stderr
+    assert "expected one argument" not in result.stderr
+
+
 def test_function_timeout_is_validated(tmp_path):
     result = make("deploy", "FUNCTION_TIMEOUT=901", home=tmp_path / "home")
     assert "invalid function timeout (s) '901': expected a whole number from 1 to 900" in result.stderr
@@ -145,14 +168,14 @@ def dry_run(*args: str) -> str:
 
 def test_deploy_passes_only_the_inputs_set_so_the_others_keep_the_stacks():
     command = dry_run("deploy", "STRATEGY=ranged")
-    assert "--strategy 'ranged'" in command
+    assert "--strategy='ranged'" in command
     for flag in ("--concurrency", "--memory", "--object-size", "--region", "--architecture", "--function-timeout"):
         assert flag not in command
-    assert "--memory '2048'" in dry_run("deploy", "MEMORY=2048")
+    assert "--memory='2048'" in dry_run("deploy", "MEMORY=2048")
     assert "--verbose" in dry_run("deploy", "VERBOSE=1") and "--verbose" not in command
 
 
 def test_fire_gets_the_deploy_inputs_set_to_check_them():
-    assert "--memory '2048'" in dry_run("fire", "MEMORY=2048")
-    assert "--express-az 'use1-az4'" in dry_run("fire", "EXPRESS_AZ=use1-az4")
+    assert "--memory='2048'" in dry_run("fire", "MEMORY=2048")
+    assert "--express-az='use1-az4'" in dry_run("fire", "EXPRESS_AZ=use1-az4")
     assert "--memory" not in dry_run("fire") and "--express-az" not in dry_run("fire")

@@ -136,6 +136,18 @@ FIRE_ARGS = $(WORKLOAD_ARGS) $(PIN_ARG) $(STRATEGY_ARG) $(if $(STRATEGY_ARG),--d
   $(if $(value STORAGE),--storage=$(call q,STORAGE) --deploy-level storage) $(DEPLOYED_ARGS) \
   $(call opt,--express-az,EXPRESS_AZ) $(call opt,--remote-region,REMOTE_REGION) $(call opt,--job-files,JOB_FILES)
 NETWORK_ARGS = $(if $(value NETWORK),--network=$(call q,NETWORK)) --network-scale=$(call q,NETWORK_SCALE)
+# The long command lines, as variables: a continuation inside a recipe is echoed as written (a
+# dangling `\` and a line of blanks where an option is unset); in a variable it is one space.
+FIRE_COMMAND_ARGS = $(TARGET) --multiplier=$(call q,MULTIPLIER) --tag=$(call q,TAG) \
+  $(if $(value MESSAGES),--messages=$(call q,MESSAGES)) $(FIRE_ARGS)
+SWEEP_COMMAND_ARGS = $(call opt,--timeout,TIMEOUT) $(if $(filter 1,$(YES)),--yes) $(VERBOSE_ARG) $(if $(RESUME),$(TARGET) \
+  --resume=$(call q,RESUME),$(STACK_INPUTS) --multiplier=$(call q,MULTIPLIER) --tag=$(call q,TAG) \
+  --order=$(call q,ORDER) $(if $(SEED),--seed=$(call q,SEED)) $(if $(filter 1,$(KEEP_WARM)),--keep-warm) \
+  $(if $(filter 1,$(DESTROY_AFTER)),--destroy-after) $(NETWORK_ARGS) $(PIN_ARG) $(WORKLOAD_ARGS))
+STUDY_COMMAND_ARGS = $(if $(value STUDY),$(call q,STUDY)) $(TARGET) $(if $(filter 1,$(LOCAL)),--local) \
+  $(if $(filter 1,$(YES)),--yes) $(if $(RESUME),--resume=$(call q,RESUME)) $(call opt,--timeout,TIMEOUT) \
+  $(if $(filter 1,$(DESTROY_AFTER)),--destroy-after) \
+  $(if $(filter-out auto,$(value NETWORK_SCALE)),--network-scale=$(call q,NETWORK_SCALE)) $(VERBOSE_ARG)
 
 .DEFAULT_GOAL := help
 .PHONY: help venv test-tools emulator-up emulator-down emulator-status package deploy plan outputs destroy \
@@ -242,8 +254,7 @@ run: venv ## Local backend: host the function until its queue is drained (NETWOR
 	$(FANOUT) host $(TARGET) $(NETWORK_ARGS)
 
 fire: venv ## Send MESSAGES (default MULTIPLIER x CONCURRENCY) messages tagged TAG, of WORKLOAD (STRATEGY, PIN; SIZES REPS STORAGE)
-	$(FANOUT) fire $(TARGET) --multiplier=$(call q,MULTIPLIER) --tag=$(call q,TAG) \
-	  $(if $(value MESSAGES),--messages=$(call q,MESSAGES)) $(FIRE_ARGS)
+	$(FANOUT) fire $(FIRE_COMMAND_ARGS)
 
 wait: venv ## Wait until every message of RUN is accounted for (TIMEOUT, HOST, NETWORK, NETWORK_SCALE)
 	$(FANOUT) wait $(TARGET) --run=$(call q,RUN) $(call opt,--timeout,TIMEOUT) $(if $(filter 0,$(value HOST)),--no-host) $(NETWORK_ARGS)
@@ -264,15 +275,10 @@ demo: venv ## The whole experiment on the local backend, torn down afterwards (N
 	$(FANOUT) demo $(NETWORK_ARGS) $(VERBOSE_ARG)
 
 sweep: venv ## Every cell of the lists CONCURRENCY x MEMORY x OBJECT_SIZE x ARCH x STRATEGY (or WORKLOAD=latency: SIZES x REPS) (NETWORK); RESUME=<id|latest>
-	$(FANOUT) sweep $(call opt,--timeout,TIMEOUT) $(if $(filter 1,$(YES)),--yes) $(VERBOSE_ARG) $(if $(RESUME),$(TARGET) \
-	  --resume=$(call q,RESUME),$(STACK_INPUTS) --multiplier=$(call q,MULTIPLIER) --tag=$(call q,TAG) \
-	  --order=$(call q,ORDER) $(if $(SEED),--seed=$(call q,SEED)) $(if $(filter 1,$(KEEP_WARM)),--keep-warm) \
-	  $(if $(filter 1,$(DESTROY_AFTER)),--destroy-after) $(NETWORK_ARGS) $(PIN_ARG) $(WORKLOAD_ARGS))
+	$(FANOUT) sweep $(SWEEP_COMMAND_ARGS)
 
 study: venv ## List the studies with their estimates, or run STUDY (LOCAL=1: its local variant) and compare it with its source (YES, RESUME, DESTROY_AFTER)
-	$(FANOUT) study $(if $(value STUDY),$(call q,STUDY)) $(TARGET) $(if $(filter 1,$(LOCAL)),--local) \
-	  $(if $(filter 1,$(YES)),--yes) $(if $(RESUME),--resume=$(call q,RESUME)) $(call opt,--timeout,TIMEOUT) \
-	  $(if $(filter 1,$(DESTROY_AFTER)),--destroy-after) $(if $(filter-out auto,$(value NETWORK_SCALE)),--network-scale=$(call q,NETWORK_SCALE)) $(VERBOSE_ARG)
+	$(FANOUT) study $(STUDY_COMMAND_ARGS)
 
 # Most of the suite runs on three times as many workers as cores: much of its time is spent waiting
 # (Terraform's fixed SQS waits, queues draining), not computing. The tests marked `timing` assert

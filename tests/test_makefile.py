@@ -179,3 +179,13 @@ def test_fire_gets_the_deploy_inputs_set_to_check_them():
     assert "--memory='2048'" in dry_run("fire", "MEMORY=2048")
     assert "--express-az='use1-az4'" in dry_run("fire", "EXPRESS_AZ=use1-az4")
     assert "--memory" not in dry_run("fire") and "--express-az" not in dry_run("fire")
+
+
+@pytest.mark.parametrize("target", ["deploy", "fire", "wait", "report", "sweep", "study", "compare", "demo"])
+def test_a_command_is_echoed_as_one_line(target):
+    """What make echoes before running a command is the command: one line, no dangling `\\`
+    and no line of blanks where an unset option was."""
+    lines = dry_run(target, "A=latest", "B=latest").splitlines()
+    fanout_lines = [line for line in lines if "fanout " in line]
+    assert len(fanout_lines) == 1 and not fanout_lines[0].rstrip().endswith("\\"), lines
+    assert all(line.strip() for line in lines), lines

@@ -770,3 +770,17 @@ def test_a_report_into_a_folder_it_cannot_write_is_one_line(nowhere, capsys):
     err = capsys.readouterr().err
     assert err.startswith(f"fanout: error: cannot write {folder}/") and err.count("\n") == 1, err
     assert folder_bytes(folder) == before
+
+
+def test_units_keep_their_case_in_every_caption(tmp_path, monkeypatch):
+    """Captions are sentences with a capital first letter; str.capitalize lowered the rest, and
+    "MB/s decimal" read "mb/s decimal" (millibits) in the ground truth's and others' captions."""
+    monkeypatch.setenv("FANOUT_RESULTS", str(tmp_path))
+    values = {"burst": "16MiB", "peak_mb_per_s": 128, "sustained_mb_per_s": 16, "connection_mb_per_s": 80,
+              "first_byte_ms": 20}
+    model = fanout.local.network.NetworkModel("what-if", 2.0, fanout.local.network.model.parameters(values, "what-if"))
+    records = modelled_downloads(model)
+    report.write(summary_of(records, sent=len(records), network=model.describe()), plots_too=False)
+    for name in ("report.md", "index.html"):
+        text = (runs.run_dir(RUN) / name).read_text()
+        assert "MB/s decimal" in text and "mb/s" not in text, name

@@ -93,5 +93,6 @@ class Report:
 
 
 def sentence(text: str) -> str:
-    """A note as the files write it: followed by a full stop."""
-    return f"{text}."
+    """A note as the files write it: its first letter a capital, followed by a full stop. (Only
+    the first letter: str.capitalize would lower the rest, and MB/s would read mb/s, millibits.)"""
+    return f"{text[:1].upper()}{text[1:]}."

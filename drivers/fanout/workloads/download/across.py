@@ -319,8 +319,8 @@ def sections(summary: dict, images: tuple = (), folder: Path | None = None) -> R
     blocks += [
         Table(CI_TITLE, ci_rows(summary), ci_note, sentence(ci_note), labels=labels),
         Table("Achieved concurrency", concurrency_rows(summary), concurrency_note(summary),
-              sentence(concurrency_note(summary).capitalize()), labels=labels),
-        *([Table(report.PREDICTION_TITLE, predicted, report.PREDICTION_NOTE, sentence(report.PREDICTION_NOTE.capitalize()),
+              sentence(concurrency_note(summary)), labels=labels),
+        *([Table(report.PREDICTION_TITLE, predicted, report.PREDICTION_NOTE, sentence(report.PREDICTION_NOTE),
                  labels=labels)] if (predicted := prediction_rows(summary)) else []),
         Table("Accounting", accounting_rows(summary), ACCOUNTING_NOTE, sentence(ACCOUNTING_NOTE), labels=labels),
         Table("Lambda cost (USD)", cost_rows(summary), COST_NOTE, sentence(COST_NOTE), labels=labels),

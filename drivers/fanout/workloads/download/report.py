@@ -272,13 +272,13 @@ def sections(summary: dict, images: tuple = ()) -> Report:
         blocks.append(Table(title + AT_TARGET_TITLE, _metric_rows(at, metric), note=caption, shared=shared))
     blocks += [
         Table(EVERY_DOWNLOAD_TITLE, _metric_rows(summary["cells"], "mb_per_s"), note=EVERY_DOWNLOAD_NOTE,
-              caption=sentence(EVERY_DOWNLOAD_NOTE.capitalize()), shared=shared),
+              caption=sentence(EVERY_DOWNLOAD_NOTE), shared=shared),
         Table("Achieved concurrency", _concurrency_rows(summary), note=_concurrency_note(summary),
-              caption=sentence(_concurrency_note(summary, " ").capitalize()), shared=shared),
+              caption=sentence(_concurrency_note(summary, " ")), shared=shared),
     ]  # fmt: skip
     predicted = _prediction_rows(summary)
     if predicted:  # local runs under a model only
-        blocks.append(Table(PREDICTION_TITLE, predicted, note=PREDICTION_NOTE, caption=sentence(PREDICTION_NOTE.capitalize()),
+        blocks.append(Table(PREDICTION_TITLE, predicted, note=PREDICTION_NOTE, caption=sentence(PREDICTION_NOTE),
                             labels=len(CELLS.fields), shared=shared))  # fmt: skip
     blocks.append(Table(PRESSURE_TITLE, _pressure_rows(summary["cells"]), note=pressure.NOTE, caption=sentence(pressure.NOTE),
                         labels=len(CELLS.fields), shared=shared))  # fmt: skip
@@ -402,7 +402,7 @@ def query_rows(rows: list[dict]) -> tuple[list[list], str]:
 
 def truth_table(rows: list[dict]) -> Table:
     """The ground-truth table (fanout.local.network.truth rows), its notes below it."""
-    return Table("Ground truth", _truth_rows(rows), note=TRUTH_NOTE, caption=sentence(TRUTH_NOTE.capitalize()),
+    return Table("Ground truth", _truth_rows(rows), note=TRUTH_NOTE, caption=sentence(TRUTH_NOTE),
                  footnotes=tuple(_truth_notes(rows)), labels=2)  # memory size and parameter
 
 

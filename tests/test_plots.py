@@ -212,6 +212,28 @@ def test_times_below_a_second_are_shown_in_milliseconds():
     assert line.get_xdata() == pytest.approx(np.array(seconds) * 1000)
 
 
+def test_every_run_plot_says_what_every_cell_shares_and_no_title_leaves_a_word_alone():
+    """The at-target scatter had no `every cell:` line where the others had one; the timeline's
+    title wrapped its last words ("per cell") onto a line of their own."""
+    built = plots.build(run_summary(download_records(long_cells()[:2])))
+    for name, fig in built.items():
+        title_lines = fig._suptitle.get_text().splitlines()
+        assert title_lines[1].startswith("every cell: 10240 MB"), (name, title_lines)
+        assert len(title_lines[0].split()) > 2 and not title_lines[0].endswith((":", ",")), (name, title_lines)
+
+
+def band_count(fig) -> int:
+    """The filled bands on a figure's first axes."""
+    return sum(isinstance(c, matplotlib.collections.FillBetweenPolyCollection) for c in fig.axes[0].collections)
+
+
+def test_the_timeline_draws_no_p10_p90_band_over_fewer_than_ten_downloads():
+    few = plots.build(run_summary(download_records(long_cells()[:2], per_cell=4)))["timeline.png"]
+    enough = plots.build(run_summary(download_records(long_cells()[:2], per_cell=10)))["timeline.png"]
+    assert (band_count(few), band_count(enough)) == (0, 2)
+    assert "10 downloads or more" in few.legends[0].get_title().get_text().replace("\n", " ")
+
+
 # ---- the report across runs (fanout.workloads.download.across_plots) ------------------------------------------------
 
 
@@ -233,7 +255,7 @@ def cross_summary(*, networks=(None,), strategy_list=None, tags=(TAG_WORDS, TAG_
                          ids=["strategies-and-tags", "mixed-networks"])  # fmt: skip
 def test_the_cross_run_plots_read_with_the_longest_labels(results, kwargs):
     summary = cross_summary(**kwargs)
-    figures = crossplots.build(summary, crossrun.cell_label)
+    figures = crossplots.build(summary, crossrun.CELLS.long_label)
     assert set(figures) == {"throughput_vs_concurrency.png", "median_throughput_heatmap.png", "seconds_by_cell.png",
                             "throughput_by_concurrency_ran_at.png"}  # fmt: skip
     for fig in figures.values():
@@ -241,10 +263,24 @@ def test_the_cross_run_plots_read_with_the_longest_labels(results, kwargs):
         assert fig._supxlabel.get_text() == summary["network"]
 
 
+def test_download_times_per_cell_are_in_seconds_and_name_memory_as_the_tables_do(results):
+    """seconds_by_cell.png was in ms (the tables are in seconds) and said "MB 1769" where the
+    other plots say "1769 MB"."""
+    summary = cross_summary(strategy_list=longest_strategies()[:1], tags=("short",))
+    fig = crossplots.build(summary, crossrun.CELLS.long_label)["seconds_by_cell.png"]
+    ax = fig.axes[0]
+    assert ax.get_xlabel().startswith("Download time (s, ")
+    labels = [tick.get_text() for tick in ax.get_yticklabels()]
+    assert labels and all("MB" in text and "MB 1" not in text for text in labels), labels
+    assert any(text.startswith("1769 MB") for text in labels), labels
+    assert max(line.get_xdata().max() for line in ax.get_lines()) == pytest.approx(
+        max(max(sample["seconds"]) for sample in summary["samples"]), rel=0.5)  # seconds, not ms
+
+
 def test_the_heatmap_colour_scale_states_its_range_and_unit(results):
     summary = cross_summary(tags=(TAG_WORDS,))
     medians = [np.median(sample["mb_per_s"]) for sample in summary["samples"]]
-    heatmap = crossplots.build(summary, crossrun.cell_label)["median_throughput_heatmap.png"]
+    heatmap = crossplots.build(summary, crossrun.CELLS.long_label)["median_throughput_heatmap.png"]
     [scale] = [ax for ax in heatmap.axes if ax.get_label() == "<colorbar>"]
     ticks = scale.get_yticks()
     assert ticks[0] == pytest.approx(min(medians)) and ticks[-1] == pytest.approx(max(medians))

@@ -70,6 +70,11 @@ class Schema:
             return show(value)
         return "-" if value is None else str(value)
 
+    def long_label(self, row: dict, names) -> str:
+        """`1024 MB, 1 GiB, arch x86_64`: the named fields of a row as a cell's label says them (the
+        plots' words, which have the room)."""
+        return ", ".join(self.declared[name].label.format(self.text(name, row[name])) for name in names)
+
     def short_label(self, row: dict, names) -> str:
         """`MB 1024, size 1 GiB, arch x86_64`: the named fields of a row (a cell's fields as a
         dict, as the tables across runs hold them), by their short titles."""

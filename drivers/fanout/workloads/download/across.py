@@ -457,7 +457,7 @@ def write(summary: dict, out_dir: Path) -> Path:
     columns = [*CELLS.across, "runs", "n", *cell_stats.COLUMNS, *cell_stats.CI_COLUMNS, *CELL_COLUMNS, *predicted]
     runs.write_csv(out_dir / "cells.csv", columns, [dict(row, runs=" ".join(row["runs"])) for row in summary["cells"]],
                    "ignore")  # fmt: skip
-    images = crossplots.draw(summary, out_dir, cell_label)
+    images = crossplots.draw(summary, out_dir, CELLS.long_label)
     report_files.write(sections(summary, tuple(images)), out_dir)
     return out_dir
 

@@ -16,7 +16,7 @@ import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first
 import numpy as np  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-from fanout.results.figures import LABEL_CHARS, LINE_INCHES, WIDTH, caption, height, legend, lines, number, save, time_unit, title, wrap
+from fanout.results.figures import LABEL_CHARS, LINE_INCHES, WIDTH, caption, height, legend, lines, number, save, title, wrap
 from fanout.workloads.download import cell_stats
 
 MAIN_AXES = ("memory_size", "concurrency_limit")
@@ -139,13 +139,12 @@ def _seconds_by_cell(summary: dict, measured, label):
     labels = [f"{wrap(label(row, names))}\n(n={row['n']})" for row, _ in measured]
     height = sum(max(0.6, lines(text) * LINE_INCHES + 0.2) for text in labels)
     fig, ax = plt.subplots(figsize=(WIDTH, 2.8 + height), layout="constrained")
-    factor, unit = time_unit([s for _, sample in measured for s in sample["seconds"]])
-    seconds = [[s * factor for s in sample["seconds"]] for _, sample in measured]
+    seconds = [sample["seconds"] for _, sample in measured]  # in seconds, as the tables: never ms
     ax.violinplot(seconds, orientation="horizontal", showextrema=False)
     ax.boxplot(seconds, orientation="horizontal", tick_labels=labels, widths=0.2, showfliers=False,
                medianprops={"color": "black"})  # fmt: skip
     ax.invert_yaxis()  # first cell on top, as in the tables
-    ax.set_xlabel(f"Download time ({unit}, wall clock in the function)\n"
+    ax.set_xlabel("Download time (s, wall clock in the function)\n"
                   "violin: distribution; box: quartiles, black line: median,\nwhiskers: 1.5 IQR")  # fmt: skip
     ax.set_xlim(left=0)
     title(fig, "Download times per cell")
@@ -159,10 +158,11 @@ def _ran_at_scatter(summary: dict, label):
                           summary["at_target"])  # fmt: skip
 
 
-def ran_at_scatter(cells: list[tuple[str, int, dict]], fraction: float):
+def ran_at_scatter(cells: list[tuple[str, int, dict]], fraction: float, shared: str = ""):
     """A point per download at (concurrency it ran at, MB/s), a colour per cell (label, target,
     {"ran_at": [...], "mb_per_s": [...]}), and a dashed mark at each cell's at-target threshold;
-    the report of one run draws it too."""
+    the report of one run draws it too, with the line its other plots have of what every cell
+    shares (`shared`)."""
     cells = [cell for cell in cells if cell[2]["ran_at"]]
     fig, ax = plt.subplots(figsize=(WIDTH, height(5, [name for name, _, _ in cells])), layout="constrained")
     for name, target, points in cells:
@@ -171,7 +171,7 @@ def ran_at_scatter(cells: list[tuple[str, int, dict]], fraction: float):
     ax.set_ylim(bottom=0)
     ax.set_xlabel("Concurrency each download ran at (mean number of the run's downloads over its interval)")
     ax.set_ylabel(f"Throughput per download\n({UNIT})")
-    title(fig, "Throughput against the concurrency each download ran at")
+    title(fig, "Throughput against the concurrency each download ran at", *([f"every cell: {shared}"] if shared else []))
     ax.grid(alpha=0.3)
     legend(fig, *ax.get_legend_handles_labels(),
            title=f"dashed: {fraction:.0%} of the target;\nthe tables keep the points right of it")

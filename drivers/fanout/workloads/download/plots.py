@@ -27,6 +27,7 @@ from fanout.results.figures import LINE_INCHES, WIDTH, caption, height, legend, 
 CELLS = cells.of(workloads.get("download"))  # the download workload's cells
 
 TARGET_STYLE = {"color": "tab:red", "linestyle": "--", "linewidth": 1.5}
+BAND_MIN_DOWNLOADS = 10  # a timeline's p10-p90 band over fewer would be little more than its extremes
 PANEL_TITLE_CHARS = 75  # a concurrency panel's title: the axes' width, the legend beside the top one
 
 
@@ -47,7 +48,7 @@ def build(summary: dict) -> dict[str, Figure]:
         "concurrency.png": _concurrency(groups, names, shared),
         "seconds_cdf.png": _seconds_cdf(groups, names, shared),
     }
-    figures["throughput_by_concurrency_ran_at.png"] = _ran_at(downloads, groups, names,
+    figures["throughput_by_concurrency_ran_at.png"] = _ran_at(downloads, groups, names, shared,
                                                              summary.get("at_target_fraction", AT_TARGET_FRACTION))
     timed = {label: [d for d in group if "timeline" in d] for label, group in groups.items()}
     if any(timed.values()):
@@ -55,7 +56,7 @@ def build(summary: dict) -> dict[str, Figure]:
     return {name: caption(fig, summary["network"]) for name, fig in figures.items()}
 
 
-def _ran_at(downloads: list[dict], groups: dict[str, list[dict]], names: dict, fraction: float):
+def _ran_at(downloads: list[dict], groups: dict[str, list[dict]], names: dict, shared: str, fraction: float):
     """Every download's throughput against the concurrency it ran at, over all the run's
     downloads (fanout.workloads.download.across_plots.ran_at_scatter)."""
     ran = dict(zip(map(id, downloads), concurrency.ran_at_of(downloads)))
@@ -64,7 +65,7 @@ def _ran_at(downloads: list[dict], groups: dict[str, list[dict]], names: dict, f
         placed = [d for d in group if ran[id(d)] is not None]
         points = {"ran_at": [ran[id(d)] for d in placed], "mb_per_s": [d["bytes"] / d["seconds"] / 1e6 for d in placed]}
         cells.append((names[label], group[0].get("concurrency_limit") or 1, points))
-    return ran_at_scatter(cells, fraction)
+    return ran_at_scatter(cells, fraction, shared)
 
 
 def _by_cell(downloads: list[dict]) -> dict[str, list[dict]]:
@@ -158,8 +159,9 @@ def _seconds_cdf(groups, names, shared):
 
 def _timelines(groups, names, shared):
     """Cumulative bytes against time since each download started: per cell the median download's
-    curve and the p10-p90 band, pointwise over the cell's downloads (a finished download keeps
-    its total), so the burst and the knee where the rate falls to the sustained level show."""
+    curve and, over BAND_MIN_DOWNLOADS or more, the p10-p90 band, pointwise over the cell's
+    downloads (a finished download keeps its total), so the burst and the knee where the rate
+    falls to the sustained level show. (A p10-p90 band of 4 downloads is their extremes.)"""
     fig, ax = plt.subplots(figsize=(WIDTH, height(4.8, names.values())), layout="constrained")
     curves = {label: [timeline.cumulative(d) for d in group] for label, group in groups.items()}
     factor, unit = time_unit([times[-1] for found in curves.values() for times, _ in found])
@@ -169,10 +171,12 @@ def _timelines(groups, names, shared):
         values = np.array([np.interp(grid, times, totals) for times, totals in curves[label]]) / 1e6
         low, median, high = np.percentile(values, [10, 50, 90], axis=0)
         (line,) = ax.plot(grid * factor, median, label=f"{names[label]} (n={len(group)})")
-        ax.fill_between(grid * factor, low, high, color=line.get_color(), alpha=0.2, linewidth=0)
+        if len(group) >= BAND_MIN_DOWNLOADS:
+            ax.fill_between(grid * factor, low, high, color=line.get_color(), alpha=0.2, linewidth=0)
     ax.set_xlabel(f"Time since the download started ({unit})")
     ax.set_ylabel("Bytes received (MB, decimal)")
-    _title(fig, "Byte arrival per download: median (line) and p10-p90 (band) per cell", shared)
+    _title(fig, "Byte arrival per download, by cell", shared)
     ax.grid(alpha=0.3)
-    legend(fig, *ax.get_legend_handles_labels())
+    legend(fig, *ax.get_legend_handles_labels(),
+           title=f"line: median\nband: p10-p90 (cells of\n{BAND_MIN_DOWNLOADS} downloads or more)")
     return fig

@@ -222,6 +222,14 @@ def test_every_run_plot_says_what_every_cell_shares_and_no_title_leaves_a_word_a
         assert len(title_lines[0].split()) > 2 and not title_lines[0].endswith((":", ",")), (name, title_lines)
 
 
+def test_a_label_breaks_between_words_never_inside_a_hyphenated_one():
+    """The README's figure broke its tag as `tag=lambda-` / `fanout-local`."""
+    text = ("every cell: concurrency 2, 8 MiB, download_file max_concurrency=10 chunk_size=8MiB threshold=8MiB, "
+            "tag=lambda-fanout-local")
+    assert figures.wrap(text, figures.TITLE_CHARS).splitlines()[-1] == "tag=lambda-fanout-local"
+    assert figures.wrap(TAG_SOLID, 34).splitlines() == [TAG_SOLID[:34], TAG_SOLID[34:]]  # no space: still cut
+
+
 def band_count(fig) -> int:
     """The filled bands on a figure's first axes."""
     return sum(isinstance(c, matplotlib.collections.FillBetweenPolyCollection) for c in fig.axes[0].collections)

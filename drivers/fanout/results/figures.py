@@ -33,8 +33,10 @@ def caption(fig, network_label: str):
 
 def wrap(text: str, width: int = LABEL_CHARS) -> str:
     """A cell label broken into lines of at most `width` characters (a 64-character tag too), so
-    that a strategy's parameters and a long tag never push the data off the figure."""
-    return "\n".join(textwrap.fill(line, width) for line in str(text).splitlines())
+    that a strategy's parameters and a long tag never push the data off the figure. Lines break
+    between words, never at a hyphen inside one (`tag=lambda-fanout-local` stays whole); only a
+    word longer than a line is cut."""
+    return "\n".join(textwrap.fill(line, width, break_on_hyphens=False) for line in str(text).splitlines())
 
 
 def lines(text: str) -> int:

@@ -1,38 +1,35 @@
-"""The measurement must not slow what it measures: `stream` and `ranged` through the handler's
-code against a plain urllib3 GET of the same object with the same number of connections.
+"""The tool's own cost, measured as such: each strategy through the handler's code against the
+same SDK calls made bare, with the same connections; both against urllib3 for information.
 
 Ours: measure.measure_message, what the handler calls for each SQS record (parse the body, the
 strategy's download with its progress counting, request hooks and record), with a boto3 client
-built as the handler builds it. Baseline: urllib3 alone, one GET read in the same chunk size for
-`stream`; for `ranged`, as many threads as connections, each with its own connection, taking
-ranged GETs of the same chunk size from a shared queue and reading them in 256 KiB pieces (the
-transfer manager's io_chunksize). Both discard the bytes. The baseline's sockets have the
-client's timeouts (botocore's 60 s): CPython polls a socket with a timeout before each recv, which
-was most of `stream`'s gap while the baseline had none. The baseline keeps no shared progress
-count under a lock and no timeline; ours does, and that cost is part of the figure.
+built as the handler builds it, timed from outside the call: all the tool does for a message. Bare: the same boto3 calls on a client of the same config without
+the tool's hooks, the bytes dropped: `stream`, one GetObject read in its chunk size; `ranged`,
+its HeadObject, then boto3's own GetObject of each part on as many threads as connections, each
+body read in 256 KiB pieces. Target: ours / bare >= 0.95 (the tool costs at most 5%). What is
+left between bare boto3 and the wire is the SDK's, not the tool's: urllib3 alone (one GET read
+in the same chunk size for `stream`; for `ranged`, as many threads as connections taking ranged
+GETs from a shared queue) is printed beside, ours / urllib3 and bare / urllib3, as information.
+The urllib3 sockets have the client's timeouts (botocore's 60 s): CPython polls a socket with a
+timeout before each recv, which was most of `stream`'s gap while the baseline had none.
 
-Both read from one emulator on loopback with no network model: the emulator (one Python
-process) and the reader share the machine's cores, so the absolute MB/s say little; the ratio,
-ours / baseline on the same object in the same run, is the figure. Each repeat measures both,
-alternating which goes first, after one uncounted warm-up run of each; the median of REPEATS
-ratios is printed, with the ratio of each side's best run (the least disturbed by other load).
-The object is uploaded in 8 MiB parts, as `fanout deploy` uploads it (see measure.CONNECTIONS
-on checksums). Targets: stream >= 0.95; ranged >= 0.90, as every part of it is a signed botocore
-GetObject after a HeadObject, which the baseline does not send. Beside each ratio, the CPU each
-side's process spent per download (the emulator's not counted), as ours / baseline: a figure
-other load on a shared machine moves far less than throughput.
+All read from one emulator on loopback with no network model: the emulator (one Python process)
+and the reader share the machine's cores, so the absolute MB/s say little; the ratios on the same
+object in the same run are the figures. Each repeat runs every side, the order rotated, after
+one uncounted warm-up run of each; the median of REPEATS ratios is printed, with the ratio of
+each side's best run (the least disturbed by other load). The object is uploaded in 8 MiB parts,
+as `fanout deploy` uploads it (see measure.CONNECTIONS on checksums). Beside each ratio, the CPU
+each side's process spent per download (the emulator's not counted), ours / bare: a figure other
+load on a shared machine moves far less than throughput.
 
 ranged used the transfer manager's download_fileobj until its CPU was measured: 0.44-0.64 of
-the baseline's throughput and 2.2-2.5x its CPU, because s3transfer turns every 256 KiB read into
-a task for its IO thread (strategies._ranged). Read by hand it misses 0.90 because of botocore,
-not the tool. For ranged the bench also prints, for information, boto3's GetObject alone
-against the same baseline: four threads of `get_object` + `iter_chunks` on the same client,
-with none of the tool's code, reach 0.81-0.85 at about 100 ms of CPU per 256 MiB, against
-urllib3's 58 ms. The extra CPU is 0.75 ms per request in botocore's own Python (building,
-signing, parsing the answer's headers), plus more loopback TCP and GIL hand-offs in the reading
-threads. The tool adds about 7 ms: 3.4 us per 256 KiB read for the count, the timeline and the
-offset writer, and the HeadObject. The breakdown and how it was measured: docs/strategies.md,
-"Speed of the measurement".
+urllib3's throughput and 2.2-2.5x its CPU, because s3transfer turns every 256 KiB read into a task
+for its IO thread (strategies._ranged). Read by hand, boto3's GetObject alone reached 0.81-0.85 of
+urllib3 at about 100 ms of CPU per 256 MiB, against urllib3's 58 ms: 0.75 ms per request in
+botocore's own Python (building, signing, parsing the answer's headers), plus more loopback TCP
+and GIL hand-offs in the reading threads; the tool adds about 7 ms (3.4 us per 256 KiB read for
+the count, the timeline and the offset writer). The breakdown: docs/strategies.md, "Speed of
+the measurement".
 
 The timeline's cost: `stream` through measure_message as above, against the same with the
 byte-arrival recording switched off (timeline.Recorder.add doing nothing; the record then
@@ -70,7 +67,8 @@ from fanout.common.sizes import format_size, parse_size
 
 SIZE = parse_size(os.environ.get("BENCH_STRATEGY_SIZE", "256MiB"))
 REPEATS = int(os.environ.get("BENCH_STRATEGY_REPEATS", "9"))
-TARGETS = {"stream": 0.95, "ranged connections=4 chunk_size=8MiB": 0.90}  # strategy: ours / urllib3
+STRATEGIES = ("stream", "ranged connections=4 chunk_size=8MiB")
+TARGET = 0.95  # each strategy through the handler / the same SDK calls made bare: within 5%
 TIMELINE_TARGET = 0.98
 MiB = 2**20
 IO_CHUNK = 256 * 1024  # the piece ranged reads (strategies.READ_SIZE, s3transfer's io_chunksize)
@@ -84,8 +82,11 @@ def main() -> None:
 
     config = invocation.client_config(workloads.CONNECTIONS)  # as handler.py builds it
     with serve() as endpoint:
-        s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="test",
-                          aws_secret_access_key="test", config=config)
+        def client():
+            return boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="test",
+                                aws_secret_access_key="test", config=config)  # fmt: skip
+
+        s3, bare = client(), client()  # the handler's, instrumented; the bare calls', not
         measure.endpoints.instrument(s3)
         bucket = f"bench-strategy-{uuid.uuid4().hex[:8]}"
         s3.create_bucket(Bucket=bucket)
@@ -99,55 +100,82 @@ def main() -> None:
         timeout = urllib3.Timeout(connect=config.connect_timeout, read=config.read_timeout)  # the client's
         print(f"strategy_speed: a {format_size(SIZE)} object from the emulator on loopback, no network model, "
               f"{REPEATS} repeats")  # fmt: skip
-        for text, target in TARGETS.items():
+        for text in STRATEGIES:
             choice = measure.strategies.parse(text)
             body = json.dumps({"run_id": "bench", "seq": 0, "strategy": text})
-            cpu = {"handler": [], "urllib3": []}
+            cpu: dict[str, list[float]] = {"handler": [], "bare boto3": [], "urllib3": []}
 
-            def ours():
+            def ours():  # timed from outside: the record's building and the rest of the message too
+                started = time.perf_counter()
                 record = measure.measure_message(s3, settings, body, {})
                 assert record["event"] == "download", record
-                cpu["handler"].append(record["cpu_seconds"])
-                return SIZE / record["seconds"]
+                return SIZE / (time.perf_counter() - started)
 
-            def plain():
-                return _plain_get(url, choice, timeout)
-
-            _compare(str(choice), ours, _cpu_timed(plain, cpu["urllib3"]), target, "urllib3")
-            _cpu_ratio(cpu["handler"][1:], cpu["urllib3"][1:])  # without the warm-up runs
-            if choice.name == "ranged":
-                _sdk_alone(s3, bucket, choice, plain)
+            sides = {"handler": _cpu_timed(ours, cpu["handler"]),
+                     "bare boto3": _cpu_timed(lambda: _bare_sdk(bare, bucket, choice), cpu["bare boto3"]),
+                     "urllib3": _cpu_timed(lambda: _plain_get(url, choice, timeout), cpu["urllib3"])}  # fmt: skip
+            _compare(str(choice), sides, cpu)
             if choice.name == "stream":
-                _compare(f"{choice} with the timeline", ours, lambda: _without_timeline(measure, ours),
-                         TIMELINE_TARGET, "without")
-                _timeline_share(measure, ours())
+                _timeline(measure, ours)
 
 
-def _compare(strategy: str, ours, baseline, target: float, baseline_name: str) -> None:
-    """Print ours / baseline after one uncounted run of each: the first request of a client
+def _compare(strategy: str, sides: dict, cpu: dict[str, list[float]]) -> None:
+    """The handler against the same SDK calls made bare (judged: within 5%), and both against
+    urllib3 (information), each side run once uncounted first: the first request of a client
     pays for its connection and the signer's set-up, which no later download does."""
-    ours(), baseline()
-    mine, theirs = interleaved(ours, baseline, REPEATS)
+    for side in sides.values():
+        side()
+    rates = _rounds(sides, REPEATS)
+    handler, bare, plain = rates["handler"], rates["bare boto3"], rates["urllib3"]
     print(
-        f"  {strategy}: {verdict(mine, theirs, target, name=f'{strategy} / {baseline_name}, MB/s')}; "
-        f"{best_of(mine, theirs)}\n"
-        f"    medians: handler {statistics.median(mine) / 1e6:,.0f} MB/s, "
-        f"{baseline_name} {statistics.median(theirs) / 1e6:,.0f} MB/s (decimal)"
+        f"  {strategy}: {verdict(handler, bare, TARGET, name=f'{strategy} / bare boto3, MB/s')}; "
+        f"{best_of(handler, bare)}\n"
+        f"    medians: handler {statistics.median(handler) / 1e6:,.0f} MB/s, bare boto3 "
+        f"{statistics.median(bare) / 1e6:,.0f} MB/s, urllib3 {statistics.median(plain) / 1e6:,.0f} MB/s (decimal)"
     )
+    _cpu_ratio(cpu["handler"][1:], cpu["bare boto3"][1:], "handler", "bare boto3")  # without the warm-up runs
+    for name, mine in (("handler", handler), ("bare boto3", bare)):
+        ratio = judge(f"{strategy}: {name} / urllib3, MB/s", paired_median(mine, plain)).value
+        print(f"    {name} / urllib3: median ratio {ratio:.2f} (information); {best_of(mine, plain)}")
 
 
-def _sdk_alone(s3, bucket: str, choice, plain) -> None:
-    """boto3's GetObject alone (the same client, none of the tool's code, no HeadObject) against
-    the same urllib3 readers, for information: the part of ranged's gap that is the SDK's, not
-    the measurement's (docs/strategies.md, "Speed of the measurement")."""
-    cpu: dict[str, list[float]] = {"boto3": [], "urllib3": []}
-    boto = _cpu_timed(lambda: _boto_get(s3, bucket, choice), cpu["boto3"])
-    baseline = _cpu_timed(plain, cpu["urllib3"])
-    boto(), baseline()  # uncounted, as in _compare
-    mine, theirs = interleaved(boto, baseline, REPEATS)
-    ratio = judge(f"{choice}: boto3 GetObject alone / urllib3, MB/s", paired_median(mine, theirs)).value
-    print(f"  {choice}, boto3 GetObject alone: median ratio {ratio:.2f} (information); {best_of(mine, theirs)}")
-    _cpu_ratio(cpu["boto3"][1:], cpu["urllib3"][1:], "boto3")
+def _rounds(sides: dict, repeats: int) -> dict[str, list[float]]:
+    """`repeats` results of each side, the order rotated every repeat, so that drift in the
+    machine's load hits every side alike."""
+    names, rates = list(sides), {name: [] for name in sides}
+    for repeat in range(repeats):
+        for name in names[repeat % len(names):] + names[:repeat % len(names)]:
+            rates[name].append(sides[name]())
+    return rates
+
+
+def _timeline(measure, ours) -> None:
+    """`stream` with the byte-arrival timeline recorded against the same with it switched off."""
+    ours(), _without_timeline(measure, ours)
+    mine, theirs = interleaved(ours, lambda: _without_timeline(measure, ours), REPEATS)
+    strategy = f"{measure.strategies.parse('stream')} with the timeline"
+    print(f"  {strategy}: {verdict(mine, theirs, TIMELINE_TARGET, name=f'{strategy} / without, MB/s')}; "
+          f"{best_of(mine, theirs)}")
+    _timeline_share(measure, ours())
+
+
+def _bare_sdk(s3, bucket: str, choice) -> float:
+    """Bytes per second of the SDK calls `choice` makes, made bare on a client without the
+    tool's hooks: `stream`, one GetObject read in its chunk size; `ranged`, boto3's own
+    GetObject in ranged parts on as many threads as connections, after the HeadObject the
+    strategy sends too. Every byte is dropped."""
+    started = time.perf_counter()
+    if choice.name == "stream":
+        body = s3.get_object(Bucket=bucket, Key="object")["Body"]
+        received = sum(len(piece) for piece in body.iter_chunks(choice.value("chunk_size")))
+    else:
+        s3.head_object(Bucket=bucket, Key="object")
+        with ThreadPoolExecutor(choice.value("connections")) as pool:
+            received = sum(pool.map(lambda byte_range: _read_boto(s3, bucket, byte_range),
+                                    _ranges(choice.value("chunk_size"))))  # fmt: skip
+    seconds = time.perf_counter() - started
+    assert received == SIZE, f"boto3 read {received} of {SIZE} bytes"
+    return SIZE / seconds
 
 
 def _cpu_timed(read, spent: list[float]):
@@ -162,10 +190,10 @@ def _cpu_timed(read, spent: list[float]):
     return timed
 
 
-def _cpu_ratio(ours: list[float], baseline: list[float], name: str = "handler") -> None:
+def _cpu_ratio(ours: list[float], baseline: list[float], name: str, baseline_name: str) -> None:
     """The median over the repeats of ours / baseline process CPU per download (the same bytes)."""
     ratios = [o / b for o, b in zip(ours, baseline)]
-    print(f"    CPU per download: {name} / urllib3 median {statistics.median(ratios):.2f}x "
+    print(f"    CPU per download: {name} / {baseline_name} median {statistics.median(ratios):.2f}x "
           f"({statistics.median(ours) * 1e3:,.0f} ms against {statistics.median(baseline) * 1e3:,.0f} ms)")
 
 
@@ -215,18 +243,6 @@ def _plain_get(url: str, choice, timeout: urllib3.Timeout) -> float:
     seconds = time.perf_counter() - started
     pool.clear()
     assert sum(received) == SIZE, f"the plain GETs read {sum(received)} of {SIZE} bytes"
-    return SIZE / seconds
-
-
-def _boto_get(s3, bucket: str, choice) -> float:
-    """Bytes per second of the client's get_object alone, reading the object in ranged parts on
-    as many threads as `choice` has connections, each body in 256 KiB pieces, dropped."""
-    started = time.perf_counter()
-    with ThreadPoolExecutor(choice.value("connections")) as pool:
-        counts = pool.map(lambda byte_range: _read_boto(s3, bucket, byte_range), _ranges(choice.value("chunk_size")))
-        received = sum(counts)
-    seconds = time.perf_counter() - started
-    assert received == SIZE, f"boto3 read {received} of {SIZE} bytes"
     return SIZE / seconds
 
 

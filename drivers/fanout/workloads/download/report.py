@@ -409,7 +409,7 @@ def truth_table(rows: list[dict]) -> Table:
 def _truth_rows(rows: list[dict]) -> list[list]:
     """The ground truth as a table narrow enough for 80 columns: short labels with their units,
     and a mark where a note (_truth_notes) qualifies the estimate."""
-    table = [["memory MB", "parameter", "injected", "estimated", "ratio", "n"]]
+    table: list[list] = [["memory MB", "parameter", "injected", "estimated", "ratio", "n"]]
     for row in rows:
         label, factor = TRUTH_LABELS.get(row["parameter"], (row["parameter"].replace("_", " "), 1))
         mark = _truth_mark(row)

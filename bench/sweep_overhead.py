@@ -54,7 +54,9 @@ def main() -> None:
 
 def _run() -> None:
     with control.private(prefix="bench-sweep-"):
-        settings = sweep.SweepParams("local", STACK, "us-east-1", axes.Axes.parse(AXES), MULTIPLIER, "bench", timeout=600)
+        # Loopback: the overhead of a cell is the tool's, not a network model's (a stack's default).
+        settings = sweep.SweepParams("local", STACK, "us-east-1", axes.Axes.parse(AXES), MULTIPLIER, "bench", timeout=600,
+                                     network="none")  # fmt: skip
         console = Console()
         manifest = sweep.start(settings, confirmed=False, console=console)
         with terraform.output_to_log("local", STACK):

@@ -39,9 +39,11 @@ def run(args) -> int:
 
 
 def check_networks(a: list[str], b: list[str]) -> None:
-    """UsageError naming the networks when the runs of A and B were not all made under one."""
+    """UsageError naming the networks when A's runs were made under other networks than B's. (A
+    side of several networks, a sweep whose deployments took different scales, compares with a
+    side of the same ones: cells are matched on the network where it varies within a side.)"""
     sides = {side: sorted({runs.load(run_id).network_label() for run_id in ids}) for side, ids in (("A", a), ("B", b))}
-    if len({*sides["A"], *sides["B"]}) > 1:
+    if sides["A"] != sides["B"]:
         said = "; ".join(f"{side}: {' and '.join(labels)}" for side, labels in sides.items())
         raise UsageError(f"A and B were made under different networks ({said}): their difference would be the "
                          "networks'; `make compare ... FORCE=1` (--force) compares them anyway")

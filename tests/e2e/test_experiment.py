@@ -153,7 +153,7 @@ def test_a_run_under_a_network_model(deployed, tmp_path, capsys):
                     '[addresses]\n"127.0.0.2" = 1\n"127.0.0.3" = 1\n')
     assert fanout("fire", "--messages", "8", "--tag", "modelled", "--pin", "auto") == 0
     run_id = runs.resolve(runs.LATEST)
-    assert fanout("wait", "--run", run_id, "--network", str(path), "--network-scale", "2", *WAIT) == 0
+    assert fanout("wait", "--run", run_id, "--timeout", "240", "--network", str(path), "--network-scale", "2") == 0
     network = runs.load(run_id).network
     assert (network["profile"], network["scale"], network["parameters"]["sustained_mb_per_s"]) == ("tiny", 2, 8)
     capsys.readouterr()

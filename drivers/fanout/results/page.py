@@ -14,7 +14,8 @@ import jinja2
 from markdown_it import MarkdownIt
 from markupsafe import Markup
 
-from fanout.results import sections, tables
+from fanout.results import run_folders as runs, sections, tables
+
 DATA_FILES = (".csv", ".json", ".jsonl")  # the files beside the page that it links to
 TEMPLATES = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
                                autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)  # fmt: skip
@@ -22,11 +23,15 @@ MARKDOWN = MarkdownIt("commonmark", {"html": False})
 
 
 def html(report: sections.Report, folder: Path) -> str:
-    """The page of `report`, whose plots and data files are in `folder`."""
+    """The page of `report`, whose plots and data files are in `folder`: the header, the answer,
+    the contents, the details (fanout.results.sections), as report.md orders them."""
     links = sorted(path.name for path in folder.iterdir() if path.suffix in DATA_FILES) if folder.is_dir() else []
+    contents = iter(report.contents())
+    details = [(block, next(contents)[1] if sections.heading(block) else None) for block in report.details(sections.FILES)]
     return TEMPLATES.get_template("report.html.j2").render(
-        report=report, blocks=report.on(sections.FILES), links=links, markdown=_markdown, cells=_cells,
-        data_uri=_data_uri,
+        report=report, answer=report.opening(sections.FILES), details=details, contents=report.contents(),
+        links=links, page_file=runs.PAGE_FILE, markdown=_markdown, cells=_cells, data_uri=_data_uri,
+        answer_title=sections.ANSWER_TITLE, contents_title=sections.CONTENTS_TITLE,
     )  # fmt: skip
 
 
@@ -35,11 +40,14 @@ def _markdown(text: str) -> Markup:
     return Markup(MARKDOWN.render(text))
 
 
-def _cells(table: sections.Table) -> list[list[tuple[str, bool]]]:
-    """The table's body as (text, is a figure) per cell: figures are right-aligned."""
-    labels = tables.label_count(table.rows[0]) if table.labels is None else table.labels
-    return [[(tables.fmt(value), i >= labels) for i, value in enumerate(row)] for row in table.rows[1:]]
+def _cells(table: sections.Table) -> tuple[list[str], list[list[tuple[str, bool]]]]:
+    """The table's header and body as (text, is a figure) per cell, less the columns the header
+    states once: figures are right-aligned, labels may wrap."""
+    rows, labels = table.shown()
+    labels = tables.label_count(rows[0]) if labels is None else labels
+    return [str(name) for name in rows[0]], [[(tables.fmt(value), i >= labels) for i, value in enumerate(row)]
+                                             for row in rows[1:]]  # fmt: skip
 
 
-def _data_uri(image: Path) -> str:
-    return "data:image/png;base64," + base64.b64encode(image.read_bytes()).decode("ascii")
+def _data_uri(image: sections.Image) -> str:
+    return "data:image/png;base64," + base64.b64encode(image.path.read_bytes()).decode("ascii")

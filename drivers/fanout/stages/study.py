@@ -22,8 +22,8 @@ from fanout.results import terminal
 from fanout.results.sections import TERMINAL, Block, Table, Text
 from fanout.stages import sweep, wait
 
-STUDIES = paths.REPO / "studies"
-REPORT_DIR = "studies"  # results/studies/<name>/<sweep id>/
+STUDIES = sweeps.STUDY_FILES
+REPORT_DIR = sweeps.STUDY_REPORTS  # results/studies/<name>/<sweep id>/
 # Flags of `fanout sweep` that run a study rather than define it: the study command sets them.
 RUN_FLAGS = {"help", "backend", "stack", "endpoint", "verbose", "tag", "resume", "timeout", "yes", "destroy_after",
              "workload"}  # fmt: skip
@@ -54,7 +54,7 @@ class Study:
 
     def tag(self, local: bool) -> str:
         """Every run's tag: the study's name, so a sweep names the study it belongs to."""
-        return f"{self.name}-local" if local else self.name
+        return f"{self.name}{sweeps.LOCAL_SUFFIX}" if local else self.name
 
     def sweep_argv(self, backend: str, stack: str, local: bool) -> list[str]:
         """`fanout sweep`'s arguments for this study on `backend`."""
@@ -353,7 +353,7 @@ def report_tables(study: Study, records: list[dict]) -> list[Table]:
 
 def report_dir(study: Study, manifest: sweeps.Manifest) -> Path:
     """results/studies/<name>/<sweep id>/."""
-    return paths.results_dir() / REPORT_DIR / study.name / manifest.sweep_id
+    return sweeps.study_dir(study.name, manifest.sweep_id)
 
 
 def write_report(study: Study, manifest: sweeps.Manifest) -> sections.Report:

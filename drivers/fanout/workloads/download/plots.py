@@ -26,6 +26,18 @@ from fanout.results.figures import LINE_INCHES, WIDTH, caption, height, legend, 
 
 CELLS = cells.of(workloads.get("download"))  # the download workload's cells
 
+ANSWER = "throughput.png"  # the plot the page opens with, beside the answer's table
+CAPTIONS = {  # file name -> what the plot shows: the page's alt text and caption
+    "throughput.png": "Throughput per download by cell (decimal MB/s): box of quartiles with the median, mean "
+                      "(triangle) and a dot per download",
+    "concurrency.png": "Downloads running at once over the run, per cell, against the target concurrency; grey: "
+                       "the steady window",
+    "seconds_cdf.png": "Cumulative distribution of download times per cell",
+    "throughput_by_concurrency_ran_at.png": "Every download's throughput against the concurrency it ran at; dashed: "
+                                            "the at-target threshold, right of which the tables keep the downloads",
+    "timeline.png": "Bytes received against time since each download started, per cell: the median download and its "
+                    "p10-p90 band",
+}  # fmt: skip
 TARGET_STYLE = {"color": "tab:red", "linestyle": "--", "linewidth": 1.5}
 PANEL_TITLE_CHARS = 75  # a concurrency panel's title: the axes' width, the legend beside the top one
 

@@ -8,13 +8,15 @@ percentile methods and the files written: docs/experiment.md, *report*, and
 docs/statistics.md, *Downloads at target*. Across runs: fanout.workloads.download.across.
 """
 
+import functools
 import re
 import textwrap
 import time
 from dataclasses import replace
 
-from fanout.results import cells, concurrency, deadletters, pressure, report_files, run_cost, log_records as run_logs, run_folders as runs, run_record, stats, tables
-from fanout.results.sections import FILES, TERMINAL, Figures, Heading, Report, Table, Text, Warnings, sentence
+from fanout.cloud import strategies
+from fanout.results import aggregate, cells, concurrency, deadletters, pressure, report_files, run_cost, log_records as run_logs, run_folders as runs, run_record, stats, sweep_folders as sweeps, tables
+from fanout.results.sections import FILES, TERMINAL, Figures, Heading, Report, Table, Text, Warnings, images as described, links, sentence
 from fanout.workloads.download import cell_stats, endpoint_ips, plots
 from fanout.workloads.download.cell_stats import METRICS, STATS
 from fanout import insights
@@ -106,12 +108,16 @@ def build(stack, record: run_record.RunRecord) -> dict:
     }
 
 
+AT_TARGET_VERSION = 2  # what summary["at_target"] holds: 2 added the intervals and the aggregate figures
+
+
 def at_target(summary: dict) -> dict:
     """The summary's statistics over the downloads that ran at target (docs/statistics.md), at
-    the summary's `at_target_fraction` (fanout report --at-target; 90% by default), computed
-    from its records and kept as summary["at_target"]; returns that."""
+    the summary's `at_target_fraction` (fanout report --at-target; 90% by default), and each
+    cell's aggregate figures over every download, computed from its records and kept as
+    summary["at_target"] (recomputed when a saved one is of an older AT_TARGET_VERSION); returns that."""
     fraction = summary.setdefault("at_target_fraction", concurrency.AT_TARGET_FRACTION)
-    if summary.get("at_target", {}).get("fraction") == fraction:
+    if summary.get("at_target", {}).get("fraction") == fraction and summary["at_target"].get("version") == AT_TARGET_VERSION:
         return summary["at_target"]
     downloads = [r for r in summary["records"] if r.get("event") == "download"]
     by_cell: dict = {}
@@ -123,17 +129,19 @@ def at_target(summary: dict) -> dict:
         target = group[0].get("concurrency_limit") or 1
         kept = [d for d, r in members if r is None or concurrency.at_target(r, target, fraction)]
         rows.append(cell.as_dict() | {"n": len(kept), "n_all": len(members), "n_excluded": len(members) - len(kept)}
-                    | concurrency.reach(group, ran_at) | _statistics(kept))  # fmt: skip
+                    | concurrency.reach(group, ran_at) | _statistics(kept) | aggregates(group))  # fmt: skip
     summary["at_target"] = {"fraction": fraction, "definition": concurrency.at_target_definition(fraction), "cells": rows,
-                            "percentiles": stats.PERCENTILE_METHOD}  # fmt: skip
+                            "percentiles": stats.PERCENTILE_METHOD, "version": AT_TARGET_VERSION}  # fmt: skip
     return summary["at_target"]
 
 
 def _statistics(downloads: list[dict]) -> dict:
-    """seconds, MB/s and Mbit/s statistics of `downloads` (none without any)."""
+    """seconds, MB/s and Mbit/s statistics of `downloads`, with the intervals of the medians and
+    p99s of seconds and MB/s (none without any)."""
     if not downloads:
         return {}
-    return cell_stats.of([d["seconds"] for d in downloads], [d["bytes"] / d["seconds"] / 1e6 for d in downloads])
+    seconds, mb_per_s = [d["seconds"] for d in downloads], [d["bytes"] / d["seconds"] / 1e6 for d in downloads]
+    return cell_stats.of(seconds, mb_per_s) | cell_stats.intervals(mb_per_s) | cell_stats.intervals(seconds, "seconds")
 
 
 def percentile_table(rows: list[dict]) -> list[dict]:
@@ -157,6 +165,24 @@ def join_cells(table: list[dict], downloads: list[dict]) -> list[dict]:
     joined = [dict(row, **achieved_concurrency(by_cell.get(CELLS.key(row), [])),
                    **pressure.cell_figures(by_cell.get(CELLS.key(row), []))) for row in table]  # fmt: skip
     return sorted(joined, key=CELLS.sort_key)
+
+
+def aggregates(downloads: list[dict]) -> dict:
+    """A cell's aggregate GB/s and GET/s over its steady window (fanout.results.aggregate)."""
+    return aggregate.of(downloads, downloads[0].get("concurrency_limit") if downloads else None, gets)
+
+
+def gets(download: dict) -> int | None:
+    """The GetObject requests of a download: its record's S3 responses less the HeadObject its
+    strategy sends first (none known for crt, whose requests botocore never sees)."""
+    if download.get("requests") is None:
+        return None
+    return max(0, download["requests"] - _heads(download.get("strategy") or "", download["bytes"]))
+
+
+@functools.cache
+def _heads(strategy: str, size: int) -> int:
+    return strategies.parse(strategy).heads(size) if strategy else 0
 
 
 def with_predictions(cell_rows: list[dict], record: run_record.RunRecord, downloads: list[dict]) -> list[dict]:
@@ -249,8 +275,7 @@ def sections(summary: dict, images: tuple = ()) -> Report:
     at_target(summary)  # before anything is drawn or written: the summary keeps it
     varying = CELLS.varying([CELLS.key(cell) for cell in summary["cells"]])
     shared = tuple(i for i, name in enumerate(CELLS.fields) if name not in varying)  # on the terminal, said once
-    blocks = [*_terminal_header(summary, varying), *_how(summary),
-              Warnings(tuple(warnings(summary)), only=FILES)]  # fmt: skip
+    blocks = [*_terminal_header(summary, varying), *_how(summary)]
     at = at_target(summary)["cells"]
     if not any(cell["n"] for cell in at):
         blocks.append(Text(NONE_AT_TARGET, "bold"))
@@ -284,8 +309,100 @@ def sections(summary: dict, images: tuple = ()) -> Report:
         blocks.append(Table(ENDPOINT_TITLE, endpoint_ips.rows_for_display(summary["endpoint_ips"], CELLS.fields),
                             note=note, caption=sentence(note), labels=len(CELLS.fields) + 1, shared=shared,
                             only=None if endpoint_ips.compares(summary["endpoint_ips"]) else FILES))  # fmt: skip
+    pictures = described(images, plots.CAPTIONS)
+    first = tuple(image for image in pictures if image.path.name == plots.ANSWER)
+    rest = tuple(image for image in pictures if image not in first)
+    joined = _cells(summary)
     return Report(f"s3-fanout run {summary['run']['run_id']}", summary["network"],
-                                  [*blocks, *_closing(summary), Figures(tuple(images))])  # fmt: skip
+                  [*blocks, *_closing(summary), Figures(rest)], answer=answer(summary, shared, first),
+                  header=CELLS.header(joined[0], [n for n in CELLS.fields if n not in varying]) if joined else (),
+                  links=_links(summary))  # fmt: skip
+
+
+ANSWER_COLUMNS = ("at target", "p50 MB/s (95% CI)", "p99 MB/s (95% CI)", "p50 s (95% CI)", "p99 s (95% CI)",
+                  "aggregate GB/s", "GET/s")  # fmt: skip
+
+
+def answer(summary: dict, shared: tuple[int, ...], figure: tuple) -> list:
+    """What the run found, first: per cell the median and p99 throughput and seconds of the
+    downloads at target with their intervals, how many ran at target, the aggregate figures and,
+    under a model, the model's median; the best cell named; then the one plot that shows it, and
+    what makes the figures incomplete."""
+    joined = _cells(summary)
+    predicted = any(PREDICTED in cell for cell in joined)
+    rows: list[list] = [[*CELLS.titles.values(), *ANSWER_COLUMNS, *(["model p50 s", "measured/model"] if predicted else [])]]
+    for cell in joined:
+        key = CELLS.key(cell)
+        rows.append([*(key.text(name) for name in CELLS.fields), _share(cell),
+                     *(_with_ci(cell, metric, stat) for metric in ("mb_per_s", "seconds") for stat in stats.CI_STATISTICS),
+                     cell.get("aggregate_gb_per_s"), cell.get("aggregate_gets_per_s"),
+                     *([cell.get(PREDICTED), ratio(cell)] if predicted else [])])  # fmt: skip
+    note = _answer_note(summary, predicted)
+    return [Text(_finding(joined), only=FILES),
+            Table("Answer", rows, note=note, footnotes=(sentence(note),), labels=len(CELLS.fields),
+                  shared=shared, headed=False, only=FILES),
+            Figures(figure, headed=False), Warnings(tuple(warnings(summary)), only=FILES)]  # fmt: skip
+
+
+def _share(cell: dict) -> str:
+    """`68 of 80 (85%)`: the downloads at target among the cell's."""
+    n, n_all = cell.get("n"), cell.get("n_all")
+    return "-" if not n_all else f"{n} of {n_all} ({n / n_all:.0%})"
+
+
+def _with_ci(cell: dict, metric: str, stat: str) -> str:
+    """`42.5 (41.9-42.6)`: a statistic and its interval, as the tables format numbers."""
+    value = cell.get(cell_stats.column(metric, stat))
+    low, high = (cell.get(cell_stats.ci_column(stat, end, metric)) for end in cell_stats.CI_ENDS)
+    if value is None:
+        return "-"
+    return tables.fmt(value) + ("" if low is None else f" ({tables.fmt(low)}-{tables.fmt(high)})")
+
+
+def _finding(joined: list[dict]) -> str:
+    """The answer in a sentence or two: the best cell's median and the aggregate, and whether
+    the machine delivered the model's figures."""
+    measured = [cell for cell in joined if cell.get(cell_stats.column("mb_per_s", "p50")) is not None]
+    if not measured:
+        return "No download ran at target: the tables below are of every download."
+    best = max(measured, key=lambda cell: cell[cell_stats.column("mb_per_s", "p50")])
+    varying = CELLS.varying([CELLS.key(cell) for cell in joined])
+    where = f"The best cell, {CELLS.label(best, varying)}, " if len(joined) > 1 else ""
+    text = (f"{where}{'reached' if where else 'Downloads at target reached'} a median "
+            f"{_with_ci(best, 'mb_per_s', 'p50')} MB/s per download, {_with_ci(best, 'seconds', 'p50')} s each "
+            f"({best['n']} of {best['n_all']} at target)")  # fmt: skip
+    if best.get("aggregate_gb_per_s") is not None:
+        text += f"; together its downloads received {best['aggregate_gb_per_s']:.3g} GB/s over the steady window"
+    value = ratio(best)
+    if value is not None:
+        verdict = "the model's figures" if HONOURED[0] <= value <= HONOURED[1] else "not the model's figures"
+        text += f". The model predicted {tables.fmt(best[PREDICTED])} s: measured/predicted {value:g}, {verdict}"
+    return text + "."
+
+
+def _answer_note(summary: dict, predicted: bool) -> str:
+    """The answer table's units and methods, and what the network scale does to the aggregate."""
+    note = (f"Over the downloads at target; 95% CI: {stats.CI_METHOD}; aggregate: the bytes all the cell's downloads "
+            f"received within its steady window over its length, and the GETs they made within it per second "
+            f"(pro rata at the window's edges; - for crt, which reports no requests): {aggregate.UNITS}")  # fmt: skip
+    scale = (_run(summary).network or {}).get("scale")
+    if scale and scale != 1:
+        note += (f"; simulated at network scale {scale:g}: every rate, the aggregate too, is the model's divided by "
+                 f"{scale:g} (first-byte waits are not)")  # fmt: skip
+    if predicted:
+        note += "; model: the model's median download seconds for the cell (Measured against the model)"
+    return note
+
+
+def _links(summary: dict) -> tuple:
+    """The run's sweep's page and its study's, when it was a sweep's cell."""
+    run = _run(summary)
+    if not run.sweep or not run.sweep.sweep_id:
+        return ()
+    return links(runs.run_dir(run.run_id), sweeps.related(run.sweep.sweep_id, run.parameters.experiment_tag))
+
+
+
 
 
 def _terminal_header(summary: dict, varying: tuple[str, ...]) -> list:
@@ -497,7 +614,8 @@ def _percentiles(summary: dict, between: str = "\n  ") -> str:
             f"{backends.get(summary['run']['backend']).percentile_method}")
 
 
-CSV_COLUMNS = [*CELLS.fields, "n", "n_all", "n_excluded", *cell_stats.COLUMNS, "target",
+CSV_COLUMNS = [*CELLS.fields, "n", "n_all", "n_excluded", *cell_stats.COLUMNS, *cell_stats.CI_COLUMNS,
+               *cell_stats.SECONDS_CI_COLUMNS, *aggregate.COLUMNS, "target",
                "peak_concurrency", "steady_mean_concurrency", "cold_starts", "cold_start_share", *PRESSURE_COLUMNS,
                "at_target_fraction", "network"]  # summary.csv: the figures at target
 

@@ -69,3 +69,16 @@ def _share(download: dict, low: float, high: float) -> float:
 
 def _overlap(start: float, end: float, low: float, high: float) -> float:
     return max(0.0, min(end, high) - max(start, low))
+
+
+def pooled(parts: Sequence[dict]) -> dict:
+    """COLUMNS of a cell made of several runs (each with a steady window of its own, of()): the
+    bytes and requests of every window over their summed length."""
+    timed = [part for part in parts if part.get("aggregate_window_s")]
+    if not timed:
+        return dict.fromkeys(COLUMNS)
+    seconds = sum(part["aggregate_window_s"] for part in timed)
+    rates = {name: None if any(part[name] is None for part in timed)
+             else sum(part[name] * part["aggregate_window_s"] for part in timed) / seconds
+             for name in COLUMNS[:2]}  # fmt: skip
+    return rates | {"aggregate_window_s": seconds}

@@ -321,36 +321,45 @@ def sections(summary: dict, images: tuple = ()) -> Report:
 
 ANSWER_COLUMNS = ("at target", "p50 MB/s (95% CI)", "p99 MB/s (95% CI)", "p50 s (95% CI)", "p99 s (95% CI)",
                   "aggregate GB/s", "GET/s")  # fmt: skip
+MODEL_COLUMNS = ("model p50 s", "measured/model")
 
 
 def answer(summary: dict, shared: tuple[int, ...], figure: tuple) -> list:
-    """What the run found, first: per cell the median and p99 throughput and seconds of the
-    downloads at target with their intervals, how many ran at target, the aggregate figures and,
-    under a model, the model's median; the best cell named; then the one plot that shows it, and
-    what makes the figures incomplete."""
+    """What the run found, first: the answer's sentence and table (answer_table), the one plot
+    that shows it, and what makes the figures incomplete."""
     joined = _cells(summary)
-    predicted = any(PREDICTED in cell for cell in joined)
-    rows: list[list] = [[*CELLS.titles.values(), *ANSWER_COLUMNS, *(["model p50 s", "measured/model"] if predicted else [])]]
-    for cell in joined:
-        key = CELLS.key(cell)
-        rows.append([*(key.text(name) for name in CELLS.fields), _share(cell),
-                     *(_with_ci(cell, metric, stat) for metric in ("mb_per_s", "seconds") for stat in stats.CI_STATISTICS),
-                     cell.get("aggregate_gb_per_s"), cell.get("aggregate_gets_per_s"),
-                     *([cell.get(PREDICTED), ratio(cell)] if predicted else [])])  # fmt: skip
-    note = _answer_note(summary, predicted)
-    return [Text(_finding(joined), only=FILES),
-            Table("Answer", rows, note=note, footnotes=(sentence(note),), labels=len(CELLS.fields),
-                  shared=shared, headed=False, only=FILES),
+    varying = CELLS.varying([CELLS.key(cell) for cell in joined])
+    table = answer_table(joined, list(CELLS.titles.values()), lambda cell: [CELLS.key(cell).text(n) for n in CELLS.fields],
+                         (_run(summary).network or {}).get("scale"), shared)  # fmt: skip
+    return [Text(finding(joined, lambda cell: CELLS.label(cell, varying)), only=FILES), table,
             Figures(figure, headed=False), Warnings(tuple(warnings(summary)), only=FILES)]  # fmt: skip
 
 
-def _share(cell: dict) -> str:
+def answer_table(cell_rows: list[dict], titles: list[str], key_text, scale: float | None,
+                 shared: tuple[int, ...] = ()) -> Table:  # fmt: skip
+    """Per cell (labelled by `titles` and `key_text(cell)`) the median and p99 throughput and
+    seconds of the downloads at target with their intervals, how many ran at target, the
+    aggregate figures and, under a model, the model's median; `scale`: the network scale the
+    figures were made at (None: none, or AWS)."""
+    predicted = any(PREDICTED in cell for cell in cell_rows)
+    rows: list[list] = [[*titles, *ANSWER_COLUMNS, *(MODEL_COLUMNS if predicted else ())]]
+    for cell in cell_rows:
+        rows.append([*key_text(cell), at_target_share(cell),
+                     *(with_ci(cell, metric, stat) for metric in ("mb_per_s", "seconds") for stat in stats.CI_STATISTICS),
+                     cell.get("aggregate_gb_per_s"), cell.get("aggregate_gets_per_s"),
+                     *([cell.get(PREDICTED), ratio(cell)] if predicted else [])])  # fmt: skip
+    note = answer_note(scale, predicted)
+    return Table("Answer", rows, note=note, footnotes=(sentence(note),), labels=len(titles), shared=shared,
+                 headed=False, only=FILES)  # fmt: skip
+
+
+def at_target_share(cell: dict) -> str:
     """`68 of 80 (85%)`: the downloads at target among the cell's."""
     n, n_all = cell.get("n"), cell.get("n_all")
     return "-" if not n_all else f"{n} of {n_all} ({n / n_all:.0%})"
 
 
-def _with_ci(cell: dict, metric: str, stat: str) -> str:
+def with_ci(cell: dict, metric: str, stat: str) -> str:
     """`42.5 (41.9-42.6)`: a statistic and its interval, as the tables format numbers."""
     value = cell.get(cell_stats.column(metric, stat))
     low, high = (cell.get(cell_stats.ci_column(stat, end, metric)) for end in cell_stats.CI_ENDS)
@@ -359,18 +368,17 @@ def _with_ci(cell: dict, metric: str, stat: str) -> str:
     return tables.fmt(value) + ("" if low is None else f" ({tables.fmt(low)}-{tables.fmt(high)})")
 
 
-def _finding(joined: list[dict]) -> str:
-    """The answer in a sentence or two: the best cell's median and the aggregate, and whether
-    the machine delivered the model's figures."""
-    measured = [cell for cell in joined if cell.get(cell_stats.column("mb_per_s", "p50")) is not None]
+def finding(cell_rows: list[dict], label) -> str:
+    """The answer in a sentence or two: the best cell (named by `label(cell)` when there are
+    several), its median and aggregate, and whether the machine delivered the model's figures."""
+    median = cell_stats.column("mb_per_s", "p50")
+    measured = [cell for cell in cell_rows if cell.get(median) is not None]
     if not measured:
         return "No download ran at target: the tables below are of every download."
-    best = max(measured, key=lambda cell: cell[cell_stats.column("mb_per_s", "p50")])
-    varying = CELLS.varying([CELLS.key(cell) for cell in joined])
-    where = f"The best cell, {CELLS.label(best, varying)}, " if len(joined) > 1 else ""
-    text = (f"{where}{'reached' if where else 'Downloads at target reached'} a median "
-            f"{_with_ci(best, 'mb_per_s', 'p50')} MB/s per download, {_with_ci(best, 'seconds', 'p50')} s each "
-            f"({best['n']} of {best['n_all']} at target)")  # fmt: skip
+    best = max(measured, key=lambda cell: cell[median])
+    where = f"The best cell, {label(best)}, reached" if len(cell_rows) > 1 else "Downloads at target reached"
+    text = (f"{where} a median {with_ci(best, 'mb_per_s', 'p50')} MB/s per download, "
+            f"{with_ci(best, 'seconds', 'p50')} s each ({best['n']} of {best['n_all']} at target)")  # fmt: skip
     if best.get("aggregate_gb_per_s") is not None:
         text += f"; together its downloads received {best['aggregate_gb_per_s']:.3g} GB/s over the steady window"
     value = ratio(best)
@@ -380,17 +388,16 @@ def _finding(joined: list[dict]) -> str:
     return text + "."
 
 
-def _answer_note(summary: dict, predicted: bool) -> str:
+def answer_note(scale: float | None, predicted: bool) -> str:
     """The answer table's units and methods, and what the network scale does to the aggregate."""
     note = (f"Over the downloads at target; 95% CI: {stats.CI_METHOD}; aggregate: the bytes all the cell's downloads "
             f"received within its steady window over its length, and the GETs they made within it per second "
             f"(pro rata at the window's edges; - for crt, which reports no requests): {aggregate.UNITS}")  # fmt: skip
-    scale = (_run(summary).network or {}).get("scale")
     if scale and scale != 1:
         note += (f"; simulated at network scale {scale:g}: every rate, the aggregate too, is the model's divided by "
                  f"{scale:g} (first-byte waits are not)")  # fmt: skip
     if predicted:
-        note += "; model: the model's median download seconds for the cell (Measured against the model)"
+        note += f"; model: the model's median download seconds for the cell ({PREDICTION_TITLE})"
     return note
 
 

@@ -8,6 +8,7 @@ never as markup; only the report's paragraphs, which are Markdown, become HTML, 
 markdown-it-py with raw HTML disabled (it escapes any in the text)."""
 
 import base64
+import re
 from pathlib import Path
 
 import jinja2
@@ -20,6 +21,7 @@ DATA_FILES = (".csv", ".json", ".jsonl")  # the files beside the page that it li
 TEMPLATES = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
                                autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)  # fmt: skip
 MARKDOWN = MarkdownIt("commonmark", {"html": False})
+FIGURE = re.compile(r"[-+]?[\d.]|-$")  # a table cell's text that is a number (or none: -)
 
 
 def html(report: sections.Report, folder: Path) -> str:
@@ -42,11 +44,13 @@ def _markdown(text: str) -> Markup:
 
 def _cells(table: sections.Table) -> tuple[list[str], list[list[tuple[str, bool]]]]:
     """The table's header and body as (text, is a figure) per cell, less the columns the header
-    states once: figures are right-aligned, labels may wrap."""
+    states once: figures (a number, or text that starts as one: `42.5 (41.9-42.6)`, `-`) are
+    right-aligned and never wrap; labels and other text (a verdict, its evidence) may wrap."""
     rows, labels = table.shown()
     labels = tables.label_count(rows[0]) if labels is None else labels
-    return [str(name) for name in rows[0]], [[(tables.fmt(value), i >= labels) for i, value in enumerate(row)]
-                                             for row in rows[1:]]  # fmt: skip
+    body = [[(text, i >= labels and bool(FIGURE.match(text))) for i, text in enumerate(map(tables.fmt, row))]
+            for row in rows[1:]]  # fmt: skip
+    return [str(name) for name in rows[0]], body
 
 
 def _data_uri(image: sections.Image) -> str:

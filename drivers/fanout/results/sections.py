@@ -13,7 +13,7 @@ cell shares, said once (`Report.header`); then a list of the sections that follo
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import ClassVar
 
@@ -156,6 +156,12 @@ class Report:
         """(heading, anchor) of each section of the files' details, in order."""
         titles = [title for block in self.details(FILES) if (title := heading(block))]
         return list(zip(titles, anchors(titles)))
+
+
+def on_only(blocks: list[Block], medium: str) -> list[Block]:
+    """The blocks of `blocks` that show on `medium`, shown there only: a report whose answer
+    opens the files keeps the same blocks where they stand on the terminal, after its first lines."""
+    return [replace(block, only=medium) for block in blocks if block.only in (None, medium)]
 
 
 def heading(block: Block) -> str | None:

@@ -19,7 +19,7 @@ from fanout.common import backends, paths, registry as workloads
 from fanout.common.errors import OneLineErrors, UsageError
 from fanout.results import report_files, run_folders as runs, sections, study_tables as compared, sweep_folders as sweeps
 from fanout.results import terminal
-from fanout.results.sections import TERMINAL, Block, Table, Text
+from fanout.results.sections import TERMINAL, Block, Heading, Table, Text
 from fanout.stages import sweep, wait
 
 STUDIES = sweeps.STUDY_FILES
@@ -328,27 +328,41 @@ def records_of(manifest: sweeps.Manifest, workload: str) -> list[dict]:
     return found
 
 
-def provenance(study: Study, manifest: sweeps.Manifest, label: str, backend: str | None) -> list[Block]:
-    """What was run and how its numbers were made (`label`, on `backend`): measured on AWS, or a
-    simulation (network profile and scale) that is never a reproduction."""
+def provenance(study: Study, manifest: sweeps.Manifest, label: str) -> list[Block]:
+    """What was run and how its numbers were made (`label`)."""
     source = study.source
-    lines: list[Block] = [
+    return [
+        Heading("How it was made"),
         Text(study.description),
         Text(f"Source: {source['title']}, {source['date']}, {source['url'] or 'URL not recorded'}; "
              f"ran on: {source['platform']}."),
         Text(f"Ours: sweep {manifest.sweep_id} ({len(manifest.cells)} cells, tag {manifest.tag}), {label}."),
     ]  # fmt: skip
-    if backends.simulated(backend):
-        lines.append(Text(f"SIMULATION, not a reproduction: {label}; these figures rehearse the study's method on "
-                          "the local backend and say nothing about AWS.", "bold"))  # fmt: skip
-    return lines
+
+
+def simulation(label: str, backend: str | None) -> list[Block]:
+    """A local study's warning, first: a simulation (network profile and scale), never a
+    reproduction."""
+    if not backends.simulated(backend):
+        return []
+    return [Text(f"SIMULATION, not a reproduction: {label}; these figures rehearse the study's method on the local "
+                 "backend and say nothing about AWS.", "bold")]  # fmt: skip
+
+
+def answer(study: Study, records: list[dict], label: str, folder: Path) -> list[Block]:
+    """The study's answer: each claim's verdict, and ours against the published figures in a plot
+    per published table (fanout.results.study_plots), written into `folder`."""
+    from fanout.results import study_plots  # matplotlib: imported by a report, never by the CLI's parser
+
+    found = compared.verdicts(list(study.claims), records)
+    path = study_plots.draw(study.reference, compared.points(study.reference, records), label,
+                            folder / study_plots.file_name(0))  # fmt: skip
+    claims = [Text(compared.tally(found)), compared.judge(list(study.claims), records, found)] if found else []
+    return [*claims, sections.Figures((sections.Image(path, study_plots.caption_text(study.reference)),), headed=False)]
 
 
 def report_tables(study: Study, records: list[dict]) -> list[Table]:
-    parts = [compared.comparison(study.reference, records)]
-    if study.claims:
-        parts.append(compared.judge(list(study.claims), records))
-    return parts
+    return [compared.comparison(study.reference, records)]
 
 
 def report_dir(study: Study, manifest: sweeps.Manifest) -> Path:
@@ -357,14 +371,21 @@ def report_dir(study: Study, manifest: sweeps.Manifest) -> Path:
 
 
 def write_report(study: Study, manifest: sweeps.Manifest) -> sections.Report:
-    """The study report as sections, written as report.md and index.html into report_dir; the
-    report, for the terminal."""
-    first = runs.load(next(cell.run_id for cell in manifest.cells if cell.status == "done"))
+    """The study report as sections, written as report.md and index.html into report_dir with
+    its plot; the report, for the terminal."""
+    done = [cell.run_id for cell in manifest.cells if cell.status == "done" and cell.run_id]
+    first = runs.load(done[0])
     label = first.network_label()
-    blocks = [Text(study.title, "bold", only=TERMINAL), *provenance(study, manifest, label, first.backend),
-              *report_tables(study, records_of(manifest, study.workload))]  # fmt: skip
-    report = sections.Report(study.title, label, blocks)
+    records = records_of(manifest, study.workload)
     folder = report_dir(study, manifest)
     folder.mkdir(parents=True, exist_ok=True)
+    blocks = [Text(study.title, "bold", only=TERMINAL), *provenance(study, manifest, label),
+              *report_tables(study, records)]  # fmt: skip
+    pages = [(f"sweep {manifest.sweep_id}", sweeps.sweep_dir(manifest.sweep_id)),
+             *((f"run {run_id}", runs.run_dir(run_id)) for run_id in done)]  # fmt: skip
+    report = sections.Report(study.title, label, blocks,
+                             answer=[*simulation(label, first.backend), *answer(study, records, label, folder)],
+                             header=(f"workload: {study.workload}", f"source: {study.source['title']}, "
+                                     f"{study.source['date']}"), links=sections.links(folder, pages))  # fmt: skip
     report_files.write(report, folder)
     return report

@@ -294,8 +294,9 @@ def sections(summary: dict, images: tuple = ()) -> Report:
     blocks.append(Table(PRESSURE_TITLE, _pressure_rows(summary["cells"]), note=pressure.NOTE, caption=sentence(pressure.NOTE),
                         labels=len(CELLS.fields), shared=shared))  # fmt: skip
     for title, rows in strategy_tables(summary["strategies"]):  # one strategy: the tables above say it all
-        blocks.append(Table(title, rows, note=STRATEGY_NOTE, caption=sentence(STRATEGY_NOTE),
-                            only=None if len(rows) > 2 else FILES))  # fmt: skip
+        alone = len(rows) == 2  # one strategy, which the header states: its column goes
+        blocks.append(Table(title, rows, note=STRATEGY_NOTE, caption=sentence(STRATEGY_NOTE), labels=1,
+                            shared=(0,) if alone else (), only=FILES if alone else None))  # fmt: skip
     for name, (title, caption) in QUERY_TABLES.items():
         if summary[name]:
             rows, common = query_rows(summary[name])
@@ -403,10 +404,10 @@ def answer_note(scale: float | None, predicted: bool) -> str:
 
 def _links(summary: dict) -> tuple:
     """The run's sweep's page and its study's, when it was a sweep's cell."""
-    run = _run(summary)
-    if not run.sweep or not run.sweep.sweep_id:
+    run, tags = _run(summary), {cell["experiment_tag"] for cell in summary["cells"]}
+    if not run.sweep or not run.sweep.sweep_id or len(tags) != 1:
         return ()
-    return links(runs.run_dir(run.run_id), sweeps.related(run.sweep.sweep_id, run.parameters.experiment_tag))
+    return links(runs.run_dir(run.run_id), sweeps.related(run.sweep.sweep_id, tags.pop()))
 
 
 

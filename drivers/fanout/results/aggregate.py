@@ -39,8 +39,8 @@ def of(downloads: Sequence[dict], target: int | None, gets: Callable[[dict], int
     seconds = (high - low) / 1000
     received = sum(bytes_within(d, low, high) for d in downloads)
     counts = [gets(d) for d in downloads]
-    requests = None if any(c is None for c in counts) else sum(
-        c * _share(d, low, high) for c, d in zip(counts, downloads))  # fmt: skip
+    known = [c for c in counts if c is not None]
+    requests = sum(c * _share(d, low, high) for c, d in zip(known, downloads)) if len(known) == len(counts) else None
     return {"aggregate_gb_per_s": received / seconds / GB,
             "aggregate_gets_per_s": None if requests is None else requests / seconds,
             "aggregate_window_s": seconds}  # fmt: skip

@@ -89,5 +89,5 @@ def named_intervals(values, names) -> dict[str, tuple[float, float] | None]:
         found |= dict(zip(percentiles, intervals(values, [PERCENTILES[name] for name in percentiles])))
     if "avg" in names:
         [found["avg"]] = _bootstrap((np.asarray(values, dtype=float),),
-                                    lambda x, axis: np.mean(x, axis=axis)[np.newaxis])  # fmt: skip
+                                    lambda x, axis: np.expand_dims(np.mean(x, axis=axis), 0))  # fmt: skip
     return found

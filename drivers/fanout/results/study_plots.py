@@ -47,8 +47,7 @@ def draw(reference: study_tables.Reference, found: list[study_tables.Point], net
         at = {point.key: point for point in found if point.statistic == name}
         x = np.arange(len(keys)) - SPAN / 2 + step * (i + 0.5)
         ours = [at[key].ours for key in keys]
-        low = [o - at[key].interval[0] if at[key].interval and o is not None else 0 for key, o in zip(keys, ours)]
-        high = [at[key].interval[1] - o if at[key].interval and o is not None else 0 for key, o in zip(keys, ours)]
+        low, high = zip(*(_reach(at[key]) for key in keys))
         ax.errorbar(x, _nan(ours), yerr=[low, high], fmt="o", color=colour, capsize=3, label=f"ours {name}")
         drawn += [o for o in ours if o is not None]
         theirs = [at[key].published for key in keys]
@@ -69,6 +68,13 @@ def draw(reference: study_tables.Reference, found: list[study_tables.Point], net
                                                                    else "; no published figures transcribed"))
     legend(fig, *ax.get_legend_handles_labels())
     return save(caption(fig, network_label), path)
+
+
+def _reach(point: study_tables.Point) -> tuple[float, float]:
+    """How far a point's interval reaches below and above our figure (none without one)."""
+    if point.interval is None or point.ours is None:
+        return 0.0, 0.0
+    return point.ours - point.interval[0], point.interval[1] - point.ours
 
 
 def _nan(values: list) -> list[float]:

@@ -357,7 +357,7 @@ def answer(study: Study, records: list[dict], label: str, folder: Path) -> list[
     found = compared.verdicts(list(study.claims), records)
     path = study_plots.draw(study.reference, compared.points(study.reference, records), label,
                             folder / study_plots.file_name(0))  # fmt: skip
-    claims = [Text(compared.tally(found)), compared.judge(list(study.claims), records, found)] if found else []
+    claims: list[Block] = [Text(compared.tally(found)), compared.judge(list(study.claims), records, found)] if found else []
     return [*claims, sections.Figures((sections.Image(path, study_plots.caption_text(study.reference)),), headed=False)]
 
 

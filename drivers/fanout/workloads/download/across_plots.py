@@ -116,7 +116,8 @@ def _throughput_vs_concurrency(summary: dict, measured, label):
     right.set_ylabel("Mbit/s")
     bottom.set_ylabel("Aggregate throughput\n(GB/s, decimal: 10^9 bytes/s,\nover the steady window)")
     title(fig, "Throughput per download and in aggregate against concurrency")
-    legend(fig, *top.get_legend_handles_labels(), title="line: median\nband: p25-p75\nbars: 95% CI of the median")
+    handles, names = top.get_legend_handles_labels()
+    legend(fig, handles, names, title="line: median\nband: p25-p75\nbars: 95% CI of the median")
     return fig
 
 
@@ -134,15 +135,21 @@ def _band_and_ci(ax, x, rows: list[dict], colour, band: bool = True) -> None:
 
 def _by_variable(summary: dict, measured, label):
     """One panel per swept variable (_swept): each cell's median with its 95% CI at its value of
-    that variable (in the tables' order), a line per combination of the other varying fields."""
+    that variable (in the tables' order), a line per combination of the other varying fields,
+    named in the panel's own legend beside it."""
     swept = _swept(summary)
-    fig, axes = plt.subplots(len(swept), 1, squeeze=False, figsize=(WIDTH, 1.6 + 3.4 * len(swept)), layout="constrained")
     rows = [row for row, _ in measured]
-    for ax, name in zip(axes[:, 0], swept):
-        values = list(dict.fromkeys(row[name] for row in rows))  # the cells' order: numbers numerically
-        lines_of: dict[str, list[dict]] = {}
+    panels: dict[str, dict[str, list[dict]]] = {}
+    for name in swept:
+        panels[name] = {}
         for row in rows:
-            lines_of.setdefault(_others(summary, row, label, (name,)), []).append(row)
+            panels[name].setdefault(_others(summary, row, label, (name,)), []).append(row)
+    heights = [height(3.4, lines_of if len(lines_of) > 1 else ()) for lines_of in panels.values()]
+    fig = plt.figure(figsize=(WIDTH, 0.8 + sum(heights)), layout="constrained")
+    for panel, (name, lines_of) in zip(fig.subfigures(len(swept), 1, squeeze=False, height_ratios=heights).flat,
+                                       panels.items()):  # fmt: skip
+        ax = panel.subplots()
+        values = list(dict.fromkeys(row[name] for row in rows))  # the cells' order: numbers numerically
         for line_name, members in lines_of.items():
             x = [values.index(row[name]) for row in members]
             (line,) = ax.plot(x, [row[MEDIAN] for row in members], marker="o", label=line_name)
@@ -153,7 +160,7 @@ def _by_variable(summary: dict, measured, label):
         ax.set_ylabel(f"Median per download\n({UNIT})")
         ax.grid(alpha=0.3)
         if len(lines_of) > 1:
-            ax.legend(fontsize="small")
+            legend(panel, *ax.get_legend_handles_labels())
     title(fig, "Median throughput per download against each swept variable")
     return fig
 

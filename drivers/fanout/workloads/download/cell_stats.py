@@ -14,6 +14,7 @@ METRICS = {  # column prefix -> (title with unit, caption)
 }
 MBIT_PER_MB = 8  # every statistic here is linear in the values, so it scales exactly with the unit
 CI_ENDS = ("low", "high")
+PREDICTED = "predicted_seconds_p50"  # the model's median download seconds of a cell (local runs under a model)
 
 
 def column(metric: str, stat: str) -> str:

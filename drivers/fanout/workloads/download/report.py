@@ -57,7 +57,7 @@ METRIC_COLUMN = "metric"  # query tables: the column naming what a row's statist
 PRESSURE_TITLE = "Throttling and CPU"
 PRESSURE_COLUMNS = ("keys", "retries", "slowdowns", "throttled_downloads", "cpu_share_p50", "cpu_allowance", "flags")
 PRESSURE_HEADERS = ("keys", "retries", "503s", "dl with 503", "CPU/wall p50", "CPU share", "flags")  # theirs, in order
-PREDICTED = "predicted_seconds_p50"  # the model's median download seconds of a cell (local runs under a model)
+PREDICTED = cell_stats.PREDICTED
 PREDICTION_TITLE = "Measured against the model"
 PREDICTION_NOTE = ("predicted: the model's median download seconds for the cell's object, strategy and "
                    "downloads per environment; measured: the p50 above")
@@ -299,7 +299,7 @@ def sections(summary: dict, images: tuple = ()) -> Report:
                             shared=(0,) if alone else (), only=FILES if alone else None))  # fmt: skip
     for name, (title, caption) in QUERY_TABLES.items():
         if summary[name]:
-            rows, common = query_rows(summary[name])
+            rows, common = query_rows(summary[name], said=tuple(n for n in CELLS.fields if n not in varying))
             note = "; ".join(filter(None, [common, caption]))
             labels = rows[0].index(METRIC_COLUMN) + 1 if METRIC_COLUMN in rows[0] else 0
             blocks.append(Table(title, rows, note=note, caption=note, labels=labels))
@@ -488,8 +488,9 @@ def _pressure_rows(cell_rows: list[dict], columns: tuple[str, ...] = CELLS.field
     return rows
 
 
-def query_rows(rows: list[dict]) -> tuple[list[list], str]:
-    """A saved query's rows as a table, and the values all its rows share (as `name value, ...`).
+def query_rows(rows: list[dict], said: tuple[str, ...] = ()) -> tuple[list[list], str]:
+    """A saved query's rows as a table, and the values all its rows share (as `name value, ...`)
+    but those of the columns `said`, which the report states once above its tables.
 
     Columns named <metric>_<stat> (seconds_p50...) become one row per metric with a column per
     statistic; the other columns then repeat on every metric row, so those that are the same
@@ -508,7 +509,7 @@ def query_rows(rows: list[dict]) -> tuple[list[list], str]:
     for row in rows:
         for metric in metrics:
             table.append([*(row[c] for c in plain), metric, *(row.get(f"{metric}_{stat}") for stat in stats)])
-    return table, ", ".join(f"{c} {tables.fmt(rows[0][c])}" for c in shared)
+    return table, ", ".join(f"{c} {tables.fmt(rows[0][c])}" for c in shared if c not in said)
 
 
 def truth_table(rows: list[dict]) -> Table:

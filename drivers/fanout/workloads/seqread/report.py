@@ -126,7 +126,7 @@ def sections(summary: dict, images: tuple = ()) -> Report:
     cost, the counts and units, the plot."""
     run, c = summary["run"], summary["counts"]
     found = warnings(summary)
-    main = [main_table(summary)]
+    main: list[Block] = [main_table(summary)]
     blocks = [
         *run_sections.opening(summary, "seqread", [summary["network"]],
                               f"options {run['parameters'].get('workload_options')}",

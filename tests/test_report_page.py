@@ -16,6 +16,7 @@ import pytest
 from crossrun.support import make_run
 from test_report import CELLS, MIB, RUN, summary_of, synthetic_records
 from test_transfer import _record as transfer_record
+from test_workloads import LATENCY_RUN, latency_summary
 
 from fanout import cli
 from fanout.common import paths
@@ -23,6 +24,7 @@ from fanout.local import network
 from fanout.results import run_folders as runs, run_record, run_sections, sections, study_tables as compared, sweep_folders as sweeps
 from fanout.stages import study
 from fanout.workloads.download import across as crossrun, report
+from fanout.workloads.latency import report as latency_report
 from fanout.workloads.transfer import report as transfer_report
 
 
@@ -116,8 +118,9 @@ STATISTICS = ("min", "p25", "p50", "avg", "p75", "p90", "p99", "max")
 
 def the_answer_comes_first(page: Page) -> None:
     """Summary, then its plot, then the contents, whose links lead to the page's own headings."""
-    assert page.headings[:2] == [sections.ANSWER_TITLE, sections.CONTENTS_TITLE]
-    assert page.order.index("img") < [i for i, kind in enumerate(page.order) if kind == "h2"][1]  # before Contents
+    assert page.headings[0] == sections.ANSWER_TITLE and sections.CONTENTS_TITLE in page.headings
+    contents = [i for i, kind in enumerate(page.order) if kind == "h2"][page.headings.index(sections.CONTENTS_TITLE)]
+    assert page.order.index("img") < contents
     anchors = [link[1:] for link in page.links if link.startswith("#")]
     assert anchors and set(anchors) <= set(page.ids)
     assert all(alt and not alt.endswith(".png") and len(alt.split()) >= 5 for alt in page.alts)  # a sentence
@@ -202,6 +205,17 @@ def test_a_sweep_page_plots_the_aggregate_against_concurrency_and_draws_no_one_c
     summary = text[text.index(f"## {sections.ANSWER_TITLE}"):text.index(f"## {sections.CONTENTS_TITLE}")]
     assert "(throughput_vs_concurrency.png)" in summary  # the answer's plot
     assert len(page.alts) == len(list(scaling.glob("*.png")))
+
+
+def test_a_latency_run_page_answers_with_the_medians_by_size_and_storage_class():
+    latency_report.write(latency_summary(5))
+    folder = runs.run_dir(LATENCY_RUN)
+    page = Page((folder / "index.html").read_text())
+    assert page.headings == markdown_headings(folder)
+    the_answer_comes_first(page)
+    assert page.headers[0] == ["size", *(f"{storage} {title} p50 (s)" for storage in ("express", "standard")
+                                         for title in ("put", "get", "get first byte"))]  # fmt: skip
+    assert page.alts == [latency_report.CAPTION]
 
 
 def transfer_run(model: network.NetworkModel) -> run_record.RunRecord:
@@ -355,7 +369,9 @@ def pages(tmp_path_factory):
         patch.setenv("FANOUT_RESULTS", str(root / "results"))
         study, _, _ = study_folder()  # writes the run too
         run = runs.run_dir(RUN)
-        return {"run": run, "sweep": across_folder(root, concurrencies=(2, 2, 8)), "study": study}
+        latency_report.write(latency_summary(5))
+        return {"run": run, "sweep": across_folder(root, concurrencies=(2, 2, 8)), "study": study,
+                "latency": runs.run_dir(LATENCY_RUN)}
 
 
 TABLE_CELLS = """return Array.from(document.querySelectorAll('table')).map(t => [t.dataset.title,
@@ -386,7 +402,7 @@ def opened(chromium, page, screenshot) -> dict:
     return dict(chromium.execute_script(TABLE_CELLS))
 
 
-@pytest.mark.parametrize("name", ["run", "sweep", "study"])
+@pytest.mark.parametrize("name", ["run", "sweep", "study", "latency"])
 def test_at_1280_px_every_table_fits_the_first_figure_is_on_the_first_two_screens_and_nothing_comes_from_outside(
         chromium, pages, name, tmp_path):  # fmt: skip
     folder = pages[name]

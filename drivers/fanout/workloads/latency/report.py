@@ -16,7 +16,7 @@ import numpy as np  # noqa: E402
 
 from fanout.results import cells, deadletters, figures, log_records as run_logs, report_files, run_folders as runs, run_record
 from fanout.results import run_sections, stats
-from fanout.results.sections import FILES, TERMINAL, Block, Report, Table, Text, images as described, on_only, sentence
+from fanout.results.sections import FILES, TERMINAL, Block, Heading, Report, Table, Text, images as described, on_only, sentence
 from fanout import insights
 from fanout.common import backends, registry as workloads
 from fanout.common.sizes import format_decimal_size as format_size
@@ -241,11 +241,12 @@ def across_sections(summary: dict, folder=None) -> Report:
     table += [[r["run_id"], r["reps"], r["storage"], r["measure"], format_size(r["size"]), r["n"],
                *(_seconds(r[s]) for s in STATS)] for r in summary["rows"]]  # fmt: skip
     labels = sorted({r["network"] for r in summary["rows"]})
+    main: list[Block] = [Table("Latency by run, class, measure and size (s)", table, UNITS, labels=5, headed=False)]  # run to size
     blocks: list[Block] = [Text(f"{summary['title']}: latency across {len(summary['runs'])} runs; {'; '.join(labels)}", "bold",
-                   only=TERMINAL),
+                   only=TERMINAL), *on_only(main, TERMINAL),
+              Heading(run_sections.HOW_TITLE),
               *(Text(f"- **{label}**", only=FILES) for label in labels),
-              Text(f"Units: {UNITS}. Percentiles: {stats.PERCENTILE_METHOD}.", only=FILES),
-              Table("Latency by run, class, measure and size (s)", table, UNITS, labels=5, headed=False)]  # run to size
+              Text(f"Units: {UNITS}. Percentiles: {stats.PERCENTILE_METHOD}.", only=FILES)]  # fmt: skip
     if folder is not None:
         blocks.append(Text(f"wrote cells.csv, cells.json, report.md, index.html to {folder}", only=TERMINAL))
-    return Report(summary["title"], "; ".join(labels), blocks)
+    return Report(summary["title"], "; ".join(labels), blocks, answer=on_only(main, FILES))

@@ -40,7 +40,7 @@ class Page(HTMLParser):
     def __init__(self, text: str):
         super().__init__()
         self.headings, self.ids, self.sources, self.links, self.alts = [], [], [], [], []
-        self.headers, self.order, self.styles, self._in = [], [], [], None
+        self.headers, self.order, self.styles, self._in, self._th = [], [], [], None, False
         self.feed(text)
 
     def handle_starttag(self, tag, attrs):
@@ -63,17 +63,21 @@ class Page(HTMLParser):
             self.ids.append(attrs["id"])
         if tag == "thead":
             self.headers.append([])
+        if tag == "th":
+            self.headers[-1].append("")
+            self._th = True
         if tag == "table":
             self.order.append("table")
 
     def handle_endtag(self, tag):
         self._in = None
+        self._th = self._th and tag != "th"  # a header's <wbr>s end no text
 
     def handle_data(self, data):
         if self._in == "h2":
             self.headings[-1] += data
-        elif self._in == "th" and self.headers:
-            self.headers[-1].append(data)
+        elif self._th:
+            self.headers[-1][-1] += data
         elif self._in == "style":
             self.styles.append(data)
 

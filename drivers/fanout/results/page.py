@@ -13,7 +13,7 @@ from pathlib import Path
 
 import jinja2
 from markdown_it import MarkdownIt
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from fanout.results import run_folders as runs, sections, tables
 
@@ -29,10 +29,11 @@ def html(report: sections.Report, folder: Path) -> str:
     the contents, the details (fanout.results.sections), as report.md orders them."""
     links = sorted(path.name for path in folder.iterdir() if path.suffix in DATA_FILES) if folder.is_dir() else []
     contents = iter(report.contents())
-    details = [(block, next(contents)[1] if sections.heading(block) else None) for block in report.details(sections.FILES)]
+    details = [(block, next(contents)[1] if sections.heading(block) else None)
+               for block in report.details(sections.FILES)]  # fmt: skip
     return TEMPLATES.get_template("report.html.j2").render(
         report=report, answer=report.opening(sections.FILES), details=details, contents=report.contents(),
-        links=links, page_file=runs.PAGE_FILE, markdown=_markdown, cells=_cells, data_uri=_data_uri,
+        links=links, page_file=runs.PAGE_FILE, markdown=_markdown, cells=_cells, data_uri=_data_uri, breakable=_breakable,
         answer_title=sections.ANSWER_TITLE, contents_title=sections.CONTENTS_TITLE,
     )  # fmt: skip
 
@@ -51,6 +52,12 @@ def _cells(table: sections.Table) -> tuple[list[str], list[list[tuple[str, bool]
     body = [[(text, i >= labels and bool(FIGURE.match(text))) for i, text in enumerate(map(tables.fmt, row))]
             for row in rows[1:]]  # fmt: skip
     return [str(name) for name in rows[0]], body
+
+
+def _breakable(text: str) -> Markup:
+    """A header as text (escaped) that may break after `_` and `/` (`concurrency_limit`,
+    `measured/model`): a narrow column of numbers keeps its width, its header wraps."""
+    return Markup(str(escape(text)).replace("_", "_<wbr>").replace("/", "/<wbr>"))
 
 
 def _data_uri(image: sections.Image) -> str:

@@ -5,6 +5,7 @@ the source's a hollow diamond beside it, so that a reader sees at a glance where
 matplotlib with the Agg backend (fanout.results.figures): files only.
 """
 
+from collections.abc import Callable
 from pathlib import Path
 
 import matplotlib
@@ -14,7 +15,6 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
 import numpy as np  # noqa: E402
 
-from fanout.common.sizes import format_size  # noqa: E402
 from fanout.results import study_tables  # noqa: E402
 from fanout.results.figures import WIDTH, caption, legend, save, title, wrap  # noqa: E402
 
@@ -35,8 +35,10 @@ def caption_text(reference: study_tables.Reference) -> str:
             f"{published}")  # fmt: skip
 
 
-def draw(reference: study_tables.Reference, found: list[study_tables.Point], network_label: str, path: Path) -> Path:
-    """Write the plot of `found` (points of `reference`) to `path`; returns it."""
+def draw(reference: study_tables.Reference, found: list[study_tables.Point], network_label: str, path: Path,
+         label: Callable[[tuple], str]) -> Path:  # fmt: skip
+    """Write the plot of `found` (points of `reference`) to `path`, each row named by
+    `label(key)`; returns it."""
     keys = list(dict.fromkeys(point.key for point in found))
     statistics = [name for name in reference.statistics if name != "n"]
     fig, ax = plt.subplots(figsize=(WIDTH, 4.8 + 0.15 * len(reference.rows)), layout="constrained")
@@ -52,15 +54,15 @@ def draw(reference: study_tables.Reference, found: list[study_tables.Point], net
         drawn += [o for o in ours if o is not None]
         theirs = [at[key].published for key in keys]
         if any(v is not None for v in theirs):
-            ax.scatter(x, _nan(theirs), marker="D", facecolors="none", edgecolors=colour, s=60, label=f"published {name}")
+            ax.scatter(x, _nan(theirs), marker="D", facecolors="none", edgecolors=colour, s=60,
+                       label=f"published {name}")  # fmt: skip
             drawn += [v for v in theirs if v is not None]
     positive = [v for v in drawn if v > 0]
     if positive and max(positive) / min(positive) > LOG_RATIO:
         ax.set_yscale("log")
     else:
         ax.set_ylim(bottom=0)
-    ax.set_xticks(range(len(keys)), [wrap(", ".join(f"{field} {_text(field, v)}" for field, v in zip(reference.rows, key)),
-                                          20) for key in keys])  # fmt: skip
+    ax.set_xticks(range(len(keys)), [wrap(label(key), 24) for key in keys])
     ax.set_xlim(-0.5, len(keys) - 0.5)
     ax.set_ylabel(f"{reference.measure} ({study_tables.MEASURES[reference.measure].unit})")
     ax.grid(axis="y", alpha=0.3)
@@ -80,7 +82,3 @@ def _reach(point: study_tables.Point) -> tuple[float, float]:
 def _nan(values: list) -> list[float]:
     return [np.nan if v is None else v for v in values]
 
-
-def _text(field: str, value) -> str:
-    """A row's value as a tick label: a size as a size."""
-    return format_size(value) if field.endswith("size") and isinstance(value, int) else str(value)

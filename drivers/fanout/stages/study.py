@@ -17,7 +17,7 @@ from rich.console import Console
 from fanout.cloud import stack as stacks
 from fanout.common import backends, paths, registry as workloads
 from fanout.common.errors import OneLineErrors, UsageError
-from fanout.results import report_files, run_folders as runs, sections, study_tables as compared, sweep_folders as sweeps
+from fanout.results import cells, report_files, run_folders as runs, sections, study_tables as compared, sweep_folders as sweeps
 from fanout.results import terminal
 from fanout.results.sections import TERMINAL, Block, Heading, Table, Text
 from fanout.stages import sweep, wait
@@ -356,9 +356,23 @@ def answer(study: Study, records: list[dict], label: str, folder: Path) -> list[
 
     found = compared.verdicts(list(study.claims), records)
     path = study_plots.draw(study.reference, compared.points(study.reference, records), label,
-                            folder / study_plots.file_name(0))  # fmt: skip
-    claims: list[Block] = [Text(compared.tally(found)), compared.judge(list(study.claims), records, found)] if found else []
+                            folder / study_plots.file_name(0), row_label(study.workload, study.reference.rows))  # fmt: skip
+    claims: list[Block] = []
+    if found:
+        claims = [Text(compared.tally(found)), compared.judge(list(study.claims), records, found)]
     return [*claims, sections.Figures((sections.Image(path, study_plots.caption_text(study.reference)),), headed=False)]
+
+
+def row_label(workload: str, rows: tuple[str, ...]):
+    """A published row's key as its cell's label says it (`1024 MB, concurrency 2, 8 MiB`); a
+    field that is not a cell field as `name value`."""
+    schema = cells.of(workloads.get(workload))
+
+    def label(key: tuple) -> str:
+        return ", ".join(schema.declared[name].label.format(schema.text(name, value)) if name in schema.declared
+                         else f"{name} {value}" for name, value in zip(rows, key))  # fmt: skip
+
+    return label
 
 
 def report_tables(study: Study, records: list[dict]) -> list[Table]:

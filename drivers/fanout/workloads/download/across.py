@@ -319,6 +319,8 @@ def sections(summary: dict, images: tuple = (), folder: Path | None = None) -> R
         Table(CI_TITLE, ci_rows(summary), ci_note, sentence(ci_note), labels=labels),
         Table("Achieved concurrency", concurrency_rows(summary), concurrency_note(summary),
               sentence(concurrency_note(summary).capitalize()), labels=labels),
+        report.aggregate_table(summary["cells"], key_title(summary["varying"]),
+                               lambda row: key_text(row, summary["varying"])),
         *([Table(report.PREDICTION_TITLE, predicted, report.PREDICTION_NOTE, sentence(report.PREDICTION_NOTE.capitalize()),
                  labels=labels)] if (predicted := prediction_rows(summary)) else []),
         Table("Accounting", accounting_rows(summary), ACCOUNTING_NOTE, sentence(ACCOUNTING_NOTE), labels=labels),
@@ -346,9 +348,8 @@ def answer(summary: dict, figure: tuple) -> list:
     answer's table (report.answer_table: every cell against the model's median where there is
     one), the plot of the measure against what was swept, and what makes the figures incomplete."""
     names = summary["varying"]
-    scales = {run.get("scale") for run in summary["runs"]}
     table = report.answer_table(summary["cells"], key_title(names), lambda row: key_text(row, names),
-                                scales.pop() if len(scales) == 1 else None)  # fmt: skip
+                                [run.get("scale") for run in summary["runs"]])  # fmt: skip
     text = report.finding(summary["cells"], lambda row: cell_label(row, names))
     return [Text(" ".join(filter(None, [text, aggregate_trend(summary)])), only=FILES), table,
             Figures(figure, headed=False), Warnings(tuple(summary["warnings"]), only=FILES)]  # fmt: skip

@@ -156,7 +156,8 @@ def _by_variable(summary: dict, measured, label):
             _band_and_ci(ax, x, members, line.get_color(), band=False)  # between categories a band means nothing
         ax.set_xticks(range(len(values)), [wrap(label({name: v}, [name]), LABEL_CHARS) for v in values])
         ax.set_xlim(-0.5, len(values) - 0.5)
-        ax.set_ylim(bottom=0)
+        highs = [row.get(cell_stats.ci_column("p50", "high")) or row[MEDIAN] for row in rows]
+        ax.set_ylim(0, max(highs) * 1.08)  # no dot on the frame
         ax.set_ylabel(f"Median per download\n({UNIT})")
         ax.grid(alpha=0.3)
         if len(lines_of) > 1:

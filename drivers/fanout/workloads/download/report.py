@@ -117,8 +117,9 @@ def at_target(summary: dict) -> dict:
     cell's aggregate figures over every download, computed from its records and kept as
     summary["at_target"] (recomputed when a saved one is of an older AT_TARGET_VERSION); returns that."""
     fraction = summary.setdefault("at_target_fraction", concurrency.AT_TARGET_FRACTION)
-    if summary.get("at_target", {}).get("fraction") == fraction and summary["at_target"].get("version") == AT_TARGET_VERSION:
-        return summary["at_target"]
+    saved = summary.get("at_target", {})
+    if saved.get("fraction") == fraction and saved.get("version") == AT_TARGET_VERSION:
+        return saved
     downloads = [r for r in summary["records"] if r.get("event") == "download"]
     by_cell: dict = {}
     for download, ran in zip(downloads, concurrency.ran_at_of(downloads)):
@@ -286,6 +287,8 @@ def sections(summary: dict, images: tuple = ()) -> Report:
               caption=sentence(EVERY_DOWNLOAD_NOTE.capitalize()), shared=shared),
         Table("Achieved concurrency", _concurrency_rows(summary), note=_concurrency_note(summary),
               caption=sentence(_concurrency_note(summary, " ").capitalize()), shared=shared),
+        aggregate_table(_cells(summary), list(CELLS.titles.values()),
+                        lambda cell: [CELLS.key(cell).text(name) for name in CELLS.fields], shared),
     ]  # fmt: skip
     predicted = _prediction_rows(summary)
     if predicted:  # local runs under a model only
@@ -330,17 +333,18 @@ def answer(summary: dict, shared: tuple[int, ...], figure: tuple) -> list:
     that shows it, and what makes the figures incomplete."""
     joined = _cells(summary)
     varying = CELLS.varying([CELLS.key(cell) for cell in joined])
-    table = answer_table(joined, list(CELLS.titles.values()), lambda cell: [CELLS.key(cell).text(n) for n in CELLS.fields],
-                         (_run(summary).network or {}).get("scale"), shared)  # fmt: skip
+    table = answer_table(joined, list(CELLS.titles.values()),
+                         lambda cell: [CELLS.key(cell).text(name) for name in CELLS.fields],
+                         [(_run(summary).network or {}).get("scale")], shared)  # fmt: skip
     return [Text(finding(joined, lambda cell: CELLS.label(cell, varying)), only=FILES), table,
             Figures(figure, headed=False), Warnings(tuple(warnings(summary)), only=FILES)]  # fmt: skip
 
 
-def answer_table(cell_rows: list[dict], titles: list[str], key_text, scale: float | None,
+def answer_table(cell_rows: list[dict], titles: list[str], key_text, scales: list[float | None],
                  shared: tuple[int, ...] = ()) -> Table:  # fmt: skip
     """Per cell (labelled by `titles` and `key_text(cell)`) the median and p99 throughput and
     seconds of the downloads at target with their intervals, how many ran at target, the
-    aggregate figures and, under a model, the model's median; `scale`: the network scale the
+    aggregate figures and, under a model, the model's median; `scales`: the network scales the
     figures were made at (None: none, or AWS)."""
     predicted = any(PREDICTED in cell for cell in cell_rows)
     rows: list[list] = [[*titles, *ANSWER_COLUMNS, *(MODEL_COLUMNS if predicted else ())]]
@@ -349,9 +353,23 @@ def answer_table(cell_rows: list[dict], titles: list[str], key_text, scale: floa
                      *(with_ci(cell, metric, stat) for metric in ("mb_per_s", "seconds") for stat in stats.CI_STATISTICS),
                      cell.get("aggregate_gb_per_s"), cell.get("aggregate_gets_per_s"),
                      *([cell.get(PREDICTED), ratio(cell)] if predicted else [])])  # fmt: skip
-    note = answer_note(scale, predicted)
+    note = answer_note(scales, predicted)
     return Table("Answer", rows, note=note, footnotes=(sentence(note),), labels=len(titles), shared=shared,
                  headed=False, only=FILES)  # fmt: skip
+
+
+AGGREGATE_TITLE = "Aggregate over the steady window"
+AGGREGATE_NOTE = ("Every download of the cell within its steady window, pro rata at its edges (docs/statistics.md, "
+                  f"Aggregate figures); {aggregate.UNITS}")  # fmt: skip
+
+
+def aggregate_table(cell_rows: list[dict], titles: list[str], key_text, shared: tuple[int, ...] = ()) -> Table:
+    """Per cell the steady window's length and the aggregate GB/s and GET/s over it."""
+    rows: list[list] = [[*titles, "window s", "aggregate GB/s", "GET/s"]]
+    rows += [[*key_text(cell), cell.get("aggregate_window_s"), cell.get("aggregate_gb_per_s"),
+              cell.get("aggregate_gets_per_s")] for cell in cell_rows]  # fmt: skip
+    return Table(AGGREGATE_TITLE, rows, note=AGGREGATE_NOTE, caption=sentence(AGGREGATE_NOTE), labels=len(titles),
+                 shared=shared)  # fmt: skip
 
 
 def at_target_share(cell: dict) -> str:
@@ -389,14 +407,16 @@ def finding(cell_rows: list[dict], label) -> str:
     return text + "."
 
 
-def answer_note(scale: float | None, predicted: bool) -> str:
-    """The answer table's units and methods, and what the network scale does to the aggregate."""
+def answer_note(scales: list[float | None], predicted: bool) -> str:
+    """The answer table's units and methods, and what the network scales do to the aggregate."""
     note = (f"Over the downloads at target; 95% CI: {stats.CI_METHOD}; aggregate: the bytes all the cell's downloads "
             f"received within its steady window over its length, and the GETs they made within it per second "
             f"(pro rata at the window's edges; - for crt, which reports no requests): {aggregate.UNITS}")  # fmt: skip
-    if scale and scale != 1:
-        note += (f"; simulated at network scale {scale:g}: every rate, the aggregate too, is the model's divided by "
-                 f"{scale:g} (first-byte waits are not)")  # fmt: skip
+    scaled = sorted({scale for scale in scales if scale and scale != 1})
+    if scaled:
+        at = " and ".join(f"{scale:g}" for scale in scaled)
+        note += (f"; simulated at network scale {at}: every rate, the aggregate too, is the model's divided by the "
+                 "scale (first-byte waits are not)")  # fmt: skip
     if predicted:
         note += f"; model: the model's median download seconds for the cell ({PREDICTION_TITLE})"
     return note

@@ -361,6 +361,8 @@ def answer_table(cell_rows: list[dict], titles: list[str], key_text, scales: lis
 AGGREGATE_TITLE = "Aggregate over the steady window"
 AGGREGATE_NOTE = ("Every download of the cell within its steady window, pro rata at its edges (docs/statistics.md, "
                   f"Aggregate figures); {aggregate.UNITS}")  # fmt: skip
+AGGREGATE_TERMINAL = ("bytes of every download within the steady window / its length, pro rata at its\n  "
+                      "edges (decimal GB/s); GET/s: GetObject requests per second (none for crt)")  # fmt: skip
 
 
 def aggregate_table(cell_rows: list[dict], titles: list[str], key_text, shared: tuple[int, ...] = ()) -> Table:
@@ -368,7 +370,7 @@ def aggregate_table(cell_rows: list[dict], titles: list[str], key_text, shared: 
     rows: list[list] = [[*titles, "window s", "aggregate GB/s", "GET/s"]]
     rows += [[*key_text(cell), cell.get("aggregate_window_s"), cell.get("aggregate_gb_per_s"),
               cell.get("aggregate_gets_per_s")] for cell in cell_rows]  # fmt: skip
-    return Table(AGGREGATE_TITLE, rows, note=AGGREGATE_NOTE, caption=sentence(AGGREGATE_NOTE), labels=len(titles),
+    return Table(AGGREGATE_TITLE, rows, note=AGGREGATE_TERMINAL, caption=sentence(AGGREGATE_NOTE), labels=len(titles),
                  shared=shared)  # fmt: skip
 
 

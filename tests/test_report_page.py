@@ -307,6 +307,18 @@ def test_a_sweep_cells_run_page_links_to_its_sweep_and_study():
     assert {"../sweeps/20250101T000000Z-abcdef/index.html", "../studies/lambda-fanout/20250101T000000Z-abcdef/index.html"} <= set(links)
 
 
+def test_a_transfer_sweep_cells_page_links_to_its_sweep_and_study():
+    record = transfer_run(network.load(network.NONE))
+    parameters = dict(record.to_json()["parameters"], experiment_tag="cli-upload-threads-local")
+    runs.save(run_record.RunRecord.from_json(dict(record.to_json(), parameters=parameters,
+                                                  sweep={"sweep_id": "20250101T000000Z-abcdef", "cell": 1})))  # fmt: skip
+    messages = [dict(transfer_record(1, 2.0), seq=0, outcome="done"), dict(transfer_record(1, 2.1), seq=1, outcome="done")]
+    transfer_report.write(transfer_report.summarize(runs.load(RUN), messages, len(messages), []))
+    links = Page((runs.run_dir(RUN) / "index.html").read_text()).links
+    assert {"../sweeps/20250101T000000Z-abcdef/index.html",
+            "../studies/cli-upload-threads/20250101T000000Z-abcdef/index.html"} <= set(links)  # fmt: skip
+
+
 def test_values_from_the_records_reach_the_page_as_text_never_as_markup():
     folder, _ = run_folder(tag="<script>alert(1)</script>")
     text = (folder / "index.html").read_text()

@@ -5,7 +5,10 @@ tables between them are the workload's own."""
 
 from collections.abc import Sequence
 
-from fanout.results.sections import FILES, TERMINAL, Block, Figures, Heading, Image, Text, Warnings, on_only
+from pathlib import Path
+
+from fanout.results import run_folders as runs, sweep_folders as sweeps
+from fanout.results.sections import FILES, TERMINAL, Block, Figures, Heading, Image, Link, Text, Warnings, links, on_only
 
 HOW_TITLE = "How the run was made"
 
@@ -41,3 +44,24 @@ def answer(main: Sequence[Block], images: Sequence[Image], found: Sequence[str])
     """The files' answer: the `main` blocks (the workload's headline tables), its plot and the
     warnings `found`; the terminal shows `main` where it stands (sections.on_only)."""
     return [*on_only(list(main), FILES), Figures(tuple(images), headed=False), Warnings(tuple(found), only=FILES)]
+
+
+def run_links(summary: dict) -> tuple[Link, ...]:
+    """A sweep cell's run page links to its sweep's page and its study's (none for a run alone)."""
+    run = summary["run"]
+    sweep_id = (run.get("sweep") or {}).get("sweep_id")
+    if not sweep_id:
+        return ()
+    return links(runs.run_dir(run["run_id"]), sweeps.related(sweep_id, run["parameters"].get("experiment_tag") or ""))
+
+
+def across_links(run_ids: list[str], folder: Path | None) -> tuple[Link, ...]:
+    """A page across runs (in `folder`; None: none drawn) links to each run's page and, when one
+    sweep made them all, to that sweep's page and its study's."""
+    if folder is None:
+        return ()
+    records = [runs.load(run_id) for run_id in run_ids]
+    made = {(record.sweep.sweep_id if record.sweep else None, record.parameters.experiment_tag) for record in records}
+    sweep_id, tag = made.pop() if len(made) == 1 else (None, None)
+    pages = sweeps.related(sweep_id, tag or "") if sweep_id else []
+    return links(Path(folder), [*pages, *((f"run {run_id}", runs.run_dir(run_id)) for run_id in run_ids)])

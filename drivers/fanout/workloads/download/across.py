@@ -15,8 +15,8 @@ from pathlib import Path
 import matplotlib
 import numpy as np
 import scipy
-from fanout.results import aggregate, cells, concurrency, pressure, report_files, run_cost, run_folders as runs, run_record, stats, sweep_folders as sweeps, tables
-from fanout.results.sections import FILES, TERMINAL, Figures, Heading, Report, Table, Text, Warnings, images as described, links, sentence
+from fanout.results import aggregate, cells, concurrency, pressure, report_files, run_cost, run_folders as runs, run_record, run_sections, stats, tables
+from fanout.results.sections import FILES, TERMINAL, Figures, Heading, Report, Table, Text, Warnings, images as described, sentence
 from fanout.workloads.download import across_plots as crossplots, cell_stats, endpoint_ips, report
 from fanout.common import registry as workloads
 from fanout.local.network import truth
@@ -286,7 +286,6 @@ def _run_summary(run: Run, own: set[cells.Cell]) -> dict:
         "send_rate_per_s": record.send_rate_per_s,
         "version": record.version,
         "scale": (record.network or {}).get("scale"),
-        "sweep_id": record.sweep.sweep_id if record.sweep else None,
     }
 
 
@@ -340,7 +339,7 @@ def sections(summary: dict, images: tuple = (), folder: Path | None = None) -> R
         blocks.append(Text(f"wrote cells.csv, cells.json, report.md, index.html and plots to {folder}", only=TERMINAL))
     header = CELLS.header(summary["cells"][0], shared) if summary["cells"] else ()
     return Report(summary["title"], network_text, blocks, answer=answer(summary, first), header=header,
-                  links=_links(summary, folder))  # fmt: skip
+                  links=run_sections.across_links([run["run_id"] for run in summary["runs"]], folder))  # fmt: skip
 
 
 def answer(summary: dict, figure: tuple) -> list:
@@ -368,17 +367,6 @@ def aggregate_trend(summary: dict) -> str:
                 f"{row['aggregate_gb_per_s']:.3g} GB/s at {row['concurrency_limit']}")
     parts = [f"{name + ': ' if name else ''}{', '.join(found)}" for name, found in lines.items()]
     return f"Aggregate throughput against concurrency: {'; '.join(parts)}." if parts else ""
-
-
-def _links(summary: dict, folder: Path | None) -> tuple:
-    """The runs' pages, and their sweep's and its study's when every run is a cell of one sweep."""
-    if folder is None:
-        return ()
-    sweep_ids = {run.get("sweep_id") for run in summary["runs"]}
-    tags = {row["experiment_tag"] for row in summary["cells"]}
-    pages = (sweeps.related(sweep_ids.pop(), tags.pop()) if len(sweep_ids) == 1 and None not in sweep_ids
-             and len(tags) == 1 else [])  # fmt: skip
-    return links(folder, [*pages, *((f"run {run['run_id']}", runs.run_dir(run["run_id"])) for run in summary["runs"])])
 
 
 def _how(summary: dict, every: str) -> list:

@@ -158,7 +158,8 @@ def sections(summary: dict, images: tuple = ()) -> Report:
                                             f"{c['error_records']}, dead-lettered {len(summary['dead_lettered'])}",
                                    found)  # fmt: skip
     return Report(f"s3-fanout latency run {run['run_id']}", summary["network"], blocks,
-                  answer=run_sections.answer(main, described(images, {PLOT: CAPTION}), found))
+                  answer=run_sections.answer(main, described(images, {PLOT: CAPTION}), found),
+                  links=run_sections.run_links(summary))
 
 
 def write(summary: dict, plots_too: bool = True) -> list:
@@ -230,7 +231,7 @@ def across(run_ids: list[str], folder, title: str) -> dict:
     folder.mkdir(parents=True, exist_ok=True)
     runs.write_csv(folder / "cells.csv", list(rows[0]), rows)
     runs.write_text(folder / "cells.json", json.dumps(summary, indent=2) + "\n")
-    report_files.write(across_sections(summary), folder)
+    report_files.write(across_sections(summary, folder), folder)
     return summary
 
 
@@ -249,4 +250,5 @@ def across_sections(summary: dict, folder=None) -> Report:
               Text(f"Units: {UNITS}. Percentiles: {stats.PERCENTILE_METHOD}.", only=FILES)]  # fmt: skip
     if folder is not None:
         blocks.append(Text(f"wrote cells.csv, cells.json, report.md, index.html to {folder}", only=TERMINAL))
-    return Report(summary["title"], "; ".join(labels), blocks, answer=on_only(main, FILES))
+    return Report(summary["title"], "; ".join(labels), blocks, answer=on_only(main, FILES),
+                  links=run_sections.across_links(summary["runs"], folder))

@@ -137,7 +137,8 @@ def sections(summary: dict, images: tuple = ()) -> Report:
                               found),
     ]  # fmt: skip
     return Report(f"s3-fanout seqread run {run['run_id']}", summary["network"], blocks,
-                  answer=run_sections.answer(main, described(images, {PLOT: CAPTION}), found))
+                  answer=run_sections.answer(main, described(images, {PLOT: CAPTION}), found),
+                  links=run_sections.run_links(summary))
 
 
 def main_table(summary: dict) -> Table:
@@ -203,7 +204,7 @@ def across(run_ids: list[str], folder, title: str) -> dict:
     write_csv(summary, folder, {"network": summary["network"]})
     runs.write_text(folder / "summary.json", json.dumps(summary, indent=2, default=str) + "\n")
     images = (figures.save(figure(summary), folder / PLOT),) if summary["rows"] else ()
-    report_files.write(across_sections(summary, images=images), folder)
+    report_files.write(across_sections(summary, folder, images), folder)
     return summary
 
 
@@ -223,4 +224,5 @@ def across_sections(summary: dict, folder=None, images: tuple = ()) -> Report:
         blocks.append(Text(f"wrote seqread.csv, summary.json, seqread.png, report.md, index.html to {folder}",
                            only=TERMINAL))  # fmt: skip
     return Report(summary["title"], summary["network"], blocks,
-                  answer=run_sections.answer([main_table(summary)], described(images, {PLOT: CAPTION}), []))
+                  answer=run_sections.answer([main_table(summary)], described(images, {PLOT: CAPTION}), []),
+                  links=run_sections.across_links(summary["runs"], folder))

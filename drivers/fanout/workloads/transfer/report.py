@@ -173,7 +173,8 @@ def sections(summary: dict, images: tuple = ()) -> Report:
                                        f"error records {c['error_records']}, dead-lettered {dead}", found),
     ]  # fmt: skip
     return Report(f"s3-fanout transfer run {run['run_id']}", "; ".join(labels(summary)), blocks,
-                  answer=run_sections.answer(main, described(images, {PLOT: CAPTION}), found))
+                  answer=run_sections.answer(main, described(images, {PLOT: CAPTION}), found),
+                  links=run_sections.run_links(summary))
 
 
 def flat(rows: list[dict], extra: dict) -> list[dict]:
@@ -247,7 +248,7 @@ def across(run_ids: list[str], folder, title: str) -> dict:
     runs.write_csv(folder / "cells.csv", list(lines[0]), lines)
     runs.write_text(folder / "cells.json", json.dumps(summary, indent=2, default=str) + "\n")
     image = figures.save(figure(rows, summary["networks"]), folder / PLOT)
-    report_files.write(across_sections(summary, images=(image,)), folder)
+    report_files.write(across_sections(summary, folder, (image,)), folder)
     return summary
 
 
@@ -267,4 +268,5 @@ def across_sections(summary: dict, folder=None, images: tuple = ()) -> Report:
     if folder is not None:
         blocks.append(Text(f"wrote cells.csv, cells.json, transfer.png, report.md, index.html to {folder}", only=TERMINAL))
     return Report(summary["title"], "; ".join(networks), blocks,
-                  answer=run_sections.answer(main, described(images, {PLOT: CAPTION}), []))
+                  answer=run_sections.answer(main, described(images, {PLOT: CAPTION}), []),
+                  links=run_sections.across_links(summary["runs"], folder))

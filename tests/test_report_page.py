@@ -15,6 +15,7 @@ from html.parser import HTMLParser
 import pytest
 from crossrun.support import make_run
 from test_report import CELLS, MIB, RUN, summary_of, synthetic_records
+from test_plots import cross_summary
 from test_transfer import _record as transfer_record
 from test_workloads import LATENCY_RUN, latency_summary
 
@@ -386,8 +387,10 @@ def pages(tmp_path_factory):
         study, _, _ = study_folder()  # writes the run too
         run = runs.run_dir(RUN)
         latency_report.write(latency_summary(5))
+        longest = root / "longest"  # 24 cells labelled by the longest strategies and tags the tool makes
+        crossrun.write(cross_summary(), longest)
         return {"run": run, "sweep": across_folder(root, concurrencies=(2, 2, 8)), "study": study,
-                "latency": runs.run_dir(LATENCY_RUN)}
+                "latency": runs.run_dir(LATENCY_RUN), "longest": longest}
 
 
 TABLE_CELLS = """return Array.from(document.querySelectorAll('table')).map(t => [t.dataset.title,
@@ -418,7 +421,7 @@ def opened(chromium, page, screenshot) -> dict:
     return dict(chromium.execute_script(TABLE_CELLS))
 
 
-@pytest.mark.parametrize("name", ["run", "sweep", "study", "latency"])
+@pytest.mark.parametrize("name", ["run", "sweep", "study", "latency", "longest"])
 def test_at_1280_px_every_table_fits_the_first_figure_is_on_the_first_two_screens_and_nothing_comes_from_outside(
         chromium, pages, name, tmp_path):  # fmt: skip
     folder = pages[name]

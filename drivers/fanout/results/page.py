@@ -46,7 +46,8 @@ def _markdown(text: str) -> Markup:
 def _cells(table: sections.Table) -> tuple[list[str], list[list[tuple[str, bool]]]]:
     """The table's header and body as (text, is a figure) per cell, less the columns the header
     states once: figures (a number, or text that starts as one: `42.5 (41.9-42.6)`, `-`) are
-    right-aligned and never wrap; labels and other text (a verdict, its evidence) may wrap."""
+    right-aligned and break only between words (a figure and its interval), never inside a
+    number; labels and other text (a verdict, its evidence) wrap."""
     rows, labels = table.shown()
     labels = tables.label_count(rows[0]) if labels is None else labels
     body = [[(text, i >= labels and bool(FIGURE.match(text))) for i, text in enumerate(map(tables.fmt, row))]

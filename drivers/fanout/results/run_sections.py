@@ -41,9 +41,10 @@ def closing(summary: dict, counts: str, found: Sequence[str]) -> list[Block]:
 
 
 def answer(main: Sequence[Block], images: Sequence[Image], found: Sequence[str]) -> list[Block]:
-    """The files' answer: the `main` blocks (the workload's headline tables), its plot and the
-    warnings `found`; the terminal shows `main` where it stands (sections.on_only)."""
-    return [*on_only(list(main), FILES), Figures(tuple(images), headed=False), Warnings(tuple(found), only=FILES)]
+    """The files' answer: its plot (first, so that it is on the first screen however long the
+    tables), the `main` blocks (the workload's headline tables) and the warnings `found`; the
+    terminal shows `main` where it stands (sections.on_only)."""
+    return [Figures(tuple(images), headed=False), *on_only(list(main), FILES), Warnings(tuple(found), only=FILES)]
 
 
 def run_links(summary: dict) -> tuple[Link, ...]:

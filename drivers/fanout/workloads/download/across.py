@@ -344,14 +344,14 @@ def sections(summary: dict, images: tuple = (), folder: Path | None = None) -> R
 
 def answer(summary: dict, figure: tuple) -> list:
     """What the runs found, first: the best cell named, the aggregate against concurrency, the
-    answer's table (report.answer_table: every cell against the model's median where there is
-    one), the plot of the measure against what was swept, and what makes the figures incomplete."""
+    plot of the measure against what was swept, the answer's table (report.answer_table: every
+    cell against the model's median where there is one), and what makes the figures incomplete."""
     names = summary["varying"]
     table = report.answer_table(summary["cells"], key_title(names), lambda row: key_text(row, names),
                                 [run.get("scale") for run in summary["runs"]])  # fmt: skip
     text = report.finding(summary["cells"], lambda row: cell_label(row, names))
-    return [Text(" ".join(filter(None, [text, aggregate_trend(summary)])), only=FILES), table,
-            Figures(figure, headed=False), Warnings(tuple(summary["warnings"]), only=FILES)]  # fmt: skip
+    return [Text(" ".join(filter(None, [text, aggregate_trend(summary)])), only=FILES), Figures(figure, headed=False),
+            table, Warnings(tuple(summary["warnings"]), only=FILES)]  # fmt: skip
 
 
 def aggregate_trend(summary: dict) -> str:

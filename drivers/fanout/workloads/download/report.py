@@ -329,15 +329,16 @@ MODEL_COLUMNS = ("model p50 s", "measured/model")
 
 
 def answer(summary: dict, shared: tuple[int, ...], figure: tuple) -> list:
-    """What the run found, first: the answer's sentence and table (answer_table), the one plot
-    that shows it, and what makes the figures incomplete."""
+    """What the run found, first: the answer's sentence, the one plot that shows it, the answer's
+    table (answer_table; after the plot, which then stays on the first screen however many cells
+    there are), and what makes the figures incomplete."""
     joined = _cells(summary)
     varying = CELLS.varying([CELLS.key(cell) for cell in joined])
     table = answer_table(joined, list(CELLS.titles.values()),
                          lambda cell: [CELLS.key(cell).text(name) for name in CELLS.fields],
                          [(_run(summary).network or {}).get("scale")], shared)  # fmt: skip
-    return [Text(finding(joined, lambda cell: CELLS.label(cell, varying)), only=FILES), table,
-            Figures(figure, headed=False), Warnings(tuple(warnings(summary)), only=FILES)]  # fmt: skip
+    return [Text(finding(joined, lambda cell: CELLS.label(cell, varying)), only=FILES), Figures(figure, headed=False),
+            table, Warnings(tuple(warnings(summary)), only=FILES)]  # fmt: skip
 
 
 def answer_table(cell_rows: list[dict], titles: list[str], key_text, scales: list[float | None],

@@ -393,12 +393,14 @@ def write_report(study: Study, manifest: sweeps.Manifest) -> sections.Report:
     records = records_of(manifest, study.workload)
     folder = report_dir(study, manifest)
     folder.mkdir(parents=True, exist_ok=True)
-    blocks = [Text(study.title, "bold", only=TERMINAL), *provenance(study, manifest, label),
-              *report_tables(study, records)]  # fmt: skip
+    warning, found = simulation(label, first.backend), answer(study, records, label, folder)
+    # The terminal keeps its order (title, provenance, tables, verdicts); the files open with the answer.
+    blocks = [Text(study.title, "bold", only=TERMINAL), *sections.on_only(warning, TERMINAL),
+              *provenance(study, manifest, label), *report_tables(study, records),
+              *sections.on_only(found, TERMINAL)]  # fmt: skip
     pages = [(f"sweep {manifest.sweep_id}", sweeps.sweep_dir(manifest.sweep_id)),
              *((f"run {run_id}", runs.run_dir(run_id)) for run_id in done)]  # fmt: skip
-    report = sections.Report(study.title, label, blocks,
-                             answer=[*simulation(label, first.backend), *answer(study, records, label, folder)],
+    report = sections.Report(study.title, label, blocks, answer=sections.on_only([*warning, *found], sections.FILES),
                              header=(f"workload: {study.workload}", f"source: {study.source['title']}, "
                                      f"{study.source['date']}"), links=sections.links(folder, pages))  # fmt: skip
     report_files.write(report, folder)

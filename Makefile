@@ -151,7 +151,7 @@ STUDY_COMMAND_ARGS = $(if $(value STUDY),$(call q,STUDY)) $(TARGET) $(if $(filte
 
 .DEFAULT_GOAL := help
 .PHONY: help venv test-tools emulator-up emulator-down emulator-status package deploy plan outputs destroy \
-        run fire wait query report open compare demo sweep study test bench clean
+        run fire wait query report open compare demo sweep study test browser bench clean
 
 help: ## List the targets and the variables they read
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -291,6 +291,12 @@ WAITING_WORKERS := $(shell echo $$((3 * $(CORES))))
 test: test-tools ## Run the test suite: the timing tests last (.venv/bin/pytest -m 'not slow' skips the end-to-end tests)
 	$(VENV)/bin/pytest -n $(WAITING_WORKERS) -m "not timing" ; status=$$? ; \
 	$(VENV)/bin/pytest -n $(CORES) -m timing && exit $$status
+
+# The report pages' tests (tests/test_report_page.py) open them in headless Chromium: Debian's, with
+# its driver. Root installs it (.ci/run does, in CI); elsewhere those tests are skipped and say so.
+BROWSER_PACKAGES = chromium chromium-driver
+browser: ## Install Chromium and chromedriver for the report pages' browser tests (Debian's apt-get, as root)
+	apt-get install -y $(BROWSER_PACKAGES) || { apt-get update && apt-get install -y $(BROWSER_PACKAGES); }
 
 bench: test-tools ## Run the benchmarks, or those named in BENCH (ratios against a same-run baseline); ends with a table of every figure against its target (exit 1: a target missed, 2: a benchmark failed)
 	$(VENV)/bin/python -m bench $(if $(value BENCH),$(call q,BENCH))

@@ -264,8 +264,8 @@ def cross_summary(*, networks=(None,), strategy_list=None, tags=(TAG_WORDS, TAG_
 def test_the_cross_run_plots_read_with_the_longest_labels(results, kwargs):
     summary = cross_summary(**kwargs)
     figures = crossplots.build(summary, crossrun.CELLS.long_label)
-    assert set(figures) == {"throughput_vs_concurrency.png", "median_throughput_heatmap.png", "seconds_by_cell.png",
-                            "throughput_by_concurrency_ran_at.png"}  # fmt: skip
+    assert set(figures) == {"throughput_vs_concurrency.png", "by_variable.png", "median_throughput_heatmap.png",
+                            "seconds_by_cell.png", "throughput_by_concurrency_ran_at.png"}  # fmt: skip
     for fig in figures.values():
         assert_readable(fig)
         assert fig._supxlabel.get_text() == summary["network"]

@@ -80,6 +80,11 @@ class Schema:
         dict, as the tables across runs hold them), by their short titles."""
         return ", ".join(f"{self.declared[name].short_title} {self.text(name, row[name])}" for name in names)
 
+    def header(self, row: dict, names) -> tuple[str, ...]:
+        """`memory MB: 1024`, `object: 16 MiB`...: the named fields of a row, one line each, as a
+        report's header states what every cell shares (its tables then leave those columns out)."""
+        return tuple(f"{self.declared[name].title}: {self.text(name, row[name])}" for name in names)
+
     def key(self, row: dict):
         """The cell of a query row or a record, each value as the query path would type it."""
         return self.Cell(**{name: None if row.get(name) is None else parse_result_value(render(row[name]))

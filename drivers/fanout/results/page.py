@@ -8,25 +8,33 @@ never as markup; only the report's paragraphs, which are Markdown, become HTML, 
 markdown-it-py with raw HTML disabled (it escapes any in the text)."""
 
 import base64
+import re
 from pathlib import Path
 
 import jinja2
 from markdown_it import MarkdownIt
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
-from fanout.results import sections, tables
+from fanout.results import run_folders as runs, sections, tables
+
 DATA_FILES = (".csv", ".json", ".jsonl")  # the files beside the page that it links to
 TEMPLATES = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
                                autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)  # fmt: skip
 MARKDOWN = MarkdownIt("commonmark", {"html": False})
+FIGURE = re.compile(r"[-+]?[\d.]|-$")  # a table cell's text that is a number (or none: -)
 
 
 def html(report: sections.Report, folder: Path) -> str:
-    """The page of `report`, whose plots and data files are in `folder`."""
+    """The page of `report`, whose plots and data files are in `folder`: the header, the answer,
+    the contents, the details (fanout.results.sections), as report.md orders them."""
     links = sorted(path.name for path in folder.iterdir() if path.suffix in DATA_FILES) if folder.is_dir() else []
+    contents = iter(report.contents())
+    details = [(block, next(contents)[1] if sections.heading(block) else None)
+               for block in report.details(sections.FILES)]  # fmt: skip
     return TEMPLATES.get_template("report.html.j2").render(
-        report=report, blocks=report.on(sections.FILES), links=links, markdown=_markdown, cells=_cells,
-        data_uri=_data_uri,
+        report=report, answer=report.opening(sections.FILES), details=details, contents=report.contents(),
+        links=links, page_file=runs.PAGE_FILE, markdown=_markdown, cells=_cells, data_uri=_data_uri, breakable=_breakable,
+        answer_title=sections.ANSWER_TITLE, contents_title=sections.CONTENTS_TITLE,
     )  # fmt: skip
 
 
@@ -35,11 +43,23 @@ def _markdown(text: str) -> Markup:
     return Markup(MARKDOWN.render(text))
 
 
-def _cells(table: sections.Table) -> list[list[tuple[str, bool]]]:
-    """The table's body as (text, is a figure) per cell: figures are right-aligned."""
-    labels = tables.label_count(table.rows[0]) if table.labels is None else table.labels
-    return [[(tables.fmt(value), i >= labels) for i, value in enumerate(row)] for row in table.rows[1:]]
+def _cells(table: sections.Table) -> tuple[list[str], list[list[tuple[str, bool]]]]:
+    """The table's header and body as (text, is a figure) per cell, less the columns the header
+    states once: figures (a number, or text that starts as one: `42.5 (41.9-42.6)`, `-`) are
+    right-aligned and break only between words (a figure and its interval), never inside a
+    number; labels and other text (a verdict, its evidence) wrap."""
+    rows, labels = table.shown()
+    labels = tables.label_count(rows[0]) if labels is None else labels
+    body = [[(text, i >= labels and bool(FIGURE.match(text))) for i, text in enumerate(map(tables.fmt, row))]
+            for row in rows[1:]]  # fmt: skip
+    return [str(name) for name in rows[0]], body
 
 
-def _data_uri(image: Path) -> str:
-    return "data:image/png;base64," + base64.b64encode(image.read_bytes()).decode("ascii")
+def _breakable(text: str) -> Markup:
+    """A header as text (escaped) that may break after `_` and `/` (`concurrency_limit`,
+    `measured/model`): a narrow column of numbers keeps its width, its header wraps."""
+    return Markup(str(escape(text)).replace("_", "_<wbr>").replace("/", "/<wbr>"))
+
+
+def _data_uri(image: sections.Image) -> str:
+    return "data:image/png;base64," + base64.b64encode(image.path.read_bytes()).decode("ascii")

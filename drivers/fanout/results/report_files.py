@@ -5,7 +5,7 @@ from pathlib import Path
 
 from fanout.results import markdown, page, run_folders as runs, sections
 
-MARKDOWN_FILE = "report.md"
+MARKDOWN_FILE = runs.MARKDOWN_FILE
 
 
 def write(report: sections.Report, folder: Path) -> list[Path]:

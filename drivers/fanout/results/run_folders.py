@@ -28,6 +28,7 @@ LATEST = "latest"
 RUN_FILE = "run.json"
 RECORDS_FILE = "records.jsonl"  # a report's records of the run, as it fetched them from the logs
 SUMMARY_FILE = "summary.json"  # the rest of the report's data: both files together are a saved report
+MARKDOWN_FILE = "report.md"  # the report in Markdown (fanout.results.markdown), beside the page
 PAGE_FILE = "index.html"  # the report page (fanout.results.page), in run, across-runs and sweep folders
 CLOCK_SLACK_MS = 5 * 60 * 1000  # this machine's clock against the log timestamps
 _RUN_ID = re.compile(r"^[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}$")

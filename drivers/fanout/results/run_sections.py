@@ -1,16 +1,23 @@
 """The blocks a workload's report of one run opens and closes with (fanout.results.sections):
 which run, how its numbers were made, its units and what makes it incomplete, said alike by
-every workload; the tables between them are the workload's own."""
+every workload, and its answer (its headline tables and plot, which the files open with); the
+tables between them are the workload's own."""
 
 from collections.abc import Sequence
 
-from fanout.results.sections import FILES, TERMINAL, Block, Figures, Text, Warnings
+from pathlib import Path
+
+from fanout.results import run_folders as runs, sweep_folders as sweeps
+from fanout.results.sections import FILES, TERMINAL, Block, Figures, Heading, Image, Link, Text, Warnings, links, on_only
+
+HOW_TITLE = "How the run was made"
 
 
 def opening(summary: dict, workload: str, labels: Sequence[str], options: str, messages: str,
             found: Sequence[str]) -> list[Block]:  # fmt: skip
-    """The run and its labels (network, ...) in bold on the terminal; in the files a list of them,
-    the stack and `options`, the `messages` counts, then the units and the warnings `found`."""
+    """The run and its labels (network, ...) in bold on the terminal; in the files, under a
+    heading, a list of them, the stack and `options`, the `messages` counts, then the units (the
+    warnings `found` go with the answer there)."""
     run, stack = summary["run"], summary["run"]["stack"]
     where = f"the {run['backend']} backend, stack {stack['stack']!r}"
     listed = [*(f"- **{label}**" for label in labels), f"- backend {run['backend']}, stack {stack['stack']!r}, "
@@ -18,18 +25,44 @@ def opening(summary: dict, workload: str, labels: Sequence[str], options: str, m
     return [
         Text(f"run {run['run_id']} ({workload}) on {where}", "bold", only=TERMINAL),
         *(Text(label, "bold", only=TERMINAL) for label in labels),
+        Heading(HOW_TITLE),
         Text("\n".join(listed), only=FILES),
         Text(f"Units: {summary['units']}. Percentiles: {summary['percentiles']}.", only=FILES),
-        Warnings(tuple(found), only=FILES),
     ]
 
 
-def closing(summary: dict, counts: str, found: Sequence[str], images: Sequence) -> list[Block]:
-    """On the terminal the `counts`, the units and the warnings `found` last, where they are seen;
-    in the files the plots."""
+def closing(summary: dict, counts: str, found: Sequence[str]) -> list[Block]:
+    """On the terminal the `counts`, the units and the warnings `found` last, where they are seen."""
     return [
         Text(counts, only=TERMINAL),
         Text(f"units: {summary['units']}; percentiles: {summary['percentiles']}", only=TERMINAL),
         Warnings(tuple(found), only=TERMINAL),
-        Figures(tuple(images)),
     ]
+
+
+def answer(main: Sequence[Block], images: Sequence[Image], found: Sequence[str]) -> list[Block]:
+    """The files' answer: its plot (first, so that it is on the first screen however long the
+    tables), the `main` blocks (the workload's headline tables) and the warnings `found`; the
+    terminal shows `main` where it stands (sections.on_only)."""
+    return [Figures(tuple(images), headed=False), *on_only(list(main), FILES), Warnings(tuple(found), only=FILES)]
+
+
+def run_links(summary: dict) -> tuple[Link, ...]:
+    """A sweep cell's run page links to its sweep's page and its study's (none for a run alone)."""
+    run = summary["run"]
+    sweep_id = (run.get("sweep") or {}).get("sweep_id")
+    if not sweep_id:
+        return ()
+    return links(runs.run_dir(run["run_id"]), sweeps.related(sweep_id, run["parameters"].get("experiment_tag") or ""))
+
+
+def across_links(run_ids: list[str], folder: Path | None) -> tuple[Link, ...]:
+    """A page across runs (in `folder`; None: none drawn) links to each run's page and, when one
+    sweep made them all, to that sweep's page and its study's."""
+    if folder is None:
+        return ()
+    records = [runs.load(run_id) for run_id in run_ids]
+    made = {(record.sweep.sweep_id if record.sweep else None, record.parameters.experiment_tag) for record in records}
+    sweep_id, tag = made.pop() if len(made) == 1 else (None, None)
+    pages = sweeps.related(sweep_id, tag or "") if sweep_id else []
+    return links(Path(folder), [*pages, *((f"run {run_id}", runs.run_dir(run_id)) for run_id in run_ids)])

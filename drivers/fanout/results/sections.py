@@ -5,9 +5,15 @@ built once by a workload's report and drawn three ways: on the terminal
 
 A block shows everywhere unless `only` names one medium: the terminal is 80 columns wide and
 says some things in fewer words (or not at all: the plots), the files say them at length.
+
+The files open with the answer (`Report.answer`: the figures that answer the run's question,
+against the model's or the published ones, and the one plot that shows them), after what every
+cell shares, said once (`Report.header`); then a list of the sections that follow (the details).
 """
 
-from dataclasses import dataclass, field
+import os
+import re
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import ClassVar
 
@@ -34,6 +40,13 @@ class Table:
     shared: tuple[int, ...] = ()
     headed: bool = True
     only: str | None = None
+
+    def shown(self) -> tuple[list[list], int | None]:
+        """The rows less the `shared` label columns (stated once above the tables), and how
+        many leading columns of those label the rows (None: tables.label_count decides)."""
+        kept = [i for i in range(len(self.rows[0])) if i not in self.shared]
+        labels = None if self.labels is None else self.labels - len(self.shared)
+        return [[row[i] for i in kept] for row in self.rows], labels
 
 
 @dataclass(frozen=True)
@@ -66,30 +79,113 @@ class Warnings:
 
 
 @dataclass(frozen=True)
+class Image:
+    """A plot, a file in the report's folder, and what it shows in a sentence: the page's alt
+    text and caption (a file name says nothing to a reader who cannot see the plot)."""
+
+    path: Path
+    caption: str
+
+
+@dataclass(frozen=True)
 class Figures:
-    """The plots, as files in the report's folder."""
+    """The plots; `headed`: the files give them a heading of `title` (the answer's one plot has
+    none: its caption says what it is)."""
 
     kind: ClassVar[str] = "figures"
-    images: tuple[Path, ...]
+    images: tuple[Image, ...]
     title: str = "Plots"
+    headed: bool = True
     only: str | None = FILES
+
+
+def images(paths, captions: dict[str, str]) -> tuple[Image, ...]:
+    """`paths` (plots written) with their captions, by file name (a plot module's CAPTIONS)."""
+    return tuple(Image(path, captions[path.name]) for path in paths)
+
+
+@dataclass(frozen=True)
+class Link:
+    """A related report (a run's sweep, a sweep's study or runs): `folder` relative to this
+    report's; the page links to its index.html, report.md to its report.md."""
+
+    text: str
+    folder: str
+
+
+def links(here: Path, pages: list[tuple[str, Path]]) -> tuple[Link, ...]:
+    """Links from the report in folder `here` to the reports in `pages` (text, folder), other
+    than itself."""
+    return tuple(Link(text, os.path.relpath(folder, here)) for text, folder in pages if folder != here)
 
 
 Block = Table | Text | Heading | Warnings | Figures
 
 
+ANSWER_TITLE = "Summary"  # the files' heading of the answer
+CONTENTS_TITLE = "Contents"  # and of the list of the sections after it
+
+
 @dataclass(frozen=True)
 class Report:
     """A report: `title` heads the files, `network` is how the figures were made (a simulated
-    network's profile and scale, or measured on AWS), `blocks` in the order they show."""
+    network's profile and scale, or measured on AWS), `blocks` in the order they show.
+
+    `answer`: the blocks the files open with (the terminal shows those of its medium first too);
+    `header`: what every cell shares, one line each, said once at the top of the files (their
+    tables leave those columns out); `links`: related reports."""
 
     title: str
     network: str
     blocks: list[Block] = field(default_factory=list)
+    answer: list[Block] = field(default_factory=list)
+    header: tuple[str, ...] = ()
+    links: tuple[Link, ...] = ()
 
     def on(self, medium: str) -> list[Block]:
-        """The blocks that show on `medium` (TERMINAL or FILES), in order."""
+        """The blocks that show on `medium` (TERMINAL or FILES), in order, the answer's first."""
+        return [*self.opening(medium), *self.details(medium)]
+
+    def opening(self, medium: str) -> list[Block]:
+        return [block for block in self.answer if block.only in (None, medium)]
+
+    def details(self, medium: str) -> list[Block]:
         return [block for block in self.blocks if block.only in (None, medium)]
+
+    def contents(self) -> list[tuple[str, str]]:
+        """(heading, anchor) of each section of the files' details, in order."""
+        titles = [title for block in self.details(FILES) if (title := heading(block))]
+        return list(zip(titles, anchors(titles)))
+
+
+def on_only(blocks: list[Block], medium: str) -> list[Block]:
+    """The blocks of `blocks` that show on `medium`, shown there only: a report whose answer
+    opens the files keeps the same blocks where they stand on the terminal, after its first lines."""
+    return [replace(block, only=medium) for block in blocks if block.only in (None, medium)]
+
+
+def heading(block: Block) -> str | None:
+    """The files' section heading a block opens with, if any."""
+    match block:
+        case Table() | Figures() if block.headed:
+            return block.title
+        case Heading():
+            return block.text
+    return None
+
+
+def anchors(titles: list[str]) -> list[str]:
+    """The anchor of each heading as GitHub writes it for Markdown (lower case, punctuation but
+    hyphens dropped, spaces as hyphens, -1, -2... on repeats), so that one contents list serves
+    report.md and index.html."""
+    found: list[str] = []
+    seen: dict[str, int] = {}
+    for title in titles:
+        slug = re.sub(r"[^\w\- ]", "", title.lower()).replace(" ", "-")
+        count = seen.get(slug, 0)
+        seen[slug] = count + 1
+        found.append(f"{slug}-{count}" if count else slug)
+    return found
 
 
 def sentence(text: str) -> str:

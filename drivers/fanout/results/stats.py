@@ -75,3 +75,19 @@ def _bootstrap(samples: tuple, statistic) -> list[tuple[float, float] | None]:
     )  # fmt: skip
     low, high = result.confidence_interval
     return [(float(a), float(b)) for a, b in zip(low, high)]
+
+
+def named_intervals(values, names) -> dict[str, tuple[float, float] | None]:
+    """The interval of each statistic in `names` (describe's names) that has one: the
+    percentiles and the mean; None for n, min and max (a bootstrap never reaches past the
+    sample's extremes) and below two values."""
+    found: dict[str, tuple[float, float] | None] = dict.fromkeys(names)
+    if len(values) < 2:
+        return found
+    percentiles = [name for name in names if name in PERCENTILES]
+    if percentiles:
+        found |= dict(zip(percentiles, intervals(values, [PERCENTILES[name] for name in percentiles])))
+    if "avg" in names:
+        [found["avg"]] = _bootstrap((np.asarray(values, dtype=float),),
+                                    lambda x, axis: np.expand_dims(np.mean(x, axis=axis), 0))  # fmt: skip
+    return found

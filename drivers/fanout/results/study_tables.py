@@ -88,32 +88,59 @@ def values(records: list[dict], measure: str) -> list[float]:
 # ---- the published table beside ours ---------------------------------------------------------
 
 
-def comparison(reference: Reference, records: list[dict]) -> Table:
-    """Per row of ours (the rows the records have, in order): our statistics, the published ones
-    and ours over published; rows only the source has are listed with our figures empty."""
+@dataclass(frozen=True)
+class Point:
+    """One statistic of one row (a cell of the published table's shape): ours with its interval
+    (None where the statistic has none: n, min, max, or under two records) and the published
+    figure (None where the source has none)."""
+
+    key: tuple
+    statistic: str
+    ours: float | None
+    interval: tuple[float, float] | None
+    published: float | None
+
+
+def points(reference: Reference, records: list[dict], intervals: bool = True) -> list[Point]:
+    """Per row (the rows the records have, in order, then those only the source has) and per
+    statistic of the table: ours, its interval (unless `intervals` is False) and the published
+    figure."""
     from fanout.results import stats  # numpy and scipy: imported by a report, never by the CLI's parser
     chosen = select(records, reference.where)
     keys = sorted({tuple(r.get(name) for name in reference.rows) for r in chosen}, key=_order)
     published = {tuple(f[name] for name in reference.rows): f for f in reference.figures}
     keys += [key for key in sorted(published, key=_order) if key not in keys]
-    header = [*reference.rows]
-    for name in reference.statistics:
-        header += [f"ours {name}", f"published {name}", f"ratio {name}"]
-    rows = [header]
+    found = []
     for key in keys:
         ours = values([r for r in chosen if tuple(r.get(n) for n in reference.rows) == key], reference.measure)
         described = stats.describe(ours) if ours else {}
-        theirs = published.get(key, {})
+        cis = stats.named_intervals(ours if intervals else [], reference.statistics)
+        found += [Point(key, name, described.get(name), cis[name], published.get(key, {}).get(name))
+                  for name in reference.statistics]  # fmt: skip
+    return found
+
+
+def comparison(reference: Reference, records: list[dict]) -> Table:
+    """Per row (points()): our statistics and, when the source's figures are transcribed, the
+    published ones and ours over published (a study without them shows ours alone, and says so)."""
+    from fanout.results import stats  # as points()
+    found = points(reference, records, intervals=False)
+    beside = bool(reference.figures)
+    header = [*reference.rows]
+    for name in reference.statistics:
+        header += [f"ours {name}", f"published {name}", f"ratio {name}"] if beside else [name]
+    rows = [header]
+    for key in dict.fromkeys(point.key for point in found):
         row: list = list(key)
-        for name in reference.statistics:
-            mine, source = described.get(name), theirs.get(name)
-            row += [mine, source, mine / source if mine is not None and source else None]
+        for point in (p for p in found if p.key == key):
+            mine, source = point.ours, point.published
+            row += [mine, source, mine / source if mine is not None and source else None] if beside else [mine]
         rows.append(row)
     unit = MEASURES[reference.measure].unit
-    caption = (f"{reference.measure} in {unit}; ratio = ours / published; '-': no figure "
-               f"({'no published figures transcribed' if not reference.figures else 'not in that table'}). "
-               f"Ours: percentiles by {stats.PERCENTILE_METHOD}, over every record of the row. {reference.note}")
-    caption = caption.strip()
+    where = ("ratio = ours / published; '-': no figure (not in that table)" if beside else
+             "no published figures transcribed: ours alone")  # fmt: skip
+    caption = (f"{reference.measure} in {unit}; {where}. Ours: percentiles by {stats.PERCENTILE_METHOD}, over every "
+               f"record of the row. {reference.note}").strip()  # fmt: skip
     return Table(reference.table, rows, caption, caption, labels=len(reference.rows))
 
 
@@ -132,11 +159,24 @@ class Verdict:
     evidence: str
 
 
-def judge(claims: list[Claim], records: list[dict]) -> Table:
-    """One row per claim: its verdict and the interval that decided it."""
+def verdicts(claims: list[Claim], records: list[dict]) -> list[Verdict]:
+    """Each claim's verdict and the interval that decided it."""
+    return [CLAIM_KINDS[claim.kind](claim, select(records, claim.where)) for claim in claims]
+
+
+def tally(found: list[Verdict]) -> str:
+    """`2 of 3 published claims supported, 1 contradicted`: the verdicts in a sentence."""
+    counts = {name: sum(v.verdict == name for v in found) for name in (SUPPORTED, CONTRADICTED, UNDECIDED, UNTESTABLE)}
+    parts = [f"{count} {name}" for name, count in counts.items() if count]
+    return f"Of {len(found)} published claim{'s' if len(found) != 1 else ''}: {', '.join(parts)}."
+
+
+def judge(claims: list[Claim], records: list[dict], found: list[Verdict] | None = None) -> Table:
+    """One row per claim: its verdict and the interval that decided it (`found`: verdicts(), when
+    computed already)."""
     from fanout.results import stats  # as comparison()
-    verdicts = [CLAIM_KINDS[claim.kind](claim, select(records, claim.where)) for claim in claims]
-    rows = [["claim", "verdict", "evidence"], *([v.claim, v.verdict, v.evidence] for v in verdicts)]
+    found = verdicts(claims, records) if found is None else found
+    rows = [["claim", "verdict", "evidence"], *([v.claim, v.verdict, v.evidence] for v in found)]
     caption = (f"Medians compared as ratios with a {stats.CI_METHOD}, each side resampled on its own; "
                f"a claim is supported or contradicted only when the interval lies wholly on one side.")
     return Table("Published claims", rows, caption, caption, labels=1)  # the claim

@@ -47,6 +47,29 @@ def sweep_dir(sweep_id: str) -> Path:
     return sweeps_dir() / sweep_id
 
 
+STUDY_FILES = paths.REPO / "studies"  # studies/<name>.toml (fanout.stages.study)
+STUDY_REPORTS = "studies"  # results/studies/<name>/<sweep id>/: a study's report
+LOCAL_SUFFIX = "-local"  # a study's local variant tags its runs <name>-local
+
+
+def study_dir(name: str, sweep_id: str) -> Path:
+    return paths.results_dir() / STUDY_REPORTS / name / sweep_id
+
+
+def study_of(tag: str) -> str | None:
+    """The study whose runs a tag names (its name, or its local variant's), None for another."""
+    name = tag.removesuffix(LOCAL_SUFFIX)
+    return name if (STUDY_FILES / f"{name}.toml").is_file() else None
+
+
+def related(sweep_id: str, tag: str) -> list[tuple[str, Path]]:
+    """The pages of a sweep and, when it runs a study, of the study's report: (text, folder)
+    for the links between a run's, its sweep's and its study's pages."""
+    found = [(f"sweep {sweep_id}", sweep_dir(sweep_id))]
+    name = study_of(tag)
+    return found + ([(f"study {name}", study_dir(name, sweep_id))] if name else [])
+
+
 @dataclass(frozen=True)
 class SweepCell(Recorded):
     """One cell of a sweep, in the order the cells run (module docstring: its statuses)."""

@@ -24,8 +24,6 @@ def show(report: sections.Report, console: Console) -> None:
 
 def _table(table: sections.Table, console: Console) -> None:
     """The table less the label columns stated above it, with its note and footnotes under it."""
-    kept = [i for i in range(len(table.rows[0])) if i not in table.shared]
-    rows = [[row[i] for i in kept] for row in table.rows]
-    labels = None if table.labels is None else table.labels - len(table.shared)
+    rows, labels = table.shown()
     note = "\n  ".join(filter(None, [table.note, *table.footnotes]))
     tables.print_table(console, table.title, rows, note, labels)

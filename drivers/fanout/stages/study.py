@@ -17,13 +17,13 @@ from rich.console import Console
 from fanout.cloud import stack as stacks
 from fanout.common import backends, paths, registry as workloads
 from fanout.common.errors import OneLineErrors, UsageError
-from fanout.results import report_files, run_folders as runs, sections, study_tables as compared, sweep_folders as sweeps
+from fanout.results import cells as cell_schemas, report_files, run_folders as runs, sections, study_tables as compared, sweep_folders as sweeps
 from fanout.results import terminal
-from fanout.results.sections import TERMINAL, Block, Table, Text
+from fanout.results.sections import TERMINAL, Block, Heading, Table, Text
 from fanout.stages import sweep, wait
 
-STUDIES = paths.REPO / "studies"
-REPORT_DIR = "studies"  # results/studies/<name>/<sweep id>/
+STUDIES = sweeps.STUDY_FILES
+REPORT_DIR = sweeps.STUDY_REPORTS  # results/studies/<name>/<sweep id>/
 # Flags of `fanout sweep` that run a study rather than define it: the study command sets them.
 RUN_FLAGS = {"help", "backend", "stack", "endpoint", "verbose", "tag", "resume", "timeout", "yes", "destroy_after",
              "workload"}  # fmt: skip
@@ -54,7 +54,7 @@ class Study:
 
     def tag(self, local: bool) -> str:
         """Every run's tag: the study's name, so a sweep names the study it belongs to."""
-        return f"{self.name}-local" if local else self.name
+        return f"{self.name}{sweeps.LOCAL_SUFFIX}" if local else self.name
 
     def sweep_argv(self, backend: str, stack: str, local: bool) -> list[str]:
         """`fanout sweep`'s arguments for this study on `backend`."""
@@ -328,43 +328,80 @@ def records_of(manifest: sweeps.Manifest, workload: str) -> list[dict]:
     return found
 
 
-def provenance(study: Study, manifest: sweeps.Manifest, label: str, backend: str | None) -> list[Block]:
-    """What was run and how its numbers were made (`label`, on `backend`): measured on AWS, or a
-    simulation (network profile and scale) that is never a reproduction."""
+def provenance(study: Study, manifest: sweeps.Manifest, label: str) -> list[Block]:
+    """What was run and how its numbers were made (`label`)."""
     source = study.source
-    lines: list[Block] = [
+    return [
+        Heading("How it was made"),
         Text(study.description),
         Text(f"Source: {source['title']}, {source['date']}, {source['url'] or 'URL not recorded'}; "
              f"ran on: {source['platform']}."),
         Text(f"Ours: sweep {manifest.sweep_id} ({len(manifest.cells)} cells, tag {manifest.tag}), {label}."),
     ]  # fmt: skip
-    if backends.simulated(backend):
-        lines.append(Text(f"SIMULATION, not a reproduction: {label}; these figures rehearse the study's method on "
-                          "the local backend and say nothing about AWS.", "bold"))  # fmt: skip
-    return lines
+
+
+def simulation(label: str, backend: str | None) -> list[Block]:
+    """A local study's warning, first: a simulation (network profile and scale), never a
+    reproduction."""
+    if not backends.simulated(backend):
+        return []
+    return [Text(f"SIMULATION, not a reproduction: {label}; these figures rehearse the study's method on the local "
+                 "backend and say nothing about AWS.", "bold")]  # fmt: skip
+
+
+def answer(study: Study, records: list[dict], label: str, folder: Path) -> list[Block]:
+    """The study's answer: each claim's verdict, and ours against the published figures in a plot
+    per published table (fanout.results.study_plots), written into `folder`."""
+    from fanout.results import study_plots  # matplotlib: imported by a report, never by the CLI's parser
+
+    found = compared.verdicts(list(study.claims), records)
+    path = study_plots.draw(study.reference, compared.points(study.reference, records), label,
+                            folder / study_plots.file_name(0), row_label(study.workload, study.reference.rows))  # fmt: skip
+    claims: list[Block] = []
+    if found:
+        claims = [Text(compared.tally(found)), compared.judge(list(study.claims), records, found)]
+    return [*claims, sections.Figures((sections.Image(path, study_plots.caption_text(study.reference)),), headed=False)]
+
+
+def row_label(workload: str, rows: tuple[str, ...]):
+    """A published row's key as its cell's label says it (`1024 MB, concurrency 2, 8 MiB`); a
+    field that is not a cell field as `name value`."""
+    schema = cell_schemas.of(workloads.get(workload))
+
+    def label(key: tuple) -> str:
+        return ", ".join(schema.declared[name].label.format(schema.text(name, value)) if name in schema.declared
+                         else f"{name} {value}" for name, value in zip(rows, key))  # fmt: skip
+
+    return label
 
 
 def report_tables(study: Study, records: list[dict]) -> list[Table]:
-    parts = [compared.comparison(study.reference, records)]
-    if study.claims:
-        parts.append(compared.judge(list(study.claims), records))
-    return parts
+    return [compared.comparison(study.reference, records)]
 
 
 def report_dir(study: Study, manifest: sweeps.Manifest) -> Path:
     """results/studies/<name>/<sweep id>/."""
-    return paths.results_dir() / REPORT_DIR / study.name / manifest.sweep_id
+    return sweeps.study_dir(study.name, manifest.sweep_id)
 
 
 def write_report(study: Study, manifest: sweeps.Manifest) -> sections.Report:
-    """The study report as sections, written as report.md and index.html into report_dir; the
-    report, for the terminal."""
-    first = runs.load(next(cell.run_id for cell in manifest.cells if cell.status == "done"))
+    """The study report as sections, written as report.md and index.html into report_dir with
+    its plot; the report, for the terminal."""
+    done = [cell.run_id for cell in manifest.cells if cell.status == "done" and cell.run_id]
+    first = runs.load(done[0])
     label = first.network_label()
-    blocks = [Text(study.title, "bold", only=TERMINAL), *provenance(study, manifest, label, first.backend),
-              *report_tables(study, records_of(manifest, study.workload))]  # fmt: skip
-    report = sections.Report(study.title, label, blocks)
+    records = records_of(manifest, study.workload)
     folder = report_dir(study, manifest)
     folder.mkdir(parents=True, exist_ok=True)
+    warning, found = simulation(label, first.backend), answer(study, records, label, folder)
+    # The terminal keeps its order (title, provenance, tables, verdicts); the files open with the answer.
+    blocks = [Text(study.title, "bold", only=TERMINAL), *sections.on_only(warning, TERMINAL),
+              *provenance(study, manifest, label), *report_tables(study, records),
+              *sections.on_only(found, TERMINAL)]  # fmt: skip
+    pages = [(f"sweep {manifest.sweep_id}", sweeps.sweep_dir(manifest.sweep_id)),
+             *((f"run {run_id}", runs.run_dir(run_id)) for run_id in done)]  # fmt: skip
+    report = sections.Report(study.title, label, blocks, answer=sections.on_only([*warning, *found], sections.FILES),
+                             header=(f"workload: {study.workload}", f"source: {study.source['title']}, "
+                                     f"{study.source['date']}"), links=sections.links(folder, pages))  # fmt: skip
     report_files.write(report, folder)
     return report

@@ -15,8 +15,8 @@ from pathlib import Path
 import matplotlib
 import numpy as np
 import scipy
-from fanout.results import cells, concurrency, pressure, report_files, run_cost, run_folders as runs, run_record, stats, tables
-from fanout.results.sections import FILES, TERMINAL, Figures, Heading, Report, Table, Text, Warnings, sentence
+from fanout.results import aggregate, cells, concurrency, pressure, report_files, run_cost, run_folders as runs, run_record, run_sections, stats, tables
+from fanout.results.sections import FILES, TERMINAL, Figures, Heading, Report, Table, Text, Warnings, images as described, sentence
 from fanout.workloads.download import across_plots as crossplots, cell_stats, endpoint_ips, report
 from fanout.common import registry as workloads
 from fanout.local.network import truth
@@ -159,10 +159,12 @@ def cell_row(cell: cells.Cell, downloads: list[dict], members: list[tuple[Run, l
                             "n_excluded": n_all - len(downloads)}  # fmt: skip
     if downloads:
         sample = samples(downloads)
-        row |= cell_stats.of(sample["seconds"], sample["mb_per_s"]) | cell_stats.intervals(sample["mb_per_s"])
+        row |= (cell_stats.of(sample["seconds"], sample["mb_per_s"]) | cell_stats.intervals(sample["mb_per_s"])
+                | cell_stats.intervals(sample["seconds"], "seconds"))
     everything = downloads_of(members)
     row |= _concurrency(cell, members) | concurrency.reach(everything, [d.get("ran_at") for d in everything])
     row |= pressure.cell_figures(downloads_of(members))  # throttling and CPU over every download
+    row |= aggregate.pooled([report.aggregates(own) for _, own in members])
     row |= _prediction(cell, members)
     row["errors"] = sum(1 for run, _ in members for e in run.errors if cell_of(e, run.record) == cell)
     alone = [run for run, _ in members if len(run_cells[run.run_id]) == 1]  # runs of this cell only
@@ -286,6 +288,7 @@ def _run_summary(run: Run, own: set[cells.Cell]) -> dict:
         "downloads": len(run.downloads),
         "send_rate_per_s": record.send_rate_per_s,
         "version": record.version,
+        "scale": (record.network or {}).get("scale"),
     }
 
 
@@ -310,8 +313,7 @@ def sections(summary: dict, images: tuple = (), folder: Path | None = None) -> R
     blocks = [Text(f"{summary['title']}: {len(summary['runs'])} runs, {len(summary['cells'])} cells; {network_text}",
                    "bold", only=TERMINAL),
               *([Text(f"every cell: {every}", only=TERMINAL)] if every else []),
-              *_how(summary, every), Warnings(tuple(summary["warnings"]), only=FILES),
-              *(Text(f"note: {line}") for line in summary.get("notes", []))]  # fmt: skip
+              *_how(summary, every), *(Text(f"note: {line}") for line in summary.get("notes", []))]  # fmt: skip
     for metric, (title, caption) in cell_stats.METRICS.items():
         note = f"{caption}; {network_text}"
         blocks.append(Table(title + AT_TARGET_TITLE, metric_rows(summary, metric), note, sentence(note), labels=labels))
@@ -320,6 +322,8 @@ def sections(summary: dict, images: tuple = (), folder: Path | None = None) -> R
         Table(CI_TITLE, ci_rows(summary), ci_note, sentence(ci_note), labels=labels),
         Table("Achieved concurrency", concurrency_rows(summary), concurrency_note(summary),
               sentence(concurrency_note(summary)), labels=labels),
+        report.aggregate_table(summary["cells"], key_title(summary["varying"]),
+                               lambda row: key_text(row, summary["varying"])),
         *([Table(report.PREDICTION_TITLE, predicted, report.PREDICTION_NOTE, sentence(report.PREDICTION_NOTE),
                  labels=labels)] if (predicted := prediction_rows(summary)) else []),
         Table("Accounting", accounting_rows(summary), ACCOUNTING_NOTE, sentence(ACCOUNTING_NOTE), labels=labels),
@@ -330,11 +334,43 @@ def sections(summary: dict, images: tuple = (), folder: Path | None = None) -> R
     if summary.get("endpoint_ips"):
         blocks.append(Table(report.ENDPOINT_TITLE, endpoint_rows(summary),
                             caption=sentence(f"{endpoint_ips.FLAG_NOTE}; {network_text}"), only=FILES))  # fmt: skip
+    pictures = described(images, crossplots.CAPTIONS)
+    first = crossplots.answer_figure(pictures)
     blocks += [Text(f"percentiles: {stats.PERCENTILE_METHOD}; {UNITS}", only=TERMINAL),
-               Warnings(tuple(summary["warnings"]), only=TERMINAL), Figures(tuple(images))]  # fmt: skip
+               Warnings(tuple(summary["warnings"]), only=TERMINAL),
+               Figures(tuple(image for image in pictures if image not in first))]  # fmt: skip
     if folder is not None:
         blocks.append(Text(f"wrote cells.csv, cells.json, report.md, index.html and plots to {folder}", only=TERMINAL))
-    return Report(summary["title"], network_text, blocks)
+    header = CELLS.header(summary["cells"][0], shared) if summary["cells"] else ()
+    return Report(summary["title"], network_text, blocks, answer=answer(summary, first), header=header,
+                  links=run_sections.across_links([run["run_id"] for run in summary["runs"]], folder))  # fmt: skip
+
+
+def answer(summary: dict, figure: tuple) -> list:
+    """What the runs found, first: the best cell named, the aggregate against concurrency, the
+    plot of the measure against what was swept, the answer's table (report.answer_table: every
+    cell against the model's median where there is one), and what makes the figures incomplete."""
+    names = summary["varying"]
+    table = report.answer_table(summary["cells"], key_title(names), lambda row: key_text(row, names),
+                                [run.get("scale") for run in summary["runs"]])  # fmt: skip
+    text = report.finding(summary["cells"], lambda row: cell_label(row, names))
+    return [Text(" ".join(filter(None, [text, aggregate_trend(summary)])), only=FILES), Figures(figure, headed=False),
+            table, Warnings(tuple(summary["warnings"]), only=FILES)]  # fmt: skip
+
+
+def aggregate_trend(summary: dict) -> str:
+    """`Aggregate throughput against concurrency: 0.05 GB/s at 1, 0.19 at 4`, per combination of
+    the other varying fields; empty unless concurrency varies."""
+    if "concurrency_limit" not in summary["varying"]:
+        return ""
+    others = [name for name in summary["varying"] if name != "concurrency_limit"]
+    lines: dict[str, list[str]] = {}
+    for row in sorted(summary["cells"], key=lambda r: r["concurrency_limit"]):
+        if row.get("aggregate_gb_per_s") is not None:
+            lines.setdefault(cell_label(row, others) if others else "", []).append(
+                f"{row['aggregate_gb_per_s']:.3g} GB/s at {row['concurrency_limit']}")
+    parts = [f"{name + ': ' if name else ''}{', '.join(found)}" for name, found in lines.items()]
+    return f"Aggregate throughput against concurrency: {'; '.join(parts)}." if parts else ""
 
 
 def _how(summary: dict, every: str) -> list:
@@ -346,7 +382,7 @@ def _how(summary: dict, every: str) -> list:
     return [
         Text(f"Figures: {summary['network']}.", only=FILES),
         Heading("How it was made"),
-        Table("Runs", runs_table, headed=False, only=FILES),
+        Table("Runs", runs_table, headed=False, labels=4, only=FILES),  # run, backend, stack, network
         Text(f"Report made by s3-fanout {summary['version']} ({summary['environment']})."
              + (f" Every cell: {every}." if every else ""), only=FILES),
         Heading("Methods"),
@@ -454,11 +490,13 @@ def write(summary: dict, out_dir: Path) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     runs.write_json(out_dir / "cells.json", {key: value for key, value in summary.items() if key != "samples"})
     predicted = [report.PREDICTED] if any(report.PREDICTED in row for row in summary["cells"]) else []
-    columns = [*CELLS.across, "runs", "n", *cell_stats.COLUMNS, *cell_stats.CI_COLUMNS, *CELL_COLUMNS, *predicted]
+    columns = [*CELLS.across, "runs", "n", *cell_stats.COLUMNS, *cell_stats.CI_COLUMNS, *cell_stats.SECONDS_CI_COLUMNS,
+               *aggregate.COLUMNS, *CELL_COLUMNS,
+               *predicted]  # fmt: skip
     runs.write_csv(out_dir / "cells.csv", columns, [dict(row, runs=" ".join(row["runs"])) for row in summary["cells"]],
                    "ignore")  # fmt: skip
     images = crossplots.draw(summary, out_dir, CELLS.long_label)
-    report_files.write(sections(summary, tuple(images)), out_dir)
+    report_files.write(sections(summary, tuple(images), out_dir), out_dir)
     return out_dir
 
 

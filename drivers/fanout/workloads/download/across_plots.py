@@ -20,6 +20,19 @@ from fanout.results.figures import LABEL_CHARS, LINE_INCHES, WIDTH, caption, hei
 from fanout.workloads.download import cell_stats
 
 MAIN_AXES = ("memory_size", "concurrency_limit")
+AGGREGATE = "aggregate_gb_per_s"
+CAPTIONS = {  # file name -> what the plot shows: the page's alt text and caption
+    "throughput_vs_concurrency.png": "Against target concurrency: each cell's median throughput per download with "
+                                     "its 95% CI and p25-p75 band (top), and the aggregate throughput of all its "
+                                     "downloads over the steady window (bottom)",
+    "by_variable.png": "Median throughput per download with its 95% CI against each swept variable other than "
+                       "concurrency, a line per combination of the others",
+    "median_throughput_heatmap.png": "Median throughput per download by memory and target concurrency",
+    "seconds_by_cell.png": "Download times per cell: distribution, quartiles and median",
+    "throughput_by_concurrency_ran_at.png": "Every download's throughput against the concurrency it ran at; dashed: "
+                                            "each cell's at-target threshold",
+}  # fmt: skip
+ANSWER_ORDER = ("throughput_vs_concurrency.png", "by_variable.png", "seconds_by_cell.png")  # the first drawn answers
 UNIT = "MB/s, decimal: 10^6 bytes/s"
 PANEL_COLUMNS = 2
 COLOUR_TICKS = 5  # the colour scale's ticks, its ends included
@@ -37,13 +50,35 @@ def build(summary: dict, label) -> dict[str, Figure]:
     measured = [(row, sample) for row, sample in zip(summary["cells"], summary["samples"]) if row["n"]]
     if not measured:
         return {}
-    figures = {
-        "throughput_vs_concurrency.png": _throughput_vs_concurrency(summary, measured, label),
-        "median_throughput_heatmap.png": _heatmap(summary, measured, label),
-        "seconds_by_cell.png": _seconds_by_cell(summary, measured, label),
-        "throughput_by_concurrency_ran_at.png": _ran_at_scatter(summary, label),
-    }
+    figures = {}
+    if _values(measured, "concurrency_limit") > 1:
+        figures["throughput_vs_concurrency.png"] = _throughput_vs_concurrency(summary, measured, label)
+    if _swept(summary):
+        figures["by_variable.png"] = _by_variable(summary, measured, label)
+    if all(_values(measured, name) > 1 for name in MAIN_AXES):  # one row or column: the plots above say it
+        figures["median_throughput_heatmap.png"] = _heatmap(summary, measured, label)
+    figures["seconds_by_cell.png"] = _seconds_by_cell(summary, measured, label)
+    figures["throughput_by_concurrency_ran_at.png"] = _ran_at_scatter(summary, label)
     return {name: caption(fig, summary["network"]) for name, fig in figures.items()}
+
+
+def answer_figure(images: tuple) -> tuple:
+    """The one plot the page opens with (sections.Image): the first of ANSWER_ORDER drawn."""
+    for name in ANSWER_ORDER:
+        found = tuple(image for image in images if image.path.name == name)
+        if found:
+            return found
+    return ()
+
+
+def _values(measured, name: str) -> int:
+    """How many values of field `name` the measured cells have."""
+    return len({row[name] for row, _ in measured})
+
+
+def _swept(summary: dict) -> list[str]:
+    """The varying fields but concurrency (throughput_vs_concurrency.png has it) and the network."""
+    return [name for name in summary["varying"] if name not in ("concurrency_limit", "network")]
 
 
 def _others(summary: dict, row: dict, label, leave_out=("concurrency_limit",)) -> str:
@@ -53,36 +88,81 @@ def _others(summary: dict, row: dict, label, leave_out=("concurrency_limit",)) -
 
 
 def _throughput_vs_concurrency(summary: dict, measured, label):
+    """Per-download median (top) and aggregate throughput (bottom) against target concurrency,
+    a line per combination of the other varying fields: whether the total keeps scaling."""
     lines_of: dict[str, list[dict]] = {}
     for row, _ in measured:
         lines_of.setdefault(_others(summary, row, label), []).append(row)
-    fig, ax = plt.subplots(figsize=(WIDTH, height(5, lines_of)), layout="constrained")
+    fig, (top, bottom) = plt.subplots(2, 1, sharex=True, figsize=(WIDTH, height(7.5, lines_of)), layout="constrained")
     for name, rows in lines_of.items():
         rows = sorted(rows, key=lambda r: r["concurrency_limit"])
         x = [r["concurrency_limit"] for r in rows]
-        median = np.array([r[MEDIAN] for r in rows])
-        (line,) = ax.plot(x, median, marker="o", label=name)
-        ax.fill_between(x, [r[cell_stats.column("mb_per_s", "p25")] for r in rows],
-                        [r[cell_stats.column("mb_per_s", "p75")] for r in rows],
-                        color=line.get_color(), alpha=0.18)  # fmt: skip
-        ci = [[r[cell_stats.ci_column("p50", end)] for end in cell_stats.CI_ENDS] for r in rows]
-        low = [m if lo is None else lo for (lo, _), m in zip(ci, median)]
-        high = [m if hi is None else hi for (_, hi), m in zip(ci, median)]
-        ax.errorbar(x, median, yerr=[median - low, np.array(high) - median], fmt="none", ecolor=line.get_color(),
-                    capsize=3)  # fmt: skip
+        (line,) = top.plot(x, [r[MEDIAN] for r in rows], marker="o", label=name)
+        _band_and_ci(top, x, rows, line.get_color())
+        aggregate = [(c, r[AGGREGATE]) for c, r in zip(x, rows) if r.get(AGGREGATE) is not None]
+        if aggregate:
+            bottom.plot(*zip(*aggregate), marker="s", color=line.get_color())
     concurrencies = sorted({row["concurrency_limit"] for row, _ in measured})
     if concurrencies[-1] / concurrencies[0] > 10:
-        ax.set_xscale("log")
-    ax.set_xticks(concurrencies, [str(c) for c in concurrencies])
-    ax.minorticks_off()
-    ax.set_ylim(bottom=0)
-    ax.set_xlabel("Target concurrency (reserved concurrency = queue mapping maximum)")
-    ax.set_ylabel(f"Throughput per download\n({UNIT})")
-    top = ax.secondary_yaxis("right", functions=(lambda y: np.multiply(y, 8), lambda y: np.divide(y, 8)))
-    top.set_ylabel("Mbit/s")
-    title(fig, "Median throughput per download against concurrency")
-    ax.grid(alpha=0.3)
-    legend(fig, *ax.get_legend_handles_labels(), title="line: median\nband: p25-p75\nbars: 95% CI of the median")
+        bottom.set_xscale("log")
+    bottom.set_xticks(concurrencies, [str(c) for c in concurrencies])
+    bottom.minorticks_off()
+    for ax in (top, bottom):
+        ax.set_ylim(bottom=0)
+        ax.grid(alpha=0.3)
+    bottom.set_xlabel("Target concurrency (reserved concurrency = queue mapping maximum)")
+    top.set_ylabel(f"Median throughput per download\n({UNIT})")
+    right = top.secondary_yaxis("right", functions=(lambda y: np.multiply(y, 8), lambda y: np.divide(y, 8)))
+    right.set_ylabel("Mbit/s")
+    bottom.set_ylabel("Aggregate throughput\n(GB/s, decimal: 10^9 bytes/s,\nover the steady window)")
+    title(fig, "Throughput per download and in aggregate against concurrency")
+    handles, names = top.get_legend_handles_labels()
+    legend(fig, handles, names, title="line: median\nband: p25-p75\nbars: 95% CI of the median")
+    return fig
+
+
+def _band_and_ci(ax, x, rows: list[dict], colour, band: bool = True) -> None:
+    """The p25-p75 band (unless `band` is False) and the median's 95% CI bars of `rows` at `x`."""
+    median = np.array([r[MEDIAN] for r in rows])
+    if band:
+        ax.fill_between(x, [r[cell_stats.column("mb_per_s", "p25")] for r in rows],
+                        [r[cell_stats.column("mb_per_s", "p75")] for r in rows], color=colour, alpha=0.18)  # fmt: skip
+    ci = [[r.get(cell_stats.ci_column("p50", end)) for end in cell_stats.CI_ENDS] for r in rows]
+    low = [m if lo is None else lo for (lo, _), m in zip(ci, median)]
+    high = [m if hi is None else hi for (_, hi), m in zip(ci, median)]
+    ax.errorbar(x, median, yerr=[median - low, np.array(high) - median], fmt="none", ecolor=colour, capsize=3)
+
+
+def _by_variable(summary: dict, measured, label):
+    """One panel per swept variable (_swept): each cell's median with its 95% CI at its value of
+    that variable (in the tables' order), a line per combination of the other varying fields,
+    named in the panel's own legend beside it."""
+    swept = _swept(summary)
+    rows = [row for row, _ in measured]
+    panels: dict[str, dict[str, list[dict]]] = {}
+    for name in swept:
+        panels[name] = {}
+        for row in rows:
+            panels[name].setdefault(_others(summary, row, label, (name,)), []).append(row)
+    heights = [height(3.4, lines_of if len(lines_of) > 1 else ()) for lines_of in panels.values()]
+    fig = plt.figure(figsize=(WIDTH, 0.8 + sum(heights)), layout="constrained")
+    for panel, (name, lines_of) in zip(fig.subfigures(len(swept), 1, squeeze=False, height_ratios=heights).flat,
+                                       panels.items()):  # fmt: skip
+        ax = panel.subplots()
+        values = list(dict.fromkeys(row[name] for row in rows))  # the cells' order: numbers numerically
+        for line_name, members in lines_of.items():
+            x = [values.index(row[name]) for row in members]
+            (line,) = ax.plot(x, [row[MEDIAN] for row in members], marker="o", label=line_name)
+            _band_and_ci(ax, x, members, line.get_color(), band=False)  # between categories a band means nothing
+        ax.set_xticks(range(len(values)), [wrap(label({name: v}, [name]), LABEL_CHARS) for v in values])
+        ax.set_xlim(-0.5, len(values) - 0.5)
+        highs = [row.get(cell_stats.ci_column("p50", "high")) or row[MEDIAN] for row in rows]
+        ax.set_ylim(0, max(highs) * 1.08)  # no dot on the frame
+        ax.set_ylabel(f"Median per download\n({UNIT})")
+        ax.grid(alpha=0.3)
+        if len(lines_of) > 1:
+            legend(panel, *ax.get_legend_handles_labels())
+    title(fig, "Median throughput per download against each swept variable")
     return fig
 
 

@@ -14,6 +14,7 @@ METRICS = {  # column prefix -> (title with unit, caption)
 }
 MBIT_PER_MB = 8  # every statistic here is linear in the values, so it scales exactly with the unit
 CI_ENDS = ("low", "high")
+PREDICTED = "predicted_seconds_p50"  # the model's median download seconds of a cell (local runs under a model)
 
 
 def column(metric: str, stat: str) -> str:
@@ -21,13 +22,15 @@ def column(metric: str, stat: str) -> str:
     return f"{metric}_{stat}"
 
 
-def ci_column(stat: str, end: str) -> str:
-    """The column of one end of the MB/s confidence interval of `stat` (stats.CI_STATISTICS)."""
-    return f"mb_per_s_{stat}_ci_{end}"
+def ci_column(stat: str, end: str, metric: str = "mb_per_s") -> str:
+    """The column of one end of the confidence interval of `stat` (stats.CI_STATISTICS) of
+    `metric` (MB/s, or seconds)."""
+    return f"{metric}_{stat}_ci_{end}"
 
 
 COLUMNS = [column(metric, stat) for metric in METRICS for stat in STATS]
 CI_COLUMNS = [ci_column(stat, end) for stat in stats.CI_STATISTICS for end in CI_ENDS]
+SECONDS_CI_COLUMNS = [ci_column(stat, end, "seconds") for stat in stats.CI_STATISTICS for end in CI_ENDS]
 
 
 def of(seconds: list[float], mb_per_s: list[float]) -> dict[str, float]:
@@ -43,9 +46,10 @@ def from_described(seconds: dict, mb_per_s: dict) -> dict[str, float]:
     return {column(metric, stat): by_metric[metric][stat] for metric in METRICS for stat in STATS}
 
 
-def intervals(mb_per_s: list[float]) -> dict[str, float | None]:
-    """CI_COLUMNS: the bootstrap interval of each of stats.CI_STATISTICS of MB/s (None for a
-    cell of one download: nothing to resample)."""
-    cis = stats.intervals(mb_per_s, list(stats.CI_STATISTICS.values()))
-    return {ci_column(stat, end): value for stat, ci in zip(stats.CI_STATISTICS, cis)
+def intervals(values: list[float], metric: str = "mb_per_s") -> dict[str, float | None]:
+    """CI_COLUMNS (of seconds with `metric` "seconds": SECONDS_CI_COLUMNS): the bootstrap
+    interval of each of stats.CI_STATISTICS of `values` (None for a cell of one download:
+    nothing to resample)."""
+    cis = stats.intervals(values, list(stats.CI_STATISTICS.values()))
+    return {ci_column(stat, end, metric): value for stat, ci in zip(stats.CI_STATISTICS, cis)
             for end, value in zip(CI_ENDS, ci or (None, None))}  # fmt: skip

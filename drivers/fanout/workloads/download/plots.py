@@ -18,6 +18,7 @@ from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from fanout.results import cells, concurrency
+from fanout.workloads.download.cell_stats import PREDICTED
 from fanout.workloads.download import timeline
 from fanout.common import registry as workloads
 from fanout.results.concurrency import AT_TARGET_FRACTION
@@ -26,6 +27,18 @@ from fanout.results.figures import LINE_INCHES, WIDTH, caption, height, legend, 
 
 CELLS = cells.of(workloads.get("download"))  # the download workload's cells
 
+ANSWER = "throughput.png"  # the plot the page opens with, beside the answer's table
+CAPTIONS = {  # file name -> what the plot shows: the page's alt text and caption
+    "throughput.png": "Throughput per download by cell (decimal MB/s): box of quartiles with the median, mean "
+                      "(triangle), a dot per download and, where a network model ran, a red cross at the model's median",
+    "concurrency.png": "Downloads running at once over the run, per cell, against the target concurrency; grey: "
+                       "the steady window",
+    "seconds_cdf.png": "Cumulative distribution of download times per cell",
+    "throughput_by_concurrency_ran_at.png": "Every download's throughput against the concurrency it ran at; dashed: "
+                                            "the at-target threshold, right of which the tables keep the downloads",
+    "timeline.png": "Bytes received against time since each download started, per cell: the median download and its "
+                    "p10-p90 band",
+}  # fmt: skip
 TARGET_STYLE = {"color": "tab:red", "linestyle": "--", "linewidth": 1.5}
 BAND_MIN_DOWNLOADS = 10  # a timeline's p10-p90 band over fewer would be little more than its extremes
 PANEL_TITLE_CHARS = 75  # a concurrency panel's title: the axes' width, the legend beside the top one
@@ -43,8 +56,10 @@ def build(summary: dict) -> dict[str, Figure]:
         return {}
     groups = _by_cell(downloads)
     names, shared = _names(groups)
+    predicted = {CELLS.label(cell): cell["object_size"] / cell[PREDICTED] / 1e6
+                 for cell in summary.get("cells", []) if cell.get(PREDICTED) and cell.get("object_size")}  # fmt: skip
     figures = {
-        "throughput.png": _throughput(groups, names, shared),
+        "throughput.png": _throughput(groups, names, shared, predicted),
         "concurrency.png": _concurrency(groups, names, shared),
         "seconds_cdf.png": _seconds_cdf(groups, names, shared),
     }
@@ -90,7 +105,9 @@ def _title(fig, text: str, shared: str) -> None:
     title(fig, text, *([f"every cell: {shared}"] if shared else []))
 
 
-def _throughput(groups, names, shared):
+def _throughput(groups, names, shared, predicted: dict[str, float]):
+    """A box per cell of its downloads' MB/s, and where a model ran the throughput of its median
+    download (`predicted`: MB/s by cell label), so the answer's plot shows measured against model."""
     labels = [f"{wrap(names[label])}\nn={len(group)}" for label, group in groups.items()]
     rows = sum(max(0.7, lines(text) * LINE_INCHES + 0.2) for text in labels)
     fig, ax = plt.subplots(figsize=(WIDTH, 3.2 + rows), layout="constrained")
@@ -99,6 +116,10 @@ def _throughput(groups, names, shared):
                meanprops={"marker": "^", "markerfacecolor": "white", "markeredgecolor": "black"})  # fmt: skip
     for row, v in enumerate(values, start=1):
         ax.scatter(v, [row] * len(v), s=10, alpha=0.4, color="tab:blue", zorder=3)
+    for row, label in enumerate(groups, start=1):
+        if label in predicted:
+            ax.scatter([predicted[label]], [row], marker="X", s=90, color="tab:red", zorder=4,
+                       label="the model's median download")  # fmt: skip
     ax.invert_yaxis()  # first cell on top, as in the tables
     ax.set_xlabel("Throughput per download (MB/s, decimal: 10^6 bytes/s)\n"
                   "box: quartiles, orange line: median, triangle: mean,\n"
@@ -107,6 +128,9 @@ def _throughput(groups, names, shared):
     top.set_xlabel("Mbit/s")
     _title(fig, "Throughput per download, by cell", shared)
     ax.grid(axis="x", alpha=0.3)
+    if predicted:
+        handles, labels = ax.get_legend_handles_labels()
+        legend(fig, handles[:1], labels[:1])
     return fig
 
 

@@ -8,13 +8,15 @@ percentile methods and the files written: docs/experiment.md, *report*, and
 docs/statistics.md, *Downloads at target*. Across runs: fanout.workloads.download.across.
 """
 
+import functools
 import re
 import textwrap
 import time
 from dataclasses import replace
 
-from fanout.results import cells, concurrency, deadletters, pressure, report_files, run_cost, log_records as run_logs, run_folders as runs, run_record, stats, tables
-from fanout.results.sections import FILES, TERMINAL, Figures, Heading, Report, Table, Text, Warnings, sentence
+from fanout.cloud import strategies
+from fanout.results import aggregate, cells, concurrency, deadletters, pressure, report_files, run_cost, log_records as run_logs, run_folders as runs, run_record, stats, sweep_folders as sweeps, tables
+from fanout.results.sections import FILES, TERMINAL, Figures, Heading, Report, Table, Text, Warnings, images as described, links, sentence
 from fanout.workloads.download import cell_stats, endpoint_ips, plots
 from fanout.workloads.download.cell_stats import METRICS, STATS
 from fanout import insights
@@ -56,7 +58,7 @@ METRIC_COLUMN = "metric"  # query tables: the column naming what a row's statist
 PRESSURE_TITLE = "Throttling and CPU"
 PRESSURE_COLUMNS = ("keys", "retries", "slowdowns", "throttled_downloads", "cpu_share_p50", "cpu_allowance", "flags")
 PRESSURE_HEADERS = ("keys", "retries", "503s", "dl with 503", "CPU/wall p50", "CPU share", "flags")  # theirs, in order
-PREDICTED = "predicted_seconds_p50"  # the model's median download seconds of a cell (local runs under a model)
+PREDICTED = cell_stats.PREDICTED
 PREDICTION_TITLE = "Measured against the model"
 PREDICTION_NOTE = ("predicted: the model's median download seconds for the cell's object, strategy and "
                    "downloads per environment; measured: the p50 above")
@@ -107,13 +109,18 @@ def build(stack, record: run_record.RunRecord) -> dict:
     }
 
 
+AT_TARGET_VERSION = 2  # what summary["at_target"] holds: 2 added the intervals and the aggregate figures
+
+
 def at_target(summary: dict) -> dict:
     """The summary's statistics over the downloads that ran at target (docs/statistics.md), at
-    the summary's `at_target_fraction` (fanout report --at-target; 90% by default), computed
-    from its records and kept as summary["at_target"]; returns that."""
+    the summary's `at_target_fraction` (fanout report --at-target; 90% by default), and each
+    cell's aggregate figures over every download, computed from its records and kept as
+    summary["at_target"] (recomputed when a saved one is of an older AT_TARGET_VERSION); returns that."""
     fraction = summary.setdefault("at_target_fraction", concurrency.AT_TARGET_FRACTION)
-    if summary.get("at_target", {}).get("fraction") == fraction:
-        return summary["at_target"]
+    saved = summary.get("at_target", {})
+    if saved.get("fraction") == fraction and saved.get("version") == AT_TARGET_VERSION:
+        return saved
     downloads = [r for r in summary["records"] if r.get("event") == "download"]
     by_cell: dict = {}
     for download, ran in zip(downloads, concurrency.ran_at_of(downloads)):
@@ -124,17 +131,19 @@ def at_target(summary: dict) -> dict:
         target = group[0].get("concurrency_limit") or 1
         kept = [d for d, r in members if r is None or concurrency.at_target(r, target, fraction)]
         rows.append(cell.as_dict() | {"n": len(kept), "n_all": len(members), "n_excluded": len(members) - len(kept)}
-                    | concurrency.reach(group, ran_at) | _statistics(kept))  # fmt: skip
+                    | concurrency.reach(group, ran_at) | _statistics(kept) | aggregates(group))  # fmt: skip
     summary["at_target"] = {"fraction": fraction, "definition": concurrency.at_target_definition(fraction), "cells": rows,
-                            "percentiles": stats.PERCENTILE_METHOD}  # fmt: skip
+                            "percentiles": stats.PERCENTILE_METHOD, "version": AT_TARGET_VERSION}  # fmt: skip
     return summary["at_target"]
 
 
 def _statistics(downloads: list[dict]) -> dict:
-    """seconds, MB/s and Mbit/s statistics of `downloads` (none without any)."""
+    """seconds, MB/s and Mbit/s statistics of `downloads`, with the intervals of the medians and
+    p99s of seconds and MB/s (none without any)."""
     if not downloads:
         return {}
-    return cell_stats.of([d["seconds"] for d in downloads], [d["bytes"] / d["seconds"] / 1e6 for d in downloads])
+    seconds, mb_per_s = [d["seconds"] for d in downloads], [d["bytes"] / d["seconds"] / 1e6 for d in downloads]
+    return cell_stats.of(seconds, mb_per_s) | cell_stats.intervals(mb_per_s) | cell_stats.intervals(seconds, "seconds")
 
 
 def percentile_table(rows: list[dict]) -> list[dict]:
@@ -158,6 +167,24 @@ def join_cells(table: list[dict], downloads: list[dict]) -> list[dict]:
     joined = [dict(row, **achieved_concurrency(by_cell.get(CELLS.key(row), [])),
                    **pressure.cell_figures(by_cell.get(CELLS.key(row), []))) for row in table]  # fmt: skip
     return sorted(joined, key=CELLS.sort_key)
+
+
+def aggregates(downloads: list[dict]) -> dict:
+    """A cell's aggregate GB/s and GET/s over its steady window (fanout.results.aggregate)."""
+    return aggregate.of(downloads, downloads[0].get("concurrency_limit") if downloads else None, gets)
+
+
+def gets(download: dict) -> int | None:
+    """The GetObject requests of a download: its record's S3 responses less the HeadObject its
+    strategy sends first (none known for crt, whose requests botocore never sees)."""
+    if download.get("requests") is None:
+        return None
+    return max(0, download["requests"] - _heads(download.get("strategy") or "", download["bytes"]))
+
+
+@functools.cache
+def _heads(strategy: str, size: int) -> int:
+    return strategies.parse(strategy).heads(size) if strategy else 0
 
 
 def with_predictions(cell_rows: list[dict], record: run_record.RunRecord, downloads: list[dict]) -> list[dict]:
@@ -263,8 +290,7 @@ def sections(summary: dict, images: tuple = ()) -> Report:
     at_target(summary)  # before anything is drawn or written: the summary keeps it
     varying = CELLS.varying([CELLS.key(cell) for cell in summary["cells"]])
     shared = tuple(i for i, name in enumerate(CELLS.fields) if name not in varying)  # on the terminal, said once
-    blocks = [*_terminal_header(summary, varying), *_how(summary),
-              Warnings(tuple(warnings(summary)), only=FILES), *(Text(f"note: {line}") for line in notes(summary))]  # fmt: skip
+    blocks = [*_terminal_header(summary, varying), *_how(summary), *(Text(f"note: {line}") for line in notes(summary))]
     at = at_target(summary)["cells"]
     if not any(cell["n"] for cell in at):
         blocks.append(Text(NONE_AT_TARGET, "bold"))
@@ -275,6 +301,8 @@ def sections(summary: dict, images: tuple = ()) -> Report:
               caption=sentence(EVERY_DOWNLOAD_NOTE), shared=shared),
         Table("Achieved concurrency", _concurrency_rows(summary), note=_concurrency_note(summary),
               caption=sentence(_concurrency_note(summary, " ")), shared=shared),
+        aggregate_table(_cells(summary), list(CELLS.titles.values()),
+                        lambda cell: [CELLS.key(cell).text(name) for name in CELLS.fields], shared),
     ]  # fmt: skip
     predicted = _prediction_rows(summary)
     if predicted:  # local runs under a model only
@@ -283,11 +311,12 @@ def sections(summary: dict, images: tuple = ()) -> Report:
     blocks.append(Table(PRESSURE_TITLE, _pressure_rows(summary["cells"]), note=pressure.NOTE, caption=sentence(pressure.NOTE),
                         labels=len(CELLS.fields), shared=shared))  # fmt: skip
     for title, rows in strategy_tables(summary["strategies"]):  # one strategy: the tables above say it all
-        blocks.append(Table(title, rows, note=STRATEGY_NOTE, caption=sentence(STRATEGY_NOTE),
-                            only=None if len(rows) > 2 else FILES))  # fmt: skip
+        alone = len(rows) == 2  # one strategy, which the header states: its column goes
+        blocks.append(Table(title, rows, note=STRATEGY_NOTE, caption=sentence(STRATEGY_NOTE), labels=1,
+                            shared=(0,) if alone else (), only=FILES if alone else None))  # fmt: skip
     for name, (title, caption) in QUERY_TABLES.items():
         if summary[name]:
-            rows, common = query_rows(summary[name])
+            rows, common = query_rows(summary[name], said=tuple(n for n in CELLS.fields if n not in varying))
             note = "; ".join(filter(None, [common, caption]))
             labels = rows[0].index(METRIC_COLUMN) + 1 if METRIC_COLUMN in rows[0] else 0
             blocks.append(Table(title, rows, note=note, caption=note, labels=labels))
@@ -298,8 +327,127 @@ def sections(summary: dict, images: tuple = ()) -> Report:
         blocks.append(Table(ENDPOINT_TITLE, endpoint_ips.rows_for_display(summary["endpoint_ips"], CELLS.fields),
                             note=note, caption=sentence(note), labels=len(CELLS.fields) + 1, shared=shared,
                             only=None if endpoint_ips.compares(summary["endpoint_ips"]) else FILES))  # fmt: skip
+    pictures = described(images, plots.CAPTIONS)
+    first = tuple(image for image in pictures if image.path.name == plots.ANSWER)
+    rest = tuple(image for image in pictures if image not in first)
+    joined = _cells(summary)
     return Report(f"s3-fanout run {summary['run']['run_id']}", summary["network"],
-                                  [*blocks, *_closing(summary), Figures(tuple(images))])  # fmt: skip
+                  [*blocks, *_closing(summary), Figures(rest)], answer=answer(summary, shared, first),
+                  header=CELLS.header(joined[0], [n for n in CELLS.fields if n not in varying]) if joined else (),
+                  links=_links(summary))  # fmt: skip
+
+
+ANSWER_COLUMNS = ("at target", "p50 MB/s (95% CI)", "p99 MB/s (95% CI)", "p50 s (95% CI)", "p99 s (95% CI)",
+                  "aggregate GB/s", "GET/s")  # fmt: skip
+MODEL_COLUMNS = ("model p50 s", "measured/model")
+
+
+def answer(summary: dict, shared: tuple[int, ...], figure: tuple) -> list:
+    """What the run found, first: the answer's sentence, the one plot that shows it, the answer's
+    table (answer_table; after the plot, which then stays on the first screen however many cells
+    there are), and what makes the figures incomplete."""
+    joined = _cells(summary)
+    varying = CELLS.varying([CELLS.key(cell) for cell in joined])
+    table = answer_table(joined, list(CELLS.titles.values()),
+                         lambda cell: [CELLS.key(cell).text(name) for name in CELLS.fields],
+                         [(_run(summary).network or {}).get("scale")], shared)  # fmt: skip
+    return [Text(finding(joined, lambda cell: CELLS.label(cell, varying)), only=FILES), Figures(figure, headed=False),
+            table, Warnings(tuple(warnings(summary)), only=FILES)]  # fmt: skip
+
+
+def answer_table(cell_rows: list[dict], titles: list[str], key_text, scales: list[float | None],
+                 shared: tuple[int, ...] = ()) -> Table:  # fmt: skip
+    """Per cell (labelled by `titles` and `key_text(cell)`) the median and p99 throughput and
+    seconds of the downloads at target with their intervals, how many ran at target, the
+    aggregate figures and, under a model, the model's median; `scales`: the network scales the
+    figures were made at (None: none, or AWS)."""
+    predicted = any(PREDICTED in cell for cell in cell_rows)
+    rows: list[list] = [[*titles, *ANSWER_COLUMNS, *(MODEL_COLUMNS if predicted else ())]]
+    for cell in cell_rows:
+        rows.append([*key_text(cell), at_target_share(cell),
+                     *(with_ci(cell, metric, stat) for metric in ("mb_per_s", "seconds") for stat in stats.CI_STATISTICS),
+                     cell.get("aggregate_gb_per_s"), cell.get("aggregate_gets_per_s"),
+                     *([cell.get(PREDICTED), ratio(cell)] if predicted else [])])  # fmt: skip
+    note = answer_note(scales, predicted)
+    return Table("Answer", rows, note=note, footnotes=(sentence(note),), labels=len(titles), shared=shared,
+                 headed=False, only=FILES)  # fmt: skip
+
+
+AGGREGATE_TITLE = "Aggregate over the steady window"
+AGGREGATE_NOTE = ("Every download of the cell within its steady window, pro rata at its edges (docs/statistics.md, "
+                  f"Aggregate figures); {aggregate.UNITS}")  # fmt: skip
+AGGREGATE_TERMINAL = ("bytes of every download within the steady window / its length, pro rata at its\n  "
+                      "edges (decimal GB/s); GET/s: GetObject requests per second (none for crt)")  # fmt: skip
+
+
+def aggregate_table(cell_rows: list[dict], titles: list[str], key_text, shared: tuple[int, ...] = ()) -> Table:
+    """Per cell the steady window's length and the aggregate GB/s and GET/s over it."""
+    rows: list[list] = [[*titles, "window s", "aggregate GB/s", "GET/s"]]
+    rows += [[*key_text(cell), cell.get("aggregate_window_s"), cell.get("aggregate_gb_per_s"),
+              cell.get("aggregate_gets_per_s")] for cell in cell_rows]  # fmt: skip
+    return Table(AGGREGATE_TITLE, rows, note=AGGREGATE_TERMINAL, caption=sentence(AGGREGATE_NOTE), labels=len(titles),
+                 shared=shared)  # fmt: skip
+
+
+def at_target_share(cell: dict) -> str:
+    """`68 of 80 (85%)`: the downloads at target among the cell's."""
+    n, n_all = cell.get("n"), cell.get("n_all")
+    return "-" if not n_all else f"{n} of {n_all} ({n / n_all:.0%})"
+
+
+def with_ci(cell: dict, metric: str, stat: str) -> str:
+    """`42.5 (41.9-42.6)`: a statistic and its interval, as the tables format numbers."""
+    value = cell.get(cell_stats.column(metric, stat))
+    low, high = (cell.get(cell_stats.ci_column(stat, end, metric)) for end in cell_stats.CI_ENDS)
+    if value is None:
+        return "-"
+    return tables.fmt(value) + ("" if low is None else f" ({tables.fmt(low)}-{tables.fmt(high)})")
+
+
+def finding(cell_rows: list[dict], label) -> str:
+    """The answer in a sentence or two: the best cell (named by `label(cell)` when there are
+    several), its median and aggregate, and whether the machine delivered the model's figures."""
+    median = cell_stats.column("mb_per_s", "p50")
+    measured = [cell for cell in cell_rows if cell.get(median) is not None]
+    if not measured:
+        return "No download ran at target: the tables below are of every download."
+    best = max(measured, key=lambda cell: cell[median])
+    where = f"The best cell, {label(best)}, reached" if len(cell_rows) > 1 else "Downloads at target reached"
+    text = (f"{where} a median {with_ci(best, 'mb_per_s', 'p50')} MB/s per download, "
+            f"{with_ci(best, 'seconds', 'p50')} s each ({best['n']} of {best['n_all']} at target)")  # fmt: skip
+    if best.get("aggregate_gb_per_s") is not None:
+        text += f"; together its downloads received {best['aggregate_gb_per_s']:.3g} GB/s over the steady window"
+    value = ratio(best)
+    if value is not None:
+        verdict = "the model's figures" if HONOURED[0] <= value <= HONOURED[1] else "not the model's figures"
+        text += f". The model predicted {tables.fmt(best[PREDICTED])} s: measured/predicted {value:g}, {verdict}"
+    return text + "."
+
+
+def answer_note(scales: list[float | None], predicted: bool) -> str:
+    """The answer table's units and methods, and what the network scales do to the aggregate."""
+    note = (f"Over the downloads at target; 95% CI: {stats.CI_METHOD}; aggregate: the bytes all the cell's downloads "
+            f"received within its steady window over its length, and the GETs they made within it per second "
+            f"(pro rata at the window's edges; - for crt, which reports no requests): {aggregate.UNITS}")  # fmt: skip
+    scaled = sorted({scale for scale in scales if scale and scale != 1})
+    if scaled:
+        at = " and ".join(f"{scale:g}" for scale in scaled)
+        note += (f"; simulated at network scale {at}: every rate, the aggregate too, is the model's divided by the "
+                 "scale (first-byte waits are not)")  # fmt: skip
+    if predicted:
+        note += f"; model: the model's median download seconds for the cell ({PREDICTION_TITLE})"
+    return note
+
+
+def _links(summary: dict) -> tuple:
+    """The run's sweep's page and its study's, when it was a sweep's cell."""
+    run, tags = _run(summary), {cell["experiment_tag"] for cell in summary["cells"]}
+    if not run.sweep or not run.sweep.sweep_id or len(tags) != 1:
+        return ()
+    return links(runs.run_dir(run.run_id), sweeps.related(run.sweep.sweep_id, tags.pop()))
+
+
+
 
 
 def _terminal_header(summary: dict, varying: tuple[str, ...]) -> list:
@@ -377,8 +525,9 @@ def _pressure_rows(cell_rows: list[dict], columns: tuple[str, ...] = CELLS.field
     return rows
 
 
-def query_rows(rows: list[dict]) -> tuple[list[list], str]:
-    """A saved query's rows as a table, and the values all its rows share (as `name value, ...`).
+def query_rows(rows: list[dict], said: tuple[str, ...] = ()) -> tuple[list[list], str]:
+    """A saved query's rows as a table, and the values all its rows share (as `name value, ...`)
+    but those of the columns `said`, which the report states once above its tables.
 
     Columns named <metric>_<stat> (seconds_p50...) become one row per metric with a column per
     statistic; the other columns then repeat on every metric row, so those that are the same
@@ -397,7 +546,7 @@ def query_rows(rows: list[dict]) -> tuple[list[list], str]:
     for row in rows:
         for metric in metrics:
             table.append([*(row[c] for c in plain), metric, *(row.get(f"{metric}_{stat}") for stat in stats)])
-    return table, ", ".join(f"{c} {tables.fmt(rows[0][c])}" for c in shared)
+    return table, ", ".join(f"{c} {tables.fmt(rows[0][c])}" for c in shared if c not in said)
 
 
 def truth_table(rows: list[dict]) -> Table:
@@ -520,7 +669,8 @@ def _percentiles(summary: dict, between: str = "\n  ") -> str:
             f"{backends.get(summary['run']['backend']).percentile_method}")
 
 
-CSV_COLUMNS = [*CELLS.fields, "n", "n_all", "n_excluded", *cell_stats.COLUMNS, "target",
+CSV_COLUMNS = [*CELLS.fields, "n", "n_all", "n_excluded", *cell_stats.COLUMNS, *cell_stats.CI_COLUMNS,
+               *cell_stats.SECONDS_CI_COLUMNS, *aggregate.COLUMNS, "target",
                "peak_concurrency", "steady_mean_concurrency", "cold_starts", "cold_start_share", *PRESSURE_COLUMNS,
                "at_target_fraction", "network"]  # summary.csv: the figures at target
 

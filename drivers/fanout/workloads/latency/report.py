@@ -16,7 +16,7 @@ import numpy as np  # noqa: E402
 
 from fanout.results import cells, deadletters, figures, log_records as run_logs, report_files, run_folders as runs, run_record
 from fanout.results import run_sections, stats
-from fanout.results.sections import FILES, TERMINAL, Block, Report, Table, Text, sentence
+from fanout.results.sections import FILES, TERMINAL, Block, Heading, Report, Table, Text, images as described, on_only, sentence
 from fanout import insights
 from fanout.common import backends, registry as workloads
 from fanout.common.sizes import format_decimal_size as format_size
@@ -29,6 +29,9 @@ STATS = ("p50", "p90", "p99", "avg")
 MEASURES = (("put", "seconds", "put"), ("get", "seconds", "get"), ("get", "first_byte_seconds", "get first byte"))
 LINE_STYLES = {"put": ("-", "o"), "get": ("--", "s"), "get first byte": (":", "^")}  # measure -> (line, marker)
 RATIO = ("express", "standard")  # numerator, denominator
+MEDIAN_TITLE = "Median latency by size and storage class (s)"
+PLOT = "latency.png"
+CAPTION = "Median latency against object size per storage class and measure (log-log), with the p10-p90 band"
 UNITS = "seconds, measured in the function with the monotonic clock; sizes in decimal units (1 KB = 1000 bytes)"
 
 
@@ -104,17 +107,17 @@ def size_table(rows: list[dict], storage: str, operation: str, field: str) -> li
     return table
 
 
-def wide_table(rows: list[dict]) -> list[list]:
-    """Rows = size; columns per storage class and measure: n, p50, p90, p99, avg."""
+def median_table(rows: list[dict]) -> list[list]:
+    """The answer: rows = size; a column per storage class and measure, its median (the tables
+    per class and measure hold the other statistics)."""
     present = groups(rows)
-    header = ["size"] + [f"{storage} {title} {stat}" for storage, _, _, title in present for stat in ("n", *STATS)]
-    table = [header]
+    table = [["size", *(f"{storage} {title} p50 (s)" for storage, _, _, title in present)]]
     keyed = [(CELLS.key(row), row) for row in rows]
     for size in sorted({cell.size for cell, _ in keyed}):
         line: list = [format_size(size)]
         for storage, operation, field, _ in present:
             match = [row for cell, row in keyed if _at(cell, storage, operation, size)]
-            line += [int(match[0]["calls"]), *(_seconds(match[0][f"{field}_{s}"]) for s in STATS)] if match else ["-"] * 5
+            line.append(_seconds(match[0][f"{field}_p50"]) if match else "-")
         table.append(line)
     return table
 
@@ -133,8 +136,9 @@ def warnings(summary: dict) -> list[str]:
 
 
 def sections(summary: dict, images: tuple = ()) -> Report:
-    """The report as sections (fanout.results.sections): on the terminal a narrow table per class
-    and measure, in the files one wide table by size; the ratios; the plot."""
+    """The report as sections (fanout.results.sections): the files open with the medians by size
+    and storage class, the Express / Standard ratios and the plot; a table per class and measure
+    (the terminal's, narrow) follows."""
     run, c, p = summary["run"], summary["counts"], summary["run"]["parameters"]
     options = p.get("workload_options", {})
     found = warnings(summary)
@@ -142,16 +146,20 @@ def sections(summary: dict, images: tuple = ()) -> Report:
         summary, "latency", [summary["network"]], f"sizes {options.get('sizes')}, reps {options.get('reps')}, "
         f"storage {options.get('storage') or 'every deployed class'}", f"{c['sent']} sent, {c['seqs_done']} done, "
         f"{c['calls']} calls, {c['error_records']} error records, {len(summary['dead_lettered'])} dead-lettered", found)
-    blocks += [Table(f"{storage}: {title} (s)", size_table(summary["rows"], storage, operation, field), only=TERMINAL)
+    main: list[Block] = [Table(MEDIAN_TITLE, median_table(summary["rows"]), labels=1, headed=False, only=FILES)
+                         ] if summary["rows"] else []  # fmt: skip
+    blocks += [Table(f"{storage}: {title} (s)", size_table(summary["rows"], storage, operation, field))
                for storage, operation, field, title in groups(summary["rows"])]  # fmt: skip
-    blocks += [Table("Latency by size", wide_table(summary["rows"]), only=FILES)] if summary["rows"] else []
     if summary["ratios"]:
-        blocks.append(Table("Express / Standard, ratio of medians", ratio_table(summary["ratios"]), summary["ci_method"],
-                            sentence(summary["ci_method"]), labels=2))  # size and measure  # fmt: skip
+        main.append(Table("Express / Standard, ratio of medians", ratio_table(summary["ratios"]), summary["ci_method"],
+                          sentence(summary["ci_method"]), labels=2))  # size and measure  # fmt: skip
+    blocks += on_only(main, TERMINAL)
     blocks += run_sections.closing(summary, f"sent {c['sent']}: {c['seqs_done']} done, {c['calls']} calls, error records "
                                             f"{c['error_records']}, dead-lettered {len(summary['dead_lettered'])}",
-                                   found, images)  # fmt: skip
-    return Report(f"s3-fanout latency run {run['run_id']}", summary["network"], blocks)
+                                   found)  # fmt: skip
+    return Report(f"s3-fanout latency run {run['run_id']}", summary["network"], blocks,
+                  answer=run_sections.answer(main, described(images, {PLOT: CAPTION}), found),
+                  links=run_sections.run_links(summary))
 
 
 def write(summary: dict, plots_too: bool = True) -> list:
@@ -162,7 +170,7 @@ def write(summary: dict, plots_too: bool = True) -> list:
     columns = [*summary["rows"][0], "network"] if summary["rows"] else ["network"]
     written.append(runs.write_csv(folder / "latency.csv", columns,
                                   [dict(row, network=summary["network"]) for row in summary["rows"]]))
-    images = [plot(summary, folder / "latency.png")] if summary["rows"] else []
+    images = [plot(summary, folder / PLOT)] if summary["rows"] else []
     return [*written, *images, *report_files.write(sections(summary, tuple(images)), folder)]
 
 
@@ -223,7 +231,7 @@ def across(run_ids: list[str], folder, title: str) -> dict:
     folder.mkdir(parents=True, exist_ok=True)
     runs.write_csv(folder / "cells.csv", list(rows[0]), rows)
     runs.write_text(folder / "cells.json", json.dumps(summary, indent=2) + "\n")
-    report_files.write(across_sections(summary), folder)
+    report_files.write(across_sections(summary, folder), folder)
     return summary
 
 
@@ -234,11 +242,13 @@ def across_sections(summary: dict, folder=None) -> Report:
     table += [[r["run_id"], r["reps"], r["storage"], r["measure"], format_size(r["size"]), r["n"],
                *(_seconds(r[s]) for s in STATS)] for r in summary["rows"]]  # fmt: skip
     labels = sorted({r["network"] for r in summary["rows"]})
+    main: list[Block] = [Table("Latency by run, class, measure and size (s)", table, UNITS, labels=5, headed=False)]  # run to size
     blocks: list[Block] = [Text(f"{summary['title']}: latency across {len(summary['runs'])} runs; {'; '.join(labels)}", "bold",
-                   only=TERMINAL),
+                   only=TERMINAL), *on_only(main, TERMINAL),
+              Heading(run_sections.HOW_TITLE),
               *(Text(f"- **{label}**", only=FILES) for label in labels),
-              Text(f"Units: {UNITS}. Percentiles: {stats.PERCENTILE_METHOD}.", only=FILES),
-              Table("Latency by run, class, measure and size (s)", table, UNITS, labels=5, headed=False)]  # run to size
+              Text(f"Units: {UNITS}. Percentiles: {stats.PERCENTILE_METHOD}.", only=FILES)]  # fmt: skip
     if folder is not None:
         blocks.append(Text(f"wrote cells.csv, cells.json, report.md, index.html to {folder}", only=TERMINAL))
-    return Report(summary["title"], "; ".join(labels), blocks)
+    return Report(summary["title"], "; ".join(labels), blocks, answer=on_only(main, FILES),
+                  links=run_sections.across_links(summary["runs"], folder))

@@ -20,7 +20,7 @@ from fanout.common import registry as workloads
 from fanout.common.sizes import format_size
 from fanout.results import deadletters, figures, log_records as run_logs, report_files, run_folders as runs, run_record
 from fanout.results import run_sections, stats
-from fanout.results.sections import FILES, TERMINAL, Block, Figures, Heading, Report, Table, Text, sentence
+from fanout.results.sections import FILES, TERMINAL, Block, Heading, Report, Table, Text, images as described, on_only, sentence
 from fanout.workloads.seqread import costs as seqread_costs
 
 WORKLOAD = workloads.get("seqread")
@@ -29,6 +29,8 @@ UNITS = ("aggregate MiB/s = bytes of all JOBS / seconds from the first request t
 SOURCES = ("local", "remote")
 KEY = ("jobs", "file_size", "block", "depth")  # a row
 TABLE_TITLE = "Sequential reads: aggregate MiB/s (binary) across messages"
+PLOT = "seqread.png"
+CAPTION = "Aggregate MiB/s of one function's parallel readers against JOBS, a line per file size and path (median, p10-p90 bars)"
 
 
 def build(stack, record: run_record.RunRecord) -> dict:
@@ -124,23 +126,30 @@ def sections(summary: dict, images: tuple = ()) -> Report:
     cost, the counts and units, the plot."""
     run, c = summary["run"], summary["counts"]
     found = warnings(summary)
+    main: list[Block] = [main_table(summary)]
     blocks = [
         *run_sections.opening(summary, "seqread", [summary["network"]],
                               f"options {run['parameters'].get('workload_options')}",
                               f"{c['sent']} sent, {c['seqs_done']} done, {c['error_records']} error records, "
                               f"{len(summary['dead_lettered'])} dead-lettered", found),
-        *table_and_cost(summary),
+        *on_only(main, TERMINAL), *cost(summary),
         *run_sections.closing(summary, f"sent {c['sent']}: {c['seqs_done']} done, error records {c['error_records']}",
-                              found, images),
+                              found),
     ]  # fmt: skip
-    return Report(f"s3-fanout seqread run {run['run_id']}", summary["network"], blocks)
+    return Report(f"s3-fanout seqread run {run['run_id']}", summary["network"], blocks,
+                  answer=run_sections.answer(main, described(images, {PLOT: CAPTION}), found),
+                  links=run_sections.run_links(summary))
 
 
-def table_and_cost(summary: dict) -> list[Block]:
-    """The table (the ratio's CI method its note) and what the remote reads cost."""
-    return [Table(TABLE_TITLE, table(summary), summary["ci_method"], f"Ratio CI: {sentence(summary['ci_method'])}",
-                  labels=4),  # jobs, file size, block, depth
-            Heading("Inter-region transfer"),
+def main_table(summary: dict) -> Table:
+    """The answer: aggregate MiB/s by JOBS, file size and path (the ratio's CI method its note)."""
+    return Table(TABLE_TITLE, table(summary), summary["ci_method"], f"Ratio CI: {sentence(summary['ci_method'])}",
+                 labels=4)  # jobs, file size, block, depth
+
+
+def cost(summary: dict) -> list[Block]:
+    """What the remote reads cost."""
+    return [Heading("Inter-region transfer"),
             Text("\n".join(f"- {line}" for line in summary["cost"]), only=FILES),
             *(Text(line, only=TERMINAL) for line in summary["cost"])]  # fmt: skip
 
@@ -151,7 +160,7 @@ def write(summary: dict, plots_too: bool = True) -> list:
     written = runs.write_summary(summary)
     folder = runs.run_dir(summary["run"]["run_id"])
     written.append(write_csv(summary, folder, {"network": summary["network"]}))
-    images = [figures.save(figure(summary), folder / "seqread.png")] if summary["rows"] else []
+    images = [figures.save(figure(summary), folder / PLOT)] if summary["rows"] else []
     return [*written, *images, *report_files.write(sections(summary, tuple(images)), folder)]
 
 
@@ -194,8 +203,8 @@ def across(run_ids: list[str], folder, title: str) -> dict:
     folder.mkdir(parents=True, exist_ok=True)
     write_csv(summary, folder, {"network": summary["network"]})
     runs.write_text(folder / "summary.json", json.dumps(summary, indent=2, default=str) + "\n")
-    images = (figures.save(figure(summary), folder / "seqread.png"),) if summary["rows"] else ()
-    report_files.write(across_sections(summary, images=images), folder)
+    images = (figures.save(figure(summary), folder / PLOT),) if summary["rows"] else ()
+    report_files.write(across_sections(summary, folder, images), folder)
     return summary
 
 
@@ -205,12 +214,15 @@ def across_sections(summary: dict, folder=None, images: tuple = ()) -> Report:
     blocks: list[Block] = [
         Text(f"{summary['title']}: seqread across {len(summary['runs'])} runs; {summary['network']}", "bold",
              only=TERMINAL),
+        *on_only([main_table(summary)], TERMINAL),
+        Heading(run_sections.HOW_TITLE),
         Text(f"- **{summary['network']}**", only=FILES),
         Text(f"Units: {summary['units']}. Percentiles: {summary['percentiles']}.", only=FILES),
-        *table_and_cost(summary),
-        Figures(images),
+        *cost(summary),
     ]  # fmt: skip
     if folder is not None:
         blocks.append(Text(f"wrote seqread.csv, summary.json, seqread.png, report.md, index.html to {folder}",
                            only=TERMINAL))  # fmt: skip
-    return Report(summary["title"], summary["network"], blocks)
+    return Report(summary["title"], summary["network"], blocks,
+                  answer=run_sections.answer([main_table(summary)], described(images, {PLOT: CAPTION}), []),
+                  links=run_sections.across_links(summary["runs"], folder))

@@ -20,11 +20,14 @@ from fanout.common import backends, registry as workloads  # noqa: E402
 from fanout.local import network  # noqa: E402
 from fanout.results import cells, deadletters, figures, log_records as run_logs, report_files, run_folders as runs  # noqa: E402
 from fanout.results import run_record, run_sections, stats  # noqa: E402
-from fanout.results.sections import FILES, TERMINAL, Block, Figures, Report, Table, Text, sentence  # noqa: E402
+from fanout.results.sections import FILES, TERMINAL, Block, Heading, Report, Table, Text, images as described, on_only, sentence  # noqa: E402
 from fanout.workloads.transfer import costs as transfer_costs  # noqa: E402
 
 WORKLOAD = workloads.get("transfer")
 CELLS = cells.of(WORKLOAD)
+PLOT = "transfer.png"
+CAPTION = ("Median throughput (decimal MB/s) with its 95% CI against threads, a panel per operation and a line per "
+           "part size and the other tuning that varies")
 TUNING = tuple(f.name for f in WORKLOAD.cells if f.name != "operation")
 UNITS = ("seconds: the operation's wall time in the function (time.monotonic); MB/s: bytes moved / seconds, "
          "decimal (1 MB = 10^6 bytes); $/GB: S3 Standard request prices, us-east-1, per 10^9 bytes moved")  # fmt: skip
@@ -160,15 +163,18 @@ def sections(summary: dict, images: tuple = ()) -> Report:
     run, c = summary["run"], summary["counts"]
     found = warnings(summary)
     dead = len(summary["dead_lettered"])
+    main = operation_tables(summary["rows"], summary["ci_method"])
     blocks = [
         *run_sections.opening(summary, "transfer", labels(summary), f"options {run['parameters'].get('workload_options')}",
                               f"{c['sent']} sent, {c['seqs_done']} done, {c['error_records']} error records, "
                               f"{dead} dead-lettered", found),
-        *operation_tables(summary["rows"], summary["ci_method"]),
+        *on_only(main, TERMINAL),
         *run_sections.closing(summary, f"sent {c['sent']}: {c['seqs_done']} done, {c['messages']} transfer records, "
-                                       f"error records {c['error_records']}, dead-lettered {dead}", found, images),
+                                       f"error records {c['error_records']}, dead-lettered {dead}", found),
     ]  # fmt: skip
-    return Report(f"s3-fanout transfer run {run['run_id']}", "; ".join(labels(summary)), blocks)
+    return Report(f"s3-fanout transfer run {run['run_id']}", "; ".join(labels(summary)), blocks,
+                  answer=run_sections.answer(main, described(images, {PLOT: CAPTION}), found),
+                  links=run_sections.run_links(summary))
 
 
 def flat(rows: list[dict], extra: dict) -> list[dict]:
@@ -194,7 +200,7 @@ def write(summary: dict, plots_too: bool = True) -> list:
     lines = flat(summary["rows"], {"network": "; ".join(labels(summary))})
     if lines:
         written.append(runs.write_csv(folder / "transfer.csv", list(lines[0]), lines))
-    images = [figures.save(figure(summary["rows"], labels(summary)), folder / "transfer.png")] if summary["rows"] else []
+    images = [figures.save(figure(summary["rows"], labels(summary)), folder / PLOT)] if summary["rows"] else []
     return [*written, *images, *report_files.write(sections(summary, tuple(images)), folder)]
 
 
@@ -241,8 +247,8 @@ def across(run_ids: list[str], folder, title: str) -> dict:
     lines = flat(rows, {"network": "; ".join(summary["networks"])})
     runs.write_csv(folder / "cells.csv", list(lines[0]), lines)
     runs.write_text(folder / "cells.json", json.dumps(summary, indent=2, default=str) + "\n")
-    image = figures.save(figure(rows, summary["networks"]), folder / "transfer.png")
-    report_files.write(across_sections(summary, images=(image,)), folder)
+    image = figures.save(figure(rows, summary["networks"]), folder / PLOT)
+    report_files.write(across_sections(summary, folder, (image,)), folder)
     return summary
 
 
@@ -250,14 +256,17 @@ def across_sections(summary: dict, folder=None, images: tuple = ()) -> Report:
     """across()'s summary as sections: the networks, the units, a table per operation, the plot;
     on the terminal, what it wrote into `folder`."""
     networks = summary["networks"]
+    main = operation_tables(summary["rows"], summary["ci_method"])
     blocks: list[Block] = [
         Text(f"{summary['title']}: transfer across {len(summary['runs'])} runs; {'; '.join(networks)}", "bold",
              only=TERMINAL),
+        *on_only(main, TERMINAL),
+        Heading(run_sections.HOW_TITLE),
         Text("\n".join(f"- **{label}**" for label in networks), only=FILES),
         Text(f"Units: {summary['units']}. Percentiles: {summary['percentiles']}.", only=FILES),
-        *operation_tables(summary["rows"], summary["ci_method"]),
-        Figures(tuple(images)),
     ]  # fmt: skip
     if folder is not None:
         blocks.append(Text(f"wrote cells.csv, cells.json, transfer.png, report.md, index.html to {folder}", only=TERMINAL))
-    return Report(summary["title"], "; ".join(networks), blocks)
+    return Report(summary["title"], "; ".join(networks), blocks,
+                  answer=run_sections.answer(main, described(images, {PLOT: CAPTION}), []),
+                  links=run_sections.across_links(summary["runs"], folder))

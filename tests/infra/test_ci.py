@@ -24,7 +24,7 @@ def tool(bin_dir: Path, name: str, script: str) -> None:
     path.chmod(0o755)
 
 
-SHELL_TOOLS = ("env", "bash", "sh", "sed", "sort", "head", "dirname")  # what the script itself uses
+SHELL_TOOLS = ("env", "bash", "sh", "sed", "sort", "head", "dirname", "id")  # what the script itself uses
 
 
 @pytest.fixture
@@ -38,6 +38,8 @@ def machine(tmp_path):
     tool(bin_dir, "terraform", 'echo "Terraform v1.11.4"; echo "on linux_amd64"')
     (bin_dir / "python3").symlink_to(sys.executable)
     tool(bin_dir, "make", f'echo "$@" > {tmp_path / "make.args"}')
+    for browser in ("chromium", "chromedriver"):  # the report pages' browser tests need them
+        tool(bin_dir, browser, "true")
     return bin_dir
 
 
@@ -58,6 +60,13 @@ def test_runs_the_readme_test_command(machine):
     result = ci_run(machine)
     assert result.returncode == 0, result.stderr
     assert (machine.parent / "make.args").read_text().split() == ["test"]
+
+
+def test_chromium_missing_where_it_cannot_be_installed(machine):
+    (machine / "chromium").unlink()
+    (machine / "id").unlink()
+    tool(machine, "id", "echo 1000")  # not root: no apt-get install
+    assert "chromium and chromedriver are missing" in refused(ci_run(machine), machine)
 
 
 def test_terraform_missing(machine):

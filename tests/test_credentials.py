@@ -149,3 +149,42 @@ def test_refused_credentials_are_one_line_naming_the_code(code, no_credentials, 
         with pytest.raises(FanoutError, match=f"{code}.*AWS_PROFILE") as failure:
             credentials.check("eu-west-1")
     assert "\n" not in str(failure.value)
+
+
+OTHER_ACCOUNT = "222222222222"
+STACK_ACCOUNT = "111111111111"
+
+
+@pytest.mark.parametrize("argv", [["deploy", *AWS], ["sweep", *AWS, "--concurrency", "2 4"]] + ON_A_DEPLOYED_STACK,
+                         ids=lambda argv: argv[0])  # fmt: skip
+def test_another_accounts_credentials_are_refused_in_one_line(argv, deployed, monkeypatch, capsys):
+    """A stack deployed in one account, credentials of another (STS answers played by Stubber):
+    every command refuses in one line naming both accounts, Terraform never runs (a deploy
+    would create a second stack there) and fire records no run."""
+    folder = paths.stack_dir("aws", STACK)
+    state = json.loads((folder / terraform.STATE_FILE).read_text())
+    valid = {"queue_arn": f"arn:aws:sqs:eu-west-1:{STACK_ACCOUNT}:{STACK}-queue", "default_strategy": "download_file",
+             "architecture": "x86_64", "memory": 1024, "object_size": 1024, "sdk": "bundled"}  # a redeploy reads them
+    state["outputs"].update({name: {"value": value} for name, value in valid.items()})
+    (folder / terraform.STATE_FILE).write_text(json.dumps(state))
+    sts = boto3.client("sts", region_name="eu-west-1", aws_access_key_id="a", aws_secret_access_key="b")
+    (stub,) = _stubbed(monkeypatch, sts=sts)
+    stub.add_response("get_caller_identity", {"Account": OTHER_ACCOUNT, "UserId": "AIDA",
+                                              "Arn": f"arn:aws:iam::{OTHER_ACCOUNT}:user/b"})  # fmt: skip
+    before = sorted(p.name for p in paths.results_dir().iterdir())
+    with stub:
+        assert cli.main(argv) == 1
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1, err
+    assert f"deployed in AWS account {STACK_ACCOUNT}" in err and f"account {OTHER_ACCOUNT}'s" in err, err
+    assert sorted(p.name for p in paths.results_dir().iterdir()) == before
+    assert terraform.has_state("aws", STACK)
+
+
+def test_the_stacks_own_account_passes(deployed, monkeypatch):
+    """The same account's credentials go on (the check compares, it does not refuse AWS)."""
+    who = credentials.Identity(STACK_ACCOUNT, f"arn:aws:iam::{STACK_ACCOUNT}:user/a", "eu-west-1")
+    credentials.check_account(who, STACK_ACCOUNT, STACK)
+    credentials.check_account(None, STACK_ACCOUNT, STACK)  # an endpoint: the emulator's fixed account
+    with pytest.raises(FanoutError, match=OTHER_ACCOUNT):
+        credentials.check_account(dataclasses.replace(who, account=OTHER_ACCOUNT), STACK_ACCOUNT, STACK)

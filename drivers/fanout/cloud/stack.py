@@ -61,9 +61,21 @@ class Stack:
         record.update(record.pop("workload_outputs"))
         return record
 
+    @property
+    def account(self) -> str:
+        """The AWS account the stack was deployed in (account_of)."""
+        return account_of(self.as_record())
+
     def client(self, service: str, **config):
         """A boto3 client for this stack's region and endpoint."""
         return aws.client(service, self.region, self.endpoint, **config)
+
+
+def account_of(outputs: dict) -> str:
+    """The AWS account of a stack's outputs, from its queue's ARN (arn:aws:sqs:region:account:name);
+    "" without one."""
+    parts = str(outputs.get("queue_arn", "")).split(":")
+    return parts[4] if len(parts) > 4 else ""
 
 
 def load(backend: str, stack: str) -> Stack:
@@ -86,7 +98,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def from_args(args: argparse.Namespace) -> Stack:
-    """The stack a command acts on; on AWS, only with usable credentials (one line otherwise)."""
+    """The stack a command acts on; on AWS, only with usable credentials of the stack's account
+    (one line otherwise)."""
     deployed = load(args.backend, args.stack)
-    backends.get(deployed.backend).check_credentials(deployed.region, deployed.endpoint)
+    backends.get(deployed.backend).check_credentials(deployed.region, deployed.endpoint, deployed.stack)
     return deployed

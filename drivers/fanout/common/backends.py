@@ -69,9 +69,10 @@ class Backend(Protocol):
     redeploy_minutes: float  # a sweep cell's redeploy and accounting, for a study's estimate
     percentile_method: str  # how the saved queries' pct() is computed there
 
-    def check_credentials(self, region: str, endpoint: str) -> str | None:
-        """Who the stack's commands act as (a line to say), or None when nothing needs saying;
-        FanoutError when the credentials are unusable."""
+    def check_credentials(self, region: str, endpoint: str, stack: str) -> str | None:
+        """Who the commands on stack `stack` act as (a line to say), or None when nothing needs
+        saying; FanoutError when the credentials are unusable, or of another account than the
+        one the stack, when deployed, was deployed in."""
 
     def check_account(self, region: str, stack: str, concurrency: int, memory: int, endpoint: str) -> list[str]:
         """Notes on whether the account's quotas can host the stack; FanoutError when they cannot."""

@@ -55,7 +55,7 @@ class LocalBackend:
     redeploy_minutes = 0.25  # docs/sweep.md
     percentile_method = "exact, linear interpolation between closest ranks"
 
-    def check_credentials(self, region: str, endpoint: str) -> str | None:
+    def check_credentials(self, region: str, endpoint: str, stack: str) -> str | None:
         return None  # the emulator takes fixed test credentials
 
     def check_account(self, region: str, stack: str, concurrency: int, memory: int, endpoint: str) -> list[str]:

@@ -208,13 +208,13 @@ def check_strategy(strategy: str, backend: str, endpoint: str) -> None:
 
 def _check(inputs: params.DeployParams, backend: str, endpoint: str, console: Console, errors: Console) -> str:
     """The endpoint (and a strategy that cannot use it), checked before anything runs: a bad one, or
-    AWS credentials missing, is one error line; on AWS the account and region the stack goes to are
+    AWS credentials missing or of another account than the deployed stack's, is one error line; on AWS the account and region the stack goes to are
     said on `console`; an allowed but risky input gets a warning line on `errors`. The workloads'
     deploy-level options were checked against the backend with the other inputs."""
     check_placement(backend, inputs.stack, inputs.region, inputs.workload_options)
     endpoint = params.endpoint(backend, endpoint)
     check_strategy(inputs.strategy, backend, endpoint)
-    who = backends.get(backend).check_credentials(inputs.region, endpoint)
+    who = backends.get(backend).check_credentials(inputs.region, endpoint, inputs.stack)
     if who is not None:
         console.out(f"stack {inputs.stack!r}: {who}", highlight=False)
     for warning in params.warnings(inputs):

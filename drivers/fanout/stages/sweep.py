@@ -206,7 +206,7 @@ def preflight(sweep: SweepParams, cells: list[axes.CellParams], confirmed: bool,
             console.print(line, highlight=False)
     if refused:
         raise UsageError(f"sweep: {refused}")
-    who = backend.check_credentials(sweep.region, sweep.endpoint)
+    who = backend.check_credentials(sweep.region, sweep.endpoint, sweep.stack)
     if who is not None:
         console.print(f"stack {sweep.stack!r}: {who}", highlight=False)
     notes = backend.check_account(sweep.region, sweep.stack, max(c.concurrency for c in cells),

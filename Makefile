@@ -26,6 +26,7 @@ FILE_SIZE   ?=
 FROM        ?=
 REMOTE_REGION ?=
 JOB_FILES   ?=
+REMOTE_COPY ?= 0
 # A workload's tuning options (drivers/fanout/workloads/transfer/README.md): OPERATION to METHOD
 OPERATION   ?=
 SIZE        ?=
@@ -134,7 +135,8 @@ WORKLOAD_ARGS = $(if $(value WORKLOAD),--workload=$(call q,WORKLOAD)) $(if $(val
 # deploy inputs fire does not take (DEPLOYED_ARGS, EXPRESS_AZ...) it checks against the stack.
 FIRE_ARGS = $(WORKLOAD_ARGS) $(PIN_ARG) $(STRATEGY_ARG) $(if $(STRATEGY_ARG),--deploy-level strategy) \
   $(if $(value STORAGE),--storage=$(call q,STORAGE) --deploy-level storage) $(DEPLOYED_ARGS) \
-  $(call opt,--express-az,EXPRESS_AZ) $(call opt,--remote-region,REMOTE_REGION) $(call opt,--job-files,JOB_FILES)
+  $(call opt,--express-az,EXPRESS_AZ) $(call opt,--remote-region,REMOTE_REGION) $(call opt,--job-files,JOB_FILES) \
+  $(if $(filter 1,$(value REMOTE_COPY)),--remote-copy)
 NETWORK_ARGS = $(if $(value NETWORK),--network=$(call q,NETWORK)) --network-scale=$(call q,NETWORK_SCALE)
 # The long command lines, as variables: a continuation inside a recipe is echoed as written (a
 # dangling `\` and a line of blanks where an option is unset); in a variable it is one space.
@@ -253,7 +255,7 @@ destroy: venv ## Remove everything the stack created (safe when nothing is deplo
 run: venv ## Local backend: host the function until its queue is drained (NETWORK, NETWORK_SCALE)
 	$(FANOUT) host $(TARGET) $(NETWORK_ARGS)
 
-fire: venv ## Send MESSAGES (default MULTIPLIER x CONCURRENCY) messages tagged TAG, of WORKLOAD (STRATEGY, PIN; SIZES REPS STORAGE)
+fire: venv ## Send MESSAGES (default MULTIPLIER x CONCURRENCY) messages tagged TAG, of WORKLOAD (STRATEGY, PIN; SIZES REPS STORAGE; REMOTE_COPY)
 	$(FANOUT) fire $(FIRE_COMMAND_ARGS)
 
 wait: venv ## Wait until every message of RUN is accounted for (TIMEOUT, HOST, NETWORK, NETWORK_SCALE)

@@ -13,9 +13,9 @@ from botocore.stub import Stubber
 from rich.console import Console
 
 from fanout.common import aws, paths
-from fanout.stages import sweep_axes as axes, sweep
+from fanout.stages import study, sweep_axes as axes, sweep
 from fanout import cli
-from fanout.cloud import costs, credentials, params
+from fanout.cloud import costs, credentials, owner, params
 from fanout.cloud import strategies
 from fanout.workloads.download import across as crossrun
 from fanout.results import run_folders as runs, run_record, sweep_folders as sweeps
@@ -433,3 +433,46 @@ def test_a_sweep_deployment_is_sized_by_the_cells_it_runs():
         assert {d.down.bytes for d in demands} == {64 * 2**20}
     memories = {deployment.inputs_for(cell, index).memory for index, cell in enumerate(cells)}
     assert memories == {512, 1024}  # two deployments, each with its own two cells
+
+
+def _deployed(backend: str, stack: str, creator: str | None) -> None:
+    """A state of stack `stack` as Terraform writes it; `creator`: the created_by record (None:
+    a stack from before the record)."""
+    from fanout.cloud import terraform
+
+    resources = [{"type": "aws_sqs_queue", "name": "requests", "instances": [{"attributes": {}}]}]
+    if creator:
+        resources.append({"type": "terraform_data", "name": "created_by", "instances": [{"attributes": {"output": creator}}]})
+    state_file = paths.stack_dir(backend, stack) / terraform.STATE_FILE
+    state_file.parent.mkdir(parents=True)
+    state_file.write_text(json.dumps({"resources": resources, "outputs": {}}))
+
+
+def test_a_sweep_goes_to_its_own_stack_of_its_region_unless_given_one(isolated):
+    """Without --stack (the Makefile passes it only when STACK is on the command line) a sweep or
+    study runs on the sweeps' own stack of its region, never on the default s3fanout."""
+    def stack_of(*argv):
+        return sweep.from_args(cli.build_parser().parse_args(["sweep", *argv])).stack
+
+    assert stack_of() == "s3fanout-sweep-us-east-1"
+    assert stack_of("--region", "eu-west-1", "--backend", "aws") == "s3fanout-sweep-eu-west-1"
+    assert stack_of("--stack", "mine") == "mine"
+    study_args = cli.build_parser().parse_args(["study", "latency-vs-size", "--local"])
+    assert study_args.stack is None and study.check(study_args).stack is None
+    assert sweep.from_args(study.check(study_args)).stack == "s3fanout-sweep-us-east-1"
+
+
+@pytest.mark.parametrize("creator", [None, "deploy"])
+def test_a_sweep_refuses_in_one_line_a_stack_make_deploy_created(isolated, creator, capsys):
+    """A stack `make deploy` created (or one from before the record) is the user's: a sweep on it
+    is refused before anything runs; the sweeps' own (created by a sweep) or a new name is not."""
+    _deployed("local", "mine", creator)
+    assert cli.main(["sweep", "--stack", "mine", "--concurrency", "2"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "'mine'" in err and "make deploy" in err, err
+    assert "s3fanout-sweep-us-east-1" in err
+    assert not paths.results_dir().exists()  # no manifest
+    owner.check_sweep_may_deploy("local", "new", "us-east-1")
+    _deployed("local", "swept", "sweep")
+    owner.check_sweep_may_deploy("local", "swept", "us-east-1")
+    assert (owner.created_by("local", "mine"), owner.created_by("local", "swept")) == ("deploy", "sweep")

@@ -91,10 +91,17 @@ def load(backend: str, stack: str) -> Stack:
     return deployed
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """--backend and --stack, shared by every command that acts on a deployed stack."""
+SWEEPS_OWN = "default: the sweeps' own stack of the region, s3fanout-sweep-<region> (fanout.cloud.owner)"
+
+
+def add_arguments(parser: argparse.ArgumentParser, sweeps_own: bool = False) -> None:
+    """--backend and --stack, shared by every command that acts on a deployed stack; with
+    `sweeps_own` (sweep, study) --stack defaults to None: the sweeps' own stack."""
     parser.add_argument("--backend", choices=backends.NAMES, default=backends.NAMES[0], help=f"default: {backends.NAMES[0]}")
-    parser.add_argument("--stack", default=DEFAULT_STACK, help=f"stack name (default: {DEFAULT_STACK})")
+    if sweeps_own:
+        parser.add_argument("--stack", help=f"stack name ({SWEEPS_OWN})")
+    else:
+        parser.add_argument("--stack", default=DEFAULT_STACK, help=f"stack name (default: {DEFAULT_STACK})")
 
 
 def from_args(args: argparse.Namespace) -> Stack:

@@ -359,14 +359,15 @@ def test_a_failing_account_check_deploys_nothing(isolated, monkeypatch, capsys):
 QUEUE_URL = "https://sqs.us-east-1.amazonaws.com/123456789012/s3fanout-requests"
 
 
-def _aws_stack(monkeypatch, sqs):
-    """An AWS stack (fanout.cloud.stack.Stack) whose SQS client is `sqs` (answers played by Stubber)."""
+def _aws_stack(monkeypatch, sqs, timeout=30, **others):
+    """An AWS stack (fanout.cloud.stack.Stack) whose SQS client is `sqs` and other clients
+    `others` (by service), answers played by Stubber."""
     from fanout.cloud.stack import Stack
 
     values = {f.name: f.type() if f.type in (int, str) else None for f in dataclasses.fields(Stack)
               if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING}  # fmt: skip
-    values.update(backend="aws", region="us-east-1", queue_url=QUEUE_URL, timeout=30)
-    monkeypatch.setattr(Stack, "client", lambda self, service, **config: sqs)
+    values.update(backend="aws", region="us-east-1", queue_url=QUEUE_URL, timeout=timeout, function_name="f")
+    monkeypatch.setattr(Stack, "client", lambda self, service, **config: {"sqs": sqs, **others}[service])
     return Stack(**values)
 
 
@@ -375,7 +376,7 @@ def test_a_resumed_cell_fires_only_once_the_purge_is_over(monkeypatch, capsys, i
     """On AWS a purge takes up to 60 s and may delete messages sent meanwhile (PurgeQueue in
     botocore's sqs model): the cell waits it out, also when a purge was already under way."""
     sqs = boto3.client("sqs", region_name="us-east-1", aws_access_key_id="k", aws_secret_access_key="s")
-    stack = _aws_stack(monkeypatch, sqs)
+    stack = _aws_stack(monkeypatch, sqs, cloudwatch=None)  # a 30 s timeout: not asked
     with Stubber(sqs) as stub:
         if in_progress:
             stub.add_client_error("purge_queue", "PurgeQueueInProgress", "Only one PurgeQueue every 60 seconds",
@@ -385,10 +386,32 @@ def test_a_resumed_cell_fires_only_once_the_purge_is_over(monkeypatch, capsys, i
         stub.add_response("get_queue_attributes", {"Attributes": {"ApproximateNumberOfMessages": "0",
                                                                   "ApproximateNumberOfMessagesNotVisible": "0"}})  # fmt: skip
         slept = []
-        sweep.purge(stack, Console(), sleep=slept.append)
+        sweep.purge(stack, Console(), sleep=slept.append, clock=lambda: 1e9 + sum(slept))
         stub.assert_no_pending_responses()
-    assert slept == [60]
-    assert ("already in progress" in capsys.readouterr().out) is in_progress
+    assert slept == [60]  # the function timeout, 30 s, is shorter: no CloudWatch call (fanout.cloud.invocations)
+    out = capsys.readouterr().out
+    assert ("already in progress" in out) is in_progress and "waiting up to 60 s" in out
+
+
+def test_a_resumed_cell_waits_for_the_abandoned_invocations_up_to_the_function_timeout(monkeypatch, capsys):
+    """The purge drops the messages in flight, not their invocations: with a 300 s function
+    timeout and no ConcurrentExecutions point showing 0, the cell waits 300 s after the purge,
+    asking CloudWatch every minute once SQS's 60 s are over, and says so."""
+    keys = {"region_name": "us-east-1", "aws_access_key_id": "k", "aws_secret_access_key": "s"}
+    sqs, cloudwatch = boto3.client("sqs", **keys), boto3.client("cloudwatch", **keys)
+    stack = _aws_stack(monkeypatch, sqs, timeout=300, cloudwatch=cloudwatch)
+    with Stubber(sqs) as stub, Stubber(cloudwatch) as metrics:
+        stub.add_response("purge_queue", {}, {"QueueUrl": QUEUE_URL})
+        for _ in range(4):  # at 60, 120, 180 and 240 s
+            metrics.add_response("get_metric_statistics", {"Datapoints": []})
+        stub.add_response("get_queue_attributes", {"Attributes": {"ApproximateNumberOfMessages": "0",
+                                                                  "ApproximateNumberOfMessagesNotVisible": "0"}})  # fmt: skip
+        slept = []
+        sweep.purge(stack, Console(), sleep=slept.append, clock=lambda: 1e9 + sum(slept))
+        metrics.assert_no_pending_responses()
+    assert sum(slept) == 300
+    out = capsys.readouterr().out
+    assert "waiting up to 300 s" in out and "waited 300 s" in out
 
 
 def test_another_purge_error_is_not_swallowed(monkeypatch):

@@ -5,7 +5,7 @@ Against --endpoint (an emulator such as LocalStack) the same resources are deplo
 
 from contextlib import nullcontext
 
-from fanout.cloud import account, credentials, params, stack as stacks, terraform
+from fanout.cloud import account, credentials, invocations, params, stack as stacks, terraform
 from fanout.common import backends
 
 
@@ -47,6 +47,13 @@ class AwsBackend:
 
     def teardown(self, name: str, started: bool, console) -> bool:
         return False
+
+    def after_purge(self, stack, purged_at: float, say, sleep, clock) -> None:
+        """At least purge_seconds for SQS, then until the invocations running at the purge must
+        have ended (fanout.cloud.invocations)."""
+        say(f"SQS may take {self.purge_seconds:g} s to finish the purge")
+        invocations.wait_ended(stack.client("cloudwatch"), stack.function_name, purged_at, stack.timeout, say,
+                               self.purge_seconds, sleep, clock)  # fmt: skip
 
     def hosting(self, stack, network, console):
         return nullcontext(backends.NotHosted())  # Lambda runs the function

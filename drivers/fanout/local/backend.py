@@ -51,7 +51,6 @@ class LocalBackend:
     min_lost_after_s = 5.0
     poll_seconds = 1.0
     dlq_wait_seconds = 0
-    purge_seconds = 0.0  # the emulator purges at once
     redeploy_minutes = 0.25  # docs/sweep.md
     percentile_method = "exact, linear interpolation between closest ranks"
 
@@ -92,6 +91,10 @@ class LocalBackend:
         return True
 
     @contextmanager
+    def after_purge(self, stack, purged_at: float, say, sleep, clock) -> None:
+        """The emulator purges at once, and the host that ran the abandoned invocations stopped
+        with the process that was interrupted."""
+
     def hosting(self, stack, network, console):
         with hostlock.held(self.name, stack.stack):
             hosted = Hosted(stack, network, console)

@@ -436,15 +436,17 @@ def wait_idle(stack, hosted: backends.Hosting | None, timeout: float) -> None:
         time.sleep(IDLE_POLL_SECONDS)
 
 
-def purge(stack, console: Console, sleep=time.sleep) -> None:
+def purge(stack, console: Console, sleep=time.sleep, clock=time.time) -> None:
     """Drop what an abandoned run left in the queue, so that it does not compete with the cell
     run again (its records keep their own run id and never count in another run), and return
-    only once the purge is over.
+    only once the purge is over and the abandoned run's invocations have ended.
 
-    SQS takes up to a minute (the backend's purge_seconds) to purge and may delete messages sent
-    meanwhile (PurgeQueue, botocore's sqs model), so on AWS the cell waits that long before it
-    fires. A purge already under way (PurgeQueueInProgress: one began within the last minute,
-    e.g. a resume retried at once) is waited out the same way. The emulator purges at once.
+    SQS takes up to a minute to purge and may delete messages sent meanwhile (PurgeQueue,
+    botocore's sqs model), and the purge drops the messages in flight but not their invocations,
+    which hold reserved slots until they end: the backend waits until they must have ended
+    (after_purge: on AWS at least SQS's minute, then up to the function timeout). A purge already
+    under way (PurgeQueueInProgress: one began within the last minute, e.g. a resume retried at
+    once) is waited out the same way.
     """
     sqs = stack.client("sqs")
     try:
@@ -454,10 +456,10 @@ def purge(stack, console: Console, sleep=time.sleep) -> None:
         if not exc.response["Error"].get("Code", "").endswith("PurgeQueueInProgress"):
             raise
         what = "a purge of the queue was already in progress"
-    seconds = backends.get(stack.backend).purge_seconds
-    if seconds:
-        console.print(f"{what}; waiting {seconds:g} s for SQS to finish it before firing", highlight=False)
-        sleep(seconds)
+    purged_at = clock()
+    console.print(what, highlight=False)
+    backends.get(stack.backend).after_purge(stack, purged_at, lambda line: console.print(line, highlight=False),
+                                            sleep, clock)  # fmt: skip
     wait_idle(stack, None, stack.timeout + IDLE_SLACK_SECONDS)
 
 

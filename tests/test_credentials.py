@@ -167,7 +167,7 @@ def test_another_accounts_credentials_are_refused_in_one_line(argv, deployed, mo
              "architecture": "x86_64", "memory": 1024, "object_size": 1024, "sdk": "bundled"}  # a redeploy reads them
     state["outputs"].update({name: {"value": value} for name, value in valid.items()})
     state["resources"].append({"type": "terraform_data", "name": "created_by",  # a sweep may redeploy it
-                               "instances": [{"attributes": {"output": "sweep"}}]})  # fmt: skip
+                               "instances": [{"attributes": {"output": {"value": "sweep", "type": "string"}}}]})  # fmt: skip
     (folder / terraform.STATE_FILE).write_text(json.dumps(state))
     sts = boto3.client("sts", region_name="eu-west-1", aws_access_key_id="a", aws_secret_access_key="b")
     (stub,) = _stubbed(monkeypatch, sts=sts)

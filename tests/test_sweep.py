@@ -465,7 +465,8 @@ def _deployed(backend: str, stack: str, creator: str | None) -> None:
 
     resources = [{"type": "aws_sqs_queue", "name": "requests", "instances": [{"attributes": {}}]}]
     if creator:
-        resources.append({"type": "terraform_data", "name": "created_by", "instances": [{"attributes": {"output": creator}}]})
+        record = {"output": {"value": creator, "type": "string"}}  # a dynamic value, as Terraform writes it
+        resources.append({"type": "terraform_data", "name": "created_by", "instances": [{"attributes": record}]})
     state_file = paths.stack_dir(backend, stack) / terraform.STATE_FILE
     state_file.parent.mkdir(parents=True)
     state_file.write_text(json.dumps({"resources": resources, "outputs": {}}))

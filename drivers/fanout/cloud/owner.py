@@ -25,8 +25,8 @@ def created_by(backend: str, stack: str) -> str | None:
     """What created the deployed stack, DEPLOY or SWEEP; None when nothing is deployed."""
     if not terraform.has_state(backend, stack):
         return None
-    record = terraform.resource(backend, stack, "terraform_data", VARIABLE)
-    return (record or {}).get("output") or DEPLOY
+    record = terraform.resource(backend, stack, "terraform_data", VARIABLE) or {}
+    return (record.get("output") or {}).get("value") or DEPLOY  # a dynamic value: {"value", "type"}
 
 
 def check_sweep_may_deploy(backend: str, stack: str, region: str) -> None:

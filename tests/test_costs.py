@@ -8,7 +8,7 @@ import pytest
 
 from fanout import insights
 from fanout.cloud import costs
-from fanout.common import ramp
+from fanout.common import backends, ramp
 from fanout.results import run_record
 from fanout.stages import wait
 from fanout.workloads.download import report
@@ -105,7 +105,7 @@ def test_the_estimate_counts_the_queries_wait_runs(messages, monkeypatch):
     assert per_poll == math.ceil(messages / 4000)
     deployment = costs.Deployment(1024, 100)
     est = costs.estimate(messages, deployment, MIB, 1)
-    polls = math.ceil(est.run_seconds / wait.POLL_SECONDS["aws"])
+    polls = math.ceil(est.run_seconds / backends.get("aws").poll_seconds)  # wait's polls on AWS
     scans = costs.REPORT_QUERIES + at_end + polls * per_poll / 2
     assert est.insights_scans == pytest.approx(scans * est.log_gb * costs.PRICES["insights_scan_gb"])
 

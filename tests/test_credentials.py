@@ -155,7 +155,8 @@ OTHER_ACCOUNT = "222222222222"
 STACK_ACCOUNT = "111111111111"
 
 
-@pytest.mark.parametrize("argv", [["deploy", *AWS], ["sweep", *AWS, "--concurrency", "2 4"]] + ON_A_DEPLOYED_STACK,
+@pytest.mark.parametrize("argv", [["deploy", *AWS], ["sweep", *AWS, "--concurrency", "2 4", "--region", "eu-west-1"]]
+                         + ON_A_DEPLOYED_STACK,
                          ids=lambda argv: argv[0])  # fmt: skip
 def test_another_accounts_credentials_are_refused_in_one_line(argv, deployed, monkeypatch, capsys):
     """A stack deployed in one account, credentials of another (STS answers played by Stubber):

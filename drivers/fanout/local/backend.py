@@ -90,11 +90,11 @@ class LocalBackend:
         console.out("stopped the emulator this command started; deleted the stack's state", highlight=False)
         return True
 
-    @contextmanager
     def after_purge(self, stack, purged_at: float, say, sleep, clock) -> None:
         """The emulator purges at once, and the host that ran the abandoned invocations stopped
         with the process that was interrupted."""
 
+    @contextmanager
     def hosting(self, stack, network, console):
         with hostlock.held(self.name, stack.stack):
             hosted = Hosted(stack, network, console)

@@ -8,7 +8,7 @@ import argparse
 from dataclasses import MISSING, asdict, dataclass, field, fields
 
 from fanout.common import aws, backends, registry as workloads
-from fanout.cloud import terraform
+from fanout.cloud import owner, terraform
 from fanout.common.errors import FanoutError
 
 DEFAULT_STACK = "s3fanout"
@@ -61,11 +61,6 @@ class Stack:
         record.update(record.pop("workload_outputs"))
         return record
 
-    @property
-    def account(self) -> str:
-        """The AWS account the stack was deployed in (account_of)."""
-        return account_of(self.as_record())
-
     def client(self, service: str, **config):
         """A boto3 client for this stack's region and endpoint."""
         return aws.client(service, self.region, self.endpoint, **config)
@@ -91,7 +86,7 @@ def load(backend: str, stack: str) -> Stack:
     return deployed
 
 
-SWEEPS_OWN = "default: the sweeps' own stack of the region, s3fanout-sweep-<region> (fanout.cloud.owner)"
+SWEEPS_OWN = f"default: the sweeps' own stack of the region, {owner.sweep_stack('<region>')} (fanout.cloud.owner)"
 
 
 def add_arguments(parser: argparse.ArgumentParser, sweeps_own: bool = False) -> None:

@@ -26,6 +26,7 @@ FILE_SIZE   ?=
 FROM        ?=
 REMOTE_REGION ?=
 JOB_FILES   ?=
+REMOTE_COPY ?= 0
 # A workload's tuning options (drivers/fanout/workloads/transfer/README.md): OPERATION to METHOD
 OPERATION   ?=
 SIZE        ?=
@@ -105,6 +106,9 @@ q = '$(subst ','\'',$(value $(1)))'
 # $(call opt,--flag,NAME): the flag and NAME's value, only when NAME is set.
 opt = $(if $(value $(2)),$(1)=$(call q,$(2)))
 TARGET = --backend=$(call q,BACKEND) --stack=$(call q,STACK)
+# A sweep or study runs on a stack of its own (fanout.cloud.owner), never on STACK's default: it
+# gets --stack only when STACK is given on the command line.
+SWEEP_TARGET = --backend=$(call q,BACKEND) $(if $(filter command line,$(origin STACK)),--stack=$(call q,STACK))
 # STRATEGY (or its old name MODE) when set; otherwise deploy's default, or the stack's for fire.
 PIN_ARG = $(if $(value PIN),--pin=$(call q,PIN))
 STRATEGY_ARG = $(if $(value STRATEGY),--strategy=$(call q,STRATEGY),$(if $(value MODE),--strategy=$(call q,MODE)))
@@ -113,9 +117,10 @@ STRATEGY_ARG = $(if $(value STRATEGY),--strategy=$(call q,STRATEGY),$(if $(value
 DEPLOYED_ARGS = $(call opt,--concurrency,CONCURRENCY) $(call opt,--memory,MEMORY) \
   $(call opt,--object-size,OBJECT_SIZE) $(call opt,--region,REGION) $(call opt,--architecture,ARCH) \
   $(call opt,--function-timeout,FUNCTION_TIMEOUT)
-STACK_INPUTS = $(TARGET) $(DEPLOYED_ARGS) $(STRATEGY_ARG) $(call opt,--storage,STORAGE) $(call opt,--express-az,EXPRESS_AZ) \
+DEPLOY_INPUTS = $(DEPLOYED_ARGS) $(STRATEGY_ARG) $(call opt,--storage,STORAGE) $(call opt,--express-az,EXPRESS_AZ) \
   $(call opt,--sdk,SDK) $(call opt,--keys,KEYS) $(call opt,--remote-region,REMOTE_REGION) \
   $(call opt,--job-files,JOB_FILES)
+STACK_INPUTS = $(TARGET) $(DEPLOY_INPUTS)
 VERBOSE_ARG = $(if $(filter 1,$(value VERBOSE)),--verbose)
 # report and compare: which downloads ran at target (docs/statistics.md); empty: 0.9.
 AT_TARGET_ARG = $(if $(value AT_TARGET),--at-target=$(call q,AT_TARGET))
@@ -134,17 +139,18 @@ WORKLOAD_ARGS = $(if $(value WORKLOAD),--workload=$(call q,WORKLOAD)) $(if $(val
 # deploy inputs fire does not take (DEPLOYED_ARGS, EXPRESS_AZ...) it checks against the stack.
 FIRE_ARGS = $(WORKLOAD_ARGS) $(PIN_ARG) $(STRATEGY_ARG) $(if $(STRATEGY_ARG),--deploy-level strategy) \
   $(if $(value STORAGE),--storage=$(call q,STORAGE) --deploy-level storage) $(DEPLOYED_ARGS) \
-  $(call opt,--express-az,EXPRESS_AZ) $(call opt,--remote-region,REMOTE_REGION) $(call opt,--job-files,JOB_FILES)
+  $(call opt,--express-az,EXPRESS_AZ) $(call opt,--remote-region,REMOTE_REGION) $(call opt,--job-files,JOB_FILES) \
+  $(if $(filter 1,$(value REMOTE_COPY)),--remote-copy)
 NETWORK_ARGS = $(if $(value NETWORK),--network=$(call q,NETWORK)) --network-scale=$(call q,NETWORK_SCALE)
 # The long command lines, as variables: a continuation inside a recipe is echoed as written (a
 # dangling `\` and a line of blanks where an option is unset); in a variable it is one space.
 FIRE_COMMAND_ARGS = $(TARGET) --multiplier=$(call q,MULTIPLIER) --tag=$(call q,TAG) \
   $(if $(value MESSAGES),--messages=$(call q,MESSAGES)) $(FIRE_ARGS)
-SWEEP_COMMAND_ARGS = $(call opt,--timeout,TIMEOUT) $(if $(filter 1,$(YES)),--yes) $(VERBOSE_ARG) $(if $(RESUME),$(TARGET) \
-  --resume=$(call q,RESUME),$(STACK_INPUTS) --multiplier=$(call q,MULTIPLIER) --tag=$(call q,TAG) \
+SWEEP_COMMAND_ARGS = $(call opt,--timeout,TIMEOUT) $(if $(filter 1,$(YES)),--yes) $(VERBOSE_ARG) $(if $(RESUME),$(SWEEP_TARGET) \
+  --resume=$(call q,RESUME),$(SWEEP_TARGET) $(DEPLOY_INPUTS) --multiplier=$(call q,MULTIPLIER) --tag=$(call q,TAG) \
   --order=$(call q,ORDER) $(if $(SEED),--seed=$(call q,SEED)) $(if $(filter 1,$(KEEP_WARM)),--keep-warm) \
   $(if $(filter 1,$(DESTROY_AFTER)),--destroy-after) $(NETWORK_ARGS) $(PIN_ARG) $(WORKLOAD_ARGS))
-STUDY_COMMAND_ARGS = $(if $(value STUDY),$(call q,STUDY)) $(TARGET) $(if $(filter 1,$(LOCAL)),--local) \
+STUDY_COMMAND_ARGS = $(if $(value STUDY),$(call q,STUDY)) $(SWEEP_TARGET) $(if $(filter 1,$(LOCAL)),--local) \
   $(if $(filter 1,$(YES)),--yes) $(if $(RESUME),--resume=$(call q,RESUME)) $(call opt,--timeout,TIMEOUT) \
   $(if $(filter 1,$(DESTROY_AFTER)),--destroy-after) \
   $(if $(filter-out auto,$(value NETWORK_SCALE)),--network-scale=$(call q,NETWORK_SCALE)) $(VERBOSE_ARG)
@@ -253,7 +259,7 @@ destroy: venv ## Remove everything the stack created (safe when nothing is deplo
 run: venv ## Local backend: host the function until its queue is drained (NETWORK, NETWORK_SCALE)
 	$(FANOUT) host $(TARGET) $(NETWORK_ARGS)
 
-fire: venv ## Send MESSAGES (default MULTIPLIER x CONCURRENCY) messages tagged TAG, of WORKLOAD (STRATEGY, PIN; SIZES REPS STORAGE)
+fire: venv ## Send MESSAGES (default MULTIPLIER x CONCURRENCY) messages tagged TAG, of WORKLOAD (STRATEGY, PIN; SIZES REPS STORAGE; REMOTE_COPY)
 	$(FANOUT) fire $(FIRE_COMMAND_ARGS)
 
 wait: venv ## Wait until every message of RUN is accounted for (TIMEOUT, HOST, NETWORK, NETWORK_SCALE)

@@ -16,6 +16,11 @@ output "stack" {
   value       = var.stack
 }
 
+output "created_by" {
+  description = "What created the stack, deploy or sweep, as the first apply recorded it (owner.tf)."
+  value       = terraform_data.created_by.output
+}
+
 output "bucket" {
   description = "Bucket holding the test object."
   value       = aws_s3_bucket.data.id

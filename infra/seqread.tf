@@ -58,7 +58,6 @@ resource "aws_s3_bucket" "remote" {
   #checkov:skip=CKV_AWS_144: this bucket is itself the other region's copy of the workload's objects
   #checkov:skip=CKV_AWS_21: objects written once by `fanout fire`; versions would only be billed
   #checkov:skip=CKV2_AWS_62: nothing reacts to writes of read-only test objects
-  #checkov:skip=CKV2_AWS_61: the bucket lives exactly as long as the stack; no object ages out
   count         = local.seqread_remote ? 1 : 0
   provider      = aws.remote
   bucket        = local.remote_bucket_name
@@ -83,6 +82,23 @@ resource "aws_s3_bucket_server_side_encryption_configuration" "remote" {
   rule {
     apply_server_side_encryption_by_default {
       sse_algorithm = "AES256"
+    }
+  }
+}
+
+# As the stack's bucket's rule (transfer.tf): fire's uploads of the objects here are multipart,
+# and one interrupted (Ctrl-C, a lost connection) leaves parts that S3 bills until aborted.
+resource "aws_s3_bucket_lifecycle_configuration" "remote" {
+  count    = local.seqread_remote ? 1 : 0
+  provider = aws.remote
+  bucket   = aws_s3_bucket.remote[0].id
+
+  rule {
+    id     = "abort-incomplete-multipart-uploads"
+    status = "Enabled"
+    filter {}
+    abort_incomplete_multipart_upload {
+      days_after_initiation = 1
     }
   }
 }

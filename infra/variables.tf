@@ -12,6 +12,17 @@ variable "stack" {
   }
 }
 
+variable "created_by" {
+  description = "What creates the stack: deploy (a user's `make deploy`) or sweep (a sweep's or study's own stack). Recorded by the first apply only (owner.tf)."
+  type        = string
+  default     = "deploy"
+
+  validation {
+    condition     = contains(["deploy", "sweep"], var.created_by)
+    error_message = "created_by must be deploy or sweep."
+  }
+}
+
 variable "region" {
   description = "AWS region to deploy to."
   type        = string

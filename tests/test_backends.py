@@ -135,7 +135,7 @@ def test_the_aws_backend_asks_nothing_of_aws_against_an_endpoint(monkeypatch):
     neither STS nor Lambda is called (no client can be made here)."""
     monkeypatch.setattr("fanout.common.aws.client", lambda *a, **k: pytest.fail("an AWS client was made"))
     aws = backends.get("aws")
-    assert aws.check_credentials("us-east-1", "http://127.0.0.1:4566") == "http://127.0.0.1:4566"
+    assert aws.check_credentials("us-east-1", "http://127.0.0.1:4566", "s") == "http://127.0.0.1:4566"
     assert aws.check_account("us-east-1", "s", 10, 1024, "http://127.0.0.1:4566") == []
     assert aws.endpoint("http://127.0.0.1:4566") == "http://127.0.0.1:4566"
 

@@ -6,8 +6,11 @@ import math
 
 import pytest
 
+from fanout import insights
 from fanout.cloud import costs
-from fanout.common import ramp
+from fanout.common import backends, ramp
+from fanout.results import run_record
+from fanout.stages import wait
 from fanout.workloads.download import report
 from fanout.workloads.latency import costs as latency_costs
 
@@ -18,17 +21,19 @@ def every_run_adds(messages, memory_mb, concurrency, seconds_each, ephemeral_mib
     """What every run costs beside its S3 requests, from the price table: Lambda compute and
     requests, SQS, the cold starts' INIT (one per environment), /tmp beyond 512 MB over the billed
     seconds, log ingestion, and the Insights scans of report (8 queries over the run's logs) and
-    wait (every 10 s, half the logs on average)."""
+    wait (one query over them at its end; every 10 s, one query per 4,000 seqs, each over half
+    the logs on average)."""
     prices = costs.PRICES
     gb_second = prices["lambda_gb_second"][architecture]
     cold = min(concurrency, messages)
     billed = messages * seconds_each + cold * costs.ASSUMED_INIT_SECONDS
     log_gb = messages * log_bytes / 1e9
     polls = math.ceil(simulated_run_seconds(messages * seconds_each, concurrency) / 10)
+    scans = 8 + 1 + polls * math.ceil(messages / 4000) / 2
     return (billed * memory_mb / 1024 * gb_second + messages * prices["lambda_request"]
             + (messages / 10 + 2 * messages) * prices["sqs_request"]
             + billed * (ephemeral_mib - 512) / 1024 * prices["lambda_ephemeral_gb_second"]
-            + log_gb * prices["logs_ingestion_gb"] + (8 + polls / 2) * log_gb * prices["insights_scan_gb"])  # fmt: skip
+            + log_gb * prices["logs_ingestion_gb"] + scans * log_gb * prices["insights_scan_gb"])  # fmt: skip
 
 
 def simulated_run_seconds(work_seconds, target, step=0.01):
@@ -81,6 +86,28 @@ def test_the_report_runs_the_queries_the_estimate_prices():
     tree = ast.parse(inspect.getsource(report.build))
     calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "run_saved"]
     assert len(calls) == costs.REPORT_QUERIES
+
+
+@pytest.mark.parametrize("messages", [1, 4000, 4001, 100_000])
+def test_the_estimate_counts_the_queries_wait_runs(messages, monkeypatch):
+    """The queries wait sends at one poll (its count of the run's outcomes, one per slice of seqs)
+    and at its end (the platform's errors), counted as they are sent: the estimate prices each as
+    a scan of the run's logs, those of a poll over half of them on average. At 100,000 messages a
+    poll is 25 queries, not one."""
+    sent = []
+    monkeypatch.setattr(insights, "run", lambda stack, text, *window: sent.append(text) or insights.Result([], {}))
+    record = run_record.RunRecord.from_json({"run_id": "r", "stack": {"backend": "aws", "stack": "s"},
+                                             "parameters": {"messages": messages}, "first_send_ms": 1})  # fmt: skip
+    wait.outcome_rows(None, record)
+    per_poll, sent[:] = len(sent), []
+    wait.platform_errors(None, record)
+    at_end = len(sent)
+    assert per_poll == math.ceil(messages / 4000)
+    deployment = costs.Deployment(1024, 100)
+    est = costs.estimate(messages, deployment, MIB, 1)
+    polls = math.ceil(est.run_seconds / backends.get("aws").poll_seconds)  # wait's polls on AWS
+    scans = costs.REPORT_QUERIES + at_end + polls * per_poll / 2
+    assert est.insights_scans == pytest.approx(scans * est.log_gb * costs.PRICES["insights_scan_gb"])
 
 
 def refused(est, confirmed=False):

@@ -149,3 +149,74 @@ def test_refused_credentials_are_one_line_naming_the_code(code, no_credentials, 
         with pytest.raises(FanoutError, match=f"{code}.*AWS_PROFILE") as failure:
             credentials.check("eu-west-1")
     assert "\n" not in str(failure.value)
+
+
+OTHER_ACCOUNT = "222222222222"
+STACK_ACCOUNT = "111111111111"
+
+
+@pytest.mark.parametrize("argv", [["deploy", *AWS], ["sweep", *AWS, "--concurrency", "2 4", "--region", "eu-west-1"]]
+                         + ON_A_DEPLOYED_STACK,
+                         ids=lambda argv: argv[0])  # fmt: skip
+def test_another_accounts_credentials_are_refused_in_one_line(argv, deployed, monkeypatch, capsys):
+    """A stack deployed in one account, credentials of another (STS answers played by Stubber):
+    every command refuses in one line naming both accounts, Terraform never runs (a deploy
+    would create a second stack there) and fire records no run."""
+    folder = paths.stack_dir("aws", STACK)
+    state = json.loads((folder / terraform.STATE_FILE).read_text())
+    valid = {"queue_arn": f"arn:aws:sqs:eu-west-1:{STACK_ACCOUNT}:{STACK}-queue", "default_strategy": "download_file",
+             "architecture": "x86_64", "memory": 1024, "object_size": 1024, "sdk": "bundled"}  # a redeploy reads them
+    state["outputs"].update({name: {"value": value} for name, value in valid.items()})
+    state["resources"].append({"type": "terraform_data", "name": "created_by",  # a sweep may redeploy it
+                               "instances": [{"attributes": {"output": {"value": "sweep", "type": "string"}}}]})  # fmt: skip
+    (folder / terraform.STATE_FILE).write_text(json.dumps(state))
+    sts = boto3.client("sts", region_name="eu-west-1", aws_access_key_id="a", aws_secret_access_key="b")
+    (stub,) = _stubbed(monkeypatch, sts=sts)
+    stub.add_response("get_caller_identity", {"Account": OTHER_ACCOUNT, "UserId": "AIDA",
+                                              "Arn": f"arn:aws:iam::{OTHER_ACCOUNT}:user/b"})  # fmt: skip
+    before = sorted(p.name for p in paths.results_dir().iterdir())
+    with stub:
+        assert cli.main(argv) == 1
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1, err
+    assert f"deployed in AWS account {STACK_ACCOUNT}" in err and f"account {OTHER_ACCOUNT}'s" in err, err
+    assert sorted(p.name for p in paths.results_dir().iterdir()) == before
+    assert terraform.has_state("aws", STACK)
+
+
+def test_the_stacks_own_account_passes(deployed, monkeypatch):
+    """The same account's credentials go on (the check compares, it does not refuse AWS)."""
+    who = credentials.Identity(STACK_ACCOUNT, f"arn:aws:iam::{STACK_ACCOUNT}:user/a", "eu-west-1")
+    credentials.check_account(who, STACK_ACCOUNT, STACK)
+    credentials.check_account(None, STACK_ACCOUNT, STACK)  # an endpoint: the emulator's fixed account
+    with pytest.raises(FanoutError, match=OTHER_ACCOUNT):
+        credentials.check_account(dataclasses.replace(who, account=OTHER_ACCOUNT), STACK_ACCOUNT, STACK)
+
+
+def test_a_sweep_on_aws_fits_its_reservation_beside_the_users_stack(no_credentials, monkeypatch, capsys):
+    """The user's stack (deployed by hand, reserving 200 of an account of 1,000 with 700 left
+    unreserved) stays the user's: a sweep of CONCURRENCY 700 without STACK goes to the sweeps'
+    own stack, whose reservation must fit beside it (700 would leave 0 of the 100 Lambda keeps
+    unreserved), and is refused naming the stack that holds the rest. Nothing is deployed."""
+    folder = paths.stack_dir("aws", "s3fanout")
+    folder.mkdir(parents=True)
+    outputs = {**_outputs(), "stack": "s3fanout", "region": "us-east-1", "concurrency": 200,
+               "function_name": "s3fanout-downloader", "queue_arn": f"arn:aws:sqs:us-east-1:{STACK_ACCOUNT}:q"}  # fmt: skip
+    state = {"resources": [{"type": "aws_sqs_queue"}], "outputs": {k: {"value": v} for k, v in outputs.items()}}
+    (folder / terraform.STATE_FILE).write_text(json.dumps(state))
+    keys = {"region_name": "us-east-1", "aws_access_key_id": "a", "aws_secret_access_key": "b"}
+    sts, lam, quotas = (boto3.client(name, **keys) for name in ("sts", "lambda", "service-quotas"))
+    stubs = _stubbed(monkeypatch, sts=sts, **{"lambda": lam, "service-quotas": quotas})
+    stubs[0].add_response("get_caller_identity", {"Account": STACK_ACCOUNT, "UserId": "AIDA",
+                                                  "Arn": f"arn:aws:iam::{STACK_ACCOUNT}:user/a"})  # fmt: skip
+    stubs[1].add_response("get_account_settings", {"AccountLimit": {"ConcurrentExecutions": 1000,
+                                                                    "UnreservedConcurrentExecutions": 700}})  # fmt: skip
+    stubs[2].add_response("list_service_quotas", {"Quotas": []}, {"ServiceCode": "lambda"})
+    with stubs[0], stubs[1], stubs[2]:
+        assert cli.main(["sweep", "--backend", "aws", "--concurrency", "700", "--yes"]) == 1
+    out, err = capsys.readouterr()
+    assert "stack 's3fanout-sweep-us-east-1'" in out
+    assert "CONCURRENCY 700 would leave 0" in err and "other stacks here: 's3fanout' 200" in err, err
+    assert len(err.strip().splitlines()) == 1
+    assert json.loads((folder / terraform.STATE_FILE).read_text()) == state
+    assert not paths.stack_dir("aws", "s3fanout-sweep-us-east-1").exists()

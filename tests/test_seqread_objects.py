@@ -1,8 +1,10 @@
 """The seqread objects a stack declares (JOB_FILES, fanout.workloads.seqread.declared): written and
 read back, kept by a redeploy unless given, their ARNs counted against the role's policy size
 and refused with the arithmetic, fire refusing a run whose objects the stack lacks, and a sweep
-deploying what its cells read."""
+deploying what its cells read; the remote bucket's objects uploaded, or copied server-side from
+the stack's bucket (in the session's emulator) with the copy's cost stated."""
 
+import uuid
 from types import SimpleNamespace
 
 import pytest
@@ -10,9 +12,10 @@ import pytest
 from fanout import cli
 from fanout.cloud import params
 from fanout.common.errors import UsageError
-from fanout.common import function_modules
+from fanout.cloud.random_objects import size_of
+from fanout.common import aws, function_modules
 from fanout.stages import sweep
-from fanout.workloads.seqread import declared
+from fanout.workloads.seqread import declared, objects
 from fanout.workloads.seqread.driver import SeqreadDriver, parse
 
 MiB, GiB = 2**20, 2**30
@@ -141,3 +144,53 @@ def test_a_sweep_too_large_for_the_policy_is_refused_before_anything_is_made():
 def test_a_sweep_recorded_before_job_files_deploys_the_default_run():
     driver = SeqreadDriver()
     assert driver.terraform_variables({"remote_region": ""})["seqread_objects"] == {str(64 * MiB): 1}
+
+
+@pytest.fixture
+def buckets(emulator):
+    """A stack whose bucket (us-east-1) and remote bucket (us-west-2) are fresh buckets of the
+    session's emulator, which serves every region at one endpoint."""
+    from test_fire import make_stack
+
+    names = {region: f"seqread-{uuid.uuid4().hex[:8]}-{region}" for region in ("us-east-1", "us-west-2")}
+    for region, name in names.items():
+        extra = {} if region == "us-east-1" else {"CreateBucketConfiguration": {"LocationConstraint": region}}
+        aws.client("s3", region, emulator).create_bucket(Bucket=name, **extra)
+    outputs = {"remote_region": "us-west-2", "remote_bucket": names["us-west-2"]}
+    yield make_stack(emulator, "", bucket=names["us-east-1"], workload_outputs=outputs)
+    for region, name in names.items():
+        s3 = aws.client("s3", region, emulator)
+        for item in s3.list_objects_v2(Bucket=name).get("Contents", []):
+            s3.delete_object(Bucket=name, Key=item["Key"])
+        s3.delete_bucket(Bucket=name)
+
+
+def _body(stack, region: str, bucket: str, key: str) -> bytes:
+    return aws.client("s3", region, stack.endpoint).get_object(Bucket=bucket, Key=key)["Body"].read()
+
+
+def test_remote_objects_copied_server_side_are_the_stack_buckets_bytes(buckets):
+    """With copy, the remote bucket's objects are copies of the stack bucket's (the same random
+    bytes; an upload would make new ones), made there first, and the line states the copy's
+    inter-region cost; without, they are uploaded and the copy is offered with that cost."""
+    said = []
+    made = objects.ensure(buckets, "remote", 2 * MiB, 2, said.append, copy=True)
+    remote = buckets.workload_outputs["remote_bucket"]
+    assert made == ["seqread/2097152-bytes/0.bin", "seqread/2097152-bytes/1.bin"]
+    for key in made:
+        original = _body(buckets, "us-east-1", buckets.bucket, key)
+        assert len(original) == 2 * MiB and _body(buckets, "us-west-2", remote, key) == original
+    cost = f"{4 * MiB / 1e9:,.2f} GB x $0.02/GB"  # the us-east-1 -> us-west-2 transfer price
+    assert any("copied 2 object(s)" in line and "server-side" in line for line in said), said
+    assert any(cost in line and "no transfer charge" in line for line in said), said
+    said.clear()
+    assert objects.ensure(buckets, "remote", MiB, 1, said.append) == ["seqread/1048576-bytes/0.bin"]
+    stack_s3 = aws.client("s3", "us-east-1", buckets.endpoint)
+    assert size_of(stack_s3, buckets.bucket, "seqread/1048576-bytes/0.bin") is None  # uploaded to the remote only
+    assert any("uploaded 1 object(s)" in line for line in said)
+    assert any("REMOTE_COPY=1" in line and "$0.02/GB" in line for line in said), said
+
+
+def test_the_copy_cost_is_the_pairs_transfer_price_or_said_unknown():
+    assert objects.copy_cost("us-east-1", "us-west-2", 64 * 10**9).endswith("64.00 GB x $0.02/GB = $1.28")
+    assert "no transfer price known for eu-west-1 -> us-west-2" in objects.copy_cost("eu-west-1", "us-west-2", 1)

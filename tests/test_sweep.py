@@ -13,9 +13,9 @@ from botocore.stub import Stubber
 from rich.console import Console
 
 from fanout.common import aws, paths
-from fanout.stages import sweep_axes as axes, sweep
+from fanout.stages import study, sweep_axes as axes, sweep
 from fanout import cli
-from fanout.cloud import costs, credentials, params
+from fanout.cloud import costs, credentials, owner, params
 from fanout.cloud import strategies
 from fanout.workloads.download import across as crossrun
 from fanout.results import run_folders as runs, run_record, sweep_folders as sweeps
@@ -359,14 +359,15 @@ def test_a_failing_account_check_deploys_nothing(isolated, monkeypatch, capsys):
 QUEUE_URL = "https://sqs.us-east-1.amazonaws.com/123456789012/s3fanout-requests"
 
 
-def _aws_stack(monkeypatch, sqs):
-    """An AWS stack (fanout.cloud.stack.Stack) whose SQS client is `sqs` (answers played by Stubber)."""
+def _aws_stack(monkeypatch, sqs, timeout=30, **others):
+    """An AWS stack (fanout.cloud.stack.Stack) whose SQS client is `sqs` and other clients
+    `others` (by service), answers played by Stubber."""
     from fanout.cloud.stack import Stack
 
     values = {f.name: f.type() if f.type in (int, str) else None for f in dataclasses.fields(Stack)
               if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING}  # fmt: skip
-    values.update(backend="aws", region="us-east-1", queue_url=QUEUE_URL, timeout=30)
-    monkeypatch.setattr(Stack, "client", lambda self, service, **config: sqs)
+    values.update(backend="aws", region="us-east-1", queue_url=QUEUE_URL, timeout=timeout, function_name="f")
+    monkeypatch.setattr(Stack, "client", lambda self, service, **config: {"sqs": sqs, **others}[service])
     return Stack(**values)
 
 
@@ -375,7 +376,7 @@ def test_a_resumed_cell_fires_only_once_the_purge_is_over(monkeypatch, capsys, i
     """On AWS a purge takes up to 60 s and may delete messages sent meanwhile (PurgeQueue in
     botocore's sqs model): the cell waits it out, also when a purge was already under way."""
     sqs = boto3.client("sqs", region_name="us-east-1", aws_access_key_id="k", aws_secret_access_key="s")
-    stack = _aws_stack(monkeypatch, sqs)
+    stack = _aws_stack(monkeypatch, sqs, cloudwatch=None)  # a 30 s timeout: not asked
     with Stubber(sqs) as stub:
         if in_progress:
             stub.add_client_error("purge_queue", "PurgeQueueInProgress", "Only one PurgeQueue every 60 seconds",
@@ -385,10 +386,32 @@ def test_a_resumed_cell_fires_only_once_the_purge_is_over(monkeypatch, capsys, i
         stub.add_response("get_queue_attributes", {"Attributes": {"ApproximateNumberOfMessages": "0",
                                                                   "ApproximateNumberOfMessagesNotVisible": "0"}})  # fmt: skip
         slept = []
-        sweep.purge(stack, Console(), sleep=slept.append)
+        sweep.purge(stack, Console(), sleep=slept.append, clock=lambda: 1e9 + sum(slept))
         stub.assert_no_pending_responses()
-    assert slept == [60]
-    assert ("already in progress" in capsys.readouterr().out) is in_progress
+    assert slept == [60]  # the function timeout, 30 s, is shorter: no CloudWatch call (fanout.cloud.invocations)
+    out = capsys.readouterr().out
+    assert ("already in progress" in out) is in_progress and "waiting up to 60 s" in out
+
+
+def test_a_resumed_cell_waits_for_the_abandoned_invocations_up_to_the_function_timeout(monkeypatch, capsys):
+    """The purge drops the messages in flight, not their invocations: with a 300 s function
+    timeout and no ConcurrentExecutions point showing 0, the cell waits 300 s after the purge,
+    asking CloudWatch every minute once SQS's 60 s are over, and says so."""
+    keys = {"region_name": "us-east-1", "aws_access_key_id": "k", "aws_secret_access_key": "s"}
+    sqs, cloudwatch = boto3.client("sqs", **keys), boto3.client("cloudwatch", **keys)
+    stack = _aws_stack(monkeypatch, sqs, timeout=300, cloudwatch=cloudwatch)
+    with Stubber(sqs) as stub, Stubber(cloudwatch) as metrics:
+        stub.add_response("purge_queue", {}, {"QueueUrl": QUEUE_URL})
+        for _ in range(4):  # at 60, 120, 180 and 240 s
+            metrics.add_response("get_metric_statistics", {"Datapoints": []})
+        stub.add_response("get_queue_attributes", {"Attributes": {"ApproximateNumberOfMessages": "0",
+                                                                  "ApproximateNumberOfMessagesNotVisible": "0"}})  # fmt: skip
+        slept = []
+        sweep.purge(stack, Console(), sleep=slept.append, clock=lambda: 1e9 + sum(slept))
+        metrics.assert_no_pending_responses()
+    assert sum(slept) == 300
+    out = capsys.readouterr().out
+    assert "waiting up to 300 s" in out and "waited 300 s" in out
 
 
 def test_another_purge_error_is_not_swallowed(monkeypatch):
@@ -433,3 +456,47 @@ def test_a_sweep_deployment_is_sized_by_the_cells_it_runs():
         assert {d.down.bytes for d in demands} == {64 * 2**20}
     memories = {deployment.inputs_for(cell, index).memory for index, cell in enumerate(cells)}
     assert memories == {512, 1024}  # two deployments, each with its own two cells
+
+
+def _deployed(backend: str, stack: str, creator: str | None) -> None:
+    """A state of stack `stack` as Terraform writes it; `creator`: the created_by record (None:
+    a stack from before the record)."""
+    from fanout.cloud import terraform
+
+    resources = [{"type": "aws_sqs_queue", "name": "requests", "instances": [{"attributes": {}}]}]
+    if creator:
+        record = {"output": {"value": creator, "type": "string"}}  # a dynamic value, as Terraform writes it
+        resources.append({"type": "terraform_data", "name": "created_by", "instances": [{"attributes": record}]})
+    state_file = paths.stack_dir(backend, stack) / terraform.STATE_FILE
+    state_file.parent.mkdir(parents=True)
+    state_file.write_text(json.dumps({"resources": resources, "outputs": {}}))
+
+
+def test_a_sweep_goes_to_its_own_stack_of_its_region_unless_given_one(isolated):
+    """Without --stack (the Makefile passes it only when STACK is on the command line) a sweep or
+    study runs on the sweeps' own stack of its region, never on the default s3fanout."""
+    def stack_of(*argv):
+        return sweep.from_args(cli.build_parser().parse_args(["sweep", *argv])).stack
+
+    assert stack_of() == "s3fanout-sweep-us-east-1"
+    assert stack_of("--region", "eu-west-1", "--backend", "aws") == "s3fanout-sweep-eu-west-1"
+    assert stack_of("--stack", "mine") == "mine"
+    study_args = cli.build_parser().parse_args(["study", "latency-vs-size", "--local"])
+    assert study_args.stack is None and study.check(study_args).stack is None
+    assert sweep.from_args(study.check(study_args)).stack == "s3fanout-sweep-us-east-1"
+
+
+@pytest.mark.parametrize("creator", [None, "deploy"])
+def test_a_sweep_refuses_in_one_line_a_stack_make_deploy_created(isolated, creator, capsys):
+    """A stack `make deploy` created (or one from before the record) is the user's: a sweep on it
+    is refused before anything runs; the sweeps' own (created by a sweep) or a new name is not."""
+    _deployed("local", "mine", creator)
+    assert cli.main(["sweep", "--stack", "mine", "--concurrency", "2"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "'mine'" in err and "make deploy" in err, err
+    assert "s3fanout-sweep-us-east-1" in err
+    assert not paths.results_dir().exists()  # no manifest
+    owner.check_sweep_may_deploy("local", "new", "us-east-1")
+    _deployed("local", "swept", "sweep")
+    owner.check_sweep_may_deploy("local", "swept", "us-east-1")
+    assert (owner.created_by("local", "mine"), owner.created_by("local", "swept")) == ("deploy", "sweep")

@@ -43,6 +43,10 @@ run "remote_region_adds_a_private_encrypted_tls_only_bucket_there" {
     error_message = "The remote bucket must deny requests without TLS."
   }
   assert {
+    condition     = aws_s3_bucket_lifecycle_configuration.remote[0].bucket == aws_s3_bucket.remote[0].id && [for r in aws_s3_bucket_lifecycle_configuration.remote[0].rule : r.abort_incomplete_multipart_upload[0].days_after_initiation if r.status == "Enabled"] == [1]
+    error_message = "The remote bucket must abort multipart uploads a day after they start, as the stack's bucket does."
+  }
+  assert {
     condition = [for s in jsondecode(aws_iam_role_policy.downloader.policy).Statement : s if s.Sid == "SeqreadObjects"] == [{
       Sid    = "SeqreadObjects"
       Effect = "Allow"
@@ -86,7 +90,7 @@ run "without_remote_region_nothing_is_created_and_only_the_stack_bucket_is_read"
   }
 
   assert {
-    condition     = length(aws_s3_bucket.remote) == 0 && output.remote_bucket == ""
+    condition     = length(aws_s3_bucket.remote) == 0 && length(aws_s3_bucket_lifecycle_configuration.remote) == 0 && output.remote_bucket == ""
     error_message = "Without remote_region there must be no second bucket."
   }
   assert {

@@ -2,12 +2,12 @@
 JOB_FILES=4x64MiB` (the second bucket made through the provider alias, in the emulator's second
 region; the role reading exactly those objects in both buckets), then the issue's `make fire
 WORKLOAD=seqread JOBS=4 FILE_SIZE=64MiB FROM=remote`, wait and report, the same from the local
-bucket (the report across both puts the paths side by side), then a sweep over JOBS and FROM,
-which deploys the objects its cells read.
+bucket (the report across both puts the paths side by side), then a sweep over JOBS and FROM
+on the sweeps' own stack (never one `make deploy` made), which deploys the objects its cells read.
 
-One stack for the module. Few messages (3 per run), hosted under a network model whose us-west-2
-profile slows the remote path, so that every remote block's first byte is known to wait at least
-that profile's RTT plus first byte. The sweep reads small objects (4 MiB, 1 MiB blocks).
+One stack for the module's runs, the sweeps' own for its sweep. Few messages (3 per run), hosted
+under a network model whose us-west-2 profile slows the remote path, so that every remote
+block's first byte is known to wait at least that profile's RTT plus first byte. The sweep reads small objects (4 MiB, 1 MiB blocks).
 """
 
 import json
@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from fanout import cli
-from fanout.cloud import stack as stacks
+from fanout.cloud import owner, stack as stacks
 from fanout.common import aws, registry
 from fanout.local.network import options as network_options
 from fanout.results import run_folders as runs, stats, sweep_folders as sweeps
@@ -140,16 +140,29 @@ def test_local_and_remote_runs_are_reported_side_by_side(deployed, capsys):
     assert (folder / "seqread.png").stat().st_size > 0
 
 
-def test_a_sweep_over_jobs_and_from(deployed):
+@pytest.fixture
+def swept_stack():
+    """The sweeps' own stack, which the sweep creates (it refuses the module's: `make deploy` made
+    that one), destroyed afterwards."""
+    own = owner.sweep_stack("us-east-1")
+    try:
+        yield own
+    finally:
+        deploy.destroy("local", own)
+
+
+def test_a_sweep_over_jobs_and_from(deployed, swept_stack):
     _, model_file = deployed
-    argv = ["sweep", *DEPLOY, "--strategy", "stream", "--multiplier", "1", "--tag", "seqsweep", "--workload", "seqread",
-            "--jobs", "1 2", "--from", "local remote", "--file-size", SWEEP_FILE_SIZE, "--block", SWEEP_BLOCK,
-            "--network", str(model_file), "--network-scale", "1", "--timeout", str(WAIT_SECONDS)]  # fmt: skip
-    assert fanout(*argv) == 0
+    argv = ["sweep", "--backend", "local", *DEPLOY, "--strategy", "stream", "--multiplier", "1", "--tag", "seqsweep",
+            "--workload", "seqread", "--jobs", "1 2", "--from", "local remote", "--file-size", SWEEP_FILE_SIZE,
+            "--block", SWEEP_BLOCK, "--network", str(model_file), "--network-scale", "1",
+            "--timeout", str(WAIT_SECONDS)]  # fmt: skip
+    assert cli.main(argv) == 0
     manifest = sweeps.load(sweeps.LATEST)
     assert [cell.status for cell in manifest.cells] == ["done"] * 4
     # It deployed the objects its cells read (jobs 0-1 of 4 MiB) with those its JOB_FILES gives.
-    assert stacks.load("local", STACK).workload_outputs["seqread_objects"] == {str(4 * 2**20): 2, str(64 * 2**20): 4}
+    assert stacks.load("local", swept_stack).workload_outputs["seqread_objects"] == {str(4 * 2**20): 2,
+                                                                                     str(64 * 2**20): 4}  # fmt: skip
     cells = {(c.params["options"]["source"], c.params["options"]["jobs"]): c for c in manifest.cells}
     assert sorted(cells) == [("local", 1), ("local", 2), ("remote", 1), ("remote", 2)]
     for (source, jobs), cell in cells.items():

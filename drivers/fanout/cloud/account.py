@@ -18,22 +18,38 @@ RAISE_HOW = "Service Quotas console, or `aws service-quotas request-service-quot
 
 def check_stack(region: str, stack: str, max_concurrency: int, max_memory: int) -> list[str]:
     """`check` for stack `stack` on AWS in `region`: the reservation its deployed function (if any)
-    holds counts as available."""
+    holds counts as available; those of this machine's other stacks in the region (a user's
+    stack beside a sweep's own) do not, and are named."""
     function = terraform.outputs("aws", stack).get("function_name")
     return check(aws.client("lambda", region), aws.client("service-quotas", region), function, max_concurrency,
-                 max_memory)  # fmt: skip
+                 max_memory, other_stacks(region, stack))  # fmt: skip
 
 
-def check(lambda_client, quotas_client, function_name: str | None, max_concurrency: int, max_memory: int) -> list[str]:
-    """Notes on what was checked; FanoutError naming every check that fails."""
+def other_stacks(region: str, stack: str) -> dict[str, int]:
+    """The reserved concurrency of each stack but `stack` that this machine deployed to AWS in
+    `region`, by name, as their outputs say."""
+    found = {}
+    for name in terraform.deployed("aws"):
+        outputs = terraform.outputs("aws", name)
+        if name != stack and outputs.get("region") == region:
+            found[name] = int(outputs.get("concurrency") or 0)
+    return found
+
+
+def check(lambda_client, quotas_client, function_name: str | None, max_concurrency: int, max_memory: int,
+          others: dict[str, int] | None = None) -> list[str]:  # fmt: skip
+    """Notes on what was checked; FanoutError naming every check that fails. `others`: the
+    reservations of the project's other stacks in the region (other_stacks), named."""
     notes, problems = [], []
     limits = lambda_client.get_account_settings()["AccountLimit"]
     held = _reserved(lambda_client, function_name)
+    named = ", ".join(f"{name!r} {count:,}" for name, count in (others or {}).items())
+    beside = f"; reserved by this project's other stacks here: {named}" if named else ""
     problem = concurrency_problem(limits["ConcurrentExecutions"], limits["UnreservedConcurrentExecutions"], held,
                                   max_concurrency)  # fmt: skip
-    problems += [problem] if problem else []
+    problems += [problem + beside] if problem else []
     notes.append(f"account concurrency {limits['ConcurrentExecutions']:,}, unreserved "
-                 f"{limits['UnreservedConcurrentExecutions']:,} (this stack holds {held})")  # fmt: skip
+                 f"{limits['UnreservedConcurrentExecutions']:,} (this stack holds {held}{beside})")  # fmt: skip
     quota = memory_quota(quotas_client)
     if quota is None:
         notes.append("memory limit: not checked (Service Quotas lists no Lambda memory quota here); a capped "

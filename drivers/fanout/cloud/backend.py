@@ -5,7 +5,7 @@ Against --endpoint (an emulator such as LocalStack) the same resources are deplo
 
 from contextlib import nullcontext
 
-from fanout.cloud import account, credentials, params
+from fanout.cloud import account, credentials, invocations, params, stack as stacks, terraform
 from fanout.common import backends
 
 
@@ -24,8 +24,9 @@ class AwsBackend:
     redeploy_minutes = 1.0  # docs/sweep.md
     percentile_method = "Logs Insights pct(), whose method AWS does not document"
 
-    def check_credentials(self, region: str, endpoint: str) -> str | None:
+    def check_credentials(self, region: str, endpoint: str, stack: str) -> str | None:
         who = credentials.check(region, endpoint)
+        credentials.check_account(who, stacks.account_of(terraform.outputs(self.name, stack)), stack)
         return who.line() if who else endpoint
 
     def check_account(self, region: str, stack: str, concurrency: int, memory: int, endpoint: str) -> list[str]:
@@ -38,7 +39,7 @@ class AwsBackend:
         pass
 
     def before_destroy(self, name: str, recorded: dict, console) -> bool:
-        credentials.check(recorded.get("region") or params.DEFAULTS["region"], recorded.get("endpoint", ""))
+        self.check_credentials(recorded.get("region") or params.DEFAULTS["region"], recorded.get("endpoint", ""), name)
         return False
 
     def will_start(self) -> bool:
@@ -46,6 +47,13 @@ class AwsBackend:
 
     def teardown(self, name: str, started: bool, console) -> bool:
         return False
+
+    def after_purge(self, stack, purged_at: float, say, sleep, clock) -> None:
+        """At least purge_seconds for SQS, then until the invocations running at the purge must
+        have ended (fanout.cloud.invocations)."""
+        say(f"SQS may take {self.purge_seconds:g} s to finish the purge")
+        invocations.wait_ended(stack.client("cloudwatch"), stack.function_name, purged_at, stack.timeout, say,
+                               self.purge_seconds, sleep, clock)  # fmt: skip
 
     def hosting(self, stack, network, console):
         return nullcontext(backends.NotHosted())  # Lambda runs the function

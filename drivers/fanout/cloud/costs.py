@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from fanout import insights
 from fanout.common import ramp
 
 # On-demand list prices in USD for us-east-1 (N. Virginia), as published on the AWS pricing
@@ -46,11 +47,15 @@ ASSUMED_INIT_SECONDS = 1.0
 # per-request lists (about 3 KB), its share of START/END/REPORT lines and the Powertools keys;
 # a test holds a real record under it. GB here is 10^9 bytes, the larger count of the two.
 LOG_BYTES_PER_MESSAGE = 6_000
-# Logs Insights queries that scan a run's logs: the saved queries one `fanout report` runs
-# (fanout.workloads.download.report.build; a test counts them) and, on AWS, wait's count every WAIT_POLL_SECONDS,
-# each scanning on average half of the run's logs (they grow while it runs).
+# Logs Insights queries that scan a run's logs (each is billed for the whole log group's events
+# in its window, whatever its filter keeps): the saved queries one `fanout report` runs
+# (fanout.workloads.download.report.build; a test counts them); on AWS, every WAIT_POLL_SECONDS,
+# wait's count, one query per slice of SEQS_PER_QUERY seqs (insights.seq_slices), each scanning on
+# average half of the run's logs (they grow while it runs); and wait's one look at the platform's
+# errors at its end (stages/wait.py; a test counts both).
 REPORT_QUERIES = 8
 WAIT_POLL_SECONDS = 10.0
+WAIT_END_QUERIES = 1
 
 CONFIRM_MESSAGES = 100_000
 CONFIRM_USD = 10.0
@@ -125,7 +130,7 @@ def priced(messages: int, deployment: Deployment, seconds_each: float, s3_gets: 
     billed_seconds = messages * seconds_each + cold_starts * ASSUMED_INIT_SECONDS
     run_seconds = ramp.run_seconds(messages * seconds_each, deployment.concurrency)
     log_gb = messages * log_bytes_each / 1e9
-    scans = REPORT_QUERIES + math.ceil(run_seconds / WAIT_POLL_SECONDS) / 2
+    scans = insights_scans(messages, run_seconds)
     extra_tmp_gb = max(0, deployment.ephemeral_mib - FREE_EPHEMERAL_MIB) / 1024
     return Estimate(
         messages=messages,
@@ -148,6 +153,13 @@ def priced(messages: int, deployment: Deployment, seconds_each: float, s3_gets: 
         run_seconds=run_seconds,
         notes=notes,
     )
+
+
+def insights_scans(messages: int, run_seconds: float) -> float:
+    """How many times Logs Insights reads the whole of a run's logs: report's queries, wait's
+    last one, and its count at every poll over half of them on average."""
+    polls = math.ceil(run_seconds / WAIT_POLL_SECONDS)
+    return REPORT_QUERIES + WAIT_END_QUERIES + polls * len(insights.seq_slices(messages)) / 2
 
 
 def refusal(messages: int, largest_run: int, usd: float, confirmed: bool) -> str | None:

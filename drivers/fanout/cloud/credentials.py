@@ -35,6 +35,15 @@ def check(region: str, endpoint: str = "") -> Identity | None:
     return None if endpoint else identity(region)
 
 
+def check_account(who: Identity | None, account: str, stack: str) -> None:
+    """Refuse to act on stack `stack`, deployed in AWS account `account` (its ARNs say which; ""
+    when unknown), with another account's credentials: Terraform would plan it as missing there
+    and create a second stack, and every other command would find none of its resources."""
+    if who is not None and account and who.account != account:
+        raise FanoutError(f"stack {stack!r} was deployed in AWS account {account}, but the credentials are account "
+                          f"{who.account}'s ({who.arn}): use the credentials of account {account}, or another STACK")
+
+
 @functools.cache
 def identity(region: str) -> Identity:
     """STS GetCallerIdentity in `region`, once per process (a sweep loads its stack at every cell)."""

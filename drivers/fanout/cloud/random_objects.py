@@ -1,5 +1,5 @@
-"""Objects of random bytes, uploaded without a local file: the test object (fanout.stages.upload)
-and a workload's own objects (seqread's files) share this.
+"""Objects of random bytes, uploaded without a local file, and their server-side copies: the test
+object (fanout.stages.upload) and a workload's own objects (seqread's files) share this.
 
 The object is random bytes streamed straight into a parallel multipart upload: no local file of
 the object's size (objects reach many GiB) and memory bounded by the transfer manager's
@@ -17,6 +17,7 @@ from fanout.common.errors import FanoutError
 
 MIN_PART_SIZE = 8 * 1024 * 1024  # the transfer manager's default part size
 MAX_PARTS = 10_000  # S3's limit on the parts of one multipart upload
+COPY_OBJECT_LIMIT = 5 * 2**30  # the largest object one CopyObject copies
 
 
 class RandomBytes(io.RawIOBase):
@@ -53,6 +54,15 @@ def put_random(s3, bucket: str, key: str, size: int, callback=None) -> None:
     """s3://bucket/key := `size` random bytes, through the transfer manager (`callback`: its byte counts)."""
     config = TransferConfig(multipart_chunksize=part_size(size))
     s3.upload_fileobj(RandomBytes(size), bucket, key, Config=config, Callback=callback)
+
+
+def server_copy(s3, source: dict, bucket: str, key: str, size: int, source_client=None) -> None:
+    """s3://bucket/key := a server-side copy of `source` ({"Bucket", "Key"}) of `size` bytes:
+    CopyObject up to S3's COPY_OBJECT_LIMIT, a multipart copy (UploadPartCopy) above. The bytes
+    never pass through this machine. `source_client` reads the source's size (a client of the
+    source's region when that is another; None: `s3`)."""
+    config = TransferConfig(multipart_threshold=COPY_OBJECT_LIMIT, multipart_chunksize=part_size(size))
+    s3.copy(source, bucket, key, Config=config, ExtraArgs={"ChecksumAlgorithm": "CRC32"}, SourceClient=source_client)
 
 
 def size_of(s3, bucket: str, key: str) -> int | None:

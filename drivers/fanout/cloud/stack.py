@@ -8,7 +8,7 @@ import argparse
 from dataclasses import MISSING, asdict, dataclass, field, fields
 
 from fanout.common import aws, backends, registry as workloads
-from fanout.cloud import terraform
+from fanout.cloud import owner, terraform
 from fanout.common.errors import FanoutError
 
 DEFAULT_STACK = "s3fanout"
@@ -66,6 +66,13 @@ class Stack:
         return aws.client(service, self.region, self.endpoint, **config)
 
 
+def account_of(outputs: dict) -> str:
+    """The AWS account of a stack's outputs, from its queue's ARN (arn:aws:sqs:region:account:name);
+    "" without one."""
+    parts = str(outputs.get("queue_arn", "")).split(":")
+    return parts[4] if len(parts) > 4 else ""
+
+
 def load(backend: str, stack: str) -> Stack:
     """The deployed stack, or a one-line error saying how to deploy it."""
     outputs = terraform.outputs(backend, stack)
@@ -79,14 +86,22 @@ def load(backend: str, stack: str) -> Stack:
     return deployed
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """--backend and --stack, shared by every command that acts on a deployed stack."""
+SWEEPS_OWN = f"default: the sweeps' own stack of the region, {owner.sweep_stack('<region>')} (fanout.cloud.owner)"
+
+
+def add_arguments(parser: argparse.ArgumentParser, sweeps_own: bool = False) -> None:
+    """--backend and --stack, shared by every command that acts on a deployed stack; with
+    `sweeps_own` (sweep, study) --stack defaults to None: the sweeps' own stack."""
     parser.add_argument("--backend", choices=backends.NAMES, default=backends.NAMES[0], help=f"default: {backends.NAMES[0]}")
-    parser.add_argument("--stack", default=DEFAULT_STACK, help=f"stack name (default: {DEFAULT_STACK})")
+    if sweeps_own:
+        parser.add_argument("--stack", help=f"stack name ({SWEEPS_OWN})")
+    else:
+        parser.add_argument("--stack", default=DEFAULT_STACK, help=f"stack name (default: {DEFAULT_STACK})")
 
 
 def from_args(args: argparse.Namespace) -> Stack:
-    """The stack a command acts on; on AWS, only with usable credentials (one line otherwise)."""
+    """The stack a command acts on; on AWS, only with usable credentials of the stack's account
+    (one line otherwise)."""
     deployed = load(args.backend, args.stack)
-    backends.get(deployed.backend).check_credentials(deployed.region, deployed.endpoint)
+    backends.get(deployed.backend).check_credentials(deployed.region, deployed.endpoint, deployed.stack)
     return deployed

@@ -51,6 +51,23 @@ def outputs(backend: str, stack: str) -> dict:
     return {name: item["value"] for name, item in state.get("outputs", {}).items()}
 
 
+def resource(backend: str, stack: str, kind: str, name: str) -> dict | None:
+    """The attributes the state records for resource `kind.name` (None: not in the state). Read
+    from the resources, not the outputs: a partial apply records the resources it made."""
+    if not has_state(backend, stack):
+        return None
+    state = json.loads((_stack_dir(backend, stack) / STATE_FILE).read_text())
+    found = [item for item in state.get("resources", []) if (item.get("type"), item.get("name")) == (kind, name)]
+    instances = found[0].get("instances", []) if found else []
+    return instances[0].get("attributes") if instances else None
+
+
+def deployed(backend: str) -> list[str]:
+    """The stacks this machine holds a state of on `backend`, by name."""
+    folder = paths.stack_dir(backend, "x").parent
+    return sorted(path.name for path in folder.iterdir() if has_state(backend, path.name)) if folder.is_dir() else []
+
+
 def apply(backend: str, stack: str, variables: dict) -> None:
     """Create or update the stack with these input variables."""
     _write_inputs(backend, stack, variables)

@@ -65,13 +65,13 @@ class Backend(Protocol):
     min_lost_after_s: float  # ... at least, once the records' ingestion lag is known
     poll_seconds: float  # between two looks of a wait
     dlq_wait_seconds: int  # ReceiveMessage's WaitTimeSeconds when peeking at the dead-letter queue
-    purge_seconds: float  # how long a purge of the queue may take to finish (wait that long after one)
     redeploy_minutes: float  # a sweep cell's redeploy and accounting, for a study's estimate
     percentile_method: str  # how the saved queries' pct() is computed there
 
-    def check_credentials(self, region: str, endpoint: str) -> str | None:
-        """Who the stack's commands act as (a line to say), or None when nothing needs saying;
-        FanoutError when the credentials are unusable."""
+    def check_credentials(self, region: str, endpoint: str, stack: str) -> str | None:
+        """Who the commands on stack `stack` act as (a line to say), or None when nothing needs
+        saying; FanoutError when the credentials are unusable, or of another account than the
+        one the stack, when deployed, was deployed in."""
 
     def check_account(self, region: str, stack: str, concurrency: int, memory: int, endpoint: str) -> list[str]:
         """Notes on whether the account's quotas can host the stack; FanoutError when they cannot."""
@@ -92,6 +92,11 @@ class Backend(Protocol):
     def teardown(self, name: str, started: bool, console) -> bool:
         """Remove stack `name` after a demo or a sweep without Terraform when that is quicker
         (`started`: the command started what holds it); True when done so, False: destroy it."""
+
+    def after_purge(self, stack, purged_at: float, say, sleep, clock) -> None:
+        """Return once the purge of the queue of `stack` (a Stack) at `purged_at` (epoch s, by
+        `clock`) is over and the invocations an abandoned run left running have ended, saying
+        how long it may wait with `say`; `sleep` and `clock` are time.sleep and time.time."""
 
     def hosting(self, stack, network, console) -> AbstractContextManager[Hosting]:
         """The function host of `stack` while the block runs, under `network`."""

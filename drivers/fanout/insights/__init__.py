@@ -15,9 +15,12 @@ from fanout.insights.lexer import QuerySyntaxError
 from fanout.insights.result import Result
 
 __all__ = ["DEFAULT_HOURS", "QuerySyntaxError", "Result", "evaluate", "fetch_events", "load_query",
-           "log_identifier", "query_files", "restrict", "run", "saved_queries", "window"]  # fmt: skip
+           "log_identifier", "query_files", "restrict", "run", "saved_queries", "seq_slices", "window"]  # fmt: skip
 
 DEFAULT_HOURS = 24
+# A query over a run's seqs asks for at most this many: at two rows per seq it stays under the
+# 10,000 rows one Logs Insights query returns by default.
+SEQS_PER_QUERY = 4000
 QUERY_SUFFIX = ".logsinsights"
 
 
@@ -98,6 +101,12 @@ def run_saved(stack, name: str, filter_expr: str | None, start_ms: int, end_ms: 
     if filter_expr:
         text = restrict(text, filter_expr)
     return run(stack, text, start_ms, end_ms).rows
+
+
+def seq_slices(messages: int) -> list[range]:
+    """The seqs 0..messages-1 in slices of SEQS_PER_QUERY: one query each. wait runs one per slice
+    at every poll, and the cost estimate counts them from here (fanout.cloud.costs)."""
+    return [range(low, min(low + SEQS_PER_QUERY, messages)) for low in range(0, messages, SEQS_PER_QUERY)]
 
 
 def restrict(query_text: str, filter_expr: str) -> str:

@@ -51,11 +51,10 @@ class LocalBackend:
     min_lost_after_s = 5.0
     poll_seconds = 1.0
     dlq_wait_seconds = 0
-    purge_seconds = 0.0  # the emulator purges at once
     redeploy_minutes = 0.25  # docs/sweep.md
     percentile_method = "exact, linear interpolation between closest ranks"
 
-    def check_credentials(self, region: str, endpoint: str) -> str | None:
+    def check_credentials(self, region: str, endpoint: str, stack: str) -> str | None:
         return None  # the emulator takes fixed test credentials
 
     def check_account(self, region: str, stack: str, concurrency: int, memory: int, endpoint: str) -> list[str]:
@@ -90,6 +89,10 @@ class LocalBackend:
         terraform.forget(self.name, name)
         console.out("stopped the emulator this command started; deleted the stack's state", highlight=False)
         return True
+
+    def after_purge(self, stack, purged_at: float, say, sleep, clock) -> None:
+        """The emulator purges at once, and the host that ran the abandoned invocations stopped
+        with the process that was interrupted."""
 
     @contextmanager
     def hosting(self, stack, network, console):

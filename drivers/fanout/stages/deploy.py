@@ -14,7 +14,7 @@ import time
 
 from rich.console import Console
 
-from fanout.cloud import package, params, stack, terraform
+from fanout.cloud import owner, package, params, stack, terraform
 from fanout.cloud import strategies
 from fanout.stages import upload
 from fanout.common import backends, function_modules, registry as workloads
@@ -62,10 +62,11 @@ def _add_inputs(parser) -> None:
                              "deployed stack's, else 1)")  # fmt: skip
 
 
-def add_target_arguments(parser) -> None:
-    """Where to deploy and the workloads' deploy-level options: --backend, --stack, the workloads'
-    flags (fanout.common.registry.add_deploy_arguments) and --endpoint (deploy, plan, sweep)."""
-    stack.add_arguments(parser)
+def add_target_arguments(parser, sweeps_own: bool = False) -> None:
+    """Where to deploy and the workloads' deploy-level options: --backend, --stack (a sweep's,
+    `sweeps_own`, defaults to the sweeps' own), the workloads' flags
+    (fanout.common.registry.add_deploy_arguments) and --endpoint (deploy, plan, sweep)."""
+    stack.add_arguments(parser, sweeps_own)
     workloads.add_deploy_arguments(parser)
     _add_endpoint(parser)
 
@@ -123,22 +124,27 @@ def resolve(args, console: Console) -> params.DeployParams:
 
 
 def deploy(inputs: params.DeployParams, backend: str, endpoint: str = "", check_account: bool = False,
-           console: Console | None = None, errors: Console | None = None) -> stack.Stack:
+           console: Console | None = None, errors: Console | None = None,
+           created_by: str = owner.DEPLOY) -> stack.Stack:  # fmt: skip
     """Create or update the stack with `inputs` and upload its test object; the deployed Stack.
 
-    Validated first (nothing is created on a bad endpoint, without AWS credentials, or, with
-    `check_account`, when the AWS account's quotas cannot host it: a sweep checks its largest
-    cell once instead); on the local backend the embedded emulator is started if none runs.
-    What it says goes to `console` (None: stdout), its warnings to `errors` (None: stderr).
+    Validated first (nothing is created on a bad endpoint, without AWS credentials, by a sweep
+    (`created_by` owner.SWEEP) on a stack `make deploy` created, or, with `check_account`, when
+    the AWS account's quotas cannot host it: a sweep checks its largest cell once instead); on
+    the local backend the embedded emulator is started if none runs. A first apply records
+    `created_by` in the stack's state. What it says goes to `console` (None: stdout), its
+    warnings to `errors` (None: stderr).
     """
     console = console or Console()
     started = time.monotonic()
+    if created_by == owner.SWEEP:
+        owner.check_sweep_may_deploy(backend, inputs.stack, inputs.region)
     endpoint = _check(inputs, backend, endpoint, console, errors or Console(stderr=True))
     if check_account:
         for note in backends.get(backend).check_account(inputs.region, inputs.stack, inputs.concurrency,
                                                         inputs.memory, endpoint):  # fmt: skip
             console.out(f"account: {note}", highlight=False)
-    terraform.apply(backend, inputs.stack, _variables(inputs, backend, endpoint))
+    terraform.apply(backend, inputs.stack, {**_variables(inputs, backend, endpoint), owner.VARIABLE: created_by})
     deployed = stack.load(backend, inputs.stack)
     upload.ensure_object(deployed)
     console.out(summary(deployed, time.monotonic() - started), highlight=False)
@@ -208,13 +214,13 @@ def check_strategy(strategy: str, backend: str, endpoint: str) -> None:
 
 def _check(inputs: params.DeployParams, backend: str, endpoint: str, console: Console, errors: Console) -> str:
     """The endpoint (and a strategy that cannot use it), checked before anything runs: a bad one, or
-    AWS credentials missing, is one error line; on AWS the account and region the stack goes to are
+    AWS credentials missing or of another account than the deployed stack's, is one error line; on AWS the account and region the stack goes to are
     said on `console`; an allowed but risky input gets a warning line on `errors`. The workloads'
     deploy-level options were checked against the backend with the other inputs."""
     check_placement(backend, inputs.stack, inputs.region, inputs.workload_options)
     endpoint = params.endpoint(backend, endpoint)
     check_strategy(inputs.strategy, backend, endpoint)
-    who = backends.get(backend).check_credentials(inputs.region, endpoint)
+    who = backends.get(backend).check_credentials(inputs.region, endpoint, inputs.stack)
     if who is not None:
         console.out(f"stack {inputs.stack!r}: {who}", highlight=False)
     for warning in params.warnings(inputs):

@@ -60,6 +60,10 @@ def register(subparsers) -> None:
     params.add_fire_checks(parser)
     parser.add_argument("--yes", action="store_true", help="send even when the run is large or costly")
     parser.add_argument("--workers", default=str(DEFAULT_WORKERS), help="parallel SendMessageBatch calls (default: 16)")
+    parser.add_argument("--remote-copy", action="store_true",
+                        help="objects the run reads in another region's bucket (seqread FROM=remote): copy the missing "
+                        "ones server-side from the stack's bucket, not upload them from here (faster; billed as "
+                        "inter-region transfer, which it states)")  # fmt: skip
     parser.add_argument(
         "--inject-failures",
         metavar="FRACTION",
@@ -84,6 +88,7 @@ class FireParams:
     pin: str | None = None  # fanout.cloud.pins: none, auto or an address; None and none: where DNS says
     workload: str = workloads.DEFAULT
     options: dict | None = None
+    remote_copy: bool = False  # objects a run needs in another region: copied from the stack's bucket, not uploaded
 
 
 @dataclass(frozen=True)
@@ -120,7 +125,7 @@ def run(args) -> int:
     plan = checked.workload.driver().plan(stack, checked.options, count)
     check_estimate(stack, count, plan.estimate, args.yes, console)
     params = FireParams(count, args.tag, inject_failures=checked.inject_failures, workers=checked.workers,
-                        **plan.fire_fields)  # fmt: skip
+                        remote_copy=args.remote_copy, **plan.fire_fields)  # fmt: skip
     fired = fire(stack, params, console=console)
     if not fired.sent:
         raise FanoutError(f"none of the {count} messages reached the queue; no run was recorded")

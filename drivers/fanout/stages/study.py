@@ -56,9 +56,11 @@ class Study:
         """Every run's tag: the study's name, so a sweep names the study it belongs to."""
         return f"{self.name}{sweeps.LOCAL_SUFFIX}" if local else self.name
 
-    def sweep_argv(self, backend: str, stack: str, local: bool) -> list[str]:
-        """`fanout sweep`'s arguments for this study on `backend`."""
-        argv = ["--backend", backend, "--stack", stack, "--workload", self.workload, "--tag", self.tag(local)]
+    def sweep_argv(self, backend: str, stack: str | None, local: bool) -> list[str]:
+        """`fanout sweep`'s arguments for this study on `backend`, on `stack` (None: the sweeps'
+        own stack of the region)."""
+        argv = ["--backend", backend, *(["--stack", stack] if stack else []), "--workload", self.workload, "--tag",
+                self.tag(local)]  # fmt: skip
         for key, value in self.options(local).items():
             if value != "":  # the local variant unsets a key of the study's with ""
                 argv += [keys(local=True)[key], _text(key, value)]
@@ -117,7 +119,7 @@ def load_file(path: Path) -> Study:
     )  # fmt: skip
     for backend, local in (("aws", False), ("local", True)):
         try:
-            sweep.from_args(sweep_args(study.sweep_argv(backend, stacks.DEFAULT_STACK, local)))
+            sweep.from_args(sweep_args(study.sweep_argv(backend, None, local)))
         except UsageError as exc:
             raise UsageError(f"{where} {'[local]' if local else '[sweep]'}: {exc}") from None
     return study
@@ -237,7 +239,7 @@ def _choice(where: str, key: str, value, allowed) -> str:
 def register(subparsers) -> None:
     parser = subparsers.add_parser("study", help="list the studies, or run one and compare it with its source")
     parser.add_argument("name", nargs="?", help="the study to run (a file studies/NAME.toml); none: list them")
-    stacks.add_arguments(parser)
+    stacks.add_arguments(parser, sweeps_own=True)
     parser.add_argument("--local", action="store_true", help="run the study's local variant (its smaller axes)")
     parser.add_argument("--resume", metavar="SWEEP", help="continue the study's sweep SWEEP (an id, or latest)")
     parser.add_argument("--network-scale", help="local backend: the network model's scale (default: auto)")
@@ -257,7 +259,7 @@ def check(args) -> argparse.Namespace | None:
     if args.network_scale:
         argv += ["--network-scale", args.network_scale]
     if args.resume:
-        argv = ["--backend", args.backend, "--stack", args.stack, "--resume", args.resume]
+        argv = ["--backend", args.backend, "--resume", args.resume]  # the stack is the sweep's
     argv += ["--timeout", args.timeout] + ["--destroy-after"] * args.destroy_after + ["--yes"] * args.yes
     namespace = sweep_args(argv + ["--verbose"] * args.verbose)
     sweep.check(namespace)
@@ -293,7 +295,7 @@ def estimate_row(study: Study, backend: str) -> list:
     downloads at the assumed AWS speed plus deploys (a local run under a network model takes
     longer by the scale it picks, and costs nothing)."""
     local = backends.get(backend).simulated
-    checked = sweep.from_args(sweep_args(study.sweep_argv(backend, stacks.DEFAULT_STACK, local)))
+    checked = sweep.from_args(sweep_args(study.sweep_argv(backend, None, local)))
     cells = checked.axes.cells()
     estimates = sweep.cell_estimates(checked.multiplier, cells, checked.deployed())
     minutes = FIRST_DEPLOY_MINUTES + sum(e.run_seconds / 60 + backends.get(backend).redeploy_minutes for e in estimates)

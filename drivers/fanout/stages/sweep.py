@@ -19,7 +19,7 @@ from pathlib import Path
 from botocore.exceptions import ClientError
 from rich.console import Console
 
-from fanout.cloud import costs, params, terraform
+from fanout.cloud import costs, owner, params, terraform
 from fanout.stages import sweep_axes as axes, deploy, fire, report as reporting, wait
 from fanout.common import backends, interrupts, queue_state, registry as workloads
 from fanout.cloud import pins
@@ -36,7 +36,7 @@ IDLE_SLACK_SECONDS = 60  # beyond the function timeout, for the last invocation 
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser("sweep", help="run every cell of a parameter sweep, one after another")
-    deploy.add_target_arguments(parser)
+    deploy.add_target_arguments(parser, sweeps_own=True)
     params.add_arguments(parser, lists=True)
     deploy.add_verbose(parser)
     parser.add_argument("--multiplier", default=str(fire.DEFAULT_MULTIPLIER), help="messages per concurrency slot")
@@ -145,13 +145,15 @@ def from_args(args) -> SweepParams:
         deploy.check_strategy(strategy, args.backend, endpoint)
     for pin in grid.pin:
         pins.check_backend(pin, args.backend)
-    # The workloads check their options against the region the stack goes to; the sweep's
-    # workload adds what its cells need deployed.
-    placed = argparse.Namespace(**{**vars(args), "region": inputs["region"]})
+    # The workloads check their options against the stack and region the sweep deploys; the
+    # sweep's workload adds what its cells need deployed.
+    region = params.region(inputs["region"])
+    stack = params.stack_name(args.stack) if args.stack else owner.sweep_stack(region)  # never the user's default
+    placed = argparse.Namespace(**{**vars(args), "region": inputs["region"], "stack": stack})
     chosen = workloads.deploy_options(placed, args.backend)
     chosen = workload.driver().sweep_deploy_options(chosen, placed, grid.options)
     return SweepParams(
-        backend=args.backend, stack=params.stack_name(args.stack), region=params.region(inputs["region"]),
+        backend=args.backend, stack=stack, region=region,
         axes=grid, multiplier=fire.positive_int("--multiplier (MULTIPLIER)", args.multiplier),
         tag=fire.check_tag(args.tag), order=order, seed=seed, keep_warm=args.keep_warm,
         destroy_after=args.destroy_after, timeout=wait.timeout_seconds(args.timeout),
@@ -193,8 +195,10 @@ def resume(ref: str, confirmed: bool, console: Console) -> sweeps.Manifest:
 
 
 def preflight(sweep: SweepParams, cells: list[axes.CellParams], confirmed: bool, console: Console) -> None:
-    """The cost estimate (printed on AWS, or when refusing), then on AWS the credentials (the
-    account and region printed) and the account's quotas."""
+    """The cost estimate (printed on AWS, or when refusing), the stack (a sweep's own, never one
+    `make deploy` created), then on AWS the credentials (the account and region printed) and the
+    account's quotas."""
+    owner.check_sweep_may_deploy(sweep.backend, sweep.stack, sweep.region)
     deploy.check_placement(sweep.backend, sweep.stack, sweep.region, sweep.workload_options)
     estimates = cell_estimates(sweep.multiplier, cells, sweep.deployed())
     messages = sum(e.messages for e in estimates)
@@ -206,7 +210,7 @@ def preflight(sweep: SweepParams, cells: list[axes.CellParams], confirmed: bool,
             console.print(line, highlight=False)
     if refused:
         raise UsageError(f"sweep: {refused}")
-    who = backend.check_credentials(sweep.region, sweep.endpoint)
+    who = backend.check_credentials(sweep.region, sweep.endpoint, sweep.stack)
     if who is not None:
         console.print(f"stack {sweep.stack!r}: {who}", highlight=False)
     notes = backend.check_account(sweep.region, sweep.stack, max(c.concurrency for c in cells),
@@ -280,7 +284,8 @@ class _Deployment:
             return False
         self._stop_host()  # its environments hold the old configuration
         self.inputs = None
-        self.stack = deploy.deploy(inputs, self.sweep.backend, self.sweep.endpoint, console=self.console)
+        self.stack = deploy.deploy(inputs, self.sweep.backend, self.sweep.endpoint, console=self.console,
+                                   created_by=owner.SWEEP)  # fmt: skip
         if self.backend.hosts_function:
             self.network = network_options.resolve(self.sweep.network, self.sweep.network_scale, self.stack,
                                                    self.console.print, lambda: self.demands(inputs))  # fmt: skip
@@ -431,15 +436,17 @@ def wait_idle(stack, hosted: backends.Hosting | None, timeout: float) -> None:
         time.sleep(IDLE_POLL_SECONDS)
 
 
-def purge(stack, console: Console, sleep=time.sleep) -> None:
+def purge(stack, console: Console, sleep=time.sleep, clock=time.time) -> None:
     """Drop what an abandoned run left in the queue, so that it does not compete with the cell
     run again (its records keep their own run id and never count in another run), and return
-    only once the purge is over.
+    only once the purge is over and the abandoned run's invocations have ended.
 
-    SQS takes up to a minute (the backend's purge_seconds) to purge and may delete messages sent
-    meanwhile (PurgeQueue, botocore's sqs model), so on AWS the cell waits that long before it
-    fires. A purge already under way (PurgeQueueInProgress: one began within the last minute,
-    e.g. a resume retried at once) is waited out the same way. The emulator purges at once.
+    SQS takes up to a minute to purge and may delete messages sent meanwhile (PurgeQueue,
+    botocore's sqs model), and the purge drops the messages in flight but not their invocations,
+    which hold reserved slots until they end: the backend waits until they must have ended
+    (after_purge: on AWS at least SQS's minute, then up to the function timeout). A purge already
+    under way (PurgeQueueInProgress: one began within the last minute, e.g. a resume retried at
+    once) is waited out the same way.
     """
     sqs = stack.client("sqs")
     try:
@@ -449,10 +456,10 @@ def purge(stack, console: Console, sleep=time.sleep) -> None:
         if not exc.response["Error"].get("Code", "").endswith("PurgeQueueInProgress"):
             raise
         what = "a purge of the queue was already in progress"
-    seconds = backends.get(stack.backend).purge_seconds
-    if seconds:
-        console.print(f"{what}; waiting {seconds:g} s for SQS to finish it before firing", highlight=False)
-        sleep(seconds)
+    purged_at = clock()
+    console.print(what, highlight=False)
+    backends.get(stack.backend).after_purge(stack, purged_at, lambda line: console.print(line, highlight=False),
+                                            sleep, clock)  # fmt: skip
     wait_idle(stack, None, stack.timeout + IDLE_SLACK_SECONDS)
 
 

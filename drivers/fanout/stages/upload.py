@@ -8,18 +8,15 @@ again does not re-upload gigabytes. Details: docs/aws.md, *Where state lives, an
 import time
 from contextlib import contextmanager
 
-from boto3.s3.transfer import TransferConfig
 from botocore.exceptions import BotoCoreError, ClientError
 from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn, TransferSpeedColumn
 from s3transfer.exceptions import S3UploadFailedError
 
 from fanout.cloud import stack as stacks
-from fanout.cloud.random_objects import part_size, put_random, size_of
+from fanout.cloud.random_objects import put_random, server_copy, size_of
 from fanout.common.errors import FanoutError
 from fanout.common.sizes import format_size
-
-COPY_OBJECT_LIMIT = 5 * 2**30  # the largest object one CopyObject copies
 
 
 def ensure_object(stack, console: Console | None = None) -> None:
@@ -57,10 +54,8 @@ def _ensure_copy(s3, stack, key: str, console: Console) -> None:
     object of the same size is random bytes too, which is all a download needs."""
     if size_of(s3, stack.bucket, key) == stack.object_size:
         return
-    config = TransferConfig(multipart_threshold=COPY_OBJECT_LIMIT, multipart_chunksize=part_size(stack.object_size))
     try:
-        s3.copy({"Bucket": stack.bucket, "Key": stack.object_key}, stack.bucket, key, Config=config,
-                ExtraArgs={"ChecksumAlgorithm": "CRC32"})
+        server_copy(s3, {"Bucket": stack.bucket, "Key": stack.object_key}, stack.bucket, key, stack.object_size)
     except (ClientError, BotoCoreError) as exc:
         raise FanoutError(f"copy to s3://{stack.bucket}/{key} failed: {exc}") from None
     _say(console, "copied the test object to", f"s3://{stack.bucket}/{key}")

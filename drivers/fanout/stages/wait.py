@@ -33,7 +33,6 @@ PLATFORM_QUERY = "platform-errors"
 # Until the run's records show their ingestion lag, the backend's lost_after_s; then LAG_FACTOR
 # times the longest lag seen plus a poll, at least its min_lost_after_s (see lost_after).
 LAG_FACTOR = 3
-SEQS_PER_QUERY = 4000  # two rows per seq at most: stays under the 10,000-row result limit
 DEFAULT_TIMEOUT = 1800
 MISSING_FILE = "missing.json"
 
@@ -202,12 +201,13 @@ def slowest_outcome(stack) -> tuple[int, int]:
 
 
 def outcome_rows(stack, record: run_record.RunRecord) -> list[dict]:
-    """Rows of the message-outcomes query for the run, one query per range of seqs."""
+    """Rows of the message-outcomes query for the run, one query per slice of seqs
+    (insights.seq_slices, which the cost estimate counts)."""
     query = insights.load_query(QUERY)
     start_ms, end_ms = runs.run_window(record)
     rows = []
-    for low in range(0, record.parameters.messages, SEQS_PER_QUERY):
-        expr = f'run_id = "{record.run_id}" and seq >= {low} and seq < {low + SEQS_PER_QUERY}'
+    for seqs in insights.seq_slices(record.parameters.messages):
+        expr = f'run_id = "{record.run_id}" and seq >= {seqs.start} and seq < {seqs.stop}'
         rows += insights.run(stack, insights.restrict(query, expr), start_ms, end_ms).rows
     return rows
 

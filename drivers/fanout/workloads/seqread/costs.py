@@ -18,6 +18,8 @@ GB = 1e9  # priced per 10^9 bytes: of the two readings of AWS's "GB", the one th
 TRANSFER_PRICES = {
     ("us-west-2", "us-east-1"): (0.02, "AWS re:Post, 'Cost effective methods for accessing S3 buckets "
                                  "cross-region' (prices verified 2026-01): us-west-2 bucket read from us-east-1"),
+    ("us-east-1", "us-west-2"): (0.02, "Amazon S3 pricing page, data transfer out of us-east-1 to another US "
+                                 "region (read 2026-11): a copy from a us-east-1 stack's bucket to us-west-2"),
     ("ap-northeast-1", "us-east-2"): (0.09, "the published fio study (2023): Tokyo read from Ohio; "
                                       "not confirmed on an AWS page"),
 }  # fmt: skip

@@ -104,9 +104,10 @@ class SeqreadDriver(Driver):
                     estimate(count, stack, fields, stack.region, remote["remote_region"]))  # fmt: skip
 
     def prepare(self, stack, params, say) -> None:
-        """The run's objects in the bucket it reads: uploaded when missing, and kept."""
+        """The run's objects in the bucket it reads: uploaded when missing (the remote bucket's
+        copied from the stack's with fire's --remote-copy), and kept."""
         fields = params.options
-        objects.ensure(stack, fields["source"], fields["file_size"], fields["jobs"], say)
+        objects.ensure(stack, fields["source"], fields["file_size"], fields["jobs"], say, copy=params.remote_copy)
 
     def sweep_options(self, args, memories: tuple[int, ...]) -> tuple[dict, ...]:
         """Every combination of the lists given (JOBS, BLOCK, DEPTH, FILE_SIZE, FROM), each within

@@ -12,7 +12,7 @@ import pytest
 from rich.console import Console
 
 from fanout import cli
-from fanout.cloud import params, terraform
+from fanout.cloud import owner, params, terraform
 from fanout.common import paths
 from fanout.common.errors import UsageError
 from fanout.results import sweep_folders as sweeps
@@ -58,12 +58,17 @@ def test_make_deploy_to_an_unknown_region_fails_in_one_line(tmp_path):
     assert not (tmp_path / "home").exists()
 
 
-def deployed(backend: str, region: str, remote_region: str = "", stack: str = "s3fanout") -> dict:
-    """A stack as a finished apply leaves it: state with resources and outputs, and its inputs."""
+def deployed(backend: str, region: str, remote_region: str = "", stack: str = "s3fanout",
+             created_by: str = owner.DEPLOY) -> dict:
+    """A stack as a finished apply leaves it: state with resources (what created it among them)
+    and outputs, and its inputs."""
     folder = paths.stack_dir(backend, stack)
     folder.mkdir(parents=True)
     outputs = {"stack": stack, "region": region, "remote_region": remote_region, "concurrency": 4, "memory": 512}
-    state = {"resources": [{"type": "aws_sqs_queue"}], "outputs": {k: {"value": v} for k, v in outputs.items()}}
+    creator = {"type": "terraform_data", "name": owner.VARIABLE,
+               "instances": [{"attributes": {"output": {"value": created_by, "type": "string"}}}]}
+    state = {"resources": [{"type": "aws_sqs_queue"}, creator],
+             "outputs": {k: {"value": v} for k, v in outputs.items()}}
     (folder / terraform.STATE_FILE).write_text(json.dumps(state))
     (folder / terraform.INPUTS_FILE).write_text(json.dumps({"region": region, "remote_region": remote_region}))
     return {path.name: path.read_bytes() for path in folder.iterdir()}
@@ -111,9 +116,11 @@ def test_another_stack_name_is_the_way_to_another_region():
 
 def test_a_sweep_in_another_region_is_refused_before_its_manifest(capsys):
     """A sweep's region is its own (the Makefile's default, not the stack's): on a stack deployed
-    elsewhere it planned against the old bucket (HeadBucket 301)."""
-    deployed("local", "eu-west-1")
-    args = cli.build_parser().parse_args(["sweep", "--memory", "512", "--concurrency", "2", "--multiplier", "1"])
+    elsewhere it planned against the old bucket (HeadBucket 301). Its own stack is one per region,
+    so this happens on a stack given by name, one a sweep created."""
+    deployed("local", "eu-west-1", created_by=owner.SWEEP)
+    args = cli.build_parser().parse_args(["sweep", "--stack", "s3fanout", "--memory", "512", "--concurrency", "2",
+                                          "--multiplier", "1"])  # fmt: skip
     with pytest.raises(UsageError, match=f"invalid REGION 'us-east-1': stack 's3fanout' is deployed with "
                                          f"REGION=eu-west-1.*{REFUSED}$"):  # fmt: skip
         sweep.run_sweep(args, Console(file=io.StringIO()))

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 import boto3
+from botocore.loaders import create_loader
+from botocore.regions import EndpointResolver
 
 from fanout.common import backends, numerals as numbers, registry as workloads
 from fanout.cloud import package
@@ -320,8 +322,10 @@ def stack_name(text: str) -> str:
 @functools.cache
 def known_regions() -> tuple[str, ...]:
     """The S3 regions of botocore's endpoint data (aws partition): the SDK's own list, so a region it
-    cannot reach is refused before anything is created (its name pattern alone accepts us-east-99)."""
-    return tuple(boto3.session.Session().get_available_regions("s3"))
+    cannot reach is refused before anything is created (its name pattern alone accepts us-east-99).
+    Read from its data files, not through a session: a session reads the AWS profile, and a profile
+    that does not exist must not stop a local deploy."""
+    return tuple(EndpointResolver(create_loader().load_data("endpoints")).get_available_endpoints("s3"))
 
 
 def region(text: str) -> str:

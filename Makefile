@@ -24,6 +24,8 @@ BLOCK       ?=
 DEPTH       ?=
 FILE_SIZE   ?=
 FROM        ?=
+READ_MODE   ?=
+TARGET_GBPS ?=
 REMOTE_REGION ?=
 JOB_FILES   ?=
 REMOTE_COPY ?= 0
@@ -128,7 +130,8 @@ AT_TARGET_ARG = $(if $(value AT_TARGET),--at-target=$(call q,AT_TARGET))
 # sweep's lists.
 WORKLOAD_ARGS = $(if $(value WORKLOAD),--workload=$(call q,WORKLOAD)) $(if $(value SIZES),--sizes=$(call q,SIZES)) \
   $(if $(value REPS),--reps=$(call q,REPS)) $(call opt,--jobs,JOBS) $(call opt,--block,BLOCK) $(call opt,--depth,DEPTH) \
-  $(call opt,--file-size,FILE_SIZE) $(call opt,--from,FROM) \
+  $(call opt,--file-size,FILE_SIZE) $(call opt,--from,FROM) $(call opt,--read-mode,READ_MODE) \
+  $(call opt,--target-gbps,TARGET_GBPS) \
   $(call opt,--operation,OPERATION) $(call opt,--size,SIZE) $(call opt,--threads,THREADS) \
   $(call opt,--part-size,PART_SIZE) $(call opt,--threshold,THRESHOLD) $(call opt,--client,CLIENT) \
   $(call opt,--fan,FAN) $(call opt,--files,FILES) $(call opt,--direction,DIRECTION) \
@@ -172,6 +175,8 @@ help: ## List the targets and the variables they read
 	  "(latency: e.g. SIZES=\"1 1KB 1MB 100MB\" REPS=10; fire's STORAGE: the deployed classes it measures)"
 	@echo "  "JOBS=$(call q,JOBS) BLOCK=$(call q,BLOCK) DEPTH=$(call q,DEPTH) FILE_SIZE=$(call q,FILE_SIZE) FROM=$(call q,FROM) \
 	  "(seqread: readers, bytes per GET, GETs in flight per job, each job's object, local or remote)"
+	@echo "  "READ_MODE=$(call q,READ_MODE) TARGET_GBPS=$(call q,TARGET_GBPS) \
+	  "(seqread: fixed, or prefetch as Mountpoint v1.0.0 with a pool sized for TARGET_GBPS Gbit/s)"
 	@echo "  "OPERATION SIZE THREADS PART_SIZE THRESHOLD CLIENT FAN FILES DIRECTION PREFIXES CLIENT_PER_OBJECT METHOD \
 	  "(transfer: e.g. OPERATION=upload SIZE=64MiB THREADS=4 PART_SIZE=8MiB; drivers/fanout/workloads/transfer/README.md)"
 	@echo "  "PIN=$(call q,PIN) "(fire: connect to one address of the bucket's endpoint, an IP, or auto: spread the"

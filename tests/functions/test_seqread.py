@@ -149,7 +149,8 @@ def test_slow_down_answers_are_counted_and_retried(seqread, s3):
     ("fields", "named"),
     [({"jobs": 0}, "JOBS 0"), ({"jobs": 65}, "JOBS 65"), ({"jobs": "3"}, "jobs='3'"),
      ({"block": 65535}, "BLOCK 65535"), ({"depth": 9}, "DEPTH 9"), ({"source": "tokyo"}, "FROM 'tokyo'"),
-     ({"file_size": 0}, "FILE_SIZE 0")],
+     ({"file_size": 0}, "FILE_SIZE 0"), ({"read_mode": "mountpoint"}, "READ_MODE 'mountpoint'"),
+     ({"target_gbps": 0}, "TARGET_GBPS 0"), ({"target_gbps": 101}, "TARGET_GBPS 101")],
 )  # fmt: skip
 def test_bad_parameters_are_a_malformed_message(seqread, s3, fields, named):
     [record] = seqread.measure_message(s3, {}, body(**fields), {})
@@ -166,3 +167,50 @@ def test_the_handler_dispatches_to_it(load_handler, function_env, s3, capsys):
     assert handler.lambda_handler(sqs_event(fields), lambda_context()) == {"batchItemFailures": []}
     [line] = log_records(capsys)
     assert (line["workload"], line["event"], line["outcome"], line["bytes"]) == ("seqread", "seqread", "done", 64 * KiB)
+
+
+# Mountpoint v1.0.0's prefetcher (mountpoint-s3/src/prefetch.rs at v1.0.0), worked by hand from its
+# defaults: first GET 1 MiB + 128 KiB, each next 8x the last, at most 2 GiB, trimmed to end on an
+# 8 MiB part boundary (only the rest of the part when a GET ends inside one). The second GET is
+# min(9 MiB, 8 - 1.125) = 6.875 MiB; the third 6.875 x 8 = 55, trimmed from 63 to 56 MiB: 48 MiB;
+# the fourth 384 MiB (ends at 440, a boundary); then 2 GiB each; the last cut by the file's end.
+MOUNTPOINT_GETS_MIB = {
+    500: [1.125, 6.875, 48, 384, 60],  # the study's 500 MiB files: 440 MiB, then the 60 left
+    1024: [1.125, 6.875, 48, 384, 584],
+    3072: [1.125, 6.875, 48, 384, 2048, 584],
+}
+
+
+@pytest.mark.parametrize("file_mib", sorted(MOUNTPOINT_GETS_MIB))
+def test_prefetch_requests_grow_as_mountpoint_v1_0_0s(seqread, file_mib):
+    assert seqread.request_sizes(file_mib * MiB) == [int(mib * MiB) for mib in MOUNTPOINT_GETS_MIB[file_mib]]
+
+
+def test_prefetch_starts_the_next_get_when_half_the_current_is_left(seqread):
+    assert seqread.starts_next(24 * MiB, 48 * MiB) and not seqread.starts_next(24 * MiB + 1, 48 * MiB)
+    first = MiB + 128 * KiB  # odd halves round down, as Rust's integer division
+    assert seqread.starts_next(first // 2, first) and not seqread.starts_next(first // 2 + 1, first)
+
+
+def test_prefetch_pool_and_gets_follow_the_throughput_target_and_8_mib_parts(seqread):
+    # aws-c-s3: one address per 4 Gbit/s, 10 connections each; 10 Gbit/s (Mountpoint off EC2): 3 x 10.
+    assert (seqread.pool_size(10), seqread.pool_size(4), seqread.pool_size(5)) == (30, 10, 20)
+    fields = {"read_mode": "prefetch", "file_size": 500 * MiB, "target_gbps": 10, "jobs": 1}
+    assert seqread.gets_per_job(fields) == 1 + 1 + 6 + 48 + 8  # 60 MiB: 7 parts of 8 and one of 4
+
+
+def test_prefetch_reads_each_object_in_the_prefetchers_gets_split_in_parts(seqread, s3):
+    bucket = make_bucket(s3)
+    size, jobs = 20 * MiB, 2  # GETs 1.125, 6.875 and the 12 MiB left, in parts of 8 and 4 MiB
+    put_objects(seqread, s3, bucket, size, jobs)
+    spy = Spy(s3)
+    environ = {"SEQREAD_BUCKETS": json.dumps({"local": bucket})}
+    fields = {"jobs": jobs, "file_size": size, "read_mode": "prefetch", "target_gbps": 4}
+    [record] = seqread.measure_message(spy, environ, body(**fields), {})
+    assert record["event"] == "seqread", record
+    assert (record["read_mode"], record["bytes"], record["blocks"]) == ("prefetch", jobs * size, jobs * 4)
+    second_ends, part_ends = MiB + 128 * KiB, 8 * MiB
+    for ranges in spy.ranges.values():
+        # the second GET waits for the first to be half read, which is all of its one part
+        assert ranges[:2] == [f"bytes=0-{second_ends - 1}", f"bytes={second_ends}-{part_ends - 1}"]
+        assert covered(ranges[2:]) == [(8 * MiB, 16 * MiB - 1), (16 * MiB, size - 1)]

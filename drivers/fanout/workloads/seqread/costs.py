@@ -9,9 +9,11 @@ AWS transfers.
 """
 
 import dataclasses
-import math
 
 from fanout.cloud import costs
+from fanout.common import function_modules
+
+definition = function_modules.load("seqread")
 
 GB = 1e9  # priced per 10^9 bytes: of the two readings of AWS's "GB", the one that costs more
 # (bucket's region, function's region) -> USD per GB, with where the figure was read.
@@ -81,10 +83,10 @@ def transfer_lines(bucket_region: str, function_region: str) -> list[str]:
 
 def estimate(count: int, deployment: costs.Deployment, fields: dict, function_region: str,
              remote_region: str) -> costs.Estimate:  # fmt: skip
-    """`count` messages: each JOBS x ceil(FILE_SIZE/BLOCK) GETs at S3 Standard's price and, from
+    """`count` messages: each JOBS x the read mode's GETs per job at S3 Standard's price and, from
     the remote bucket, its bytes at the pair's transfer price (left out, and said so, when the
     pair is unknown); the transfer's share is flagged when it dominates."""
-    gets = count * fields["jobs"] * math.ceil(fields["file_size"] / fields["block"])
+    gets = count * fields["jobs"] * definition.gets_per_job(fields)
     remote = fields["source"] == "remote"
     price = transfer_price(remote_region, function_region) if remote else 0.0
     data = (price or 0.0) * count * fields["jobs"] * fields["file_size"] / GB

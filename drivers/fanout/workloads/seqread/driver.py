@@ -1,4 +1,5 @@
-"""The seqread workload's driver: fire's options (JOBS, BLOCK, DEPTH, FILE_SIZE, FROM), the checks
+"""The seqread workload's driver: fire's options (JOBS, BLOCK, DEPTH, FILE_SIZE, FROM, READ_MODE,
+TARGET_GBPS), the checks
 against the stack (the remote bucket deployed, the time limit), its objects, the cost (costs.py),
 its report (report.py) and its deploy-level options, the remote region and the objects the stack
 declares (deploy_options.py).
@@ -9,7 +10,6 @@ value is checked by the code that will run it, and its errors become one-line us
 
 import itertools
 import json
-import math
 from typing import TYPE_CHECKING
 
 from fanout.cloud import costs, params as deploy_params
@@ -35,6 +35,10 @@ FLAGS = (
     ("depth", "--depth", "DEPTH", definition.parse_depth, f"GETs in flight per job (fio's iodepth), 1 to {definition.MAX_DEPTH}"),
     ("file_size", "--file-size", "FILE_SIZE", definition.parse_file_size, "each job's object (default 64MiB)"),
     ("source", "--from", "FROM", definition.parse_source, "local (the stack's bucket) or remote (REMOTE_REGION's)"),
+    ("read_mode", "--read-mode", "READ_MODE", definition.parse_read_mode,
+     "fixed (BLOCK x DEPTH per job) or prefetch (Mountpoint v1.0.0's prefetcher; BLOCK and DEPTH unused)"),
+    ("target_gbps", "--target-gbps", "TARGET_GBPS", definition.parse_target_gbps,
+     f"prefetch: throughput target sizing the shared pool, 1 to {definition.MAX_TARGET_GBPS} (default 10)"),
 )  # fmt: skip
 
 
@@ -113,7 +117,7 @@ class SeqreadDriver(Driver):
         """Every combination of the lists given (JOBS, BLOCK, DEPTH, FILE_SIZE, FROM), each within
         the function's time limit; FROM outermost, then FILE_SIZE, JOBS, BLOCK, DEPTH."""
         lists = {name: (getattr(args, name) or "").split() or [None] for name in self.OPTIONS}
-        order = ("source", "file_size", "jobs", "block", "depth")
+        order = ("source", "file_size", "jobs", "block", "depth", "read_mode", "target_gbps")
         combos = [parse(dict(zip(order, values))).fields() for values in itertools.product(*(lists[n] for n in order))]
         timeout = deploy_params.function_timeout_value(args.function_timeout or deploy_params.DEFAULT_FUNCTION_TIMEOUT)
         for fields in combos:
@@ -134,13 +138,15 @@ class SeqreadDriver(Driver):
         return estimate(count, cell, cell.options, deployed["region"], deployed.get("remote_region", ""))
 
     def demand(self, cell) -> capacity.Demand:
-        """JOBS readers with DEPTH ranged GETs in flight each, every job its FILE_SIZE in BLOCKs.
-        The other region's slower path (the model's rate factor) is left out: the draw is at most this."""
+        """JOBS readers, every job its FILE_SIZE in the read mode's GETs (definition.gets_per_job),
+        as many in flight as definition.in_flight allows. The other region's slower path (the
+        model's rate factor) is left out: the draw is at most this."""
         f = cell.options
-        gets = f["jobs"] * math.ceil(f["file_size"] / f["block"])
-        return capacity.Demand(f"{self.name} of {f['jobs']} x {format_size(f['file_size'])} in "
-                               f"{format_size(f['block'])} blocks, depth {f['depth']}", f["jobs"] * f["depth"],
-                               down=capacity.Flow(f["jobs"] * f["file_size"], gets))  # fmt: skip
+        gets = f["jobs"] * definition.gets_per_job(f)
+        how = (f"prefetch at {f['target_gbps']} Gbit/s" if f.get("read_mode") == "prefetch"
+               else f"{format_size(f['block'])} blocks, depth {f['depth']}")  # fmt: skip
+        return capacity.Demand(f"{self.name} of {f['jobs']} x {format_size(f['file_size'])}, {how}",
+                               definition.in_flight(f), down=capacity.Flow(f["jobs"] * f["file_size"], gets))  # fmt: skip
 
     def report_across(self, run_ids: list[str], folder, title: str, at_target: float | None = None) -> dict:
         from fanout.workloads.seqread import report

@@ -61,15 +61,16 @@ def deployed(emulator, tmp_path_factory):
             deploy.destroy("local", STACK)
 
 
-def run_seqread(stack, model_file, source: str) -> dict:
-    """`make fire WORKLOAD=seqread JOBS=4 FILE_SIZE=64MiB FROM=<source> MESSAGES=3`, then `make
-    wait` hosting the function under the model, then `make report`: the run's summary."""
+def run_seqread(stack, model_file, source: str, *options: str, messages: int = MESSAGES) -> dict:
+    """`make fire WORKLOAD=seqread JOBS=4 FILE_SIZE=64MiB FROM=<source> MESSAGES=3` (and
+    `options`), then `make wait` hosting the function under the model, then `make report`: the
+    run's summary."""
     assert fanout("fire", "--workload", "seqread", "--jobs", str(JOBS), "--file-size", FILE_SIZE, "--from", source,
-                  "--messages", str(MESSAGES), "--tag", "seqread-e2e") == 0  # fmt: skip
+                  "--messages", str(messages), "--tag", "seqread-e2e", *options) == 0  # fmt: skip
     record = runs.load(runs.LATEST)
     model = network_options.resolve(str(model_file), "1", stack)
     accounting = wait.wait(stack, record, WAIT_SECONDS, host=True, network=model)
-    assert (len(accounting.done), accounting.in_flight()) == (MESSAGES, [])
+    assert (len(accounting.done), accounting.in_flight()) == (messages, [])
     summary = reporting.fetch(stack, runs.load(record.run_id))
     reporting.render(summary)
     return summary
@@ -138,6 +139,17 @@ def test_local_and_remote_runs_are_reported_side_by_side(deployed, capsys):
     assert row["ratio_ci"] == pytest.approx(list(stats.ratio_intervals(rates["local"], rates["remote"], [50])[0]))
     assert "remote/local" in out and "95% CI" in (folder / "report.md").read_text()
     assert (folder / "seqread.png").stat().st_size > 0
+
+
+def test_a_prefetch_run_reads_in_the_prefetchers_parts(deployed):
+    """`make fire ... FROM=remote READ_MODE=prefetch TARGET_GBPS=4`, one message: each 64 MiB
+    object in GETs of 1.125, 6.875, 48 and the 8 MiB left, the 48 in six 8 MiB parts: 9 per job."""
+    stack, model_file = deployed
+    run_seqread(stack, model_file, "remote", "--read-mode", "prefetch", "--target-gbps", "4", messages=1)
+    lines = (runs.run_dir(runs.load(runs.LATEST).run_id) / "records.jsonl").read_text().splitlines()
+    [read] = [r for r in map(json.loads, lines) if r["event"] == "seqread"]
+    assert (read["read_mode"], read["target_gbps"], read["source"]) == ("prefetch", 4, "remote")
+    assert (read["bytes"], read["blocks"], read["retries"]) == (JOBS * 64 * 2**20, JOBS * 9, 0)
 
 
 @pytest.fixture

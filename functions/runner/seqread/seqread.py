@@ -288,15 +288,16 @@ def _prefetch_job(pool, s3, bucket: str, file_size: int, job: int, timings: list
     def spawn(index: int) -> list:
         return [pool.submit(read_block, s3, bucket, key, first, last) for first, last in parts(firsts[index], sizes[index])]
 
-    current, following = spawn(0), None
+    current: list = spawn(0)
+    following: list = []  # the next GET's parts, once started
     for index, total in enumerate(sizes):
         remaining = total
         for part in current:
             timings.append(part.result())
             remaining -= min(PART, remaining)
-            if following is None and index + 1 < len(sizes) and starts_next(remaining, total):
+            if not following and index + 1 < len(sizes) and starts_next(remaining, total):
                 following = spawn(index + 1)
-        current, following = following, None
+        current, following = following, []
 
 
 def fixed_all(s3, bucket: str, params: Params) -> dict:

@@ -19,6 +19,8 @@ TAG         ?= default
 WORKLOAD    ?=
 SIZES       ?=
 REPS        ?=
+REP_ORDER   ?=
+CALL_CLIENT ?=
 JOBS        ?=
 BLOCK       ?=
 DEPTH       ?=
@@ -129,7 +131,8 @@ AT_TARGET_ARG = $(if $(value AT_TARGET),--at-target=$(call q,AT_TARGET))
 # The workload (empty: the CLI's default) and its options (docs/workloads.md): fire's, and a
 # sweep's lists.
 WORKLOAD_ARGS = $(if $(value WORKLOAD),--workload=$(call q,WORKLOAD)) $(if $(value SIZES),--sizes=$(call q,SIZES)) \
-  $(if $(value REPS),--reps=$(call q,REPS)) $(call opt,--jobs,JOBS) $(call opt,--block,BLOCK) $(call opt,--depth,DEPTH) \
+  $(if $(value REPS),--reps=$(call q,REPS)) $(call opt,--rep-order,REP_ORDER) $(call opt,--call-client,CALL_CLIENT) \
+  $(call opt,--jobs,JOBS) $(call opt,--block,BLOCK) $(call opt,--depth,DEPTH) \
   $(call opt,--file-size,FILE_SIZE) $(call opt,--from,FROM) $(call opt,--read-mode,READ_MODE) \
   $(call opt,--target-gbps,TARGET_GBPS) \
   $(call opt,--operation,OPERATION) $(call opt,--size,SIZE) $(call opt,--threads,THREADS) \
@@ -172,7 +175,8 @@ help: ## List the targets and the variables they read
 	@echo "  "STRATEGY=$(call q,STRATEGY) "(e.g. \"ranged connections=8 chunk_size=8MiB\", docs/strategies.md;"
 	@echo "    deploy: the default of messages, fire: this run's; MODE is its old name)"
 	@echo "  "WORKLOAD=$(call q,WORKLOAD) "(fire, sweep: what a message measures, as listed by fanout fire --help; docs/workloads.md)" SIZES=$(call q,SIZES) REPS=$(call q,REPS) \
-	  "(latency: e.g. SIZES=\"1 1KB 1MB 100MB\" REPS=10; fire's STORAGE: the deployed classes it measures)"
+	  "(latency: e.g. SIZES=\"1 1KB 1MB 100MB\" REPS=10; fire's STORAGE: the deployed classes it measures;" \
+	  "REP_ORDER interleaved or by-class; CALL_CLIENT pooled or per-call)"
 	@echo "  "JOBS=$(call q,JOBS) BLOCK=$(call q,BLOCK) DEPTH=$(call q,DEPTH) FILE_SIZE=$(call q,FILE_SIZE) FROM=$(call q,FROM) \
 	  "(seqread: readers, bytes per GET, GETs in flight per job, each job's object, local or remote)"
 	@echo "  "READ_MODE=$(call q,READ_MODE) TARGET_GBPS=$(call q,TARGET_GBPS) \

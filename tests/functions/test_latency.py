@@ -77,6 +77,46 @@ def test_a_failure_midway_still_deletes_what_was_written(latency, s3, buckets, m
     assert keys(s3, buckets["standard"]) == []
 
 
+def test_by_class_runs_every_repetition_of_a_class_before_the_next(latency, s3, buckets):
+    environ = {"LATENCY_BUCKETS": json.dumps(buckets)}
+    records = latency.measure_message(s3, environ, body(sizes=[10, 20], reps=3, order="by-class"), {})
+    for size in (10, 20):
+        puts = [(r["storage"], r["rep"]) for r in records if r["size"] == size and r["operation"] == "put"]
+        assert puts == [("standard", 0), ("standard", 1), ("standard", 2), ("express", 0), ("express", 1), ("express", 2)]
+    interleaved = latency.measure_message(s3, environ, body(sizes=[10], reps=2), {})
+    assert [(r["storage"], r["rep"]) for r in interleaved if r["operation"] == "put"] == [
+        ("standard", 0), ("express", 0), ("standard", 1), ("express", 1)]
+
+
+def test_per_call_builds_a_new_client_before_each_timer_and_the_record_says_so(latency, s3, buckets, monkeypatch):
+    for name, value in (("AWS_ACCESS_KEY_ID", "test"), ("AWS_SECRET_ACCESS_KEY", "test")):
+        monkeypatch.setenv(name, value)  # a new client's credentials, as Lambda's environment has them
+    environ = {"LATENCY_BUCKETS": json.dumps({"standard": buckets["standard"]})}
+    made, timed = [], []
+    real_new, real_put, real_get = latency.new_client, latency.put, latency.get
+
+    def new_client(pooled):
+        made.append(real_new(pooled))
+        return made[-1]
+
+    def spy(real):
+        def call(client, *args):
+            timed.append(client)
+            return real(client, *args)
+        return call
+
+    monkeypatch.setattr(latency, "new_client", new_client)
+    monkeypatch.setattr(latency, "put", spy(real_put))
+    monkeypatch.setattr(latency, "get", spy(real_get))
+    records = latency.measure_message(s3, environ, body(sizes=[10, 1000], reps=2, client="per-call"), {})
+    assert len(records) == 8 and {r["client"] for r in records} == {"per-call"}
+    assert timed == made and len({id(c) for c in made}) == 8 and s3 not in made  # each call its own, built first
+    assert made[0].meta.endpoint_url == s3.meta.endpoint_url and keys(s3, buckets["standard"]) == []
+    timed.clear()
+    pooled = latency.measure_message(s3, environ, body(sizes=[10], reps=2), {})
+    assert {r["client"] for r in pooled} == {"pooled"} and timed == [s3] * 4 and len(made) == 8
+
+
 def test_a_storage_class_not_deployed_is_an_error_record(latency, s3, buckets):
     environ = {"LATENCY_BUCKETS": json.dumps({"standard": buckets["standard"]})}
     [record] = latency.measure_message(s3, environ, body(sizes=[1], reps=1, storage=["express"]), {})
@@ -86,7 +126,8 @@ def test_a_storage_class_not_deployed_is_an_error_record(latency, s3, buckets):
 @pytest.mark.parametrize(
     ("fields", "named"),
     [({"sizes": [0]}, "'0'"), ({"sizes": [100_000_001]}, "100000001"), ({"reps": 0}, "'0'"),
-     ({"reps": "3"}, "'3'"), ({"storage": ["glacier"]}, "glacier"), ({"sizes": "1KB"}, "1KB")],
+     ({"reps": "3"}, "'3'"), ({"storage": ["glacier"]}, "glacier"), ({"sizes": "1KB"}, "1KB"),
+     ({"order": "random"}, "'random'"), ({"client": "shared"}, "'shared'")],
 )  # fmt: skip
 def test_bad_parameters_are_a_malformed_message(latency, s3, buckets, fields, named):
     [record] = latency.measure_message(s3, {"LATENCY_BUCKETS": json.dumps(buckets)}, body(**fields), {})

@@ -1,7 +1,11 @@
 """The latency workload: PutObject and GetObject latency against object size, per storage class.
 
-Per message, for each size, REPS times, for each storage class: PUT an object, then GET it
-back, one record per call; a finally deletes whatever is left. What each time covers and the
+Per message, for each size: PUT an object, then GET it back, REPS times per storage class, one
+record per call; a finally deletes whatever is left. The classes take turns within each
+repetition (ORDERS' "interleaved") or one class runs all its repetitions before the next
+("by-class", the published experiment's order); each call goes through the message's pooled
+client, or a new client built just before its timer (CLIENTS' "per-call", as the published
+experiment did: the timed call then sets up its own connection). What each time covers and the
 cleanup: drivers/fanout/workloads/latency/README.md. Plain Python over a boto3 S3 client (stdlib
 plus boto3), so it runs and is tested without Lambda; handler.py reaches it through workloads.py.
 """
@@ -11,6 +15,8 @@ import os
 import time
 import uuid
 from dataclasses import dataclass
+
+import boto3
 
 import envelope
 import units
@@ -24,6 +30,14 @@ DEFAULT_SIZES = tuple(10**exponent for exponent in range(9))
 DEFAULT_REPS = 10
 READ_CHUNK = 1024 * 1024  # bytes per read of a GET body
 CONNECTIONS = 1  # S3 connections a message uses at once: its calls are sequential
+# How the repetitions of one size take turns between storage classes: within each repetition
+# (a drift during the message touches every class alike), or every repetition of one class
+# before the next class's (the published experiment's order).
+ORDERS = ("interleaved", "by-class")
+# Which client makes each call: the message's pooled one (its connection reused from call to
+# call), or a new one built before the timer starts (the published experiment's: the timed call
+# includes its DNS, TCP and TLS set-up and, on Express One Zone, the SDK's CreateSession).
+CLIENTS = ("pooled", "per-call")
 
 
 class ParamError(ValueError):
@@ -41,15 +55,18 @@ class CleanupFailed(Exception):
 @dataclass(frozen=True)
 class Params:
     """What one message measures: object sizes in bytes, repetitions, storage classes (empty:
-    every class the stack deployed)."""
+    every class the stack deployed), the order of the repetitions and the client of each call."""
 
     sizes: tuple[int, ...] = DEFAULT_SIZES
     reps: int = DEFAULT_REPS
     storage: tuple[str, ...] = ()
+    order: str = ORDERS[0]
+    client: str = CLIENTS[0]
 
     def fields(self) -> dict:
         """The message's parameters as the body carries them."""
-        return {"sizes": list(self.sizes), "reps": self.reps, "storage": list(self.storage)}
+        return {"sizes": list(self.sizes), "reps": self.reps, "storage": list(self.storage), "order": self.order,
+                "client": self.client}  # fmt: skip
 
 
 def parse_sizes(text: str) -> tuple[int, ...]:
@@ -87,6 +104,13 @@ def parse_storage(text: str) -> tuple[str, ...]:
     return names
 
 
+def parse_choice(name: str, text: str, allowed: tuple[str, ...]) -> str:
+    """One of `allowed` (ORDER: ORDERS, CLIENT: CLIENTS)."""
+    if text not in allowed:
+        raise ParamError(f"invalid {name} {text!r}: expected one of {', '.join(allowed)}")
+    return text
+
+
 def params_from_body(data: dict) -> Params:
     """The parameters of a message body (JSON lists), checked by the same rules as fire's."""
     try:
@@ -99,7 +123,9 @@ def params_from_body(data: dict) -> Params:
         reps = data.get("reps", DEFAULT_REPS)
         if type(reps) is not int:
             raise ParamError(f"reps={reps!r} is not a whole number")
-        return Params(parse_sizes(" ".join(map(str, sizes))), parse_reps(str(reps)), parse_storage(" ".join(storage)))
+        order, client = data.get("order", ORDERS[0]), data.get("client", CLIENTS[0])
+        return Params(parse_sizes(" ".join(map(str, sizes))), parse_reps(str(reps)), parse_storage(" ".join(storage)),
+                      parse_choice("ORDER", order, ORDERS), parse_choice("CLIENT", client, CLIENTS))  # fmt: skip
     except ParamError as exc:
         raise envelope.MalformedMessage(str(exc), {}) from None
 
@@ -133,22 +159,20 @@ def chosen_buckets(deployed: dict[str, str], storage: tuple[str, ...]) -> dict[s
 
 
 def measure(s3, buckets: dict[str, str], params: Params, prefix: str, emit) -> None:
-    """Time PUT then GET of every size, REPS times, in every bucket; `emit(fields)` per call.
-
-    Storage classes alternate within each repetition, so a drift in S3 or the network during
-    the message affects every class alike.
-    """
+    """Time PUT then GET of every size, REPS times, in every bucket, in `params.order` (rounds);
+    `emit(fields)` per call, which names the client that made it."""
     written: set[tuple[str, str]] = set()
+    client = (lambda: new_client(s3)) if params.client == "per-call" else (lambda: s3)
     try:
         for size in params.sizes:
             data = os.urandom(size)
             keys = {storage: f"{prefix}/{storage}/{size}" for storage in buckets}
-            for rep in range(params.reps):
-                for storage, bucket in buckets.items():
-                    written.add((bucket, keys[storage]))
-                    cell = {"storage": storage, "size": size, "rep": rep}
-                    emit({**cell, "operation": "put", **put(s3, bucket, keys[storage], data)})
-                    emit({**cell, "operation": "get", **get(s3, bucket, keys[storage], size)})
+            for rep, storage in rounds(params.reps, tuple(buckets), params.order):
+                bucket, key = buckets[storage], keys[storage]
+                written.add((bucket, key))
+                cell = {"storage": storage, "size": size, "rep": rep, "client": params.client}
+                emit({**cell, "operation": "put", **put(client(), bucket, key, data)})
+                emit({**cell, "operation": "get", **get(client(), bucket, key, size)})
             for storage, bucket in buckets.items():
                 s3.delete_object(Bucket=bucket, Key=keys[storage])
                 written.discard((bucket, keys[storage]))
@@ -156,6 +180,24 @@ def measure(s3, buckets: dict[str, str], params: Params, prefix: str, emit) -> N
         left = delete_all(s3, written)
     if left:
         raise CleanupFailed(f"could not delete {len(left)} objects, e.g. s3://{left[0][0]}/{left[0][1]}")
+
+
+def rounds(reps: int, storage: tuple[str, ...], order: str) -> list[tuple[int, str]]:
+    """(repetition, storage class) in the order the calls run: "interleaved" takes the classes
+    in turn within each repetition, "by-class" runs every repetition of a class before the next."""
+    if order == "by-class":
+        return [(rep, name) for name in storage for rep in range(reps)]
+    return [(rep, name) for rep in range(reps) for name in storage]
+
+
+def new_client(s3):
+    """A new client like `s3` (region, endpoint, configuration) from a new session: nothing
+    pooled, so its first call opens its own connection (and, on a directory bucket, the SDK
+    makes its own CreateSession first). Built before the timer starts, as the published
+    experiment built its client before timing the call."""
+    meta = s3.meta
+    return boto3.session.Session().client("s3", region_name=meta.region_name, endpoint_url=meta.endpoint_url,
+                                          config=meta.config)  # fmt: skip
 
 
 def put(s3, bucket: str, key: str, data: bytes) -> dict:

@@ -34,13 +34,16 @@ LIST_SEPARATOR = ";"  # between the size lists of a sweep axis
 MEMORY_HEADROOM_MIB = 100
 
 
-def parse(sizes: str | None, reps: str | None, storage: str | None) -> Params:
+def parse(sizes: str | None, reps: str | None, storage: str | None, order: str | None = None,
+          client: str | None = None) -> Params:  # fmt: skip
     """The run's parameters from text as a user writes them; UsageError naming the bad value."""
     try:
         return Params(
             sizes=definition.parse_sizes(sizes) if sizes is not None else definition.DEFAULT_SIZES,
             reps=definition.parse_reps(reps) if reps is not None else definition.DEFAULT_REPS,
             storage=definition.parse_storage(storage) if storage is not None else (),
+            order=definition.parse_choice("REP_ORDER", order, definition.ORDERS) if order else definition.ORDERS[0],
+            client=definition.parse_choice("CALL_CLIENT", client, definition.CLIENTS) if client else definition.CLIENTS[0],
         )
     except definition.ParamError as exc:
         raise UsageError(str(exc)) from None
@@ -71,15 +74,22 @@ class LatencyDriver(Driver):
 
     name = definition.NAME
     report_module = "fanout.workloads.latency.report"
-    OPTIONS = ("sizes", "reps", "storage")  # fire's --sizes, --reps, --storage (SIZES, REPS, STORAGE)
+    # fire's --sizes, --reps, --storage, --rep-order, --call-client (SIZES, REPS, STORAGE, REP_ORDER, CALL_CLIENT)
+    OPTIONS = ("sizes", "reps", "storage", "rep_order", "call_client")
     DEPLOY_OPTIONS = storage_classes.DEPLOY_OPTIONS
     deploy_hooks = storage_classes
 
     def add_fire_arguments(self, parser, sweep: bool = False) -> None:
-        """--sizes, --reps and (in fire, not in a sweep, whose --storage is deploy's) --storage."""
+        """--sizes, --reps, --rep-order, --call-client and (in fire, not in a sweep, whose
+        --storage is deploy's) --storage."""
         sizes = " ".join(map(str, definition.DEFAULT_SIZES))
+        orders, clients = definition.ORDERS, definition.CLIENTS
         parser.add_argument("--sizes", help=f"latency: object sizes separated by spaces, 1 byte to 100MB (default: {sizes})")
         parser.add_argument("--reps", help=f"latency: repetitions per size (default: {definition.DEFAULT_REPS})")
+        parser.add_argument("--rep-order", help=f"latency: {orders[0]} (the storage classes take turns within each "
+                            f"repetition; the default) or {orders[1]} (every repetition of a class, then the next's)")
+        parser.add_argument("--call-client", help=f"latency: {clients[0]} (one client per message, its connection "
+                            f"reused; the default) or {clients[1]} (a new client built before each call's timer)")
         if not sweep:
             parser.add_argument(
                 "--storage",
@@ -92,7 +102,8 @@ class LatencyDriver(Driver):
         fields, sizes lists outermost. Each must fit every memory size of the sweep."""
         size_lists = [None] if args.sizes is None else args.sizes.split(LIST_SEPARATOR)
         reps = [None] if args.reps is None else (args.reps.split() or [args.reps])
-        params = [parse(sizes, count, args.storage) for sizes in size_lists for count in reps]
+        params = [parse(sizes, count, args.storage, args.rep_order, args.call_client) for sizes in size_lists
+                  for count in reps]  # fmt: skip
         for memory in memories:
             for each in params:
                 check_memory(each, memory)
@@ -124,8 +135,9 @@ class LatencyDriver(Driver):
                                down=capacity.Flow(moved, requests), up=capacity.Flow(moved, 2 * requests))
 
     def options_from(self, args) -> Params:
-        """fire's --sizes, --reps, --storage, checked before anything touches the stack."""
-        return parse(args.sizes, args.reps, args.storage)
+        """fire's --sizes, --reps, --storage, --rep-order, --call-client, checked before anything
+        touches the stack."""
+        return parse(args.sizes, args.reps, args.storage, args.rep_order, args.call_client)
 
     def plan(self, stack, params: Params, count: int) -> Plan:
         """fire's latency run on `stack`: checked against its memory and the storage classes its

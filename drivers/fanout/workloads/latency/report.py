@@ -18,10 +18,12 @@ from fanout.results import cells, deadletters, figures, log_records as run_logs,
 from fanout.results import run_sections, stats
 from fanout.results.sections import FILES, TERMINAL, Block, Heading, Report, Table, Text, images as described, on_only, sentence
 from fanout import insights
-from fanout.common import backends, registry as workloads
+from fanout.common import backends, function_modules, registry as workloads
 from fanout.common.sizes import format_decimal_size as format_size
 
 WORKLOAD = workloads.get("latency")
+_definition = function_modules.load("latency")
+CLIENTS, ORDERS = _definition.CLIENTS, _definition.ORDERS
 QUERY = WORKLOAD.query
 CELLS = cells.of(WORKLOAD)  # a query row's or a record's cell: memory, concurrency, storage, operation, size, tag
 STATS = ("p50", "p90", "p99", "avg")
@@ -144,7 +146,7 @@ def sections(summary: dict, images: tuple = ()) -> Report:
     found = warnings(summary)
     blocks: list[Block] = run_sections.opening(
         summary, "latency", [summary["network"]], f"sizes {options.get('sizes')}, reps {options.get('reps')}, "
-        f"storage {options.get('storage') or 'every deployed class'}", f"{c['sent']} sent, {c['seqs_done']} done, "
+        f"storage {options.get('storage') or 'every deployed class'}, {calls_made(options)}", f"{c['sent']} sent, {c['seqs_done']} done, "
         f"{c['calls']} calls, {c['error_records']} error records, {len(summary['dead_lettered'])} dead-lettered", found)
     main: list[Block] = [Table(MEDIAN_TITLE, median_table(summary["rows"]), labels=1, headed=False, only=FILES)
                          ] if summary["rows"] else []  # fmt: skip
@@ -160,6 +162,18 @@ def sections(summary: dict, images: tuple = ()) -> Report:
     return Report(f"s3-fanout latency run {run['run_id']}", summary["network"], blocks,
                   answer=run_sections.answer(main, described(images, {PLOT: CAPTION}), found),
                   links=run_sections.run_links(summary))
+
+
+def calls_made(options: dict) -> str:
+    """How the run's calls were made: the client of each call and the order of the repetitions
+    (a run sent before both were options made them as today's defaults)."""
+    client = options.get("client", CLIENTS[0])
+    order = options.get("order", ORDERS[0])
+    made = ("a new client per call, built before its timer (each call opens its own connection)" if client == "per-call"
+            else "one pooled client per message (connections reused)")
+    turns = ("every repetition of a class, then the next class's" if order == "by-class"
+             else "the classes in turn within each repetition")
+    return f"{made}; {turns}"
 
 
 def write(summary: dict, plots_too: bool = True) -> list:
@@ -224,7 +238,8 @@ def across(run_ids: list[str], folder, title: str) -> dict:
                     values = _values(calls, storage, operation, field, size)
                     if values:
                         described = stats.describe(values)
-                        rows.append({"run_id": run_id, "reps": options.get("reps"), "storage": storage, "measure": measure,
+                        rows.append({"run_id": run_id, "reps": options.get("reps"),
+                                     "client": options.get("client", CLIENTS[0]), "storage": storage, "measure": measure,
                                      "size": size, "n": described["n"], **{s: described[s] for s in STATS},
                                      "network": record.network_label()})  # fmt: skip
     summary = {"title": title, "runs": run_ids, "units": UNITS, "percentiles": stats.PERCENTILE_METHOD, "rows": rows}
@@ -238,11 +253,11 @@ def across(run_ids: list[str], folder, title: str) -> dict:
 def across_sections(summary: dict, folder=None) -> Report:
     """across()'s summary as sections: the networks, the units, one table; on the terminal, what
     it wrote into `folder`."""
-    table = [["run", "reps", "storage", "measure", "size", "n", *STATS]]
-    table += [[r["run_id"], r["reps"], r["storage"], r["measure"], format_size(r["size"]), r["n"],
+    table = [["run", "reps", "client", "storage", "measure", "size", "n", *STATS]]
+    table += [[r["run_id"], r["reps"], r.get("client", CLIENTS[0]), r["storage"], r["measure"], format_size(r["size"]), r["n"],
                *(_seconds(r[s]) for s in STATS)] for r in summary["rows"]]  # fmt: skip
     labels = sorted({r["network"] for r in summary["rows"]})
-    main: list[Block] = [Table("Latency by run, class, measure and size (s)", table, UNITS, labels=5, headed=False)]  # run to size
+    main: list[Block] = [Table("Latency by run, class, measure and size (s)", table, UNITS, labels=6, headed=False)]  # run to size
     blocks: list[Block] = [Text(f"{summary['title']}: latency across {len(summary['runs'])} runs; {'; '.join(labels)}", "bold",
                    only=TERMINAL), *on_only(main, TERMINAL),
               Heading(run_sections.HOW_TITLE),

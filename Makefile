@@ -54,6 +54,7 @@ A           ?=
 B           ?=
 TIMEOUT     ?=
 FUNCTION_TIMEOUT ?=
+EPHEMERAL_STORAGE ?=
 STORAGE     ?=
 EXPRESS_AZ  ?=
 HOST        ?= 1
@@ -120,7 +121,7 @@ STRATEGY_ARG = $(if $(value STRATEGY),--strategy=$(call q,STRATEGY),$(if $(value
 # keeps the stack's value of one unset, fire refuses one that is not the stack's.
 DEPLOYED_ARGS = $(call opt,--concurrency,CONCURRENCY) $(call opt,--memory,MEMORY) \
   $(call opt,--object-size,OBJECT_SIZE) $(call opt,--region,REGION) $(call opt,--architecture,ARCH) \
-  $(call opt,--function-timeout,FUNCTION_TIMEOUT)
+  $(call opt,--function-timeout,FUNCTION_TIMEOUT) $(call opt,--ephemeral-storage,EPHEMERAL_STORAGE)
 DEPLOY_INPUTS = $(DEPLOYED_ARGS) $(STRATEGY_ARG) $(call opt,--storage,STORAGE) $(call opt,--express-az,EXPRESS_AZ) \
   $(call opt,--sdk,SDK) $(call opt,--keys,KEYS) $(call opt,--remote-region,REMOTE_REGION) \
   $(call opt,--job-files,JOB_FILES)
@@ -192,6 +193,7 @@ help: ## List the targets and the variables they read
 	@echo "  "AT_TARGET=$(call q,AT_TARGET) "(report, compare: a download ran at target at this fraction of the target concurrency or more; 0.9 when empty)"
 	@echo "  "TIMEOUT=$(call q,TIMEOUT) "(wait, and a sweep's cell, gives up after this many seconds; empty: 1800)"
 	@echo "  "FUNCTION_TIMEOUT=$(call q,FUNCTION_TIMEOUT) "(deploy, as CONCURRENCY: function timeout, s; the queue's visibility timeout is 6x it)"
+	@echo "  "EPHEMERAL_STORAGE=$(call q,EPHEMERAL_STORAGE) "(deploy, as CONCURRENCY: /tmp in MB, 512-10240, or auto: the object plus 64 MiB)"
 	@echo "  "STORAGE=$(call q,STORAGE) EXPRESS_AZ=$(call q,EXPRESS_AZ) "(deploy, as CONCURRENCY, and sweep: standard (default) and/or express, the latter in zone ID EXPRESS_AZ"
 	@echo "    such as use1-az4; AWS backend only; docs/storage.md)"
 	@echo "  "REMOTE_REGION=$(call q,REMOTE_REGION) "(deploy: a second bucket in this region for seqread's FROM=remote; none: remove it)"
@@ -253,7 +255,7 @@ emulator-status: venv ## Is the embedded emulator running, and where (exit 0 eit
 package: venv ## Build the function zip for ARCH and SDK (deterministic)
 	$(FANOUT) package $(call opt,--architecture,ARCH) $(call opt,--sdk,SDK)
 
-deploy: venv ## Deploy (CONCURRENCY MEMORY OBJECT_SIZE REGION ARCH STRATEGY FUNCTION_TIMEOUT STORAGE EXPRESS_AZ SDK KEYS REMOTE_REGION JOB_FILES; unset: kept) (VERBOSE)
+deploy: venv ## Deploy (CONCURRENCY MEMORY OBJECT_SIZE REGION ARCH STRATEGY FUNCTION_TIMEOUT EPHEMERAL_STORAGE STORAGE EXPRESS_AZ SDK KEYS REMOTE_REGION JOB_FILES; unset: kept) (VERBOSE)
 	$(FANOUT) deploy $(STACK_INPUTS) $(VERBOSE_ARG)
 
 plan: venv ## Show what deploy would change

@@ -86,6 +86,11 @@ output "timeout" {
   value       = aws_lambda_function.downloader.timeout
 }
 
+output "ephemeral_storage" {
+  description = "EPHEMERAL_STORAGE as deployed: /tmp in MB, or auto (sized from the object plus headroom)."
+  value       = var.ephemeral_storage == null ? "auto" : tostring(var.ephemeral_storage)
+}
+
 output "batch_size" {
   description = "Messages per invocation."
   value       = aws_lambda_event_source_mapping.requests.batch_size

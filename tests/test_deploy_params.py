@@ -65,6 +65,10 @@ def argv(command="deploy", stack="s3fanout", backend="local", **overrides):
         ({"sdk": "lambda"}, "'lambda': expected one of bundled, runtime"),
         ({"keys": "0"}, "invalid keys '0': expected a whole number from 1 to 100"),
         ({"keys": "101"}, "'101'"),
+        ({"ephemeral_storage": "511"}, "'511'"),
+        ({"ephemeral_storage": "10241"}, "'10241'"),
+        ({"ephemeral_storage": "big"}, "'big'"),
+        ({"ephemeral_storage": "600", "object_size": "1GiB", "mode": "download_file"}, "ephemeral storage 600 MB"),
     ],
 )
 @pytest.mark.parametrize("command", ["deploy", "plan"])
@@ -206,6 +210,20 @@ def test_keys_reach_terraforms_variables():
 def test_function_timeout_reaches_the_modules_timeout_variable():
     parsed = cli.build_parser().parse_args(argv(function_timeout="7"))
     assert params.from_args(parsed).variables("http://127.0.0.1:1", "/x.zip")["timeout"] == 7
+
+
+@pytest.mark.parametrize("given, expected", [("1200", 1200), ("auto", None), ("AUTO", None)])
+def test_ephemeral_storage_reaches_the_modules_variable(given, expected):
+    """The fan-out study's source gave its function 1200 MB of /tmp; auto leaves it to infra/lambda.tf."""
+    parsed = cli.build_parser().parse_args(argv(ephemeral_storage=given, object_size="1GiB"))
+    assert params.from_args(parsed).variables("http://127.0.0.1:1", "/x.zip")["ephemeral_storage"] == expected
+
+
+def test_a_redeploy_keeps_an_explicit_ephemeral_storage_and_auto_stays_auto():
+    kept = params.from_args(deploy_args("--memory", "1024"), {**DEPLOYED, "ephemeral_storage": "1200"})
+    assert kept.variables("", "/x.zip", "aws")["ephemeral_storage"] == 1200
+    auto = params.from_args(deploy_args("--object-size", "2GiB"), {**DEPLOYED, "ephemeral_storage": "auto"})
+    assert auto.variables("", "/x.zip", "aws")["ephemeral_storage"] is None
 
 
 @pytest.mark.parametrize("backend, embedded", [("local", True), ("aws", False)])

@@ -50,6 +50,7 @@ PLACEMENT = {"region": "REGION", "remote_region": "REMOTE_REGION"}
 MAX_EPHEMERAL_MIB = 10240
 TMP_HEADROOM_MIB = 64
 MIN_EPHEMERAL_MIB = 512
+AUTO_EPHEMERAL = "auto"  # EPHEMERAL_STORAGE's default: /tmp sized from the object (ephemeral_mib)
 # S3's largest object: a multipart upload of at most 10,000 parts of at most 5 GiB (48.8 TiB).
 MAX_OBJECT_SIZE = 10_000 * 5 * 2**30
 # The queue mapping's maximum_concurrency cannot go below this (infra/lambda.tf).
@@ -91,6 +92,9 @@ INPUTS = (
     Input("region", "REGION", "us-east-1", "AWS region", "region"),
     Input("function_timeout", "FUNCTION_TIMEOUT", str(DEFAULT_FUNCTION_TIMEOUT),
           "function timeout in seconds, 1-900; the queue's visibility timeout is 6x it", "timeout"),
+    Input("ephemeral_storage", "EPHEMERAL_STORAGE", AUTO_EPHEMERAL,
+          f"/tmp in MB, {MIN_EPHEMERAL_MIB}-{MAX_EPHEMERAL_MIB}, or {AUTO_EPHEMERAL}: the object plus "
+          f"{TMP_HEADROOM_MIB} MiB", "ephemeral_storage"),
 )  # fmt: skip
 AXES = tuple(item.name for item in INPUTS[:5])
 DEFAULTS = {item.name: item.default for item in INPUTS}
@@ -140,6 +144,7 @@ class DeployParams:
     architecture: str
     strategy: str  # canonical text of the default strategy (messages that name none)
     function_timeout: int = DEFAULT_FUNCTION_TIMEOUT
+    ephemeral_storage: int | None = None  # /tmp in MB; None: sized from the object (ephemeral_mib)
     # Sizes of the other test objects the bucket keeps (a sweep over object sizes uploads each
     # once): the function's role may read each of them, and nothing else.
     kept_object_sizes: tuple[int, ...] = ()
@@ -175,6 +180,7 @@ class DeployParams:
             "architecture": self.architecture,
             "default_strategy": self.strategy,
             "timeout": self.function_timeout,
+            "ephemeral_storage": self.ephemeral_storage,
             "test_object_sizes": self.object_sizes(),
             "environment_epoch": self.environment_epoch,
             "sdk": self.sdk,
@@ -195,7 +201,8 @@ def from_args(args, deployed: dict | None = None) -> DeployParams:
     options = workloads.deploy_options(argparse.Namespace(**{**vars(args), **kept, "region": texts["region"]}), args.backend)
     sdk, keys = _zip_and_copies(args, deployed)
     return parse(args.stack, texts["region"], texts["concurrency"], texts["memory"], texts["object_size"],
-                 texts["architecture"], texts["strategy"], texts["function_timeout"], options, sdk, keys)  # fmt: skip
+                 texts["architecture"], texts["strategy"], texts["function_timeout"], options, sdk, keys,
+                 texts["ephemeral_storage"])  # fmt: skip
 
 
 def _zip_and_copies(args, deployed: dict) -> tuple:
@@ -244,6 +251,7 @@ def _shown(inputs: DeployParams) -> dict:
     """The inputs of `inputs` as text, by name (INPUTS' and the workloads' deploy options')."""
     shown = {item.name: str(getattr(inputs, item.name)) for item in INPUTS}
     shown["object_size"] = format_size(inputs.object_size)
+    shown["ephemeral_storage"] = str(inputs.ephemeral_storage or AUTO_EPHEMERAL)
     shown |= {"sdk": inputs.sdk, "keys": str(inputs.keys)}
     for name, value in inputs.workload_options.items():
         text = " ".join(value) if isinstance(value, list) else str(value)
@@ -253,7 +261,7 @@ def _shown(inputs: DeployParams) -> dict:
 
 def parse(stack: str, region_name: str, concurrency, memory, size, architecture: str, strategy,
           function_timeout=DEFAULT_FUNCTION_TIMEOUT, workload_options: dict | None = None,
-          sdk: str = package.DEFAULT_SDK, keys="1") -> DeployParams:  # fmt: skip
+          sdk: str = package.DEFAULT_SDK, keys="1", ephemeral_storage=AUTO_EPHEMERAL) -> DeployParams:  # fmt: skip
     """DeployParams from values as a user writes them (`strategy` as text or a parsed Choice;
     `workload_options` as fanout.common.registry.deploy_options checked them, none: the defaults);
     raises UsageError on the first bad one."""
@@ -267,11 +275,12 @@ def parse(stack: str, region_name: str, concurrency, memory, size, architecture:
         architecture=one_value("architecture", architecture, architecture_value),
         strategy=str(chosen),
         function_timeout=function_timeout_value(function_timeout),
+        ephemeral_storage=ephemeral_value(ephemeral_storage),
         workload_options=dict(workload_options or {}),
         sdk=package.check_sdk(sdk),
         keys=integer("keys", keys, *KEYS_RANGE),
     )
-    check_fits_tmp(params.object_size, chosen.name)
+    check_fits_tmp(params.object_size, chosen.name, params.ephemeral_storage)
     return params
 
 
@@ -307,6 +316,13 @@ def _valid(parse, text: str) -> bool:
 
 def function_timeout_value(text) -> int:
     return integer("function timeout (s)", text, *FUNCTION_TIMEOUT_RANGE)
+
+
+def ephemeral_value(text) -> int | None:
+    """EPHEMERAL_STORAGE: MB of /tmp, or None for auto (sized from the object by infra/lambda.tf)."""
+    if str(text).strip().lower() == AUTO_EPHEMERAL:
+        return None
+    return integer(f"ephemeral storage (MB; or {AUTO_EPHEMERAL})", text, MIN_EPHEMERAL_MIB, MAX_EPHEMERAL_MIB)
 
 
 def stack_name(text: str) -> str:
@@ -403,9 +419,14 @@ def ephemeral_mib(object_size: int) -> int:
     return min(MAX_EPHEMERAL_MIB, max(MIN_EPHEMERAL_MIB, math.ceil(object_size / 2**20) + TMP_HEADROOM_MIB))
 
 
-def check_fits_tmp(object_size: int, strategy_name: str) -> None:
-    """download_file needs the whole object in /tmp; the other strategies read into memory."""
+def check_fits_tmp(object_size: int, strategy_name: str, ephemeral: int | None = None) -> None:
+    """download_file needs the whole object in /tmp (`ephemeral` MB when given, else at most
+    Lambda's largest); the other strategies read into memory."""
     needed = math.ceil(object_size / 2**20) + TMP_HEADROOM_MIB
+    if strategy_name == "download_file" and ephemeral is not None and needed > ephemeral:
+        raise UsageError(f"invalid ephemeral storage {ephemeral} MB: strategy download_file needs the object "
+                         f"({format_size(object_size)}) plus {TMP_HEADROOM_MIB} MiB headroom, {needed} MB; "
+                         f"use {needed} or more, or {AUTO_EPHEMERAL}")  # fmt: skip
     if strategy_name == "download_file" and needed > MAX_EPHEMERAL_MIB:
         limit = MAX_EPHEMERAL_MIB - TMP_HEADROOM_MIB
         raise UsageError(

@@ -121,6 +121,7 @@ class Manifest(Recorded):
     tag: str | None = None
     timeout: float | None = None
     function_timeout: int | None = None
+    ephemeral_storage: int | None = None  # None: auto (sized from the object), also in sweeps before it was an input
     network: str | None = None
     network_scale: str | None = None
     version: str | None = None

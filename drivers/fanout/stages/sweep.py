@@ -22,7 +22,7 @@ from rich.console import Console
 from fanout.cloud import costs, owner, params, terraform
 from fanout.stages import sweep_axes as axes, deploy, fire, report as reporting, wait
 from fanout.common import backends, interrupts, queue_state, registry as workloads
-from fanout.cloud import pins
+from fanout.cloud import pins, strategies
 from fanout.results import run_folders as runs, run_record, sweep_folders as sweeps, terminal
 from fanout.cloud import stack as stacks
 from fanout.common.errors import FanoutError, UsageError
@@ -74,6 +74,7 @@ class SweepParams:
     timeout: float = wait.DEFAULT_TIMEOUT
     endpoint: str = ""
     function_timeout: int = params.DEFAULT_FUNCTION_TIMEOUT
+    ephemeral_storage: int | None = None  # /tmp in MB; None: sized from each cell's object
     network: str | None = None  # local backend: the model every cell is hosted under (None: options.DEFAULT)
     network_scale: str = network_options.AUTO  # a number, or auto: picked again after each redeploy
     # The workloads' deploy-level options (fanout.common.registry.deploy_options), deployed with every cell.
@@ -89,14 +90,15 @@ class SweepParams:
             "axes": self.axes.as_dict(), "varying": self.axes.varying(), "order": self.order, "seed": self.seed,
             "keep_warm": self.keep_warm, "destroy_after": self.destroy_after, "multiplier": self.multiplier,
             "tag": self.tag, "timeout": self.timeout, "function_timeout": self.function_timeout,
-            "network": self.network, "network_scale": self.network_scale, **self.workload_options,
+            "ephemeral_storage": self.ephemeral_storage, "network": self.network, "network_scale": self.network_scale,
+            **self.workload_options,
             "version": runs.project_version(),
         }  # fmt: skip
 
     @classmethod
     def from_manifest(cls, manifest: sweeps.Manifest) -> "SweepParams":
         names = ("backend", "stack", "region", "multiplier", "tag", "order", "seed", "keep_warm", "destroy_after",
-                 "timeout", "endpoint", "function_timeout", "network", "network_scale")  # fmt: skip
+                 "timeout", "endpoint", "function_timeout", "ephemeral_storage", "network", "network_scale")  # fmt: skip
         return cls(axes=axes.Axes.from_dict(manifest.axes), **{name: getattr(manifest, name) for name in names},
                    workload_options=workloads.recorded_deploy_options(manifest.extra))  # fmt: skip
 
@@ -141,8 +143,11 @@ def from_args(args) -> SweepParams:
     if args.network not in (None, network_options.NONE) and not backends.get(args.backend).hosts_function:
         raise UsageError(f"--network {args.network} shapes the local host's environments; "
                          "on AWS Lambda's own network applies")
+    ephemeral = params.ephemeral_value(inputs["ephemeral_storage"])
     for strategy in grid.strategy:
         deploy.check_strategy(strategy, args.backend, endpoint)
+        for size in grid.object_size:
+            params.check_fits_tmp(size, strategies.parse(strategy).name, ephemeral)
     for pin in grid.pin:
         pins.check_backend(pin, args.backend)
     # The workloads check their options against the stack and region the sweep deploys; the
@@ -158,6 +163,7 @@ def from_args(args) -> SweepParams:
         tag=fire.check_tag(args.tag), order=order, seed=seed, keep_warm=args.keep_warm,
         destroy_after=args.destroy_after, timeout=wait.timeout_seconds(args.timeout),
         endpoint=endpoint, function_timeout=params.function_timeout_value(inputs["function_timeout"]),
+        ephemeral_storage=ephemeral,
         network=args.network, network_scale=args.network_scale, workload_options=chosen,
     )  # fmt: skip
 
@@ -272,7 +278,8 @@ class _Deployment:
         return params.DeployParams(
             stack=self.sweep.stack, region=self.sweep.region, concurrency=cell.concurrency, memory=cell.memory,
             object_size=cell.object_size, architecture=cell.architecture, strategy=self.sweep.axes.strategy[0],
-            function_timeout=self.sweep.function_timeout, kept_object_sizes=self.sweep.axes.object_size,
+            function_timeout=self.sweep.function_timeout, ephemeral_storage=self.sweep.ephemeral_storage,
+            kept_object_sizes=self.sweep.axes.object_size,
             environment_epoch=f"{self.sweep_id}/{index}" if fresh_by_config else "",
             workload_options=self.sweep.workload_options,
         )  # fmt: skip

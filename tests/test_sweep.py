@@ -500,3 +500,36 @@ def test_a_sweep_refuses_in_one_line_a_stack_make_deploy_created(isolated, creat
     _deployed("local", "swept", "sweep")
     owner.check_sweep_may_deploy("local", "swept", "us-east-1")
     assert (owner.created_by("local", "mine"), owner.created_by("local", "swept")) == ("deploy", "sweep")
+
+
+def test_an_explicit_cell_adds_a_row_the_product_lacks_and_its_objects_are_deployed(isolated):
+    """Issue 34: the fio source's 3 GiB row with one job, where 8 or 16 jobs of 3 GiB do not fit
+    the function's time limit: a product of the file sizes and the jobs cannot have it."""
+    argv = ["sweep", "--workload", "seqread", "--function-timeout", "900", "--memory", "2048", "--object-size", "1KiB",
+            "--jobs", "1 8", "--file-size", "500MiB", "--from", "local remote", "--remote-region", "ap-northeast-1",
+            "--cell", "jobs=1 file_size=3GiB"]  # fmt: skip
+    chosen = sweep.from_args(cli.build_parser().parse_args(argv))
+    cells = [(c.options["source"], c.options["file_size"], c.options["jobs"]) for c in chosen.axes.cells()]
+    assert cells == [("local", 500 * MIB, 1), ("local", 500 * MIB, 8), ("remote", 500 * MIB, 1), ("remote", 500 * MIB, 8),
+                     ("local", 3 * 1024 * MIB, 1), ("remote", 3 * 1024 * MIB, 1)]  # fmt: skip
+    assert chosen.workload_options["job_files"] == "8x500MiB 1x3GiB"  # the 3 GiB file is declared and uploaded
+    again = axes.Axes.from_dict(json.loads(json.dumps(chosen.axes.as_dict())))  # as a resume reads the manifest
+    assert again.cells() == chosen.axes.cells()
+    with pytest.raises(UsageError, match="JOBS=8 x FILE_SIZE=3072MiB .* over the function.s timeout of 900 s"):
+        sweep.from_args(cli.build_parser().parse_args([*argv[:-1], "jobs=8 file_size=3GiB"]))
+
+
+@pytest.mark.parametrize("cell, named", [
+    ("jobs", "'jobs'"), ("region=eu-west-1", "'region=eu-west-1'"), ("colour=red", "'colour=red'"),
+    ("jobs=", "'jobs='"), ("", "''"), ("strategy='stream", "No closing quotation"),
+])  # fmt: skip
+def test_a_bad_explicit_cell_is_one_line_naming_the_word(cell, named):
+    argv = ["sweep", "--workload", "seqread", "--jobs", "1", "--cell", cell]
+    with pytest.raises(UsageError) as refused:
+        sweep.from_args(cli.build_parser().parse_args(argv))
+    assert named in str(refused.value) and "\n" not in str(refused.value)
+
+
+def test_an_explicit_cell_already_in_the_product_runs_once():
+    grid = axes.Axes.parse(texts(memory="512 1024"))
+    assert grid.cells() == dataclasses.replace(grid, more=(axes.Axes.parse(texts(memory="512")),)).cells()

@@ -9,6 +9,7 @@ Ctrl-C stopped. The details: README.md, *A whole study in one command: `make swe
 """
 
 import argparse
+import dataclasses
 import secrets
 import time
 from collections.abc import Callable, Sequence
@@ -53,8 +54,16 @@ def register(subparsers) -> None:
                         "its options may be lists (latency: --sizes lists separated by ';', --reps by spaces)")  # fmt: skip
     for workload in workloads.WORKLOADS.values():
         workload.driver().add_fire_arguments(parser, sweep=True)  # deploy's flags stay deploy's here
+    parser.add_argument("--cell", action="append", metavar="KEY=VALUE ...",
+                        help="an explicit cell after the product, repeatable: values replacing the lists of the "
+                        "flags named (an axis or the workload's option, e.g. 'jobs=1 file_size=3GiB'); the "
+                        "other flags keep theirs")  # fmt: skip
     network_options.add_arguments(parser)
-    parser.set_defaults(func=run, check=check)
+    # What a --cell word may name: each flag with a value, by its name without dashes (from_args
+    # keeps the axes' and the workload's own).
+    flags = {flag[2:].replace("-", "_"): action.dest for action in parser._actions if action.nargs != 0
+             for flag in action.option_strings if flag.startswith("--")}  # fmt: skip
+    parser.set_defaults(func=run, check=check, cell_keys=flags)
 
 
 @dataclass(frozen=True)
@@ -133,30 +142,31 @@ def from_args(args) -> SweepParams:
     if order == "shuffled" and seed is None:
         seed = secrets.randbelow(2**32)
     inputs = {**params.DEFAULTS, **params.given(args)}  # its own axes: never the deployed stack's values
-    texts = {**{name: inputs[name] for name in params.AXES}, "pin": args.pin}
     workload = workloads.get(args.workload)
     fire.check_options(workload, args, deploy_level=("strategy", *workloads.deploy_option_names()))  # deploy's here
-    grid = axes.Axes.parse(texts)
-    grid = axes.Axes.parse(texts, workload.name, workload.driver().sweep_options(args, grid.memory))
+    grid = _grid(args, workload)
+    grid = dataclasses.replace(grid, more=tuple(_grid(cell, workload) for cell in _cells(args, workload)))
     endpoint = params.endpoint(args.backend, args.endpoint)
     network_options.check(args)
     if args.network not in (None, network_options.NONE) and not backends.get(args.backend).hosts_function:
         raise UsageError(f"--network {args.network} shapes the local host's environments; "
                          "on AWS Lambda's own network applies")
     ephemeral = params.ephemeral_value(inputs["ephemeral_storage"])
-    for strategy in grid.strategy:
-        deploy.check_strategy(strategy, args.backend, endpoint)
-        for size in grid.object_size:
-            params.check_fits_tmp(size, strategies.parse(strategy).name, ephemeral)
-    for pin in grid.pin:
-        pins.check_backend(pin, args.backend)
+    for each in grid.every():
+        for strategy in each.strategy:
+            deploy.check_strategy(strategy, args.backend, endpoint)
+            for size in each.object_size:
+                params.check_fits_tmp(size, strategies.parse(strategy).name, ephemeral)
+        for pin in each.pin:
+            pins.check_backend(pin, args.backend)
     # The workloads check their options against the stack and region the sweep deploys; the
     # sweep's workload adds what its cells need deployed.
     region = params.region(inputs["region"])
     stack = params.stack_name(args.stack) if args.stack else owner.sweep_stack(region)  # never the user's default
     placed = argparse.Namespace(**{**vars(args), "region": inputs["region"], "stack": stack})
     chosen = workloads.deploy_options(placed, args.backend)
-    chosen = workload.driver().sweep_deploy_options(chosen, placed, grid.options)
+    combos = tuple(combo for each in grid.every() for combo in each.options)
+    chosen = workload.driver().sweep_deploy_options(chosen, placed, combos)
     return SweepParams(
         backend=args.backend, stack=stack, region=region,
         axes=grid, multiplier=fire.positive_int("--multiplier (MULTIPLIER)", args.multiplier),
@@ -166,6 +176,22 @@ def from_args(args) -> SweepParams:
         ephemeral_storage=ephemeral,
         network=args.network, network_scale=args.network_scale, workload_options=chosen,
     )  # fmt: skip
+
+
+def _grid(args, workload) -> axes.Axes:
+    """The product of the axes and the workload's options `args` give."""
+    inputs = {**params.DEFAULTS, **params.given(args)}  # its own axes: never the deployed stack's values
+    texts = {**{name: inputs[name] for name in params.AXES}, "pin": args.pin}
+    grid = axes.Axes.parse(texts)
+    return axes.Axes.parse(texts, workload.name, workload.driver().sweep_options(args, grid.memory))
+
+
+def _cells(args, workload) -> list[argparse.Namespace]:
+    """`args` once per --cell, the cell's values in place of the sweep's: an axis or an option of
+    the workload (message-level), nothing deployed for the whole sweep (region, timeout...)."""
+    allowed = {*params.AXES, "pin", *workload.driver().OPTIONS}
+    keys = {key: dest for key, dest in getattr(args, "cell_keys", {}).items() if dest in allowed}
+    return [argparse.Namespace(**{**vars(args), **axes.explicit_cell(text, keys)}) for text in args.cell or ()]
 
 
 def start(sweep: SweepParams, confirmed: bool, console: Console) -> sweeps.Manifest:
@@ -279,7 +305,7 @@ class _Deployment:
             stack=self.sweep.stack, region=self.sweep.region, concurrency=cell.concurrency, memory=cell.memory,
             object_size=cell.object_size, architecture=cell.architecture, strategy=self.sweep.axes.strategy[0],
             function_timeout=self.sweep.function_timeout, ephemeral_storage=self.sweep.ephemeral_storage,
-            kept_object_sizes=self.sweep.axes.object_size,
+            kept_object_sizes=self.sweep.axes.object_sizes(),
             environment_epoch=f"{self.sweep_id}/{index}" if fresh_by_config else "",
             workload_options=self.sweep.workload_options,
         )  # fmt: skip

@@ -1,5 +1,7 @@
 """The axes of a sweep and its cells: every parameter given as a list is an axis, and the cells
-are the Cartesian product of the axes.
+are the Cartesian product of the axes, then those of each explicit cell (`--cell`: the sweep's
+axes with some values replaced, for a row a product would not have, such as one 3 GiB file read
+by one job where 8 or 16 jobs of 3 GiB do not fit the time limit).
 
 Deploy-level axes need a redeploy between cells, message-level ones only a separate fire. Every
 value is checked with deploy's own rules before anything is created. How values are written and
@@ -7,7 +9,9 @@ the order the cells run in ("given", "shuffled"): docs/sweep.md.
 """
 
 import itertools
+import json
 import random
+import shlex
 from dataclasses import asdict, dataclass, field
 
 from fanout.cloud import params
@@ -41,6 +45,7 @@ class Axes:
     pin: tuple[str | None, ...] = (None,)  # canonical PIN values; (None,): no --pin
     workload: str = workloads.DEFAULT
     options: tuple[dict | None, ...] = field(default=(None,))  # the workload's parameter combinations
+    more: tuple["Axes", ...] = ()  # the explicit cells' axes (--cell), after this product
 
     @classmethod
     def parse(cls, texts: dict[str, str], workload: str = workloads.DEFAULT, options: tuple = (None,)) -> "Axes":
@@ -58,21 +63,37 @@ class Axes:
     def from_dict(cls, data: dict) -> "Axes":
         values = {name: tuple(data.get(name, [None])) for name in PARSERS}  # no pin: sweeps before PIN
         return cls(**values, workload=data.get("workload", workloads.DEFAULT),
-                   options=tuple(data.get("options", [None])))
+                   options=tuple(data.get("options", [None])),
+                   more=tuple(cls.from_dict(more) for more in data.get("more", [])))  # fmt: skip
 
     def as_dict(self) -> dict:
-        return {name: value if name == "workload" else list(value) for name, value in asdict(self).items()}
+        found = {name: value if name == "workload" else list(value) for name, value in asdict(self).items()}
+        return {**found, "more": [more.as_dict() for more in self.more]}
+
+    def every(self) -> tuple["Axes", ...]:
+        """This product and each explicit cell's."""
+        return (self, *self.more)
+
+    def object_sizes(self) -> tuple[int, ...]:
+        """Every object size of the sweep's cells, explicit ones included, in order."""
+        return tuple(dict.fromkeys(size for axes in self.every() for size in axes.object_size))
 
     def varying(self) -> list[str]:
         """The names of the axes with more than one value."""
         return [name for name in (*PARSERS, "options") if len(getattr(self, name)) > 1]
 
     def cells(self, order: str = "given", seed: int | None = None) -> list[CellParams]:
-        """Every cell, in the order `order` (see the module docstring)."""
+        """Every cell, in the order `order` (see the module docstring), the explicit cells' after
+        the product's, each once."""
+        rng = random.Random(seed)
+        found = {json.dumps(cell.as_dict(), sort_keys=True): cell
+                 for axes in self.every() for cell in axes._product(order, rng)}  # fmt: skip
+        return list(found.values())
+
+    def _product(self, order: str, rng: random.Random) -> list[CellParams]:
         product = itertools.product(*(getattr(self, name) for name in DEPLOY_AXES))
         deployments: list[tuple[int, int, int, str]] = list(product)
         fires = list(itertools.product(self.strategy, self.pin, self.options))
-        rng = random.Random(seed)
         if order == "shuffled":
             rng.shuffle(deployments)
         cells = []
@@ -81,6 +102,27 @@ class Axes:
                 rng.shuffle(fires)
             cells += [CellParams(*deployment, strategy, self.workload, options, pin) for strategy, pin, options in fires]
         return cells
+
+
+def explicit_cell(text: str, dests: dict[str, str]) -> dict[str, str]:
+    """One --cell: `KEY=VALUE` words (shell quoting for a value with spaces, such as a strategy),
+    KEY a flag of the sweep named without its dashes (`file_size` or `file-size` for --file-size);
+    {dest: value}. `dests`: each such key's argparse destination. UsageError naming the bad word."""
+    try:
+        words = shlex.split(text)
+    except ValueError as exc:
+        raise UsageError(f"invalid --cell {text!r}: {exc}") from None
+    found = {}
+    for word in words:
+        key, equals, value = word.partition("=")
+        dest = dests.get(key.replace("-", "_"))
+        if not equals or dest is None or not value:
+            raise UsageError(f"invalid --cell word {word!r} in {text!r}: expected KEY=VALUE, KEY one of "
+                             f"{', '.join(sorted(dests))}")  # fmt: skip
+        found[dest] = value
+    if not found:
+        raise UsageError(f"invalid --cell {text!r}: expected KEY=VALUE words such as 'jobs=1 file_size=3GiB'")
+    return found
 
 
 def order(text: str) -> str:

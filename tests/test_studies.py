@@ -3,6 +3,8 @@ the sweep's own rules; a bad file is refused in one line naming the value; the c
 the published figures beside ours with their ratio; each kind of claim reaches the verdict its
 confidence interval decides. The end-to-end run of a local variant is in tests/e2e/test_study.py."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -10,6 +12,8 @@ from fanout import cli
 from fanout.common.errors import UsageError
 from fanout.results import markdown, sections, study_tables as compared
 from fanout.stages import study, sweep
+
+MIB, GIB = 2**20, 2**30
 
 SHIPPED = ("lambda-fanout", "latency-vs-size", "endpoint-addresses", "seqread-cross-region", "cli-upload-threads",
            "cli-small-files", "cli-copy", "cli-sync", "cli-parallel-uploads")
@@ -27,31 +31,111 @@ def test_every_study_and_its_local_variant_pass_the_sweeps_validation(name):
     assert rehearsal[4] == "0.00"
 
 
-def test_the_studies_the_issue_asks_for_are_shipped():
-    assert set(SHIPPED) <= set(study.names())
-    fanout = study.load("lambda-fanout")
-    assert fanout.sweep["concurrency"] == [1, 5, 10, 50, 100, 500] and fanout.sweep["memory"] == [1024, 2048]
-    assert (fanout.sweep["object_size"], fanout.sweep["multiplier"], fanout.sweep["strategy"]) == ("1GiB", 10, "download_file")
-    assert fanout.reference.statistics == ("min", "p25", "avg", "p75", "max")
-    latency = study.load("latency-vs-size")
-    assert latency.sweep["sizes"].split() == ["1", "10", "100", "1KB", "10KB", "100KB", "1MB", "10MB", "100MB"]
-    assert sorted(claim.value for claim in latency.claims if claim.kind == "max_reduction") == [0.68, 0.777]
-    [spread] = study.load("endpoint-addresses").claims
-    assert (spread.low, spread.high) == (1.5, 4.5)
-    seqread = study.load("seqread-cross-region")
-    assert (seqread.sweep["jobs"], seqread.sweep["from"], seqread.sweep["remote_region"]) == ([1, 8, 16], ["local", "remote"], "ap-northeast-1")
-    published = {(f["jobs"], f["file_size"]): f["p50"] for f in seqread.reference.figures}
-    assert published[16, 2**30] == 466 and published[1, 500 * 2**20] == 40.4 and len(published) == 9
-    assert [f["p50"] for f in study.load("cli-upload-threads").reference.figures] == [95, 45, 18, 20]
-    assert [f["p50"] for f in study.load("cli-small-files").reference.figures] == [259, 27, 21, 22]
-    sync = study.load("cli-sync")
-    assert (sync.sweep["files"], sync.sweep["size"], sync.sweep["threads"]) == (2000, "1MB", [1, 10])
-    assert [(f["threads"], f["p50"]) for f in sync.reference.figures] == [(1, 212), (10, 23)]
-    parallel = study.load("cli-parallel-uploads")
-    assert (parallel.sweep["concurrency"], parallel.sweep["multiplier"], parallel.sweep["size"]) == (5, 1, "1GB")
-    assert [f["p50"] for f in parallel.reference.figures] == [11] and not parallel.claims
-    assert {f["method"]: f["p50"] for f in study.load("cli-copy").reference.figures} == {
-        "through-function": 38, "copy-object": 120, "part-copy": 16}
+# The sources' parameters as docs/studies.md's sources publish them, kept here apart from the
+# study files: each study runs them ([sweep], what its AWS run deploys and sends), and says in
+# `adapts` what it had to assume (`assumed`: words one of its adapts lines holds beside
+# "assumption").
+SOURCES = {
+    "lambda-fanout": {
+        "sweep": {"concurrency": [1, 5, 10, 50, 100, 500], "memory": [1024, 2048], "multiplier": 10,
+                  "strategy": "download_file", "function_timeout": 60, "ephemeral_storage": 1200},
+        "date": "2025-01-18", "assumed": ["1 GiB"]},
+    "latency-vs-size": {
+        "sweep": {"sizes": "1 10 100 1KB 10KB 100KB 1MB 10MB 100MB", "reps": 10, "storage": "standard express",
+                  "region": "ap-northeast-1", "express_az": "apne1-az4", "rep_order": "by-class",
+                  "call_client": "per-call"},
+        "date": "2023-12-13", "assumed": ["memory"]},
+    "endpoint-addresses": {
+        "sweep": {"region": "ap-northeast-1", "object_size": "100KB", "concurrency": 10, "pin": "auto"},
+        "date": "2011-12", "assumed": ["100 KB", "memory"]},
+    "seqread-cross-region": {
+        "sweep": {"region": "us-east-2", "remote_region": "ap-northeast-1", "jobs": [1, 8, 16], "block": "8MiB",
+                  "file_size": ["500MiB", "1GiB"], "from": ["local", "remote"],
+                  "cell": [{"jobs": 1, "file_size": "3GiB"}]},
+        "date": "2023-08", "assumed": ["2048 MB"]},
+    "cli-upload-threads": {
+        "sweep": {"size": "5GB", "threads": [1, 2, 10, 20], "part_size": "16MiB", "threshold": "64MiB"},
+        "date": "2022-02-21", "assumed": ["5GB.file", "memory"]},
+    "cli-parallel-uploads": {
+        "sweep": {"size": "1GB", "concurrency": 5, "multiplier": 1, "threads": 20, "part_size": "16MiB",
+                  "threshold": "64MiB"},
+        "date": "2022-02-21", "assumed": ["1GB", "memory"]},
+    "cli-copy": {
+        "sweep": {"size": "5GB", "threads": 10, "part_size": "16MiB", "threshold": "64MiB",
+                  "method": ["copy-object", "part-copy"]},
+        "date": "2022-02-21", "assumed": ["5GB.file", "memory"]},
+    "cli-small-files": {
+        "sweep": {"size": "1KB", "files": 500, "threads": [1, 10, 50, 100], "client_per_object": 1},
+        "date": "2022-02-21", "assumed": ["1KB", "memory 4096 MB"]},
+    "cli-sync": {
+        "sweep": {"size": "1MB", "files": 2000, "threads": [1, 10]},
+        "date": "2022-02-21", "assumed": ["1MB", "memory"]},
+}  # fmt: skip
+# Published figures, a few per table, and each table's row count.
+FIGURES = {
+    ("lambda-fanout", 0): (12, {(GIB, 1024, 1): {"avg": 12.67, "min": 12.04}, (GIB, 1024, 500): {"avg": 13.24, "max": 14.93},
+                                (GIB, 2048, 500): {"p25": 12.45, "p75": 13.84}}),
+    ("lambda-fanout", 1): (12, {(GIB, 1024, 1): {"min": 596.1, "avg": 646.7}, (GIB, 2048, 500): {"max": 744.9}}),
+    ("seqread-cross-region", 0): (9, {(16, GIB): {"p50": 466}, (1, 500 * MIB): {"p50": 40.4}, (1, 3 * GIB): {"p50": 111}}),
+    ("cli-upload-threads", 0): (4, {(5 * 10**9, 1): {"p50": 95}, (5 * 10**9, 20): {"p50": 20}}),
+    ("cli-small-files", 0): (4, {(1000, 500, 1): {"p50": 259}, (1000, 500, 100): {"p50": 22}}),
+    ("cli-sync", 0): (2, {(10**6, 2000, 1): {"p50": 212}, (10**6, 2000, 10): {"p50": 23}}),
+    ("cli-parallel-uploads", 0): (1, {(10**9, 20): {"p50": 11}}),
+    ("cli-copy", 0): (3, {(5 * 10**9, "through-function"): {"p50": 38}, (5 * 10**9, "part-copy"): {"p50": 16}}),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", SOURCES)
+def test_each_study_runs_its_sources_parameters_and_labels_what_it_assumes(name):
+    loaded, source = study.load(name), SOURCES[name]
+    assert {key: loaded.sweep.get(key) for key in source["sweep"]} == source["sweep"]
+    assert loaded.source["date"].startswith(source["date"]) and loaded.source["author"]
+    for words in source["assumed"]:
+        assert any(words in line and "assumption" in line for line in loaded.adapts), (name, words)
+    assert loaded.reproduces and all("assum" not in line for line in loaded.reproduces)
+
+
+def test_every_source_and_every_shipped_study_is_in_the_table():
+    assert set(SOURCES) == set(SHIPPED) == set(study.names())
+
+
+@pytest.mark.parametrize("name, index", FIGURES)
+def test_the_published_figures_are_the_sources(name, index):
+    reference = study.load(name).references[index]
+    count, some = FIGURES[name, index]
+    by_row = {tuple(f[row] for row in reference.rows): f for f in reference.figures}
+    assert len(by_row) == len(reference.figures) == count
+    for row, figures in some.items():
+        assert {key: by_row[row][key] for key in figures} == figures
+
+
+def test_the_fanout_mbps_table_is_the_sources_derivation_of_its_seconds():
+    """1024 x 8 / seconds, the columns reversed: the two transcribed tables agree to 0.1%."""
+    seconds, mbps = study.load("lambda-fanout").references
+    assert mbps.derivation == "mibit-per-s" and mbps.rows == seconds.rows
+    rows = {tuple(f[r] for r in seconds.rows): f for f in seconds.figures}
+    for figure in mbps.figures:
+        mine = rows[tuple(figure[r] for r in mbps.rows)]
+        for name, mirror in (("min", "max"), ("p25", "p75"), ("avg", "avg"), ("p75", "p25"), ("max", "min")):
+            assert figure[name] == pytest.approx(1024 * 8 / mine[mirror], rel=1e-3)
+
+
+def test_the_source_order_and_client_reach_the_latency_messages_on_both_backends():
+    loaded = study.load("latency-vs-size")
+    for backend, local in (("aws", False), ("local", True)):
+        checked = sweep.from_args(study.sweep_args(loaded.sweep_argv(backend, "s3fanout", local)))
+        assert {(o["order"], o["client"]) for o in checked.axes.options} == {("by-class", "per-call")}
+    assert all(claim.aws_only for claim in loaded.claims) and len(loaded.claims) == 6
+
+
+def test_the_seqread_study_has_its_3_gib_row_and_its_rehearsal_the_explicit_cell_too():
+    loaded = study.load("seqread-cross-region")
+    for backend, local, size in (("aws", False, 3 * GIB), ("local", True, 48 * MIB)):
+        cells = sweep.from_args(study.sweep_args(loaded.sweep_argv(backend, "s3fanout", local))).axes.cells()
+        big = [(c.options["source"], c.options["jobs"]) for c in cells if c.options["file_size"] == size]
+        assert big == [("local", 1), ("remote", 1)]
+    assert "26.8 GiB per bucket" in loaded.description  # 16 x 500 MiB + 16 x 1 GiB + 3 GiB
+    assert 16 * 500 / 1024 + 16 + 3 == pytest.approx(26.8, abs=0.05)
 
 
 def test_every_flag_that_defines_a_sweep_is_a_study_key_named_as_the_flag():
@@ -75,8 +159,11 @@ GOOD = """
 title = "t"
 description = "d"
 workload = "download"
+reproduces = ["r"]
+adapts = ["a"]
 [source]
 title = "s"
+author = "w"
 url = ""
 date = "2025"
 platform = "p"
@@ -122,7 +209,9 @@ def test_a_bad_study_file_is_one_line_naming_the_file_and_the_value(tmp_path, ch
 
 def test_the_good_file_loads(tmp_path):
     (tmp_path / "good.toml").write_text(GOOD)
-    assert study.load_file(tmp_path / "good.toml").reference.figures == ({"memory_size": 1024, "min": 1.0, "max": 2.0},)
+    loaded = study.load_file(tmp_path / "good.toml")
+    assert [reference.figures for reference in loaded.references] == [({"memory_size": 1024, "min": 1.0, "max": 2.0},)]
+    assert (loaded.reproduces, loaded.adapts, loaded.source["author"]) == (("r",), ("a",), "w")
 
 
 def test_an_unknown_study_is_refused_listing_the_studies(capsys):
@@ -190,7 +279,7 @@ def claim(**fields) -> compared.Claim:
 
 def verdict(one: compared.Claim, records: list[dict]) -> str:
     header, row = compared.judge([one], records).rows
-    return row[1]
+    return row[2]
 
 
 def test_a_faster_claim_is_decided_by_the_interval_of_the_ratio_of_medians():
@@ -225,7 +314,7 @@ def test_an_up_to_claim_takes_the_largest_reduction_and_its_interval():
     assert verdict(claim(kind="max_reduction", baseline="standard", other="express", value=0.9, per="size"),
                    records) == compared.CONTRADICTED  # fmt: skip
     header, row = compared.judge([up_to], records).rows
-    assert "size 1000" in row[2] and "68.0%" in row[2]
+    assert "size 1000" in row[3] and "68.0%" in row[3]
 
 
 def test_a_spread_claim_compares_the_fastest_group_with_the_slowest():
@@ -236,7 +325,7 @@ def test_a_spread_claim_compares_the_fastest_group_with_the_slowest():
     three = at("10.0.0.1", 90) + at("10.0.0.2", 85) + at("10.0.0.3", 30)
     assert verdict(spread, three) == compared.SUPPORTED
     header, row = compared.judge([spread], three).rows
-    assert row[2].startswith("10.0.0.1 over 10.0.0.3 (3 values of endpoint_ip): 3.00x")
+    assert row[3].startswith("10.0.0.1 over 10.0.0.3 (3 values of endpoint_ip, median): 3.00x")
     assert verdict(spread, at("10.0.0.1", 90) + at("10.0.0.2", 88)) == compared.CONTRADICTED
     assert verdict(spread, at("10.0.0.1", 90)) == compared.UNTESTABLE
 
@@ -247,5 +336,95 @@ def test_the_tables_are_sections_drawn_with_their_title_and_caption():
     text = markdown.document(sections.Report("A study", "simulated network: lambda-2024, scale 4", parts))
     assert text.startswith("# A study\n\n**simulated network: lambda-2024, scale 4**\n") and "\n## t\n" in text
     assert f"\n{parts[0].caption}\n" in text and f"\n{parts[1].caption}\n" in text
-    assert "| 1024 | 1 | 2.00 | 2.00 | 1.00 |" in text and "| c | not testable |" in text
+    assert "| 1024 | 1 | 2.00 | 2.00 | 1.00 |" in text and "| c | - | not testable |" in text
     assert [part.labels for part in parts] == [2, 1]  # memory_size and concurrency_limit; the claim
+
+
+def test_a_derived_table_mirrors_our_statistics_as_the_source_derived_its_own():
+    """The fan-out source's 'Mbps': the object's Mibit over seconds, min from max, avg from avg."""
+    reference = compared.Reference("Mbps", "seconds", ("object_size", "memory_size"), ("min", "avg", "max"),
+                                   ({"object_size": GIB, "memory_size": 1024, "min": 500.0, "avg": 600.0, "max": 800.0},),
+                                   derivation="mibit-per-s")  # fmt: skip
+    records = [download(1024, 1, s, object_size=size) for s in (10.0, 12.0, 17.0) for size in (GIB, 8 * MIB)]
+    header, *rows = compared.comparison(reference, records, "rehearsal").rows
+    assert header[2:5] == ["rehearsal min", "published min", "ratio min"]
+    by_size = {row[0]: dict(zip(header, row)) for row in rows}
+    assert by_size[GIB]["rehearsal min"] == pytest.approx(8192 / 17.0)  # from the slowest download
+    assert by_size[GIB]["rehearsal max"] == pytest.approx(8192 / 10.0)
+    assert by_size[GIB]["rehearsal avg"] == pytest.approx(8192 / 13.0)  # over the mean seconds, not a mean rate
+    assert by_size[GIB]["ratio avg"] == pytest.approx(8192 / 13.0 / 600.0)
+    assert by_size[8 * MIB]["rehearsal max"] == pytest.approx(64 / 10.0)  # 8 MiB is 64 Mibit
+    assert by_size[8 * MIB]["published max"] is None and by_size[8 * MIB]["ratio max"] is None  # rows differ
+    assert "the source's derivation" in compared.comparison(reference, records).caption
+
+
+def test_a_rehearsal_names_the_claims_only_aws_can_test_and_those_the_model_decides():
+    records = [latency("standard", 100, s) for s in spread_around(0.020)]
+    records += [latency("express", 100, s) for s in spread_around(0.030)]
+    aws = claim(kind="faster", faster="standard", slower="express", aws_only="Express One Zone is AWS only")
+    model = claim(kind="faster", faster="standard", slower="express", decided_by_model="the model sets both")
+    plain = claim(kind="faster", faster="standard", slower="express")
+    header, *rows = compared.judge([aws, model, plain], records, local=True).rows
+    assert [row[2] for row in rows] == [compared.AWS_ONLY, compared.BY_THE_MODEL, compared.SUPPORTED]
+    assert "Express One Zone is AWS only" in rows[0][3] and rows[1][3].startswith("the model sets both; the rehearsal reads supported")
+    header, *on_aws = compared.judge([aws, model, plain], records).rows
+    assert [row[2] for row in on_aws] == [compared.SUPPORTED] * 3
+
+
+def test_make_study_lists_what_each_study_reproduces_adapts_and_what_its_rehearsal_tests(capsys):
+    assert cli.main(["study"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "reproduces: the region ap-northeast-1 and the directory bucket's zone apne1-az4" in out
+    assert "adapts: no VPC endpoint" in out
+    assert "rehearsal (LOCAL=1): sizes 1 100 1KB 1MB, reps 3, storage standard, express_az unset" in out
+    assert "claim: GET: the best improvement is 68.0%; LOCAL=1: AWS only: Express One Zone" in out
+    assert "LOCAL=1: decided by the model: the rehearsal's model runs the Tokyo path at 0.3" in out
+
+
+def evidence_of(one: compared.Claim, records: list[dict]) -> tuple[str, float, float, float]:
+    """The verdict, the point estimate and its interval, as the report writes them."""
+    header, row = compared.judge([one], records).rows
+    import re
+
+    point, low, high = map(float, re.search(r"([\d.]+)x? \[([\d.]+), ([\d.]+)\]", row[3]).groups())
+    return row[2], point, low, high
+
+
+def test_a_verdict_follows_the_interval_where_the_point_estimate_says_otherwise():
+    """Few, spread values: the point estimate says faster (or inside the band), the interval
+    does not exclude the other side, so the claim is not decided either way."""
+    spread = [0.010, 0.020, 0.030, 0.050, 0.080, 0.120]
+    standard = [latency("standard", 100, s) for s in spread]
+    express = [latency("express", 100, 0.9 * s) for s in spread]
+    faster = claim(kind="faster", faster="express", slower="standard", statistic="mean")
+    verdict, point, low, high = evidence_of(faster, standard + express)
+    assert point > 1 and low < 1 < high and verdict == compared.UNDECIDED
+    about = claim(kind="ratio", a="standard", b="express", about=point, statistic="mean")
+    verdict, point, low, high = evidence_of(about, standard + express)
+    assert about.band()[0] < point < about.band()[1] and low < about.band()[0] and verdict == compared.UNDECIDED
+    outside = claim(kind="ratio", a="standard", b="express", low=high * 0.98, high=high * 2)
+    verdict, point, low, high = evidence_of(outside, standard + express)
+    assert point < outside.band()[0] < high and verdict == compared.UNDECIDED  # not contradicted: the interval reaches it
+
+
+def test_a_mean_claim_compares_means_and_a_best_address_is_compared_with_the_mix():
+    def at(ip: str, rate: float) -> list[dict]:
+        return [{"event": "download", "endpoint_ip": ip, "seconds": 1 / v, "requests": 1} for v in spread_around(rate)]
+
+    records = at("10.0.0.1", 24) + at("10.0.0.2", 12) + at("10.0.0.3", 12)
+    best = compared.Claim(text="b", kind="best_over_all", measure="requests_per_s", field="endpoint_ip",
+                          statistic="mean", about=1.5)  # fmt: skip
+    verdict, point, low, high = evidence_of(best, records)
+    assert point == pytest.approx(24 / ((24 + 12 + 12) / 3), rel=0.01) and verdict == compared.SUPPORTED
+    spread = dataclasses.replace(best, kind="spread", about=4.5)
+    assert evidence_of(spread, records)[0] == compared.CONTRADICTED  # 2x, wholly below 3.6x
+
+
+def test_the_largest_gain_lies_where_its_interval_clears_every_other_sizes():
+    records = [latency("standard", size, s) for size in (100, 10**4, 10**6) for s in spread_around(0.100)]
+    records += [latency("express", 100, s) for s in spread_around(0.090)]
+    records += [latency("express", 10**4, s) for s in spread_around(0.030)]
+    records += [latency("express", 10**6, s) for s in spread_around(0.060)]
+    most = claim(kind="largest_within", baseline="standard", other="express", per="size", within=(10**4, 10**5))
+    assert verdict(most, records) == compared.SUPPORTED
+    assert verdict(dataclasses.replace(most, within=(100,)), records) == compared.CONTRADICTED

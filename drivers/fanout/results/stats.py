@@ -54,6 +54,19 @@ def ratio_intervals(a, b, percentiles: list[float]) -> list[tuple[float, float] 
     return _two_samples(a, b, percentiles, np.divide)
 
 
+def mean_ratio_interval(a, b) -> tuple[float, float] | None:
+    """The confidence interval of mean(b) / mean(a), each side resampled on its own (a study
+    whose source compared means: fanout.results.study_tables)."""
+    if len(a) < 2 or len(b) < 2:
+        return None
+
+    def statistic(x, y, axis):  # one statistic, as _bootstrap's list of them
+        return (np.mean(y, axis=axis) / np.mean(x, axis=axis))[np.newaxis]
+
+    [ci] = _bootstrap((np.asarray(a, dtype=float), np.asarray(b, dtype=float)), statistic)
+    return ci
+
+
 def _two_samples(a, b, percentiles: list[float], combine) -> list[tuple[float, float] | None]:
     if len(a) < 2 or len(b) < 2:
         return [None] * len(percentiles)

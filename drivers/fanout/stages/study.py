@@ -8,6 +8,7 @@ docs/studies.md.
 
 import argparse
 import functools
+import shlex
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,9 +29,11 @@ REPORT_DIR = sweeps.STUDY_REPORTS  # results/studies/<name>/<sweep id>/
 RUN_FLAGS = {"help", "backend", "stack", "endpoint", "verbose", "tag", "resume", "timeout", "yes", "destroy_after",
              "workload"}  # fmt: skip
 LOCAL_ONLY = {"network", "network_scale"}  # keys of [local] alone: AWS has no network model
-TOP_KEYS = {"title", "description", "workload", "source", "sweep", "local", "reference", "claims"}
-SOURCE_KEYS = ("title", "url", "date", "platform")
-REFERENCE_KEYS = {"table", "measure", "rows", "statistics", "figures", "where", "note"}
+TOP_KEYS = {"title", "description", "workload", "source", "reproduces", "adapts", "sweep", "local", "reference", "claims"}
+SOURCE_KEYS = ("title", "author", "url", "date", "platform")
+REFERENCE_KEYS = {"table", "measure", "rows", "statistics", "figures", "where", "note", "derivation"}
+CELL_KEY = "cell"  # [[sweep.cell]]: the explicit cells, each a table of keys (fanout sweep's --cell)
+BAND_KINDS = ("ratio", "spread", "best_over_all")  # claims that state a range: `about`, or `low` and `high`
 FIRST_DEPLOY_MINUTES = 1.0
 
 
@@ -43,9 +46,11 @@ class Study:
     description: str
     workload: str
     source: dict
+    reproduces: tuple[str, ...]  # what of the source's experiment the study runs as the source did
+    adapts: tuple[str, ...]  # what it runs otherwise, and why
     sweep: dict
     local: dict
-    reference: compared.Reference
+    references: tuple[compared.Reference, ...]  # the published tables: the first, then those derived
     claims: tuple[compared.Claim, ...]
 
     def options(self, local: bool) -> dict:
@@ -62,9 +67,27 @@ class Study:
         argv = ["--backend", backend, *(["--stack", stack] if stack else []), "--workload", self.workload, "--tag",
                 self.tag(local)]  # fmt: skip
         for key, value in self.options(local).items():
-            if value != "":  # the local variant unsets a key of the study's with ""
+            if key == CELL_KEY:
+                argv += [part for cell in value for part in ("--cell", _cell_text(cell))]
+            elif value != "":  # the local variant unsets a key of the study's with ""
                 argv += [keys(local=True)[key], _text(key, value)]
         return argv
+
+    def rehearsal(self) -> str:
+        """What the local variant changes, as its keys say (LOCAL=1)."""
+        changed = [f"{key} {_shown(key, value)}" for key, value in self.local.items()]
+        return ", ".join(changed)
+
+
+def _cell_text(cell: dict) -> str:
+    """An explicit cell as fanout sweep's --cell takes it: KEY=VALUE words, quoted for the shell."""
+    return " ".join(f"{key}={shlex.quote(_text(key, value))}" for key, value in cell.items())
+
+
+def _shown(key: str, value) -> str:
+    if key == CELL_KEY:
+        return "; ".join(" ".join(f"{k}={v}" for k, v in cell.items()) for cell in value) or "none"
+    return "unset" if value == "" else (" ".join(map(str, value)) if isinstance(value, list) else str(value))
 
 
 def _text(key: str, value) -> str:
@@ -110,11 +133,14 @@ def load_file(path: Path) -> Study:
     _only(f"{where} [source]", source, set(SOURCE_KEYS))
     for key in SOURCE_KEYS:
         _string(f"{where} [source]", key, source.get(key), empty=key == "url")
+    tables = data.get("reference")
     study = Study(
         name=path.stem, title=data["title"], description=" ".join(data["description"].split()), workload=workload,
-        source=source, sweep=_options(where, "sweep", data.get("sweep"), keys()),
+        source=source, reproduces=_lines(where, "reproduces", data.get("reproduces")),
+        adapts=_lines(where, "adapts", data.get("adapts")), sweep=_options(where, "sweep", data.get("sweep"), keys()),
         local=_options(where, "local", data.get("local", {}), keys(local=True)),
-        reference=_reference(where, _table(where, "reference", data.get("reference"))),
+        references=tuple(_reference(where, _table(where, "reference", table))
+                         for table in (tables if isinstance(tables, list) else [tables])),
         claims=tuple(_claim(f"{where} claim {i + 1}", claim) for i, claim in enumerate(data.get("claims", []))),
     )  # fmt: skip
     for backend, local in (("aws", False), ("local", True)):
@@ -155,6 +181,13 @@ def keys(local: bool = False) -> dict[str, str]:
     return found
 
 
+def _lines(where: str, key: str, value) -> tuple[str, ...]:
+    """`reproduces` or `adapts`: a non-empty list of sentences."""
+    if not isinstance(value, list) or not value or not all(isinstance(line, str) and line.strip() for line in value):
+        raise UsageError(f"{where}: {key} must be a non-empty list of sentences, got {value!r}")
+    return tuple(" ".join(line.split()) for line in value)
+
+
 def _only(where: str, data: dict, allowed: set) -> None:
     unknown = sorted(set(data) - allowed)
     if unknown:
@@ -175,6 +208,9 @@ def _table(where: str, key: str, value) -> dict:
 def _options(where: str, key: str, value, allowed: dict) -> dict:
     options = _table(where, key, value)
     _only(f"{where} [{key}]", options, set(allowed))
+    cells = options.get(CELL_KEY, [])
+    if not isinstance(cells, list) or not all(isinstance(cell, dict) and cell for cell in cells):
+        raise UsageError(f"{where} [{key}]: {CELL_KEY} must be a list of tables of keys, got {cells!r}")
     return options
 
 
@@ -193,8 +229,14 @@ def _reference(where: str, data: dict) -> compared.Reference:
     figures = data.get("figures", [])
     for i, figure in enumerate(figures):
         _figure(f"{where} figures[{i}]", figure, rows, statistics)
+    derivation = data.get("derivation", "")
+    if derivation:
+        _choice(where, "derivation", derivation, compared.DERIVATIONS)
+        if compared.DERIVATIONS[derivation].needs not in rows:
+            raise UsageError(f"{where}: derivation {derivation!r} reads the row field "
+                             f"{compared.DERIVATIONS[derivation].needs!r}, which rows lacks")  # fmt: skip
     return compared.Reference(data["table"], measure, tuple(rows), tuple(statistics), tuple(figures),
-                              _table(where, "where", data.get("where", {})), data.get("note", ""))  # fmt: skip
+                              _table(where, "where", data.get("where", {})), data.get("note", ""), derivation)  # fmt: skip
 
 
 def _figure(where: str, figure, rows: list, statistics: list) -> None:
@@ -221,8 +263,13 @@ def _claim(where: str, data) -> compared.Claim:
     missing = [key for key in compared.CLAIM_NEEDS[kind] if key not in data]
     if missing:
         raise UsageError(f"{where}: a {kind} claim needs {', '.join(compared.CLAIM_NEEDS[kind])}; missing {missing[0]!r}")
+    if kind in BAND_KINDS and "about" not in data and not {"low", "high"} <= set(data):
+        raise UsageError(f"{where}: a {kind} claim needs about, or low and high")
+    _choice(where, "statistic", data.get("statistic", "median"), compared.CLAIM_STATISTICS)
+    if data.get("aws_only") and data.get("decided_by_model"):
+        raise UsageError(f"{where}: a claim is aws_only or decided_by_model, not both")
     try:
-        return compared.Claim(**data)
+        return compared.Claim(**{**data, "within": tuple(data.get("within", ()))})
     except TypeError as exc:
         raise UsageError(f"{where}: {exc}") from None
 
@@ -313,9 +360,24 @@ def listing() -> sections.Report:
     note = ("USD: the AWS estimate of fanout.cloud.costs (the local backend is free); minutes: downloads at the assumed "
             "75 MiB/s with the queue mapping's ramp, plus deploys; a local run takes longer by the network scale it "
             "picks. Sources: docs/studies.md")  # fmt: skip
-    blocks: list[Block] = [Table("Studies (make study STUDY=<name> [BACKEND=aws] [LOCAL=1])", rows, note, labels=2),
-                           *(Text(f"  {s.name}: {s.title} ({s.source['date']})") for s in studies)]  # fmt: skip
+    blocks: list[Block] = [Table("Studies (make study STUDY=<name> [BACKEND=aws] [LOCAL=1])", rows, note, labels=2)]
+    for study in studies:
+        blocks += [Text(f"  {study.name}: {study.title} (source: {cited(study.source)})"),
+                   *(Text(f"    {line}") for line in method_lines(study)),
+                   *(Text(f"    claim: {claim.text}; LOCAL=1: {claim.rehearsal() or 'tested as on AWS'}")
+                     for claim in study.claims)]  # fmt: skip
     return sections.Report("Studies", "", blocks)
+
+
+def cited(source: dict) -> str:
+    """The source as a reference names it: title, author or site, date."""
+    return f"{source['title']}, {source['author']}, {source['date']}"
+
+
+def method_lines(study: Study) -> list[str]:
+    """What the study reproduces, what it adapts and why, and what its rehearsal changes."""
+    return [*(f"reproduces: {line}" for line in study.reproduces), *(f"adapts: {line}" for line in study.adapts),
+            f"rehearsal (LOCAL=1): {study.rehearsal() or 'the study as it is'}"]  # fmt: skip
 
 
 # ---- the report -----------------------------------------------------------------------------------
@@ -330,14 +392,15 @@ def records_of(manifest: sweeps.Manifest, workload: str) -> list[dict]:
     return found
 
 
-def provenance(study: Study, manifest: sweeps.Manifest, label: str) -> list[Block]:
-    """What was run and how its numbers were made (`label`)."""
+def provenance(study: Study, manifest: sweeps.Manifest, label: str, local: bool = False) -> list[Block]:
+    """What was run and how its numbers were made (`label`; `local`: a rehearsal, whose cells are
+    its own)."""
     source = study.source
     return [
         Heading("How it was made"),
-        Text(study.description),
-        Text(f"Source: {source['title']}, {source['date']}, {source['url'] or 'URL not recorded'}; "
-             f"ran on: {source['platform']}."),
+        Text(f"The study, as its AWS run makes it: {study.description}" if local else study.description),
+        Text(f"Source: {cited(source)}, {source['url'] or 'address not recorded'}; ran on: {source['platform']}."),
+        *(Text(f"- {line[0].upper()}{line[1:]}") for line in method_lines(study)),
         Text(f"Ours: sweep {manifest.sweep_id} ({len(manifest.cells)} cells, tag {manifest.tag}), {label}."),
     ]  # fmt: skip
 
@@ -351,18 +414,22 @@ def simulation(label: str, backend: str | None) -> list[Block]:
                  "backend and say nothing about AWS.", "bold")]  # fmt: skip
 
 
-def answer(study: Study, records: list[dict], label: str, folder: Path) -> list[Block]:
-    """The study's answer: each claim's verdict, and ours against the published figures in a plot
-    per published table (fanout.results.study_plots), written into `folder`."""
+def answer(study: Study, records: list[dict], label: str, folder: Path, local: bool = False) -> list[Block]:
+    """The study's answer: each claim's verdict (a rehearsal's, `local`, says which test nothing),
+    and ours against the published figures in a plot per published table
+    (fanout.results.study_plots), written into `folder`."""
     from fanout.results import study_plots  # matplotlib: imported by a report, never by the CLI's parser
 
-    found = compared.verdicts(list(study.claims), records)
-    path = study_plots.draw(study.reference, compared.points(study.reference, records), label,
-                            folder / study_plots.file_name(0), row_label(study.workload, study.reference.rows))  # fmt: skip
+    found = compared.verdicts(list(study.claims), records, local)
+    images = []
+    for i, reference in enumerate(study.references):
+        path = study_plots.draw(reference, compared.points(reference, records), label, folder / study_plots.file_name(i),
+                                row_label(study.workload, reference.rows))  # fmt: skip
+        images.append(sections.Image(path, study_plots.caption_text(reference)))
     claims: list[Block] = []
     if found:
-        claims = [Text(compared.tally(found)), compared.judge(list(study.claims), records, found)]
-    return [*claims, sections.Figures((sections.Image(path, study_plots.caption_text(study.reference)),), headed=False)]
+        claims = [Text(compared.tally(found)), compared.judge(list(study.claims), records, local, found)]
+    return [*claims, sections.Figures(tuple(images), headed=False)]
 
 
 def row_label(workload: str, rows: tuple[str, ...]):
@@ -377,8 +444,10 @@ def row_label(workload: str, rows: tuple[str, ...]):
     return label
 
 
-def report_tables(study: Study, records: list[dict]) -> list[Table]:
-    return [compared.comparison(study.reference, records)]
+def report_tables(study: Study, records: list[dict], local: bool = False) -> list[Table]:
+    """Each published table with ours beside it (a rehearsal's headed so)."""
+    ours = "rehearsal" if local else "ours"
+    return [compared.comparison(reference, records, ours) for reference in study.references]
 
 
 def report_dir(study: Study, manifest: sweeps.Manifest) -> Path:
@@ -395,10 +464,11 @@ def write_report(study: Study, manifest: sweeps.Manifest) -> sections.Report:
     records = records_of(manifest, study.workload)
     folder = report_dir(study, manifest)
     folder.mkdir(parents=True, exist_ok=True)
-    warning, found = simulation(label, first.backend), answer(study, records, label, folder)
+    local = backends.simulated(first.backend)
+    warning, found = simulation(label, first.backend), answer(study, records, label, folder, local)
     # The terminal keeps its order (title, provenance, tables, verdicts); the files open with the answer.
     blocks = [Text(study.title, "bold", only=TERMINAL), *sections.on_only(warning, TERMINAL),
-              *provenance(study, manifest, label), *report_tables(study, records),
+              *provenance(study, manifest, label, local), *report_tables(study, records, local),
               *sections.on_only(found, TERMINAL)]  # fmt: skip
     pages = [(f"sweep {manifest.sweep_id}", sweeps.sweep_dir(manifest.sweep_id)),
              *((f"run {run_id}", runs.run_dir(run_id)) for run_id in done)]  # fmt: skip

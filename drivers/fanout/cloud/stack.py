@@ -41,6 +41,7 @@ class Stack:
     # fanout.cloud.package.SDKS; a stack deployed before the zip bundled the SDK ran on the runtime's.
     sdk: str = "runtime"
     object_keys: list = field(default_factory=list)  # KEYS copies, object_key first; none before KEYS existed
+    ephemeral_storage: str = "auto"  # EPHEMERAL_STORAGE: /tmp in MB, or auto (before it was an input: auto)
     # What the registered workloads read from the outputs (fanout.common.registry.stack_fields; latency:
     # storage, express_bucket, express_az), by output name; run.json holds them beside the rest.
     workload_outputs: dict = field(default_factory=dict)

@@ -44,6 +44,7 @@ class RunStack(Recorded):
     default_strategy: str | None = None
     sdk: str = "runtime"  # a stack deployed before the zip bundled the SDK ran on the runtime's
     object_keys: list = field(default_factory=list)
+    ephemeral_storage: str | None = None  # EPHEMERAL_STORAGE as deployed (MB, or auto); None: before it was recorded
 
 
 @dataclass(frozen=True)

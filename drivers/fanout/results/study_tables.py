@@ -13,6 +13,7 @@ import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from fanout.results import tables
 from fanout.results.sections import Table
 
 SUPPORTED, CONTRADICTED, UNDECIDED, UNTESTABLE = "supported", "contradicted", "not decided", "not testable"

@@ -17,8 +17,14 @@ ROW_NUMBER = "row"  # the header of the row numbers that stand in for long label
 KEY_TITLE = "Row key"  # the title of the table of what each row number stands for
 
 
+class Exact(float):
+    """A number shown as it was written (a published figure, transcribed), never rounded."""
+
+
 def fmt(value) -> str:
-    """Numbers to about four significant digits, so that tables stay narrow."""
+    """Numbers to about four significant digits, so that tables stay narrow; Exact ones whole."""
+    if isinstance(value, Exact):
+        return f"{float(value):g}"
     if isinstance(value, float):
         magnitude = abs(value)
         decimals = 0 if magnitude >= 100 else 1 if magnitude >= 10 else 2 if magnitude >= 1 else 3

@@ -533,3 +533,17 @@ def test_a_bad_explicit_cell_is_one_line_naming_the_word(cell, named):
 def test_an_explicit_cell_already_in_the_product_runs_once():
     grid = axes.Axes.parse(texts(memory="512 1024"))
     assert grid.cells() == dataclasses.replace(grid, more=(axes.Axes.parse(texts(memory="512")),)).cells()
+
+
+def test_every_cell_deploys_the_sweeps_ephemeral_storage_and_a_resume_keeps_it(isolated):
+    args = cli.build_parser().parse_args(["sweep", "--memory", "1024 2048", "--object-size", "1GiB",
+                                          "--strategy", "download_file", "--ephemeral-storage", "1200"])  # fmt: skip
+    chosen = sweep.from_args(args)
+    resumed = sweep.SweepParams.from_manifest(sweeps.new_manifest(chosen.settings(), []))
+    for made in (chosen, resumed):
+        deployment = sweep._Deployment(made, "id", Console())
+        assert {deployment.inputs_for(c, i).variables("", "zip")["ephemeral_storage"]
+                for i, c in enumerate(made.axes.cells())} == {1200}  # fmt: skip
+    with pytest.raises(UsageError, match="ephemeral storage 1000 MB: strategy download_file needs"):
+        sweep.from_args(cli.build_parser().parse_args(["sweep", "--object-size", "1GiB", "--strategy", "download_file",
+                                                       "--ephemeral-storage", "1000"]))  # fmt: skip

@@ -16,7 +16,7 @@ from test_workloads import calls
 
 from fanout.workloads.download import across as crossrun, endpoint_ips, report
 from fanout import insights
-from fanout.results import run_folders as runs, run_record, stats, tables, terminal
+from fanout.results import markdown, run_folders as runs, run_record, stats, tables, terminal
 from fanout.workloads.download import compare as download_compare
 from fanout.workloads.latency import report as latency_report
 
@@ -203,3 +203,23 @@ def test_latency_reports_keep_every_table_whole(printed, console, tmp_path):
     assert "Latency by run, class, measure and size (s)" in titles and "Express / Standard, ratio of medians" in titles
     assert "express: get first byte (s)" in titles
     assert_whole(printed)
+
+
+def test_a_latency_report_says_which_client_made_the_calls_and_in_what_order(console):
+    def opening(options: dict) -> str:
+        summary = {"run": {"run_id": "r", "backend": "local", "stack": {"stack": "s", "memory": 1024},
+                           "parameters": {"workload_options": options}},
+                   "network": "measured on AWS", "units": latency_report.UNITS, "percentiles": "exact",
+                   "ci_method": stats.CI_METHOD, "dead_lettered": [], "rows": [], "ratios": [],
+                   "counts": {"sent": 1, "seqs_done": 1, "calls": 0, "in_query": 0, "error_records": 0}}  # fmt: skip
+        return markdown.document(latency_report.sections(summary))
+
+    source = opening({"sizes": [1], "reps": 10, "storage": [], "order": "by-class", "client": "per-call"})
+    assert "a new client per call, built before its timer" in source and "every repetition of a class, then" in source
+    before = opening({"sizes": [1], "reps": 10, "storage": []})  # a run sent before both were options
+    assert "one pooled client per message" in before and "the classes in turn within each repetition" in before
+
+
+def test_a_published_figure_is_shown_as_transcribed_while_ours_are_rounded():
+    assert [tables.fmt(tables.Exact(v)) for v in (12.04, 596.1, 95)] == ["12.04", "596.1", "95"]
+    assert [tables.fmt(v) for v in (12.04, 596.1)] == ["12.0", "596"]

@@ -195,6 +195,18 @@ figures = [{ memory_size = 1024, min = 1.0, max = 2.0 }]
     (("[reference]", '[[claims]]\ntext = "x"\nkind = "faster"\nmeasure = "seconds"\nfield = "storage"\nfaster = "a"\n[reference]'),
      "'slower'"),
     (("[reference]", '[[claims]]\ntext = "x"\nkind = "better"\nmeasure = "seconds"\nfield = "f"\n[reference]'), "'better'"),
+    (('adapts = ["a"]', "adapts = []"), "adapts"),
+    (('author = "w"', 'author = ""'), "author"),
+    (('statistics = ["min", "max"]', 'statistics = ["min", "max"]\nderivation = "per-fortnight"'), "'per-fortnight'"),
+    (('rows = ["memory_size"]', 'rows = ["memory_size"]\nderivation = "mibit-per-s"'), "'object_size'"),
+    (("[reference]", '[[claims]]\ntext = "x"\nkind = "ratio"\nmeasure = "seconds"\nfield = "f"\na = 1\nb = 2\n[reference]'),
+     "about, or low and high"),
+    (("[reference]", '[[claims]]\ntext = "x"\nkind = "best_over_all"\nmeasure = "seconds"\nfield = "f"\nabout = 2\n[reference]'),
+     "'seconds' is not one of"),
+    (("[reference]", '[[claims]]\ntext = "x"\nkind = "faster"\nmeasure = "seconds"\nfield = "f"\nfaster = 1\nslower = 2\n'
+                     'statistic = "mode"\n[reference]'), "'mode'"),
+    (("[local]", "[[sweep.cell]]\n[local]"), "cell"),
+    (("[local]\n", '[local]\ncell = [{ colour = "red" }]\n'), "'colour=red'"),
 ])  # fmt: skip
 def test_a_bad_study_file_is_one_line_naming_the_file_and_the_value(tmp_path, change, named):
     path = tmp_path / "bad.toml"

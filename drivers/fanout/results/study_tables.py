@@ -420,7 +420,7 @@ def _spread(claim: Claim, records: list[dict]) -> Verdict:
 def _best_over_all(claim: Claim, records: list[dict]) -> Verdict:
     """The fastest group's rate over every record's (the unpinned mix), within the band."""
     by_group = _by_group(claim, records)
-    if len(by_group) < 2 or not MEASURES[claim.measure].rate:
+    if len(by_group) < 2:
         return Verdict(claim.text, UNTESTABLE, f"fewer than 2 values of {claim.field} with 2 records or more")
     best = _fastest(claim, by_group)
     found = _ratio(claim, records, None, best)
@@ -435,5 +435,6 @@ def _best_over_all(claim: Claim, records: list[dict]) -> Verdict:
 # The kinds of claim a study may state, and what each needs besides text, kind, measure and field.
 CLAIM_KINDS = {"faster": _faster, "ratio": _ratio_claim, "max_reduction": _max_reduction,
                "largest_within": _largest_within, "spread": _spread, "best_over_all": _best_over_all}  # fmt: skip
+RATE_KINDS = ("best_over_all",)  # kinds that compare rates (the best group's against all records')
 CLAIM_NEEDS = {"faster": ("faster", "slower"), "ratio": ("a", "b"), "max_reduction": ("baseline", "other", "value"),
                "largest_within": ("baseline", "other", "per", "within"), "spread": (), "best_over_all": ()}  # fmt: skip

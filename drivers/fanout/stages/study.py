@@ -266,6 +266,9 @@ def _claim(where: str, data) -> compared.Claim:
     if kind in BAND_KINDS and "about" not in data and not {"low", "high"} <= set(data):
         raise UsageError(f"{where}: a {kind} claim needs about, or low and high")
     _choice(where, "statistic", data.get("statistic", "median"), compared.CLAIM_STATISTICS)
+    if kind in compared.RATE_KINDS and not compared.MEASURES[data["measure"]].rate:
+        rates = ", ".join(name for name, measure in compared.MEASURES.items() if measure.rate)
+        raise UsageError(f"{where}: a {kind} claim compares rates: measure {data['measure']!r} is not one of {rates}")
     if data.get("aws_only") and data.get("decided_by_model"):
         raise UsageError(f"{where}: a claim is aws_only or decided_by_model, not both")
     try:

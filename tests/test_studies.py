@@ -199,6 +199,8 @@ figures = [{ memory_size = 1024, min = 1.0, max = 2.0 }]
     (('author = "w"', 'author = ""'), "author"),
     (('statistics = ["min", "max"]', 'statistics = ["min", "max"]\nderivation = "per-fortnight"'), "'per-fortnight'"),
     (('rows = ["memory_size"]', 'rows = ["memory_size"]\nderivation = "mibit-per-s"'), "'object_size'"),
+    (('statistics = ["min", "max"]\nfigures = [{ memory_size = 1024, min = 1.0, max = 2.0 }]',
+      'statistics = ["n"]\nderivation = "mibit-per-s"'), "'n'"),
     (("[reference]", '[[claims]]\ntext = "x"\nkind = "ratio"\nmeasure = "seconds"\nfield = "f"\na = 1\nb = 2\n[reference]'),
      "about, or low and high"),
     (("[reference]", '[[claims]]\ntext = "x"\nkind = "best_over_all"\nmeasure = "seconds"\nfield = "f"\nabout = 2\n[reference]'),

@@ -51,7 +51,8 @@ STATISTICS = ("n", "min", "p25", "p50", "avg", "p75", "p90", "p99", "max")
 # What a claim compares of each side: its median, or its mean (a source that averaged its runs).
 CLAIM_STATISTICS = ("median", "mean")
 # A reciprocal turns each statistic into its mirror: the slowest seconds are the lowest rate.
-MIRROR = {"n": "n", "min": "max", "p25": "p75", "p50": "p50", "avg": "avg", "p75": "p25", "p90": "p10", "max": "min"}
+# The statistics a derived table may hold: each has its mirror among STATISTICS.
+MIRROR = {"min": "max", "p25": "p75", "p50": "p50", "avg": "avg", "p75": "p25", "max": "min"}
 
 
 @dataclass(frozen=True)

@@ -232,6 +232,8 @@ def _reference(where: str, data: dict) -> compared.Reference:
     derivation = data.get("derivation", "")
     if derivation:
         _choice(where, "derivation", derivation, compared.DERIVATIONS)
+        for name in statistics:
+            _choice(f"{where} (derived)", "statistic", name, compared.MIRROR)
         if compared.DERIVATIONS[derivation].needs not in rows:
             raise UsageError(f"{where}: derivation {derivation!r} reads the row field "
                              f"{compared.DERIVATIONS[derivation].needs!r}, which rows lacks")  # fmt: skip

@@ -103,6 +103,10 @@ run "tmp_holds_a_1_GiB_object_in_download_file_mode" {
     error_message = "The derived /tmp size must be the object plus headroom."
   }
   assert {
+    condition     = output.ephemeral_storage == "auto"
+    error_message = "A derived /tmp size must be recorded as auto, so that a redeploy keeps deriving it."
+  }
+  assert {
     condition     = aws_lambda_function.downloader.ephemeral_storage[0].size * pow(1024, 2) > var.object_size
     error_message = "/tmp must be larger than the object."
   }
@@ -119,6 +123,10 @@ run "an_explicit_tmp_size_is_kept_when_the_object_fits" {
   assert {
     condition     = aws_lambda_function.downloader.ephemeral_storage[0].size == var.ephemeral_storage
     error_message = "An explicit ephemeral_storage must be used as given."
+  }
+  assert {
+    condition     = output.ephemeral_storage == "4096"
+    error_message = "An explicit ephemeral_storage must be recorded as given, so that a redeploy keeps it."
   }
 }
 

@@ -111,8 +111,9 @@ def test_the_published_figures_are_the_sources(name, index):
 
 def test_the_fanout_mbps_table_is_the_sources_derivation_of_its_seconds():
     """1024 x 8 / seconds, the columns reversed: the two transcribed tables agree to 0.1%."""
-    seconds, mbps = study.load("lambda-fanout").references
-    assert mbps.derivation == "mibit-per-s" and mbps.rows == seconds.rows
+    seconds, mbps, rates = study.load("lambda-fanout").references
+    assert mbps.derivation == "mibit-per-s" and mbps.rows == seconds.rows == rates.rows
+    assert (rates.measure, rates.figures) == ("mibit_per_s", ())  # ours only: each download's own rate
     rows = {tuple(f[r] for r in seconds.rows): f for f in seconds.figures}
     for figure in mbps.figures:
         mine = rows[tuple(figure[r] for r in mbps.rows)]
@@ -360,6 +361,10 @@ def test_a_derived_table_mirrors_our_statistics_as_the_source_derived_its_own():
                                    ({"object_size": GIB, "memory_size": 1024, "min": 500.0, "avg": 600.0, "max": 800.0},),
                                    derivation="mibit-per-s")  # fmt: skip
     records = [download(1024, 1, s, object_size=size) for s in (10.0, 12.0, 17.0) for size in (GIB, 8 * MIB)]
+    own = compared.Reference("rates", "mibit_per_s", ("object_size",), ("min", "avg"))
+    rates = {row[0]: row for row in compared.comparison(own, [{**r, "mib_per_s": r["object_size"] / 2**20 / r["seconds"]}
+                                                               for r in records]).rows[1:]}  # fmt: skip
+    assert rates[GIB][1] == pytest.approx(8192 / 17.0) and rates[GIB][4] == pytest.approx(8192 * (1 / 10 + 1 / 12 + 1 / 17) / 3)
     header, *rows = compared.comparison(reference, records, "rehearsal").rows
     assert header[2:5] == ["rehearsal min", "published min", "ratio min"]
     by_size = {row[0]: dict(zip(header, row)) for row in rows}

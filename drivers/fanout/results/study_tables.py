@@ -43,6 +43,8 @@ MEASURES = {
     "first_byte_seconds": Measure("s", lambda r: r.get("first_byte_seconds")),
     "mb_per_s": Measure("MB/s (decimal)", lambda r: (v / 1e6 if (v := _per_second(r, "bytes")) else None), rate=True),
     "mib_per_s": Measure("MiB/s (binary, 2^20 bytes/s)", lambda r: r.get("mib_per_s"), rate=True),  # seqread's, as fio's
+    "mibit_per_s": Measure("Mibit/s (2^20 bits/s, each download's own rate)",
+                           lambda r: (v * 8 if (v := r.get("mib_per_s")) else None), rate=True),  # fmt: skip
     "requests_per_s": Measure("requests/s (a record's GETs over its seconds)", lambda r: _per_second(r, "requests"),
                               rate=True),  # fmt: skip
 }

@@ -57,7 +57,8 @@ def test_the_report_has_our_cells_in_the_published_shape_labelled_a_simulation(r
     assert "The study, as its AWS run makes it: An SQS queue" in text  # the rehearsal's cells are its own
     assert "- Rehearsal (LOCAL=1): concurrency 1 2, object_size 8MiB, multiplier 2, network lambda-2024" in text
     header = "| object_size | memory_size | concurrency_limit | rehearsal min | published min | ratio min | rehearsal p25 |"
-    assert text.count(header) == 3  # the seconds, the derived 'Mbps', and our own rates (no published figures)
+    assert text.count(header) == 2  # the seconds and the derived 'Mbps' (our own rates: ours alone, no published)
+    assert (folder / "ours_vs_published.png").is_file() and (folder / "ours_vs_published_2.png").is_file()
     for published in ("| 1073741824 | 1024 | 1 | - | 12.04 | - | - | 12.16 |", "| 1073741824 | 1024 | 500 | - | 11.81 |",
                       "| 1073741824 | 2048 | 500 | - | 574.7 | - | - | 591.8 |"):  # as transcribed, unrounded
         assert published in text

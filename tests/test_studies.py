@@ -50,7 +50,7 @@ SOURCES = {
         "date": "2011-12", "assumed": ["100 KB", "memory"]},
     "seqread-cross-region": {
         "sweep": {"region": "us-east-2", "remote_region": "ap-northeast-1", "jobs": [1, 8, 16], "block": "8MiB",
-                  "file_size": ["500MiB", "1GiB"], "from": ["local", "remote"],
+                  "read_mode": "prefetch", "file_size": ["500MiB", "1GiB"], "from": ["local", "remote"],
                   "cell": [{"jobs": 1, "file_size": "3GiB"}]},
         "date": "2023-08", "assumed": ["2048 MB"]},
     "cli-upload-threads": {

@@ -19,7 +19,7 @@ def load_function_module(name: str, monkeypatch):
     for folder in reversed(FOLDERS):
         monkeypatch.syspath_prepend(str(folder))
     # The handler's own imports, fresh too.
-    for imported in ("measure", "workloads", "latency", "seqread", "transfer", "transfer_ops", "transfer_requests", "envelope", "invocation"):
+    for imported in ("cputime", "measure", "workloads", "latency", "seqread", "transfer", "transfer_ops", "transfer_requests", "envelope", "invocation"):
         monkeypatch.delitem(sys.modules, imported, raising=False)
     spec = importlib.util.spec_from_file_location(f"{name}_{next(_fresh)}", function_modules.source(name))
     module = importlib.util.module_from_spec(spec)

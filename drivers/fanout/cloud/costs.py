@@ -162,6 +162,15 @@ def insights_scans(messages: int, run_seconds: float) -> float:
     return REPORT_QUERIES + WAIT_END_QUERIES + polls * len(insights.seq_slices(messages)) / 2
 
 
+def time_limit_problem(seconds: float, timeout: int, arithmetic: str, remedy: str) -> str | None:
+    """Why a message predicted to take `seconds` (`arithmetic`: the prediction, at the assumed
+    rates) cannot end within the function's `timeout` seconds, and `remedy`; None when it fits.
+    Lambda ends a message past its timeout: its clean-up never runs and it is retried."""
+    if seconds <= timeout:
+        return None
+    return f"{arithmetic} takes {seconds:.0f} s, over the function's timeout of {timeout} s: {remedy}"
+
+
 def refusal(messages: int, largest_run: int, usd: float, confirmed: bool) -> str | None:
     """Why a run (or a sweep, with its totals) must not be sent, or None: a run of more than
     MAX_MESSAGES always, more than CONFIRM_MESSAGES messages or CONFIRM_USD dollars without --yes."""

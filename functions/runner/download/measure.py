@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import cputime
 import endpoints
 import envelope
 import strategies
@@ -270,10 +271,10 @@ def download(s3, bucket: str, key: str, strategy: strategies.Choice, directory: 
     with tempfile.TemporaryDirectory(dir=directory) as scratch, pinning as where, RequestLog().attached(s3) as requests:
         target = strategies.Target(fileobj=strategies.Discard(), path=str(Path(scratch) / "object"))
         start_ms = time.time_ns() // 1_000_000
-        progress, cpu_started = Progress(), time.process_time()
+        progress, cpu_started = Progress(), cputime.now()
         with progress.attached(s3):
             strategy.download(s3, bucket, key, progress, target)
-        ended, cpu_ended = time.monotonic(), time.process_time()
+        ended, cpu_ended = time.monotonic(), cputime.now()
         end_ms = time.time_ns() // 1_000_000
     first_chunk_at = ended if progress.first_chunk_at is None else progress.first_chunk_at  # empty object
     return Download(
@@ -328,8 +329,7 @@ def success_record(message: Message, result: Download, context: dict) -> dict:
         "start_ms": result.start_ms,
         "end_ms": result.end_ms,
         "s3_request_id": result.s3_request_id,
-        "cpu_seconds": result.cpu_seconds,
-        "cpu_share": result.cpu_seconds / result.seconds,
+        **cputime.fields(result.cpu_seconds, result.seconds),
         **result.requests,
         **result.pin,
         "first_byte_seconds": result.requests["request_ttfb_ms"][0] / 1000 if result.requests["request_ttfb_ms"] else None,

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import boto3
 
+import cputime
 import envelope
 import units
 
@@ -202,21 +203,24 @@ def new_client(s3):
 
 def put(s3, bucket: str, key: str, data: bytes) -> dict:
     start_ms = time.time_ns() // 1_000_000
-    started = time.monotonic()
+    started, cpu_started = time.monotonic(), cputime.now()
     s3.put_object(Bucket=bucket, Key=key, Body=data)
-    return {"seconds": time.monotonic() - started, "first_byte_seconds": None, "start_ms": start_ms}
+    seconds = time.monotonic() - started
+    return {"seconds": seconds, "first_byte_seconds": None, "start_ms": start_ms,
+            **cputime.fields(cputime.now() - cpu_started, seconds)}  # fmt: skip
 
 
 def get(s3, bucket: str, key: str, size: int) -> dict:
     start_ms = time.time_ns() // 1_000_000
-    started = time.monotonic()
+    started, cpu_started = time.monotonic(), cputime.now()
     body = s3.get_object(Bucket=bucket, Key=key)["Body"]
     headers_at = time.monotonic()
     received = sum(len(chunk) for chunk in body.iter_chunks(READ_CHUNK))
-    ended = time.monotonic()
+    ended, cpu_ended = time.monotonic(), cputime.now()
     if received != size:
         raise SizeMismatch(f"GET of {key} returned {received} bytes, PUT wrote {size}")
-    return {"seconds": ended - started, "first_byte_seconds": headers_at - started, "start_ms": start_ms}
+    return {"seconds": ended - started, "first_byte_seconds": headers_at - started, "start_ms": start_ms,
+            **cputime.fields(cpu_ended - cpu_started, ended - started)}  # fmt: skip
 
 
 def delete_all(s3, written: set[tuple[str, str]]) -> list[tuple[str, str]]:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import boto3
 
+import cputime
 import envelope
 import invocation
 import units
@@ -313,13 +314,13 @@ def fixed_all(s3, bucket: str, params: Params) -> dict:
             last = min(first + params.block, params.file_size) - 1
             timings[job].append(read_block(s3, bucket, key, first, last))
 
-    started = time.monotonic()
+    started, cpu_started = time.monotonic(), cputime.now()
     with ThreadPoolExecutor(max_workers=params.jobs * params.depth) as pool:
         futures = [pool.submit(worker, job) for job in range(params.jobs) for _ in range(params.depth)]
         for future in futures:
             future.result()
     seconds = time.monotonic() - started
-    return summary(params, seconds, started, timings)
+    return {**summary(params, seconds, started, timings), **cputime.fields(cputime.now() - cpu_started, seconds)}
 
 
 def read_block(s3, bucket: str, key: str, first: int, last: int) -> tuple:

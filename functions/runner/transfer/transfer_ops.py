@@ -20,10 +20,13 @@ import boto3
 from boto3.s3.transfer import TransferConfig, create_transfer_manager
 from botocore.exceptions import ClientError
 
+import cputime
 import transfer_requests
 
 BLOCK = os.urandom(1024 * 1024)  # the pattern every upload repeats
+SENT = ("PutObject", "UploadPart")  # the data requests whose bodies an upload sends
 DELETE_BATCH = 1000  # keys per DeleteObjects request (S3's limit)
+ID_PUT_ATTEMPTS = 5  # conditional PUTs of a FAN group's upload id, against 409 conflicts
 
 
 class Place(NamedTuple):
@@ -38,6 +41,10 @@ class CleanupFailed(Exception):
     """Objects the message wrote could not be deleted."""
 
 
+class SharedUploadConflict(Exception):
+    """A FAN group's upload id could not be published: its conditional PUT kept conflicting."""
+
+
 class CrtUnavailable(Exception):
     """CLIENT=crt cannot run here: boto3's CRT client ignores custom endpoints, or awscrt is missing."""
 
@@ -48,6 +55,7 @@ class PatternStream(io.RawIOBase):
     def __init__(self, size: int, offset: int = 0):
         self.size, self.position = size, 0
         self.offset = offset  # where in the pattern byte 0 is: a FAN member's part starts mid-object
+        self.delivered = 0  # bytes read from it, re-reads included
 
     def readable(self):
         return True
@@ -64,12 +72,18 @@ class PatternStream(io.RawIOBase):
         return self.position
 
     def read(self, n=-1):
+        """The next `n` bytes, built in one allocation of `n` (the pattern's pieces are views),
+        so that a part read into memory costs its size once (the memory check counts on it)."""
         n = self.size - self.position if n is None or n < 0 else min(n, self.size - self.position)
-        start = (self.offset + self.position) % len(BLOCK)
-        reps = (start + n) // len(BLOCK) + 1
-        data = (BLOCK * reps)[start:start + n] if reps > 1 else BLOCK[start:start + n]
+        start, pieces, left = (self.offset + self.position) % len(BLOCK), [], n
+        view = memoryview(BLOCK)
+        while left:
+            piece = view[start:start + left]
+            pieces.append(piece)
+            left, start = left - len(piece), 0
         self.position += n
-        return data
+        self.delivered += n
+        return b"".join(pieces)
 
     def readinto(self, buffer):
         data = self.read(len(buffer))
@@ -86,6 +100,14 @@ def transfer_config(params, threshold: int | None = None) -> TransferConfig:
     return config
 
 
+def parts_in_memory(params) -> int:
+    """Parts an upload through the transfer manager holds in memory at most: its in-memory chunks
+    (transfer_config) and the one more its submission thread has read and waits to queue
+    (s3transfer's TransferConfig docs); each part read costs its size once (PatternStream.read).
+    The drivers' memory check counts on this figure."""
+    return min(transfer_config(params).max_in_memory_upload_chunks + 1, params.parts)
+
+
 def run(s3, params, place: Place) -> dict:
     """The operation's measurement fields; whatever it wrote is gone when it returns or raises."""
     operation = {"upload": upload, "small-files": small_files, "copy": copy}[params.operation]
@@ -99,15 +121,15 @@ def run(s3, params, place: Place) -> dict:
 
 
 def timed(s3, work) -> dict:
-    """Run `work()` (it returns the bytes moved) counting `s3`'s requests: wall seconds, bytes,
-    decimal MB/s, the request fields."""
+    """Run `work(requests)` (it returns the bytes it moved, counted) counting `s3`'s requests: wall
+    seconds, bytes, decimal MB/s, CPU time, the request fields."""
     requests = transfer_requests.Requests()
-    start_ms = time.time_ns() // 1_000_000
+    start_ms, cpu_started = time.time_ns() // 1_000_000, cputime.now()
     with transfer_requests.counted(s3, requests):
         moved = work(requests)
     seconds = time.monotonic() - requests.started
     return {"start_ms": start_ms, "seconds": seconds, "bytes": moved, "mb_per_s": moved / seconds / 1e6,
-            **requests.fields(), "_requests": requests}  # fmt: skip
+            **cputime.fields(cputime.now() - cpu_started, seconds), **requests.fields(), "_requests": requests}  # fmt: skip
 
 
 def _public(fields: dict) -> dict:
@@ -123,16 +145,17 @@ def upload(s3, params, place: Place, written: set) -> dict:
     key = f"{place.prefix}/object"
     written.add(key)
     if params.client == "crt":
-        return _public(timed(s3, lambda _: crt_upload(s3, params, place.bucket, key)))
+        with crt_manager(s3, params) as manager:  # built before the clock starts
+            return _public(timed(s3, lambda _: crt_upload(manager, params, place.bucket, key)))
 
-    def work(_):
+    def work(requests):
         s3.upload_fileobj(PatternStream(params.size), place.bucket, key, Config=transfer_config(params))
-        return params.size
+        return requests.bytes_of(*SENT)
 
     return {**_public(timed(s3, work)), "multipart": params.multipart, "part_count": params.parts}
 
 
-def crt_upload(s3, params, bucket: str, key: str) -> int:
+def crt_manager(s3, params):
     """boto3's CRT transfer client: it sends through awscrt, not botocore, so the record's request
     counts stay empty; it cannot be pointed at the emulator (the drivers refuse it there)."""
     if not s3.meta.endpoint_url.endswith(".amazonaws.com"):
@@ -142,24 +165,30 @@ def crt_upload(s3, params, bucket: str, key: str) -> int:
     manager = create_transfer_manager(s3, config)
     if type(manager).__name__ != "CRTTransferManager":
         raise CrtUnavailable(f"boto3 {boto3.__version__} gave {type(manager).__name__}, not the CRT client (awscrt missing?)")
-    with manager:
-        manager.upload(PatternStream(params.size), bucket, key).result()
-    return params.size
+    return manager
+
+
+def crt_upload(manager, params, bucket: str, key: str) -> int:
+    """The bytes the CRT client read from the stream (botocore's events do not see its requests)."""
+    stream = PatternStream(params.size)
+    manager.upload(stream, bucket, key).result()
+    return stream.delivered
 
 
 def fan_upload(s3, params, place: Place, written: set) -> dict:
     """FAN=N: this message uploads its share of the parts of the group's one multipart upload (the
-    first message to arrive creates it and publishes its id with a conditional PUT, so that no
-    message waits for another), then completes it if every part is there. On a failure the upload
+    first id published with a conditional PUT wins: shared_upload; no message waits for another),
+    then completes it if every part is there. On a failure the upload
     is aborted, which fails the group's other messages too. Hand-written: the transfer manager
     uploads all of an object's parts or none."""
     key, id_key = f"{place.prefix}/object", f"{place.prefix}/upload-id"
     upload_id = shared_upload(s3, place.bucket, key, id_key)
     first, last = place.member * params.parts // params.fan, (place.member + 1) * params.parts // params.fan
     try:
-        def work(_):
+        def work(requests):
             with ThreadPoolExecutor(params.threads) as pool:
-                return sum(pool.map(lambda n: upload_part(s3, params, place.bucket, key, upload_id, n), range(first, last)))
+                list(pool.map(lambda n: upload_part(s3, params, place.bucket, key, upload_id, n), range(first, last)))
+            return requests.bytes_of("UploadPart")
 
         fields = timed(s3, work)
         completed = complete_if_whole(s3, place.bucket, key, upload_id, params.parts)
@@ -174,30 +203,33 @@ def fan_upload(s3, params, place: Place, written: set) -> dict:
 
 
 def shared_upload(s3, bucket: str, key: str, id_key: str) -> str:
-    """The group's upload id: the published one, else a new upload published with If-None-Match
-    (a message that loses that race aborts its own and takes the winner's)."""
-    try:
-        return s3.get_object(Bucket=bucket, Key=id_key)["Body"].read().decode()
-    except ClientError as exc:
-        if exc.response["Error"]["Code"] != "NoSuchKey":
-            raise
+    """The group's upload id. Every member creates an upload and offers its id with a conditional
+    PUT (If-None-Match: *): the first PUT wins; a loser (412 PreconditionFailed) aborts its own
+    upload and reads the winner's id, which exists by then. No member reads the id before that:
+    without s3:ListBucket, S3 answers a GET of a missing key with 403 AccessDenied, not 404.
+    A 409 ConditionalRequestConflict (a concurrent write of the key) is retried."""
     mine = s3.create_multipart_upload(Bucket=bucket, Key=key)["UploadId"]
-    try:
-        s3.put_object(Bucket=bucket, Key=id_key, Body=mine.encode(), IfNoneMatch="*")
-        return mine
-    except ClientError as exc:
-        _abort(s3, bucket, key, mine)
-        if exc.response["Error"]["Code"] not in ("PreconditionFailed", "ConditionalRequestConflict"):
-            raise
-    return s3.get_object(Bucket=bucket, Key=id_key)["Body"].read().decode()
+    for _ in range(ID_PUT_ATTEMPTS):
+        try:
+            s3.put_object(Bucket=bucket, Key=id_key, Body=mine.encode(), IfNoneMatch="*")
+            return mine
+        except ClientError as exc:
+            code = exc.response["Error"]["Code"]
+            if code == "ConditionalRequestConflict":
+                continue
+            _abort(s3, bucket, key, mine)
+            if code != "PreconditionFailed":
+                raise
+            return s3.get_object(Bucket=bucket, Key=id_key)["Body"].read().decode()
+    _abort(s3, bucket, key, mine)
+    raise SharedUploadConflict(f"the id of s3://{bucket}/{id_key} stayed in conflict over {ID_PUT_ATTEMPTS} PUTs")
 
 
-def upload_part(s3, params, bucket: str, key: str, upload_id: str, index: int) -> int:
+def upload_part(s3, params, bucket: str, key: str, upload_id: str, index: int) -> None:
     start = index * params.part_size
     size = min(params.part_size, params.size - start)
     body = PatternStream(size, offset=start).read()
     s3.upload_part(Bucket=bucket, Key=key, UploadId=upload_id, PartNumber=index + 1, Body=body)
-    return size
 
 
 def complete_if_whole(s3, bucket: str, key: str, upload_id: str, parts: int) -> bool:
@@ -245,15 +277,16 @@ def small_files(s3, params, place: Place, written: set) -> dict:
         with transfer_requests.counted(client, requests) if client is not s3 else nullcontext():
             if params.direction == "put":
                 client.put_object(Bucket=place.bucket, Key=key, Body=data)
-                moved = len(data)
+                read = 0
             else:
-                moved = sum(len(c) for c in client.get_object(Bucket=place.bucket, Key=key)["Body"].iter_chunks(1 << 20))
+                read = sum(len(c) for c in client.get_object(Bucket=place.bucket, Key=key)["Body"].iter_chunks(1 << 20))
         seconds.append(time.monotonic() - started)
-        return moved
+        return read
 
     def work(requests):
         with ThreadPoolExecutor(params.threads) as pool:
-            return sum(pool.map(lambda key: one(key, requests), keys))
+            read = sum(pool.map(lambda key: one(key, requests), keys))
+        return read if params.direction == "get" else requests.bytes_of("PutObject")
 
     fields = _public(timed(s3, work))
     cuts = statistics.quantiles(seconds, n=100, method="inclusive") if len(seconds) > 1 else seconds * 99
@@ -275,22 +308,26 @@ def copy(s3, params, place: Place, written: set) -> dict:
     """Copy a source of SIZE (written first, untimed: `source_seconds`) with METHOD."""
     source, target = f"{place.prefix}/source", f"{place.prefix}/copy"
     written.update({source, target})
-    started = time.monotonic()
-    s3.upload_fileobj(PatternStream(params.size), place.bucket, source, Config=transfer_config(params))
-    source_seconds = time.monotonic() - started
+
+    def write_source(requests):
+        s3.upload_fileobj(PatternStream(params.size), place.bucket, source, Config=transfer_config(params))
+        return requests.bytes_of(*SENT)
+
+    written_source = timed(s3, write_source)
     copy_source = {"Bucket": place.bucket, "Key": source}
     extra: dict = {}
 
-    def work(_):
-        if params.method == "copy-object":
+    def work(requests):
+        if params.method == "copy-object":  # S3 does not say what it copied: the whole source
             s3.copy_object(Bucket=place.bucket, Key=target, CopySource=copy_source)
-        elif params.method == "part-copy":  # threshold 1: UploadPartCopy whatever the size
+            return written_source["bytes"]
+        if params.method == "part-copy":  # threshold 1: UploadPartCopy whatever the size
             s3.copy(copy_source, place.bucket, target, Config=transfer_config(params, threshold=1))
-        else:
-            extra.update(through_function(s3, params, place.bucket, source, target))
-        return params.size
+            return requests.bytes_of("UploadPartCopy")
+        extra.update(through_function(s3, params, place.bucket, source, target))
+        return requests.bytes_of(*SENT)  # what reached the target
 
-    return {**_public(timed(s3, work)), "source_seconds": source_seconds, "multipart": params.multipart,
+    return {**_public(timed(s3, work)), "source_seconds": written_source["seconds"], "multipart": params.multipart,
             "part_count": params.parts, **extra}  # fmt: skip
 
 

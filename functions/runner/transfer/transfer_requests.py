@@ -8,6 +8,7 @@ drivers/fanout/workloads/transfer/README.md. Stdlib plus botocore only (it runs 
 runtime).
 """
 
+import io
 import threading
 import time
 from collections import Counter
@@ -28,21 +29,24 @@ class Requests:
         self.attempts = 0
         self.slowdowns = 0  # HTTP 503 answers (S3's SlowDown), retried or not
         self.timings: list[tuple[float, float, int]] = []  # (start, end, bytes) in seconds since `started`
+        self.moved: Counter = Counter()  # data request name -> bytes its completed calls carried
         self._lock = threading.Lock()
 
     def before_call(self, model, params, context, **_):
-        context[_STARTED] = (time.monotonic(), params)  # the API parameters: after-call is given none
+        # The body's size now, before the request reads it: after-call is given no parameters.
+        context[_STARTED] = (time.monotonic(), _request_bytes(params))
 
     def after_call(self, model, context, parsed=None, **_):
         if _STARTED not in context:
             return
         end = time.monotonic()
-        started, params = context[_STARTED]
-        size = _bytes(params, parsed or {})
+        started, sent = context[_STARTED]
+        size = sent if sent is not None else _response_bytes(parsed or {})
         with self._lock:
             self.calls[model.name] += 1
             if model.name in DATA_REQUESTS:
                 self.timings.append((started - self.started, end - self.started, size))
+                self.moved[model.name] += size
 
     def response_received(self, response_dict=None, **_):
         with self._lock:
@@ -61,24 +65,32 @@ class Requests:
             "parts_dropped": max(0, len(timings) - MAX_PARTS_KEPT),
         }
 
+    def bytes_of(self, *names: str) -> int:
+        """Bytes the completed data requests named carried (a retried call counts once)."""
+        return sum(self.moved[name] for name in names)
+
     def durations(self) -> list[float]:
         """Seconds of each data request, in start order."""
         return [end - start for start, end, _ in sorted(self.timings)]
 
 
-def _bytes(params: dict, parsed: dict) -> int:
-    """Bytes a data request moved: a PUT's or part's body, a GET's Content-Length, a part copy's
-    range; 0 for CopyObject (S3 does not say)."""
+def _request_bytes(params: dict) -> int | None:
+    """Bytes a request carries up: a PUT's or part's body (one in memory, which botocore has
+    turned into a BytesIO by now, or the transfer manager's chunk of a stream, a ReadFileChunk),
+    a part copy's range; None for a request with neither."""
     body = params.get("Body")
-    if isinstance(body, (bytes, bytearray)):
-        return len(body)
-    if body is not None and hasattr(body, "getbuffer"):  # the transfer manager's parts read into memory (BytesIO)
+    if isinstance(body, io.BytesIO):
         return body.getbuffer().nbytes
-    if body is not None and hasattr(body, "__len__"):  # its chunks of a file (ReadFileChunk)
+    if body is not None and hasattr(body, "__len__"):
         return len(body)
     if "CopySourceRange" in params:  # bytes=first-last
         first, last = params["CopySourceRange"].removeprefix("bytes=").split("-")
         return int(last) - int(first) + 1
+    return None
+
+
+def _response_bytes(parsed: dict) -> int:
+    """Bytes a GET's answer announces (its Content-Length); 0 for CopyObject (S3 does not say)."""
     return int(parsed.get("ContentLength") or 0) if "Body" in parsed else 0
 
 

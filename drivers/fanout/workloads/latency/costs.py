@@ -32,7 +32,7 @@ EXPRESS_GB = 2**30
 
 
 # Log bytes of one record (a timed PUT or GET), at most; a test holds a real record under it.
-LOG_BYTES_PER_RECORD = 1_000
+LOG_BYTES_PER_RECORD = 1_100
 
 
 def estimate(messages: int, deployment: costs.Deployment, sizes: list[int], reps: int,

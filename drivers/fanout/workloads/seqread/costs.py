@@ -47,13 +47,11 @@ def message_seconds(fields: dict) -> float:
 def time_limit_problem(fields: dict, timeout: int) -> str | None:
     """Why JOBS x FILE_SIZE cannot be read within `timeout` seconds at the assumed rate, with the
     arithmetic; None when it fits."""
-    seconds = message_seconds(fields)
-    if seconds <= timeout:
-        return None
     total = fields["jobs"] * fields["file_size"] / MiB
-    return (f"JOBS={fields['jobs']} x FILE_SIZE={fields['file_size'] / MiB:g}MiB = {total:g} MiB at "
-            f"{rate(fields['source']):g} MiB/s (FROM={fields['source']}) takes {seconds:.0f} s, over the function's "
-            f"timeout of {timeout} s: fewer JOBS, a smaller FILE_SIZE or a longer FUNCTION_TIMEOUT")  # fmt: skip
+    return costs.time_limit_problem(message_seconds(fields), timeout,
+                                    f"JOBS={fields['jobs']} x FILE_SIZE={fields['file_size'] / MiB:g}MiB = {total:g} "
+                                    f"MiB at {rate(fields['source']):g} MiB/s (FROM={fields['source']})",
+                                    "fewer JOBS, a smaller FILE_SIZE or a longer FUNCTION_TIMEOUT")  # fmt: skip
 
 
 def transfer_price(bucket_region: str, function_region: str) -> float | None:

@@ -25,6 +25,7 @@ class Requests:
     uploaded: int
     moved: int  # every byte through the function or copied server-side (its time)
     downloaded: int = 0  # read by the function
+    free: float = 0.0  # DELETE-class requests, not billed but sent: FAN's aborted uploads
 
 
 def _upload(size: int, part_size: int, multipart: bool) -> float:
@@ -35,8 +36,10 @@ def _upload(size: int, part_size: int, multipart: bool) -> float:
 def message_requests(p) -> Requests:
     """The requests one message with parameters `p` (the function's Params) sends."""
     if p.operation == "upload":
-        if p.fan > 1:  # its share of the parts, and of the group's create, id PUT, complete; a GET and a ListParts each
-            return Requests(p.parts / p.fan + 3 / p.fan + 1, 1, p.size // p.fan, p.size // p.fan)
+        if p.fan > 1:  # transfer_ops.fan_upload and shared_upload
+            lost = (p.fan - 1) / p.fan  # all but the group's first id PUT lose: abort, then GET the winner's id
+            # its share of the parts, its create, id PUT and ListParts, its share of the one complete
+            return Requests(p.parts / p.fan + 3 + 1 / p.fan, lost, p.size // p.fan, p.size // p.fan, free=lost)
         return Requests(_upload(p.size, p.part_size, p.multipart), 0, p.size, p.size)
     if p.operation == "small-files":
         gets = p.files if p.direction == "get" else 0  # a get run writes its objects first
@@ -50,11 +53,27 @@ def message_requests(p) -> Requests:
     return Requests(2 * source, ranged + 1, 2 * p.size, 3 * p.size, p.size)
 
 
-def estimate(messages: int, deployment: costs.Deployment, p) -> costs.Estimate:
-    """AWS cost of `messages` messages: Lambda time (the bytes moved at ASSUMED_MIB_PER_S and
-    ASSUMED_REQUEST_SECONDS a request, THREADS at a time), every request, the upload egress."""
+def message_seconds(p) -> float:
+    """One message's Lambda time: the bytes it moves at ASSUMED_MIB_PER_S, and
+    ASSUMED_REQUEST_SECONDS a request, THREADS at a time."""
     r = message_requests(p)
-    seconds = r.moved / (costs.ASSUMED_MIB_PER_S * 2**20) + (r.puts + r.gets) * ASSUMED_REQUEST_SECONDS / p.threads
+    return r.moved / (costs.ASSUMED_MIB_PER_S * 2**20) + (r.puts + r.gets) * ASSUMED_REQUEST_SECONDS / p.threads
+
+
+def time_limit_problem(p, timeout: int) -> str | None:
+    """Why one message cannot end within `timeout` seconds at the assumed rates; None when it fits."""
+    r = message_requests(p)
+    return costs.time_limit_problem(message_seconds(p), timeout,
+                                    f"OPERATION={p.operation} moving {r.moved / 2**20:,.0f} MiB at "
+                                    f"{costs.ASSUMED_MIB_PER_S} MiB/s with {r.puts + r.gets:,.0f} requests of "
+                                    f"{ASSUMED_REQUEST_SECONDS * 1000:g} ms, {p.threads} at a time",
+                                    "a smaller SIZE or FILES, more THREADS, or a longer FUNCTION_TIMEOUT")  # fmt: skip
+
+
+def estimate(messages: int, deployment: costs.Deployment, p) -> costs.Estimate:
+    """AWS cost of `messages` messages: Lambda time (message_seconds), every request, the upload egress."""
+    r = message_requests(p)
+    seconds = message_seconds(p)
     return costs.priced(messages, deployment, seconds, s3_gets=messages * r.gets * costs.PRICES["s3_get"],
                         s3_puts=messages * r.puts * costs.PRICES["s3_put"],
                         s3_data=messages * r.uploaded / 1e9 * UPLOAD_EGRESS_PRICE_GB, notes=notes(messages, r),

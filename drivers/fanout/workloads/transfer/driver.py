@@ -9,16 +9,18 @@ import itertools
 import math
 from typing import TYPE_CHECKING
 
-from fanout.cloud import costs
+from fanout.cloud import costs, params as deploy_params
 from fanout.cloud.params import MAX_EPHEMERAL_MIB, ephemeral_mib
 from fanout.common import backends, function_modules
 from fanout.common.errors import UsageError
+from fanout.common.sizes import format_size
 from fanout.local.network import capacity
 from fanout.results.sections import Report
 from fanout.workloads.base import Driver, Plan
 from fanout.workloads.transfer import WORKLOAD, costs as transfer_costs
 
 definition = function_modules.load("transfer")
+operations = function_modules.load("transfer_ops")
 if TYPE_CHECKING:  # the same class, read by mypy from the function's folder on its path
     from transfer import Params
 else:
@@ -31,6 +33,13 @@ SHOWN = {field.name: field.show for field in WORKLOAD.cells}  # how the report w
 # (80-90 MB in Lambda's REPORT lines for a function like this one), with a little room; as latency's.
 MEMORY_HEADROOM_MIB = 100
 TMP_HEADROOM_MIB = 10
+# One boto3 client built from its own session (CLIENT_PER_OBJECT=1), held: each loads its own
+# service model. Measured with the pinned SDK (sdk-requirements.txt: boto3 1.44.5, botocore
+# 1.44.8) on Python 3.11, N such clients built at once by N threads and kept, the process's RSS
+# (VmRSS) before and after: 17 MB for 1, 12.9 MB each for 10, 15.1 for 50, 13.6 for 100 (peaks
+# of 1,337 MB at 100 and 740 MB at 50 in the function). The largest of the many-client figures:
+CLIENT_MIB = 15
+READ_CHUNK = 2**20  # a small-files GET's body is read 1 MiB at a time (transfer_ops.small_files)
 
 
 def parse(given: dict) -> Params:
@@ -41,27 +50,40 @@ def parse(given: dict) -> Params:
         raise UsageError(str(exc)) from None
 
 
-def memory_needed_mib(p: Params) -> int:
-    """What one message holds in memory: THREADS parts in flight (the transfer manager reads each
-    part of the in-memory stream before sending it; the copy's source is uploaded so too), or one
-    small object, plus the headroom."""
+def held_in_memory(p: Params) -> tuple[int, str]:
+    """Bytes one message holds in memory besides the runtime, and what holds them (the values
+    that decide it, for the refusal's one line)."""
     if p.operation == "small-files":
-        held = p.size
-    elif p.operation == "upload" and not p.multipart:
-        held = 0  # one PutObject streams from the pattern
-    else:
-        held = (min(p.threads, p.parts) + 1) * min(p.part_size, p.size)
-    return math.ceil(held / 2**20) + MEMORY_HEADROOM_MIB
+        workers = min(p.threads, p.files)
+        reads = workers * min(p.size, READ_CHUNK) if p.direction == "get" else 0
+        clients = workers * CLIENT_MIB * 2**20 if p.client_per_object else 0
+        held = p.size + reads + clients
+        return held, (f"THREADS {p.threads} with CLIENT_PER_OBJECT=1: {workers} clients at once ({CLIENT_MIB} MB "
+                      "each) and the objects in flight" if clients else f"SIZE {p.size} with THREADS {p.threads}")
+    if p.operation == "upload" and p.fan > 1:  # each thread reads its part, then sends it
+        parts = min(p.threads, math.ceil(p.parts / p.fan))
+        return parts * p.part_size, f"PART_SIZE {format_size(p.part_size)} with THREADS {p.threads}: {parts} parts"
+    source = Params(operation="upload", size=p.size, threads=p.threads, part_size=p.part_size, threshold=p.threshold)
+    if not source.multipart:
+        return 0, f"SIZE {p.size}"  # one PutObject streams from the pattern
+    parts = operations.parts_in_memory(source)  # an upload's, or the copy's source's
+    return parts * min(p.part_size, p.size), (
+        f"PART_SIZE {format_size(p.part_size)} with SIZE {format_size(p.size)} and THREADS {p.threads}: {parts} parts in "
+        "memory")
+
+
+def memory_needed_mib(p: Params) -> int:
+    """What one message needs: what it holds (held_in_memory) plus the headroom."""
+    return math.ceil(held_in_memory(p)[0] / 2**20) + MEMORY_HEADROOM_MIB
 
 
 def check_against(p: Params, backend: str, memory_mb: int, tmp_mib: int) -> None:
     """Refuse what the deployed function cannot run: more memory than it has, a through-function
     copy larger than its /tmp, CLIENT=crt against the emulator."""
-    needed = memory_needed_mib(p)
-    if needed > memory_mb:
-        raise UsageError(f"invalid SIZE {p.size} with THREADS {p.threads} and PART_SIZE {p.part_size}: needs a function of "
-                         f"at least {needed} MB ({MEMORY_HEADROOM_MIB} MB headroom), the stack has {memory_mb} MB: "
-                         f"redeploy with MEMORY={needed} or more")  # fmt: skip
+    needed, (_, what) = memory_needed_mib(p), held_in_memory(p)
+    if needed > memory_mb:  # at most 7.5 GiB + headroom (SIZE 5 GiB in 3 parts): within Lambda's 10240 MB
+        raise UsageError(f"invalid {what}: needs a function of at least {needed} MB ({MEMORY_HEADROOM_MIB} MB "
+                         f"headroom), the stack has {memory_mb} MB: redeploy with MEMORY={needed} or more")  # fmt: skip
     if p.operation == "copy" and p.method == "through-function":
         needed_tmp = math.ceil(p.size / 2**20) + TMP_HEADROOM_MIB
         if needed_tmp > tmp_mib:
@@ -72,6 +94,13 @@ def check_against(p: Params, backend: str, memory_mb: int, tmp_mib: int) -> None
     if p.client == "crt" and p.operation == "upload" and backends.get(backend).embedded_emulator:
         raise UsageError("invalid CLIENT 'crt' with --backend local: boto3's CRT client ignores custom endpoints, so it "
                          "runs only on AWS; use CLIENT=classic")  # fmt: skip
+
+
+def check_time_limit(p: Params, timeout: int) -> None:
+    """Refuse a message predicted past the function's timeout (transfer_costs.time_limit_problem)."""
+    problem = transfer_costs.time_limit_problem(p, timeout)
+    if problem:
+        raise UsageError(f"invalid transfer run: {problem}")
 
 
 def connections(p: Params) -> int:
@@ -134,19 +163,22 @@ class TransferDriver(Driver):
     def plan(self, stack, p: Params, count: int) -> Plan:
         """fire's transfer run on `stack`: checked against its memory, /tmp and backend, and FAN's groups."""
         check_against(p, stack.backend, stack.memory, ephemeral_mib(stack.object_size))
+        check_time_limit(p, stack.timeout)
         check_fan(p, count)
         return Plan({"workload": definition.NAME, "options": p.fields()},
                     transfer_costs.estimate(count, _deployment(stack), p))  # fmt: skip
 
     def sweep_options(self, args, memories: tuple[int, ...]) -> tuple[dict, ...]:
         """Every combination of SIZE, THREADS, PART_SIZE, METHOD and CLIENT (each a list, spaces
-        between), with the other options as given; each checked against every memory size
-        (the backend and /tmp are checked when each cell fires)."""
+        between), with the other options as given; each checked against the function timeout and
+        every memory size (the backend and /tmp are checked when each cell fires)."""
         text = given(args)
         lists = {name: (text[name].split() or [text[name]]) if text[name] is not None else [None] for name in SWEPT}
+        timeout = deploy_params.function_timeout_value(args.function_timeout or deploy_params.DEFAULT_FUNCTION_TIMEOUT)
         combos = []
         for values in itertools.product(*lists.values()):
             p = parse({**text, **dict(zip(SWEPT, values))})
+            check_time_limit(p, timeout)
             for memory in memories:
                 check_against(p, "aws", memory, MAX_EPHEMERAL_MIB)
             combos.append(p.fields())
@@ -170,7 +202,7 @@ class TransferDriver(Driver):
         r = transfer_costs.message_requests(p)
         return capacity.Demand(self.describe_cell(cell), connections(p),
                                down=capacity.Flow(r.downloaded, math.ceil(r.gets)),
-                               up=capacity.Flow(r.uploaded, math.ceil(r.puts)))  # fmt: skip
+                               up=capacity.Flow(r.uploaded, math.ceil(r.puts + r.free)))  # fmt: skip
 
     def report_across(self, run_ids: list[str], folder, title: str, at_target: float | None = None) -> dict:
         from fanout.workloads.transfer import report as transfer_report

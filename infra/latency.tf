@@ -12,6 +12,8 @@ locals {
     local.latency_standard ? { standard = aws_s3_bucket.data.id } : {},
     local.express_latency_buckets,
   )
-  # Only the workload's prefix of the test bucket: the test objects stay read-only.
-  latency_object_arns = ["arn:${local.partition}:s3:::${local.bucket_name}/latency/*"]
+  # Only the workload's prefix of the test bucket: the test objects stay read-only; what a killed
+  # message leaves there expires (transfer.tf's lifecycle rule).
+  latency_prefix      = "latency/"
+  latency_object_arns = ["arn:${local.partition}:s3:::${local.bucket_name}/${local.latency_prefix}*"]
 }

@@ -1,7 +1,8 @@
 # Least privilege for the transfer workload and the lifecycle rule its uploads rely on, checked
 # offline against the mocked AWS provider (see aws.tftest.hcl): the role may write, read, delete,
 # list the parts of and abort uploads under transfer/ of the stack's bucket and nowhere else, and
-# the bucket aborts multipart uploads left incomplete. Expected names are spelled out.
+# the bucket aborts multipart uploads left incomplete and expires what transfer and latency write.
+# Expected names are spelled out.
 
 mock_provider "aws" {
   source = "./mock-tests/mocks"
@@ -43,7 +44,19 @@ run "incomplete_uploads_are_aborted" {
     error_message = "The lifecycle rule must be on the stack's bucket."
   }
   assert {
-    condition     = [for r in aws_s3_bucket_lifecycle_configuration.data.rule : r.abort_incomplete_multipart_upload[0].days_after_initiation if r.status == "Enabled"] == [1]
+    condition     = [for r in aws_s3_bucket_lifecycle_configuration.data.rule : r.abort_incomplete_multipart_upload[0].days_after_initiation if r.status == "Enabled" && length(r.abort_incomplete_multipart_upload) > 0] == [1]
     error_message = "One enabled rule must abort multipart uploads a day after they start."
+  }
+}
+
+run "what_transfer_and_latency_write_expires" {
+  command = apply
+
+  assert {
+    condition = { for r in aws_s3_bucket_lifecycle_configuration.data.rule : r.filter[0].prefix => r.expiration[0].days if r.status == "Enabled" && length(r.expiration) > 0 } == {
+      "transfer/" = 1
+      "latency/"  = 1
+    }
+    error_message = "Exactly the transfer/ and latency/ prefixes must expire, a day after their objects were written (the test objects never)."
   }
 }

@@ -44,7 +44,7 @@ def test_one_record_per_call_and_nothing_left(latency, s3, buckets):
                 assert sorted(r["rep"] for r in mine) == list(range(reps))
     for r in records:
         assert (r["run_id"], r["seq"], r["experiment_tag"], r["memory_size"]) == ("run-9", 3, "lat", 512)
-        assert r["seconds"] > 0
+        assert r["seconds"] > 0 and 0 < r["cpu_seconds"] and r["cpu_share"] == pytest.approx(r["cpu_seconds"] / r["seconds"])
         if r["operation"] == "get":
             assert 0 < r["first_byte_seconds"] <= r["seconds"]
         else:

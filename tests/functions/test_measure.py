@@ -3,6 +3,7 @@
 import json
 import random
 import threading
+import time
 from types import SimpleNamespace
 
 import pytest
@@ -120,6 +121,31 @@ def test_success_record_throughput_units(measure):
     assert record["event"] == "download" and record["env_id"] == "e"
     assert (record["cpu_seconds"], record["cpu_share"]) == (pytest.approx(seconds / 4), pytest.approx(0.25))
     assert record.items() >= (strategy.fields() | requests).items()
+
+
+@pytest.mark.parametrize("work", ["sleeping", "burning"])
+def test_cpu_seconds_are_the_processs_not_the_clocks(measure, monkeypatch, s3, test_object, tmp_path, work):
+    """A download that sleeps 0.3 s takes wall time and almost no CPU; one that burns 0.3 s of
+    CPU has at least that much (record fields: cpu_seconds, cpu_share)."""
+
+    def sleeping(*_):
+        time.sleep(0.3)
+
+    def burning(*_):
+        started = time.process_time()
+        while time.process_time() - started < 0.3:
+            pass
+
+    monkeypatch.setattr(measure.strategies.Choice, "download", {"sleeping": sleeping, "burning": burning}[work])
+    choice = measure.strategies.parse("stream")
+    result = measure.download(s3, test_object.bucket, test_object.key, choice, str(tmp_path))
+    message = measure.Message(run_id="r", seq=1, experiment_tag="t", strategy=choice, inject_failure=False)
+    record = measure.success_record(message, result, {})
+    assert record["seconds"] >= 0.3 and record["cpu_share"] == pytest.approx(record["cpu_seconds"] / record["seconds"])
+    if work == "sleeping":
+        assert record["cpu_seconds"] < 0.1
+    else:
+        assert record["cpu_seconds"] >= 0.3
 
 
 def test_settings_from_env_rejects_unknown_strategy(measure):

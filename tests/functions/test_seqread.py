@@ -94,6 +94,7 @@ def test_every_job_reads_its_object_once_in_block_ranges(seqread, s3):
         assert ranges == [f"bytes={i * block}-{min((i + 1) * block, size) - 1}" for i in range(5)]  # in order, DEPTH 1
     assert (record["bytes"], record["blocks"], record["jobs"], record["source"]) == (jobs * size, 15, jobs, "local")
     assert record["mib_per_s"] == pytest.approx(jobs * size / record["seconds"] / MiB)
+    assert record["cpu_seconds"] > 0 and record["cpu_share"] == pytest.approx(record["cpu_seconds"] / record["seconds"])
     assert len(record["job_mib_per_s"]) == jobs
     assert all(j >= record["mib_per_s"] / jobs * 0.999 for j in record["job_mib_per_s"])  # each job ended by the group's end
     assert 0 < record["clat_p50_ms"] <= record["clat_p90_ms"] <= record["clat_p99_ms"] <= record["clat_max_ms"]

@@ -1,10 +1,16 @@
 """The network model's region profiles: a request signed for a profiled region takes that path
 (first byte after RTT + that S3's first byte, rates times its factor). Known truth: the seqread
 core reading through the shaping proxy from both regions recovers the injected remote/local
-ratio of MiB/s within 10%."""
+ratio of MiB/s within 10%, and one-byte answers recover the round trip on its own (the rate
+factor hides it in the ratio)."""
 
+import http.client
 import statistics
+import threading
+import time
 import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -55,6 +61,62 @@ def test_the_injected_remote_to_local_ratio_is_recovered_within_10_percent(emula
     injected = local / remote
     measured = statistics.median(rates["remote"]) / statistics.median(rates["local"])
     assert measured == pytest.approx(injected, rel=0.10), (measured, injected, rates)
+
+
+class Instant(BaseHTTPRequestHandler):
+    """Answers every GET at once with a small body: what the proxy adds is all the wait there is."""
+
+    protocol_version = "HTTP/1.1"
+
+    def do_GET(self):
+        self.send_response(200)
+        self.send_header("Content-Length", "1")
+        self.end_headers()
+        self.wfile.write(b"x")
+
+    def log_message(self, *args):
+        pass
+
+
+def first_byte_waits(endpoint: str, region: str, count: int) -> list[float]:
+    """Seconds from sending each GET signed for `region` (its SigV4 credential scope: the header is
+    all the proxy reads) to having its response head, on one kept-alive connection."""
+    url = urlsplit(endpoint)
+    connection = http.client.HTTPConnection(url.hostname, url.port, timeout=30)
+    signed = {"Authorization": f"AWS4-HMAC-SHA256 Credential=test/20260101/{region}/s3/aws4_request, SignedHeaders=host"}
+    waits = []
+    for _ in range(count):
+        sent = time.monotonic()
+        connection.request("GET", "/b/k", headers=signed)
+        response = connection.getresponse()
+        waits.append(time.monotonic() - sent)
+        response.read()
+    connection.close()
+    return waits
+
+
+@pytest.mark.timing
+def test_the_remote_round_trip_is_recovered_on_its_own():
+    """With the same first byte in both regions and one-byte answers, the remote path's first byte
+    comes later by its round trip alone: recovered from the medians within 20 ms (the machine's
+    load delays both paths alike)."""
+    rtt_ms, first_byte_ms = 150.0, 20.0
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Instant)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    shaper = Shaper(f"http://127.0.0.1:{server.server_address[1]}", seed=5)
+    try:
+        shape = model_of("rtt", first_byte_ms=first_byte_ms,
+                         regions={REMOTE: {"rtt_ms": rtt_ms, "first_byte_ms": first_byte_ms, "rate_factor": 1}})
+        endpoint = shaper.endpoint(shape.at(1024))
+        local, remote = [], []
+        for _ in range(3):  # interleaved
+            local += first_byte_waits(endpoint, "us-east-1", 3)
+            remote += first_byte_waits(endpoint, REMOTE, 3)
+    finally:
+        shaper.close()
+        server.shutdown()
+    recovered_ms = (statistics.median(remote) - statistics.median(local)) * 1000
+    assert recovered_ms == pytest.approx(rtt_ms, abs=20), (local, remote)
 
 
 @pytest.mark.parametrize(

@@ -145,7 +145,8 @@ def upload(s3, params, place: Place, written: set) -> dict:
     key = f"{place.prefix}/object"
     written.add(key)
     if params.client == "crt":
-        with crt_manager(s3, params) as manager:  # built before the clock starts
+        manager = crt_manager(s3, params)  # built before the clock starts
+        with manager:
             return _public(timed(s3, lambda _: crt_upload(manager, params, place.bucket, key)))
 
     def work(requests):

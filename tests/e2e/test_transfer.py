@@ -55,6 +55,17 @@ def test_upload(deployed):
     assert left_in_the_bucket(deployed) == ([], [])
 
 
+def test_fan_messages_complete_their_one_upload(deployed):
+    """FAN=2: the run's two messages share one upload of 13 MiB + 5 (parts of 5, 5 and 3 MiB + 5),
+    as the function's role: the member that loses the id's conditional PUT reads it only then."""
+    size = 13 * 2**20 + 5
+    _, summary, records = fire_wait_report("--operation", "upload", "--size", str(size), "--part-size", "5MiB",
+                                           "--fan", "2", "--threads", "2")  # fmt: skip
+    assert sorted(r["fan_member"] for r in records) == [0, 1] and sum(r["fan_completed"] for r in records) == 1
+    assert sum(r["bytes"] for r in records) == size
+    assert left_in_the_bucket(deployed) == ([], [])
+
+
 @pytest.mark.parametrize("direction", ["put", "get"])
 def test_small_files(deployed, direction):
     _, summary, records = fire_wait_report("--operation", "small-files", "--size", "1KB", "--files", "20",

@@ -59,7 +59,7 @@ def held_in_memory(p: Params) -> tuple[int, str]:
         reads = workers * min(p.size, READ_CHUNK) if p.direction == "get" else 0
         clients = workers * CLIENT_MIB * 2**20 if p.client_per_object else 0
         held = p.size + reads + clients
-        return held, (f"THREADS {p.threads} with CLIENT_PER_OBJECT=1: {workers} clients at once ({CLIENT_MIB} MB "
+        return held, (f"THREADS {p.threads} with CLIENT_PER_OBJECT=1: {workers} clients at once ({CLIENT_MIB} MiB "
                       "each) and the objects in flight" if clients else f"SIZE {p.size} with THREADS {p.threads}")
     if p.operation == "upload" and p.fan > 1:  # each thread reads its part, then sends it
         parts = min(p.threads, math.ceil(p.parts / p.fan))

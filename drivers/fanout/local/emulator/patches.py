@@ -8,11 +8,13 @@ was measured to change, and what was checked and left alone.
 
 import json
 import threading
+from urllib.parse import urlparse
 
 from moto import backends
 from moto.awslambda import responses as lambda_responses
 from moto.awslambda.exceptions import UnknownFunctionException
 from moto.awslambda.models import LambdaBackend, LambdaFunction, lambda_backends
+from moto.core.authorization import ActionAuthenticatorMixin
 from moto.core.utils import unix_time, unix_time_millis
 from moto.iam.access_control import IAMPolicy, PermissionResult
 from moto.moto_api._internal import urls as moto_api_urls
@@ -20,6 +22,8 @@ from moto.s3.models import FakeBucket, FakeKey
 from moto.s3.responses import S3Response
 from moto.sqs.exceptions import ReceiptHandleIsInvalid
 from moto.sqs.models import Queue, SQSBackend
+from moto.sts.models import sts_backends
+from moto.utilities.utils import get_partition
 
 LAMBDA_CODE_PATH = "/moto-api/fanout/lambda-code"
 SECURE = "aws:SecureTransport"
@@ -229,6 +233,42 @@ def bucket_policies_see_secure_transport() -> None:
     FakeBucket.get_permission = get_permission
 
 
+def role_session(response) -> bool:
+    """Whether the request is signed with an access key that STS AssumeRole issued."""
+    access_key = response.get_access_key()
+    partition = get_partition(response.region)
+    sts = sts_backends[response.current_account][partition]
+    return sts.get_assumed_role_from_access_key(access_key) is not None
+
+
+def role_sessions_held_to_their_policies() -> None:
+    """Requests signed with an assumed role's session credentials (the function's, which the
+    host gets as Lambda does) are checked against that role's policies, as AWS checks every
+    caller; every other caller (Terraform, fanout, tests, the host's queue polling and log
+    delivery) keeps full access. Stock moto checks every request or none (after its first
+    INITIAL_NO_AUTH_ACTION_COUNT requests). The session token must be the one issued with the
+    key; the signature itself is not recomputed (the emulator authenticates nobody, and hashing
+    every upload's body again would cost the rates the network model sets)."""
+
+    def authenticate_and_authorize(response, iam_request_cls, resource="*"):
+        if not role_session(response):
+            return
+        path = response.raw_path
+        query = urlparse(response.uri).query
+        request = iam_request_cls(
+            account_id=response.current_account,
+            method=response.method,
+            path=f"{path}?{query}" if query else path,
+            data=response.data,
+            body=response.raw_body,
+            headers=response.headers,
+            action=response._get_action(),
+        )
+        request.check_action_permitted(resource)
+
+    ActionAuthenticatorMixin._authenticate_and_authorize_action = authenticate_and_authorize
+
+
 class KeyBody:
     """Bytes [start, stop) of a key's buffer where moto expects the key's bytes read whole: its
     length is theirs, a slice of it is a narrower KeyBody, and it yields them CHUNK bytes at a
@@ -320,6 +360,7 @@ PATCHES = (
     mappings_listed_by_function_name_or_arn,
     reserved_concurrency_zero_reported,
     bucket_policies_see_secure_transport,
+    role_sessions_held_to_their_policies,
     gets_send_the_key_as_read,
     server_routing_lists_modules_once,
 )

@@ -16,8 +16,9 @@ from moto.awslambda.exceptions import UnknownFunctionException
 from moto.awslambda.models import LambdaBackend, LambdaFunction, lambda_backends
 from moto.core.authorization import ActionAuthenticatorMixin
 from moto.core.utils import unix_time, unix_time_millis
-from moto.iam.access_control import IAMPolicy, PermissionResult
+from moto.iam.access_control import AssumedRoleAccessKey, IAMPolicy, PermissionResult
 from moto.moto_api._internal import urls as moto_api_urls
+from moto.s3.exceptions import MissingKey, S3AccessDeniedError
 from moto.s3.models import FakeBucket, FakeKey
 from moto.s3.responses import S3Response
 from moto.sqs.exceptions import ReceiptHandleIsInvalid
@@ -241,6 +242,15 @@ def role_session(response) -> bool:
     return sts.get_assumed_role_from_access_key(access_key) is not None
 
 
+def role_allows(response, action: str, resource: str) -> bool:
+    """Whether the policies of the role whose session signed the request allow `action` on
+    `resource` (an explicit deny wins, as in IAM's evaluation)."""
+    key = AssumedRoleAccessKey(response.current_account, get_partition(response.region),
+                               response.get_access_key(), response.headers)
+    results = {IAMPolicy(policy).is_action_permitted(action, resource) for policy in key.collect_policies()}
+    return PermissionResult.PERMITTED in results and PermissionResult.DENIED not in results
+
+
 def role_sessions_held_to_their_policies() -> None:
     """Requests signed with an assumed role's session credentials (the function's, which the
     host gets as Lambda does) are checked against that role's policies, as AWS checks every
@@ -267,6 +277,31 @@ def role_sessions_held_to_their_policies() -> None:
         request.check_action_permitted(resource)
 
     ActionAuthenticatorMixin._authenticate_and_authorize_action = authenticate_and_authorize
+
+
+def missing_keys_hidden_without_list_bucket() -> None:
+    """A role's GetObject or HeadObject of a key that does not exist answers 403 AccessDenied
+    unless the role may s3:ListBucket on the bucket, as S3 does (GetObject API reference): only
+    a caller who may list the bucket learns that a key is missing. Stock moto answers 404."""
+    stock_key_response = S3Response._key_response
+
+    def hidden(response, request) -> bool:
+        return (request.method in ("GET", "HEAD") and response._get_action() == "GetObject"
+                and role_session(response)
+                and not role_allows(response, "s3:ListBucket", f"arn:aws:s3:::{response.bucket_name}"))
+
+    def key_response(response, request, full_url):
+        try:
+            status, headers, body = stock_key_response(response, request, full_url)
+        except MissingKey:
+            if hidden(response, request):
+                raise S3AccessDeniedError() from None
+            raise
+        if status == 404 and hidden(response, request):  # HEAD answers a missing key without raising
+            raise S3AccessDeniedError()
+        return status, headers, body
+
+    S3Response._key_response = key_response
 
 
 class KeyBody:
@@ -361,6 +396,7 @@ PATCHES = (
     reserved_concurrency_zero_reported,
     bucket_policies_see_secure_transport,
     role_sessions_held_to_their_policies,
+    missing_keys_hidden_without_list_bucket,
     gets_send_the_key_as_read,
     server_routing_lists_modules_once,
 )

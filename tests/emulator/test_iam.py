@@ -66,6 +66,22 @@ def test_a_missing_key_is_404_to_a_role_that_may_list_the_bucket(client, role_s3
     assert code(role.head_object, Bucket=bucket, Key="missing") == "404"
 
 
+def test_a_copy_needs_the_right_to_read_its_source(client, role_s3):
+    role, s3, bucket = role_s3
+    s3.put_object(Bucket=bucket, Key="secret", Body=b"not the role's")
+    writes = {"Version": "2012-10-17", "Statement": [
+        {"Effect": "Allow", "Action": "s3:PutObject", "Resource": f"arn:aws:s3:::{bucket}/copies/*"}]}
+    client("iam").put_role_policy(RoleName=bucket, PolicyName="write", PolicyDocument=json.dumps(writes))
+    role.copy_object(Bucket=bucket, Key="copies/object", CopySource={"Bucket": bucket, "Key": "object"})
+    assert code(role.copy_object, Bucket=bucket, Key="copies/secret",
+                CopySource={"Bucket": bucket, "Key": "secret"}) == "AccessDenied"
+    upload = role.create_multipart_upload(Bucket=bucket, Key="copies/parts")["UploadId"]
+    assert code(role.upload_part_copy, Bucket=bucket, Key="copies/parts", UploadId=upload, PartNumber=1,
+                CopySource={"Bucket": bucket, "Key": "secret"}) == "AccessDenied"
+    role.upload_part_copy(Bucket=bucket, Key="copies/parts", UploadId=upload, PartNumber=1,
+                          CopySource={"Bucket": bucket, "Key": "object"})
+
+
 def test_other_callers_keep_full_access(role_s3):
     _, s3, bucket = role_s3
     s3.put_object(Bucket=bucket, Key="object", Body=b"other")

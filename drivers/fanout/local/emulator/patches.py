@@ -8,7 +8,7 @@ was measured to change, and what was checked and left alone.
 
 import json
 import threading
-from urllib.parse import urlparse
+from urllib.parse import unquote, urlparse
 
 from moto import backends
 from moto.awslambda import responses as lambda_responses
@@ -304,6 +304,23 @@ def missing_keys_hidden_without_list_bucket() -> None:
     S3Response._key_response = key_response
 
 
+def copy_sources_authorized() -> None:
+    """A role's CopyObject or UploadPartCopy needs s3:GetObject on its source as well as
+    s3:PutObject on its target, as in S3 (CopyObject and UploadPartCopy API references,
+    Permissions); moto checks the target only."""
+    stock_key_response = S3Response._key_response
+
+    def key_response(response, request, full_url):
+        source = request.headers.get("x-amz-copy-source")
+        if request.method == "PUT" and source and role_session(response):
+            bucket_and_key = unquote(source.split("?", 1)[0]).lstrip("/")
+            if not role_allows(response, "s3:GetObject", f"arn:aws:s3:::{bucket_and_key}"):
+                raise S3AccessDeniedError()
+        return stock_key_response(response, request, full_url)
+
+    S3Response._key_response = key_response
+
+
 class KeyBody:
     """Bytes [start, stop) of a key's buffer where moto expects the key's bytes read whole: its
     length is theirs, a slice of it is a narrower KeyBody, and it yields them CHUNK bytes at a
@@ -397,6 +414,7 @@ PATCHES = (
     bucket_policies_see_secure_transport,
     role_sessions_held_to_their_policies,
     missing_keys_hidden_without_list_bucket,
+    copy_sources_authorized,
     gets_send_the_key_as_read,
     server_routing_lists_modules_once,
 )

@@ -80,7 +80,8 @@ class Bench:
         self.bucket = f"bench-{uuid.uuid4().hex[:8]}"
         s3.create_bucket(Bucket=self.bucket)
         s3.put_object(Bucket=self.bucket, Key="tiny", Body=b"x" * 1024)
-        self.role = testing.create_role(endpoint, f"{self.bucket}-role")
+        self.role = testing.create_role(endpoint, f"{self.bucket}-role",
+                                        [testing.allow("s3:GetObject", f"arn:aws:s3:::{self.bucket}/tiny")])
 
     def deploy(self, concurrency: int, hold: float) -> testing.Deployed:
         """The handler with `concurrency` reserved; messages are never retried within a run."""

@@ -20,12 +20,17 @@ import threading
 import time
 from pathlib import Path
 
+import boto3
 import pytest
+from botocore.config import Config
+from botocore.exceptions import ClientError
 
 from fanout import cli, insights
 from fanout.cloud import costs, package, params, stack, terraform
 from fanout.stages import demo, report as reporting, upload, wait
 from fanout.local import hostlock
+from fanout.local.host import config as function_config, credentials
+from fanout.common import aws
 from fanout.common import paths
 from fanout.cloud import strategies
 from fanout.workloads.download import report
@@ -372,6 +377,30 @@ def test_the_role_grants_exactly_the_actions_a_run_uses(deployed, tmp_path, monk
     assert used - granted == set(), "used but not granted"
     # AbortMultipartUpload runs only when a transfer fails (tests/functions/test_transfer.py)
     assert granted - used - {"s3:AbortMultipartUpload"} == set(), "granted but never used"
+
+
+def error_code(call, **params) -> str:
+    with pytest.raises(ClientError) as error:
+        call(**params)
+    return error.value.response["Error"]["Code"]
+
+
+def test_the_functions_credentials_are_held_to_its_role(deployed):
+    """The credentials the host hands the function (an AssumeRole of the deployed role) may read
+    the test object but not write it, and are told 403 for a missing key (no s3:ListBucket);
+    the default credentials, which Terraform, fanout and the host itself use, may do both."""
+    function = function_config.load(deployed.function_name, deployed.endpoint, deployed.region)
+    keys = {name.lower(): value for name, value in credentials.role_variables(function).items()}
+    as_role = boto3.Session(**keys).client("s3", region_name=deployed.region, endpoint_url=deployed.endpoint,
+                                           config=Config(s3={"addressing_style": "path"}))
+    default = aws.client("s3", deployed.region, deployed.endpoint)
+    body = as_role.get_object(Bucket=deployed.bucket, Key=deployed.object_key)["Body"].read()
+    missing = "transfer/missing"  # the role may GetObject under transfer/ (infra/transfer.tf), not list
+    assert error_code(as_role.put_object, Bucket=deployed.bucket, Key=deployed.object_key, Body=body) == "AccessDenied"
+    assert error_code(as_role.get_object, Bucket=deployed.bucket, Key=missing) == "AccessDenied"
+    assert error_code(as_role.head_object, Bucket=deployed.bucket, Key=missing) == "403"
+    default.put_object(Bucket=deployed.bucket, Key=deployed.object_key, Body=body)  # the same bytes back
+    assert error_code(default.get_object, Bucket=deployed.bucket, Key=missing) == "NoSuchKey"
 
 
 FAULT_RATES = {"s3_500": 0.03, "s3_503": 0.03, "slow": 0.03, "crash": 0.02, "hang": 0.01}

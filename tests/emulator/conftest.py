@@ -6,6 +6,7 @@ import pytest
 from moto import backends
 from moto.awslambda.models import LambdaBackend, LambdaFunction
 from moto.awslambda.responses import LambdaResponse
+from moto.core.authorization import ActionAuthenticatorMixin
 from moto.moto_api._internal import urls as moto_api_urls
 from moto.s3.models import FakeBucket
 from moto.s3.responses import S3Response
@@ -37,7 +38,7 @@ def patched_moto():
     queue, how many clock readings), which needs moto's objects at hand, not a server.
     """
     targets = (Queue, SQSBackend, LambdaBackend, LambdaFunction, LambdaResponse, FakeBucket, S3Response,
-               backends)
+               backends, ActionAuthenticatorMixin)
     saved = {target: dict(vars(target)) for target in targets}
     saved_urls = dict(moto_api_urls.url_paths)
     patches.apply_all()

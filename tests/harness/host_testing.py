@@ -38,12 +38,24 @@ def zip_of(files: dict, modes: dict | None = None) -> bytes:
     return buffer.getvalue()
 
 
-def create_role(endpoint: str, name: str) -> str:
-    """The ARN of a new role Lambda may assume."""
+def create_role(endpoint: str, name: str, statements: list[dict] | None = None) -> str:
+    """The ARN of a new role Lambda may assume, allowed `statements` (none: the role may do
+    nothing, and the emulator holds the function's calls to that)."""
     trust = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "sts:AssumeRole",
                                                      "Principal": {"Service": "lambda.amazonaws.com"}}]}
     iam = aws.client("iam", REGION, endpoint)
-    return iam.create_role(RoleName=name, AssumeRolePolicyDocument=json.dumps(trust))["Role"]["Arn"]
+    arn = iam.create_role(RoleName=name, AssumeRolePolicyDocument=json.dumps(trust))["Role"]["Arn"]
+    if statements:
+        policy = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", **st} for st in statements]}
+        iam.put_role_policy(RoleName=name, PolicyName="least-privilege", PolicyDocument=json.dumps(policy))
+    return arn
+
+
+def allow(actions, resources) -> dict:
+    """One Allow statement. The emulator matches S3 actions against the bucket's or object's ARN
+    and every other service's against "*" (moto knows no other resource), so a statement for
+    SQS or Logs names "*"; `{name}` in a resource stands for the function's name."""
+    return {"Action": actions, "Resource": resources}
 
 
 @dataclass
@@ -110,10 +122,15 @@ class Deployed:
 
 def deploy(endpoint: str, role_arn: str, code, *, handler="handler.handler", batch_size=1, reserved=None,
            max_concurrency=None, timeout=3, memory=256, visibility=1, max_receive=2, report_failures=False,
-           environment=None, mapping=True, region=REGION, modes=None) -> Deployed:
+           environment=None, mapping=True, region=REGION, modes=None, allowed=()) -> Deployed:
     """A function from `code` (zip bytes, {name: source} or one handler.py source), its queue with
-    a dead-letter queue after `max_receive` receives, and a disabled SQS mapping."""
+    a dead-letter queue after `max_receive` receives, and a disabled SQS mapping. With `allowed`
+    (statements of allow()) it runs under a role of its own allowed exactly those, else under
+    `role_arn`."""
     name = f"fn-{uuid.uuid4().hex[:12]}"
+    if allowed:
+        statements = [{**st, "Resource": _named(st["Resource"], name)} for st in allowed]
+        role_arn = create_role(endpoint, name, statements)
     if isinstance(code, bytes):
         package = code
     else:
@@ -134,6 +151,10 @@ def deploy(endpoint: str, role_arn: str, code, *, handler="handler.handler", bat
     if reserved is not None:
         lam.put_function_concurrency(FunctionName=name, ReservedConcurrentExecutions=reserved)
     return Deployed(name, endpoint, queue_url, dlq_url, f"/aws/lambda/{name}", region)
+
+
+def _named(resources, name: str):
+    return [r.format(name=name) for r in resources] if isinstance(resources, list) else resources.format(name=name)
 
 
 def _queue_arn(sqs, url: str) -> str:

@@ -30,8 +30,9 @@ class Downloader:
     def __init__(self, endpoint: str):
         self.endpoint = endpoint
         self.zip = package.build("runner").read_bytes()
-        self.role = testing.create_role(endpoint, f"bench-net-{uuid.uuid4().hex[:8]}")
         self.bucket = f"bench-net-{uuid.uuid4().hex[:8]}"
+        self.role = testing.create_role(endpoint, f"bench-net-{uuid.uuid4().hex[:8]}",
+                                        [testing.allow("s3:GetObject", f"arn:aws:s3:::{self.bucket}/*")])
         self.s3 = aws.client("s3", testing.REGION, endpoint)
         self.s3.create_bucket(Bucket=self.bucket)
         self.sizes: dict[str, int] = {}

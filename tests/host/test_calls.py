@@ -3,6 +3,8 @@ host on its behalf (queue mapping, log delivery), are traced; nothing else is.""
 
 import boto3
 
+from tests.harness.host_testing import allow
+
 TOUCHES_S3 = """
 import boto3
 
@@ -12,12 +14,13 @@ def handler(event, context):
     s3.list_buckets()
     boto3.client("sts").get_caller_identity()
 """
+LISTS_BUCKETS = [allow("s3:ListAllMyBuckets", "*")]  # GetCallerIdentity needs no permission
 
 
 def test_the_handlers_and_the_mappings_calls_are_traced(deploy, tmp_path, monkeypatch):
     trace = tmp_path / "calls.txt"
     monkeypatch.setenv("FANOUT_HOST_TRACE_CALLS", str(trace))
-    fn = deploy(TOUCHES_S3, reserved=2, visibility=30)
+    fn = deploy(TOUCHES_S3, reserved=2, visibility=30, allowed=LISTS_BUCKETS)
     fn.send([{"seq": n} for n in range(3)])
     summary = fn.host()
     boto3.client("s3", region_name="us-east-1")  # a host-side client outside the host: not traced
@@ -31,7 +34,7 @@ def test_the_handlers_and_the_mappings_calls_are_traced(deploy, tmp_path, monkey
 
 def test_nothing_is_traced_without_the_variable(deploy, tmp_path, monkeypatch):
     monkeypatch.delenv("FANOUT_HOST_TRACE_CALLS", raising=False)
-    fn = deploy(TOUCHES_S3)
+    fn = deploy(TOUCHES_S3, allowed=LISTS_BUCKETS)
     fn.send([{"seq": 0}])
     assert fn.host().messages_deleted == 1
     assert not list(tmp_path.iterdir())

@@ -8,7 +8,7 @@ import pytest
 
 from fanout.cloud import package
 from fanout.cloud import strategies
-from tests.harness.host_testing import REPORT, START
+from tests.harness.host_testing import REPORT, START, allow
 
 OBJECT_SIZE = 300 * 1024 + 7  # over one 256 KiB read chunk, not a multiple of it
 CONCURRENCY_LIMIT = 2
@@ -25,7 +25,8 @@ def test_downloader_records_every_message_and_retries_the_failure(deploy, downlo
                 reserved=CONCURRENCY_LIMIT, timeout=10, visibility=1, max_receive=2, environment={
                     "FANOUT_BUCKET": bucket, "FANOUT_KEY": "object", "FANOUT_EXPECTED_SIZE": str(OBJECT_SIZE),
                     "FANOUT_DEFAULT_STRATEGY": "download_file", "FANOUT_CONCURRENCY_LIMIT": str(CONCURRENCY_LIMIT),
-                    "POWERTOOLS_SERVICE_NAME": "s3-fanout", "POWERTOOLS_LOG_LEVEL": "INFO"})
+                    "POWERTOOLS_SERVICE_NAME": "s3-fanout", "POWERTOOLS_LOG_LEVEL": "INFO"},
+                allowed=[allow("s3:GetObject", f"arn:aws:s3:::{bucket}/object")])
     s3 = fn.client("s3")
     s3.create_bucket(Bucket=bucket)
     s3.put_object(Bucket=bucket, Key="object", Body=os.urandom(OBJECT_SIZE))

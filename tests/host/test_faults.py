@@ -8,6 +8,7 @@ import pytest
 
 from fanout.common.errors import UsageError
 from fanout.local.host import faults
+from tests.harness.host_testing import allow
 
 READS_S3 = """
 import json, os, time, boto3
@@ -35,6 +36,10 @@ def bucket(deploy):
     return name
 
 
+def reads(bucket: str) -> list[dict]:
+    return [allow("s3:GetObject", f"arn:aws:s3:::{bucket}/k")]
+
+
 def outcomes(fn) -> list[dict]:
     from .support import messages
 
@@ -45,7 +50,7 @@ def outcomes(fn) -> list[dict]:
 def test_s3_errors_surface_without_retries(deploy, bucket, tmp_path, monkeypatch, kind, code):
     log = tmp_path / "faults.log"
     monkeypatch.setenv(faults.VARIABLE, f"{kind}=1,log={log}")
-    fn = deploy(READS_S3, environment={"BUCKET": bucket}, visibility=30)
+    fn = deploy(READS_S3, environment={"BUCKET": bucket}, allowed=reads(bucket), visibility=30)
     fn.send([{"seq": n} for n in range(3)])
     fn.host()
     assert outcomes(fn) == [{"outcome": code, "attempts": 0}] * 3
@@ -55,7 +60,7 @@ def test_s3_errors_surface_without_retries(deploy, bucket, tmp_path, monkeypatch
 def test_crash_and_hang_end_the_invocation_as_the_platform_would(deploy, bucket, tmp_path, monkeypatch):
     log = tmp_path / "faults.log"
     monkeypatch.setenv(faults.VARIABLE, f"crash=0.5,hang=0.5,log={log}")
-    fn = deploy(READS_S3, environment={"BUCKET": bucket}, timeout=1, visibility=2, max_receive=1)
+    fn = deploy(READS_S3, environment={"BUCKET": bucket}, allowed=reads(bucket), timeout=1, visibility=2, max_receive=1)
     fn.send([{"seq": n} for n in range(4)])
     summary = fn.host()
     injected = log.read_text().split()
@@ -68,7 +73,7 @@ def test_slow_answers_arrive(deploy, bucket, tmp_path, monkeypatch):
     """Late by the injected delay, whole: a lower bound on a clock, which load can only lengthen."""
     delay, log = 0.5, tmp_path / "f.log"
     monkeypatch.setenv(faults.VARIABLE, f"slow=1,slow_s={delay},log={log}")
-    fn = deploy(READS_S3, environment={"BUCKET": bucket}, visibility=30)
+    fn = deploy(READS_S3, environment={"BUCKET": bucket}, allowed=reads(bucket), visibility=30)
     fn.send([{"seq": 0}])
     fn.host()
     [outcome] = outcomes(fn)

@@ -8,7 +8,7 @@ import uuid
 import zipfile
 
 from fanout.common import aws
-from tests.harness.host_testing import REGION
+from tests.harness.host_testing import REGION, allow
 
 THIRD_PARTY = """
 import json, os
@@ -45,7 +45,8 @@ def test_third_party_handler_runs_unmodified(deploy, emulator):
     bucket = "third-party-out"
     s3.create_bucket(Bucket=bucket)
     fn = deploy({"app/main.py": THIRD_PARTY}, handler="app/main.handler", timeout=5,
-                environment={"GREETING": "hello", "OUT_BUCKET": bucket})
+                environment={"GREETING": "hello", "OUT_BUCKET": bucket},
+                allowed=[allow("s3:PutObject", f"arn:aws:s3:::{bucket}/*")])
     fn.send([{"seq": 1}], MessageAttributes={"kind": {"DataType": "String", "StringValue": "test"}})
 
     summary = fn.host()
@@ -122,7 +123,7 @@ def handler(event, context):
                      CreateBucketConfiguration={"LocationConstraint": s3.meta.region_name})
     print(json.dumps({
         "clients": {name: [c.meta.region_name, c.meta.endpoint_url] for name, c in (("s3", s3), ("glue", glue))},
-        "access_key": boto3.DEFAULT_SESSION.get_credentials().access_key,
+        "caller": boto3.client("sts").get_caller_identity()["Arn"],
         "s3_files_read": s3_files_read,
         "glue_files_read": len(files_read) - len(s3_files_read),
     }))
@@ -132,7 +133,8 @@ def handler(event, context):
 def test_default_clients_take_the_environment_settings(deploy, emulator):
     region = "eu-west-2"  # neither the host's nor the one the fork server's preloading used
     bucket = f"settings-{uuid.uuid4().hex[:8]}"
-    fn = deploy(CLIENT_SETTINGS, region=region, environment={"BUCKET": bucket})
+    fn = deploy(CLIENT_SETTINGS, region=region, environment={"BUCKET": bucket},
+                allowed=[allow("s3:CreateBucket", f"arn:aws:s3:::{bucket}")])
     fn.send([{"seq": 1}])
 
     summary = fn.host()
@@ -141,7 +143,9 @@ def test_default_clients_take_the_environment_settings(deploy, emulator):
     (line,) = [m for events in fn.streams().values() for _, m in events if m.startswith("{")]
     report = json.loads(line)
     assert report["clients"] == {"s3": [region, emulator], "glue": [region, emulator]}
-    assert report["access_key"] == "test"  # the emulator's credentials, not the host's
+    # Lambda's credentials: a session of the function's role named after the function (the
+    # host's own are the emulator's test ones, which belong to no role).
+    assert report["caller"] == f"arn:aws:sts::123456789012:assumed-role/{fn.name}/{fn.name}"
     s3 = aws.client("s3", region, emulator)
     assert s3.get_bucket_location(Bucket=bucket)["LocationConstraint"] == region
     # The preloaded service data is reused; other services are still read from disk and work.

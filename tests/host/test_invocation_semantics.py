@@ -8,7 +8,7 @@ from botocore.exceptions import ClientError
 
 from fanout.common.errors import FanoutError
 from fanout.local.host.event import failed_message_ids
-from tests.harness.host_testing import REPORT, START
+from tests.harness.host_testing import REPORT, START, allow
 
 from .support import messages, running
 
@@ -125,7 +125,7 @@ def test_a_queue_error_stops_the_host_with_that_error(deploy):
         def handler(event, context):
             sqs = boto3.client("sqs")
             sqs.delete_queue(QueueUrl=sqs.get_queue_url(QueueName=context.function_name)["QueueUrl"])
-        """)
+        """, allowed=[allow(["sqs:GetQueueUrl", "sqs:DeleteQueue"], "*")])
     fn.send([{"seq": 1}])
 
     with pytest.raises(ClientError) as failure:

@@ -13,7 +13,7 @@ from fanout.common.errors import FanoutError
 from fanout.local.host import logs as host_logs
 from fanout.local.host.logs import LogWriter
 from fanout.local.host.output import PHASE_END, OutputReader, record_frame
-from tests.harness.host_testing import REGION, START
+from tests.harness.host_testing import REGION, START, allow
 
 from .support import messages
 
@@ -47,7 +47,7 @@ def test_a_run_whose_logs_cannot_be_written_fails(deploy):
         def handler(event, context):
             boto3.client("logs").delete_log_group(logGroupName=context.log_group_name)
             print("this line has nowhere to go")
-        """)
+        """, allowed=[allow("logs:DeleteLogGroup", "*")])
     fn.send([{"seq": 1}])
 
     with pytest.raises(FanoutError) as failure:

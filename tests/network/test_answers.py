@@ -169,6 +169,18 @@ def test_the_emulator_is_asked_once_per_distinct_read(counted):
     assert sorted(Counting.seen) == ["GET /bucket/key", "GET /bucket/key", "HEAD /bucket/key"]
 
 
+def signed_by(access_key: str) -> dict:
+    return {"Authorization": f"AWS4-HMAC-SHA256 Credential={access_key}/20260101/us-east-1/s3/aws4_request, "
+                             "SignedHeaders=host, Signature=0"}
+
+
+def test_an_answer_is_kept_for_the_caller_it_was_given_to(counted):
+    """A role's session may be refused what another caller may read: each caller is asked for."""
+    for caller in ("test", "ASIAROLE", "test", "ASIAROLE"):
+        plain(counted, "GET", "/bucket/key", signed_by(caller))
+    assert Counting.seen == ["GET /bucket/key"] * 2
+
+
 def test_reads_that_may_change_are_asked_every_time(counted):
     """A listing (a query string), a bucket (no key), and an object once written."""
     for _ in range(2):

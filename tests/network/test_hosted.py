@@ -21,7 +21,8 @@ pytestmark = pytest.mark.slow
 def test_stream_downloads_show_the_burst_and_the_sustained_rate(emulator):
     model = model_of("small", **MODEL)
     bucket = f"hosted-{uuid.uuid4().hex[:8]}"
-    fn = testing.deploy(emulator, testing.create_role(emulator, f"{bucket}-role"),
+    fn = testing.deploy(emulator, testing.create_role(emulator, f"{bucket}-role", [
+                            testing.allow("s3:GetObject", f"arn:aws:s3:::{bucket}/object")]),
                         package.build("runner").read_bytes(), handler="handler.lambda_handler",
                         reserved=2, timeout=30, visibility=60, memory=1024, environment={
                             "FANOUT_BUCKET": bucket, "FANOUT_KEY": "object", "FANOUT_EXPECTED_SIZE": str(OBJECT_SIZE),

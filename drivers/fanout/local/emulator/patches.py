@@ -8,18 +8,23 @@ was measured to change, and what was checked and left alone.
 
 import json
 import threading
+from urllib.parse import unquote, urlparse
 
 from moto import backends
 from moto.awslambda import responses as lambda_responses
 from moto.awslambda.exceptions import UnknownFunctionException
 from moto.awslambda.models import LambdaBackend, LambdaFunction, lambda_backends
+from moto.core.authorization import ActionAuthenticatorMixin
 from moto.core.utils import unix_time, unix_time_millis
-from moto.iam.access_control import IAMPolicy, PermissionResult
+from moto.iam.access_control import AssumedRoleAccessKey, IAMPolicy, PermissionResult
 from moto.moto_api._internal import urls as moto_api_urls
+from moto.s3.exceptions import MissingKey, S3AccessDeniedError
 from moto.s3.models import FakeBucket, FakeKey
 from moto.s3.responses import S3Response
 from moto.sqs.exceptions import ReceiptHandleIsInvalid
 from moto.sqs.models import Queue, SQSBackend
+from moto.sts.models import sts_backends
+from moto.utilities.utils import get_partition
 
 LAMBDA_CODE_PATH = "/moto-api/fanout/lambda-code"
 SECURE = "aws:SecureTransport"
@@ -229,6 +234,93 @@ def bucket_policies_see_secure_transport() -> None:
     FakeBucket.get_permission = get_permission
 
 
+def role_session(response) -> bool:
+    """Whether the request is signed with an access key that STS AssumeRole issued."""
+    access_key = response.get_access_key()
+    partition = get_partition(response.region)
+    sts = sts_backends[response.current_account][partition]
+    return sts.get_assumed_role_from_access_key(access_key) is not None
+
+
+def role_allows(response, action: str, resource: str) -> bool:
+    """Whether the policies of the role whose session signed the request allow `action` on
+    `resource` (an explicit deny wins, as in IAM's evaluation)."""
+    key = AssumedRoleAccessKey(response.current_account, get_partition(response.region),
+                               response.get_access_key(), response.headers)
+    results = {IAMPolicy(policy).is_action_permitted(action, resource) for policy in key.collect_policies()}
+    return PermissionResult.PERMITTED in results and PermissionResult.DENIED not in results
+
+
+def role_sessions_held_to_their_policies() -> None:
+    """Requests signed with an assumed role's session credentials (the function's, which the
+    host gets as Lambda does) are checked against that role's policies, as AWS checks every
+    caller; every other caller (Terraform, fanout, tests, the host's queue polling and log
+    delivery) keeps full access. Stock moto checks every request or none (after its first
+    INITIAL_NO_AUTH_ACTION_COUNT requests). The session token must be the one issued with the
+    key; the signature itself is not recomputed (the emulator authenticates nobody, and hashing
+    every upload's body again would cost the rates the network model sets)."""
+
+    def authenticate_and_authorize(response, iam_request_cls, resource="*"):
+        if not role_session(response):
+            return
+        path = response.raw_path
+        query = urlparse(response.uri).query
+        request = iam_request_cls(
+            account_id=response.current_account,
+            method=response.method,
+            path=f"{path}?{query}" if query else path,
+            data=response.data,
+            body=response.raw_body,
+            headers=response.headers,
+            action=response._get_action(),
+        )
+        request.check_action_permitted(resource)
+
+    ActionAuthenticatorMixin._authenticate_and_authorize_action = authenticate_and_authorize
+
+
+def missing_keys_hidden_without_list_bucket() -> None:
+    """A role's GetObject or HeadObject of a key that does not exist answers 403 AccessDenied
+    unless the role may s3:ListBucket on the bucket, as S3 does (GetObject API reference): only
+    a caller who may list the bucket learns that a key is missing. Stock moto answers 404."""
+    stock_key_response = S3Response._key_response
+
+    def hidden(response, request) -> bool:
+        return (request.method in ("GET", "HEAD") and response._get_action() == "GetObject"
+                and role_session(response)
+                and not role_allows(response, "s3:ListBucket", f"arn:aws:s3:::{response.bucket_name}"))
+
+    def key_response(response, request, full_url):
+        try:
+            status, headers, body = stock_key_response(response, request, full_url)
+        except MissingKey:
+            if hidden(response, request):
+                raise S3AccessDeniedError() from None
+            raise
+        if status == 404 and hidden(response, request):  # HEAD answers a missing key without raising
+            raise S3AccessDeniedError()
+        return status, headers, body
+
+    S3Response._key_response = key_response
+
+
+def copy_sources_authorized() -> None:
+    """A role's CopyObject or UploadPartCopy needs s3:GetObject on its source as well as
+    s3:PutObject on its target, as in S3 (CopyObject and UploadPartCopy API references,
+    Permissions); moto checks the target only."""
+    stock_key_response = S3Response._key_response
+
+    def key_response(response, request, full_url):
+        source = request.headers.get("x-amz-copy-source")
+        if request.method == "PUT" and source and role_session(response):
+            bucket_and_key = unquote(source.split("?", 1)[0]).lstrip("/")
+            if not role_allows(response, "s3:GetObject", f"arn:aws:s3:::{bucket_and_key}"):
+                raise S3AccessDeniedError()
+        return stock_key_response(response, request, full_url)
+
+    S3Response._key_response = key_response
+
+
 class KeyBody:
     """Bytes [start, stop) of a key's buffer where moto expects the key's bytes read whole: its
     length is theirs, a slice of it is a narrower KeyBody, and it yields them CHUNK bytes at a
@@ -320,6 +412,9 @@ PATCHES = (
     mappings_listed_by_function_name_or_arn,
     reserved_concurrency_zero_reported,
     bucket_policies_see_secure_transport,
+    role_sessions_held_to_their_policies,
+    missing_keys_hidden_without_list_bucket,
+    copy_sources_authorized,
     gets_send_the_key_as_read,
     server_routing_lists_modules_once,
 )

@@ -35,6 +35,7 @@ class EventSource:
 class FunctionConfig:
     name: str
     arn: str
+    role: str  # the execution role's ARN, which the host assumes for the function (credentials.py)
     region: str
     endpoint: str
     handler: str
@@ -88,6 +89,7 @@ def _load(function_name: str, endpoint: str, region: str) -> FunctionConfig:
     return FunctionConfig(
         name=conf["FunctionName"],
         arn=conf["FunctionArn"],
+        role=conf["Role"],
         region=region,
         endpoint=endpoint,
         handler=conf["Handler"],

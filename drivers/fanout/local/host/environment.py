@@ -18,7 +18,7 @@ from multiprocessing.connection import wait
 from pathlib import Path
 
 from fanout.local.host import config as function_config
-from fanout.local.host import calls, logs, runtime, sandbox
+from fanout.local.host import calls, credentials, logs, runtime, sandbox
 from fanout.local.host.config import FunctionConfig
 from fanout.local.host.faults import Faults
 from fanout.local.host.logs import LogWriter
@@ -69,7 +69,7 @@ def lambda_environment(config: FunctionConfig, task_root: str, stream: str, s3_e
     """The function's variables plus those Lambda reserves (which win), pointed at the emulator.
 
     Nothing is inherited from the host: its credentials and AWS config files must not leak into
-    the function, which gets the emulator's test credentials instead. `s3_endpoint` (the
+    the function, which gets its role's session credentials instead (credentials.py). `s3_endpoint` (the
     environment's shaping proxy, see fanout.local.network) takes the function's S3 traffic only.
     """
     env = {"PATH": os.environ.get("PATH", os.defpath), "LANG": "en_US.UTF-8", "TZ": ":UTC"}
@@ -90,7 +90,7 @@ def lambda_environment(config: FunctionConfig, task_root: str, stream: str, s3_e
         "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
     })
     if config.endpoint:
-        env.update(AWS_ENDPOINT_URL=config.endpoint, AWS_ACCESS_KEY_ID="test", AWS_SECRET_ACCESS_KEY="test")
+        env.update(AWS_ENDPOINT_URL=config.endpoint, **credentials.role_variables(config))
     if s3_endpoint:
         env["AWS_ENDPOINT_URL_S3"] = s3_endpoint
     return env

@@ -51,10 +51,18 @@ class Request:
         return self.method in READS and not self.query and self.names_object and self.body == 0
 
     @property
+    def caller(self) -> bytes:
+        """The access key id that signed it (none unsigned): who asks, which the answer depends
+        on once the emulator holds a role's session to its policies (docs/emulator.md, IAM)."""
+        authorization = dict(self.headers).get(b"authorization", b"")
+        return authorization.partition(b"Credential=")[2].partition(b"/")[0]
+
+    @property
     def key(self) -> tuple:
-        """What identifies its answer: method, host name, path and every header but PER_REQUEST's."""
+        """What identifies its answer: method, host name, path, caller and every header but
+        PER_REQUEST's."""
         headers = tuple(sorted((n, v) for n, v in self.headers if n not in PER_REQUEST))
-        return self.method, self.host, self.path, headers
+        return self.method, self.host, self.path, self.caller, headers
 
 
 def parse(head: bytes) -> Request:

@@ -27,7 +27,7 @@ def _outputs() -> dict:
     values = {str: "x", int: 2, list: ["x"]}
     fields = [f for f in dataclasses.fields(Stack) if f.name not in ("backend", "workload_outputs")]
     outputs = {f.name: values[f.type] for f in fields}
-    return outputs | {"stack": STACK, "region": "eu-west-1", "endpoint": "", "queue_arn": "arn:q"}
+    return outputs | {"stack": STACK, "region": "eu-west-1", "endpoint": "", "queue_arn": "arn:q", "ephemeral_storage": "auto"}
 
 
 @pytest.fixture

@@ -268,7 +268,9 @@ def study_folder(published: bool = True, claims: bool = True):
                      "avg": 1.0, "p75": 1.5, "max": 3.0} for memory in (512, 1024)) if published else ()  # fmt: skip
     faster = compared.Claim(text="1024 MB downloads no slower than 512 MB", kind="faster", measure="seconds",
                             field="memory_size", faster=1024, slower=512)  # fmt: skip
-    loaded = replace(loaded, reference=replace(loaded.reference, figures=figures), claims=(faster,) if claims else ())
+    # its first published table only (the others are derived from it), with our figures in it
+    loaded = replace(loaded, references=(replace(loaded.references[0], figures=figures),),
+                     claims=(faster,) if claims else ())  # fmt: skip
     shown = study.write_report(loaded, manifest)
     return study.report_dir(loaded, manifest), loaded, shown
 
@@ -278,7 +280,7 @@ def test_a_study_page_answers_with_the_verdicts_and_plots_ours_against_the_publi
     page = Page((folder / "index.html").read_text())
     assert page.headings == markdown_headings(folder)
     assert page.headings == [sections.ANSWER_TITLE, "Published claims", sections.CONTENTS_TITLE, "How it was made",
-                             loaded.reference.table]  # fmt: skip
+                             loaded.references[0].table]  # fmt: skip
     text = (folder / "report.md").read_text()
     assert text.startswith(f"# {loaded.title}\n") and "SIMULATION, not a reproduction" in text
     assert "Of 1 published claim: 1 " in text and "| 1024 MB downloads no slower than 512 MB |" in text
@@ -293,7 +295,7 @@ def test_a_study_page_answers_with_the_verdicts_and_plots_ours_against_the_publi
 def test_a_study_without_published_figures_shows_ours_alone_and_says_so():
     folder, loaded, _ = study_folder(published=False, claims=False)
     text = (folder / "report.md").read_text()
-    assert "published" not in text.split(f"## {loaded.reference.table}")[1].split("\n\n")[2]  # the table's header
+    assert "published" not in text.split(f"## {loaded.references[0].table}")[1].split("\n\n")[2]  # the table's header
     assert "no published figures transcribed" in text and (folder / "ours_vs_published.png").is_file()
 
 

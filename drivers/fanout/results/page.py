@@ -22,6 +22,9 @@ TEMPLATES = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).par
                                autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)  # fmt: skip
 MARKDOWN = MarkdownIt("commonmark", {"html": False})
 FIGURE = re.compile(r"[-+]?[\d.]|-$")  # a table cell's text that is a number (or none: -)
+# Past this many columns a table is set smaller to fit 1280 px: a study's published table with ours
+# and the ratio beside each statistic has 18.
+WIDE_COLUMNS = 12
 
 
 def html(report: sections.Report, folder: Path) -> str:
@@ -34,7 +37,7 @@ def html(report: sections.Report, folder: Path) -> str:
     return TEMPLATES.get_template("report.html.j2").render(
         report=report, answer=report.opening(sections.FILES), details=details, contents=report.contents(),
         links=links, page_file=runs.PAGE_FILE, markdown=_markdown, cells=_cells, data_uri=_data_uri, breakable=_breakable,
-        answer_title=sections.ANSWER_TITLE, contents_title=sections.CONTENTS_TITLE,
+        answer_title=sections.ANSWER_TITLE, contents_title=sections.CONTENTS_TITLE, WIDE_COLUMNS=WIDE_COLUMNS,
     )  # fmt: skip
 
 

@@ -18,7 +18,7 @@ from multiprocessing.connection import wait
 from pathlib import Path
 
 from fanout.local.host import config as function_config
-from fanout.local.host import calls, credentials, logs, runtime, sandbox
+from fanout.local.host import calls, credentials, limits, logs, runtime, sandbox
 from fanout.local.host.config import FunctionConfig
 from fanout.local.host.faults import Faults
 from fanout.local.host.logs import LogWriter
@@ -111,6 +111,7 @@ class Environment:
         self.stream = logs.stream_name(time.time())
         self.tmp_dir = tempfile.mkdtemp(prefix="tmp-", dir=workdir)
         self._killed = False
+        self.memory = limits.MemoryLimit(f"fanout-env-{os.getpid()}-{os.path.basename(self.tmp_dir)}", config.memory)
         task_root = str(workdir / "task")
         variables = lambda_environment(config, task_root, self.stream, s3_endpoint)
         if injected:
@@ -123,6 +124,7 @@ class Environment:
             "function_name": config.name, "version": config.version, "arn": config.arn,
             "memory": config.memory, "log_group": config.log_group, "log_stream": self.stream,
             "environment": variables, "resolve": resolve,
+            "memory_cgroup": str(self.memory.path) if self.memory.path else None,
         }
         context = _context()
         self._conn, child_conn = context.Pipe()
@@ -179,9 +181,12 @@ class Environment:
             status, result, duration_ms = "error", None, (time.time() - started) * 1000
             self._log.put(self.stream, f"RequestId: {request_id} Error: Runtime exited with error: "
                                        f"{self._exit_reason()}\nRuntime.ExitError\n")
+        out_of_memory = status == "error" and self.memory.exceeded()
+        self._max_memory_mb = self.memory.peak_mb() or self._max_memory_mb
         self._log.put(self.stream, logs.end_line(request_id))
         self._log.put(self.stream, logs.report_line(
-            request_id, duration_ms, self.config.memory, self._max_memory_mb, init_ms))
+            request_id, duration_ms, self.config.memory, self._max_memory_mb, init_ms,
+            "Runtime.OutOfMemory" if out_of_memory else None))
         return Outcome(status, result, init_ms)
 
     @property
@@ -211,6 +216,7 @@ class Environment:
             os.killpg(self.process.pid, signal.SIGKILL)
         self.process.join()
         shutil.rmtree(self.tmp_dir, ignore_errors=True)
+        self.memory.remove()
 
     def _exit_reason(self) -> str:
         """How the process ended, in Lambda's words ("exit status 1", "signal: killed"). It is

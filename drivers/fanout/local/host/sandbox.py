@@ -17,7 +17,7 @@ import time
 import traceback
 import warnings
 
-from fanout.local.host import calls, faults, output, resolver, runtime
+from fanout.local.host import calls, faults, limits, output, resolver, runtime
 
 # Loaded by the fork server once, so each environment starts with boto3 already imported
 # (the Lambda runtime also ships it) and botocore's data files already parsed, instead of
@@ -59,6 +59,7 @@ class LambdaContext:
 
 def main(conn, output_pipe, spec: dict) -> None:
     """Process entry point: isolate, initialise, then serve invocations until the pipe closes."""
+    limits.join_path(spec.get("memory_cgroup"))  # first: all it allocates is charged to its limit
     os.setsid()  # Ctrl-C in the host's terminal is the host's to handle; kill() takes the group
     for fd in (1, 2):
         os.dup2(output_pipe.fileno(), fd)

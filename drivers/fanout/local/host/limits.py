@@ -1,0 +1,80 @@
+"""Lambda's memory limit for one execution environment: a cgroup its process joins as it starts.
+
+Lambda ends an invocation whose environment uses more than its configured memory: the runtime
+is killed and the REPORT line gives Max Memory Used. Here a cgroup (v1 memory controller) holds
+the environment's process and everything it starts, so nothing it allocates is charged
+elsewhere; the kernel kills it past the limit and the cgroup's own peak is what the REPORT line
+says. Where no cgroup can be made the environment runs without a memory limit and
+`MemoryLimit.enforcement` says why, one line for the report.
+"""
+
+import contextlib
+import os
+from pathlib import Path
+
+MEMORY_ROOT = Path("/sys/fs/cgroup/memory")
+MIB = 1024 * 1024
+
+
+class MemoryLimit:
+    """The cgroup of one environment; `path` is None where the kernel gives none."""
+
+    def __init__(self, name: str, memory_mb: int, root: Path = MEMORY_ROOT):
+        self.path: Path | None = None
+        self._final: tuple[bool, float | None] | None = None  # what remove() read last
+        self.enforcement = "enforced by cgroup"
+        try:
+            path = root / name
+            path.mkdir()
+            try:
+                (path / "memory.limit_in_bytes").write_text(str(memory_mb * MIB))
+                _write_if_present(path / "memory.memsw.limit_in_bytes", str(memory_mb * MIB))
+            except OSError:
+                path.rmdir()
+                raise
+            self.path = path
+        except OSError as exc:
+            self.enforcement = f"not enforced: no memory cgroup ({exc.strerror or exc})"
+
+    def exceeded(self) -> bool:
+        """True once the kernel has killed a process of the environment for memory (the count in
+        memory.oom_control; memory.failcnt stays 0 where the swap limit is hit first)."""
+        if self._final:
+            return self._final[0]
+        control = _read(self.path / "memory.oom_control") if self.path else None
+        counts = dict(line.split() for line in (control or "").splitlines())
+        return int(counts.get("oom_kill", 0)) > 0
+
+    def peak_mb(self) -> float | None:
+        """The cgroup's peak usage, the measure its limit is enforced on."""
+        if self._final:
+            return self._final[1]
+        value = _read(self.path / "memory.max_usage_in_bytes") if self.path else None
+        return int(value) / MIB if value else None
+
+    def remove(self) -> None:
+        """Remove the cgroup once its processes have exited (the kernel refuses it before); what it
+        measured stays readable."""
+        if self.path:
+            self._final = (self.exceeded(), self.peak_mb())
+            with contextlib.suppress(OSError):
+                self.path.rmdir()
+            self.path = None
+
+
+def join_path(path: str | None) -> None:
+    """In the environment's process: join the cgroup at `path` (None: there is none)."""
+    if path:
+        Path(path, "cgroup.procs").write_text(str(os.getpid()))
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text().strip()
+    except OSError:
+        return None
+
+
+def _write_if_present(path: Path, value: str) -> None:
+    if path.exists():
+        path.write_text(value)

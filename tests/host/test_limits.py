@@ -1,0 +1,37 @@
+"""An environment is held to its function's memory as on Lambda: past it the runtime is killed,
+the REPORT line says Runtime.OutOfMemory, and the message is retried, never lost."""
+
+import pytest
+
+from fanout.local.host.limits import MemoryLimit
+
+GREEDY = """
+import json
+
+def handler(event, context):
+    for record in event["Records"]:
+        if record["attributes"]["ApproximateReceiveCount"] == "1":
+            hoard = bytearray(400 * 1024 * 1024)  # past MEMORY=128: the kernel kills the runtime
+            hoard[::4096] = b"x" * len(hoard[::4096])
+        print(json.dumps({"done": json.loads(record["body"])["n"]}))
+"""
+
+
+def _cgroups_or_skip() -> None:
+    probe = MemoryLimit("fanout-limit-probe", 128)
+    probe.remove()
+    if probe.enforcement != "enforced by cgroup":
+        pytest.skip(f"this kernel gives no memory cgroup: {probe.enforcement}")
+
+
+def test_past_its_memory_the_invocation_ends_out_of_memory_and_is_retried(deploy):
+    _cgroups_or_skip()
+    fn = deploy(GREEDY, memory=128, timeout=1, visibility=6, max_receive=3)
+    fn.send([{"n": 1}])
+    summary = fn.host()
+    assert summary.errors == 1
+    messages = [m for events in fn.streams().values() for _, m in events]
+    reports = [m for m in messages if m.startswith("REPORT")]
+    assert any("Error Type: Runtime.OutOfMemory" in r and "Max Memory Used: 128 MB" in r for r in reports)
+    assert any("signal: killed" in m for m in messages)
+    assert any('"done": 1' in m for m in messages)

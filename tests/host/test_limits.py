@@ -3,6 +3,7 @@ the REPORT line says Runtime.OutOfMemory, and the message is retried, never lost
 
 import pytest
 
+from fanout.local.host import limits
 from fanout.local.host.limits import MemoryLimit
 
 GREEDY = """
@@ -26,12 +27,21 @@ def _cgroups_or_skip() -> None:
 
 def test_past_its_memory_the_invocation_ends_out_of_memory_and_is_retried(deploy):
     _cgroups_or_skip()
+    _greedy_function_is_retried(deploy, "Max Memory Used: 128 MB")
+
+
+def test_without_a_cgroup_a_watchdog_ends_it_the_same_way(deploy, monkeypatch, tmp_path):
+    monkeypatch.setattr(limits, "MEMORY_ROOT", tmp_path / "no-cgroups")
+    _greedy_function_is_retried(deploy, "Max Memory Used: ")
+
+
+def _greedy_function_is_retried(deploy, max_memory: str) -> None:
     fn = deploy(GREEDY, memory=128, timeout=1, visibility=6, max_receive=3)
     fn.send([{"n": 1}])
     summary = fn.host()
     assert summary.errors == 1
     messages = [m for events in fn.streams().values() for _, m in events]
     reports = [m for m in messages if m.startswith("REPORT")]
-    assert any("Error Type: Runtime.OutOfMemory" in r and "Max Memory Used: 128 MB" in r for r in reports)
+    assert any("Error Type: Runtime.OutOfMemory" in r and max_memory in r for r in reports)
     assert any("signal: killed" in m for m in messages)
     assert any('"done": 1' in m for m in messages)

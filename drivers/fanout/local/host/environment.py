@@ -234,8 +234,13 @@ class Environment:
         reply, phase_ended = None, False
         while reply is None or not phase_ended:
             remaining = deadline - time.monotonic()
-            ready = wait([self._conn, self._output, self._abort_fd], remaining) if remaining > 0 else []
+            ready = wait([self._conn, self._output, self._abort_fd], self._wait_for(remaining)) if remaining > 0 else []
+            if self.memory.watching and self.memory.over(self.process.pid):
+                self.kill()
+                raise EOFError
             if not ready:
+                if time.monotonic() < deadline:
+                    continue
                 raise TimeoutError
             if self._abort_fd in ready:
                 self.kill()
@@ -248,6 +253,10 @@ class Environment:
                     return self._reply_at_exit(reply, phase_ended)
                 phase_ended = self._log_output(chunk) or phase_ended
         return reply
+
+    def _wait_for(self, remaining: float) -> float:
+        """How long to wait for the process: the watchdog's interval when it samples memory."""
+        return min(remaining, limits.WATCH_INTERVAL) if self.memory.watching else remaining
 
     def _reply_at_exit(self, reply, phase_ended: bool):
         """The reply of a process whose output just closed: it sends its reply before it exits

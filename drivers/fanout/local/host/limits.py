@@ -4,8 +4,10 @@ Lambda ends an invocation whose environment uses more than its configured memory
 is killed and the REPORT line gives Max Memory Used. Here a cgroup (v1 memory controller) holds
 the environment's process and everything it starts, so nothing it allocates is charged
 elsewhere; the kernel kills it past the limit and the cgroup's own peak is what the REPORT line
-says. Where no cgroup can be made the environment runs without a memory limit and
-`MemoryLimit.enforcement` says why, one line for the report.
+says. Where no cgroup can be made a watchdog samples the process's resident memory instead
+(the host calls over() every WATCH_INTERVAL and kills it past the limit), which misses what its
+children allocate and peaks shorter than an interval; `MemoryLimit.enforcement` says which, one
+line for the report.
 """
 
 import contextlib
@@ -14,17 +16,19 @@ from pathlib import Path
 
 MEMORY_ROOT = Path("/sys/fs/cgroup/memory")
 MIB = 1024 * 1024
+WATCH_INTERVAL = 0.05  # seconds between the watchdog's samples
 
 
 class MemoryLimit:
     """The cgroup of one environment; `path` is None where the kernel gives none."""
 
-    def __init__(self, name: str, memory_mb: int, root: Path = MEMORY_ROOT):
+    def __init__(self, name: str, memory_mb: int, root: Path | None = None):
         self.path: Path | None = None
+        self._limit_mb, self._killed_mb = memory_mb, 0.0  # the watchdog's limit and its kill
         self._final: tuple[bool, float | None] | None = None  # what remove() read last
         self.enforcement = "enforced by cgroup"
         try:
-            path = root / name
+            path = (root or MEMORY_ROOT) / name
             path.mkdir()
             try:
                 (path / "memory.limit_in_bytes").write_text(str(memory_mb * MIB))
@@ -34,13 +38,28 @@ class MemoryLimit:
                 raise
             self.path = path
         except OSError as exc:
-            self.enforcement = f"not enforced: no memory cgroup ({exc.strerror or exc})"
+            self.enforcement = f"enforced by watchdog (no memory cgroup: {exc.strerror or exc})"
+
+    @property
+    def watching(self) -> bool:
+        """True when the host must sample the process (no cgroup holds it)."""
+        return self.path is None and not self._final
+
+    def over(self, pid: int) -> bool:
+        """The watchdog's sample: True when `pid`'s resident memory is past the limit."""
+        rss = _resident_mb(pid)
+        if rss is not None and rss > self._limit_mb:
+            self._killed_mb = rss
+            return True
+        return False
 
     def exceeded(self) -> bool:
         """True once the kernel has killed a process of the environment for memory (the count in
         memory.oom_control; memory.failcnt stays 0 where the swap limit is hit first)."""
         if self._final:
             return self._final[0]
+        if self._killed_mb:
+            return True
         control = _read(self.path / "memory.oom_control") if self.path else None
         counts = dict(line.split() for line in (control or "").splitlines())
         return int(counts.get("oom_kill", 0)) > 0
@@ -49,6 +68,8 @@ class MemoryLimit:
         """The cgroup's peak usage, the measure its limit is enforced on."""
         if self._final:
             return self._final[1]
+        if self._killed_mb:
+            return self._killed_mb
         value = _read(self.path / "memory.max_usage_in_bytes") if self.path else None
         return int(value) / MIB if value else None
 
@@ -78,3 +99,14 @@ def _read(path: Path) -> str | None:
 def _write_if_present(path: Path, value: str) -> None:
     if path.exists():
         path.write_text(value)
+
+
+def _resident_mb(pid: int) -> float | None:
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return None

@@ -45,3 +45,30 @@ def _greedy_function_is_retried(deploy, max_memory: str) -> None:
     assert any("Error Type: Runtime.OutOfMemory" in r and max_memory in r for r in reports)
     assert any("signal: killed" in m for m in messages)
     assert any('"done": 1' in m for m in messages)
+
+
+FILLER = """
+import errno, json, os
+
+def handler(event, context):
+    with open("/tmp/fill", "wb") as f:
+        os.posix_fallocate(f.fileno(), 0, 100 * 1024 * 1024)  # fits in 512 MB
+        try:
+            os.posix_fallocate(f.fileno(), 0, 600 * 1024 * 1024)
+            outcome = "written"
+        except OSError as exc:
+            outcome = errno.errorcode[exc.errno]
+    print(json.dumps({"past_ephemeral_storage": outcome}))
+"""
+
+
+def test_tmp_is_a_file_system_of_the_ephemeral_storage_size(deploy, tmp_path):
+    probe = limits.TmpStorage(str(tmp_path), 1)
+    probe.remove()
+    if not probe.enforcement.startswith("enforced"):
+        pytest.skip(f"this machine cannot give /tmp its size: {probe.enforcement}")
+    fn = deploy(FILLER)  # EphemeralStorage defaults to 512 MB
+    fn.send([{"n": 1}])
+    fn.host()
+    messages = [m for events in fn.streams().values() for _, m in events]
+    assert any('"past_ephemeral_storage": "ENOSPC"' in m for m in messages), messages

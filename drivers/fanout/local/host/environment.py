@@ -111,6 +111,7 @@ class Environment:
         self.stream = logs.stream_name(time.time())
         self.tmp_dir = tempfile.mkdtemp(prefix="tmp-", dir=workdir)
         self._killed = False
+        self.tmp = limits.TmpStorage(self.tmp_dir, config.ephemeral_storage)
         self.memory = limits.MemoryLimit(f"fanout-env-{os.getpid()}-{os.path.basename(self.tmp_dir)}", config.memory)
         task_root = str(workdir / "task")
         variables = lambda_environment(config, task_root, self.stream, s3_endpoint)
@@ -215,6 +216,7 @@ class Environment:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.process.pid, signal.SIGKILL)
         self.process.join()
+        self.tmp.remove()
         shutil.rmtree(self.tmp_dir, ignore_errors=True)
         self.memory.remove()
 

@@ -1,4 +1,6 @@
-"""Lambda's memory limit for one execution environment: a cgroup its process joins as it starts.
+"""Lambda's limits for one execution environment: its memory and the size of its /tmp.
+
+Memory: a cgroup its process joins as it starts.
 
 Lambda ends an invocation whose environment uses more than its configured memory: the runtime
 is killed and the REPORT line gives Max Memory Used. Here a cgroup (v1 memory controller) holds
@@ -8,10 +10,15 @@ says. Where no cgroup can be made a watchdog samples the process's resident memo
 (the host calls over() every WATCH_INTERVAL and kills it past the limit), which misses what its
 children allocate and peaks shorter than an interval; `MemoryLimit.enforcement` says which, one
 line for the report.
+
+/tmp: Lambda's is a file system of the function's ephemeral storage size, which does not count
+against its memory, so here it is an ext4 image of that size, sparse, mounted through a loop
+device (a tmpfs would be charged to the memory cgroup); a write past it fails with ENOSPC.
 """
 
 import contextlib
 import os
+import subprocess
 from pathlib import Path
 
 MEMORY_ROOT = Path("/sys/fs/cgroup/memory")
@@ -81,6 +88,46 @@ class MemoryLimit:
             with contextlib.suppress(OSError):
                 self.path.rmdir()
             self.path = None
+
+
+class TmpStorage:
+    """`directory` made a file system of `size_mb`; `enforcement` says whether it could be."""
+
+    def __init__(self, directory: str, size_mb: int):
+        self.directory, self._image = directory, directory + ".img"
+        self.mounted = False
+        try:
+            with open(self._image, "wb") as image:
+                image.truncate(size_mb * MIB)
+            _run("mkfs.ext4", "-q", "-m", "0", self._image)
+            _run("mount", "-o", "loop", self._image, directory)
+            self.mounted = True
+            os.chmod(directory, 0o1777)
+            self.enforcement = "enforced by a loop-mounted file system"
+        except (OSError, subprocess.CalledProcessError) as exc:
+            self.enforcement = f"not enforced: no loop mount ({_why(exc)})"
+            self.remove()
+
+    def remove(self) -> None:
+        """Unmount the file system and delete its image (the directory is the caller's)."""
+        if self.mounted:
+            with contextlib.suppress(subprocess.CalledProcessError, OSError):
+                _run("umount", "-l", self.directory)
+            self.mounted = False
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(self._image)
+
+
+def _run(*command: str) -> None:
+    subprocess.run(command, check=True, capture_output=True, text=True)
+
+
+def _why(exc: Exception) -> str:
+    """The command's last error line, or the OS error."""
+    if isinstance(exc, subprocess.CalledProcessError):
+        lines = (exc.stderr or "").strip().splitlines()
+        return lines[-1] if lines else f"{exc.cmd[0]} failed"
+    return getattr(exc, "strerror", None) or str(exc)
 
 
 def join_path(path: str | None) -> None:

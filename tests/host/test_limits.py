@@ -36,7 +36,8 @@ def test_without_a_cgroup_a_watchdog_ends_it_the_same_way(deploy, monkeypatch, t
 
 
 def _greedy_function_is_retried(deploy, max_memory: str) -> None:
-    fn = deploy(GREEDY, memory=128, timeout=1, visibility=6, max_receive=3)
+    # 128 MB has 0.07 vCPU: the runtime needs more than a second to reach its limit.
+    fn = deploy(GREEDY, memory=128, timeout=5, visibility=6, max_receive=3)
     fn.send([{"n": 1}])
     summary = fn.host()
     assert summary.errors == 1
@@ -72,3 +73,21 @@ def test_tmp_is_a_file_system_of_the_ephemeral_storage_size(deploy, tmp_path):
     fn.host()
     messages = [m for events in fn.streams().values() for _, m in events]
     assert any('"past_ephemeral_storage": "ENOSPC"' in m for m in messages), messages
+
+
+def test_the_cpu_quota_is_the_memory_share_divided_by_the_scale_within_the_kernels_bounds():
+    assert limits.cpu_quota(1769, 1.0) == (100_000, 100_000)  # one vCPU
+    assert limits.cpu_quota(3538, 4.0) == (50_000, 100_000)  # two vCPUs, rates a quarter
+    assert limits.cpu_quota(128, 50.0) == (1447, 1_000_000)  # under 1 ms per 100 ms: a 1 s period
+    assert limits.cpu_quota(128, 100.0) is None  # 0.7 ms a second: CFS cannot
+
+
+def test_an_environment_joins_its_cpu_cgroup(tmp_path):
+    cap = limits.CpuLimit("fanout-cpu-probe", 884, 1.0)
+    if cap.path is None:
+        pytest.skip(f"this kernel gives no cpu cgroup: {cap.enforcement}")
+    try:
+        assert (cap.path / "cpu.cfs_quota_us").read_text().strip() == "49972"
+    finally:
+        cap.remove()
+    assert not (limits.CPU_ROOT / "fanout-cpu-probe").exists()

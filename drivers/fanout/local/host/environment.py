@@ -100,19 +100,22 @@ class Environment:
     """One sandbox process and its log stream."""
 
     def __init__(self, config: FunctionConfig, workdir: Path, log: LogWriter, abort_fd: int,
-                 injected: Faults | None = None, s3_endpoint: str | None = None, resolve: dict | None = None):
+                 injected: Faults | None = None, s3_endpoint: str | None = None, resolve: dict | None = None,
+                 scale: float = 1.0):
         """`workdir` was laid out by prepare(); `abort_fd` turns readable when the host aborts,
         which kills the environment if it is starting or running an invocation; `injected`: the
         fault layer's faults (fanout.local.host.faults), if any; `s3_endpoint`: the environment's
         shaped path to S3 (fanout.local.network), if any, and `resolve` how its name resolves there
-        (fanout.local.host.resolver)."""
+        (fanout.local.host.resolver); `scale`: the network model's, which divides its CPU share."""
         self.config, self._log, self._abort_fd = config, log, abort_fd
         self.s3_endpoint = s3_endpoint
         self.stream = logs.stream_name(time.time())
         self.tmp_dir = tempfile.mkdtemp(prefix="tmp-", dir=workdir)
         self._killed = False
         self.tmp = limits.TmpStorage(self.tmp_dir, config.ephemeral_storage)
-        self.memory = limits.MemoryLimit(f"fanout-env-{os.getpid()}-{os.path.basename(self.tmp_dir)}", config.memory)
+        cgroup = f"fanout-env-{os.getpid()}-{os.path.basename(self.tmp_dir)}"
+        self.memory = limits.MemoryLimit(cgroup, config.memory)
+        self.cpu = limits.CpuLimit(cgroup, config.memory, scale)
         task_root = str(workdir / "task")
         variables = lambda_environment(config, task_root, self.stream, s3_endpoint)
         if injected:
@@ -125,7 +128,7 @@ class Environment:
             "function_name": config.name, "version": config.version, "arn": config.arn,
             "memory": config.memory, "log_group": config.log_group, "log_stream": self.stream,
             "environment": variables, "resolve": resolve,
-            "memory_cgroup": str(self.memory.path) if self.memory.path else None,
+            "cgroups": [str(group.path) for group in (self.memory, self.cpu) if group.path],
         }
         context = _context()
         self._conn, child_conn = context.Pipe()
@@ -219,6 +222,7 @@ class Environment:
         self.tmp.remove()
         shutil.rmtree(self.tmp_dir, ignore_errors=True)
         self.memory.remove()
+        self.cpu.remove()
 
     def _exit_reason(self) -> str:
         """How the process ended, in Lambda's words ("exit status 1", "signal: killed"). It is

@@ -22,6 +22,9 @@ import subprocess
 from pathlib import Path
 
 MEMORY_ROOT = Path("/sys/fs/cgroup/memory")
+CPU_ROOT = Path("/sys/fs/cgroup/cpu")
+MB_PER_VCPU = 1769  # Lambda: a function gets one vCPU's share at 1,769 MB (Lambda docs, memory)
+MIN_QUOTA_US, MAX_PERIOD_US, PERIOD_US = 1000, 1_000_000, 100_000  # the kernel's CFS bounds
 MIB = 1024 * 1024
 WATCH_INTERVAL = 0.05  # seconds between the watchdog's samples
 
@@ -102,6 +105,7 @@ class TmpStorage:
             _run("mkfs.ext4", "-q", "-m", "0", self._image)
             _run("mount", "-o", "loop", self._image, directory)
             self.mounted = True
+            os.rmdir(os.path.join(directory, "lost+found"))  # Lambda's /tmp starts empty
             os.chmod(directory, 0o1777)
             self.enforcement = "enforced by a loop-mounted file system"
         except (OSError, subprocess.CalledProcessError) as exc:
@@ -130,10 +134,52 @@ def _why(exc: Exception) -> str:
     return getattr(exc, "strerror", None) or str(exc)
 
 
-def join_path(path: str | None) -> None:
-    """In the environment's process: join the cgroup at `path` (None: there is none)."""
-    if path:
-        Path(path, "cgroup.procs").write_text(str(os.getpid()))
+def cpu_quota(memory_mb: int, scale: float) -> tuple[int, int] | None:
+    """(quota, period) in microseconds for memory / 1,769 MB of a vCPU divided by the network
+    scale (which slows rates, so CPU work per byte slows with them); None below what CFS can
+    enforce (at least 1 ms of quota per period of at most 1 s)."""
+    share = memory_mb / MB_PER_VCPU / scale
+    for period in (PERIOD_US, MAX_PERIOD_US):
+        if share * period >= MIN_QUOTA_US:
+            return round(share * period), period
+    return None
+
+
+class CpuLimit:
+    """The CPU cgroup of one environment; `path` is None where the cap is not applied."""
+
+    def __init__(self, name: str, memory_mb: int, scale: float, root: Path | None = None):
+        self.path: Path | None = None
+        quota = cpu_quota(memory_mb, scale)
+        share = memory_mb / MB_PER_VCPU / scale
+        if quota is None:
+            self.enforcement = (f"not enforced: {share:.5f} vCPU is below the kernel's least quota "
+                                f"(1 ms per 1 s period)")
+            return
+        try:
+            path = (root or CPU_ROOT) / name
+            path.mkdir()
+            try:
+                (path / "cpu.cfs_period_us").write_text(str(quota[1]))
+                (path / "cpu.cfs_quota_us").write_text(str(quota[0]))
+            except OSError:
+                path.rmdir()
+                raise
+            self.path = path
+            self.enforcement = f"{share:.3f} vCPU, enforced by cgroup"
+        except OSError as exc:
+            self.enforcement = f"not enforced: no cpu cgroup ({exc.strerror or exc})"
+
+    def remove(self) -> None:
+        if self.path:
+            with contextlib.suppress(OSError):
+                self.path.rmdir()
+            self.path = None
+
+
+def join_path(path: str) -> None:
+    """In the environment's process: join the cgroup at `path`."""
+    Path(path, "cgroup.procs").write_text(str(os.getpid()))
 
 
 def _read(path: Path) -> str | None:

@@ -59,7 +59,8 @@ class LambdaContext:
 
 def main(conn, output_pipe, spec: dict) -> None:
     """Process entry point: isolate, initialise, then serve invocations until the pipe closes."""
-    limits.join_path(spec.get("memory_cgroup"))  # first: all it allocates is charged to its limit
+    for cgroup in spec["cgroups"]:  # first: all it allocates and runs is charged to its limits
+        limits.join_path(cgroup)
     os.setsid()  # Ctrl-C in the host's terminal is the host's to handle; kill() takes the group
     for fd in (1, 2):
         os.dup2(output_pipe.fileno(), fd)

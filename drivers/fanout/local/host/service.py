@@ -213,7 +213,8 @@ class Host:
         s3_endpoint = resolve = None
         if self._shaper and self.network:  # a shaper runs only under a network model
             s3_endpoint, resolve = self._shaper.named_endpoint(self.network.at(self.config.memory))
-        env = Environment(self.config, self._workdir, self._log, self._abort_read, self._faults, s3_endpoint, resolve)
+        env = Environment(self.config, self._workdir, self._log, self._abort_read, self._faults, s3_endpoint, resolve,
+                          self.network.scale if self.network else 1.0)
         with self._lock:
             self._alive.add(env)
             self.summary.environments += 1

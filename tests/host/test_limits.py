@@ -91,3 +91,12 @@ def test_an_environment_joins_its_cpu_cgroup(tmp_path):
     finally:
         cap.remove()
     assert not (limits.CPU_ROOT / "fanout-cpu-probe").exists()
+
+
+def test_a_limit_the_machine_cannot_enforce_is_said_once(deploy, monkeypatch, tmp_path):
+    monkeypatch.setattr(limits, "CPU_ROOT", tmp_path / "no-cgroups")
+    fn = deploy("def handler(event, context):\n    pass\n", memory=1769)
+    fn.send([{"n": n} for n in range(3)])
+    warnings: list[str] = []
+    fn.host(warn=warnings.append)
+    assert [w for w in warnings if "CPU" in w] == ["Lambda's CPU share: not enforced: no cpu cgroup (No such file or directory)"]

@@ -193,6 +193,11 @@ class Environment:
             "Runtime.OutOfMemory" if out_of_memory else None))
         return Outcome(status, result, init_ms)
 
+    def limits(self) -> dict:
+        """Lambda's limits on this environment by name, each saying how it is enforced."""
+        return {f"memory ({self.config.memory} MB)": self.memory, "CPU share": self.cpu,
+                f"/tmp ({self.config.ephemeral_storage} MB)": self.tmp}
+
     @property
     def alive(self) -> bool:
         return self.process.is_alive()

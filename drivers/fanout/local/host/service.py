@@ -100,6 +100,7 @@ class Host:
         self._failure: BaseException | None = None  # an unexpected error on a poller or invocation thread
         self._last_activity = time.monotonic()
         self._tmp_warned = False
+        self._unenforced: set[str] = set()  # limits already reported as not enforced
         self._sqs = config.client("sqs", max_pool_connections=self.summary.concurrency_limit + POLLERS)
         self._faults = faults.from_environment()  # the fault layer, for tests of the failure paths
 
@@ -225,7 +226,17 @@ class Host:
             raise
         if tmp_problem:
             self._warn_shared_tmp(tmp_problem)
+        self._warn_unenforced(env)
         return env
+
+    def _warn_unenforced(self, env: Environment) -> None:
+        """Say once per host, one line each, which of Lambda's limits this machine cannot enforce."""
+        with self._lock:
+            new = {name: limit for name, limit in env.limits().items()
+                   if limit.enforcement.startswith("not enforced") and name not in self._unenforced}
+            self._unenforced.update(new)
+        for name, limit in new.items():
+            self._warn(f"Lambda's {name}: {limit.enforcement}")
 
     def _warn_shared_tmp(self, problem: str) -> None:
         """Warn once per host, however many environments start at the same time."""

@@ -42,6 +42,7 @@ class FunctionConfig:
     runtime: str
     environment: dict
     memory: int
+    ephemeral_storage: int  # MB of /tmp
     timeout: int
     reserved_concurrency: int | None
     log_group: str
@@ -96,6 +97,7 @@ def _load(function_name: str, endpoint: str, region: str) -> FunctionConfig:
         runtime=runtime,
         environment=conf.get("Environment", {}).get("Variables", {}),
         memory=conf.get("MemorySize", 128),
+        ephemeral_storage=conf.get("EphemeralStorage", {}).get("Size", 512),
         timeout=conf.get("Timeout", 3),
         reserved_concurrency=function.get("Concurrency", {}).get("ReservedConcurrentExecutions"),
         log_group=conf.get("LoggingConfig", {}).get("LogGroup") or f"/aws/lambda/{conf['FunctionName']}",

@@ -18,7 +18,7 @@ from multiprocessing.connection import wait
 from pathlib import Path
 
 from fanout.local.host import config as function_config
-from fanout.local.host import calls, credentials, logs, runtime, sandbox
+from fanout.local.host import calls, credentials, limits, logs, runtime, sandbox
 from fanout.local.host.config import FunctionConfig
 from fanout.local.host.faults import Faults
 from fanout.local.host.logs import LogWriter
@@ -100,17 +100,22 @@ class Environment:
     """One sandbox process and its log stream."""
 
     def __init__(self, config: FunctionConfig, workdir: Path, log: LogWriter, abort_fd: int,
-                 injected: Faults | None = None, s3_endpoint: str | None = None, resolve: dict | None = None):
+                 injected: Faults | None = None, s3_endpoint: str | None = None, resolve: dict | None = None,
+                 scale: float = 1.0):
         """`workdir` was laid out by prepare(); `abort_fd` turns readable when the host aborts,
         which kills the environment if it is starting or running an invocation; `injected`: the
         fault layer's faults (fanout.local.host.faults), if any; `s3_endpoint`: the environment's
         shaped path to S3 (fanout.local.network), if any, and `resolve` how its name resolves there
-        (fanout.local.host.resolver)."""
+        (fanout.local.host.resolver); `scale`: the network model's, which divides its CPU share."""
         self.config, self._log, self._abort_fd = config, log, abort_fd
         self.s3_endpoint = s3_endpoint
         self.stream = logs.stream_name(time.time())
         self.tmp_dir = tempfile.mkdtemp(prefix="tmp-", dir=workdir)
         self._killed = False
+        self.tmp = limits.TmpStorage(self.tmp_dir, config.ephemeral_storage)
+        cgroup = f"fanout-env-{os.getpid()}-{os.path.basename(self.tmp_dir)}"
+        self.memory = limits.MemoryLimit(cgroup, config.memory)
+        self.cpu = limits.CpuLimit(cgroup, config.memory, scale)
         task_root = str(workdir / "task")
         variables = lambda_environment(config, task_root, self.stream, s3_endpoint)
         if injected:
@@ -123,6 +128,7 @@ class Environment:
             "function_name": config.name, "version": config.version, "arn": config.arn,
             "memory": config.memory, "log_group": config.log_group, "log_stream": self.stream,
             "environment": variables, "resolve": resolve,
+            "cgroups": [str(group.path) for group in (self.memory, self.cpu) if group.path],
         }
         context = _context()
         self._conn, child_conn = context.Pipe()
@@ -179,10 +185,18 @@ class Environment:
             status, result, duration_ms = "error", None, (time.time() - started) * 1000
             self._log.put(self.stream, f"RequestId: {request_id} Error: Runtime exited with error: "
                                        f"{self._exit_reason()}\nRuntime.ExitError\n")
+        out_of_memory = status == "error" and self.memory.exceeded()
+        self._max_memory_mb = self.memory.peak_mb() or self._max_memory_mb
         self._log.put(self.stream, logs.end_line(request_id))
         self._log.put(self.stream, logs.report_line(
-            request_id, duration_ms, self.config.memory, self._max_memory_mb, init_ms))
+            request_id, duration_ms, self.config.memory, self._max_memory_mb, init_ms,
+            "Runtime.OutOfMemory" if out_of_memory else None))
         return Outcome(status, result, init_ms)
+
+    def limits(self) -> dict:
+        """Lambda's limits on this environment by name, each saying how it is enforced."""
+        return {f"memory ({self.config.memory} MB)": self.memory, "CPU share": self.cpu,
+                f"/tmp ({self.config.ephemeral_storage} MB)": self.tmp}
 
     @property
     def alive(self) -> bool:
@@ -210,7 +224,10 @@ class Environment:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.process.pid, signal.SIGKILL)
         self.process.join()
+        self.tmp.remove()
         shutil.rmtree(self.tmp_dir, ignore_errors=True)
+        self.memory.remove()
+        self.cpu.remove()
 
     def _exit_reason(self) -> str:
         """How the process ended, in Lambda's words ("exit status 1", "signal: killed"). It is
@@ -228,8 +245,13 @@ class Environment:
         reply, phase_ended = None, False
         while reply is None or not phase_ended:
             remaining = deadline - time.monotonic()
-            ready = wait([self._conn, self._output, self._abort_fd], remaining) if remaining > 0 else []
+            ready = wait([self._conn, self._output, self._abort_fd], self._wait_for(remaining)) if remaining > 0 else []
+            if self.memory.watching and self.memory.over(self.process.pid):
+                self.kill()
+                raise EOFError
             if not ready:
+                if time.monotonic() < deadline:
+                    continue
                 raise TimeoutError
             if self._abort_fd in ready:
                 self.kill()
@@ -242,6 +264,10 @@ class Environment:
                     return self._reply_at_exit(reply, phase_ended)
                 phase_ended = self._log_output(chunk) or phase_ended
         return reply
+
+    def _wait_for(self, remaining: float) -> float:
+        """How long to wait for the process: the watchdog's interval when it samples memory."""
+        return min(remaining, limits.WATCH_INTERVAL) if self.memory.watching else remaining
 
     def _reply_at_exit(self, reply, phase_ended: bool):
         """The reply of a process whose output just closed: it sends its reply before it exits

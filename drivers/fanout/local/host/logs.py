@@ -40,15 +40,18 @@ def end_line(request_id: str) -> str:
 
 
 def report_line(request_id: str, duration_ms: float, memory: int, max_memory_mb: float,
-                init_ms: float | None) -> str:
+                init_ms: float | None, error_type: str | None = None) -> str:
     """Lambda's REPORT line. A cold start's Billed Duration includes its Init Duration: Lambda
-    bills the INIT phase of zip functions on managed runtimes since 2025-08-01 (docs/experiment.md)."""
+    bills the INIT phase of zip functions on managed runtimes since 2025-08-01 (docs/experiment.md).
+    An invocation that ran out of memory ends it with its status and error type, as Lambda does."""
     billed_ms = math.ceil(duration_ms + (init_ms or 0))
     line = (f"REPORT RequestId: {request_id}\tDuration: {duration_ms:.2f} ms\t"
             f"Billed Duration: {billed_ms} ms\tMemory Size: {memory} MB\t"
             f"Max Memory Used: {math.ceil(max_memory_mb)} MB\t")
     if init_ms is not None:
         line += f"Init Duration: {init_ms:.2f} ms\t"
+    if error_type:
+        line += f"Status: error\tError Type: {error_type}\t"
     return line + "\n"
 
 

@@ -17,7 +17,7 @@ import time
 import traceback
 import warnings
 
-from fanout.local.host import calls, faults, output, resolver, runtime
+from fanout.local.host import calls, faults, limits, output, resolver, runtime
 
 # Loaded by the fork server once, so each environment starts with boto3 already imported
 # (the Lambda runtime also ships it) and botocore's data files already parsed, instead of
@@ -59,6 +59,8 @@ class LambdaContext:
 
 def main(conn, output_pipe, spec: dict) -> None:
     """Process entry point: isolate, initialise, then serve invocations until the pipe closes."""
+    for cgroup in spec["cgroups"]:  # first: all it allocates and runs is charged to its limits
+        limits.join_path(cgroup)
     os.setsid()  # Ctrl-C in the host's terminal is the host's to handle; kill() takes the group
     for fd in (1, 2):
         os.dup2(output_pipe.fileno(), fd)

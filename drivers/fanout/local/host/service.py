@@ -100,6 +100,7 @@ class Host:
         self._failure: BaseException | None = None  # an unexpected error on a poller or invocation thread
         self._last_activity = time.monotonic()
         self._tmp_warned = False
+        self._unenforced: set[str] = set()  # limits already reported as not enforced
         self._sqs = config.client("sqs", max_pool_connections=self.summary.concurrency_limit + POLLERS)
         self._faults = faults.from_environment()  # the fault layer, for tests of the failure paths
 
@@ -213,7 +214,8 @@ class Host:
         s3_endpoint = resolve = None
         if self._shaper and self.network:  # a shaper runs only under a network model
             s3_endpoint, resolve = self._shaper.named_endpoint(self.network.at(self.config.memory))
-        env = Environment(self.config, self._workdir, self._log, self._abort_read, self._faults, s3_endpoint, resolve)
+        env = Environment(self.config, self._workdir, self._log, self._abort_read, self._faults, s3_endpoint, resolve,
+                          self.network.scale if self.network else 1.0)
         with self._lock:
             self._alive.add(env)
             self.summary.environments += 1
@@ -224,7 +226,17 @@ class Host:
             raise
         if tmp_problem:
             self._warn_shared_tmp(tmp_problem)
+        self._warn_unenforced(env)
         return env
+
+    def _warn_unenforced(self, env: Environment) -> None:
+        """Say once per host, one line each, which of Lambda's limits this machine cannot enforce."""
+        with self._lock:
+            new = {name: limit for name, limit in env.limits().items()
+                   if limit.enforcement.startswith("not enforced") and name not in self._unenforced}
+            self._unenforced.update(new)
+        for name, limit in new.items():
+            self._warn(f"Lambda's {name}: {limit.enforcement}")
 
     def _warn_shared_tmp(self, problem: str) -> None:
         """Warn once per host, however many environments start at the same time."""

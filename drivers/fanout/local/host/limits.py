@@ -1,0 +1,205 @@
+"""Lambda's limits for one execution environment: its memory and the size of its /tmp.
+
+Memory: a cgroup its process joins as it starts.
+
+Lambda ends an invocation whose environment uses more than its configured memory: the runtime
+is killed and the REPORT line gives Max Memory Used. Here a cgroup (v1 memory controller) holds
+the environment's process and everything it starts, so nothing it allocates is charged
+elsewhere; the kernel kills it past the limit and the cgroup's own peak is what the REPORT line
+says. Where no cgroup can be made a watchdog samples the process's resident memory instead
+(the host calls over() every WATCH_INTERVAL and kills it past the limit), which misses what its
+children allocate and peaks shorter than an interval; `MemoryLimit.enforcement` says which, one
+line for the report.
+
+/tmp: Lambda's is a file system of the function's ephemeral storage size, which does not count
+against its memory, so here it is an ext4 image of that size, sparse, mounted through a loop
+device (a tmpfs would be charged to the memory cgroup); a write past it fails with ENOSPC.
+"""
+
+import contextlib
+import os
+import subprocess
+from pathlib import Path
+
+MEMORY_ROOT = Path("/sys/fs/cgroup/memory")
+CPU_ROOT = Path("/sys/fs/cgroup/cpu")
+MB_PER_VCPU = 1769  # Lambda: a function gets one vCPU's share at 1,769 MB (Lambda docs, memory)
+MIN_QUOTA_US, MAX_PERIOD_US, PERIOD_US = 1000, 1_000_000, 100_000  # the kernel's CFS bounds
+MIB = 1024 * 1024
+WATCH_INTERVAL = 0.05  # seconds between the watchdog's samples
+
+
+class MemoryLimit:
+    """The cgroup of one environment; `path` is None where the kernel gives none."""
+
+    def __init__(self, name: str, memory_mb: int, root: Path | None = None):
+        self.path: Path | None = None
+        self._limit_mb, self._killed_mb = memory_mb, 0.0  # the watchdog's limit and its kill
+        self._final: tuple[bool, float | None] | None = None  # what remove() read last
+        self.enforcement = "enforced by cgroup"
+        try:
+            path = (root or MEMORY_ROOT) / name
+            path.mkdir()
+            try:
+                (path / "memory.limit_in_bytes").write_text(str(memory_mb * MIB))
+                _write_if_present(path / "memory.memsw.limit_in_bytes", str(memory_mb * MIB))
+            except OSError:
+                path.rmdir()
+                raise
+            self.path = path
+        except OSError as exc:
+            self.enforcement = f"enforced by watchdog (no memory cgroup: {exc.strerror or exc})"
+
+    @property
+    def watching(self) -> bool:
+        """True when the host must sample the process (no cgroup holds it)."""
+        return self.path is None and not self._final
+
+    def over(self, pid: int) -> bool:
+        """The watchdog's sample: True when `pid`'s resident memory is past the limit."""
+        rss = _resident_mb(pid)
+        if rss is not None and rss > self._limit_mb:
+            self._killed_mb = rss
+            return True
+        return False
+
+    def exceeded(self) -> bool:
+        """True once the kernel has killed a process of the environment for memory (the count in
+        memory.oom_control; memory.failcnt stays 0 where the swap limit is hit first)."""
+        if self._final:
+            return self._final[0]
+        if self._killed_mb:
+            return True
+        control = _read(self.path / "memory.oom_control") if self.path else None
+        counts = dict(line.split() for line in (control or "").splitlines())
+        return int(counts.get("oom_kill", 0)) > 0
+
+    def peak_mb(self) -> float | None:
+        """The cgroup's peak usage, the measure its limit is enforced on."""
+        if self._final:
+            return self._final[1]
+        if self._killed_mb:
+            return self._killed_mb
+        value = _read(self.path / "memory.max_usage_in_bytes") if self.path else None
+        return int(value) / MIB if value else None
+
+    def remove(self) -> None:
+        """Remove the cgroup once its processes have exited (the kernel refuses it before); what it
+        measured stays readable."""
+        if self.path:
+            self._final = (self.exceeded(), self.peak_mb())
+            with contextlib.suppress(OSError):
+                self.path.rmdir()
+            self.path = None
+
+
+class TmpStorage:
+    """`directory` made a file system of `size_mb`; `enforcement` says whether it could be."""
+
+    def __init__(self, directory: str, size_mb: int):
+        self.directory, self._image = directory, directory + ".img"
+        self.mounted = False
+        try:
+            with open(self._image, "wb") as image:
+                image.truncate(size_mb * MIB)
+            _run("mkfs.ext4", "-q", "-m", "0", self._image)
+            _run("mount", "-o", "loop", self._image, directory)
+            self.mounted = True
+            os.rmdir(os.path.join(directory, "lost+found"))  # Lambda's /tmp starts empty
+            os.chmod(directory, 0o1777)
+            self.enforcement = "enforced by a loop-mounted file system"
+        except (OSError, subprocess.CalledProcessError) as exc:
+            self.enforcement = f"not enforced: no loop mount ({_why(exc)})"
+            self.remove()
+
+    def remove(self) -> None:
+        """Unmount the file system and delete its image (the directory is the caller's)."""
+        if self.mounted:
+            with contextlib.suppress(subprocess.CalledProcessError, OSError):
+                _run("umount", "-l", self.directory)
+            self.mounted = False
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(self._image)
+
+
+def _run(*command: str) -> None:
+    subprocess.run(command, check=True, capture_output=True, text=True)
+
+
+def _why(exc: Exception) -> str:
+    """The command's last error line, or the OS error."""
+    if isinstance(exc, subprocess.CalledProcessError):
+        lines = (exc.stderr or "").strip().splitlines()
+        return lines[-1] if lines else f"{exc.cmd[0]} failed"
+    return getattr(exc, "strerror", None) or str(exc)
+
+
+def cpu_quota(memory_mb: int, scale: float) -> tuple[int, int] | None:
+    """(quota, period) in microseconds for memory / 1,769 MB of a vCPU divided by the network
+    scale (which slows rates, so CPU work per byte slows with them); None below what CFS can
+    enforce (at least 1 ms of quota per period of at most 1 s)."""
+    share = memory_mb / MB_PER_VCPU / scale
+    for period in (PERIOD_US, MAX_PERIOD_US):
+        if share * period >= MIN_QUOTA_US:
+            return round(share * period), period
+    return None
+
+
+class CpuLimit:
+    """The CPU cgroup of one environment; `path` is None where the cap is not applied."""
+
+    def __init__(self, name: str, memory_mb: int, scale: float, root: Path | None = None):
+        self.path: Path | None = None
+        quota = cpu_quota(memory_mb, scale)
+        share = memory_mb / MB_PER_VCPU / scale
+        if quota is None:
+            self.enforcement = (f"not enforced: {share:.5f} vCPU is below the kernel's least quota "
+                                f"(1 ms per 1 s period)")
+            return
+        try:
+            path = (root or CPU_ROOT) / name
+            path.mkdir()
+            try:
+                (path / "cpu.cfs_period_us").write_text(str(quota[1]))
+                (path / "cpu.cfs_quota_us").write_text(str(quota[0]))
+            except OSError:
+                path.rmdir()
+                raise
+            self.path = path
+            self.enforcement = f"{share:.3f} vCPU, enforced by cgroup"
+        except OSError as exc:
+            self.enforcement = f"not enforced: no cpu cgroup ({exc.strerror or exc})"
+
+    def remove(self) -> None:
+        if self.path:
+            with contextlib.suppress(OSError):
+                self.path.rmdir()
+            self.path = None
+
+
+def join_path(path: str) -> None:
+    """In the environment's process: join the cgroup at `path`."""
+    Path(path, "cgroup.procs").write_text(str(os.getpid()))
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text().strip()
+    except OSError:
+        return None
+
+
+def _write_if_present(path: Path, value: str) -> None:
+    if path.exists():
+        path.write_text(value)
+
+
+def _resident_mb(pid: int) -> float | None:
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return None

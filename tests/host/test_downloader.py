@@ -20,9 +20,11 @@ def downloader_zip(emulator) -> bytes:
 
 
 def test_downloader_records_every_message_and_retries_the_failure(deploy, downloader_zip, emulator):
+    """Each message downloads once: at 1024 MB the environment's CPU share (0.58 vCPU) finishes a
+    download well within the 4 s visibility, so only the injected failure is delivered again."""
     bucket = f"downloader-{uuid.uuid4().hex[:8]}"
     fn = deploy(downloader_zip, handler="handler.lambda_handler", batch_size=3, report_failures=True,
-                reserved=CONCURRENCY_LIMIT, timeout=10, visibility=1, max_receive=2, environment={
+                reserved=CONCURRENCY_LIMIT, timeout=10, visibility=4, max_receive=2, memory=1024, environment={
                     "FANOUT_BUCKET": bucket, "FANOUT_KEY": "object", "FANOUT_EXPECTED_SIZE": str(OBJECT_SIZE),
                     "FANOUT_DEFAULT_STRATEGY": "download_file", "FANOUT_CONCURRENCY_LIMIT": str(CONCURRENCY_LIMIT),
                     "POWERTOOLS_SERVICE_NAME": "s3-fanout", "POWERTOOLS_LOG_LEVEL": "INFO"},
@@ -49,7 +51,7 @@ def test_downloader_records_every_message_and_retries_the_failure(deploy, downlo
                                                                for b in bodies]  # fmt: skip
     for record in downloads:
         assert (record["run_id"], record["experiment_tag"], record["bytes"]) == (run_id, "host", OBJECT_SIZE)
-        assert (record["memory_size"], record["concurrency_limit"]) == (256, CONCURRENCY_LIMIT)
+        assert (record["memory_size"], record["concurrency_limit"]) == (1024, CONCURRENCY_LIMIT)
         assert record["request_id"] in request_ids and record["receive_count"] == 1
         assert record["service"] == "s3-fanout" and record["level"] == "INFO"
     assert len({r["env_id"] for r in downloads}) <= CONCURRENCY_LIMIT

@@ -88,3 +88,20 @@ def test_other_callers_keep_full_access(role_s3):
     assert s3.get_object(Bucket=bucket, Key="object")["Body"].read() == b"other"
     assert code(s3.get_object, Bucket=bucket, Key="missing") == "NoSuchKey"
     assert code(s3.head_object, Bucket=bucket, Key="missing") == "404"
+
+
+def test_a_batch_delete_is_authorized_key_by_key(client, role_s3):
+    """The transfer workload's clean-up deletes its objects in one DeleteObjects: a role granted
+    s3:DeleteObject under a prefix deletes a batch there (moto checked the bucket itself and refused
+    every key), and a batch with a key outside it is refused."""
+    role, s3, bucket = role_s3
+    for key in ("run/a", "run/b", "kept"):
+        s3.put_object(Bucket=bucket, Key=key, Body=b"x")
+    deletes = {"Version": "2012-10-17", "Statement": [
+        {"Effect": "Allow", "Action": "s3:DeleteObject", "Resource": f"arn:aws:s3:::{bucket}/run/*"}]}
+    client("iam").put_role_policy(RoleName=bucket, PolicyName="deletes", PolicyDocument=json.dumps(deletes))
+    refused = role.delete_objects(Bucket=bucket, Delete={"Objects": [{"Key": "run/a"}, {"Key": "kept"}]})
+    assert {error["Key"] for error in refused.get("Errors", [])} >= {"kept"}
+    done = role.delete_objects(Bucket=bucket, Delete={"Objects": [{"Key": "run/a"}, {"Key": "run/b"}]})
+    assert sorted(item["Key"] for item in done["Deleted"]) == ["run/a", "run/b"] and not done.get("Errors")
+    assert [item["Key"] for item in s3.list_objects_v2(Bucket=bucket)["Contents"]] == ["kept", "object"]

@@ -10,6 +10,7 @@ import json
 import threading
 from urllib.parse import unquote, urlparse
 
+import xmltodict
 from moto import backends
 from moto.awslambda import responses as lambda_responses
 from moto.awslambda.exceptions import UnknownFunctionException
@@ -321,6 +322,32 @@ def copy_sources_authorized() -> None:
     S3Response._key_response = key_response
 
 
+def deletes_authorized_per_key() -> None:
+    """A role's DeleteObjects is authorized key by key against s3:DeleteObject, as in S3
+    (DeleteObjects API reference: the caller needs s3:DeleteObject on each object), so a role
+    granted deletes under a prefix may delete a batch there. moto checks s3:DeleteObject on the
+    bucket itself first and, refused, answers AccessDenied for every key. Here a batch whose keys
+    the role may all delete goes on to moto's per-key checks (of the bucket policy); one with any
+    key it may not delete keeps moto's answer (every key refused, where S3 refuses only those)."""
+    stock_post = S3Response._bucket_response_post
+
+    def allowed(response, bucket_name: str) -> bool:
+        objects = xmltodict.parse(response.body).get("Delete", {}).get("Object", [])
+        keys = [item["Key"] for item in (objects if isinstance(objects, list) else [objects])]
+        return bool(keys) and all(role_allows(response, "s3:DeleteObject", f"arn:aws:s3:::{bucket_name}/{key}")
+                                  for key in keys)  # fmt: skip
+
+    def post(response, request, bucket_name):
+        response.path = response._get_path(request)
+        if (request.headers.get("Content-Length") and response.is_delete_keys() and role_session(response)
+                and allowed(response, bucket_name)):  # fmt: skip
+            response.data["Action"] = "DeleteObject"
+            return response._bucket_response_delete_keys(bucket_name)
+        return stock_post(response, request, bucket_name)
+
+    S3Response._bucket_response_post = post
+
+
 class KeyBody:
     """Bytes [start, stop) of a key's buffer where moto expects the key's bytes read whole: its
     length is theirs, a slice of it is a narrower KeyBody, and it yields them CHUNK bytes at a
@@ -415,6 +442,7 @@ PATCHES = (
     role_sessions_held_to_their_policies,
     missing_keys_hidden_without_list_bucket,
     copy_sources_authorized,
+    deletes_authorized_per_key,
     gets_send_the_key_as_read,
     server_routing_lists_modules_once,
 )

@@ -4,11 +4,12 @@ same SDK calls made bare, with the same connections; both against urllib3 for in
 Ours: measure.measure_message, what the handler calls for each SQS record (parse the body, the
 strategy's download with its progress counting, request hooks and record), with a boto3 client
 built as the handler builds it, timed from outside the call: all the tool does for a message. Bare: the same boto3 calls on a client of the same config without
-the tool's hooks, the bytes dropped: `stream`, one GetObject read in its chunk size; `ranged`,
+the tool's hooks, the bytes dropped: `download_file`, boto3's download_file with the same transfer settings (its file
+written, as the handler's is); `stream`, one GetObject read in its chunk size; `ranged`,
 its HeadObject, then boto3's own GetObject of each part on as many threads as connections, each
 body read in 256 KiB pieces. Target: ours / bare >= 0.95 (the tool costs at most 5%). What is
 left between bare boto3 and the wire is the SDK's, not the tool's: urllib3 alone (one GET read
-in the same chunk size for `stream`; for `ranged`, as many threads as connections taking ranged
+in the same chunk size for `stream`; for `ranged` and `download_file`, as many threads as connections taking ranged
 GETs from a shared queue) is printed beside, ours / urllib3 and bare / urllib3, as information.
 The urllib3 sockets have the client's timeouts (botocore's 60 s): CPython polls a socket with a
 timeout before each recv, which was most of `stream`'s gap while the baseline had none.
@@ -51,6 +52,7 @@ import os
 import queue
 import statistics
 import sys
+import tempfile
 import threading
 import time
 import uuid
@@ -67,7 +69,7 @@ from fanout.common.sizes import format_size, parse_size
 
 SIZE = parse_size(os.environ.get("BENCH_STRATEGY_SIZE", "256MiB"))
 REPEATS = int(os.environ.get("BENCH_STRATEGY_REPEATS", "9"))
-STRATEGIES = ("stream", "ranged connections=4 chunk_size=8MiB")
+STRATEGIES = ("download_file", "stream", "ranged connections=4 chunk_size=8MiB")
 TARGET = 0.95  # each strategy through the handler / the same SDK calls made bare: within 5%
 TIMELINE_TARGET = 0.98
 MiB = 2**20
@@ -161,11 +163,18 @@ def _timeline(measure, ours) -> None:
 
 def _bare_sdk(s3, bucket: str, choice) -> float:
     """Bytes per second of the SDK calls `choice` makes, made bare on a client without the
-    tool's hooks: `stream`, one GetObject read in its chunk size; `ranged`, boto3's own
+    tool's hooks: `download_file`, boto3's own download_file with the strategy's transfer settings
+    into a file; `stream`, one GetObject read in its chunk size; `ranged`, boto3's own
     GetObject in ranged parts on as many threads as connections, after the HeadObject the
     strategy sends too. Every byte is dropped."""
     started = time.perf_counter()
-    if choice.name == "stream":
+    if choice.name == "download_file":
+        config = TransferConfig(max_concurrency=choice.value("max_concurrency"),
+                                multipart_chunksize=choice.value("chunk_size"), multipart_threshold=choice.value("threshold"))
+        with tempfile.TemporaryDirectory() as folder:  # fmt: skip
+            s3.download_file(bucket, "object", os.path.join(folder, "object"), Config=config)
+            received = os.path.getsize(os.path.join(folder, "object"))
+    elif choice.name == "stream":
         body = s3.get_object(Bucket=bucket, Key="object")["Body"]
         received = sum(len(piece) for piece in body.iter_chunks(choice.value("chunk_size")))
     else:
@@ -224,7 +233,8 @@ def _without_timeline(measure, download) -> float:
 def _plain_get(url: str, choice, timeout: urllib3.Timeout) -> float:
     """Bytes per second of urllib3 alone reading the object as `choice` does, its sockets with
     the client's timeouts: a socket with a timeout polls before every read (see the docstring)."""
-    connections = choice.value("connections") if choice.name == "ranged" else 1
+    connections = {"ranged": "connections", "download_file": "max_concurrency"}
+    connections = choice.value(connections[choice.name]) if choice.name in connections else 1
     pool = urllib3.PoolManager(maxsize=connections, block=True, timeout=timeout)
     received: list[int] = []
     started = time.perf_counter()

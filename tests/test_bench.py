@@ -129,7 +129,8 @@ def test_strategy_speed_runs_at_a_tiny_size_and_judges_each_strategy():
     """Two 8 MiB parts, one repeat: each strategy judged against the same SDK calls made bare
     (within 5%), the CPU beside it, and both against urllib3 for information."""
     lines = run_to_its_end("strategy_speed")
-    for strategy in ("stream chunk_size=256KiB", "ranged connections=4 chunk_size=8MiB"):
+    for strategy in ("download_file max_concurrency=10 chunk_size=8MiB threshold=8MiB", "stream chunk_size=256KiB",
+                     "ranged connections=4 chunk_size=8MiB"):
         [verdict] = [line for line in lines if line.strip().startswith(f"{strategy}: median ratio")]
         assert verdict.split(": ", 1)[1].split(";")[0].endswith("the 0.95 target")
         at = lines.index(verdict)

@@ -69,10 +69,6 @@ class Requests:
         """Bytes the completed data requests named carried (a retried call counts once)."""
         return sum(self.moved[name] for name in names)
 
-    def durations(self) -> list[float]:
-        """Seconds of each data request, in start order."""
-        return [end - start for start, end, _ in sorted(self.timings)]
-
 
 def _request_bytes(params: dict) -> int | None:
     """Bytes a request carries up: a PUT's or part's body (one in memory, which botocore has

@@ -14,6 +14,7 @@ import pytest
 from fanout.cloud import owner, terraform
 from fanout.common import aws, paths
 from fanout.local.emulator import control
+from fanout.stages import study
 
 pytestmark = pytest.mark.slow
 
@@ -62,7 +63,7 @@ def test_the_study_leaves_the_users_stack_as_it_was(studied):
 
 def test_the_study_ran_on_its_own_stack_and_destroyed_only_that(studied):
     _, ran, _ = studied
-    own = owner.sweep_stack("us-east-1")
+    own = owner.sweep_stack(study.load("latency-vs-size").sweep["region"])  # the source's region, ap-northeast-1
     assert f"Destroyed stack {own!r}" in ran.stdout and f"stack {USER_STACK!r}" not in ran.stdout
     assert not terraform.has_state("local", own)
     assert terraform.has_state("local", USER_STACK)

@@ -51,10 +51,11 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     wanted = COMMAND_MODULES if argv is None else [COMMANDS[name][0] for name in argv[:1] if name in COMMANDS]
     for name, (module, help_line) in COMMANDS.items():
+        if name in subparsers.choices:  # registered with another command of its module
+            continue
         if module in wanted:
             importlib.import_module(module).register(subparsers)
-            wanted = [other for other in wanted if other != module]
-        elif name not in subparsers.choices:
+        else:
             subparsers.add_parser(name, help=help_line)
     return parser
 

@@ -1,4 +1,5 @@
-"""Lambda's limits for one execution environment: its memory and the size of its /tmp.
+"""Lambda's limits for one execution environment: its memory, the size of its /tmp and its CPU
+share.
 
 Memory: a cgroup its process joins as it starts.
 
@@ -14,6 +15,9 @@ line for the report.
 /tmp: Lambda's is a file system of the function's ephemeral storage size, which does not count
 against its memory, so here it is an ext4 image of that size, sparse, mounted through a loop
 device (a tmpfs would be charged to the memory cgroup); a write past it fails with ENOSPC.
+
+CPU: memory / 1,769 MB of a vCPU divided by the network scale, as a CFS quota in a cgroup of the
+cpu controller that the process joins the same way.
 """
 
 import contextlib
@@ -37,16 +41,11 @@ class MemoryLimit:
         self._limit_mb, self._killed_mb = memory_mb, 0.0  # the watchdog's limit and its kill
         self._final: tuple[bool, float | None] | None = None  # what remove() read last
         self.enforcement = "enforced by cgroup"
+        limit = str(memory_mb * MIB)  # the swap limit too where the kernel has one
         try:
-            path = (root or MEMORY_ROOT) / name
-            path.mkdir()
-            try:
-                (path / "memory.limit_in_bytes").write_text(str(memory_mb * MIB))
-                _write_if_present(path / "memory.memsw.limit_in_bytes", str(memory_mb * MIB))
-            except OSError:
-                path.rmdir()
-                raise
-            self.path = path
+            self.path = _cgroup(root or MEMORY_ROOT, name, {"memory.limit_in_bytes": limit,
+                                                             "memory.memsw.limit_in_bytes": limit},
+                                optional=("memory.memsw.limit_in_bytes",))  # fmt: skip
         except OSError as exc:
             self.enforcement = f"enforced by watchdog (no memory cgroup: {exc.strerror or exc})"
 
@@ -157,15 +156,8 @@ class CpuLimit:
                                 f"(1 ms per 1 s period)")
             return
         try:
-            path = (root or CPU_ROOT) / name
-            path.mkdir()
-            try:
-                (path / "cpu.cfs_period_us").write_text(str(quota[1]))
-                (path / "cpu.cfs_quota_us").write_text(str(quota[0]))
-            except OSError:
-                path.rmdir()
-                raise
-            self.path = path
+            self.path = _cgroup(root or CPU_ROOT, name, {"cpu.cfs_period_us": str(quota[1]),
+                                                          "cpu.cfs_quota_us": str(quota[0])})  # fmt: skip
             self.enforcement = f"{share:.3f} vCPU, enforced by cgroup"
         except OSError as exc:
             self.enforcement = f"not enforced: no cpu cgroup ({exc.strerror or exc})"
@@ -189,9 +181,19 @@ def _read(path: Path) -> str | None:
         return None
 
 
-def _write_if_present(path: Path, value: str) -> None:
-    if path.exists():
-        path.write_text(value)
+def _cgroup(root: Path, name: str, settings: dict[str, str], optional: tuple[str, ...] = ()) -> Path:
+    """A new cgroup `name` under `root` with its control files written (those in `optional` only
+    where the kernel has them); OSError, and nothing left, when it cannot be made."""
+    path = root / name
+    path.mkdir()
+    try:
+        for file, value in settings.items():
+            if file not in optional or (path / file).exists():
+                (path / file).write_text(value)
+    except OSError:
+        path.rmdir()
+        raise
+    return path
 
 
 def _resident_mb(pid: int) -> float | None:

@@ -122,7 +122,7 @@ class Environment:
             variables |= injected.environment()
         spec = {
             "handler": config.handler, "task_root": task_root, "runtime_dir": str(workdir / "runtime"),
-            "tmp_dir": self.tmp_dir, "shared_tmp": bool(os.environ.get(sandbox.SHARED_TMP_VARIABLE)),
+            "tmp_dir": self.tmp_dir, "tmp_image": self.tmp.image, "shared_tmp": bool(os.environ.get(sandbox.SHARED_TMP_VARIABLE)),
             "trace_calls": calls.trace_path(),
             "faults": injected.spec(config.timeout) if injected else None,
             "function_name": config.name, "version": config.version, "arn": config.arn,
@@ -159,7 +159,8 @@ class Environment:
         if reply[0] == "init_error":
             self._log.put(self.stream, reply[1] + "\n")
             raise InitFailed(reply[1])
-        _, self._init_ms, tmp_problem = reply
+        _, self._init_ms, tmp_problem, size_problem = reply
+        self.tmp.mounted(size_problem)
         return tmp_problem
 
     def invoke(self, request_id: str, event: dict) -> Outcome:

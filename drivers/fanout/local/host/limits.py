@@ -14,7 +14,8 @@ line for the report.
 
 /tmp: Lambda's is a file system of the function's ephemeral storage size, which does not count
 against its memory, so here it is an ext4 image of that size, sparse, mounted through a loop
-device (a tmpfs would be charged to the memory cgroup); a write past it fails with ENOSPC.
+device (a tmpfs would be charged to the memory cgroup) in the environment's own mount namespace;
+a write past it fails with ENOSPC.
 
 CPU: memory / 1,769 MB of a vCPU divided by the network scale, as a CFS quota in a cgroup of the
 cpu controller that the process joins the same way.
@@ -93,32 +94,48 @@ class MemoryLimit:
 
 
 class TmpStorage:
-    """`directory` made a file system of `size_mb`; `enforcement` says whether it could be."""
+    """An ext4 image of `size_mb` for the environment whose /tmp is `directory`.
+
+    The environment mounts it itself, inside its private mount namespace (mount_tmp): the mount
+    then lives exactly as long as the environment's processes, even when the host is killed
+    outright (mounted by the host, it outlived a SIGKILL and kept `directory` busy).
+    `enforcement` says whether the size holds; the environment's answer completes it (mounted).
+    """
 
     def __init__(self, directory: str, size_mb: int):
-        self.directory, self._image = directory, directory + ".img"
-        self.mounted = False
+        self.image: str | None = directory + ".img"
         try:
-            with open(self._image, "wb") as image:
+            with open(self.image, "wb") as image:
                 image.truncate(size_mb * MIB)
-            _run("mkfs.ext4", "-q", "-m", "0", self._image)
-            _run("mount", "-o", "loop", self._image, directory)
-            self.mounted = True
-            os.rmdir(os.path.join(directory, "lost+found"))  # Lambda's /tmp starts empty
-            os.chmod(directory, 0o1777)
+            _run("mkfs.ext4", "-q", "-m", "0", self.image)
             self.enforcement = "enforced by a loop-mounted file system"
         except (OSError, subprocess.CalledProcessError) as exc:
-            self.enforcement = f"not enforced: no loop mount ({_why(exc)})"
+            self.enforcement = f"not enforced: no file system image ({_why(exc)})"
             self.remove()
 
+    def mounted(self, problem: str | None) -> None:
+        """Record the environment's answer: None when it mounted the image, else why not."""
+        if problem and self.image:
+            self.enforcement = f"not enforced: {problem}"
+
     def remove(self) -> None:
-        """Unmount the file system and delete its image (the directory is the caller's)."""
-        if self.mounted:
-            with contextlib.suppress(subprocess.CalledProcessError, OSError):
-                _run("umount", "-l", self.directory)
-            self.mounted = False
-        with contextlib.suppress(FileNotFoundError):
-            os.remove(self._image)
+        """Delete the image (a mount still using it keeps its data until the mount ends)."""
+        if self.image:
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(self.image)
+            self.image = None
+
+
+def mount_tmp(image: str, directory: str) -> str | None:
+    """In the environment, once in its private mount namespace: mount `image` on `directory`,
+    empty (Lambda's /tmp has no lost+found) and writable by all. None on success, else why not."""
+    try:
+        _run("mount", "-o", "loop", image, directory)
+    except (OSError, subprocess.CalledProcessError) as exc:
+        return f"no loop mount ({_why(exc)})"
+    os.rmdir(os.path.join(directory, "lost+found"))
+    os.chmod(directory, 0o1777)
+    return None
 
 
 def _run(*command: str) -> None:

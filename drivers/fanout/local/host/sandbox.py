@@ -70,7 +70,7 @@ def main(conn, output_pipe, spec: dict) -> None:
     trace_fd = calls.open_trace(spec["trace_calls"])
     fault_fd = faults.open_log(spec["faults"])
     try:
-        tmp_problem = isolate(spec)
+        tmp_problem, size_problem = isolate(spec)
     except OSError as exc:
         _init_failed(conn, f"[ERROR] Host.IsolationError: the environment's private mounts failed half-way: "
                            f"{exc.strerror} ({exc.filename})")
@@ -87,7 +87,7 @@ def main(conn, output_pipe, spec: dict) -> None:
         return
     init_ms = (time.perf_counter() - started) * 1000
     end_phase()
-    conn.send(("ready", init_ms, tmp_problem))
+    conn.send(("ready", init_ms, tmp_problem, size_problem))
     serve(conn, handler, spec)
 
 
@@ -219,26 +219,33 @@ def error_event(exc: Exception) -> str:
     return f"[ERROR] {type(exc).__name__}: {exc}\nTraceback (most recent call last):\n{stack}"
 
 
-def isolate(spec: dict) -> str | None:
-    """Give this process its own /tmp and a read-only task root, as each Lambda sandbox has.
+def isolate(spec: dict) -> tuple[str | None, str | None]:
+    """Give this process its own /tmp of its ephemeral size and a read-only task root, as each
+    Lambda sandbox has.
 
-    None on success, else why not: the OS offers no private mount namespace (or
-    FANOUT_HOST_SHARED_TMP asks for none), and /tmp stays shared and the task root writable.
-    Once the namespace exists a failure raises OSError: a half-isolated environment must not
-    run. Root creates the namespace directly; other users go through a user namespace. The
-    standard library has no mount() (and os.unshare only from 3.12), hence ctypes.
+    Returns why /tmp is shared (the OS offers no private mount namespace, or
+    FANOUT_HOST_SHARED_TMP asks for none; the task root then stays writable too) and why its size
+    is not enforced, each None when it is not so. Once the namespace exists a failure raises
+    OSError: a half-isolated environment must not run. Root creates the namespace directly; other
+    users go through a user namespace. The standard library has no mount() (and os.unshare only
+    from 3.12), hence ctypes.
     """
     if spec["shared_tmp"]:
-        return f"{SHARED_TMP_VARIABLE} is set"
+        return _shared(f"{SHARED_TMP_VARIABLE} is set")
     libc = ctypes.CDLL(None, use_errno=True)
     kept = _paths_under_tmp([spec["task_root"], spec["runtime_dir"], sys.prefix, sys.base_prefix, *sys.path])
     problem = _enter_mount_namespace(libc)
     if problem:
-        return problem
+        return _shared(problem)
     _mount(libc, None, "/", MS_REC | MS_PRIVATE)
+    size_problem = limits.mount_tmp(spec["tmp_image"], spec["tmp_dir"]) if spec["tmp_image"] else None
     _cover_tmp(libc, spec["tmp_dir"], kept)
     _bind_read_only(libc, spec["task_root"])
-    return None
+    return None, size_problem
+
+
+def _shared(reason: str) -> tuple[str, str]:
+    return reason, f"/tmp is shared ({reason})"
 
 
 def _paths_under_tmp(paths) -> list[str]:

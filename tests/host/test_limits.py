@@ -93,6 +93,19 @@ def test_an_environment_joins_its_cpu_cgroup(tmp_path):
     assert not (limits.CPU_ROOT / "fanout-cpu-probe").exists()
 
 
+def test_the_cold_start_runs_at_the_unscaled_share_and_invocations_at_the_scaled_one():
+    cap = limits.CpuLimit("fanout-cpu-probe-scaled", 1769, 50.0)
+    if cap.path is None:
+        pytest.skip(f"this kernel gives no cpu cgroup: {cap.enforcement}")
+    try:
+        quota = lambda: [(cap.path / f"cpu.cfs_{name}_us").read_text().strip() for name in ("quota", "period")]
+        assert quota() == ["100000", "100000"]  # one vCPU while it initialises
+        cap.invoking()
+        assert quota() == ["2000", "100000"]  # a fiftieth: 2 ms per 100 ms
+    finally:
+        cap.remove()
+
+
 def test_a_limit_the_machine_cannot_enforce_is_said_once(deploy, monkeypatch, tmp_path):
     monkeypatch.setattr(limits, "CPU_ROOT", tmp_path / "no-cgroups")
     fn = deploy("def handler(event, context):\n    pass\n", memory=1769)

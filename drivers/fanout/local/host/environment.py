@@ -161,6 +161,7 @@ class Environment:
             raise InitFailed(reply[1])
         _, self._init_ms, tmp_problem, size_problem = reply
         self.tmp.mounted(size_problem)
+        self.cpu.invoking()
         return tmp_problem
 
     def invoke(self, request_id: str, event: dict) -> Outcome:

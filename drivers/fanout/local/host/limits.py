@@ -162,28 +162,45 @@ def cpu_quota(memory_mb: int, scale: float) -> tuple[int, int] | None:
 
 
 class CpuLimit:
-    """The CPU cgroup of one environment; `path` is None where the cap is not applied."""
+    """The CPU cgroup of one environment; `path` is None where the cap is not applied.
+
+    The cold start runs at the unscaled share and invoking() lowers it to the scaled one: the
+    network scale slows rates, and an init is a latency, which the scale leaves alone (at a scale
+    of 50 a 256 MB init took minutes at a fiftieth of its share)."""
 
     def __init__(self, name: str, memory_mb: int, scale: float, root: Path | None = None):
         self.path: Path | None = None
-        quota = cpu_quota(memory_mb, scale)
+        self._scaled = cpu_quota(memory_mb, scale)
         share = memory_mb / MB_PER_VCPU / scale
-        if quota is None:
+        if self._scaled is None:
             self.enforcement = (f"not enforced: {share:.5f} vCPU is below the kernel's least quota "
                                 f"(1 ms per 1 s period)")
             return
+        unscaled = cpu_quota(memory_mb, 1.0) or self._scaled
         try:
-            self.path = _cgroup(root or CPU_ROOT, name, {"cpu.cfs_period_us": str(quota[1]),
-                                                          "cpu.cfs_quota_us": str(quota[0])})  # fmt: skip
-            self.enforcement = f"{share:.3f} vCPU, enforced by cgroup"
+            self.path = _cgroup(root or CPU_ROOT, name, _cfs_settings(unscaled))
+            during_init = f" ({memory_mb / MB_PER_VCPU:.3f} during the cold start)" if unscaled != self._scaled else ""
+            self.enforcement = f"{share:.3f} vCPU{during_init}, enforced by cgroup"
         except OSError as exc:
             self.enforcement = f"not enforced: no cpu cgroup ({exc.strerror or exc})"
+
+    def invoking(self) -> None:
+        """The cold start is over: from now on the scaled share."""
+        if self.path and self._scaled:
+            with contextlib.suppress(OSError):  # the cgroup went with a killed environment
+                for file, value in _cfs_settings(self._scaled).items():
+                    (self.path / file).write_text(value)
 
     def remove(self) -> None:
         if self.path:
             with contextlib.suppress(OSError):
                 self.path.rmdir()
             self.path = None
+
+
+def _cfs_settings(quota: tuple[int, int]) -> dict[str, str]:
+    """The control files for (quota, period), the period first as the kernel reads them."""
+    return {"cpu.cfs_period_us": str(quota[1]), "cpu.cfs_quota_us": str(quota[0])}
 
 
 def join_path(path: str) -> None:

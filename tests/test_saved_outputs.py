@@ -2,9 +2,10 @@
 
 tests/fixtures/saved/<case>/input/ is a results folder as the local backend left it (run.json,
 records.jsonl and summary.json of each run; sweep.json of a sweep): a small real run of each
-workload, a sweep and a study (the folder's README.md says how they were made). Each test copies
-one into a temporary FANOUT_RESULTS, reports it as `fanout report` (or `fanout study`) does from
-saved files, without an emulator, and checks that
+workload (a download run with failures and dead letters too), a sweep and a study (the
+folder's README.md says how they were made). Each test copies one into a temporary
+FANOUT_RESULTS, reports it as `fanout report` (or `fanout study`) does from saved files, without
+an emulator, and checks that
 
 - the input files the report rewrites (records.jsonl, summary.json) come back unchanged: a saved
   report read by today's code and written again is the same JSON. A run saved by an older
@@ -75,6 +76,7 @@ def report_study(results: Path) -> None:
 
 CASES = {
     "download": report_run,
+    "download-failures": report_run,
     "download-old": report_run,
     "latency": report_run,
     "seqread": report_run,
@@ -129,7 +131,7 @@ def test_a_saved_report_is_drawn_again_byte_for_byte(case, stamps, tmp_path, mon
     if UPDATE:
         update(expected, written, plots)
     wanted = {name: data for name, data in files(expected).items() if name != PLOTS}
-    assert sorted(written) == sorted(wanted), "files written differ from the expected ones (UPDATE_SAVED=1 redraws them)"
+    assert sorted(written) == sorted(wanted), "other files than the expected ones (UPDATE_SAVED=1 redraws them)"
     for name, data in written.items():
         assert data.decode() == wanted[name].decode(), f"{case}: {name} differs (UPDATE_SAVED=1 redraws it)"
     assert plots == (expected / PLOTS).read_text().splitlines()

@@ -3,11 +3,12 @@
 A message carries run_id, seq, experiment_tag, optionally workload and inject_failure, plus the
 workload's parameters; every record carries the envelope back, so that wait, the accounting and
 the completeness checks read the envelope only and never name a workload. Fields:
-docs/workloads.md, *The envelope*. Stdlib only (it runs in the Lambda runtime).
+docs/workloads.md, *The envelope*; their types (Logged, Record) are the drivers' too. Stdlib
+only (it runs in the Lambda runtime).
 """
 
 import json
-from typing import Callable, Protocol, TypeVar
+from typing import Callable, NotRequired, Protocol, TypedDict, TypeVar
 
 
 class WithFields(Protocol):
@@ -74,7 +75,58 @@ def check(data: dict) -> tuple[dict, list[str]]:
     return known, problems
 
 
-RECORD_FIELDS = ("run_id", "seq", "experiment_tag")  # what every record of a message carries from it
+class Sdk(TypedDict):
+    """The SDK an execution environment imported (invocation.sdk_fields)."""
+
+    boto3_version: str
+    botocore_version: str
+    s3transfer_version: str
+    awscrt_version: NotRequired[str | None]  # None without awscrt, then absent from the logged line
+    sdk_source: str  # bundled (the zip's) or runtime
+
+
+class Invocation(Sdk):
+    """What every record of one invocation carries (invocation.Environment.invocation_fields)."""
+
+    request_id: str
+    env_id: str
+    cold_start: bool
+    memory_size: int
+    concurrency_limit: int
+
+
+class Delivery(Invocation):
+    """What every record of one delivery of a message carries: the invocation's fields and SQS's."""
+
+    message_id: str
+    receive_count: int
+
+
+class Logged(Delivery):
+    """Every record the function logs, a body's that is not even JSON too: the keys all share.
+    A workload's own keys ride beside them (its README lists them)."""
+
+    event: str  # the workload's record kind, or "error"
+    workload: str  # the workload that ran the message (the name as given when unknown)
+    outcome: NotRequired[str]  # on the delivery's last record only: "done" or "error"
+    error_type: NotRequired[str]  # on an event="error" record (error_record)
+    error_message: NotRequired[str]
+
+
+class Message(TypedDict):
+    """What every record of a message carries from its envelope, in this order."""
+
+    run_id: str
+    seq: int
+    experiment_tag: str
+
+
+class Record(Logged, Message):
+    """A record of a message whose envelope was valid: what the drivers find a run's records
+    by. Records of runs from before `workload` and `outcome` existed lack those two."""
+
+
+RECORD_FIELDS = tuple(Message.__annotations__)  # what every record of a message carries from it
 
 
 def opened(body: str, params_from_body: Callable[[dict], P]) -> tuple[dict, P, dict]:

@@ -13,6 +13,7 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 
 import endpoints
+import envelope
 import invocation
 import workloads
 
@@ -39,7 +40,7 @@ def lambda_handler(event, context):
     invocation_fields = environment.invocation_fields(context.aws_request_id, int(memory), settings.concurrency_limit)
 
     def record_handler(record):
-        fields = {
+        fields: envelope.Delivery = {
             "message_id": record.message_id,
             "receive_count": int(record.attributes.approximate_receive_count),
             **invocation_fields,

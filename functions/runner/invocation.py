@@ -18,6 +18,8 @@ import botocore
 import s3transfer
 from botocore.config import Config
 
+import envelope
+
 TASK_ROOT = Path(__file__).resolve().parent  # the function's own code, and the zip's packages
 
 
@@ -56,7 +58,7 @@ class Environment:
         self.invocations = 0
         self.sdk = sdk_fields()
 
-    def invocation_fields(self, request_id: str, memory_size: int, concurrency_limit: int) -> dict:
+    def invocation_fields(self, request_id: str, memory_size: int, concurrency_limit: int) -> envelope.Invocation:
         """Fields every record of this invocation carries; the first call is the cold start."""
         self.invocations += 1
         return {
@@ -69,7 +71,7 @@ class Environment:
         }
 
 
-def sdk_fields() -> dict:
+def sdk_fields() -> envelope.Sdk:
     """The SDK this environment imported: the versions of the modules loaded (the zip's, or the
     runtime's bundled ones, which vary by runtime release and region), awscrt's as installed
     (null without it: crt then fails), and where boto3 came from (`bundled`: the zip, or `runtime`)."""

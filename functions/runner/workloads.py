@@ -7,7 +7,7 @@ contract: docs/workloads.md, *The contract*. Stdlib plus boto3 only (it runs in 
 runtime).
 """
 
-from typing import Callable, NamedTuple
+from typing import Callable, NamedTuple, cast
 
 import envelope
 import latency
@@ -47,10 +47,11 @@ def settings_from_env(environ) -> dict:
     return {name: workload.settings(environ) for name, workload in WORKLOADS.items()}
 
 
-def run_message(s3, settings: dict, body: str, context: dict) -> list[dict]:
+def run_message(s3, settings: dict, body: str, context: envelope.Delivery) -> list[envelope.Logged]:
     """The records of one message (`settings`: settings_from_env's), each with `workload`, the
     last with `outcome` (done or error): exactly one record per delivery says how it ended,
-    whatever the workload wrote before it."""
+    whatever the workload wrote before it. Each is an envelope.Logged (the workloads build
+    plain dicts: tests/functions/test_record_type.py checks what they log against the type)."""
     name = envelope.workload_of(body, DEFAULT)
     if isinstance(name, str) and name in WORKLOADS:
         records = WORKLOADS[name].run(s3, settings[name], body, context)
@@ -58,6 +59,6 @@ def run_message(s3, settings: dict, body: str, context: dict) -> list[dict]:
         name = str(name)[:40]
         problem = UnknownWorkload(f"unknown workload {name!r}: expected one of {', '.join(WORKLOADS)}")
         records = [envelope.error_record(problem, dict(context))]
-    records = [{"workload": name, **record} for record in records]
-    records[-1]["outcome"] = "error" if records[-1]["event"] == "error" else "done"
-    return records
+    logged = [cast(envelope.Logged, {"workload": name, **record}) for record in records]
+    logged[-1]["outcome"] = "error" if logged[-1]["event"] == "error" else "done"
+    return logged

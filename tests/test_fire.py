@@ -304,7 +304,7 @@ def one_line_error(capsys, argv) -> tuple[int, str]:
         (["--strategy", "ranged connections=0"], "connections='0' is out of range"),
         (["--strategy", "ranged chunk_size=8XB"], "chunk_size='8XB'"),
         (["--strategy", "stream; ranged"], "sweep axis"),
-        (["--strategy", "repeated requests=0"], "requests='0' is out of range: expected a whole number from 1 to 100000"),
+        (["--strategy", "repeated requests=0"], "requests='0' is out of range: expected a whole number from 1 to 1000"),
         (["--strategy", "repeated in_flight=ten"], "in_flight='ten' is not a whole number from 1 to 64"),
         (["--mode", "mmap"], "'mmap'"),  # the old name of --strategy
     ],

@@ -27,7 +27,8 @@ def ran(emulator, tmp_path_factory):
                              "--timeout", "240", "--destroy-after"]) == 0  # fmt: skip
             manifest = sweeps.load(sweeps.LATEST)
             records = [r for cell in manifest.cells for r in runs.load_records(cell.run_id, "download")]
-            yield manifest, records, (study.report_dir(study.load("endpoint-addresses"), manifest) / "report.md").read_text()
+            report = study.report_dir(study.load("endpoint-addresses"), manifest) / "report.md"
+            yield manifest, records, report.read_text()
         finally:
             deploy.destroy("local", STACK)
 

@@ -68,9 +68,10 @@ def check_time_limit(choice: Choice, size: int, timeout: int) -> None:
     reading = (f"{choice.gets(size):,} GETs of {format_size(size)} ({costs.ASSUMED_REQUEST_SECONDS * 1000:g} ms each, "
                f"{choice.value('in_flight')} at a time) and their bytes {rate}" if choice.strategy.reads
                else f"{format_size(size)} {rate}")  # fmt: skip
-    remedy = f"{'fewer requests, more in_flight, ' if choice.strategy.reads else ''}a smaller OBJECT_SIZE or a longer " \
-             "FUNCTION_TIMEOUT"
-    problem = costs.time_limit_problem(message_seconds(choice, size), timeout, f"strategy '{choice}': {reading}", remedy)
+    fewer = "fewer requests, more in_flight, " if choice.strategy.reads else ""
+    remedy = f"{fewer}a smaller OBJECT_SIZE or a longer FUNCTION_TIMEOUT"
+    problem = costs.time_limit_problem(message_seconds(choice, size), timeout, f"strategy '{choice}': {reading}",
+                                       remedy)
     if problem:
         raise UsageError(f"invalid download run: {problem}")
 

@@ -376,7 +376,7 @@ STRATEGIES = {
             own_http=True,
         ),
         Strategy(
-            "repeated", "the whole object GET many times, some at once, each on a new connection (ab without keep-alive)",
+            "repeated", "the whole object GET many times, some at once, each on a new connection (ab, no keep-alive)",
             (Param("requests", "count", 100, 1, MAX_REQUESTS, "GETs of the whole object per message (ab -n)"),
              Param("in_flight", "count", 10, 1, MAX_CONNECTIONS, "GETs at once, each on a new connection (ab -c)")),
             _repeated,

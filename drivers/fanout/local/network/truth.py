@@ -151,8 +151,8 @@ def _fluid_seconds(shape: Shape, size: int, connections: int, credit: float | No
 def predicted_ranking(shape: Shape, size: int, strategies: list) -> list[tuple[str, float]]:
     """(canonical text, predicted seconds) of each strategy (fanout.cloud.strategies Choice), fastest
     first. A strategy uses as many connections as it has parallel GETs, at most its parts."""
-    seconds = {str(c): predicted_seconds(shape, size * c.reads(), connections(c, size), c.gets(size), heads=c.heads(size))
-               for c in strategies}  # fmt: skip
+    seconds = {str(c): predicted_seconds(shape, size * c.reads(), connections(c, size), c.gets(size),
+                                         heads=c.heads(size)) for c in strategies}  # fmt: skip
     return sorted(seconds.items(), key=lambda item: item[1])
 
 

@@ -329,7 +329,7 @@ def test_the_run_strategy_is_checked_against_the_stack(emulator):
     assert download.check_strategy(huge, strategies.parse("ranged")).name == "ranged"
 
 
-def test_a_download_past_the_functions_timeout_is_refused_in_one_line(emulator):
+def test_a_download_past_the_functions_timeout_or_memory_is_refused_in_one_line(emulator):
     """repeated: 10,000 GETs at the assumed 27 ms, one at a time, plus their bytes at 75 MiB/s:
     270 s + 13 s > 60 s; ten at a time, 27 s + 13 s fits."""
     stack = make_stack(emulator, "", object_size=100_000, timeout=60)
@@ -338,6 +338,11 @@ def test_a_download_past_the_functions_timeout_is_refused_in_one_line(emulator):
     assert "10,000 GETs" in str(info.value) and "takes 283 s, over the function's timeout of 60 s" in str(info.value)
     assert "\n" not in str(info.value)
     assert download.check_strategy(stack, strategies.parse("repeated requests=10000 in_flight=10")).name == "repeated"
+    small = make_stack(emulator, "", object_size=100_000, memory=128, timeout=900)
+    with pytest.raises(UsageError) as info:  # 100 MB of runtime and 4 KiB a GET: 100 + 40 MB
+        download.check_strategy(small, strategies.parse("repeated requests=10000 in_flight=10"))
+    assert "needs a function of at least 140 MB, the stack has 128 MB: redeploy with MEMORY=140" in str(info.value)
+    assert download.check_strategy(small, strategies.parse("repeated requests=5000 in_flight=10")).name == "repeated"
     big = make_stack(emulator, "", object_size=10 * 2**30, timeout=60)  # 137 s at 75 MiB/s
     with pytest.raises(UsageError, match="10 GiB at 75 MiB/s takes 137 s, over the function's timeout of 60 s"):
         download.check_strategy(big, strategies.parse("stream"))

@@ -26,10 +26,11 @@ class Options:
 
 def check_strategy(stack, strategy: strategies.Choice | None) -> strategies.Choice:
     """The run's strategy (given, else the stack's default), refused if this stack cannot run it:
-    its endpoint, its /tmp, its timeout."""
+    its endpoint, its /tmp, its memory, its timeout."""
     resolved = strategy or strategies.parse(stack.default_strategy)
     strategies.check_endpoint(resolved, stack.endpoint)
     check_fits_tmp(stack.object_size, resolved.name)
+    deploy_params.check_fits_memory(resolved, stack.object_size, stack.memory)
     strategies.check_time_limit(resolved, stack.object_size, stack.timeout)
     return resolved
 
@@ -94,13 +95,16 @@ class DownloadDriver(Driver):
 
     def sweep_options(self, args, memories: tuple[int, ...]) -> tuple:
         """No options of its own (its strategy and pin are the sweep's axes); each strategy on
-        each object size checked against the function's timeout first, as fire checks a run."""
+        each object size checked against the function's timeout and every memory size first, as
+        fire checks a run."""
         inputs = {**deploy_params.DEFAULTS, **deploy_params.given(args)}
         timeout = deploy_params.function_timeout_value(inputs["function_timeout"])
         words = deploy_params.LIST_SEPARATORS.split(str(inputs["object_size"]).strip())
         for choice in strategies.parse_list(inputs["strategy"]):
             for size in (deploy_params.object_size(word) for word in words if word):
                 strategies.check_time_limit(choice, size, timeout)
+                for memory in memories:
+                    deploy_params.check_fits_memory(choice, size, memory)
         return (None,)
 
     def cell_fire_fields(self, cell) -> dict:

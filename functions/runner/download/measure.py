@@ -195,7 +195,7 @@ class RequestLog:
     def attached(self, s3):
         """Listen to `s3`'s requests while in the block (every request then is this download's)."""
         with strategies.listening(s3, {"before-call.s3": self.called, "before-send.s3": self.sent,
-                             "response-received.s3": self.received}):
+                                       "response-received.s3": self.received}):
             yield self
 
     def retries(self) -> int:

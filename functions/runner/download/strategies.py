@@ -199,15 +199,21 @@ def _ranged(s3, bucket, key, values, progress, target):
     if size <= chunk:  # as the transfer manager with threshold = chunk_size: one GET, no Range
         _read_part(s3, bucket, key, 0, None, progress, sink)
         return
+    parts = [(first, f"bytes={first}-{min(first + chunk, size) - 1}") for first in range(0, size, chunk)]
     with ThreadPoolExecutor(values["connections"]) as pool:
-        parts = [pool.submit(_read_part, s3, bucket, key, first, f"bytes={first}-{min(first + chunk, size) - 1}",
-                             progress, sink) for first in range(0, size, chunk)]  # fmt: skip
-        try:
-            for part in parts:
-                part.result()
-        except BaseException:
-            pool.shutdown(cancel_futures=True)  # the first failure fails the download, as s3transfer's
-            raise
+        _wait_all(pool, [pool.submit(_read_part, s3, bucket, key, first, byte_range, progress, sink)
+                         for first, byte_range in parts])  # fmt: skip
+
+
+def _wait_all(pool: ThreadPoolExecutor, futures: list) -> None:
+    """Every future's end; the first failure cancels those not started and fails the download, as
+    s3transfer's does."""
+    try:
+        for future in futures:
+            future.result()
+    except BaseException:
+        pool.shutdown(cancel_futures=True)
+        raise
 
 
 def _read_part(s3, bucket, key, first: int, byte_range: str | None, progress, sink) -> None:
@@ -240,13 +246,8 @@ def _repeated(s3, bucket, key, values, progress, target):
     timing) or urllib3 beside botocore (unsigned, and unseen by the request log)."""
     sink = _OffsetWriter(target.fileobj)
     with listening(s3, {"before-send.s3.GetObject": _close_after}), ThreadPoolExecutor(values["in_flight"]) as pool:
-        gets = [pool.submit(_read_part, s3, bucket, key, 0, None, progress, sink) for _ in range(values["requests"])]
-        try:
-            for get in gets:
-                get.result()
-        except BaseException:
-            pool.shutdown(cancel_futures=True)  # the first failure fails the message, as ranged's
-            raise
+        _wait_all(pool, [pool.submit(_read_part, s3, bucket, key, 0, None, progress, sink)
+                         for _ in range(values["requests"])])  # fmt: skip
 
 
 def _close_after(request, **_) -> None:

@@ -4,9 +4,8 @@ The emulator closes every connection after one answer; Lambda's stay alive. An `
 a response's head, drops the emulator's `Connection` header when the body's end is known and
 counts the body down to it, unless the request asked for the close itself (`Connection: close`,
 which S3 honours as HTTP/1.1 requires): then the close stays (docs/network-model.md, *Connections
-stay alive*). Written by hand:
-HTTP parsers (h11, httptools) parse whole messages; the proxy needs only the head's framing
-fields on a byte stream it otherwise relays untouched.
+stay alive*). Written by hand: HTTP parsers (h11, httptools) parse whole messages; the proxy
+needs only the head's framing fields on a byte stream it otherwise relays untouched.
 """
 
 HEAD_END = b"\r\n\r\n"

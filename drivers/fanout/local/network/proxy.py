@@ -203,9 +203,10 @@ class ClientSide(asyncio.Protocol):
     stays alive across them (fanout.local.network.exchange: the emulator closes every connection,
     Lambda's stay alive), unless a request asks for the close (`Connection: close`): its answer
     then says so and the connection closes once the answer is delivered, as S3's does. A
-    request's latency counts from the moment it was sent in full: its head's arrival (a connection's first request: from the moment the connection was accepted)
-    or its body's last byte released to the emulator; so the proxy's connection to the emulator
-    and the emulator's answer fall inside the latency, not on top of it."""
+    request's latency counts from the moment it was sent in full: its head's arrival (a
+    connection's first request: from the moment the connection was accepted) or its body's last
+    byte released to the emulator; so the proxy's connection to the emulator and the emulator's
+    answer fall inside the latency, not on top of it."""
 
     def __init__(self, env: Environment):
         self.env = env

@@ -174,6 +174,7 @@ help: ## List the targets and the variables they read
 	@echo "    it prints each change, old -> new; fire refuses one that is not the stack's; set only the one to change;"
 	@echo "    OBJECT_SIZE units B KB MB GB TB KiB MiB GiB TiB, any letter case: 32mib is 32MiB)"
 	@echo "  "STRATEGY=$(call q,STRATEGY) "(e.g. \"ranged connections=8 chunk_size=8MiB\", docs/strategies.md;"
+	@echo "    \"repeated requests=10000 in_flight=10\": ab -n -c without keep-alive, a new connection per GET;"
 	@echo "    deploy: the default of messages, fire: this run's; MODE is its old name)"
 	@echo "  "WORKLOAD=$(call q,WORKLOAD) "(fire, sweep: what a message measures, as listed by fanout fire --help; docs/workloads.md)" SIZES=$(call q,SIZES) REPS=$(call q,REPS) \
 	  "(latency: e.g. SIZES=\"1 1KB 1MB 100MB\" REPS=10; fire's STORAGE: the deployed classes it measures;" \

@@ -103,8 +103,8 @@ variable "default_strategy" {
 
   # The names of functions/runner/download/strategies.py; tests/infra/test_strategy_validation.py keeps them equal.
   validation {
-    condition     = contains(["download_file", "stream", "ranged", "crt"], split(" ", trimspace(var.default_strategy))[0])
-    error_message = "default_strategy must start with a strategy name: download_file, stream, ranged or crt."
+    condition     = contains(["download_file", "stream", "ranged", "crt", "repeated"], split(" ", trimspace(var.default_strategy))[0])
+    error_message = "default_strategy must start with a strategy name: download_file, stream, ranged, crt or repeated."
   }
 }
 

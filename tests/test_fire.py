@@ -139,7 +139,7 @@ def make_stack(emulator, url, **overrides) -> Stack:
               if f.default is MISSING and f.default_factory is MISSING}
     values.update(backend="local", stack="unit", region=REGION, endpoint=emulator, queue_url=url,
                   queue_arn="arn:aws:sqs:us-east-1:123456789012:unit", concurrency=4, memory=512,
-                  object_size=2**20, default_strategy="download_file", architecture="x86_64")
+                  object_size=2**20, default_strategy="download_file", architecture="x86_64", timeout=300)
     values.update(overrides)
     return Stack(**values)
 
@@ -304,6 +304,8 @@ def one_line_error(capsys, argv) -> tuple[int, str]:
         (["--strategy", "ranged connections=0"], "connections='0' is out of range"),
         (["--strategy", "ranged chunk_size=8XB"], "chunk_size='8XB'"),
         (["--strategy", "stream; ranged"], "sweep axis"),
+        (["--strategy", "repeated requests=0"], "requests='0' is out of range: expected a whole number from 1 to 1000"),
+        (["--strategy", "repeated in_flight=ten"], "in_flight='ten' is not a whole number from 1 to 64"),
         (["--mode", "mmap"], "'mmap'"),  # the old name of --strategy
     ],
 )
@@ -325,6 +327,25 @@ def test_the_run_strategy_is_checked_against_the_stack(emulator):
     with pytest.raises(UsageError, match="/tmp with strategy download_file"):
         download.check_strategy(huge, strategies.parse("download_file"))
     assert download.check_strategy(huge, strategies.parse("ranged")).name == "ranged"
+
+
+def test_a_download_past_the_functions_timeout_or_memory_is_refused_in_one_line(emulator):
+    """repeated: 10,000 GETs at the assumed 27 ms, one at a time, plus their bytes at 75 MiB/s:
+    270 s + 13 s > 60 s; ten at a time, 27 s + 13 s fits."""
+    stack = make_stack(emulator, "", object_size=100_000, timeout=60)
+    with pytest.raises(UsageError) as info:
+        download.check_strategy(stack, strategies.parse("repeated requests=10000 in_flight=1"))
+    assert "10,000 GETs" in str(info.value) and "takes 283 s, over the function's timeout of 60 s" in str(info.value)
+    assert "\n" not in str(info.value)
+    assert download.check_strategy(stack, strategies.parse("repeated requests=10000 in_flight=10")).name == "repeated"
+    small = make_stack(emulator, "", object_size=100_000, memory=128, timeout=900)
+    with pytest.raises(UsageError) as info:  # 100 MB of runtime and 4 KiB a GET: 100 + 40 MB
+        download.check_strategy(small, strategies.parse("repeated requests=10000 in_flight=10"))
+    assert "needs a function of at least 140 MB, the stack has 128 MB: redeploy with MEMORY=140" in str(info.value)
+    assert download.check_strategy(small, strategies.parse("repeated requests=5000 in_flight=10")).name == "repeated"
+    big = make_stack(emulator, "", object_size=10 * 2**30, timeout=60)  # 137 s at 75 MiB/s
+    with pytest.raises(UsageError, match="10 GiB at 75 MiB/s takes 137 s, over the function's timeout of 60 s"):
+        download.check_strategy(big, strategies.parse("stream"))
 
 
 def test_fire_without_a_deployed_stack_is_one_line(capsys, results, emulator):

@@ -141,6 +141,18 @@ def test_an_unquoted_strategy_option_is_refused_naming_it(tmp_path):
     assert not (tmp_path / "home").exists()
 
 
+@pytest.mark.parametrize(("strategy", "said"), [
+    ("repeated requests=0", "requests='0' is out of range: expected a whole number from 1 to 100000"),
+    ("repeated requests=10000 in_flight=100", "in_flight='100' is out of range: expected a whole number from 1 to 64"),
+])  # fmt: skip
+def test_a_bad_repeated_download_is_refused_by_fire_naming_the_value(tmp_path, strategy, said):
+    result = make("fire", f"STRATEGY={strategy}", home=tmp_path / "home")
+    assert result.returncode == 2 and said in result.stderr, result.stderr
+    assert [line for line in result.stderr.splitlines() if not line.startswith("make:")] == [
+        f"fanout: error: invalid strategy {strategy!r}: {said}"]
+    assert not (tmp_path / "home").exists()
+
+
 @pytest.mark.parametrize(("given", "said"), [
     (["CONCURENCY=4"], "unknown variable CONCURENCY=4: did you mean CONCURRENCY?; `make help` lists the variables"),
     (["MEMROY=512", "TAGG=x"], "MEMROY: did you mean MEMORY?"),

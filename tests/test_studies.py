@@ -46,7 +46,8 @@ SOURCES = {
                   "call_client": "per-call"},
         "date": "2023-12-13", "assumed": ["memory"]},
     "endpoint-addresses": {
-        "sweep": {"region": "ap-northeast-1", "object_size": "100KB", "concurrency": 10, "pin": "auto"},
+        "sweep": {"region": "ap-northeast-1", "object_size": "100KB", "strategy": "repeated requests=10000 in_flight=10",
+                  "pin": "auto"},
         "date": "2011-12", "assumed": ["100 KB", "memory"]},
     "seqread-cross-region": {
         "sweep": {"region": "us-east-2", "remote_region": "ap-northeast-1", "jobs": [1, 8, 16], "block": "8MiB",
@@ -428,7 +429,8 @@ def test_a_verdict_follows_the_interval_where_the_point_estimate_says_otherwise(
 
 def test_a_mean_claim_compares_means_and_a_best_address_is_compared_with_the_mix():
     def at(ip: str, rate: float) -> list[dict]:
-        return [{"event": "download", "endpoint_ip": ip, "seconds": 1 / v, "requests": 1} for v in spread_around(rate)]
+        return [{"event": "download", "endpoint_ip": ip, "seconds": 1 / v, "requests": 1, "requests_per_s": v}
+                for v in spread_around(rate)]
 
     records = at("10.0.0.1", 24) + at("10.0.0.2", 12) + at("10.0.0.3", 12)
     best = compared.Claim(text="b", kind="best_over_all", measure="requests_per_s", field="endpoint_ip",

@@ -243,6 +243,18 @@ def test_a_local_sweep_refuses_crt_before_anything_is_created(isolated, capsys):
     assert not (isolated / "results").exists() and not (isolated / "home").exists()
 
 
+def test_a_sweep_refuses_a_download_past_the_functions_timeout_before_anything_is_created(isolated, capsys):
+    """Its second strategy on its second size: 1,000 GETs of 10 MiB, 10 at a time, 2.7 s of waits and
+    9.8 GiB at 75 MiB/s (about 136 s), over a 60 s timeout; the same on 100 KB fits."""
+    argv = ["sweep", "--backend", "local", "--strategy", "stream; repeated requests=1000", "--object-size",
+            "100KB 10MiB", "--function-timeout", "60"]
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "strategy 'repeated requests=1000 in_flight=10': 1,000 GETs of 10 MiB" in err
+    assert "over the function's timeout of 60 s" in err
+    assert not (isolated / "results").exists() and not (isolated / "home").exists()
+
+
 def test_the_hard_cap_holds_per_run_even_with_yes():
     grid = axes.Axes.parse(texts(concurrency="1000", strategy="stream"))
     settings = sweep.SweepParams("local", "s3fanout", "us-east-1", grid, multiplier=costs.MAX_MESSAGES // 1000 + 1, tag="t")

@@ -113,6 +113,26 @@ def test_pin_connects_to_the_address_and_keeps_tls_on_the_name(modules, servers,
         s3.head_object(Bucket="bucket", Key="key")
 
 
+def test_repeated_gets_each_on_a_new_connection_to_the_pinned_address(modules, servers):
+    """ab without keep-alive: 12 GETs, 3 at a time; the server sees 12 TLS handshakes, every one
+    on the pinned address with the name as SNI; the record counts them and their rate."""
+    measure, endpoints, strategies = modules
+    first, second, ca_file = servers
+    s3 = client(endpoints, first.port, ca_file)
+    settings = measure.Settings("bucket", "key", len(BODY), strategies.parse("stream"))
+    body = '{"run_id": "r", "seq": 0, "experiment_tag": "t", "strategy": "repeated requests=12 in_flight=3", ' \
+           '"pin": "127.0.0.4"}'
+
+    record = measure.measure_message(s3, settings, body, {})
+
+    assert record["event"] == "download", record.get("error_message")
+    assert second.connections == [(NAME, "127.0.0.4")] * 12 and first.connections == []
+    assert (record["requests"], record["connections"], record["endpoint_ip"]) == (12, 12, "127.0.0.4")
+    assert record["bytes"] == 12 * len(BODY)
+    assert record["requests_per_s"] == pytest.approx(12 / record["seconds"])
+    assert (record["strategy_requests"], record["strategy_in_flight"]) == (12, 3)
+
+
 def test_pin_keeps_certificate_verification(modules, tmp_path):
     measure, endpoints, strategies = modules
     other = FakeS3("127.0.0.3", 0, self_signed("other.fanout.test", tmp_path), BODY)

@@ -15,7 +15,8 @@ from .support import MEMORY_SIZE, lambda_context, log_records, sqs_event
 
 SUCCESS_FIELDS = {
     "event", "run_id", "seq", "experiment_tag", "concurrency_limit", "memory_size", "object_size", "strategy",
-    "strategy_name", "bytes", "seconds", "ttfb_seconds", "mbps", "mib_per_s", "start_ms", "end_ms", "cold_start",
+    "strategy_name", "bytes", "seconds", "ttfb_seconds", "mbps", "mib_per_s", "requests_per_s", "start_ms", "end_ms",
+    "cold_start",
     "env_id", "receive_count", "message_id", "request_id", "s3_request_id", "request_ttfb_ms", "requests",
     "connections", "first_byte_seconds", "timeline_interval_ms", "timeline", "peak_mb_per_s", "sustained_mb_per_s",
     "burst_excess_bytes", "burst_bytes", "request_ips", "endpoint_ip", "workload", "outcome", "retries", "slowdowns",
@@ -91,6 +92,7 @@ def test_success_record(load_handler, function_env, test_object, capsys, tmp_pat
     assert 0 < line["ttfb_seconds"] <= line["seconds"]
     assert line["mbps"] == pytest.approx(test_object.size * 8 / line["seconds"] / 1e6)
     assert line["mib_per_s"] == pytest.approx(test_object.size / line["seconds"] / 1024 / 1024)
+    assert line["requests_per_s"] == pytest.approx(line["requests"] / line["seconds"])
     assert before_ms - 1 <= line["start_ms"] <= line["end_ms"] <= after_ms + 1
     assert line["cold_start"] is True
     assert line["env_id"] == handler.environment.env_id

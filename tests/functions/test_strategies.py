@@ -15,6 +15,7 @@ from .support import load_function_module
 SAMPLE = [
     "download_file", "stream", "ranged", "download_file max_concurrency=3 chunk_size=1MiB threshold=2MiB",
     "stream chunk_size=4096", "ranged connections=5 chunk_size=1MiB", "ranged connections=1 chunk_size=300KiB",
+    "repeated requests=3 in_flight=2",
 ]  # fmt: skip
 
 
@@ -61,13 +62,15 @@ def test_each_strategy_reads_the_exact_bytes(strategies, s3, test_object, tmp_pa
         s3.meta.events.unregister("before-send.s3.GetObject", ranges)
         s3.meta.events.unregister("response-received.s3.GetObject", answer)
     got = path.read_bytes() if choice.name == "download_file" else memory.getvalue()
-    assert hashlib.sha256(got).digest() == expected and progress.bytes == test_object.size
+    assert hashlib.sha256(got).digest() == expected and progress.bytes == test_object.size * choice.reads()
     # each body is read on the thread its GET was answered on (measure.Progress relies on it)
     assert progress.threads <= answered
-    chunk = choice.value("chunk_size")
-    if choice.name == "stream":
-        assert requests == [None] and progress.calls == math.ceil(test_object.size / chunk)
+    if choice.name == "repeated":  # the whole object each time, no Range
+        assert requests == [None] * 3 and choice.reads() == 3
+    elif choice.name == "stream":
+        assert requests == [None] and progress.calls == math.ceil(test_object.size / choice.value("chunk_size"))
     else:  # one GET per chunk above the threshold (download_file) or above one chunk (ranged)
+        chunk = choice.value("chunk_size")
         threshold = choice.value("threshold") if choice.name == "download_file" else chunk
         assert len(requests) == (math.ceil(test_object.size / chunk) if test_object.size > threshold else 1)
     assert len(requests) == choice.gets(test_object.size)  # what the cost estimate counts
@@ -146,7 +149,7 @@ def test_canonical_text_parses_back_to_the_same_strategy(strategies, data):
 @pytest.mark.parametrize(
     ("text", "named"),
     [
-        ("", "expected one of download_file, stream, ranged, crt"),
+        ("", "expected one of download_file, stream, ranged, crt, repeated"),
         ("ftp", "unknown strategy 'ftp'"),
         ("ranged conections=8", "no parameter 'conections'"),
         ("stream connections=2", "no parameter 'connections'"),
@@ -160,6 +163,10 @@ def test_canonical_text_parses_back_to_the_same_strategy(strategies, data):
         ("ranged chunk_size=2GiB", "chunk_size='2GiB' is out of range"),
         ("ranged connections=2 connections=3", "connections is given twice"),
         ("crt chunk_size=1MiB", "chunk_size='1MiB' is out of range: expected a size from 5MiB to 1GiB"),
+        ("repeated requests=0", "requests='0' is out of range: expected a whole number from 1 to 100000"),
+        ("repeated requests=1e4", "requests='1e4' is not a whole number from 1 to 100000"),
+        ("repeated in_flight=65", "in_flight='65' is out of range: expected a whole number from 1 to 64"),
+        ("repeated chunk_size=1MiB", "repeated has no parameter 'chunk_size': its parameters are requests, in_flight"),
     ],
 )
 def test_bad_strategy_text_is_a_one_line_error_naming_it(strategies, text, named):

@@ -33,7 +33,8 @@ def self_signed(name: str, directory) -> tuple[str, str]:
 
 class FakeS3:
     """Serves `body` for any key (ranges too), over TLS with (cert, key), on `address`:`port` (0: any);
-    `close_each`: every response closes its connection (the client connects, and resolves, anew)."""
+    `close_each`: every response closes its connection (the client connects, and resolves, anew); a
+    request that asks for the close (`Connection: close`) is answered so and closed, as S3 does."""
 
     def __init__(self, address: str, port: int, cert: tuple[str, str], body: bytes, close_each: bool = False):
         self.connections: list[tuple[str, str]] = []  # (SNI name, local address) per handshake
@@ -67,7 +68,7 @@ class FakeS3:
                            "Content-Type": "binary/octet-stream"}
                 if status == 206:
                     headers["Content-Range"] = content_range
-                if close_each:
+                if close_each or self.close_connection:  # the request's `Connection: close` sets it
                     headers["Connection"] = "close"
                     self.close_connection = True
                 for name, value in headers.items():

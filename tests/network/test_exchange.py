@@ -29,6 +29,16 @@ def test_a_known_length_is_counted_to_its_end_and_the_close_dropped(step):
     assert exchange.keep_alive and done[-1] and not any(done[:-1])
 
 
+@pytest.mark.parametrize("emulators", [["Connection: close"], []])
+def test_a_request_that_asks_for_the_close_is_answered_with_it(emulators):
+    """`Connection: close` from the function: the answer says so, and the connection is not kept."""
+    data = response("200 OK", ["Content-Length: %d" % len(BODY), *emulators, "ETag: x"], BODY)
+    exchange = Exchange(b"GET /b/k HTTP/1.1\r\n", closing=True)
+    out, done = feed(exchange, data, 100)
+    assert out == response("200 OK", ["Content-Length: %d" % len(BODY), "ETag: x", "Connection: close"], BODY)
+    assert not exchange.keep_alive and done[-1]
+
+
 def test_a_head_answer_ends_with_its_head_whatever_its_length():
     exchange = Exchange(b"HEAD /b/k HTTP/1.1\r\n")
     out = exchange.received(response("200 OK", ["Content-Length: 5000", "Connection: close"]))

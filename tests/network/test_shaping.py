@@ -14,6 +14,8 @@ from fanout.common import aws
 from fanout.local.network.path import first_byte_wait
 from fanout.local.network.proxy import Shaper
 
+from tests.functions.support import load_function_module
+
 from .conftest import model_of
 
 
@@ -117,6 +119,38 @@ def test_the_functions_connection_outlives_the_emulators(shaper, emulator, big_o
         connection.close()
         opened[name] = connection.connects
     assert opened == {"emulator": 4, "proxy": 1}
+
+
+def test_a_request_that_asks_for_the_close_gets_a_connection_of_its_own(shaper, emulator, big_object):
+    """As S3: a request with `Connection: close` is answered so and its connection closed, so
+    http.client connects anew for the next (the proxy keeps the others alive: the test above)."""
+    endpoint = shaper.endpoint(model_of("t", connection_mb_per_s=50, first_byte_ms=1).at(1024))
+    s3 = aws.client("s3", "us-east-1", endpoint)
+    url = urlsplit(s3.generate_presigned_url("get_object", Params={"Bucket": big_object.bucket, "Key": big_object.key}))
+    connection = CountingConnection(url.hostname, url.port, timeout=30)
+    for first in range(0, 3 * 2**20, 2**20):
+        headers = {"Range": f"bytes={first}-{first + 2**20 - 1}", "Connection": "close"}
+        connection.request("GET", f"{url.path}?{url.query}", headers=headers)
+        response = connection.getresponse()
+        assert response.getheader("Connection") == "close" and len(response.read()) == 2**20
+    assert connection.connects == 3
+
+
+def test_repeated_gets_each_connect_anew_through_the_proxy(shaper, emulator, monkeypatch):
+    """The repeated strategy through the proxy, its reads answered from the kept answers: every
+    GET on a connection of its own, as on S3."""
+    measure = load_function_module("measure", monkeypatch)
+    s3 = aws.client("s3", "us-east-1", emulator)
+    s3.create_bucket(Bucket="repeated")
+    s3.put_object(Bucket="repeated", Key="small", Body=bytes(100_000))
+    shaped = aws.client("s3", "us-east-1", shaper.endpoint(model_of("t", connection_mb_per_s=50).at(1024)))
+    measure.endpoints.instrument(shaped)
+    choice = measure.strategies.parse("repeated requests=9 in_flight=3")
+
+    result = measure.download(shaped, "repeated", "small", choice, pin="127.0.0.1")
+
+    assert result.bytes == 9 * 100_000
+    assert (result.requests["requests"], result.requests["connections"]) == (9, 9)
 
 
 class CountingConnection(http.client.HTTPConnection):

@@ -37,6 +37,9 @@ PRICES: dict[str, Any] = {  # USD; lambda_gb_second by architecture
 FREE_EPHEMERAL_MIB = 512
 # Assumed per-function S3 throughput: the published sustained figure for one Lambda function.
 ASSUMED_MIB_PER_S = 75
+# Assumed latency of one small S3 request: the ~27 ms median of 1 KiB GETs on S3 Standard in one
+# published study; a request's bytes come on top at ASSUMED_MIB_PER_S.
+ASSUMED_REQUEST_SECONDS = 0.027
 # SQS requests per message: its share of a 10-message SendMessageBatch, one receive, one delete.
 SQS_REQUESTS_PER_MESSAGE = 0.1 + 1 + 1
 # Assumed INIT phase of a cold start (Python runtime importing boto3 and Powertools). Lambda bills
@@ -110,10 +113,12 @@ class Deployment:
     ephemeral_mib: int = FREE_EPHEMERAL_MIB
 
 
-def estimate(messages: int, deployment: Deployment, object_size: int, gets_each: int, heads_each: int = 0) -> Estimate:
-    """AWS cost of `messages` downloads of `object_size` bytes at ASSUMED_MIB_PER_S each, each
-    download sending `gets_each` GetObject and `heads_each` HeadObject requests (its strategy's)."""
-    seconds_each = object_size / (ASSUMED_MIB_PER_S * 1024**2)
+def estimate(messages: int, deployment: Deployment, object_size: int, gets_each: int, heads_each: int = 0,
+             seconds_each: float | None = None) -> Estimate:
+    """AWS cost of `messages` downloads of `object_size` bytes at ASSUMED_MIB_PER_S each (or of
+    `seconds_each` when the strategy says: repeated's many GETs), each download sending
+    `gets_each` GetObject and `heads_each` HeadObject requests (its strategy's)."""
+    seconds_each = object_size / (ASSUMED_MIB_PER_S * 1024**2) if seconds_each is None else seconds_each
     return priced(messages, deployment, seconds_each, s3_gets=messages * gets_each * PRICES["s3_get"],
                   s3_heads=messages * heads_each * PRICES["s3_head"])  # fmt: skip
 

@@ -49,6 +49,14 @@ PLACEMENT = {"region": "REGION", "remote_region": "REMOTE_REGION"}
 # infra/lambda.tf sizes /tmp as the object plus this headroom.
 MAX_EPHEMERAL_MIB = 10240
 TMP_HEADROOM_MIB = 64
+# What the function holds besides a message's own data: the Python runtime with boto3 and
+# Powertools, typically 80-90 MB of "Max Memory Used" in Lambda's REPORT lines for a function
+# like this one (not measured by this project), with a little room. Every workload's memory check.
+MEMORY_HEADROOM_MIB = 100
+# What a download holds per GET until it ends: its request log keeps each connection's socket, to
+# count distinct ones (about 2.4 KB a GET, measured: repeated, 2,000 GETs of 100 KB over TLS); taken
+# as 4 KiB. Only repeated's thousands of GETs make it count.
+HELD_PER_GET = 4 * 1024
 MIN_EPHEMERAL_MIB = 512
 AUTO_EPHEMERAL = "auto"  # EPHEMERAL_STORAGE's default: /tmp sized from the object (ephemeral_mib)
 # S3's largest object: a multipart upload of at most 10,000 parts of at most 5 GiB (48.8 TiB).
@@ -417,6 +425,18 @@ def ephemeral_mib(object_size: int) -> int:
     """The /tmp infra/lambda.tf gives the function for an object of `object_size` bytes (the
     object plus the headroom, whatever the default strategy: a message may ask for download_file)."""
     return min(MAX_EPHEMERAL_MIB, max(MIN_EPHEMERAL_MIB, math.ceil(object_size / 2**20) + TMP_HEADROOM_MIB))
+
+
+def check_fits_memory(choice, object_size: int, memory_mb: int) -> None:
+    """Refuse a download (a fanout.cloud.strategies Choice) whose GETs' connections, kept by the
+    request log, and the runtime need more than the function's `memory_mb`."""
+    gets = choice.gets(object_size)
+    needed = MEMORY_HEADROOM_MIB + math.ceil(gets * HELD_PER_GET / 2**20)
+    if needed > memory_mb:
+        raise UsageError(f"invalid download run: strategy '{choice}' sends {gets:,} GETs, whose connections the "
+                         f"request log keeps ({HELD_PER_GET // 1024} KiB each), besides the runtime's "
+                         f"{MEMORY_HEADROOM_MIB} MB: it needs a function of at least {needed} MB, the stack has "
+                         f"{memory_mb} MB: redeploy with MEMORY={needed} or more, or send fewer requests")  # fmt: skip
 
 
 def check_fits_tmp(object_size: int, strategy_name: str, ephemeral: int | None = None) -> None:

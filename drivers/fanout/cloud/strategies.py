@@ -3,13 +3,16 @@
 The definition lives in functions/runner/download/strategies.py because the function's zip must carry
 it (the function parses every message's strategy). The drivers load that same file rather than
 a copy, so a `STRATEGY=` value is checked by the code that will run it; here its errors become
-one-line usage errors, and the checks that need the stack (endpoint, /tmp) are added.
+one-line usage errors, and the checks that need the stack (endpoint, /tmp, the function's
+timeout) are added.
 """
 
 from typing import TYPE_CHECKING
 
+from fanout.cloud import costs
 from fanout.common import function_modules
 from fanout.common.errors import UsageError
+from fanout.common.sizes import format_size
 
 definition = function_modules.load("strategies")
 STRATEGIES = definition.STRATEGIES
@@ -47,6 +50,30 @@ def check_endpoint(choice: Choice, endpoint: str) -> None:
             f"strategy {choice.name!r} runs only against AWS (not {endpoint}): boto3's CRT client "
             "ignores custom endpoints and would read from AWS instead; use BACKEND=aws"
         )
+
+
+def message_seconds(choice: Choice, size: int) -> float:
+    """One message's Lambda time at the assumed rates: the bytes it reads at ASSUMED_MIB_PER_S;
+    a strategy that reads the object many times (repeated) also waits ASSUMED_REQUEST_SECONDS a
+    GET, each on a new connection, `in_flight` at a time (one large read's wait is negligible)."""
+    seconds = size * choice.reads() / (costs.ASSUMED_MIB_PER_S * 2**20)
+    if choice.strategy.reads:
+        seconds += choice.gets(size) * costs.ASSUMED_REQUEST_SECONDS / choice.value("in_flight")
+    return seconds
+
+
+def check_time_limit(choice: Choice, size: int, timeout: int) -> None:
+    """Refuse a message predicted past the function's `timeout` (costs.time_limit_problem)."""
+    rate = f"at {costs.ASSUMED_MIB_PER_S} MiB/s"
+    reading = (f"{choice.gets(size):,} GETs of {format_size(size)} ({costs.ASSUMED_REQUEST_SECONDS * 1000:g} ms each, "
+               f"{choice.value('in_flight')} at a time) and their bytes {rate}" if choice.strategy.reads
+               else f"{format_size(size)} {rate}")  # fmt: skip
+    fewer = "fewer requests, more in_flight, " if choice.strategy.reads else ""
+    remedy = f"{fewer}a smaller OBJECT_SIZE or a longer FUNCTION_TIMEOUT"
+    problem = costs.time_limit_problem(message_seconds(choice, size), timeout, f"strategy '{choice}': {reading}",
+                                       remedy)
+    if problem:
+        raise UsageError(f"invalid download run: {problem}")
 
 
 def names() -> list[str]:

@@ -9,7 +9,6 @@ import json
 import tempfile
 import threading
 import time
-import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -140,7 +139,7 @@ class Progress:
 
     def attached(self, s3):
         """Told of `s3`'s responses while in the block."""
-        return _listening(s3, {"response-received.s3": self.answered})
+        return strategies.listening(s3, {"response-received.s3": self.answered})
 
 
 class RequestLog:
@@ -194,10 +193,9 @@ class RequestLog:
 
     @contextmanager
     def attached(self, s3):
-        """Listen to `s3`'s requests while in the block. One environment runs one invocation
-        at a time, so every request seen is this download's."""
-        with _listening(s3, {"before-call.s3": self.called, "before-send.s3": self.sent,
-                             "response-received.s3": self.received}):
+        """Listen to `s3`'s requests while in the block (every request then is this download's)."""
+        with strategies.listening(s3, {"before-call.s3": self.called, "before-send.s3": self.sent,
+                                       "response-received.s3": self.received}):
             yield self
 
     def retries(self) -> int:
@@ -217,19 +215,6 @@ class RequestLog:
                 "request_ips": " ".join(ip or "-" for ip in self.ips) if seen else None,
                 "endpoint_ip": one, "retries": self.retries() if seen else None,
                 "slowdowns": self.slowdowns if seen else None}  # fmt: skip
-
-
-@contextmanager
-def _listening(s3, hooks: dict):
-    """`hooks` (botocore event -> handler) registered on `s3` while in the block."""
-    hook_id = f"fanout-{uuid.uuid4().hex}"
-    for event, hook in hooks.items():
-        s3.meta.events.register(event, hook, unique_id=f"{hook_id}-{event}")
-    try:
-        yield
-    finally:
-        for event in hooks:
-            s3.meta.events.unregister(event, unique_id=f"{hook_id}-{event}")
 
 
 def _throttled(response_dict: dict | None, parsed_response: dict) -> bool:
@@ -307,8 +292,9 @@ def measure_message(s3, settings: Settings, body: str, context: dict, directory:
         if message.inject_failure:
             raise InjectedFailure("the message asked to fail (inject_failure)")
         result = download(s3, settings.bucket, key, message.strategy, directory, message.pin, message.seq)
-        if result.bytes != settings.expected_size:
-            raise SizeMismatch(f"downloaded {result.bytes} bytes, expected {settings.expected_size}")
+        expected = settings.expected_size * message.strategy.reads()  # repeated reads it `requests` times
+        if result.bytes != expected:
+            raise SizeMismatch(f"downloaded {result.bytes} bytes, expected {expected}")
     except MalformedMessage as exc:
         return error_record(exc, {**exc.known, **context})
     except Exception as exc:  # noqa: BLE001 - see the docstring
@@ -326,6 +312,7 @@ def success_record(message: Message, result: Download, context: dict) -> dict:
         "ttfb_seconds": result.ttfb_seconds,
         "mbps": result.bytes * 8 / result.seconds / 1e6,
         "mib_per_s": result.bytes / result.seconds / 2**20,
+        "requests_per_s": requests / result.seconds if (requests := result.requests["requests"]) else None,
         "start_ms": result.start_ms,
         "end_ms": result.end_ms,
         "s3_request_id": result.s3_request_id,

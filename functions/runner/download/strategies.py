@@ -9,7 +9,9 @@ drivers' size parser. Stdlib plus boto3 only (it runs in the Lambda runtime).
 
 import math
 import threading
+import uuid
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable
 from urllib.parse import urlsplit
@@ -23,6 +25,7 @@ from units import GiB, KiB, MiB, TiB, format_size, parse_count, parse_size
 
 LIST_SEPARATOR = ";"
 MAX_CONNECTIONS = 64  # the most parallel GETs a strategy may ask for; the client's pool holds them
+MAX_REQUESTS = 100_000  # repeated: the most GETs one message may send (the function's timeout bounds it too)
 READ_SIZE = TransferConfig().io_chunksize  # ranged reads bodies in the transfer manager's pieces (256 KiB)
 DOWNLOAD_ATTEMPTS = TransferConfig().num_download_attempts  # and asks for a broken body again as often
 
@@ -72,6 +75,7 @@ class Strategy:
     heads: int = 0  # HeadObject requests before the GETs (the transfer manager's, to learn the size)
     aws_only: bool = False  # crt: its client cannot be pointed at another endpoint (see _crt)
     own_http: bool = False  # crt: its client resolves and connects itself (no botocore events, no pin)
+    reads: str = ""  # the parameter that says how many times a message reads the whole object ("": once)
 
     def param(self, name: str) -> Param:
         for param in self.params:
@@ -111,10 +115,16 @@ class Choice:
         """HeadObject requests a download of `size` bytes sends (the drivers' cost estimate)."""
         return self.strategy.heads
 
+    def reads(self) -> int:
+        """How many times one message reads the whole object (its bytes are that many times its size)."""
+        return self.value(self.strategy.reads) if self.strategy.reads else 1
+
     def gets(self, size: int) -> int:
         """GetObject requests to read an object of `size` bytes (the drivers' cost estimate)."""
         values = dict(self.values)
-        if not self.strategy.splits or size <= values.get("threshold", values["chunk_size"]):
+        if not self.strategy.splits:
+            return self.reads()
+        if size <= values.get("threshold", values["chunk_size"]):
             return 1
         return math.ceil(size / values["chunk_size"])
 
@@ -189,15 +199,21 @@ def _ranged(s3, bucket, key, values, progress, target):
     if size <= chunk:  # as the transfer manager with threshold = chunk_size: one GET, no Range
         _read_part(s3, bucket, key, 0, None, progress, sink)
         return
+    parts = [(first, f"bytes={first}-{min(first + chunk, size) - 1}") for first in range(0, size, chunk)]
     with ThreadPoolExecutor(values["connections"]) as pool:
-        parts = [pool.submit(_read_part, s3, bucket, key, first, f"bytes={first}-{min(first + chunk, size) - 1}",
-                             progress, sink) for first in range(0, size, chunk)]  # fmt: skip
-        try:
-            for part in parts:
-                part.result()
-        except BaseException:
-            pool.shutdown(cancel_futures=True)  # the first failure fails the download, as s3transfer's
-            raise
+        _wait_all(pool, [pool.submit(_read_part, s3, bucket, key, first, byte_range, progress, sink)
+                         for first, byte_range in parts])  # fmt: skip
+
+
+def _wait_all(pool: ThreadPoolExecutor, futures: list) -> None:
+    """Every future's end; the first failure cancels those not started and fails the download, as
+    s3transfer's does."""
+    try:
+        for future in futures:
+            future.result()
+    except BaseException:
+        pool.shutdown(cancel_futures=True)
+        raise
 
 
 def _read_part(s3, bucket, key, first: int, byte_range: str | None, progress, sink) -> None:
@@ -216,6 +232,42 @@ def _read_part(s3, bucket, key, first: int, byte_range: str | None, progress, si
             progress(first - offset)
             if attempt == DOWNLOAD_ATTEMPTS:
                 raise
+
+
+def _repeated(s3, bucket, key, values, progress, target):
+    """The whole object GET `requests` times, `in_flight` at a time, each GET on a new connection:
+    ab's `-n requests -c in_flight` without keep-alive. Each GET asks the server to close its
+    connection after the answer (`Connection: close`, which an HTTP/1.1 server must honour: RFC
+    9112, section 9.6); http.client then hands the socket to the response and urllib3 connects
+    anew for the next GET. So the GETs go through the function's own client, with its signing,
+    response checksums, retries, the pin (each new connection resolves the name again, which the
+    pin answers) and the per-request log (requests, connections, endpoint_ip), rather than a
+    client per GET (building one costs milliseconds of CPU that ab does not spend, inside the
+    timing) or urllib3 beside botocore (unsigned, and unseen by the request log)."""
+    sink = _OffsetWriter(target.fileobj)
+    with listening(s3, {"before-send.s3.GetObject": _close_after}), ThreadPoolExecutor(values["in_flight"]) as pool:
+        _wait_all(pool, [pool.submit(_read_part, s3, bucket, key, 0, None, progress, sink)
+                         for _ in range(values["requests"])])  # fmt: skip
+
+
+def _close_after(request, **_) -> None:
+    """Ask the server to close the connection once it has answered (set after signing: a proxy
+    may drop a hop-by-hop header, which must not break the signature)."""
+    request.headers["Connection"] = "close"
+
+
+@contextmanager
+def listening(s3, hooks: dict):
+    """`hooks` (botocore event -> handler) registered on `s3` while in the block. One environment
+    runs one invocation at a time, so every request the client sends then is the message's."""
+    hook_id = f"fanout-{uuid.uuid4().hex}"
+    for event, hook in hooks.items():
+        s3.meta.events.register(event, hook, unique_id=f"{hook_id}-{event}")
+    try:
+        yield
+    finally:
+        for event in hooks:
+            s3.meta.events.unregister(event, unique_id=f"{hook_id}-{event}")
 
 
 class _OffsetWriter:
@@ -323,6 +375,14 @@ STRATEGIES = {
             _crt,
             aws_only=True,
             own_http=True,
+        ),
+        Strategy(
+            "repeated", "the whole object GET many times, some at once, each on a new connection (ab, no keep-alive)",
+            (Param("requests", "count", 100, 1, MAX_REQUESTS, "GETs of the whole object per message (ab -n)"),
+             Param("in_flight", "count", 10, 1, MAX_CONNECTIONS, "GETs at once, each on a new connection (ab -c)")),
+            _repeated,
+            splits=False,
+            reads="requests",
         ),
     )
 }

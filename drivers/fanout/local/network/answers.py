@@ -51,6 +51,11 @@ class Request:
         return self.method in READS and not self.query and self.names_object and self.body == 0
 
     @property
+    def closes(self) -> bool:
+        """It asks the server to close the connection after the answer (`Connection: close`)."""
+        return b"close" in (v.lower() for n, v in self.headers if n == b"connection")
+
+    @property
     def caller(self) -> bytes:
         """The access key id that signed it (none unsigned): who asks, which the answer depends
         on once the emulator holds a role's session to its policies (docs/emulator.md, IAM)."""
@@ -84,8 +89,9 @@ class Answer:
     lines: list[bytes]
     body: bytes
 
-    def head(self) -> bytes:
-        """The head as the emulator would send it now, with a fresh Date and request id."""
+    def head(self, close: bool = False) -> bytes:
+        """The head as the emulator would send it now, with a fresh Date and request id, and
+        `Connection: close` when the request asked for the close (`close`)."""
         fresh = []
         for line in self.lines:
             name = line.partition(b":")[0].strip().lower()
@@ -94,7 +100,7 @@ class Answer:
             elif name == REQUEST_ID:
                 line = line.partition(b":")[0] + b": " + "".join(random.choices(REQUEST_ID_CHARACTERS, k=52)).encode()
             fresh.append(line)
-        return b"\r\n".join(fresh) + HEAD_END
+        return b"\r\n".join([*fresh, *([b"Connection: close"] if close else [])]) + HEAD_END
 
 
 @dataclass

@@ -80,10 +80,10 @@ class Demand:
 
 
 def strategy_demand(choice: strategies.Choice, size: int) -> Demand:
-    """A message that downloads `size` bytes with `choice`: its HEAD and GETs on the connections
-    the strategy opens for that size."""
+    """A message that downloads `size` bytes with `choice` (as many times as it reads them): its
+    HEAD and GETs on the connections the strategy opens for that size."""
     return Demand(f"{choice} of {format_size(size)}", truth.connections(choice, size),
-                  Flow(size, choice.heads(size) + choice.gets(size)))
+                  Flow(size * choice.reads(), choice.heads(size) + choice.gets(size)))
 
 
 @dataclass(frozen=True)

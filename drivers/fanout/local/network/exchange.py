@@ -2,9 +2,10 @@
 
 The emulator closes every connection after one answer; Lambda's stay alive. An `Exchange` reads
 a response's head, drops the emulator's `Connection` header when the body's end is known and
-counts the body down to it (docs/network-model.md, *Connections stay alive*). Written by hand:
-HTTP parsers (h11, httptools) parse whole messages; the proxy needs only the head's framing
-fields on a byte stream it otherwise relays untouched.
+counts the body down to it, unless the request asked for the close itself (`Connection: close`,
+which S3 honours as HTTP/1.1 requires): then the close stays (docs/network-model.md, *Connections
+stay alive*). Written by hand: HTTP parsers (h11, httptools) parse whole messages; the proxy
+needs only the head's framing fields on a byte stream it otherwise relays untouched.
 """
 
 HEAD_END = b"\r\n\r\n"
@@ -14,8 +15,9 @@ NO_BODY_STATUS = (204, 304)
 class Exchange:
     """One request on a function's connection and the emulator's response to it."""
 
-    def __init__(self, request_start: bytes):
+    def __init__(self, request_start: bytes, closing: bool = False):
         self.head_only = request_start.startswith(b"HEAD ")
+        self.closing = closing  # the request asked the server to close the connection after its answer
         self.keep_alive = False  # the function's connection outlives this response
         self.done = False  # the whole response has been received
         self._head: bytes | None = b""  # the response head read so far; None once it is complete
@@ -45,9 +47,14 @@ class Exchange:
             self._remaining = int(length)
         if self._remaining is None:
             return head + rest
-        self.keep_alive = True
-        head = b"\r\n".join(line for line in head.split(b"\r\n") if not line.lower().startswith(b"connection:"))
-        return head + self.received(rest)
+        self.keep_alive = not self.closing
+        return with_connection(head, self.closing) + self.received(rest)
+
+
+def with_connection(head: bytes, close: bool) -> bytes:
+    """A response `head` without its `Connection` header, and with `Connection: close` if `close`."""
+    lines = [line for line in head[:-len(HEAD_END)].split(b"\r\n") if not line.lower().startswith(b"connection:")]
+    return b"\r\n".join([*lines, *([b"Connection: close"] if close else [])]) + HEAD_END
 
 
 def _parse(head: bytes) -> tuple[int, list[bytes]]:

@@ -201,10 +201,12 @@ class ClientSide(asyncio.Protocol):
 
     Each relayed request gets an emulator connection of its own and the function's connection
     stays alive across them (fanout.local.network.exchange: the emulator closes every connection,
-    Lambda's stay alive). A request's latency counts from the moment it was sent in full: its
-    head's arrival (a connection's first request: from the moment the connection was accepted)
-    or its body's last byte released to the emulator; so the proxy's connection to the emulator
-    and the emulator's answer fall inside the latency, not on top of it."""
+    Lambda's stay alive), unless a request asks for the close (`Connection: close`): its answer
+    then says so and the connection closes once the answer is delivered, as S3's does. A
+    request's latency counts from the moment it was sent in full: its head's arrival (a
+    connection's first request: from the moment the connection was accepted) or its body's last
+    byte released to the emulator; so the proxy's connection to the emulator and the emulator's
+    answer fall inside the latency, not on top of it."""
 
     def __init__(self, env: Environment):
         self.env = env
@@ -225,7 +227,7 @@ class ClientSide(asyncio.Protocol):
         self._body_left: int | None = 0  # body bytes of the relayed request still to come; None: unknown
         self._pending: list[bytes] = []  # request bytes that came before the emulator connection
         self._reading_paused = False
-        self._upstream_done = False  # the last response ends with the emulator's close
+        self._upstream_done = False  # the last response: the emulator closed, or the request asked to close
 
     # -- the function's side
     def connection_made(self, transport) -> None:
@@ -273,11 +275,14 @@ class ClientSide(asyncio.Protocol):
             return
         self.first_byte_due = arrived + self._first_byte_delay(head)
         self._start_response()
-        self.down.push(answer.head())
+        self.down.push(answer.head(close=request.closes))
         self.down.push(answer.body)
+        if request.closes:
+            self._upstream_done = True
+            self._close_when_delivered()
 
     def _relay(self, request: answers.Request, head: bytes, arrived: float) -> None:
-        self._exchange, self.upstream, self._pending = Exchange(head), None, [head]
+        self._exchange, self.upstream, self._pending = Exchange(head, request.closes), None, [head]
         self._body_left, self._request_head = request.body, head
         if not request.body:  # no body, or one of unknown length: its latency counts from the head
             self.first_byte_due = arrived + self._first_byte_delay(head)

@@ -99,12 +99,12 @@ def predicted_median(shape: Shape, size: int, choice, downloads: int, environmen
     not the model's: none is assumed, so a later download may start with less credit than it
     would have). An aggregate cap gives each environment its share of it."""
     shape = shared(shape, environments, connections(choice, size))
-    credit, seconds = shape.burst_bytes, []
+    credit, seconds, read = shape.burst_bytes, [], size * choice.reads()  # repeated reads it many times
     for _ in range(max(1, round(downloads / environments))):
-        seconds.append(predicted_seconds(shape, size, connections(choice, size), choice.gets(size), credit=credit,
+        seconds.append(predicted_seconds(shape, read, connections(choice, size), choice.gets(size), credit=credit,
                                          heads=choice.heads(size)))  # fmt: skip
         if credit is not None and shape.burst_bytes is not None:  # the same: a model with a bucket
-            credit = min(shape.burst_bytes, max(0.0, credit + (shape.sustained_rate or 0.0) * seconds[-1] - size))
+            credit = min(shape.burst_bytes, max(0.0, credit + (shape.sustained_rate or 0.0) * seconds[-1] - read))
     return float(statistics.median(seconds))
 
 
@@ -151,16 +151,19 @@ def _fluid_seconds(shape: Shape, size: int, connections: int, credit: float | No
 def predicted_ranking(shape: Shape, size: int, strategies: list) -> list[tuple[str, float]]:
     """(canonical text, predicted seconds) of each strategy (fanout.cloud.strategies Choice), fastest
     first. A strategy uses as many connections as it has parallel GETs, at most its parts."""
-    seconds = {str(c): predicted_seconds(shape, size, connections(c, size), c.gets(size), heads=c.heads(size))
-               for c in strategies}  # fmt: skip
+    seconds = {str(c): predicted_seconds(shape, size * c.reads(), connections(c, size), c.gets(size),
+                                         heads=c.heads(size)) for c in strategies}  # fmt: skip
     return sorted(seconds.items(), key=lambda item: item[1])
 
 
+PARALLEL = ("connections", "max_concurrency", "in_flight")  # the strategies' parameters of parallel GETs
+
+
 def connections(choice, size: int) -> int:
-    """Connections a strategy (fanout.cloud.strategies Choice) reads `size` bytes over: its parallel
-    GETs (1 for stream), at most one per part."""
+    """Connections a strategy (fanout.cloud.strategies Choice) reads `size` bytes over at once: its
+    parallel GETs (1 for stream), at most one per GET."""
     values = dict(choice.values)
-    return min(values.get("connections", values.get("max_concurrency", 1)), choice.gets(size))
+    return min(next((values[name] for name in PARALLEL if name in values), 1), choice.gets(size))
 
 
 def _rate(shape: Shape, connections: int, environment: float | None) -> float:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from fanout.results import concurrency
 from fanout.results.sections import Report
-from fanout.cloud import costs
+from fanout.cloud import costs, params as deploy_params
 from fanout.cloud import pins, strategies
 from fanout.workloads.base import Driver, Plan
 from fanout.cloud.params import check_fits_tmp, ephemeral_mib
@@ -25,10 +25,13 @@ class Options:
 
 
 def check_strategy(stack, strategy: strategies.Choice | None) -> strategies.Choice:
-    """The run's strategy (given, else the stack's default), refused if this stack cannot run it."""
+    """The run's strategy (given, else the stack's default), refused if this stack cannot run it:
+    its endpoint, its /tmp, its memory, its timeout."""
     resolved = strategy or strategies.parse(stack.default_strategy)
     strategies.check_endpoint(resolved, stack.endpoint)
     check_fits_tmp(stack.object_size, resolved.name)
+    deploy_params.check_fits_memory(resolved, stack.object_size, stack.memory)
+    strategies.check_time_limit(resolved, stack.object_size, stack.timeout)
     return resolved
 
 
@@ -43,7 +46,8 @@ def _estimate(count: int, deployed, strategy: strategies.Choice) -> costs.Estima
     deployment = costs.Deployment(deployed.memory, deployed.concurrency, deployed.architecture,
                                   ephemeral_mib(deployed.object_size))  # fmt: skip
     size = deployed.object_size
-    return costs.estimate(count, deployment, size, strategy.gets(size), strategy.heads(size))
+    return costs.estimate(count, deployment, size, strategy.gets(size), strategy.heads(size),
+                          strategies.message_seconds(strategy, size))
 
 
 class DownloadDriver(Driver):
@@ -88,6 +92,20 @@ class DownloadDriver(Driver):
         """What every body of a run (fanout.stages.fire.FireParams) carries for it: the strategy (the run's,
         else the stack's default, as canonical text) and the pin when there is one."""
         return {"strategy": params.strategy or stack.default_strategy, **({"pin": params.pin} if params.pin else {})}
+
+    def sweep_options(self, args, memories: tuple[int, ...]) -> tuple:
+        """No options of its own (its strategy and pin are the sweep's axes); each strategy on
+        each object size checked against the function's timeout and every memory size first, as
+        fire checks a run."""
+        inputs = {**deploy_params.DEFAULTS, **deploy_params.given(args)}
+        timeout = deploy_params.function_timeout_value(inputs["function_timeout"])
+        words = deploy_params.LIST_SEPARATORS.split(str(inputs["object_size"]).strip())
+        for choice in strategies.parse_list(inputs["strategy"]):
+            for size in (deploy_params.object_size(word) for word in words if word):
+                strategies.check_time_limit(choice, size, timeout)
+                for memory in memories:
+                    deploy_params.check_fits_memory(choice, size, memory)
+        return (None,)
 
     def cell_fire_fields(self, cell) -> dict:
         """FireParams' fields for a sweep cell (fanout.stages.sweep_axes.CellParams)."""

@@ -15,11 +15,12 @@ CELLS = cells.of(workloads.get("download"))  # the download workload's cells
 
 FLAG_NOTE = (f"MB/s decimal; p50 CI: {stats.CI_METHOD}, of the address's downloads; overall p50: the cell's "
              f"median over downloads whose requests all reached one address ({stats.PERCENTILE_METHOD}); "
-             "flag: the address's p50 CI excludes the overall p50")  # fmt: skip
+             "flag: the address's p50 CI excludes the overall p50; p50 requests/s: the median of each download's "
+             "requests over its seconds")  # fmt: skip
 COLUMNS = ("endpoint_ip", "downloads", "mb_per_s_p10", "mb_per_s_p50", "mb_per_s_p90", "p50_ci_low", "p50_ci_high",
-           "overall_p50", "flag", "first_byte_ms_p50")  # fmt: skip
+           "overall_p50", "flag", "first_byte_ms_p50", "requests_per_s_p50")  # fmt: skip
 TITLES = ("address", "n", "p10 MB/s", "p50 MB/s", "p90 MB/s", "p50 CI low", "p50 CI high", "overall p50", "flag",
-          "p50 first byte ms")  # fmt: skip
+          "p50 first byte ms", "p50 requests/s")  # fmt: skip
 
 
 def table(rows: list[dict], downloads: list[dict]) -> list[dict]:
@@ -52,10 +53,12 @@ def from_records(downloads: list[dict]) -> list[dict]:
         rates = [d["bytes"] / d["seconds"] / 1e6 for d in mine]
         p10, p50, p90 = np.percentile(rates, [10, 50, 90])
         first_bytes = [d["first_byte_seconds"] * 1000 for d in mine if d.get("first_byte_seconds") is not None]
+        rates_of_requests = [d["requests_per_s"] for d in mine if d.get("requests_per_s") is not None]
         rows.append({**{name: getattr(cell, name) for name in CELLS.fields}, "endpoint_ip": address,
                      "downloads": len(mine), "mb_per_s_p10": float(p10), "mb_per_s_p50": float(p50),
                      "mb_per_s_p90": float(p90),
-                     "first_byte_ms_p50": float(np.median(first_bytes)) if first_bytes else None})  # fmt: skip
+                     "first_byte_ms_p50": float(np.median(first_bytes)) if first_bytes else None,
+                     "requests_per_s_p50": float(np.median(rates_of_requests)) if rates_of_requests else None})  # fmt: skip
     rows.sort(key=lambda row: (CELLS.key(row).sort_key(), -row["mb_per_s_p50"]))
     return table(rows, downloads)
 

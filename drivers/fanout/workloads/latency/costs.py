@@ -7,9 +7,8 @@ workload's, so they live here. Written by hand: no library prices AWS requests.
 
 from fanout.cloud import costs
 
-# Assumed latency of one small S3 request: the ~27 ms median of 1 KiB GETs on S3 Standard in one
-# published study. Each PUT and GET takes this plus its bytes at costs.ASSUMED_MIB_PER_S.
-ASSUMED_REQUEST_SECONDS = 0.027
+# Each PUT and GET takes the assumed small request's latency plus its bytes at costs.ASSUMED_MIB_PER_S.
+ASSUMED_REQUEST_SECONDS = costs.ASSUMED_REQUEST_SECONDS
 # S3 Express One Zone (the `express` class), us-east-1: the figures of the worked examples in AWS's
 # S3 FAQ (Express One Zone billing), read 2026-11; they are the prices after AWS's April 2025
 # reduction. The pricing page's own table could not be read (unconfirmed there). Requests per

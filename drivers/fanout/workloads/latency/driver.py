@@ -15,7 +15,7 @@ from fanout.common import function_modules
 from fanout.results.sections import Report
 from fanout.workloads.latency import storage as storage_classes
 from fanout.common.errors import UsageError
-from fanout.cloud.params import ephemeral_mib
+from fanout.cloud.params import MEMORY_HEADROOM_MIB, ephemeral_mib  # the runtime's; the object comes on top
 from fanout.common.sizes import format_size
 from fanout.local.network import capacity
 from fanout.workloads.base import Driver, Plan
@@ -27,11 +27,6 @@ if TYPE_CHECKING:  # the same class, read by mypy from the function's folder on 
 else:
     Params = definition.Params
 LIST_SEPARATOR = ";"  # between the size lists of a sweep axis
-# What the function holds besides the object's bytes (one at a time: botocore sends the bytes
-# object as it is, the GET body is read in 1 MiB chunks): the Python runtime with boto3 and
-# Powertools, typically 80-90 MB of "Max Memory Used" in Lambda's REPORT lines for a function
-# like this one (not measured by this project), with a little room.
-MEMORY_HEADROOM_MIB = 100
 
 
 def parse(sizes: str | None, reps: str | None, storage: str | None, order: str | None = None,

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from fanout.cloud import costs
 
-ASSUMED_REQUEST_SECONDS = 0.027  # as latency's: the median small S3 request in one published study
+ASSUMED_REQUEST_SECONDS = costs.ASSUMED_REQUEST_SECONDS  # the median small S3 request in one published study
 UPLOAD_EGRESS_PRICE_GB = 0.0  # data into S3 in the function's region is free
 LOG_BYTES_PER_RECORD = 2_000 + 30 * 1000  # the fields, and at most 1,000 part timings of ~30 bytes
 

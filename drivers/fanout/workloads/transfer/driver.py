@@ -10,7 +10,7 @@ import math
 from typing import TYPE_CHECKING
 
 from fanout.cloud import costs, params as deploy_params
-from fanout.cloud.params import MAX_EPHEMERAL_MIB, ephemeral_mib
+from fanout.cloud.params import MAX_EPHEMERAL_MIB, MEMORY_HEADROOM_MIB, ephemeral_mib  # the runtime's memory
 from fanout.common import backends, function_modules
 from fanout.common.errors import UsageError
 from fanout.common.sizes import format_size
@@ -29,9 +29,6 @@ OPTIONS = ("operation", "size", "threads", "part_size", "threshold", "client", "
            "prefixes", "client_per_object", "method")  # fmt: skip
 SWEPT = ("size", "threads", "part_size", "method", "client")  # a sweep takes these as lists (spaces between)
 SHOWN = {field.name: field.show for field in WORKLOAD.cells}  # how the report writes a field's value (sizes)
-# What the function holds besides the data in flight: the runtime with boto3 and Powertools
-# (80-90 MB in Lambda's REPORT lines for a function like this one), with a little room; as latency's.
-MEMORY_HEADROOM_MIB = 100
 TMP_HEADROOM_MIB = 10
 # One boto3 client built from its own session (CLIENT_PER_OBJECT=1), held: each loads its own
 # service model. Measured with the pinned SDK (sdk-requirements.txt: boto3 1.44.5, botocore

@@ -172,8 +172,10 @@ def test_without_a_private_tmp_environments_share_it_and_the_host_says_so_once(d
 
     streams = fn.streams()
     assert len(streams) == 3
-    assert warnings == [f"no private /tmp per environment ({sandbox.SHARED_TMP_VARIABLE} is set); "
-                        "environments share /tmp and can write to the task root"]
+    reason = f"{sandbox.SHARED_TMP_VARIABLE} is set"
+    assert sorted(warnings) == [  # once each, though three environments started
+        f"Lambda's /tmp (512 MB): not enforced: /tmp is shared ({reason})",
+        f"no private /tmp per environment ({reason}); environments share /tmp and can write to the task root"]
     written = sorted(name.replace("/", "_") for name in streams)
     for events in streams.values():
         assert [m for _, m in events if m.startswith("seen")] == [f"seen {written}\n"]
@@ -275,7 +277,7 @@ def test_isolation_that_fails_half_way_is_an_error_not_a_shared_tmp(tmp_path):
     for name in ("task", "runtime"):
         (tmp_path / name).mkdir()
     spec = {"shared_tmp": False, "task_root": str(tmp_path / "task"), "runtime_dir": str(tmp_path / "runtime"),
-            "tmp_dir": str(tmp_path / "missing")}
+            "tmp_dir": str(tmp_path / "missing"), "tmp_image": None}
     code = f"from fanout.local.host import sandbox; print(sandbox.isolate({spec!r}))"
 
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

@@ -10,14 +10,18 @@ the Lambda runtime). Details: docs/strategies.md, *Endpoint addresses*.
 import ipaddress
 import socket
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TypeGuard
+from typing import TYPE_CHECKING, Any, TypeGuard
 from urllib.parse import urlsplit
 
 AUTO = "auto"
 NONE = "none"  # no pin: where the resolver says (a value, so that a sweep's unpinned cell has a name)
 AUTO_LOOKUPS = 8
 UNPINNED = {"pinned_ip": None, "pin_addresses": None}  # the record fields of a message without a pin
+
+if TYPE_CHECKING:  # botocore ships no types: an S3 client is Any to mypy, named for the reader
+    from botocore.client import BaseClient
 
 _peer = threading.local()
 
@@ -26,7 +30,7 @@ class PinError(ValueError):
     """A pin value that is not allowed, or a name that does not resolve; one line."""
 
 
-def parse_pin(text) -> str:
+def parse_pin(text: object) -> str:
     """`none`, `auto`, or the address in `text` in its canonical form; PinError otherwise."""
     if text in (NONE, AUTO):
         return text
@@ -42,7 +46,7 @@ def steers(pin: str | None) -> TypeGuard[str]:
     return pin is not None and pin != NONE
 
 
-def instrument(client) -> bool:
+def instrument(client: "BaseClient") -> bool:
     """Make `client`'s connections note their peer address for take_peer(), per request.
 
     Swaps the client's urllib3 pool classes for subclasses whose connections note the peer
@@ -67,7 +71,7 @@ def take_peer() -> str | None:
     return address
 
 
-def clear_pools(client) -> None:
+def clear_pools(client: "BaseClient") -> None:
     """Close `client`'s pooled connections: the next request connects anew (and resolves).
     (Where botocore keeps them elsewhere, nothing: `request_ips` still shows where requests went.)"""
     manager = getattr(_session(client), "_manager", None)
@@ -75,7 +79,7 @@ def clear_pools(client) -> None:
         manager.clear()
 
 
-def endpoint_host(client, bucket: str, key: str) -> str:
+def endpoint_host(client: "BaseClient", bucket: str, key: str) -> str:
     """The host name `client` connects to for GetObject of `key` (virtual-hosted or path style,
     as the client's endpoint rules decide): a presigned URL is built offline by the same rules."""
     url = client.generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": key}, ExpiresIn=60)
@@ -97,12 +101,12 @@ def resolve(pin: str, host: str, port: int, seq: int) -> tuple[str, list[str]]:
 
 
 @contextmanager
-def pinned(client, host: str, address: str):
+def pinned(client: "BaseClient", host: str, address: str) -> Iterator[None]:
     """Connections of this process to `host` go to `address` while in the block (see above)."""
     original = socket.getaddrinfo
     wanted = host.lower()
 
-    def getaddrinfo(name, *args, **kwargs):
+    def getaddrinfo(name: bytes | str | None, *args: Any, **kwargs: Any) -> list:  # getaddrinfo's own arguments
         if isinstance(name, str) and name.lower().rstrip(".") == wanted:
             name = address
         return original(name, *args, **kwargs)
@@ -117,7 +121,8 @@ def pinned(client, host: str, address: str):
 
 
 @contextmanager
-def pinned_download(client, bucket: str, key: str, pin: str | None, seq: int, own_http: bool = False):
+def pinned_download(client: "BaseClient", bucket: str, key: str, pin: str | None, seq: int,
+                    own_http: bool = False) -> Iterator[dict[str, str | None]]:
     """The block's requests for `key` go to the address `pin` selects for message `seq` (None or
     `none`: where the resolver says); yields the record's pinned_ip and pin_addresses. `own_http`:
     the strategy's client resolves and connects itself (crt), which no pin can steer."""
@@ -132,28 +137,28 @@ def pinned_download(client, bucket: str, key: str, pin: str | None, seq: int, ow
         yield {"pinned_ip": address, "pin_addresses": " ".join(found)}
 
 
-def port_of(client) -> int:
+def port_of(client: "BaseClient") -> int:
     """The port of `client`'s endpoint (443 for https, 80 for http, unless the URL names one)."""
     url = urlsplit(client.meta.endpoint_url)
     return url.port or (443 if url.scheme == "https" else 80)
 
 
-def _session(client):
+def _session(client: "BaseClient") -> Any:  # botocore's private http session, when it has one
     return getattr(getattr(client, "_endpoint", None), "http_session", None)
 
 
-def _noting(pool_class):
+def _noting(pool_class: type) -> type:
     """A subclass of `pool_class` whose connections note their peer when they wait for a response."""
 
     class Connection(pool_class.ConnectionCls):  # type: ignore[name-defined]  # urllib3's, known when called
-        def getresponse(self, *args, **kwargs):
+        def getresponse(self, *args: Any, **kwargs: Any) -> Any:  # urllib3's response, passed through
             _peer.address = _address(self.sock)  # the request is out; a closing response drops sock
             return super().getresponse(*args, **kwargs)
 
     return type(pool_class.__name__, (pool_class,), {"ConnectionCls": Connection, "notes_peers": True})
 
 
-def _address(sock) -> str | None:
+def _address(sock: Any) -> str | None:  # the connection's socket, None or closed once it is done
     try:
         return sock.getpeername()[0]
     except (AttributeError, OSError):  # closed already

@@ -43,7 +43,7 @@ def load(body: str) -> dict:
     return data
 
 
-def workload_of(body: str, default: str):
+def workload_of(body: str, default: str) -> object:
     """The workload a body names (`default` when it names none, or is not even JSON: the
     default workload's parser then reports what is wrong with it)."""
     try:
@@ -141,7 +141,8 @@ def opened(body: str, params_from_body: Callable[[dict], P]) -> tuple[dict, P, d
     return known, params, {name: known[name] for name in RECORD_FIELDS} | params.fields()
 
 
-def records(body: str, context: dict, parse, measure) -> list[dict]:
+def records(body: str, context: dict, parse: Callable[[dict], P],
+            measure: Callable[[P, dict, Callable[[dict], None]], None]) -> list[dict]:
     """The records of one message for a workload that measures with `measure(params, known, emit)`
     (`params`: `parse(data)`, an object with fields() that raises MalformedMessage; `known`: the
     envelope; `emit(record)` adds one record, its `event` first, then the envelope's fields, the

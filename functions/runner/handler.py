@@ -7,6 +7,7 @@ logger, environment id) and the SQS batch protocol.
 """
 
 import os
+from typing import TYPE_CHECKING
 
 import boto3
 from aws_lambda_powertools import Logger
@@ -16,6 +17,11 @@ import endpoints
 import envelope
 import invocation
 import workloads
+
+if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
+    from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+    from aws_lambda_powertools.utilities.typing import LambdaContext
 
 logger = Logger()  # JSON lines on stdout; service and level from POWERTOOLS_* variables
 # AWS_ENDPOINT_URL points it at the emulator on the local backend; see invocation.client_config.
@@ -33,13 +39,13 @@ class MessageFailed(Exception):
     """Tells the batch processor to report the message; the details are already logged."""
 
 
-def lambda_handler(event, context):
+def lambda_handler(event: dict, context: "LambdaContext") -> "PartialItemFailureResponse":
     settings = invocation.Settings.from_env(os.environ)
     workload_settings = workloads.settings_from_env(os.environ)
     memory = context.memory_limit_in_mb or os.environ["AWS_LAMBDA_FUNCTION_MEMORY_SIZE"]
     invocation_fields = environment.invocation_fields(context.aws_request_id, int(memory), settings.concurrency_limit)
 
-    def record_handler(record):
+    def record_handler(record: "SQSRecord") -> None:
         fields: envelope.Delivery = {
             "message_id": record.message_id,
             "receive_count": int(record.attributes.approximate_receive_count),

@@ -10,6 +10,7 @@ Stdlib plus the SDK only (it runs in the Lambda runtime).
 
 import importlib.metadata
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,7 +39,7 @@ class Settings:
     concurrency_limit: int
 
     @classmethod
-    def from_env(cls, environ) -> "Settings":
+    def from_env(cls, environ: Mapping[str, str]) -> "Settings":
         """Raises KeyError/ValueError naming the variable: a deployment bug, so the invocation fails."""
         text = environ["FANOUT_CONCURRENCY_LIMIT"]
         try:
@@ -53,7 +54,7 @@ class Environment:
     The handler keeps one at module level, which Lambda initialises once per environment.
     """
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.env_id = uuid.uuid4().hex
         self.invocations = 0
         self.sdk = sdk_fields()

@@ -7,13 +7,17 @@ contract: docs/workloads.md, *The contract*. Stdlib plus boto3 only (it runs in 
 runtime).
 """
 
-from typing import Callable, NamedTuple, cast
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Callable, NamedTuple, cast
 
 import envelope
 import latency
 import measure
 import seqread
 import transfer
+
+if TYPE_CHECKING:  # botocore ships no types: an S3 client is Any to mypy, named for the reader
+    from botocore.client import BaseClient
 
 
 class UnknownWorkload(Exception):
@@ -26,7 +30,7 @@ class Workload(NamedTuple):
     connections: int  # S3 connections one message may use at once
 
 
-def _download(s3, settings, body: str, context: dict) -> list[dict]:
+def _download(s3: "BaseClient", settings: measure.Settings, body: str, context: dict) -> list[dict]:
     return [measure.measure_message(s3, settings, body, context)]
 
 
@@ -42,12 +46,12 @@ DEFAULT = "download"  # what a body without `workload` runs (bodies sent before 
 CONNECTIONS = max(workload.connections for workload in WORKLOADS.values())  # the shared client's pool
 
 
-def settings_from_env(environ) -> dict:
+def settings_from_env(environ: Mapping[str, str]) -> dict:
     """Every workload's settings, by name; raises naming the variable on a deployment bug."""
     return {name: workload.settings(environ) for name, workload in WORKLOADS.items()}
 
 
-def run_message(s3, settings: dict, body: str, context: envelope.Delivery) -> list[envelope.Logged]:
+def run_message(s3: "BaseClient", settings: dict, body: str, context: envelope.Delivery) -> list[envelope.Logged]:
     """The records of one message (`settings`: settings_from_env's), each with `workload`, the
     last with `outcome` (done or error): exactly one record per delivery says how it ended,
     whatever the workload wrote before it. Each is an envelope.Logged (the workloads build

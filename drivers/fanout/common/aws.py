@@ -10,9 +10,11 @@ or a broken ~/.aws/config, must not stop a local run.
 import functools
 import os
 import threading
+from typing import Any
 
 import boto3
 import botocore.session
+from botocore.client import BaseClient  # no types of its own: Any to mypy, named for the reader
 from botocore.config import Config
 from botocore.exceptions import ProfileNotFound
 
@@ -29,7 +31,7 @@ _NO_USER_SETUP = {
 _session_lock = threading.Lock()  # a boto3 session is not thread-safe; drivers make clients in threads
 
 
-def client(service: str, region: str, endpoint: str = "", **config):
+def client(service: str, region: str, endpoint: str = "", **config: Any) -> BaseClient:  # Config's keywords
     """A client for `service`; `config` goes to botocore's Config (retries, pool size...)."""
     if endpoint:
         if service == "s3":

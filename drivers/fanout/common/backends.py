@@ -14,8 +14,11 @@ backend: docs/architecture.md, *Adding a backend*.
 
 import functools
 import importlib
+from collections.abc import Callable
 from contextlib import AbstractContextManager
-from typing import Protocol
+from typing import Any, Protocol
+
+from rich.console import Console
 
 # Name -> the module whose BACKEND is that backend's object; the first is the default.
 BACKENDS = {
@@ -79,26 +82,27 @@ class Backend(Protocol):
     def endpoint(self, given: str) -> str:
         """The endpoint a deploy applies to (before-deploy: the local backend starts its emulator)."""
 
-    def check_stack(self, stack) -> None:
+    def check_stack(self, stack: Any) -> None:  # Any: a fanout.cloud.stack.Stack, a wing above
         """FanoutError when a deployed stack (fanout.cloud.stack.Stack) is no longer there."""
 
-    def before_destroy(self, name: str, recorded: dict, console) -> bool:
+    def before_destroy(self, name: str, recorded: dict, console: Console) -> bool:
         """Checks before destroying stack `name` (its recorded inputs given); True when nothing is
         left to destroy (what it did is said on `console`)."""
 
     def will_start(self) -> bool:
         """Would a deploy now start what holds the stack (a command's teardown may then stop it)?"""
 
-    def teardown(self, name: str, started: bool, console) -> bool:
+    def teardown(self, name: str, started: bool, console: Console) -> bool:
         """Remove stack `name` after a demo or a sweep without Terraform when that is quicker
         (`started`: the command started what holds it); True when done so, False: destroy it."""
 
-    def after_purge(self, stack, purged_at: float, say, sleep, clock) -> None:
+    def after_purge(self, stack: Any, purged_at: float, say: Callable[[str], None], sleep: Callable[[float], None],
+                    clock: Callable[[], float]) -> None:
         """Return once the purge of the queue of `stack` (a Stack) at `purged_at` (epoch s, by
         `clock`) is over and the invocations an abandoned run left running have ended, saying
         how long it may wait with `say`; `sleep` and `clock` are time.sleep and time.time."""
 
-    def hosting(self, stack, network, console) -> AbstractContextManager[Hosting]:
+    def hosting(self, stack: Any, network: object, console: Console) -> AbstractContextManager[Hosting]:
         """The function host of `stack` while the block runs, under `network`."""
 
 

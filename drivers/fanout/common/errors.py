@@ -1,6 +1,7 @@
 """Errors the CLI turns into one-line messages and non-zero exits."""
 
 import argparse
+from typing import NoReturn
 
 
 class FanoutError(Exception):
@@ -20,5 +21,5 @@ class OneLineErrors(argparse.ArgumentParser):
     of the usage block, which buries that line under every flag of the command. (The CLI's
     parser, and the sweep parser a study fills from its file.)"""
 
-    def error(self, message: str):
+    def error(self, message: str) -> NoReturn:
         raise UsageError(f"{message} (see `{self.prog} --help`)")

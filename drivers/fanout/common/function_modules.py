@@ -11,7 +11,10 @@ import ast
 import functools
 import importlib.util
 import sys
+from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
+from types import ModuleType
 
 from fanout.common import paths
 
@@ -19,12 +22,12 @@ NAME = "runner"  # the one function: it runs every workload
 FOLDER = paths.FUNCTIONS / NAME
 
 
-def folders(root=FOLDER) -> list:
+def folders(root: Path = FOLDER) -> list[Path]:
     """The function's folder and its workload folders (one per workload, its modules inside)."""
     return [root, *sorted(path for path in root.iterdir() if path.is_dir() and path.name != "__pycache__")]
 
 
-def source(name: str):
+def source(name: str) -> Path:
     """The file of the function's module `name`, in whichever of its folders it is."""
     found = _modules().get(name)
     if found is None:
@@ -33,12 +36,12 @@ def source(name: str):
 
 
 @functools.cache
-def _modules() -> dict:
+def _modules() -> dict[str, Path]:
     """The function's modules by plain name (the zip is flat: one name, one file), listed once."""
     return {path.stem: path for folder in reversed(folders()) for path in folder.glob("*.py")}
 
 
-def load(name: str):
+def load(name: str) -> ModuleType:
     """The function's module `name` as the module fanout.function_<name>, imported once."""
     qualified = f"fanout.function_{name}"
     if qualified not in sys.modules:
@@ -53,7 +56,7 @@ def load(name: str):
     return sys.modules[qualified]
 
 
-def _sibling_imports(path) -> list[str]:
+def _sibling_imports(path: Path) -> list[str]:
     """The function's modules that `path` imports by plain name (`import envelope`)."""
     names = []
     for node in ast.parse(path.read_text()).body:
@@ -64,7 +67,7 @@ def _sibling_imports(path) -> list[str]:
 
 
 @contextmanager
-def _visible(modules: dict):
+def _visible(modules: dict[str, ModuleType]) -> Iterator[None]:
     """`modules` importable under their plain names for the duration of the block."""
     saved = {name: sys.modules.get(name) for name in modules}
     sys.modules.update(modules)

@@ -7,14 +7,16 @@ killed demo still tears down; a Ctrl-C that Python drops in a finalizer is raise
 
 import signal
 import sys
+from collections.abc import Iterator
 from contextlib import contextmanager
+from types import FrameType
 
 
 _received: list[int] = []  # signals received within sigterm_as_ctrl_c and not yet raised by raise_if_dropped
 
 
 @contextmanager
-def sigterm_as_ctrl_c():
+def sigterm_as_ctrl_c() -> Iterator[None]:
     """Within the block, SIGTERM raises KeyboardInterrupt as Ctrl-C does, and both are noted for
     raise_if_dropped. A SIGINT the process ignores (a shell's background job) stays ignored."""
     signals = [signal.SIGTERM]
@@ -37,7 +39,7 @@ def raise_if_dropped() -> None:
 
 
 @contextmanager
-def ignored(message: str):
+def ignored(message: str) -> Iterator[None]:
     """Within the block, Ctrl-C and SIGTERM only print `message`: for work that must finish."""
     previous = {sig: signal.signal(sig, lambda signum, frame: print(message, file=sys.stderr, flush=True))
                 for sig in (signal.SIGINT, signal.SIGTERM)}  # fmt: skip
@@ -48,6 +50,6 @@ def ignored(message: str):
             signal.signal(sig, handler)
 
 
-def _raise_interrupt(signum, frame):
+def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
     _received.append(signum)
     raise KeyboardInterrupt

@@ -14,13 +14,13 @@ _WHOLE = re.compile(r"\s*\+?[0-9]+\s*", re.ASCII)
 _DECIMAL = re.compile(r"\s*[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\s*", re.ASCII)
 
 
-def whole(text) -> int | None:
+def whole(text: object) -> int | None:
     """`text` as a whole number written in ASCII digits, or None."""
     text = str(text)
     return int(text) if _WHOLE.fullmatch(text) else None
 
 
-def decimal(text) -> float | None:
+def decimal(text: object) -> float | None:
     """`text` as a finite decimal number written in ASCII (an exponent is allowed), or None."""
     text = str(text)
     if not _DECIMAL.fullmatch(text):

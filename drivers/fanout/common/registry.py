@@ -9,7 +9,9 @@ name: it sits below them all, so that what it hands on (cell fields, deploy-leve
 no import of a workload.
 """
 
+import argparse
 import importlib
+from typing import Any
 
 from fanout.common.errors import UsageError
 # What a workload declares, handed on (re-exported): the stages and the results read it all here.
@@ -45,11 +47,11 @@ def get(name: str) -> Workload:
 # ---- deploy-level options: every registered workload's, merged (deploy, params, stack, sweep) ----
 
 
-def _drivers():
+def _drivers() -> list[Any]:  # fanout.workloads.base.Driver objects, a wing above (Workload.driver)
     return [workload.driver() for workload in WORKLOADS.values()]
 
 
-def add_deploy_arguments(parser) -> None:
+def add_deploy_arguments(parser: argparse.ArgumentParser) -> None:
     """Every workload's deploy-level flags (deploy, plan and sweep take them)."""
     for driver in _drivers():
         driver.add_deploy_arguments(parser)
@@ -68,7 +70,7 @@ def deploy_only_option_names() -> tuple[str, ...]:
     return tuple(name for name in deploy_option_names() if name not in fired)
 
 
-def deploy_options(args, backend: str) -> dict:
+def deploy_options(args: argparse.Namespace, backend: str) -> dict:
     """Every workload's deploy-level options from the command line, checked against `backend`
     before anything is created (a one-line UsageError); JSON values, keyed by deploy_option_names()."""
     return {name: value for driver in _drivers() for name, value in driver.deploy_options(args, backend).items()}
@@ -97,6 +99,6 @@ def stack_fields(outputs: dict) -> dict:
     return {name: value for driver in _drivers() for name, value in driver.stack_fields(outputs).items()}
 
 
-def deploy_summary(stack) -> list[str]:
+def deploy_summary(stack: Any) -> list[str]:  # a fanout.cloud.stack.Stack, a wing above
     """The workloads' lines of deploy's summary (each a label padded to 10 columns, then its value)."""
     return [line for driver in _drivers() for line in driver.deploy_summary(stack)]

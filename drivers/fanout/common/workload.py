@@ -5,6 +5,7 @@ import functools
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -45,13 +46,13 @@ class Workload:
     def cell_fields(self) -> tuple[str, ...]:
         return tuple(field.name for field in self.cells)
 
-    def driver(self):
+    def driver(self) -> Any:  # a fanout.workloads.base.Driver: a wing above this one, loaded by name
         """Its driver, one instance per class."""
         return _instance(self.driver_class)
 
 
 @functools.cache
-def _instance(path: str):
+def _instance(path: str) -> Any:  # the class `path` names, instantiated
     module, _, name = path.partition(":")
     return getattr(importlib.import_module(module), name)()
 

@@ -2,13 +2,17 @@
 deploy call, each with a default, so that a workload implements only what it needs
 (docs/architecture.md, "Adding a workload")."""
 
+import argparse
 import importlib
 from collections.abc import Callable
+from pathlib import Path
 from types import ModuleType
 from dataclasses import dataclass
+from typing import Any
 
 from fanout.results import concurrency, run_record, sections
 from fanout.cloud import costs
+from fanout.cloud.stack import Stack
 from fanout.local.network import capacity
 from fanout.common.errors import UsageError
 
@@ -21,6 +25,10 @@ class Plan:
 
     fire_fields: dict
     estimate: costs.Estimate
+
+
+# A run's FireParams (fanout.stages.fire) and a sweep's CellParams (fanout.stages.sweep_axes) are
+# the stages' types, a wing above this one: the hooks that take them take Any.
 
 
 class Driver:
@@ -37,61 +45,61 @@ class Driver:
 
     # ---- fire ----
 
-    def add_fire_arguments(self, parser, sweep: bool = False) -> None:
+    def add_fire_arguments(self, parser: argparse.ArgumentParser, sweep: bool = False) -> None:
         """fire's flags for it (in a sweep, `sweep`, those that are message-level)."""
 
-    def options_from(self, args):
+    def options_from(self, args: argparse.Namespace) -> object:
         """Its fire options from the command line, checked before anything touches the stack."""
         return None
 
-    def plan(self, stack, options, count: int) -> Plan:
+    def plan(self, stack: Stack, options: Any, count: int) -> Plan:  # options: options_from's
         """What fire sends for `count` messages on `stack`, checked against it, and their cost."""
         raise NotImplementedError
 
-    def prepare(self, stack, params, say: Callable[[str], None]) -> None:
+    def prepare(self, stack: Stack, params: Any, say: Callable[[str], None]) -> None:
         """Make what a run (fanout.stages.fire.FireParams) needs on `stack` before its first message
         (seqread: its objects), saying what it did with `say`. fire calls it once the estimate was
         accepted, before sending: a refused run changes nothing. By default nothing is needed."""
 
-    def message_fields(self, stack, params) -> dict:
+    def message_fields(self, stack: Stack, params: Any) -> dict:
         """What every message body of a run (fanout.stages.fire.FireParams) carries for it; by
         default its message fields as given (`options`). No side effect: see prepare()."""
         return dict(params.options or {})
 
     # ---- sweep ----
 
-    def sweep_options(self, args, memories: tuple[int, ...]) -> tuple:
+    def sweep_options(self, args: argparse.Namespace, memories: tuple[int, ...]) -> tuple:
         """Its message-level combinations of a sweep (one cell each); None: none of its own."""
         return (None,)
 
-    def sweep_deploy_options(self, chosen: dict, args, combos: tuple) -> dict:
+    def sweep_deploy_options(self, chosen: dict, args: argparse.Namespace, combos: tuple) -> dict:
         """The deploy-level options a sweep deploys (`chosen`: those the command line gave), with
         what its combinations (sweep_options) need deployed before the first cell (seqread: its
         objects); by default `chosen`."""
         return chosen
 
-    def cell_fire_fields(self, cell) -> dict:
+    def cell_fire_fields(self, cell: Any) -> dict:
         """FireParams' fields for a sweep cell (fanout.stages.sweep_axes.CellParams)."""
         return {"workload": self.name, "options": dict(cell.options or {})}
 
-    def describe_cell(self, cell) -> str:
+    def describe_cell(self, cell: Any) -> str:
         """What a sweep cell does, in a few words."""
         return self.name
 
-    def cell_estimate(self, count: int, cell, deployed: dict) -> costs.Estimate:
+    def cell_estimate(self, count: int, cell: Any, deployed: dict) -> costs.Estimate:
         """The cost of `count` messages of a sweep cell on `deployed`: the stack's `region` and the
         workloads' deploy-level options by name (a run's record of its stack holds them under the
         same names; a sweep gives those it deploys)."""
         raise NotImplementedError
 
-    def demand(self, cell) -> capacity.Demand:
+    def demand(self, cell: Any) -> capacity.Demand:
         """What one message of a sweep cell (or of a run: fanout.results.run_cost.cell) asks of the
         network: on the local backend, the automatic network scale sizes the run by it."""
         raise NotImplementedError
 
     # ---- report, compare ----
 
-    def build_report(self, stack, record: run_record.RunRecord) -> dict:
+    def build_report(self, stack: Stack, record: run_record.RunRecord) -> dict:
         """The run's report summary from its logs and queries."""
         return self._report().build(stack, record)
 
@@ -103,11 +111,11 @@ class Driver:
         """The report's files and (unless a sweep's cell, `plots_too` False) plots; their paths."""
         return self._report().write(summary, plots_too)
 
-    def report_across(self, run_ids: list[str], folder, title: str, at_target: float = concurrency.AT_TARGET_FRACTION) -> dict:
+    def report_across(self, run_ids: list[str], folder: Path, title: str, at_target: float = concurrency.AT_TARGET_FRACTION) -> dict:
         """The report across runs (a sweep's closing report), written into `folder`; its summary."""
         raise UsageError(f"the {self.name} workload has no report across runs")
 
-    def across_sections(self, summary: dict, folder) -> sections.Report:
+    def across_sections(self, summary: dict, folder: Path) -> sections.Report:
         """report_across's summary as the terminal shows it."""
         return sections.Report(summary.get("title", ""), summary.get("network", ""))
 
@@ -115,7 +123,7 @@ class Driver:
         """`fanout compare A B` of its runs, as the terminal shows it."""
         raise UsageError(f"the {self.name} workload has no compare")
 
-    def _report(self):
+    def _report(self) -> ModuleType:
         return importlib.import_module(self.report_module)
 
     # ---- deploy-level options of its own (DEPLOY_OPTIONS) ----
@@ -125,14 +133,14 @@ class Driver:
 
     deploy_hooks: ModuleType | None = None  # that module
 
-    def _deploy_hook(self, name: str, none, *args):
+    def _deploy_hook(self, name: str, none: Any, *args: Any) -> Any:  # the hook's own arguments and result
         return getattr(self.deploy_hooks, name)(*args) if self.deploy_hooks else none
 
-    def add_deploy_arguments(self, parser) -> None:
+    def add_deploy_arguments(self, parser: argparse.ArgumentParser) -> None:
         """deploy's (and plan's, sweep's) flags for its own options."""
         self._deploy_hook("add_deploy_arguments", None, parser)
 
-    def deploy_options(self, args, backend: str) -> dict:
+    def deploy_options(self, args: argparse.Namespace, backend: str) -> dict:
         """Its deploy-level options from the command line, checked against `backend`; JSON values."""
         return self._deploy_hook("deploy_options", {}, args, backend)
 
@@ -148,6 +156,6 @@ class Driver:
         """What it reads from a deployed stack's outputs."""
         return self._deploy_hook("stack_fields", {}, outputs)
 
-    def deploy_summary(self, stack) -> list[str]:
+    def deploy_summary(self, stack: Stack) -> list[str]:
         """Its lines of deploy's summary."""
         return self._deploy_hook("deploy_summary", [], stack)

@@ -10,7 +10,8 @@ alike, so both agree on a cell.
 import math
 from dataclasses import dataclass, field, make_dataclass
 from functools import cache
-from typing import cast
+from collections.abc import Iterable
+from typing import Any, cast
 
 from fanout.common import registry as workloads
 from fanout.insights.values import parse_result_value, render
@@ -63,29 +64,29 @@ class Schema:
         """Column title of each record field."""
         return {name: self.declared[name].title for name in self.fields}
 
-    def text(self, name: str, value) -> str:
+    def text(self, name: str, value: object) -> str:
         """A value of field `name` as the tables show it (a size as a size; None: -)."""
         show = self.declared[name].show
         if show is not None and isinstance(value, int):
             return show(value)
         return "-" if value is None else str(value)
 
-    def long_label(self, row: dict, names) -> str:
+    def long_label(self, row: dict, names: Iterable[str]) -> str:
         """`1024 MB, 1 GiB, arch x86_64`: the named fields of a row as a cell's label says them (the
         plots' words, which have the room)."""
         return ", ".join(self.declared[name].label.format(self.text(name, row[name])) for name in names)
 
-    def short_label(self, row: dict, names) -> str:
+    def short_label(self, row: dict, names: Iterable[str]) -> str:
         """`MB 1024, size 1 GiB, arch x86_64`: the named fields of a row (a cell's fields as a
         dict, as the tables across runs hold them), by their short titles."""
         return ", ".join(f"{self.declared[name].short_title} {self.text(name, row[name])}" for name in names)
 
-    def header(self, row: dict, names) -> tuple[str, ...]:
+    def header(self, row: dict, names: Iterable[str]) -> tuple[str, ...]:
         """`memory MB: 1024`, `object: 16 MiB`...: the named fields of a row, one line each, as a
         report's header states what every cell shares (its tables then leave those columns out)."""
         return tuple(f"{self.declared[name].title}: {self.text(name, row[name])}" for name in names)
 
-    def key(self, row: dict):
+    def key(self, row: dict) -> Any:  # Any: a Cell whose fields make_dataclass adds at run time
         """The cell of a query row or a record, each value as the query path would type it."""
         return self.Cell(**{name: None if row.get(name) is None else parse_result_value(render(row[name]))
                             for name in self.fields})  # fmt: skip
@@ -124,5 +125,5 @@ def titles() -> set[str]:
     return {f.title for workload in workloads.WORKLOADS.values() for f in (*workloads.SHARED_CELLS, *workload.cells)}
 
 
-def _number(value) -> float:
+def _number(value: object) -> float:
     return value if isinstance(value, (int, float)) else math.inf

@@ -6,6 +6,7 @@ concurrency it ran at (`ran_at`) and whether that was at target. Definitions: do
 and a running sum; no library offers this exact definition.
 """
 
+import argparse
 import bisect
 import itertools
 import math
@@ -157,7 +158,7 @@ def fraction(text: str) -> float:
     return value
 
 
-def add_argument(parser) -> None:
+def add_argument(parser: argparse.ArgumentParser) -> None:
     """--at-target (Make's AT_TARGET), for report and compare."""
     parser.add_argument("--at-target", type=fraction, metavar="FRACTION",
                         help="a download ran at target when the mean number of the run's downloads over its interval "

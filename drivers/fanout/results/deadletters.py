@@ -6,14 +6,20 @@ timeout of 0 cannot do it: docs/experiment.md, *wait*.
 """
 
 import json
+from typing import TYPE_CHECKING
+
+from botocore.client import BaseClient  # no types of its own: Any to mypy, named for the reader
 
 from fanout.common import backends
+
+if TYPE_CHECKING:
+    from fanout.cloud.stack import Stack
 
 PEEK_VISIBILITY = 30  # longer than a scan takes; only if restoring fails do messages stay hidden this long
 DLQ_COUNTS = ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"]
 
 
-def peek(stack, run_id: str, wanted: set[int] | None = None) -> set[int]:
+def peek(stack: "Stack", run_id: str, wanted: set[int] | None = None) -> set[int]:
     """Seqs of the run in the DLQ (with `wanted`, the scan ends once it has found those). Every
     message received is made visible again at once."""
     if wanted is not None and not wanted:
@@ -44,13 +50,13 @@ def peek(stack, run_id: str, wanted: set[int] | None = None) -> set[int]:
     return seqs
 
 
-def _empty(sqs, queue_url: str) -> bool:
+def _empty(sqs: BaseClient, queue_url: str) -> bool:
     """No message in the queue, visible or not (approximate counts: a scan follows otherwise)."""
     counts = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=DLQ_COUNTS)["Attributes"]
     return all(int(counts.get(name, 0)) == 0 for name in DLQ_COUNTS)
 
 
-def _restore(sqs, queue_url: str, handles: list[str]) -> None:
+def _restore(sqs: BaseClient, queue_url: str, handles: list[str]) -> None:
     for i in range(0, len(handles), 10):
         entries = [{"Id": str(n), "ReceiptHandle": h, "VisibilityTimeout": 0} for n, h in enumerate(handles[i : i + 10])]
         sqs.change_message_visibility_batch(QueueUrl=queue_url, Entries=entries)

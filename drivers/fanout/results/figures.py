@@ -7,12 +7,18 @@ backend: files only, no display needed (CI, SSH sessions).
 """
 
 import textwrap
+from collections.abc import Iterable, Sequence
+from pathlib import Path
 
 import matplotlib
 
 matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
+from matplotlib.artist import Artist  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.legend import Legend  # noqa: E402
+from matplotlib.text import Text  # noqa: E402
 
 from fanout.results import run_folders as runs
 
@@ -25,7 +31,7 @@ LINE_INCHES = 0.19  # the height of one line of text at the default font size, w
 LEGEND_LINE_INCHES = 0.16  # the same at the legend's small font size
 
 
-def caption(fig, network_label: str):
+def caption(fig: Figure, network_label: str) -> Figure:
     """Put the network label under the figure, wrapped to its width; returns the figure."""
     fig.supxlabel(network_label, x=0.01, ha="left", fontsize="small", style="italic", color="tab:red", wrap=True)
     return fig
@@ -44,20 +50,20 @@ def lines(text: str) -> int:
     return str(text).count("\n") + 1
 
 
-def title(fig, *parts: str):
+def title(fig: Figure, *parts: str) -> Text:
     """The figure's title, each part wrapped on lines of its own, from the left edge: the legend
     (legend()) and a centred title would both claim the top of the figure."""
     return fig.suptitle("\n".join(wrap(part, TITLE_CHARS) for part in parts), x=0.01, ha="left")
 
 
-def legend(fig, handles, labels, title: str | None = None):
+def legend(fig: Figure, handles: Sequence[Artist], labels: Iterable[str], title: str | None = None) -> Legend:
     """The figure's legend, its labels wrapped, to the right of the axes at the top: it covers
     no data, and the caption below stays clear."""
     return fig.legend(handles, [wrap(label, LEGEND_CHARS) for label in labels], loc="outside right upper",
                       fontsize="small", title=title, title_fontsize="small")  # fmt: skip
 
 
-def height(inches: float, labels) -> float:
+def height(inches: float, labels: Iterable[str]) -> float:
     """A figure's height: `inches`, or more when the legend of `labels` needs it."""
     legend_lines = sum(lines(wrap(label, LEGEND_CHARS)) + 0.4 for label in labels)  # 0.4: between entries
     return max(inches, 1.8 + legend_lines * LEGEND_LINE_INCHES)
@@ -69,13 +75,13 @@ def number(value: float) -> str:
     return f"{float(f'{value:.3g}'):g}"
 
 
-def time_unit(seconds) -> tuple[float, str]:
+def time_unit(seconds: Iterable[float]) -> tuple[float, str]:
     """(factor, unit) for a time axis: milliseconds when every value is below a second, where
     seconds would show only leading zeros, else seconds."""
     return (1000.0, "ms") if max(seconds, default=0) < 1 else (1.0, "s")
 
 
-def save(fig, path):
+def save(fig: Figure, path: Path) -> Path:
     """Write the figure atomically (runs.replacing: the temporary name hides the format, hence
     given) and free it; returns the path."""
     try:

@@ -7,7 +7,7 @@ only what changed, and its report stays byte for byte the same. Details: docs/ou
 runs*.
 """
 
-from dataclasses import MISSING, dataclass, field, fields, replace
+from dataclasses import MISSING, Field, dataclass, field, fields, replace
 from typing import Any, Callable, ClassVar, Self
 
 
@@ -48,12 +48,12 @@ class Recorded:
             out[f.name] = _json(value)
         return dict(sorted(out.items()))
 
-    def but(self, **changes) -> Self:
+    def but(self, **changes: Any) -> Self:  # field name -> its new value
         """A copy with `changes`; the fields changed are written from now on."""
         return replace(self, **changes)
 
 
-def _nested(kind: type[Recorded], raw):
+def _nested(kind: type[Recorded], raw: Any) -> Any:  # JSON in, `kind` (or a list of them) out
     """A nested object, or a list of them, as `kind`."""
     if isinstance(raw, dict):
         return kind.from_json(raw)
@@ -62,7 +62,7 @@ def _nested(kind: type[Recorded], raw):
     return raw
 
 
-def _json(value):
+def _json(value: Any) -> Any:  # a field's value, as JSON
     if isinstance(value, Recorded):
         return value.to_json()
     if isinstance(value, list):
@@ -70,7 +70,7 @@ def _json(value):
     return value
 
 
-def _absent(cls, f, data: dict):
+def _absent(cls: type[Recorded], f: Field, data: dict) -> Any:  # the field's default, any type
     if f.name in cls.LEGACY:
         return cls.LEGACY[f.name](data)
     if f.default is not MISSING:

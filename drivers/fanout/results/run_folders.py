@@ -14,15 +14,19 @@ import re
 import secrets
 import subprocess
 import time
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from fanout.common import paths
 from fanout.results import run_record
 from fanout.common.errors import FanoutError, UsageError
+
+if TYPE_CHECKING:
+    from fanout.cloud.stack import Stack
 
 LATEST = "latest"
 RUN_FILE = "run.json"
@@ -56,7 +60,7 @@ def update(run: run_record.RunRecord) -> None:
     write_file(run.run_id, RUN_FILE, run.to_json())
 
 
-def write_file(run_id: str, name: str, data) -> Path:
+def write_file(run_id: str, name: str, data: Any) -> Path:  # JSON
     """Write `data` as JSON to results/<run_id>/<name>, atomically; returns the path."""
     path = run_dir(run_id) / name
     write_json(path, data)
@@ -211,7 +215,7 @@ def run_window(record: run_record.RunRecord) -> tuple[int, int]:
     return start, last + timeout_ms + CLOCK_SLACK_MS
 
 
-def check_same_stack(record: run_record.RunRecord, stack) -> None:
+def check_same_stack(record: run_record.RunRecord, stack: "Stack") -> None:
     """A run can only be followed on the stack it was fired at: its queue and logs are there."""
     fired_at = record.stack
     if (fired_at.backend, fired_at.queue_arn) != (stack.backend, stack.queue_arn):
@@ -221,7 +225,7 @@ def check_same_stack(record: run_record.RunRecord, stack) -> None:
         )
 
 
-def seq_ranges(seqs, max_chars: int = 60) -> str:
+def seq_ranges(seqs: Iterable[int], max_chars: int = 60) -> str:
     """Seqs as ranges, `3-7, 12, 40-99`, listing at most `max_chars` characters, then a count of
     the rest: a run of 100,000 messages can leave thousands missing, and one line must still
     say which."""
@@ -261,7 +265,7 @@ def _git(*args: str) -> str:
 
 
 @contextmanager
-def replacing(path: Path):
+def replacing(path: Path) -> Iterator[Path]:
     """A temporary path beside `path` to write to: renamed onto `path` when the block ends, and
     removed when it raises. A reader (or a crash) never sees half a file, and a write that
     fails leaves the file as it was. The one way files under results/ are written."""
@@ -315,12 +319,12 @@ def write_text(path: Path, text: str) -> Path:
     return path
 
 
-def write_json(path: Path, data) -> Path:
+def write_json(path: Path, data: Any) -> Path:  # JSON
     """Write `data` as JSON (sorted keys) to `path` atomically."""
     return write_text(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
 
 
-def write_csv(path: Path, columns: list[str], rows, extrasaction: Literal["raise", "ignore"] = "raise") -> Path:
+def write_csv(path: Path, columns: list[str], rows: Iterable[dict], extrasaction: Literal["raise", "ignore"] = "raise") -> Path:
     """Write dict rows under a header of `columns` to `path` atomically."""
     text = io.StringIO(newline="")
     writer = csv.DictWriter(text, fieldnames=columns, extrasaction=extrasaction)

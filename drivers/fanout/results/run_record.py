@@ -183,12 +183,12 @@ def _problem(data: object) -> str | None:
     return None
 
 
-def _is(value: object, kind) -> bool:
+def _is(value: object, kind: type | tuple[type, ...]) -> bool:
     """isinstance, except that a bool is not an int (JSON true is not a count)."""
     return isinstance(value, kind) and not (isinstance(value, bool) and kind is not bool)
 
 
-def _kind_name(kind) -> str:
+def _kind_name(kind: type | tuple[type, ...]) -> str:
     kinds = kind if isinstance(kind, tuple) else (kind,)
     names = {str: "a string", dict: "an object", int: "a whole number", list: "a list", type(None): "null"}
     return " or ".join(names[k] for k in kinds)

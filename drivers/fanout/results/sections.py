@@ -13,6 +13,7 @@ cell shares, said once (`Report.header`); then a list of the sections that follo
 
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import ClassVar
@@ -99,7 +100,7 @@ class Figures:
     only: str | None = FILES
 
 
-def images(paths, captions: dict[str, str]) -> tuple[Image, ...]:
+def images(paths: Iterable[Path], captions: dict[str, str]) -> tuple[Image, ...]:
     """`paths` (plots written) with their captions, by file name (a plot module's CAPTIONS)."""
     return tuple(Image(path, captions[path.name]) for path in paths)
 

@@ -143,7 +143,7 @@ class Claim:
 
 def select(records: list[dict], where: dict) -> list[dict]:
     """The records whose fields equal `where`'s values (a list value: any of them)."""
-    def matches(record, value, name):
+    def matches(record: dict, value: object, name: str) -> bool:
         return record.get(name) in value if isinstance(value, list) else record.get(name) == value
 
     return [r for r in records if all(matches(r, value, name) for name, value in where.items())]
@@ -229,7 +229,7 @@ def _caption(reference: Reference, ours: str, method: str) -> str:
             f"{ours.capitalize()}: percentiles by {method}, over every record of the row. {reference.note}").strip()
 
 
-def _order(key: tuple):
+def _order(key: tuple) -> tuple:
     """Rows sort numerically where they are numbers."""
     return tuple((0, v, "") if isinstance(v, int | float) else (1, 0, str(v)) for v in key)
 
@@ -291,7 +291,7 @@ def _groups(claim: Claim, records: list[dict]) -> list[tuple[str, object, list[d
     return [(f"{claim.per} {v}", v, [r for r in records if r.get(claim.per) == v]) for v in found]
 
 
-def _ratio(claim: Claim, records: list[dict], a: object, b: object):
+def _ratio(claim: Claim, records: list[dict], a: object, b: object) -> tuple[float, tuple[float, float]] | None:
     """statistic(b) / statistic(a) of the claim's measure and its interval; None below two
     values a side. `a` None: every record."""
     first = values([r for r in records if a is None or r.get(claim.field) == a], claim.measure)
@@ -301,9 +301,12 @@ def _ratio(claim: Claim, records: list[dict], a: object, b: object):
     from fanout.results import stats  # as comparison()
 
     if claim.statistic == "mean":
-        return statistics.fmean(second) / statistics.fmean(first), stats.mean_ratio_interval(first, second)
-    [ci] = stats.ratio_intervals(first, second, [50])
-    return statistics.median(second) / statistics.median(first), ci
+        ratio, ci = statistics.fmean(second) / statistics.fmean(first), stats.mean_ratio_interval(first, second)
+    else:
+        [ci] = stats.ratio_intervals(first, second, [50])
+        ratio = statistics.median(second) / statistics.median(first)
+    assert ci is not None, "two values a side always have an interval"
+    return ratio, ci
 
 
 def _inside(band: tuple[float, float], ci: tuple[float, float]) -> str:

@@ -11,6 +11,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from fanout.common import paths, registry as workloads
 from fanout.results import run_folders as runs, run_record
@@ -145,12 +146,12 @@ class Keeper:
     def __init__(self, manifest: Manifest):
         self.manifest = manifest
 
-    def change(self, **changes) -> Manifest:
+    def change(self, **changes: Any) -> Manifest:  # Manifest.but's
         self.manifest = self.manifest.but(**changes)
         save(self.manifest)
         return self.manifest
 
-    def change_cell(self, index: int, **changes) -> SweepCell:
+    def change_cell(self, index: int, **changes: Any) -> SweepCell:  # SweepCell.but's
         cell = self.manifest.cells[index].but(**changes)
         self.manifest = self.manifest.with_cell(cell)
         save(self.manifest)

@@ -7,6 +7,8 @@ those layouts and formatting numbers to a fixed precision is what it does not do
 lines here.
 """
 
+from collections.abc import Iterable, Sequence
+
 from rich import box
 from rich.console import Console
 from rich.table import Table
@@ -21,7 +23,7 @@ class Exact(float):
     """A number shown as it was written (a published figure, transcribed), never rounded."""
 
 
-def fmt(value) -> str:
+def fmt(value: object) -> str:
     """Numbers to about four significant digits, so that tables stay narrow; Exact ones whole."""
     if isinstance(value, Exact):
         return f"{float(value):g}"
@@ -68,7 +70,7 @@ def layout(console: Console, title: str, rows: list[list], labels: int) -> list[
     return numbered + _parts(console, KEY_TITLE, header, body, [0], range(1, labels + 1), labels + 1)
 
 
-def _parts(console: Console, title: str, header: list[str], body: list[list[str]], keep, spread,
+def _parts(console: Console, title: str, header: list[str], body: list[list[str]], keep: Sequence[int], spread: Iterable[int],
            left: int) -> list[tuple[str, Table]]:
     """The columns `spread` over as few tables as fit the console's width, each beside the columns `keep`
     (greedily, in order); a column too wide to fit even alone gets a table of its own."""

@@ -8,13 +8,15 @@ from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fanout.results import concurrency, run_record, sections
 from fanout.cloud import costs
-from fanout.cloud.stack import Stack
 from fanout.local.network import capacity
 from fanout.common.errors import UsageError
+
+if TYPE_CHECKING:
+    from fanout.cloud.stack import Stack
 
 
 @dataclass(frozen=True)
@@ -52,16 +54,16 @@ class Driver:
         """Its fire options from the command line, checked before anything touches the stack."""
         return None
 
-    def plan(self, stack: Stack, options: Any, count: int) -> Plan:  # options: options_from's
+    def plan(self, stack: "Stack", options: Any, count: int) -> Plan:  # options: options_from's
         """What fire sends for `count` messages on `stack`, checked against it, and their cost."""
         raise NotImplementedError
 
-    def prepare(self, stack: Stack, params: Any, say: Callable[[str], None]) -> None:
+    def prepare(self, stack: "Stack", params: Any, say: Callable[[str], None]) -> None:
         """Make what a run (fanout.stages.fire.FireParams) needs on `stack` before its first message
         (seqread: its objects), saying what it did with `say`. fire calls it once the estimate was
         accepted, before sending: a refused run changes nothing. By default nothing is needed."""
 
-    def message_fields(self, stack: Stack, params: Any) -> dict:
+    def message_fields(self, stack: "Stack", params: Any) -> dict:
         """What every message body of a run (fanout.stages.fire.FireParams) carries for it; by
         default its message fields as given (`options`). No side effect: see prepare()."""
         return dict(params.options or {})
@@ -99,7 +101,7 @@ class Driver:
 
     # ---- report, compare ----
 
-    def build_report(self, stack: Stack, record: run_record.RunRecord) -> dict:
+    def build_report(self, stack: "Stack", record: run_record.RunRecord) -> dict:
         """The run's report summary from its logs and queries."""
         return self._report().build(stack, record)
 
@@ -156,6 +158,6 @@ class Driver:
         """What it reads from a deployed stack's outputs."""
         return self._deploy_hook("stack_fields", {}, outputs)
 
-    def deploy_summary(self, stack: Stack) -> list[str]:
+    def deploy_summary(self, stack: "Stack") -> list[str]:
         """Its lines of deploy's summary."""
         return self._deploy_hook("deploy_summary", [], stack)

@@ -43,7 +43,7 @@ class Hosting(Protocol):
 class NotHosted:
     """Nothing hosted here (Lambda runs the function, or another command hosts it)."""
 
-    network = None
+    network: object = None  # as Hosting's
 
     def check(self) -> None:
         pass

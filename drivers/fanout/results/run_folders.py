@@ -324,7 +324,8 @@ def write_json(path: Path, data: Any) -> Path:  # JSON
     return write_text(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
 
 
-def write_csv(path: Path, columns: list[str], rows: Iterable[dict], extrasaction: Literal["raise", "ignore"] = "raise") -> Path:
+def write_csv(path: Path, columns: list[str], rows: Iterable[dict],
+              extrasaction: Literal["raise", "ignore"] = "raise") -> Path:
     """Write dict rows under a header of `columns` to `path` atomically."""
     text = io.StringIO(newline="")
     writer = csv.DictWriter(text, fieldnames=columns, extrasaction=extrasaction)

@@ -70,8 +70,8 @@ def layout(console: Console, title: str, rows: list[list], labels: int) -> list[
     return numbered + _parts(console, KEY_TITLE, header, body, [0], range(1, labels + 1), labels + 1)
 
 
-def _parts(console: Console, title: str, header: list[str], body: list[list[str]], keep: Sequence[int], spread: Iterable[int],
-           left: int) -> list[tuple[str, Table]]:
+def _parts(console: Console, title: str, header: list[str], body: list[list[str]],
+           keep: Sequence[int], spread: Iterable[int], left: int) -> list[tuple[str, Table]]:
     """The columns `spread` over as few tables as fit the console's width, each beside the columns `keep`
     (greedily, in order); a column too wide to fit even alone gets a table of its own."""
     groups: list[list[int]] = [[]]

@@ -8,6 +8,7 @@ workload that cannot be compared says so in its own words. Runs made under diffe
 difference would be the networks', not what A and B changed.
 """
 
+import argparse
 from rich.console import Console
 
 from fanout.results import concurrency, run_folders as runs, terminal
@@ -15,7 +16,7 @@ from fanout.stages import report as reporting
 from fanout.common.errors import UsageError
 
 
-def register(subparsers) -> None:
+def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("compare", help="change in median and p99 throughput between two runs, with CIs")
     parser.add_argument("a", metavar="A", help="run id or 'latest', or sweep:<id|latest> (several, comma-separated): "
                                                  "the baseline")
@@ -25,7 +26,7 @@ def register(subparsers) -> None:
     parser.set_defaults(func=run)
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     missing = [side for side, refs in (("A", args.a), ("B", args.b)) if not refs.strip()]
     if missing:
         raise UsageError(f"compare needs {' and '.join(missing)}: `make compare A=<runs> B=<runs>`, each side "

@@ -6,14 +6,16 @@ Ctrl-C*, and docs/local-backend.md.
 
 import argparse
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 from rich.console import Console
 
 from fanout.stages import deploy, fire, report as reporting, wait
 from fanout.common import interrupts
 from fanout.cloud import params, terraform
-from fanout.results import run_folders as runs, terminal
+from fanout.results import run_folders as runs, run_record, terminal
 from fanout.cloud import strategies
 from fanout.local.emulator import control
 from fanout.local.network import options as network_options
@@ -26,7 +28,7 @@ WAIT_TIMEOUT = 600
 FUNCTION_TIMEOUT = 10
 
 
-def register(subparsers) -> None:
+def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("demo", help="deploy, fire, run, wait, report and destroy on the local backend")
     parser.add_argument("--concurrency", default=DEFAULTS["concurrency"], help="default: 8")
     parser.add_argument("--memory", default=DEFAULTS["memory"], help="function memory in MB (default: 1024)")
@@ -37,7 +39,7 @@ def register(subparsers) -> None:
     parser.set_defaults(func=run, check=check)
 
 
-def check(args) -> tuple[int, params.DeployParams]:
+def check(args: argparse.Namespace) -> tuple[int, params.DeployParams]:
     """The demo's options, checked with no side effect: the multiplier and the stack's inputs."""
     multiplier = fire.positive_int("--multiplier", args.multiplier)
     network_options.check(args)
@@ -46,7 +48,7 @@ def check(args) -> tuple[int, params.DeployParams]:
     return multiplier, inputs
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     console = Console()
     multiplier, inputs = check(args)
     timings: dict[str, float] = {}
@@ -65,7 +67,7 @@ def run(args) -> int:
 
 
 def experiment(inputs: params.DeployParams, multiplier: int, timings: dict, options: argparse.Namespace,
-               console: Console):
+               console: Console) -> tuple[wait.Accounting, run_record.RunRecord, Path]:
     """Deploy, fire, run and wait, report, each step under a rule on `console`; returns the
     wait's accounting, run.json and the results folder. `options` carries --network and
     --network-scale."""
@@ -91,7 +93,7 @@ def check_accounted(accounting: wait.Accounting, run_id: str) -> None:
 
 
 @contextmanager
-def _step(console: Console, name: str, timings: dict):
+def _step(console: Console, name: str, timings: dict) -> Iterator[None]:
     console.rule(f"[bold]{name}")
     started = time.monotonic()
     try:

@@ -8,6 +8,7 @@ every resource) is gone. What they say goes to a console the command makes (rich
 the text as it is, no markup or wrapping) and is handed down, so demo and sweep pass their own.
 """
 
+import argparse
 import json
 import os
 import time
@@ -24,7 +25,7 @@ from fanout.common.sizes import format_size
 ENDPOINT_ENV = "FANOUT_ENDPOINT"
 
 
-def register(subparsers) -> None:
+def register(subparsers: argparse._SubParsersAction) -> None:
     deploy = subparsers.add_parser("deploy", help="deploy the stack and upload the test object; on a deployed "
                                    "stack, an input not given keeps its value")
     _add_inputs(deploy)
@@ -49,7 +50,7 @@ def register(subparsers) -> None:
     destroy.set_defaults(func=run_destroy, check=_check_target)
 
 
-def _add_inputs(parser) -> None:
+def _add_inputs(parser: argparse.ArgumentParser) -> None:
     """The flags the Makefile passes; values are strings, validated by fanout.cloud.params."""
     add_target_arguments(parser)
     params.add_arguments(parser)
@@ -62,7 +63,7 @@ def _add_inputs(parser) -> None:
                              "deployed stack's, else 1)")  # fmt: skip
 
 
-def add_target_arguments(parser, sweeps_own: bool = False) -> None:
+def add_target_arguments(parser: argparse.ArgumentParser, sweeps_own: bool = False) -> None:
     """Where to deploy and the workloads' deploy-level options: --backend, --stack (a sweep's,
     `sweeps_own`, defaults to the sweeps' own), the workloads' flags
     (fanout.common.registry.add_deploy_arguments) and --endpoint (deploy, plan, sweep)."""
@@ -71,13 +72,13 @@ def add_target_arguments(parser, sweeps_own: bool = False) -> None:
     _add_endpoint(parser)
 
 
-def add_verbose(parser) -> None:
+def add_verbose(parser: argparse.ArgumentParser) -> None:
     """--verbose: Terraform's output on the screen (deploy, destroy, sweep, demo; VERBOSE=1)."""
     parser.add_argument("--verbose", action="store_true",
                         help=f"show Terraform's output instead of writing it to the stack's {terraform.LOG_FILE}")
 
 
-def _add_endpoint(parser) -> None:
+def _add_endpoint(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--endpoint",
         default=os.environ.get(ENDPOINT_ENV, ""),
@@ -85,7 +86,7 @@ def _add_endpoint(parser) -> None:
     )
 
 
-def check_inputs(args) -> params.DeployParams:
+def check_inputs(args: argparse.Namespace) -> params.DeployParams:
     """deploy's and plan's command line, checked with no side effect (no emulator started, no
     AWS call): the inputs (on a deployed stack, its values for those not on the command line: a
     redeploy changes only what was asked; on a first deploy, the defaults), the endpoint, a
@@ -96,13 +97,13 @@ def check_inputs(args) -> params.DeployParams:
     return inputs
 
 
-def _check_target(args) -> None:
+def _check_target(args: argparse.Namespace) -> None:
     """destroy's stack name and endpoint, checked with no side effect."""
     params.stack_name(args.stack)
     params.endpoint(args.backend, args.endpoint)
 
 
-def run_deploy(args) -> int:
+def run_deploy(args: argparse.Namespace) -> int:
     console = Console()
     inputs = resolve(args, console)
     with terraform.output_to_log(args.backend, inputs.stack, args.verbose):
@@ -110,7 +111,7 @@ def run_deploy(args) -> int:
     return 0
 
 
-def resolve(args, console: Console) -> params.DeployParams:
+def resolve(args: argparse.Namespace, console: Console) -> params.DeployParams:
     """deploy's and plan's inputs (check_inputs), with one line per change on `console` when the
     stack is deployed."""
     inputs = check_inputs(args)
@@ -151,14 +152,14 @@ def deploy(inputs: params.DeployParams, backend: str, endpoint: str = "", check_
     return deployed
 
 
-def run_plan(args) -> int:
+def run_plan(args: argparse.Namespace) -> int:
     console = Console()
     inputs = resolve(args, console)
     endpoint = _check(inputs, args.backend, args.endpoint, console, Console(stderr=True))
     return terraform.plan(args.backend, inputs.stack, _variables(inputs, args.backend, endpoint), args.detailed_exitcode)
 
 
-def run_outputs(args) -> int:
+def run_outputs(args: argparse.Namespace) -> int:
     """The stack's outputs as JSON; a one-line error, exit 1, when none is deployed (an empty `{}`
     with exit 0 read as a stack without outputs) or a local stack's emulator is gone."""
     name = params.stack_name(args.stack)
@@ -167,7 +168,7 @@ def run_outputs(args) -> int:
     return 0
 
 
-def run_destroy(args) -> int:
+def run_destroy(args: argparse.Namespace) -> int:
     with terraform.output_to_log(args.backend, params.stack_name(args.stack), args.verbose):
         destroy(args.backend, args.stack, args.endpoint, Console())
     return 0

@@ -6,6 +6,7 @@ run.json, never dropped silently. The message body, retries, checkpoints and
 `--inject-failures`: docs/experiment.md, *fire*.
 """
 
+import argparse
 import json
 import random
 import re
@@ -20,8 +21,10 @@ from fractions import Fraction
 from botocore.exceptions import BotoCoreError, ClientError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from botocore.client import BaseClient  # no types of its own: Any to mypy, named for the reader
 
 from fanout.cloud import costs, params
+from fanout.cloud.stack import Stack
 from fanout.common import backends, interrupts, numerals as numbers, registry as workloads
 from fanout.results import run_folders as runs, run_record
 from fanout.cloud import stack as stacks
@@ -40,7 +43,7 @@ TAG_MAX_CHARS = 64
 _TAG = re.compile(rf"[A-Za-z0-9._-](?:[A-Za-z0-9._ -]{{0,{TAG_MAX_CHARS - 2}}}[A-Za-z0-9._-])?")
 
 
-def register(subparsers) -> None:
+def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("fire", help="send the messages of one run to the stack's queue")
     stacks.add_arguments(parser)
     parser.add_argument("--messages", help="messages to send (default: MULTIPLIER x the stack's concurrency)")
@@ -103,7 +106,7 @@ class Checked:
     options: object  # the workload driver's options_from(args)
 
 
-def check(args) -> Checked:
+def check(args: argparse.Namespace) -> Checked:
     """Every value fire can check without the stack, with no side effect (nothing sent, no AWS
     call): what the docs test runs on the commands the docs show."""
     messages = positive_int("--messages (MESSAGES)", args.messages) if args.messages else None
@@ -116,7 +119,7 @@ def check(args) -> Checked:
     return Checked(messages, multiplier, workers, failure_fraction, workload, workload.driver().options_from(args))
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     console = Console()
     checked = check(args)
     stack = stacks.from_args(args)
@@ -145,7 +148,7 @@ def check_tag(text: str) -> str:
     return text
 
 
-def check_options(workload: workloads.Workload, args, deploy_level: tuple[str, ...] = ()) -> None:
+def check_options(workload: workloads.Workload, args: argparse.Namespace, deploy_level: tuple[str, ...] = ()) -> None:
     """Refuse another workload's options (`--sizes` on a download run): they would be ignored.
     `deploy_level`: flags that are the deployment's there (a sweep's --strategy, --storage;
     fire's --deploy-level), which another workload's run ignores."""
@@ -156,7 +159,7 @@ def check_options(workload: workloads.Workload, args, deploy_level: tuple[str, .
                              f"add --workload {other.name}")  # fmt: skip
 
 
-def check_deployed(args, stack) -> None:
+def check_deployed(args: argparse.Namespace, stack: Stack) -> None:
     """Refuse, before anything is sent, a deploy input given to fire (make passes MEMORY,
     CONCURRENCY... when set) that is not the stack's: the run would use the stack's value."""
     mismatches = params.fire_mismatches(args, stack.as_record())
@@ -165,7 +168,7 @@ def check_deployed(args, stack) -> None:
                          "`make deploy` it first")  # fmt: skip
 
 
-def check_estimate(stack, count: int, estimate: costs.Estimate, confirmed: bool, console: Console) -> None:
+def check_estimate(stack: Stack, count: int, estimate: costs.Estimate, confirmed: bool, console: Console) -> None:
     """Print the AWS cost estimate when firing at AWS or refusing; refuse a run above the hard
     cap always, and a large or costly one without --yes."""
     refused = costs.refusal(count, count, estimate.total, confirmed)
@@ -176,7 +179,7 @@ def check_estimate(stack, count: int, estimate: costs.Estimate, confirmed: bool,
         raise UsageError(refused)
 
 
-def fire(stack, params: FireParams, recorded: Callable[[str], object] = lambda run_id: None,
+def fire(stack: Stack, params: FireParams, recorded: Callable[[str], object] = lambda run_id: None,
          console: Console | None = None) -> run_record.RunRecord:
     """Send the messages of a new run, once its workload prepared the stack for it (the estimate
     was accepted before: fire's run, a sweep's preflight); returns its record (run.json).
@@ -282,8 +285,9 @@ class SendResult:
         return len(self.sent) / self.seconds() if self.sent else 0.0
 
 
-def send(client, queue_url: str, bodies: list[tuple[int, str]], workers: int, advance=lambda n: None,
-         result: SendResult | None = None, checkpoint=lambda: None) -> SendResult:
+def send(client: BaseClient, queue_url: str, bodies: list[tuple[int, str]], workers: int,
+         advance: Callable[[int], object] = lambda n: None, result: SendResult | None = None,
+         checkpoint: Callable[[], object] = lambda: None) -> SendResult:
     """Send (seq, body) pairs in parallel batches of 10; retry what fails; return what happened.
 
     `result` (a new one by default) is filled in as batches complete, so after an interruption
@@ -293,7 +297,7 @@ def send(client, queue_url: str, bodies: list[tuple[int, str]], workers: int, ad
     """
     result = result if result is not None else SendResult()
 
-    def send_batch(batch):
+    def send_batch(batch: list[tuple[int, str]]) -> None:
         sent, failed = _send_with_retries(client, queue_url, batch)
         result.add(sent, failed, _now_ms())
         advance(len(batch))
@@ -314,7 +318,8 @@ def send(client, queue_url: str, bodies: list[tuple[int, str]], workers: int, ad
     return result
 
 
-def _send_with_retries(client, queue_url, batch) -> tuple[list[int], dict[int, str]]:
+def _send_with_retries(client: BaseClient, queue_url: str,
+                       batch: list[tuple[int, str]]) -> tuple[list[int], dict[int, str]]:
     pending = {str(seq): body for seq, body in batch}
     errors: dict[str, str] = {}
     sent: list[int] = []
@@ -340,7 +345,7 @@ def _send_with_retries(client, queue_url, batch) -> tuple[list[int], dict[int, s
     return sent, {int(entry_id): errors[entry_id] for entry_id in errors if int(entry_id) not in sent}
 
 
-def _run_record(stack, run_id: str, params: FireParams, injected: set[int]) -> run_record.RunRecord:
+def _run_record(stack: Stack, run_id: str, params: FireParams, injected: set[int]) -> run_record.RunRecord:
     """The part of run.json that says how the run was made."""
     parameters = run_record.RunParameters(
         messages=params.messages, experiment_tag=params.tag, strategy=params.strategy or stack.default_strategy,

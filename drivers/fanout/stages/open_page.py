@@ -2,9 +2,11 @@
 across-runs' or a sweep's, opened in the desktop's browser (xdg-open) when there is a desktop;
 on a server it is the path to copy."""
 
+import argparse
 import os
 import shutil
 import subprocess
+from pathlib import Path
 
 from rich.console import Console
 
@@ -13,12 +15,12 @@ from fanout.common import paths
 from fanout.common.errors import UsageError
 
 
-def register(subparsers) -> None:
+def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("open", help="print the path of the newest report page; open it where a desktop is")
     parser.set_defaults(func=run)
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     page = newest_page()
     Console().out(str(page), highlight=False)
     if (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")) and shutil.which("xdg-open"):
@@ -26,7 +28,7 @@ def run(args) -> int:
     return 0
 
 
-def newest_page():
+def newest_page() -> Path:
     """The most recently written report page under the results folder (`latest` resolved)."""
     pages = {path.resolve() for path in paths.results_dir().glob(f"**/{runs.PAGE_FILE}")}
     found = max(pages, key=lambda path: path.stat().st_mtime, default=None)

@@ -15,6 +15,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TextIO
 
 from rich.console import Console
 from rich.table import Table
@@ -23,12 +24,13 @@ from fanout import insights
 from fanout.common import numerals as numbers
 from fanout.cloud import stack
 from fanout.common.errors import UsageError
+from fanout.insights.result import Result
 from fanout.insights.values import iso_millis
 
 FORMATS = ("table", "json", "csv")
 
 
-def register(subparsers) -> None:
+def register(subparsers: argparse._SubParsersAction) -> None:
     query = subparsers.add_parser(
         "insights", help="run a Logs Insights query on the stack's logs (or on exported events)"
     )
@@ -64,11 +66,11 @@ def parse_time(text: str, option: str) -> int:
     return millis
 
 
-def window_given(args) -> bool:
+def window_given(args: argparse.Namespace) -> bool:
     return any(value is not None for value in (args.hours, args.start, args.end))
 
 
-def window_from_args(args) -> tuple[int, int]:
+def window_from_args(args: argparse.Namespace) -> tuple[int, int]:
     hours = insights.DEFAULT_HOURS if args.hours is None else numbers.decimal(args.hours)
     if hours is None or hours <= 0:
         raise UsageError(f"--hours {args.hours!r} must be a positive, finite number of hours")
@@ -118,7 +120,7 @@ def _parse_events(path: Path) -> list[dict]:
     return events
 
 
-def offline_events(args) -> list[dict]:
+def offline_events(args: argparse.Namespace) -> list[dict]:
     """The exported events, limited to the window when the command line gives one."""
     events = read_events(args.events)
     if not window_given(args):
@@ -127,7 +129,7 @@ def offline_events(args) -> list[dict]:
     return [event for event in events if start_ms <= event["timestamp"] <= end_ms]  # inclusive, as FilterLogEvents
 
 
-def run_insights(args) -> int:
+def run_insights(args: argparse.Namespace) -> int:
     query_text = read_query(args.query)
     if args.events:
         result = insights.evaluate(query_text, offline_events(args))
@@ -138,7 +140,7 @@ def run_insights(args) -> int:
     return 0
 
 
-def write_result(result, fmt: str, out) -> None:
+def write_result(result: Result, fmt: str, out: TextIO) -> None:
     if fmt == "json":
         json.dump(result.rows, out, indent=2)
         out.write("\n")
@@ -153,7 +155,7 @@ def write_result(result, fmt: str, out) -> None:
         console.print(statistics_line(result.statistics))
 
 
-def tables(result, console: Console) -> list[Table]:
+def tables(result: Result, console: Console) -> list[Table]:
     """One table of all rows; when that is wider than the console (a percentile query has
     twenty-odd columns), one field/value table per row instead, so no value is elided."""
     cells = {column: column_cells([row[column] for row in result.rows]) for column in result.columns}
@@ -178,7 +180,7 @@ def column_cells(values: list) -> list[str]:
     return [cell(value, fractional) for value in values]
 
 
-def cell(value, fractional: bool) -> str:
+def cell(value: object, fractional: bool) -> str:
     if value is None:
         return ""
     if fractional and isinstance(value, (int, float)):
@@ -191,7 +193,7 @@ def statistics_line(statistics: dict) -> str:
     return f"{matched:,.0f} records matched of {scanned:,.0f} scanned"
 
 
-def run_export(args) -> int:
+def run_export(args: argparse.Namespace) -> int:
     start_ms, end_ms = window_from_args(args)
     target = stack.from_args(args)
     events = insights.fetch_events(target, start_ms, end_ms)

@@ -6,20 +6,24 @@ knows what a workload measures: drivers build sections, and only `run`, the comm
 Details: docs/experiment.md, *report* (saved reports).
 """
 
+import argparse
 import hashlib
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 
 from fanout.results import concurrency, run_folders as runs, run_record, sections, sweep_folders as sweeps, terminal
 from fanout.common import paths, registry as workloads
 from fanout.cloud import stack as stacks
+from fanout.cloud.stack import Stack
 from fanout.common.errors import FanoutError, UsageError
 
 SWEEP_PREFIX = "sweep:"
 
 
-def register(subparsers) -> None:
+def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("report", help="tables, CSV/JSON and plots of a run under results/")
     stacks.add_arguments(parser)
     which = parser.add_mutually_exclusive_group()
@@ -32,7 +36,7 @@ def register(subparsers) -> None:
     parser.set_defaults(func=run)
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     console = Console()
     at_target = concurrency.AT_TARGET_FRACTION if args.at_target is None else args.at_target
     if args.runs is not None:
@@ -52,7 +56,7 @@ def run(args) -> int:
     return 0
 
 
-def saved_or_fetched(record: run_record.RunRecord, args, say) -> dict:
+def saved_or_fetched(record: run_record.RunRecord, args: argparse.Namespace, say: Callable[[str], object]) -> dict:
     """The run's saved report summary (saying so with `say`); from its logs (on the stack of
     `args`) with --refresh, when it has none, or when it was made before every sent message had
     an outcome (an incomplete report is never reused)."""
@@ -69,7 +73,7 @@ def saved_or_fetched(record: run_record.RunRecord, args, say) -> dict:
     return fetch(stack, record)
 
 
-def fetch(stack, record: run_record.RunRecord) -> dict:
+def fetch(stack: Stack, record: run_record.RunRecord) -> dict:
     """The run's report summary from its logs, as the saved files will give it back. Refused
     (FanoutError, before anything is written) when it holds fewer records than the run's saved
     report: a report never loses records it once found."""
@@ -92,7 +96,7 @@ def sections_of(summary: dict) -> sections.Report:
     return _driver(summary).report_sections(summary)
 
 
-def _driver(summary: dict):
+def _driver(summary: dict) -> Any:  # a fanout.workloads.base.Driver (Workload.driver)
     return run_record.RunRecord.from_json(summary["run"]).workload().driver()
 
 

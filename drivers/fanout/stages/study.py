@@ -10,6 +10,8 @@ import argparse
 import functools
 import shlex
 import tomllib
+from collections.abc import Callable, Iterable
+from typing import Any
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -84,13 +86,13 @@ def _cell_text(cell: dict) -> str:
     return " ".join(f"{key}={shlex.quote(_text(key, value))}" for key, value in cell.items())
 
 
-def _shown(key: str, value) -> str:
+def _shown(key: str, value: Any) -> str:  # Any: a TOML value, here and in the checks below
     if key == CELL_KEY:
         return "; ".join(" ".join(f"{k}={v}" for k, v in cell.items()) for cell in value) or "none"
     return "unset" if value == "" else (" ".join(map(str, value)) if isinstance(value, list) else str(value))
 
 
-def _text(key: str, value) -> str:
+def _text(key: str, value: object) -> str:
     """A TOML value as the sweep's flag reads it: a list joined (strategies by ';'), a model
     file named relative to the repository made absolute, so that any directory works."""
     if isinstance(value, list):
@@ -181,7 +183,7 @@ def keys(local: bool = False) -> dict[str, str]:
     return found
 
 
-def _lines(where: str, key: str, value) -> tuple[str, ...]:
+def _lines(where: str, key: str, value: object) -> tuple[str, ...]:
     """`reproduces` or `adapts`: a non-empty list of sentences."""
     if not isinstance(value, list) or not value or not all(isinstance(line, str) and line.strip() for line in value):
         raise UsageError(f"{where}: {key} must be a non-empty list of sentences, got {value!r}")
@@ -194,18 +196,18 @@ def _only(where: str, data: dict, allowed: set) -> None:
         raise UsageError(f"{where}: unknown key {unknown[0]!r}: expected {', '.join(sorted(allowed))}")
 
 
-def _string(where: str, key: str, value, empty: bool = False) -> None:
+def _string(where: str, key: str, value: object, empty: bool = False) -> None:
     if not isinstance(value, str) or not (empty or value.strip()):
         raise UsageError(f"{where}: {key} must be {'a' if empty else 'a non-empty'} string, got {value!r}")
 
 
-def _table(where: str, key: str, value) -> dict:
+def _table(where: str, key: str, value: object) -> dict:
     if not isinstance(value, dict):
         raise UsageError(f"{where}: [{key}] must be a table, got {value!r}")
     return value
 
 
-def _options(where: str, key: str, value, allowed: dict) -> dict:
+def _options(where: str, key: str, value: object, allowed: dict) -> dict:
     options = _table(where, key, value)
     _only(f"{where} [{key}]", options, set(allowed))
     cells = options.get(CELL_KEY, [])
@@ -241,7 +243,7 @@ def _reference(where: str, data: dict) -> compared.Reference:
                               _table(where, "where", data.get("where", {})), data.get("note", ""), derivation)  # fmt: skip
 
 
-def _figure(where: str, figure, rows: list, statistics: list) -> None:
+def _figure(where: str, figure: object, rows: list, statistics: list) -> None:
     """A published row: its row fields and a number for each statistic of the table."""
     if not isinstance(figure, dict):
         raise UsageError(f"{where}: must be a table, got {figure!r}")
@@ -254,7 +256,7 @@ def _figure(where: str, figure, rows: list, statistics: list) -> None:
         raise UsageError(f"{where}: {bad[0]} must be a number, got {figure[bad[0]]!r}")
 
 
-def _claim(where: str, data) -> compared.Claim:
+def _claim(where: str, data: object) -> compared.Claim:
     data = _table(where, "claims", data)
     fields = set(compared.Claim.__dataclass_fields__)
     _only(where, data, fields)
@@ -279,7 +281,7 @@ def _claim(where: str, data) -> compared.Claim:
         raise UsageError(f"{where}: {exc}") from None
 
 
-def _choice(where: str, key: str, value, allowed) -> str:
+def _choice(where: str, key: str, value: Any, allowed: Iterable[str]) -> str:
     if value not in allowed:
         raise UsageError(f"{where}: invalid {key} {value!r}: expected one of {', '.join(allowed)}")
     return value
@@ -288,7 +290,7 @@ def _choice(where: str, key: str, value, allowed) -> str:
 # ---- the command ----------------------------------------------------------------------------------
 
 
-def register(subparsers) -> None:
+def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("study", help="list the studies, or run one and compare it with its source")
     parser.add_argument("name", nargs="?", help="the study to run (a file studies/NAME.toml); none: list them")
     stacks.add_arguments(parser, sweeps_own=True)
@@ -302,7 +304,7 @@ def register(subparsers) -> None:
     parser.set_defaults(func=run, check=check)
 
 
-def check(args) -> argparse.Namespace | None:
+def check(args: argparse.Namespace) -> argparse.Namespace | None:
     """The sweep's arguments for the study, checked with no side effect (None: the list)."""
     if args.name is None:
         return None
@@ -318,7 +320,7 @@ def check(args) -> argparse.Namespace | None:
     return namespace
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     console = Console()
     namespace = check(args)
     if namespace is None:
@@ -437,7 +439,7 @@ def answer(study: Study, records: list[dict], label: str, folder: Path, local: b
     return [*claims, sections.Figures(tuple(images), headed=False)]
 
 
-def row_label(workload: str, rows: tuple[str, ...]):
+def row_label(workload: str, rows: tuple[str, ...]) -> Callable[[tuple], str]:
     """A published row's key as its cell's label says it (`1024 MB, concurrency 2, 8 MiB`); a
     field that is not a cell field as `name value`."""
     schema = cell_schemas.of(workloads.get(workload))

@@ -12,7 +12,7 @@ import argparse
 import dataclasses
 import secrets
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, closing, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +21,7 @@ from botocore.exceptions import ClientError
 from rich.console import Console
 
 from fanout.cloud import costs, owner, params, terraform
+from fanout.cloud.stack import Stack
 from fanout.stages import sweep_axes as axes, deploy, fire, report as reporting, wait
 from fanout.common import backends, interrupts, queue_state, registry as workloads
 from fanout.cloud import pins, strategies
@@ -35,7 +36,7 @@ IDLE_POLL_SECONDS = 1.0
 IDLE_SLACK_SECONDS = 60  # beyond the function timeout, for the last invocation to end
 
 
-def register(subparsers) -> None:
+def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("sweep", help="run every cell of a parameter sweep, one after another")
     deploy.add_target_arguments(parser, sweeps_own=True)
     params.add_arguments(parser, lists=True)
@@ -112,17 +113,17 @@ class SweepParams:
                    workload_options=workloads.recorded_deploy_options(manifest.extra))  # fmt: skip
 
 
-def check(args) -> SweepParams | None:
+def check(args: argparse.Namespace) -> SweepParams | None:
     """A new sweep's values, checked with no side effect (None when resuming: the manifest has them)."""
     return None if args.resume else from_args(args)
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     run_sweep(args, Console())
     return 0
 
 
-def run_sweep(args, console: Console | None = None) -> sweeps.Manifest:
+def run_sweep(args: argparse.Namespace, console: Console | None = None) -> sweeps.Manifest:
     """The sweep `args` describe (new or resumed), run to its end and reported, its progress on
     `console` (the command's; None: the terminal); its manifest."""
     console = console or Console()
@@ -135,7 +136,7 @@ def run_sweep(args, console: Console | None = None) -> sweeps.Manifest:
     return manifest
 
 
-def from_args(args) -> SweepParams:
+def from_args(args: argparse.Namespace) -> SweepParams:
     """Every value checked, one line naming the first bad one; nothing is created."""
     order = axes.order(args.order)
     seed = params.integer("--seed", args.seed, 0, 2**63) if args.seed is not None else None
@@ -178,7 +179,7 @@ def from_args(args) -> SweepParams:
     )  # fmt: skip
 
 
-def _grid(args, workload) -> axes.Axes:
+def _grid(args: argparse.Namespace, workload: workloads.Workload) -> axes.Axes:
     """The product of the axes and the workload's options `args` give."""
     inputs = {**params.DEFAULTS, **params.given(args)}  # its own axes: never the deployed stack's values
     texts = {**{name: inputs[name] for name in params.AXES}, "pin": args.pin}
@@ -186,7 +187,7 @@ def _grid(args, workload) -> axes.Axes:
     return axes.Axes.parse(texts, workload.name, workload.driver().sweep_options(args, grid.memory))
 
 
-def _cells(args, workload) -> list[argparse.Namespace]:
+def _cells(args: argparse.Namespace, workload: workloads.Workload) -> list[argparse.Namespace]:
     """`args` once per --cell, the cell's values in place of the sweep's: an axis or an option of
     the workload (message-level), nothing deployed for the whole sweep (region, timeout...)."""
     allowed = {*params.AXES, "pin", *workload.driver().OPTIONS}
@@ -342,7 +343,7 @@ class _Deployment:
             return None
         if self.hosted is None:
             self.host_exit = ExitStack()
-            self.hosted = self.host_exit.enter_context(wait.hosting(self.stack, self.network, self.console))
+            self.hosted = self.host_exit.enter_context(wait.hosting(self.deployed(), self.network, self.console))
         return self.hosted
 
     def _stop_host(self) -> None:
@@ -454,7 +455,7 @@ def _mark_run(run_id: str, status: str) -> None:
     runs.update(record.but(sweep=(record.sweep or run_record.RunSweep()).but(cell_status=status)))
 
 
-def wait_idle(stack, hosted: backends.Hosting | None, timeout: float) -> None:
+def wait_idle(stack: Stack, hosted: backends.Hosting | None, timeout: float) -> None:
     """Until the queue is idle (fanout.common.queue_state: nothing visible, in flight or delayed)
     and no invocation runs (shared local host): only then may the next cell start."""
     sqs = stack.client("sqs")
@@ -469,7 +470,8 @@ def wait_idle(stack, hosted: backends.Hosting | None, timeout: float) -> None:
         time.sleep(IDLE_POLL_SECONDS)
 
 
-def purge(stack, console: Console, sleep=time.sleep, clock=time.time) -> None:
+def purge(stack: Stack, console: Console, sleep: Callable[[float], None] = time.sleep,
+          clock: Callable[[], float] = time.time) -> None:
     """Drop what an abandoned run left in the queue, so that it does not compete with the cell
     run again (its records keep their own run id and never count in another run), and return
     only once the purge is over and the abandoned run's invocations have ended.
@@ -497,7 +499,7 @@ def purge(stack, console: Console, sleep=time.sleep, clock=time.time) -> None:
 
 
 @contextmanager
-def _timed(step: str, keeper: sweeps.Keeper, index: int):
+def _timed(step: str, keeper: sweeps.Keeper, index: int) -> Iterator[None]:
     """Time a step of cell `index` into its manifest's timings, also when the step fails."""
     started = time.monotonic()
     try:

@@ -5,21 +5,25 @@ Random bytes streamed into a parallel multipart upload, with no local file of th
 again does not re-upload gigabytes. Details: docs/aws.md, *Where state lives, and teams*.
 """
 
+import argparse
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from botocore.exceptions import BotoCoreError, ClientError
 from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn, TransferSpeedColumn
 from s3transfer.exceptions import S3UploadFailedError
+from botocore.client import BaseClient  # no types of its own: Any to mypy, named for the reader
 
 from fanout.cloud import stack as stacks
+from fanout.cloud.stack import Stack
 from fanout.cloud.random_objects import put_random, server_copy, size_of
 from fanout.common.errors import FanoutError
 from fanout.common.sizes import format_size
 
 
-def ensure_object(stack, console: Console | None = None) -> None:
+def ensure_object(stack: Stack, console: Console | None = None) -> None:
     """Make s3://bucket/object_key hold object_size bytes, uploading only when it does not, and
     each of its copies (KEYS) a copy of it. Progress goes to `console` (None: stderr)."""
     console = console or Console(stderr=True)
@@ -29,7 +33,7 @@ def ensure_object(stack, console: Console | None = None) -> None:
         _ensure_copy(s3, stack, key, console)
 
 
-def _ensure_original(s3, stack, console: Console) -> None:
+def _ensure_original(s3: BaseClient, stack: Stack, console: Console) -> None:
     where = f"s3://{stack.bucket}/{stack.object_key}"
     size = format_size(stack.object_size)
     existing = size_of(s3, stack.bucket, stack.object_key)
@@ -48,7 +52,7 @@ def _ensure_original(s3, stack, console: Console) -> None:
     _say(console, f"uploaded {size} in {seconds:.1f} s ({stack.object_size / max(seconds, 1e-3) / 1e6:,.0f} MB/s)")
 
 
-def _ensure_copy(s3, stack, key: str, console: Console) -> None:
+def _ensure_copy(s3: BaseClient, stack: Stack, key: str, console: Console) -> None:
     """A server-side copy of the test object at `key` (CopyObject up to S3's 5 GiB limit for it,
     a multipart copy above), unless one of the right size is there. A copy left from an earlier
     object of the same size is random bytes too, which is all a download needs."""
@@ -61,7 +65,7 @@ def _ensure_copy(s3, stack, key: str, console: Console) -> None:
     _say(console, "copied the test object to", f"s3://{stack.bucket}/{key}")
 
 
-def _upload(s3, stack, where: str, console: Console) -> None:
+def _upload(s3: BaseClient, stack: Stack, where: str, console: Console) -> None:
     with _progress(console, stack.object_size) as advance:
         try:
             put_random(s3, stack.bucket, stack.object_key, stack.object_size, advance)
@@ -70,7 +74,7 @@ def _upload(s3, stack, where: str, console: Console) -> None:
 
 
 @contextmanager
-def _progress(console: Console, total: int):
+def _progress(console: Console, total: int) -> Iterator[Callable[[int], object]]:
     """A callback taking byte counts: it advances a progress bar on a terminal, else does nothing."""
     if not console.is_terminal:
         yield lambda sent: None
@@ -88,12 +92,12 @@ def _say(console: Console, line: str, where: str = "") -> None:
         console.print(f"  {where}", highlight=False)
 
 
-def register(subparsers) -> None:
+def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("upload", help="upload the test object to the deployed stack's bucket (if missing)")
     stacks.add_arguments(parser)
     parser.set_defaults(func=run)
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     ensure_object(stacks.from_args(args), Console(stderr=True))
     return 0

@@ -8,9 +8,11 @@ local backend wait also hosts the function. The rules, timeouts and outputs: doc
 *wait*.
 """
 
+import argparse
 import time
-from contextlib import nullcontext
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
+from typing import cast
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -19,8 +21,10 @@ from fanout.results import deadletters, run_cost, run_folders as runs, run_recor
 from fanout import insights
 from fanout.common import backends, interrupts, numerals as numbers, queue_state, registry as workloads
 from fanout.cloud import stack as stacks
+from fanout.cloud.stack import Stack
 from fanout.common.errors import FanoutError, UsageError
 from fanout.local.network import capacity, options as network_options
+from fanout.local.network.model import NetworkModel
 
 QUERY = "message-outcomes"
 # The query's `ended` values that mean done: the outcome field, or (records from before it, when
@@ -37,7 +41,7 @@ DEFAULT_TIMEOUT = 1800
 MISSING_FILE = "missing.json"
 
 
-def register(subparsers) -> None:
+def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("wait", help="wait until every message of a run is done, failed or dead-lettered")
     stacks.add_arguments(parser)
     parser.add_argument("--run", default=runs.LATEST, help="run id, or 'latest' (default)")
@@ -53,7 +57,7 @@ def register(subparsers) -> None:
     parser.set_defaults(func=run, check=check)
 
 
-def check(args) -> float:
+def check(args: argparse.Namespace) -> float:
     """wait's options, checked with no side effect (the run and the stack are not looked up);
     the timeout in seconds. The host it runs reads FANOUT_HOST_FAULTS: checked too."""
     timeout = DEFAULT_TIMEOUT if args.timeout is None else timeout_seconds(args.timeout)
@@ -68,12 +72,12 @@ def check(args) -> float:
     return timeout
 
 
-def _hosts_here(args) -> bool:
+def _hosts_here(args: argparse.Namespace) -> bool:
     """Whether this command hosts the function while it waits."""
     return backends.get(args.backend).hosts_function and not args.no_host
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     console = Console()
     timeout = check(args)
     record = runs.load(args.run)
@@ -149,7 +153,7 @@ class Accounting:
         )  # fmt: skip
 
 
-def account(stack, record: run_record.RunRecord) -> Accounting:
+def account(stack: Stack, record: run_record.RunRecord) -> Accounting:
     """One look at the logs and the DLQ."""
     accounting = Accounting(sent=record.sent_seqs())
     rows = outcome_rows(stack, record)
@@ -187,20 +191,20 @@ def lost_after(backend: str, lag_ms: int | None) -> float:
     return max(platform.min_lost_after_s, LAG_FACTOR * lag_ms / 1000 + platform.poll_seconds)
 
 
-def platform_errors(stack, record: run_record.RunRecord) -> dict[str, int]:
+def platform_errors(stack: Stack, record: run_record.RunRecord) -> dict[str, int]:
     """Crashes, timeouts and init failures the platform logged in the run's window, by kind."""
     rows = insights.run(stack, insights.load_query(PLATFORM_QUERY), *runs.run_window(record)).rows
     return {row["error_type"]: int(row["errors"]) for row in rows}
 
 
-def slowest_outcome(stack) -> tuple[int, int]:
+def slowest_outcome(stack: Stack) -> tuple[int, int]:
     """(receives, visibility timeout in s): a message failing every time reaches the DLQ after
     receives x visibility seconds."""
     attributes = stack.client("sqs").get_queue_attributes(QueueUrl=stack.queue_url, AttributeNames=["VisibilityTimeout"])
     return stack.max_receive_count, int(attributes["Attributes"]["VisibilityTimeout"])
 
 
-def outcome_rows(stack, record: run_record.RunRecord) -> list[dict]:
+def outcome_rows(stack: Stack, record: run_record.RunRecord) -> list[dict]:
     """Rows of the message-outcomes query for the run, one query per slice of seqs
     (insights.seq_slices, which the cost estimate counts)."""
     query = insights.load_query(QUERY)
@@ -212,7 +216,8 @@ def outcome_rows(stack, record: run_record.RunRecord) -> list[dict]:
     return rows
 
 
-def wait(stack, record: run_record.RunRecord, timeout: float, host: bool = False, network=None,
+def wait(stack: Stack, record: run_record.RunRecord, timeout: float, host: bool = False,
+         network: NetworkModel | None = None,
          hosted: backends.Hosting | None = None, console: Console | None = None,
          chosen_timeout: bool = False) -> Accounting:
     """Poll until every sent message is accounted for or `timeout` seconds pass.
@@ -234,7 +239,7 @@ def wait(stack, record: run_record.RunRecord, timeout: float, host: bool = False
     noted = chosen_timeout and _note_slowest(console, receives, visibility, timeout)
     _note_unsent(console, record)
     empty_since = None
-    network = hosted.network if hosted else network
+    network = cast(NetworkModel | None, hosted.network) if hosted else network  # Hosting's is typed below local/
     with (nullcontext(hosted) if hosted else _hosting(stack, host, network, console) as running,
           _progress(console) as progress):
         record = _record_network(console, stack, record, host, network)  # once the host lock is held
@@ -265,7 +270,8 @@ def wait(stack, record: run_record.RunRecord, timeout: float, host: bool = False
     return accounting
 
 
-def _record_network(console: Console, stack, record: run_record.RunRecord, host: bool, network) -> run_record.RunRecord:
+def _record_network(console: Console, stack: Stack, record: run_record.RunRecord, host: bool,
+                    network: NetworkModel | None) -> run_record.RunRecord:
     """run.json's "network": the model this wait hosts under, or the one the stack's running
     host published; the label every report of the run shows comes from it. Returns the record
     as saved."""
@@ -331,13 +337,15 @@ def _finished(accounting: Accounting, hosting: bool) -> bool:
     return not accounting.in_flight() and not (hosting and accounting.failed)
 
 
-def hosting(stack, network=None, console: Console | None = None):
+def hosting(stack: Stack, network: NetworkModel | None = None,
+            console: Console | None = None) -> AbstractContextManager[backends.Hosting]:
     """The function host of `stack` (its backend's) until the block ends, its warnings on
     `console`; pass it to wait() to keep its environments across runs."""
     return backends.get(stack.backend).hosting(stack, network, console or Console())
 
 
-def _hosting(stack, enabled: bool, network, console: Console):
+def _hosting(stack: Stack, enabled: bool, network: NetworkModel | None,
+             console: Console) -> AbstractContextManager[backends.Hosting]:
     return hosting(stack, network, console) if enabled else nullcontext(backends.NotHosted())
 
 

@@ -113,7 +113,8 @@ class Driver:
         """The report's files and (unless a sweep's cell, `plots_too` False) plots; their paths."""
         return self._report().write(summary, plots_too)
 
-    def report_across(self, run_ids: list[str], folder: Path, title: str, at_target: float = concurrency.AT_TARGET_FRACTION) -> dict:
+    def report_across(self, run_ids: list[str], folder: Path, title: str,
+                      at_target: float = concurrency.AT_TARGET_FRACTION) -> dict:
         """The report across runs (a sweep's closing report), written into `folder`; its summary."""
         raise UsageError(f"the {self.name} workload has no report across runs")
 

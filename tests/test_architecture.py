@@ -11,7 +11,7 @@ from pathlib import Path
 
 import grimp
 
-from fanout.common import paths
+from fanout.common import paths, registry
 
 PACKAGE = paths.REPO / "drivers" / "fanout"
 WINGS = {"stages", "workloads", "results", "local", "cloud", "insights", "common"}
@@ -40,6 +40,13 @@ def test_the_layers_name_every_wing_and_allow_no_exception():
 
 def test_no_contract_excuses_an_import():
     assert [contract["name"] for contract in CONTRACTS if contract.get("ignore_imports")] == []
+
+
+def test_the_independence_contract_names_every_registered_workload_and_nothing_else():
+    """The contract's list is the one place outside the registry a new workload must be named:
+    a workload missing from it could import another unseen."""
+    independent = next(contract for contract in CONTRACTS if contract["type"] == "independence")
+    assert sorted(independent["modules"]) == sorted(f"fanout.workloads.{name}" for name in registry.REGISTERED)
 
 
 def test_the_import_contracts_hold():

@@ -178,7 +178,7 @@ def summary_of(records, sent, dead=(), lambda_report=(), backend="local", networ
         "run": record, "network": typed.network_label(), "timeline": [],
         "ground_truth": truth.compare(typed.backend, typed.network, downloads),
         "counts": report.counts(typed, records, table),
-        "cells": report.with_predictions(report.join_cells(table, downloads), typed, downloads),
+        "cells": report.with_predictions(report.join_cells(table, downloads, typed.cpu_scale()), typed, downloads),
         "steady_definition": concurrency.STEADY_DEFINITION, "errors": [], "dead_lettered": list(dead),
         "cold_starts": [], "platform_errors": [], "lambda_report": list(lambda_report), "records": records,
         "cost": run_cost.summary(typed, list(lambda_report)),
@@ -687,6 +687,40 @@ def test_throttled_and_cpu_bound_cells_are_flagged_and_a_second_sdk_warned_about
 def test_cpu_allowance_is_memory_over_1769_mb_capped_at_six_vcpus(memory, vcpus):
     assert pressure.cpu_allowance(memory) == pytest.approx(vcpus)
     assert pressure.cpu_allowance(10**6) == 6
+
+
+def test_cpu_bound_compares_with_the_share_the_environments_had():
+    """128 MB buys 128/1769 = 0.072 vCPU; hosted at network scale 10 an environment had a tenth
+    of it. A median CPU/wall of 0.007 is all of that (CPU-bound there) and a tenth of Lambda's
+    allowance (not CPU-bound on AWS); 0.07 is all of Lambda's. The `none` model shapes nothing
+    and caps at the full share whatever scale it names."""
+    def downloads(share):
+        return [{"memory_size": 128, "cpu_share": share, "retries": 0, "slowdowns": 0, "key": "k"}] * 5
+
+    def record(backend, network=None):
+        return run_record.RunRecord(run_id=RUN, backend=backend, network=network)
+
+    scaled = record("local", {"profile": "lambda-2024", "scale": 10.0, "parameters": {}})
+    aws, unshaped = record("aws"), record("local", {"profile": "none", "scale": 10.0, "parameters": {}})
+    assert (scaled.cpu_scale(), aws.cpu_scale(), unshaped.cpu_scale()) == (10.0, 1.0, 1.0)
+    figures = pressure.cell_figures(downloads(0.007), scaled.cpu_scale())
+    assert figures["flags"] == pressure.CPU_BOUND and figures["cpu_allowance"] == pytest.approx(128 / 1769 / 10, rel=1e-3)
+    assert pressure.cell_figures(downloads(0.007), aws.cpu_scale())["flags"] == ""
+    assert pressure.cell_figures(downloads(0.07), aws.cpu_scale())["flags"] == pressure.CPU_BOUND
+    assert pressure.cell_figures(downloads(0.007), unshaped.cpu_scale())["flags"] == ""
+
+
+def test_a_run_at_a_network_scale_flags_its_cells_against_the_scaled_share(tmp_path, monkeypatch):
+    """The run's report joins its cells with the CPU allowance of its scale: 0.03 CPU/wall at
+    512 MB (0.289 vCPU) is CPU-bound at scale 8 (0.036 vCPU), not on AWS."""
+    monkeypatch.setenv("FANOUT_RESULTS", str(tmp_path))
+    records, _ = synthetic_records(per_cell=10, cell_keys=CELLS[:1])
+    for r in records:
+        r.update(cpu_share=0.035)
+    network = {"profile": "lambda-2024", "scale": 8.0, "parameters": {}}
+    [scaled] = summary_of(records, sent=len(records), network=network)["cells"]
+    [measured] = summary_of(records, sent=len(records), backend="aws")["cells"]
+    assert (scaled["flags"], measured["flags"]) == (pressure.CPU_BOUND, "")
 
 
 def test_crt_downloads_have_no_retry_counts_to_sum():

@@ -3,8 +3,9 @@ the SDK the function ran on (the download records' `retries`, `slowdowns`, `cpu_
 and `*_version` fields).
 
 A cell is flagged `throttled` when a download got a 503 SlowDown, `CPU-bound` when its median
-CPU/wall comes near the CPU its memory buys. Sources and thresholds: docs/strategies.md,
-*Throttling, CPU and the SDK*.
+CPU/wall comes near the CPU its environments were allowed: what the memory buys on Lambda, and on
+the local backend that divided by the network scale, as the host capped it
+(fanout.local.host.limits). Sources and thresholds: docs/strategies.md, *Throttling, CPU and the SDK*.
 """
 
 from collections import Counter
@@ -20,32 +21,36 @@ NOTE = "\n  ".join([  # lines that fit 80 columns on the console
     "keys: object keys read; retries, 503s: totals over the cell's downloads (none",
     "for crt, which retries inside awscrt); dl with 503: downloads that got one",
     "CPU/wall: median of process CPU s / download s (numpy, linear interpolation)",
-    f"CPU share: memory / {MB_PER_VCPU:,} MB per vCPU, at most {MAX_VCPUS} (AWS Lambda docs, memory);",
+    f"CPU share: memory / {MB_PER_VCPU:,} MB per vCPU, at most {MAX_VCPUS} (AWS Lambda docs, memory),",
+    "locally divided by the network scale, as the host capped it;",
     f"{CPU_BOUND}: CPU/wall within {CPU_MARGIN:.0%} of the CPU share",
 ])
 
 
-def cpu_allowance(memory_mb: int) -> float:
-    """The vCPUs a function of `memory_mb` gets: memory / 1,769 MB, capped at the vCPU count."""
-    return min(memory_mb / MB_PER_VCPU, MAX_VCPUS)
+def cpu_allowance(memory_mb: int, scale: float = 1.0) -> float:
+    """The vCPUs a function of `memory_mb` gets: memory / 1,769 MB, capped at the vCPU count;
+    divided by the `scale` its CPU share was divided by (a run's RunRecord.cpu_scale)."""
+    return min(memory_mb / MB_PER_VCPU, MAX_VCPUS) / scale
 
 
-def cell_figures(downloads: list[dict]) -> dict:
-    """A cell's throttling, CPU and keys from its download records (flags: THROTTLED, CPU_BOUND)."""
+def cell_figures(downloads: list[dict], scale: float = 1.0) -> dict:
+    """A cell's throttling, CPU and keys from its download records (flags: THROTTLED, CPU_BOUND),
+    the CPU compared with the allowance its environments had (`scale`: cpu_allowance)."""
     counted = [d for d in downloads if d.get("retries") is not None]
     shares = [d["cpu_share"] for d in downloads if d.get("cpu_share") is not None]
     memory = next((d["memory_size"] for d in downloads if d.get("memory_size")), None)
+    allowance = cpu_allowance(int(memory), scale) if memory else None
     figures = {
         "retries": sum(d["retries"] for d in counted) if counted else None,
         "slowdowns": sum(d.get("slowdowns") or 0 for d in counted) if counted else None,
         "throttled_downloads": sum(bool(d.get("slowdowns")) for d in counted),
         "keys": len({d["key"] for d in downloads if d.get("key")}) or None,
         "cpu_share_p50": float(np.percentile(shares, 50)) if shares else None,
-        "cpu_allowance": round(cpu_allowance(int(memory)), 3) if memory else None,
+        "cpu_allowance": float(f"{allowance:.3g}") if allowance else None,
     }
     flags = [THROTTLED] if figures["throttled_downloads"] else []
-    if figures["cpu_share_p50"] is not None and figures["cpu_allowance"]:
-        if figures["cpu_share_p50"] >= (1 - CPU_MARGIN) * figures["cpu_allowance"]:
+    if figures["cpu_share_p50"] is not None and allowance:
+        if figures["cpu_share_p50"] >= (1 - CPU_MARGIN) * allowance:
             flags.append(CPU_BOUND)
     return {**figures, "flags": ", ".join(flags)}
 

@@ -131,6 +131,13 @@ class RunRecord(Recorded):
         """How the run's numbers were made (fanout.local.network.label)."""
         return network.label(self.backend, self.network)
 
+    def cpu_scale(self) -> float:
+        """What the environments' CPU share was divided by: the network scale they were hosted
+        under (the local host caps each at memory / 1,769 MB of a vCPU / scale, a shaped model
+        only), else 1."""
+        shaped = self.network and self.network.get("profile") != network.NONE
+        return float(self.network["scale"]) if shaped and self.network else 1.0
+
 
 def check(data: object, path: Path) -> RunRecord:
     """The run record of `data` (a run.json just parsed) when it is a usable one; else FanoutError."""

@@ -163,7 +163,8 @@ def cell_row(cell: cells.Cell, downloads: list[dict], members: list[tuple[Run, l
                 | cell_stats.intervals(sample["seconds"], "seconds"))
     everything = downloads_of(members)
     row |= _concurrency(cell, members) | concurrency.reach(everything, [d.get("ran_at") for d in everything])
-    row |= pressure.cell_figures(downloads_of(members))  # throttling and CPU over every download
+    # throttling and CPU over every download (a cell's runs share their network, so their scale)
+    row |= pressure.cell_figures(downloads_of(members), members[0][0].record.cpu_scale())
     row |= aggregate.pooled([report.aggregates(own) for _, own in members])
     row |= _prediction(cell, members)
     row["errors"] = sum(1 for run, _ in members for e in run.errors if cell_of(e, run.record) == cell)

@@ -89,7 +89,7 @@ def build(stack, record: run_record.RunRecord) -> dict:
         "run": record.to_json(),
         "network": record.network_label(),
         "counts": counts(record, records, table),
-        "cells": with_predictions(join_cells(table, downloads), record, downloads),
+        "cells": with_predictions(join_cells(table, downloads, record.cpu_scale()), record, downloads),
         "steady_definition": concurrency.STEADY_DEFINITION,
         "units": {"seconds": "s", "mb_per_s": "decimal MB/s (10^6 bytes/s)", "mbit_per_s": "decimal Mbit/s (10^6 bits/s)"},
         "strategies": insights.run_saved(stack, "strategy-comparison", by_run, start_ms, end_ms),
@@ -158,14 +158,14 @@ def percentile_table(rows: list[dict]) -> list[dict]:
     return table
 
 
-def join_cells(table: list[dict], downloads: list[dict]) -> list[dict]:
+def join_cells(table: list[dict], downloads: list[dict], cpu_scale: float = 1.0) -> list[dict]:
     """The percentile table's cells, in numeric order, each with its records' concurrency,
-    throttling, CPU and keys (fanout.results.pressure)."""
+    throttling, CPU (against the allowance divided by `cpu_scale`) and keys (fanout.results.pressure)."""
     by_cell: dict[tuple, list[dict]] = {}
     for download in downloads:
         by_cell.setdefault(CELLS.key(download), []).append(download)
     joined = [dict(row, **achieved_concurrency(by_cell.get(CELLS.key(row), [])),
-                   **pressure.cell_figures(by_cell.get(CELLS.key(row), []))) for row in table]  # fmt: skip
+                   **pressure.cell_figures(by_cell.get(CELLS.key(row), []), cpu_scale)) for row in table]  # fmt: skip
     return sorted(joined, key=CELLS.sort_key)
 
 

@@ -1,7 +1,9 @@
 """Network models: profiles, files, scale, memory tables, labels and the one-line errors."""
 
 import json
+import os
 import uuid
+from types import SimpleNamespace
 
 import pytest
 
@@ -169,6 +171,52 @@ def test_the_automatic_scale_leaves_room_for_the_load_it_finds():
     assert capacity.load(m.with_scale(picked), draw, full) <= 0.125 < capacity.load(m.with_scale(picked - 1), draw, full)
     text = options.auto_text(m, draw, capacity.Capacity(100, 10, busy=0.6), 7.0)
     assert text.endswith("takes 20% of that, within 20% (other work kept 60% of the CPUs busy))")
+
+
+def test_the_automatic_scale_rises_until_the_environments_cpu_shares_fit_the_cpus():
+    """Four environments of 1024 MB may use 4 x 1024 / 1769 = 2.32 vCPU. A machine that carries
+    their network as it is (scale 1) but has 2 CPUs gives them half, 1: scale 2.4; with 60% of
+    them busy elsewhere, 0.4: scale 5.8. Every scale divides every share."""
+    m, draw = hand_draw()
+    assert capacity.cpu_need(draw) == pytest.approx(4 * 1024 / 1769)
+    roomy = capacity.Capacity(1000, 1000)
+    assert capacity.scale_for(m, draw, roomy) == 1.0
+    assert capacity.scale_for(m, draw, capacity.Capacity(1000, 1000, cpus=2)) == 2.4
+    assert capacity.scale_for(m, draw, capacity.Capacity(1000, 1000, busy=0.6, cpus=2)) == 5.8
+    # The network's need still wins when it is the larger: 2.8 (above) against 2.4.
+    assert capacity.scale_for(m, draw, capacity.Capacity(100, 10, cpus=2)) == 2.8
+    text = options.auto_text(m, draw, capacity.Capacity(1000, 1000, cpus=2), 2.4)
+    assert text.endswith("their CPU shares, 2.3 vCPU at scale 1, take 0.96 of this machine's 2 CPUs, within 50%)")
+
+
+@pytest.mark.parametrize("files, cpus", [
+    ({"cpu.max": "50000 100000\n"}, 0.5),  # cgroup v2: half a CPU
+    ({"cpu.max": "max 100000\n"}, None),  # no quota: the affinity's
+    ({"cpu/cpu.cfs_quota_us": "150000\n", "cpu/cpu.cfs_period_us": "100000\n"}, 1.5),  # cgroup v1
+    ({"cpu/cpu.cfs_quota_us": "-1\n", "cpu/cpu.cfs_period_us": "100000\n"}, None),
+    ({}, None),  # no cgroup file system
+])
+def test_the_cpus_available_are_the_affinitys_within_the_cgroups_quota(tmp_path, files, cpus):
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text(text)
+    allowed = len(os.sched_getaffinity(0))
+    assert capacity.available_cpus(tmp_path) == (allowed if cpus is None else min(allowed, cpus))
+
+
+def test_a_scale_past_what_the_kernel_can_cap_is_said_in_one_line():
+    """128 MB is 0.072 vCPU; on 0.005 of a CPU four environments need scale 120, where each has
+    0.0006 vCPU, under the 1 ms per second CFS can enforce: the host will not cap it, and says so."""
+    m, draw = hand_draw()
+    stack = SimpleNamespace(concurrency=4, memory=128)
+    said = []
+    picked = options.auto_scaled(m, stack, [draw.demand], capacity.Capacity(1000, 1000, cpus=0.005), said.append)
+    assert picked.scale == 120
+    assert said[1] == ("CPU share not capped: 0.00060 vCPU (128 MB at scale 120) is below the kernel's least quota "
+                       "(1 ms per 1 s period)")
+    said.clear()
+    options.auto_scaled(m, stack, [draw.demand], capacity.Capacity(1000, 1000, cpus=2), said.append)
+    assert len(said) == 1  # 0.072 vCPU at scale 1: capped, nothing to say
 
 
 @pytest.mark.parametrize("value, rounded", [(2.61, 2.7), (148, 150), (3, 3), (0.0123, 0.013)])

@@ -12,8 +12,8 @@ from collections import Counter
 
 import numpy as np
 
-MB_PER_VCPU = 1769  # memory (MB) at which a function has the equivalent of one vCPU
-MAX_VCPUS = 6  # at the largest memory, 10,240 MB
+from fanout.common import vcpu
+from fanout.common.vcpu import MAX_VCPUS, MB_PER_VCPU
 CPU_MARGIN = 0.10  # flag at >= 90% of the memory size's CPU share
 THROTTLED, CPU_BOUND = "throttled", "CPU-bound"
 SDK_FIELDS = ("boto3_version", "botocore_version", "s3transfer_version", "awscrt_version", "sdk_source")
@@ -30,7 +30,7 @@ NOTE = "\n  ".join([  # lines that fit 80 columns on the console
 def cpu_allowance(memory_mb: int, scale: float = 1.0) -> float:
     """The vCPUs a function of `memory_mb` gets: memory / 1,769 MB, capped at the vCPU count;
     divided by the `scale` its CPU share was divided by (a run's RunRecord.cpu_scale)."""
-    return min(memory_mb / MB_PER_VCPU, MAX_VCPUS) / scale
+    return vcpu.share(memory_mb, scale)
 
 
 def cell_figures(downloads: list[dict], scale: float = 1.0) -> dict:

@@ -26,9 +26,10 @@ import os
 import subprocess
 from pathlib import Path
 
+from fanout.common import vcpu
+
 MEMORY_ROOT = Path("/sys/fs/cgroup/memory")
 CPU_ROOT = Path("/sys/fs/cgroup/cpu")
-MB_PER_VCPU = 1769  # Lambda: a function gets one vCPU's share at 1,769 MB (Lambda docs, memory)
 MIN_QUOTA_US, MAX_PERIOD_US, PERIOD_US = 1000, 1_000_000, 100_000  # the kernel's CFS bounds
 MIB = 1024 * 1024
 WATCH_INTERVAL = 0.05  # seconds between the watchdog's samples
@@ -154,7 +155,7 @@ def cpu_quota(memory_mb: int, scale: float) -> tuple[int, int] | None:
     """(quota, period) in microseconds for memory / 1,769 MB of a vCPU divided by the network
     scale (which slows rates, so CPU work per byte slows with them); None below what CFS can
     enforce (at least 1 ms of quota per period of at most 1 s)."""
-    share = memory_mb / MB_PER_VCPU / scale
+    share = vcpu.share(memory_mb, scale)
     for period in (PERIOD_US, MAX_PERIOD_US):
         if share * period >= MIN_QUOTA_US:
             return round(share * period), period
@@ -171,15 +172,14 @@ class CpuLimit:
     def __init__(self, name: str, memory_mb: int, scale: float, root: Path | None = None):
         self.path: Path | None = None
         self._scaled = cpu_quota(memory_mb, scale)
-        share = memory_mb / MB_PER_VCPU / scale
+        share = vcpu.share(memory_mb, scale)
         if self._scaled is None:
-            self.enforcement = (f"not enforced: {share:.5f} vCPU is below the kernel's least quota "
-                                f"(1 ms per 1 s period)")
+            self.enforcement = f"not enforced: {self.unenforceable(memory_mb, scale)}"
             return
         unscaled = cpu_quota(memory_mb, 1.0) or self._scaled
         try:
             self.path = _cgroup(root or CPU_ROOT, name, _cfs_settings(unscaled))
-            during_init = f" ({memory_mb / MB_PER_VCPU:.3f} during the cold start)" if unscaled != self._scaled else ""
+            during_init = f" ({vcpu.share(memory_mb):.3f} during the cold start)" if unscaled != self._scaled else ""
             self.enforcement = f"{share:.3f} vCPU{during_init}, enforced by cgroup"
         except OSError as exc:
             self.enforcement = f"not enforced: no cpu cgroup ({exc.strerror or exc})"
@@ -190,6 +190,12 @@ class CpuLimit:
             with contextlib.suppress(OSError):  # the cgroup went with a killed environment
                 for file, value in _cfs_settings(self._scaled).items():
                     (self.path / file).write_text(value)
+
+    @staticmethod
+    def unenforceable(memory_mb: int, scale: float) -> str:
+        """Why a share cpu_quota() gives no quota for cannot be capped, in a few words."""
+        return (f"{vcpu.share(memory_mb, scale):.5f} vCPU ({memory_mb} MB at scale {scale:g}) is below "
+                f"the kernel's least quota (1 ms per 1 s period)")
 
     def remove(self) -> None:
         if self.path:

@@ -4,8 +4,9 @@ What the emulator serves is measured (bytes per second to a few connections, req
 second to many clients, and for a run that uploads, bytes per second taken in); what a run asks
 is its messages' Demand, which each workload's driver gives. The smallest scale at which the
 run's share of each, added, stays within HEADROOM (less the share other work keeps busy) is
-found by bisection. The rule, term by term:
-docs/network-model.md, *Options* (default scale).
+found by bisection. The scale divides the environments' CPU shares too (fanout.local.host.limits),
+so it is at least the one at which their sum fits this machine's CPUs within the same headroom.
+The rule, term by term: docs/network-model.md, *Options* (default scale).
 """
 
 import math
@@ -13,8 +14,10 @@ import os
 import threading
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from fanout.cloud import strategies
+from fanout.common import vcpu
 from fanout.common.sizes import format_size
 from fanout.local.network import truth
 from fanout.local.network.model import SCALE_RANGE, NetworkModel, Shape
@@ -27,6 +30,7 @@ PROBE_CLIENTS = 16  # askers of the request probe: many at once, as environments
 PROBE_MIN_BYTES = 2**20  # a test object below this is read for requests only
 PROBE_OBJECT_BYTES = 8 * 2**20  # ... and the bytes from an object of this size
 PROBE_PREFIX = "network-probe/"
+CGROUP = Path("/sys/fs/cgroup")  # where this process's CPU quota is read (available_cpus)
 PROBE_KEY = f"{PROBE_PREFIX}bytes.bin"
 HOST_REQUESTS = 3  # emulator requests the host makes per message: receive, delete, log delivery
 _READ = 256 * 1024
@@ -42,6 +46,7 @@ class Capacity:
     requests_per_s: float
     upload_mb_per_s: float | None = None
     busy: float = 0.0  # the share of this machine's CPUs other work kept busy then (busy_share)
+    cpus: float = math.inf  # the CPUs this process may use (available_cpus; inf: CPU not counted)
 
     @property
     def headroom(self) -> float:
@@ -113,7 +118,7 @@ def measure(client, bucket: str, key: str, size: int, seconds: float = PROBE_SEC
         finally:
             client.delete_object(Bucket=bucket, Key=PROBE_KEY)
     taken = measure_uploads(client, bucket, seconds) if uploads else None
-    return Capacity(served, measure_requests(client, bucket, key, seconds), taken, busy)
+    return Capacity(served, measure_requests(client, bucket, key, seconds), taken, busy, available_cpus())
 
 
 def busy_share() -> float:
@@ -124,6 +129,21 @@ def busy_share() -> float:
     except OSError:
         return 0.0
     return min(1.0, running / (os.cpu_count() or 1))
+
+
+def available_cpus(cgroup: Path = CGROUP) -> float:
+    """The CPUs this process may use: those its affinity allows, fewer where its cgroup's CFS
+    quota allows less (cgroup v2's cpu.max, or v1's cpu/cpu.cfs_quota_us over its period)."""
+    cpus = float(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+    for quota_file, period_file in (("cpu.max", None), ("cpu/cpu.cfs_quota_us", "cpu/cpu.cfs_period_us")):
+        try:
+            fields = (cgroup / quota_file).read_text().split()
+            period = (cgroup / period_file).read_text() if period_file else fields[1]
+        except (OSError, IndexError):
+            continue
+        if fields[0] not in ("max", "-1"):
+            return min(cpus, int(fields[0]) / int(period))
+    return cpus
 
 
 def measure_uploads(client, bucket: str, seconds: float = PROBE_SECONDS, connections: int = PROBE_CONNECTIONS) -> float:
@@ -261,9 +281,23 @@ def load(model: NetworkModel, draw: Draw, capacity: Capacity) -> float:
     return sum(rate / served for rate, served in rates if rate is not None)
 
 
+def cpu_need(draw: Draw) -> float:
+    """vCPUs the run's environments may use together at scale 1: each is allowed its memory's
+    share (fanout.common.vcpu), which the scale divides."""
+    return draw.environments * vcpu.share(draw.memory)
+
+
 def scale_for(model: NetworkModel, draw: Draw, capacity: Capacity) -> float:
     """The smallest scale (two significant digits, at least 1) at which load() is within the
-    capacity's headroom; the largest allowed scale when none is."""
+    capacity's headroom and the environments' CPU shares, cpu_need() / scale, within the same
+    headroom of its CPUs; the largest allowed scale when none is."""
+    low, high = SCALE_RANGE
+    for_cpu = cpu_need(draw) / (capacity.cpus * capacity.headroom)
+    return min(high, max(_network_scale(model, draw, capacity), round_up(max(low, for_cpu))))
+
+
+def _network_scale(model: NetworkModel, draw: Draw, capacity: Capacity) -> float:
+    """scale_for, counting the network alone."""
     low, high = SCALE_RANGE
 
     def fits(scale: float) -> bool:

@@ -12,6 +12,7 @@ workload's driver says), measuring this machine first, and says what it picked.
 
 import argparse
 import json
+import math
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 
@@ -91,10 +92,14 @@ def auto_scaled(model: NetworkModel, stack, demands: Sequence[capacity.Demand], 
     """`model` at the scale the rule picks for `stack` (its concurrency and memory) running messages
     that ask `demands` on a machine that serves `measured`: the largest any demand needs. Says
     what it picked and the figures of the demand that needed it."""
+    from fanout.local.host import limits  # the kernel's bounds on a CPU cap, where the host applies it
+
     draws = [capacity.Draw(stack.concurrency, stack.memory, demand) for demand in demands]
     scales = {draw: capacity.scale_for(model, draw, measured) for draw in draws}
     largest = max(scales, key=scales.__getitem__)
     say(auto_text(model, largest, measured, scales[largest], len(scales)))
+    if limits.cpu_quota(stack.memory, scales[largest]) is None:
+        say(f"CPU share not capped: {limits.CpuLimit.unenforceable(stack.memory, scales[largest])}")
     return model.with_scale(scales[largest])
 
 
@@ -112,13 +117,16 @@ def auto_text(model: NetworkModel, draw: capacity.Draw, measured: capacity.Capac
     took = "" if measured.upload_mb_per_s is None else f", took in {measured.upload_mb_per_s:.0f} MB/s from as many"
     largest = f", the largest need of {demands} kinds of message" if demands > 1 else ""
     busy = f" (other work kept {measured.busy:.0%} of the CPUs busy)" if measured.busy >= 0.05 else ""
+    cpu = "" if math.isinf(measured.cpus) else (
+        f"; their CPU shares, {capacity.cpu_need(draw):.2g} vCPU at scale 1, take {capacity.cpu_need(draw) / scale:.2g} "
+        f"of this machine's {measured.cpus:g} CPUs, within {measured.headroom:.0%}")
     return (f"network {model.profile}: scale {scale:g} (auto: {draw.environments} environments of {draw.memory} MB, "
             f"{demand.what} on {demand.connections} connection{'s' * (demand.connections != 1)}{largest}, "
             f"{demand.requests} requests a message, may draw "
             f"{', '.join(drawn)}{asked} in total at scale 1; this machine's emulator served {measured.mb_per_s:.0f} MB/s "
             f"to {capacity.PROBE_CONNECTIONS} connections{took} and {measured.requests_per_s:.0f} requests/s to "
             f"{capacity.PROBE_CLIENTS} clients just now; at scale {scale:g} the run takes "
-            f"{capacity.load(picked, draw, measured):.0%} of that, within {measured.headroom:.0%}{busy})")
+            f"{capacity.load(picked, draw, measured):.0%} of that, within {measured.headroom:.0%}{busy}{cpu})")
 
 
 @contextmanager

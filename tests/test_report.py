@@ -6,6 +6,7 @@ import io
 import json
 from types import SimpleNamespace
 
+import markupsafe
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
@@ -159,9 +160,9 @@ def test_achieved_concurrency_and_cold_starts():
     assert result["cold_start_share"] == pytest.approx(np.mean([r["cold_start"] for r in cell]), abs=1e-4)
 
 
-def summary_of(records, sent, dead=(), lambda_report=(), backend="local", network=None):
+def summary_of(records, sent, dead=(), lambda_report=(), backend="local", network=None, limits=None):
     record = {
-        "network": network,
+        "network": network, "limits": limits,
         "run_id": RUN, "backend": backend, "first_send_ms": 1_700_000_000_000, "last_send_ms": 1_700_000_000_100,
         "send_rate_per_s": 100.0, "version": "test", "failed_seqs": [], "sent": sent,
         "parameters": {"messages": sent, "experiment_tag": "a", "strategy": "download_file",
@@ -175,7 +176,7 @@ def summary_of(records, sent, dead=(), lambda_report=(), backend="local", networ
     downloads = [r for r in records if r["event"] == "download"]
     typed = run_record.RunRecord.from_json(record)
     return {
-        "run": record, "network": typed.network_label(), "timeline": [],
+        "run": record, "network": typed.network_label(), "limits": typed.limits_label(), "timeline": [],
         "ground_truth": truth.compare(typed.backend, typed.network, downloads),
         "counts": report.counts(typed, records, table),
         "cells": report.with_predictions(report.join_cells(table, downloads, typed.cpu_scale()), typed, downloads),
@@ -721,6 +722,32 @@ def test_a_run_at_a_network_scale_flags_its_cells_against_the_scaled_share(tmp_p
     [scaled] = summary_of(records, sent=len(records), network=network)["cells"]
     [measured] = summary_of(records, sent=len(records), backend="aws")["cells"]
     assert (scaled["flags"], measured["flags"]) == (pressure.CPU_BOUND, "")
+
+
+LIMITS = {"memory (512 MB)": "enforced by cgroup", "CPU share": "not enforced: no cpu cgroup (No such file or directory)",
+          "/tmp (512 MB)": "enforced by a loop-mounted file system"}  # what a host recorded (Summary.limits)
+LIMITS_LINE = ("Lambda's limits: /tmp (512 MB): enforced by a loop-mounted file system; CPU share: not enforced: "
+               "no cpu cgroup (No such file or directory); memory (512 MB): enforced by cgroup")
+
+
+def test_the_report_states_lambdas_limits_beside_the_network(tmp_path, monkeypatch):
+    """A local run's report says, under the network's line, how the host held the environments to
+    Lambda's limits, a limit this machine could not enforce among them: on the terminal, in
+    report.md, index.html and summary.json. On AWS, where Lambda holds them, it says nothing."""
+    monkeypatch.setenv("FANOUT_RESULTS", str(tmp_path))
+    records, _ = synthetic_records(per_cell=10, cell_keys=CELLS[:1])
+    summary = summary_of(records, sent=len(records), limits=LIMITS)
+    output = io.StringIO()
+    terminal.show(report.sections(summary), Console(file=output, width=400))
+    lines = output.getvalue().splitlines()
+    assert lines[lines.index(summary["network"]) + 1] == LIMITS_LINE
+    report.write(summary, plots_too=False)
+    folder = runs.run_dir(RUN)
+    assert f"**{summary['network']}**\n\n**{LIMITS_LINE}**" in (folder / "report.md").read_text()
+    assert f'<p class="network">{markupsafe.escape(LIMITS_LINE)}</p>' in (folder / "index.html").read_text()
+    assert json.loads((folder / runs.SUMMARY_FILE).read_text())["limits"] == LIMITS_LINE
+    measured = summary_of(records, sent=len(records), backend="aws")
+    assert measured["limits"] == "" and "Lambda's limits" not in markdown.document(report.sections(measured))
 
 
 def test_crt_downloads_have_no_retry_counts_to_sum():

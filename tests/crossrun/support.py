@@ -17,12 +17,13 @@ def run_id(number: int) -> str:
 def make_run(
     number, *, memory=1024, concurrency=4, object_size=8_000_000, strategy="download_file", tag="t", per_slot=10,
     median_s=0.5, sigma=0.4, seed=0, dead_lettered=(), accounting=True, network=None, backend="local",
-    object_size_field=True, addresses=None, ramp_ms=0,
+    object_size_field=True, addresses=None, ramp_ms=0, limits=None,
 ):  # fmt: skip
     """Write run.json and records.jsonl of one run of `concurrency` slots x `per_slot` downloads
     whose seconds are lognormal(log(median_s), sigma); `dead_lettered` seqs get no download.
     `addresses` ({address: seconds multiplier}): slot k's downloads reached the k-th address.
-    `ramp_ms`: slot k starts k x ramp_ms late, as the queue mapping scales out.
+    `ramp_ms`: slot k starts k x ramp_ms late, as the queue mapping scales out. `limits`: how the
+    host held the environments to Lambda's limits (run.json's "limits").
     Returns (run id, the download records)."""
     rng = np.random.default_rng(seed)
     rid = run_id(number)
@@ -63,6 +64,8 @@ def make_run(
                                 "in_flight": [], "duplicate_download_records": 0}  # fmt: skip
     if network:
         record["network"] = network
+    if limits:
+        record["limits"] = limits
     runs.save(run_record.RunRecord.from_json(record))
     with open(runs.run_dir(rid) / "records.jsonl", "w") as out:
         out.writelines(json.dumps(r) + "\n" for r in downloads + errors)

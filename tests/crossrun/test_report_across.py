@@ -140,6 +140,25 @@ def test_the_network_label_is_on_every_output(tmp_path, backend, network, label)
         assert {row["network"] for row in csv.DictReader(f)} == {label}
 
 
+def test_the_limits_each_run_was_held_to_are_stated_once_each_beside_the_network(tmp_path, capsys):
+    """A sweep across memory sizes: each size's limits once, on the terminal, in report.md and
+    cells.json; the cells still pool by network alone (the limits are no cell field)."""
+    held = {512: "0.289 vCPU, enforced by cgroup", 1024: "0.579 vCPU, enforced by cgroup"}
+    ids = [make_run(n, memory=memory, limits={f"memory ({memory} MB)": "enforced by cgroup", "CPU share": held[memory]})[0]
+           for n, memory in ((1, 512), (2, 1024), (3, 1024))]
+    out = tmp_path / "out"
+    summary = crossrun.build(ids, out, "t")
+    stated = ["Lambda's limits: CPU share: 0.289 vCPU, enforced by cgroup; memory (512 MB): enforced by cgroup",
+              "Lambda's limits: CPU share: 0.579 vCPU, enforced by cgroup; memory (1024 MB): enforced by cgroup"]
+    assert summary["limits"] == " | ".join(stated) and summary["varying"] == ["memory_size"]
+    assert json.loads((out / "cells.json").read_text())["limits"] == summary["limits"]
+    assert f"**{summary['limits']}**" in (out / "report.md").read_text()
+    terminal.show(crossrun.sections(summary), Console(width=1000))
+    assert summary["limits"] in capsys.readouterr().out.splitlines()
+    aws = crossrun.build([make_run(4, backend="aws")[0]], tmp_path / "aws", "t")
+    assert aws["limits"] == "" and "Lambda's limits" not in (tmp_path / "aws" / "report.md").read_text()
+
+
 def test_two_networks_are_not_pooled(tmp_path):
     a, _ = make_run(1)
     b, _ = make_run(2, network={"profile": "p", "scale": 1})

@@ -159,8 +159,11 @@ def test_a_run_under_a_network_model(deployed, tmp_path, capsys):
     assert fanout("fire", "--messages", "8", "--tag", "modelled", "--pin", "auto") == 0
     run_id = runs.resolve(runs.LATEST)
     assert fanout("wait", "--run", run_id, "--timeout", "240", "--network", str(path), "--network-scale", "2") == 0
-    network = runs.load(run_id).network
+    network, limits = runs.load(run_id).network, runs.load(run_id).limits
     assert (network["profile"], network["scale"], network["parameters"]["sustained_mb_per_s"]) == ("tiny", 2, 8)
+    # How the host held the environments to Lambda's limits: 256 MB buys 0.145 vCPU, halved by the scale.
+    assert set(limits) == {"memory (256 MB)", "CPU share", "/tmp (512 MB)"}
+    assert limits["CPU share"].startswith(("0.072 vCPU, enforced by cgroup", "not enforced: "))
     capsys.readouterr()
     assert fanout("report", "--run", run_id) == 0
     label = "simulated network: tiny, scale 2 (rates / 2, first byte not scaled)"
@@ -168,6 +171,9 @@ def test_a_run_under_a_network_model(deployed, tmp_path, capsys):
     assert summary_of(run_id)["network"] == label
     assert label in (runs.run_dir(run_id) / "report.md").read_text()
     assert label in (runs.run_dir(run_id) / "summary.csv").read_text()
+    stated = runs.load(run_id).limits_label()
+    assert stated.startswith("Lambda's limits: /tmp (512 MB): ") and "; memory (256 MB): enforced by " in stated
+    assert summary_of(run_id)["limits"] == stated and f"**{stated}**" in (runs.run_dir(run_id) / "report.md").read_text()
     records = [json.loads(line) for line in (runs.run_dir(run_id) / "records.jsonl").read_text().splitlines()]
     downloads = [r for r in records if r["event"] == "download"]
     assert len(downloads) == 8

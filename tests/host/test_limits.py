@@ -107,9 +107,15 @@ def test_the_cold_start_runs_at_the_unscaled_share_and_invocations_at_the_scaled
 
 
 def test_a_limit_the_machine_cannot_enforce_is_said_once(deploy, monkeypatch, tmp_path):
+    """Said once as a warning, and kept in the host's summary with how the others were held (the
+    run's report states them)."""
     monkeypatch.setattr(limits, "CPU_ROOT", tmp_path / "no-cgroups")
     fn = deploy("def handler(event, context):\n    pass\n", memory=1769)
     fn.send([{"n": n} for n in range(3)])
     warnings: list[str] = []
-    fn.host(warn=warnings.append)
-    assert [w for w in warnings if "CPU" in w] == ["Lambda's CPU share: not enforced: no cpu cgroup (No such file or directory)"]
+    summary = fn.host(warn=warnings.append)
+    unenforced = "not enforced: no cpu cgroup (No such file or directory)"
+    assert [w for w in warnings if "CPU" in w] == [f"Lambda's CPU share: {unenforced}"]
+    assert list(summary.limits) == ["memory (1769 MB)", "CPU share", "/tmp (512 MB)"]
+    assert summary.limits["CPU share"] == unenforced
+    assert summary.limits["memory (1769 MB)"].startswith("enforced by ")

@@ -9,7 +9,8 @@ import pytest
 
 from fanout import cli
 from fanout.cloud import strategies
-from fanout.local import network
+from fanout.common import paths
+from fanout.local import hostlock, network
 from fanout.local.network import capacity, model, options
 
 
@@ -217,6 +218,19 @@ def test_a_scale_past_what_the_kernel_can_cap_is_said_in_one_line():
     said.clear()
     options.auto_scaled(m, stack, [draw.demand], capacity.Capacity(1000, 1000, cpus=2), said.append)
     assert len(said) == 1  # 0.072 vCPU at scale 1: capped, nothing to say
+
+
+def test_the_limits_a_running_host_publishes_are_read_while_it_holds_the_stack(tmp_path, monkeypatch):
+    """`fanout host` publishes how it holds its environments to Lambda's limits beside its model,
+    for `wait --no-host` to record; both go with the host (a stopped host's say nothing)."""
+    monkeypatch.setenv("FANOUT_HOME", str(tmp_path))
+    held = {"CPU share": "0.579 vCPU, enforced by cgroup", "memory (1024 MB)": "enforced by cgroup"}
+    with hostlock.held("local", "s"), options.published("local", "s", options.load(options.DEFAULT)):
+        assert options.read_published("local", "s", options.LIMITS_FILE) is None  # no environment yet
+        options.publish_limits("local", "s", held)
+        assert options.read_published("local", "s", options.LIMITS_FILE) == held
+    assert options.read_published("local", "s", options.LIMITS_FILE) is None
+    assert not (paths.stack_dir("local", "s") / options.LIMITS_FILE).exists()
 
 
 @pytest.mark.parametrize("value, rounded", [(2.61, 2.7), (148, 150), (3, 3), (0.0123, 0.013)])

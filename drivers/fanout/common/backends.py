@@ -39,6 +39,10 @@ class Hosting(Protocol):
     def idle(self) -> bool:
         """No invocation in flight."""
 
+    def limits(self) -> dict[str, str] | None:
+        """How the host held its environments to Lambda's limits, one line each by name (None:
+        not known here)."""
+
 
 class NotHosted:
     """Nothing hosted here (Lambda runs the function, or another command hosts it)."""
@@ -50,6 +54,9 @@ class NotHosted:
 
     def idle(self) -> bool:
         return True
+
+    def limits(self) -> dict[str, str] | None:
+        return None
 
 
 class Backend(Protocol):

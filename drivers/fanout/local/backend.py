@@ -41,6 +41,10 @@ class Hosted:
         """No invocation in flight: the environments wait for work."""
         return self.host.summary.in_flight == 0
 
+    def limits(self) -> dict[str, str]:
+        """How the host's environments were held to Lambda's limits (its Summary.limits)."""
+        return dict(self.host.summary.limits)
+
 
 class LocalBackend:
     name = "local"

@@ -1,5 +1,5 @@
-"""A report (fanout.results.sections) as report.md, in the page's order: the title, the network,
-what every cell shares and the related reports, the answer, a list of the sections, then the
+"""A report (fanout.results.sections) as report.md, in the page's order: the title, the network
+and Lambda's limits, what every cell shares and the related reports, the answer, a list of the sections, then the
 sections (a heading per table with its caption above and its footnotes below, tables as GitHub
 Markdown by fanout.results.tables, plots as images beside the file with their captions)."""
 
@@ -8,7 +8,7 @@ from fanout.results import run_folders as runs, sections, tables
 
 def document(report: sections.Report) -> str:
     """report.md's text: the title, the header, the answer, the contents, the details."""
-    parts = [f"# {report.title}", f"**{report.network}**"]
+    parts = [f"# {report.title}", f"**{report.network}**", *([f"**{report.limits}**"] if report.limits else [])]
     if report.header:
         parts.append("\n".join(f"- {line}" for line in report.header))
     if report.links:

@@ -114,9 +114,10 @@ class RunRecord(Recorded):
     send_rate_per_s: float | None = None
     accounting: RunAccounting | None = None
     network: dict | None = None  # fanout.local.network.NetworkModel.describe()
+    limits: dict | None = None  # how the local host held its environments to Lambda's limits (Summary.limits)
 
     NESTED = {"stack": RunStack, "parameters": RunParameters, "sweep": RunSweep, "accounting": RunAccounting}
-    OMIT_NONE = ("sweep", "accounting", "network")
+    OMIT_NONE = ("sweep", "accounting", "network", "limits")
 
     def sent_seqs(self) -> list[int]:
         """The seqs of the run that reached the queue."""
@@ -131,12 +132,26 @@ class RunRecord(Recorded):
         """How the run's numbers were made (fanout.local.network.label)."""
         return network.label(self.backend, self.network)
 
+    def limits_label(self) -> str:
+        """How the run's environments were held to Lambda's limits, in one line stated beside the
+        network label: each limit as the local host applied it, or why this machine could not
+        ("" on AWS, where Lambda holds them, and for a run whose host did not record them)."""
+        if not self.limits:
+            return ""
+        return "Lambda's limits: " + "; ".join(f"{name}: {how}" for name, how in sorted(self.limits.items()))
+
     def cpu_scale(self) -> float:
         """What the environments' CPU share was divided by: the network scale they were hosted
         under (the local host caps each at memory / 1,769 MB of a vCPU / scale, a shaped model
         only), else 1."""
         shaped = self.network and self.network.get("profile") != network.NONE
         return float(self.network["scale"]) if shaped and self.network else 1.0
+
+
+def limits_label(records) -> str:
+    """The limits labels of several runs (RunRecord.limits_label), each distinct one once, for a
+    page across them ("" when none has any: AWS, or runs from before the host recorded them)."""
+    return " | ".join(sorted({record.limits_label() for record in records} - {""}))
 
 
 def check(data: object, path: Path) -> RunRecord:

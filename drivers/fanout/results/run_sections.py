@@ -13,6 +13,13 @@ from fanout.results.sections import FILES, TERMINAL, Block, Figures, Heading, Im
 HOW_TITLE = "How the run was made"
 
 
+def labels(summary: dict) -> list[str]:
+    """How a run's (or runs') figures were made, one line each: the network label, and beside it
+    Lambda's limits as the local host held the environments to them (a summary's "limits"; none
+    on AWS, nor in a summary written before they were recorded)."""
+    return [summary["network"], *filter(None, [summary.get("limits")])]
+
+
 def opening(summary: dict, workload: str, labels: Sequence[str], options: str, messages: str,
             found: Sequence[str]) -> list[Block]:  # fmt: skip
     """The run and its labels (network, ...) in bold on the terminal; in the files, under a

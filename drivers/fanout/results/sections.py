@@ -130,7 +130,9 @@ CONTENTS_TITLE = "Contents"  # and of the list of the sections after it
 @dataclass(frozen=True)
 class Report:
     """A report: `title` heads the files, `network` is how the figures were made (a simulated
-    network's profile and scale, or measured on AWS), `blocks` in the order they show.
+    network's profile and scale, or measured on AWS), `limits` beside it how the local host held
+    the environments to Lambda's limits (RunRecord.limits_label; "" on AWS), `blocks` in the
+    order they show.
 
     `answer`: the blocks the files open with (the terminal shows those of its medium first too);
     `header`: what every cell shares, one line each, said once at the top of the files (their
@@ -142,6 +144,7 @@ class Report:
     answer: list[Block] = field(default_factory=list)
     header: tuple[str, ...] = ()
     links: tuple[Link, ...] = ()
+    limits: str = ""
 
     def on(self, medium: str) -> list[Block]:
         """The blocks that show on `medium` (TERMINAL or FILES), in order, the answer's first."""

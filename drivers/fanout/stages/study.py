@@ -21,7 +21,7 @@ from fanout.cloud import stack as stacks
 from fanout.common import backends, paths, registry as workloads
 from fanout.common.errors import OneLineErrors, UsageError
 from fanout.results import cells as cell_schemas, report_files, run_folders as runs, sections, study_tables as compared, sweep_folders as sweeps
-from fanout.results import terminal
+from fanout.results import run_record, terminal
 from fanout.results.sections import TERMINAL, Block, Heading, Table, Text
 from fanout.stages import sweep, wait
 
@@ -467,7 +467,7 @@ def write_report(study: Study, manifest: sweeps.Manifest) -> sections.Report:
     its plot; the report, for the terminal."""
     done = [cell.run_id for cell in manifest.cells if cell.status == "done" and cell.run_id]
     first = runs.load(done[0])
-    label = first.network_label()
+    label, limits = first.network_label(), run_record.limits_label(runs.load(run_id) for run_id in done)
     records = records_of(manifest, study.workload)
     folder = report_dir(study, manifest)
     folder.mkdir(parents=True, exist_ok=True)
@@ -475,12 +475,13 @@ def write_report(study: Study, manifest: sweeps.Manifest) -> sections.Report:
     warning, found = simulation(label, first.backend), answer(study, records, label, folder, local)
     # The terminal keeps its order (title, provenance, tables, verdicts); the files open with the answer.
     blocks = [Text(study.title, "bold", only=TERMINAL), *sections.on_only(warning, TERMINAL),
+              *(Text(line, "bold", only=TERMINAL) for line in filter(None, [limits])),
               *provenance(study, manifest, label, local), *report_tables(study, records, local),
               *sections.on_only(found, TERMINAL)]  # fmt: skip
     pages = [(f"sweep {manifest.sweep_id}", sweeps.sweep_dir(manifest.sweep_id)),
              *((f"run {run_id}", runs.run_dir(run_id)) for run_id in done)]  # fmt: skip
     report = sections.Report(study.title, label, blocks, answer=sections.on_only([*warning, *found], sections.FILES),
                              header=(f"workload: {study.workload}", f"source: {study.source['title']}, "
-                                     f"{study.source['date']}"), links=sections.links(folder, pages))  # fmt: skip
+                                     f"{study.source['date']}"), links=sections.links(folder, pages), limits=limits)  # fmt: skip
     report_files.write(report, folder)
     return report

@@ -258,6 +258,7 @@ def wait(stack: Stack, record: run_record.RunRecord, timeout: float, host: bool 
                 break
             time.sleep(backends.get(stack.backend).poll_seconds)
     accounting.platform_errors = platform_errors(stack, record)  # once: another full scan of the logs
+    record = _record_limits(stack, record, running)
     runs.update(record.but(accounting=accounting.as_record()))
     missing = accounting.in_flight()
     console.print(f"[{'red' if missing or accounting.lost else 'green'}]{accounting.summary()}[/], of {sent} sent")
@@ -284,6 +285,16 @@ def _record_network(console: Console, stack: Stack, record: run_record.RunRecord
     runs.update(record)
     console.print(network_options.label_of(network_options.from_record(record.network)), highlight=False)
     return record
+
+
+def _record_limits(stack, record: run_record.RunRecord, running: backends.Hosting) -> run_record.RunRecord:
+    """run.json's "limits": how the host held the environments to Lambda's limits, this wait's
+    own or the one the stack's running host published (every report states them beside the
+    network); nothing on AWS, where Lambda holds them."""
+    if not backends.get(stack.backend).hosts_function:
+        return record
+    limits = running.limits() or network_options.read_published(stack.backend, stack.stack, network_options.LIMITS_FILE)
+    return record.but(limits=limits) if limits else record
 
 
 def _note_slowest(console: Console, receives: int, visibility: int, timeout: float, retrying: int = 0) -> bool:

@@ -63,9 +63,14 @@ def command(args: argparse.Namespace) -> int:
     config, deployed = _function_config(args)
     console = Console(stderr=True)
     network = network_options.from_args(args, deployed, say=console.print)
+    publish = _limits_publisher(deployed)
     with _hosting_lock(deployed, network), console.status(f"hosting {config.name}") as status:
-        host = Host(config, idle_seconds=idle, max_envs=max_envs,
-                    progress=lambda s: status.update(f"hosting {config.name}: {_progress(s)}"),
+
+        def progress(s: Summary) -> None:
+            status.update(f"hosting {config.name}: {_progress(s)}")
+            publish(s.limits)
+
+        host = Host(config, idle_seconds=idle, max_envs=max_envs, progress=progress,
                     warn=lambda message: console.print(f"[yellow]warning:[/] {message}"), network=network)
         with _graceful_interrupt(host, console) as interrupt:
             summary = host.run()
@@ -96,6 +101,20 @@ def _hosting_lock(deployed, network):
     with hostlock.held(deployed.backend, deployed.stack), \
             network_options.published(deployed.backend, deployed.stack, network):
         yield
+
+
+def _limits_publisher(deployed):
+    """A function that publishes the host's limits (Summary.limits) for `fanout wait --no-host`
+    when they change; it does nothing for --function (no stack to publish in)."""
+    published: dict[str, str] = {}
+
+    def publish(limits: dict[str, str]) -> None:
+        if deployed is not None and limits != published:
+            network_options.publish_limits(deployed.backend, deployed.stack, limits)
+            published.clear()
+            published.update(limits)
+
+    return publish
 
 
 def _running_emulator() -> str:

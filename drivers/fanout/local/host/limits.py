@@ -33,6 +33,7 @@ CPU_ROOT = Path("/sys/fs/cgroup/cpu")
 MIN_QUOTA_US, MAX_PERIOD_US, PERIOD_US = 1000, 1_000_000, 100_000  # the kernel's CFS bounds
 MIB = 1024 * 1024
 WATCH_INTERVAL = 0.05  # seconds between the watchdog's samples
+NOT_ENFORCED = "not enforced"  # how an `enforcement` that does not hold begins
 
 
 class MemoryLimit:
@@ -111,13 +112,13 @@ class TmpStorage:
             _run("mkfs.ext4", "-q", "-m", "0", self.image)
             self.enforcement = "enforced by a loop-mounted file system"
         except (OSError, subprocess.CalledProcessError) as exc:
-            self.enforcement = f"not enforced: no file system image ({_why(exc)})"
+            self.enforcement = f"{NOT_ENFORCED}: no file system image ({_why(exc)})"
             self.remove()
 
     def mounted(self, problem: str | None) -> None:
         """Record the environment's answer: None when it mounted the image, else why not."""
         if problem and self.image:
-            self.enforcement = f"not enforced: {problem}"
+            self.enforcement = f"{NOT_ENFORCED}: {problem}"
 
     def remove(self) -> None:
         """Delete the image (a mount still using it keeps its data until the mount ends)."""
@@ -174,7 +175,7 @@ class CpuLimit:
         self._scaled = cpu_quota(memory_mb, scale)
         share = vcpu.share(memory_mb, scale)
         if self._scaled is None:
-            self.enforcement = f"not enforced: {self.unenforceable(memory_mb, scale)}"
+            self.enforcement = f"{NOT_ENFORCED}: {self.unenforceable(memory_mb, scale)}"
             return
         unscaled = cpu_quota(memory_mb, 1.0) or self._scaled
         try:
@@ -182,7 +183,7 @@ class CpuLimit:
             during_init = f" ({vcpu.share(memory_mb):.3f} during the cold start)" if unscaled != self._scaled else ""
             self.enforcement = f"{share:.3f} vCPU{during_init}, enforced by cgroup"
         except OSError as exc:
-            self.enforcement = f"not enforced: no cpu cgroup ({exc.strerror or exc})"
+            self.enforcement = f"{NOT_ENFORCED}: no cpu cgroup ({exc.strerror or exc})"
 
     def invoking(self) -> None:
         """The cold start is over: from now on the scaled share."""

@@ -16,12 +16,12 @@ import threading
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from fanout.common import paths, queue_state, ramp
 from fanout.common.errors import FanoutError
-from fanout.local.host import calls, environment, faults
+from fanout.local.host import calls, environment, faults, limits
 from fanout.local.host.config import FunctionConfig
 from fanout.local.host.environment import Environment, InitFailed
 from fanout.local.host.event import failed_message_ids, sqs_event
@@ -56,6 +56,9 @@ class Summary:
     environments: int = 0
     drained: bool = False  # stopped because the queue stayed empty for the idle period
     seconds: float = 0.0
+    # How the environments were held to Lambda's limits, by name (Environment.limits): the first
+    # environment's word, or the first that could not enforce one; what the run's report states.
+    limits: dict[str, str] = field(default_factory=dict)
 
 
 def _stderr_warning(message: str) -> None:
@@ -226,17 +229,20 @@ class Host:
             raise
         if tmp_problem:
             self._warn_shared_tmp(tmp_problem)
-        self._warn_unenforced(env)
+        self._note_limits(env)
         return env
 
-    def _warn_unenforced(self, env: Environment) -> None:
-        """Say once per host, one line each, which of Lambda's limits this machine cannot enforce."""
+    def _note_limits(self, env: Environment) -> None:
+        """Keep how `env` was held to Lambda's limits (Summary.limits), and say once per host, one
+        line each, which of them this machine cannot enforce."""
         with self._lock:
-            new = {name: limit for name, limit in env.limits().items()
-                   if limit.enforcement.startswith("not enforced") and name not in self._unenforced}
+            held = {name: limit.enforcement for name, limit in env.limits().items()}
+            new = {name: text for name, text in held.items()
+                   if text.startswith(limits.NOT_ENFORCED) and name not in self._unenforced}
             self._unenforced.update(new)
-        for name, limit in new.items():
-            self._warn(f"Lambda's {name}: {limit.enforcement}")
+            self.summary.limits = {**held, **self.summary.limits, **new}
+        for name, enforcement in new.items():
+            self._warn(f"Lambda's {name}: {enforcement}")
 
     def _warn_shared_tmp(self, problem: str) -> None:
         """Warn once per host, however many environments start at the same time."""

@@ -6,8 +6,9 @@ the manual flow and the demo measure alike; `fanout host --function`, which has 
 a scale from, keeps `none`. `--network-scale auto` (the default) picks the scale by the rule of fanout.local.network.capacity for
 the stack's concurrency and memory and what the run's messages ask of the network (their
 workload's driver says), measuring this machine first, and says what it picked.
-`fanout host` publishes its model in the stack's state directory while it hosts, so that
-`fanout wait --no-host` can record it in run.json.
+`fanout host` publishes its model in the stack's state directory while it hosts, and how it holds
+its environments to Lambda's limits once it knows, so that `fanout wait --no-host` can record both
+in run.json.
 """
 
 import argparse
@@ -22,12 +23,13 @@ from fanout.cloud import strategies
 from fanout.local.network import capacity
 from fanout.local.network.model import NONE, PROFILES, ModelError, NetworkModel, check_scale, from_record, label, load
 
-__all__ = ["NONE", "AUTO", "DEFAULT", "add_arguments", "check", "from_args", "from_record", "label_of", "load", "published",
-           "read_published"]
+__all__ = ["NONE", "AUTO", "DEFAULT", "LIMITS_FILE", "add_arguments", "check", "from_args", "from_record", "label_of", "load",
+           "publish_limits", "published", "read_published"]
 
 AUTO = "auto"
 DEFAULT = "lambda-2024"  # a stack's function is hosted under this model unless told otherwise
 PUBLISHED_FILE = "network.json"
+LIMITS_FILE = "limits.json"  # how the host holds its environments to Lambda's limits, once it knows
 Demands = Callable[[], Sequence[capacity.Demand]]  # asked only when the automatic scale needs them
 
 
@@ -139,12 +141,19 @@ def published(backend: str, stack: str, model: NetworkModel):
         yield
     finally:
         path.unlink(missing_ok=True)
+        (path.parent / LIMITS_FILE).unlink(missing_ok=True)
 
 
-def read_published(backend: str, stack: str) -> dict | None:
-    """What the stack's running host published (None when no host runs: a crashed host's file
-    is ignored, its lock being free)."""
-    path = paths.stack_dir(backend, stack) / PUBLISHED_FILE
+def publish_limits(backend: str, stack: str, limits: dict[str, str]) -> None:
+    """Publish how the host running now holds its environments to Lambda's limits (its
+    Summary.limits), beside its model, for `fanout wait --no-host` to record."""
+    (paths.stack_dir(backend, stack) / LIMITS_FILE).write_text(json.dumps(limits) + "\n")
+
+
+def read_published(backend: str, stack: str, name: str = PUBLISHED_FILE) -> dict | None:
+    """What the stack's running host published (its model; `name` LIMITS_FILE: its limits):
+    None when no host runs (a crashed host's file is ignored, its lock being free)."""
+    path = paths.stack_dir(backend, stack) / name
     if not hostlock.is_held(backend, stack):
         return None
     try:

@@ -104,6 +104,7 @@ def summarize(loaded: list[Run], title: str, at_target: float = concurrency.AT_T
     return {
         "title": title,
         "network": labels[0] if len(labels) == 1 else "mixed: " + "; ".join(labels),
+        "limits": run_record.limits_label(run.record for run in loaded),
         "runs": [_run_summary(run, run_cells[run.run_id]) for run in loaded],
         "cells": rows,
         "varying": varying(rows),
@@ -313,6 +314,7 @@ def sections(summary: dict, images: tuple = (), folder: Path | None = None) -> R
     every = cell_label(summary["cells"][0], shared) if summary["cells"] and shared else ""
     blocks = [Text(f"{summary['title']}: {len(summary['runs'])} runs, {len(summary['cells'])} cells; {network_text}",
                    "bold", only=TERMINAL),
+              *(Text(line, "bold", only=TERMINAL) for line in run_sections.labels(summary)[1:]),  # Lambda's limits
               *([Text(f"every cell: {every}", only=TERMINAL)] if every else []),
               *_how(summary, every), *(Text(f"note: {line}") for line in summary.get("notes", []))]  # fmt: skip
     for metric, (title, caption) in cell_stats.METRICS.items():
@@ -344,7 +346,8 @@ def sections(summary: dict, images: tuple = (), folder: Path | None = None) -> R
         blocks.append(Text(f"wrote cells.csv, cells.json, report.md, index.html and plots to {folder}", only=TERMINAL))
     header = CELLS.header(summary["cells"][0], shared) if summary["cells"] else ()
     return Report(summary["title"], network_text, blocks, answer=answer(summary, first), header=header,
-                  links=run_sections.across_links([run["run_id"] for run in summary["runs"]], folder))  # fmt: skip
+                  links=run_sections.across_links([run["run_id"] for run in summary["runs"]], folder),
+                  limits=summary.get("limits", ""))  # fmt: skip
 
 
 def answer(summary: dict, figure: tuple) -> list:
@@ -381,7 +384,7 @@ def _how(summary: dict, every: str) -> list:
                     r["send_rate_per_s"], r["version"]] for r in summary["runs"]]  # fmt: skip
     methods = summary["methods"]
     return [
-        Text(f"Figures: {summary['network']}.", only=FILES),
+        Text(" ".join(f"Figures: {label}." for label in run_sections.labels(summary)), only=FILES),
         Heading("How it was made"),
         Table("Runs", runs_table, headed=False, labels=4, only=FILES),  # run, backend, stack, network
         Text(f"Report made by s3-fanout {summary['version']} ({summary['environment']})."

@@ -88,6 +88,7 @@ def build(stack, record: run_record.RunRecord) -> dict:
     return {
         "run": record.to_json(),
         "network": record.network_label(),
+        "limits": record.limits_label(),
         "counts": counts(record, records, table),
         "cells": with_predictions(join_cells(table, downloads, record.cpu_scale()), record, downloads),
         "steady_definition": concurrency.STEADY_DEFINITION,
@@ -334,7 +335,7 @@ def sections(summary: dict, images: tuple = ()) -> Report:
     return Report(f"s3-fanout run {summary['run']['run_id']}", summary["network"],
                   [*blocks, *_closing(summary), Figures(rest)], answer=answer(summary, shared, first),
                   header=CELLS.header(joined[0], [n for n in CELLS.fields if n not in varying]) if joined else (),
-                  links=_links(summary))  # fmt: skip
+                  links=_links(summary), limits=summary.get("limits", ""))  # fmt: skip
 
 
 ANSWER_COLUMNS = ("at target", "p50 MB/s (95% CI)", "p99 MB/s (95% CI)", "p50 s (95% CI)", "p99 s (95% CI)",
@@ -457,6 +458,7 @@ def _terminal_header(summary: dict, varying: tuple[str, ...]) -> list:
     first, *sets = sdk_lines(summary)
     lines = [Text(f"run {run.run_id} on the {run.backend} backend, stack {run.stack.stack!r}", "bold"),
              Text(summary["network"], "bold"),
+             *([Text(summary["limits"], "bold")] if summary.get("limits") else []),
              Text("\n".join([first, *(textwrap.fill(line, 78, initial_indent="  ", subsequent_indent="    ")
                                       for line in sets)]))]  # fmt: skip
     if run.sweep:
@@ -696,6 +698,7 @@ def _how(summary: dict) -> list:
     s, p = run.stack, run.parameters
     how = [
         f"- **{summary['network']}**",
+        *([f"- **{summary['limits']}**"] if summary.get("limits") else []),
         f"- backend: {run.backend}; stack {s.stack!r} in {s.region}" + (f" (emulator {s.endpoint})" if s.endpoint else ""),
         f"- function: {s.memory} MB, reserved concurrency {s.concurrency}, {s.architecture}, "
         f"timeout {s.timeout} s, batch size {s.batch_size}, DLQ after {s.max_receive_count} receives",

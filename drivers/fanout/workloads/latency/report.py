@@ -58,6 +58,7 @@ def build(stack, record: run_record.RunRecord) -> dict:
     return {
         "run": record.to_json(),
         "network": record.network_label(),
+        "limits": record.limits_label(),
         "units": UNITS,
         "percentiles": backends.get(record.stack.backend).percentile_method,
         "ci_method": stats.CI_METHOD,
@@ -145,7 +146,7 @@ def sections(summary: dict, images: tuple = ()) -> Report:
     options = p.get("workload_options", {})
     found = warnings(summary)
     blocks: list[Block] = run_sections.opening(
-        summary, "latency", [summary["network"]], f"sizes {options.get('sizes')}, reps {options.get('reps')}, "
+        summary, "latency", run_sections.labels(summary), f"sizes {options.get('sizes')}, reps {options.get('reps')}, "
         f"storage {options.get('storage') or 'every deployed class'}, {calls_made(options)}", f"{c['sent']} sent, {c['seqs_done']} done, "
         f"{c['calls']} calls, {c['error_records']} error records, {len(summary['dead_lettered'])} dead-lettered", found)
     main: list[Block] = [Table(MEDIAN_TITLE, median_table(summary["rows"]), labels=1, headed=False, only=FILES)
@@ -161,7 +162,7 @@ def sections(summary: dict, images: tuple = ()) -> Report:
                                    found)  # fmt: skip
     return Report(f"s3-fanout latency run {run['run_id']}", summary["network"], blocks,
                   answer=run_sections.answer(main, described(images, {PLOT: CAPTION}), found),
-                  links=run_sections.run_links(summary))
+                  links=run_sections.run_links(summary), limits=summary.get("limits", ""))
 
 
 def calls_made(options: dict) -> str:
@@ -227,9 +228,8 @@ def figure(summary: dict):
 def across(run_ids: list[str], folder, title: str) -> dict:
     """Per run (a sweep's cell: its sizes and reps), storage class, measure and size: n, p50,
     p90, p99 and mean seconds computed from the runs' records.jsonl (numpy's percentiles, type 7)."""
-    rows = []
-    for run_id in run_ids:
-        record = runs.load(run_id)
+    rows, records = [], [runs.load(run_id) for run_id in run_ids]
+    for run_id, record in zip(run_ids, records):
         calls = [r for r in runs.load_records(run_id, "latency") if r.get("event") == "latency"]
         options = record.parameters.workload_options or {}
         for storage in sorted({r["storage"] for r in calls}):
@@ -242,7 +242,8 @@ def across(run_ids: list[str], folder, title: str) -> dict:
                                      "client": options.get("client", CLIENTS[0]), "storage": storage, "measure": measure,
                                      "size": size, "n": described["n"], **{s: described[s] for s in STATS},
                                      "network": record.network_label()})  # fmt: skip
-    summary = {"title": title, "runs": run_ids, "units": UNITS, "percentiles": stats.PERCENTILE_METHOD, "rows": rows}
+    summary = {"title": title, "runs": run_ids, "units": UNITS, "percentiles": stats.PERCENTILE_METHOD, "rows": rows,
+               "limits": run_record.limits_label(records)}
     folder.mkdir(parents=True, exist_ok=True)
     runs.write_csv(folder / "cells.csv", list(rows[0]), rows)
     runs.write_text(folder / "cells.json", json.dumps(summary, indent=2) + "\n")
@@ -261,9 +262,9 @@ def across_sections(summary: dict, folder=None) -> Report:
     blocks: list[Block] = [Text(f"{summary['title']}: latency across {len(summary['runs'])} runs; {'; '.join(labels)}", "bold",
                    only=TERMINAL), *on_only(main, TERMINAL),
               Heading(run_sections.HOW_TITLE),
-              *(Text(f"- **{label}**", only=FILES) for label in labels),
+              *(Text(f"- **{label}**", only=FILES) for label in [*labels, *filter(None, [summary.get("limits")])]),
               Text(f"Units: {UNITS}. Percentiles: {stats.PERCENTILE_METHOD}.", only=FILES)]  # fmt: skip
     if folder is not None:
         blocks.append(Text(f"wrote cells.csv, cells.json, report.md, index.html to {folder}", only=TERMINAL))
     return Report(summary["title"], "; ".join(labels), blocks, answer=on_only(main, FILES),
-                  links=run_sections.across_links(summary["runs"], folder))
+                  links=run_sections.across_links(summary["runs"], folder), limits=summary.get("limits", ""))

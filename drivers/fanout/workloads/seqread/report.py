@@ -42,7 +42,7 @@ def build(stack, record: run_record.RunRecord) -> dict:
     query = insights.run_saved(stack, WORKLOAD.query, f'run_id = "{run_id}"', start_ms, end_ms)
     done = {r["seq"] for r in records if r.get("outcome") == "done"}
     return {
-        "run": record.to_json(), "network": record.network_label(), "units": UNITS,
+        "run": record.to_json(), "network": record.network_label(), "limits": record.limits_label(), "units": UNITS,
         "percentiles": stats.PERCENTILE_METHOD, "ci_method": stats.CI_METHOD,
         "counts": {"sent": len(record.sent_seqs()), "seqs_done": len(done), "messages": len(reads),
                    "in_query": sum(int(row["messages"]) for row in query),
@@ -128,7 +128,7 @@ def sections(summary: dict, images: tuple = ()) -> Report:
     found = warnings(summary)
     main: list[Block] = [main_table(summary)]
     blocks = [
-        *run_sections.opening(summary, "seqread", [summary["network"]],
+        *run_sections.opening(summary, "seqread", run_sections.labels(summary),
                               f"options {run['parameters'].get('workload_options')}",
                               f"{c['sent']} sent, {c['seqs_done']} done, {c['error_records']} error records, "
                               f"{len(summary['dead_lettered'])} dead-lettered", found),
@@ -138,7 +138,7 @@ def sections(summary: dict, images: tuple = ()) -> Report:
     ]  # fmt: skip
     return Report(f"s3-fanout seqread run {run['run_id']}", summary["network"], blocks,
                   answer=run_sections.answer(main, described(images, {PLOT: CAPTION}), found),
-                  links=run_sections.run_links(summary))
+                  links=run_sections.run_links(summary), limits=summary.get("limits", ""))
 
 
 def main_table(summary: dict) -> Table:
@@ -197,7 +197,8 @@ def across(run_ids: list[str], folder, title: str) -> dict:
     reads = [r for run_id in run_ids for r in runs.load_records(run_id, WORKLOAD.name) if r.get("event") == WORKLOAD.name]
     records = [runs.load(run_id) for run_id in run_ids]
     labels = sorted({record.network_label() for record in records})
-    summary = {"title": title, "runs": run_ids, "network": "; ".join(labels), "units": UNITS,
+    summary = {"title": title, "runs": run_ids, "network": "; ".join(labels),
+               "limits": run_record.limits_label(records), "units": UNITS,
                "percentiles": stats.PERCENTILE_METHOD, "ci_method": stats.CI_METHOD, "rows": rows(reads),
                "cost": run_cost_lines(reads, records[0])}  # fmt: skip
     folder.mkdir(parents=True, exist_ok=True)
@@ -214,9 +215,10 @@ def across_sections(summary: dict, folder=None, images: tuple = ()) -> Report:
     blocks: list[Block] = [
         Text(f"{summary['title']}: seqread across {len(summary['runs'])} runs; {summary['network']}", "bold",
              only=TERMINAL),
+        *(Text(line, "bold", only=TERMINAL) for line in run_sections.labels(summary)[1:]),  # Lambda's limits
         *on_only([main_table(summary)], TERMINAL),
         Heading(run_sections.HOW_TITLE),
-        Text(f"- **{summary['network']}**", only=FILES),
+        Text("\n".join(f"- **{label}**" for label in run_sections.labels(summary)), only=FILES),
         Text(f"Units: {summary['units']}. Percentiles: {summary['percentiles']}.", only=FILES),
         *cost(summary),
     ]  # fmt: skip
@@ -225,4 +227,4 @@ def across_sections(summary: dict, folder=None, images: tuple = ()) -> Report:
                            only=TERMINAL))  # fmt: skip
     return Report(summary["title"], summary["network"], blocks,
                   answer=run_sections.answer([main_table(summary)], described(images, {PLOT: CAPTION}), []),
-                  links=run_sections.across_links(summary["runs"], folder))
+                  links=run_sections.across_links(summary["runs"], folder), limits=summary.get("limits", ""))

@@ -60,6 +60,7 @@ def summarize(record: run_record.RunRecord, records: list[dict], in_query: int, 
     return {
         "run": record.to_json(),
         "network": record.network_label(),
+        "limits": record.limits_label(),
         "shaping": shaping(record),
         "units": UNITS,
         "percentiles": stats.PERCENTILE_METHOD,
@@ -165,7 +166,7 @@ def sections(summary: dict, images: tuple = ()) -> Report:
     dead = len(summary["dead_lettered"])
     main = operation_tables(summary["rows"], summary["ci_method"])
     blocks = [
-        *run_sections.opening(summary, "transfer", labels(summary), f"options {run['parameters'].get('workload_options')}",
+        *run_sections.opening(summary, "transfer", [*labels(summary), *run_sections.labels(summary)[1:]], f"options {run['parameters'].get('workload_options')}",
                               f"{c['sent']} sent, {c['seqs_done']} done, {c['error_records']} error records, "
                               f"{dead} dead-lettered", found),
         *on_only(main, TERMINAL),
@@ -174,7 +175,7 @@ def sections(summary: dict, images: tuple = ()) -> Report:
     ]  # fmt: skip
     return Report(f"s3-fanout transfer run {run['run_id']}", "; ".join(labels(summary)), blocks,
                   answer=run_sections.answer(main, described(images, {PLOT: CAPTION}), found),
-                  links=run_sections.run_links(summary))
+                  links=run_sections.run_links(summary), limits=summary.get("limits", ""))
 
 
 def flat(rows: list[dict], extra: dict) -> list[dict]:
@@ -235,13 +236,13 @@ def figure(rows: list[dict], caption: list[str]):
 def across(run_ids: list[str], folder, title: str) -> dict:
     """The tables of the runs' records together (a sweep's closing report): one row per cell.
     Writes cells.csv, cells.json, transfer.png, report.md and index.html into `folder`."""
-    messages, network_labels = [], set()
-    for run_id in run_ids:
-        record = runs.load(run_id)
+    messages, network_labels, records = [], set(), [runs.load(run_id) for run_id in run_ids]
+    for run_id, record in zip(run_ids, records):
         messages += [r for r in runs.load_records(run_id, "transfer") if r.get("event") == "transfer"]
         network_labels.add("; ".join(filter(None, [record.network_label(), shaping(record)])))
     rows = cell_rows(messages)
-    summary: dict = {"title": title, "runs": run_ids, "networks": sorted(network_labels), "units": UNITS,
+    summary: dict = {"title": title, "runs": run_ids, "networks": sorted(network_labels),
+                     "limits": run_record.limits_label(records), "units": UNITS,
                "percentiles": stats.PERCENTILE_METHOD, "ci_method": stats.CI_METHOD, "rows": rows}  # fmt: skip
     folder.mkdir(parents=True, exist_ok=True)
     lines = flat(rows, {"network": "; ".join(summary["networks"])})
@@ -260,13 +261,14 @@ def across_sections(summary: dict, folder=None, images: tuple = ()) -> Report:
     blocks: list[Block] = [
         Text(f"{summary['title']}: transfer across {len(summary['runs'])} runs; {'; '.join(networks)}", "bold",
              only=TERMINAL),
+        *(Text(limits, "bold", only=TERMINAL) for limits in filter(None, [summary.get("limits")])),
         *on_only(main, TERMINAL),
         Heading(run_sections.HOW_TITLE),
-        Text("\n".join(f"- **{label}**" for label in networks), only=FILES),
+        Text("\n".join(f"- **{label}**" for label in [*networks, *filter(None, [summary.get("limits")])]), only=FILES),
         Text(f"Units: {summary['units']}. Percentiles: {summary['percentiles']}.", only=FILES),
     ]  # fmt: skip
     if folder is not None:
         blocks.append(Text(f"wrote cells.csv, cells.json, transfer.png, report.md, index.html to {folder}", only=TERMINAL))
     return Report(summary["title"], "; ".join(networks), blocks,
                   answer=run_sections.answer(main, described(images, {PLOT: CAPTION}), []),
-                  links=run_sections.across_links(summary["runs"], folder))
+                  links=run_sections.across_links(summary["runs"], folder), limits=summary.get("limits", ""))

@@ -53,6 +53,7 @@ def test_the_report_has_our_cells_in_the_published_shape_labelled_a_simulation(r
     text = (folder / "report.md").read_text()
     assert (folder / "index.html").is_file()
     assert "SIMULATION, not a reproduction: simulated network: lambda-2024, scale" in text
+    assert "\n**Lambda's limits: /tmp (" in text  # how the host held its environments, beside the network
     assert "measured on AWS" not in text
     assert "The study, as its AWS run makes it: An SQS queue" in text  # the rehearsal's cells are its own
     assert "- Rehearsal (LOCAL=1): concurrency 1 2, object_size 8MiB, multiplier 2, network lambda-2024" in text

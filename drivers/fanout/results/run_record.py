@@ -8,6 +8,7 @@ the field in one line.
 """
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -148,7 +149,7 @@ class RunRecord(Recorded):
         return float(self.network["scale"]) if shaped and self.network else 1.0
 
 
-def limits_label(records) -> str:
+def limits_label(records: Iterable[RunRecord]) -> str:
     """The limits labels of several runs (RunRecord.limits_label), each distinct one once, for a
     page across them ("" when none has any: AWS, or runs from before the host recorded them)."""
     return " | ".join(sorted({record.limits_label() for record in records} - {""}))

@@ -287,7 +287,7 @@ def _record_network(console: Console, stack: Stack, record: run_record.RunRecord
     return record
 
 
-def _record_limits(stack, record: run_record.RunRecord, running: backends.Hosting) -> run_record.RunRecord:
+def _record_limits(stack: Stack, record: run_record.RunRecord, running: backends.Hosting) -> run_record.RunRecord:
     """run.json's "limits": how the host held the environments to Lambda's limits, this wait's
     own or the one the stack's running host published (every report states them beside the
     network); nothing on AWS, where Lambda holds them."""

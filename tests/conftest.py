@@ -1,5 +1,7 @@
 """Fixtures shared by the whole suite."""
 
+import signal
+
 import pytest
 from xdist.scheduler import LoadScopeScheduling
 
@@ -11,6 +13,15 @@ def emulator():
     """Endpoint URL of a private emulator whose state lives in a temporary FANOUT_HOME."""
     with control.private(prefix="fanout-test-") as endpoint:
         yield endpoint
+
+
+@pytest.fixture
+def ctrl_c_raises():
+    """SIGINT as an interactive Python has it: a test runner's worker may ignore it, or an earlier
+    test in the worker may have left another handler."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
 
 
 # Tests that share nothing with the rest of their module and take minutes: scheduled one by one

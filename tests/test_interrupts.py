@@ -8,14 +8,6 @@ import pytest
 from fanout.common import interrupts
 
 
-@pytest.fixture
-def ctrl_c_raises():
-    """SIGINT as an interactive Python has it (a test runner's worker may ignore it)."""
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    yield
-    signal.signal(signal.SIGINT, previous)
-
-
 class RaisesCtrlCWhenCollected:
     def __del__(self):
         signal.raise_signal(signal.SIGINT)  # the handler's KeyboardInterrupt is dropped here

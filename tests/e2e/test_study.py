@@ -1,37 +1,95 @@
-"""`fanout study lambda-fanout --local` end to end on the local backend (issues 25, 34): the
-fan-out study's local variant runs as a sweep with the source's timeout and /tmp, and its report
-puts our cells in both published tables' shape (the seconds, and the 'Mbps' derived from them),
-headed as a rehearsal and labelled a simulation, beside the 12 published rows, with a ratio only
-where the rows match; its claims say what the rehearsal cannot test. Our figures are checked
-against the runs' saved records, recomputed here with numpy.
+"""`make study STUDY=lambda-fanout LOCAL=1 DESTROY_AFTER=1` end to end on the local backend, as a
+new user types it after `make deploy CONCURRENCY=4 MEMORY=2048` (issues 25, 33, 34).
+
+The study never takes the user's stack: it runs on the sweeps' own stack of its region, which it
+creates and destroys, and the user's stack keeps its state and its function's configuration.
+The fan-out study's local variant runs as a sweep with the source's timeout and /tmp, and its
+report puts our cells in both published tables' shape (the seconds, and the 'Mbps' derived from
+them), headed as a rehearsal and labelled a simulation, beside the 12 published rows, with a ratio
+only where the rows match; its claims say what the rehearsal cannot test. Our figures are checked
+against the runs' saved records, recomputed here with numpy. A private emulator and FANOUT_HOME:
+the default stack names are the user's.
 """
 
 import dataclasses
+import json
+import os
+import subprocess
+import sys
+from typing import NamedTuple
 
 import numpy as np
 import pytest
 
-from fanout import cli
-from fanout.common import paths
+from fanout.cloud import owner, terraform
+from fanout.common import aws, paths
+from fanout.local.emulator import control
 from fanout.results import run_folders as runs, study_tables as compared, sweep_folders as sweeps
-from fanout.stages import deploy, study
+from fanout.stages import study
 
 pytestmark = pytest.mark.slow
 
-STACK = "study-e2e"
+USER_STACK = "s3fanout"  # the Makefile's default STACK
 OBJECT_SIZE = 8 * 2**20  # the local variant's
 
 
+def make(*args: str) -> subprocess.CompletedProcess:
+    """`make ARGS` with the CLI run by this interpreter from these drivers (`-o venv`: no
+    virtualenv is built), in this process's FANOUT_HOME; STACK not on the command line."""
+    env = {**os.environ, "PYTHONPATH": str(paths.REPO / "drivers")}
+    env.pop("STACK", None)
+    return subprocess.run(["make", "--no-print-directory", "-o", "venv", f"FANOUT={sys.executable} -m fanout.cli",
+                           *args], cwd=paths.REPO, capture_output=True, text=True, env=env, timeout=900)  # fmt: skip
+
+
+class Studied(NamedTuple):
+    before: dict  # the user's stack's state before the study
+    output: str  # what `make study` printed
+    endpoint: str  # the private emulator's
+    manifest: sweeps.Manifest  # the study's sweep
+
+
 @pytest.fixture(scope="module")
-def ran(emulator, tmp_path_factory):
-    with pytest.MonkeyPatch.context() as patch:
+def studied(tmp_path_factory):
+    with pytest.MonkeyPatch.context() as patch, control.private(prefix="fanout-study-") as endpoint:
         patch.setenv("FANOUT_RESULTS", str(tmp_path_factory.mktemp("results")))
         try:
-            assert cli.main(["study", "lambda-fanout", "--local", "--backend", "local", "--stack", STACK,
-                             "--timeout", "240", "--destroy-after"]) == 0  # fmt: skip
-            yield sweeps.load(sweeps.LATEST)
+            deployed = make("deploy", "CONCURRENCY=4", "MEMORY=2048")
+            assert deployed.returncode == 0, deployed.stdout + deployed.stderr
+            before = state()
+            # a fixed scale: the automatic one follows how busy the machine is (a loaded suite's is slow)
+            result = make("study", "STUDY=lambda-fanout", "LOCAL=1", "DESTROY_AFTER=1", "TIMEOUT=240", "NETWORK_SCALE=10")
+            assert result.returncode == 0, result.stdout + result.stderr
+            yield Studied(before, result.stdout, endpoint, sweeps.load(sweeps.LATEST))
         finally:
-            deploy.destroy("local", STACK)
+            make("destroy")
+
+
+@pytest.fixture
+def ran(studied: Studied) -> sweeps.Manifest:
+    return studied.manifest
+
+
+def state() -> dict:
+    return json.loads((paths.stack_dir("local", USER_STACK) / terraform.STATE_FILE).read_text())
+
+
+def test_the_study_leaves_the_users_stack_as_it_was(studied):
+    assert state() == studied.before  # not one resource or output applied again
+    outputs = terraform.outputs("local", USER_STACK)
+    assert (outputs["memory"], outputs["concurrency"], outputs["created_by"]) == (2048, 4, owner.DEPLOY)
+    function = aws.client("lambda", "us-east-1", studied.endpoint)
+    assert function.get_function_configuration(FunctionName=outputs["function_name"])["MemorySize"] == 2048
+    reserved = function.get_function_concurrency(FunctionName=outputs["function_name"])
+    assert reserved["ReservedConcurrentExecutions"] == 4
+
+
+def test_the_study_ran_on_its_own_stack_and_destroyed_only_that(studied):
+    own = owner.sweep_stack(study.load("lambda-fanout").sweep.get("region", "us-east-1"))  # the user's region too
+    assert f"Destroyed stack {own!r}" in studied.output and f"stack {USER_STACK!r}" not in studied.output
+    assert not terraform.has_state("local", own)
+    assert terraform.has_state("local", USER_STACK)
+    assert "study report:" in studied.output
 
 
 def records_of(manifest: sweeps.Manifest) -> list[dict]:

@@ -117,9 +117,9 @@ def test_second_ctrl_c_kills_the_environment_and_still_sends_the_logs(deploy, tm
     assert list((tmp_path / "host").iterdir()) == []
 
 
-def test_keyboard_interrupt_while_stopping_in_python_kills_and_still_sends_the_logs(deploy):
+def test_keyboard_interrupt_while_stopping_in_python_kills_and_still_sends_the_logs(deploy, ctrl_c_raises):
     """The library path (`fanout wait` hosts this way): stop(), then Ctrl-C as a KeyboardInterrupt."""
-    fn = deploy(SLOW, reserved=1, timeout=600, visibility=60, environment={"SLEEP": "500"})
+    fn = deploy(SLOW, reserved=1, timeout=600, visibility=60, environment={"SLEEP": "250"})
     fn.send([{"seq": 0}])
     host = Host(fn.config(), idle_seconds=60)
     pid = []
@@ -135,6 +135,6 @@ def test_keyboard_interrupt_while_stopping_in_python_kills_and_still_sends_the_l
 
     assert not running(pid[0])
     events = messages(fn)
-    assert "finished\n" not in events  # killed, not waited out: the handler had 500 s to sleep
+    assert "finished\n" not in events  # killed, not waited out: the handler had 250 s to sleep
     assert "Runtime.ExitError" in events[-3] and END.match(events[-2]) and REPORT.match(events[-1])
     assert list((paths.home() / "host").glob(f"{fn.name}-*")) == []

@@ -25,6 +25,7 @@ import pytest
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
+from fanout.workloads import registry
 from fanout import cli, insights
 from fanout.cloud import costs, package, params, stack, terraform
 from fanout.stages import demo, report as reporting, upload, wait
@@ -55,7 +56,7 @@ def deployed(emulator, tmp_path_factory):
         variables = inputs.variables(emulator, package.build(function="runner"))
         try:
             terraform.apply("local", STACK, variables)
-            deployed = stack.load("local", STACK)
+            deployed = stack.load("local", STACK, registry.stack_fields)
             upload.ensure_object(deployed)
             yield deployed
         finally:

@@ -44,7 +44,7 @@ def check(args: argparse.Namespace) -> tuple[int, params.DeployParams]:
     multiplier = fire.positive_int("--multiplier", args.multiplier)
     network_options.check(args)
     inputs = params.parse(DEMO_STACK, "us-east-1", args.concurrency, args.memory, args.object_size, "x86_64",
-                          strategies.DEFAULT, FUNCTION_TIMEOUT)  # fmt: skip
+                          strategies.DEFAULT, FUNCTION_TIMEOUT, deploy.workload_deploy({}))  # fmt: skip
     return multiplier, inputs
 
 

@@ -19,7 +19,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from fanout.results import deadletters, run_cost, run_folders as runs, run_record
 from fanout import insights
-from fanout.common import backends, interrupts, numerals as numbers, queue_state, registry as workloads
+from fanout.common import backends, interrupts, numerals as numbers, queue_state
+from fanout.workloads import registry as workloads
 from fanout.cloud import stack as stacks
 from fanout.cloud.stack import Stack
 from fanout.common.errors import FanoutError, UsageError
@@ -81,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
     console = Console()
     timeout = check(args)
     record = runs.load(args.run)
-    stack = stacks.from_args(args)
+    stack = stacks.acted_on(args.backend, args.stack, workloads.stack_fields)
     runs.check_same_stack(record, stack)
     hosting = _hosts_here(args)
     network = network_options.from_args(args, stack, console.print, lambda: [demand(record)]) if hosting else None
@@ -95,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
 def demand(record: run_record.RunRecord) -> capacity.Demand:
     """What one message of the run asks of the network (its workload's driver says), for the
     automatic network scale."""
-    return workloads.get(record.parameters.workload).driver().demand(run_cost.cell(record))
+    return workloads.get(record.parameters.workload).demand(run_cost.cell(record))
 
 
 def check_accounted(accounting: "Accounting", run_id: str, timeout: float, prefix: str = "") -> None:

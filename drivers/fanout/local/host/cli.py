@@ -87,7 +87,7 @@ def _function_config(args: argparse.Namespace):
     if args.function:
         endpoint = args.endpoint or _running_emulator()
         return function_config.load(args.function, endpoint, args.region), None
-    deployed = stack.from_args(args)
+    deployed = stack.acted_on(args.backend, args.stack, stack.no_workload_fields)
     config = function_config.load(deployed.function_name, deployed.endpoint, deployed.region)
     return config, deployed
 

@@ -16,4 +16,17 @@ locals {
   # message leaves there expires (transfer.tf's lifecycle rule).
   latency_prefix      = "latency/"
   latency_object_arns = ["arn:${local.partition}:s3:::${local.bucket_name}/${local.latency_prefix}*"]
+  # The function's variables and the role's statements of this workload (workloads.tf gathers them).
+  latency_environment = { LATENCY_BUCKETS = jsonencode(local.latency_buckets) }
+  latency_statements = local.latency_standard ? [
+    {
+      # Its own objects under latency/, deleted by the message that wrote them. No
+      # s3:ListBucket: it deletes the keys it wrote. Only when it measures standard; express has
+      # its own policy (express.tf).
+      Sid      = "LatencyWorkloadObjects"
+      Effect   = "Allow"
+      Action   = ["s3:PutObject", "s3:GetObject", "s3:DeleteObject"]
+      Resource = local.latency_object_arns
+    },
+  ] : []
 }

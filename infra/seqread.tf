@@ -19,6 +19,21 @@ locals {
     for bucket in concat([local.bucket_name], local.seqread_remote ? [local.remote_bucket_name] : []) :
     [for key in local.seqread_keys : "arn:${local.partition}:s3:::${bucket}/${key}"]
   ])
+  # The function's variables and the role's statements of this workload (workloads.tf gathers them).
+  seqread_environment = {
+    SEQREAD_BUCKETS       = jsonencode(local.seqread_buckets)
+    SEQREAD_REMOTE_REGION = var.remote_region
+  }
+  seqread_statements = length(local.seqread_object_arns) > 0 ? [
+    {
+      # Read exactly the objects it declares, in the stack's bucket and the remote bucket when
+      # there is one. None declared: no statement (IAM refuses an empty Resource).
+      Sid      = "SeqreadObjects"
+      Effect   = "Allow"
+      Action   = "s3:GetObject"
+      Resource = local.seqread_object_arns
+    },
+  ] : []
 }
 
 # The same account and endpoint as the stack's provider (versions.tf), in the other region. Without

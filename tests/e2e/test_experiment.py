@@ -371,7 +371,7 @@ def test_the_role_grants_exactly_the_actions_a_run_uses(deployed, tmp_path, monk
     for name in [name for name, strategy in strategies.STRATEGIES.items() if not strategy.aws_only]:
         spec = within_timeout.get(name, name)
         assert fanout("fire", "--messages", "4", "--tag", f"iam-{name}", "--strategy", spec) == 0
-    # and the latency workload's writes and deletes (fanout.common.registry)
+    # and the latency workload's writes and deletes (fanout.workloads.registry)
     assert fanout("fire", "--messages", "2", "--tag", "iam-latency", "--workload", "latency", "--sizes", "1",
                   "--reps", "1") == 0  # fmt: skip
     # and the transfer workload's: FAN's shared upload (its ListParts), a copy

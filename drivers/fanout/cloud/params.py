@@ -202,7 +202,7 @@ class DeployParams:
 
 
 @dataclass(frozen=True)
-class Given:
+class DeployGiven:
     """A deploy's (or plan's) command line, parsed at the stage: the stack, its backend, and the
     inputs given as text by name (INPUTS', sdk and keys; those not given absent)."""
 
@@ -231,7 +231,7 @@ def resolved_texts(given_texts: Mapping[str, str | None], deployed: dict) -> dic
     return {**DEFAULTS, **deployed_texts(deployed), **given(given_texts)}
 
 
-def from_given(given_inputs: Given, deployed: dict, workload: WorkloadDeploy) -> DeployParams:
+def from_given(given_inputs: DeployGiven, deployed: dict, workload: WorkloadDeploy) -> DeployParams:
     """Validate the command line of deploy/plan; raises UsageError on the first bad value. An
     input not given keeps its value in `deployed` (the stack's outputs, {}: none), else its
     default; `workload`: the workloads' options, checked by the stage likewise."""

@@ -105,12 +105,12 @@ def inputs_from(args: argparse.Namespace, deployed: dict | None = None) -> param
     return inputs_given(given_of(args), deployed or {})
 
 
-def given_of(args: argparse.Namespace) -> params.Given:
-    """deploy's (or plan's) command line, as params.Given."""
-    return params.Given(args.stack, args.backend, command_line.texts(args))
+def given_of(args: argparse.Namespace) -> params.DeployGiven:
+    """deploy's (or plan's) command line, as params.DeployGiven."""
+    return params.DeployGiven(args.stack, args.backend, command_line.texts(args))
 
 
-def inputs_given(given: params.Given, deployed: dict) -> params.DeployParams:
+def inputs_given(given: params.DeployGiven, deployed: dict) -> params.DeployParams:
     """The inputs of a deploy (params.from_given) with the workloads' deploy-level options: given,
     else kept from the deployed stack (`deployed`: its outputs, {}: none), else their defaults,
     checked by the workloads against the stack and region it goes to."""
@@ -126,10 +126,10 @@ def workload_deploy(options: dict) -> params.WorkloadDeploy:
     return params.WorkloadDeploy(options, workloads.terraform_variables(options))
 
 
-def blank(given: params.Given) -> params.Given:
+def blank(given: params.DeployGiven) -> params.DeployGiven:
     """`given` with no input given (backend, stack, sdk and keys kept): the deployed stack's inputs."""
     names = {*params.DEFAULTS, *workloads.deploy_option_names()}
-    return params.Given(given.stack, given.backend, {k: v for k, v in given.texts.items() if k not in names})
+    return params.DeployGiven(given.stack, given.backend, {k: v for k, v in given.texts.items() if k not in names})
 
 
 def _check_target(args: argparse.Namespace) -> None:

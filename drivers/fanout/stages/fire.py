@@ -179,7 +179,7 @@ def deploy_mismatches(args: argparse.Namespace, deployed: dict) -> list[str]:
     if not at_fire:
         return []
     before = deploy.blank(deploy.given_of(args))
-    after = params.Given(before.stack, before.backend, {**before.texts, **at_fire})
+    after = params.DeployGiven(before.stack, before.backend, {**before.texts, **at_fire})
     return params.fire_mismatches(deployed.get("stack", args.stack), at_fire, makes,
                                   deploy.inputs_given(before, deployed), deploy.inputs_given(after, deployed))
 

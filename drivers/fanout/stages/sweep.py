@@ -150,7 +150,7 @@ def from_args(args: argparse.Namespace) -> SweepParams:
     grid = _grid(args, workload)
     grid = dataclasses.replace(grid, more=tuple(_grid(cell, workload) for cell in _cells(args, workload)))
     endpoint = params.endpoint(args.backend, args.endpoint)
-    network_options.check(args)
+    network_options.check(args.network, args.network_scale)
     if args.network not in (None, network_options.NONE) and not backends.get(args.backend).hosts_function:
         raise UsageError(f"--network {args.network} shapes the local host's environments; "
                          "on AWS Lambda's own network applies")

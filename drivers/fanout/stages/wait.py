@@ -62,7 +62,7 @@ def check(args: argparse.Namespace) -> float:
     """wait's options, checked with no side effect (the run and the stack are not looked up);
     the timeout in seconds. The host it runs reads FANOUT_HOST_FAULTS: checked too."""
     timeout = DEFAULT_TIMEOUT if args.timeout is None else timeout_seconds(args.timeout)
-    network_options.check(args)
+    network_options.check(args.network, args.network_scale)
     if args.network not in (None, network_options.NONE) and not _hosts_here(args):
         raise UsageError(f"--network {args.network} shapes the environments of a host this command runs; "
                          "with --no-host give it to `make run`, on AWS Lambda's own network applies")
@@ -85,7 +85,8 @@ def run(args: argparse.Namespace) -> int:
     stack = stacks.acted_on(args.backend, args.stack, workloads.stack_fields)
     runs.check_same_stack(record, stack)
     hosting = _hosts_here(args)
-    network = network_options.from_args(args, stack, console.print, lambda: [demand(record)]) if hosting else None
+    network = (network_options.resolve(args.network, args.network_scale, stack, console.print, lambda: [demand(record)])
+               if hosting else None)
     with interrupts.sigterm_as_ctrl_c():  # the host it runs stops cleanly on either
         accounting = wait(stack, record, timeout, host=hosting, network=network, console=console,
                           chosen_timeout=args.timeout is not None)

@@ -10,7 +10,6 @@ import argparse
 import hashlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 

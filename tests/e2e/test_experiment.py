@@ -28,7 +28,7 @@ from botocore.exceptions import ClientError
 from fanout.workloads import registry
 from fanout import cli, insights
 from fanout.cloud import costs, package, params, stack, terraform
-from fanout.stages import demo, report as reporting, upload, wait
+from fanout.stages import demo, deploy, report as reporting, upload, wait
 from fanout.local import hostlock
 from fanout.local.host import config as function_config, credentials
 from fanout.common import aws
@@ -52,7 +52,8 @@ WAIT = ["--timeout", "240", *NO_MODEL]
 def deployed(emulator, tmp_path_factory):
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("FANOUT_RESULTS", str(tmp_path_factory.mktemp("results")))
-        inputs = params.parse(STACK, "us-east-1", CONCURRENCY, 256, "1MiB", "x86_64", "download_file", TIMEOUT_S)
+        inputs = params.parse(STACK, "us-east-1", CONCURRENCY, 256, "1MiB", "x86_64", "download_file", TIMEOUT_S,
+                              deploy.workload_deploy({}))  # fmt: skip
         variables = inputs.variables(emulator, package.build(function="runner"))
         try:
             terraform.apply("local", STACK, variables)

@@ -136,3 +136,47 @@ resource "aws_s3_bucket_policy" "remote" {
 
   depends_on = [aws_s3_bucket_public_access_block.remote]
 }
+
+# Its deploy-level options (fanout deploy --remote-region, --job-files) and what the stack reports of them.
+
+variable "remote_region" {
+  description = "Region of the seqread workload's second bucket (FROM=remote); empty: none. The function stays in var.region."
+  type        = string
+  default     = ""
+
+  validation {
+    condition     = var.remote_region == "" || (can(regex("^[a-z]{2}(-[a-z]+)+-[0-9]+$", var.remote_region)))
+    error_message = "remote_region must be empty or an AWS region name such as us-west-2."
+  }
+}
+
+variable "seqread_objects" {
+  description = "The seqread workload's objects the stack keeps in its bucket and the remote one, and the function's role may read: file size in bytes -> jobs, the objects seqread/<size>-bytes/<job>.bin of jobs 0 to jobs - 1 (fanout deploy's JOB_FILES; it uploads none, fire does). Empty: none."
+  type        = map(number)
+  default     = {}
+
+  # The function's limits (functions/runner/seqread/seqread.py): 1-64 jobs, files up to 5 GiB.
+  validation {
+    condition     = alltrue([for size, jobs in var.seqread_objects : can(regex("^[1-9][0-9]*$", size)) && jobs >= 1 && jobs <= 64 && floor(jobs) == jobs])
+    error_message = "seqread_objects must map file sizes in bytes (whole numbers) to 1-64 jobs."
+  }
+  validation {
+    condition     = alltrue([for size, jobs in var.seqread_objects : can(regex("^[1-9][0-9]*$", size)) ? tonumber(size) <= 5 * pow(1024, 3) : true])
+    error_message = "seqread_objects' file sizes must be at most 5368709120 bytes (5 GiB)."
+  }
+}
+
+output "remote_region" {
+  description = "Region of the seqread workload's second bucket; empty without one."
+  value       = var.remote_region
+}
+
+output "remote_bucket" {
+  description = "The seqread workload's bucket in remote_region; empty without one."
+  value       = local.seqread_remote ? aws_s3_bucket.remote[0].bucket : ""
+}
+
+output "seqread_objects" {
+  description = "The seqread objects the stack declares (file size in bytes -> jobs): the role reads exactly these in each bucket."
+  value       = var.seqread_objects
+}

@@ -17,33 +17,7 @@ MESSAGES    ?=
 MULTIPLIER  ?= 10
 TAG         ?= default
 WORKLOAD    ?=
-SIZES       ?=
-REPS        ?=
-REP_ORDER   ?=
-CALL_CLIENT ?=
-JOBS        ?=
-BLOCK       ?=
-DEPTH       ?=
-FILE_SIZE   ?=
-FROM        ?=
-READ_MODE   ?=
-TARGET_GBPS ?=
-REMOTE_REGION ?=
-JOB_FILES   ?=
 REMOTE_COPY ?= 0
-# A workload's tuning options (drivers/fanout/workloads/transfer/README.md): OPERATION to METHOD
-OPERATION   ?=
-SIZE        ?=
-THREADS     ?=
-PART_SIZE   ?=
-THRESHOLD   ?=
-CLIENT      ?=
-FAN         ?=
-FILES       ?=
-DIRECTION   ?=
-PREFIXES    ?=
-CLIENT_PER_OBJECT ?=
-METHOD      ?=
 RUN         ?= latest
 RUNS        ?=
 SWEEP       ?=
@@ -55,8 +29,6 @@ B           ?=
 TIMEOUT     ?=
 FUNCTION_TIMEOUT ?=
 EPHEMERAL_STORAGE ?=
-STORAGE     ?=
-EXPRESS_AZ  ?=
 HOST        ?= 1
 QUERY       ?= download-percentiles
 NETWORK     ?=
@@ -75,6 +47,18 @@ SDK         ?=
 KEYS        ?=
 PYTHON      ?= python3
 
+# The workloads' Make variables, VARIABLE=--flag, one line per workload (docs/architecture.md,
+# *Adding a workload*; tests/test_workload_lists.py checks them against the drivers' registry):
+# fire's and a sweep's options (a driver's OPTIONS; a sweep takes lists, docs/workloads.md), then
+# the deploy-level ones (DEPLOY_OPTIONS), which deploy, plan and sweep take and fire checks against
+# the stack. Unset, a variable passes nothing: the CLI owns the defaults.
+WORKLOAD_OPTIONS := SIZES=--sizes REPS=--reps REP_ORDER=--rep-order CALL_CLIENT=--call-client
+WORKLOAD_OPTIONS += JOBS=--jobs BLOCK=--block DEPTH=--depth FILE_SIZE=--file-size FROM=--from READ_MODE=--read-mode TARGET_GBPS=--target-gbps
+WORKLOAD_OPTIONS += OPERATION=--operation SIZE=--size THREADS=--threads PART_SIZE=--part-size THRESHOLD=--threshold CLIENT=--client FAN=--fan FILES=--files DIRECTION=--direction PREFIXES=--prefixes CLIENT_PER_OBJECT=--client-per-object METHOD=--method
+WORKLOAD_DEPLOY_OPTIONS := STORAGE=--storage EXPRESS_AZ=--express-az
+WORKLOAD_DEPLOY_OPTIONS += REMOTE_REGION=--remote-region JOB_FILES=--job-files
+WORKLOAD_VARIABLES := $(foreach pair,$(WORKLOAD_OPTIONS) $(WORKLOAD_DEPLOY_OPTIONS),$(firstword $(subst =, ,$(pair))))
+
 VENV   := .venv
 SCAN_VENV := .venv-scan
 UV_VERSION := 0.13.9
@@ -88,8 +72,9 @@ FANOUT := $(VENV)/bin/fanout
 
 # A variable set on the command line that no target reads is refused: unquoted, `make deploy
 # STRATEGY=ranged connections=0` makes connections=0 a variable of its own and deploys ranged's
-# defaults. Known: the `?=` variables above, FANOUT (the CLI to run, which the tests set) and make's own.
-KNOWN_VARIABLES := $(sort $(shell sed -n 's/^\([A-Z_]*\) *?=.*/\1/p' $(firstword $(MAKEFILE_LIST))) FANOUT)
+# defaults. Known: the `?=` variables above, the workloads' (WORKLOAD_VARIABLES), FANOUT (the CLI to
+# run, which the tests set) and make's own.
+KNOWN_VARIABLES := $(sort $(shell sed -n 's/^\([A-Z_]*\) *?=.*/\1/p' $(firstword $(MAKEFILE_LIST))) $(WORKLOAD_VARIABLES) FANOUT)
 MAKES_OWN := SHELL .SHELLFLAGS MAKEFLAGS MFLAGS GNUMAKEFLAGS MAKEFILES
 GIVEN_VARIABLES := $(foreach name,$(.VARIABLES),$(if $(filter command line,$(origin $(name))),$(name)))
 UNKNOWN_NAMES := $(filter-out $(KNOWN_VARIABLES) $(MAKES_OWN),$(GIVEN_VARIABLES))
@@ -117,6 +102,10 @@ endif
 q = '$(subst ','\'',$(value $(1)))'
 # $(call opt,--flag,NAME): the flag and NAME's value, only when NAME is set.
 opt = $(if $(value $(2)),$(1)=$(call q,$(2)))
+# $(call opts,LIST): opt of each VARIABLE=--flag of LIST; with a second argument, each set one
+# also marked --deploy-level with its argparse name (fire: the deployment's value too).
+opts = $(foreach pair,$(1),$(call opt,$(lastword $(subst =, ,$(pair))),$(firstword $(subst =, ,$(pair))))$(if $(2),$(if \
+  $(value $(firstword $(subst =, ,$(pair)))), --deploy-level $(subst -,_,$(patsubst --%,%,$(lastword $(subst =, ,$(pair))))))))
 TARGET = --backend=$(call q,BACKEND) --stack=$(call q,STACK)
 # A sweep or study runs on a stack of its own (fanout.cloud.owner), never on STACK's default: it
 # gets --stack only when STACK is given on the command line.
@@ -129,32 +118,21 @@ STRATEGY_ARG = $(if $(value STRATEGY),--strategy=$(call q,STRATEGY),$(if $(value
 DEPLOYED_ARGS = $(call opt,--concurrency,CONCURRENCY) $(call opt,--memory,MEMORY) \
   $(call opt,--object-size,OBJECT_SIZE) $(call opt,--region,REGION) $(call opt,--architecture,ARCH) \
   $(call opt,--function-timeout,FUNCTION_TIMEOUT) $(call opt,--ephemeral-storage,EPHEMERAL_STORAGE)
-DEPLOY_INPUTS = $(DEPLOYED_ARGS) $(STRATEGY_ARG) $(call opt,--storage,STORAGE) $(call opt,--express-az,EXPRESS_AZ) \
-  $(call opt,--sdk,SDK) $(call opt,--keys,KEYS) $(call opt,--remote-region,REMOTE_REGION) \
-  $(call opt,--job-files,JOB_FILES)
+DEPLOY_INPUTS = $(DEPLOYED_ARGS) $(STRATEGY_ARG) $(call opt,--sdk,SDK) $(call opt,--keys,KEYS) \
+  $(call opts,$(WORKLOAD_DEPLOY_OPTIONS))
 STACK_INPUTS = $(TARGET) $(DEPLOY_INPUTS)
 VERBOSE_ARG = $(if $(filter 1,$(value VERBOSE)),--verbose)
 # report and compare: which downloads ran at target (docs/statistics.md); empty: 0.9.
 AT_TARGET_ARG = $(if $(value AT_TARGET),--at-target=$(call q,AT_TARGET))
 # The workload (empty: the CLI's default) and its options (docs/workloads.md): fire's, and a
 # sweep's lists.
-WORKLOAD_ARGS = $(if $(value WORKLOAD),--workload=$(call q,WORKLOAD)) $(if $(value SIZES),--sizes=$(call q,SIZES)) \
-  $(if $(value REPS),--reps=$(call q,REPS)) $(call opt,--rep-order,REP_ORDER) $(call opt,--call-client,CALL_CLIENT) \
-  $(call opt,--jobs,JOBS) $(call opt,--block,BLOCK) $(call opt,--depth,DEPTH) \
-  $(call opt,--file-size,FILE_SIZE) $(call opt,--from,FROM) $(call opt,--read-mode,READ_MODE) \
-  $(call opt,--target-gbps,TARGET_GBPS) \
-  $(call opt,--operation,OPERATION) $(call opt,--size,SIZE) $(call opt,--threads,THREADS) \
-  $(call opt,--part-size,PART_SIZE) $(call opt,--threshold,THRESHOLD) $(call opt,--client,CLIENT) \
-  $(call opt,--fan,FAN) $(call opt,--files,FILES) $(call opt,--direction,DIRECTION) \
-  $(call opt,--prefixes,PREFIXES) $(call opt,--client-per-object,CLIENT_PER_OBJECT) $(call opt,--method,METHOD)
-# STRATEGY and STORAGE are deploy's variables too, so they may still be set when `make fire`
-# runs: fire gets them as options of the workloads that take them, marked --deploy-level, so
-# that a run of a workload without that option ignores them rather than refusing them. The
-# deploy inputs fire does not take (DEPLOYED_ARGS, EXPRESS_AZ...) it checks against the stack.
+WORKLOAD_ARGS = $(if $(value WORKLOAD),--workload=$(call q,WORKLOAD)) $(call opts,$(WORKLOAD_OPTIONS))
+# STRATEGY and the workloads' deploy-level variables (STORAGE, EXPRESS_AZ...) are deploy's too, so
+# they may still be set when `make fire` runs: fire gets them marked --deploy-level, so that a run
+# of a workload without that option ignores them rather than refusing them, and checks those it
+# does not take against the stack, as it checks the other deploy inputs (DEPLOYED_ARGS).
 FIRE_ARGS = $(WORKLOAD_ARGS) $(PIN_ARG) $(STRATEGY_ARG) $(if $(STRATEGY_ARG),--deploy-level strategy) \
-  $(if $(value STORAGE),--storage=$(call q,STORAGE) --deploy-level storage) $(DEPLOYED_ARGS) \
-  $(call opt,--express-az,EXPRESS_AZ) $(call opt,--remote-region,REMOTE_REGION) $(call opt,--job-files,JOB_FILES) \
-  $(if $(filter 1,$(value REMOTE_COPY)),--remote-copy)
+  $(call opts,$(WORKLOAD_DEPLOY_OPTIONS),deploy-level) $(DEPLOYED_ARGS) $(if $(filter 1,$(value REMOTE_COPY)),--remote-copy)
 NETWORK_ARGS = $(if $(value NETWORK),--network=$(call q,NETWORK)) --network-scale=$(call q,NETWORK_SCALE)
 # The long command lines, as variables: a continuation inside a recipe is echoed as written (a
 # dangling `\` and a line of blanks where an option is unset); in a variable it is one space.

@@ -1,7 +1,7 @@
-# The function's execution role: read the stack's test objects and the seqread objects it
-# declares, write and delete under the latency workload's prefix (when it measures standard) and
-# the transfer workload's, consume the one queue, write the one log group.
-# Nothing else.
+# The function's execution role: read the stack's test objects, consume the one queue, write the
+# one log group, and what each workload's own file grants it (workloads.tf gathers them: the
+# seqread objects it declares, writes and deletes under the latency workload's prefix when it
+# measures standard and under the transfer workload's). Nothing else.
 
 resource "aws_iam_role" "downloader" {
   name = local.role_name
@@ -50,39 +50,7 @@ locals {
         Action   = ["logs:CreateLogStream", "logs:PutLogEvents"]
         Resource = "${local.log_group_arn}:*"
       },
-      {
-        # The transfer workload (transfer.tf): its own objects under transfer/, deleted by the
-        # message that wrote them. Multipart uploads and copies are s3:PutObject (S3 authorises
-        # CreateMultipartUpload, UploadPart, UploadPartCopy, CompleteMultipartUpload and CopyObject
-        # with it; a copy's source with s3:GetObject); FAN's messages list the parts of their
-        # shared upload (ListParts) and abort it on failure.
-        Sid    = "TransferWorkloadObjects"
-        Effect = "Allow"
-        Action = ["s3:PutObject", "s3:GetObject", "s3:DeleteObject", "s3:AbortMultipartUpload",
-        "s3:ListMultipartUploadParts"]
-        Resource = local.transfer_object_arns
-      },
-      ], local.latency_standard ? [
-      {
-        # The latency workload (latency.tf): its own objects under latency/, deleted by the
-        # message that wrote them. No s3:ListBucket: it deletes the keys it wrote. Only when it
-        # measures standard; express has its own policy (express.tf).
-        Sid      = "LatencyWorkloadObjects"
-        Effect   = "Allow"
-        Action   = ["s3:PutObject", "s3:GetObject", "s3:DeleteObject"]
-        Resource = local.latency_object_arns
-      },
-      ] : [], length(local.seqread_object_arns) > 0 ? [
-      {
-        # The seqread workload (seqread.tf): read exactly the objects it declares, in the stack's
-        # bucket and the remote bucket when there is one. None declared: no statement (IAM
-        # refuses an empty Resource).
-        Sid      = "SeqreadObjects"
-        Effect   = "Allow"
-        Action   = "s3:GetObject"
-        Resource = local.seqread_object_arns
-      },
-    ] : [])
+    ], local.workload_statements)
   })
   # IAM counts a role's inline policies together, whitespace excluded (jsonencode writes none):
   # at most 10,240 characters (docs/aws.md). Every object named is an ARN here; fanout deploy

@@ -47,7 +47,8 @@ resource "aws_lambda_function" "downloader" {
   }
 
   environment {
-    variables = {
+    # Those every message reads, and the workloads' own (workloads.tf).
+    variables = merge({
       FANOUT_BUCKET            = aws_s3_bucket.data.id
       FANOUT_KEY               = local.object_key
       FANOUT_KEYS              = jsonencode(local.copy_keys)
@@ -55,12 +56,9 @@ resource "aws_lambda_function" "downloader" {
       FANOUT_DEFAULT_STRATEGY  = var.default_strategy
       FANOUT_CONCURRENCY_LIMIT = tostring(var.concurrency)
       FANOUT_ENVIRONMENT_EPOCH = var.environment_epoch
-      LATENCY_BUCKETS          = jsonencode(local.latency_buckets)
-      SEQREAD_BUCKETS          = jsonencode(local.seqread_buckets)
-      SEQREAD_REMOTE_REGION    = var.remote_region
       POWERTOOLS_SERVICE_NAME  = "s3-fanout"
       POWERTOOLS_LOG_LEVEL     = "INFO"
-    }
+    }, local.workload_environment)
   }
 
   lifecycle {

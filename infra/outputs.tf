@@ -116,32 +116,3 @@ output "default_strategy" {
   value       = var.default_strategy
 }
 
-output "storage" {
-  description = "Storage classes the latency workload measures (standard, express), sorted."
-  value       = sort(var.storage)
-}
-
-output "express_bucket" {
-  description = "Name of the S3 Express One Zone directory bucket; empty when storage does not include express."
-  value       = local.express ? aws_s3_directory_bucket.express[0].bucket : ""
-}
-
-output "express_az" {
-  description = "Availability zone ID of the directory bucket; empty when storage does not include express."
-  value       = local.express ? var.express_az : ""
-}
-
-output "remote_region" {
-  description = "Region of the seqread workload's second bucket; empty without one."
-  value       = var.remote_region
-}
-
-output "remote_bucket" {
-  description = "The seqread workload's bucket in remote_region; empty without one."
-  value       = local.seqread_remote ? aws_s3_bucket.remote[0].bucket : ""
-}
-
-output "seqread_objects" {
-  description = "The seqread objects the stack declares (file size in bytes -> jobs): the role reads exactly these in each bucket."
-  value       = var.seqread_objects
-}

@@ -19,6 +19,21 @@ locals {
     for bucket in concat([local.bucket_name], local.seqread_remote ? [local.remote_bucket_name] : []) :
     [for key in local.seqread_keys : "arn:${local.partition}:s3:::${bucket}/${key}"]
   ])
+  # The function's variables and the role's statements of this workload (workloads.tf gathers them).
+  seqread_environment = {
+    SEQREAD_BUCKETS       = jsonencode(local.seqread_buckets)
+    SEQREAD_REMOTE_REGION = var.remote_region
+  }
+  seqread_statements = length(local.seqread_object_arns) > 0 ? [
+    {
+      # Read exactly the objects it declares, in the stack's bucket and the remote bucket when
+      # there is one. None declared: no statement (IAM refuses an empty Resource).
+      Sid      = "SeqreadObjects"
+      Effect   = "Allow"
+      Action   = "s3:GetObject"
+      Resource = local.seqread_object_arns
+    },
+  ] : []
 }
 
 # The same account and endpoint as the stack's provider (versions.tf), in the other region. Without
@@ -120,4 +135,48 @@ resource "aws_s3_bucket_policy" "remote" {
   })
 
   depends_on = [aws_s3_bucket_public_access_block.remote]
+}
+
+# Its deploy-level options (fanout deploy --remote-region, --job-files) and what the stack reports of them.
+
+variable "remote_region" {
+  description = "Region of the seqread workload's second bucket (FROM=remote); empty: none. The function stays in var.region."
+  type        = string
+  default     = ""
+
+  validation {
+    condition     = var.remote_region == "" || (can(regex("^[a-z]{2}(-[a-z]+)+-[0-9]+$", var.remote_region)))
+    error_message = "remote_region must be empty or an AWS region name such as us-west-2."
+  }
+}
+
+variable "seqread_objects" {
+  description = "The seqread workload's objects the stack keeps in its bucket and the remote one, and the function's role may read: file size in bytes -> jobs, the objects seqread/<size>-bytes/<job>.bin of jobs 0 to jobs - 1 (fanout deploy's JOB_FILES; it uploads none, fire does). Empty: none."
+  type        = map(number)
+  default     = {}
+
+  # The function's limits (functions/runner/seqread/seqread.py): 1-64 jobs, files up to 5 GiB.
+  validation {
+    condition     = alltrue([for size, jobs in var.seqread_objects : can(regex("^[1-9][0-9]*$", size)) && jobs >= 1 && jobs <= 64 && floor(jobs) == jobs])
+    error_message = "seqread_objects must map file sizes in bytes (whole numbers) to 1-64 jobs."
+  }
+  validation {
+    condition     = alltrue([for size, jobs in var.seqread_objects : can(regex("^[1-9][0-9]*$", size)) ? tonumber(size) <= 5 * pow(1024, 3) : true])
+    error_message = "seqread_objects' file sizes must be at most 5368709120 bytes (5 GiB)."
+  }
+}
+
+output "remote_region" {
+  description = "Region of the seqread workload's second bucket; empty without one."
+  value       = var.remote_region
+}
+
+output "remote_bucket" {
+  description = "The seqread workload's bucket in remote_region; empty without one."
+  value       = local.seqread_remote ? aws_s3_bucket.remote[0].bucket : ""
+}
+
+output "seqread_objects" {
+  description = "The seqread objects the stack declares (file size in bytes -> jobs): the role reads exactly these in each bucket."
+  value       = var.seqread_objects
 }

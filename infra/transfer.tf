@@ -7,6 +7,22 @@ locals {
   # What the workloads write and delete themselves, each under its own prefix of the bucket:
   # whatever a killed message leaves there expires (the rule below).
   expiring_prefixes = ["transfer/", local.latency_prefix]
+  # The function's variables and the role's statements of this workload (workloads.tf gathers them).
+  transfer_environment = {}
+  transfer_statements = [
+    {
+      # Its own objects under transfer/, deleted by the message that wrote them. Multipart
+      # uploads and copies are s3:PutObject (S3 authorises CreateMultipartUpload, UploadPart,
+      # UploadPartCopy, CompleteMultipartUpload and CopyObject with it; a copy's source with
+      # s3:GetObject); FAN's messages list the parts of their shared upload (ListParts) and
+      # abort it on failure.
+      Sid    = "TransferWorkloadObjects"
+      Effect = "Allow"
+      Action = ["s3:PutObject", "s3:GetObject", "s3:DeleteObject", "s3:AbortMultipartUpload",
+      "s3:ListMultipartUploadParts"]
+      Resource = local.transfer_object_arns
+    },
+  ]
 }
 
 # A message deletes what it wrote and aborts its multipart upload when it fails; a function killed

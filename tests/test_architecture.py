@@ -11,7 +11,8 @@ from pathlib import Path
 
 import grimp
 
-from fanout.common import paths, registry
+from fanout.common import paths
+from fanout.workloads import registry
 
 PACKAGE = paths.REPO / "drivers" / "fanout"
 WINGS = {"stages", "workloads", "results", "local", "cloud", "insights", "common"}
@@ -46,7 +47,36 @@ def test_the_independence_contract_names_every_registered_workload_and_nothing_e
     """The contract's list is the one place outside the registry a new workload must be named:
     a workload missing from it could import another unseen."""
     independent = next(contract for contract in CONTRACTS if contract["type"] == "independence")
-    assert sorted(independent["modules"]) == sorted(f"fanout.workloads.{name}" for name in registry.REGISTERED)
+    assert sorted(independent["modules"]) == sorted(f"fanout.workloads.{name}" for name in registry.DRIVERS)
+
+
+def namespace_parameters(source: str) -> list[str]:
+    """The functions of `source` with a parameter annotated as argparse's Namespace, or named
+    `args` and read as one (`args.region`; a query function's `args[0]` is a list)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            read = {inner.value.id for inner in ast.walk(node)
+                    if isinstance(inner, ast.Attribute) and isinstance(inner.value, ast.Name)}  # fmt: skip
+            arguments = [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]
+            annotated = {a.arg for a in arguments if a.annotation and "Namespace" in ast.unparse(a.annotation)}
+            found += [f"{node.name}({a.arg})" for a in arguments
+                      if a.arg in annotated or (a.arg == "args" and "args" in read)]  # fmt: skip
+    return found
+
+
+def test_the_namespace_finder_finds_a_command_lines_parameter():
+    found = namespace_parameters("def f(args):\n    return args.stack\ndef g(x: argparse.Namespace): pass\n")
+    assert found == ["f(args)", "g(x)"]
+    assert namespace_parameters("def f(given: dict, *args):\n    return args[0]\ndef g(args): return len(args)\n") == []
+
+
+def test_only_the_commands_read_the_command_line():
+    """argparse's Namespace is read at the command's edge, cli.py and stages/: the wings below
+    take typed values (docs/architecture.md, *The seams*)."""
+    below = [path for path in sorted(PACKAGE.rglob("*.py")) if path.relative_to(PACKAGE).parts[0] in WINGS - {"stages"}]
+    found = {str(path.relative_to(PACKAGE)): namespace_parameters(path.read_text()) for path in below}
+    assert {module: names for module, names in found.items() if names} == {}
 
 
 def test_the_import_contracts_hold():

@@ -9,6 +9,7 @@ from rich.console import Console
 
 from fanout.common import aws, paths
 from fanout import cli
+from fanout.stages import deploy
 from fanout.cloud import params, terraform
 from fanout.common.errors import FanoutError, UsageError
 from fanout.common.sizes import format_size
@@ -177,7 +178,7 @@ def test_object_size_limit_is_s3s(capsys):
 @pytest.mark.parametrize("concurrency", range(params.CONCURRENCY_RANGE[0], params.MAPPING_MIN_CONCURRENCY + 1))
 def test_concurrency_below_the_mappings_minimum_is_warned_about_not_refused(concurrency):
     parsed = cli.build_parser().parse_args(argv(concurrency=str(concurrency)))
-    warned = params.warnings(params.from_args(parsed))
+    warned = params.warnings(deploy.inputs_from(parsed))
     if concurrency < params.MAPPING_MIN_CONCURRENCY:
         (line,) = warned
         assert f"concurrency {concurrency}" in line and "dead-letter" in line and "\n" not in line
@@ -187,7 +188,7 @@ def test_concurrency_below_the_mappings_minimum_is_warned_about_not_refused(conc
 
 def test_variables_carry_the_validated_values():
     parsed = cli.build_parser().parse_args(argv(object_size="1.5GiB", mode="stream"))
-    variables = params.from_args(parsed).variables("http://127.0.0.1:1", "/x.zip")
+    variables = deploy.inputs_from(parsed).variables("http://127.0.0.1:1", "/x.zip")
     assert variables["object_size"] == 3 * 2**29
     assert variables["concurrency"] == int(GOOD["--concurrency"])
     assert variables["memory"] == int(GOOD["--memory"])
@@ -199,37 +200,37 @@ def test_variables_carry_the_validated_values():
 @pytest.mark.parametrize("given, deployed", [((), "bundled"), (("--sdk", "runtime"), "runtime")])
 def test_the_sdk_choice_reaches_terraforms_variables(given, deployed):
     parsed = cli.build_parser().parse_args([*argv(), *given])
-    assert params.from_args(parsed).variables("http://127.0.0.1:1", "/x.zip")["sdk"] == deployed
+    assert deploy.inputs_from(parsed).variables("http://127.0.0.1:1", "/x.zip")["sdk"] == deployed
 
 
 def test_keys_reach_terraforms_variables():
     parsed = cli.build_parser().parse_args([*argv(), "--keys", "16"])
-    assert params.from_args(parsed).variables("http://127.0.0.1:1", "/x.zip")["keys"] == 16
+    assert deploy.inputs_from(parsed).variables("http://127.0.0.1:1", "/x.zip")["keys"] == 16
 
 
 def test_function_timeout_reaches_the_modules_timeout_variable():
     parsed = cli.build_parser().parse_args(argv(function_timeout="7"))
-    assert params.from_args(parsed).variables("http://127.0.0.1:1", "/x.zip")["timeout"] == 7
+    assert deploy.inputs_from(parsed).variables("http://127.0.0.1:1", "/x.zip")["timeout"] == 7
 
 
 @pytest.mark.parametrize("given, expected", [("1200", 1200), ("auto", None), ("AUTO", None)])
 def test_ephemeral_storage_reaches_the_modules_variable(given, expected):
     """The fan-out study's source gave its function 1200 MB of /tmp; auto leaves it to infra/lambda.tf."""
     parsed = cli.build_parser().parse_args(argv(ephemeral_storage=given, object_size="1GiB"))
-    assert params.from_args(parsed).variables("http://127.0.0.1:1", "/x.zip")["ephemeral_storage"] == expected
+    assert deploy.inputs_from(parsed).variables("http://127.0.0.1:1", "/x.zip")["ephemeral_storage"] == expected
 
 
 def test_a_redeploy_keeps_an_explicit_ephemeral_storage_and_auto_stays_auto():
-    kept = params.from_args(deploy_args("--memory", "1024"), {**DEPLOYED, "ephemeral_storage": "1200"})
+    kept = deploy.inputs_from(deploy_args("--memory", "1024"), {**DEPLOYED, "ephemeral_storage": "1200"})
     assert kept.variables("", "/x.zip", "aws")["ephemeral_storage"] == 1200
-    auto = params.from_args(deploy_args("--object-size", "2GiB"), {**DEPLOYED, "ephemeral_storage": "auto"})
+    auto = deploy.inputs_from(deploy_args("--object-size", "2GiB"), {**DEPLOYED, "ephemeral_storage": "auto"})
     assert auto.variables("", "/x.zip", "aws")["ephemeral_storage"] is None
 
 
 @pytest.mark.parametrize("backend, embedded", [("local", True), ("aws", False)])
 def test_only_the_local_backend_is_the_embedded_emulator(backend, embedded):
     parsed = cli.build_parser().parse_args(argv())
-    variables = params.from_args(parsed).variables("http://127.0.0.1:4566", "/x.zip", backend)
+    variables = deploy.inputs_from(parsed).variables("http://127.0.0.1:4566", "/x.zip", backend)
     assert variables["embedded_emulator"] is embedded
 
 
@@ -307,7 +308,7 @@ def deploy_args(*given: str, backend: str = "aws"):
 def test_a_redeploy_of_one_input_keeps_the_others():
     """Issue 19: `make deploy STRATEGY=ranged` on this stack changed the object, the concurrency
     and the memory to the Makefile's defaults."""
-    variables = params.from_args(deploy_args("--strategy", "ranged"), DEPLOYED).variables("", "/x.zip", "aws")
+    variables = deploy.inputs_from(deploy_args("--strategy", "ranged"), DEPLOYED).variables("", "/x.zip", "aws")
     assert variables["default_strategy"].startswith("ranged ")
     kept = {"object_size": 32 * MIB, "concurrency": 4, "memory": 512, "architecture": "arm64", "timeout": 60,
             "region": "eu-west-1", "storage": ["express", "standard"], "express_az": "euw1-az1"}  # fmt: skip
@@ -315,25 +316,25 @@ def test_a_redeploy_of_one_input_keeps_the_others():
 
 
 def test_a_first_deploy_takes_the_documented_defaults():
-    variables = params.from_args(deploy_args("--memory", "2048"), {}).variables("", "/x.zip", "aws")
+    variables = deploy.inputs_from(deploy_args("--memory", "2048"), {}).variables("", "/x.zip", "aws")
     defaults = {"concurrency": 10, "memory": 2048, "object_size": 256 * MIB, "architecture": "x86_64",
                 "timeout": 300, "region": "us-east-1", "storage": ["standard"], "express_az": ""}  # fmt: skip
     assert {name: variables[name] for name in defaults} == defaults
 
 
 def test_dropping_express_drops_its_kept_zone():
-    inputs = params.from_args(deploy_args("--storage", "standard"), DEPLOYED)
+    inputs = deploy.inputs_from(deploy_args("--storage", "standard"), DEPLOYED)
     assert {name: inputs.workload_options[name] for name in ("storage", "express_az")} == {"storage": ["standard"],
                                                                                           "express_az": ""}  # fmt: skip
 
 
 def test_the_change_lines_say_old_and_new_of_each_changed_input_only():
     args = deploy_args("--strategy", "ranged", "--memory", "1024", "--concurrency", "4", "--object-size", "32MiB")
-    old, new = params.deployed_params(args, DEPLOYED), params.from_args(args, DEPLOYED)
+    old, new = deploy.inputs_given(deploy.blank(deploy.given_of(args)), DEPLOYED), deploy.inputs_from(args, DEPLOYED)
     assert params.changes(old, new) == ["memory: 512 -> 1024",
                                         "strategy: stream chunk_size=256KiB -> ranged connections=8 chunk_size=8MiB"]
     assert params.changes(old, old) == []
-    dropped = params.from_args(deploy_args("--storage", "standard"), DEPLOYED)
+    dropped = deploy.inputs_from(deploy_args("--storage", "standard"), DEPLOYED)
     assert params.changes(old, dropped) == ["storage: express standard -> standard", "express az: euw1-az1 -> (none)"]
 
 
@@ -353,8 +354,8 @@ def test_deploy_reads_the_deployed_stack_and_prints_its_changes(capsys):
 
 def test_a_redeploy_keeps_the_remote_region_until_told_none():
     deployed = {**DEPLOYED, "remote_region": "us-west-2", "remote_bucket": "b"}
-    kept = params.from_args(deploy_args(), deployed).variables("", "/x.zip", "aws")
+    kept = deploy.inputs_from(deploy_args(), deployed).variables("", "/x.zip", "aws")
     assert kept["remote_region"] == "us-west-2"
-    assert params.from_args(deploy_args("--remote-region", "none"), deployed).variables("", "/x.zip", "aws")[
+    assert deploy.inputs_from(deploy_args("--remote-region", "none"), deployed).variables("", "/x.zip", "aws")[
         "remote_region"] == ""  # fmt: skip
-    assert params.from_args(deploy_args(), DEPLOYED).variables("", "/x.zip", "aws")["remote_region"] == ""
+    assert deploy.inputs_from(deploy_args(), DEPLOYED).variables("", "/x.zip", "aws")["remote_region"] == ""

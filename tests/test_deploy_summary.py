@@ -2,6 +2,7 @@
 
 import pytest
 
+from fanout.workloads import registry
 from fanout.stages import deploy
 from fanout.cloud.stack import Stack
 
@@ -25,7 +26,7 @@ def outputs(stack: str, region: str, endpoint: str = "", size: int = 16 * 2**20)
 
 
 def summary(backend: str, stack_outputs: dict) -> list[str]:
-    return deploy.summary(Stack.from_outputs(backend, stack_outputs), 95.0).splitlines()
+    return deploy.summary(Stack.from_outputs(backend, stack_outputs, registry.stack_fields), 95.0).splitlines()
 
 
 @pytest.mark.parametrize("backend, stack_outputs", [

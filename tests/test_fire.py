@@ -21,7 +21,8 @@ from importlib import metadata
 import pytest
 from rich.console import Console
 
-from fanout.common import aws, paths, registry as workloads
+from fanout.common import aws, paths
+from fanout.workloads import registry as workloads
 from fanout import cli
 from fanout.cloud import costs, params
 from fanout.stages import fire
@@ -29,7 +30,7 @@ from fanout.results import run_folders as runs
 from fanout.cloud import strategies
 from fanout.common.errors import FanoutError, UsageError
 from fanout.cloud.stack import Stack
-from fanout.workloads.download import driver as download
+from fanout.workloads.download import costs as download_costs, driver as download
 from tests.harness.read_only import read_only
 
 REGION = "us-east-1"
@@ -37,7 +38,7 @@ REGION = "us-east-1"
 
 def check_cost(stack, count: int, strategy, confirmed: bool) -> None:
     """fire's check of a download run's estimate, as fire.run makes it."""
-    fire.check_estimate(stack, count, download.estimate(stack, count, strategy), confirmed, Console())
+    fire.check_estimate(stack, count, download_costs.estimate(count, stack, strategy), confirmed, Console())
 
 
 @pytest.fixture
@@ -205,8 +206,9 @@ FIRE_SCRIPT = """
 import json, signal, sys
 from fanout.stages import fire
 from fanout.cloud.stack import Stack
+from fanout.workloads import registry
 signal.signal(signal.SIGINT, signal.default_int_handler)  # a shell may start jobs with it ignored
-fire.fire(Stack.from_outputs("local", json.loads(sys.argv[1])), fire.FireParams(int(sys.argv[2]), "t", workers=1))
+fire.fire(Stack.from_outputs("local", json.loads(sys.argv[1]), registry.stack_fields), fire.FireParams(int(sys.argv[2]), "t", workers=1))
 """
 
 
@@ -409,7 +411,7 @@ def test_a_deploy_input_that_is_not_the_stacks_is_refused_before_anything_is_sen
     stack's own values (however written) pass."""
     sqs, url = queue
     stack = make_stack(emulator, url, timeout=300)
-    monkeypatch.setattr(fire.stacks, "from_args", lambda args: stack)
+    monkeypatch.setattr(fire.stacks, "acted_on", lambda backend, name, fields: stack)
     code, err = one_line_error(capsys, ["fire", "--messages", "3", "--memory", "2048", "--concurrency", "4",
                                         "--object-size", "2MiB"])  # fmt: skip
     assert code == 2
@@ -427,7 +429,7 @@ def test_a_deploy_only_option_of_a_workload_is_checked_too(capsys, emulator, res
     compared with the stack's like MEMORY (a stack on AWS with express in use1-az4)."""
     express = {"storage": ["express", "standard"], "express_bucket": "b--use1-az4--x-s3", "express_az": "use1-az4"}
     stack = make_stack(emulator, "", backend="aws", timeout=300, workload_outputs=express)
-    monkeypatch.setattr(fire.stacks, "from_args", lambda args: stack)
+    monkeypatch.setattr(fire.stacks, "acted_on", lambda backend, name, fields: stack)
     code, err = one_line_error(capsys, ["fire", "--backend", "aws", "--messages", "3", "--express-az", "use1-az6"])
     assert code == 2 and "EXPRESS_AZ=use1-az6 is set at deploy: stack 'unit' has use1-az4" in err
     args = cli.build_parser().parse_args(["fire", "--backend", "aws", "--express-az", "use1-az4"])

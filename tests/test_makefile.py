@@ -8,7 +8,8 @@ import sys
 
 import pytest
 
-from fanout.common import paths, registry as workloads
+from fanout.common import paths
+from fanout.workloads import registry as workloads
 
 pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
 
@@ -115,7 +116,7 @@ def test_the_makefile_names_no_workload_but_in_its_help():
     help_recipe = re.search(r"^help:.*?\n\n", text, re.S | re.M).group(0)
     lines = [line.split("#")[0] for line in text.replace(help_recipe, "").splitlines()]
     lines = [line for line in lines if not line.startswith("QUERY ")]
-    names = set(workloads.WORKLOADS)
+    names = set(workloads.DRIVERS)
     assert [line for line in lines if names & set(re.findall(r"[a-z]+", line))] == []
 
 

@@ -12,6 +12,7 @@ import zipfile
 import pytest
 
 from fanout.cloud import package
+from fanout.stages import package as package_command
 from fanout.common import function_modules, paths
 from fanout.common.errors import UsageError
 
@@ -195,7 +196,7 @@ def test_unknown_function_names_the_choices(home):
 
 def test_cli_prints_path_and_terraform_hash(home, capsys):
     parser = argparse.ArgumentParser()
-    package.register(parser.add_subparsers())
+    package_command.register(parser.add_subparsers())
     args = parser.parse_args(["package"])
     assert args.func(args) == 0
     path_line, hash_line = capsys.readouterr().out.splitlines()

@@ -4,6 +4,7 @@ import pytest
 
 from dataclasses import fields
 
+from fanout.stages import command_line
 from fanout import cli
 from fanout.cloud import pins, strategies
 from fanout.common.errors import UsageError
@@ -47,7 +48,7 @@ def fire_plan(*argv: str, default_strategy: str = "crt"):
     stack = Stack(**values | {"backend": "aws", "object_size": 1, "memory": 1024, "architecture": "x86_64",
                               "default_strategy": default_strategy, "timeout": 300})  # fmt: skip
     driver = download.DownloadDriver()
-    return driver.plan(stack, driver.options_from(args), 3)
+    return driver.plan(stack, driver.options_from(command_line.texts(args)), 3)
 
 
 def test_fire_takes_none_as_no_pin_even_with_a_strategy_that_connects_itself():

@@ -12,19 +12,24 @@ from rich.console import Console
 import toy_workload
 from test_fire import drain, make_stack, queue, results  # noqa: F401 - fixtures
 
-from fanout.stages import sweep_axes as axes, deploy, fire, report as reporting, sweep, wait
+from fanout.stages import sweep_axes as axes, command_line, demo, deploy, fire, report as reporting, sweep, wait
 from fanout.results import cells, deadletters, run_folders as runs, sweep_folders as sweeps
 from fanout import cli, insights
-from fanout.common import function_modules, registry as workloads
+from fanout.common import function_modules
+from fanout.workloads import registry as workloads
 from fanout.cloud import params
 from fanout.local.emulator import control
 from fanout.common.errors import UsageError
 from fanout.cloud.stack import Stack
 from fanout.workloads.base import Driver
+from fanout.common.workload import SHARED_CELL_FIELDS
 
 DRIVERS = Path(workloads.__file__).parents[1]  # drivers/fanout
-WORKLOAD_FOLDERS = DRIVERS / "workloads"  # a folder per workload; base.py and __init__.py are generic
-REGISTRY = DRIVERS / "common" / "registry.py"  # names each workload once, in REGISTERED
+WORKLOAD_FOLDERS = DRIVERS / "workloads"  # a folder per workload; base.py, registry.py and __init__.py are generic
+REGISTRY = WORKLOAD_FOLDERS / "registry.py"  # names each workload once, in REGISTERED
+# What a workload declares (common/workload.py) names the one workload records saved before
+# there were others ran: DEFAULT, the registry's too.
+DECLARATIONS = DRIVERS / "common" / "workload.py"
 
 
 def is_workloads_own(path: Path) -> bool:
@@ -34,7 +39,7 @@ def is_workloads_own(path: Path) -> bool:
 
 
 def generic_modules() -> list[Path]:
-    return [path for path in sorted(DRIVERS.rglob("*.py")) if not is_workloads_own(path) and path != REGISTRY]
+    return [path for path in sorted(DRIVERS.rglob("*.py")) if not is_workloads_own(path) and path not in (REGISTRY, DECLARATIONS)]
 
 
 def names_a_workload(source: str, names, is_workload_module=None) -> list[str]:
@@ -64,7 +69,7 @@ def _imported(node) -> list[str]:
 def _workloads_own(name: str) -> bool:
     """Is `name` (a module, or a name in one) in a workload's folder, fanout.workloads.<name>?"""
     parts = name.split(".")
-    return parts[:2] == ["fanout", "workloads"] and len(parts) > 2 and parts[2] != "base"
+    return parts[:2] == ["fanout", "workloads"] and len(parts) > 2 and parts[2] not in ("base", "registry")
 
 
 def _is_default(node) -> bool:
@@ -74,8 +79,8 @@ def _is_default(node) -> bool:
 def test_the_generic_driver_modules_name_no_workload():
     modules = generic_modules()
     assert {DRIVERS / "stages" / name for name in ("fire.py", "wait.py", "sweep.py")} <= set(modules)
-    assert {path.name for path in WORKLOAD_FOLDERS.iterdir() if (path / "__init__.py").is_file()} == set(workloads.WORKLOADS)
-    found = {path.relative_to(DRIVERS).as_posix(): names_a_workload(path.read_text(), set(workloads.WORKLOADS))
+    assert {path.name for path in WORKLOAD_FOLDERS.iterdir() if (path / "__init__.py").is_file()} == set(workloads.DRIVERS)
+    found = {path.relative_to(DRIVERS).as_posix(): names_a_workload(path.read_text(), set(workloads.DRIVERS))
              for path in modules}  # fmt: skip
     assert {module: hits for module, hits in found.items() if hits} == {}
 
@@ -95,17 +100,17 @@ def test_the_generic_driver_modules_name_no_workload():
     "from fanout.workloads.download import report as run_report\n",
 ])  # fmt: skip
 def test_the_static_check_catches_a_branch_on_a_workload(branch):
-    assert names_a_workload(branch, set(workloads.WORKLOADS))
-    generic = "from fanout.common import registry\nfrom fanout.workloads.base import Driver\nregistry.get(name).driver()\n"
-    assert not names_a_workload(generic, set(workloads.WORKLOADS))
-    assert not names_a_workload("from fanout.cloud import params, stack\nimport fanout.local.host.runtime\n", set(workloads.WORKLOADS))
+    assert names_a_workload(branch, set(workloads.DRIVERS))
+    generic = "from fanout.workloads import registry\nfrom fanout.workloads.base import Driver\nregistry.get(name).plan()\n"
+    assert not names_a_workload(generic, set(workloads.DRIVERS))
+    assert not names_a_workload("from fanout.cloud import params, stack\nimport fanout.local.host.runtime\n", set(workloads.DRIVERS))
 
 
 def test_every_driver_is_a_driver_named_as_registered():
-    for workload in (*workloads.WORKLOADS.values(), toy_workload.ENTRY):
-        driver = workload.driver()
-        assert isinstance(driver, Driver) and driver.name == workload.name
-        assert driver is workload.driver()  # one instance
+    for name, driver in workloads.DRIVERS.items():
+        assert isinstance(driver, Driver) and driver.name == driver.workload.name == name
+        assert workloads.get(name) is driver  # one instance
+    assert toy_workload.DRIVER.name == toy_workload.ENTRY.name
 
 
 def test_deploy_option_names_are_each_one_workloads_and_clash_with_no_sweep_setting():
@@ -144,8 +149,8 @@ def test_the_generic_function_modules_name_no_workload():
     modules = generic_function_modules()
     assert {FUNCTION / name for name in ("handler.py", "envelope.py", "invocation.py")} <= set(modules)
     registry = function_modules.load("workloads")
-    assert set(FUNCTION_WORKLOAD_OWN) == set(registry.WORKLOADS) == set(workloads.WORKLOADS)  # a folder each
-    names = set(registry.WORKLOADS) | set(workloads.WORKLOADS)
+    assert set(FUNCTION_WORKLOAD_OWN) == set(registry.WORKLOADS) == set(workloads.DRIVERS)  # a folder each
+    names = set(registry.WORKLOADS) | set(workloads.DRIVERS)
     found = {path.name: names_a_workload(path.read_text(), names, imports_a_function_workload) for path in modules}
     assert {module: hits for module, hits in found.items() if hits} == {}
 
@@ -183,8 +188,8 @@ def test_the_static_check_catches_a_function_module_naming_a_workload(branch):
 @pytest.fixture
 def toy(monkeypatch):
     """The toy workload in the registry."""
-    monkeypatch.setitem(workloads.WORKLOADS, toy_workload.NAME, toy_workload.ENTRY)
-    return toy_workload.ENTRY
+    monkeypatch.setitem(workloads.DRIVERS, toy_workload.NAME, toy_workload.DRIVER)
+    return toy_workload.DRIVER
 
 
 def test_fire_sends_the_toys_bodies_through_its_driver(toy, queue, emulator, results):  # noqa: F811
@@ -193,7 +198,7 @@ def test_fire_sends_the_toys_bodies_through_its_driver(toy, queue, emulator, res
     workload = workloads.get(args.workload)
     fire.check_options(workload, args)
     stack = make_stack(emulator, url)
-    plan = workload.driver().plan(stack, workload.driver().options_from(args), 4)
+    plan = workload.plan(stack, workload.options_from(command_line.texts(args)), 4)
     toy_workload.PREPARED.clear()
     record = fire.fire(stack, fire.FireParams(4, "t", workers=1, **plan.fire_fields))
     assert toy_workload.PREPARED == [({"colour": "blue"}, 0)]  # once, before the first message was sent
@@ -213,7 +218,7 @@ def test_fire_ignores_another_workloads_option_when_deploy_level(toy, queue, emu
     of a workload without that option sends exactly what it sends without it; given outright,
     the option is still refused. Through fire's command line, on a stack the lookup returns."""
     sqs, url = queue
-    monkeypatch.setattr(fire.stacks, "from_args", lambda args: make_stack(emulator, url))
+    monkeypatch.setattr(fire.stacks, "acted_on", lambda backend, name, fields: make_stack(emulator, url))
 
     def sent(*argv) -> list[dict]:
         assert cli.main(["fire", "--messages", "3", "--workers", "1", *argv]) == 0
@@ -232,7 +237,7 @@ def test_fire_ignores_another_workloads_option_when_deploy_level(toy, queue, emu
 def test_a_sweep_describes_and_prices_the_toys_cells(toy):
     args = cli.build_parser().parse_args(["sweep", "--workload", "toy", "--colour", "red green"])
     grid = axes.Axes.parse({"memory": "512", "concurrency": "2", "object_size": "1MiB", "architecture": "x86_64",
-                            "strategy": "stream"}, toy.name, toy.driver().sweep_options(args, (512,)))  # fmt: skip
+                            "strategy": "stream"}, toy.name, toy.sweep_options(command_line.texts(args), (512,)))  # fmt: skip
     cells_ = grid.cells()
     assert [cell.options for cell in cells_] == [{"colour": "red"}, {"colour": "green"}]
     described = [sweep._describe(cell) for cell in cells_]
@@ -273,8 +278,8 @@ def test_wait_accounts_for_the_toys_messages_from_the_envelope(toy, queue, emula
 
 
 def test_the_toys_cells_come_from_its_registry_entry(toy):
-    schema = cells.of(toy)
-    shared = workloads.SHARED_CELL_FIELDS
+    schema = cells.of(toy.workload)
+    shared = SHARED_CELL_FIELDS
     assert schema.fields == (*shared[:-1], "colour", "weight", shared[-1])
     assert schema.across == (*shared[:-1], "colour", "architecture", "weight", "pin", shared[-1], "network")
     rows = [{"memory_size": "512", "concurrency_limit": 2, "colour": "red", "weight": w, "experiment_tag": "t"}
@@ -301,7 +306,7 @@ def test_report_and_compare_dispatch_to_the_toys_driver(toy, queue, emulator, re
     for run_id in run_ids:
         for line in toy_records(run_id):
             if line["event"] == "toy":
-                cell = cells.of(toy).key(line)
+                cell = cells.of(toy.workload).key(line)
                 expected[cell] = expected.get(cell, 0) + 1
     assert summary["rows"] == [{"cell": cell.label(), "records": expected[cell]}
                                for cell in sorted(expected, key=lambda c: c.sort_key())]  # fmt: skip
@@ -315,7 +320,7 @@ def test_report_and_compare_dispatch_to_the_toys_driver(toy, queue, emulator, re
 
 
 def deploy_inputs(*argv: str) -> params.DeployParams:
-    return params.from_args(cli.build_parser().parse_args(["deploy", *argv]))
+    return deploy.inputs_given(deploy.given_of(cli.build_parser().parse_args(["deploy", *argv])), {})
 
 
 def test_the_toys_deploy_option_reaches_terraforms_variables(toy):
@@ -329,19 +334,19 @@ def test_the_toys_deploy_option_reaches_terraforms_variables(toy):
     assert {name: value for name, value in variables.items() if name != toy_workload.VARIABLE} == \
         {name: value for name, value in deploy_inputs("--backend", "aws").variables("", "/x.zip", "aws").items()
          if name != toy_workload.VARIABLE}  # fmt: skip
-    # Built without any (the demo's inputs), the options deploy their defaults.
-    bare = params.DeployParams("s", "us-east-1", 1, 128, 1, "x86_64", "stream")
+    # Without a command line of deploy's (the demo's inputs), the options deploy their defaults.
+    _, bare = demo.check(cli.build_parser().parse_args(["demo"]))
     assert bare.variables("", "/x.zip")[toy_workload.VARIABLE] == toy_workload.FINISHES[0]
 
 
 def test_a_redeploy_keeps_the_toys_deployed_option_unless_given(toy):
-    """The generic redeploy (params.from_args with the stack's outputs) keeps every workload's
+    """The generic redeploy (deploy.inputs_given with the stack's outputs) keeps every workload's
     deploy-level option through kept_options, without naming one."""
     deployed = {toy_workload.VARIABLE: "gloss", "memory": 512}
     args = cli.build_parser().parse_args(["deploy", "--backend", "aws", "--memory", "1024"])
-    assert params.from_args(args, deployed).workload_options["finish"] == "gloss"
+    assert deploy.inputs_given(deploy.given_of(args), deployed).workload_options["finish"] == "gloss"
     args = cli.build_parser().parse_args(["deploy", "--backend", "aws", "--finish", "matte"])
-    assert params.from_args(args, deployed).workload_options["finish"] == "matte"
+    assert deploy.inputs_given(deploy.given_of(args), deployed).workload_options["finish"] == "matte"
 
 
 @pytest.mark.parametrize("argv, named", [(["--finish", "shiny"], "'shiny'"), (["--finish", "gloss"], "--backend local")])
@@ -361,10 +366,10 @@ def test_the_stack_reports_the_toys_finish_back(toy):
                "queue_url": "q", "queue_arn": "qa", "dlq_url": "d", "dlq_arn": "da", "function_name": "f",
                "log_group": "/aws/lambda/f", "concurrency": 1, "memory": 128, "timeout": 60, "batch_size": 1,
                "max_receive_count": 5, "architecture": "x86_64", "default_strategy": "stream"}  # fmt: skip
-    deployed = Stack.from_outputs("aws", outputs | {toy_workload.VARIABLE: "gloss"})
+    deployed = Stack.from_outputs("aws", outputs | {toy_workload.VARIABLE: "gloss"}, workloads.stack_fields)
     assert deployed.workload_outputs["finish"] == "gloss"
     assert deployed.as_record()["finish"] == "gloss"  # run.json holds it beside the other outputs
-    assert Stack.from_outputs("aws", outputs).workload_outputs["finish"] == toy_workload.FINISHES[0]  # deployed before it
+    assert Stack.from_outputs("aws", outputs, workloads.stack_fields).workload_outputs["finish"] == toy_workload.FINISHES[0]  # deployed before it
     assert "\n  finish    gloss\n" in deploy.summary(deployed, 1.0)
 
 

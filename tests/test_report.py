@@ -18,9 +18,10 @@ import fanout.local.network
 import fanout.workloads.download.timeline
 from fanout.results import cells, concurrency, figures, markdown, pressure, run_cost, log_records as run_logs, run_folders as runs, run_record, sections, stats, tables, terminal
 from fanout import cli, insights
-from fanout.workloads.download import plots, report
+from fanout.workloads.download import costs as download_costs, plots, report
 from fanout.stages import report as reporting
-from fanout.common import backends, registry as workloads
+from fanout.common import backends
+from fanout.workloads import registry as workloads
 from fanout.cloud import stack as stacks
 from fanout.local.network import late, truth
 from fanout.common.sizes import format_size
@@ -28,7 +29,7 @@ from tests.harness.read_only import read_only
 
 RUN = "20250101T000000Z-abc123"
 MIB = 2**20
-DOWNLOAD = cells.of(workloads.get("download"))
+DOWNLOAD = cells.of(workloads.get("download").workload)
 CELLS = [DOWNLOAD.Cell(512, 4, MIB, "download_file", "a"), DOWNLOAD.Cell(1024, 4, MIB, "download_file", "a"),
          DOWNLOAD.Cell(1024, 8, 64 * MIB, "stream", "b"), DOWNLOAD.Cell(1024, 8, MIB, "stream", "b")]
 
@@ -182,7 +183,7 @@ def summary_of(records, sent, dead=(), lambda_report=(), backend="local", networ
         "cells": report.with_predictions(report.join_cells(table, downloads, typed.cpu_scale()), typed, downloads),
         "steady_definition": concurrency.STEADY_DEFINITION, "errors": [], "dead_lettered": list(dead),
         "cold_starts": [], "platform_errors": [], "lambda_report": list(lambda_report), "records": records,
-        "cost": run_cost.summary(typed, list(lambda_report)),
+        "cost": run_cost.summary(typed, list(lambda_report), download_costs.cell_estimate),
         "strategies": insights.evaluate(insights.load_query("strategy-comparison"), as_events(records)).rows,
         "sdk": pressure.sdk_sets(records),
     }  # fmt: skip
@@ -560,9 +561,9 @@ def test_wrote_lists_only_the_files_written_this_time(nowhere, capsys):
 def fetched_from_logs(monkeypatch, records, sent):
     """The stack and its logs as `--refresh` reads them: the stack the run was fired at, whose
     log group now holds `records` (as after a redeploy, or once logs expired)."""
-    monkeypatch.setattr(stacks, "load", lambda backend, name: SimpleNamespace(backend=backend, stack=name,
-                                                                               queue_arn=QUEUE_ARN, region="us-east-1",
-                                                                               endpoint=""))
+    monkeypatch.setattr(stacks, "load", lambda backend, name, fields: SimpleNamespace(backend=backend, stack=name,
+                                                                                      queue_arn=QUEUE_ARN,
+                                                                                      region="us-east-1", endpoint=""))
     monkeypatch.setattr(report, "build", lambda stack, record: summary_of(records, sent=sent))
 
 

@@ -10,7 +10,7 @@ from fanout import insights
 from fanout.results import run_cost, run_record
 from fanout.cloud import strategies
 from fanout.local.host import logs
-from fanout.workloads.download import driver as download
+from fanout.workloads.download import costs as download
 
 INVOCATIONS = [(1000.4, 800.2), (2000.0, None), (499.1, None)]  # (duration ms, init ms of a cold start)
 
@@ -49,16 +49,16 @@ def record(backend: str) -> run_record.RunRecord:
 def test_the_estimate_is_the_cells_as_fire_prices_it():
     run = record("aws")
     cell_like = type("Cell", (), {"memory": 2048, "concurrency": 10, "object_size": 2**30, "architecture": "x86_64"})
-    expected = download.estimate(cell_like, 30, strategies.parse(run.parameters.strategy))
-    assert run_cost.estimate(run) == expected
+    expected = download.estimate(30, cell_like, strategies.parse(run.parameters.strategy))
+    assert run_cost.estimate(run, download.cell_estimate) == expected
 
 
 def test_local_bills_are_labelled_as_simulations():
-    local, aws = (run_cost.summary(record(b), report_rows(2048)) for b in ("local", "aws"))
+    local, aws = (run_cost.summary(record(b), report_rows(2048), download.cell_estimate) for b in ("local", "aws"))
     assert "(simulated durations)" in run_cost.lines(local)[0] and "simulated" not in run_cost.lines(aws)[0]
     assert f"${aws['billed']['usd']:,.4f}" in run_cost.lines(aws)[0]
     assert all(len(line) <= 80 for line in run_cost.lines(aws))
-    assert "no REPORT lines" in run_cost.lines(run_cost.summary(record("aws"), []))[0]
+    assert "no REPORT lines" in run_cost.lines(run_cost.summary(record("aws"), [], download.cell_estimate))[0]
 
 
 def test_a_record_lacking_the_stacks_size_is_one_error_naming_the_run():
@@ -66,14 +66,14 @@ def test_a_record_lacking_the_stacks_size_is_one_error_naming_the_run():
     del data["stack"]["memory"]
     run = run_record.RunRecord.from_json(data | {"run_id": "r-1"})
     with pytest.raises(FanoutError, match=r"^run r-1: run.json lacks the stack's memory"):
-        run_cost.estimate(run)
+        run_cost.estimate(run, download.cell_estimate)
 
 
 def test_the_whole_run_is_never_less_than_its_lambda_bill():
     """A run slower than the cost model assumes bills more Lambda than estimated: the whole run
     is that bill plus the rest of the estimate (S3, SQS, logs), never the estimate alone."""
-    cost = run_cost.summary(record("local"), report_rows(2048))
-    est = run_cost.estimate(record("local"))
+    cost = run_cost.summary(record("local"), report_rows(2048), download.cell_estimate)
+    est = run_cost.estimate(record("local"), download.cell_estimate)
     cost["billed"]["usd"] = 4 * cost["estimated_usd"]  # far beyond the whole estimate
     rest = est.requests - est.lambda_requests + est.logs
     whole = run_cost.lines(cost)[2]

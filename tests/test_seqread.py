@@ -72,7 +72,7 @@ def test_a_cells_estimate_takes_its_region_pair_from_the_stack_it_runs_on():
                                                          "workload_options": cell.options},
            "stack": {"memory": 2048, "concurrency": 10, "object_size": MiB, "architecture": "x86_64",
                      "region": "us-east-1", "remote_region": "us-west-2", "remote_bucket": "b"}}  # fmt: skip
-    assert run_cost.estimate(run_record.RunRecord.from_json(run)) == priced
+    assert run_cost.estimate(run_record.RunRecord.from_json(run), driver.cell_estimate) == priced
 
 
 def test_a_sweeps_estimate_prices_the_pair_it_deploys():

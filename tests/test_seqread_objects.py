@@ -14,7 +14,7 @@ from fanout.cloud import params
 from fanout.common.errors import UsageError
 from fanout.cloud.random_objects import size_of
 from fanout.common import aws, function_modules
-from fanout.stages import sweep
+from fanout.stages import deploy, fire as fire_stage, sweep
 from fanout.workloads.seqread import declared, objects
 from fanout.workloads.seqread.driver import SeqreadDriver, parse
 
@@ -76,25 +76,25 @@ def test_a_declaration_over_the_policy_share_is_refused_with_the_arithmetic():
     # 74 characters, 1 GiB keys 75 and 76; 10 x 73 + 54 x 74 + 10 x 75 + 54 x 76 = 9580, plus
     # 128 x 3 quotes and commas + 1 = 9965, over 10,240 - 2,560.
     with pytest.raises(UsageError) as refused:
-        params.from_args(deploy_args("--job-files", "64x64MiB 64x1GiB"), {})
+        deploy.inputs_from(deploy_args("--job-files", "64x64MiB 64x1GiB"), {})
     message = str(refused.value)
     assert message.startswith("invalid JOB_FILES '64x64MiB 64x1GiB': 128 objects x 1 bucket(s) = 128 ARNs of "
                               "9,965 characters") and "over the 7,680 seqread may take" in message  # fmt: skip
     assert "10,240 per role" in message and "\n" not in message
     # One size fits (4,919 characters); with the remote bucket it is twice as many ARNs.
-    assert params.from_args(deploy_args("--job-files", "64x64MiB"), {}).workload_options["job_files"] == "64x64MiB"
+    assert deploy.inputs_from(deploy_args("--job-files", "64x64MiB"), {}).workload_options["job_files"] == "64x64MiB"
     with pytest.raises(UsageError, match="64 objects x 2 bucket"):
-        params.from_args(deploy_args("--job-files", "64x64MiB", "--remote-region", "us-west-2"), {})
+        deploy.inputs_from(deploy_args("--job-files", "64x64MiB", "--remote-region", "us-west-2"), {})
 
 
 def test_a_first_deploy_declares_the_default_run_and_a_redeploy_keeps_the_stacks():
-    assert params.from_args(deploy_args(), {}).variables("", "/x.zip", "aws")["seqread_objects"] == {str(64 * MiB): 1}
-    kept = params.from_args(deploy_args(), DEPLOYED)
+    assert deploy.inputs_from(deploy_args(), {}).variables("", "/x.zip", "aws")["seqread_objects"] == {str(64 * MiB): 1}
+    kept = deploy.inputs_from(deploy_args(), DEPLOYED)
     assert kept.variables("", "/x.zip", "aws")["seqread_objects"] == {str(64 * MiB): 4}
-    given = params.from_args(deploy_args("--job-files", "2x1MiB 8x64MiB"), DEPLOYED)
+    given = deploy.inputs_from(deploy_args("--job-files", "2x1MiB 8x64MiB"), DEPLOYED)
     assert given.variables("", "/x.zip", "aws")["seqread_objects"] == {str(MiB): 2, str(64 * MiB): 8}
     assert params.changes(kept, given) == ["job files: 4x64MiB -> 2x1MiB 8x64MiB"]
-    assert params.from_args(deploy_args("--job-files", "none"), DEPLOYED).variables("", "/x.zip", "aws")[
+    assert deploy.inputs_from(deploy_args("--job-files", "none"), DEPLOYED).variables("", "/x.zip", "aws")[
         "seqread_objects"] == {}  # fmt: skip
 
 
@@ -115,10 +115,10 @@ def test_fire_refuses_a_run_whose_objects_the_stack_does_not_declare():
 def test_fire_refuses_job_files_that_are_not_the_stacks():
     fire = cli.build_parser().parse_args(["fire", "--stack", "s3fanout", "--workload", "seqread", "--job-files",
                                           "8x64MiB"])  # fmt: skip
-    assert params.fire_mismatches(fire, DEPLOYED) == [
+    assert fire_stage.deploy_mismatches(fire, DEPLOYED) == [
         "JOB_FILES=8x64MiB is set at deploy: stack 's3fanout' has 4x64MiB"]
     same = cli.build_parser().parse_args(["fire", "--stack", "s3fanout", "--job-files", "4x64MiB"])
-    assert params.fire_mismatches(same, DEPLOYED) == []
+    assert fire_stage.deploy_mismatches(same, DEPLOYED) == []
 
 
 def test_a_sweep_deploys_every_object_its_cells_read_before_the_first():

@@ -4,6 +4,7 @@ local backend before anything runs, and the choice carried to Terraform and back
 
 import pytest
 
+from fanout.workloads import registry
 from fanout import cli
 from fanout.stages import deploy
 from fanout.cloud import params
@@ -51,7 +52,7 @@ def test_express_needs_a_zone_and_a_zone_needs_express():
 
 
 def deploy_inputs(*extra: str) -> params.DeployParams:
-    return params.from_args(cli.build_parser().parse_args(["deploy", *extra]))
+    return deploy.inputs_from(cli.build_parser().parse_args(["deploy", *extra]))
 
 
 def test_the_default_is_standard_only():
@@ -102,7 +103,7 @@ SEQREAD_BEFORE = {"remote_region": "", "remote_bucket": "", "seqread_objects": {
 def test_stack_reads_the_storage_outputs():
     outputs = STANDARD_OUTPUTS | {"storage": ["express", "standard"], "express_bucket": "t-1--use1-az4--x-s3",
                                   "express_az": "use1-az4"}  # fmt: skip
-    deployed = Stack.from_outputs("aws", outputs)
+    deployed = Stack.from_outputs("aws", outputs, registry.stack_fields)
     assert storage.deployed(deployed) == ["express", "standard"]
     assert deployed.workload_outputs == {"storage": ["express", "standard"], "express_bucket": "t-1--use1-az4--x-s3",
                                          "express_az": "use1-az4", **SEQREAD_BEFORE}  # fmt: skip
@@ -111,7 +112,7 @@ def test_stack_reads_the_storage_outputs():
 
 
 def test_a_stack_deployed_before_storage_existed_is_standard_only():
-    deployed = Stack.from_outputs("aws", STANDARD_OUTPUTS)
+    deployed = Stack.from_outputs("aws", STANDARD_OUTPUTS, registry.stack_fields)
     assert deployed.workload_outputs == {"storage": list(storage.DEFAULT), "express_bucket": "", "express_az": "",
                                          **SEQREAD_BEFORE}  # fmt: skip
 
@@ -121,7 +122,7 @@ def test_the_deploy_summary_says_what_the_latency_workload_measures_and_where():
                                   "express_az": "use1-az4"}  # fmt: skip
     for outputs, line in [(STANDARD_OUTPUTS, "storage   standard\n"),
                           (express, "storage   express standard: s3://t-1--use1-az4--x-s3 in use1-az4\n")]:  # fmt: skip
-        assert line in deploy.summary(Stack.from_outputs("aws", outputs), 1.0)
+        assert line in deploy.summary(Stack.from_outputs("aws", outputs, registry.stack_fields), 1.0)
 
 
 def test_the_express_zone_table_holds_zone_ids_of_its_own_regions():

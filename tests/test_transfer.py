@@ -153,10 +153,9 @@ def test_a_message_past_the_function_timeout_is_refused_at_fire(monkeypatch, tmp
         transfer.TransferDriver().plan(stack, p, 2)
     assert "\n" not in str(refused.value) and "FUNCTION_TIMEOUT" in str(refused.value)
     transfer.TransferDriver().plan(SimpleNamespace(**{**vars(stack), "timeout": 300}), p, 2)
-    args = SimpleNamespace(**{name: None for name in transfer.OPTIONS}, function_timeout="60")
-    args.operation, args.size, args.part_size = "upload", "1GiB 5GiB", "64MiB"
+    given = {"function_timeout": "60", "operation": "upload", "size": "1GiB 5GiB", "part_size": "64MiB"}
     with pytest.raises(UsageError, match="timeout of 60 s"):
-        transfer.TransferDriver().sweep_options(args, (2048,))
+        transfer.TransferDriver().sweep_options(given, (2048,))
 
 
 def test_fan_counts_every_members_create_and_the_losers_abort_and_get():
@@ -210,11 +209,10 @@ def test_the_speedup_is_the_ratio_of_medians_against_one_thread():
 
 
 def test_a_sweep_takes_lists_and_checks_each_combination():
-    args = SimpleNamespace(**{name: None for name in transfer.OPTIONS}, function_timeout=None)
-    args.operation, args.threads, args.part_size = "upload", "1 2 4", "8MiB 16MiB"
-    combos = transfer.TransferDriver().sweep_options(args, (1024,))
+    given = {"operation": "upload", "threads": "1 2 4", "part_size": "8MiB 16MiB"}
+    combos = transfer.TransferDriver().sweep_options(given, (1024,))
     assert sorted((c["threads"], c["part_size"]) for c in combos) == sorted(
         (t, p * MiB) for t in (1, 2, 4) for p in (8, 16))
-    args.threads = "1 1"
+    given["threads"] = "1 1"
     with pytest.raises(UsageError, match="given twice"):
-        transfer.TransferDriver().sweep_options(args, (1024,))
+        transfer.TransferDriver().sweep_options(given, (1024,))

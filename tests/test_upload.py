@@ -9,6 +9,7 @@ import boto3
 import pytest
 from rich.console import Console
 
+from fanout.workloads import registry
 from fanout.common.errors import FanoutError
 from fanout.cloud.stack import Stack
 from fanout.cloud.random_objects import MAX_PARTS, MIN_PART_SIZE, RandomBytes, part_size
@@ -38,7 +39,7 @@ def make_stack(emulator, s3):
             "batch_size": 1, "max_receive_count": 5, "architecture": "x86_64", "default_strategy": "stream",
             **more,
         }  # fmt: skip
-        return Stack.from_outputs("local", outputs)
+        return Stack.from_outputs("local", outputs, registry.stack_fields)
 
     return make
 

@@ -14,7 +14,9 @@ from fanout.results import cells, run_folders as runs, run_record, stats
 from fanout import cli, insights
 from fanout.cloud import costs
 from fanout.stages import fire, report as reporting
-from fanout.common import function_modules, paths, registry as workloads
+from fanout.common import function_modules, paths
+from fanout.workloads import registry as workloads
+from fanout.common.workload import SHARED_CELL_FIELDS
 from fanout.workloads.latency import storage
 from fanout.common.errors import FanoutError, UsageError
 from fanout.insights.syntax import Stats, parse
@@ -24,16 +26,16 @@ from fanout.workloads.latency import driver as latency, costs as latency_costs, 
 
 def test_the_drivers_and_the_function_register_the_same_workloads():
     function_side = function_modules.load("workloads")
-    assert list(workloads.WORKLOADS) == list(function_side.WORKLOADS)
+    assert list(workloads.DRIVERS) == list(function_side.WORKLOADS)
     assert workloads.DEFAULT == function_side.DEFAULT
-    for workload in workloads.WORKLOADS.values():
-        assert isinstance(workload.driver().OPTIONS, tuple) and callable(workload.driver().build_report)
+    for driver in workloads.DRIVERS.values():
+        assert isinstance(driver.OPTIONS, tuple) and callable(driver.report().build)
 
 
 def test_each_workloads_docs_are_in_its_folder_and_listed_in_the_shared_page():
     """A workload's folder holds its README.md; docs/workloads.md (the contract) links to each."""
     shared = (paths.REPO / "docs" / "workloads.md").read_text()
-    for name in workloads.WORKLOADS:
+    for name in workloads.DRIVERS:
         readme = paths.REPO / "drivers" / "fanout" / "workloads" / name / "README.md"
         assert readme.read_text().startswith(f"# The {name} workload"), name
         assert f"](../drivers/fanout/workloads/{name}/README.md)" in shared, name
@@ -42,12 +44,12 @@ def test_each_workloads_docs_are_in_its_folder_and_listed_in_the_shared_page():
 def test_each_workloads_saved_query_groups_by_its_cell_fields():
     """The percentile query of a workload answers per cell: its `by` names the fields the workload
     adds (and, for download, the shared ones its report tables show)."""
-    for workload in workloads.WORKLOADS.values():
+    for workload in (driver.workload for driver in workloads.DRIVERS.values()):
         [stats_command] = [c for c in parse(insights.load_query(workload.query)).commands if isinstance(c, Stats)]
         grouped = {name for _, name in stats_command.groups}
         assert set(workload.cell_fields) <= grouped, workload.name
-    download = workloads.get("download")
-    assert set(cells.of(download).fields) == {*workloads.SHARED_CELL_FIELDS, *download.cell_fields}
+    download = workloads.get("download").workload
+    assert set(cells.of(download).fields) == {*SHARED_CELL_FIELDS, *download.cell_fields}
 
 
 def test_a_latency_run_sends_its_parameters_in_every_body(queue, emulator, results):  # noqa: F811
@@ -60,7 +62,7 @@ def test_a_latency_run_sends_its_parameters_in_every_body(queue, emulator, resul
                "strategy" not in b for b in bodies)  # fmt: skip
     saved = runs.load(record.run_id).parameters
     assert (saved.workload, saved.workload_options) == ("latency", options)
-    assert runs.load(record.run_id).workload().name == "latency"
+    assert workloads.get(runs.load(record.run_id).parameters.workload).name == "latency"
 
 
 def test_sizes_the_memory_cannot_hold_are_refused_with_the_memory_needed():

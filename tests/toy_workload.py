@@ -1,6 +1,6 @@
 """A third workload that exists only in the tests: its driver (a fanout.workloads.base.Driver) and
-its registry entry. Registered only through the registry (test_registry.py puts ENTRY in
-fanout.common.registry.WORKLOADS), it shows that the generic stages need no branch for a new
+what its folder would declare. Registered only through the registry (test_registry.py puts DRIVER
+in fanout.workloads.registry.DRIVERS), it shows that the generic stages need no branch for a new
 workload.
 
 It "measures" a colour at a weight: each message writes one record per weight step, the last
@@ -11,15 +11,15 @@ import json
 
 from fanout.results import cells, run_folders as runs, sections
 from fanout.cloud import costs
-from fanout.common import registry as workloads
-from fanout.workloads.base import Driver, Plan
+from fanout.common import workload as workloads
+from fanout.workloads.base import DeployPlace, Driver, Given, Plan
 from fanout.common.errors import UsageError
 
 NAME = "toy"
 ENTRY = workloads.Workload(
     NAME, "a tests-only workload: a colour at several weights",
     (workloads.CellField("colour", "colour"), workloads.CellField("weight", "weight", "{} g", numeric=True)),
-    "toy-percentiles", "toy_workload:ToyDriver", deployed=("colour",),
+    "toy-percentiles", deployed=("colour",),
 )  # fmt: skip
 COLOURS = ("red", "green", "blue")
 PREPARED: list[tuple[dict, int]] = []  # what ToyDriver.prepare saw: the run's options, messages then queued
@@ -48,15 +48,15 @@ VARIABLE = "toy_finish"  # its Terraform variable, and the output the stack repo
 class ToyDriver(Driver):
     """The toy's stack is painted with a finish (--finish), a deploy-level option of its own."""
 
-    name = NAME
+    workload = ENTRY
     OPTIONS = ("colour",)
     DEPLOY_OPTIONS = ("finish",)
 
     def add_fire_arguments(self, parser, sweep: bool = False) -> None:
         parser.add_argument("--colour", help=f"toy: one of {', '.join(COLOURS)}, or several in a sweep")
 
-    def options_from(self, args) -> dict:
-        return {"colour": _colour(args.colour or COLOURS[0])}
+    def options_from(self, given: Given) -> dict:
+        return {"colour": _colour(given.get("colour") or COLOURS[0])}
 
     def plan(self, stack, options: dict, count: int) -> Plan:
         return Plan({"workload": NAME, "options": options}, _estimate(count, stack))
@@ -69,8 +69,8 @@ class ToyDriver(Driver):
     def message_fields(self, stack, params) -> dict:
         return {**params.options, "weights": [1, 10, 100]}
 
-    def sweep_options(self, args, memories) -> tuple[dict, ...]:
-        return tuple({"colour": _colour(text)} for text in (args.colour or COLOURS[0]).split())
+    def sweep_options(self, given: Given, memories) -> tuple[dict, ...]:
+        return tuple({"colour": _colour(text)} for text in (given.get("colour") or COLOURS[0]).split())
 
     def describe_cell(self, cell) -> str:
         return f"the colour {cell.options['colour']}"
@@ -108,14 +108,15 @@ class ToyDriver(Driver):
     def add_deploy_arguments(self, parser) -> None:
         parser.add_argument("--finish", help=f"toy: the stack's finish, {' or '.join(FINISHES)} (default {FINISHES[0]})")
 
-    def deploy_options(self, args, backend: str) -> dict:
-        if args.finish is None:
+    def deploy_options(self, given: Given, place: DeployPlace) -> dict:
+        finish = given.get("finish")
+        if finish is None:
             return {"finish": FINISHES[0]}
-        if args.finish not in FINISHES:
-            raise UsageError(f"invalid --finish {args.finish!r}: expected {' or '.join(FINISHES)}")
-        if args.finish == "gloss" and backend == "local":
+        if finish not in FINISHES:
+            raise UsageError(f"invalid --finish {finish!r}: expected {' or '.join(FINISHES)}")
+        if finish == "gloss" and place.backend == "local":
             raise UsageError("invalid --finish 'gloss' with --backend local: only AWS has it")
-        return {"finish": args.finish}
+        return {"finish": finish}
 
     def kept_options(self, outputs: dict, given: dict) -> dict:
         return {} if "finish" in given else {"finish": self.stack_fields(outputs)["finish"]}

@@ -20,15 +20,15 @@ from fanout.common.errors import FanoutError, OneLineErrors
 # parser imports only the module of the command it runs, so that `--help` and a refused value
 # cost little more than starting Python (bench/cli_startup.py), never boto3 or the reports.
 COMMANDS = {
-    "emulator": ("fanout.local.emulator.cli", "start, stop or inspect the embedded AWS emulator"),
+    "emulator": ("fanout.stages.emulator", "start, stop or inspect the embedded AWS emulator"),
     "deploy": ("fanout.stages.deploy", "deploy the stack and upload the test object; on a deployed stack, an input "
                                        "not given keeps its value"),
     "plan": ("fanout.stages.deploy", "show what deploy would change"),
     "outputs": ("fanout.stages.deploy", "print the deployed stack's outputs as JSON"),
     "destroy": ("fanout.stages.deploy", "remove everything the stack created"),
-    "package": ("fanout.cloud.package", "build the function's deployment zip (deterministic)"),
+    "package": ("fanout.stages.package", "build the function's deployment zip (deterministic)"),
     "upload": ("fanout.stages.upload", "upload the test object to the deployed stack's bucket (if missing)"),
-    "host": ("fanout.local.host.cli", "local backend: run the function on its SQS queue until the queue is drained"),
+    "host": ("fanout.stages.host", "local backend: run the function on its SQS queue until the queue is drained"),
     "fire": ("fanout.stages.fire", "send the messages of one run to the stack's queue"),
     "wait": ("fanout.stages.wait", "wait until every message of a run is done, failed or dead-lettered"),
     "insights": ("fanout.stages.query", "run a Logs Insights query on the stack's logs (or on exported events)"),

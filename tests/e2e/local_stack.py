@@ -7,8 +7,10 @@ from contextlib import contextmanager
 
 import pytest
 
+from fanout.workloads import registry
 from fanout import cli
 from fanout.cloud import owner, package, params, stack, terraform
+from fanout.stages import deploy
 
 
 
@@ -17,13 +19,14 @@ def deployed(name: str, function_timeout: int, emulator: str, tmp_path_factory):
     """The stack `name` on the emulator at `emulator`, its results in a temporary folder."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("FANOUT_RESULTS", str(tmp_path_factory.mktemp("results")))
-        inputs = params.parse(name, "us-east-1", 2, 512, "1KiB", "x86_64", "stream", function_timeout)
+        inputs = params.parse(name, "us-east-1", 2, 512, "1KiB", "x86_64", "stream", function_timeout,
+                              deploy.workload_deploy({}))  # the workloads' defaults, as `make deploy`'s
         # Recorded as a sweep's stack: the module's sweep redeploys it (a sweep refuses a stack
         # `make deploy` created, fanout.cloud.owner).
         variables = {**inputs.variables(emulator, package.build(function="runner")), owner.VARIABLE: owner.SWEEP}
         try:
             terraform.apply("local", name, variables)
-            yield stack.load("local", name)
+            yield stack.load("local", name, registry.stack_fields)
         finally:
             terraform.destroy("local", name)
 

@@ -25,9 +25,10 @@ import pytest
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
+from fanout.workloads import registry
 from fanout import cli, insights
 from fanout.cloud import costs, package, params, stack, terraform
-from fanout.stages import demo, report as reporting, upload, wait
+from fanout.stages import demo, deploy, report as reporting, upload, wait
 from fanout.local import hostlock
 from fanout.local.host import config as function_config, credentials
 from fanout.common import aws
@@ -51,11 +52,12 @@ WAIT = ["--timeout", "240", *NO_MODEL]
 def deployed(emulator, tmp_path_factory):
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("FANOUT_RESULTS", str(tmp_path_factory.mktemp("results")))
-        inputs = params.parse(STACK, "us-east-1", CONCURRENCY, 256, "1MiB", "x86_64", "download_file", TIMEOUT_S)
+        inputs = params.parse(STACK, "us-east-1", CONCURRENCY, 256, "1MiB", "x86_64", "download_file", TIMEOUT_S,
+                              deploy.workload_deploy({}))  # fmt: skip
         variables = inputs.variables(emulator, package.build(function="runner"))
         try:
             terraform.apply("local", STACK, variables)
-            deployed = stack.load("local", STACK)
+            deployed = stack.load("local", STACK, registry.stack_fields)
             upload.ensure_object(deployed)
             yield deployed
         finally:
@@ -370,7 +372,7 @@ def test_the_role_grants_exactly_the_actions_a_run_uses(deployed, tmp_path, monk
     for name in [name for name, strategy in strategies.STRATEGIES.items() if not strategy.aws_only]:
         spec = within_timeout.get(name, name)
         assert fanout("fire", "--messages", "4", "--tag", f"iam-{name}", "--strategy", spec) == 0
-    # and the latency workload's writes and deletes (fanout.common.registry)
+    # and the latency workload's writes and deletes (fanout.workloads.registry)
     assert fanout("fire", "--messages", "2", "--tag", "iam-latency", "--workload", "latency", "--sizes", "1",
                   "--reps", "1") == 0  # fmt: skip
     # and the transfer workload's: FAN's shared upload (its ListParts), a copy

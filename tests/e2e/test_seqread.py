@@ -17,7 +17,8 @@ import pytest
 
 from fanout import cli
 from fanout.cloud import owner, stack as stacks
-from fanout.common import aws, registry
+from fanout.common import aws
+from fanout.workloads import registry
 from fanout.local.network import options as network_options
 from fanout.results import run_folders as runs, stats, sweep_folders as sweeps
 from fanout.stages import deploy, report as reporting, wait
@@ -56,7 +57,7 @@ def deployed(emulator, tmp_path_factory):
         (folder / "model.toml").write_text(MODEL)
         try:
             assert fanout("deploy", *DEPLOY) == 0
-            yield stacks.load("local", STACK), folder / "model.toml"
+            yield stacks.load("local", STACK, registry.stack_fields), folder / "model.toml"
         finally:
             deploy.destroy("local", STACK)
 
@@ -78,7 +79,7 @@ def run_seqread(stack, model_file, source: str, *options: str, messages: int = M
 
 def test_the_remote_bucket_is_in_the_second_region_private_encrypted_and_tls_only(deployed):
     stack, _ = deployed
-    fields = registry.get("seqread").driver().stack_fields(stack.workload_outputs)
+    fields = registry.get("seqread").stack_fields(stack.workload_outputs)
     assert fields["remote_region"] == REMOTE and fields["remote_bucket"].endswith(f"-{REMOTE}")
     s3 = aws.client("s3", REMOTE, stack.endpoint)
     bucket = fields["remote_bucket"]
@@ -173,7 +174,7 @@ def test_a_sweep_over_jobs_and_from(deployed, swept_stack):
     manifest = sweeps.load(sweeps.LATEST)
     assert [cell.status for cell in manifest.cells] == ["done"] * 4
     # It deployed the objects its cells read (jobs 0-1 of 4 MiB) with those its JOB_FILES gives.
-    assert stacks.load("local", swept_stack).workload_outputs["seqread_objects"] == {str(4 * 2**20): 2,
+    assert stacks.load("local", swept_stack, registry.stack_fields).workload_outputs["seqread_objects"] == {str(4 * 2**20): 2,
                                                                                      str(64 * 2**20): 4}  # fmt: skip
     cells = {(c.params["options"]["source"], c.params["options"]["jobs"]): c for c in manifest.cells}
     assert sorted(cells) == [("local", 1), ("local", 2), ("remote", 1), ("remote", 2)]

@@ -6,7 +6,8 @@ import pytest
 import argparse
 import os
 
-from fanout.local.emulator import cli, control
+from fanout.local.emulator import control
+from fanout.stages import emulator as cli
 from fanout.common.errors import FanoutError
 
 

@@ -1,6 +1,6 @@
 """Terraform's checks of storage and express_az agree with fanout.workloads.latency.storage, their one definition.
 
-infra/variables.tf cannot import Python, so it lists the classes and spells the zone ID pattern;
+infra/latency.tf cannot import Python, so it lists the classes and spells the zone ID pattern;
 this test reads both back. The mock tests (validation.tftest.hcl, express.tftest.hcl) show that
 Terraform enforces them.
 """
@@ -12,7 +12,7 @@ from fanout.workloads.latency import storage
 
 
 def variable_block(name: str) -> str:
-    text = (paths.INFRA / "variables.tf").read_text()
+    text = (paths.INFRA / "latency.tf").read_text()
     return re.search(rf'variable "{name}" \{{.*?\n\}}', text, re.S).group(0)
 
 

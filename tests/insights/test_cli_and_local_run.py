@@ -49,7 +49,7 @@ def deployed(emulator):
 @pytest.fixture
 def on_deployed(deployed, monkeypatch):
     """The CLI's stack is the deployed one."""
-    monkeypatch.setattr(cli.stack, "from_args", lambda args: deployed[0])
+    monkeypatch.setattr(cli.stack, "acted_on", lambda backend, name, fields: deployed[0])
     return deployed
 
 

@@ -8,7 +8,8 @@ import pytest
 
 from fanout import insights
 from fanout.cloud import strategies
-from fanout.common import paths, registry
+from fanout.common import paths
+from fanout.workloads import registry
 from fanout.common.errors import FanoutError, UsageError
 from fanout.insights.syntax import Sort, parse
 
@@ -61,7 +62,7 @@ def test_the_generic_queries_are_in_queries_and_each_workloads_in_its_folder():
     files = insights.query_files()
     assert DEPLOYED_NAMES <= set(files)
     assert {name for name, path in files.items() if path.parent == paths.REPO / "queries"} == GENERIC
-    for name, workload in registry.WORKLOADS.items():
+    for name, workload in ((name, driver.workload) for name, driver in registry.DRIVERS.items()):
         folder = paths.REPO / "drivers" / "fanout" / "workloads" / name / "queries"
         assert files[workload.query].parent == folder, name
 

@@ -103,7 +103,7 @@ def test_bad_model_files_are_one_line_usage_errors(tmp_path, monkeypatch, capsys
 @pytest.mark.parametrize("scale", ["0", "-3", "x", "1e9"])
 def test_bad_scale_names_the_value(scale):
     with pytest.raises(model.ModelError, match=f"invalid network scale '{scale}'"):
-        options.from_args(_args("lambda-2024", scale))
+        options.resolve("lambda-2024", scale)
 
 
 @pytest.mark.parametrize("command", [["wait"], ["host"], ["demo"], ["sweep"]])
@@ -112,16 +112,17 @@ def test_a_stacks_function_is_hosted_under_the_demos_model_unless_told(command):
     --function`, with no stack to size a scale from, keeps loopback."""
     args = cli.build_parser().parse_args([*command, "--network-scale", "3"])
     stack = object()  # a number for the scale: the stack is not measured
-    assert options.from_args(args, stack).describe()["profile"] == "lambda-2024" == options.DEFAULT
-    assert not options.from_args(args, None).shaped
+    chosen = options.resolve(args.network, args.network_scale, stack)
+    assert chosen.describe()["profile"] == "lambda-2024" == options.DEFAULT
+    assert not options.resolve(args.network, args.network_scale, None).shaped
     told = cli.build_parser().parse_args([*command, "--network", "none"])
-    assert not options.from_args(told, stack).shaped
+    assert not options.resolve(told.network, told.network_scale, stack).shaped
 
 
 def test_auto_scale_needs_a_stack_to_measure():
     with pytest.raises(model.ModelError, match="auto needs a deployed stack"):
-        options.from_args(_args("lambda-2024", "auto"))
-    assert not options.from_args(_args("none", "auto")).shaped  # nothing to scale
+        options.resolve("lambda-2024", "auto")
+    assert not options.resolve("none", "auto").shaped  # nothing to scale
 
 
 # A model worked by hand below: one stream draws min(peak 40, connection 15) = 15 MB/s while its
@@ -245,12 +246,6 @@ def test_labels():
     assert network.label("local", network.load("lambda-2024", 12.5).describe()) == (
         "simulated network: lambda-2024, scale 12.5 (rates / 12.5, first byte not scaled)")
     assert network.label("local", network.load("lambda-2024", 1).describe()) == "simulated network: lambda-2024, scale 1"
-
-
-def _args(spec, scale):
-    import argparse
-
-    return argparse.Namespace(network=spec, network_scale=scale)
 
 
 def test_the_byte_probe_of_a_tiny_object_reads_an_object_of_its_own_and_leaves_nothing(emulator):

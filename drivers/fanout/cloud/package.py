@@ -1,4 +1,5 @@
-"""`fanout package`: the function's deployment zip, byte-for-byte reproducible.
+"""The function's deployment zip, byte-for-byte reproducible (`fanout package` builds one by hand:
+fanout.stages.package).
 
 Terraform redeploys the function when the zip's hash changes, so the same sources and
 requirements must give the same bytes. Dependencies are pinned wheels for the Lambda runtime and
@@ -14,8 +15,6 @@ import sys
 import tempfile
 import zipfile
 from pathlib import Path
-
-from rich.console import Console
 
 from fanout.common import function_modules, paths
 from fanout.common.errors import FanoutError, UsageError
@@ -172,23 +171,3 @@ def _write_zip(zip_path: Path, entries: list[tuple[str, Path]]) -> None:
                 archive.writestr(info, path.read_bytes(), compresslevel=9)
     os.chmod(tmp.name, 0o644)
     os.replace(tmp.name, zip_path)
-
-
-def register(subparsers) -> None:
-    parser = subparsers.add_parser("package", help="build the function's deployment zip (deterministic)")
-    parser.add_argument(
-        "--function", default=function_modules.NAME, help=f"function folder under functions/ (default: {function_modules.NAME})"
-    )
-    parser.add_argument(
-        "--architecture", default="x86_64", help=f"{' or '.join(WHEEL_PLATFORMS)} (default: x86_64)"
-    )
-    parser.add_argument("--sdk", default=DEFAULT_SDK,
-                        help=f"where the function's boto3 comes from: {'; '.join(f'{k}: {v}' for k, v in SDKS.items())} "
-                             f"(default: {DEFAULT_SDK})")  # fmt: skip
-    parser.set_defaults(func=_run)
-
-
-def _run(args) -> int:
-    path = build(args.function, args.architecture, args.sdk)
-    Console().out(f"{path}\nsha256 (base64): {sha256_base64(path)}", highlight=False)
-    return 0

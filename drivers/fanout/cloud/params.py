@@ -9,6 +9,7 @@ import argparse
 import functools
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
@@ -16,7 +17,7 @@ import boto3
 from botocore.loaders import create_loader
 from botocore.regions import EndpointResolver
 
-from fanout.common import backends, numerals as numbers, registry as workloads
+from fanout.common import backends, numerals as numbers
 from fanout.cloud import package
 from fanout.cloud import strategies
 from fanout.common.errors import UsageError
@@ -120,19 +121,20 @@ def add_arguments(parser, lists: bool = False) -> None:
         parser.add_argument(*names, dest=item.name, help=f"{item.text} (default {default}{more})")
 
 
-def add_fire_checks(parser) -> None:
-    """fire's flags of the inputs set at deploy (FIRE_CHECKED and the workloads' deploy-only
-    options): a run uses the stack's value, so one given that differs is refused (fire_mismatches)."""
+def add_fire_checks(parser: argparse.ArgumentParser, deploy_only: tuple[str, ...]) -> None:
+    """fire's flags of the inputs set at deploy (FIRE_CHECKED and `deploy_only`, the workloads'
+    deploy-only options): a run uses the stack's value, so one given that differs is refused
+    (fire_mismatches)."""
     flags = [(item.flag, item.name, item.make) for item in FIRE_CHECKED]
-    flags += [("--" + name.replace("_", "-"), name, name.upper()) for name in workloads.deploy_only_option_names()]
+    flags += [("--" + name.replace("_", "-"), name, name.upper()) for name in deploy_only]
     for flag, name, make in flags:
         parser.add_argument(flag, dest=name, help=f"set at deploy ({make}): refused unless it is the deployed "
                             "stack's value")  # fmt: skip
 
 
-def given(args) -> dict:
-    """The inputs on the command line, as text."""
-    return {item.name: getattr(args, item.name) for item in INPUTS if getattr(args, item.name, None) is not None}
+def given(texts: Mapping[str, str | None]) -> dict:
+    """The inputs among `texts` (a command line's flags, by argparse name; None: not given)."""
+    return {item.name: texts[item.name] for item in INPUTS if texts.get(item.name) is not None}
 
 
 def deployed_texts(outputs: dict) -> dict:
@@ -159,9 +161,11 @@ class DeployParams:
     # Changing it changes the function's configuration, so Lambda starts fresh execution
     # environments (the sweep's fresh environments between cells on the same deployment).
     environment_epoch: str = ""
-    # The registered workloads' deploy-level options (fanout.common.registry.deploy_options; latency:
-    # storage, express_az), by name; one absent deploys its default.
+    # The registered workloads' deploy-level options (fanout.workloads.registry.deploy_options; latency:
+    # storage, express_az), by name; one absent deploys its default. `workload_variables`: infra/'s
+    # variables for them (the registry's terraform_variables), which the stages give with them.
     workload_options: dict = field(default_factory=dict)
+    workload_variables: dict = field(default_factory=dict)
     sdk: str = package.DEFAULT_SDK  # fanout.cloud.package.SDKS: the zip's pinned boto3, or the runtime's
     keys: int = 1  # copies of the test object, each under its own prefix; the function reads seq mod keys
 
@@ -193,37 +197,57 @@ class DeployParams:
             "environment_epoch": self.environment_epoch,
             "sdk": self.sdk,
             "keys": self.keys,
-            **workloads.terraform_variables(self.workload_options),
+            **self.workload_variables,
         }
 
 
-def from_args(args, deployed: dict | None = None) -> DeployParams:
+@dataclass(frozen=True)
+class DeployGiven:
+    """A deploy's (or plan's) command line, parsed at the stage: the stack, its backend, and the
+    inputs given as text by name (INPUTS', sdk and keys; those not given absent)."""
+
+    stack: str
+    backend: str
+    texts: Mapping[str, str]
+
+    def region(self, deployed: dict) -> str:
+        """The region the stack goes to: given, else the deployed stack's (`deployed`: its
+        outputs), else the default; as text (parse checks it)."""
+        return resolved_texts(self.texts, deployed)["region"]
+
+
+@dataclass(frozen=True)
+class WorkloadDeploy:
+    """The workloads' deploy-level options for one deploy, checked, and infra/'s variables for
+    them: the stages get both from the registry (fanout.workloads.registry)."""
+
+    options: dict = field(default_factory=dict)
+    variables: dict = field(default_factory=dict)
+
+
+def resolved_texts(given_texts: Mapping[str, str | None], deployed: dict) -> dict:
+    """Every input as text: given, else the deployed stack's (`deployed`: its outputs, {}: none),
+    else its default."""
+    return {**DEFAULTS, **deployed_texts(deployed), **given(given_texts)}
+
+
+def from_given(given_inputs: DeployGiven, deployed: dict, workload: WorkloadDeploy) -> DeployParams:
     """Validate the command line of deploy/plan; raises UsageError on the first bad value. An
-    input not given keeps its value in `deployed` (the stack's outputs, {}: none), else its default."""
-    deployed = deployed or {}
-    texts = {**DEFAULTS, **deployed_texts(deployed), **given(args)}
-    names = workloads.deploy_option_names()
-    chosen = {name: getattr(args, name) for name in names if getattr(args, name) is not None}
-    kept = workloads.kept_options(deployed, chosen) if deployed else {}
-    # The workloads check their options against the region the stack goes to, given or kept.
-    options = workloads.deploy_options(argparse.Namespace(**{**vars(args), **kept, "region": texts["region"]}), args.backend)
-    sdk, keys = _zip_and_copies(args, deployed)
-    return parse(args.stack, texts["region"], texts["concurrency"], texts["memory"], texts["object_size"],
-                 texts["architecture"], texts["strategy"], texts["function_timeout"], options, sdk, keys,
+    input not given keeps its value in `deployed` (the stack's outputs, {}: none), else its
+    default; `workload`: the workloads' options, checked by the stage likewise."""
+    texts = resolved_texts(given_inputs.texts, deployed)
+    sdk, keys = _zip_and_copies(given_inputs.texts, deployed)
+    return parse(given_inputs.stack, texts["region"], texts["concurrency"], texts["memory"], texts["object_size"],
+                 texts["architecture"], texts["strategy"], texts["function_timeout"], workload, sdk, keys,
                  texts["ephemeral_storage"])  # fmt: skip
 
 
-def _zip_and_copies(args, deployed: dict) -> tuple:
+def _zip_and_copies(texts: Mapping[str, str], deployed: dict) -> tuple:
     """SDK and KEYS (deploy's and plan's own flags, not a sweep's): given, else the deployed
     stack's (the stack output `sdk`, the number of `object_keys`), else the defaults."""
-    sdk = getattr(args, "sdk", None) or deployed.get("sdk") or package.DEFAULT_SDK
-    keys = getattr(args, "keys", None) or (len(deployed["object_keys"]) if deployed.get("object_keys") else 1)
+    sdk = texts.get("sdk") or deployed.get("sdk") or package.DEFAULT_SDK
+    keys = texts.get("keys") or (len(deployed["object_keys"]) if deployed.get("object_keys") else 1)
     return sdk, keys
-
-
-def deployed_params(args, deployed: dict) -> DeployParams:
-    """The deployed stack's inputs (`deployed`: its outputs), as from_args would give them."""
-    return from_args(_blank(args), deployed)
 
 
 def changes(old: DeployParams, new: DeployParams) -> list[str]:
@@ -233,26 +257,21 @@ def changes(old: DeployParams, new: DeployParams) -> list[str]:
             if before.get(name) != after[name]]  # fmt: skip
 
 
-def fire_mismatches(args, deployed: dict) -> list[str]:
-    """fire's inputs set at deploy (add_fire_checks) that differ from the deployed stack's (its
-    outputs), one line each: the run uses the stack's value, so the one given must not pass silently."""
-    names = {item.name: item.make for item in FIRE_CHECKED}
-    names.update((name, name.upper()) for name in workloads.deploy_only_option_names())  # their Make variables
-    at_fire = {name: getattr(args, name) for name in names if getattr(args, name, None) is not None}
-    if not at_fire:
-        return []
-    blank = _blank(args)
-    before = _shown(from_args(blank, deployed))
-    after = _shown(from_args(argparse.Namespace(**{**vars(blank), **at_fire}), deployed))
-    stack = deployed.get("stack", args.stack)
-    return [f"{make}={after[name]} is set at deploy: stack {stack!r} has {before[name]}"
-            for name, make in names.items() if before[name] != after[name]]  # fmt: skip
+def fire_mismatches(stack: str, at_fire: Mapping[str, str], makes: Mapping[str, str], before: DeployParams,
+                    after: DeployParams) -> list[str]:
+    """fire's inputs set at deploy (add_fire_checks: `at_fire`, those given, by name; `makes`,
+    their Make variables) that differ from the deployed stack's, one line each: the run uses the
+    stack's value, so the one given must not pass silently. `before`: the deployed stack's
+    inputs; `after`: the same with `at_fire` given."""
+    shown_before, shown_after = _shown(before), _shown(after)
+    return [f"{makes[name]}={shown_after[name]} is set at deploy: stack {stack!r} has {shown_before[name]}"
+            for name in makes if name in at_fire and shown_before[name] != shown_after[name]]  # fmt: skip
 
 
-def _blank(args) -> argparse.Namespace:
-    """`args` with no input given (backend and stack kept)."""
-    names = (*DEFAULTS, *workloads.deploy_option_names())
-    return argparse.Namespace(**{**vars(args), **dict.fromkeys(names)})
+def fire_checked_makes(deploy_only: tuple[str, ...]) -> dict[str, str]:
+    """The Make variables of fire's inputs set at deploy (FIRE_CHECKED and the workloads'
+    deploy-only options `deploy_only`), by name."""
+    return {**{item.name: item.make for item in FIRE_CHECKED}, **{name: name.upper() for name in deploy_only}}
 
 
 def _shown(inputs: DeployParams) -> dict:
@@ -268,10 +287,10 @@ def _shown(inputs: DeployParams) -> dict:
 
 
 def parse(stack: str, region_name: str, concurrency, memory, size, architecture: str, strategy,
-          function_timeout=DEFAULT_FUNCTION_TIMEOUT, workload_options: dict | None = None,
+          function_timeout=DEFAULT_FUNCTION_TIMEOUT, workload: WorkloadDeploy | None = None,
           sdk: str = package.DEFAULT_SDK, keys="1", ephemeral_storage=AUTO_EPHEMERAL) -> DeployParams:  # fmt: skip
     """DeployParams from values as a user writes them (`strategy` as text or a parsed Choice;
-    `workload_options` as fanout.common.registry.deploy_options checked them, none: the defaults);
+    `workload`: the workloads' options as the registry checked them, none: the defaults);
     raises UsageError on the first bad one."""
     chosen = strategy if isinstance(strategy, strategies.Choice) else strategies.parse(strategy)
     params = DeployParams(
@@ -284,7 +303,8 @@ def parse(stack: str, region_name: str, concurrency, memory, size, architecture:
         strategy=str(chosen),
         function_timeout=function_timeout_value(function_timeout),
         ephemeral_storage=ephemeral_value(ephemeral_storage),
-        workload_options=dict(workload_options or {}),
+        workload_options=dict(workload.options if workload else {}),
+        workload_variables=dict(workload.variables if workload else {}),
         sdk=package.check_sdk(sdk),
         keys=integer("keys", keys, *KEYS_RANGE),
     )

@@ -5,13 +5,22 @@ function name; every driver gets them from `Stack`.
 """
 
 import argparse
+from collections.abc import Callable
 from dataclasses import MISSING, asdict, dataclass, field, fields
 
-from fanout.common import aws, backends, registry as workloads
+from fanout.common import aws, backends
 from fanout.cloud import owner, terraform
 from fanout.common.errors import FanoutError
 
 DEFAULT_STACK = "s3fanout"
+# What the workloads read from a stack's outputs (fanout.workloads.registry.stack_fields), handed
+# down by the stages: this wing reads no workload's outputs itself and never imports the workloads.
+WorkloadFields = Callable[[dict], dict]
+
+
+def no_workload_fields(outputs: dict) -> dict:
+    """For a command that reads no workload's outputs (the local function host)."""
+    return {}
 
 
 @dataclass(frozen=True)
@@ -42,19 +51,19 @@ class Stack:
     sdk: str = "runtime"
     object_keys: list = field(default_factory=list)  # KEYS copies, object_key first; none before KEYS existed
     ephemeral_storage: str = "auto"  # EPHEMERAL_STORAGE: /tmp in MB, or auto (before it was an input: auto)
-    # What the registered workloads read from the outputs (fanout.common.registry.stack_fields; latency:
+    # What the registered workloads read from the outputs (fanout.workloads.registry.stack_fields; latency:
     # storage, express_bucket, express_az), by output name; run.json holds them beside the rest.
     workload_outputs: dict = field(default_factory=dict)
 
     @classmethod
-    def from_outputs(cls, backend: str, outputs: dict) -> "Stack":
+    def from_outputs(cls, backend: str, outputs: dict, workload_fields: WorkloadFields) -> "Stack":
         wanted = [f for f in fields(cls) if f.name not in ("backend", "workload_outputs")]
         missing = [f.name for f in wanted if f.name not in outputs and f.default is MISSING and f.default_factory is MISSING]
         if missing:
             raise FanoutError(f"stack outputs lack {', '.join(missing)}; run `make deploy` again")
         # Each field's type is a class here (int, str), which mypy cannot tell from a string annotation.
         values = {f.name: f.type(outputs[f.name]) for f in wanted if f.name in outputs}  # type: ignore[operator]
-        return cls(backend=backend, workload_outputs=workloads.stack_fields(outputs), **values)
+        return cls(backend=backend, workload_outputs=workload_fields(outputs), **values)
 
     def as_record(self) -> dict:
         """The stack as run.json holds it: its fields, the workloads' outputs among them."""
@@ -74,7 +83,7 @@ def account_of(outputs: dict) -> str:
     return parts[4] if len(parts) > 4 else ""
 
 
-def load(backend: str, stack: str) -> Stack:
+def load(backend: str, stack: str, workload_fields: WorkloadFields) -> Stack:
     """The deployed stack, or a one-line error saying how to deploy it."""
     outputs = terraform.outputs(backend, stack)
     if not outputs:
@@ -82,7 +91,7 @@ def load(backend: str, stack: str) -> Stack:
             f"no stack {stack!r} is deployed on the {backend} backend; "
             f"run `make deploy BACKEND={backend} STACK={stack}` first"
         )
-    deployed = Stack.from_outputs(backend, outputs)
+    deployed = Stack.from_outputs(backend, outputs, workload_fields)
     backends.get(backend).check_stack(deployed)  # the local backend: is its emulator still there?
     return deployed
 
@@ -100,9 +109,9 @@ def add_arguments(parser: argparse.ArgumentParser, sweeps_own: bool = False) -> 
         parser.add_argument("--stack", default=DEFAULT_STACK, help=f"stack name (default: {DEFAULT_STACK})")
 
 
-def from_args(args: argparse.Namespace) -> Stack:
+def acted_on(backend: str, stack: str, workload_fields: WorkloadFields) -> Stack:
     """The stack a command acts on; on AWS, only with usable credentials of the stack's account
     (one line otherwise)."""
-    deployed = load(args.backend, args.stack)
+    deployed = load(backend, stack, workload_fields)
     backends.get(deployed.backend).check_credentials(deployed.region, deployed.endpoint, deployed.stack)
     return deployed

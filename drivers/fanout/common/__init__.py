@@ -1,1 +1,1 @@
-"""What every wing shares: errors, paths, typed numbers and sizes, clients, the ESM ramp, the workload registry."""
+"""What every wing shares: errors, paths, typed numbers and sizes, clients, the ESM ramp, what a workload declares."""

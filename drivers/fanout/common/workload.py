@@ -1,11 +1,9 @@
-"""What a workload declares in its folder's __init__.py: its Workload entry and cell fields
-(fanout.common.registry collects them)."""
+"""What a workload declares in its folder's __init__.py: its Workload entry and cell fields (its
+driver names it, fanout.workloads.registry lists the drivers). Plain data, below every wing: the
+results build a workload's cells from it without importing the workload."""
 
-import functools
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 
 @dataclass(frozen=True)
@@ -32,29 +30,17 @@ class Workload:
     """A registered workload. `cells`: the cell fields its records add to those every record
     shares (SHARED_CELLS), of which `deployed` are the deployment's (tables across runs put them
     before the architecture); `query`: its saved percentile query (a file in its folder's
-    queries/, paths.QUERY_GLOBS), grouped by them; `driver_class`: "module:Class" of its Driver,
-    loaded when first asked for."""
+    queries/, paths.QUERY_GLOBS), grouped by them."""
 
     name: str
     help: str
     cells: tuple[CellField, ...]
     query: str
-    driver_class: str
     deployed: tuple[str, ...] = ()
 
     @property
     def cell_fields(self) -> tuple[str, ...]:
         return tuple(field.name for field in self.cells)
-
-    def driver(self) -> Any:  # a fanout.workloads.base.Driver: a wing above this one, loaded by name
-        """Its driver, one instance per class."""
-        return _instance(self.driver_class)
-
-
-@functools.cache
-def _instance(path: str) -> Any:  # the class `path` names, instantiated
-    module, _, name = path.partition(":")
-    return getattr(importlib.import_module(module), name)()
 
 
 # The cell fields of every record, whatever the workload (the envelope, docs/workloads.md): a
@@ -63,3 +49,7 @@ SHARED_CELLS = (CellField("memory_size", "memory MB", "{} MB", numeric=True, sho
                 CellField("concurrency_limit", "concurrency", "concurrency {}", numeric=True, short="conc"),
                 CellField("experiment_tag", "tag", "tag={}"))  # fmt: skip
 SHARED_CELL_FIELDS = tuple(field.name for field in SHARED_CELLS)
+
+# The workload of a run.json or a sweep's manifest that names none (saved before there were
+# others), and fire's when given none: the function's default too (functions/runner/workloads.py).
+DEFAULT = "download"

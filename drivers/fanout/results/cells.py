@@ -1,5 +1,5 @@
-"""Cells: the combinations of parameters a run's records fall into, built from the registry; a
-workload's cell fields are declared once, in its registry entry, and `of(workload)` is the one
+"""Cells: the combinations of parameters a run's records fall into, built from what a workload
+declares; its cell fields are declared once, in its folder's Workload, and `of(workload)` is the one
 definition of its cells (docs/statistics.md, *Cells*).
 
 A cell is a frozen dataclass made per workload rather than a mapping: `cell.memory_size` fails
@@ -13,7 +13,7 @@ from functools import cache
 from collections.abc import Iterable
 from typing import Any, cast
 
-from fanout.common import registry as workloads
+from fanout.common import workload as workloads
 from fanout.insights.values import parse_result_value, render
 
 # Known from run.json, not from the records (None in one run's report, where every record shares
@@ -104,7 +104,7 @@ class Schema:
 
 @cache
 def of(workload: workloads.Workload) -> Schema:
-    """The cells of `workload`, from its registry entry."""
+    """The cells of `workload`, from what its folder declares."""
     shared, tag = workloads.SHARED_CELLS[:-1], workloads.SHARED_CELLS[-1]
     record = (*shared, *workload.cells, tag)
     deployed = [f for f in workload.cells if f.name in workload.deployed]
@@ -117,12 +117,19 @@ def of(workload: workloads.Workload) -> Schema:
     schema = Schema(workload.name, names, tuple(f.name for f in across), {f.name: f for f in (*record, *FROM_RUN)},
                     cell_class)  # fmt: skip
     cast(type[Cell], cell_class).schema = schema
+    _BUILT[workload.name] = schema
     return schema
 
 
+# The schemas of() built, by workload: the registry (fanout.workloads.registry) builds every
+# registered workload's when it is imported, so that titles() knows them all.
+_BUILT: dict[str, Schema] = {}
+
+
 def titles() -> set[str]:
-    """Every cell field's column title, of every registered workload (tables left-align them)."""
-    return {f.title for workload in workloads.WORKLOADS.values() for f in (*workloads.SHARED_CELLS, *workload.cells)}
+    """Every cell field's column title, of every workload whose cells were built (tables
+    left-align them): the shared fields' and each workload's own."""
+    return {f.title for schema in _BUILT.values() for f in schema.declared.values() if f not in FROM_RUN}
 
 
 def _number(value: object) -> float:

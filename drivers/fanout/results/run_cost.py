@@ -8,6 +8,8 @@ record here; they stay estimates. On the local backend the REPORT lines are the 
 "bill" is what AWS would charge for the simulated durations, and says so.
 """
 
+from collections.abc import Callable
+
 from fanout.results import sweep_folders
 from fanout.cloud import costs
 from fanout.common import backends
@@ -32,10 +34,16 @@ def cell(record: run_record.RunRecord) -> sweep_folders.CellParams:
                                     parameters.pin)  # fmt: skip
 
 
-def estimate(record: run_record.RunRecord) -> costs.Estimate:
-    """The cost model's estimate for the run's sent messages, priced as its sweep cell would be."""
+# A workload's cost model (fanout.workloads.base.Driver.cell_estimate): the cost of `count`
+# messages of a cell on a deployment (the stack's region and deploy-level options, by name).
+CellEstimate = Callable[[int, sweep_folders.CellParams, dict], costs.Estimate]
+
+
+def estimate(record: run_record.RunRecord, cell_estimate: CellEstimate) -> costs.Estimate:
+    """The estimate of the run's workload's cost model (`cell_estimate`) for its sent messages,
+    priced as its sweep cell would be."""
     # The stack as its outputs name it (region, the workloads' deploy-level options).
-    return record.workload().driver().cell_estimate(record.sent, cell(record), record.stack.to_json())
+    return cell_estimate(record.sent, cell(record), record.stack.to_json())
 
 
 def billed(report_rows: list[dict], architecture: str, object_size: int) -> dict:
@@ -50,9 +58,10 @@ def billed(report_rows: list[dict], architecture: str, object_size: int) -> dict
     return {"invocations": invocations, "gb_seconds": gb_seconds, "usd": usd}
 
 
-def summary(record: run_record.RunRecord, report_rows: list[dict]) -> dict:
-    """The run's cost, estimated and billed, as the report's summary.json keeps it."""
-    est, sized = estimate(record), cell(record)
+def summary(record: run_record.RunRecord, report_rows: list[dict], cell_estimate: CellEstimate) -> dict:
+    """The run's cost, estimated (by `cell_estimate`, its workload's cost model) and billed, as
+    the report's summary.json keeps it."""
+    est, sized = estimate(record, cell_estimate), cell(record)
     return {
         "estimated_usd": est.total,
         "estimated_lambda_usd": est.lambda_compute + est.lambda_init + est.lambda_ephemeral + est.lambda_requests,

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fanout.common import registry as workloads
+from fanout.common import workload as workloads
 from fanout.common.errors import FanoutError
 from fanout.local import network
 from fanout.results.recorded import Recorded
@@ -124,10 +124,6 @@ class RunRecord(Recorded):
         """The seqs of the run that reached the queue."""
         failed = set(self.failed_seqs)
         return [seq for seq in range(self.parameters.messages) if seq not in failed]
-
-    def workload(self) -> workloads.Workload:
-        """The workload the run was fired with."""
-        return workloads.get(self.parameters.workload)
 
     def network_label(self) -> str:
         """How the run's numbers were made (fanout.local.network.label)."""

@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from fanout.common import paths, registry as workloads
+from fanout.common import paths, workload as workloads
 from fanout.results import run_folders as runs, run_record
 from fanout.results.recorded import Recorded
 from fanout.common.errors import UsageError
@@ -32,7 +32,7 @@ class CellParams:
     object_size: int
     architecture: str
     strategy: str  # canonical text (str(strategies.Choice)), as fire sends it
-    workload: str = workloads.DEFAULT  # fanout.common.registry; sweeps from before the registry downloaded
+    workload: str = workloads.DEFAULT  # sweeps from before the registry downloaded
     options: dict | None = None  # the workload's message fields (None: download's strategy says it all)
     pin: str | None = None  # fanout.cloud.pins: none, auto or an address; None: no --pin (where DNS says, as none)
 

@@ -2,7 +2,7 @@
 
 A and B are run ids or `latest`, `sweep:<id|latest>` for a sweep's runs, or several of them
 comma-separated (fanout.stages.report.runs_of resolves each). The runs' one workload compares them:
-comparing is a capability of its driver (`compare(a_ids, b_ids)`, fanout.common.registry), and a
+comparing is a capability of its driver (`compare(a_ids, b_ids)`, fanout.workloads.registry), and a
 workload that cannot be compared says so in its own words. Runs made under different networks
 (another model or scale, or AWS against a simulation) are refused unless `--force`: their
 difference would be the networks', not what A and B changed.
@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     at_target = concurrency.AT_TARGET_FRACTION if args.at_target is None else args.at_target
     if not args.force:
         check_networks(a, b)
-    terminal.show(reporting.workload_of(a + b).driver().compare(a, b, at_target), Console())
+    terminal.show(reporting.workload_of(a + b).compare(a, b, at_target), Console())
     return 0
 
 

@@ -42,9 +42,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def check(args: argparse.Namespace) -> tuple[int, params.DeployParams]:
     """The demo's options, checked with no side effect: the multiplier and the stack's inputs."""
     multiplier = fire.positive_int("--multiplier", args.multiplier)
-    network_options.check(args)
+    network_options.check(args.network, args.network_scale)
     inputs = params.parse(DEMO_STACK, "us-east-1", args.concurrency, args.memory, args.object_size, "x86_64",
-                          strategies.DEFAULT, FUNCTION_TIMEOUT)  # fmt: skip
+                          strategies.DEFAULT, FUNCTION_TIMEOUT, deploy.workload_deploy({}))  # fmt: skip
     return multiplier, inputs
 
 
@@ -73,7 +73,7 @@ def experiment(inputs: params.DeployParams, multiplier: int, timings: dict, opti
     --network-scale."""
     with _step(console, "deploy", timings):
         deployed = deploy.deploy(inputs, "local", console=console)
-        network = network_options.from_args(options, deployed, say=console.print)
+        network = network_options.resolve(options.network, options.network_scale, deployed, say=console.print)
     with _step(console, "fire", timings):
         record = fire.fire(deployed, fire.FireParams(multiplier * deployed.concurrency, "demo"), console=console)
     with _step(console, "run and wait", timings):

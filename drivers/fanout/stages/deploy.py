@@ -17,8 +17,10 @@ from rich.console import Console
 
 from fanout.cloud import owner, package, params, stack, terraform
 from fanout.cloud import strategies
-from fanout.stages import upload
-from fanout.common import backends, function_modules, registry as workloads
+from fanout.stages import command_line, upload
+from fanout.workloads.base import DeployPlace
+from fanout.common import backends, function_modules
+from fanout.workloads import registry as workloads
 from fanout.common.errors import UsageError
 from fanout.common.sizes import format_size
 
@@ -66,7 +68,7 @@ def _add_inputs(parser: argparse.ArgumentParser) -> None:
 def add_target_arguments(parser: argparse.ArgumentParser, sweeps_own: bool = False) -> None:
     """Where to deploy and the workloads' deploy-level options: --backend, --stack (a sweep's,
     `sweeps_own`, defaults to the sweeps' own), the workloads' flags
-    (fanout.common.registry.add_deploy_arguments) and --endpoint (deploy, plan, sweep)."""
+    (fanout.workloads.registry.add_deploy_arguments) and --endpoint (deploy, plan, sweep)."""
     stack.add_arguments(parser, sweeps_own)
     workloads.add_deploy_arguments(parser)
     _add_endpoint(parser)
@@ -91,10 +93,43 @@ def check_inputs(args: argparse.Namespace) -> params.DeployParams:
     AWS call): the inputs (on a deployed stack, its values for those not on the command line: a
     redeploy changes only what was asked; on a first deploy, the defaults), the endpoint, a
     default strategy that cannot use it, and a deployed stack's region and remote region kept."""
-    inputs = params.from_args(args, terraform.outputs(args.backend, params.stack_name(args.stack)))
+    inputs = inputs_given(given_of(args), terraform.outputs(args.backend, params.stack_name(args.stack)))
     check_strategy(inputs.strategy, args.backend, params.endpoint(args.backend, args.endpoint))
     check_placement(args.backend, inputs.stack, inputs.region, inputs.workload_options)
     return inputs
+
+
+def inputs_from(args: argparse.Namespace, deployed: dict | None = None) -> params.DeployParams:
+    """deploy's (or plan's) inputs from its command line (inputs_given); `deployed`: the deployed
+    stack's outputs (None: none)."""
+    return inputs_given(given_of(args), deployed or {})
+
+
+def given_of(args: argparse.Namespace) -> params.DeployGiven:
+    """deploy's (or plan's) command line, as params.DeployGiven."""
+    return params.DeployGiven(args.stack, args.backend, command_line.texts(args))
+
+
+def inputs_given(given: params.DeployGiven, deployed: dict) -> params.DeployParams:
+    """The inputs of a deploy (params.from_given) with the workloads' deploy-level options: given,
+    else kept from the deployed stack (`deployed`: its outputs, {}: none), else their defaults,
+    checked by the workloads against the stack and region it goes to."""
+    names = workloads.deploy_option_names()
+    chosen = {name: given.texts[name] for name in names if name in given.texts}
+    kept = workloads.kept_options(deployed, chosen) if deployed else {}
+    place = DeployPlace(given.stack, given.region(deployed), given.backend)
+    return params.from_given(given, deployed, workload_deploy(workloads.deploy_options({**chosen, **kept}, place)))
+
+
+def workload_deploy(options: dict) -> params.WorkloadDeploy:
+    """The workloads' deploy-level `options` (checked) with infra/'s variables for them."""
+    return params.WorkloadDeploy(options, workloads.terraform_variables(options))
+
+
+def blank(given: params.DeployGiven) -> params.DeployGiven:
+    """`given` with no input given (backend, stack, sdk and keys kept): the deployed stack's inputs."""
+    names = {*params.DEFAULTS, *workloads.deploy_option_names()}
+    return params.DeployGiven(given.stack, given.backend, {k: v for k, v in given.texts.items() if k not in names})
 
 
 def _check_target(args: argparse.Namespace) -> None:
@@ -117,7 +152,7 @@ def resolve(args: argparse.Namespace, console: Console) -> params.DeployParams:
     inputs = check_inputs(args)
     deployed = terraform.outputs(args.backend, inputs.stack)
     if deployed:
-        changed = params.changes(params.deployed_params(args, deployed), inputs)
+        changed = params.changes(inputs_given(blank(given_of(args)), deployed), inputs)
         console.out(f"Stack {inputs.stack!r} is deployed on the {args.backend} backend; inputs not given keep "
                     "their values:", highlight=False)  # fmt: skip
         console.out("\n".join(f"  {line}" for line in changed or ["no change"]), highlight=False)
@@ -146,7 +181,7 @@ def deploy(inputs: params.DeployParams, backend: str, endpoint: str = "", check_
                                                         inputs.memory, endpoint):  # fmt: skip
             console.out(f"account: {note}", highlight=False)
     terraform.apply(backend, inputs.stack, {**_variables(inputs, backend, endpoint), owner.VARIABLE: created_by})
-    deployed = stack.load(backend, inputs.stack)
+    deployed = stack.load(backend, inputs.stack, workloads.stack_fields)
     upload.ensure_object(deployed)
     console.out(summary(deployed, time.monotonic() - started), highlight=False)
     return deployed
@@ -163,7 +198,7 @@ def run_outputs(args: argparse.Namespace) -> int:
     """The stack's outputs as JSON; a one-line error, exit 1, when none is deployed (an empty `{}`
     with exit 0 read as a stack without outputs) or a local stack's emulator is gone."""
     name = params.stack_name(args.stack)
-    stack.load(args.backend, name)
+    stack.load(args.backend, name, workloads.stack_fields)
     Console().out(json.dumps(terraform.outputs(args.backend, name), indent=2, sort_keys=True), highlight=False)
     return 0
 

@@ -25,7 +25,9 @@ from botocore.client import BaseClient  # no types of its own: Any to mypy, name
 
 from fanout.cloud import costs, params
 from fanout.cloud.stack import Stack
-from fanout.common import backends, interrupts, numerals as numbers, registry as workloads
+from fanout.common import backends, interrupts, numerals as numbers
+from fanout.workloads import registry as workloads
+from fanout.stages import command_line, deploy
 from fanout.results import run_folders as runs, run_record
 from fanout.cloud import stack as stacks
 from fanout.common.errors import FanoutError, UsageError
@@ -50,17 +52,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--multiplier", default=str(DEFAULT_MULTIPLIER), help="messages per concurrency slot (default: 10)")
     parser.add_argument("--tag", default="default", help="experiment tag carried by every message and record")
     parser.add_argument("--workload", default=workloads.DEFAULT,
-                        help=f"what each message measures: {', '.join(workloads.WORKLOADS)} (default: {workloads.DEFAULT})")
-    for workload in workloads.WORKLOADS.values():
-        workload.driver().add_fire_arguments(parser)
-    options = sorted({name for workload in workloads.WORKLOADS.values() for name in workload.driver().OPTIONS})
+                        help=f"what each message measures: {', '.join(workloads.DRIVERS)} (default: {workloads.DEFAULT})")
+    for workload in workloads.DRIVERS.values():
+        workload.add_fire_arguments(parser)
+    options = sorted({*(name for workload in workloads.DRIVERS.values() for name in workload.OPTIONS),
+                      *workloads.deploy_option_names()})  # fmt: skip
     parser.add_argument(
         "--deploy-level", action="append", default=[], choices=options, metavar="OPTION",
-        help="an option given here whose value is the deployment's too (make passes STRATEGY and STORAGE, which "
-        "deploy reads, with it): a run of a workload without that option ignores it rather than refusing it; "
-        f"one of {', '.join(options)}, repeatable",
+        help="an option given here whose value is the deployment's too (make passes STRATEGY and the workloads' "
+        "deploy-level options, which deploy reads, with it): a run of a workload without that option ignores it "
+        f"rather than refusing it; one of {', '.join(options)}, repeatable",
     )  # fmt: skip
-    params.add_fire_checks(parser)
+    params.add_fire_checks(parser, workloads.deploy_only_option_names())
     parser.add_argument("--yes", action="store_true", help="send even when the run is large or costly")
     parser.add_argument("--workers", default=str(DEFAULT_WORKERS), help="parallel SendMessageBatch calls (default: 16)")
     parser.add_argument("--remote-copy", action="store_true",
@@ -102,7 +105,7 @@ class Checked:
     multiplier: int
     workers: int
     inject_failures: Fraction | None
-    workload: workloads.Workload
+    workload: workloads.Driver
     options: object  # the workload driver's options_from(args)
 
 
@@ -116,16 +119,17 @@ def check(args: argparse.Namespace) -> Checked:
     check_tag(args.tag)
     workload = workloads.get(args.workload)
     check_options(workload, args, deploy_level=tuple(args.deploy_level))
-    return Checked(messages, multiplier, workers, failure_fraction, workload, workload.driver().options_from(args))
+    return Checked(messages, multiplier, workers, failure_fraction, workload,
+                   workload.options_from(command_line.texts(args)))  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
     console = Console()
     checked = check(args)
-    stack = stacks.from_args(args)
+    stack = stacks.acted_on(args.backend, args.stack, workloads.stack_fields)
     check_deployed(args, stack)
     count = checked.messages or checked.multiplier * stack.concurrency
-    plan = checked.workload.driver().plan(stack, checked.options, count)
+    plan = checked.workload.plan(stack, checked.options, count)
     check_estimate(stack, count, plan.estimate, args.yes, console)
     params = FireParams(count, args.tag, inject_failures=checked.inject_failures, workers=checked.workers,
                         remote_copy=args.remote_copy, **plan.fire_fields)  # fmt: skip
@@ -148,12 +152,12 @@ def check_tag(text: str) -> str:
     return text
 
 
-def check_options(workload: workloads.Workload, args: argparse.Namespace, deploy_level: tuple[str, ...] = ()) -> None:
+def check_options(workload: workloads.Driver, args: argparse.Namespace, deploy_level: tuple[str, ...] = ()) -> None:
     """Refuse another workload's options (`--sizes` on a download run): they would be ignored.
     `deploy_level`: flags that are the deployment's there (a sweep's --strategy, --storage;
     fire's --deploy-level), which another workload's run ignores."""
-    for other in workloads.WORKLOADS.values():
-        given = [name for name in other.driver().OPTIONS if name not in deploy_level and getattr(args, name) is not None]
+    for other in workloads.DRIVERS.values():
+        given = [name for name in other.OPTIONS if name not in deploy_level and getattr(args, name) is not None]
         if other != workload and given:
             raise UsageError(f"--{given[0]} is an option of the {other.name} workload, not of {workload.name}: "
                              f"add --workload {other.name}")  # fmt: skip
@@ -162,10 +166,22 @@ def check_options(workload: workloads.Workload, args: argparse.Namespace, deploy
 def check_deployed(args: argparse.Namespace, stack: Stack) -> None:
     """Refuse, before anything is sent, a deploy input given to fire (make passes MEMORY,
     CONCURRENCY... when set) that is not the stack's: the run would use the stack's value."""
-    mismatches = params.fire_mismatches(args, stack.as_record())
+    mismatches = deploy_mismatches(args, stack.as_record())
     if mismatches:
         raise UsageError(f"{'; '.join(mismatches)}; a run uses the stack's values: leave it out, or "
                          "`make deploy` it first")  # fmt: skip
+
+
+def deploy_mismatches(args: argparse.Namespace, deployed: dict) -> list[str]:
+    """params.fire_mismatches of fire's command line on the stack `deployed` (its record)."""
+    makes = params.fire_checked_makes(workloads.deploy_only_option_names())
+    at_fire = {name: text for name, text in command_line.texts(args).items() if name in makes}
+    if not at_fire:
+        return []
+    before = deploy.blank(deploy.given_of(args))
+    after = params.DeployGiven(before.stack, before.backend, {**before.texts, **at_fire})
+    return params.fire_mismatches(deployed.get("stack", args.stack), at_fire, makes,
+                                  deploy.inputs_given(before, deployed), deploy.inputs_given(after, deployed))
 
 
 def check_estimate(stack: Stack, count: int, estimate: costs.Estimate, confirmed: bool, console: Console) -> None:
@@ -196,7 +212,7 @@ def fire(stack: Stack, params: FireParams, recorded: Callable[[str], object] = l
     run_id, count, workers = runs.new_run_id(), params.messages, params.workers
     runs.check_writable(run_id)  # before anything is prepared or sent
     injected = injected_seqs(count, params.inject_failures) if params.inject_failures else set()
-    driver = workloads.get(params.workload).driver()
+    driver = workloads.get(params.workload)
     driver.prepare(stack, params, say=lambda line: console.print(line, highlight=False))
     fields = {"workload": params.workload, **driver.message_fields(stack, params)}
     bodies = [(seq, message_body(run_id, seq, params.tag, fields, seq in injected)) for seq in range(count)]

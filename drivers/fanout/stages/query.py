@@ -22,6 +22,7 @@ from rich.table import Table
 
 from fanout import insights
 from fanout.common import numerals as numbers
+from fanout.workloads import registry as workloads
 from fanout.cloud import stack
 from fanout.common.errors import UsageError
 from fanout.insights.result import Result
@@ -135,7 +136,7 @@ def run_insights(args: argparse.Namespace) -> int:
         result = insights.evaluate(query_text, offline_events(args))
     else:
         start_ms, end_ms = window_from_args(args)
-        result = insights.run(stack.from_args(args), query_text, start_ms, end_ms)
+        result = insights.run(stack.acted_on(args.backend, args.stack, workloads.stack_fields), query_text, start_ms, end_ms)
     write_result(result, args.format, sys.stdout)
     return 0
 
@@ -195,7 +196,7 @@ def statistics_line(statistics: dict) -> str:
 
 def run_export(args: argparse.Namespace) -> int:
     start_ms, end_ms = window_from_args(args)
-    target = stack.from_args(args)
+    target = stack.acted_on(args.backend, args.stack, workloads.stack_fields)
     events = insights.fetch_events(target, start_ms, end_ms)
     log = insights.log_identifier(target)
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -10,12 +10,12 @@ import argparse
 import hashlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 
 from fanout.results import concurrency, run_folders as runs, run_record, sections, sweep_folders as sweeps, terminal
-from fanout.common import paths, registry as workloads
+from fanout.common import paths
+from fanout.workloads import registry as workloads
 from fanout.cloud import stack as stacks
 from fanout.cloud.stack import Stack
 from fanout.common.errors import FanoutError, UsageError
@@ -68,7 +68,7 @@ def saved_or_fetched(record: run_record.RunRecord, args: argparse.Namespace, say
         say(f"run {record.run_id}: its saved report ({len(saved['records'])} records), logs not read; "
             f"{runs.refresh_hint(record.run_id)} reads them again")  # fmt: skip
         return saved
-    stack = stacks.from_args(args)
+    stack = stacks.acted_on(args.backend, args.stack, workloads.stack_fields)
     runs.check_same_stack(record, stack)
     return fetch(stack, record)
 
@@ -77,7 +77,7 @@ def fetch(stack: Stack, record: run_record.RunRecord) -> dict:
     """The run's report summary from its logs, as the saved files will give it back. Refused
     (FanoutError, before anything is written) when it holds fewer records than the run's saved
     report: a report never loses records it once found."""
-    summary = runs.as_saved(record.workload().driver().build_report(stack, record))
+    summary = runs.as_saved(workloads.get(record.parameters.workload).build_report(stack, record))
     saved = runs.saved_record_count(record.run_id)
     if saved is not None and len(summary["records"]) < saved:
         raise FanoutError(f"refusing to replace the saved report of run {record.run_id}: saved {saved} records, "
@@ -96,20 +96,20 @@ def sections_of(summary: dict) -> sections.Report:
     return _driver(summary).report_sections(summary)
 
 
-def _driver(summary: dict) -> Any:  # a fanout.workloads.base.Driver (Workload.driver)
-    return run_record.RunRecord.from_json(summary["run"]).workload().driver()
+def _driver(summary: dict) -> workloads.Driver:
+    return workloads.get(run_record.RunRecord.from_json(summary["run"]).parameters.workload)
 
 
 def report_across(run_ids: list[str], folder: Path, title: str, at_target: float = concurrency.AT_TARGET_FRACTION) -> dict:
     """The runs' workload's report across them, written into `folder`; its summary. `at_target`:
     which downloads the tables keep (fanout.results.concurrency)."""
-    return workload_of(run_ids).driver().report_across(run_ids, folder, title, at_target)
+    return workload_of(run_ids).report_across(run_ids, folder, title, at_target)
 
 
 def across(run_ids: list[str], folder: Path, title: str, at_target: float = concurrency.AT_TARGET_FRACTION) -> sections.Report:
     """report_across, and its report as the terminal shows it."""
     summary = report_across(run_ids, folder, title, at_target)
-    return workload_of(run_ids).driver().across_sections(summary, folder)
+    return workload_of(run_ids).across_sections(summary, folder)
 
 
 def report_sweep(manifest: sweeps.Manifest, at_target: float = concurrency.AT_TARGET_FRACTION) -> sections.Report:
@@ -148,9 +148,9 @@ def resolve_all(refs: str) -> list[str]:
     return list(dict.fromkeys(run_id for ref in refs.split(",") for run_id in runs_of(ref)))
 
 
-def workload_of(run_ids: list[str]) -> workloads.Workload:
+def workload_of(run_ids: list[str]) -> workloads.Driver:
     """The one workload the runs were fired with; UsageError when they mix workloads."""
-    found = {run_id: runs.load(run_id).workload().name for run_id in run_ids}
+    found = {run_id: runs.load(run_id).parameters.workload for run_id in run_ids}
     if len(set(found.values())) > 1:
         listed = ", ".join(f"{run_id} ({name})" for run_id, name in found.items())
         raise UsageError(f"runs of different workloads cannot share a report: {listed}")

@@ -18,7 +18,8 @@ from pathlib import Path
 from rich.console import Console
 
 from fanout.cloud import stack as stacks
-from fanout.common import backends, paths, registry as workloads
+from fanout.common import backends, paths
+from fanout.workloads import registry as workloads
 from fanout.common.errors import OneLineErrors, UsageError
 from fanout.results import cells as cell_schemas, report_files, run_folders as runs, sections, study_tables as compared, sweep_folders as sweeps
 from fanout.results import run_record, terminal
@@ -442,7 +443,7 @@ def answer(study: Study, records: list[dict], label: str, folder: Path, local: b
 def row_label(workload: str, rows: tuple[str, ...]) -> Callable[[tuple], str]:
     """A published row's key as its cell's label says it (`1024 MB, concurrency 2, 8 MiB`); a
     field that is not a cell field as `name value`."""
-    schema = cell_schemas.of(workloads.get(workload))
+    schema = cell_schemas.of(workloads.get(workload).workload)
 
     def label(key: tuple) -> str:
         return ", ".join(schema.declared[name].label.format(schema.text(name, value)) if name in schema.declared

@@ -22,8 +22,10 @@ from rich.console import Console
 
 from fanout.cloud import costs, owner, params, terraform
 from fanout.cloud.stack import Stack
-from fanout.stages import sweep_axes as axes, deploy, fire, report as reporting, wait
-from fanout.common import backends, interrupts, queue_state, registry as workloads
+from fanout.stages import sweep_axes as axes, command_line, deploy, fire, report as reporting, wait
+from fanout.workloads.base import DeployPlace
+from fanout.common import backends, interrupts, queue_state
+from fanout.workloads import registry as workloads
 from fanout.cloud import pins, strategies
 from fanout.results import run_folders as runs, run_record, sweep_folders as sweeps, terminal
 from fanout.cloud import stack as stacks
@@ -51,10 +53,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--timeout", default=str(wait.DEFAULT_TIMEOUT), help="per cell: give up waiting after this many seconds")
     parser.add_argument("--yes", action="store_true", help="run even when the sweep is large or costly")
     parser.add_argument("--workload", default=workloads.DEFAULT,
-                        help=f"what each message measures: {', '.join(workloads.WORKLOADS)} (default: {workloads.DEFAULT}); "
+                        help=f"what each message measures: {', '.join(workloads.DRIVERS)} (default: {workloads.DEFAULT}); "
                         "its options may be lists (latency: --sizes lists separated by ';', --reps by spaces)")  # fmt: skip
-    for workload in workloads.WORKLOADS.values():
-        workload.driver().add_fire_arguments(parser, sweep=True)  # deploy's flags stay deploy's here
+    for workload in workloads.DRIVERS.values():
+        workload.add_fire_arguments(parser, sweep=True)  # deploy's flags stay deploy's here
     parser.add_argument("--cell", action="append", metavar="KEY=VALUE ...",
                         help="an explicit cell after the product, repeatable: values replacing the lists of the "
                         "flags named (an axis or the workload's option, e.g. 'jobs=1 file_size=3GiB'); the "
@@ -87,7 +89,7 @@ class SweepParams:
     ephemeral_storage: int | None = None  # /tmp in MB; None: sized from each cell's object
     network: str | None = None  # local backend: the model every cell is hosted under (None: options.DEFAULT)
     network_scale: str = network_options.AUTO  # a number, or auto: picked again after each redeploy
-    # The workloads' deploy-level options (fanout.common.registry.deploy_options), deployed with every cell.
+    # The workloads' deploy-level options (fanout.workloads.registry.deploy_options), deployed with every cell.
     workload_options: dict = field(default_factory=dict)
 
     def deployed(self) -> dict:
@@ -142,13 +144,13 @@ def from_args(args: argparse.Namespace) -> SweepParams:
     seed = params.integer("--seed", args.seed, 0, 2**63) if args.seed is not None else None
     if order == "shuffled" and seed is None:
         seed = secrets.randbelow(2**32)
-    inputs = {**params.DEFAULTS, **params.given(args)}  # its own axes: never the deployed stack's values
+    inputs = {**params.DEFAULTS, **params.given(vars(args))}  # its own axes: never the deployed stack's values
     workload = workloads.get(args.workload)
     fire.check_options(workload, args, deploy_level=("strategy", *workloads.deploy_option_names()))  # deploy's here
     grid = _grid(args, workload)
     grid = dataclasses.replace(grid, more=tuple(_grid(cell, workload) for cell in _cells(args, workload)))
     endpoint = params.endpoint(args.backend, args.endpoint)
-    network_options.check(args)
+    network_options.check(args.network, args.network_scale)
     if args.network not in (None, network_options.NONE) and not backends.get(args.backend).hosts_function:
         raise UsageError(f"--network {args.network} shapes the local host's environments; "
                          "on AWS Lambda's own network applies")
@@ -164,10 +166,10 @@ def from_args(args: argparse.Namespace) -> SweepParams:
     # sweep's workload adds what its cells need deployed.
     region = params.region(inputs["region"])
     stack = params.stack_name(args.stack) if args.stack else owner.sweep_stack(region)  # never the user's default
-    placed = argparse.Namespace(**{**vars(args), "region": inputs["region"], "stack": stack})
-    chosen = workloads.deploy_options(placed, args.backend)
+    given, place = command_line.texts(args), DeployPlace(stack, inputs["region"], args.backend)
+    chosen = workloads.deploy_options(given, place)
     combos = tuple(combo for each in grid.every() for combo in each.options)
-    chosen = workload.driver().sweep_deploy_options(chosen, placed, combos)
+    chosen = workload.sweep_deploy_options(chosen, given, place, combos)
     return SweepParams(
         backend=args.backend, stack=stack, region=region,
         axes=grid, multiplier=fire.positive_int("--multiplier (MULTIPLIER)", args.multiplier),
@@ -179,18 +181,18 @@ def from_args(args: argparse.Namespace) -> SweepParams:
     )  # fmt: skip
 
 
-def _grid(args: argparse.Namespace, workload: workloads.Workload) -> axes.Axes:
+def _grid(args: argparse.Namespace, workload: workloads.Driver) -> axes.Axes:
     """The product of the axes and the workload's options `args` give."""
-    inputs = {**params.DEFAULTS, **params.given(args)}  # its own axes: never the deployed stack's values
+    inputs = {**params.DEFAULTS, **params.given(vars(args))}  # its own axes: never the deployed stack's values
     texts = {**{name: inputs[name] for name in params.AXES}, "pin": args.pin}
     grid = axes.Axes.parse(texts)
-    return axes.Axes.parse(texts, workload.name, workload.driver().sweep_options(args, grid.memory))
+    return axes.Axes.parse(texts, workload.name, workload.sweep_options(command_line.texts(args), grid.memory))
 
 
-def _cells(args: argparse.Namespace, workload: workloads.Workload) -> list[argparse.Namespace]:
+def _cells(args: argparse.Namespace, workload: workloads.Driver) -> list[argparse.Namespace]:
     """`args` once per --cell, the cell's values in place of the sweep's: an axis or an option of
     the workload (message-level), nothing deployed for the whole sweep (region, timeout...)."""
-    allowed = {*params.AXES, "pin", *workload.driver().OPTIONS}
+    allowed = {*params.AXES, "pin", *workload.OPTIONS}
     keys = {key: dest for key, dest in getattr(args, "cell_keys", {}).items() if dest in allowed}
     return [argparse.Namespace(**{**vars(args), **axes.explicit_cell(text, keys)}) for text in args.cell or ()]
 
@@ -255,7 +257,7 @@ def preflight(sweep: SweepParams, cells: list[axes.CellParams], confirmed: bool,
 def cell_estimates(multiplier: int, cells: list[axes.CellParams], deployed: dict) -> list[costs.Estimate]:
     """Each cell's AWS cost and duration (multiplier x concurrency messages) on the stack the
     sweep deploys (SweepParams.deployed), by its workload's model."""
-    return [workloads.get(c.workload).driver().cell_estimate(multiplier * c.concurrency, c, deployed) for c in cells]
+    return [workloads.get(c.workload).cell_estimate(multiplier * c.concurrency, c, deployed) for c in cells]
 
 
 def cost_lines(sweep: SweepParams, cells: list[axes.CellParams], estimates: list[costs.Estimate]) -> list[str]:
@@ -309,6 +311,7 @@ class _Deployment:
             kept_object_sizes=self.sweep.axes.object_sizes(),
             environment_epoch=f"{self.sweep_id}/{index}" if fresh_by_config else "",
             workload_options=self.sweep.workload_options,
+            workload_variables=workloads.terraform_variables(self.sweep.workload_options),
         )  # fmt: skip
 
     def ensure(self, cell: axes.CellParams, index: int) -> bool:
@@ -330,7 +333,7 @@ class _Deployment:
         """What a message of each cell deployed as `inputs` asks of the network. Those cells share
         one scale, the largest any of them needs, so that they compare under one model (a
         strategy's or a message option's cells; with --keep-warm they share the host too)."""
-        return [workloads.get(cell.workload).driver().demand(cell)
+        return [workloads.get(cell.workload).demand(cell)
                 for index, cell in enumerate(self.cells) if self.inputs_for(cell, index) == inputs]  # fmt: skip
 
     def deployed(self) -> stacks.Stack:
@@ -416,7 +419,7 @@ def fire_cell(stack: stacks.Stack, sweep: SweepParams, cell: axes.CellParams, ma
     """Fire the cell's messages (multiplier x its concurrency) as the run of sweep cell `made`,
     `recorded(run_id)` called as fire.fire calls it; refused when none reached the queue."""
     fire_params = fire.FireParams(sweep.multiplier * cell.concurrency, sweep.tag, sweep=made,
-                                  **workloads.get(cell.workload).driver().cell_fire_fields(cell))  # fmt: skip
+                                  **workloads.get(cell.workload).cell_fire_fields(cell))  # fmt: skip
     record = fire.fire(stack, fire_params, recorded=recorded, console=console)
     if not record.sent:
         raise FanoutError(f"cell {made.cell}: none of the {fire_params.messages} messages reached the queue")
@@ -510,7 +513,7 @@ def _timed(step: str, keeper: sweeps.Keeper, index: int) -> Iterator[None]:
 
 
 def _describe(cell: axes.CellParams) -> str:
-    what = workloads.get(cell.workload).driver().describe_cell(cell)
+    what = workloads.get(cell.workload).describe_cell(cell)
     return (f"{cell.memory} MB, concurrency {cell.concurrency}, {format_size(cell.object_size)}, "
             f"{cell.architecture}, {what}")  # fmt: skip
 

@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 
 from fanout.cloud import params
 from fanout.cloud import pins, strategies
-from fanout.common import registry as workloads
+from fanout.workloads import registry as workloads
 from fanout.common.errors import UsageError
 from fanout.results.sweep_folders import CellParams
 

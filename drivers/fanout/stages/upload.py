@@ -17,6 +17,7 @@ from s3transfer.exceptions import S3UploadFailedError
 from botocore.client import BaseClient  # no types of its own: Any to mypy, named for the reader
 
 from fanout.cloud import stack as stacks
+from fanout.workloads import registry as workloads
 from fanout.cloud.stack import Stack
 from fanout.cloud.random_objects import put_random, server_copy, size_of
 from fanout.common.errors import FanoutError
@@ -99,5 +100,5 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    ensure_object(stacks.from_args(args), Console(stderr=True))
+    ensure_object(stacks.acted_on(args.backend, args.stack, workloads.stack_fields), Console(stderr=True))
     return 0

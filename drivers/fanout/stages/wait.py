@@ -19,7 +19,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from fanout.results import deadletters, run_cost, run_folders as runs, run_record
 from fanout import insights
-from fanout.common import backends, interrupts, numerals as numbers, queue_state, registry as workloads
+from fanout.common import backends, interrupts, numerals as numbers, queue_state
+from fanout.workloads import registry as workloads
 from fanout.cloud import stack as stacks
 from fanout.cloud.stack import Stack
 from fanout.common.errors import FanoutError, UsageError
@@ -61,7 +62,7 @@ def check(args: argparse.Namespace) -> float:
     """wait's options, checked with no side effect (the run and the stack are not looked up);
     the timeout in seconds. The host it runs reads FANOUT_HOST_FAULTS: checked too."""
     timeout = DEFAULT_TIMEOUT if args.timeout is None else timeout_seconds(args.timeout)
-    network_options.check(args)
+    network_options.check(args.network, args.network_scale)
     if args.network not in (None, network_options.NONE) and not _hosts_here(args):
         raise UsageError(f"--network {args.network} shapes the environments of a host this command runs; "
                          "with --no-host give it to `make run`, on AWS Lambda's own network applies")
@@ -81,10 +82,11 @@ def run(args: argparse.Namespace) -> int:
     console = Console()
     timeout = check(args)
     record = runs.load(args.run)
-    stack = stacks.from_args(args)
+    stack = stacks.acted_on(args.backend, args.stack, workloads.stack_fields)
     runs.check_same_stack(record, stack)
     hosting = _hosts_here(args)
-    network = network_options.from_args(args, stack, console.print, lambda: [demand(record)]) if hosting else None
+    network = (network_options.resolve(args.network, args.network_scale, stack, console.print, lambda: [demand(record)])
+               if hosting else None)
     with interrupts.sigterm_as_ctrl_c():  # the host it runs stops cleanly on either
         accounting = wait(stack, record, timeout, host=hosting, network=network, console=console,
                           chosen_timeout=args.timeout is not None)
@@ -95,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
 def demand(record: run_record.RunRecord) -> capacity.Demand:
     """What one message of the run asks of the network (its workload's driver says), for the
     automatic network scale."""
-    return workloads.get(record.parameters.workload).driver().demand(run_cost.cell(record))
+    return workloads.get(record.parameters.workload).demand(run_cost.cell(record))
 
 
 def check_accounted(accounting: "Accounting", run_id: str, timeout: float, prefix: str = "") -> None:

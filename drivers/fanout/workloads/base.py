@@ -3,17 +3,16 @@ deploy call, each with a default, so that a workload implements only what it nee
 (docs/architecture.md, "Adding a workload")."""
 
 import argparse
-import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from types import ModuleType
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from fanout.results import concurrency, run_record, sections
 from fanout.cloud import costs
 from fanout.local.network import capacity
 from fanout.common.errors import UsageError
+from fanout.common.workload import Workload
 
 if TYPE_CHECKING:
     from fanout.cloud.stack import Stack
@@ -29,29 +28,65 @@ class Plan:
     estimate: costs.Estimate
 
 
+@dataclass(frozen=True)
+class DeployPlace:
+    """Where a deploy (or a sweep) puts its stack, what a workload checks its deploy-level
+    options against: the stack's name, its region (given, or kept from the deployed stack) and
+    the backend's name (fanout.common.backends.NAMES)."""
+
+    stack: str
+    region: str
+    backend: str
+
+
+# What a command line gave a hook: each flag's text by its argparse name, those not given absent
+# (a stage parses argparse's Namespace into it: no hook reads a Namespace).
+Given = Mapping[str, str]
+
+
+class ReportModule(Protocol):
+    """A workload's report module (its folder's report.py): one run's report."""
+
+    def build(self, stack: "Stack", record: run_record.RunRecord) -> dict:
+        """The run's report summary from its logs and queries."""
+
+    def sections(self, summary: dict) -> sections.Report:
+        """The report as the terminal shows it."""
+
+    def write(self, summary: dict, plots_too: bool) -> list:
+        """The report's files and plots; their paths."""
+
+
 # A run's FireParams (fanout.stages.fire) and a sweep's CellParams (fanout.stages.sweep_axes) are
 # the stages' types, a wing above this one: the hooks that take them take Any.
 
 
 class Driver:
-    """A workload's driver. `name` is its registry name; `report_module` the module (imported
-    when a report is asked for: it loads numpy, scipy and matplotlib, which every command would
-    otherwise pay for at start-up) whose build(stack, record) and write(summary, plots_too)
-    report one run, and sections(summary) is its report as fanout.results.sections for the
-    terminal."""
+    """A workload's driver. `workload` is what its folder declares (its name, cells, query);
+    report() its report module, imported when a report is asked for (it loads numpy, scipy and
+    matplotlib, which every command would otherwise pay for at start-up)."""
 
-    name = ""
-    report_module = ""
+    workload: Workload
     OPTIONS: tuple[str, ...] = ()  # fire's flags (their argparse names); in a sweep, the message-level ones
     DEPLOY_OPTIONS: tuple[str, ...] = ()  # deploy's flags of its own (argparse names, manifest keys)
+
+    @property
+    def name(self) -> str:
+        """Its registry name."""
+        return self.workload.name
+
+    def report(self) -> ReportModule:
+        """Its report module (a plain import inside the method: loaded when first asked for)."""
+        raise NotImplementedError
 
     # ---- fire ----
 
     def add_fire_arguments(self, parser: argparse.ArgumentParser, sweep: bool = False) -> None:
         """fire's flags for it (in a sweep, `sweep`, those that are message-level)."""
 
-    def options_from(self, args: argparse.Namespace) -> object:
-        """Its fire options from the command line, checked before anything touches the stack."""
+    def options_from(self, given: Given) -> object:
+        """Its fire options from the command line's flags (`given`), checked before anything
+        touches the stack."""
         return None
 
     def plan(self, stack: "Stack", options: Any, count: int) -> Plan:  # options: options_from's
@@ -70,14 +105,15 @@ class Driver:
 
     # ---- sweep ----
 
-    def sweep_options(self, args: argparse.Namespace, memories: tuple[int, ...]) -> tuple:
-        """Its message-level combinations of a sweep (one cell each); None: none of its own."""
+    def sweep_options(self, given: Given, memories: tuple[int, ...]) -> tuple:
+        """Its message-level combinations of a sweep (one cell each) from the command line's
+        flags (`given`); None: none of its own."""
         return (None,)
 
-    def sweep_deploy_options(self, chosen: dict, args: argparse.Namespace, combos: tuple) -> dict:
-        """The deploy-level options a sweep deploys (`chosen`: those the command line gave), with
-        what its combinations (sweep_options) need deployed before the first cell (seqread: its
-        objects); by default `chosen`."""
+    def sweep_deploy_options(self, chosen: dict, given: Given, place: DeployPlace, combos: tuple) -> dict:
+        """The deploy-level options a sweep deploys at `place` (`chosen`: those the command line
+        gave, `given` its flags), with what its combinations (sweep_options) need deployed before
+        the first cell (seqread: its objects); by default `chosen`."""
         return chosen
 
     def cell_fire_fields(self, cell: Any) -> dict:
@@ -103,15 +139,15 @@ class Driver:
 
     def build_report(self, stack: "Stack", record: run_record.RunRecord) -> dict:
         """The run's report summary from its logs and queries."""
-        return self._report().build(stack, record)
+        return self.report().build(stack, record)
 
     def report_sections(self, summary: dict) -> sections.Report:
         """The report as the terminal shows it (its files are drawn from the same sections)."""
-        return self._report().sections(summary)
+        return self.report().sections(summary)
 
     def write_report(self, summary: dict, plots_too: bool = True) -> list:
         """The report's files and (unless a sweep's cell, `plots_too` False) plots; their paths."""
-        return self._report().write(summary, plots_too)
+        return self.report().write(summary, plots_too)
 
     def report_across(self, run_ids: list[str], folder: Path, title: str,
                       at_target: float = concurrency.AT_TARGET_FRACTION) -> dict:
@@ -126,39 +162,28 @@ class Driver:
         """`fanout compare A B` of its runs, as the terminal shows it."""
         raise UsageError(f"the {self.name} workload has no compare")
 
-    def _report(self) -> ModuleType:
-        return importlib.import_module(self.report_module)
-
-    # ---- deploy-level options of its own (DEPLOY_OPTIONS) ----
-    # A workload with such options keeps them in one module (latency: storage.py, seqread:
-    # deploy_options.py) that defines each hook below as a function of the same name: `deploy_hooks`.
-    # The hooks call it; without one they have nothing to do.
-
-    deploy_hooks: ModuleType | None = None  # that module
-
-    def _deploy_hook(self, name: str, none: Any, *args: Any) -> Any:  # the hook's own arguments and result
-        return getattr(self.deploy_hooks, name)(*args) if self.deploy_hooks else none
+    # ---- deploy-level options of its own (DEPLOY_OPTIONS); without them, nothing to do ----
 
     def add_deploy_arguments(self, parser: argparse.ArgumentParser) -> None:
         """deploy's (and plan's, sweep's) flags for its own options."""
-        self._deploy_hook("add_deploy_arguments", None, parser)
 
-    def deploy_options(self, args: argparse.Namespace, backend: str) -> dict:
-        """Its deploy-level options from the command line, checked against `backend`; JSON values."""
-        return self._deploy_hook("deploy_options", {}, args, backend)
+    def deploy_options(self, given: Given, place: DeployPlace) -> dict:
+        """Its deploy-level options from their flags' texts (`given`), checked against where the
+        stack goes (`place`); JSON values."""
+        return {}
 
-    def kept_options(self, outputs: dict, given: dict) -> dict:
+    def kept_options(self, outputs: dict, given: Given) -> dict:
         """The options a redeploy keeps from the deployed stack's `outputs` (not in `given`)."""
-        return self._deploy_hook("kept_options", {}, outputs, given)
+        return {}
 
     def terraform_variables(self, options: dict) -> dict:
         """infra/'s variables for its options (defaults for those absent)."""
-        return self._deploy_hook("terraform_variables", {}, options)
+        return {}
 
     def stack_fields(self, outputs: dict) -> dict:
         """What it reads from a deployed stack's outputs."""
-        return self._deploy_hook("stack_fields", {}, outputs)
+        return {}
 
     def deploy_summary(self, stack: "Stack") -> list[str]:
         """Its lines of deploy's summary."""
-        return self._deploy_hook("deploy_summary", [], stack)
+        return []

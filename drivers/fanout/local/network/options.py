@@ -23,7 +23,7 @@ from fanout.cloud import strategies
 from fanout.local.network import capacity
 from fanout.local.network.model import NONE, PROFILES, ModelError, NetworkModel, check_scale, from_record, label, load
 
-__all__ = ["NONE", "AUTO", "DEFAULT", "LIMITS_FILE", "add_arguments", "check", "from_args", "from_record", "label_of", "load",
+__all__ = ["NONE", "AUTO", "DEFAULT", "LIMITS_FILE", "add_arguments", "check", "from_record", "label_of", "load",
            "publish_limits", "published", "read_published"]
 
 AUTO = "auto"
@@ -43,20 +43,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "scale this machine sustains for the stack's concurrency")
 
 
-def check(args: argparse.Namespace) -> None:
-    """Validate the options before anything else happens (a typo must not cost a deploy)."""
-    check_values(args.network or DEFAULT, args.network_scale)
+def check(network: str | None, scale: str) -> None:
+    """Validate --network (None: not given) and --network-scale before anything else happens (a
+    typo must not cost a deploy)."""
+    check_values(network or DEFAULT, scale)
 
 
 def check_values(network: str, scale: str) -> None:
     """`check` for a model name or file and a scale given as text."""
     load(network, 1.0 if scale == AUTO else check_scale(scale))
-
-
-def from_args(args: argparse.Namespace, stack=None, say=print, demands: Demands | None = None) -> NetworkModel:
-    """The model the options name; `stack` (a deployed fanout.cloud.stack.Stack) and `demands`
-    for the auto scale (resolve)."""
-    return resolve(args.network, args.network_scale, stack, say, demands)
 
 
 def resolve(network: str | None, scale: str, stack=None, say=print, demands: Demands | None = None) -> NetworkModel:

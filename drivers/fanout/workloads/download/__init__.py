@@ -6,5 +6,5 @@ from fanout.common.sizes import format_size
 WORKLOAD = Workload(
     "download", "download the stack's test object with a strategy, timed (docs/strategies.md)",
     (CellField("object_size", "object", numeric=True, show=format_size, short="size"), CellField("strategy", "strategy")),
-    "download-percentiles", "fanout.workloads.download.driver:DownloadDriver", deployed=("object_size",),
+    "download-percentiles", deployed=("object_size",),
 )  # fmt: skip

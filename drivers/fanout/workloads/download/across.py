@@ -18,10 +18,10 @@ import scipy
 from fanout.results import aggregate, cells, concurrency, pressure, report_files, run_cost, run_folders as runs, run_record, run_sections, stats, tables
 from fanout.results.sections import FILES, TERMINAL, Figures, Heading, Report, Table, Text, Warnings, images as described, sentence
 from fanout.workloads.download import across_plots as crossplots, cell_stats, endpoint_ips, report
-from fanout.common import registry as workloads
+from fanout.workloads.download import WORKLOAD
 from fanout.local.network import truth
 
-CELLS = cells.of(workloads.get("download"))  # the download workload's cells
+CELLS = cells.of(WORKLOAD)  # the download workload's cells
 
 UNITS = "seconds: wall clock, measured in the function; MB/s = bytes / s / 10^6; Mbit/s = 8 x MB/s (decimal)"
 

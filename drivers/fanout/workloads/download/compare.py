@@ -9,10 +9,10 @@ flagged when it excludes 0. How cells are matched and what a flag means: docs/st
 from fanout.results import cells, concurrency, stats, tables
 from fanout.results.sections import Report, Table, Text
 from fanout.workloads.download import across as crossrun
-from fanout.common import registry as workloads
+from fanout.workloads.download import WORKLOAD
 from fanout.common.errors import FanoutError
 
-CELLS = cells.of(workloads.get("download"))  # the download workload's cells
+CELLS = cells.of(WORKLOAD)  # the download workload's cells
 FLAG_TITLE = "CI excl. 0"  # the flag column's header; its values are "yes", "no" or "-" (no CI)
 FLAG_LEGEND = (f"{FLAG_TITLE}: yes when the {stats.CONFIDENCE:.0%} CI of B - A excludes 0 (lies wholly above or "
                "below it); no (the CI spans 0) is not evidence that nothing changed: changes out to the CI's ends "

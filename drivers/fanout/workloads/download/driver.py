@@ -12,8 +12,9 @@ from fanout.results import concurrency
 from fanout.results.sections import Report
 from fanout.cloud import costs, params as deploy_params
 from fanout.cloud import pins, strategies
-from fanout.workloads.base import Driver, Plan
-from fanout.cloud.params import check_fits_tmp, ephemeral_mib
+from fanout.workloads.base import Driver, Given, Plan, ReportModule
+from fanout.workloads.download import WORKLOAD, costs as download_costs
+from fanout.cloud.params import check_fits_tmp
 from fanout.local.network import capacity
 
 @dataclass(frozen=True)
@@ -35,27 +36,11 @@ def check_strategy(stack, strategy: strategies.Choice | None) -> strategies.Choi
     return resolved
 
 
-def estimate(stack, count: int, strategy: strategies.Choice) -> costs.Estimate:
-    """The cost of `count` downloads of the stack's object with `strategy` (its requests)."""
-    return _estimate(count, stack, strategy)
-
-
-def _estimate(count: int, deployed, strategy: strategies.Choice) -> costs.Estimate:
-    """`deployed`: a Stack or a sweep cell (fanout.stages.sweep_axes.CellParams), which name alike what a
-    run's price depends on."""
-    deployment = costs.Deployment(deployed.memory, deployed.concurrency, deployed.architecture,
-                                  ephemeral_mib(deployed.object_size))  # fmt: skip
-    size = deployed.object_size
-    return costs.estimate(count, deployment, size, strategy.gets(size), strategy.heads(size),
-                          strategies.message_seconds(strategy, size))
-
-
 class DownloadDriver(Driver):
     """Its deploy-level inputs (object size, default strategy, memory...) are every stack's
     (fanout.cloud.params): it adds no deploy hooks of its own."""
 
-    name = "download"
-    report_module = "fanout.workloads.download.report"
+    workload = WORKLOAD
     OPTIONS = ("strategy", "pin")  # fire's --strategy (--mode) and --pin (STRATEGY, PIN)
 
     def add_fire_arguments(self, parser, sweep: bool = False) -> None:
@@ -74,10 +59,15 @@ class DownloadDriver(Driver):
             f"found; none: where DNS says, as without --pin (docs/strategies.md){several}",
         )
 
-    def options_from(self, args) -> Options:
+    def report(self) -> ReportModule:
+        from fanout.workloads.download import report
+        return report
+
+    def options_from(self, given: Given) -> Options:
         """fire's --strategy and --pin, checked before anything touches the stack."""
-        return Options(strategies.parse(args.strategy) if args.strategy is not None else None,
-                       pins.parse(args.pin) if args.pin is not None else None)  # fmt: skip
+        strategy, pin = given.get("strategy"), given.get("pin")
+        return Options(strategies.parse(strategy) if strategy is not None else None,
+                       pins.parse(pin) if pin is not None else None)  # fmt: skip
 
     def plan(self, stack, options: Options, count: int) -> Plan:
         """fire's download run on `stack`: the strategy (given, else the stack's default) and the pin
@@ -86,18 +76,18 @@ class DownloadDriver(Driver):
         pins.check_strategy(options.pin, resolved)  # the run's strategy, or the stack's default
         pins.check_backend(options.pin, stack.backend)
         fields = {"strategy": str(options.strategy) if options.strategy else None, "pin": options.pin}
-        return Plan(fields, estimate(stack, count, resolved))
+        return Plan(fields, download_costs.estimate(count, stack, resolved))
 
     def message_fields(self, stack, params) -> dict:
         """What every body of a run (fanout.stages.fire.FireParams) carries for it: the strategy (the run's,
         else the stack's default, as canonical text) and the pin when there is one."""
         return {"strategy": params.strategy or stack.default_strategy, **({"pin": params.pin} if params.pin else {})}
 
-    def sweep_options(self, args, memories: tuple[int, ...]) -> tuple:
+    def sweep_options(self, given: Given, memories: tuple[int, ...]) -> tuple:
         """No options of its own (its strategy and pin are the sweep's axes); each strategy on
         each object size checked against the function's timeout and every memory size first, as
         fire checks a run."""
-        inputs = {**deploy_params.DEFAULTS, **deploy_params.given(args)}
+        inputs = {**deploy_params.DEFAULTS, **deploy_params.given(given)}
         timeout = deploy_params.function_timeout_value(inputs["function_timeout"])
         words = deploy_params.LIST_SEPARATORS.split(str(inputs["object_size"]).strip())
         for choice in strategies.parse_list(inputs["strategy"]):
@@ -117,7 +107,7 @@ class DownloadDriver(Driver):
 
     def cell_estimate(self, count: int, cell, deployed: dict) -> costs.Estimate:
         """The cost of `count` messages of a sweep cell: its strategy's GET requests on its object size."""
-        return _estimate(count, cell, strategies.parse(cell.strategy))
+        return download_costs.cell_estimate(count, cell, deployed)
 
     def demand(self, cell) -> capacity.Demand:
         """A download of the cell's object with its strategy."""

@@ -9,9 +9,9 @@ Rows come from the saved query `endpoint-ips`; to each this adds, from the downl
 import numpy as np
 
 from fanout.results import cells, stats
-from fanout.common import registry as workloads
+from fanout.workloads.download import WORKLOAD
 
-CELLS = cells.of(workloads.get("download"))  # the download workload's cells
+CELLS = cells.of(WORKLOAD)  # the download workload's cells
 
 FLAG_NOTE = (f"MB/s decimal; p50 CI: {stats.CI_METHOD}, of the address's downloads; overall p50: the cell's "
              f"median over downloads whose requests all reached one address ({stats.PERCENTILE_METHOD}); "

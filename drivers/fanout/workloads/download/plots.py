@@ -20,12 +20,12 @@ from matplotlib.ticker import MaxNLocator  # noqa: E402
 from fanout.results import cells, concurrency
 from fanout.workloads.download.cell_stats import PREDICTED
 from fanout.workloads.download import timeline
-from fanout.common import registry as workloads
+from fanout.workloads.download import WORKLOAD
 from fanout.results.concurrency import AT_TARGET_FRACTION
 from fanout.workloads.download.across_plots import ran_at_scatter
 from fanout.results.figures import LINE_INCHES, WIDTH, caption, height, legend, lines, save, time_unit, title, wrap
 
-CELLS = cells.of(workloads.get("download"))  # the download workload's cells
+CELLS = cells.of(WORKLOAD)  # the download workload's cells
 
 ANSWER = "throughput.png"  # the plot the page opens with, beside the answer's table
 CAPTIONS = {  # file name -> what the plot shows: the page's alt text and caption

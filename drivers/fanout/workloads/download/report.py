@@ -20,11 +20,12 @@ from fanout.results.sections import FILES, TERMINAL, Figures, Heading, Report, T
 from fanout.workloads.download import cell_stats, endpoint_ips, plots
 from fanout.workloads.download.cell_stats import METRICS, STATS
 from fanout import insights
-from fanout.common import backends, registry as workloads
+from fanout.common import backends
+from fanout.workloads.download import WORKLOAD, costs as download_costs
 from fanout.local.network import truth
 from fanout.common.sizes import format_size
 
-CELLS = cells.of(workloads.get("download"))  # the download workload's cells
+CELLS = cells.of(WORKLOAD)  # the download workload's cells
 
 WINDOW_NOTE = "REPORT lines in the run's time window"
 QUERY_TABLES = {  # summary key -> (title, caption)
@@ -102,7 +103,7 @@ def build(stack, record: run_record.RunRecord) -> dict:
         "dead_lettered": sorted(deadletters.peek(stack, run_id, undownloaded)),
         "cold_starts": insights.run_saved(stack, "cold-starts", None, lambda_start, lambda_end),
         "lambda_report": lambda_report,
-        "cost": run_cost.summary(record, lambda_report),
+        "cost": run_cost.summary(record, lambda_report, download_costs.cell_estimate),
         "platform_errors": insights.run_saved(stack, "platform-errors", None, lambda_start, lambda_end),
         "lambda_window_ms": [lambda_start, lambda_end],
         "sdk": pressure.sdk_sets(records),

@@ -7,5 +7,5 @@ WORKLOAD = Workload(
     "latency", "PUT then GET objects of several sizes per storage class, each call timed",
     (CellField("storage", "storage"), CellField("operation", "operation"),
      CellField("size", "size", numeric=True, show=format_decimal_size)),
-    "latency-percentiles", "fanout.workloads.latency.driver:LatencyDriver", deployed=("storage",),
+    "latency-percentiles", deployed=("storage",),
 )  # fmt: skip

@@ -18,7 +18,8 @@ from fanout.common.errors import UsageError
 from fanout.cloud.params import MEMORY_HEADROOM_MIB, ephemeral_mib  # the runtime's; the object comes on top
 from fanout.common.sizes import format_size
 from fanout.local.network import capacity
-from fanout.workloads.base import Driver, Plan
+from fanout.workloads.base import DeployPlace, Driver, Given, Plan, ReportModule
+from fanout.workloads.latency import WORKLOAD
 from fanout.workloads.latency import costs as latency_costs
 
 definition = function_modules.load("latency")
@@ -67,12 +68,14 @@ def estimate(count: int, deployed, fields: dict) -> costs.Estimate:
 class LatencyDriver(Driver):
     """Its deploy-level options are the storage classes its stack is deployed with (storage.py)."""
 
-    name = definition.NAME
-    report_module = "fanout.workloads.latency.report"
+    workload = WORKLOAD
     # fire's --sizes, --reps, --storage, --rep-order, --call-client (SIZES, REPS, STORAGE, REP_ORDER, CALL_CLIENT)
     OPTIONS = ("sizes", "reps", "storage", "rep_order", "call_client")
     DEPLOY_OPTIONS = storage_classes.DEPLOY_OPTIONS
-    deploy_hooks = storage_classes
+
+    def report(self) -> ReportModule:
+        from fanout.workloads.latency import report
+        return report
 
     def add_fire_arguments(self, parser, sweep: bool = False) -> None:
         """--sizes, --reps, --rep-order, --call-client and (in fire, not in a sweep, whose
@@ -91,20 +94,21 @@ class LatencyDriver(Driver):
                 help=f"latency: storage classes to test, of {', '.join(definition.STORAGE_CLASSES)} (default: every deployed one)",
             )
 
-    def sweep_options(self, args, memories: tuple[int, ...]) -> tuple[dict, ...]:
+    def sweep_options(self, given: Given, memories: tuple[int, ...]) -> tuple[dict, ...]:
         """A sweep's combinations of parameters: `--sizes` one or more size lists separated by ';'
         (`1 1KB; 1MB 100MB`), `--reps` one or more counts; each combination is one cell's message
         fields, sizes lists outermost. Each must fit every memory size of the sweep."""
-        size_lists = [None] if args.sizes is None else args.sizes.split(LIST_SEPARATOR)
-        reps = [None] if args.reps is None else (args.reps.split() or [args.reps])
-        params = [parse(sizes, count, args.storage, args.rep_order, args.call_client) for sizes in size_lists
-                  for count in reps]  # fmt: skip
+        sizes_text, reps_text = given.get("sizes"), given.get("reps")
+        size_lists = [None] if sizes_text is None else sizes_text.split(LIST_SEPARATOR)
+        reps = [None] if reps_text is None else (reps_text.split() or [reps_text])
+        storage, order, client = given.get("storage"), given.get("rep_order"), given.get("call_client")
+        params = [parse(sizes, count, storage, order, client) for sizes in size_lists for count in reps]
         for memory in memories:
             for each in params:
                 check_memory(each, memory)
         combos = [each.fields() for each in params]
         if len({json.dumps(c, sort_keys=True) for c in combos}) < len(combos):
-            raise UsageError(f"invalid sweep --sizes {args.sizes!r} --reps {args.reps!r}: a combination is given twice")
+            raise UsageError(f"invalid sweep --sizes {sizes_text!r} --reps {reps_text!r}: a combination is given twice")
         return tuple(combos)
 
     def cell_fire_fields(self, cell) -> dict:
@@ -129,10 +133,11 @@ class LatencyDriver(Driver):
         return capacity.Demand(f"{definition.NAME} PUT, GET and DELETE of {sizes}", 1,
                                down=capacity.Flow(moved, requests), up=capacity.Flow(moved, 2 * requests))
 
-    def options_from(self, args) -> Params:
+    def options_from(self, given: Given) -> Params:
         """fire's --sizes, --reps, --storage, --rep-order, --call-client, checked before anything
         touches the stack."""
-        return parse(args.sizes, args.reps, args.storage, args.rep_order, args.call_client)
+        return parse(given.get("sizes"), given.get("reps"), given.get("storage"), given.get("rep_order"),
+                     given.get("call_client"))  # fmt: skip
 
     def plan(self, stack, params: Params, count: int) -> Plan:
         """fire's latency run on `stack`: checked against its memory and the storage classes its
@@ -146,6 +151,26 @@ class LatencyDriver(Driver):
         fields = params.fields()
         cost = estimate(count, stack, {**fields, "storage": params.storage or deployed})
         return Plan({"workload": definition.NAME, "options": fields}, cost)
+
+    # ---- deploy-level options: the storage classes (storage.py) ----
+
+    def add_deploy_arguments(self, parser) -> None:
+        storage_classes.add_deploy_arguments(parser)
+
+    def deploy_options(self, given: Given, place: DeployPlace) -> dict:
+        return storage_classes.deploy_options(given, place)
+
+    def kept_options(self, outputs: dict, given: Given) -> dict:
+        return storage_classes.kept_options(outputs, given)
+
+    def terraform_variables(self, options: dict) -> dict:
+        return storage_classes.terraform_variables(options)
+
+    def stack_fields(self, outputs: dict) -> dict:
+        return storage_classes.stack_fields(outputs)
+
+    def deploy_summary(self, stack) -> list[str]:
+        return storage_classes.deploy_summary(stack)
 
     def report_across(self, run_ids: list[str], folder, title: str, at_target: float | None = None) -> dict:
         """The tables across runs (a sweep's closing report), written into `folder`. `at_target`

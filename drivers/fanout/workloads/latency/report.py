@@ -18,10 +18,10 @@ from fanout.results import cells, deadletters, figures, log_records as run_logs,
 from fanout.results import run_sections, stats
 from fanout.results.sections import FILES, TERMINAL, Block, Heading, Report, Table, Text, images as described, on_only, sentence
 from fanout import insights
-from fanout.common import backends, function_modules, registry as workloads
+from fanout.common import backends, function_modules
+from fanout.workloads.latency import WORKLOAD
 from fanout.common.sizes import format_decimal_size as format_size
 
-WORKLOAD = workloads.get("latency")
 _definition = function_modules.load("latency")
 CLIENTS, ORDERS = _definition.CLIENTS, _definition.ORDERS
 QUERY = WORKLOAD.query

@@ -1,7 +1,7 @@
 """Storage classes the latency workload measures, a deploy-level choice: `--storage "standard express"`.
 
 The list of choices is the function's (latency.py's STORAGE_CLASSES), loaded from its file; the
-latency driver hands it to deploy through the deploy-level hooks, so the generic modules never
+latency driver's deploy-level hooks call the functions here, so the generic modules never
 import this one. Choices, zones and why the local backend refuses express: docs/storage.md.
 """
 
@@ -9,6 +9,7 @@ import re
 
 from fanout.common import backends, function_modules
 from fanout.common.errors import UsageError
+from fanout.workloads.base import DeployPlace, Given
 
 # Sorted, as Terraform's set(string) and its `storage` output hold them: one order everywhere.
 CLASSES = tuple(sorted(function_modules.load("latency").STORAGE_CLASSES))
@@ -44,18 +45,18 @@ def add_deploy_arguments(parser) -> None:
                         "such as use1-az4; required with --storage express")
 
 
-def deploy_options(args, backend: str) -> dict:
-    """The classes and zone ID given (None: the default), checked before anything is created: the
-    backend first, so that the local backend refuses express before asking for its zone ID."""
-    classes = parse(" ".join(DEFAULT) if args.storage is None else args.storage)
-    check_backend(classes, backend)
-    zone = express_az(args.express_az or "", classes)
+def deploy_options(given: Given, place: DeployPlace) -> dict:
+    """The classes and zone ID given (absent: the default), checked before anything is created:
+    the backend first, so that the local backend refuses express before asking for its zone ID."""
+    classes = parse(given.get("storage", " ".join(DEFAULT)))
+    check_backend(classes, place.backend)
+    zone = express_az(given.get("express_az", ""), classes)
     if zone:
-        check_zone_in_region(zone, args.region)
+        check_zone_in_region(zone, place.region)
     return {"storage": list(classes), "express_az": zone}
 
 
-def kept_options(outputs: dict, given: dict) -> dict:
+def kept_options(outputs: dict, given: Given) -> dict:
     """What a redeploy keeps of the deployed classes and zone ID (as the flags write them), for
     those not in `given`; the deployed zone ID is dropped when the given classes drop express."""
     fields = stack_fields(outputs)

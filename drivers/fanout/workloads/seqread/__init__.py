@@ -10,5 +10,5 @@ WORKLOAD = Workload(
      CellField("file_size", "file size", numeric=True, show=format_size),
      CellField("block", "block", "block {}", numeric=True, show=format_size),
      CellField("depth", "depth", "depth {}", numeric=True)),
-    "seqread-percentiles", "fanout.workloads.seqread.driver:SeqreadDriver",
+    "seqread-percentiles",
 )  # fmt: skip

@@ -1,9 +1,10 @@
-"""The seqread workload's deploy-level options, the driver's deploy hooks (fanout.workloads.base):
+"""The seqread workload's deploy-level options, what the driver's deploy hooks (fanout.workloads.base) call:
 the remote region (`--remote-region`, region.py) and the objects the stack keeps and its role
 reads (`--job-files`, Make JOB_FILES, declared.py). Not given, a redeploy keeps the deployed stack's; a
 first deploy has no remote bucket and the default run's objects.
 """
 
+from fanout.workloads.base import DeployPlace, Given
 from fanout.workloads.seqread import declared, region
 
 DEPLOY_OPTIONS = ("remote_region", declared.OPTION)
@@ -18,28 +19,28 @@ def add_deploy_arguments(parser) -> None:
                         f"{declared.NONE}: none ({kept} {declared.text(declared.DEFAULT)})")
 
 
-def deploy_options(args, backend: str) -> dict:
+def deploy_options(given: Given, place: DeployPlace) -> dict:
     """The remote region and the declared objects, checked against the role's policy size."""
-    remote = region.parse(args.remote_region or "", args.region)
-    given = getattr(args, declared.OPTION, None)
-    objects = declared.DEFAULT if given is None else declared.parse(given)
-    declared.check_policy(objects, args.stack, [args.region, *([remote] if remote else [])], "JOB_FILES")
+    remote = region.parse(given.get("remote_region", ""), place.region)
+    text = given.get(declared.OPTION)
+    objects = declared.DEFAULT if text is None else declared.parse(text)
+    declared.check_policy(objects, place.stack, [place.region, *([remote] if remote else [])], "JOB_FILES")
     return {"remote_region": remote, declared.OPTION: declared.text(objects)}
 
 
-def for_sweep(chosen: dict, args, combos: tuple) -> dict:
+def for_sweep(chosen: dict, given: Given, place: DeployPlace, combos: tuple) -> dict:
     """`chosen` (deploy_options of a sweep) declaring every object the sweep's cells read, with
     those JOB_FILES gives (not given: the cells' only), checked against the policy size."""
-    given = getattr(args, declared.OPTION, None)
-    objects = declared.union(declared.parse(given) if given is not None else {},
+    text = given.get(declared.OPTION)
+    objects = declared.union(declared.parse(text) if text is not None else {},
                              *(declared.needed(fields) for fields in combos))  # fmt: skip
     remote = chosen["remote_region"]
-    declared.check_policy(objects, args.stack, [args.region, *([remote] if remote else [])],
+    declared.check_policy(objects, place.stack, [place.region, *([remote] if remote else [])],
                           "seqread objects (the sweep's JOBS x FILE_SIZE and JOB_FILES)")  # fmt: skip
     return {**chosen, declared.OPTION: declared.text(objects)}
 
 
-def kept_options(outputs: dict, given: dict) -> dict:
+def kept_options(outputs: dict, given: Given) -> dict:
     """The deployed stack's remote region and objects (as their flags write them), those not in `given`."""
     fields = stack_fields(outputs)
     kept = {"remote_region": fields["remote_region"] or region.NONE,

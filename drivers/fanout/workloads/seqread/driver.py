@@ -19,8 +19,8 @@ from fanout.common.errors import UsageError
 from fanout.common.sizes import format_size
 from fanout.local.network import capacity
 from fanout.results.sections import Report
-from fanout.workloads.base import Driver, Plan
-from fanout.workloads.seqread import costs as seqread_costs, declared, deploy_options, objects, region
+from fanout.workloads.base import DeployPlace, Driver, Given, Plan, ReportModule
+from fanout.workloads.seqread import WORKLOAD, costs as seqread_costs, declared, deploy_options, objects, region
 
 definition = function_modules.load("seqread")
 units = function_modules.load("units")
@@ -80,19 +80,21 @@ def estimate(count: int, deployed, fields: dict, function_region: str, remote_re
 class SeqreadDriver(Driver):
     """Its deploy-level options are the remote region and the declared objects (deploy_options.py)."""
 
-    name = definition.NAME
-    report_module = "fanout.workloads.seqread.report"
+    workload = WORKLOAD
     OPTIONS = tuple(name for name, *_ in FLAGS)
     DEPLOY_OPTIONS = deploy_options.DEPLOY_OPTIONS
-    deploy_hooks = deploy_options
+
+    def report(self) -> ReportModule:
+        from fanout.workloads.seqread import report
+        return report
 
     def add_fire_arguments(self, parser, sweep: bool = False) -> None:
         for name, flag, make, _, text in FLAGS:
             more = "; a list separated by spaces" if sweep else ""
             parser.add_argument(flag, dest=name, help=f"seqread ({make}): {text}{more}")
 
-    def options_from(self, args) -> Params:
-        return parse({name: getattr(args, name) for name in self.OPTIONS})
+    def options_from(self, given: Given) -> Params:
+        return parse({name: given.get(name) for name in self.OPTIONS})
 
     def plan(self, stack, params: Params, count: int) -> Plan:
         """Checked against the stack: the remote bucket deployed when FROM=remote, the objects
@@ -113,22 +115,42 @@ class SeqreadDriver(Driver):
         fields = params.options
         objects.ensure(stack, fields["source"], fields["file_size"], fields["jobs"], say, copy=params.remote_copy)
 
-    def sweep_options(self, args, memories: tuple[int, ...]) -> tuple[dict, ...]:
+    def sweep_options(self, given: Given, memories: tuple[int, ...]) -> tuple[dict, ...]:
         """Every combination of the lists given (JOBS, BLOCK, DEPTH, FILE_SIZE, FROM), each within
         the function's time limit; FROM outermost, then FILE_SIZE, JOBS, BLOCK, DEPTH."""
-        lists = {name: (getattr(args, name) or "").split() or [None] for name in self.OPTIONS}
+        lists: dict[str, list[str | None]] = {name: [*given.get(name, "").split()] or [None] for name in self.OPTIONS}
         order = ("source", "file_size", "jobs", "block", "depth", "read_mode", "target_gbps")
         combos = [parse(dict(zip(order, values))).fields() for values in itertools.product(*(lists[n] for n in order))]
-        timeout = deploy_params.function_timeout_value(args.function_timeout or deploy_params.DEFAULT_FUNCTION_TIMEOUT)
+        timeout = deploy_params.function_timeout_value(given.get("function_timeout") or deploy_params.DEFAULT_FUNCTION_TIMEOUT)
         for fields in combos:
             check_time_limit(fields, timeout)
         if len({json.dumps(c, sort_keys=True) for c in combos}) < len(combos):
             raise UsageError("invalid seqread sweep: a combination is given twice")
         return tuple(combos)
 
-    def sweep_deploy_options(self, chosen: dict, args, combos: tuple) -> dict:
+    def sweep_deploy_options(self, chosen: dict, given: Given, place: DeployPlace, combos: tuple) -> dict:
         """The sweep deploys every object its cells read (deploy_options.for_sweep)."""
-        return deploy_options.for_sweep(chosen, args, combos)
+        return deploy_options.for_sweep(chosen, given, place, combos)
+
+    # ---- deploy-level options: the remote region and the declared objects (deploy_options.py) ----
+
+    def add_deploy_arguments(self, parser) -> None:
+        deploy_options.add_deploy_arguments(parser)
+
+    def deploy_options(self, given: Given, place: DeployPlace) -> dict:
+        return deploy_options.deploy_options(given, place)
+
+    def kept_options(self, outputs: dict, given: Given) -> dict:
+        return deploy_options.kept_options(outputs, given)
+
+    def terraform_variables(self, options: dict) -> dict:
+        return deploy_options.terraform_variables(options)
+
+    def stack_fields(self, outputs: dict) -> dict:
+        return deploy_options.stack_fields(outputs)
+
+    def deploy_summary(self, stack) -> list[str]:
+        return deploy_options.deploy_summary(stack)
 
     def describe_cell(self, cell) -> str:
         return f"{self.name} {cell.options}"

@@ -16,14 +16,12 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from fanout import insights
-from fanout.common import registry as workloads
 from fanout.common.sizes import format_size
 from fanout.results import deadletters, figures, log_records as run_logs, report_files, run_folders as runs, run_record
 from fanout.results import run_sections, stats
 from fanout.results.sections import FILES, TERMINAL, Block, Heading, Report, Table, Text, images as described, on_only, sentence
-from fanout.workloads.seqread import costs as seqread_costs
+from fanout.workloads.seqread import WORKLOAD, costs as seqread_costs
 
-WORKLOAD = workloads.get("seqread")
 UNITS = ("aggregate MiB/s = bytes of all JOBS / seconds from the first request to the last byte / 2^20 "
          "(binary, as the published fio figures); latency in ms (time.monotonic in the function)")  # fmt: skip
 SOURCES = ("local", "remote")

@@ -29,5 +29,5 @@ WORKLOAD = Workload(
      CellField("prefixes", "prefixes", "{} prefixes", numeric=True, show=_count),
      CellField("fan", "fan", "fan {}", numeric=True, show=_count),
      CellField("client_per_object", "client per object", "client per object {}", numeric=True, show=_count)),
-    "transfer-percentiles", "fanout.workloads.transfer.driver:TransferDriver",
+    "transfer-percentiles",
 )  # fmt: skip

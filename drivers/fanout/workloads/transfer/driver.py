@@ -16,7 +16,7 @@ from fanout.common.errors import UsageError
 from fanout.common.sizes import format_size
 from fanout.local.network import capacity
 from fanout.results.sections import Report
-from fanout.workloads.base import Driver, Plan
+from fanout.workloads.base import Driver, Given, Plan, ReportModule
 from fanout.workloads.transfer import WORKLOAD, costs as transfer_costs
 
 definition = function_modules.load("transfer")
@@ -118,9 +118,9 @@ def check_fan(p: Params, count: int) -> None:
                          f"needs a multiple of {p.fan} messages")  # fmt: skip
 
 
-def given(args) -> dict:
-    """The options on the command line, as text (None: not given)."""
-    return {name: getattr(args, name) for name in OPTIONS}
+def _texts(given: Given) -> dict:
+    """Its options on the command line, as text (None: not given)."""
+    return {name: given.get(name) for name in OPTIONS}
 
 
 def _deployment(deployed) -> costs.Deployment:
@@ -131,9 +131,12 @@ def _deployment(deployed) -> costs.Deployment:
 class TransferDriver(Driver):
     """No deploy-level options: the workload writes under transfer/ of the stack's bucket."""
 
-    name = definition.NAME
-    report_module = "fanout.workloads.transfer.report"
+    workload = WORKLOAD
     OPTIONS = OPTIONS
+
+    def report(self) -> ReportModule:
+        from fanout.workloads.transfer import report
+        return report
 
     def add_fire_arguments(self, parser, sweep: bool = False) -> None:
         lists = " (a sweep: a list, spaces between)"
@@ -155,8 +158,8 @@ class TransferDriver(Driver):
             parser.add_argument(f"--{name.replace('_', '-')}", dest=name,
                                 help=helps[name] + (lists if sweep and name in SWEPT else ""))  # fmt: skip
 
-    def options_from(self, args) -> Params:
-        return parse(given(args))
+    def options_from(self, given: Given) -> Params:
+        return parse(_texts(given))
 
     def plan(self, stack, p: Params, count: int) -> Plan:
         """fire's transfer run on `stack`: checked against its memory, /tmp and backend, and FAN's groups."""
@@ -166,13 +169,13 @@ class TransferDriver(Driver):
         return Plan({"workload": definition.NAME, "options": p.fields()},
                     transfer_costs.estimate(count, _deployment(stack), p))  # fmt: skip
 
-    def sweep_options(self, args, memories: tuple[int, ...]) -> tuple[dict, ...]:
+    def sweep_options(self, given: Given, memories: tuple[int, ...]) -> tuple[dict, ...]:
         """Every combination of SIZE, THREADS, PART_SIZE, METHOD and CLIENT (each a list, spaces
         between), with the other options as given; each checked against the function timeout and
         every memory size (the backend and /tmp are checked when each cell fires)."""
-        text = given(args)
+        text = _texts(given)
         lists = {name: (text[name].split() or [text[name]]) if text[name] is not None else [None] for name in SWEPT}
-        timeout = deploy_params.function_timeout_value(args.function_timeout or deploy_params.DEFAULT_FUNCTION_TIMEOUT)
+        timeout = deploy_params.function_timeout_value(given.get("function_timeout") or deploy_params.DEFAULT_FUNCTION_TIMEOUT)
         combos = []
         for values in itertools.product(*lists.values()):
             p = parse({**text, **dict(zip(SWEPT, values))})

@@ -16,14 +16,13 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from fanout import insights  # noqa: E402
-from fanout.common import backends, registry as workloads  # noqa: E402
+from fanout.common import backends  # noqa: E402
 from fanout.local import network  # noqa: E402
 from fanout.results import cells, deadletters, figures, log_records as run_logs, report_files, run_folders as runs  # noqa: E402
 from fanout.results import run_record, run_sections, stats  # noqa: E402
 from fanout.results.sections import FILES, TERMINAL, Block, Heading, Report, Table, Text, images as described, on_only, sentence  # noqa: E402
-from fanout.workloads.transfer import costs as transfer_costs  # noqa: E402
+from fanout.workloads.transfer import WORKLOAD, costs as transfer_costs  # noqa: E402
 
-WORKLOAD = workloads.get("transfer")
 CELLS = cells.of(WORKLOAD)
 PLOT = "transfer.png"
 CAPTION = ("Median throughput (decimal MB/s) with its 95% CI against threads, a panel per operation and a line per "

@@ -4,12 +4,14 @@
 convention for "not running"), so scripts can test it without parsing output.
 """
 
+import argparse
+
 from fanout.local.emulator import control
 
 NOT_RUNNING = 3
 
 
-def register(subparsers) -> None:
+def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("emulator", help="start, stop or inspect the embedded AWS emulator")
     actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
     actions.add_parser("start", help="start the emulator (no-op if running); prints its endpoint")
@@ -18,7 +20,7 @@ def register(subparsers) -> None:
     parser.set_defaults(func=run)
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     if args.action == "start":
         print(control.start())
         return 0

@@ -10,7 +10,9 @@ two hosts of one queue would double the concurrency the run measures.
 
 import argparse
 import signal
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from types import FrameType
 
 from rich.console import Console
 
@@ -22,9 +24,10 @@ from fanout.local.host import config as function_config
 from fanout.local.host import faults
 from fanout.local.host.service import ACCOUNT_CONCURRENCY, DEFAULT_IDLE_SECONDS, Host, Summary
 from fanout.local.network import options as network_options
+from fanout.local.network.model import NetworkModel
 
 
-def register(subparsers) -> None:
+def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "host", help="local backend: run the function on its SQS queue until the queue is drained",
         description=__doc__)
@@ -50,7 +53,7 @@ def check(args: argparse.Namespace) -> tuple[float, int]:
         raise UsageError(f"invalid --idle {args.idle!r}: expected a finite number of seconds above 0")
     if max_envs is None or max_envs < 1:
         raise UsageError(f"invalid --max-envs {args.max_envs!r}: expected a whole number, 1 or more")
-    network_options.check(args)
+    network_options.check(args.network, args.network_scale)
     faults.from_environment()
     if not args.function and not backends.get(args.backend).hosts_function:
         raise UsageError(f"--backend {args.backend}: `fanout host` runs functions for the local backend "
@@ -62,7 +65,7 @@ def command(args: argparse.Namespace) -> int:
     idle, max_envs = check(args)
     config, deployed = _function_config(args)
     console = Console(stderr=True)
-    network = network_options.from_args(args, deployed, say=console.print)
+    network = network_options.resolve(args.network, args.network_scale, deployed, say=console.print)
     publish = _limits_publisher(deployed)
     with _hosting_lock(deployed, network), console.status(f"hosting {config.name}") as status:
 
@@ -82,18 +85,18 @@ def command(args: argparse.Namespace) -> int:
     return 0
 
 
-def _function_config(args: argparse.Namespace):
+def _function_config(args: argparse.Namespace) -> tuple[function_config.FunctionConfig, stack.Stack | None]:
     """The function to host, and its deployed stack (None for --function)."""
     if args.function:
         endpoint = args.endpoint or _running_emulator()
         return function_config.load(args.function, endpoint, args.region), None
-    deployed = stack.from_args(args)
+    deployed = stack.acted_on(args.backend, args.stack, stack.no_workload_fields)
     config = function_config.load(deployed.function_name, deployed.endpoint, deployed.region)
     return config, deployed
 
 
 @contextmanager
-def _hosting_lock(deployed, network):
+def _hosting_lock(deployed: stack.Stack | None, network: NetworkModel) -> Iterator[None]:
     """The stack's host lock, with the network model published for `fanout wait --no-host`."""
     if deployed is None:
         yield
@@ -103,7 +106,7 @@ def _hosting_lock(deployed, network):
         yield
 
 
-def _limits_publisher(deployed):
+def _limits_publisher(deployed: stack.Stack | None) -> Callable[[dict[str, str]], None]:
     """A function that publishes the host's limits (Summary.limits) for `fanout wait --no-host`
     when they change; it does nothing for --function (no stack to publish in)."""
     published: dict[str, str] = {}
@@ -135,23 +138,23 @@ class _graceful_interrupt:
     """First Ctrl-C: stop polling and let in-flight work finish; second: abort, which kills the
     environments and still sends the logs; a third raises KeyboardInterrupt wherever it lands."""
 
-    def __init__(self, host: Host, console: Console):
+    def __init__(self, host: Host, console: Console) -> None:
         self.host, self.console = host, console
         self.aborted = False
 
-    def __enter__(self):
+    def __enter__(self) -> "_graceful_interrupt":
         self.previous = signal.signal(signal.SIGINT, self._stop)
         return self
 
-    def __exit__(self, *exc_info):
+    def __exit__(self, *exc_info: object) -> None:
         signal.signal(signal.SIGINT, self.previous)
 
-    def _stop(self, signum, frame):
+    def _stop(self, signum: int, frame: FrameType | None) -> None:
         signal.signal(signal.SIGINT, self._abort)
         self.host.stop()
         self.console.print("stopping after the invocations in flight; Ctrl-C again to stop at once")
 
-    def _abort(self, signum, frame):
+    def _abort(self, signum: int, frame: FrameType | None) -> None:
         signal.signal(signal.SIGINT, signal.default_int_handler)
         self.aborted = True
         self.host.abort()

@@ -328,3 +328,32 @@ def test_the_latency_plot_stays_in_seconds_when_a_call_takes_longer():
     assert_readable(fig)
     assert "(s;" in fig.axes[0].get_ylabel()
 
+
+
+def fanout_rehearsal_records() -> list[dict]:
+    """The fan-out study's rehearsal as its records are: 8 MiB at 1024/2048 MB x concurrency 1/2,
+    four downloads a cell, seconds spread so that each cell has an interval."""
+    rng = random.Random(7)
+    return [{"object_size": 8 * 2**20, "memory_size": memory, "concurrency_limit": concurrency,
+             "seconds": rng.uniform(0.4, 1.2), "bytes": 8 * 2**20, "mib_per_s": rng.uniform(8, 20)}
+            for memory in (1024, 2048) for concurrency in (1, 2) for _ in range(4)]  # fmt: skip
+
+
+@pytest.mark.parametrize("index", [0, 1], ids=["seconds", "derived-mbps"])
+def test_the_fan_out_rehearsal_reads_beside_the_twelve_published_rows(index):
+    """Our four 8 MiB cells and the source's twelve 1 GiB rows in one plot: every row's label
+    reads, and the axis names the table's own unit (the derived table's is the source's 'Mbps')."""
+    from fanout.results import study_plots, study_tables
+    from fanout.stages import study
+
+    loaded = study.load("lambda-fanout")
+    reference = loaded.references[index]
+    found = study_tables.points(reference, fanout_rehearsal_records())
+    fig = study_plots.figure(reference, found, network.label("local", {"profile": "lambda-2024", "scale": 5.9}),
+                             study.row_label(loaded.workload, reference.rows))  # fmt: skip
+    assert_readable(fig)
+    ax = fig.axes[0]
+    assert len(ax.get_xticks()) == 4 + 12 and len(reference.figures) == 12
+    assert ax.get_ylabel() == ("seconds (s)" if index == 0 else "'Mbps' (Mibit/s)")
+    published = [c for c in ax.collections if c.get_label().startswith("published")]
+    assert len(published) == len(reference.statistics)  # a hollow diamond series per statistic

@@ -56,7 +56,7 @@ def test_an_emulator_lost_mid_wait_is_one_line(own_home, tmp_path, monkeypatch, 
     monkeypatch.setenv("FANOUT_RESULTS", str(tmp_path / "results"))
     stack = deployed_queue(control.start())
     fire.fire(stack, fire.FireParams(3, "t", workers=1))
-    monkeypatch.setattr(stacks, "load", lambda backend, name: stack)  # checked just before it died
+    monkeypatch.setattr(stacks, "load", lambda backend, name, fields: stack)  # checked just before it died
     control.stop()
     capsys.readouterr()
     code = cli.main(["wait", "--stack", "unit", "--no-host", "--timeout", "5"])

@@ -8,6 +8,8 @@ matplotlib with the Agg backend (fanout.results.figures): files only.
 from collections.abc import Callable
 from pathlib import Path
 
+from matplotlib.figure import Figure
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -20,6 +22,8 @@ from fanout.results.figures import WIDTH, caption, legend, save, title, wrap  # 
 
 SPAN = 0.7  # the share of a row's slot its statistics spread over
 LOG_RATIO = 30  # a y range wider than this ratio is drawn on a log scale
+UPRIGHT_ROWS = 6  # more rows than this (the fan-out study's 12 published beside a rehearsal's 4) turn their labels
+CHAR_INCHES = 0.09  # the height of a character of a turned label, at the tick labels' size
 
 
 def file_name(index: int) -> str:
@@ -39,9 +43,18 @@ def draw(reference: study_tables.Reference, found: list[study_tables.Point], net
          label: Callable[[tuple], str]) -> Path:  # fmt: skip
     """Write the plot of `found` (points of `reference`) to `path`, each row named by
     `label(key)`; returns it."""
+    return save(figure(reference, found, network_label, label), path)
+
+
+def figure(reference: study_tables.Reference, found: list[study_tables.Point], network_label: str,
+           label: Callable[[tuple], str]) -> Figure:  # fmt: skip
+    """The plot of `found` (points of `reference`), each row named by `label(key)`, captioned
+    with the network."""
     keys = list(dict.fromkeys(point.key for point in found))
     statistics = [name for name in reference.statistics if name != "n"]
-    fig, ax = plt.subplots(figsize=(WIDTH, 4.8 + 0.15 * len(reference.rows)), layout="constrained")
+    turned = len(keys) > UPRIGHT_ROWS  # too many for wrapped labels side by side: one vertical line each
+    below = CHAR_INCHES * max(len(label(key)) for key in keys) if turned else 0.15 * len(reference.rows)
+    fig, ax = plt.subplots(figsize=(WIDTH, 4.8 + below), layout="constrained")  # the labels' room added
     step = SPAN / max(len(statistics), 1)
     drawn = []
     for i, name in enumerate(statistics):
@@ -62,14 +75,17 @@ def draw(reference: study_tables.Reference, found: list[study_tables.Point], net
         ax.set_yscale("log")
     else:
         ax.set_ylim(bottom=0)
-    ax.set_xticks(range(len(keys)), [wrap(label(key), 24) for key in keys])
+    if turned:
+        ax.set_xticks(range(len(keys)), [label(key) for key in keys], rotation=90)
+    else:
+        ax.set_xticks(range(len(keys)), [wrap(label(key), 24) for key in keys])
     ax.set_xlim(-0.5, len(keys) - 0.5)
-    ax.set_ylabel(f"{reference.measure} ({study_tables.MEASURES[reference.measure].unit})")
+    ax.set_ylabel(study_tables.axis_label(reference))
     ax.grid(axis="y", alpha=0.3)
     title(fig, reference.table, "ours: dots with 95% intervals" + (", published: hollow diamonds" if reference.figures
                                                                    else "; no published figures transcribed"))
     legend(fig, *ax.get_legend_handles_labels())
-    return save(caption(fig, network_label), path)
+    return caption(fig, network_label)
 
 
 def _reach(point: study_tables.Point) -> tuple[float, float]:

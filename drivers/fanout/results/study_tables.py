@@ -66,6 +66,7 @@ class Derivation:
     text: str
     needs: str  # the row field the numerator reads
     numerator: Callable[[dict], float]
+    axis: str  # the unit in a few words, for a plot's axis
 
 
 DERIVATIONS = {
@@ -76,7 +77,7 @@ DERIVATIONS = {
         "'Mbps' as the source computed it (the object's Mibit over seconds: 1024 x 8 / seconds for 1 GiB)",
         "each column is the object's size in Mibit over the opposite column of seconds (min from max, p25 from "
         "p75, avg from avg): the source's derivation, not percentiles or means of a rate",
-        "object_size", lambda row: row["object_size"] * 8 / 2**20),
+        "object_size", lambda row: row["object_size"] * 8 / 2**20, "'Mbps' (Mibit/s)"),
 }  # fmt: skip
 
 
@@ -218,6 +219,13 @@ def _derived(reference: Reference, row: dict, described: dict) -> dict:
         return described
     derivation = DERIVATIONS[reference.derivation]
     return {name: derivation.numerator(row) / described[MIRROR[name]] for name in reference.statistics}
+
+
+def axis_label(reference: Reference) -> str:
+    """The values' axis of a plot of `reference`: the measure and its unit, or the derivation's."""
+    if reference.derivation:
+        return DERIVATIONS[reference.derivation].axis
+    return f"{reference.measure} ({MEASURES[reference.measure].unit})"
 
 
 def _caption(reference: Reference, ours: str, method: str) -> str:

@@ -172,9 +172,9 @@ def download_records(cells: list[tuple], per_cell=12, seed=0, seconds_scale=1.0)
     return records
 
 
-def run_summary(records, run=LOCAL_RUN) -> dict:
-    """The fields of report.build's summary that the plots read."""
-    return {"records": records, "steady_definition": concurrency.STEADY_DEFINITION, "network": network.label(run["backend"], run.get("network"))}
+def run_summary(records, run=LOCAL_RUN) -> tuple:
+    """What the plots read of a run's summary: its records, its cells, its network label."""
+    return records, [], network.label(run["backend"], run.get("network"))
 
 
 def long_cells() -> list[tuple]:
@@ -186,7 +186,7 @@ def long_cells() -> list[tuple]:
 
 @pytest.mark.parametrize("cells", [long_cells(), long_cells()[:1]], ids=["many-long-cells", "one-long-cell"])
 def test_the_run_report_plots_read_with_the_longest_labels(cells):
-    figures = plots.build(run_summary(download_records(cells)))
+    figures = plots.build(*run_summary(download_records(cells)))
     assert set(figures) == {"throughput.png", "concurrency.png", "seconds_cdf.png", "timeline.png",
                             "throughput_by_concurrency_ran_at.png"}
     for name, fig in figures.items():
@@ -195,27 +195,27 @@ def test_the_run_report_plots_read_with_the_longest_labels(cells):
 
 def test_run_report_plots_are_captioned_with_the_network_and_deterministic():
     summary = run_summary(download_records(long_cells()[:2]))
-    first, second = plots.build(summary), plots.build(summary)
+    first, second = plots.build(*summary), plots.build(*summary)
     for name in first:
         assert first[name]._supxlabel.get_text() == "simulated network: lambda-2026, scale 12.5 (rates / 12.5, first byte not scaled)"
         assert png(first[name]) == png(second[name]), name
 
 
 def test_times_below_a_second_are_shown_in_milliseconds():
-    fast = plots.build(run_summary(download_records(long_cells()[:2], seconds_scale=0.05)))
+    fast = plots.build(*run_summary(download_records(long_cells()[:2], seconds_scale=0.05)))
     assert "(ms)" in fast["seconds_cdf.png"].axes[0].get_xlabel()
-    slow = plots.build(run_summary(download_records(long_cells()[:2], seconds_scale=2)))
+    slow = plots.build(*run_summary(download_records(long_cells()[:2], seconds_scale=2)))
     assert "(s)" in slow["seconds_cdf.png"].axes[0].get_xlabel()
     records = download_records(long_cells()[:2], seconds_scale=0.05)
     seconds = sorted(r["seconds"] for r in records if r["strategy"] == records[0]["strategy"])
-    line = plots.build(run_summary(records))["seconds_cdf.png"].axes[0].get_lines()[0]
+    line = plots.build(*run_summary(records))["seconds_cdf.png"].axes[0].get_lines()[0]
     assert line.get_xdata() == pytest.approx(np.array(seconds) * 1000)
 
 
 def test_every_run_plot_says_what_every_cell_shares_and_no_title_leaves_a_word_alone():
     """The at-target scatter had no `every cell:` line where the others had one; the timeline's
     title wrapped its last words ("per cell") onto a line of their own."""
-    built = plots.build(run_summary(download_records(long_cells()[:2])))
+    built = plots.build(*run_summary(download_records(long_cells()[:2])))
     for name, fig in built.items():
         title_lines = fig._suptitle.get_text().splitlines()
         assert title_lines[1].startswith("every cell: 10240 MB"), (name, title_lines)
@@ -236,8 +236,8 @@ def band_count(fig) -> int:
 
 
 def test_the_timeline_draws_no_p10_p90_band_over_fewer_than_ten_downloads():
-    few = plots.build(run_summary(download_records(long_cells()[:2], per_cell=4)))["timeline.png"]
-    enough = plots.build(run_summary(download_records(long_cells()[:2], per_cell=10)))["timeline.png"]
+    few = plots.build(*run_summary(download_records(long_cells()[:2], per_cell=4)))["timeline.png"]
+    enough = plots.build(*run_summary(download_records(long_cells()[:2], per_cell=10)))["timeline.png"]
     assert (band_count(few), band_count(enough)) == (0, 2)
     assert "10 downloads or more" in few.legends[0].get_title().get_text().replace("\n", " ")
 
@@ -305,16 +305,16 @@ def latency_records(scale: float, seed=4) -> list[dict]:
             for call in calls(rng, storage, scale, sizes=(1, 1000, 10**6, 10**8), reps=8, base_s=0.01, bytes_per_s=5e8)]
 
 
-def latency_summary(records) -> dict:
+def latency_figure(records):
     events = [{"timestamp": 1_700_000_000_000 + i, "message": json.dumps(r)} for i, r in enumerate(records)]
     rows = insights.evaluate(insights.load_query(latency_report.QUERY), events).rows
-    return {"rows": rows, "records": records, "network": network.label(LOCAL_RUN["backend"], LOCAL_RUN.get("network"))}
+    return latency_report.figure(rows, records, network.label(LOCAL_RUN["backend"], LOCAL_RUN.get("network")))
 
 
 def test_the_latency_plot_reads_and_is_in_milliseconds_below_a_second():
     records = latency_records(scale=1.0)
     assert max(r["seconds"] for r in records) < 1
-    fig = latency_report.figure(latency_summary(records))
+    fig = latency_figure(records)
     assert_readable(fig)
     assert "(ms" in fig.axes[0].get_ylabel()
     standard_put = [r["seconds"] for r in records if (r["storage"], r["operation"], r["size"]) == ("standard", "put", 1)]
@@ -324,7 +324,7 @@ def test_the_latency_plot_reads_and_is_in_milliseconds_below_a_second():
 
 
 def test_the_latency_plot_stays_in_seconds_when_a_call_takes_longer():
-    fig = latency_report.figure(latency_summary(latency_records(scale=30.0)))
+    fig = latency_figure(latency_records(scale=30.0))
     assert_readable(fig)
     assert "(s;" in fig.axes[0].get_ylabel()
 

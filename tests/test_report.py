@@ -4,6 +4,7 @@ console and files read as a user would."""
 import csv
 import io
 import json
+from dataclasses import replace
 from types import SimpleNamespace
 
 import markupsafe
@@ -16,7 +17,7 @@ from rich.console import Console
 
 import fanout.local.network
 import fanout.workloads.download.timeline
-from fanout.results import cells, concurrency, figures, markdown, pressure, run_cost, log_records as run_logs, run_folders as runs, run_record, sections, stats, tables, terminal
+from fanout.results import cells, concurrency, figures, markdown, pressure, run_cost, log_records as run_logs, run_folders as runs, run_record, sections, stats, summary as summaries, tables, terminal
 from fanout import cli, insights
 from fanout.workloads.download import costs as download_costs, plots, report
 from fanout.stages import report as reporting
@@ -176,17 +177,20 @@ def summary_of(records, sent, dead=(), lambda_report=(), backend="local", networ
     table = percentile_rows(records)
     downloads = [r for r in records if r["event"] == "download"]
     typed = run_record.RunRecord.from_json(record)
-    return {
+    return summaries.from_json({
         "run": record, "network": typed.network_label(), "limits": typed.limits_label(), "timeline": [],
         "ground_truth": truth.compare(typed.backend, typed.network, downloads),
-        "counts": report.counts(typed, records, table),
+        "counts": {"requested": sent, "sent": sent, "download_records": len(downloads),
+                   "seqs_downloaded": len({d["seq"] for d in downloads}), "in_percentile_table": sum(c["n"] for c in table),
+                   "error_records": len(records) - len(downloads)},
+        "units": report.UNITS, "lambda_window_ms": [0, 0],
         "cells": report.with_predictions(report.join_cells(table, downloads, typed.cpu_scale()), typed, downloads),
         "steady_definition": concurrency.STEADY_DEFINITION, "errors": [], "dead_lettered": list(dead),
         "cold_starts": [], "platform_errors": [], "lambda_report": list(lambda_report), "records": records,
         "cost": run_cost.summary(typed, list(lambda_report), download_costs.cell_estimate),
         "strategies": insights.evaluate(insights.load_query("strategy-comparison"), as_events(records)).rows,
         "sdk": pressure.sdk_sets(records),
-    }  # fmt: skip
+    }, report.Body)  # fmt: skip
 
 
 def percentile_rows(records):
@@ -254,7 +258,7 @@ def test_report_files(tmp_path, monkeypatch):
     assert [json.loads(line) for line in lines] == records
     with open(folder / "summary.csv") as f:
         rows = list(csv.DictReader(f))
-    assert [int(r["n_all"]) for r in rows] == [c["n"] for c in summary["cells"]]  # the query's count
+    assert [int(r["n_all"]) for r in rows] == [c["n"] for c in summary.body.cells]  # the query's count
     assert sum(int(r["n_all"]) for r in rows) == len(records) - 1
     downloads = [r for r in records if r["event"] == "download"]
     for row in rows:  # the figures at target: the downloads a brute force finds at target
@@ -335,9 +339,9 @@ def test_report_of_a_modelled_run_names_the_model_and_recovers_it(tmp_path, monk
     records = modelled_downloads(model)
     summary = summary_of(records, sent=len(records), network=model.describe())
     label = "simulated network: what-if, scale 2 (rates / 2, first byte not scaled)"
-    assert summary["network"] == label
+    assert summary.header.network == label
 
-    truth_rows = {row["parameter"]: row for row in summary["ground_truth"]}
+    truth_rows = {row["parameter"]: row for row in summary.body.ground_truth}
     assert set(truth_rows) == {"sustained_mb_per_s", "burst_bytes", "first_byte_seconds"}
     for row in truth_rows.values():
         assert row["ratio"] == pytest.approx(1, abs=0.05), row
@@ -366,7 +370,7 @@ def test_a_modelled_run_shows_measured_against_predicted_and_says_when_the_machi
         if record["event"] == "download":
             record["seconds"] = 0.11 if record["experiment_tag"] == "kept" else 0.2  # 1.049 and 1.907 of it
     summary = summary_of(records, sent=len(records), network=model.describe())
-    assert [cell["predicted_seconds_p50"] for cell in summary["cells"]] == [0.1049, 0.1049]
+    assert [cell["predicted_seconds_p50"] for cell in summary.body.cells] == [0.1049, 0.1049]
     [line] = [w for w in report.warnings(summary) if "did not honour the model" in w]
     assert "tag=missed" in line and "1.907" in line and "larger NETWORK_SCALE or fewer environments" in line
 
@@ -444,7 +448,7 @@ def test_a_sweep_cells_report_says_which_environments_it_started_with(tmp_path, 
     records, _ = synthetic_records(per_cell=5, cell_keys=CELLS[:1])
     summary = summary_of(records, sent=len(records))
     for environments in ("fresh", "warm (kept from the previous cell)"):
-        summary["run"]["sweep"] = {"sweep_id": "20250101T000000Z-aaaaaa", "cell": 3, "environments": environments}
+        summary.header.run = replace(summary.header.run, sweep=run_record.RunSweep("20250101T000000Z-aaaaaa", 3, environments))
         report.write(summary, plots_too=False)
         text = (runs.run_dir(RUN) / "report.md").read_text()
         assert f"sweep 20250101T000000Z-aaaaaa, cell 3: {environments} execution environments" in text
@@ -457,11 +461,11 @@ def test_the_report_puts_the_lambda_bill_beside_the_estimate(tmp_path, monkeypat
     events = [{"timestamp": 1_700_000_000_000 + i, "message": f"REPORT RequestId: {i}\tDuration: 999.50 ms\tBilled "
                f"Duration: 1000 ms\tMemory Size: 512 MB\tMax Memory Used: 80 MB"} for i in range(40)]  # fmt: skip
     summary = summary_of(records, sent=len(records), lambda_report=report_lines(events))
-    assert summary["cost"]["billed"]["gb_seconds"] == pytest.approx(40 * 1.0 * 512 / 1024)
+    assert summary.body.cost["billed"]["gb_seconds"] == pytest.approx(40 * 1.0 * 512 / 1024)
     report.write(summary)
     text = (runs.run_dir(RUN) / "report.md").read_text()
     assert "## Cost" in text and "(simulated durations)" in text and "estimated before the run" in text
-    del summary["cost"]  # a summary saved before the cost existed still renders
+    summary.body.cost = None  # a summary saved before the cost existed still renders
     assert "## Cost" not in markdown.document(report.sections(summary))
 
 
@@ -501,9 +505,10 @@ def save_report(records, sent, **fields) -> dict:
     # A message whose every delivery failed is dead-lettered after its fifth receive.
     fields.setdefault("dead", [r["seq"] for r in records if r["event"] == "error"])
     summary = summary_of(records, sent=sent, **fields)
-    summary["run"]["stack"] |= {"backend": "local", "queue_arn": QUEUE_ARN}
-    runs.save(run_record.RunRecord.from_json(summary["run"]))
-    reporting.render(runs.as_saved(summary))
+    run = summary.header.run
+    summary.header.run = replace(run, stack=replace(run.stack, backend="local", queue_arn=QUEUE_ARN))
+    runs.save(summary.header.run)
+    reporting.render(summaries.as_saved(summary))
     return summary
 
 
@@ -671,7 +676,7 @@ def test_throttled_and_cpu_bound_cells_are_flagged_and_a_second_sdk_warned_about
                  cpu_share=0.28 if busy else 0.2, cpu_seconds=0.28 * r["seconds"] if busy else 0.2 * r["seconds"])
     records[-2].update(boto3_version="1.40.0")  # a second environment on another runtime release
     summary = summary_of(records, sent=len(records))
-    by_cell = {DOWNLOAD.key(cell): cell for cell in summary["cells"]}
+    by_cell = {DOWNLOAD.key(cell): cell for cell in summary.body.cells}
     assert by_cell[first]["flags"] == f"{pressure.THROTTLED}, {pressure.CPU_BOUND}"
     assert (by_cell[first]["retries"], by_cell[first]["slowdowns"], by_cell[first]["throttled_downloads"]) == (2, 1, 1)
     assert by_cell[first]["keys"] == 3 and by_cell[first]["cpu_share_p50"] == pytest.approx(0.28)
@@ -741,10 +746,10 @@ def test_the_report_states_lambdas_limits_beside_the_network(tmp_path, monkeypat
     output = io.StringIO()
     terminal.show(report.sections(summary), Console(file=output, width=400))
     lines = output.getvalue().splitlines()
-    assert lines[lines.index(summary["network"]) + 1] == LIMITS_LINE
+    assert lines[lines.index(summary.header.network) + 1] == LIMITS_LINE
     report.write(summary, plots_too=False)
     folder = runs.run_dir(RUN)
-    assert f"**{summary['network']}**\n\n**{LIMITS_LINE}**" in (folder / "report.md").read_text()
+    assert f"**{summary.header.network}**\n\n**{LIMITS_LINE}**" in (folder / "report.md").read_text()
     assert f'<p class="network">{markupsafe.escape(LIMITS_LINE)}</p>' in (folder / "index.html").read_text()
     assert json.loads((folder / runs.SUMMARY_FILE).read_text())["limits"] == LIMITS_LINE
     measured = summary_of(records, sent=len(records), backend="aws")

@@ -37,7 +37,7 @@ from pathlib import Path
 
 import pytest
 
-from fanout.results import run_folders as runs, sweep_folders as sweeps
+from fanout.results import run_folders as runs, summary as summaries, sweep_folders as sweeps
 from fanout.stages import report as reporting, study
 from fanout.workloads.download import across
 
@@ -55,8 +55,8 @@ def only_id(folder: Path) -> str:
 
 def report_run(results: Path) -> None:
     """`fanout report --run <id>` from the run's saved report."""
-    summary = runs.load_summary(only_id(results))
-    assert summary is not None and runs.unaccounted(summary) == 0  # a complete saved report: reused as it is
+    summary = reporting.load_saved(runs.load(only_id(results)))
+    assert summary is not None and summaries.unaccounted(summary.header) == 0  # a complete saved report: reused as it is
     reporting.render(summary)
 
 

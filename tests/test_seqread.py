@@ -1,13 +1,14 @@
 """The seqread driver without AWS: fire's checks against a stack (the time limit with its
 arithmetic, the remote bucket), the transfer cost by region pair and its warning."""
 
+from dataclasses import replace
 from types import SimpleNamespace
 
 import pytest
 
 from fanout import cli
 from fanout.common.errors import UsageError
-from fanout.results import run_cost, run_record
+from fanout.results import run_cost, run_record, summary as summaries
 from fanout.results.sweep_folders import CellParams
 from fanout.stages import sweep
 from fanout.workloads.seqread import costs as seqread_costs, report
@@ -98,22 +99,24 @@ def test_the_table_puts_the_paths_side_by_side_with_the_ratio_of_medians():
     assert [row["local"][p] for p in ("p50", "p10", "p90")] == pytest.approx([110, 102, 118])
     assert [row["remote"][p] for p in ("p50", "p10", "p90")] == pytest.approx([55, 51, 59])
     assert row["ratio"] == pytest.approx(0.5) and row["ratio_ci"][0] <= 0.5 <= row["ratio_ci"][1]
-    head, line = report.table({"rows": [row]})
+    head, line = report.table([row])
     assert dict(zip(head, line))["remote/local"] == "0.500" and "remote clat p99 ms" in head
 
 
 def test_the_plot_has_a_line_per_file_size_and_path():
     reads = [read("local", jobs, 100.0 * jobs) for jobs in (1, 2)] + [read("remote", 2, 40.0)]
     reads += [read("local", 1, 90.0, file_size=8 * MiB)]
-    figure = report.figure({"rows": report.rows(reads), "network": "simulated network: test"})
+    figure = report.figure(report.rows(reads), "simulated network: test")
     assert sorted(figure.axes[0].get_legend_handles_labels()[1]) == ["4 MiB local", "4 MiB remote", "8 MiB local"]
 
 
 def test_an_unfinished_run_or_a_late_query_is_flagged_with_the_way_out():
-    summary = {"run": {"run_id": "r1"}, "dead_lettered": [0],
-               "counts": {"sent": 4, "seqs_done": 2, "messages": 2, "in_query": 1}}  # fmt: skip
+    summary = summaries.from_json({"run": {"run_id": "r1"}, "network": "", "dead_lettered": [0], "units": "",
+                                   "percentiles": "", "ci_method": "", "rows": [], "cost": [],
+                                   "counts": {"sent": 4, "seqs_done": 2, "messages": 2, "in_query": 1,
+                                              "error_records": 0}}, report.Body)  # fmt: skip
     unfinished, late = report.warnings(summary)
     assert "only 2 of 4 sent messages are done (1 dead-lettered)" in unfinished and "make wait" in unfinished
     assert "saw 1 messages but the log group holds 2" in late and "RUN=r1 REFRESH=1" in late
-    summary["counts"].update(seqs_done=3, in_query=2)
+    summary.header.counts = replace(summary.header.counts, done=3, in_query=2)
     assert report.warnings(summary) == []

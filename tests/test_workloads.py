@@ -10,7 +10,7 @@ import pytest
 from latency_calls import calls
 from test_fire import drain, make_stack, queue, results  # noqa: F401 - fixtures
 
-from fanout.results import cells, run_folders as runs, run_record, stats
+from fanout.results import cells, run_folders as runs, run_record, stats, summary as summaries
 from fanout import cli, insights
 from fanout.cloud import costs
 from fanout.stages import fire, report as reporting
@@ -149,12 +149,12 @@ LATENCY_RUN = "20260101T000000Z-abcdef"
 LABEL = "simulated network: lambda-2024, scale 2"
 
 
-def latency_summary(seed: int) -> dict:
+def latency_summary(seed: int) -> latency_report.Summary:
     """A latency report's summary of calls of two storage classes, as build() makes it from the logs."""
     rng = random.Random(seed)
     records = calls(rng, "standard", 1.0) + calls(rng, "express", 0.25)
     events = [{"timestamp": 1_700_000_000_000 + i, "message": json.dumps(r)} for i, r in enumerate(records)]
-    return {
+    return summaries.from_json({
         "run": {"run_id": LATENCY_RUN, "backend": "local", "stack": {"stack": "s", "memory": 512, "backend": "local"},
                 "sent": 1, "failed_seqs": [], "first_send_ms": 1_700_000_000_000,
                 "parameters": {"messages": 1, "workload": "latency",
@@ -163,7 +163,7 @@ def latency_summary(seed: int) -> dict:
         "counts": {"sent": 1, "seqs_done": 1, "calls": len(records), "in_query": len(records), "error_records": 0},
         "dead_lettered": [], "rows": insights.evaluate(insights.load_query(latency_report.QUERY), events).rows,
         "ratios": latency_report.ratios(records), "records": records,
-    }  # fmt: skip
+    }, latency_report.Body)  # fmt: skip
 
 
 def test_the_report_files_carry_the_ratio_and_the_network_label(results):  # noqa: F811
@@ -175,14 +175,14 @@ def test_the_report_files_carry_the_ratio_and_the_network_label(results):  # noq
     assert LABEL in markdown and LABEL in (folder / "latency.csv").read_text()
     assert "Express / Standard" in markdown and stats.CI_METHOD in markdown
     assert (folder / "latency.png").stat().st_size > 0
-    assert [json.loads(line) for line in (folder / "records.jsonl").read_text().splitlines()] == summary["records"]
+    assert [json.loads(line) for line in (folder / "records.jsonl").read_text().splitlines()] == summary.header.records
 
 
 def test_a_saved_latency_run_reports_from_its_files_byte_for_byte(results, tmp_path, monkeypatch, capsys):  # noqa: F811
     monkeypatch.setenv("FANOUT_HOME", str(tmp_path / "home"))  # no emulator, no stack
     summary = latency_summary(4)
-    runs.save(run_record.RunRecord.from_json(summary["run"]))
-    reporting.render(runs.as_saved(summary))  # as the run's first report wrote it
+    runs.save(summary.header.run)
+    reporting.render(summaries.as_saved(summary))  # as the run's first report wrote it
     folder = runs.run_dir(LATENCY_RUN)
     before = {path.name: path.read_bytes() for path in folder.iterdir()}
     assert cli.main(["report", "--backend", "local", "--stack", "s", "--run", LATENCY_RUN]) == 0
@@ -192,9 +192,9 @@ def test_a_saved_latency_run_reports_from_its_files_byte_for_byte(results, tmp_p
 
 def test_a_run_without_saved_latency_calls_is_refused_across_runs(results, tmp_path):  # noqa: F811
     summary = latency_summary(5)
-    runs.save(run_record.RunRecord.from_json(summary["run"]))
-    errors = [{"event": "error", "run_id": LATENCY_RUN, "seq": 0, "error_type": "Boom"}]
-    runs.write_summary(summary | {"records": errors})
+    runs.save(summary.header.run)
+    summary.header.records = [{"event": "error", "run_id": LATENCY_RUN, "seq": 0, "error_type": "Boom"}]
+    summaries.write(summary)
     with pytest.raises(FanoutError) as raised:
         latency_report.across([LATENCY_RUN], tmp_path / "across", "t")
     assert str(raised.value) == (f"run {LATENCY_RUN} has no latency records in its records.jsonl (1 records): nothing "

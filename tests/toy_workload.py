@@ -8,8 +8,10 @@ closing the delivery.
 """
 
 import json
+from dataclasses import dataclass
+from typing import ClassVar
 
-from fanout.results import cells, run_folders as runs, sections
+from fanout.results import cells, run_folders as runs, sections, summary as summaries
 from fanout.cloud import costs
 from fanout.common import workload as workloads
 from fanout.workloads.base import DeployPlace, Driver, Given, Plan
@@ -23,6 +25,14 @@ ENTRY = workloads.Workload(
 )  # fmt: skip
 COLOURS = ("red", "green", "blue")
 PREPARED: list[tuple[dict, int]] = []  # what ToyDriver.prepare saw: the run's options, messages then queued
+
+
+@dataclass
+class ToyBody:
+    """Its report adds nothing to the header every run's summary has (fanout.results.summary)."""
+
+    LAYOUT: ClassVar[tuple[str, ...]] = summaries.HEADER
+    COUNTS: ClassVar[dict[str, str]] = summaries.count_names(NAME)
 
 
 def _colour(text: str) -> str:
@@ -78,15 +88,19 @@ class ToyDriver(Driver):
     def cell_estimate(self, count: int, cell, deployed: dict) -> costs.Estimate:
         return _estimate(count, cell)
 
-    def build_report(self, stack, record: dict) -> dict:
-        return {"run": record, "records": []}
+    def build_report(self, stack, record) -> summaries.RunSummary[ToyBody]:
+        header = summaries.Header(record, record.network_label(), None, summaries.Counts(0, 0, 0, 0, 0), [], [])
+        return summaries.new(header, ToyBody())
 
-    def report_sections(self, summary: dict) -> sections.Report:
+    def summary_body(self) -> type:
+        return ToyBody
+
+    def report_sections(self, summary: summaries.RunSummary[ToyBody]) -> sections.Report:
         """Nothing to show: its records are the report."""
-        return sections.Report(f"toy run {summary['run']['run_id']}", "")
+        return sections.Report(f"toy run {summary.run_id}", "")
 
-    def write_report(self, summary: dict, plots_too: bool = True) -> list:
-        return runs.write_summary(summary)
+    def write_report(self, summary: summaries.RunSummary[ToyBody], plots_too: bool = True) -> list:
+        return summaries.write(summary)
 
     def report_across(self, run_ids: list[str], folder, title: str, at_target: float | None = None) -> dict:
         """Records per cell across the runs, in the cells' order, labelled by the toy's cells."""

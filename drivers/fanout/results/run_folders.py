@@ -67,26 +67,9 @@ def write_file(run_id: str, name: str, data: Any) -> Path:  # JSON
     return path
 
 
-def write_summary(summary: dict) -> list[Path]:
-    """A report's records.jsonl and summary.json (the summary less its records) in the folder
-    of its run (`summary["run"]`); returns their paths. Keys keep their order (no sort): the
-    tables draw their columns in the order the queries gave them, and a report re-rendered
-    from these files must come out the same."""
-    folder = make_folder(run_dir(summary["run"]["run_id"]))
-    records = "".join(json.dumps(record, default=str) + "\n" for record in summary["records"])
-    rest = json.dumps({k: v for k, v in summary.items() if k != "records"}, indent=2, default=str) + "\n"
-    return [write_text(folder / RECORDS_FILE, records), write_text(folder / SUMMARY_FILE, rest)]
-
-
-def as_saved(summary: dict) -> dict:
-    """`summary` as write_summary's files give it back (tuples as lists, other values as text),
-    so that a report drawn from the logs and one drawn later from its saved files are the same."""
-    return json.loads(json.dumps(summary, default=str))
-
-
 def load_summary(run_id: str) -> dict | None:
-    """The saved report of the run (summary.json with the records of records.jsonl), or None
-    when it has none."""
+    """The saved report of the run as JSON (summary.json with the records of records.jsonl under
+    "records"; fanout.results.summary.from_json reads it), or None when it has none."""
     folder = run_dir(run_id)
     if not (folder / SUMMARY_FILE).is_file() or not (folder / RECORDS_FILE).is_file():
         return None
@@ -110,15 +93,6 @@ def _corrupt(path: Path, what: str, run_id: str) -> FanoutError:
     return FanoutError(f"corrupt saved report {path}: {what}; {refresh_hint(run_id)} reads the run's logs again")
 
 
-def unaccounted(summary: dict) -> int:
-    """How many sent messages of a report's run had neither finished (by the workload's own
-    count: `seqs_done`, the download workload's `seqs_downloaded`) nor been dead-lettered when
-    the report was made: a report saved before the run ended, which is never reused."""
-    counts = summary["counts"]
-    done = counts.get("seqs_done", counts.get("seqs_downloaded", 0))
-    return max(0, counts["sent"] - done - len(summary.get("dead_lettered", [])))
-
-
 def saved_record_count(run_id: str) -> int | None:
     """How many records the run's saved report holds; None when it has none."""
     path = run_dir(run_id) / RECORDS_FILE
@@ -140,22 +114,6 @@ def load_records(run_id: str, needed: str) -> list[dict]:
 def refresh_hint(run_id: str) -> str:
     """The command that reports the run from its logs again (its saved report is the default)."""
     return f"`make report RUN={run_id} REFRESH=1`"
-
-
-def incomplete(summary: dict, noun: str, found: int) -> list[str]:
-    """What makes a run's report incomplete: sent messages neither done nor dead-lettered yet, and
-    a saved query that saw another number of `noun` than the `found` the log group holds (Logs
-    Insights indexes late). The way out of both is reading the logs again (refresh_hint)."""
-    c, again = summary["counts"], refresh_hint(summary["run"]["run_id"])
-    result = []
-    if c["seqs_done"] + len(summary["dead_lettered"]) < c["sent"]:
-        result.append(f"only {c['seqs_done']} of {c['sent']} sent messages are done "
-                      f"({len(summary['dead_lettered'])} dead-lettered): this report is incomplete; "
-                      f"run `make wait`, then {again}")  # fmt: skip
-    if c["in_query"] != found:
-        result.append(f"the saved query saw {c['in_query']} {noun} but the log group holds {found}: "
-                      f"the query results are partial; in a minute, {again}")  # fmt: skip
-    return result
 
 
 def _read_records(run_id: str) -> list[dict]:

@@ -8,41 +8,44 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from fanout.results import run_folders as runs, sweep_folders as sweeps
+from fanout.results.run_record import RunRecord
+from fanout.results.summary import Header
 from fanout.results.sections import FILES, TERMINAL, Block, Figures, Heading, Image, Link, Text, Warnings, links, on_only
 
 HOW_TITLE = "How the run was made"
 
 
-def labels(summary: dict) -> list[str]:
-    """How a run's (or runs') figures were made, one line each: the network label, and beside it
-    Lambda's limits as the local host held the environments to them (a summary's "limits"; none
-    on AWS, nor in a summary written before they were recorded)."""
-    return [summary["network"], *filter(None, [summary.get("limits")])]
+def labels(network: str, limits: str | None) -> list[str]:
+    """How a run's (or runs') figures were made, one line each: the `network` label, and beside it
+    Lambda's `limits` as the local host held the environments to them (none on AWS, nor in a
+    summary written before they were recorded)."""
+    return [network, *filter(None, [limits])]
 
 
-def opening(summary: dict, workload: str, labels: Sequence[str], options: str, messages: str,
-            found: Sequence[str]) -> list[Block]:  # fmt: skip
+def opening(header: Header, workload: str, labels: Sequence[str], options: str, messages: str,
+            units: str, percentiles: str) -> list[Block]:  # fmt: skip
     """The run and its labels (network, ...) in bold on the terminal; in the files, under a
-    heading, a list of them, the stack and `options`, the `messages` counts, then the units (the
-    warnings `found` go with the answer there)."""
-    run, stack = summary["run"], summary["run"]["stack"]
-    where = f"the {run['backend']} backend, stack {stack['stack']!r}"
-    listed = [*(f"- **{label}**" for label in labels), f"- backend {run['backend']}, stack {stack['stack']!r}, "
-              f"{stack['memory']} MB; {options}", f"- messages: {messages}"]  # fmt: skip
+    heading, a list of them, the stack and `options`, the `messages` counts, then the `units` and
+    how the `percentiles` were computed (the warnings go with the answer there)."""
+    run, stack = header.run, header.run.stack
+    where = f"the {run.backend} backend, stack {stack.stack!r}"
+    listed = [*(f"- **{label}**" for label in labels), f"- backend {run.backend}, stack {stack.stack!r}, "
+              f"{stack.memory} MB; {options}", f"- messages: {messages}"]  # fmt: skip
     return [
-        Text(f"run {run['run_id']} ({workload}) on {where}", "bold", only=TERMINAL),
+        Text(f"run {run.run_id} ({workload}) on {where}", "bold", only=TERMINAL),
         *(Text(label, "bold", only=TERMINAL) for label in labels),
         Heading(HOW_TITLE),
         Text("\n".join(listed), only=FILES),
-        Text(f"Units: {summary['units']}. Percentiles: {summary['percentiles']}.", only=FILES),
+        Text(f"Units: {units}. Percentiles: {percentiles}.", only=FILES),
     ]
 
 
-def closing(summary: dict, counts: str, found: Sequence[str]) -> list[Block]:
-    """On the terminal the `counts`, the units and the warnings `found` last, where they are seen."""
+def closing(counts: str, found: Sequence[str], units: str, percentiles: str) -> list[Block]:
+    """On the terminal the `counts`, the `units` and `percentiles` and the warnings `found` last,
+    where they are seen."""
     return [
         Text(counts, only=TERMINAL),
-        Text(f"units: {summary['units']}; percentiles: {summary['percentiles']}", only=TERMINAL),
+        Text(f"units: {units}; percentiles: {percentiles}", only=TERMINAL),
         Warnings(tuple(found), only=TERMINAL),
     ]
 
@@ -54,13 +57,11 @@ def answer(main: Sequence[Block], images: Sequence[Image], found: Sequence[str])
     return [Figures(tuple(images), headed=False), *on_only(list(main), FILES), Warnings(tuple(found), only=FILES)]
 
 
-def run_links(summary: dict) -> tuple[Link, ...]:
+def run_links(run: RunRecord) -> tuple[Link, ...]:
     """A sweep cell's run page links to its sweep's page and its study's (none for a run alone)."""
-    run = summary["run"]
-    sweep_id = (run.get("sweep") or {}).get("sweep_id")
-    if not sweep_id:
+    if not run.sweep or not run.sweep.sweep_id:
         return ()
-    return links(runs.run_dir(run["run_id"]), sweeps.related(sweep_id, run["parameters"].get("experiment_tag") or ""))
+    return links(runs.run_dir(run.run_id), sweeps.related(run.sweep.sweep_id, run.parameters.experiment_tag or ""))
 
 
 def across_links(run_ids: list[str], folder: Path | None) -> tuple[Link, ...]:

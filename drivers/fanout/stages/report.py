@@ -9,11 +9,14 @@ Details: docs/experiment.md, *report* (saved reports).
 import argparse
 import hashlib
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 
-from fanout.results import concurrency, run_folders as runs, run_record, sections, sweep_folders as sweeps, terminal
+from fanout.results import concurrency, run_folders as runs, run_record, sections, summary as summaries, sweep_folders as sweeps, terminal
+from fanout.results.summary import RunSummary
 from fanout.common import paths
 from fanout.workloads import registry as workloads
 from fanout.cloud import stack as stacks
@@ -47,8 +50,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     record = runs.load(args.run)
     summary = saved_or_fetched(record, args, say=lambda line: console.print(line, highlight=False))
-    if args.at_target is not None:  # else the saved report's own: redrawn byte for byte
-        summary["at_target_fraction"] = args.at_target
+    if args.at_target is not None:  # else the saved report's own: redrawn byte for byte (the download workload's)
+        summary.body = replace(summary.body, at_target_fraction=args.at_target)
     terminal.show(sections_of(summary), console)
     written = render(summary)
     console.print(f"wrote {', '.join(path.name for path in written)}", highlight=False)
@@ -56,16 +59,16 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def saved_or_fetched(record: run_record.RunRecord, args: argparse.Namespace, say: Callable[[str], object]) -> dict:
+def saved_or_fetched(record: run_record.RunRecord, args: argparse.Namespace, say: Callable[[str], object]) -> RunSummary[Any]:
     """The run's saved report summary (saying so with `say`); from its logs (on the stack of
     `args`) with --refresh, when it has none, or when it was made before every sent message had
     an outcome (an incomplete report is never reused)."""
-    saved = None if args.refresh else runs.load_summary(record.run_id)
-    if saved is not None and (missing := runs.unaccounted(saved)):
+    saved = None if args.refresh else load_saved(record)
+    if saved is not None and (missing := summaries.unaccounted(saved.header)):
         say(f"run {record.run_id}: its saved report is incomplete ({missing} sent messages without an outcome "
             f"when it was made): reading the logs again")  # fmt: skip
     elif saved is not None:
-        say(f"run {record.run_id}: its saved report ({len(saved['records'])} records), logs not read; "
+        say(f"run {record.run_id}: its saved report ({len(saved.header.records)} records), logs not read; "
             f"{runs.refresh_hint(record.run_id)} reads them again")  # fmt: skip
         return saved
     stack = stacks.acted_on(args.backend, args.stack, workloads.stack_fields)
@@ -73,31 +76,37 @@ def saved_or_fetched(record: run_record.RunRecord, args: argparse.Namespace, say
     return fetch(stack, record)
 
 
-def fetch(stack: Stack, record: run_record.RunRecord) -> dict:
+def load_saved(record: run_record.RunRecord) -> RunSummary[Any] | None:
+    """The run's saved report summary (summary.json read by its workload's summary body), None
+    when it has none."""
+    return summaries.load(record.run_id, workloads.get(record.parameters.workload).summary_body())
+
+
+def fetch(stack: Stack, record: run_record.RunRecord) -> RunSummary[Any]:
     """The run's report summary from its logs, as the saved files will give it back. Refused
     (FanoutError, before anything is written) when it holds fewer records than the run's saved
     report: a report never loses records it once found."""
-    summary = runs.as_saved(workloads.get(record.parameters.workload).build_report(stack, record))
-    saved = runs.saved_record_count(record.run_id)
-    if saved is not None and len(summary["records"]) < saved:
+    summary = summaries.as_saved(workloads.get(record.parameters.workload).build_report(stack, record))
+    saved, fetched = runs.saved_record_count(record.run_id), len(summary.header.records)
+    if saved is not None and fetched < saved:
         raise FanoutError(f"refusing to replace the saved report of run {record.run_id}: saved {saved} records, "
-                          f"fetched {len(summary['records'])} from the logs; every file is kept as it was")  # fmt: skip
+                          f"fetched {fetched} from the logs; every file is kept as it was")  # fmt: skip
     return summary
 
 
-def render(summary: dict, plots_too: bool = True) -> list[Path]:
+def render(summary: RunSummary[Any], plots_too: bool = True) -> list[Path]:
     """The run's report files drawn by its workload (`plots_too` False: without the plots, as a
     sweep's cell); returns the paths written."""
     return _driver(summary).write_report(summary, plots_too)
 
 
-def sections_of(summary: dict) -> sections.Report:
+def sections_of(summary: RunSummary[Any]) -> sections.Report:
     """The run's report as its workload shows it on the terminal."""
     return _driver(summary).report_sections(summary)
 
 
-def _driver(summary: dict) -> workloads.Driver:
-    return workloads.get(run_record.RunRecord.from_json(summary["run"]).parameters.workload)
+def _driver(summary: RunSummary[Any]) -> workloads.Driver:
+    return workloads.get(summary.header.run.parameters.workload)
 
 
 def report_across(run_ids: list[str], folder: Path, title: str, at_target: float = concurrency.AT_TARGET_FRACTION) -> dict:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from fanout.results import concurrency, run_record, sections
+from fanout.results.summary import RunSummary
 from fanout.cloud import costs
 from fanout.local.network import capacity
 from fanout.common.errors import UsageError
@@ -45,15 +46,20 @@ Given = Mapping[str, str]
 
 
 class ReportModule(Protocol):
-    """A workload's report module (its folder's report.py): one run's report."""
+    """A workload's report module (its folder's report.py): one run's report, whose summary is
+    the header every run has and the module's `Body` (fanout.results.summary)."""
 
-    def build(self, stack: "Stack", record: run_record.RunRecord) -> dict:
+    @property
+    def Body(self) -> type:  # noqa: N802 - the module's class
+        """Its summary body, a dataclass (fanout.results.summary.Body)."""
+
+    def build(self, stack: "Stack", record: run_record.RunRecord) -> RunSummary[Any]:
         """The run's report summary from its logs and queries."""
 
-    def sections(self, summary: dict) -> sections.Report:
+    def sections(self, summary: RunSummary[Any]) -> sections.Report:
         """The report as the terminal shows it."""
 
-    def write(self, summary: dict, plots_too: bool) -> list:
+    def write(self, summary: RunSummary[Any], plots_too: bool) -> list:
         """The report's files and plots; their paths."""
 
 
@@ -137,15 +143,19 @@ class Driver:
 
     # ---- report, compare ----
 
-    def build_report(self, stack: "Stack", record: run_record.RunRecord) -> dict:
+    def build_report(self, stack: "Stack", record: run_record.RunRecord) -> RunSummary[Any]:
         """The run's report summary from its logs and queries."""
         return self.report().build(stack, record)
 
-    def report_sections(self, summary: dict) -> sections.Report:
+    def summary_body(self) -> type:
+        """Its report's summary body (fanout.results.summary.Body), which reads a saved summary.json."""
+        return self.report().Body
+
+    def report_sections(self, summary: RunSummary[Any]) -> sections.Report:
         """The report as the terminal shows it (its files are drawn from the same sections)."""
         return self.report().sections(summary)
 
-    def write_report(self, summary: dict, plots_too: bool = True) -> list:
+    def write_report(self, summary: RunSummary[Any], plots_too: bool = True) -> list:
         """The report's files and (unless a sweep's cell, `plots_too` False) plots; their paths."""
         return self.report().write(summary, plots_too)
 

@@ -314,7 +314,7 @@ def sections(summary: dict, images: tuple = (), folder: Path | None = None) -> R
     every = cell_label(summary["cells"][0], shared) if summary["cells"] and shared else ""
     blocks = [Text(f"{summary['title']}: {len(summary['runs'])} runs, {len(summary['cells'])} cells; {network_text}",
                    "bold", only=TERMINAL),
-              *(Text(line, "bold", only=TERMINAL) for line in run_sections.labels(summary)[1:]),  # Lambda's limits
+              *(Text(line, "bold", only=TERMINAL) for line in run_sections.labels(summary["network"], summary.get("limits"))[1:]),  # Lambda's limits
               *([Text(f"every cell: {every}", only=TERMINAL)] if every else []),
               *_how(summary, every), *(Text(f"note: {line}") for line in summary.get("notes", []))]  # fmt: skip
     for metric, (title, caption) in cell_stats.METRICS.items():
@@ -384,7 +384,7 @@ def _how(summary: dict, every: str) -> list:
                     r["send_rate_per_s"], r["version"]] for r in summary["runs"]]  # fmt: skip
     methods = summary["methods"]
     return [
-        Text(" ".join(f"Figures: {label}." for label in run_sections.labels(summary)), only=FILES),
+        Text(" ".join(f"Figures: {label}." for label in run_sections.labels(summary["network"], summary.get("limits"))), only=FILES),
         Heading("How it was made"),
         Table("Runs", runs_table, headed=False, labels=4, only=FILES),  # run, backend, stack, network
         Text(f"Report made by s3-fanout {summary['version']} ({summary['environment']})."

@@ -44,31 +44,32 @@ BAND_MIN_DOWNLOADS = 10  # a timeline's p10-p90 band over fewer would be little 
 PANEL_TITLE_CHARS = 75  # a concurrency panel's title: the axes' width, the legend beside the top one
 
 
-def draw(summary: dict, folder) -> list:
-    """Write the plots of a report summary into `folder`; returns their paths."""
-    return [save(fig, folder / name) for name, fig in build(summary).items()]
+def draw(records: list[dict], cells: list[dict], network: str, fraction: float, folder) -> list:
+    """Write the plots of a run's report into `folder` (build's arguments); returns their paths."""
+    return [save(fig, folder / name) for name, fig in build(records, cells, network, fraction).items()]
 
 
-def build(summary: dict) -> dict[str, Figure]:
-    """The figures of a report summary by file name, captioned; none without downloads."""
-    downloads = [r for r in summary["records"] if r.get("event") == "download"]
+def build(records: list[dict], cells: list[dict], network: str, fraction: float = AT_TARGET_FRACTION) -> dict[str, Figure]:
+    """The figures of a run's report by file name from its `records` and `cells` (the model's
+    predictions), captioned with the `network`, at target at `fraction`; none without downloads."""
+    downloads = [r for r in records if r.get("event") == "download"]
     if not downloads:
         return {}
     groups = _by_cell(downloads)
     names, shared = _names(groups)
     predicted = {CELLS.label(cell): cell["object_size"] / cell[PREDICTED] / 1e6
-                 for cell in summary.get("cells", []) if cell.get(PREDICTED) and cell.get("object_size")}  # fmt: skip
+                 for cell in cells if cell.get(PREDICTED) and cell.get("object_size")}  # fmt: skip
     figures = {
         "throughput.png": _throughput(groups, names, shared, predicted),
         "concurrency.png": _concurrency(groups, names, shared),
         "seconds_cdf.png": _seconds_cdf(groups, names, shared),
     }
     figures["throughput_by_concurrency_ran_at.png"] = _ran_at(downloads, groups, names, shared,
-                                                             summary.get("at_target_fraction", AT_TARGET_FRACTION))
+                                                             fraction)
     timed = {label: [d for d in group if "timeline" in d] for label, group in groups.items()}
     if any(timed.values()):
         figures["timeline.png"] = _timelines({k: v for k, v in timed.items() if v}, names, shared)
-    return {name: caption(fig, summary["network"]) for name, fig in figures.items()}
+    return {name: caption(fig, network) for name, fig in figures.items()}
 
 
 def _ran_at(downloads: list[dict], groups: dict[str, list[dict]], names: dict, shared: str, fraction: float):

@@ -12,10 +12,13 @@ import functools
 import re
 import textwrap
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from typing import ClassVar
 
 from fanout.cloud import strategies
 from fanout.results import aggregate, cells, concurrency, deadletters, pressure, report_files, run_cost, log_records as run_logs, run_folders as runs, run_record, stats, sweep_folders as sweeps, tables
+from fanout.results import summary as summaries
+from fanout.results.summary import Row, RunSummary
 from fanout.results.sections import FILES, TERMINAL, Figures, Heading, Report, Table, Text, Warnings, images as described, links, sentence
 from fanout.workloads.download import cell_stats, endpoint_ips, plots
 from fanout.workloads.download.cell_stats import METRICS, STATS
@@ -68,62 +71,86 @@ STAT_COLUMN = re.compile(r"^(?P<metric>.+)_(?P<stat>min|max|avg|p\d+)$")
 REPORT_LINE_SLACK_MS = 10_000  # REPORT lines follow the last record by the invocation's end
 
 
-def _run(summary: dict) -> run_record.RunRecord:
+def _run(summary: "Summary") -> run_record.RunRecord:
     """The run record a summary holds (as run.json does)."""
-    return run_record.RunRecord.from_json(summary["run"])
+    return summary.header.run
 
 
-def build(stack, record: run_record.RunRecord) -> dict:
-    """Everything the report shows, as plain data (summary.json is this)."""
-    run_id = record.run_id
-    start_ms, end_ms = runs.run_window(record)
-    events = insights.fetch_events(stack, start_ms, end_ms)
-    records = run_logs.run_records(events, run_id)
-    downloads = [r for r in records if r.get("event") == "download"]
+@dataclass
+class Body:
+    """What the download report adds to every run's summary (fanout.results.summary): the cells
+    of the saved percentile query joined with their records' figures, the other saved queries'
+    rows, the ground truth, the endpoint addresses, the cost, the SDK sets, and once reported the
+    figures at target. The fields with a default are those an older summary may lack."""
+
+    LAYOUT: ClassVar[tuple[str, ...]] = (
+        "run", "network", "limits", "counts", "cells", "steady_definition", "units", "strategies", "errors", "timeline",
+        "ground_truth", "endpoint_ips", "endpoint_ips_excluded", "dead_lettered", "cold_starts", "lambda_report", "cost",
+        "platform_errors", "lambda_window_ms", "sdk")  # fmt: skip
+    COUNTS: ClassVar[dict[str, str]] = {"requested": "requested", "sent": "sent", "measured": "download_records",
+                                        "done": "seqs_downloaded", "in_query": "in_percentile_table",
+                                        "error_records": "error_records"}  # fmt: skip
+
+    cells: list[Row]
+    steady_definition: str
+    units: dict[str, str]
+    strategies: list[Row]
+    errors: list[Row]
+    timeline: list[Row]
+    ground_truth: list[Row]
+    cold_starts: list[Row]
+    lambda_report: list[Row]
+    platform_errors: list[Row]
+    lambda_window_ms: list[int]
+    endpoint_ips: list[Row] | None = None
+    endpoint_ips_excluded: int | None = None
+    cost: dict | None = None
+    sdk: list[Row] | None = None
+    at_target_fraction: float | None = None
+    at_target: dict | None = None
+
+
+Summary = RunSummary[Body]
+UNITS = {"seconds": "s", "mb_per_s": "decimal MB/s (10^6 bytes/s)", "mbit_per_s": "decimal Mbit/s (10^6 bits/s)"}
+
+
+def build(stack, record: run_record.RunRecord) -> Summary:
+    """Everything the report shows (summary.json is this, less the records)."""
+    got = summaries.collect(stack, record, "download", "download-percentiles", "downloads")
+    run_id, (start_ms, end_ms), events = record.run_id, got.window, got.events
+    downloads = got.of_event("download")
     by_run = f'run_id = "{run_id}"'
-    table = percentile_table(insights.run_saved(stack, "download-percentiles", by_run, start_ms, end_ms))
     lambda_start, lambda_end = lambda_window(record, [t for t, _ in run_logs.run_events(events, run_id)])
     lambda_report = insights.run_saved(stack, "lambda-report", None, lambda_start, lambda_end)
-    # Only a seq without a download can be in the DLQ: its scan stops once it found those.
-    undownloaded = set(record.sent_seqs()) - {d["seq"] for d in downloads}
-    return {
-        "run": record.to_json(),
-        "network": record.network_label(),
-        "limits": record.limits_label(),
-        "counts": counts(record, records, table),
-        "cells": with_predictions(join_cells(table, downloads, record.cpu_scale()), record, downloads),
-        "steady_definition": concurrency.STEADY_DEFINITION,
-        "units": {"seconds": "s", "mb_per_s": "decimal MB/s (10^6 bytes/s)", "mbit_per_s": "decimal Mbit/s (10^6 bits/s)"},
-        "strategies": insights.run_saved(stack, "strategy-comparison", by_run, start_ms, end_ms),
-        "errors": insights.run_saved(stack, "errors", by_run, start_ms, end_ms),
-        "timeline": insights.run_saved(stack, "download-timeline", by_run, start_ms, end_ms),
-        "ground_truth": truth.compare(record.backend, record.network, downloads, events),
-        "endpoint_ips": endpoint_ips.table(insights.run_saved(stack, "endpoint-ips", by_run, start_ms, end_ms), downloads),
-        "endpoint_ips_excluded": endpoint_ips.excluded(downloads),
-        "dead_lettered": sorted(deadletters.peek(stack, run_id, undownloaded)),
-        "cold_starts": insights.run_saved(stack, "cold-starts", None, lambda_start, lambda_end),
-        "lambda_report": lambda_report,
-        "cost": run_cost.summary(record, lambda_report, download_costs.cell_estimate),
-        "platform_errors": insights.run_saved(stack, "platform-errors", None, lambda_start, lambda_end),
-        "lambda_window_ms": [lambda_start, lambda_end],
-        "sdk": pressure.sdk_sets(records),
-        "records": records,
-    }
+    return summaries.new(got.header, Body(
+        cells=with_predictions(join_cells(percentile_table(got.rows), downloads, record.cpu_scale()), record, downloads),
+        steady_definition=concurrency.STEADY_DEFINITION, units=UNITS,
+        strategies=insights.run_saved(stack, "strategy-comparison", by_run, start_ms, end_ms),
+        errors=insights.run_saved(stack, "errors", by_run, start_ms, end_ms),
+        timeline=insights.run_saved(stack, "download-timeline", by_run, start_ms, end_ms),
+        ground_truth=truth.compare(record.backend, record.network, downloads, events),
+        endpoint_ips=endpoint_ips.table(insights.run_saved(stack, "endpoint-ips", by_run, start_ms, end_ms), downloads),
+        endpoint_ips_excluded=endpoint_ips.excluded(downloads),
+        cold_starts=insights.run_saved(stack, "cold-starts", None, lambda_start, lambda_end),
+        lambda_report=lambda_report, cost=run_cost.summary(record, lambda_report, download_costs.cell_estimate),
+        platform_errors=insights.run_saved(stack, "platform-errors", None, lambda_start, lambda_end),
+        lambda_window_ms=[lambda_start, lambda_end], sdk=pressure.sdk_sets(got.records)))  # fmt: skip
 
 
-AT_TARGET_VERSION = 2  # what summary["at_target"] holds: 2 added the intervals and the aggregate figures
+AT_TARGET_VERSION = 2  # what summary.body.at_target holds: 2 added the intervals and the aggregate figures
 
 
-def at_target(summary: dict) -> dict:
+def at_target(summary: "Summary") -> dict:
     """The summary's statistics over the downloads that ran at target (docs/statistics.md), at
     the summary's `at_target_fraction` (fanout report --at-target; 90% by default), and each
     cell's aggregate figures over every download, computed from its records and kept as
-    summary["at_target"] (recomputed when a saved one is of an older AT_TARGET_VERSION); returns that."""
-    fraction = summary.setdefault("at_target_fraction", concurrency.AT_TARGET_FRACTION)
-    saved = summary.get("at_target", {})
+    summary.body.at_target (recomputed when a saved one is of an older AT_TARGET_VERSION); returns that."""
+    if summary.body.at_target_fraction is None:
+        summary.body.at_target_fraction = concurrency.AT_TARGET_FRACTION
+    fraction, saved = summary.body.at_target_fraction, summary.body.at_target or {}
     if saved.get("fraction") == fraction and saved.get("version") == AT_TARGET_VERSION:
         return saved
-    downloads = [r for r in summary["records"] if r.get("event") == "download"]
+    downloads = [r for r in summary.header.records if r.get("event") == "download"]
     by_cell: dict = {}
     for download, ran in zip(downloads, concurrency.ran_at_of(downloads)):
         by_cell.setdefault(CELLS.key(download), []).append((download, ran))
@@ -134,9 +161,9 @@ def at_target(summary: dict) -> dict:
         kept = [d for d, r in members if r is None or concurrency.at_target(r, target, fraction)]
         rows.append(cell.as_dict() | {"n": len(kept), "n_all": len(members), "n_excluded": len(members) - len(kept)}
                     | concurrency.reach(group, ran_at) | _statistics(kept) | aggregates(group))  # fmt: skip
-    summary["at_target"] = {"fraction": fraction, "definition": concurrency.at_target_definition(fraction), "cells": rows,
+    summary.body.at_target = {"fraction": fraction, "definition": concurrency.at_target_definition(fraction), "cells": rows,
                             "percentiles": stats.PERCENTILE_METHOD, "version": AT_TARGET_VERSION}  # fmt: skip
-    return summary["at_target"]
+    return summary.body.at_target
 
 
 def _statistics(downloads: list[dict]) -> dict:
@@ -219,18 +246,6 @@ def achieved_concurrency(downloads: list[dict]) -> dict:
     }
 
 
-def counts(record: run_record.RunRecord, records: list[dict], table: list[dict]) -> dict:
-    downloads = [r for r in records if r.get("event") == "download"]
-    return {
-        "requested": record.parameters.messages,
-        "sent": len(record.sent_seqs()),
-        "download_records": len(downloads),
-        "seqs_downloaded": len({r["seq"] for r in downloads}),
-        "in_percentile_table": sum(cell["n"] for cell in table),
-        "error_records": len(records) - len(downloads),
-    }
-
-
 def lambda_window(record: run_record.RunRecord, record_times_ms: list[int]) -> tuple[int, int]:
     """First send to the run's last record (plus slack): where the run's REPORT lines are."""
     start = record.first_send_ms or int(time.time() * 1000)
@@ -238,40 +253,40 @@ def lambda_window(record: run_record.RunRecord, record_times_ms: list[int]) -> t
     return start, int(last) + REPORT_LINE_SLACK_MS
 
 
-def warnings(summary: dict) -> list[str]:
+def warnings(summary: "Summary") -> list[str]:
     """What makes the tables untrustworthy or incomplete, loudly; redrawn from the saved files
     the report says the same, so the way out is to read the logs again (runs.refresh_hint)."""
-    c, result = summary["counts"], []
-    accounted = c["seqs_downloaded"] + len(summary["dead_lettered"])
+    c, result = summary.header.counts, []
+    accounted = c.done + len(summary.header.dead_lettered)
     again = runs.refresh_hint(_run(summary).run_id)
-    if accounted < c["sent"]:
+    if accounted < c.sent:
         result.append(
-            f"only {c['seqs_downloaded']} of {c['sent']} sent messages have a download record "
-            f"({len(summary['dead_lettered'])} dead-lettered): this report is incomplete (the run was not "
+            f"only {c.done} of {c.sent} sent messages have a download record "
+            f"({len(summary.header.dead_lettered)} dead-lettered): this report is incomplete (the run was not "
             f"finished, or logs were still arriving); run `make wait`, then {again}"
         )
-    if c["in_percentile_table"] != c["download_records"]:
+    if c.in_query != c.measured:
         result.append(
-            f"the percentile query saw {c['in_percentile_table']} downloads but the log group holds "
-            f"{c['download_records']}: the query results are partial; in a minute, {again}"
+            f"the percentile query saw {c.in_query} downloads but the log group holds "
+            f"{c.measured}: the query results are partial; in a minute, {again}"
         )
-    if c["download_records"] > c["seqs_downloaded"]:
-        result.append(f"{c['download_records'] - c['seqs_downloaded']} messages were downloaded twice (SQS delivers at least once)")
-    if c["sent"] < c["requested"]:
-        result.append(f"{c['requested'] - c['sent']} of {c['requested']} messages were never sent (see run.json)")
+    if c.measured > c.done:
+        result.append(f"{c.measured - c.done} messages were downloaded twice (SQS delivers at least once)")
+    if c.sent < c.requested:
+        result.append(f"{c.requested - c.sent} of {c.requested} messages were never sent (see run.json)")
     result += [line for cell in _cells(summary) if (line := not_honoured(cell, CELLS.label(cell)))]
     result += [line for n, line in few_at_target(summary) if not n]
-    return result + list(filter(None, [pressure.sdk_warning(summary.get("sdk", []))]))
+    return result + list(filter(None, [pressure.sdk_warning(summary.body.sdk or [])]))
 
 
-def notes(summary: dict) -> list[str]:
+def notes(summary: "Summary") -> list[str]:
     """Information beside the tables: the cells whose at-target figures stand on fewer than
     ENOUGH_AT_TARGET downloads (the documented MULTIPLIER=10 gives such cells), and how many
     messages would give enough. A cell with none at target is a warning instead."""
     return [line for n, line in few_at_target(summary) if n]
 
 
-def few_at_target(summary: dict) -> list[tuple[int, str]]:
+def few_at_target(summary: "Summary") -> list[tuple[int, str]]:
     """(downloads at target, concurrency.few_at_target's line) of each cell with too few."""
     fraction, found = at_target(summary)["fraction"], []
     for cell in _cells(summary):
@@ -286,11 +301,11 @@ def few_at_target(summary: dict) -> list[tuple[int, str]]:
 # ---- output ----------------------------------------------------------------------------------
 
 
-def sections(summary: dict, images: tuple = ()) -> Report:
+def sections(summary: "Summary", images: tuple = ()) -> Report:
     """The report as sections (fanout.results.sections): the terminal's few lines and the files'
     account of how the run was made, the tables at target, the other tables, and `images`."""
     at_target(summary)  # before anything is drawn or written: the summary keeps it
-    varying = CELLS.varying([CELLS.key(cell) for cell in summary["cells"]])
+    varying = CELLS.varying([CELLS.key(cell) for cell in summary.body.cells])
     shared = tuple(i for i, name in enumerate(CELLS.fields) if name not in varying)  # on the terminal, said once
     blocks = [*_terminal_header(summary, varying), *_how(summary), *(Text(f"note: {line}") for line in notes(summary))]
     at = at_target(summary)["cells"]
@@ -299,7 +314,7 @@ def sections(summary: dict, images: tuple = ()) -> Report:
     for metric, (title, caption) in METRICS.items() if any(cell["n"] for cell in at) else ():
         blocks.append(Table(title + AT_TARGET_TITLE, _metric_rows(at, metric), note=caption, shared=shared))
     blocks += [
-        Table(EVERY_DOWNLOAD_TITLE, _metric_rows(summary["cells"], "mb_per_s"), note=EVERY_DOWNLOAD_NOTE,
+        Table(EVERY_DOWNLOAD_TITLE, _metric_rows(summary.body.cells, "mb_per_s"), note=EVERY_DOWNLOAD_NOTE,
               caption=sentence(EVERY_DOWNLOAD_NOTE), shared=shared),
         Table("Achieved concurrency", _concurrency_rows(summary), note=_concurrency_note(summary),
               caption=sentence(_concurrency_note(summary, " ")), shared=shared),
@@ -310,33 +325,33 @@ def sections(summary: dict, images: tuple = ()) -> Report:
     if predicted:  # local runs under a model only
         blocks.append(Table(PREDICTION_TITLE, predicted, note=PREDICTION_NOTE, caption=sentence(PREDICTION_NOTE),
                             labels=len(CELLS.fields), shared=shared))  # fmt: skip
-    blocks.append(Table(PRESSURE_TITLE, _pressure_rows(summary["cells"]), note=pressure.NOTE, caption=sentence(pressure.NOTE),
+    blocks.append(Table(PRESSURE_TITLE, _pressure_rows(summary.body.cells), note=pressure.NOTE, caption=sentence(pressure.NOTE),
                         labels=len(CELLS.fields), shared=shared))  # fmt: skip
-    for title, rows in strategy_tables(summary["strategies"]):  # one strategy: the tables above say it all
+    for title, rows in strategy_tables(summary.body.strategies):  # one strategy: the tables above say it all
         alone = len(rows) == 2  # one strategy, which the header states: its column goes
         blocks.append(Table(title, rows, note=STRATEGY_NOTE, caption=sentence(STRATEGY_NOTE), labels=1,
                             shared=(0,) if alone else (), only=FILES if alone else None))  # fmt: skip
     for name, (title, caption) in QUERY_TABLES.items():
-        if summary[name]:
-            rows, common = query_rows(summary[name], said=tuple(n for n in CELLS.fields if n not in varying))
+        if getattr(summary.body, name):
+            rows, common = query_rows(getattr(summary.body, name), said=tuple(n for n in CELLS.fields if n not in varying))
             note = "; ".join(filter(None, [common, caption]))
             labels = rows[0].index(METRIC_COLUMN) + 1 if METRIC_COLUMN in rows[0] else 0
             blocks.append(Table(title, rows, note=note, caption=note, labels=labels))
-    if summary["ground_truth"]:
-        blocks.append(truth_table(summary["ground_truth"]))
-    if summary.get("endpoint_ips"):  # on the terminal only when a cell has several addresses to compare
+    if summary.body.ground_truth:
+        blocks.append(truth_table(summary.body.ground_truth))
+    if summary.body.endpoint_ips:  # on the terminal only when a cell has several addresses to compare
         note = _endpoint_note(summary)
-        blocks.append(Table(ENDPOINT_TITLE, endpoint_ips.rows_for_display(summary["endpoint_ips"], CELLS.fields),
+        blocks.append(Table(ENDPOINT_TITLE, endpoint_ips.rows_for_display(summary.body.endpoint_ips, CELLS.fields),
                             note=note, caption=sentence(note), labels=len(CELLS.fields) + 1, shared=shared,
-                            only=None if endpoint_ips.compares(summary["endpoint_ips"]) else FILES))  # fmt: skip
+                            only=None if endpoint_ips.compares(summary.body.endpoint_ips) else FILES))  # fmt: skip
     pictures = described(images, plots.CAPTIONS)
     first = tuple(image for image in pictures if image.path.name == plots.ANSWER)
     rest = tuple(image for image in pictures if image not in first)
     joined = _cells(summary)
-    return Report(f"s3-fanout run {summary['run']['run_id']}", summary["network"],
+    return Report(f"s3-fanout run {summary.run_id}", summary.header.network,
                   [*blocks, *_closing(summary), Figures(rest)], answer=answer(summary, shared, first),
                   header=CELLS.header(joined[0], [n for n in CELLS.fields if n not in varying]) if joined else (),
-                  links=_links(summary), limits=summary.get("limits", ""))  # fmt: skip
+                  links=_links(summary), limits=summary.header.limits or "")  # fmt: skip
 
 
 ANSWER_COLUMNS = ("at target", "p50 MB/s (95% CI)", "p99 MB/s (95% CI)", "p50 s (95% CI)", "p99 s (95% CI)",
@@ -344,7 +359,7 @@ ANSWER_COLUMNS = ("at target", "p50 MB/s (95% CI)", "p99 MB/s (95% CI)", "p50 s 
 MODEL_COLUMNS = ("model p50 s", "measured/model")
 
 
-def answer(summary: dict, shared: tuple[int, ...], figure: tuple) -> list:
+def answer(summary: "Summary", shared: tuple[int, ...], figure: tuple) -> list:
     """What the run found, first: the answer's sentence, the one plot that shows it, the answer's
     table (answer_table; after the plot, which then stays on the first screen however many cells
     there are), and what makes the figures incomplete."""
@@ -441,9 +456,9 @@ def answer_note(scales: list[float | None], predicted: bool) -> str:
     return note
 
 
-def _links(summary: dict) -> tuple:
+def _links(summary: "Summary") -> tuple:
     """The run's sweep's page and its study's, when it was a sweep's cell."""
-    run, tags = _run(summary), {cell["experiment_tag"] for cell in summary["cells"]}
+    run, tags = _run(summary), {cell["experiment_tag"] for cell in summary.body.cells}
     if not run.sweep or not run.sweep.sweep_id or len(tags) != 1:
         return ()
     return links(runs.run_dir(run.run_id), sweeps.related(run.sweep.sweep_id, tags.pop()))
@@ -452,35 +467,35 @@ def _links(summary: dict) -> tuple:
 
 
 
-def _terminal_header(summary: dict, varying: tuple[str, ...]) -> list:
+def _terminal_header(summary: "Summary", varying: tuple[str, ...]) -> list:
     """The terminal's first lines: the run, its network, SDK, sweep cell, and the cell values
     every row shares (its tables then leave those columns out)."""
     run = _run(summary)
     first, *sets = sdk_lines(summary)
     lines = [Text(f"run {run.run_id} on the {run.backend} backend, stack {run.stack.stack!r}", "bold"),
-             Text(summary["network"], "bold"),
-             *([Text(summary["limits"], "bold")] if summary.get("limits") else []),
+             Text(summary.header.network, "bold"),
+             *([Text(summary.header.limits, "bold")] if summary.header.limits else []),
              Text("\n".join([first, *(textwrap.fill(line, 78, initial_indent="  ", subsequent_indent="    ")
                                       for line in sets)]))]  # fmt: skip
     if run.sweep:
         lines.append(Text(sweep_note(run.sweep)))
     shared = tuple(name for name in CELLS.fields if name not in varying)
-    if summary["cells"] and shared:
-        which = "cell" if len(summary["cells"]) == 1 else "every cell"
-        lines.append(Text(f"{which}: {CELLS.label(summary['cells'][0], shared)}"))
+    if summary.body.cells and shared:
+        which = "cell" if len(summary.body.cells) == 1 else "every cell"
+        lines.append(Text(f"{which}: {CELLS.label(summary.body.cells[0], shared)}"))
     return [replace(line, only=TERMINAL) for line in lines]
 
 
-def _closing(summary: dict) -> list:
+def _closing(summary: "Summary") -> list:
     """The terminal's last lines (counts, methods, cost, warnings) and the files' cost section."""
-    c = summary["counts"]
-    lines = [f"sent {c['sent']}: download records {c['download_records']} ({c['seqs_downloaded']} seqs), "
-             f"error records {c['error_records']}, dead-lettered {len(summary['dead_lettered'])}",
+    c = summary.header.counts
+    lines = [f"sent {c.sent}: download records {c.measured} ({c.done} seqs), "
+             f"error records {c.error_records}, dead-lettered {len(summary.header.dead_lettered)}",
              f"percentiles: {_percentiles(summary)}",
-             *(run_cost.lines(summary["cost"]) if "cost" in summary else [])]  # runs reported before it existed
+             *(run_cost.lines(summary.body.cost) if summary.body.cost is not None else [])]  # runs reported before it existed
     blocks = [*(Text(line, only=TERMINAL) for line in lines), Warnings(tuple(warnings(summary)), only=TERMINAL)]
-    if "cost" in summary:
-        blocks += [Heading("Cost"), Text("\n".join(f"- {line.strip()}" for line in run_cost.lines(summary["cost"])),
+    if summary.body.cost is not None:
+        blocks += [Heading("Cost"), Text("\n".join(f"- {line.strip()}" for line in run_cost.lines(summary.body.cost)),
                                          only=FILES), Text(run_cost.NOTE, only=FILES)]  # fmt: skip
     return blocks
 
@@ -512,11 +527,11 @@ def not_honoured(row: dict, label: str) -> str | None:
             "use a larger NETWORK_SCALE or fewer environments (CONCURRENCY)")
 
 
-def sdk_lines(summary: dict) -> list[str]:
+def sdk_lines(summary: "Summary") -> list[str]:
     """The SDK the stack was deployed with (SDK=), then each version set the records name."""
     deployed = _run(summary).stack.sdk
     where = "the function's zip" if deployed == "bundled" else "the Lambda runtime's own"
-    sets = [f"{pressure.sdk_text(s)}: {s['records']} records" for s in summary.get("sdk", [])]
+    sets = [f"{pressure.sdk_text(s)}: {s['records']} records" for s in summary.body.sdk or []]
     return [f"SDK={deployed} ({where}); the records ran on:", *(sets or ["versions not in the records"])]
 
 
@@ -602,8 +617,8 @@ def _scaled(value, factor: float):
     return value if value is None or factor == 1 else value * factor
 
 
-def _endpoint_note(summary: dict) -> str:
-    left_out = summary["endpoint_ips_excluded"]
+def _endpoint_note(summary: "Summary") -> str:
+    left_out = summary.body.endpoint_ips_excluded
     return endpoint_ips.FLAG_NOTE + (f"; {left_out} downloads reached several addresses (or none known: crt) and "
                                      "are left out" if left_out else "")  # fmt: skip
 
@@ -638,14 +653,14 @@ def _metric_rows(cell_rows: list[dict], metric: str, columns: tuple[str, ...] = 
     return rows
 
 
-def _cells(summary: dict) -> list[dict]:
+def _cells(summary: "Summary") -> list[dict]:
     """Each cell's achieved concurrency (from every download) with its figures at target."""
     by_key = {CELLS.key(cell): cell for cell in at_target(summary)["cells"]}
     return [cell | {k: v for k, v in by_key.get(CELLS.key(cell), {}).items() if k not in CELLS.fields}
-            for cell in summary["cells"]]  # fmt: skip
+            for cell in summary.body.cells]  # fmt: skip
 
 
-def _concurrency_rows(summary: dict, columns: tuple[str, ...] = CELLS.fields) -> list[list]:
+def _concurrency_rows(summary: "Summary", columns: tuple[str, ...] = CELLS.fields) -> list[list]:
     rows: list[list] = [[*(CELLS.titles[name] for name in columns), "target", "peak", "steady mean", "at target",
                          "left out", "cold starts", "cold share"]]  # fmt: skip
     for cell in _cells(summary):
@@ -656,20 +671,20 @@ def _concurrency_rows(summary: dict, columns: tuple[str, ...] = CELLS.fields) ->
     return rows
 
 
-def _prediction_rows(summary: dict, columns: tuple[str, ...] = CELLS.fields) -> list[list] | None:
+def _prediction_rows(summary: "Summary", columns: tuple[str, ...] = CELLS.fields) -> list[list] | None:
     return prediction_rows(_cells(summary), [CELLS.titles[name] for name in columns],
                            lambda cell: [CELLS.key(cell).text(name) for name in columns])
 
 
-def _concurrency_note(summary: dict, between: str = "\n  ") -> str:
-    return f"steady: {summary['steady_definition']};{between}at target: {at_target(summary)['definition']}"
+def _concurrency_note(summary: "Summary", between: str = "\n  ") -> str:
+    return f"steady: {summary.body.steady_definition};{between}at target: {at_target(summary)['definition']}"
 
 
-def _percentiles(summary: dict, between: str = "\n  ") -> str:
+def _percentiles(summary: "Summary", between: str = "\n  ") -> str:
     """How the percentiles were computed: the tables at target from the records, the saved
     query's on the run's backend."""
     return (f"at target, from the records:{between}{stats.PERCENTILE_METHOD};{between}every download: "
-            f"{backends.get(summary['run']['backend']).percentile_method}")
+            f"{backends.get(summary.header.run.backend).percentile_method}")
 
 
 CSV_COLUMNS = [*CELLS.fields, "n", "n_all", "n_excluded", *cell_stats.COLUMNS, *cell_stats.CI_COLUMNS,
@@ -678,36 +693,37 @@ CSV_COLUMNS = [*CELLS.fields, "n", "n_all", "n_excluded", *cell_stats.COLUMNS, *
                "at_target_fraction", "network"]  # summary.csv: the figures at target
 
 
-def write(summary: dict, plots_too: bool = True) -> list:
+def write(summary: "Summary", plots_too: bool = True) -> list:
     """The report's files in results/<run_id>/, each written atomically; returns their paths.
     Without the plots (`plots_too` False) when only the records and tables are wanted, as a
     sweep writes for each cell."""
     at_target(summary)  # before summary.json is written: it keeps the figures at target
-    written = runs.write_summary(summary)
+    written = summaries.write(summary)
     folder = runs.run_dir(_run(summary).run_id)
-    rows = [dict(cell, network=summary["network"], at_target_fraction=at_target(summary)["fraction"])
+    rows = [dict(cell, network=summary.header.network, at_target_fraction=at_target(summary)["fraction"])
             for cell in _cells(summary)]  # fmt: skip
     columns = CSV_COLUMNS + ([PREDICTED] if any(PREDICTED in row for row in rows) else [])  # old runs: none
     written.append(runs.write_csv(folder / "summary.csv", columns, rows, "ignore"))
-    images = plots.draw(summary, folder) if plots_too else []
+    fraction = at_target(summary)["fraction"]
+    images = plots.draw(summary.header.records, summary.body.cells, summary.header.network, fraction, folder) if plots_too else []
     return [*written, *images, *report_files.write(sections(summary, tuple(images)), folder)]
 
 
-def _how(summary: dict) -> list:
+def _how(summary: "Summary") -> list:
     """The files' account of how the run was made, its units and methods."""
-    run, c = _run(summary), summary["counts"]
+    run, c = _run(summary), summary.header.counts
     s, p = run.stack, run.parameters
     how = [
-        f"- **{summary['network']}**",
-        *([f"- **{summary['limits']}**"] if summary.get("limits") else []),
+        f"- **{summary.header.network}**",
+        *([f"- **{summary.header.limits}**"] if summary.header.limits else []),
         f"- backend: {run.backend}; stack {s.stack!r} in {s.region}" + (f" (emulator {s.endpoint})" if s.endpoint else ""),
         f"- function: {s.memory} MB, reserved concurrency {s.concurrency}, {s.architecture}, "
         f"timeout {s.timeout} s, batch size {s.batch_size}, DLQ after {s.max_receive_count} receives",
         f"- object: s3://{s.bucket}/{s.object_key}, {s.object_size:,} bytes; strategy {p.strategy} ({p.strategy_from})",
-        f"- messages: {p.messages:,} requested, {c['sent']:,} sent at {run.send_rate_per_s} msgs/s; "
+        f"- messages: {p.messages:,} requested, {c.sent:,} sent at {run.send_rate_per_s} msgs/s; "
         f"tag {p.experiment_tag!r}" + (f"; injected failures: {p.inject_failures}" if p.inject_failures else ""),
-        f"- records: {c['download_records']} downloads ({c['seqs_downloaded']} seqs), {c['error_records']} errors, "
-        f"{len(summary['dead_lettered'])} messages in the dead-letter queue",
+        f"- records: {c.measured} downloads ({c.done} seqs), {c.error_records} errors, "
+        f"{len(summary.header.dead_lettered)} messages in the dead-letter queue",
         f"- version: {run.version}",
         f"- {' '.join(sdk_lines(summary))}",
     ]

@@ -6,6 +6,8 @@ label. Methods and files: drivers/fanout/workloads/latency/README.md (report).
 """
 
 import json
+from dataclasses import dataclass
+from typing import ClassVar
 
 import matplotlib
 
@@ -14,10 +16,10 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from fanout.results import cells, deadletters, figures, log_records as run_logs, report_files, run_folders as runs, run_record
-from fanout.results import run_sections, stats
+from fanout.results import cells, figures, report_files, run_folders as runs, run_record
+from fanout.results import run_sections, stats, summary as summaries
+from fanout.results.summary import Row, RunSummary
 from fanout.results.sections import FILES, TERMINAL, Block, Heading, Report, Table, Text, images as described, on_only, sentence
-from fanout import insights
 from fanout.common import backends, function_modules
 from fanout.workloads.latency import WORKLOAD
 from fanout.common.sizes import format_decimal_size as format_size
@@ -42,34 +44,30 @@ def _seconds(value) -> str:
     return "-" if value is None else f"{value:.4g}"
 
 
-def _run(summary: dict) -> run_record.RunRecord:
-    """The run record a summary holds (as run.json does)."""
-    return run_record.RunRecord.from_json(summary["run"])
+@dataclass
+class Body:
+    """What the latency report adds to every run's summary (fanout.results.summary): its units and
+    methods, the saved query's rows (a cell each) and the Express/Standard ratios."""
+
+    LAYOUT: ClassVar[tuple[str, ...]] = ("run", "network", "limits", "units", "percentiles", "ci_method", "counts", "dead_lettered",
+                        "rows", "ratios")  # fmt: skip
+    COUNTS: ClassVar[dict[str, str]] = summaries.count_names("calls")
+
+    units: str
+    percentiles: str
+    ci_method: str
+    rows: list[Row]
+    ratios: list[Row]
 
 
-def build(stack, record: run_record.RunRecord) -> dict:
-    """Everything the report shows, as plain data (summary.json is this, less the records)."""
-    run_id = record.run_id
-    start_ms, end_ms = runs.run_window(record)
-    records = run_logs.run_records(insights.fetch_events(stack, start_ms, end_ms), run_id)
-    calls = [r for r in records if r.get("event") == "latency"]
-    rows = insights.run_saved(stack, QUERY, f'run_id = "{run_id}"', start_ms, end_ms)
-    done = {r["seq"] for r in records if r.get("outcome") == "done"}
-    return {
-        "run": record.to_json(),
-        "network": record.network_label(),
-        "limits": record.limits_label(),
-        "units": UNITS,
-        "percentiles": backends.get(record.stack.backend).percentile_method,
-        "ci_method": stats.CI_METHOD,
-        "counts": {"sent": len(record.sent_seqs()), "seqs_done": len(done), "calls": len(calls),
-                   "in_query": sum(int(row["calls"]) for row in rows),
-                   "error_records": sum(r.get("event") == "error" for r in records)},  # fmt: skip
-        "dead_lettered": sorted(deadletters.peek(stack, run_id, set(record.sent_seqs()) - done)),  # the others ended
-        "rows": rows,
-        "ratios": ratios(calls),
-        "records": records,
-    }
+Summary = RunSummary[Body]
+
+
+def build(stack, record: run_record.RunRecord) -> Summary:
+    """Everything the report shows (summary.json is this, less the records)."""
+    got = summaries.collect(stack, record, WORKLOAD.name, QUERY, "calls")
+    return summaries.new(got.header, Body(UNITS, backends.get(record.stack.backend).percentile_method, stats.CI_METHOD,
+                                          got.rows, ratios(got.of_event(WORKLOAD.name))))  # fmt: skip
 
 
 def ratios(calls: list[dict]) -> list[dict]:
@@ -133,36 +131,36 @@ def ratio_table(found: list[dict]) -> list[list]:
     return table
 
 
-def warnings(summary: dict) -> list[str]:
-    """What makes the tables incomplete (runs.incomplete)."""
-    return runs.incomplete(summary, "calls", summary["counts"]["calls"])
+def warnings(summary: Summary) -> list[str]:
+    """What makes the tables incomplete (summaries.incomplete)."""
+    return summaries.incomplete(summary.header, "calls")
 
 
-def sections(summary: dict, images: tuple = ()) -> Report:
+def sections(summary: Summary, images: tuple = ()) -> Report:
     """The report as sections (fanout.results.sections): the files open with the medians by size
     and storage class, the Express / Standard ratios and the plot; a table per class and measure
     (the terminal's, narrow) follows."""
-    run, c, p = summary["run"], summary["counts"], summary["run"]["parameters"]
-    options = p.get("workload_options", {})
+    h, body = summary.header, summary.body
+    c, options = h.counts, h.run.parameters.workload_options or {}
+    dead = len(h.dead_lettered)
     found = warnings(summary)
     blocks: list[Block] = run_sections.opening(
-        summary, "latency", run_sections.labels(summary), f"sizes {options.get('sizes')}, reps {options.get('reps')}, "
-        f"storage {options.get('storage') or 'every deployed class'}, {calls_made(options)}", f"{c['sent']} sent, {c['seqs_done']} done, "
-        f"{c['calls']} calls, {c['error_records']} error records, {len(summary['dead_lettered'])} dead-lettered", found)
-    main: list[Block] = [Table(MEDIAN_TITLE, median_table(summary["rows"]), labels=1, headed=False, only=FILES)
-                         ] if summary["rows"] else []  # fmt: skip
-    blocks += [Table(f"{storage}: {title} (s)", size_table(summary["rows"], storage, operation, field))
-               for storage, operation, field, title in groups(summary["rows"])]  # fmt: skip
-    if summary["ratios"]:
-        main.append(Table("Express / Standard, ratio of medians", ratio_table(summary["ratios"]), summary["ci_method"],
-                          sentence(summary["ci_method"]), labels=2))  # size and measure  # fmt: skip
+        h, "latency", run_sections.labels(h.network, h.limits), f"sizes {options.get('sizes')}, reps {options.get('reps')}, "
+        f"storage {options.get('storage') or 'every deployed class'}, {calls_made(options)}", f"{c.sent} sent, {c.done} done, "
+        f"{c.measured} calls, {c.error_records} error records, {dead} dead-lettered", body.units, body.percentiles)
+    main: list[Block] = [Table(MEDIAN_TITLE, median_table(body.rows), labels=1, headed=False, only=FILES)
+                         ] if body.rows else []  # fmt: skip
+    blocks += [Table(f"{storage}: {title} (s)", size_table(body.rows, storage, operation, field))
+               for storage, operation, field, title in groups(body.rows)]  # fmt: skip
+    if body.ratios:
+        main.append(Table("Express / Standard, ratio of medians", ratio_table(body.ratios), body.ci_method,
+                          sentence(body.ci_method), labels=2))  # size and measure  # fmt: skip
     blocks += on_only(main, TERMINAL)
-    blocks += run_sections.closing(summary, f"sent {c['sent']}: {c['seqs_done']} done, {c['calls']} calls, error records "
-                                            f"{c['error_records']}, dead-lettered {len(summary['dead_lettered'])}",
-                                   found)  # fmt: skip
-    return Report(f"s3-fanout latency run {run['run_id']}", summary["network"], blocks,
+    blocks += run_sections.closing(f"sent {c.sent}: {c.done} done, {c.measured} calls, error records "
+                                   f"{c.error_records}, dead-lettered {dead}", found, body.units, body.percentiles)  # fmt: skip
+    return Report(f"s3-fanout latency run {h.run.run_id}", h.network, blocks,
                   answer=run_sections.answer(main, described(images, {PLOT: CAPTION}), found),
-                  links=run_sections.run_links(summary), limits=summary.get("limits", ""))
+                  links=run_sections.run_links(h.run), limits=h.limits or "")
 
 
 def calls_made(options: dict) -> str:
@@ -177,28 +175,24 @@ def calls_made(options: dict) -> str:
     return f"{made}; {turns}"
 
 
-def write(summary: dict, plots_too: bool = True) -> list:
+def write(summary: Summary, plots_too: bool = True) -> list:
     """The report's files in results/<run_id>/, each written atomically; returns their paths.
     Its one plot is drawn also for a sweep's cell (`plots_too` is the drivers' interface)."""
-    written = runs.write_summary(summary)
-    folder = runs.run_dir(_run(summary).run_id)
-    columns = [*summary["rows"][0], "network"] if summary["rows"] else ["network"]
-    written.append(runs.write_csv(folder / "latency.csv", columns,
-                                  [dict(row, network=summary["network"]) for row in summary["rows"]]))
-    images = [plot(summary, folder / PLOT)] if summary["rows"] else []
+    written = summaries.write(summary)
+    folder = runs.run_dir(summary.run_id)
+    rows, network = summary.body.rows, summary.header.network
+    columns = [*rows[0], "network"] if rows else ["network"]
+    written.append(runs.write_csv(folder / "latency.csv", columns, [dict(row, network=network) for row in rows]))
+    images = [figures.save(figure(rows, summary.header.records, network), folder / PLOT)] if rows else []
     return [*written, *images, *report_files.write(sections(summary, tuple(images)), folder)]
 
 
-def plot(summary: dict, path):
-    """Write latency.png (figure()); returns its path."""
-    return figures.save(figure(summary), path)
-
-
-def figure(summary: dict):
-    """Log-log: median latency against size per class and measure, p10-p90 band (from records),
-    in milliseconds when every call took less than a second; captioned with the network."""
-    calls = [r for r in summary["records"] if r.get("event") == "latency"]
-    present = groups(summary["rows"])
+def figure(rows: list[Row], records: list[Row], network: str):
+    """Log-log: median latency against size per class and measure (the query's `rows`), p10-p90
+    band (from the `records`), in milliseconds when every call took less than a second;
+    captioned with the `network`."""
+    calls = [r for r in records if r.get("event") == "latency"]
+    present = groups(rows)
     fig, ax = plt.subplots(figsize=(figures.WIDTH, 5.5), layout="constrained")
     colors = {storage: f"C{i}" for i, storage in enumerate(dict.fromkeys(g[0] for g in present))}
     factor, unit = figures.time_unit([r["seconds"] for r in calls])  # a call's whole time: its longest
@@ -222,7 +216,7 @@ def figure(summary: dict):
     figures.title(fig, "S3 request latency against object size")
     ax.grid(True, which="both", alpha=0.3)
     figures.legend(fig, *ax.get_legend_handles_labels(), title="colour: storage class\nline: measure")
-    return figures.caption(fig, summary["network"])
+    return figures.caption(fig, network)
 
 
 def across(run_ids: list[str], folder, title: str) -> dict:

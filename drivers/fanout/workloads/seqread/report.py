@@ -7,6 +7,8 @@ drivers/fanout/workloads/seqread/README.md (report).
 """
 
 import json
+from dataclasses import asdict, dataclass
+from typing import ClassVar
 
 import matplotlib
 
@@ -15,10 +17,10 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from fanout import insights
 from fanout.common.sizes import format_size
-from fanout.results import deadletters, figures, log_records as run_logs, report_files, run_folders as runs, run_record
-from fanout.results import run_sections, stats
+from fanout.results import figures, report_files, run_folders as runs, run_record
+from fanout.results import run_sections, stats, summary as summaries
+from fanout.results.summary import Row, RunSummary
 from fanout.results.sections import FILES, TERMINAL, Block, Heading, Report, Table, Text, images as described, on_only, sentence
 from fanout.workloads.seqread import WORKLOAD, costs as seqread_costs
 
@@ -31,25 +33,31 @@ PLOT = "seqread.png"
 CAPTION = "Aggregate MiB/s of one function's parallel readers against JOBS, a line per file size and path (median, p10-p90 bars)"
 
 
-def build(stack, record: run_record.RunRecord) -> dict:
-    """Everything the report shows, as plain data (summary.json is this, less the records)."""
-    run_id = record.run_id
-    start_ms, end_ms = runs.run_window(record)
-    records = run_logs.run_records(insights.fetch_events(stack, start_ms, end_ms), run_id)
-    reads = [r for r in records if r.get("event") == WORKLOAD.name]
-    query = insights.run_saved(stack, WORKLOAD.query, f'run_id = "{run_id}"', start_ms, end_ms)
-    done = {r["seq"] for r in records if r.get("outcome") == "done"}
-    return {
-        "run": record.to_json(), "network": record.network_label(), "limits": record.limits_label(), "units": UNITS,
-        "percentiles": stats.PERCENTILE_METHOD, "ci_method": stats.CI_METHOD,
-        "counts": {"sent": len(record.sent_seqs()), "seqs_done": len(done), "messages": len(reads),
-                   "in_query": sum(int(row["messages"]) for row in query),
-                   "error_records": sum(r.get("event") == "error" for r in records)},
-        "dead_lettered": sorted(deadletters.peek(stack, run_id, set(record.sent_seqs()) - done)),
-        "rows": rows(reads),
-        "cost": run_cost_lines(reads, record),
-        "records": records,
-    }  # fmt: skip
+@dataclass
+class Body:
+    """What the seqread report adds to every run's summary (fanout.results.summary): its units and
+    methods, a row per JOBS x FILE_SIZE (rows) and the remote reads' transfer cost lines."""
+
+    LAYOUT: ClassVar[tuple[str, ...]] = ("run", "network", "limits", "units", "percentiles", "ci_method", "counts",
+                                         "dead_lettered", "rows", "cost")  # fmt: skip
+    COUNTS: ClassVar[dict[str, str]] = summaries.count_names("messages")
+
+    units: str
+    percentiles: str
+    ci_method: str
+    rows: list[Row]
+    cost: list[str]
+
+
+Summary = RunSummary[Body]
+
+
+def build(stack, record: run_record.RunRecord) -> Summary:
+    """Everything the report shows (summary.json is this, less the records)."""
+    got = summaries.collect(stack, record, WORKLOAD.name, WORKLOAD.query, "messages")
+    reads = got.of_event(WORKLOAD.name)
+    return summaries.new(got.header, Body(UNITS, stats.PERCENTILE_METHOD, stats.CI_METHOD, rows(reads),
+                                          run_cost_lines(reads, record)))  # fmt: skip
 
 
 def rows(reads: list[dict]) -> list[dict]:
@@ -96,14 +104,14 @@ def run_cost_lines(reads: list[dict], record: run_record.RunRecord) -> list[str]
     return cost_lines(reads, record.stack.extra.get("remote_region", ""), record.stack.region)
 
 
-def table(summary: dict) -> list[list]:
+def table(rows: list[Row]) -> list[list]:
     head = ["jobs", "file size", "block", "depth"]
     for source in SOURCES:
         head += [f"{source} n", f"{source} p50", f"{source} p10", f"{source} p90", f"{source} clat p50 ms",
                  f"{source} clat p99 ms"]  # fmt: skip
     head += ["remote/local", "95% CI"]
     body = []
-    for row in summary["rows"]:
+    for row in rows:
         line = [row["jobs"], format_size(row["file_size"]), format_size(row["block"]), row["depth"]]
         for source in SOURCES:
             f = row[source]
@@ -114,67 +122,68 @@ def table(summary: dict) -> list[list]:
     return [head, *body]
 
 
-def warnings(summary: dict) -> list[str]:
-    """What makes the table incomplete (runs.incomplete)."""
-    return runs.incomplete(summary, "messages", summary["counts"]["messages"])
+def warnings(summary: Summary) -> list[str]:
+    """What makes the table incomplete (summaries.incomplete)."""
+    return summaries.incomplete(summary.header, "messages")
 
 
-def sections(summary: dict, images: tuple = ()) -> Report:
+def sections(summary: Summary, images: tuple = ()) -> Report:
     """The report as sections (fanout.results.sections): the table, the inter-region transfer
     cost, the counts and units, the plot."""
-    run, c = summary["run"], summary["counts"]
+    h, body = summary.header, summary.body
+    c = h.counts
     found = warnings(summary)
-    main: list[Block] = [main_table(summary)]
+    main: list[Block] = [main_table(body.rows, body.ci_method)]
     blocks = [
-        *run_sections.opening(summary, "seqread", run_sections.labels(summary),
-                              f"options {run['parameters'].get('workload_options')}",
-                              f"{c['sent']} sent, {c['seqs_done']} done, {c['error_records']} error records, "
-                              f"{len(summary['dead_lettered'])} dead-lettered", found),
-        *on_only(main, TERMINAL), *cost(summary),
-        *run_sections.closing(summary, f"sent {c['sent']}: {c['seqs_done']} done, error records {c['error_records']}",
-                              found),
+        *run_sections.opening(h, "seqread", run_sections.labels(h.network, h.limits),
+                              f"options {h.run.parameters.workload_options}",
+                              f"{c.sent} sent, {c.done} done, {c.error_records} error records, "
+                              f"{len(h.dead_lettered)} dead-lettered", body.units, body.percentiles),
+        *on_only(main, TERMINAL), *cost(body.cost),
+        *run_sections.closing(f"sent {c.sent}: {c.done} done, error records {c.error_records}", found, body.units,
+                              body.percentiles),
     ]  # fmt: skip
-    return Report(f"s3-fanout seqread run {run['run_id']}", summary["network"], blocks,
+    return Report(f"s3-fanout seqread run {h.run.run_id}", h.network, blocks,
                   answer=run_sections.answer(main, described(images, {PLOT: CAPTION}), found),
-                  links=run_sections.run_links(summary), limits=summary.get("limits", ""))
+                  links=run_sections.run_links(h.run), limits=h.limits or "")
 
 
-def main_table(summary: dict) -> Table:
+def main_table(rows: list[Row], ci_method: str) -> Table:
     """The answer: aggregate MiB/s by JOBS, file size and path (the ratio's CI method its note)."""
-    return Table(TABLE_TITLE, table(summary), summary["ci_method"], f"Ratio CI: {sentence(summary['ci_method'])}",
+    return Table(TABLE_TITLE, table(rows), ci_method, f"Ratio CI: {sentence(ci_method)}",
                  labels=4)  # jobs, file size, block, depth
 
 
-def cost(summary: dict) -> list[Block]:
+def cost(lines: list[str]) -> list[Block]:
     """What the remote reads cost."""
     return [Heading("Inter-region transfer"),
-            Text("\n".join(f"- {line}" for line in summary["cost"]), only=FILES),
-            *(Text(line, only=TERMINAL) for line in summary["cost"])]  # fmt: skip
+            Text("\n".join(f"- {line}" for line in lines), only=FILES),
+            *(Text(line, only=TERMINAL) for line in lines)]  # fmt: skip
 
 
-def write(summary: dict, plots_too: bool = True) -> list:
+def write(summary: Summary, plots_too: bool = True) -> list:
     """The report's files in results/<run_id>/, each written atomically; returns their paths.
     Its one plot is drawn also for a sweep's cell (`plots_too` is the drivers' interface)."""
-    written = runs.write_summary(summary)
-    folder = runs.run_dir(summary["run"]["run_id"])
-    written.append(write_csv(summary, folder, {"network": summary["network"]}))
-    images = [figures.save(figure(summary), folder / PLOT)] if summary["rows"] else []
+    written = summaries.write(summary)
+    folder, rows, network = runs.run_dir(summary.run_id), summary.body.rows, summary.header.network
+    written.append(write_csv(rows, folder, {"network": network}))
+    images = [figures.save(figure(rows, network), folder / PLOT)] if rows else []
     return [*written, *images, *report_files.write(sections(summary, tuple(images)), folder)]
 
 
-def write_csv(summary: dict, folder, extra: dict):
+def write_csv(rows: list[Row], folder, extra: dict):
     """seqread.csv: the table's lines, with `extra`'s columns."""
-    grid = table(summary)
+    grid = table(rows)
     return runs.write_csv(folder / "seqread.csv", [*grid[0], *extra], [dict(zip(grid[0], line), **extra) for line in grid[1:]])
 
 
-def figure(summary: dict):
+def figure(rows: list[Row], network: str):
     """Aggregate MiB/s against JOBS: one line per FILE_SIZE and path (median, p10-p90 bars)."""
     fig, ax = plt.subplots(figsize=(figures.WIDTH, 5.5), layout="constrained")
-    sizes = sorted({row["file_size"] for row in summary["rows"]})
+    sizes = sorted({row["file_size"] for row in rows})
     for i, size in enumerate(sizes):
         for source, style in zip(SOURCES, ("-", "--")):
-            points = [(row["jobs"], row[source]) for row in summary["rows"] if row["file_size"] == size and row[source]]
+            points = [(row["jobs"], row[source]) for row in rows if row["file_size"] == size and row[source]]
             if points:
                 jobs = [j for j, _ in points]
                 mid = np.array([f["p50"] for _, f in points])
@@ -186,43 +195,57 @@ def figure(summary: dict):
     figures.title(fig, "Sequential read throughput against readers, per file size and path")
     ax.grid(True, alpha=0.3)
     figures.legend(fig, *ax.get_legend_handles_labels(), title="colour: file size\nline: path")
-    return figures.caption(fig, summary["network"])
+    return figures.caption(fig, network)
 
 
-def across(run_ids: list[str], folder, title: str) -> dict:
+@dataclass
+class Across:
+    """The summary of a report across runs (its summary.json): the table over their records."""
+
+    title: str
+    runs: list[str]
+    network: str
+    limits: str
+    units: str
+    percentiles: str
+    ci_method: str
+    rows: list[Row]
+    cost: list[str]
+
+
+def across(run_ids: list[str], folder, title: str) -> Across:
     """The table over the records of several runs (a sweep's cells), as one run's. Writes
     seqread.csv, summary.json, seqread.png, report.md and index.html into `folder`."""
     reads = [r for run_id in run_ids for r in runs.load_records(run_id, WORKLOAD.name) if r.get("event") == WORKLOAD.name]
     records = [runs.load(run_id) for run_id in run_ids]
     labels = sorted({record.network_label() for record in records})
-    summary = {"title": title, "runs": run_ids, "network": "; ".join(labels),
-               "limits": run_record.limits_label(records), "units": UNITS,
-               "percentiles": stats.PERCENTILE_METHOD, "ci_method": stats.CI_METHOD, "rows": rows(reads),
-               "cost": run_cost_lines(reads, records[0])}  # fmt: skip
+    summary = Across(title, run_ids, "; ".join(labels), run_record.limits_label(records), UNITS, stats.PERCENTILE_METHOD,
+                     stats.CI_METHOD, rows(reads), run_cost_lines(reads, records[0]))  # fmt: skip
     folder.mkdir(parents=True, exist_ok=True)
-    write_csv(summary, folder, {"network": summary["network"]})
-    runs.write_text(folder / "summary.json", json.dumps(summary, indent=2, default=str) + "\n")
-    images = (figures.save(figure(summary), folder / PLOT),) if summary["rows"] else ()
+    write_csv(summary.rows, folder, {"network": summary.network})
+    runs.write_text(folder / "summary.json", json.dumps(asdict(summary), indent=2, default=str) + "\n")
+    images = (figures.save(figure(summary.rows, summary.network), folder / PLOT),) if summary.rows else ()
     report_files.write(across_sections(summary, folder, images), folder)
     return summary
 
 
-def across_sections(summary: dict, folder=None, images: tuple = ()) -> Report:
+def across_sections(summary: Across, folder=None, images: tuple = ()) -> Report:
     """across()'s summary as sections: the network, the units, the table and the cost, the plot;
     on the terminal, what it wrote into `folder`."""
+    labels = run_sections.labels(summary.network, summary.limits)
+    main = main_table(summary.rows, summary.ci_method)
     blocks: list[Block] = [
-        Text(f"{summary['title']}: seqread across {len(summary['runs'])} runs; {summary['network']}", "bold",
-             only=TERMINAL),
-        *(Text(line, "bold", only=TERMINAL) for line in run_sections.labels(summary)[1:]),  # Lambda's limits
-        *on_only([main_table(summary)], TERMINAL),
+        Text(f"{summary.title}: seqread across {len(summary.runs)} runs; {summary.network}", "bold", only=TERMINAL),
+        *(Text(line, "bold", only=TERMINAL) for line in labels[1:]),  # Lambda's limits
+        *on_only([main], TERMINAL),
         Heading(run_sections.HOW_TITLE),
-        Text("\n".join(f"- **{label}**" for label in run_sections.labels(summary)), only=FILES),
-        Text(f"Units: {summary['units']}. Percentiles: {summary['percentiles']}.", only=FILES),
-        *cost(summary),
+        Text("\n".join(f"- **{label}**" for label in labels), only=FILES),
+        Text(f"Units: {summary.units}. Percentiles: {summary.percentiles}.", only=FILES),
+        *cost(summary.cost),
     ]  # fmt: skip
     if folder is not None:
         blocks.append(Text(f"wrote seqread.csv, summary.json, seqread.png, report.md, index.html to {folder}",
                            only=TERMINAL))  # fmt: skip
-    return Report(summary["title"], summary["network"], blocks,
-                  answer=run_sections.answer([main_table(summary)], described(images, {PLOT: CAPTION}), []),
-                  links=run_sections.across_links(summary["runs"], folder), limits=summary.get("limits", ""))
+    return Report(summary.title, summary.network, blocks,
+                  answer=run_sections.answer([main], described(images, {PLOT: CAPTION}), []),
+                  links=run_sections.across_links(summary.runs, folder), limits=summary.limits)

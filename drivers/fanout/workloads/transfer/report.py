@@ -7,6 +7,8 @@ methods and files: drivers/fanout/workloads/transfer/README.md (report).
 """
 
 import json
+from dataclasses import dataclass
+from typing import ClassVar
 
 import matplotlib
 
@@ -15,11 +17,11 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from fanout import insights  # noqa: E402
 from fanout.common import backends  # noqa: E402
 from fanout.local import network  # noqa: E402
-from fanout.results import cells, deadletters, figures, log_records as run_logs, report_files, run_folders as runs  # noqa: E402
-from fanout.results import run_record, run_sections, stats  # noqa: E402
+from fanout.results import cells, figures, report_files, run_folders as runs  # noqa: E402
+from fanout.results import run_record, run_sections, stats, summary as summaries  # noqa: E402
+from fanout.results.summary import Row, RunSummary  # noqa: E402
 from fanout.results.sections import FILES, TERMINAL, Block, Heading, Report, Table, Text, images as described, on_only, sentence  # noqa: E402
 from fanout.workloads.transfer import WORKLOAD, costs as transfer_costs  # noqa: E402
 
@@ -42,38 +44,30 @@ def shaping(record: run_record.RunRecord) -> str:
     return UNSHAPED if backends.simulated(record.backend) and not network.shapes_uploads(record.network) else ""
 
 
-def build(stack, record: run_record.RunRecord) -> dict:
-    """Everything the report shows, as plain data (summary.json is this, less the records)."""
-    run_id = record.run_id
-    start_ms, end_ms = runs.run_window(record)
-    records = run_logs.run_records(insights.fetch_events(stack, start_ms, end_ms), run_id)
-    rows = insights.run_saved(stack, WORKLOAD.query, f'run_id = "{run_id}"', start_ms, end_ms)
-    dead = deadletters.peek(stack, run_id, set(record.sent_seqs()) - _done(records))
-    return summarize(record, records, sum(int(row["messages"]) for row in rows), sorted(dead))
+@dataclass
+class Body:
+    """What the transfer report adds to every run's summary (fanout.results.summary): whether
+    uploads were shaped, its units and methods, and a row of statistics per cell (cell_rows)."""
+
+    LAYOUT: ClassVar[tuple[str, ...]] = ("run", "network", "limits", "shaping", "units", "percentiles", "ci_method",
+                                         "counts", "dead_lettered", "rows")  # fmt: skip
+    COUNTS: ClassVar[dict[str, str]] = summaries.count_names("messages")
+
+    shaping: str
+    units: str
+    percentiles: str
+    ci_method: str
+    rows: list[Row]
 
 
-def summarize(record: run_record.RunRecord, records: list[dict], in_query: int, dead_lettered: list[int]) -> dict:
-    """build()'s summary from what it fetched: the run's records, the messages the saved query
-    counted and the seqs found dead-lettered."""
-    messages = [r for r in records if r.get("event") == "transfer"]
-    return {
-        "run": record.to_json(),
-        "network": record.network_label(),
-        "limits": record.limits_label(),
-        "shaping": shaping(record),
-        "units": UNITS,
-        "percentiles": stats.PERCENTILE_METHOD,
-        "ci_method": stats.CI_METHOD,
-        "counts": {"sent": len(record.sent_seqs()), "seqs_done": len(_done(records)), "messages": len(messages),
-                   "in_query": in_query, "error_records": sum(r.get("event") == "error" for r in records)},  # fmt: skip
-        "dead_lettered": dead_lettered,
-        "rows": cell_rows(messages),
-        "records": records,
-    }
+Summary = RunSummary[Body]
 
 
-def _done(records: list[dict]) -> set[int]:
-    return {r["seq"] for r in records if r.get("outcome") == "done"}
+def build(stack, record: run_record.RunRecord) -> Summary:
+    """Everything the report shows (summary.json is this, less the records)."""
+    got = summaries.collect(stack, record, WORKLOAD.name, WORKLOAD.query, "messages")
+    return summaries.new(got.header, Body(shaping(record), UNITS, stats.PERCENTILE_METHOD, stats.CI_METHOD,
+                                          cell_rows(got.of_event(WORKLOAD.name))))  # fmt: skip
 
 
 def cell_rows(messages: list[dict]) -> list[dict]:
@@ -139,13 +133,13 @@ def operations(rows: list[dict]) -> list[str]:
     return list(dict.fromkeys(r["operation"] for r in rows))
 
 
-def warnings(summary: dict) -> list[str]:
-    """What makes the tables incomplete (runs.incomplete)."""
-    return runs.incomplete(summary, "messages", summary["counts"]["messages"])
+def warnings(summary: Summary) -> list[str]:
+    """What makes the tables incomplete (summaries.incomplete)."""
+    return summaries.incomplete(summary.header, "messages")
 
 
-def labels(summary: dict) -> list[str]:
-    return [summary["network"]] + ([summary["shaping"]] if summary.get("shaping") else [])
+def labels(summary: Summary) -> list[str]:
+    return [summary.header.network] + ([summary.body.shaping] if summary.body.shaping else [])
 
 
 def operation_tables(rows: list[dict], ci_method: str) -> list[Block]:
@@ -157,24 +151,25 @@ def operation_tables(rows: list[dict], ci_method: str) -> list[Block]:
     return found
 
 
-def sections(summary: dict, images: tuple = ()) -> Report:
+def sections(summary: Summary, images: tuple = ()) -> Report:
     """The report as sections (fanout.results.sections): the labels, a table per operation, the
     counts and units, the plot."""
-    run, c = summary["run"], summary["counts"]
+    h, body = summary.header, summary.body
+    c, dead = h.counts, len(h.dead_lettered)
     found = warnings(summary)
-    dead = len(summary["dead_lettered"])
-    main = operation_tables(summary["rows"], summary["ci_method"])
+    main = operation_tables(body.rows, body.ci_method)
     blocks = [
-        *run_sections.opening(summary, "transfer", [*labels(summary), *run_sections.labels(summary)[1:]], f"options {run['parameters'].get('workload_options')}",
-                              f"{c['sent']} sent, {c['seqs_done']} done, {c['error_records']} error records, "
-                              f"{dead} dead-lettered", found),
+        *run_sections.opening(h, "transfer", [*labels(summary), *run_sections.labels(h.network, h.limits)[1:]],
+                              f"options {h.run.parameters.workload_options}",
+                              f"{c.sent} sent, {c.done} done, {c.error_records} error records, {dead} dead-lettered",
+                              body.units, body.percentiles),
         *on_only(main, TERMINAL),
-        *run_sections.closing(summary, f"sent {c['sent']}: {c['seqs_done']} done, {c['messages']} transfer records, "
-                                       f"error records {c['error_records']}, dead-lettered {dead}", found),
+        *run_sections.closing(f"sent {c.sent}: {c.done} done, {c.measured} transfer records, "
+                              f"error records {c.error_records}, dead-lettered {dead}", found, body.units, body.percentiles),
     ]  # fmt: skip
-    return Report(f"s3-fanout transfer run {run['run_id']}", "; ".join(labels(summary)), blocks,
+    return Report(f"s3-fanout transfer run {h.run.run_id}", "; ".join(labels(summary)), blocks,
                   answer=run_sections.answer(main, described(images, {PLOT: CAPTION}), found),
-                  links=run_sections.run_links(summary), limits=summary.get("limits", ""))
+                  links=run_sections.run_links(h.run), limits=h.limits or "")
 
 
 def flat(rows: list[dict], extra: dict) -> list[dict]:
@@ -192,15 +187,15 @@ def flat(rows: list[dict], extra: dict) -> list[dict]:
     return out
 
 
-def write(summary: dict, plots_too: bool = True) -> list:
+def write(summary: Summary, plots_too: bool = True) -> list:
     """The report's files in results/<run_id>/, each written atomically; returns their paths.
     Its one plot is drawn also for a sweep's cell (`plots_too` is the drivers' interface)."""
-    written = runs.write_summary(summary)
-    folder = runs.run_dir(summary["run"]["run_id"])
-    lines = flat(summary["rows"], {"network": "; ".join(labels(summary))})
+    written = summaries.write(summary)
+    folder, rows = runs.run_dir(summary.run_id), summary.body.rows
+    lines = flat(rows, {"network": "; ".join(labels(summary))})
     if lines:
         written.append(runs.write_csv(folder / "transfer.csv", list(lines[0]), lines))
-    images = [figures.save(figure(summary["rows"], labels(summary)), folder / PLOT)] if summary["rows"] else []
+    images = [figures.save(figure(rows, labels(summary)), folder / PLOT)] if rows else []
     return [*written, *images, *report_files.write(sections(summary, tuple(images)), folder)]
 
 

@@ -125,21 +125,21 @@ def test_the_report_prints_and_writes_the_table(monkeypatch, tmp_path):
     records, _ = synthetic_records(seed=2, per_cell=150, cell_keys=CELLS[:1])
     records = with_addresses(records)
     summary = summary_of(records, sent=len(records))
-    summary["endpoint_ips"] = table_of(records)
-    summary["endpoint_ips_excluded"] = endpoint_ips.excluded([r for r in records if r["event"] == "download"])
+    summary.body.endpoint_ips = table_of(records)
+    summary.body.endpoint_ips_excluded = endpoint_ips.excluded([r for r in records if r["event"] == "download"])
     output = io.StringIO()
     console = Console(file=output, width=100)
     terminal.show(report.sections(summary), console)
     text = " ".join(output.getvalue().split())  # the note wraps at the console's width
     assert report.ENDPOINT_TITLE in text and "slower" in text and "percentile method" in text
-    assert f"{summary['endpoint_ips_excluded']} downloads reached several addresses" in text
+    assert f"{summary.body.endpoint_ips_excluded} downloads reached several addresses" in text
     report.write(summary, plots_too=False)
-    written = (runs.run_dir(summary["run"]["run_id"]) / "report.md").read_text()
+    written = (runs.run_dir(summary.run_id) / "report.md").read_text()
     section = written.split(f"## {report.ENDPOINT_TITLE}")[1]
     assert "| address |" in section and f"| {SLOW} |" in section and "slower" in section
 
     one = [dict(r, endpoint_ip=SLOW) if r["event"] == "download" else r for r in records]
-    summary["endpoint_ips"] = table_of(one)
+    summary.body.endpoint_ips = table_of(one)
     output.truncate(0)
     terminal.show(report.sections(summary), console)  # one address per cell: nothing to compare on screen; report.md keeps it
-    assert len(summary["endpoint_ips"]) == 1 and report.ENDPOINT_TITLE not in output.getvalue()
+    assert len(summary.body.endpoint_ips) == 1 and report.ENDPOINT_TITLE not in output.getvalue()

@@ -278,7 +278,7 @@ def test_report_files(tmp_path, monkeypatch):
 def test_strategy_tables_have_a_row_per_strategy_per_memory_and_size():
     records, _ = synthetic_records(per_cell=30)
     downloads = [r for r in records if r["event"] == "download"]
-    tables = report.strategy_tables(summary_of(records, sent=len(records))["strategies"])
+    tables = report.strategy_tables(summary_of(records, sent=len(records)).body.strategies)
     groups = {(r["memory_size"], r["bytes"]) for r in downloads}
     titles = [f"Strategies at {m} MB, object {format_size(b)}" for m, b in sorted(groups)]
     assert [title for title, _ in tables] == titles
@@ -398,9 +398,9 @@ def test_a_run_without_a_model_has_no_prediction_column(tmp_path, monkeypatch):
 
 def test_reports_say_how_their_numbers_were_made():
     records, _ = synthetic_records(per_cell=5)
-    assert summary_of(records, sent=len(records))["network"] == "simulated network: none (loopback, not modelled)"
-    assert summary_of(records, sent=len(records), backend="aws")["network"] == "measured on AWS"
-    assert summary_of(records, sent=len(records), backend="aws")["ground_truth"] == []
+    assert summary_of(records, sent=len(records)).header.network == "simulated network: none (loopback, not modelled)"
+    assert summary_of(records, sent=len(records), backend="aws").header.network == "measured on AWS"
+    assert summary_of(records, sent=len(records), backend="aws").body.ground_truth == []
 
 
 def test_ground_truth_says_when_the_object_fits_in_the_burst():
@@ -408,7 +408,7 @@ def test_ground_truth_says_when_the_object_fits_in_the_burst():
               "first_byte_ms": 20}
     model = fanout.local.network.NetworkModel("big-burst", 1.0, fanout.local.network.model.parameters(values, "big-burst"))
     records = modelled_downloads(model, size=24 * 2**20)
-    rows = summary_of(records, sent=len(records), network=model.describe())["ground_truth"]
+    rows = summary_of(records, sent=len(records), network=model.describe()).body.ground_truth
     assert rows and all(row["inside_burst"] for row in rows)
     marked = [line for line in report._truth_rows(rows)[1:] if line[1].endswith(report.INSIDE_BURST)]
     assert len(marked) == 2  # sustained rate and burst; the first-byte latency is not a burst's
@@ -725,8 +725,8 @@ def test_a_run_at_a_network_scale_flags_its_cells_against_the_scaled_share(tmp_p
     for r in records:
         r.update(cpu_share=0.035)
     network = {"profile": "lambda-2024", "scale": 8.0, "parameters": {}}
-    [scaled] = summary_of(records, sent=len(records), network=network)["cells"]
-    [measured] = summary_of(records, sent=len(records), backend="aws")["cells"]
+    [scaled] = summary_of(records, sent=len(records), network=network).body.cells
+    [measured] = summary_of(records, sent=len(records), backend="aws").body.cells
     assert (scaled["flags"], measured["flags"]) == (pressure.CPU_BOUND, "")
 
 
@@ -753,7 +753,7 @@ def test_the_report_states_lambdas_limits_beside_the_network(tmp_path, monkeypat
     assert f'<p class="network">{markupsafe.escape(LIMITS_LINE)}</p>' in (folder / "index.html").read_text()
     assert json.loads((folder / runs.SUMMARY_FILE).read_text())["limits"] == LIMITS_LINE
     measured = summary_of(records, sent=len(records), backend="aws")
-    assert measured["limits"] == "" and "Lambda's limits" not in markdown.document(report.sections(measured))
+    assert measured.header.limits == "" and "Lambda's limits" not in markdown.document(report.sections(measured))
 
 
 def test_crt_downloads_have_no_retry_counts_to_sum():

@@ -88,7 +88,7 @@ def run_folder(tag: str = "t"):
     1024 MB, the other cell fields the same."""
     records, _ = synthetic_records(per_cell=30, cell_keys=[replace(c, experiment_tag=tag) for c in CELLS[:2]])
     summary = summary_of(records, sent=len(records))
-    runs.save(run_record.RunRecord.from_json(summary["run"]))  # run.json, as fire writes it
+    runs.save(summary.header.run)  # run.json, as fire writes it
     report.write(summary)
     return runs.run_dir(RUN), summary
 
@@ -142,7 +142,7 @@ def test_the_run_page_has_the_markdowns_sections_and_plots_and_needs_nothing_els
     files = {link for link in page.links if not link.startswith("#")}
     assert files == {"records.jsonl", "run.json", "summary.csv", "summary.json", *pngs}
     assert all((folder / link).is_file() for link in files)
-    label = f'<p class="network">{html.escape(summary["network"])}</p>'
+    label = f'<p class="network">{html.escape(summary.header.network)}</p>'
     assert label in text and text.index(label) < text.index("<table")  # at the top
     the_answer_comes_first(page)
 
@@ -248,7 +248,7 @@ def test_a_transfer_run_page_has_the_markdowns_sections_and_labels_unshaped_uplo
         assert {"transfer.csv", "transfer.png", "index.html", "report.md"} <= {path.name for path in written}
         assert {"records.jsonl", "run.json", "summary.json", "transfer.csv", "transfer.png", "#how-the-run-was-made"} == set(page.links)
         text = (folder / "report.md").read_text()
-        assert summary["network"] in text and ("uploads unshaped" in text) == unshaped
+        assert summary.header.network in text and ("uploads unshaped" in text) == unshaped
 
 
 def study_folder(published: bool = True, claims: bool = True):
@@ -257,7 +257,7 @@ def study_folder(published: bool = True, claims: bool = True):
     records, _ = synthetic_records(per_cell=30, cell_keys=[replace(c, experiment_tag="lambda-fanout-local")
                                                            for c in CELLS[:2]])  # fmt: skip
     summary = summary_of(records, sent=len(records))
-    record = run_record.RunRecord.from_json(summary["run"])
+    record = summary.header.run
     runs.save(record)
     report.write(summary)
     runs.save(record.but(stack=record.stack.but(backend="local")))  # as fire records it
@@ -303,9 +303,10 @@ def test_a_sweep_cells_run_page_links_to_its_sweep_and_study():
     folder, _, _ = study_folder()
     record = runs.load(RUN)
     runs.save(record.but(sweep=run_record.RunSweep(sweep_id="20250101T000000Z-abcdef", cell=0)))
-    report.write(summary_of(synthetic_records(per_cell=30, cell_keys=[replace(c, experiment_tag="lambda-fanout-local")
-                                                                       for c in CELLS[:2]])[0], sent=60) | {
-        "run": runs.load(RUN).to_json()})  # fmt: skip
+    summary = summary_of(synthetic_records(per_cell=30, cell_keys=[replace(c, experiment_tag="lambda-fanout-local")
+                                                                    for c in CELLS[:2]])[0], sent=60)  # fmt: skip
+    summary.header.run = runs.load(RUN)
+    report.write(summary)
     links = Page((runs.run_dir(RUN) / "index.html").read_text()).links
     assert {"../sweeps/20250101T000000Z-abcdef/index.html", "../studies/lambda-fanout/20250101T000000Z-abcdef/index.html"} <= set(links)
 

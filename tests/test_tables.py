@@ -16,7 +16,7 @@ from test_workloads import calls
 
 from fanout.workloads.download import across as crossrun, endpoint_ips, report
 from fanout import insights
-from fanout.results import markdown, run_folders as runs, run_record, stats, tables, terminal
+from fanout.results import markdown, run_folders as runs, run_record, stats, summary as summaries, tables, terminal
 from fanout.workloads.download import compare as download_compare
 from fanout.workloads.latency import report as latency_report
 
@@ -134,8 +134,8 @@ def test_one_runs_report_keeps_every_table_whole(printed, console):
     events = [{"timestamp": 1_700_000_000_000 + i, "message": f"REPORT RequestId: {i}\tDuration: 812.34 ms\tBilled "
                "Duration: 813 ms\tMemory Size: 10240 MB\tMax Memory Used: 95 MB"} for i in range(20)]  # fmt: skip
     summary = summary_of(records, sent=len(records), lambda_report=report_lines(events))
-    summary["endpoint_ips"] = table_of(records)
-    summary["endpoint_ips_excluded"] = endpoint_ips.excluded([r for r in records if r["event"] == "download"])
+    summary.body.endpoint_ips = table_of(records)
+    summary.body.endpoint_ips_excluded = endpoint_ips.excluded([r for r in records if r["event"] == "download"])
     terminal.show(report.sections(summary), console)
     titles = {title for title, _, _ in printed}
     assert {*(title + report.AT_TARGET_TITLE for title, _ in report.METRICS.values()), report.EVERY_DOWNLOAD_TITLE,
@@ -198,7 +198,7 @@ def test_latency_reports_keep_every_table_whole(printed, console, tmp_path):
         "dead_lettered": [], "rows": insights.evaluate(insights.load_query(latency_report.QUERY), events).rows,
         "ratios": latency_report.ratios(records),
     }  # fmt: skip
-    terminal.show(latency_report.sections(summary), console)
+    terminal.show(latency_report.sections(summaries.from_json(summary, latency_report.Body)), console)
     titles = [title for title, _, _ in printed]
     assert "Latency by run, class, measure and size (s)" in titles and "Express / Standard, ratio of medians" in titles
     assert "express: get first byte (s)" in titles
@@ -212,7 +212,7 @@ def test_a_latency_report_says_which_client_made_the_calls_and_in_what_order(con
                    "network": "measured on AWS", "units": latency_report.UNITS, "percentiles": "exact",
                    "ci_method": stats.CI_METHOD, "dead_lettered": [], "rows": [], "ratios": [],
                    "counts": {"sent": 1, "seqs_done": 1, "calls": 0, "in_query": 0, "error_records": 0}}  # fmt: skip
-        return markdown.document(latency_report.sections(summary))
+        return markdown.document(latency_report.sections(summaries.from_json(summary, latency_report.Body)))
 
     source = opening({"sizes": [1], "reps": 10, "storage": [], "order": "by-class", "client": "per-call"})
     assert "a new client per call, built before its timer" in source and "every repetition of a class, then" in source

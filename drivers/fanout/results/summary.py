@@ -65,7 +65,7 @@ class Body(Protocol):
 
     __dataclass_fields__: ClassVar[dict[str, Field[Any]]]
     LAYOUT: ClassVar[tuple[str, ...]]
-    COUNTS: ClassVar[Mapping[str, str]]
+    COUNTS: ClassVar[dict[str, str]]
 
 
 B = TypeVar("B", bound=Body)
@@ -126,13 +126,18 @@ def collect(stack: "Stack", record: RunRecord, event: str, query: str, counted: 
     events = insights.fetch_events(stack, *window)
     records = log_records.run_records(events, record.run_id)
     rows = insights.run_saved(stack, query, f'run_id = "{record.run_id}"', *window)
-    done = done_seqs(records, event)
-    dead = sorted(deadletters.peek(stack, record.run_id, set(record.sent_seqs()) - done))
-    counts = Counts(sent=len(record.sent_seqs()), done=len(done), measured=sum(r.get("event") == event for r in records),
-                    in_query=sum(int(row[counted]) for row in rows), error_records=sum(r.get("event") == "error" for r in records),
-                    requested=record.parameters.messages)  # fmt: skip
-    header = Header(record, record.network_label(), record.limits_label(), counts, dead, records)
+    dead = deadletters.peek(stack, record.run_id, set(record.sent_seqs()) - done_seqs(records, event))
+    header = header_of(record, records, event, sum(int(row[counted]) for row in rows), sorted(dead))
     return Collected(window, events, records, rows, header)
+
+
+def header_of(record: RunRecord, records: list[Row], event: str, in_query: int, dead_lettered: list[int]) -> Header:
+    """The header of a run whose `records` were read from its logs, its workload's being `event`,
+    `in_query` of them counted by its saved query and the seqs `dead_lettered` found."""
+    counts = Counts(sent=len(record.sent_seqs()), done=len(done_seqs(records, event)),
+                    measured=sum(r.get("event") == event for r in records), in_query=in_query,
+                    error_records=sum(r.get("event") == "error" for r in records), requested=record.parameters.messages)  # fmt: skip
+    return Header(record, record.network_label(), record.limits_label(), counts, dead_lettered, records)
 
 
 def done_seqs(records: list[Row], event: str) -> set[int]:

@@ -272,7 +272,7 @@ def warnings(summary: "Summary") -> list[str]:
         )
     if c.measured > c.done:
         result.append(f"{c.measured - c.done} messages were downloaded twice (SQS delivers at least once)")
-    if c.sent < c.requested:
+    if c.requested is not None and c.sent < c.requested:
         result.append(f"{c.requested - c.sent} of {c.requested} messages were never sent (see run.json)")
     result += [line for cell in _cells(summary) if (line := not_honoured(cell, CELLS.label(cell)))]
     result += [line for n, line in few_at_target(summary) if not n]

@@ -66,8 +66,15 @@ Summary = RunSummary[Body]
 def build(stack, record: run_record.RunRecord) -> Summary:
     """Everything the report shows (summary.json is this, less the records)."""
     got = summaries.collect(stack, record, WORKLOAD.name, WORKLOAD.query, "messages")
-    return summaries.new(got.header, Body(shaping(record), UNITS, stats.PERCENTILE_METHOD, stats.CI_METHOD,
-                                          cell_rows(got.of_event(WORKLOAD.name))))  # fmt: skip
+    return summarize(record, got.records, got.header.counts.in_query, got.header.dead_lettered)
+
+
+def summarize(record: run_record.RunRecord, records: list[Row], in_query: int, dead_lettered: list[int]) -> Summary:
+    """build()'s summary from what it fetched: the run's records, the messages the saved query
+    counted and the seqs found dead-lettered."""
+    header = summaries.header_of(record, records, WORKLOAD.name, in_query, dead_lettered)
+    messages = [r for r in records if r.get("event") == WORKLOAD.name]
+    return summaries.new(header, Body(shaping(record), UNITS, stats.PERCENTILE_METHOD, stats.CI_METHOD, cell_rows(messages)))
 
 
 def cell_rows(messages: list[dict]) -> list[dict]:

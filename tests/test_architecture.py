@@ -10,7 +10,6 @@ import tomllib
 from pathlib import Path
 
 import grimp
-import pytest
 
 from fanout.common import paths
 from fanout.workloads import registry
@@ -142,16 +141,9 @@ def summary_lookups() -> dict[str, int]:
     return found
 
 
-@pytest.mark.xfail(strict=True, reason="the download workload's summary across runs is still a dict")
 def test_summary_lookups_by_key_are_few():
-    # A run's summary is typed (fanout.results.summary); what is left is the download workload's
-    # summary across runs (across.py, across_plots.py), still a dict: the mark comes off once it is typed.
+    """Summaries are typed (a run's: fanout.results.summary; across runs: each workload's Across):
+    read by key only where JSON is read or written."""
     found = summary_lookups()
     assert sum(found.values()) <= SUMMARY_LOOKUPS_ALLOWED, found
 
-
-def test_the_typed_run_summaries_are_indexed_by_no_key():
-    """The run summaries are typed: no report of one run, nor the generic code, reads one by key."""
-    typed = ["drivers/fanout/results/", "drivers/fanout/stages/", "drivers/fanout/workloads/download/report.py",
-             "drivers/fanout/workloads/download/plots.py", "drivers/fanout/workloads/seqread/report.py"]
-    assert not [path for path in summary_lookups() if any(path.startswith(prefix) for prefix in typed)]

@@ -268,7 +268,7 @@ def test_the_cross_run_plots_read_with_the_longest_labels(results, kwargs):
                             "seconds_by_cell.png", "throughput_by_concurrency_ran_at.png"}  # fmt: skip
     for fig in figures.values():
         assert_readable(fig)
-        assert fig._supxlabel.get_text() == summary["network"]
+        assert fig._supxlabel.get_text() == summary.network
 
 
 def test_download_times_per_cell_are_in_seconds_and_name_memory_as_the_tables_do(results):
@@ -282,12 +282,12 @@ def test_download_times_per_cell_are_in_seconds_and_name_memory_as_the_tables_do
     assert labels and all("MB" in text and "MB 1" not in text for text in labels), labels
     assert any(text.startswith("1769 MB") for text in labels), labels
     assert max(line.get_xdata().max() for line in ax.get_lines()) == pytest.approx(
-        max(max(sample["seconds"]) for sample in summary["samples"]), rel=0.5)  # seconds, not ms
+        max(max(sample["seconds"]) for sample in summary.samples), rel=0.5)  # seconds, not ms
 
 
 def test_the_heatmap_colour_scale_states_its_range_and_unit(results):
     summary = cross_summary(tags=(TAG_WORDS,))
-    medians = [np.median(sample["mb_per_s"]) for sample in summary["samples"]]
+    medians = [np.median(sample["mb_per_s"]) for sample in summary.samples]
     heatmap = crossplots.build(summary, crossrun.CELLS.long_label)["median_throughput_heatmap.png"]
     [scale] = [ax for ax in heatmap.axes if ax.get_label() == "<colorbar>"]
     ticks = scale.get_yticks()

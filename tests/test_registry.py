@@ -308,9 +308,9 @@ def test_report_and_compare_dispatch_to_the_toys_driver(toy, queue, emulator, re
             if line["event"] == "toy":
                 cell = cells.of(toy.workload).key(line)
                 expected[cell] = expected.get(cell, 0) + 1
-    assert summary["rows"] == [{"cell": cell.label(), "records": expected[cell]}
+    assert summary.rows == [{"cell": cell.label(), "records": expected[cell]}
                                for cell in sorted(expected, key=lambda c: c.sort_key())]  # fmt: skip
-    assert json.loads((tmp_path / "across" / "toy.json").read_text())["rows"] == summary["rows"]
+    assert json.loads((tmp_path / "across" / "toy.json").read_text())["rows"] == summary.rows
     capsys.readouterr()
     assert cli.main(["compare", run_ids[0], run_ids[1]]) == 2
     assert capsys.readouterr().err.strip() == "fanout: error: toy runs have nothing to compare: their colours are facts, not figures"

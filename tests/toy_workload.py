@@ -35,6 +35,14 @@ class ToyBody:
     COUNTS: ClassVar[dict[str, str]] = summaries.count_names(NAME)
 
 
+@dataclass
+class ToyAcross:
+    """Its report across runs: the records per cell."""
+
+    title: str
+    rows: list[dict]
+
+
 def _colour(text: str) -> str:
     if text not in COLOURS:
         raise UsageError(f"invalid --colour {text!r}: expected one of {', '.join(COLOURS)}")
@@ -102,7 +110,7 @@ class ToyDriver(Driver):
     def write_report(self, summary: summaries.RunSummary[ToyBody], plots_too: bool = True) -> list:
         return summaries.write(summary)
 
-    def report_across(self, run_ids: list[str], folder, title: str, at_target: float | None = None) -> dict:
+    def report_across(self, run_ids: list[str], folder, title: str, at_target: float | None = None) -> ToyAcross:
         """Records per cell across the runs, in the cells' order, labelled by the toy's cells."""
         schema = cells.of(ENTRY)
         counted: dict = {}
@@ -114,7 +122,7 @@ class ToyDriver(Driver):
         rows = [{"cell": cell.label(), "records": counted[cell]} for cell in sorted(counted, key=lambda c: c.sort_key())]
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "toy.json").write_text(json.dumps({"title": title, "rows": rows}))
-        return {"title": title, "rows": rows}
+        return ToyAcross(title, rows)
 
     def compare(self, a_ids: list[str], b_ids: list[str], at_target: float | None = None) -> None:
         raise UsageError("toy runs have nothing to compare: their colours are facts, not figures")

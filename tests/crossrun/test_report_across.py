@@ -58,13 +58,13 @@ def test_statistics_equal_numpy_on_the_records(four_runs, tmp_path):
         low, high = concurrency.steady_window(intervals, limit)
         assert float(row["steady_mean_concurrency"]) == pytest.approx(concurrency.mean(intervals, low, high), abs=0.01)
         assert float(row["cold_start_share"]) == pytest.approx(np.mean([r["cold_start"] for r in downloads]), abs=1e-4)
-    assert [c["memory_size"] for c in summary["cells"]] == [m for m, _ in AXES]  # numeric order
-    assert summary["varying"] == ["memory_size", "concurrency_limit"]
+    assert [c["memory_size"] for c in summary.cells] == [m for m, _ in AXES]  # numeric order
+    assert summary.varying == ["memory_size", "concurrency_limit"]
 
 
 def test_confidence_intervals_hold_the_median_and_p99(four_runs, tmp_path):
     summary = crossrun.build([rid for rid, _ in four_runs.values()], tmp_path / "out", "t")
-    for cell in summary["cells"]:
+    for cell in summary.cells:
         for name in ("p50", "p99"):
             assert cell[f"mb_per_s_{name}_ci_low"] <= cell[f"mb_per_s_{name}"] <= cell[f"mb_per_s_{name}_ci_high"]
         assert cell["mb_per_s_p50_ci_high"] - cell["mb_per_s_p50_ci_low"] > 0
@@ -72,20 +72,20 @@ def test_confidence_intervals_hold_the_median_and_p99(four_runs, tmp_path):
 
 def test_accounting_counts_every_message(four_runs, tmp_path):
     summary = crossrun.build([rid for rid, _ in four_runs.values()], tmp_path / "out", "t")
-    by_axes = {(c["memory_size"], c["concurrency_limit"]): c for c in summary["cells"]}
+    by_axes = {(c["memory_size"], c["concurrency_limit"]): c for c in summary.cells}
     lossy = by_axes[(1024, 6)]
     assert (lossy["sent"], lossy["done"], lossy["dead_lettered"], lossy["failed"]) == (60, 58, 2, 0)
     assert lossy["complete"] is True
     assert lossy["errors"] == len([r for r in records_of(four_runs[(1024, 6)][0]) if r["event"] == "error"])
-    assert all(c["sent"] == c["done"] + c["failed"] + c["dead_lettered"] for c in summary["cells"])
-    assert [w for w in summary["warnings"] if "ran at target" not in w] == []
+    assert all(c["sent"] == c["done"] + c["failed"] + c["dead_lettered"] for c in summary.cells)
+    assert [w for w in summary.warnings if "ran at target" not in w] == []
 
 
 def test_a_run_without_accounting_is_unknown_and_warned(tmp_path):
     rid, _ = make_run(1, accounting=False)
     summary = crossrun.build([rid], tmp_path / "out", "t")
-    assert summary["cells"][0]["complete"] is None
-    assert any(f"make wait RUN={rid}" in w for w in summary["warnings"])
+    assert summary.cells[0]["complete"] is None
+    assert any(f"make wait RUN={rid}" in w for w in summary.warnings)
 
 
 def test_records_older_than_the_accounting_are_warned(tmp_path):
@@ -93,8 +93,8 @@ def test_records_older_than_the_accounting_are_warned(tmp_path):
     path = runs.run_dir(rid) / "records.jsonl"
     path.write_text("".join(json.dumps(d) + "\n" for d in downloads[:-3]))  # a report made before wait ended
     summary = crossrun.build([rid], tmp_path / "out", "t")
-    assert summary["cells"][0]["n_all"] == len(downloads) - 3
-    (warning,) = [w for w in summary["warnings"] if "ran at target" not in w]
+    assert summary.cells[0]["n_all"] == len(downloads) - 3
+    (warning,) = [w for w in summary.warnings if "ran at target" not in w]
     assert f"make report RUN={rid}` again" in warning
     assert "**Warning:** " + warning in (tmp_path / "out" / "report.md").read_text()
 
@@ -108,7 +108,7 @@ def test_runs_fired_before_strategies_take_their_mode(tmp_path):
     path.write_text("".join(json.dumps({k: v for k, v in d.items() if k != "strategy"} | {"mode": "stream"}) + "\n"
                             for d in downloads))  # fmt: skip
     summary = crossrun.build([rid], tmp_path / "out", "t")
-    (cell,) = summary["cells"]
+    (cell,) = summary.cells
     assert cell["strategy"] == "stream" and cell["n_all"] == len(downloads)
 
 
@@ -132,7 +132,7 @@ def test_the_network_label_is_on_every_output(tmp_path, backend, network, label)
     rid, _ = make_run(1, backend=backend, network=network)
     out = tmp_path / "out"
     summary = crossrun.build([rid], out, "t")
-    assert summary["network"] == label
+    assert summary.network == label
     markdown = (out / "report.md").read_text()
     assert markdown.count(label) >= 5  # the heading line and every table's caption
     assert json.loads((out / "cells.json").read_text())["network"] == label
@@ -150,21 +150,21 @@ def test_the_limits_each_run_was_held_to_are_stated_once_each_beside_the_network
     summary = crossrun.build(ids, out, "t")
     stated = ["Lambda's limits: CPU share: 0.289 vCPU, enforced by cgroup; memory (512 MB): enforced by cgroup",
               "Lambda's limits: CPU share: 0.579 vCPU, enforced by cgroup; memory (1024 MB): enforced by cgroup"]
-    assert summary["limits"] == " | ".join(stated) and summary["varying"] == ["memory_size"]
-    assert json.loads((out / "cells.json").read_text())["limits"] == summary["limits"]
-    assert f"**{summary['limits']}**" in (out / "report.md").read_text()
+    assert summary.limits == " | ".join(stated) and summary.varying == ["memory_size"]
+    assert json.loads((out / "cells.json").read_text())["limits"] == summary.limits
+    assert f"**{summary.limits}**" in (out / "report.md").read_text()
     terminal.show(crossrun.sections(summary), Console(width=1000))
-    assert summary["limits"] in capsys.readouterr().out.splitlines()
+    assert summary.limits in capsys.readouterr().out.splitlines()
     aws = crossrun.build([make_run(4, backend="aws")[0]], tmp_path / "aws", "t")
-    assert aws["limits"] == "" and "Lambda's limits" not in (tmp_path / "aws" / "report.md").read_text()
+    assert aws.limits == "" and "Lambda's limits" not in (tmp_path / "aws" / "report.md").read_text()
 
 
 def test_two_networks_are_not_pooled(tmp_path):
     a, _ = make_run(1)
     b, _ = make_run(2, network={"profile": "p", "scale": 1})
     summary = crossrun.build([a, b], tmp_path / "out", "t")
-    assert len(summary["cells"]) == 2 and summary["varying"] == ["network"]
-    assert summary["network"].startswith("mixed: ")
+    assert len(summary.cells) == 2 and summary.varying == ["network"]
+    assert summary.network.startswith("mixed: ")
 
 
 def test_files_and_plots_are_written(four_runs, tmp_path):
@@ -194,10 +194,10 @@ def test_the_slower_address_of_a_cell_is_flagged_across_runs(tmp_path):
     addresses = {"10.0.0.1": 1.0, "10.0.0.2": 1.0, "10.0.0.3": 2.0}  # seconds multipliers
     ids = [make_run(n, concurrency=6, per_slot=12, seed=n, addresses=addresses)[0] for n in (1, 2)]
     summary = crossrun.build(ids, tmp_path / "out", "t")
-    flags = {row["endpoint_ip"]: row["flag"] for row in summary["endpoint_ips"]}
+    flags = {row["endpoint_ip"]: row["flag"] for row in summary.endpoint_ips}
     assert flags["10.0.0.3"] == "slower" and "slower" not in {flags["10.0.0.1"], flags["10.0.0.2"]}
     pooled = [r for rid in ids for r in records_of(rid)]
-    assert {row["endpoint_ip"]: row["downloads"] for row in summary["endpoint_ips"]} == {
+    assert {row["endpoint_ip"]: row["downloads"] for row in summary.endpoint_ips} == {
         ip: sum(r.get("endpoint_ip") == ip for r in pooled) for ip in addresses}
     text = (tmp_path / "out" / "report.md").read_text()
     assert f"## {report.ENDPOINT_TITLE}" in text and "| 10.0.0.3 |" in text
@@ -209,7 +209,7 @@ def test_a_cells_statistics_leave_out_the_ramp_and_say_how_many(tmp_path):
     the cell says how many messages per slot would give 30 at target."""
     rid, downloads = make_run(1, concurrency=10, per_slot=6, median_s=0.5, sigma=0.1, ramp_ms=300)
     summary = crossrun.build([rid], tmp_path / "out", "t")
-    (cell,) = summary["cells"]
+    (cell,) = summary.cells
     kept = at_target(downloads, 10)
     assert (cell["n"], cell["n_all"], cell["n_excluded"]) == (len(kept), 60, 60 - len(kept))
     early = min(d["start_ms"] for d in downloads if d["seq"] // 6 == 9)  # the last slot's first start
@@ -218,22 +218,22 @@ def test_a_cells_statistics_leave_out_the_ramp_and_say_how_many(tmp_path):
     assert cell["mb_per_s_p50"] == pytest.approx(expected_mb_per_s)
     # The run (about 6 s) outlasted the mapping's ramp to 10 (1 s): at target in proportion.
     multiplier = -(-30 * 60 // (len(kept) * 10))  # ceiling
-    assert [f"{len(kept)} of 60 downloads ran at target; MULTIPLIER={multiplier}" in n for n in summary["notes"]] == [True]
-    assert not [w for w in summary["warnings"] if "ran at target" in w]  # information, not a warning
-    assert f"\nnote: cell {summary['notes'][0].removeprefix('cell ')}\n" in (tmp_path / "out" / "report.md").read_text()
+    assert [f"{len(kept)} of 60 downloads ran at target; MULTIPLIER={multiplier}" in n for n in summary.notes] == [True]
+    assert not [w for w in summary.warnings if "ran at target" in w]  # information, not a warning
+    assert f"\nnote: cell {summary.notes[0].removeprefix('cell ')}\n" in (tmp_path / "out" / "report.md").read_text()
     assert "downloads at target" in (tmp_path / "out" / "report.md").read_text()
     assert (tmp_path / "out" / "throughput_by_concurrency_ran_at.png").is_file()
-    looser = crossrun.build([rid], tmp_path / "looser", "t", at_target=0.5)["cells"][0]
+    looser = crossrun.build([rid], tmp_path / "looser", "t", at_target=0.5).cells[0]
     assert looser["n"] == len(at_target(downloads, 10, 0.5)) > cell["n"]
 
 
 def test_a_cell_that_never_reached_its_target_says_so(tmp_path):
     rid, _ = make_run(1, concurrency=4, per_slot=3, ramp_ms=5000)  # slots never overlap
     summary = crossrun.build([rid], tmp_path / "out", "t")
-    assert summary["cells"][0]["n"] == 0
-    assert summary["cells"][0]["most_ran_at"] == 1.0  # one slot at a time
+    assert summary.cells[0]["n"] == 0
+    assert summary.cells[0]["most_ran_at"] == 1.0  # one slot at a time
     assert any("no download ran at target: the most one ran at was 1 of 4" in w and "would not help" in w
-               for w in summary["warnings"])  # fmt: skip
+               for w in summary.warnings)  # fmt: skip
 
 
 def test_a_cells_lambda_bill_is_its_runs_saved_bills_beside_their_estimates(tmp_path):
@@ -244,12 +244,12 @@ def test_a_cells_lambda_bill_is_its_runs_saved_bills_beside_their_estimates(tmp_
     for run_id, (billed, estimated) in zip(made, costs_):
         runs.write_json(runs.run_dir(run_id) / runs.SUMMARY_FILE,
                         {"cost": {"billed": {"usd": billed}, "estimated_lambda_usd": estimated}})  # fmt: skip
-    (cell,) = crossrun.build(made, tmp_path / "out", "t")["cells"]
+    (cell,) = crossrun.build(made, tmp_path / "out", "t").cells
     assert cell["lambda_billed_usd"] == pytest.approx(0.030) and cell["lambda_estimated_usd"] == pytest.approx(0.030)
     assert cell["bill_over_estimate"] == pytest.approx(1.0)
     assert "## Lambda cost (USD)" in (tmp_path / "out" / "report.md").read_text()
     unreported = make_run(3, seed=3, tag="other")[0]
-    assert crossrun.build([unreported], tmp_path / "o2", "t")["cells"][0]["lambda_billed_usd"] is None
+    assert crossrun.build([unreported], tmp_path / "o2", "t").cells[0]["lambda_billed_usd"] is None
 
 
 def test_throttling_cpu_and_a_second_sdk_show_across_runs(tmp_path):
@@ -262,8 +262,8 @@ def test_throttling_cpu_and_a_second_sdk_show_across_runs(tmp_path):
               "awscrt_version": None, "sdk_source": "bundled"}  # fmt: skip
     (runs.run_dir(rid) / "records.jsonl").write_text("".join(json.dumps(d) + "\n" for d in downloads))
     summary = crossrun.build([rid], tmp_path / "out", "t")
-    (cell,) = summary["cells"]
+    (cell,) = summary.cells
     assert (cell["retries"], cell["slowdowns"], cell["throttled_downloads"], cell["keys"]) == (3, 3, 3, 1)
     assert cell["flags"] == "throttled" and cell["cpu_allowance"] == pytest.approx(1024 / 1769, abs=1e-3)
-    assert any("2 SDK versions" in w and "1 records on boto3 1.40.0" in w for w in summary["warnings"])
+    assert any("2 SDK versions" in w and "1 records on boto3 1.40.0" in w for w in summary.warnings)
     assert "## Throttling and CPU" in (tmp_path / "out" / "report.md").read_text()

@@ -459,13 +459,13 @@ def test_faults_and_a_host_kill_lose_nothing(deployed, tmp_path, monkeypatch):
 
     injected = collections.Counter(log.read_text().split())
     summary = report.build(deployed, runs.load(run_id))
-    errors = {row["error_type"]: row["errors"] for row in summary["errors"]}
-    s3_errors = [r for r in summary["records"] if r["event"] == "error" and r["error_type"] == "ClientError"]
+    errors = {row["error_type"]: row["errors"] for row in summary.body.errors}
+    s3_errors = [r for r in summary.header.records if r["event"] == "error" and r["error_type"] == "ClientError"]
     assert errors.get("ClientError", 0) == len(s3_errors) == injected["s3_500"] + injected["s3_503"]
     assert sum("(InternalError)" in r["error_message"] for r in s3_errors) == injected["s3_500"]
     assert sum("(SlowDown)" in r["error_message"] for r in s3_errors) == injected["s3_503"]
-    assert {r["seq"] for r in summary["records"] if r.get("error_type") == "InjectedFailure"} == injected_seqs
-    platform = {row["error_type"]: row["errors"] for row in summary["platform_errors"]}
+    assert {r["seq"] for r in summary.header.records if r.get("error_type") == "InjectedFailure"} == injected_seqs
+    platform = {row["error_type"]: row["errors"] for row in summary.body.platform_errors}
     expected = {"Runtime.ExitError": injected["crash"], "Task timed out": injected["hang"]}
     assert platform == {kind: n for kind, n in expected.items() if n}
     assert accounting.platform_errors == platform  # wait's accounting counts them too

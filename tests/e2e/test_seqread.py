@@ -62,7 +62,7 @@ def deployed(emulator, tmp_path_factory):
             deploy.destroy("local", STACK)
 
 
-def run_seqread(stack, model_file, source: str, *options: str, messages: int = MESSAGES) -> dict:
+def run_seqread(stack, model_file, source: str, *options: str, messages: int = MESSAGES):
     """`make fire WORKLOAD=seqread JOBS=4 FILE_SIZE=64MiB FROM=<source> MESSAGES=3` (and
     `options`), then `make wait` hosting the function under the model, then `make report`: the
     run's summary."""
@@ -108,33 +108,33 @@ def test_local_and_remote_runs_are_reported_side_by_side(deployed, capsys):
     stack, model_file = deployed
     summaries = {source: run_seqread(stack, model_file, source) for source in ("local", "remote")}
     for source, summary in summaries.items():
-        reads = [r for r in summary["records"] if r["event"] == "seqread"]
+        reads = [r for r in summary.header.records if r["event"] == "seqread"]
         assert sorted(r["seq"] for r in reads) == list(range(MESSAGES))
         # 4 jobs of 64 MiB, each in 8 blocks of the default 8 MiB.
         assert {(r["source"], r["jobs"], r["bytes"], r["blocks"]) for r in reads} == {(source, 4, 4 * 64 * 2**20, 32)}
-        assert summary["counts"]["in_query"] == summary["counts"]["messages"] == MESSAGES
-        (row,) = summary["rows"]
+        assert summary.header.counts.in_query == summary.header.counts.measured == MESSAGES
+        (row,) = summary.body.rows
         other = "remote" if source == "local" else "local"
         assert row[source]["n"] == MESSAGES and row[other] is None and "ratio" not in row
         assert row[source]["p50"] == pytest.approx(np.median([r["mib_per_s"] for r in reads]))
-        folder = runs.run_dir(summary["run"]["run_id"])
-        assert summary["network"] in (folder / "report.md").read_text()
+        folder = runs.run_dir(summary.run_id)
+        assert summary.header.network in (folder / "report.md").read_text()
         assert (folder / "seqread.png").stat().st_size > 0
-    remote_reads = [r for r in summaries["remote"]["records"] if r["event"] == "seqread"]
+    remote_reads = [r for r in summaries["remote"].header.records if r["event"] == "seqread"]
     assert {r["bucket_region"] for r in remote_reads} == {REMOTE}
     # Known truth: the model holds a remote block's first byte for RTT + first byte less the
     # loopback path's own measured cost (a millisecond or so): a lower bound load cannot break.
     held = PROFILE["rtt_ms"] + PROFILE["first_byte_ms"]
     assert min(r["first_byte_p50_ms"] for r in remote_reads) >= 0.8 * held
-    assert "transfer us-west-2 -> us-east-1: $0.02/GB" in " ".join(summaries["remote"]["cost"])
+    assert "transfer us-west-2 -> us-east-1: $0.02/GB" in " ".join(summaries["remote"].body.cost)
 
-    run_ids = [summaries[source]["run"]["run_id"] for source in ("local", "remote")]
+    run_ids = [summaries[source].run_id for source in ("local", "remote")]
     capsys.readouterr()
     assert cli.main(["report", "--runs", ",".join(run_ids)]) == 0
     out = capsys.readouterr().out
     folder = reporting.across_dir(run_ids)
     (row,) = json.loads((folder / "summary.json").read_text())["rows"]
-    rates = {s: [r["mib_per_s"] for r in summary["records"] if r["event"] == "seqread"] for s, summary in summaries.items()}
+    rates = {s: [r["mib_per_s"] for r in summary.header.records if r["event"] == "seqread"] for s, summary in summaries.items()}
     assert row["local"]["n"] == row["remote"]["n"] == MESSAGES
     assert row["ratio"] == pytest.approx(np.median(rates["remote"]) / np.median(rates["local"]))
     assert row["ratio_ci"] == pytest.approx(list(stats.ratio_intervals(rates["local"], rates["remote"], [50])[0]))

@@ -109,7 +109,7 @@ def _driver(summary: RunSummary[Any]) -> workloads.Driver:
     return workloads.get(summary.header.run.parameters.workload)
 
 
-def report_across(run_ids: list[str], folder: Path, title: str, at_target: float = concurrency.AT_TARGET_FRACTION) -> dict:
+def report_across(run_ids: list[str], folder: Path, title: str, at_target: float = concurrency.AT_TARGET_FRACTION) -> object:
     """The runs' workload's report across them, written into `folder`; its summary. `at_target`:
     which downloads the tables keep (fanout.results.concurrency)."""
     return workload_of(run_ids).report_across(run_ids, folder, title, at_target)

@@ -160,13 +160,14 @@ class Driver:
         return self.report().write(summary, plots_too)
 
     def report_across(self, run_ids: list[str], folder: Path, title: str,
-                      at_target: float = concurrency.AT_TARGET_FRACTION) -> dict:
-        """The report across runs (a sweep's closing report), written into `folder`; its summary."""
+                      at_target: float = concurrency.AT_TARGET_FRACTION) -> object:
+        """The report across runs (a sweep's closing report), written into `folder`; its summary
+        (the workload's own type, which its across_sections reads)."""
         raise UsageError(f"the {self.name} workload has no report across runs")
 
-    def across_sections(self, summary: dict, folder: Path) -> sections.Report:
+    def across_sections(self, summary: Any, folder: Path) -> sections.Report:  # summary: report_across's
         """report_across's summary as the terminal shows it."""
-        return sections.Report(summary.get("title", ""), summary.get("network", ""))
+        return sections.Report(getattr(summary, "title", ""), getattr(summary, "network", ""))
 
     def compare(self, a_ids: list[str], b_ids: list[str], at_target: float = concurrency.AT_TARGET_FRACTION) -> sections.Report:
         """`fanout compare A B` of its runs, as the terminal shows it."""

@@ -19,6 +19,7 @@ from fanout.results import aggregate, cells, concurrency, pressure, report_files
 from fanout.results.sections import FILES, TERMINAL, Figures, Heading, Report, Table, Text, Warnings, images as described, sentence
 from fanout.workloads.download import across_plots as crossplots, cell_stats, endpoint_ips, report
 from fanout.workloads.download import WORKLOAD
+from fanout.workloads.download.across_summary import Across
 from fanout.local.network import truth
 
 CELLS = cells.of(WORKLOAD)  # the download workload's cells
@@ -85,7 +86,7 @@ def sort_key(cell: cells.Cell) -> tuple:
 # ---- computation -----------------------------------------------------------------------------
 
 
-def build(run_ids: list[str], out_dir: Path, title: str, at_target: float = concurrency.AT_TARGET_FRACTION) -> dict:
+def build(run_ids: list[str], out_dir: Path, title: str, at_target: float = concurrency.AT_TARGET_FRACTION) -> Across:
     """Read the runs, compute every cell's statistics, write the files into `out_dir`; returns
     the summary (cells.json is this, less the per-download samples)."""
     summary = summarize([load(run_id) for run_id in dict.fromkeys(run_ids)], title, at_target)
@@ -93,7 +94,7 @@ def build(run_ids: list[str], out_dir: Path, title: str, at_target: float = conc
     return summary
 
 
-def summarize(loaded: list[Run], title: str, at_target: float = concurrency.AT_TARGET_FRACTION) -> dict:
+def summarize(loaded: list[Run], title: str, at_target: float = concurrency.AT_TARGET_FRACTION) -> Across:
     """Every cell's statistics (over its downloads at target), the runs they come from, the
     methods, and the warnings."""
     by_cell, run_cells = group(loaded)
@@ -101,31 +102,31 @@ def summarize(loaded: list[Run], title: str, at_target: float = concurrency.AT_T
     chosen = {cell: at_target_of(cell, by_cell[cell], at_target) for cell in ordered}
     rows = [cell_row(cell, chosen[cell], by_cell[cell], run_cells) for cell in ordered]
     labels = sorted({run.record.network_label() for run in loaded})
-    return {
-        "title": title,
-        "network": labels[0] if len(labels) == 1 else "mixed: " + "; ".join(labels),
-        "limits": run_record.limits_label(run.record for run in loaded),
-        "runs": [_run_summary(run, run_cells[run.run_id]) for run in loaded],
-        "cells": rows,
-        "varying": varying(rows),
-        "methods": {
+    return Across(
+        title=title,
+        network=labels[0] if len(labels) == 1 else "mixed: " + "; ".join(labels),
+        limits=run_record.limits_label(run.record for run in loaded),
+        runs=[_run_summary(run, run_cells[run.run_id]) for run in loaded],
+        cells=rows,
+        varying=varying(rows),
+        methods={
             "percentiles": stats.PERCENTILE_METHOD,
             "confidence_intervals": stats.CI_METHOD,
             "steady_window": concurrency.STEADY_DEFINITION,
             "at_target": concurrency.at_target_definition(at_target),
             "units": UNITS,
         },
-        "at_target": at_target,
-        "warnings": [*warnings(loaded, run_cells), *few_at_target(rows, at_target, unusable=True), *not_honoured(rows),
-                     *filter(None, [pressure.sdk_warning(pressure.sdk_sets([d for run in loaded for d in run.downloads]))])],
-        "notes": few_at_target(rows, at_target, unusable=False),
-        "version": runs.project_version(),
-        "environment": environment(),
-        "samples": [samples(chosen[cell]) for cell in ordered],
-        "ran_at": [ran_at_samples(downloads_of(by_cell[cell])) for cell in ordered],
-        "endpoint_ips": [dict(row, cell=cell_label(cell.as_dict(), varying(rows) or ["memory_size"]))
-                         for cell in ordered for row in endpoint_ips.from_records(downloads_of(by_cell[cell]))],
-    }
+        at_target=at_target,
+        warnings=[*warnings(loaded, run_cells), *few_at_target(rows, at_target, unusable=True), *not_honoured(rows),
+                  *filter(None, [pressure.sdk_warning(pressure.sdk_sets([d for run in loaded for d in run.downloads]))])],
+        notes=few_at_target(rows, at_target, unusable=False),
+        version=runs.project_version(),
+        environment=environment(),
+        samples=[samples(chosen[cell]) for cell in ordered],
+        ran_at=[ran_at_samples(downloads_of(by_cell[cell])) for cell in ordered],
+        endpoint_ips=[dict(row, cell=cell_label(cell.as_dict(), varying(rows) or ["memory_size"]))
+                      for cell in ordered for row in endpoint_ips.from_records(downloads_of(by_cell[cell]))],
+    )  # fmt: skip
 
 
 def group(loaded: list[Run]) -> tuple[dict, dict]:
@@ -160,8 +161,8 @@ def cell_row(cell: cells.Cell, downloads: list[dict], members: list[tuple[Run, l
                             "n_excluded": n_all - len(downloads)}  # fmt: skip
     if downloads:
         sample = samples(downloads)
-        row |= (cell_stats.of(sample["seconds"], sample["mb_per_s"]) | cell_stats.intervals(sample["mb_per_s"])
-                | cell_stats.intervals(sample["seconds"], "seconds"))
+        row |= (cell_stats.of(sample["seconds"], sample["mb_per_s"]).columns() | cell_stats.intervals(sample["mb_per_s"]).columns()
+                | cell_stats.intervals(sample["seconds"], "seconds").columns())
     everything = downloads_of(members)
     row |= _concurrency(cell, members) | concurrency.reach(everything, [d.get("ran_at") for d in everything])
     # throttling and CPU over every download (a cell's runs share their network, so their scale)
@@ -305,18 +306,18 @@ CELL_COLUMNS = ["n_all", "n_excluded", "target", "peak_concurrency", "steady_mea
                 "sent", "done", "failed", "dead_lettered", "in_flight", "complete"]  # fmt: skip
 
 
-def sections(summary: dict, images: tuple = (), folder: Path | None = None) -> Report:
+def sections(summary: Across, images: tuple = (), folder: Path | None = None) -> Report:
     """The report as sections (fanout.results.sections): how it was made and the methods (files),
     a table per metric, the intervals, concurrency, accounting, cost and pressure, each labelled
     by the cell fields that vary, and `images`; on the terminal, what it wrote into `folder`."""
-    network_text, labels = summary["network"], len(summary["varying"])
-    shared = [name for name in CELLS.across if name not in summary["varying"] and name != "network"]
-    every = cell_label(summary["cells"][0], shared) if summary["cells"] and shared else ""
-    blocks = [Text(f"{summary['title']}: {len(summary['runs'])} runs, {len(summary['cells'])} cells; {network_text}",
+    network_text, labels = summary.network, len(summary.varying)
+    shared = [name for name in CELLS.across if name not in summary.varying and name != "network"]
+    every = cell_label(summary.cells[0], shared) if summary.cells and shared else ""
+    blocks = [Text(f"{summary.title}: {len(summary.runs)} runs, {len(summary.cells)} cells; {network_text}",
                    "bold", only=TERMINAL),
-              *(Text(line, "bold", only=TERMINAL) for line in run_sections.labels(summary["network"], summary.get("limits"))[1:]),  # Lambda's limits
+              *(Text(line, "bold", only=TERMINAL) for line in run_sections.labels(summary.network, summary.limits)[1:]),  # Lambda's limits
               *([Text(f"every cell: {every}", only=TERMINAL)] if every else []),
-              *_how(summary, every), *(Text(f"note: {line}") for line in summary.get("notes", []))]  # fmt: skip
+              *_how(summary, every), *(Text(f"note: {line}") for line in summary.notes)]  # fmt: skip
     for metric, (title, caption) in cell_stats.METRICS.items():
         note = f"{caption}; {network_text}"
         blocks.append(Table(title + AT_TARGET_TITLE, metric_rows(summary, metric), note, sentence(note), labels=labels))
@@ -325,8 +326,8 @@ def sections(summary: dict, images: tuple = (), folder: Path | None = None) -> R
         Table(CI_TITLE, ci_rows(summary), ci_note, sentence(ci_note), labels=labels),
         Table("Achieved concurrency", concurrency_rows(summary), concurrency_note(summary),
               sentence(concurrency_note(summary)), labels=labels),
-        report.aggregate_table(summary["cells"], key_title(summary["varying"]),
-                               lambda row: key_text(row, summary["varying"])),
+        report.aggregate_table(summary.cells, key_title(summary.varying),
+                               lambda row: key_text(row, summary.varying)),
         *([Table(report.PREDICTION_TITLE, predicted, report.PREDICTION_NOTE, sentence(report.PREDICTION_NOTE),
                  labels=labels)] if (predicted := prediction_rows(summary)) else []),
         Table("Accounting", accounting_rows(summary), ACCOUNTING_NOTE, sentence(ACCOUNTING_NOTE), labels=labels),
@@ -334,42 +335,42 @@ def sections(summary: dict, images: tuple = (), folder: Path | None = None) -> R
         Table(report.PRESSURE_TITLE, pressure_rows(summary), pressure.NOTE, sentence(pressure.NOTE.replace("\n  ", " ")),
               labels=labels),
     ]  # fmt: skip
-    if summary.get("endpoint_ips"):
+    if summary.endpoint_ips:
         blocks.append(Table(report.ENDPOINT_TITLE, endpoint_rows(summary),
                             caption=sentence(f"{endpoint_ips.FLAG_NOTE}; {network_text}"), only=FILES))  # fmt: skip
     pictures = described(images, crossplots.CAPTIONS)
     first = crossplots.answer_figure(pictures)
     blocks += [Text(f"percentiles: {stats.PERCENTILE_METHOD}; {UNITS}", only=TERMINAL),
-               Warnings(tuple(summary["warnings"]), only=TERMINAL),
+               Warnings(tuple(summary.warnings), only=TERMINAL),
                Figures(tuple(image for image in pictures if image not in first))]  # fmt: skip
     if folder is not None:
         blocks.append(Text(f"wrote cells.csv, cells.json, report.md, index.html and plots to {folder}", only=TERMINAL))
-    header = CELLS.header(summary["cells"][0], shared) if summary["cells"] else ()
-    return Report(summary["title"], network_text, blocks, answer=answer(summary, first), header=header,
-                  links=run_sections.across_links([run["run_id"] for run in summary["runs"]], folder),
-                  limits=summary.get("limits", ""))  # fmt: skip
+    header = CELLS.header(summary.cells[0], shared) if summary.cells else ()
+    return Report(summary.title, network_text, blocks, answer=answer(summary, first), header=header,
+                  links=run_sections.across_links([run["run_id"] for run in summary.runs], folder),
+                  limits=summary.limits)  # fmt: skip
 
 
-def answer(summary: dict, figure: tuple) -> list:
+def answer(summary: Across, figure: tuple) -> list:
     """What the runs found, first: the best cell named, the aggregate against concurrency, the
     plot of the measure against what was swept, the answer's table (report.answer_table: every
     cell against the model's median where there is one), and what makes the figures incomplete."""
-    names = summary["varying"]
-    table = report.answer_table(summary["cells"], key_title(names), lambda row: key_text(row, names),
-                                [run.get("scale") for run in summary["runs"]])  # fmt: skip
-    text = report.finding(summary["cells"], lambda row: cell_label(row, names))
+    names = summary.varying
+    table = report.answer_table(summary.cells, key_title(names), lambda row: key_text(row, names),
+                                [run.get("scale") for run in summary.runs])  # fmt: skip
+    text = report.finding(summary.cells, lambda row: cell_label(row, names))
     return [Text(" ".join(filter(None, [text, aggregate_trend(summary)])), only=FILES), Figures(figure, headed=False),
-            table, Warnings(tuple(summary["warnings"]), only=FILES)]  # fmt: skip
+            table, Warnings(tuple(summary.warnings), only=FILES)]  # fmt: skip
 
 
-def aggregate_trend(summary: dict) -> str:
+def aggregate_trend(summary: Across) -> str:
     """`Aggregate throughput against concurrency: 0.05 GB/s at 1, 0.19 at 4`, per combination of
     the other varying fields; empty unless concurrency varies."""
-    if "concurrency_limit" not in summary["varying"]:
+    if "concurrency_limit" not in summary.varying:
         return ""
-    others = [name for name in summary["varying"] if name != "concurrency_limit"]
+    others = [name for name in summary.varying if name != "concurrency_limit"]
     lines: dict[str, list[str]] = {}
-    for row in sorted(summary["cells"], key=lambda r: r["concurrency_limit"]):
+    for row in sorted(summary.cells, key=lambda r: r["concurrency_limit"]):
         if row.get("aggregate_gb_per_s") is not None:
             lines.setdefault(cell_label(row, others) if others else "", []).append(
                 f"{row['aggregate_gb_per_s']:.3g} GB/s at {row['concurrency_limit']}")
@@ -377,17 +378,17 @@ def aggregate_trend(summary: dict) -> str:
     return f"Aggregate throughput against concurrency: {'; '.join(parts)}." if parts else ""
 
 
-def _how(summary: dict, every: str) -> list:
+def _how(summary: Across, every: str) -> list:
     """The files' account of the runs (a table of them), what made the report, and the methods."""
     runs_table = [["run", "backend", "stack", "network", "cells", "downloads", "msgs/s sent", "version"]]
     runs_table += [[r["run_id"], r["backend"], r["stack"], r["network"], r["cells"], r["downloads"],
-                    r["send_rate_per_s"], r["version"]] for r in summary["runs"]]  # fmt: skip
-    methods = summary["methods"]
+                    r["send_rate_per_s"], r["version"]] for r in summary.runs]  # fmt: skip
+    methods = summary.methods
     return [
-        Text(" ".join(f"Figures: {label}." for label in run_sections.labels(summary["network"], summary.get("limits"))), only=FILES),
+        Text(" ".join(f"Figures: {label}." for label in run_sections.labels(summary.network, summary.limits)), only=FILES),
         Heading("How it was made"),
         Table("Runs", runs_table, headed=False, labels=4, only=FILES),  # run, backend, stack, network
-        Text(f"Report made by s3-fanout {summary['version']} ({summary['environment']})."
+        Text(f"Report made by s3-fanout {summary.version} ({summary.environment})."
              + (f" Every cell: {every}." if every else ""), only=FILES),
         Heading("Methods"),
         Text(f"- Units: {methods['units']}.\n- Percentiles: {methods['percentiles']}.\n"
@@ -416,19 +417,19 @@ def key_text(row: dict, names: list[str]) -> list[str]:
     return [CELLS.text(name, row[name]) for name in names]
 
 
-def metric_rows(summary: dict, metric: str) -> list[list]:
-    rows = [[*key_title(summary["varying"]), "n", *cell_stats.STATS]]
-    for row in summary["cells"]:
-        rows.append([*key_text(row, summary["varying"]), row["n"],
+def metric_rows(summary: Across, metric: str) -> list[list]:
+    rows: list[list] = [[*key_title(summary.varying), "n", *cell_stats.STATS]]
+    for row in summary.cells:
+        rows.append([*key_text(row, summary.varying), row["n"],
                      *(row.get(cell_stats.column(metric, stat)) for stat in cell_stats.STATS)])  # fmt: skip
     return rows
 
 
-def ci_rows(summary: dict) -> list[list]:
-    rows = [[*key_title(summary["varying"]), "n",
+def ci_rows(summary: Across) -> list[list]:
+    rows: list[list] = [[*key_title(summary.varying), "n",
              *(title for stat in stats.CI_STATISTICS for title in (f"{stat} MB/s", f"{stat} {stats.CONFIDENCE:.0%} CI"))]]
-    for row in summary["cells"]:
-        rows.append([*key_text(row, summary["varying"]), row["n"], *(value for stat in stats.CI_STATISTICS for value in
+    for row in summary.cells:
+        rows.append([*key_text(row, summary.varying), row["n"], *(value for stat in stats.CI_STATISTICS for value in
                      (row.get(cell_stats.column("mb_per_s", stat)), _interval(row, stat)))])  # fmt: skip
     return rows
 
@@ -438,26 +439,26 @@ def _interval(row: dict, name: str) -> str:
     return "-" if low is None else f"{tables.fmt(low)}-{tables.fmt(high)}"
 
 
-def concurrency_rows(summary: dict) -> list[list]:
-    rows = [[*key_title(summary["varying"]), "target", "peak", "steady mean", "at target", "left out", "cold starts",
+def concurrency_rows(summary: Across) -> list[list]:
+    rows: list[list] = [[*key_title(summary.varying), "target", "peak", "steady mean", "at target", "left out", "cold starts",
              "cold share"]]  # fmt: skip
-    for row in summary["cells"]:
+    for row in summary.cells:
         share = row["cold_start_share"]
-        rows.append([*key_text(row, summary["varying"]), row["target"], row["peak_concurrency"], row["steady_mean_concurrency"],
+        rows.append([*key_text(row, summary.varying), row["target"], row["peak_concurrency"], row["steady_mean_concurrency"],
                      row["n"], row.get("n_excluded"), row["cold_starts"], "-" if share is None else f"{share:.1%}"])  # fmt: skip
     return rows
 
 
-def prediction_rows(summary: dict) -> list[list] | None:
-    return report.prediction_rows(summary["cells"], key_title(summary["varying"]),
-                                  lambda row: key_text(row, summary["varying"]))
+def prediction_rows(summary: Across) -> list[list] | None:
+    return report.prediction_rows(summary.cells, key_title(summary.varying),
+                                  lambda row: key_text(row, summary.varying))
 
 
-def concurrency_note(summary: dict) -> str:
+def concurrency_note(summary: Across) -> str:
     """What the concurrency table's columns mean: the steady window, and which downloads the
     statistics tables keep (summaries written before the at-target split have no definition)."""
     note = f"steady mean: {concurrency.STEADY_DEFINITION}, per run"
-    definition = summary["methods"].get("at_target")
+    definition = summary.methods.get("at_target")
     return f"{note}; at target: {definition}; left out: the others" if definition else note
 
 
@@ -465,46 +466,46 @@ COST_NOTE = ("bill: the REPORT lines' Billed Duration x memory, requests, /tmp (
              "backend); estimate: fanout fire's; - when a run's report predates it")
 
 
-def cost_rows(summary: dict) -> list[list]:
-    rows = [[*key_title(summary["varying"]), "bill", "estimate", "bill/estimate"]]
-    for row in summary["cells"]:
-        rows.append([*key_text(row, summary["varying"]), row.get("lambda_billed_usd"), row.get("lambda_estimated_usd"),
+def cost_rows(summary: Across) -> list[list]:
+    rows: list[list] = [[*key_title(summary.varying), "bill", "estimate", "bill/estimate"]]
+    for row in summary.cells:
+        rows.append([*key_text(row, summary.varying), row.get("lambda_billed_usd"), row.get("lambda_estimated_usd"),
                      row.get("bill_over_estimate")])  # fmt: skip
     return rows
 
 
-def pressure_rows(summary: dict) -> list[list]:
-    rows = [[*key_title(summary["varying"]), *report.PRESSURE_HEADERS]]
-    for row in summary["cells"]:
-        rows.append([*key_text(row, summary["varying"]), *(row.get(name) for name in report.PRESSURE_COLUMNS)])
+def pressure_rows(summary: Across) -> list[list]:
+    rows: list[list] = [[*key_title(summary.varying), *report.PRESSURE_HEADERS]]
+    for row in summary.cells:
+        rows.append([*key_text(row, summary.varying), *(row.get(name) for name in report.PRESSURE_COLUMNS)])
     return rows
 
 
-def accounting_rows(summary: dict) -> list[list]:
-    rows = [[*key_title(summary["varying"]), "sent", "done", "failed", "dead-lettered", "complete", "error records"]]
-    for row in summary["cells"]:
+def accounting_rows(summary: Across) -> list[list]:
+    rows: list[list] = [[*key_title(summary.varying), "sent", "done", "failed", "dead-lettered", "complete", "error records"]]
+    for row in summary.cells:
         complete = {True: "yes", False: "NO", None: "unknown"}[row["complete"]]
-        rows.append([*key_text(row, summary["varying"]), row["sent"], row["done"], row["failed"], row["dead_lettered"], complete,
+        rows.append([*key_text(row, summary.varying), row["sent"], row["done"], row["failed"], row["dead_lettered"], complete,
                      row["errors"]])  # fmt: skip
     return rows
 
 
-def write(summary: dict, out_dir: Path) -> Path:
+def write(summary: Across, out_dir: Path) -> Path:
     """cells.json (the summary less the samples), cells.csv, the plots, report.md and index.html."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    runs.write_json(out_dir / "cells.json", {key: value for key, value in summary.items() if key != "samples"})
-    predicted = [report.PREDICTED] if any(report.PREDICTED in row for row in summary["cells"]) else []
+    runs.write_json(out_dir / "cells.json", summary.to_json())
+    predicted = [report.PREDICTED] if any(report.PREDICTED in row for row in summary.cells) else []
     columns = [*CELLS.across, "runs", "n", *cell_stats.COLUMNS, *cell_stats.CI_COLUMNS, *cell_stats.SECONDS_CI_COLUMNS,
                *aggregate.COLUMNS, *CELL_COLUMNS,
                *predicted]  # fmt: skip
-    runs.write_csv(out_dir / "cells.csv", columns, [dict(row, runs=" ".join(row["runs"])) for row in summary["cells"]],
+    runs.write_csv(out_dir / "cells.csv", columns, [dict(row, runs=" ".join(row["runs"])) for row in summary.cells],
                    "ignore")  # fmt: skip
     images = crossplots.draw(summary, out_dir, CELLS.long_label)
     report_files.write(sections(summary, tuple(images), out_dir), out_dir)
     return out_dir
 
 
-def endpoint_rows(summary: dict) -> list[list]:
+def endpoint_rows(summary: Across) -> list[list]:
     """The per-address table of every cell that has addresses, labelled by the cell."""
-    rows = [["cell", *endpoint_ips.TITLES]]
-    return rows + [[row["cell"], *(row.get(c) for c in endpoint_ips.COLUMNS)] for row in summary["endpoint_ips"]]
+    rows: list[list] = [["cell", *endpoint_ips.TITLES]]
+    return rows + [[row["cell"], *(row.get(c) for c in endpoint_ips.COLUMNS)] for row in summary.endpoint_ips]

@@ -18,6 +18,7 @@ from matplotlib.figure import Figure  # noqa: E402
 
 from fanout.results.figures import LABEL_CHARS, LINE_INCHES, WIDTH, caption, height, legend, lines, number, save, title, wrap
 from fanout.workloads.download import cell_stats
+from fanout.workloads.download.across_summary import Across
 
 MAIN_AXES = ("memory_size", "concurrency_limit")
 AGGREGATE = "aggregate_gb_per_s"
@@ -39,15 +40,15 @@ COLOUR_TICKS = 5  # the colour scale's ticks, its ends included
 MEDIAN = cell_stats.column("mb_per_s", "p50")
 
 
-def draw(summary: dict, folder, label) -> list:
+def draw(summary: Across, folder, label) -> list:
     """Write the plots of a cross-run summary into `folder`; returns their paths. `label(row,
     names)` names a cell by the given fields, as the tables do."""
     return [save(fig, folder / name) for name, fig in build(summary, label).items()]
 
 
-def build(summary: dict, label) -> dict[str, Figure]:
+def build(summary: Across, label) -> dict[str, Figure]:
     """The figures of a cross-run summary by file name, captioned; none without a measured cell."""
-    measured = [(row, sample) for row, sample in zip(summary["cells"], summary["samples"]) if row["n"]]
+    measured = [(row, sample) for row, sample in zip(summary.cells, summary.samples) if row["n"]]
     if not measured:
         return {}
     figures = {}
@@ -59,7 +60,7 @@ def build(summary: dict, label) -> dict[str, Figure]:
         figures["median_throughput_heatmap.png"] = _heatmap(summary, measured, label)
     figures["seconds_by_cell.png"] = _seconds_by_cell(summary, measured, label)
     figures["throughput_by_concurrency_ran_at.png"] = _ran_at_scatter(summary, label)
-    return {name: caption(fig, summary["network"]) for name, fig in figures.items()}
+    return {name: caption(fig, summary.network) for name, fig in figures.items()}
 
 
 def answer_figure(images: tuple) -> tuple:
@@ -76,18 +77,18 @@ def _values(measured, name: str) -> int:
     return len({row[name] for row, _ in measured})
 
 
-def _swept(summary: dict) -> list[str]:
+def _swept(summary: Across) -> list[str]:
     """The varying fields but concurrency (throughput_vs_concurrency.png has it) and the network."""
-    return [name for name in summary["varying"] if name not in ("concurrency_limit", "network")]
+    return [name for name in summary.varying if name not in ("concurrency_limit", "network")]
 
 
-def _others(summary: dict, row: dict, label, leave_out=("concurrency_limit",)) -> str:
+def _others(summary: Across, row: dict, label, leave_out=("concurrency_limit",)) -> str:
     """The label of the varying fields other than `leave_out`."""
-    names = [name for name in summary["varying"] if name not in leave_out]
+    names = [name for name in summary.varying if name not in leave_out]
     return label(row, names) if names else "all cells"
 
 
-def _throughput_vs_concurrency(summary: dict, measured, label):
+def _throughput_vs_concurrency(summary: Across, measured, label):
     """Per-download median (top) and aggregate throughput (bottom) against target concurrency,
     a line per combination of the other varying fields: whether the total keeps scaling."""
     lines_of: dict[str, list[dict]] = {}
@@ -133,7 +134,7 @@ def _band_and_ci(ax, x, rows: list[dict], colour, band: bool = True) -> None:
     ax.errorbar(x, median, yerr=[median - low, np.array(high) - median], fmt="none", ecolor=colour, capsize=3)
 
 
-def _by_variable(summary: dict, measured, label):
+def _by_variable(summary: Across, measured, label):
     """One panel per swept variable (_swept): each cell's median with its 95% CI at its value of
     that variable (in the tables' order), a line per combination of the other varying fields,
     named in the panel's own legend beside it."""
@@ -166,7 +167,7 @@ def _by_variable(summary: dict, measured, label):
     return fig
 
 
-def _heatmap(summary: dict, measured, label):
+def _heatmap(summary: Across, measured, label):
     """One panel per combination of the other varying fields, on one colour scale."""
     panels: dict[str, list[dict]] = {}
     for row, _ in measured:
@@ -213,9 +214,9 @@ def _panel(ax, rows: list[dict], low: float, high: float):
     return image
 
 
-def _seconds_by_cell(summary: dict, measured, label):
+def _seconds_by_cell(summary: Across, measured, label):
     """Horizontal, one row per cell: labels stay readable however many cells there are."""
-    names = summary["varying"] or ["memory_size"]
+    names = summary.varying or ["memory_size"]
     labels = [f"{wrap(label(row, names))}\n(n={row['n']})" for row, _ in measured]
     height = sum(max(0.6, lines(text) * LINE_INCHES + 0.2) for text in labels)
     fig, ax = plt.subplots(figsize=(WIDTH, 2.8 + height), layout="constrained")
@@ -232,10 +233,10 @@ def _seconds_by_cell(summary: dict, measured, label):
     return fig
 
 
-def _ran_at_scatter(summary: dict, label):
-    names = summary["varying"] or ["memory_size"]
-    return ran_at_scatter([(label(row, names), row["target"], points) for row, points in zip(summary["cells"], summary["ran_at"])],
-                          summary["at_target"])  # fmt: skip
+def _ran_at_scatter(summary: Across, label):
+    names = summary.varying or ["memory_size"]
+    return ran_at_scatter([(label(row, names), row["target"], points) for row, points in zip(summary.cells, summary.ran_at)],
+                          summary.at_target)  # fmt: skip
 
 
 def ran_at_scatter(cells: list[tuple[str, int, dict]], fraction: float, shared: str = ""):

@@ -4,6 +4,9 @@ their columns in summary.json, summary.csv, cells.json and cells.csv (`<metric>_
 `mb_per_s_<p50|p99>_ci_<low|high>`). Methods: fanout.results.stats, docs/statistics.md.
 """
 
+from collections.abc import Mapping
+from dataclasses import dataclass
+
 from fanout.results import stats
 
 STATS = ("min", "p25", "p50", "avg", "p75", "p90", "p99", "max")
@@ -33,23 +36,76 @@ CI_COLUMNS = [ci_column(stat, end) for stat in stats.CI_STATISTICS for end in CI
 SECONDS_CI_COLUMNS = [ci_column(stat, end, "seconds") for stat in stats.CI_STATISTICS for end in CI_ENDS]
 
 
-def of(seconds: list[float], mb_per_s: list[float]) -> dict[str, float]:
-    """Every metric's statistics (COLUMNS) of one cell's downloads (at least one)."""
-    described = {"seconds": stats.describe(seconds), "mb_per_s": stats.describe(mb_per_s)}
-    return from_described(described["seconds"], described["mb_per_s"])
+@dataclass(frozen=True)
+class Statistics:
+    """One metric's STATS over a cell's downloads (stats.describe's, or a saved query row's)."""
+
+    min: float
+    p25: float
+    p50: float
+    avg: float
+    p75: float
+    p90: float
+    p99: float
+    max: float
+
+    @classmethod
+    def of(cls, named: Mapping[str, float]) -> "Statistics":
+        """From values named by STATS (stats.describe's result, or a query row's by statistic)."""
+        return cls(**{stat: named[stat] for stat in STATS})
+
+    def times(self, factor: float) -> "Statistics":
+        return Statistics(**{stat: getattr(self, stat) * factor for stat in STATS})
 
 
-def from_described(seconds: dict, mb_per_s: dict) -> dict[str, float]:
-    """COLUMNS from the statistics of seconds and of MB/s (stats.describe's names, or a query
-    row's); Mbit/s is MB/s x 8."""
-    by_metric = {"seconds": seconds, "mb_per_s": mb_per_s, "mbit_per_s": {s: mb_per_s[s] * MBIT_PER_MB for s in STATS}}
-    return {column(metric, stat): by_metric[metric][stat] for metric in METRICS for stat in STATS}
+@dataclass(frozen=True)
+class CellStats:
+    """A cell's statistics of download seconds and MB/s; its Mbit/s are MB/s x 8."""
+
+    seconds: Statistics
+    mb_per_s: Statistics
+
+    @property
+    def mbit_per_s(self) -> Statistics:
+        return self.mb_per_s.times(MBIT_PER_MB)
+
+    def metric(self, name: str) -> Statistics:
+        """The statistics of metric `name` (a key of METRICS)."""
+        return {"seconds": self.seconds, "mb_per_s": self.mb_per_s, "mbit_per_s": self.mbit_per_s}[name]
+
+    def columns(self) -> dict[str, float]:
+        """COLUMNS: the statistics under their summary.json and CSV names."""
+        return {column(metric, stat): getattr(self.metric(metric), stat) for metric in METRICS for stat in STATS}
 
 
-def intervals(values: list[float], metric: str = "mb_per_s") -> dict[str, float | None]:
-    """CI_COLUMNS (of seconds with `metric` "seconds": SECONDS_CI_COLUMNS): the bootstrap
-    interval of each of stats.CI_STATISTICS of `values` (None for a cell of one download:
-    nothing to resample)."""
+@dataclass(frozen=True)
+class Interval:
+    """A confidence interval's ends (None for a cell of one download: nothing to resample)."""
+
+    low: float | None = None
+    high: float | None = None
+
+
+@dataclass(frozen=True)
+class Intervals:
+    """The bootstrap interval of each of stats.CI_STATISTICS of one `metric` of a cell."""
+
+    metric: str
+    by_statistic: dict[str, Interval]
+
+    def columns(self) -> dict[str, float | None]:
+        """CI_COLUMNS (SECONDS_CI_COLUMNS for seconds): the ends under their JSON and CSV names."""
+        return {ci_column(stat, end, self.metric): getattr(interval, end)
+                for stat, interval in self.by_statistic.items() for end in CI_ENDS}  # fmt: skip
+
+
+def of(seconds: list[float], mb_per_s: list[float]) -> CellStats:
+    """Every metric's statistics of one cell's downloads (at least one)."""
+    return CellStats(Statistics.of(stats.describe(seconds)), Statistics.of(stats.describe(mb_per_s)))
+
+
+def intervals(values: list[float], metric: str = "mb_per_s") -> Intervals:
+    """The bootstrap interval of each of stats.CI_STATISTICS of `values` (of `metric`: MB/s, or
+    seconds)."""
     cis = stats.intervals(values, list(stats.CI_STATISTICS.values()))
-    return {ci_column(stat, end, metric): value for stat, ci in zip(stats.CI_STATISTICS, cis)
-            for end, value in zip(CI_ENDS, ci or (None, None))}  # fmt: skip
+    return Intervals(metric, {stat: Interval(*ci) if ci else Interval() for stat, ci in zip(stats.CI_STATISTICS, cis)})

@@ -113,13 +113,13 @@ class DownloadDriver(Driver):
         """A download of the cell's object with its strategy."""
         return capacity.strategy_demand(strategies.parse(cell.strategy), cell.object_size)
 
-    def report_across(self, run_ids: list[str], folder, title: str, at_target: float = concurrency.AT_TARGET_FRACTION) -> dict:
+    def report_across(self, run_ids: list[str], folder, title: str, at_target: float = concurrency.AT_TARGET_FRACTION) -> object:
         """The tables across runs (fanout.workloads.download.across), over the downloads at target, written into `folder`."""
         from fanout.workloads.download import across as crossrun
 
         return crossrun.build(run_ids, folder, title, at_target)
 
-    def across_sections(self, summary: dict, folder) -> Report:
+    def across_sections(self, summary, folder) -> Report:
         from fanout.workloads.download import across as crossrun
 
         return crossrun.sections(summary, folder=folder)

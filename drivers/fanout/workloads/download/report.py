@@ -172,7 +172,8 @@ def _statistics(downloads: list[dict]) -> dict:
     if not downloads:
         return {}
     seconds, mb_per_s = [d["seconds"] for d in downloads], [d["bytes"] / d["seconds"] / 1e6 for d in downloads]
-    return cell_stats.of(seconds, mb_per_s) | cell_stats.intervals(mb_per_s) | cell_stats.intervals(seconds, "seconds")
+    return (cell_stats.of(seconds, mb_per_s).columns() | cell_stats.intervals(mb_per_s).columns()
+            | cell_stats.intervals(seconds, "seconds").columns())
 
 
 def percentile_table(rows: list[dict]) -> list[dict]:
@@ -181,9 +182,9 @@ def percentile_table(rows: list[dict]) -> list[dict]:
     for row in rows:
         cell = {key: row.get(key) for key in CELLS.fields}
         cell["n"] = int(row["downloads"])
-        seconds, mb_per_s = ({stat: row[cell_stats.column(metric, stat)] for stat in STATS}
+        seconds, mb_per_s = (cell_stats.Statistics.of({stat: row[cell_stats.column(metric, stat)] for stat in STATS})
                              for metric in ("seconds", "mb_per_s"))  # fmt: skip
-        table.append(cell | cell_stats.from_described(seconds, mb_per_s))
+        table.append(cell | cell_stats.CellStats(seconds, mb_per_s).columns())
     return table
 
 

@@ -172,14 +172,14 @@ class LatencyDriver(Driver):
     def deploy_summary(self, stack) -> list[str]:
         return storage_classes.deploy_summary(stack)
 
-    def report_across(self, run_ids: list[str], folder, title: str, at_target: float | None = None) -> dict:
+    def report_across(self, run_ids: list[str], folder, title: str, at_target: float | None = None) -> object:
         """The tables across runs (a sweep's closing report), written into `folder`. `at_target`
         is download's: a latency call has no concurrency target to run at."""
         from fanout.workloads.latency import report as latency_report
 
         return latency_report.across(run_ids, folder, title)
 
-    def across_sections(self, summary: dict, folder) -> Report:
+    def across_sections(self, summary, folder) -> Report:
         from fanout.workloads.latency import report as latency_report
 
         return latency_report.across_sections(summary, folder)

@@ -6,7 +6,7 @@ label. Methods and files: drivers/fanout/workloads/latency/README.md (report).
 """
 
 import json
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import ClassVar
 
 import matplotlib
@@ -219,7 +219,20 @@ def figure(rows: list[Row], records: list[Row], network: str):
     return figures.caption(fig, network)
 
 
-def across(run_ids: list[str], folder, title: str) -> dict:
+@dataclass
+class Across:
+    """The summary of a report across runs (cells.json, in this order): a row per run, class,
+    measure and size."""
+
+    title: str
+    runs: list[str]
+    units: str
+    percentiles: str
+    rows: list[Row]
+    limits: str
+
+
+def across(run_ids: list[str], folder, title: str) -> Across:
     """Per run (a sweep's cell: its sizes and reps), storage class, measure and size: n, p50,
     p90, p99 and mean seconds computed from the runs' records.jsonl (numpy's percentiles, type 7)."""
     rows, records = [], [runs.load(run_id) for run_id in run_ids]
@@ -236,29 +249,28 @@ def across(run_ids: list[str], folder, title: str) -> dict:
                                      "client": options.get("client", CLIENTS[0]), "storage": storage, "measure": measure,
                                      "size": size, "n": described["n"], **{s: described[s] for s in STATS},
                                      "network": record.network_label()})  # fmt: skip
-    summary = {"title": title, "runs": run_ids, "units": UNITS, "percentiles": stats.PERCENTILE_METHOD, "rows": rows,
-               "limits": run_record.limits_label(records)}
+    summary = Across(title, run_ids, UNITS, stats.PERCENTILE_METHOD, rows, run_record.limits_label(records))
     folder.mkdir(parents=True, exist_ok=True)
     runs.write_csv(folder / "cells.csv", list(rows[0]), rows)
-    runs.write_text(folder / "cells.json", json.dumps(summary, indent=2) + "\n")
+    runs.write_text(folder / "cells.json", json.dumps(asdict(summary), indent=2) + "\n")
     report_files.write(across_sections(summary, folder), folder)
     return summary
 
 
-def across_sections(summary: dict, folder=None) -> Report:
+def across_sections(summary: Across, folder=None) -> Report:
     """across()'s summary as sections: the networks, the units, one table; on the terminal, what
     it wrote into `folder`."""
     table = [["run", "reps", "client", "storage", "measure", "size", "n", *STATS]]
     table += [[r["run_id"], r["reps"], r.get("client", CLIENTS[0]), r["storage"], r["measure"], format_size(r["size"]), r["n"],
-               *(_seconds(r[s]) for s in STATS)] for r in summary["rows"]]  # fmt: skip
-    labels = sorted({r["network"] for r in summary["rows"]})
+               *(_seconds(r[s]) for s in STATS)] for r in summary.rows]  # fmt: skip
+    labels = sorted({r["network"] for r in summary.rows})
     main: list[Block] = [Table("Latency by run, class, measure and size (s)", table, UNITS, labels=6, headed=False)]  # run to size
-    blocks: list[Block] = [Text(f"{summary['title']}: latency across {len(summary['runs'])} runs; {'; '.join(labels)}", "bold",
+    blocks: list[Block] = [Text(f"{summary.title}: latency across {len(summary.runs)} runs; {'; '.join(labels)}", "bold",
                    only=TERMINAL), *on_only(main, TERMINAL),
               Heading(run_sections.HOW_TITLE),
-              *(Text(f"- **{label}**", only=FILES) for label in [*labels, *filter(None, [summary.get("limits")])]),
+              *(Text(f"- **{label}**", only=FILES) for label in [*labels, *filter(None, [summary.limits])]),
               Text(f"Units: {UNITS}. Percentiles: {stats.PERCENTILE_METHOD}.", only=FILES)]  # fmt: skip
     if folder is not None:
         blocks.append(Text(f"wrote cells.csv, cells.json, report.md, index.html to {folder}", only=TERMINAL))
-    return Report(summary["title"], "; ".join(labels), blocks, answer=on_only(main, FILES),
-                  links=run_sections.across_links(summary["runs"], folder), limits=summary.get("limits", ""))
+    return Report(summary.title, "; ".join(labels), blocks, answer=on_only(main, FILES),
+                  links=run_sections.across_links(summary.runs, folder), limits=summary.limits)

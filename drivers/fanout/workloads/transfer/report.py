@@ -7,7 +7,7 @@ methods and files: drivers/fanout/workloads/transfer/README.md (report).
 """
 
 import json
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import ClassVar
 
 import matplotlib
@@ -234,7 +234,22 @@ def figure(rows: list[dict], caption: list[str]):
     return figures.caption(fig, "; ".join(caption))
 
 
-def across(run_ids: list[str], folder, title: str) -> dict:
+@dataclass
+class Across:
+    """The summary of a report across runs (cells.json, in this order): a row per cell of the
+    runs' records together."""
+
+    title: str
+    runs: list[str]
+    networks: list[str]
+    limits: str
+    units: str
+    percentiles: str
+    ci_method: str
+    rows: list[Row]
+
+
+def across(run_ids: list[str], folder, title: str) -> Across:
     """The tables of the runs' records together (a sweep's closing report): one row per cell.
     Writes cells.csv, cells.json, transfer.png, report.md and index.html into `folder`."""
     messages, network_labels, records = [], set(), [runs.load(run_id) for run_id in run_ids]
@@ -242,34 +257,32 @@ def across(run_ids: list[str], folder, title: str) -> dict:
         messages += [r for r in runs.load_records(run_id, "transfer") if r.get("event") == "transfer"]
         network_labels.add("; ".join(filter(None, [record.network_label(), shaping(record)])))
     rows = cell_rows(messages)
-    summary: dict = {"title": title, "runs": run_ids, "networks": sorted(network_labels),
-                     "limits": run_record.limits_label(records), "units": UNITS,
-               "percentiles": stats.PERCENTILE_METHOD, "ci_method": stats.CI_METHOD, "rows": rows}  # fmt: skip
+    summary = Across(title, run_ids, sorted(network_labels), run_record.limits_label(records), UNITS,
+                     stats.PERCENTILE_METHOD, stats.CI_METHOD, rows)  # fmt: skip
     folder.mkdir(parents=True, exist_ok=True)
-    lines = flat(rows, {"network": "; ".join(summary["networks"])})
+    lines = flat(rows, {"network": "; ".join(summary.networks)})
     runs.write_csv(folder / "cells.csv", list(lines[0]), lines)
-    runs.write_text(folder / "cells.json", json.dumps(summary, indent=2, default=str) + "\n")
-    image = figures.save(figure(rows, summary["networks"]), folder / PLOT)
+    runs.write_text(folder / "cells.json", json.dumps(asdict(summary), indent=2, default=str) + "\n")
+    image = figures.save(figure(rows, summary.networks), folder / PLOT)
     report_files.write(across_sections(summary, folder, (image,)), folder)
     return summary
 
 
-def across_sections(summary: dict, folder=None, images: tuple = ()) -> Report:
+def across_sections(summary: Across, folder=None, images: tuple = ()) -> Report:
     """across()'s summary as sections: the networks, the units, a table per operation, the plot;
     on the terminal, what it wrote into `folder`."""
-    networks = summary["networks"]
-    main = operation_tables(summary["rows"], summary["ci_method"])
+    networks, limits = summary.networks, list(filter(None, [summary.limits]))
+    main = operation_tables(summary.rows, summary.ci_method)
     blocks: list[Block] = [
-        Text(f"{summary['title']}: transfer across {len(summary['runs'])} runs; {'; '.join(networks)}", "bold",
-             only=TERMINAL),
-        *(Text(limits, "bold", only=TERMINAL) for limits in filter(None, [summary.get("limits")])),
+        Text(f"{summary.title}: transfer across {len(summary.runs)} runs; {'; '.join(networks)}", "bold", only=TERMINAL),
+        *(Text(line, "bold", only=TERMINAL) for line in limits),
         *on_only(main, TERMINAL),
         Heading(run_sections.HOW_TITLE),
-        Text("\n".join(f"- **{label}**" for label in [*networks, *filter(None, [summary.get("limits")])]), only=FILES),
-        Text(f"Units: {summary['units']}. Percentiles: {summary['percentiles']}.", only=FILES),
+        Text("\n".join(f"- **{label}**" for label in [*networks, *limits]), only=FILES),
+        Text(f"Units: {summary.units}. Percentiles: {summary.percentiles}.", only=FILES),
     ]  # fmt: skip
     if folder is not None:
         blocks.append(Text(f"wrote cells.csv, cells.json, transfer.png, report.md, index.html to {folder}", only=TERMINAL))
-    return Report(summary["title"], "; ".join(networks), blocks,
+    return Report(summary.title, "; ".join(networks), blocks,
                   answer=run_sections.answer(main, described(images, {PLOT: CAPTION}), []),
-                  links=run_sections.across_links(summary["runs"], folder), limits=summary.get("limits", ""))
+                  links=run_sections.across_links(summary.runs, folder), limits=summary.limits)

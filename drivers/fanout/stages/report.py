@@ -50,8 +50,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     record = runs.load(args.run)
     summary = saved_or_fetched(record, args, say=lambda line: console.print(line, highlight=False))
-    if args.at_target is not None:  # else the saved report's own: redrawn byte for byte (the download workload's)
-        summary.body = replace(summary.body, at_target_fraction=args.at_target)
+    if args.at_target is not None and hasattr(summary.body, "at_target_fraction"):  # the download workload's;
+        summary.body = replace(summary.body, at_target_fraction=args.at_target)  # else the saved one: byte for byte
     terminal.show(sections_of(summary), console)
     written = render(summary)
     console.print(f"wrote {', '.join(path.name for path in written)}", highlight=False)

@@ -10,7 +10,7 @@ import pytest
 from latency_calls import calls
 from test_fire import drain, make_stack, queue, results  # noqa: F401 - fixtures
 
-from fanout.results import cells, run_folders as runs, run_record, stats, summary as summaries
+from fanout.results import cells, run_folders as runs, stats, summary as summaries
 from fanout import cli, insights
 from fanout.cloud import costs
 from fanout.stages import fire, report as reporting

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from typing import ClassVar
 
 from fanout.cloud import strategies
-from fanout.results import aggregate, cells, concurrency, deadletters, pressure, report_files, run_cost, log_records as run_logs, run_folders as runs, run_record, stats, sweep_folders as sweeps, tables
+from fanout.results import aggregate, cells, concurrency, pressure, report_files, run_cost, log_records as run_logs, run_folders as runs, run_record, stats, sweep_folders as sweeps, tables
 from fanout.results import summary as summaries
 from fanout.results.summary import Row, RunSummary
 from fanout.results.sections import FILES, TERMINAL, Figures, Heading, Report, Table, Text, Warnings, images as described, links, sentence

@@ -88,7 +88,7 @@ class ToyDriver(Driver):
     def write_report(self, summary: dict, plots_too: bool = True) -> list:
         return runs.write_summary(summary)
 
-    def report_across(self, run_ids: list[str], folder, title: str, at_target: float | None = None) -> dict:
+    def report_across(self, run_ids: list[str], folder, title: str, options: dict | None = None) -> dict:
         """Records per cell across the runs, in the cells' order, labelled by the toy's cells."""
         schema = cells.of(ENTRY)
         counted: dict = {}
@@ -102,7 +102,7 @@ class ToyDriver(Driver):
         (folder / "toy.json").write_text(json.dumps({"title": title, "rows": rows}))
         return {"title": title, "rows": rows}
 
-    def compare(self, a_ids: list[str], b_ids: list[str], at_target: float | None = None) -> None:
+    def compare(self, a_ids: list[str], b_ids: list[str], options: dict | None = None) -> None:
         raise UsageError("toy runs have nothing to compare: their colours are facts, not figures")
 
     def add_deploy_arguments(self, parser) -> None:

@@ -33,7 +33,7 @@ import statistics
 
 from bench._ratios import interleaved, judge, verdict
 from tests.harness.hosted import MEMORY, Downloader
-from fanout.cloud import strategies
+from fanout.workloads.download import strategies
 from fanout.results import concurrency
 from fanout.local import network
 from fanout.workloads.download import report, timeline
@@ -67,7 +67,7 @@ def main() -> None:
               f"{verdict(proxied, plain, 1 - PROXY_TARGET, name='proxy unshaped / none, aggregate MB/s')} "
               f"({statistics.median(proxied):.0f} MB/s; {REPEATS} interleaved pairs)")
         lambda_2024 = shrunk(network.load("lambda-2024"))
-        draw = capacity.Draw(ENVIRONMENTS, MEMORY, capacity.strategy_demand(strategies.parse("download_file"), SIZE))
+        draw = capacity.Draw(ENVIRONMENTS, MEMORY, strategies.strategy_demand(strategies.parse("download_file"), SIZE))
         scale = capacity.scale_for(lambda_2024, draw, capacity.Capacity(direct, math.inf))  # bytes only
         modelled = lambda_2024.with_scale(scale)
         downloader.put("modelled", object_size(modelled))

@@ -31,7 +31,7 @@ import statistics
 
 from bench._ratios import Figure, judge
 from fanout.common import aws
-from fanout.cloud import strategies
+from fanout.workloads.download import strategies
 from fanout.workloads.download import report
 from fanout.local.emulator import control
 from tests.harness.hosted import MEMORY, Downloader
@@ -47,7 +47,7 @@ PREDICTION_TARGET = (0.8, 1.25)
 
 def main() -> None:
     choice = strategies.parse(strategies.DEFAULT)
-    draw = capacity.Draw(CONCURRENCY, MEMORY, capacity.strategy_demand(choice, OBJECT_SIZE))
+    draw = capacity.Draw(CONCURRENCY, MEMORY, strategies.strategy_demand(choice, OBJECT_SIZE))
     with control.private(prefix="bench-seed-") as endpoint:
         downloader = Downloader(endpoint)
         downloader.put("object", OBJECT_SIZE)

@@ -40,7 +40,7 @@ import os
 import statistics
 
 from bench._ratios import judge
-from fanout.cloud import strategies
+from fanout.workloads.download import prediction, strategies
 from fanout.local.emulator import control
 from tests.harness.hosted import Downloader, each_strategy, strategy_order
 from fanout.local.network import NetworkModel, model, truth
@@ -62,7 +62,7 @@ def main() -> None:
         downloader = Downloader(endpoint)
         downloader.put("object", OBJECT_SIZE)
         runs = each_strategy(downloader, "object", [str(c) for c in choices], known)
-    predicted = dict(truth.predicted_ranking(shape, OBJECT_SIZE, choices))
+    predicted = dict(prediction.predicted_ranking(shape, OBJECT_SIZE, choices))
     for choice in choices:
         [record] = runs[str(choice)].records
         for name, estimated, injected in _figures(shape, choice, record, predicted[str(choice)]):

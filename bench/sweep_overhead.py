@@ -34,7 +34,8 @@ from fanout.local.emulator import control
 
 STACK = "bench-sweep"
 AXES = {"memory": "512 1024", "concurrency": os.environ.get("BENCH_SWEEP_CONCURRENCY", "2 4"), "object_size": "8MiB",
-        "architecture": "x86_64", "strategy": "download_file"}  # fmt: skip
+        "architecture": "x86_64"}  # fmt: skip
+DOWNLOAD = ({"strategy": "download_file", "pin": None},)  # the download workload's one combination of options
 MULTIPLIER = int(os.environ.get("BENCH_SWEEP_MULTIPLIER", "5"))
 REDEPLOYS = int(os.environ.get("BENCH_SWEEP_REDEPLOYS", "2"))
 CELL_STEPS = ("deploy", "fire", "wait", "idle")  # the cell's own time; the per-run report is not counted
@@ -55,7 +56,7 @@ def main() -> None:
 def _run() -> None:
     with control.private(prefix="bench-sweep-"):
         # Loopback: the overhead of a cell is the tool's, not a network model's (a stack's default).
-        settings = sweep.SweepParams("local", STACK, "us-east-1", axes.Axes.parse(AXES), MULTIPLIER, "bench", timeout=600,
+        settings = sweep.SweepParams("local", STACK, "us-east-1", axes.Axes.parse(AXES, options=DOWNLOAD), MULTIPLIER, "bench", timeout=600,
                                      network="none")  # fmt: skip
         console = Console()
         manifest = sweep.start(settings, confirmed=False, console=console)

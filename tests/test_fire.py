@@ -27,7 +27,7 @@ from fanout import cli
 from fanout.cloud import costs, params
 from fanout.stages import fire
 from fanout.results import run_folders as runs
-from fanout.cloud import strategies
+from fanout.workloads.download import strategies
 from fanout.common.errors import FanoutError, UsageError
 from fanout.cloud.stack import Stack
 from fanout.workloads.download import costs as download_costs, driver as download
@@ -148,8 +148,8 @@ def make_stack(emulator, url, **overrides) -> Stack:
 def test_fire_records_the_run_and_marks_the_bodies(queue, emulator, results):
     sqs, url = queue
     before_ms = time.time_ns() // 1_000_000
-    record = fire.fire(make_stack(emulator, url), fire.FireParams(25, "exp-1", "stream chunk_size=256KiB", Fraction(1, 5), workers=4,
-                                                                  pin="auto"))  # fmt: skip
+    record = fire.fire(make_stack(emulator, url), fire.FireParams(25, "exp-1", Fraction(1, 5), workers=4,
+                                                                  options={"strategy": "stream chunk_size=256KiB", "pin": "auto"}))  # fmt: skip
     after_ms = time.time_ns() // 1_000_000
     assert runs.resolve(runs.LATEST) == record.run_id
     saved = runs.load(record.run_id)
@@ -159,9 +159,8 @@ def test_fire_records_the_run_and_marks_the_bodies(queue, emulator, results):
     assert saved.backend == "local" and saved.stack.queue_url == url
     assert before_ms <= saved.first_send_ms <= saved.last_send_ms <= after_ms
     assert saved.parameters.to_json() == {
-        "messages": 25, "experiment_tag": "exp-1", "strategy": "stream chunk_size=256KiB",
-        "strategy_from": "fire --strategy",
-        "inject_failures": "1/5", "send_workers": 4, "pin": "auto", "workload": "download",
+        "messages": 25, "experiment_tag": "exp-1", "inject_failures": "1/5", "send_workers": 4, "workload": "download",
+        "workload_options": {"strategy": "stream chunk_size=256KiB", "strategy_from": "fire --strategy", "pin": "auto"},
     }  # fmt: skip
     assert saved.version.startswith(metadata.version("s3-fanout"))
     assert sorted(b["seq"] for b in bodies) == list(range(25))

@@ -18,7 +18,7 @@ from matplotlib.axis import Axis
 from matplotlib.text import Text
 
 from fanout.results import concurrency, figures
-from fanout.cloud import strategies
+from fanout.workloads.download import strategies
 from fanout.workloads.download import across_plots as crossplots, across as crossrun, plots
 from fanout.common import function_modules
 from fanout import insights

@@ -17,7 +17,8 @@ from rich.console import Console
 
 import fanout.local.network
 import fanout.workloads.download.timeline
-from fanout.results import cells, concurrency, figures, markdown, pressure, run_cost, log_records as run_logs, run_folders as runs, run_record, sections, stats, summary as summaries, tables, terminal
+from fanout.results import cells, concurrency, figures, markdown, run_cost, log_records as run_logs, run_folders as runs, run_record, sections, stats, summary as summaries, tables, terminal
+from fanout.workloads.download import pressure
 from fanout import cli, insights
 from fanout.workloads.download import costs as download_costs, plots, report
 from fanout.stages import report as reporting

@@ -8,7 +8,7 @@ from fanout.cloud import costs
 from fanout.common.errors import FanoutError
 from fanout import insights
 from fanout.results import run_cost, run_record
-from fanout.cloud import strategies
+from fanout.workloads.download import strategies
 from fanout.local.host import logs
 from fanout.workloads.download import costs as download
 
@@ -49,7 +49,7 @@ def record(backend: str) -> run_record.RunRecord:
 def test_the_estimate_is_the_cells_as_fire_prices_it():
     run = record("aws")
     cell_like = type("Cell", (), {"memory": 2048, "concurrency": 10, "object_size": 2**30, "architecture": "x86_64"})
-    expected = download.estimate(30, cell_like, strategies.parse(run.parameters.strategy))
+    expected = download.estimate(30, cell_like, strategies.parse(run.parameters.workload_options["strategy"]))
     assert run_cost.estimate(run, download.cell_estimate) == expected
 
 

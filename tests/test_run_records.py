@@ -77,8 +77,9 @@ def test_an_old_run_reads_by_its_legacy_keys_and_is_written_back_as_it_was(resul
     runs.write_json(path, OLD_RUN)
     before = path.read_bytes()
     record = runs.load(OLD_RUN["run_id"])
-    assert (record.parameters.strategy, record.parameters.strategy_from) == ("stream", "message")
-    assert (record.parameters.workload, record.parameters.pin, record.stack.sdk) == ("download", None, "runtime")
+    # The download's options, recorded beside the generic parameters then, read into their slot.
+    assert record.parameters.workload_options == {"strategy": "stream", "strategy_from": "message"}
+    assert (record.parameters.workload, record.stack.sdk) == ("download", "runtime")
     runs.update(record)
     assert path.read_bytes() == before
     runs.update(record.but(accounting=run_record.RunAccounting(done=2)))  # what wait adds, and nothing else

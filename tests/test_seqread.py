@@ -59,7 +59,7 @@ def test_an_unknown_pair_is_refused_in_one_line_not_guessed():
 
 def remote_cell(jobs="16", file_size="256MiB") -> CellParams:
     options = parse({"jobs": jobs, "file_size": file_size, "source": "remote"}).fields()
-    return CellParams(2048, 10, MiB, "x86_64", "stream", "seqread", options)
+    return CellParams(2048, 10, MiB, "x86_64", "seqread", options)
 
 
 def test_a_cells_estimate_takes_its_region_pair_from_the_stack_it_runs_on():

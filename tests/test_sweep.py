@@ -13,10 +13,11 @@ from botocore.stub import Stubber
 from rich.console import Console
 
 from fanout.common import aws, paths
+from fanout.workloads import registry as workloads
 from fanout.stages import study, sweep_axes as axes, sweep
 from fanout import cli
 from fanout.cloud import costs, credentials, owner, params
-from fanout.cloud import strategies
+from fanout.workloads.download import strategies
 from fanout.workloads.download import across as crossrun
 from fanout.results import run_folders as runs, run_record, sweep_folders as sweeps
 from fanout.common.errors import UsageError
@@ -38,19 +39,31 @@ def texts(**overrides):
             "strategy": "download_file"} | overrides  # fmt: skip
 
 
+def download_axes(**overrides) -> axes.Axes:
+    """The axes of a download sweep given `texts(**overrides)` on the command line (on AWS, where
+    every strategy runs): the deploy-level ones, and the driver's strategies and pins."""
+    argv = [word for name, text in texts(**overrides).items() for word in (f"--{name.replace('_', '-')}", text)]
+    return sweep._grid(cli.build_parser().parse_args(["sweep", "--backend", "aws", *argv]), workloads.get("download"))
+
+
+def option(cells, name: str) -> list:
+    """Each cell's download option `name` (strategy, pin)."""
+    return [cell.options[name] for cell in cells]
+
+
 def test_cells_are_the_product_with_deployments_kept_together():
-    grid = axes.Axes.parse(texts(memory="2048 1024", concurrency="1,5 10", strategy="ranged connections=4; stream"))
+    grid = download_axes(memory="2048 1024", concurrency="1,5 10", strategy="ranged connections=4; stream")
     cells = grid.cells()
     fires = [str(strategies.parse(text)) for text in ("ranged connections=4", "stream")]  # canonical texts
     expected = list(itertools.product((2048, 1024), (1, 5, 10), fires))
-    assert [(c.memory, c.concurrency, c.strategy) for c in cells] == expected  # the order the values were written
+    assert [(c.memory, c.concurrency, c.options["strategy"]) for c in cells] == expected  # the order the values were written
     assert grid.varying() == ["memory", "concurrency", "strategy"]
     assert {c.object_size for c in cells} == {256 * MIB}
 
 
 @pytest.mark.parametrize("seed", [0, 1, 12345])
 def test_shuffled_order_is_seeded_and_keeps_each_deployment_contiguous(seed):
-    grid = axes.Axes.parse(texts(memory="512 1024 2048", concurrency="1 5 10 50", strategy="stream; download_file"))
+    grid = download_axes(memory="512 1024 2048", concurrency="1 5 10 50", strategy="stream; download_file")
     shuffled = grid.cells("shuffled", seed)
     assert shuffled == grid.cells("shuffled", seed)  # the seed repeats the order
     assert sorted(shuffled, key=str) == sorted(grid.cells(), key=str)  # every cell once
@@ -63,32 +76,32 @@ def test_shuffled_order_is_seeded_and_keeps_each_deployment_contiguous(seed):
 
 
 def test_pin_is_a_message_level_axis_recorded_in_the_manifest():
-    grid = axes.Axes.parse(texts(memory="512 1024", pin="auto, 127.0.0.2", strategy="stream; download_file"))
+    grid = download_axes(memory="512 1024", pin="auto, 127.0.0.2", strategy="stream; download_file")
     cells = grid.cells()
     canonical = [str(strategies.parse(text)) for text in ("stream", "download_file")]
     fires = list(itertools.product(canonical, ("auto", "127.0.0.2")))
-    assert [(c.memory, c.strategy, c.pin) for c in cells] == [(m, *fire) for m in (512, 1024) for fire in fires]
+    assert [(c.memory, c.options["strategy"], c.options["pin"]) for c in cells] == [(m, *fire) for m in (512, 1024) for fire in fires]
     assert grid.varying() == ["memory", "strategy", "pin"]
     manifest = sweeps.new_manifest({"backend": "local", "axes": grid.as_dict()}, [c.as_dict() for c in cells])
     reread = json.loads(json.dumps(manifest.to_json()))
     assert axes.Axes.from_dict(reread["axes"]) == grid
-    assert [axes.CellParams(**cell["params"]) for cell in reread["cells"]] == cells
-    # A sweep recorded before PIN: one unpinned cell per strategy.
-    old = {name: value for name, value in grid.as_dict().items() if name != "pin"}
-    assert {c.pin for c in axes.Axes.from_dict(old).cells()} == {None}
-    assert axes.Axes.parse(texts()).pin == (None,)
+    assert [axes.CellParams.from_dict(cell["params"]) for cell in reread["cells"]] == cells
+    # A sweep recorded before the options' slot, and before PIN: one unpinned cell per strategy.
+    old = {**grid.as_dict(), "strategy": ["stream"], "options": [None]}
+    assert [c.options for c in axes.Axes.from_dict(old).cells()] == [{"strategy": "stream", "pin": None}] * 2
+    assert option(download_axes().cells(), "pin") == [None]
 
 
 def test_none_is_the_unpinned_cell_beside_pinned_ones():
-    grid = axes.Axes.parse(texts(pin="none auto 127.0.0.2", strategy="stream; download_file"))
-    assert grid.pin == ("none", "auto", "127.0.0.2") and grid.varying() == ["strategy", "pin"]
+    grid = download_axes(pin="none auto 127.0.0.2", strategy="stream; download_file")
+    assert grid.varying() == ["strategy", "pin"]
     cells = grid.cells()
-    assert [c.pin for c in cells] == ["none", "auto", "127.0.0.2"] * 2
-    assert all(sweep._describe(c).endswith(f", pin {c.pin}") for c in cells)
+    assert option(cells, "pin") == ["none", "auto", "127.0.0.2"] * 2
+    assert all(sweep._describe(c).endswith(f", pin {c.options['pin']}") for c in cells)
     # crt resolves and connects itself: it refuses every pinned cell, not the unpinned one.
-    assert axes.Axes.parse(texts(pin="none", strategy="stream; crt")).pin == ("none",)
+    assert option(download_axes(pin="none", strategy="stream; crt").cells(), "pin") == ["none", "none"]
     with pytest.raises(UsageError, match="'127.0.0.2' cannot be used with strategy 'crt'"):
-        axes.Axes.parse(texts(pin="none 127.0.0.2", strategy="stream; crt"))
+        download_axes(pin="none 127.0.0.2", strategy="stream; crt")
 
 
 def test_an_unpinned_cell_is_neither_pooled_with_runs_fired_without_pin_nor_shown_as_them():
@@ -128,8 +141,8 @@ def test_a_sweep_given_no_deploy_inputs_takes_the_defaults_not_the_deployed_stac
 def test_a_sweep_takes_pins_from_the_command_line_and_checks_them_against_the_backend(isolated, capsys):
     def parse(*argv):
         return sweep.from_args(cli.build_parser().parse_args(["sweep", "--object-size", "1MiB", *argv]))
-    assert parse("--pin", "auto 127.0.0.3").axes.pin == ("auto", "127.0.0.3")
-    assert parse("--backend", "aws", "--pin", "192.0.2.7").axes.pin == ("192.0.2.7",)
+    assert option(parse("--pin", "auto 127.0.0.3").axes.cells(), "pin") == ["auto", "127.0.0.3"]
+    assert option(parse("--backend", "aws", "--pin", "192.0.2.7").axes.cells(), "pin") == ["192.0.2.7"]
     with pytest.raises(UsageError, match="'192.0.2.7' on the local backend"):
         parse("--backend", "local", "--pin", "auto 192.0.2.7")
     with pytest.raises(UsageError, match="--pin is an option of the download workload"):
@@ -159,7 +172,7 @@ def test_a_sweep_takes_pins_from_the_command_line_and_checks_them_against_the_ba
 )
 def test_every_bad_value_is_named(overrides, named):
     with pytest.raises(UsageError, match=named.replace("(", r"\(")):
-        axes.Axes.parse(texts(**overrides))
+        download_axes(**overrides)
 
 
 @pytest.mark.parametrize(
@@ -199,7 +212,7 @@ def test_the_cost_guard_applies_to_the_sweeps_total(isolated, capsys):
     """Each cell alone is below fire's thresholds; together they are not: refused without --yes,
     before anything is created, with the estimate per cell and in total."""
     concurrency = " ".join(str(c) for c in range(100, 108))  # 8 cells of 10 x ~100 long downloads
-    grid = axes.Axes.parse(texts(concurrency=concurrency, memory="10240", object_size="1GiB", strategy="stream"))
+    grid = download_axes(concurrency=concurrency, memory="10240", object_size="1GiB", strategy="stream")
     cells = grid.cells()
     estimates = [download.DownloadDriver().cell_estimate(10 * c.concurrency, c, {"region": "us-east-1"}) for c in cells]
     assert all(costs.refusal(e.messages, e.messages, e.total, False) is None for e in estimates)
@@ -222,17 +235,17 @@ def test_the_cost_guard_applies_to_the_sweeps_total(isolated, capsys):
 def test_the_estimate_counts_each_strategys_gets(capsys):
     """Cells that differ only in strategy cost what their GET requests cost; the table numbers the
     strategies and lists them in full, within 80 columns."""
-    grid = axes.Axes.parse(texts(object_size="64MiB", strategy="stream; ranged chunk_size=1MiB"))
+    grid = download_axes(object_size="64MiB", strategy="stream; ranged chunk_size=1MiB")
     cells = grid.cells()
     settings = sweep.SweepParams("aws", "s", "us-east-1", grid, 10, "t", endpoint="http://localhost:4566")
     sweep.preflight(settings, cells, confirmed=True, console=Console())
     out = capsys.readouterr().out
-    gets = [strategies.parse(c.strategy).gets(c.object_size) for c in cells]
+    gets = [strategies.parse(c.options["strategy"]).gets(c.object_size) for c in cells]
     estimates = [download.DownloadDriver().cell_estimate(100, c, {"region": "us-east-1"}) for c in cells]
     assert gets[0] < gets[1] and estimates[0].s3_gets < estimates[1].s3_gets
     total_row = next(line for line in out.splitlines() if line.lstrip().startswith("all"))
     assert f"{sum(e.total for e in estimates):,.2f}" in total_row
-    assert f"s1: {cells[0].strategy}" in out and f"s2: {cells[1].strategy}" in out
+    assert f"o1: {cells[0].options['strategy']}" in out and f"o2: {cells[1].options['strategy']}" in out
     assert max(map(len, out.splitlines())) <= 80
 
 
@@ -256,14 +269,14 @@ def test_a_sweep_refuses_a_download_past_the_functions_timeout_before_anything_i
 
 
 def test_the_hard_cap_holds_per_run_even_with_yes():
-    grid = axes.Axes.parse(texts(concurrency="1000", strategy="stream"))
+    grid = download_axes(concurrency="1000", strategy="stream")
     settings = sweep.SweepParams("local", "s3fanout", "us-east-1", grid, multiplier=costs.MAX_MESSAGES // 1000 + 1, tag="t")
     with pytest.raises(UsageError, match="even with --yes"):
         sweep.preflight(settings, grid.cells(), confirmed=True, console=Console())
 
 
 def test_a_small_local_sweep_passes_without_a_word(capsys):
-    grid = axes.Axes.parse(texts(concurrency="2 4 8", memory="512 1024", object_size="8MiB"))
+    grid = download_axes(concurrency="2 4 8", memory="512 1024", object_size="8MiB")
     sweep.preflight(sweep.SweepParams("local", "s", "us-east-1", grid, multiplier=10, tag="t"), grid.cells(), False,
                     Console())
     assert capsys.readouterr().out == ""
@@ -301,7 +314,7 @@ def test_the_manifest_is_written_atomically_and_latest_follows(isolated):
 
 
 def test_deploy_inputs_keep_every_object_size_and_fresh_environments_per_cell_on_aws():
-    grid = axes.Axes.parse(texts(object_size="8MiB 1MiB", strategy="stream; download_file"))
+    grid = download_axes(object_size="8MiB 1MiB", strategy="stream; download_file")
     cells = grid.cells()
     for backend, keep_warm in itertools.product(("local", "aws"), (False, True)):
         deployment = sweep._Deployment(sweep.SweepParams(backend, "s", "us-east-1", grid, 10, "t", keep_warm=keep_warm), "id",
@@ -331,7 +344,7 @@ def test_every_cell_deploys_the_sweeps_storage_classes_and_a_resume_keeps_them(i
 
 
 def test_a_sweep_recorded_before_storage_existed_resumes_with_standard_only():
-    settings = sweep.SweepParams("local", "s", "us-east-1", axes.Axes.parse(texts()), 10, "t").settings()
+    settings = sweep.SweepParams("local", "s", "us-east-1", download_axes(), 10, "t").settings()
     old = {name: value for name, value in settings.items() if name not in ("storage", "express_az")}
     resumed = sweep.SweepParams.from_manifest(sweeps.Manifest.from_json(old))
     variables = sweep._Deployment(resumed, "id", Console()).inputs_for(resumed.axes.cells()[0], 0).variables("", "zip")
@@ -457,8 +470,7 @@ def test_an_older_manifest_is_written_back_as_it_was_and_a_resume_adds_only_what
 def test_a_sweep_deployment_is_sized_by_the_cells_it_runs():
     """Its cells share one scale (they compare under one model): the demands of every cell of
     that deployment, and of none of the others."""
-    grid = axes.Axes.parse({"memory": "512 1024", "concurrency": "2", "object_size": "64MiB",
-                            "architecture": "x86_64", "strategy": "stream; ranged connections=4"})  # fmt: skip
+    grid = download_axes(memory="512 1024", concurrency="2", object_size="64MiB", strategy="stream; ranged connections=4")
     settings = sweep.SweepParams("local", "s", "us-east-1", grid, 10, "t", network="lambda-2024")
     cells = grid.cells()
     deployment = sweep._Deployment(settings, "id", None, cells)
@@ -543,8 +555,8 @@ def test_a_bad_explicit_cell_is_one_line_naming_the_word(cell, named):
 
 
 def test_an_explicit_cell_already_in_the_product_runs_once():
-    grid = axes.Axes.parse(texts(memory="512 1024"))
-    assert grid.cells() == dataclasses.replace(grid, more=(axes.Axes.parse(texts(memory="512")),)).cells()
+    grid = download_axes(memory="512 1024")
+    assert grid.cells() == dataclasses.replace(grid, more=(download_axes(memory="512"),)).cells()
 
 
 def test_every_cell_deploys_the_sweeps_ephemeral_storage_and_a_resume_keeps_it(isolated):
@@ -559,3 +571,17 @@ def test_every_cell_deploys_the_sweeps_ephemeral_storage_and_a_resume_keeps_it(i
     with pytest.raises(UsageError, match="ephemeral storage 1000 MB: strategy download_file needs"):
         sweep.from_args(cli.build_parser().parse_args(["sweep", "--object-size", "1GiB", "--strategy", "download_file",
                                                        "--ephemeral-storage", "1000"]))  # fmt: skip
+
+
+def test_a_manifest_saved_before_the_options_slot_reads_its_download_fields_as_options():
+    """tests/fixtures/saved/sweep holds a sweep.json whose axes and cells name the strategy and pin
+    beside the deploy-level parameters: they become the download's options, and a resume plans
+    the very cells it recorded."""
+    (path,) = (paths.REPO / "tests" / "fixtures" / "saved" / "sweep" / "input" / "sweeps").glob("*/sweep.json")
+    manifest = sweeps.Manifest.from_json(json.loads(path.read_text()))
+    strategy = manifest.axes["strategy"][0]
+    cells = [cell.cell_params() for cell in manifest.cells]
+    assert [cell.options for cell in cells] == [{"strategy": strategy, "pin": None}] * 2
+    planned = sweep.SweepParams.from_manifest(manifest).axes
+    assert planned.cells() == cells and planned.varying() == manifest.varying == ["concurrency"]
+    assert download.DownloadDriver().sweep_stack_inputs(planned) == {"strategy": strategy}

@@ -110,7 +110,7 @@ class ToyDriver(Driver):
     def write_report(self, summary: summaries.RunSummary[ToyBody], plots_too: bool = True) -> list:
         return summaries.write(summary)
 
-    def report_across(self, run_ids: list[str], folder, title: str, at_target: float | None = None) -> ToyAcross:
+    def report_across(self, run_ids: list[str], folder, title: str, options: dict | None = None) -> ToyAcross:
         """Records per cell across the runs, in the cells' order, labelled by the toy's cells."""
         schema = cells.of(ENTRY)
         counted: dict = {}
@@ -124,7 +124,7 @@ class ToyDriver(Driver):
         (folder / "toy.json").write_text(json.dumps({"title": title, "rows": rows}))
         return ToyAcross(title, rows)
 
-    def compare(self, a_ids: list[str], b_ids: list[str], at_target: float | None = None) -> None:
+    def compare(self, a_ids: list[str], b_ids: list[str], options: dict | None = None) -> None:
         raise UsageError("toy runs have nothing to compare: their colours are facts, not figures")
 
     def add_deploy_arguments(self, parser) -> None:

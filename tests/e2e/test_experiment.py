@@ -33,7 +33,7 @@ from fanout.local import hostlock
 from fanout.local.host import config as function_config, credentials
 from fanout.common import aws
 from fanout.common import paths
-from fanout.cloud import strategies
+from fanout.workloads.download import strategies
 from fanout.workloads.download import report
 from fanout.results import log_records as run_logs, run_folders as runs
 from fanout.common.errors import FanoutError

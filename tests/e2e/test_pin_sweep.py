@@ -19,7 +19,7 @@ import tomllib
 import pytest
 
 from fanout import cli
-from fanout.cloud import pins
+from fanout.workloads.download import pins
 from fanout.results import run_folders as runs, sweep_folders as sweeps
 from fanout.workloads.download import compare
 
@@ -57,11 +57,11 @@ def downloads_of(cell: dict) -> list[dict]:
     record = runs.load(cell.run_id)
     sent = MULTIPLIER * CONCURRENCY
     assert record.sent == record.accounting.done == sent
-    assert record.parameters.pin == cell.params["pin"]
+    assert record.parameters.workload_options["pin"] == cell.params["options"]["pin"]
     lines = (runs.run_dir(cell.run_id) / "records.jsonl").read_text().splitlines()
     found = [r for r in map(json.loads, lines) if r["event"] == "download"]
     assert sorted(r["seq"] for r in found) == list(range(sent))
-    assert {r["pin"] for r in found} == {cell.params["pin"]}  # the message's pin, none included
+    assert {r["pin"] for r in found} == {cell.params["options"]["pin"]}  # the message's pin, none included
     for r in found:  # one connection (stream), so the one request's address is the download's
         assert r["request_ips"] == r["endpoint_ip"]
     return found
@@ -69,7 +69,7 @@ def downloads_of(cell: dict) -> list[dict]:
 
 def cells_by_pin(manifest: dict) -> dict[str, dict]:
     assert manifest.status == "done" and manifest.varying == ["pin"]
-    return {cell.params["pin"]: cell for cell in manifest.cells}
+    return {cell.params["options"]["pin"]: cell for cell in manifest.cells}
 
 
 def test_pinned_cells_reach_the_address_their_pin_selects(swept):

@@ -58,7 +58,7 @@ def check_complete(cell: sweeps.SweepCell, multiplier: int) -> None:
     assert {r["run_id"] for r in downloads} == {cell.run_id}
     for r in downloads:
         assert (r["memory_size"], r["concurrency_limit"], r["object_size"], r["bytes"], r["strategy"]) == (
-            params["memory"], params["concurrency"], params["object_size"], params["object_size"], params["strategy"])
+            params["memory"], params["concurrency"], params["object_size"], params["object_size"], params["options"]["strategy"])
     summary = json.loads((runs.run_dir(cell.run_id) / "summary.json").read_text())
     assert summary["counts"]["in_percentile_table"] == summary["counts"]["download_records"] == sent
     (table_cell,) = summary["cells"]

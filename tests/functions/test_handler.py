@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 import boto3
 import pytest
 
-from fanout.cloud import strategies
+from fanout.workloads.download import strategies
 
 from .support import MEMORY_SIZE, lambda_context, log_records, sqs_event
 

@@ -7,7 +7,7 @@ import uuid
 import pytest
 
 from fanout.cloud import package
-from fanout.cloud import strategies
+from fanout.workloads.download import strategies
 from tests.harness.host_testing import REPORT, START, allow
 
 OBJECT_SIZE = 300 * 1024 + 7  # over one 256 KiB read chunk, not a multiple of it

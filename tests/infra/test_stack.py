@@ -16,7 +16,7 @@ from fanout.workloads import registry
 from fanout import cli
 from fanout.cloud import params, stack, terraform
 from fanout.common import paths
-from fanout.cloud import strategies
+from fanout.workloads.download import strategies
 from fanout.common.sizes import parse_size
 
 pytestmark = pytest.mark.slow

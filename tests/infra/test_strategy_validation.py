@@ -8,7 +8,7 @@ tests (validation.tftest.hcl) show that Terraform enforces them.
 import re
 
 from fanout.common import paths
-from fanout.cloud import strategies
+from fanout.workloads.download import strategies
 
 
 def default_strategy_block() -> str:

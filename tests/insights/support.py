@@ -3,7 +3,7 @@
 import json
 import random
 
-from fanout.cloud import strategies
+from fanout.workloads.download import strategies
 from fanout.cloud.stack import Stack
 
 # Strategies of the sample records: a crt record has no request figures (its client speaks HTTP itself).

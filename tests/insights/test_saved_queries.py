@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from fanout import insights
-from fanout.cloud import strategies
+from fanout.workloads.download import strategies
 from fanout.common import paths
 from fanout.workloads import registry
 from fanout.common.errors import FanoutError, UsageError

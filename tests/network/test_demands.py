@@ -7,7 +7,8 @@ import math
 
 import pytest
 
-from fanout.cloud import strategies
+from fanout.workloads import registry as workloads
+from fanout.workloads.download import strategies
 from fanout.local.network import capacity, model, options
 from fanout.results import run_record
 from fanout.stages import wait
@@ -32,11 +33,11 @@ def draw(demand: capacity.Demand, environments: int = 4) -> capacity.Draw:
 
 
 def recorded(workload: str, options: dict | None = None, strategy: str = "download_file") -> run_record.RunRecord:
-    """A run as fire records it: the stack's figures and the workload's message fields."""
+    """A run as fire records it: the stack's figures and the workload's options (a download's: `strategy`)."""
     return run_record.RunRecord.from_json({
         "backend": "local", "sent": 8,
         "stack": {"memory": 1024, "concurrency": 4, "object_size": 64 * MiB, "architecture": "x86_64"},
-        "parameters": {"strategy": strategy, "workload": workload, "workload_options": options}})  # fmt: skip
+        "parameters": {"workload": workload, "workload_options": options or {"strategy": strategy}}})  # fmt: skip
 
 
 def test_an_upload_is_sized_by_the_upload_limits():
@@ -137,7 +138,7 @@ class _Stack:
 
 
 MEASURED = capacity.Capacity(mb_per_s=100, requests_per_s=10)  # what the machine served, given: it is not tested here
-LIGHT = capacity.strategy_demand(strategies.parse("stream"), 30_000_000)
+LIGHT = strategies.strategy_demand(strategies.parse("stream"), 30_000_000)
 HEAVY = capacity.Demand("many small uploads", 8, up=capacity.Flow(8 * KB, 8))
 
 
@@ -150,8 +151,10 @@ def test_the_automatic_scale_takes_the_largest_need_and_names_it():
     line, cpu = said  # at that scale a 1024 MB environment's share is past what the kernel caps
     assert f"scale {scales[HEAVY]:g}" in line and "many small uploads" in line and "largest need of 2" in line
     assert cpu.startswith("CPU share not capped: ")
-    # Nothing said of the run: the stack's own download (its object, its default strategy).
-    assert options.stack_demand(_Stack()) == LIGHT
+    # The demo's run: a download of the stack's object with its default strategy, as its driver says;
+    # a run nothing is said of (`fanout host`): one read of the object.
+    assert workloads.get("download").default_demand(_Stack()) == LIGHT
+    assert options.stack_demand(_Stack()) == capacity.Demand("a read of 28.61 MiB", 1, capacity.Flow(30_000_000, 1))
 
 
 def test_demands_are_asked_only_when_the_automatic_scale_needs_them():

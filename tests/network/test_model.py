@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from fanout import cli
-from fanout.cloud import strategies
+from fanout.workloads.download import strategies
 from fanout.common import paths
 from fanout.local import hostlock, network
 from fanout.local.network import capacity, model, options
@@ -132,7 +132,7 @@ HAND = {"burst": 100e6, "peak_mb_per_s": 40, "sustained_mb_per_s": 10, "connecti
 
 def hand_draw(**values):
     m = network.NetworkModel("hand", 1.0, model.parameters(HAND | values, "hand"))
-    stream = capacity.strategy_demand(strategies.parse("stream"), 30_000_000)
+    stream = strategies.strategy_demand(strategies.parse("stream"), 30_000_000)
     return m, capacity.Draw(environments=4, memory=1024, demand=stream)
 
 

@@ -3,7 +3,7 @@ yardstick of tests/network/test_truth.py, against a token bucket stepped 0.1 ms 
 
 import pytest
 
-from fanout.cloud import strategies
+from fanout.workloads.download import prediction, strategies
 from fanout.local.network import truth
 
 from .conftest import model_of
@@ -37,7 +37,7 @@ def test_ranking_counts_parts_and_connections():
     shape = model_of("p", **MODEL).at(1024)
     choices = [strategies.definition.parse(t) for t in ("stream", "ranged connections=4 chunk_size=1MiB",
                                                        "ranged connections=4 chunk_size=12MiB")]
-    ranked = truth.predicted_ranking(shape, 24 * MIB, choices)
+    ranked = prediction.predicted_ranking(shape, 24 * MIB, choices)
     assert [text for text, _ in ranked] == [str(choices[1]), str(choices[2]), str(choices[0])]
     assert ranked[1][1] == pytest.approx(truth.predicted_seconds(shape, 24 * MIB, 2))
 
@@ -119,7 +119,7 @@ def test_an_aggregate_cap_is_shared_by_the_environments():
 def test_a_cell_has_a_prediction_only_on_the_local_backend_under_a_model():
     cell = {"memory_size": 1024, "concurrency_limit": 2, "object_size": 1_000_000, "strategy": "stream"}
     network = model_of("p", connection_mb_per_s=10).describe()
-    assert truth.cell_prediction("local", network, cell, 4) == 0.1
-    assert truth.cell_prediction("aws", network, cell, 4) is None
-    assert truth.cell_prediction("local", None, cell, 4) is None
-    assert truth.cell_prediction("local", model_of("u").describe(), cell, 4) is None  # no rate
+    assert prediction.cell_prediction("local", network, cell, 4) == 0.1
+    assert prediction.cell_prediction("aws", network, cell, 4) is None
+    assert prediction.cell_prediction("local", None, cell, 4) is None
+    assert prediction.cell_prediction("local", model_of("u").describe(), cell, 4) is None  # no rate

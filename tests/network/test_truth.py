@@ -32,7 +32,7 @@ machine; above the cap only 2% (the shaper releases about 10 ms of credit at a t
 
 import pytest
 
-from fanout.cloud import strategies
+from fanout.workloads.download import prediction, strategies
 from tests.harness.hosted import Downloader, each_strategy, strategy_order
 from fanout.local.network import truth
 
@@ -121,7 +121,7 @@ def test_the_report_ranks_strategies_as_the_model_predicts(runs, shape):
     RANKING_MARGIN apart, more than load on a shared machine has stretched one download against
     another in these tests (the stream's 10% allowance above), so a swap is a real disagreement."""
     choices = [strategies.definition.parse(text) for text in runs]
-    predicted = truth.predicted_ranking(shape, OBJECT_SIZE, choices)
+    predicted = prediction.predicted_ranking(shape, OBJECT_SIZE, choices)
     for (_, faster), (_, slower) in zip(predicted, predicted[1:]):
         assert slower >= faster * RANKING_MARGIN
     assert strategy_order(list(runs.values())) == [text for text, _ in predicted]

@@ -9,17 +9,17 @@ import argparse
 import functools
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import urlsplit
 
 import boto3
 from botocore.loaders import create_loader
 from botocore.regions import EndpointResolver
 
-from fanout.common import backends, numerals as numbers
+from fanout.common import backends, function_modules, numerals as numbers
 from fanout.cloud import package
-from fanout.cloud import strategies
 from fanout.common.errors import UsageError
 from fanout.common.sizes import format_size, parse_size
 
@@ -54,10 +54,6 @@ TMP_HEADROOM_MIB = 64
 # Powertools, typically 80-90 MB of "Max Memory Used" in Lambda's REPORT lines for a function
 # like this one (not measured by this project), with a little room. Every workload's memory check.
 MEMORY_HEADROOM_MIB = 100
-# What a download holds per GET until it ends: its request log keeps each connection's socket, to
-# count distinct ones (about 2.4 KB a GET, measured: repeated, 2,000 GETs of 100 KB over TLS); taken
-# as 4 KiB. Only repeated's thousands of GETs make it count.
-HELD_PER_GET = 4 * 1024
 MIN_EPHEMERAL_MIB = 512
 AUTO_EPHEMERAL = "auto"  # EPHEMERAL_STORAGE's default: /tmp sized from the object (ephemeral_mib)
 # S3's largest object: a multipart upload of at most 10,000 parts of at most 5 GiB (48.8 TiB).
@@ -85,6 +81,11 @@ class Input:
     def flag(self) -> str:
         return "--" + self.name.replace("_", "-")
 
+# The stack's default strategy (the download workload's, which every stack deploys as the function's
+# FANOUT_DEFAULT_STRATEGY) in the function's own definition; its run-time checks:
+# fanout.workloads.download.strategies.
+strategies = function_modules.load("strategies")
+
 
 # The one definition of the deploy inputs and their defaults. deploy and plan take one value of
 # each (one not given keeps the deployed stack's, or on a first deploy takes this default); a
@@ -107,6 +108,9 @@ INPUTS = (
 )  # fmt: skip
 AXES = tuple(item.name for item in INPUTS[:5])
 DEFAULTS = {item.name: item.default for item in INPUTS}
+# The deploy inputs a sweep does not take from its axes: a workload's driver may set them
+# (Driver.sweep_stack_inputs), else they are these defaults.
+STACK_DEFAULTS = {"strategy": DEFAULTS["strategy"]}
 FIRE_CHECKED = tuple(item for item in INPUTS if item.name != "strategy")  # fire's own option too
 
 
@@ -114,7 +118,7 @@ def add_arguments(parser, lists: bool = False) -> None:
     """The flags of INPUTS, None when not given; with `lists` (a sweep), each of the AXES takes
     one or more values, separated by spaces, strategies (which contain spaces) by ';'."""
     for item in INPUTS:
-        separator = f"'{strategies.definition.LIST_SEPARATOR}'" if item.name == "strategy" else "spaces"
+        separator = f"'{strategies.LIST_SEPARATOR}'" if item.name == "strategy" else "spaces"
         more = f"; one or more, separated by {separator}" if lists and item.name in AXES else ""
         default = item.default if lists else f"the deployed stack's, else {item.default}"
         names = (item.flag, "--mode") if item.name == "strategy" else (item.flag,)
@@ -292,7 +296,7 @@ def parse(stack: str, region_name: str, concurrency, memory, size, architecture:
     """DeployParams from values as a user writes them (`strategy` as text or a parsed Choice;
     `workload`: the workloads' options as the registry checked them, none: the defaults);
     raises UsageError on the first bad one."""
-    chosen = strategy if isinstance(strategy, strategies.Choice) else strategies.parse(strategy)
+    chosen = strategy if isinstance(strategy, strategies.Choice) else _strategy(strategy)
     params = DeployParams(
         stack=stack_name(stack),
         region=region(region_name),
@@ -310,6 +314,34 @@ def parse(stack: str, region_name: str, concurrency, memory, size, architecture:
     )
     check_fits_tmp(params.object_size, chosen.name, params.ephemeral_storage)
     return params
+
+
+def _strategy(text: str):  # the function's strategies.Choice
+    """The default strategy `text`, or UsageError naming what is wrong (one strategy: a list
+    separated by ';' is a sweep axis)."""
+    try:
+        return strategies.parse(text)
+    except strategies.StrategyError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def joined(name: str, values: list) -> str:
+    """A sweep's list of values of input `name` as its flag takes them: separated by spaces, the
+    strategies (which contain spaces) by their list separator."""
+    return (f"{strategies.LIST_SEPARATOR} " if name == "strategy" else " ").join(str(v) for v in values)
+
+
+def list_values(flag: str, text: str, parse: Callable[[str], Any]) -> tuple:
+    """A sweep axis's values (`text`: separated by spaces or commas), each read by `parse`, in
+    order; UsageError naming `flag` when there is none or one is given twice (each is one cell)."""
+    words = [word for word in LIST_SEPARATORS.split(text.strip()) if word]
+    if not words:
+        raise UsageError(f"invalid {flag} {text!r}: expected one or more values separated by spaces")
+    values = tuple(parse(word) for word in words)
+    repeated = sorted({word for word, value in zip(words, values) if values.count(value) > 1})
+    if repeated:
+        raise UsageError(f"invalid {flag} {text!r}: {', '.join(repeated)} given twice (each value is one cell)")
+    return values
 
 
 def concurrency_value(text) -> int:
@@ -445,18 +477,6 @@ def ephemeral_mib(object_size: int) -> int:
     """The /tmp infra/lambda.tf gives the function for an object of `object_size` bytes (the
     object plus the headroom, whatever the default strategy: a message may ask for download_file)."""
     return min(MAX_EPHEMERAL_MIB, max(MIN_EPHEMERAL_MIB, math.ceil(object_size / 2**20) + TMP_HEADROOM_MIB))
-
-
-def check_fits_memory(choice, object_size: int, memory_mb: int) -> None:
-    """Refuse a download (a fanout.cloud.strategies Choice) whose GETs' connections, kept by the
-    request log, and the runtime need more than the function's `memory_mb`."""
-    gets = choice.gets(object_size)
-    needed = MEMORY_HEADROOM_MIB + math.ceil(gets * HELD_PER_GET / 2**20)
-    if needed > memory_mb:
-        raise UsageError(f"invalid download run: strategy '{choice}' sends {gets:,} GETs, whose connections the "
-                         f"request log keeps ({HELD_PER_GET // 1024} KiB each), besides the runtime's "
-                         f"{MEMORY_HEADROOM_MIB} MB: it needs a function of at least {needed} MB, the stack has "
-                         f"{memory_mb} MB: redeploy with MEMORY={needed} or more, or send fewer requests")  # fmt: skip
 
 
 def check_fits_tmp(object_size: int, strategy_name: str, ephemeral: int | None = None) -> None:

@@ -5,7 +5,7 @@ one vCPU at 1,769 MB, in proportion below and above it; 10,240 MB, the most, giv
 (AWS's announcement of 10 GB functions, December 2020). The local host caps each environment at
 this share divided by the network scale (fanout.local.host.limits), the automatic scale counts it
 (fanout.local.network.capacity) and the report compares a cell's CPU with it
-(fanout.results.pressure).
+(fanout.workloads.download.pressure).
 """
 
 MB_PER_VCPU = 1769  # memory (MB) at which a function has the equivalent of one vCPU

@@ -6,7 +6,6 @@ concurrency it ran at (`ran_at`) and whether that was at target. Definitions: do
 and a running sum; no library offers this exact definition.
 """
 
-import argparse
 import bisect
 import itertools
 import math
@@ -158,9 +157,3 @@ def fraction(text: str) -> float:
     return value
 
 
-def add_argument(parser: argparse.ArgumentParser) -> None:
-    """--at-target (Make's AT_TARGET), for report and compare."""
-    parser.add_argument("--at-target", type=fraction, metavar="FRACTION",
-                        help="a download ran at target when the mean number of the run's downloads over its interval "
-                        f"was at least this fraction of the target concurrency (default {AT_TARGET_FRACTION}); the "
-                        "tables are over those downloads")  # fmt: skip

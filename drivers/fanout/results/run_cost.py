@@ -25,13 +25,11 @@ def cell(record: run_record.RunRecord) -> sweep_folders.CellParams:
     """The run as the sweep cell it would be; FanoutError naming the run when its run.json lacks
     what a cost needs (fire records it all: such a record was truncated or written by hand)."""
     stack, parameters = record.stack, record.parameters
-    if (stack.memory is None or stack.concurrency is None or stack.object_size is None or stack.architecture is None
-            or parameters.strategy is None):
+    if stack.memory is None or stack.concurrency is None or stack.object_size is None or stack.architecture is None:
         raise FanoutError(f"run {record.run_id}: run.json lacks the stack's memory, concurrency, object_size or "
-                          "architecture, or the strategy, so its cost cannot be estimated; fire a new run")
+                          "architecture, so its cost cannot be estimated; fire a new run")
     return sweep_folders.CellParams(stack.memory, stack.concurrency, stack.object_size, stack.architecture,
-                                    parameters.strategy, parameters.workload, parameters.workload_options,
-                                    parameters.pin)  # fmt: skip
+                                    parameters.workload, parameters.workload_options)  # fmt: skip
 
 
 # A workload's cost model (fanout.workloads.base.Driver.cell_estimate): the cost of `count`

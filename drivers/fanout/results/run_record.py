@@ -54,17 +54,28 @@ class RunParameters(Recorded):
 
     messages: int = 0
     experiment_tag: str = ""
-    strategy: str | None = None  # canonical text (docs/strategies.md)
-    strategy_from: str | None = None  # "fire --strategy" or "stack default"
     inject_failures: str | None = None  # a fraction as text
     send_workers: int | None = None
-    pin: str | None = None  # fanout.cloud.pins; None: not pinned
     workload: str = workloads.DEFAULT  # runs from before the registry downloaded
-    workload_options: dict | None = None  # the workload's message fields, when it has any
+    workload_options: dict | None = None  # the workload's options (its driver's run_options), when it has any
 
-    # Runs fired before strategies recorded a mode, whose names are strategy names.
-    LEGACY = {"strategy": lambda data: data.get("mode"), "strategy_from": lambda data: data.get("mode_from")}
+    LEGACY = {"workload_options": lambda data: _legacy_options(data)}
     OMIT_NONE = ("workload_options",)
+
+
+# The JSON boundary: before a workload's options had this generic slot, the download workload
+# (the one run without options of that slot) recorded its options beside the generic parameters
+# under these names (and before that its strategy as a mode). Read, they become its options;
+# written back, they stay where they were.
+LEGACY_DEFAULT_OPTIONS = {"strategy": "mode", "strategy_from": "mode_from", "pin": None}
+
+
+def _legacy_options(data: dict) -> dict | None:
+    """The options an old run.json's parameters (`data`, without workload_options) recorded
+    outside it; None for a run of a workload without options."""
+    found = {name: data[name] if name in data else data.get(old) if old else None
+             for name, old in LEGACY_DEFAULT_OPTIONS.items() if name in data or (old and old in data)}
+    return found or None
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ atomically after every change (Keeper), so a Ctrl-C or a crash leaves it consist
 `--resume`. Its contents and the cell statuses: docs/sweep.md (the manifest).
 """
 
+import itertools
 import json
 import re
 from dataclasses import asdict, dataclass, field
@@ -23,21 +24,45 @@ LATEST = "latest"
 _SWEEP_ID = re.compile(r"^[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}$")
 
 
+# The JSON boundary: before a workload's options had their generic slot, sweeps kept the download
+# workload's options (the one workload whose cells had no `options`) beside the deploy-level
+# parameters, in a cell's `params` and as axes, under these names (before the pin: no pin).
+LEGACY_DEFAULT_OPTIONS = ("strategy", "pin")
+
+
 @dataclass(frozen=True)
 class CellParams:
-    """The parameters of one cell (the manifest's `params`)."""
+    """The parameters of one cell (the manifest's `params`): where it is deployed, and the
+    options of its workload (its driver's, as fire sends them)."""
 
     memory: int
     concurrency: int
     object_size: int
     architecture: str
-    strategy: str  # canonical text (str(strategies.Choice)), as fire sends it
     workload: str = workloads.DEFAULT  # sweeps from before the registry downloaded
-    options: dict | None = None  # the workload's message fields (None: download's strategy says it all)
-    pin: str | None = None  # fanout.cloud.pins: none, auto or an address; None: no --pin (where DNS says, as none)
+    options: dict | None = None  # the workload's options (its driver's sweep_options)
 
     def as_dict(self) -> dict:
         return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "CellParams":
+        """A manifest's cell; an older one's download options become its options (another
+        workload's cell, which has options of its own, carried them unused: left out)."""
+        old = {name: data[name] for name in LEGACY_DEFAULT_OPTIONS if name in data}
+        fields = {name: value for name, value in data.items() if name not in LEGACY_DEFAULT_OPTIONS}
+        if old and fields.get("options") is None:
+            fields["options"] = old
+        return cls(**fields)
+
+
+def legacy_axis_options(axes: dict) -> tuple[dict, ...] | None:
+    """An older manifest's axes of the download's options (`axes`, as saved, its `options` none)
+    as its combinations, in the order the cells ran; None for a newer manifest or another workload."""
+    lists = {name: axes.get(name) or [None] for name in LEGACY_DEFAULT_OPTIONS}
+    if not any(name in axes for name in LEGACY_DEFAULT_OPTIONS) or any(axes.get("options") or [None]):
+        return None
+    return tuple(dict(zip(lists, values)) for values in itertools.product(*lists.values()))
 
 
 def sweeps_dir() -> Path:
@@ -90,7 +115,7 @@ class SweepCell(Recorded):
     OMIT_NONE = ("environments", "accounting")
 
     def cell_params(self) -> CellParams:
-        return CellParams(**self.params)
+        return CellParams.from_dict(self.params)
 
     def reopened(self) -> "SweepCell":
         """The cell pending again for a resume, its abandoned run id (if any) kept as previous."""

@@ -11,7 +11,7 @@ difference would be the networks', not what A and B changed.
 import argparse
 from rich.console import Console
 
-from fanout.results import concurrency, run_folders as runs, terminal
+from fanout.results import run_folders as runs, terminal
 from fanout.stages import report as reporting
 from fanout.common.errors import UsageError
 
@@ -22,7 +22,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                                                  "the baseline")
     parser.add_argument("b", metavar="B", help="the same for the side compared with A (changes are B - A)")
     parser.add_argument("--force", action="store_true", help="compare runs made under different networks too")
-    concurrency.add_argument(parser)
+    reporting.add_report_arguments(parser)
     parser.set_defaults(func=run)
 
 
@@ -32,10 +32,11 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"compare needs {' and '.join(missing)}: `make compare A=<runs> B=<runs>`, each side "
                          "a run id, 'latest' or sweep:<id|latest>, several comma-separated")  # fmt: skip
     a, b = reporting.resolve_all(args.a), reporting.resolve_all(args.b)
-    at_target = concurrency.AT_TARGET_FRACTION if args.at_target is None else args.at_target
+    workload = reporting.workload_of(a + b)
+    options = reporting.report_options(args, workload)
     if not args.force:
         check_networks(a, b)
-    terminal.show(reporting.workload_of(a + b).compare(a, b, at_target), Console())
+    terminal.show(workload.compare(a, b, options), Console())
     return 0
 
 

@@ -14,9 +14,9 @@ from rich.console import Console
 
 from fanout.stages import deploy, fire, report as reporting, wait
 from fanout.common import interrupts
+from fanout.workloads import registry as workloads
 from fanout.cloud import params, terraform
 from fanout.results import run_folders as runs, run_record, terminal
-from fanout.cloud import strategies
 from fanout.local.emulator import control
 from fanout.local.network import options as network_options
 
@@ -44,7 +44,7 @@ def check(args: argparse.Namespace) -> tuple[int, params.DeployParams]:
     multiplier = fire.positive_int("--multiplier", args.multiplier)
     network_options.check(args.network, args.network_scale)
     inputs = params.parse(DEMO_STACK, "us-east-1", args.concurrency, args.memory, args.object_size, "x86_64",
-                          strategies.DEFAULT, FUNCTION_TIMEOUT, deploy.workload_deploy({}))  # fmt: skip
+                          params.DEFAULTS["strategy"], FUNCTION_TIMEOUT, deploy.workload_deploy({}))  # fmt: skip
     return multiplier, inputs
 
 
@@ -73,7 +73,9 @@ def experiment(inputs: params.DeployParams, multiplier: int, timings: dict, opti
     --network-scale."""
     with _step(console, "deploy", timings):
         deployed = deploy.deploy(inputs, "local", console=console)
-        network = network_options.resolve(options.network, options.network_scale, deployed, say=console.print)
+        driver = workloads.get(workloads.DEFAULT)  # the demo fires the default workload
+        network = network_options.resolve(options.network, options.network_scale, deployed, console.print,
+                                          lambda: [driver.default_demand(deployed)])  # fmt: skip
     with _step(console, "fire", timings):
         record = fire.fire(deployed, fire.FireParams(multiplier * deployed.concurrency, "demo"), console=console)
     with _step(console, "run and wait", timings):

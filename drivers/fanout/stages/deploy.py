@@ -16,7 +16,6 @@ import time
 from rich.console import Console
 
 from fanout.cloud import owner, package, params, stack, terraform
-from fanout.cloud import strategies
 from fanout.stages import command_line, upload
 from fanout.workloads.base import DeployPlace
 from fanout.common import backends, function_modules
@@ -92,9 +91,10 @@ def check_inputs(args: argparse.Namespace) -> params.DeployParams:
     """deploy's and plan's command line, checked with no side effect (no emulator started, no
     AWS call): the inputs (on a deployed stack, its values for those not on the command line: a
     redeploy changes only what was asked; on a first deploy, the defaults), the endpoint, a
-    default strategy that cannot use it, and a deployed stack's region and remote region kept."""
+    deployment a workload cannot run on (a default strategy the endpoint cannot serve), and a
+    deployed stack's region and remote region kept."""
     inputs = inputs_given(given_of(args), terraform.outputs(args.backend, params.stack_name(args.stack)))
-    check_strategy(inputs.strategy, args.backend, params.endpoint(args.backend, args.endpoint))
+    check_deployment(inputs, args.backend, params.endpoint(args.backend, args.endpoint))
     check_placement(args.backend, inputs.stack, inputs.region, inputs.workload_options)
     return inputs
 
@@ -242,10 +242,10 @@ def tear_down(backend: str, name: str, started_emulator: bool, console: Console)
         destroy(backend, name, console=console)
 
 
-def check_strategy(strategy: str, backend: str, endpoint: str) -> None:
-    """Refuse a strategy (its text) that cannot read from the deployment's emulator, if any."""
-    where = "the embedded emulator" if backends.get(backend).embedded_emulator else endpoint
-    strategies.check_endpoint(strategies.parse(strategy), where)
+def check_deployment(inputs: params.DeployParams, backend: str, endpoint: str) -> None:
+    """Refuse inputs a registered workload cannot run on at `endpoint` (its driver's check_deployment)."""
+    for driver in workloads.DRIVERS.values():
+        driver.check_deployment(inputs, backend, endpoint)
 
 
 def _check(inputs: params.DeployParams, backend: str, endpoint: str, console: Console, errors: Console) -> str:
@@ -255,7 +255,7 @@ def _check(inputs: params.DeployParams, backend: str, endpoint: str, console: Co
     deploy-level options were checked against the backend with the other inputs."""
     check_placement(backend, inputs.stack, inputs.region, inputs.workload_options)
     endpoint = params.endpoint(backend, endpoint)
-    check_strategy(inputs.strategy, backend, endpoint)
+    check_deployment(inputs, backend, endpoint)
     who = backends.get(backend).check_credentials(inputs.region, endpoint, inputs.stack)
     if who is not None:
         console.out(f"stack {inputs.stack!r}: {who}", highlight=False)

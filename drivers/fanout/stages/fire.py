@@ -80,18 +80,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 @dataclass(frozen=True)
 class FireParams:
-    """What one run sends: `messages` messages tagged `tag`, downloaded with `strategy` (its
-    canonical text, str(strategies.Choice); None: the stack's default strategy), or of another
-    `workload` with its message fields `options`. `sweep` (sweep id and cell index) is recorded
-    in run.json as given."""
+    """What one run sends: `messages` messages tagged `tag` of `workload`, with its options
+    `options` (its driver's, as JSON values: download's strategy and pin, another's message
+    fields). `sweep` (sweep id and cell index) is recorded in run.json as given."""
 
     messages: int
     tag: str = "default"
-    strategy: str | None = None
     inject_failures: Fraction | None = None
     workers: int = DEFAULT_WORKERS
     sweep: run_record.RunSweep | None = None
-    pin: str | None = None  # fanout.cloud.pins: none, auto or an address; None and none: where DNS says
     workload: str = workloads.DEFAULT
     options: dict | None = None
     remote_copy: bool = False  # objects a run needs in another region: copied from the stack's bucket, not uploaded
@@ -364,10 +361,9 @@ def _send_with_retries(client: BaseClient, queue_url: str,
 def _run_record(stack: Stack, run_id: str, params: FireParams, injected: set[int]) -> run_record.RunRecord:
     """The part of run.json that says how the run was made."""
     parameters = run_record.RunParameters(
-        messages=params.messages, experiment_tag=params.tag, strategy=params.strategy or stack.default_strategy,
-        strategy_from="fire --strategy" if params.strategy else "stack default",
+        messages=params.messages, experiment_tag=params.tag,
         inject_failures=str(params.inject_failures) if params.inject_failures else None, send_workers=params.workers,
-        pin=params.pin, workload=params.workload, workload_options=params.options or None,
+        workload=params.workload, workload_options=workloads.get(params.workload).run_options(stack, params),
     )  # fmt: skip
     return run_record.RunRecord(run_id=run_id, backend=stack.backend, stack=run_record.RunStack.from_json(stack.as_record()),
                                 parameters=parameters, injected_seqs=sorted(injected), version=runs.project_version(),

@@ -15,9 +15,10 @@ from typing import Any
 
 from rich.console import Console
 
-from fanout.results import concurrency, run_folders as runs, run_record, sections, summary as summaries, sweep_folders as sweeps, terminal
+from fanout.results import run_folders as runs, run_record, sections, summary as summaries, sweep_folders as sweeps, terminal
 from fanout.results.summary import RunSummary
 from fanout.common import paths
+from fanout.stages import command_line
 from fanout.workloads import registry as workloads
 from fanout.cloud import stack as stacks
 from fanout.cloud.stack import Stack
@@ -35,23 +36,35 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     which.add_argument("--sweep", help="sweep id or 'latest': the report across its runs, beside its manifest")
     parser.add_argument("--refresh", action="store_true",
                         help="read the run's logs again instead of its saved records (refused if they hold fewer)")
-    concurrency.add_argument(parser)
+    add_report_arguments(parser)
     parser.set_defaults(func=run)
+
+
+def add_report_arguments(parser: argparse.ArgumentParser) -> None:
+    """Every workload's report flags (report and compare take them)."""
+    for driver in workloads.DRIVERS.values():
+        driver.add_report_arguments(parser)
+
+
+def report_options(args: argparse.Namespace, workload: workloads.Driver) -> dict:
+    """What `workload`'s report flags asked on the command line (its driver's report_options)."""
+    return workload.report_options(command_line.texts(args))
 
 
 def run(args: argparse.Namespace) -> int:
     console = Console()
-    at_target = concurrency.AT_TARGET_FRACTION if args.at_target is None else args.at_target
     if args.runs is not None:
-        terminal.show(report_runs(args.runs, at_target), console)
+        run_ids = resolve_all(args.runs)
+        terminal.show(report_runs(args.runs, report_options(args, workload_of(run_ids))), console)
         return 0
     if args.sweep is not None:
-        terminal.show(report_sweep(sweeps.load(args.sweep), at_target), console)
+        manifest = sweeps.load(args.sweep)
+        terminal.show(report_sweep(manifest, report_options(args, workload_of(sweep_runs(manifest)))), console)
         return 0
     record = runs.load(args.run)
+    options = report_options(args, workloads.get(record.parameters.workload))
     summary = saved_or_fetched(record, args, say=lambda line: console.print(line, highlight=False))
-    if args.at_target is not None and hasattr(summary.body, "at_target_fraction"):  # the download workload's;
-        summary.body = replace(summary.body, at_target_fraction=args.at_target)  # else the saved one: byte for byte
+    summary.body = replace(summary.body, **options)  # none given: the saved report's own, redrawn byte for byte
     terminal.show(sections_of(summary), console)
     written = render(summary)
     console.print(f"wrote {', '.join(path.name for path in written)}", highlight=False)
@@ -109,30 +122,30 @@ def _driver(summary: RunSummary[Any]) -> workloads.Driver:
     return workloads.get(summary.header.run.parameters.workload)
 
 
-def report_across(run_ids: list[str], folder: Path, title: str, at_target: float = concurrency.AT_TARGET_FRACTION) -> object:
-    """The runs' workload's report across them, written into `folder`; its summary. `at_target`:
-    which downloads the tables keep (fanout.results.concurrency)."""
-    return workload_of(run_ids).report_across(run_ids, folder, title, at_target)
+def report_across(run_ids: list[str], folder: Path, title: str, options: dict | None = None) -> object:
+    """The runs' workload's report across them, written into `folder`; its summary (the
+    workload's own type). `options`: its report flags' (report_options; none: its defaults)."""
+    return workload_of(run_ids).report_across(run_ids, folder, title, options)
 
 
-def across(run_ids: list[str], folder: Path, title: str, at_target: float = concurrency.AT_TARGET_FRACTION) -> sections.Report:
+def across(run_ids: list[str], folder: Path, title: str, options: dict | None = None) -> sections.Report:
     """report_across, and its report as the terminal shows it."""
-    summary = report_across(run_ids, folder, title, at_target)
+    summary = report_across(run_ids, folder, title, options)
     return workload_of(run_ids).across_sections(summary, folder)
 
 
-def report_sweep(manifest: sweeps.Manifest, at_target: float = concurrency.AT_TARGET_FRACTION) -> sections.Report:
+def report_sweep(manifest: sweeps.Manifest, options: dict | None = None) -> sections.Report:
     """The report across a sweep's runs, written next to its manifest; what the terminal shows."""
     environments = ("warm environments kept between the cells of one deployment" if manifest.keep_warm
                     else "fresh execution environments for every cell")  # fmt: skip
     title = f"sweep {manifest.sweep_id} ({environments})"
-    return across(sweep_runs(manifest), sweeps.sweep_dir(manifest.sweep_id), title, at_target)
+    return across(sweep_runs(manifest), sweeps.sweep_dir(manifest.sweep_id), title, options)
 
 
-def report_runs(refs: str, at_target: float = concurrency.AT_TARGET_FRACTION) -> sections.Report:
+def report_runs(refs: str, options: dict | None = None) -> sections.Report:
     """`fanout report --runs`: resolve the refs, report into results/across/<id>/."""
     run_ids = resolve_all(refs)
-    return across(run_ids, across_dir(run_ids), "s3-fanout report across runs", at_target)
+    return across(run_ids, across_dir(run_ids), "s3-fanout report across runs", options)
 
 
 def runs_of(ref: str) -> list[str]:

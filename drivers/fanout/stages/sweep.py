@@ -26,7 +26,6 @@ from fanout.stages import sweep_axes as axes, command_line, deploy, fire, report
 from fanout.workloads.base import DeployPlace
 from fanout.common import backends, interrupts, queue_state
 from fanout.workloads import registry as workloads
-from fanout.cloud import pins, strategies
 from fanout.results import run_folders as runs, run_record, sweep_folders as sweeps, terminal
 from fanout.cloud import stack as stacks
 from fanout.common.errors import FanoutError, UsageError
@@ -146,7 +145,7 @@ def from_args(args: argparse.Namespace) -> SweepParams:
         seed = secrets.randbelow(2**32)
     inputs = {**params.DEFAULTS, **params.given(vars(args))}  # its own axes: never the deployed stack's values
     workload = workloads.get(args.workload)
-    fire.check_options(workload, args, deploy_level=("strategy", *workloads.deploy_option_names()))  # deploy's here
+    fire.check_options(workload, args, deploy_level=(*params.AXES, *workloads.deploy_option_names()))  # deploy's here
     grid = _grid(args, workload)
     grid = dataclasses.replace(grid, more=tuple(_grid(cell, workload) for cell in _cells(args, workload)))
     endpoint = params.endpoint(args.backend, args.endpoint)
@@ -155,13 +154,6 @@ def from_args(args: argparse.Namespace) -> SweepParams:
         raise UsageError(f"--network {args.network} shapes the local host's environments; "
                          "on AWS Lambda's own network applies")
     ephemeral = params.ephemeral_value(inputs["ephemeral_storage"])
-    for each in grid.every():
-        for strategy in each.strategy:
-            deploy.check_strategy(strategy, args.backend, endpoint)
-            for size in each.object_size:
-                params.check_fits_tmp(size, strategies.parse(strategy).name, ephemeral)
-        for pin in each.pin:
-            pins.check_backend(pin, args.backend)
     # The workloads check their options against the stack and region the sweep deploys; the
     # sweep's workload adds what its cells need deployed.
     region = params.region(inputs["region"])
@@ -184,7 +176,7 @@ def from_args(args: argparse.Namespace) -> SweepParams:
 def _grid(args: argparse.Namespace, workload: workloads.Driver) -> axes.Axes:
     """The product of the axes and the workload's options `args` give."""
     inputs = {**params.DEFAULTS, **params.given(vars(args))}  # its own axes: never the deployed stack's values
-    texts = {**{name: inputs[name] for name in params.AXES}, "pin": args.pin}
+    texts = {name: inputs[name] for name in axes.PARSERS}
     grid = axes.Axes.parse(texts)
     return axes.Axes.parse(texts, workload.name, workload.sweep_options(command_line.texts(args), grid.memory))
 
@@ -192,7 +184,7 @@ def _grid(args: argparse.Namespace, workload: workloads.Driver) -> axes.Axes:
 def _cells(args: argparse.Namespace, workload: workloads.Driver) -> list[argparse.Namespace]:
     """`args` once per --cell, the cell's values in place of the sweep's: an axis or an option of
     the workload (message-level), nothing deployed for the whole sweep (region, timeout...)."""
-    allowed = {*params.AXES, "pin", *workload.OPTIONS}
+    allowed = {*params.AXES, *workload.OPTIONS}
     keys = {key: dest for key, dest in getattr(args, "cell_keys", {}).items() if dest in allowed}
     return [argparse.Namespace(**{**vars(args), **axes.explicit_cell(text, keys)}) for text in args.cell or ()]
 
@@ -263,19 +255,21 @@ def cell_estimates(multiplier: int, cells: list[axes.CellParams], deployed: dict
 def cost_lines(sweep: SweepParams, cells: list[axes.CellParams], estimates: list[costs.Estimate]) -> list[str]:
     """Per cell and in total: messages, GB-seconds, dollars and the run's assumed duration (the
     queue mapping's ramp to the cell's concurrency, then every slot busy), then the basis;
-    within 80 columns: the strategy column numbers the strategies, listed in full below."""
-    numbers = {strategy: f"s{i + 1}" for i, strategy in enumerate(sweep.axes.strategy)}
+    within 80 columns: the options column numbers what the workload says of each cell's options
+    (its driver's describe_cell), listed in full below."""
+    described = [workloads.get(cell.workload).describe_cell(cell) for cell in cells]
+    numbers = {text: f"o{i + 1}" for i, text in enumerate(dict.fromkeys(described))}
     row = "{:>4} {:>6} {:>4} {:>10} {:>6} {:<8} {:>7} {:>8} {:>7} {:>5}"
-    lines = [row.format("cell", "memory", "conc", "object", "arch", "strategy", "msgs", "GB-s", "USD", "min")]
-    for i, (cell, est) in enumerate(zip(cells, estimates)):
+    lines = [row.format("cell", "memory", "conc", "object", "arch", "options", "msgs", "GB-s", "USD", "min")]
+    for i, (cell, est, text) in enumerate(zip(cells, estimates, described)):
         lines.append(row.format(i, cell.memory, cell.concurrency, format_size(cell.object_size), cell.architecture,
-                                numbers[cell.strategy], f"{est.messages:,}", f"{est.gb_seconds:,.0f}", f"{est.total:,.2f}",
+                                numbers[text], f"{est.messages:,}", f"{est.gb_seconds:,.0f}", f"{est.total:,.2f}",
                                 f"{est.run_seconds / 60:.1f}"))  # fmt: skip
     minutes = sum(e.run_seconds for e in estimates) / 60
     lines.append(row.format("all", "", "", "", "", "", f"{sum(e.messages for e in estimates):,}",
                             f"{sum(e.gb_seconds for e in estimates):,.0f}", f"{sum(e.total for e in estimates):,.2f}",
                             f"{minutes:.1f}"))  # fmt: skip
-    lines += [f"  {number}: {strategy}" for strategy, number in numbers.items()]
+    lines += [f"  {number}: {text}" for text, number in numbers.items()]
     lines += [
         f"  estimated AWS cost, at {costs.ASSUMED_MIB_PER_S} MiB/s per download; min: the downloads with the",
         "  queue mapping's ramp (fanout.common.ramp), add about a minute per cell for its redeploy and accounting",
@@ -306,12 +300,12 @@ class _Deployment:
         fresh_by_config = not self.backend.hosts_function and not self.sweep.keep_warm
         return params.DeployParams(
             stack=self.sweep.stack, region=self.sweep.region, concurrency=cell.concurrency, memory=cell.memory,
-            object_size=cell.object_size, architecture=cell.architecture, strategy=self.sweep.axes.strategy[0],
-            function_timeout=self.sweep.function_timeout, ephemeral_storage=self.sweep.ephemeral_storage,
+            object_size=cell.object_size, architecture=cell.architecture, function_timeout=self.sweep.function_timeout, ephemeral_storage=self.sweep.ephemeral_storage,
             kept_object_sizes=self.sweep.axes.object_sizes(),
             environment_epoch=f"{self.sweep_id}/{index}" if fresh_by_config else "",
             workload_options=self.sweep.workload_options,
             workload_variables=workloads.terraform_variables(self.sweep.workload_options),
+            **{**params.STACK_DEFAULTS, **workloads.get(self.sweep.axes.workload).sweep_stack_inputs(self.sweep.axes)},
         )  # fmt: skip
 
     def ensure(self, cell: axes.CellParams, index: int) -> bool:

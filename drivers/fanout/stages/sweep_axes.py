@@ -15,9 +15,9 @@ import shlex
 from dataclasses import asdict, dataclass, field
 
 from fanout.cloud import params
-from fanout.cloud import pins, strategies
 from fanout.workloads import registry as workloads
 from fanout.common.errors import UsageError
+from fanout.results import sweep_folders
 from fanout.results.sweep_folders import CellParams
 
 ORDERS = ("given", "shuffled")
@@ -27,43 +27,36 @@ PARSERS = {
     "concurrency": ("--concurrency", params.concurrency_value),
     "object_size": ("--object-size", params.object_size),
     "architecture": ("--architecture", params.architecture_value),
-    "strategy": ("--strategy", None),  # a list of its own syntax: strategies.parse_list
-    "pin": ("--pin (PIN)", pins.parse),  # optional: None (no pin) when not given
 }
-DEPLOY_AXES = ("memory", "concurrency", "object_size", "architecture")  # the others are message-level
+DEPLOY_AXES = tuple(PARSERS)  # each needs a redeploy; the workload's options are message-level
 
 
 @dataclass(frozen=True)
 class Axes:
-    """The values of every parameter, in the order given; one value is a fixed parameter."""
+    """The values of every deploy-level parameter, in the order given (one value is a fixed
+    parameter), and the workload's combinations of its options (its driver's sweep_options)."""
 
     memory: tuple[int, ...]
     concurrency: tuple[int, ...]
     object_size: tuple[int, ...]
     architecture: tuple[str, ...]
-    strategy: tuple[str, ...]  # canonical texts
-    pin: tuple[str | None, ...] = (None,)  # canonical PIN values; (None,): no --pin
     workload: str = workloads.DEFAULT
-    options: tuple[dict | None, ...] = field(default=(None,))  # the workload's parameter combinations
+    options: tuple[dict | None, ...] = field(default=(None,))  # the workload's option combinations, in order
     more: tuple["Axes", ...] = ()  # the explicit cells' axes (--cell), after this product
 
     @classmethod
     def parse(cls, texts: dict[str, str], workload: str = workloads.DEFAULT, options: tuple = (None,)) -> "Axes":
-        """Axes from space- or comma-separated values per axis name (strategies separated by ';'),
-        and a workload's parameter combinations (checked by the workload); UsageError naming the
-        first bad value, or a combination of values that cannot be deployed."""
-        axes = cls(**{name: _values(name, texts.get(name)) for name in PARSERS}, workload=workload, options=options)
-        for size, strategy in itertools.product(axes.object_size, axes.strategy):
-            params.check_fits_tmp(size, strategies.parse(strategy).name)
-        for pin, strategy in itertools.product(axes.pin, axes.strategy):
-            pins.check_strategy(pin, strategies.parse(strategy))
-        return axes
+        """Axes from space- or comma-separated values per axis name, and a workload's option
+        combinations (checked by the workload); UsageError naming the first bad value."""
+        return cls(**{name: _values(name, texts.get(name)) for name in PARSERS}, workload=workload, options=options)
 
     @classmethod
     def from_dict(cls, data: dict) -> "Axes":
-        values = {name: tuple(data.get(name, [None])) for name in PARSERS}  # no pin: sweeps before PIN
-        return cls(**values, workload=data.get("workload", workloads.DEFAULT),
-                   options=tuple(data.get("options", [None])),
+        """The manifest's axes; an older manifest's download options become its combinations
+        (sweep_folders.legacy_axis_options)."""
+        options = sweep_folders.legacy_axis_options(data) or tuple(data.get("options", [None]))
+        return cls(**{name: tuple(data[name]) for name in PARSERS}, workload=data.get("workload", workloads.DEFAULT),
+                   options=options,
                    more=tuple(cls.from_dict(more) for more in data.get("more", [])))  # fmt: skip
 
     def as_dict(self) -> dict:
@@ -79,8 +72,12 @@ class Axes:
         return tuple(dict.fromkeys(size for axes in self.every() for size in axes.object_size))
 
     def varying(self) -> list[str]:
-        """The names of the axes with more than one value."""
-        return [name for name in (*PARSERS, "options") if len(getattr(self, name)) > 1]
+        """The names of the axes with more than one value: deploy-level ones, then the options
+        whose value differs between the workload's combinations."""
+        combos = [combo or {} for combo in self.options]
+        names = dict.fromkeys(name for combo in combos for name in combo)
+        options = [name for name in names if len({json.dumps(c.get(name), sort_keys=True) for c in combos}) > 1]
+        return [name for name in PARSERS if len(getattr(self, name)) > 1] + options
 
     def cells(self, order: str = "given", seed: int | None = None) -> list[CellParams]:
         """Every cell, in the order `order` (see the module docstring), the explicit cells' after
@@ -93,14 +90,14 @@ class Axes:
     def _product(self, order: str, rng: random.Random) -> list[CellParams]:
         product = itertools.product(*(getattr(self, name) for name in DEPLOY_AXES))
         deployments: list[tuple[int, int, int, str]] = list(product)
-        fires = list(itertools.product(self.strategy, self.pin, self.options))
+        fires = list(self.options)
         if order == "shuffled":
             rng.shuffle(deployments)
         cells = []
         for deployment in deployments:
             if order == "shuffled":
                 rng.shuffle(fires)
-            cells += [CellParams(*deployment, strategy, self.workload, options, pin) for strategy, pin, options in fires]
+            cells += [CellParams(*deployment, self.workload, options) for options in fires]
         return cells
 
 
@@ -131,16 +128,4 @@ def order(text: str) -> str:
 
 def _values(name: str, text: str | None) -> tuple:
     flag, parse = PARSERS[name]
-    if name == "strategy":
-        return tuple(str(choice) for choice in strategies.parse_list(str(text)))
-    if name == "pin" and text is None:
-        return (None,)
-    words = [word for word in params.LIST_SEPARATORS.split(str(text).strip()) if word]
-    if not words:
-        raise UsageError(f"invalid {flag} {text!r}: expected one or more values separated by spaces")
-    assert parse is not None, "only the strategy axis has no parser of its own, and it returned above"
-    values = tuple(parse(word) for word in words)
-    repeated = sorted({word for word, value in zip(words, values) if values.count(value) > 1})
-    if repeated:
-        raise UsageError(f"invalid {flag} {text!r}: {', '.join(repeated)} given twice (each value is one cell)")
-    return values
+    return params.list_values(flag, str(text), parse)

@@ -28,10 +28,10 @@ from fanout.local.network import capacity, options as network_options
 from fanout.local.network.model import NetworkModel
 
 QUERY = "message-outcomes"
-# The query's `ended` values that mean done: the outcome field, or (records from before it, when
-# the default workload was the only one) the event of its record, which is the workload's name:
-# the one record such a delivery wrote on success.
-DONE = ("done", workloads.DEFAULT)
+# The query's `ended` value that means done: the outcome field; a record from before it (when
+# one workload was the only one) ended a delivery with an event named after the run's workload,
+# the one record such a delivery wrote on success (done_values).
+DONE = "done"
 PLATFORM_QUERY = "platform-errors"
 # How long the main queue must stay empty before unaccounted seqs are called lost: the logs of
 # the last invocations must have arrived (Insights lags on AWS, and SQS's counts are approximate).
@@ -155,13 +155,18 @@ class Accounting:
         )  # fmt: skip
 
 
+def done_values(record: run_record.RunRecord) -> tuple[str, str]:
+    """The `ended` values of a delivery of `record`'s run that succeeded (DONE)."""
+    return DONE, record.parameters.workload
+
+
 def account(stack: Stack, record: run_record.RunRecord) -> Accounting:
     """One look at the logs and the DLQ."""
     accounting = Accounting(sent=record.sent_seqs())
     rows = outcome_rows(stack, record)
     for row in rows:
         seq, records = int(row["seq"]), int(row["records"])
-        if row["ended"] in DONE:
+        if row["ended"] in done_values(record):
             accounting.done.add(seq)
             accounting.duplicates += records - 1
         elif int(row["receive_count_max"] or 0) >= stack.max_receive_count:

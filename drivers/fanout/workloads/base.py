@@ -8,10 +8,10 @@ from pathlib import Path
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from fanout.results import concurrency, run_record, sections
+from fanout.results import run_record, sections
 from fanout.results.summary import RunSummary
 from fanout.cloud import costs
-from fanout.local.network import capacity
+from fanout.local.network import capacity, options as network_options
 from fanout.common.errors import UsageError
 from fanout.common.workload import Workload
 
@@ -22,8 +22,8 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class Plan:
     """What fire sends for a run, from a driver's plan(): `fire_fields`, the fields of
-    fanout.stages.fire.FireParams the workload sets (download: strategy, pin; another: its name
-    and message fields), and the cost estimate fire checks."""
+    fanout.stages.fire.FireParams the workload sets (its name and its options), and the cost
+    estimate fire checks."""
 
     fire_fields: dict
     estimate: costs.Estimate
@@ -109,6 +109,11 @@ class Driver:
         default its message fields as given (`options`). No side effect: see prepare()."""
         return dict(params.options or {})
 
+    def run_options(self, stack: "Stack", params: Any) -> dict | None:
+        """What run.json records of a run's options (fanout.stages.fire.FireParams), as JSON values;
+        by default its options as given (None: it has none)."""
+        return dict(params.options) if params.options else None
+
     # ---- sweep ----
 
     def sweep_options(self, given: Given, memories: tuple[int, ...]) -> tuple:
@@ -121,6 +126,11 @@ class Driver:
         gave, `given` its flags), with what its combinations (sweep_options) need deployed before
         the first cell (seqread: its objects); by default `chosen`."""
         return chosen
+
+    def sweep_stack_inputs(self, axes: Any) -> dict:  # axes: fanout.stages.sweep_axes.Axes
+        """The deploy inputs (fanout.cloud.params.DeployParams fields) a sweep of its cells (`axes`)
+        deploys besides the axes' (download: the stack's default strategy); by default none."""
+        return {}
 
     def cell_fire_fields(self, cell: Any) -> dict:
         """FireParams' fields for a sweep cell (fanout.stages.sweep_axes.CellParams)."""
@@ -141,6 +151,11 @@ class Driver:
         network: on the local backend, the automatic network scale sizes the run by it."""
         raise NotImplementedError
 
+    def default_demand(self, stack: "Stack") -> capacity.Demand:
+        """What a run of it fired with no options of its own asks of the network (the demo's run):
+        by default one read of the stack's test object."""
+        return network_options.stack_demand(stack)
+
     # ---- report, compare ----
 
     def build_report(self, stack: "Stack", record: run_record.RunRecord) -> RunSummary[Any]:
@@ -159,19 +174,33 @@ class Driver:
         """The report's files and (unless a sweep's cell, `plots_too` False) plots; their paths."""
         return self.report().write(summary, plots_too)
 
-    def report_across(self, run_ids: list[str], folder: Path, title: str,
-                      at_target: float = concurrency.AT_TARGET_FRACTION) -> object:
-        """The report across runs (a sweep's closing report), written into `folder`; its summary
-        (the workload's own type, which its across_sections reads)."""
+    def add_report_arguments(self, parser: argparse.ArgumentParser) -> None:
+        """report's and compare's flags for it (download: --at-target); by default none."""
+
+    def report_options(self, given: Given) -> dict:
+        """What its report flags asked (`given`: the command line's texts), checked, as
+        report_across's and compare's `options`: the fields of its summary's body they set in a
+        run's report; the flags not given are left out (a saved report keeps its own). By default none."""
+        return {}
+
+    def report_across(self, run_ids: list[str], folder: Path, title: str, options: dict | None = None) -> object:
+        """The report across runs (a sweep's closing report) with `options` (report_options'),
+        written into `folder`; its summary (the workload's own type, which its across_sections reads)."""
         raise UsageError(f"the {self.name} workload has no report across runs")
 
     def across_sections(self, summary: Any, folder: Path) -> sections.Report:  # summary: report_across's
         """report_across's summary as the terminal shows it."""
         return sections.Report(getattr(summary, "title", ""), getattr(summary, "network", ""))
 
-    def compare(self, a_ids: list[str], b_ids: list[str], at_target: float = concurrency.AT_TARGET_FRACTION) -> sections.Report:
-        """`fanout compare A B` of its runs, as the terminal shows it."""
+    def compare(self, a_ids: list[str], b_ids: list[str], options: dict | None = None) -> sections.Report:
+        """`fanout compare A B` of its runs with `options` (report_options'), as the terminal shows it."""
         raise UsageError(f"the {self.name} workload has no compare")
+
+    # ---- deploy ----
+
+    def check_deployment(self, inputs: Any, backend: str, endpoint: str) -> None:
+        """Refuse deploy inputs (fanout.cloud.params.DeployParams) it cannot run on at `endpoint`
+        (the deployment's: "" for AWS), before anything is created; by default any will do."""
 
     # ---- deploy-level options of its own (DEPLOY_OPTIONS); without them, nothing to do ----
 

@@ -16,9 +16,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from fanout.cloud import strategies
 from fanout.common import vcpu
-from fanout.common.sizes import format_size
 from fanout.local.network import truth
 from fanout.local.network.model import SCALE_RANGE, NetworkModel, Shape
 
@@ -82,13 +80,6 @@ class Demand:
     def requests(self) -> int:
         """Emulator requests per message: the workload's and the host's."""
         return self.down.requests + self.up.requests + HOST_REQUESTS
-
-
-def strategy_demand(choice: strategies.Choice, size: int) -> Demand:
-    """A message that downloads `size` bytes with `choice` (as many times as it reads them): its
-    HEAD and GETs on the connections the strategy opens for that size."""
-    return Demand(f"{choice} of {format_size(size)}", truth.connections(choice, size),
-                  Flow(size * choice.reads(), choice.heads(size) + choice.gets(size)))
 
 
 @dataclass(frozen=True)

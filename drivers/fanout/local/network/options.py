@@ -19,7 +19,7 @@ from contextlib import contextmanager
 
 from fanout.local import hostlock
 from fanout.common import paths
-from fanout.cloud import strategies
+from fanout.common.sizes import format_size
 from fanout.local.network import capacity
 from fanout.local.network.model import NONE, PROFILES, ModelError, NetworkModel, check_scale, from_record, label, load
 
@@ -58,8 +58,8 @@ def resolve(network: str | None, scale: str, stack=None, say=print, demands: Dem
     """The model `network` names (None: DEFAULT for a stack's function, NONE without a stack) at
     `scale`: a number, or auto, picked for `stack` running messages
     that ask `demands()` (each workload's driver gives a run's or a sweep cell's; the largest scale
-    any of them needs is taken). No demands: a download of the stack's object with its default
-    strategy, what a stack runs when nothing else is said."""
+    any of them needs is taken). No demands (`fanout host`, which hosts whatever is fired): one
+    read of the stack's test object."""
     network = network or (NONE if stack is None else DEFAULT)
     if scale != AUTO:
         return load(network, check_scale(scale))
@@ -73,8 +73,9 @@ def resolve(network: str | None, scale: str, stack=None, say=print, demands: Dem
 
 
 def stack_demand(stack) -> capacity.Demand:
-    """A download of `stack`'s object with its default strategy."""
-    return capacity.strategy_demand(strategies.parse(stack.default_strategy), stack.object_size)
+    """One GET of `stack`'s test object on one connection: the demand of a run nothing says
+    more of (each workload's driver says what its messages ask)."""
+    return capacity.Demand(f"a read of {format_size(stack.object_size)}", 1, capacity.Flow(stack.object_size, 1))
 
 
 def measure(stack, uploads: bool = False) -> capacity.Capacity:

@@ -13,7 +13,6 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import asdict, replace
 
-from fanout.cloud import strategies
 from fanout.common import backends
 from fanout.local.network import late
 from fanout.local.network.model import Shape, from_record
@@ -92,7 +91,7 @@ def predicted_seconds(shape: Shape, size: int, connections: int, gets: int = 1, 
 
 def predicted_median(shape: Shape, size: int, choice, downloads: int, environments: int) -> float:
     """The median seconds of a cell's downloads: `downloads` of `size` bytes with strategy
-    `choice` (a fanout.cloud.strategies Choice) spread over `environments` environments, each of which
+    `choice` (a fanout.workloads.download.strategies Choice) spread over `environments` environments, each of which
     downloads its share back to back from a full bucket. Each download starts with the credit
     the previous one left: the bucket loses the bytes drawn and regains the sustained rate over
     the download's seconds, within 0 and its size (the gaps between downloads are the host's,
@@ -118,23 +117,6 @@ def shared(shape: Shape, environments: int, connections: int) -> Shape:
     return replace(shape, connection_rate=min(cap, share) if cap else share)
 
 
-def cell_prediction(backend: str | None, network: dict | None, cell: dict, downloads: int) -> float | None:
-    """predicted_median for a report's cell (its memory_size, concurrency_limit, object_size and
-    strategy) of `downloads` downloads, for a run on `backend` under the model run.json recorded
-    (`network`); None on AWS, without a model (or its parameters: a record older than them), or
-    for a model with no rate (it predicts no time)."""
-    known = downloads and cell.get("object_size") and cell.get("strategy")  # records before they carried them
-    if not backends.simulated(backend) or "parameters" not in (network or {}) or not known:
-        return None
-    model = from_record(network)
-    if not model.shaped:
-        return None
-    shape, choice, size = model.at(cell["memory_size"]), strategies.parse(cell["strategy"]), cell["object_size"]
-    if shape.max_rate(connections(choice, size)) is None:
-        return None
-    return round(predicted_median(shape, size, choice, downloads, cell["concurrency_limit"]), 4)
-
-
 def _fluid_seconds(shape: Shape, size: int, connections: int, credit: float | None) -> float:
     """The bytes alone: the bucket's burst while `credit` lasts, then the sustained rate
     (docs/network-model.md, Ground truth)."""
@@ -148,19 +130,11 @@ def _fluid_seconds(shape: Shape, size: int, connections: int, credit: float | No
     return burst_seconds + (size - burst_rate * burst_seconds) / sustained_rate
 
 
-def predicted_ranking(shape: Shape, size: int, strategies: list) -> list[tuple[str, float]]:
-    """(canonical text, predicted seconds) of each strategy (fanout.cloud.strategies Choice), fastest
-    first. A strategy uses as many connections as it has parallel GETs, at most its parts."""
-    seconds = {str(c): predicted_seconds(shape, size * c.reads(), connections(c, size), c.gets(size),
-                                         heads=c.heads(size)) for c in strategies}  # fmt: skip
-    return sorted(seconds.items(), key=lambda item: item[1])
-
-
 PARALLEL = ("connections", "max_concurrency", "in_flight")  # the strategies' parameters of parallel GETs
 
 
 def connections(choice, size: int) -> int:
-    """Connections a strategy (fanout.cloud.strategies Choice) reads `size` bytes over at once: its
+    """Connections a strategy (fanout.workloads.download.strategies Choice) reads `size` bytes over at once: its
     parallel GETs (1 for stream), at most one per GET."""
     values = dict(choice.values)
     return min(next((values[name] for name in PARALLEL if name in values), 1), choice.gets(size))

@@ -15,12 +15,12 @@ from pathlib import Path
 import matplotlib
 import numpy as np
 import scipy
-from fanout.results import aggregate, cells, concurrency, pressure, report_files, run_cost, run_folders as runs, run_record, run_sections, stats, tables
+from fanout.results import aggregate, cells, concurrency, report_files, run_cost, run_folders as runs, run_record, run_sections, stats, tables
+from fanout.workloads.download import pressure
 from fanout.results.sections import FILES, TERMINAL, Figures, Heading, Report, Table, Text, Warnings, images as described, sentence
 from fanout.workloads.download import across_plots as crossplots, cell_stats, endpoint_ips, report
-from fanout.workloads.download import WORKLOAD
+from fanout.workloads.download import WORKLOAD, prediction
 from fanout.workloads.download.across_summary import Across
-from fanout.local.network import truth
 
 CELLS = cells.of(WORKLOAD)  # the download workload's cells
 
@@ -64,15 +64,16 @@ def cell_of(item: dict, run: run_record.RunRecord) -> cells.Cell:
     """The cell of a record; a field the record lacks (object_size before records carried it;
     any, for an error record that lacks it) comes from run.json."""
     stack, parameters = run.stack, run.parameters
+    options = parameters.workload_options or {}
     from_run = {
         "memory_size": stack.memory,
         "concurrency_limit": stack.concurrency,
         "object_size": stack.object_size,
-        "strategy": parameters.strategy,
+        "strategy": options.get("strategy"),
         "experiment_tag": parameters.experiment_tag,
     }
     fields = {name: value if item.get(name) is None else item[name] for name, value in from_run.items()}
-    return CELLS.Cell(**fields, architecture=stack.architecture, network=run.network_label(), pin=parameters.pin)
+    return CELLS.Cell(**fields, architecture=stack.architecture, network=run.network_label(), pin=options.get("pin"))
 
 
 def sort_key(cell: cells.Cell) -> tuple:
@@ -179,7 +180,7 @@ def cell_row(cell: cells.Cell, downloads: list[dict], members: list[tuple[Run, l
 def _prediction(cell: cells.Cell, members: list[tuple[Run, list[dict]]]) -> dict:
     """The model's median seconds for the cell (report.with_predictions), the median over its runs
     when every run has one; none otherwise."""
-    predicted = [truth.cell_prediction(run.record.backend, run.record.network, cell.as_dict(), len(own))
+    predicted = [prediction.cell_prediction(run.record.backend, run.record.network, cell.as_dict(), len(own))
                  for run, own in members]  # fmt: skip
     known = [seconds for seconds in predicted if seconds is not None]
     if not known or len(known) < len(predicted):

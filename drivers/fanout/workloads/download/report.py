@@ -15,10 +15,11 @@ import time
 from dataclasses import dataclass, replace
 from typing import ClassVar
 
-from fanout.cloud import strategies
-from fanout.results import aggregate, cells, concurrency, pressure, report_files, run_cost, log_records as run_logs, run_folders as runs, run_record, stats, sweep_folders as sweeps, tables
+from fanout.workloads.download import prediction, strategies
+from fanout.results import aggregate, cells, concurrency, report_files, run_cost, log_records as run_logs, run_folders as runs, run_record, stats, sweep_folders as sweeps, tables
 from fanout.results import summary as summaries
 from fanout.results.summary import Row, RunSummary
+from fanout.workloads.download import pressure
 from fanout.results.sections import FILES, TERMINAL, Figures, Heading, Report, Table, Text, Warnings, images as described, links, sentence
 from fanout.workloads.download import cell_stats, endpoint_ips, plots
 from fanout.workloads.download.cell_stats import METRICS, STATS
@@ -190,7 +191,7 @@ def percentile_table(rows: list[dict]) -> list[dict]:
 
 def join_cells(table: list[dict], downloads: list[dict], cpu_scale: float = 1.0) -> list[dict]:
     """The percentile table's cells, in numeric order, each with its records' concurrency,
-    throttling, CPU (against the allowance divided by `cpu_scale`) and keys (fanout.results.pressure)."""
+    throttling, CPU (against the allowance divided by `cpu_scale`) and keys (fanout.workloads.download.pressure)."""
     by_cell: dict[tuple, list[dict]] = {}
     for download in downloads:
         by_cell.setdefault(CELLS.key(download), []).append(download)
@@ -219,12 +220,12 @@ def _heads(strategy: str, size: int) -> int:
 
 def with_predictions(cell_rows: list[dict], record: run_record.RunRecord, downloads: list[dict]) -> list[dict]:
     """The cells, each with the model's predicted median seconds (`predicted_seconds_p50`,
-    fanout.local.network.truth.cell_prediction) where the run has one: local runs under a model."""
+    fanout.workloads.download.prediction.cell_prediction) where the run has one: local runs under a model."""
     counts: dict = {}
     for download in downloads:
         counts[CELLS.key(download)] = counts.get(CELLS.key(download), 0) + 1
     for row in cell_rows:
-        predicted = truth.cell_prediction(record.backend, record.network, row, counts.get(CELLS.key(row), 0))
+        predicted = prediction.cell_prediction(record.backend, record.network, row, counts.get(CELLS.key(row), 0))
         row |= {} if predicted is None else {PREDICTED: predicted}
     return cell_rows
 
@@ -714,13 +715,14 @@ def _how(summary: "Summary") -> list:
     """The files' account of how the run was made, its units and methods."""
     run, c = _run(summary), summary.header.counts
     s, p = run.stack, run.parameters
+    options = p.workload_options or {}
     how = [
         f"- **{summary.header.network}**",
         *([f"- **{summary.header.limits}**"] if summary.header.limits else []),
         f"- backend: {run.backend}; stack {s.stack!r} in {s.region}" + (f" (emulator {s.endpoint})" if s.endpoint else ""),
         f"- function: {s.memory} MB, reserved concurrency {s.concurrency}, {s.architecture}, "
         f"timeout {s.timeout} s, batch size {s.batch_size}, DLQ after {s.max_receive_count} receives",
-        f"- object: s3://{s.bucket}/{s.object_key}, {s.object_size:,} bytes; strategy {p.strategy} ({p.strategy_from})",
+        f"- object: s3://{s.bucket}/{s.object_key}, {s.object_size:,} bytes; strategy {options.get('strategy')} ({options.get('strategy_from')})",
         f"- messages: {p.messages:,} requested, {c.sent:,} sent at {run.send_rate_per_s} msgs/s; "
         f"tag {p.experiment_tag!r}" + (f"; injected failures: {p.inject_failures}" if p.inject_failures else ""),
         f"- records: {c.measured} downloads ({c.done} seqs), {c.error_records} errors, "

@@ -172,9 +172,9 @@ class LatencyDriver(Driver):
     def deploy_summary(self, stack) -> list[str]:
         return storage_classes.deploy_summary(stack)
 
-    def report_across(self, run_ids: list[str], folder, title: str, at_target: float | None = None) -> object:
-        """The tables across runs (a sweep's closing report), written into `folder`. `at_target`
-        is download's: a latency call has no concurrency target to run at."""
+    def report_across(self, run_ids: list[str], folder, title: str, options: dict | None = None) -> object:
+        """The tables across runs (a sweep's closing report), written into `folder`; no options of
+        its own (a latency call has no concurrency target to run at)."""
         from fanout.workloads.latency import report as latency_report
 
         return latency_report.across(run_ids, folder, title)
@@ -184,7 +184,7 @@ class LatencyDriver(Driver):
 
         return latency_report.across_sections(summary, folder)
 
-    def compare(self, a_ids: list[str], b_ids: list[str], at_target: float | None = None) -> Report:
+    def compare(self, a_ids: list[str], b_ids: list[str], options: dict | None = None) -> Report:
         """Not a capability of this workload: its runs are read side by side in one report."""
         raise UsageError(f"compare compares download throughput; these are {definition.NAME} runs: "
                          f"`make report RUNS={','.join(a_ids + b_ids)}` shows their tables side by side")

@@ -170,7 +170,7 @@ class SeqreadDriver(Driver):
         return capacity.Demand(f"{self.name} of {f['jobs']} x {format_size(f['file_size'])}, {how}",
                                definition.in_flight(f), down=capacity.Flow(f["jobs"] * f["file_size"], gets))  # fmt: skip
 
-    def report_across(self, run_ids: list[str], folder, title: str, at_target: float | None = None) -> object:
+    def report_across(self, run_ids: list[str], folder, title: str, options: dict | None = None) -> object:
         from fanout.workloads.seqread import report
 
         return report.across(run_ids, folder, title)

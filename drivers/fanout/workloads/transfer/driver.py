@@ -205,7 +205,7 @@ class TransferDriver(Driver):
                                down=capacity.Flow(r.downloaded, math.ceil(r.gets)),
                                up=capacity.Flow(r.uploaded, math.ceil(r.puts + r.free)))  # fmt: skip
 
-    def report_across(self, run_ids: list[str], folder, title: str, at_target: float | None = None) -> object:
+    def report_across(self, run_ids: list[str], folder, title: str, options: dict | None = None) -> object:
         from fanout.workloads.transfer import report as transfer_report
 
         return transfer_report.across(run_ids, folder, title)

@@ -7,6 +7,7 @@ drivers load that same file, so a value is checked at fire time by the code that
 import ipaddress
 
 from fanout.common import backends, function_modules
+from fanout.cloud.params import list_values
 from fanout.common.errors import UsageError
 
 definition = function_modules.load("endpoints")
@@ -21,6 +22,12 @@ def parse(text: str) -> str:
         return definition.parse_pin(text)
     except definition.PinError as exc:
         raise UsageError(f"invalid --pin (PIN) {text!r}: {str(exc).split(': ', 1)[1]}") from None
+
+
+def parse_list(text: str | None) -> tuple[str | None, ...]:
+    """A sweep's --pin: values separated by spaces, one cell each, in order; (None,) when not
+    given (no pin). UsageError naming a bad or repeated value."""
+    return (None,) if text is None else list_values("--pin (PIN)", text, parse)
 
 
 def check_backend(pin: str | None, backend: str) -> None:

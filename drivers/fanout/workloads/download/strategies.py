@@ -3,16 +3,24 @@
 The definition lives in functions/runner/download/strategies.py because the function's zip must carry
 it (the function parses every message's strategy). The drivers load that same file rather than
 a copy, so a `STRATEGY=` value is checked by the code that will run it; here its errors become
-one-line usage errors, and the checks that need the stack (endpoint, /tmp, the function's
-timeout) are added.
+one-line usage errors, the checks that need the stack (endpoint, /tmp, the function's
+timeout, its memory) are added, with what a download asks of the local backend's network.
 """
 
+import math
 from typing import TYPE_CHECKING
 
 from fanout.cloud import costs
-from fanout.common import function_modules
+from fanout.cloud.params import MEMORY_HEADROOM_MIB
+from fanout.common import backends, function_modules
 from fanout.common.errors import UsageError
 from fanout.common.sizes import format_size
+from fanout.local.network import capacity, truth
+
+# What a download holds per GET until it ends: its request log keeps each connection's socket, to
+# count distinct ones (about 2.4 KB a GET, measured: repeated, 2,000 GETs of 100 KB over TLS); taken
+# as 4 KiB. Only repeated's thousands of GETs make it count.
+HELD_PER_GET = 4 * 1024
 
 definition = function_modules.load("strategies")
 STRATEGIES = definition.STRATEGIES
@@ -52,6 +60,12 @@ def check_endpoint(choice: Choice, endpoint: str) -> None:
         )
 
 
+def check_deployment_endpoint(choice: Choice, backend: str, endpoint: str) -> None:
+    """check_endpoint against a deployment's: the embedded emulator on a backend that embeds one,
+    else `endpoint` (an emulator's URL; "" for AWS)."""
+    check_endpoint(choice, "the embedded emulator" if backends.get(backend).embedded_emulator else endpoint)
+
+
 def message_seconds(choice: Choice, size: int) -> float:
     """One message's Lambda time at the assumed rates: the bytes it reads at ASSUMED_MIB_PER_S;
     a strategy that reads the object many times (repeated) also waits ASSUMED_REQUEST_SECONDS a
@@ -60,6 +74,18 @@ def message_seconds(choice: Choice, size: int) -> float:
     if choice.strategy.reads:
         seconds += choice.gets(size) * costs.ASSUMED_REQUEST_SECONDS / choice.value("in_flight")
     return seconds
+
+
+def check_fits_memory(choice: Choice, object_size: int, memory_mb: int) -> None:
+    """Refuse a download whose GETs' connections, kept by the
+    request log, and the runtime need more than the function's `memory_mb`."""
+    gets = choice.gets(object_size)
+    needed = MEMORY_HEADROOM_MIB + math.ceil(gets * HELD_PER_GET / 2**20)
+    if needed > memory_mb:
+        raise UsageError(f"invalid download run: strategy '{choice}' sends {gets:,} GETs, whose connections the "
+                         f"request log keeps ({HELD_PER_GET // 1024} KiB each), besides the runtime's "
+                         f"{MEMORY_HEADROOM_MIB} MB: it needs a function of at least {needed} MB, the stack has "
+                         f"{memory_mb} MB: redeploy with MEMORY={needed} or more, or send fewer requests")  # fmt: skip
 
 
 def check_time_limit(choice: Choice, size: int, timeout: int) -> None:
@@ -74,6 +100,13 @@ def check_time_limit(choice: Choice, size: int, timeout: int) -> None:
                                        remedy)
     if problem:
         raise UsageError(f"invalid download run: {problem}")
+
+
+def strategy_demand(choice: Choice, size: int) -> capacity.Demand:
+    """A message that downloads `size` bytes with `choice` (as many times as it reads them): its
+    HEAD and GETs on the connections the strategy opens for that size."""
+    return capacity.Demand(f"{choice} of {format_size(size)}", truth.connections(choice, size),
+                           capacity.Flow(size * choice.reads(), choice.heads(size) + choice.gets(size)))
 
 
 def names() -> list[str]:

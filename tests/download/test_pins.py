@@ -6,7 +6,7 @@ from dataclasses import fields
 
 from fanout.stages import command_line
 from fanout import cli
-from fanout.cloud import pins, strategies
+from fanout.workloads.download import pins, strategies
 from fanout.common.errors import UsageError
 from fanout.cloud.stack import Stack
 from fanout.workloads.download import driver as download
@@ -52,7 +52,7 @@ def fire_plan(*argv: str, default_strategy: str = "crt"):
 
 
 def test_fire_takes_none_as_no_pin_even_with_a_strategy_that_connects_itself():
-    assert fire_plan("--pin", "none").fire_fields["pin"] == "none"  # recorded as chosen; pins nothing
-    assert fire_plan().fire_fields["pin"] is None
+    assert fire_plan("--pin", "none").fire_fields["options"]["pin"] == "none"  # recorded as chosen; pins nothing
+    assert "pin" not in fire_plan().fire_fields["options"]
     with pytest.raises(UsageError, match="'auto' cannot be used with strategy 'crt'"):
         fire_plan("--pin", "auto")

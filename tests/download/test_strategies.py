@@ -5,7 +5,7 @@ import re
 import pytest
 
 from fanout.common import function_modules, paths
-from fanout.cloud import strategies
+from fanout.workloads.download import strategies
 from fanout.common.errors import UsageError
 
 

@@ -82,3 +82,17 @@ def test_a_side_with_no_download_at_target_is_refused_naming_it():
     with pytest.raises(compare.FanoutError, match=f"no download of A \\({a}\\) ran at target \\(90% of its"):
         compare.compare([a], [b])
     assert compare.compare([a], [b], at_target=0.2)["cells"]  # every download of A ran at 1 of 4
+
+
+def test_each_side_states_the_limits_its_runs_were_held_to():
+    """Beside each side's network, the Lambda limits the local host held its runs to (a run
+    recorded without them, as on AWS, adds nothing)."""
+    held = {"memory (1024 MB)": "enforced by cgroup", "CPU share": "0.579 vCPU, not enforced: no cgroup"}
+    a, _ = make_run(1, concurrency=4, per_slot=10, seed=3, limits=held)
+    b, _ = make_run(2, concurrency=4, per_slot=10, seed=4)
+    shown = [block.text for block in compare.sections(compare.compare([a], [b])).blocks if hasattr(block, "text")]
+    side_a = next(line for line in shown if line.startswith("A: "))
+    side_b = next(line for line in shown if line.startswith("B: "))
+    assert side_a.endswith("; Lambda's limits: CPU share: 0.579 vCPU, not enforced: no cgroup; "
+                           "memory (1024 MB): enforced by cgroup")  # fmt: skip
+    assert "Lambda's limits" not in side_b

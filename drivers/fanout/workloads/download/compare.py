@@ -6,7 +6,7 @@ flagged when it excludes 0. How cells are matched and what a flag means: docs/st
 *compare*.
 """
 
-from fanout.results import cells, concurrency, stats, tables
+from fanout.results import cells, concurrency, run_folders as runs, run_record, stats, tables
 from fanout.results.sections import Report, Table, Text
 from fanout.workloads.download import across as crossrun
 from fanout.workloads.download import WORKLOAD
@@ -35,8 +35,10 @@ def compare(a_ids: list[str], b_ids: list[str], at_target: float = concurrency.A
     a_by, b_by = _by_match(a, fields), _by_match(b, fields)
     matched = [_change(key, fields, a_by[key], b_by[key]) for key in a_by if key in b_by]
     return {
-        "a": {"runs": a_ids, "label": _side_label(a, differ), "network": sorted({c["network"] for c in a})},
-        "b": {"runs": b_ids, "label": _side_label(b, differ), "network": sorted({c["network"] for c in b})},
+        "a": {"runs": a_ids, "label": _side_label(a, differ), "network": sorted({c["network"] for c in a}),
+              "limits": run_record.limits_label(runs.load(run_id) for run_id in a_ids)},
+        "b": {"runs": b_ids, "label": _side_label(b, differ), "network": sorted({c["network"] for c in b}),
+              "limits": run_record.limits_label(runs.load(run_id) for run_id in b_ids)},
         "match_on": fields,
         "differ_in": differ,
         "cells": matched,
@@ -97,7 +99,9 @@ def sections(result: dict) -> Report:
     lines = []
     for side in ("a", "b"):
         label = f" ({result[side]['label']})" if result[side]["label"] else ""
-        lines.append(f"{side.upper()}: {', '.join(result[side]['runs'])}{label}; {'; '.join(result[side]['network'])}")
+        limits = f"; {result[side]['limits']}" if result[side]["limits"] else ""  # none on AWS
+        lines.append(f"{side.upper()}: {', '.join(result[side]['runs'])}{label}; {'; '.join(result[side]['network'])}"
+                     f"{limits}")  # fmt: skip
     fields = result["match_on"]
     lines.append(f"cells matched on: {', '.join(crossrun.key_title(fields)) or 'nothing (one cell a side)'}")
     networks = sorted({*result["a"]["network"], *result["b"]["network"]})

@@ -14,10 +14,6 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-import boto3
-from botocore.loaders import create_loader
-from botocore.regions import EndpointResolver
-
 from fanout.common import backends, function_modules, numerals as numbers
 from fanout.cloud import package
 from fanout.common.errors import UsageError
@@ -400,7 +396,11 @@ def known_regions() -> tuple[str, ...]:
     """The S3 regions of botocore's endpoint data (aws partition): the SDK's own list, so a region it
     cannot reach is refused before anything is created (its name pattern alone accepts us-east-99).
     Read from its data files, not through a session: a session reads the AWS profile, and a profile
-    that does not exist must not stop a local deploy."""
+    that does not exist must not stop a local deploy. botocore is imported here: a command that
+    only parses its flags needs none of it."""
+    from botocore.loaders import create_loader
+    from botocore.regions import EndpointResolver
+
     return tuple(EndpointResolver(create_loader().load_data("endpoints")).get_available_endpoints("s3"))
 
 

@@ -8,16 +8,15 @@ timeout of 0 cannot do it: docs/experiment.md, *wait*.
 import json
 from typing import TYPE_CHECKING
 
-from botocore.client import BaseClient  # no types of its own: Any to mypy, named for the reader
-
 from fanout.common import backends
 
 if TYPE_CHECKING:
+    from botocore.client import BaseClient  # no types of its own: Any to mypy, named for the reader
+
     from fanout.cloud.stack import Stack
 
 PEEK_VISIBILITY = 30  # longer than a scan takes; only if restoring fails do messages stay hidden this long
 DLQ_COUNTS = ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"]
-
 
 def peek(stack: "Stack", run_id: str, wanted: set[int] | None = None) -> set[int]:
     """Seqs of the run in the DLQ (with `wanted`, the scan ends once it has found those). Every
@@ -49,18 +48,15 @@ def peek(stack: "Stack", run_id: str, wanted: set[int] | None = None) -> set[int
         _restore(sqs, stack.dlq_url, handles)
     return seqs
 
-
-def _empty(sqs: BaseClient, queue_url: str) -> bool:
+def _empty(sqs: "BaseClient", queue_url: str) -> bool:
     """No message in the queue, visible or not (approximate counts: a scan follows otherwise)."""
     counts = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=DLQ_COUNTS)["Attributes"]
     return all(int(counts.get(name, 0)) == 0 for name in DLQ_COUNTS)
 
-
-def _restore(sqs: BaseClient, queue_url: str, handles: list[str]) -> None:
+def _restore(sqs: "BaseClient", queue_url: str, handles: list[str]) -> None:
     for i in range(0, len(handles), 10):
         entries = [{"Id": str(n), "ReceiptHandle": h, "VisibilityTimeout": 0} for n, h in enumerate(handles[i : i + 10])]
         sqs.change_message_visibility_batch(QueueUrl=queue_url, Entries=entries)
-
 
 def _json(text: str) -> dict:
     try:

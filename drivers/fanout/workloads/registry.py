@@ -12,8 +12,8 @@ stack's workload outputs, a run's cost estimate) as values.
 
 import argparse
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-from fanout.cloud.stack import Stack
 from fanout.results import cells
 from fanout.common.errors import UsageError
 from fanout.common.workload import DEFAULT as DEFAULT
@@ -22,6 +22,9 @@ from fanout.workloads.download.driver import DownloadDriver
 from fanout.workloads.latency.driver import LatencyDriver
 from fanout.workloads.seqread.driver import SeqreadDriver
 from fanout.workloads.transfer.driver import TransferDriver
+
+if TYPE_CHECKING:  # boto3 comes with the stack's module: a command that only parses needs neither
+    from fanout.cloud.stack import Stack
 
 REGISTERED: tuple[Driver, ...] = (
     DownloadDriver(),
@@ -94,6 +97,6 @@ def add_deploy_arguments(parser: argparse.ArgumentParser) -> None:
         driver.add_deploy_arguments(parser)
 
 
-def deploy_summary(stack: Stack) -> list[str]:
+def deploy_summary(stack: "Stack") -> list[str]:
     """The workloads' lines of deploy's summary (each a label padded to 10 columns, then its value)."""
     return [line for driver in DRIVERS.values() for line in driver.deploy_summary(stack)]

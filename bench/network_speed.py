@@ -23,7 +23,8 @@ BENCH_NETWORK_ENVS (default 100) sets the number of environments, BENCH_NETWORK_
 the alternations, BENCH_NETWORK_SHRINK (default 1) divides the 16 MiB object and lambda-2024's
 bucket (so run 3's object too): the suite runs 2 environments, one alternation and 1/16 (at
 1/64 the object was one read, and under load the two downloads once received nothing while
-both ran).
+both ran; at 1/16 that still happens on a loaded machine, and a wave that measured nothing runs
+again, three times at most).
 Measured on a shared 2-core machine: other engineers' load lowers the capacity and adds noise.
 """
 
@@ -47,6 +48,7 @@ SIZE = 16 * 2**20 // SHRINK
 SUSTAINED_TARGET = 0.95
 PROXY_TARGET = 0.10
 CONCURRENCY_TARGET = 0.02
+WAVE_ATTEMPTS = 3  # a wave with no bytes in its steady window is run again, at most this many times in all
 
 
 def main() -> None:
@@ -56,8 +58,8 @@ def main() -> None:
         unlimited = network.NetworkModel("unlimited", 1.0, {})
 
         def aggregate(model=None):
-            return lambda: aggregate_mb_per_s(downloader.run("object", "download_file", ENVIRONMENTS, model,
-                                                             warm=True).records)  # fmt: skip
+            return lambda: wave_mb_per_s(lambda: downloader.run("object", "download_file", ENVIRONMENTS, model,
+                                                                warm=True).records)  # fmt: skip
 
         proxied, plain = interleaved(aggregate(unlimited), aggregate(), REPEATS)
         direct = statistics.median(plain)
@@ -105,6 +107,22 @@ def object_size(model) -> int:
     return max(SIZE, -(-int(3 * burst) // part) * part)
 
 
+class NoOverlap(RuntimeError):
+    """A wave whose downloads hardly overlapped: its steady window saw no bytes."""
+
+
+def wave_mb_per_s(wave) -> float:
+    """aggregate_mb_per_s of the records `wave()` returns; a wave whose downloads hardly overlapped
+    (a few environments, whose messages a loaded machine hands out milliseconds apart) measures
+    nothing and runs again, WAVE_ATTEMPTS times at most."""
+    for _ in range(WAVE_ATTEMPTS - 1):
+        try:
+            return aggregate_mb_per_s(wave())
+        except NoOverlap:
+            pass  # measured nothing: run the wave again
+    return aggregate_mb_per_s(wave())
+
+
 def aggregate_mb_per_s(records: list[dict]) -> float:
     """Bytes received by all downloads inside the steady window, over its length (MB/s)."""
     intervals = [(r["start_ms"], r["end_ms"]) for r in records]
@@ -115,7 +133,7 @@ def aggregate_mb_per_s(records: list[dict]) -> float:
         offset = record["start_ms"]
         received += _at(times, totals, (end - offset) / 1000) - _at(times, totals, (start - offset) / 1000)
     if received <= 0:  # a capacity of 0 would divide every ratio after it
-        raise RuntimeError(f"no bytes arrived in the steady window ({(end - start) / 1000:.3f} s) of {len(records)} "
+        raise NoOverlap(f"no bytes arrived in the steady window ({(end - start) / 1000:.3f} s) of {len(records)} "
                            "downloads: they hardly overlapped; run more environments or a larger object")
     return received / ((end - start) / 1000) / 1e6
 

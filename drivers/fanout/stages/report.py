@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     console = Console()
     if args.runs is not None:
         run_ids = resolve_all(args.runs)
-        terminal.show(report_runs(args.runs, report_options(args, workload_of(run_ids))), console)
+        terminal.show(report_runs(run_ids, report_options(args, workload_of(run_ids))), console)
         return 0
     if args.sweep is not None:
         manifest = sweeps.load(args.sweep)
@@ -130,8 +130,8 @@ def report_across(run_ids: list[str], folder: Path, title: str, options: dict | 
 
 def across(run_ids: list[str], folder: Path, title: str, options: dict | None = None) -> sections.Report:
     """report_across, and its report as the terminal shows it."""
-    summary = report_across(run_ids, folder, title, options)
-    return workload_of(run_ids).across_sections(summary, folder)
+    driver = workload_of(run_ids)
+    return driver.across_sections(driver.report_across(run_ids, folder, title, options), folder)
 
 
 def report_sweep(manifest: sweeps.Manifest, options: dict | None = None) -> sections.Report:
@@ -142,9 +142,8 @@ def report_sweep(manifest: sweeps.Manifest, options: dict | None = None) -> sect
     return across(sweep_runs(manifest), sweeps.sweep_dir(manifest.sweep_id), title, options)
 
 
-def report_runs(refs: str, options: dict | None = None) -> sections.Report:
-    """`fanout report --runs`: resolve the refs, report into results/across/<id>/."""
-    run_ids = resolve_all(refs)
+def report_runs(run_ids: list[str], options: dict | None = None) -> sections.Report:
+    """`fanout report --runs` (its refs resolved by resolve_all): report into results/across/<id>/."""
     return across(run_ids, across_dir(run_ids), "s3-fanout report across runs", options)
 
 

@@ -128,7 +128,7 @@ class Environment:
             "function_name": config.name, "version": config.version, "arn": config.arn,
             "memory": config.memory, "log_group": config.log_group, "log_stream": self.stream,
             "environment": variables, "resolve": resolve,
-            "cgroups": [str(group.path) for group in (self.memory, self.cpu) if group.path],
+            "cgroups": limits.joined(self.memory, self.cpu),
         }
         context = _context()
         self._conn, child_conn = context.Pipe()

@@ -4,13 +4,12 @@ share.
 Memory: a cgroup its process joins as it starts.
 
 Lambda ends an invocation whose environment uses more than its configured memory: the runtime
-is killed and the REPORT line gives Max Memory Used. Here a cgroup (v1 memory controller) holds
-the environment's process and everything it starts, so nothing it allocates is charged
-elsewhere; the kernel kills it past the limit and the cgroup's own peak is what the REPORT line
-says. Where no cgroup can be made a watchdog samples the process's resident memory instead
-(the host calls over() every WATCH_INTERVAL and kills it past the limit), which misses what its
-children allocate and peaks shorter than an interval; `MemoryLimit.enforcement` says which, one
-line for the report.
+is killed and the REPORT line gives Max Memory Used. Here a cgroup holds the environment's
+process and everything it starts, so nothing it allocates is charged elsewhere; the kernel kills
+it past the limit and the cgroup's own peak is what the REPORT line says. Where no cgroup can be
+made a watchdog samples the process's resident memory instead (the host calls over() every
+WATCH_INTERVAL and kills it past the limit), which misses what its children allocate and peaks
+shorter than an interval; `MemoryLimit.enforcement` says which, one line for the report.
 
 /tmp: Lambda's is a file system of the function's ephemeral storage size, which does not count
 against its memory, so here it is an ext4 image of that size, sparse, mounted through a loop
@@ -19,46 +18,155 @@ a write past it fails with ENOSPC.
 
 CPU: memory / 1,769 MB of a vCPU divided by the network scale, as a CFS quota in a cgroup of the
 cpu controller that the process joins the same way.
+
+Cgroups: a controller's v1 hierarchy where it is mounted (CgroupV1), else the unified v2
+hierarchy where it offers the controller (CgroupV2); hierarchy() says which, or why neither.
 """
 
 import contextlib
 import os
 import subprocess
+import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from fanout.common import vcpu
 
-MEMORY_ROOT = Path("/sys/fs/cgroup/memory")
+MEMORY_ROOT = Path("/sys/fs/cgroup/memory")  # cgroup v1 mounts, one per controller
 CPU_ROOT = Path("/sys/fs/cgroup/cpu")
+UNIFIED_ROOTS = (Path("/sys/fs/cgroup"), Path("/sys/fs/cgroup/unified"))  # cgroup v2: alone, or beside v1
+CONTROLLERS = ("memory", "cpu")
 MIN_QUOTA_US, MAX_PERIOD_US, PERIOD_US = 1000, 1_000_000, 100_000  # the kernel's CFS bounds
 MIB = 1024 * 1024
 WATCH_INTERVAL = 0.05  # seconds between the watchdog's samples
 NOT_ENFORCED = "not enforced"  # how an `enforcement` that does not hold begins
 
 
+class CgroupV1:
+    """cgroup v1: a hierarchy per controller, each mounted on its own; an environment has a cgroup
+    of its name under each controller's mount."""
+
+    label = "cgroup v1"
+    PEAK, EVENTS, CURRENT = "memory.max_usage_in_bytes", "memory.oom_control", "memory.usage_in_bytes"
+    SWAP = "memory.memsw.limit_in_bytes"  # memory plus swap, where the kernel accounts swap
+
+    def __init__(self, root: Path):
+        self.root = root  # the controller's mount
+
+    @classmethod
+    def memory_settings(cls, limit: int) -> dict[str, str]:
+        return {"memory.limit_in_bytes": str(limit), cls.SWAP: str(limit)}
+
+    @staticmethod
+    def cpu_settings(quota: tuple[int, int]) -> dict[str, str]:
+        """The period first, as the kernel reads them."""
+        return {"cpu.cfs_period_us": str(quota[1]), "cpu.cfs_quota_us": str(quota[0])}
+
+    def make(self, name: str, settings: dict[str, str]) -> Path:
+        return _cgroup(self.root / name, settings, optional=(self.SWAP,))
+
+    def remove(self, path: Path) -> None:
+        with contextlib.suppress(OSError):
+            path.rmdir()
+
+
+class CgroupV2:
+    """cgroup v2: one hierarchy for all controllers. A cgroup has the controllers its parent
+    enables in cgroup.subtree_control, and only a leaf may hold processes ("no internal
+    processes"), so the host makes a cgroup of its own with memory and cpu enabled, and each
+    environment is one leaf in it that holds both its limits."""
+
+    label = "cgroup v2"
+    PEAK, EVENTS, CURRENT = "memory.peak", "memory.events", "memory.current"  # memory.peak: Linux 5.19
+    SWAP = "memory.swap.max"
+
+    _lock = threading.Lock()  # environments start and end on several threads; they share the parent
+
+    def __init__(self, root: Path):
+        self.root = root  # the hierarchy's mount
+        self.parent = root / f"fanout-host-{os.getpid()}"
+
+    @classmethod
+    def memory_settings(cls, limit: int) -> dict[str, str]:
+        return {"memory.max": str(limit), cls.SWAP: "0"}
+
+    @staticmethod
+    def cpu_settings(quota: tuple[int, int]) -> dict[str, str]:
+        return {"cpu.max": f"{quota[0]} {quota[1]}"}
+
+    def make(self, name: str, settings: dict[str, str]) -> Path:
+        with self._lock:
+            _enable(self.root)
+            self.parent.mkdir(exist_ok=True)
+            _enable(self.parent)
+            return _cgroup(self.parent / name, settings, optional=(self.SWAP,))
+
+    def remove(self, path: Path) -> None:
+        """Remove the leaf, and the parent once no environment's leaf is left in it (the kernel
+        refuses it before)."""
+        with self._lock, contextlib.suppress(OSError):
+            path.rmdir()
+            self.parent.rmdir()
+
+
+Hierarchy = CgroupV1 | CgroupV2
+
+
+def hierarchy(controller: str, v1_root: Path) -> Hierarchy | str:
+    """Where `controller`'s cgroups are made: its v1 mount `v1_root`, else the v2 hierarchy when it
+    offers the controller; else why neither can be used, in a few words."""
+    if (v1_root / "cgroup.procs").exists():
+        return CgroupV1(v1_root)
+    missing = f"no cgroup v1 {controller} controller at {v1_root}"
+    unified = next((root for root in UNIFIED_ROOTS if (root / "cgroup.controllers").exists()), None)
+    if unified is None:
+        return f"{missing}, no cgroup v2 hierarchy"
+    if controller not in (_read(unified / "cgroup.controllers") or "").split():
+        return f"{missing}, and the cgroup v2 hierarchy at {unified} has no {controller} controller"
+    return CgroupV2(unified)
+
+
+def _make(controller: str, v1_root: Path, name: str,
+          settings: Callable[[Hierarchy], dict[str, str]]) -> tuple[Hierarchy, Path] | str:
+    """The environment's cgroup `name` for `controller`, with the settings for the hierarchy it is
+    in; else why it has none, in a few words."""
+    found = hierarchy(controller, v1_root)
+    if isinstance(found, str):
+        return found
+    try:
+        return found, found.make(name, settings(found))
+    except OSError as exc:
+        return f"{exc.strerror}: {exc.filename}" if exc.strerror and exc.filename else exc.strerror or str(exc)
+
+
 class MemoryLimit:
     """The cgroup of one environment; `path` is None where the kernel gives none."""
 
-    def __init__(self, name: str, memory_mb: int, root: Path | None = None):
+    def __init__(self, name: str, memory_mb: int):
         self.path: Path | None = None
+        self._cgroups: Hierarchy | None = None
         self._limit_mb, self._killed_mb = memory_mb, 0.0  # the watchdog's limit and its kill
+        self._sampling, self._sampled = False, 0  # where the cgroup keeps no peak: the highest usage seen
         self._final: tuple[bool, float | None] | None = None  # what remove() read last
-        self.enforcement = "enforced by cgroup"
-        limit = str(memory_mb * MIB)  # the swap limit too where the kernel has one
-        try:
-            self.path = _cgroup(root or MEMORY_ROOT, name, {"memory.limit_in_bytes": limit,
-                                                             "memory.memsw.limit_in_bytes": limit},
-                                optional=("memory.memsw.limit_in_bytes",))  # fmt: skip
-        except OSError as exc:
-            self.enforcement = f"enforced by watchdog (no memory cgroup: {exc.strerror or exc})"
+        made = _make("memory", MEMORY_ROOT, name, lambda cgroups: cgroups.memory_settings(memory_mb * MIB))
+        if isinstance(made, str):
+            self.enforcement = f"enforced by watchdog (no memory cgroup: {made})"
+            return
+        self._cgroups, self.path = made
+        self.enforcement = f"enforced by {self._cgroups.label}"
+        self._sampling = not (self.path / self._cgroups.PEAK).exists()  # v2 before Linux 5.19
 
     @property
     def watching(self) -> bool:
-        """True when the host must sample the process (no cgroup holds it)."""
-        return self.path is None and not self._final
+        """True when the host must sample: no cgroup holds the process, or it keeps no peak."""
+        return not self._final and (self.path is None or self._sampling)
 
     def over(self, pid: int) -> bool:
-        """The watchdog's sample: True when `pid`'s resident memory is past the limit."""
+        """The host's sample: True when the watchdog finds `pid`'s resident memory past the limit.
+        A cgroup's usage is sampled instead, for peak_mb (the kernel holds the limit)."""
+        if self.path:
+            self._sample()
+            return False
         rss = _resident_mb(pid)
         if rss is not None and rss > self._limit_mb:
             self._killed_mb = rss
@@ -66,32 +174,44 @@ class MemoryLimit:
         return False
 
     def exceeded(self) -> bool:
-        """True once the kernel has killed a process of the environment for memory (the count in
-        memory.oom_control; memory.failcnt stays 0 where the swap limit is hit first)."""
+        """True once the kernel has killed a process of the environment for memory: the oom_kill
+        count, in v1's memory.oom_control (memory.failcnt stays 0 where the swap limit is hit
+        first) or v2's memory.events."""
         if self._final:
             return self._final[0]
         if self._killed_mb:
             return True
-        control = _read(self.path / "memory.oom_control") if self.path else None
-        counts = dict(line.split() for line in (control or "").splitlines())
+        events = _read(self.path / self._cgroups.EVENTS) if self.path and self._cgroups else None
+        counts = dict(line.split() for line in (events or "").splitlines())
         return int(counts.get("oom_kill", 0)) > 0
 
     def peak_mb(self) -> float | None:
-        """The cgroup's peak usage, the measure its limit is enforced on."""
+        """The cgroup's peak usage, the measure its limit is enforced on (where the kernel keeps
+        no peak, the highest usage sampled)."""
         if self._final:
             return self._final[1]
         if self._killed_mb:
             return self._killed_mb
-        value = _read(self.path / "memory.max_usage_in_bytes") if self.path else None
-        return int(value) / MIB if value else None
+        if not (self.path and self._cgroups):
+            return None
+        if self._sampling:
+            peak = self._sample()
+        else:
+            peak = int(_read(self.path / self._cgroups.PEAK) or 0)
+        return peak / MIB if peak else None
+
+    def _sample(self) -> int:
+        """The highest usage of the cgroup seen, this sample included."""
+        if self.path and self._cgroups:
+            self._sampled = max(self._sampled, int(_read(self.path / self._cgroups.CURRENT) or 0))
+        return self._sampled
 
     def remove(self) -> None:
         """Remove the cgroup once its processes have exited (the kernel refuses it before); what it
         measured stays readable."""
-        if self.path:
+        if self.path and self._cgroups:
             self._final = (self.exceeded(), self.peak_mb())
-            with contextlib.suppress(OSError):
-                self.path.rmdir()
+            self._cgroups.remove(self.path)
             self.path = None
 
 
@@ -170,26 +290,28 @@ class CpuLimit:
     network scale slows rates, and an init is a latency, which the scale leaves alone (at a scale
     of 50 a 256 MB init took minutes at a fiftieth of its share)."""
 
-    def __init__(self, name: str, memory_mb: int, scale: float, root: Path | None = None):
+    def __init__(self, name: str, memory_mb: int, scale: float):
         self.path: Path | None = None
+        self._cgroups: Hierarchy | None = None
         self._scaled = cpu_quota(memory_mb, scale)
         share = vcpu.share(memory_mb, scale)
         if self._scaled is None:
             self.enforcement = f"{NOT_ENFORCED}: {self.unenforceable(memory_mb, scale)}"
             return
         unscaled = cpu_quota(memory_mb, 1.0) or self._scaled
-        try:
-            self.path = _cgroup(root or CPU_ROOT, name, _cfs_settings(unscaled))
-            during_init = f" ({vcpu.share(memory_mb):.3f} during the cold start)" if unscaled != self._scaled else ""
-            self.enforcement = f"{share:.3f} vCPU{during_init}, enforced by cgroup"
-        except OSError as exc:
-            self.enforcement = f"{NOT_ENFORCED}: no cpu cgroup ({exc.strerror or exc})"
+        made = _make("cpu", CPU_ROOT, name, lambda cgroups: cgroups.cpu_settings(unscaled))
+        if isinstance(made, str):
+            self.enforcement = f"{NOT_ENFORCED}: no cpu cgroup ({made})"
+            return
+        self._cgroups, self.path = made
+        during_init = f" ({vcpu.share(memory_mb):.3f} during the cold start)" if unscaled != self._scaled else ""
+        self.enforcement = f"{share:.3f} vCPU{during_init}, enforced by {self._cgroups.label}"
 
     def invoking(self) -> None:
         """The cold start is over: from now on the scaled share."""
-        if self.path and self._scaled:
+        if self.path and self._cgroups and self._scaled:
             with contextlib.suppress(OSError):  # the cgroup went with a killed environment
-                for file, value in _cfs_settings(self._scaled).items():
+                for file, value in self._cgroups.cpu_settings(self._scaled).items():
                     (self.path / file).write_text(value)
 
     @staticmethod
@@ -199,15 +321,14 @@ class CpuLimit:
                 f"the kernel's least quota (1 ms per 1 s period)")
 
     def remove(self) -> None:
-        if self.path:
-            with contextlib.suppress(OSError):
-                self.path.rmdir()
+        if self.path and self._cgroups:
+            self._cgroups.remove(self.path)
             self.path = None
 
 
-def _cfs_settings(quota: tuple[int, int]) -> dict[str, str]:
-    """The control files for (quota, period), the period first as the kernel reads them."""
-    return {"cpu.cfs_period_us": str(quota[1]), "cpu.cfs_quota_us": str(quota[0])}
+def joined(*groups: MemoryLimit | CpuLimit) -> list[str]:
+    """The cgroups an environment joins for its limits, each once (on v2 one leaf holds both)."""
+    return list(dict.fromkeys(str(group.path) for group in groups if group.path))
 
 
 def join_path(path: str) -> None:
@@ -222,19 +343,30 @@ def _read(path: Path) -> str | None:
         return None
 
 
-def _cgroup(root: Path, name: str, settings: dict[str, str], optional: tuple[str, ...] = ()) -> Path:
-    """A new cgroup `name` under `root` with its control files written (those in `optional` only
-    where the kernel has them); OSError, and nothing left, when it cannot be made."""
-    path = root / name
-    path.mkdir()
+def _cgroup(path: Path, settings: dict[str, str], optional: tuple[str, ...] = ()) -> Path:
+    """The cgroup at `path` with its control files written (those in `optional` only where the
+    kernel has them), made unless it exists (a v2 environment's one cgroup holds both its
+    limits); OSError, and nothing made left, when it cannot be had."""
+    made = not path.is_dir()
+    path.mkdir(exist_ok=True)
     try:
         for file, value in settings.items():
             if file not in optional or (path / file).exists():
                 (path / file).write_text(value)
     except OSError:
-        path.rmdir()
+        if made:
+            path.rmdir()
         raise
     return path
+
+
+def _enable(cgroup: Path) -> None:
+    """Let the children of the v2 cgroup `cgroup` have the memory and cpu controllers, of those
+    it has, unless they may already."""
+    offered, enabled = ((_read(cgroup / file) or "").split() for file in ("cgroup.controllers", "cgroup.subtree_control"))
+    wanted = [f"+{name}" for name in CONTROLLERS if name in offered and name not in enabled]
+    if wanted:
+        (cgroup / "cgroup.subtree_control").write_text(" ".join(wanted))
 
 
 def _resident_mb(pid: int) -> float | None:

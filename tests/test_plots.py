@@ -33,6 +33,14 @@ TAG_WORDS = "sweep-2026-11-25-ranged-vs-stream-memory-scan-on-the-lambda-2026"  
 TAG_SOLID = "x" * 64  # no place to break a line
 FUNCTION_TIMELINE = function_modules.load("timeline")
 LOCAL_RUN = {"backend": "local", "network": {"profile": "lambda-2026", "scale": 12.5}}
+NO_CGROUP = ("no cgroup v1 {0} controller at /sys/fs/cgroup/{0}, and the cgroup v2 hierarchy at /sys/fs/cgroup/unified "
+             "has no {0} controller")
+LONGEST_LIMITS = {  # how a host that could hold none of Lambda's limits recorded them, at the largest sizes
+    "memory (10240 MB)": f"enforced by watchdog (no memory cgroup: {NO_CGROUP.format('memory')})",
+    "CPU share": f"not enforced: no cpu cgroup ({NO_CGROUP.format('cpu')})",
+    "/tmp (10240 MB)": "not enforced: no loop mount (mount: /tmp: failed to setup loop device for /tmp/tmp-x.img.)",
+}
+LIMITS_LINE = "Lambda's limits: " + "; ".join(f"{name}: {how}" for name, how in sorted(LONGEST_LIMITS.items()))
 
 
 def longest_strategies() -> list[str]:
@@ -173,8 +181,9 @@ def download_records(cells: list[tuple], per_cell=12, seed=0, seconds_scale=1.0)
 
 
 def run_summary(records, run=LOCAL_RUN) -> tuple:
-    """What the plots read of a run's summary: its records, its cells, its network label."""
-    return records, [], network.label(run["backend"], run.get("network"))
+    """What the plots read of a run's summary: its records, its cells, its labels (network, the
+    longest limits)."""
+    return records, [], [network.label(run["backend"], run.get("network")), LIMITS_LINE]
 
 
 def long_cells() -> list[tuple]:
@@ -193,11 +202,12 @@ def test_the_run_report_plots_read_with_the_longest_labels(cells):
         assert_readable(fig)
 
 
-def test_run_report_plots_are_captioned_with_the_network_and_deterministic():
+def test_run_report_plots_are_captioned_with_the_network_and_the_limits_and_deterministic():
     summary = run_summary(download_records(long_cells()[:2]))
     first, second = plots.build(*summary), plots.build(*summary)
     for name in first:
-        assert first[name]._supxlabel.get_text() == "simulated network: lambda-2026, scale 12.5 (rates / 12.5, first byte not scaled)"
+        assert first[name]._supxlabel.get_text() == ("simulated network: lambda-2026, scale 12.5 (rates / 12.5, first byte "
+                                                     f"not scaled)\n{LIMITS_LINE}")
         assert png(first[name]) == png(second[name]), name
 
 
@@ -253,7 +263,7 @@ def cross_summary(*, networks=(None,), strategy_list=None, tags=(TAG_WORDS, TAG_
             networks, strategy_list or longest_strategies()[:2], tags, (1769, 10240), (2, 40, 1000)):  # fmt: skip
         run_id, _ = make_run(next(numbers), memory=memory, concurrency=limit, strategy=strategy, tag=tag,
                              per_slot=1 if limit == 1000 else 3, median_s=5e9 / (memory * 50_000), network=model,
-                             object_size=5 * 10**9)  # fmt: skip
+                             object_size=5 * 10**9, limits=LONGEST_LIMITS)  # fmt: skip
         run_ids.append(run_id)
     return crossrun.summarize([crossrun.load(run_id) for run_id in run_ids], "longest labels")
 
@@ -268,7 +278,7 @@ def test_the_cross_run_plots_read_with_the_longest_labels(results, kwargs):
                             "seconds_by_cell.png", "throughput_by_concurrency_ran_at.png"}  # fmt: skip
     for fig in figures.values():
         assert_readable(fig)
-        assert fig._supxlabel.get_text() == summary.network
+        assert fig._supxlabel.get_text() == f"{summary.network}\n{LIMITS_LINE}"
 
 
 def test_download_times_per_cell_are_in_seconds_and_name_memory_as_the_tables_do(results):
@@ -308,7 +318,7 @@ def latency_records(scale: float, seed=4) -> list[dict]:
 def latency_figure(records):
     events = [{"timestamp": 1_700_000_000_000 + i, "message": json.dumps(r)} for i, r in enumerate(records)]
     rows = insights.evaluate(insights.load_query(latency_report.QUERY), events).rows
-    return latency_report.figure(rows, records, network.label(LOCAL_RUN["backend"], LOCAL_RUN.get("network")))
+    return latency_report.figure(rows, records, [network.label(LOCAL_RUN["backend"], LOCAL_RUN.get("network")), LIMITS_LINE])
 
 
 def test_the_latency_plot_reads_and_is_in_milliseconds_below_a_second():
@@ -320,7 +330,7 @@ def test_the_latency_plot_reads_and_is_in_milliseconds_below_a_second():
     standard_put = [r["seconds"] for r in records if (r["storage"], r["operation"], r["size"]) == ("standard", "put", 1)]
     [line] = [line for line in fig.axes[0].get_lines() if line.get_label() == "standard put"]
     assert line.get_ydata()[0] == pytest.approx(np.median(standard_put) * 1000)
-    assert fig._supxlabel.get_text() == network.label(LOCAL_RUN["backend"], LOCAL_RUN.get("network"))
+    assert fig._supxlabel.get_text() == f"{network.label(LOCAL_RUN['backend'], LOCAL_RUN.get('network'))}\n{LIMITS_LINE}"
 
 
 def test_the_latency_plot_stays_in_seconds_when_a_call_takes_longer():
@@ -349,7 +359,7 @@ def test_the_fan_out_rehearsal_reads_beside_the_twelve_published_rows(index):
     loaded = study.load("lambda-fanout")
     reference = loaded.references[index]
     found = study_tables.points(reference, fanout_rehearsal_records())
-    fig = study_plots.figure(reference, found, network.label("local", {"profile": "lambda-2024", "scale": 5.9}),
+    fig = study_plots.figure(reference, found, [network.label("local", {"profile": "lambda-2024", "scale": 5.9}), LIMITS_LINE],
                              study.row_label(loaded.workload, reference.rows))  # fmt: skip
     assert_readable(fig)
     ax = fig.axes[0]

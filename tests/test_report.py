@@ -757,6 +757,32 @@ def test_the_report_states_lambdas_limits_beside_the_network(tmp_path, monkeypat
     assert measured.header.limits == "" and "Lambda's limits" not in markdown.document(report.sections(measured))
 
 
+def test_the_csv_and_the_plots_state_lambdas_limits_beside_the_network(tmp_path, monkeypatch):
+    """summary.csv has a `limits` column beside `network` holding the run's limits line (empty on
+    AWS), and every plot's caption carries that line under the network's."""
+    monkeypatch.setenv("FANOUT_RESULTS", str(tmp_path))
+    captions: dict[str, str] = {}
+    save = plots.save
+
+    def caption_of(fig, path):
+        captions[path.name] = fig._supxlabel.get_text()
+        return save(fig, path)
+
+    monkeypatch.setattr(plots, "save", caption_of)
+    records, _ = synthetic_records(per_cell=10, cell_keys=CELLS[:1])
+    for backend, limits, stated in (("local", LIMITS, LIMITS_LINE), ("aws", None, "")):
+        summary = summary_of(records, sent=len(records), backend=backend, limits=limits)
+        report.write(summary)
+        with open(runs.run_dir(RUN) / "summary.csv") as f:
+            reader = csv.DictReader(f)
+            [row] = list(reader)
+        columns = list(reader.fieldnames or [])
+        assert columns[columns.index("network") + 1] == "limits"
+        assert (row["network"], row["limits"]) == (summary.header.network, stated)
+        assert captions and set(captions.values()) == {"\n".join(filter(None, [summary.header.network, stated]))}
+        captions.clear()
+
+
 def test_crt_downloads_have_no_retry_counts_to_sum():
     crt = [{"memory_size": 1024, "retries": None, "slowdowns": None, "cpu_share": 0.1, "key": "k"}] * 3
     figures = pressure.cell_figures(crt)

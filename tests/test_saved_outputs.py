@@ -30,12 +30,16 @@ A deliberate change to a report is one reviewed diff: regenerate the expected fi
 and commit tests/fixtures/saved/*/expected/ with the change.
 """
 
+import csv
+import io
+import json
 import os
 import re
 import shutil
 from pathlib import Path
 
 import pytest
+from matplotlib.figure import Figure
 
 from fanout.results import run_folders as runs, summary as summaries, sweep_folders as sweeps
 from fanout.stages import report as reporting, study
@@ -135,3 +139,44 @@ def test_a_saved_report_is_drawn_again_byte_for_byte(case, stamps, tmp_path, mon
     for name, data in written.items():
         assert data.decode() == wanted[name].decode(), f"{case}: {name} differs (UPDATE_SAVED=1 redraws it)"
     assert plots == (expected / PLOTS).read_text().splitlines()
+
+
+HELD = {"memory (512 MB)": "enforced by cgroup v2", "CPU share": "0.289 vCPU, enforced by cgroup v2",
+        "/tmp (512 MB)": "enforced by a loop-mounted file system"}  # run.json's "limits", as a host records them
+HELD_LINE = ("Lambda's limits: /tmp (512 MB): enforced by a loop-mounted file system; CPU share: 0.289 vCPU, "
+             "enforced by cgroup v2; memory (512 MB): enforced by cgroup v2")
+
+
+def hold(results: Path) -> None:
+    """Give every saved run the limits HELD, in its run.json and in its saved summary.json."""
+    for path in results.rglob("run.json"):
+        path.write_text(json.dumps({**json.loads(path.read_text()), "limits": HELD}))
+    for path in results.rglob(runs.SUMMARY_FILE):
+        data = json.loads(path.read_text())
+        if "run" in data:  # a summary of today's shape (the old one is rebuilt from run.json)
+            path.write_text(json.dumps({**data, "run": {**data["run"], "limits": HELD}, "limits": HELD_LINE}))
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_every_csv_and_plot_states_the_limits_beside_the_network(case, stamps, tmp_path, monkeypatch):
+    """Each CSV with a `network` column has `limits` beside it, holding the runs' limits; each
+    plot's caption has them on the line under the network's."""
+    results = tmp_path / "results"
+    shutil.copytree(SAVED / case / "input", results)
+    hold(results)
+    monkeypatch.setenv("FANOUT_RESULTS", str(results))
+    captions: list[str] = []
+    supxlabel = Figure.supxlabel
+    monkeypatch.setattr(Figure, "supxlabel", lambda fig, text, **kw: captions.append(text) or supxlabel(fig, text, **kw))
+
+    CASES[case](results)
+
+    tables = [csv.DictReader(io.StringIO(path.read_text())) for path in results.rglob("*.csv")]
+    tables = [(list(table.fieldnames or []), list(table)) for table in tables]
+    with_network = [(columns, rows) for columns, rows in tables if "network" in columns]
+    assert with_network
+    for columns, rows in with_network:
+        assert columns[columns.index("network") + 1] == "limits"
+        assert rows and {row["limits"] for row in rows} == {HELD_LINE}
+    assert len(captions) == len(list(results.rglob("*.png"))) > 0
+    assert all(caption.splitlines()[-1] == HELD_LINE for caption in captions), captions

@@ -106,7 +106,7 @@ def test_the_table_puts_the_paths_side_by_side_with_the_ratio_of_medians():
 def test_the_plot_has_a_line_per_file_size_and_path():
     reads = [read("local", jobs, 100.0 * jobs) for jobs in (1, 2)] + [read("remote", 2, 40.0)]
     reads += [read("local", 1, 90.0, file_size=8 * MiB)]
-    figure = report.figure(report.rows(reads), "simulated network: test")
+    figure = report.figure(report.rows(reads), ["simulated network: test"])
     assert sorted(figure.axes[0].get_legend_handles_labels()[1]) == ["4 MiB local", "4 MiB remote", "8 MiB local"]
 
 

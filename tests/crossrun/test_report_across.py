@@ -9,7 +9,7 @@ import pytest
 from rich.console import Console
 
 from fanout.results import concurrency, run_folders as runs, run_record, terminal
-from fanout.workloads.download import across as crossrun, report
+from fanout.workloads.download import across as crossrun, across_plots as crossplots, report
 from fanout.common.errors import FanoutError
 
 from .support import at_target, make_run
@@ -157,6 +157,33 @@ def test_the_limits_each_run_was_held_to_are_stated_once_each_beside_the_network
     assert summary.limits in capsys.readouterr().out.splitlines()
     aws = crossrun.build([make_run(4, backend="aws")[0]], tmp_path / "aws", "t")
     assert aws.limits == "" and "Lambda's limits" not in (tmp_path / "aws" / "report.md").read_text()
+
+
+def test_the_cells_csv_and_the_plots_state_the_limits_of_their_runs(tmp_path, monkeypatch):
+    """cells.csv's `limits` beside `network` holds the limits of each cell's runs; every plot's
+    caption has the limits of all the runs under the network."""
+    captions: list[str] = []
+    save = crossplots.save
+
+    def caption_of(fig, path):
+        captions.append(fig._supxlabel.get_text())
+        return save(fig, path)
+
+    monkeypatch.setattr(crossplots, "save", caption_of)
+    ids = [make_run(n, memory=memory, concurrency=concurrency, limits={f"memory ({memory} MB)": "enforced by cgroup v2"})[0]
+           for n, memory, concurrency in ((1, 512, 1), (2, 512, 2), (3, 1024, 1), (4, 1024, 2))]
+    ids.append(make_run(5, memory=1024, concurrency=4)[0])  # recorded without limits, as on AWS
+    summary = crossrun.build(ids, tmp_path / "out", "t")
+    with open(tmp_path / "out" / "cells.csv") as f:
+        reader = csv.DictReader(f)
+        rows = {(int(row["memory_size"]), int(row["concurrency_limit"])): row["limits"] for row in reader}
+    columns = list(reader.fieldnames or [])
+    assert columns[columns.index("network") + 1] == "limits"
+    assert rows == {(512, 1): "Lambda's limits: memory (512 MB): enforced by cgroup v2",
+                    (512, 2): "Lambda's limits: memory (512 MB): enforced by cgroup v2",
+                    (1024, 1): "Lambda's limits: memory (1024 MB): enforced by cgroup v2",
+                    (1024, 2): "Lambda's limits: memory (1024 MB): enforced by cgroup v2", (1024, 4): ""}
+    assert captions and set(captions) == {f"{summary.network}\n{summary.limits}"}
 
 
 def test_two_networks_are_not_pooled(tmp_path):

@@ -1,6 +1,7 @@
 """What every report's PNG plots share, whatever the workload: width and resolution, the caption
 that names the network the figures were made under (a simulation must never pass for an AWS
-measurement), the wrapping of long cell labels and the unit of a time axis.
+measurement) and Lambda's limits the local host held them to, the wrapping of long cell labels
+and the unit of a time axis.
 
 How the plots read and are laid out: docs/experiment.md, *report*. matplotlib with the Agg
 backend: files only, no display needed (CI, SSH sessions).
@@ -29,11 +30,16 @@ LEGEND_CHARS = 30  # a legend entry's line: a third of the width at the legend's
 TITLE_CHARS = 62  # a title's line: left of the legend, which takes the right third
 LINE_INCHES = 0.19  # the height of one line of text at the default font size, with its spacing
 LEGEND_LINE_INCHES = 0.16  # the same at the legend's small font size
+CAPTION_CHARS = 120  # a caption's line at its small font, the figure's width (fewer, to be safe)
 
 
-def caption(fig: Figure, network_label: str) -> Figure:
-    """Put the network label under the figure, wrapped to its width; returns the figure."""
-    fig.supxlabel(network_label, x=0.01, ha="left", fontsize="small", style="italic", color="tab:red", wrap=True)
+def caption(fig: Figure, labels: list[str]) -> Figure:
+    """Put the report's labels under the figure, one line each, wrapped to its width: the network
+    label and Lambda's limits beside it (run_sections.labels); returns the figure. The figure
+    grows by the lines after the network's, so that its axes keep their room."""
+    added = sum(len(textwrap.wrap(label, CAPTION_CHARS)) for label in labels[1:])
+    fig.set_figheight(fig.get_figheight() + added * LEGEND_LINE_INCHES)
+    fig.supxlabel("\n".join(labels), x=0.01, ha="left", fontsize="small", style="italic", color="tab:red", wrap=True)
     return fig
 
 

@@ -159,7 +159,12 @@ class RunRecord(Recorded):
 def limits_label(records: Iterable[RunRecord]) -> str:
     """The limits labels of several runs (RunRecord.limits_label), each distinct one once, for a
     page across them ("" when none has any: AWS, or runs from before the host recorded them)."""
-    return " | ".join(sorted({record.limits_label() for record in records} - {""}))
+    return distinct_limits(record.limits_label() for record in records)
+
+
+def distinct_limits(labels: Iterable[str]) -> str:
+    """Limits labels in one, each distinct one once ("" when none is any)."""
+    return " | ".join(sorted(set(labels) - {""}))
 
 
 def check(data: object, path: Path) -> RunRecord:

@@ -39,17 +39,17 @@ def caption_text(reference: study_tables.Reference) -> str:
             f"{published}")  # fmt: skip
 
 
-def draw(reference: study_tables.Reference, found: list[study_tables.Point], network_label: str, path: Path,
+def draw(reference: study_tables.Reference, found: list[study_tables.Point], labels: list[str], path: Path,
          label: Callable[[tuple], str]) -> Path:  # fmt: skip
     """Write the plot of `found` (points of `reference`) to `path`, each row named by
     `label(key)`; returns it."""
-    return save(figure(reference, found, network_label, label), path)
+    return save(figure(reference, found, labels, label), path)
 
 
-def figure(reference: study_tables.Reference, found: list[study_tables.Point], network_label: str,
+def figure(reference: study_tables.Reference, found: list[study_tables.Point], labels: list[str],
            label: Callable[[tuple], str]) -> Figure:  # fmt: skip
     """The plot of `found` (points of `reference`), each row named by `label(key)`, captioned
-    with the network."""
+    with the runs' `labels` (network, limits)."""
     keys = list(dict.fromkeys(point.key for point in found))
     statistics = [name for name in reference.statistics if name != "n"]
     turned = len(keys) > UPRIGHT_ROWS  # too many for wrapped labels side by side: one vertical line each
@@ -85,7 +85,7 @@ def figure(reference: study_tables.Reference, found: list[study_tables.Point], n
     title(fig, reference.table, "ours: dots with 95% intervals" + (", published: hollow diamonds" if reference.figures
                                                                    else "; no published figures transcribed"))
     legend(fig, *ax.get_legend_handles_labels())
-    return caption(fig, network_label)
+    return caption(fig, labels)
 
 
 def _reach(point: study_tables.Point) -> tuple[float, float]:

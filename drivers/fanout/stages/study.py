@@ -22,7 +22,7 @@ from fanout.common import backends, paths
 from fanout.workloads import registry as workloads
 from fanout.common.errors import OneLineErrors, UsageError
 from fanout.results import cells as cell_schemas, report_files, run_folders as runs, sections, study_tables as compared, sweep_folders as sweeps
-from fanout.results import run_record, terminal
+from fanout.results import run_record, run_sections, terminal
 from fanout.results.sections import TERMINAL, Block, Heading, Table, Text
 from fanout.stages import sweep, wait
 
@@ -422,16 +422,16 @@ def simulation(label: str, backend: str | None) -> list[Block]:
                  "backend and say nothing about AWS.", "bold")]  # fmt: skip
 
 
-def answer(study: Study, records: list[dict], label: str, folder: Path, local: bool = False) -> list[Block]:
+def answer(study: Study, records: list[dict], labels: list[str], folder: Path, local: bool = False) -> list[Block]:
     """The study's answer: each claim's verdict (a rehearsal's, `local`, says which test nothing),
     and ours against the published figures in a plot per published table
-    (fanout.results.study_plots), written into `folder`."""
+    (fanout.results.study_plots) captioned with the runs' `labels`, written into `folder`."""
     from fanout.results import study_plots  # matplotlib: imported by a report, never by the CLI's parser
 
     found = compared.verdicts(list(study.claims), records, local)
     images = []
     for i, reference in enumerate(study.references):
-        path = study_plots.draw(reference, compared.points(reference, records), label, folder / study_plots.file_name(i),
+        path = study_plots.draw(reference, compared.points(reference, records), labels, folder / study_plots.file_name(i),
                                 row_label(study.workload, reference.rows))  # fmt: skip
         images.append(sections.Image(path, study_plots.caption_text(reference)))
     claims: list[Block] = []
@@ -473,7 +473,7 @@ def write_report(study: Study, manifest: sweeps.Manifest) -> sections.Report:
     folder = report_dir(study, manifest)
     folder.mkdir(parents=True, exist_ok=True)
     local = backends.simulated(first.backend)
-    warning, found = simulation(label, first.backend), answer(study, records, label, folder, local)
+    warning, found = simulation(label, first.backend), answer(study, records, run_sections.labels(label, limits), folder, local)
     # The terminal keeps its order (title, provenance, tables, verdicts); the files open with the answer.
     blocks = [Text(study.title, "bold", only=TERMINAL), *sections.on_only(warning, TERMINAL),
               *(Text(line, "bold", only=TERMINAL) for line in filter(None, [limits])),

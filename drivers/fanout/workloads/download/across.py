@@ -288,6 +288,7 @@ def _run_summary(run: Run, own: set[cells.Cell]) -> dict:
         "backend": record.backend,
         "stack": record.stack.stack,
         "network": record.network_label(),
+        "limits": record.limits_label(),
         "cells": len(own),
         "downloads": len(run.downloads),
         "send_rate_per_s": record.send_rate_per_s,
@@ -496,11 +497,13 @@ def write(summary: Across, out_dir: Path) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     runs.write_json(out_dir / "cells.json", summary.to_json())
     predicted = [report.PREDICTED] if any(report.PREDICTED in row for row in summary.cells) else []
-    columns = [*CELLS.across, "runs", "n", *cell_stats.COLUMNS, *cell_stats.CI_COLUMNS, *cell_stats.SECONDS_CI_COLUMNS,
+    columns = [*CELLS.across, "limits", "runs", "n", *cell_stats.COLUMNS, *cell_stats.CI_COLUMNS, *cell_stats.SECONDS_CI_COLUMNS,
                *aggregate.COLUMNS, *CELL_COLUMNS,
                *predicted]  # fmt: skip
-    runs.write_csv(out_dir / "cells.csv", columns, [dict(row, runs=" ".join(row["runs"])) for row in summary.cells],
-                   "ignore")  # fmt: skip
+    held = {run["run_id"]: run.get("limits", "") for run in summary.runs}  # none in a cells.json saved before
+    rows = [dict(row, runs=" ".join(row["runs"]), limits=run_record.distinct_limits(held[run] for run in row["runs"]))
+            for row in summary.cells]  # fmt: skip
+    runs.write_csv(out_dir / "cells.csv", columns, rows, "ignore")
     images = crossplots.draw(summary, out_dir, CELLS.long_label)
     report_files.write(sections(summary, tuple(images), out_dir), out_dir)
     return out_dir

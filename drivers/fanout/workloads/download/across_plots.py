@@ -16,6 +16,7 @@ import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first
 import numpy as np  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
+from fanout.results import run_sections
 from fanout.results.figures import LABEL_CHARS, LINE_INCHES, WIDTH, caption, height, legend, lines, number, save, title, wrap
 from fanout.workloads.download import cell_stats
 from fanout.workloads.download.across_summary import Across
@@ -60,7 +61,7 @@ def build(summary: Across, label) -> dict[str, Figure]:
         figures["median_throughput_heatmap.png"] = _heatmap(summary, measured, label)
     figures["seconds_by_cell.png"] = _seconds_by_cell(summary, measured, label)
     figures["throughput_by_concurrency_ran_at.png"] = _ran_at_scatter(summary, label)
-    return {name: caption(fig, summary.network) for name, fig in figures.items()}
+    return {name: caption(fig, run_sections.labels(summary.network, summary.limits)) for name, fig in figures.items()}
 
 
 def answer_figure(images: tuple) -> tuple:

@@ -1,7 +1,8 @@
 """The report's PNG plots: throughput per cell, concurrency over time, CDF of download times,
 throughput against the concurrency each download ran at (fanout.workloads.download.across_plots.ran_at_scatter),
 cumulative bytes over time (the byte-arrival timelines). Every plot carries the run's network
-label as its caption (fanout.results.figures): a simulation must never pass for an AWS measurement.
+label, and Lambda's limits beside it, as its caption (fanout.results.figures): a simulation must
+never pass for an AWS measurement.
 
 Cells come in numeric order (512 MB before 1024 MB), as in the tables. A cell is named by the
 fields that differ between the run's cells, wrapped (a strategy's parameters and a 64-character
@@ -44,14 +45,15 @@ BAND_MIN_DOWNLOADS = 10  # a timeline's p10-p90 band over fewer would be little 
 PANEL_TITLE_CHARS = 75  # a concurrency panel's title: the axes' width, the legend beside the top one
 
 
-def draw(records: list[dict], cells: list[dict], network: str, fraction: float, folder) -> list:
+def draw(records: list[dict], cells: list[dict], labels: list[str], fraction: float, folder) -> list:
     """Write the plots of a run's report into `folder` (build's arguments); returns their paths."""
-    return [save(fig, folder / name) for name, fig in build(records, cells, network, fraction).items()]
+    return [save(fig, folder / name) for name, fig in build(records, cells, labels, fraction).items()]
 
 
-def build(records: list[dict], cells: list[dict], network: str, fraction: float = AT_TARGET_FRACTION) -> dict[str, Figure]:
+def build(records: list[dict], cells: list[dict], labels: list[str], fraction: float = AT_TARGET_FRACTION) -> dict[str, Figure]:
     """The figures of a run's report by file name from its `records` and `cells` (the model's
-    predictions), captioned with the `network`, at target at `fraction`; none without downloads."""
+    predictions), captioned with the run's `labels` (network, limits), at target at `fraction`;
+    none without downloads."""
     downloads = [r for r in records if r.get("event") == "download"]
     if not downloads:
         return {}
@@ -69,7 +71,7 @@ def build(records: list[dict], cells: list[dict], network: str, fraction: float 
     timed = {label: [d for d in group if "timeline" in d] for label, group in groups.items()}
     if any(timed.values()):
         figures["timeline.png"] = _timelines({k: v for k, v in timed.items() if v}, names, shared)
-    return {name: caption(fig, network) for name, fig in figures.items()}
+    return {name: caption(fig, labels) for name, fig in figures.items()}
 
 
 def _ran_at(downloads: list[dict], groups: dict[str, list[dict]], names: dict, shared: str, fraction: float):

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from typing import ClassVar
 
 from fanout.workloads.download import prediction, strategies
-from fanout.results import aggregate, cells, concurrency, report_files, run_cost, log_records as run_logs, run_folders as runs, run_record, stats, sweep_folders as sweeps, tables
+from fanout.results import aggregate, cells, concurrency, report_files, run_cost, log_records as run_logs, run_folders as runs, run_record, run_sections, stats, sweep_folders as sweeps, tables
 from fanout.results import summary as summaries
 from fanout.results.summary import Row, RunSummary
 from fanout.workloads.download import pressure
@@ -692,7 +692,7 @@ def _percentiles(summary: "Summary", between: str = "\n  ") -> str:
 CSV_COLUMNS = [*CELLS.fields, "n", "n_all", "n_excluded", *cell_stats.COLUMNS, *cell_stats.CI_COLUMNS,
                *cell_stats.SECONDS_CI_COLUMNS, *aggregate.COLUMNS, "target",
                "peak_concurrency", "steady_mean_concurrency", "cold_starts", "cold_start_share", *PRESSURE_COLUMNS,
-               "at_target_fraction", "network"]  # summary.csv: the figures at target
+               "at_target_fraction", "network", "limits"]  # summary.csv: the figures at target
 
 
 def write(summary: "Summary", plots_too: bool = True) -> list:
@@ -702,12 +702,14 @@ def write(summary: "Summary", plots_too: bool = True) -> list:
     at_target(summary)  # before summary.json is written: it keeps the figures at target
     written = summaries.write(summary)
     folder = runs.run_dir(_run(summary).run_id)
-    rows = [dict(cell, network=summary.header.network, at_target_fraction=at_target(summary)["fraction"])
+    h = summary.header
+    rows = [dict(cell, network=h.network, limits=h.limits or "", at_target_fraction=at_target(summary)["fraction"])
             for cell in _cells(summary)]  # fmt: skip
     columns = CSV_COLUMNS + ([PREDICTED] if any(PREDICTED in row for row in rows) else [])  # old runs: none
     written.append(runs.write_csv(folder / "summary.csv", columns, rows, "ignore"))
     fraction = at_target(summary)["fraction"]
-    images = plots.draw(summary.header.records, summary.body.cells, summary.header.network, fraction, folder) if plots_too else []
+    labels = run_sections.labels(h.network, h.limits)
+    images = plots.draw(h.records, summary.body.cells, labels, fraction, folder) if plots_too else []
     return [*written, *images, *report_files.write(sections(summary, tuple(images)), folder)]
 
 

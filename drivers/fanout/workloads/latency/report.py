@@ -180,17 +180,18 @@ def write(summary: Summary, plots_too: bool = True) -> list:
     Its one plot is drawn also for a sweep's cell (`plots_too` is the drivers' interface)."""
     written = summaries.write(summary)
     folder = runs.run_dir(summary.run_id)
-    rows, network = summary.body.rows, summary.header.network
-    columns = [*rows[0], "network"] if rows else ["network"]
-    written.append(runs.write_csv(folder / "latency.csv", columns, [dict(row, network=network) for row in rows]))
-    images = [figures.save(figure(rows, summary.header.records, network), folder / PLOT)] if rows else []
+    rows, h = summary.body.rows, summary.header
+    held = {"network": h.network, "limits": h.limits or ""}
+    written.append(runs.write_csv(folder / "latency.csv", [*(rows[0] if rows else []), *held], [dict(row, **held) for row in rows]))
+    labels = run_sections.labels(h.network, h.limits)
+    images = [figures.save(figure(rows, h.records, labels), folder / PLOT)] if rows else []
     return [*written, *images, *report_files.write(sections(summary, tuple(images)), folder)]
 
 
-def figure(rows: list[Row], records: list[Row], network: str):
+def figure(rows: list[Row], records: list[Row], labels: list[str]):
     """Log-log: median latency against size per class and measure (the query's `rows`), p10-p90
     band (from the `records`), in milliseconds when every call took less than a second;
-    captioned with the `network`."""
+    captioned with the run's `labels` (network, limits)."""
     calls = [r for r in records if r.get("event") == "latency"]
     present = groups(rows)
     fig, ax = plt.subplots(figsize=(figures.WIDTH, 5.5), layout="constrained")
@@ -216,7 +217,7 @@ def figure(rows: list[Row], records: list[Row], network: str):
     figures.title(fig, "S3 request latency against object size")
     ax.grid(True, which="both", alpha=0.3)
     figures.legend(fig, *ax.get_legend_handles_labels(), title="colour: storage class\nline: measure")
-    return figures.caption(fig, network)
+    return figures.caption(fig, labels)
 
 
 @dataclass
@@ -248,7 +249,7 @@ def across(run_ids: list[str], folder, title: str) -> Across:
                         rows.append({"run_id": run_id, "reps": options.get("reps"),
                                      "client": options.get("client", CLIENTS[0]), "storage": storage, "measure": measure,
                                      "size": size, "n": described["n"], **{s: described[s] for s in STATS},
-                                     "network": record.network_label()})  # fmt: skip
+                                     "network": record.network_label(), "limits": record.limits_label()})  # fmt: skip
     summary = Across(title, run_ids, UNITS, stats.PERCENTILE_METHOD, rows, run_record.limits_label(records))
     folder.mkdir(parents=True, exist_ok=True)
     runs.write_csv(folder / "cells.csv", list(rows[0]), rows)

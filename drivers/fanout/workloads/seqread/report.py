@@ -165,9 +165,9 @@ def write(summary: Summary, plots_too: bool = True) -> list:
     """The report's files in results/<run_id>/, each written atomically; returns their paths.
     Its one plot is drawn also for a sweep's cell (`plots_too` is the drivers' interface)."""
     written = summaries.write(summary)
-    folder, rows, network = runs.run_dir(summary.run_id), summary.body.rows, summary.header.network
-    written.append(write_csv(rows, folder, {"network": network}))
-    images = [figures.save(figure(rows, network), folder / PLOT)] if rows else []
+    folder, rows, h = runs.run_dir(summary.run_id), summary.body.rows, summary.header
+    written.append(write_csv(rows, folder, {"network": h.network, "limits": h.limits or ""}))
+    images = [figures.save(figure(rows, run_sections.labels(h.network, h.limits)), folder / PLOT)] if rows else []
     return [*written, *images, *report_files.write(sections(summary, tuple(images)), folder)]
 
 
@@ -177,8 +177,9 @@ def write_csv(rows: list[Row], folder, extra: dict):
     return runs.write_csv(folder / "seqread.csv", [*grid[0], *extra], [dict(zip(grid[0], line), **extra) for line in grid[1:]])
 
 
-def figure(rows: list[Row], network: str):
-    """Aggregate MiB/s against JOBS: one line per FILE_SIZE and path (median, p10-p90 bars)."""
+def figure(rows: list[Row], labels: list[str]):
+    """Aggregate MiB/s against JOBS: one line per FILE_SIZE and path (median, p10-p90 bars),
+    captioned with the run's `labels` (network, limits)."""
     fig, ax = plt.subplots(figsize=(figures.WIDTH, 5.5), layout="constrained")
     sizes = sorted({row["file_size"] for row in rows})
     for i, size in enumerate(sizes):
@@ -195,7 +196,7 @@ def figure(rows: list[Row], network: str):
     figures.title(fig, "Sequential read throughput against readers, per file size and path")
     ax.grid(True, alpha=0.3)
     figures.legend(fig, *ax.get_legend_handles_labels(), title="colour: file size\nline: path")
-    return figures.caption(fig, network)
+    return figures.caption(fig, labels)
 
 
 @dataclass
@@ -222,9 +223,10 @@ def across(run_ids: list[str], folder, title: str) -> Across:
     summary = Across(title, run_ids, "; ".join(labels), run_record.limits_label(records), UNITS, stats.PERCENTILE_METHOD,
                      stats.CI_METHOD, rows(reads), run_cost_lines(reads, records[0]))  # fmt: skip
     folder.mkdir(parents=True, exist_ok=True)
-    write_csv(summary.rows, folder, {"network": summary.network})
+    write_csv(summary.rows, folder, {"network": summary.network, "limits": summary.limits})
     runs.write_text(folder / "summary.json", json.dumps(asdict(summary), indent=2, default=str) + "\n")
-    images = (figures.save(figure(summary.rows, summary.network), folder / PLOT),) if summary.rows else ()
+    labels = run_sections.labels(summary.network, summary.limits)
+    images = (figures.save(figure(summary.rows, labels), folder / PLOT),) if summary.rows else ()
     report_files.write(across_sections(summary, folder, images), folder)
     return summary
 

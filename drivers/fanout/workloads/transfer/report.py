@@ -180,16 +180,17 @@ def sections(summary: Summary, images: tuple = ()) -> Report:
 
 
 def flat(rows: list[dict], extra: dict) -> list[dict]:
-    """The rows as CSV lines: statistics flattened, CIs as low and high."""
+    """The rows as CSV lines: the cell's fields with `extra` (network and limits) after them, the
+    statistics flattened, CIs as low and high."""
     out = []
     for r in rows:
-        line = {name: r[name] for name in CELLS.across if name in r}
+        line = {name: r[name] for name in CELLS.across if name in r} | extra
         line |= {"n": r["n"], **{f"seconds_{k}": r["seconds"][k] for k in ("p50", "p90", "p99", "avg")},
                  "seconds_p50_ci_low": (r["seconds_p50_ci"] or [None])[0], "seconds_p50_ci_high": (r["seconds_p50_ci"] or [None, None])[1],
                  "mb_per_s_p50": r["mb_per_s"]["p50"], "speedup": r["speedup"],
                  "speedup_ci_low": (r["speedup_ci"] or [None])[0], "speedup_ci_high": (r["speedup_ci"] or [None, None])[1],
                  "requests_per_message": r["requests_per_message"], "cost_per_gb": r["cost_per_gb"],
-                 "retries": r["retries"], "slowdowns": r["slowdowns"], **extra}  # fmt: skip
+                 "retries": r["retries"], "slowdowns": r["slowdowns"]}  # fmt: skip
         out.append(line)
     return out
 
@@ -199,16 +200,17 @@ def write(summary: Summary, plots_too: bool = True) -> list:
     Its one plot is drawn also for a sweep's cell (`plots_too` is the drivers' interface)."""
     written = summaries.write(summary)
     folder, rows = runs.run_dir(summary.run_id), summary.body.rows
-    lines = flat(rows, {"network": "; ".join(labels(summary))})
+    lines = flat(rows, {"network": "; ".join(labels(summary)), "limits": summary.header.limits or ""})
     if lines:
         written.append(runs.write_csv(folder / "transfer.csv", list(lines[0]), lines))
-    images = [figures.save(figure(rows, labels(summary)), folder / PLOT)] if rows else []
+    caption = run_sections.labels("; ".join(labels(summary)), summary.header.limits)
+    images = [figures.save(figure(rows, caption), folder / PLOT)] if rows else []
     return [*written, *images, *report_files.write(sections(summary, tuple(images)), folder)]
 
 
 def figure(rows: list[dict], caption: list[str]):
     """p50 MB/s against threads (log 2), one panel per operation and one line per part size and
-    the other varying fields, the p50's 95% CI as error bars."""
+    the other varying fields, the p50's 95% CI as error bars; `caption` under it, a line each."""
     ops = operations(rows)
     fig, axes = plt.subplots(1, len(ops), figsize=(figures.WIDTH, 5), layout="constrained", squeeze=False)
     for ax, operation in zip(axes[0], ops):
@@ -231,7 +233,7 @@ def figure(rows: list[dict], caption: list[str]):
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize="small")
     figures.title(fig, "S3 transfer speed against threads, per part size")
-    return figures.caption(fig, "; ".join(caption))
+    return figures.caption(fig, caption)
 
 
 @dataclass
@@ -260,10 +262,10 @@ def across(run_ids: list[str], folder, title: str) -> Across:
     summary = Across(title, run_ids, sorted(network_labels), run_record.limits_label(records), UNITS,
                      stats.PERCENTILE_METHOD, stats.CI_METHOD, rows)  # fmt: skip
     folder.mkdir(parents=True, exist_ok=True)
-    lines = flat(rows, {"network": "; ".join(summary.networks)})
+    lines = flat(rows, {"network": "; ".join(summary.networks), "limits": summary.limits})
     runs.write_csv(folder / "cells.csv", list(lines[0]), lines)
     runs.write_text(folder / "cells.json", json.dumps(asdict(summary), indent=2, default=str) + "\n")
-    image = figures.save(figure(rows, summary.networks), folder / PLOT)
+    image = figures.save(figure(rows, run_sections.labels("; ".join(summary.networks), summary.limits)), folder / PLOT)
     report_files.write(across_sections(summary, folder, (image,)), folder)
     return summary
 

@@ -65,9 +65,11 @@ UV_VERSION := 0.13.9
 # $(call install,VENV,ARGS): pip-install ARGS into the virtualenv VENV through uv (pinned), which
 # resolves and unpacks the pinned dependencies in parallel (about 5 s where pip takes about a
 # minute). uv reads no pip.conf: where uv cannot be installed or cannot reach an index pip can (a
-# mirror configured for pip only), pip installs them instead.
+# mirror configured for pip only), pip installs them instead. uv compiles the bytecode as pip does:
+# where PYTHONDONTWRITEBYTECODE is set (many CI images) a package left uncompiled is compiled again
+# by every process that imports it (about 3 CPU-s more for each start of the CLI or the emulator).
 install = { $(1)/bin/pip install --quiet uv==$(UV_VERSION) && \
-	$(1)/bin/uv pip install --quiet --python $(1)/bin/python $(2) ; } || $(1)/bin/pip install --quiet $(2)
+	$(1)/bin/uv pip install --quiet --compile-bytecode --python $(1)/bin/python $(2) ; } || $(1)/bin/pip install --quiet $(2)
 FANOUT := $(VENV)/bin/fanout
 
 # A variable set on the command line that no target reads is refused: unquoted, `make deploy

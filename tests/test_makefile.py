@@ -1,10 +1,12 @@
 """Make variables reach the CLI as one argument each, whatever they hold, and are validated
 there: no value is ever run by the shell."""
 
+import importlib.util
 import re
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -202,3 +204,15 @@ def test_a_command_is_echoed_as_one_line(target):
     fanout_lines = [line for line in lines if "fanout " in line]
     assert len(fanout_lines) == 1 and not fanout_lines[0].rstrip().endswith("\\"), lines
     assert all(line.strip() for line in lines), lines
+
+
+@pytest.mark.skipif(Path(sys.prefix) != paths.REPO / ".venv", reason="runs in the virtualenv make builds")
+def test_the_virtualenvs_packages_are_installed_compiled():
+    """Where PYTHONDONTWRITEBYTECODE is set, as in many CI images, nothing compiles them later:
+    every process would compile what it imports from source at each start."""
+    import botocore.client
+    import matplotlib.pyplot
+    import moto.server
+
+    for module in (botocore.client, matplotlib.pyplot, moto.server):
+        assert Path(importlib.util.cache_from_source(module.__file__)).exists(), module.__name__

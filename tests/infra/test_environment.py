@@ -131,3 +131,16 @@ def test_the_aws_backend_drops_it_against_an_endpoint(aws_setup):
     assert aws_variables(terraform.environment("aws", "s", localstack)) == against_it
     deployed_with(localstack)  # deployed there: destroy and outputs go there too
     assert aws_variables(terraform.environment("aws", "s")) == against_it
+
+
+# Go's garbage collector ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("given", [None, "150"])
+def test_terraform_collects_garbage_less_often_unless_the_user_says_otherwise(given, monkeypatch):
+    if given is None:
+        monkeypatch.delenv("GOGC", raising=False)
+    else:
+        monkeypatch.setenv("GOGC", given)
+    for backend in ("local", "aws"):
+        assert terraform.environment(backend, "gc")["GOGC"] == (given or "400")

@@ -28,6 +28,7 @@ MIRRORED_PROVIDER = "registry.terraform.io/hashicorp/aws"
 # The user's AWS setup an endpoint must not see is every AWS_* variable (credentials, profiles
 # and their files, endpoint overrides...) except the CA bundle, which an https emulator may need.
 KEPT_AWS_VARIABLES = {"AWS_CA_BUNDLE"}
+GO_GC_PERCENT = "400"  # Terraform's GOGC unless the user sets one (environment())
 
 STATE_FILE = "terraform.tfstate"
 INPUTS_FILE = "inputs.tfvars.json"
@@ -284,6 +285,11 @@ def environment(backend: str, stack: str, endpoint: str | None = None) -> dict:
         env["AWS_ENDPOINT_URL"] = endpoint
     cache = paths.home() / "terraform-plugin-cache"
     cache.mkdir(parents=True, exist_ok=True)
+    # Terraform and the AWS provider are Go programs; loading the provider's schema, which each
+    # plan and apply starts the provider for, is mostly garbage collection at Go's default
+    # (GOGC=100). Collecting at 4x the live heap instead used about a fifth less CPU in the
+    # module's own tests, for about 70 MB more at the peak. A GOGC of the user's own is kept.
+    env.setdefault("GOGC", GO_GC_PERCENT)
     env.update(
         TF_DATA_DIR=str(_stack_dir(backend, stack) / ".terraform"),
         TF_PLUGIN_CACHE_DIR=str(cache),

@@ -25,6 +25,7 @@ from fanout.results import cells as cell_schemas, report_files, run_folders as r
 from fanout.results import run_record, run_sections, terminal
 from fanout.results.sections import TERMINAL, Block, Heading, Table, Text
 from fanout.stages import sweep, wait
+from fanout.stages.sweep import SweepGiven, SweepParams  # a Study's field is named sweep
 
 STUDIES = sweeps.STUDY_FILES
 REPORT_DIR = sweeps.STUDY_REPORTS  # results/studies/<name>/<sweep id>/
@@ -64,7 +65,7 @@ class Study:
         """Every run's tag: the study's name, so a sweep names the study it belongs to."""
         return f"{self.name}{sweeps.LOCAL_SUFFIX}" if local else self.name
 
-    def sweep_given(self, backend: str, stack: str | None, local: bool) -> sweep.SweepGiven:
+    def sweep_given(self, backend: str, stack: str | None, local: bool) -> SweepGiven:
         """The sweep of this study on `backend`, on `stack` (None: the sweeps' own stack of the
         region), as its flags would give it: sweep.from_given checks it as it checks a command line."""
         texts = {"workload": self.workload, "tag": self.tag(local), **({"stack": stack} if stack else {})}
@@ -74,9 +75,9 @@ class Study:
                 cells = tuple(_cell_text(cell) for cell in value)
             elif value != "":  # the local variant unsets a key of the study's with ""
                 texts[keys(local=True)[key]] = _text(key, value)
-        return sweep.SweepGiven(backend, texts, cells)
+        return SweepGiven(backend, texts, cells)
 
-    def checked(self, backend: str, stack: str | None, local: bool) -> sweep.SweepParams:
+    def checked(self, backend: str, stack: str | None, local: bool) -> SweepParams:
         """This study's sweep (sweep_given), checked."""
         return sweep.from_given(self.sweep_given(backend, stack, local))
 
@@ -290,7 +291,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run, check=check)
 
 
-def check(args: argparse.Namespace) -> sweep.SweepParams | sweep.Resume | None:
+def check(args: argparse.Namespace) -> SweepParams | sweep.Resume | None:
     """The study's sweep, checked with no side effect, or the sweep to resume (None: the list)."""
     if args.name is None:
         return None

@@ -63,19 +63,20 @@ def check(args: argparse.Namespace) -> float:
     the timeout in seconds. The host it runs reads FANOUT_HOST_FAULTS: checked too."""
     timeout = DEFAULT_TIMEOUT if args.timeout is None else timeout_seconds(args.timeout)
     network_options.check(args.network, args.network_scale)
-    if args.network not in (None, network_options.NONE) and not _hosts_here(args):
+    hosts_here = _hosts_here(args.backend, args.no_host)
+    if args.network not in (None, network_options.NONE) and not hosts_here:
         raise UsageError(f"--network {args.network} shapes the environments of a host this command runs; "
                          "with --no-host give it to `make run`, on AWS Lambda's own network applies")
-    if _hosts_here(args):
+    if hosts_here:
         from fanout.local.host import faults
 
         faults.from_environment()
     return timeout
 
 
-def _hosts_here(args: argparse.Namespace) -> bool:
-    """Whether this command hosts the function while it waits."""
-    return backends.get(args.backend).hosts_function and not args.no_host
+def _hosts_here(backend: str, no_host: bool) -> bool:
+    """Whether this command hosts the function while it waits (on `backend`, unless --no-host)."""
+    return backends.get(backend).hosts_function and not no_host
 
 
 def run(args: argparse.Namespace) -> int:
@@ -84,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
     record = runs.load(args.run)
     stack = stacks.acted_on(args.backend, args.stack, workloads.stack_fields)
     runs.check_same_stack(record, stack)
-    hosting = _hosts_here(args)
+    hosting = _hosts_here(args.backend, args.no_host)
     network = (network_options.resolve(args.network, args.network_scale, stack, console.print, lambda: [demand(record)])
                if hosting else None)
     with interrupts.sigterm_as_ctrl_c():  # the host it runs stops cleanly on either

@@ -21,6 +21,7 @@ from fanout.results.summary import RunSummary
 from fanout.common import paths
 from fanout.stages import command_line
 from fanout.workloads import registry as workloads
+from fanout.workloads.base import AcrossSummary
 from fanout.cloud import stack as stacks
 from fanout.cloud.stack import Stack
 from fanout.common.errors import FanoutError, UsageError
@@ -122,7 +123,7 @@ def _driver(summary: RunSummary[Any]) -> workloads.Driver:
     return workloads.get(summary.header.run.parameters.workload)
 
 
-def report_across(run_ids: list[str], folder: Path, title: str, options: dict | None = None) -> object:
+def report_across(run_ids: list[str], folder: Path, title: str, options: dict | None = None) -> AcrossSummary:
     """The runs' workload's report across them, written into `folder`; its summary (the
     workload's own type). `options`: its report flags' (report_options; none: its defaults)."""
     return workload_of(run_ids).report_across(run_ids, folder, title, options)

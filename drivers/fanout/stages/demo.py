@@ -92,7 +92,7 @@ def experiment(demo: DemoParams, timings: dict[str, float],
         record = fire.fire(deployed, fire.FireParams(demo.multiplier * deployed.concurrency, "demo"), console=console)
     with _step(console, "run and wait", timings):
         # hosts the function meanwhile
-        accounting = wait.wait(deployed, record, WAIT_TIMEOUT, host=True, network=network, console=console)
+        accounting = wait.wait(deployed, record, wait.WaitParams(WAIT_TIMEOUT, host=True, network=network), console=console)
     with _step(console, "report", timings):
         summary = reporting.fetch(deployed, runs.load(record.run_id))
         terminal.show(reporting.sections_of(summary), console)  # its tables

@@ -471,8 +471,8 @@ def wait_cell(stack: stacks.Stack, record: run_record.RunRecord, index: int, tim
               network: NetworkModel | None, hosted: backends.Hosting | None, console: Console) -> wait.Accounting:
     """Wait for the run of cell `index` (hosting it here on the local backend, on the shared
     `hosted` when given); refused when messages are lost or unaccounted for after `timeout` s."""
-    accounting = wait.wait(stack, record, timeout, host=backends.get(stack.backend).hosts_function, network=network, hosted=hosted,
-                           console=console)  # fmt: skip
+    params = wait.WaitParams(timeout, host=backends.get(stack.backend).hosts_function, network=network)
+    accounting = wait.wait(stack, record, params, hosted=hosted, console=console)
     wait.check_accounted(accounting, record.run_id, timeout, prefix=f"cell {index}: ")
     return accounting
 

@@ -223,6 +223,25 @@ def test_a_bad_study_file_is_one_line_naming_the_file_and_the_value(tmp_path, ch
     assert message.startswith("study bad") and named in message and "\n" not in message
 
 
+@pytest.mark.parametrize("key, value, argv", [
+    ("architecture", '["arm64", "sparc"]', ["--architecture", "arm64 sparc"]),
+    ("multiplier", "0", ["--multiplier", "0"]),
+    ("strategy", '"nope"', ["--strategy", "nope"]),
+    ("jobs", "4", ["--jobs", "4"]),  # another workload's option
+    ("cell", '[{ colour = "red" }]', ["--cell", "colour=red"]),
+])  # fmt: skip
+def test_a_study_key_is_refused_in_the_words_the_sweeps_command_line_is(tmp_path, key, value, argv):
+    """A study's sweep is composed from its keys, not from a command line, and checked by the
+    same checks: the same value given to `fanout sweep` is refused in the same words."""
+    (tmp_path / "bad.toml").write_text(GOOD.replace("[local]", f"{key} = {value}\n[local]"))
+    with pytest.raises(UsageError) as from_file:
+        study.load_file(tmp_path / "bad.toml")
+    base = ["sweep", "--backend", "aws", "--tag", "bad", "--memory", "1024", "--object-size", "1MiB"]
+    with pytest.raises(UsageError) as from_command_line:
+        sweep.check(cli.build_parser().parse_args([*base, "--concurrency", "1 2", *argv]))
+    assert str(from_file.value) == f"study bad [sweep]: {from_command_line.value}"
+
+
 def test_the_good_file_loads(tmp_path):
     (tmp_path / "good.toml").write_text(GOOD)
     loaded = study.load_file(tmp_path / "good.toml")

@@ -79,6 +79,73 @@ def test_only_the_commands_read_the_command_line():
     assert {module: names for module, names in found.items() if names} == {}
 
 
+# The stages' helpers that read a command line for its command (and no one else): each turns the
+# Namespace into typed values (flags' texts, a DeployGiven, a SweepGiven, a stack looked up, a
+# query window) or prints what a command resolved. A pipeline function is never one of them.
+EDGE_HELPERS = {
+    "command_line.py": {"texts"},
+    "deploy.py": {"given_of", "inputs_from", "resolve"},
+    "host.py": {"_function_config"},
+    "query.py": {"window_given", "offline_events"},
+    "sweep.py": {"given_of"},
+}
+
+
+def command_edges(source: str) -> set[str]:
+    """`register` and the functions it registers as a command's `func` or `check` (set_defaults)."""
+    found = {"register"}
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "set_defaults":
+            found |= {k.value.id for k in node.keywords if k.arg in ("func", "check") and isinstance(k.value, ast.Name)}
+    return found
+
+
+def namespaces_made_or_returned(source: str) -> list[str]:
+    """The functions of `source` annotated to return a Namespace, or that build one (argparse's
+    Namespace(...), or a parse_args call: a command line made up to reach another stage)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if node.returns is not None and "Namespace" in ast.unparse(node.returns):
+                found.append(f"{node.name} returns one")
+            calls = [ast.unparse(inner.func) for inner in ast.walk(node) if isinstance(inner, ast.Call)]
+            found += [f"{node.name} calls {call}" for call in calls
+                      if call.endswith(("Namespace", "parse_args", "parse_known_args"))]  # fmt: skip
+    return found
+
+
+def test_the_edge_finders_find_a_commands_functions_and_a_made_up_command_line():
+    source = ("def register(subparsers):\n    p.set_defaults(func=run, check=lambda args: args.x)\n"
+              "def run(args): return args.x\n"
+              "def f(argv) -> argparse.Namespace:\n    return parser.parse_args(argv)\n"
+              "def g(): return argparse.Namespace(a=1)\n")  # fmt: skip
+    assert command_edges(source) == {"register", "run"}
+    assert namespaces_made_or_returned(source) == ["f returns one", "f calls parser.parse_args",
+                                                   "g calls argparse.Namespace"]  # fmt: skip
+
+
+def test_inside_the_stages_only_the_commands_edge_takes_a_namespace():
+    """A command parses its command line once, at its edge (its `register`, the `func` and `check`
+    it registers, and EDGE_HELPERS), into typed params; below that the stages compose typed
+    functions (a sweep's cells, a study's sweep, the demo's experiment), so none takes, returns or
+    makes up a Namespace (docs/architecture.md, *The seams*)."""
+    taken, made = {}, {}
+    for path in sorted((PACKAGE / "stages").glob("*.py")):
+        source = path.read_text()
+        edge = command_edges(source) | EDGE_HELPERS.get(path.name, set())
+        below = [name for name in namespace_parameters(source) if name.partition("(")[0] not in edge]
+        taken |= {path.name: below} if below else {}
+        made |= {path.name: found} if (found := namespaces_made_or_returned(source)) else {}
+    assert (taken, made) == ({}, {})
+
+
+def test_every_edge_helper_reads_a_command_line():
+    """EDGE_HELPERS names only functions that take one: a helper that no longer does leaves it."""
+    for module, helpers in EDGE_HELPERS.items():
+        takes = {name.partition("(")[0] for name in namespace_parameters((PACKAGE / "stages" / module).read_text())}
+        assert helpers <= takes, (module, helpers - takes)
+
+
 def test_the_import_contracts_hold():
     env = os.environ | {"PYTHONPATH": str(paths.REPO / "drivers")}
     result = subprocess.run([str(Path(sys.executable).parent / "lint-imports")], cwd=paths.REPO, env=env,

@@ -25,7 +25,7 @@ from fanout.common import aws, paths
 from fanout.workloads import registry as workloads
 from fanout import cli
 from fanout.cloud import costs, params
-from fanout.stages import fire
+from fanout.stages import deploy, fire
 from fanout.results import run_folders as runs
 from fanout.workloads.download import strategies
 from fanout.common.errors import FanoutError, UsageError
@@ -432,4 +432,4 @@ def test_a_deploy_only_option_of_a_workload_is_checked_too(capsys, emulator, res
     code, err = one_line_error(capsys, ["fire", "--backend", "aws", "--messages", "3", "--express-az", "use1-az6"])
     assert code == 2 and "EXPRESS_AZ=use1-az6 is set at deploy: stack 'unit' has use1-az4" in err
     args = cli.build_parser().parse_args(["fire", "--backend", "aws", "--express-az", "use1-az4"])
-    fire.check_deployed(args, stack)  # the stack's own zone passes
+    fire.check_deployed(deploy.given_of(args), stack)  # the stack's own zone passes

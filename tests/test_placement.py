@@ -123,5 +123,5 @@ def test_a_sweep_in_another_region_is_refused_before_its_manifest(capsys):
                                           "--multiplier", "1"])  # fmt: skip
     with pytest.raises(UsageError, match=f"invalid REGION 'us-east-1': stack 's3fanout' is deployed with "
                                          f"REGION=eu-west-1.*{REFUSED}$"):  # fmt: skip
-        sweep.run_sweep(args, Console(file=io.StringIO()))
+        sweep.run_sweep(sweep.check(args), console=Console(file=io.StringIO()))
     assert not sweeps.sweeps_dir().exists()

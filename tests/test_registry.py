@@ -196,7 +196,7 @@ def test_fire_sends_the_toys_bodies_through_its_driver(toy, queue, emulator, res
     sqs, url = queue
     args = cli.build_parser().parse_args(["fire", "--workload", "toy", "--colour", "blue"])  # its flag, from the registry
     workload = workloads.get(args.workload)
-    fire.check_options(workload, args)
+    fire.check_options(workload, command_line.texts(args))
     stack = make_stack(emulator, url)
     plan = workload.plan(stack, workload.options_from(command_line.texts(args)), 4)
     toy_workload.PREPARED.clear()
@@ -210,7 +210,7 @@ def test_fire_sends_the_toys_bodies_through_its_driver(toy, queue, emulator, res
     assert record.parameters.workload == toy.name and record.parameters.workload_options == {"colour": "blue"}
     download_args = cli.build_parser().parse_args(["fire", "--colour", "red"])
     with pytest.raises(UsageError, match="--colour is an option of the toy workload"):
-        fire.check_options(workloads.get(download_args.workload), download_args)
+        fire.check_options(workloads.get(download_args.workload), command_line.texts(download_args))
 
 
 def test_fire_ignores_another_workloads_option_when_deploy_level(toy, queue, emulator, results, monkeypatch):  # noqa: F811
@@ -335,7 +335,7 @@ def test_the_toys_deploy_option_reaches_terraforms_variables(toy):
         {name: value for name, value in deploy_inputs("--backend", "aws").variables("", "/x.zip", "aws").items()
          if name != toy_workload.VARIABLE}  # fmt: skip
     # Without a command line of deploy's (the demo's inputs), the options deploy their defaults.
-    _, bare = demo.check(cli.build_parser().parse_args(["demo"]))
+    bare = demo.check(cli.build_parser().parse_args(["demo"])).inputs
     assert bare.variables("", "/x.zip")[toy_workload.VARIABLE] == toy_workload.FINISHES[0]
 
 
@@ -375,7 +375,7 @@ def test_the_stack_reports_the_toys_finish_back(toy):
 
 def test_a_sweep_deploys_the_toys_option_with_every_cell_and_records_it(toy):
     args = cli.build_parser().parse_args(["sweep", "--backend", "aws", "--memory", "512 1024", "--finish", "gloss"])
-    chosen = sweep.from_args(args)
+    chosen = sweep.check(args)
     manifest = json.loads(json.dumps(chosen.settings()))
     assert manifest["finish"] == "gloss"
     for made in (chosen, sweep.SweepParams.from_manifest(sweeps.Manifest.from_json(manifest))):

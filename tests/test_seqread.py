@@ -80,7 +80,7 @@ def test_a_sweeps_estimate_prices_the_pair_it_deploys():
     args = cli.build_parser().parse_args(["sweep", "--workload", "seqread", "--jobs", "16", "--file-size", "256MiB",
                                           "--from", "remote", "--remote-region", "us-west-2", "--concurrency", "10",
                                           "--memory", "2048", "--object-size", "1MiB", "--strategy", "stream"])  # fmt: skip
-    settings = sweep.from_args(args)
+    settings = sweep.check(args)
     (cell,) = settings.axes.cells()
     assert sweep.cell_estimates(10, [cell], settings.deployed()) == \
         [SeqreadDriver().cell_estimate(100, remote_cell(), {"region": "us-east-1", "remote_region": "us-west-2"})]  # fmt: skip

@@ -115,30 +115,30 @@ def test_fire_refuses_a_run_whose_objects_the_stack_does_not_declare():
 def test_fire_refuses_job_files_that_are_not_the_stacks():
     fire = cli.build_parser().parse_args(["fire", "--stack", "s3fanout", "--workload", "seqread", "--job-files",
                                           "8x64MiB"])  # fmt: skip
-    assert fire_stage.deploy_mismatches(fire, DEPLOYED) == [
+    assert fire_stage.deploy_mismatches(deploy.given_of(fire), DEPLOYED) == [
         "JOB_FILES=8x64MiB is set at deploy: stack 's3fanout' has 4x64MiB"]
     same = cli.build_parser().parse_args(["fire", "--stack", "s3fanout", "--job-files", "4x64MiB"])
-    assert fire_stage.deploy_mismatches(same, DEPLOYED) == []
+    assert fire_stage.deploy_mismatches(deploy.given_of(same), DEPLOYED) == []
 
 
 def test_a_sweep_deploys_every_object_its_cells_read_before_the_first():
-    settings = sweep.from_args(sweep_args("--jobs", "1 4", "--file-size", "64MiB 1GiB", "--from", "local remote",
+    settings = sweep.check(sweep_args("--jobs", "1 4", "--file-size", "64MiB 1GiB", "--from", "local remote",
                                           "--remote-region", "us-west-2"))  # fmt: skip
     assert settings.workload_options["job_files"] == "4x64MiB 4x1GiB"
     deployment = sweep._Deployment(settings, "sw", console=None)
     first = deployment.inputs_for(settings.axes.cells()[0], 0)
     assert first.variables("", "/x.zip", "aws")["seqread_objects"] == {str(64 * MiB): 4, str(GiB): 4}
     # With JOB_FILES, those too; a download sweep deploys the default run's.
-    given = sweep.from_args(sweep_args("--jobs", "2", "--file-size", "1GiB", "--job-files", "16x1MiB 1x1GiB"))
+    given = sweep.check(sweep_args("--jobs", "2", "--file-size", "1GiB", "--job-files", "16x1MiB 1x1GiB"))
     assert given.workload_options["job_files"] == "16x1MiB 2x1GiB"
     download = cli.build_parser().parse_args(["sweep", "--concurrency", "2", "--object-size", "1MiB"])
-    assert sweep.from_args(download).workload_options["job_files"] == "1x64MiB"
+    assert sweep.check(download).workload_options["job_files"] == "1x64MiB"
 
 
 def test_a_sweep_too_large_for_the_policy_is_refused_before_anything_is_made():
     with pytest.raises(UsageError, match=r"invalid seqread objects \(the sweep's JOBS x FILE_SIZE and JOB_FILES\) "
                                          r"'64x1MiB 64x2MiB': 128 objects x 2 bucket"):  # fmt: skip
-        sweep.from_args(sweep_args("--jobs", "1 64", "--file-size", "1MiB 2MiB", "--remote-region", "us-west-2"))
+        sweep.check(sweep_args("--jobs", "1 64", "--file-size", "1MiB 2MiB", "--remote-region", "us-west-2"))
 
 
 def test_a_sweep_recorded_before_job_files_deploys_the_default_run():

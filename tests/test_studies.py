@@ -23,7 +23,7 @@ SHIPPED = ("lambda-fanout", "latency-vs-size", "endpoint-addresses", "seqread-cr
 def test_every_study_and_its_local_variant_pass_the_sweeps_validation(name):
     loaded = study.load(name)
     for backend, local in (("aws", False), ("local", True)):
-        checked = sweep.from_args(study.sweep_args(loaded.sweep_argv(backend, "s3fanout", local)))
+        checked = loaded.checked(backend, "s3fanout", local)
         assert checked.backend == backend and checked.tag == loaded.tag(local)
         assert checked.axes.workload == loaded.workload
     full, rehearsal = (study.estimate_row(loaded, backend) for backend in ("aws", "local"))
@@ -125,7 +125,7 @@ def test_the_fanout_mbps_table_is_the_sources_derivation_of_its_seconds():
 def test_the_source_order_and_client_reach_the_latency_messages_on_both_backends():
     loaded = study.load("latency-vs-size")
     for backend, local in (("aws", False), ("local", True)):
-        checked = sweep.from_args(study.sweep_args(loaded.sweep_argv(backend, "s3fanout", local)))
+        checked = loaded.checked(backend, "s3fanout", local)
         assert {(o["order"], o["client"]) for o in checked.axes.options} == {("by-class", "per-call")}
     assert all(claim.aws_only for claim in loaded.claims) and len(loaded.claims) == 6
 
@@ -133,7 +133,7 @@ def test_the_source_order_and_client_reach_the_latency_messages_on_both_backends
 def test_the_seqread_study_has_its_3_gib_row_and_its_rehearsal_the_explicit_cell_too():
     loaded = study.load("seqread-cross-region")
     for backend, local, size in (("aws", False, 3 * GIB), ("local", True, 48 * MIB)):
-        cells = sweep.from_args(study.sweep_args(loaded.sweep_argv(backend, "s3fanout", local))).axes.cells()
+        cells = loaded.checked(backend, "s3fanout", local).axes.cells()
         big = [(c.options["source"], c.options["jobs"]) for c in cells if c.options["file_size"] == size]
         assert big == [("local", 1), ("remote", 1)]
     assert "26.8 GiB per bucket" in loaded.description  # 16 x 500 MiB + 16 x 1 GiB + 3 GiB
@@ -143,18 +143,18 @@ def test_the_seqread_study_has_its_3_gib_row_and_its_rehearsal_the_explicit_cell
 def test_every_flag_that_defines_a_sweep_is_a_study_key_named_as_the_flag():
     keys = study.keys()
     assert (keys["from"], keys["file_size"], keys["threads"], keys["remote_region"]) == (
-        "--from", "--file-size", "--threads", "--remote-region")
+        "source", "file_size", "threads", "remote_region")
     assert not {"tag", "backend", "stack", "resume", "yes", "keep_warm", "network", "source"} & set(keys)
     assert set(study.keys(local=True)) - set(keys) == {"network", "network_scale"}
-    argv = study.load("seqread-cross-region").sweep_argv("aws", "s3fanout", local=False)
-    assert argv[argv.index("--from") + 1] == "local remote" and argv[argv.index("--jobs") + 1] == "1 8 16"
+    given = study.load("seqread-cross-region").sweep_given("aws", "s3fanout", local=False).texts
+    assert given["source"] == "local remote" and given["jobs"] == "1 8 16"
 
 
 def test_a_local_model_file_is_named_from_the_repository_whatever_the_directory(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    argv = study.load("endpoint-addresses").sweep_argv("local", "s3fanout", local=True)
-    model = argv[argv.index("--network") + 1]
-    assert model.startswith(str(study.paths.REPO)) and sweep.from_args(study.sweep_args(argv)).network == model
+    loaded = study.load("endpoint-addresses")
+    model = loaded.sweep_given("local", "s3fanout", local=True).texts["network"]
+    assert model.startswith(str(study.paths.REPO)) and loaded.checked("local", "s3fanout", True).network == model
 
 
 GOOD = """
@@ -221,6 +221,25 @@ def test_a_bad_study_file_is_one_line_naming_the_file_and_the_value(tmp_path, ch
         study.load_file(path)
     message = str(refused.value)
     assert message.startswith("study bad") and named in message and "\n" not in message
+
+
+@pytest.mark.parametrize("key, value, argv", [
+    ("architecture", '["arm64", "sparc"]', ["--architecture", "arm64 sparc"]),
+    ("multiplier", "0", ["--multiplier", "0"]),
+    ("strategy", '"nope"', ["--strategy", "nope"]),
+    ("jobs", "4", ["--jobs", "4"]),  # another workload's option
+    ("cell", '[{ colour = "red" }]', ["--cell", "colour=red"]),
+])  # fmt: skip
+def test_a_study_key_is_refused_in_the_words_the_sweeps_command_line_is(tmp_path, key, value, argv):
+    """A study's sweep is composed from its keys, not from a command line, and checked by the
+    same checks: the same value given to `fanout sweep` is refused in the same words."""
+    (tmp_path / "bad.toml").write_text(GOOD.replace("[local]", f"{key} = {value}\n[local]"))
+    with pytest.raises(UsageError) as from_file:
+        study.load_file(tmp_path / "bad.toml")
+    base = ["sweep", "--backend", "aws", "--tag", "bad", "--memory", "1024", "--object-size", "1MiB"]
+    with pytest.raises(UsageError) as from_command_line:
+        sweep.check(cli.build_parser().parse_args([*base, "--concurrency", "1 2", *argv]))
+    assert str(from_file.value) == f"study bad [sweep]: {from_command_line.value}"
 
 
 def test_the_good_file_loads(tmp_path):

@@ -14,7 +14,7 @@ from rich.console import Console
 
 from fanout.common import aws, paths
 from fanout.workloads import registry as workloads
-from fanout.stages import study, sweep_axes as axes, sweep
+from fanout.stages import command_line, study, sweep_axes as axes, sweep
 from fanout import cli
 from fanout.cloud import costs, credentials, owner, params
 from fanout.workloads.download import strategies
@@ -43,7 +43,8 @@ def download_axes(**overrides) -> axes.Axes:
     """The axes of a download sweep given `texts(**overrides)` on the command line (on AWS, where
     every strategy runs): the deploy-level ones, and the driver's strategies and pins."""
     argv = [word for name, text in texts(**overrides).items() for word in (f"--{name.replace('_', '-')}", text)]
-    return sweep._grid(cli.build_parser().parse_args(["sweep", "--backend", "aws", *argv]), workloads.get("download"))
+    return sweep._grid(command_line.texts(cli.build_parser().parse_args(["sweep", "--backend", "aws", *argv])),
+                       workloads.get("download"))  # fmt: skip
 
 
 def option(cells, name: str) -> list:
@@ -133,14 +134,14 @@ def test_a_sweep_given_no_deploy_inputs_takes_the_defaults_not_the_deployed_stac
     state_file = paths.stack_dir("local", "s3fanout") / terraform.STATE_FILE
     state_file.parent.mkdir(parents=True)
     state_file.write_text(json.dumps(state))
-    chosen = sweep.from_args(cli.build_parser().parse_args(["sweep"]))
+    chosen = sweep.check(cli.build_parser().parse_args(["sweep"]))
     assert (chosen.axes.memory, chosen.axes.concurrency, chosen.axes.object_size) == ((1024,), (10,), (256 * MIB,))
     assert (chosen.region, chosen.function_timeout) == ("us-east-1", 300)
 
 
 def test_a_sweep_takes_pins_from_the_command_line_and_checks_them_against_the_backend(isolated, capsys):
     def parse(*argv):
-        return sweep.from_args(cli.build_parser().parse_args(["sweep", "--object-size", "1MiB", *argv]))
+        return sweep.check(cli.build_parser().parse_args(["sweep", "--object-size", "1MiB", *argv]))
     assert option(parse("--pin", "auto 127.0.0.3").axes.cells(), "pin") == ["auto", "127.0.0.3"]
     assert option(parse("--backend", "aws", "--pin", "192.0.2.7").axes.cells(), "pin") == ["192.0.2.7"]
     with pytest.raises(UsageError, match="'192.0.2.7' on the local backend"):
@@ -333,7 +334,7 @@ def test_deploy_inputs_keep_every_object_size_and_fresh_environments_per_cell_on
 def test_every_cell_deploys_the_sweeps_storage_classes_and_a_resume_keeps_them(isolated):
     args = cli.build_parser().parse_args(["sweep", "--backend", "aws", "--memory", "512 1024", "--object-size", "1MiB",
                                           "--storage", "standard express", "--express-az", "use1-az4"])  # fmt: skip
-    chosen = sweep.from_args(args)
+    chosen = sweep.check(args)
     for made in (chosen, sweep.SweepParams.from_manifest(sweeps.Manifest.from_json(json.loads(json.dumps(chosen.settings()))))):
         deployment = sweep._Deployment(made, "id", Console())
         inputs = [deployment.inputs_for(cell, i) for i, cell in enumerate(made.axes.cells())]
@@ -500,14 +501,14 @@ def test_a_sweep_goes_to_its_own_stack_of_its_region_unless_given_one(isolated):
     """Without --stack (the Makefile passes it only when STACK is on the command line) a sweep or
     study runs on the sweeps' own stack of its region, never on the default s3fanout."""
     def stack_of(*argv):
-        return sweep.from_args(cli.build_parser().parse_args(["sweep", *argv])).stack
+        return sweep.check(cli.build_parser().parse_args(["sweep", *argv])).stack
 
     assert stack_of() == "s3fanout-sweep-us-east-1"
     assert stack_of("--region", "eu-west-1", "--backend", "aws") == "s3fanout-sweep-eu-west-1"
     assert stack_of("--stack", "mine") == "mine"
     study_args = cli.build_parser().parse_args(["study", "latency-vs-size", "--local"])
-    assert study_args.stack is None and study.check(study_args).stack is None
-    assert sweep.from_args(study.check(study_args)).stack == "s3fanout-sweep-ap-northeast-1"  # the study's region
+    assert study_args.stack is None
+    assert study.check(study_args).stack == "s3fanout-sweep-ap-northeast-1"  # the study's region
 
 
 @pytest.mark.parametrize("creator", [None, "deploy"])
@@ -532,7 +533,7 @@ def test_an_explicit_cell_adds_a_row_the_product_lacks_and_its_objects_are_deplo
     argv = ["sweep", "--workload", "seqread", "--function-timeout", "900", "--memory", "2048", "--object-size", "1KiB",
             "--jobs", "1 8", "--file-size", "500MiB", "--from", "local remote", "--remote-region", "ap-northeast-1",
             "--cell", "jobs=1 file_size=3GiB"]  # fmt: skip
-    chosen = sweep.from_args(cli.build_parser().parse_args(argv))
+    chosen = sweep.check(cli.build_parser().parse_args(argv))
     cells = [(c.options["source"], c.options["file_size"], c.options["jobs"]) for c in chosen.axes.cells()]
     assert cells == [("local", 500 * MIB, 1), ("local", 500 * MIB, 8), ("remote", 500 * MIB, 1), ("remote", 500 * MIB, 8),
                      ("local", 3 * 1024 * MIB, 1), ("remote", 3 * 1024 * MIB, 1)]  # fmt: skip
@@ -540,7 +541,7 @@ def test_an_explicit_cell_adds_a_row_the_product_lacks_and_its_objects_are_deplo
     again = axes.Axes.from_dict(json.loads(json.dumps(chosen.axes.as_dict())))  # as a resume reads the manifest
     assert again.cells() == chosen.axes.cells()
     with pytest.raises(UsageError, match="JOBS=8 x FILE_SIZE=3072MiB .* over the function.s timeout of 900 s"):
-        sweep.from_args(cli.build_parser().parse_args([*argv[:-1], "jobs=8 file_size=3GiB"]))
+        sweep.check(cli.build_parser().parse_args([*argv[:-1], "jobs=8 file_size=3GiB"]))
 
 
 @pytest.mark.parametrize("cell, named", [
@@ -550,7 +551,7 @@ def test_an_explicit_cell_adds_a_row_the_product_lacks_and_its_objects_are_deplo
 def test_a_bad_explicit_cell_is_one_line_naming_the_word(cell, named):
     argv = ["sweep", "--workload", "seqread", "--jobs", "1", "--cell", cell]
     with pytest.raises(UsageError) as refused:
-        sweep.from_args(cli.build_parser().parse_args(argv))
+        sweep.check(cli.build_parser().parse_args(argv))
     assert named in str(refused.value) and "\n" not in str(refused.value)
 
 
@@ -562,14 +563,14 @@ def test_an_explicit_cell_already_in_the_product_runs_once():
 def test_every_cell_deploys_the_sweeps_ephemeral_storage_and_a_resume_keeps_it(isolated):
     args = cli.build_parser().parse_args(["sweep", "--memory", "1024 2048", "--object-size", "1GiB",
                                           "--strategy", "download_file", "--ephemeral-storage", "1200"])  # fmt: skip
-    chosen = sweep.from_args(args)
+    chosen = sweep.check(args)
     resumed = sweep.SweepParams.from_manifest(sweeps.new_manifest(chosen.settings(), []))
     for made in (chosen, resumed):
         deployment = sweep._Deployment(made, "id", Console())
         assert {deployment.inputs_for(c, i).variables("", "zip")["ephemeral_storage"]
                 for i, c in enumerate(made.axes.cells())} == {1200}  # fmt: skip
     with pytest.raises(UsageError, match="ephemeral storage 1000 MB: strategy download_file needs"):
-        sweep.from_args(cli.build_parser().parse_args(["sweep", "--object-size", "1GiB", "--strategy", "download_file",
+        sweep.check(cli.build_parser().parse_args(["sweep", "--object-size", "1GiB", "--strategy", "download_file",
                                                        "--ephemeral-storage", "1000"]))  # fmt: skip
 
 

@@ -64,7 +64,7 @@ def test_wait_keeps_waiting_while_the_query_returns_part_of_the_records(stack, r
     answers = []
     monkeypatch.setattr(insights, "run", partial_insights(record, answers, complete_after=PARTIAL_ANSWERS))
     monkeypatch.setattr(backends.get("local"), "poll_seconds", 0)
-    accounting = wait.wait(stack, record, timeout=600)
+    accounting = wait.wait(stack, record, wait.WaitParams(600))
     assert len(answers) == PARTIAL_ANSWERS + 1  # it did not stop at a partial answer
     assert accounting.done == set(range(COUNT)) and not accounting.in_flight()
     assert runs.load(record.run_id).accounting.done == COUNT
@@ -75,7 +75,7 @@ def test_a_wait_that_times_out_lists_what_is_missing(stack, results, monkeypatch
     monkeypatch.setattr(insights, "run", partial_insights(record, [], complete_after=float("inf")))
     monkeypatch.setattr(backends.get("local"), "poll_seconds", 0.05)
     capsys.readouterr()
-    accounting = wait.wait(stack, record, timeout=0.2)
+    accounting = wait.wait(stack, record, wait.WaitParams(0.2))
     odd = list(range(1, COUNT, 2))
     assert accounting.in_flight() == odd
     assert json.loads((runs.run_dir(record.run_id) / wait.MISSING_FILE).read_text()) == odd
@@ -195,7 +195,7 @@ def test_seqs_deleted_without_a_record_are_lost_not_in_flight(stack, results, mo
     monkeypatch.setattr(backends.get("local"), "poll_seconds", 0.05)
     monkeypatch.setattr(backends.get("local"), "lost_after_s", 0.3)
     capsys.readouterr()
-    accounting = wait.wait(stack, record, timeout=60)
+    accounting = wait.wait(stack, record, wait.WaitParams(60))
     odd = set(range(1, COUNT, 2))
     assert accounting.lost == odd and accounting.in_flight() == []
     assert runs.load(record.run_id).accounting.lost == sorted(odd)
@@ -211,7 +211,7 @@ def test_seqs_held_by_an_invocation_are_in_flight_not_lost(stack, results, monke
     monkeypatch.setattr(insights, "run", partial_insights(record, [], complete_after=float("inf")))
     monkeypatch.setattr(backends.get("local"), "poll_seconds", 0.05)
     monkeypatch.setattr(backends.get("local"), "lost_after_s", 0.1)
-    accounting = wait.wait(stack, record, timeout=1)
+    accounting = wait.wait(stack, record, wait.WaitParams(1))
     assert accounting.lost == set() and accounting.in_flight() == list(range(1, COUNT, 2))
 
 
@@ -223,7 +223,7 @@ def test_wait_says_how_long_the_slowest_outcome_takes(stack, results, capsys, mo
     _take_all(stack, delete=True)
     monkeypatch.setattr(insights, "run", partial_insights(record, [], complete_after=float("inf")))
     capsys.readouterr()
-    wait.wait(stack, record, timeout=0.1, chosen_timeout=True)
+    wait.wait(stack, record, wait.WaitParams(0.1, chosen_timeout=True))
     out = " ".join(capsys.readouterr().out.split())  # rich wraps long lines
     assert f"after 5 receives x {visibility} s visibility = {5 * visibility} s" in out
     assert "longer than --timeout" in out and "FUNCTION_TIMEOUT" in out
@@ -238,7 +238,7 @@ def test_a_default_timeout_nobody_chose_is_not_noted(stack, results, capsys, mon
     _take_all(stack, delete=True)
     monkeypatch.setattr(insights, "run", partial_insights(record, [], complete_after=float("inf")))
     capsys.readouterr()
-    wait.wait(stack, record, timeout=0.1)
+    wait.wait(stack, record, wait.WaitParams(0.1))
     out = " ".join(capsys.readouterr().out.split())
     assert "dead-letter queue after" not in out and "longer than --timeout" not in out
 
@@ -272,7 +272,7 @@ def test_the_slowest_outcome_is_said_only_when_a_message_fails_or_the_timeout_is
     monkeypatch.setattr(insights, "run", outcomes_insights(record, [], failing_until))
     monkeypatch.setattr(backends.get("local"), "poll_seconds", 0)
     capsys.readouterr()
-    accounting = wait.wait(stack, record, timeout=60)
+    accounting = wait.wait(stack, record, wait.WaitParams(60))
     out = " ".join(capsys.readouterr().out.split())
     assert accounting.done == set(range(COUNT)) and accounting.retrying == set()
     if failing_until:
@@ -319,7 +319,7 @@ def test_wait_records_the_last_record_and_the_ingestion_lag_and_the_window_ends_
         return insights.evaluate(query_text, events)
 
     monkeypatch.setattr(insights, "run", logged)
-    wait.wait(stack, record, timeout=60)
+    wait.wait(stack, record, wait.WaitParams(60))
     accounting = runs.load(record.run_id).accounting
     assert accounting.last_record_ms == first + 10 * (COUNT - 1)
     assert accounting.ingestion_lag_ms == max(lags)

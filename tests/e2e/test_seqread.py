@@ -70,7 +70,7 @@ def run_seqread(stack, model_file, source: str, *options: str, messages: int = M
                   "--messages", str(messages), "--tag", "seqread-e2e", *options) == 0  # fmt: skip
     record = runs.load(runs.LATEST)
     model = network_options.resolve(str(model_file), "1", stack)
-    accounting = wait.wait(stack, record, WAIT_SECONDS, host=True, network=model)
+    accounting = wait.wait(stack, record, wait.WaitParams(WAIT_SECONDS, host=True, network=model))
     assert (len(accounting.done), accounting.in_flight()) == (messages, [])
     summary = reporting.fetch(stack, runs.load(record.run_id))
     reporting.render(summary)

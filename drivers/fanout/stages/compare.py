@@ -12,7 +12,7 @@ import argparse
 from rich.console import Console
 
 from fanout.results import run_folders as runs, terminal
-from fanout.stages import report as reporting
+from fanout.stages import command_line, report as reporting
 from fanout.common.errors import UsageError
 
 
@@ -33,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
                          "a run id, 'latest' or sweep:<id|latest>, several comma-separated")  # fmt: skip
     a, b = reporting.resolve_all(args.a), reporting.resolve_all(args.b)
     workload = reporting.workload_of(a + b)
-    options = reporting.report_options(args, workload)
+    options = workload.report_options(command_line.texts(args))
     if not args.force:
         check_networks(a, b)
     terminal.show(workload.compare(a, b, options), Console())

@@ -8,6 +8,7 @@ import argparse
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
@@ -39,23 +40,34 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run, check=check)
 
 
-def check(args: argparse.Namespace) -> tuple[int, params.DeployParams]:
-    """The demo's options, checked with no side effect: the multiplier and the stack's inputs."""
+@dataclass(frozen=True)
+class DemoParams:
+    """The demo, checked: the stack it deploys, its messages per concurrency slot, and the network
+    model the local host runs them under (--network, --network-scale: network_options.resolve)."""
+
+    inputs: params.DeployParams
+    multiplier: int
+    network: str | None = None
+    network_scale: str = network_options.AUTO
+
+
+def check(args: argparse.Namespace) -> DemoParams:
+    """The demo's options, checked with no side effect."""
     multiplier = fire.positive_int("--multiplier", args.multiplier)
     network_options.check(args.network, args.network_scale)
     inputs = params.parse(DEMO_STACK, "us-east-1", args.concurrency, args.memory, args.object_size, "x86_64",
                           params.DEFAULTS["strategy"], FUNCTION_TIMEOUT, deploy.workload_deploy({}))  # fmt: skip
-    return multiplier, inputs
+    return DemoParams(inputs, multiplier, args.network, args.network_scale)
 
 
 def run(args: argparse.Namespace) -> int:
     console = Console()
-    multiplier, inputs = check(args)
+    demo = check(args)
     timings: dict[str, float] = {}
     started_emulator = control.running_endpoint() is None
     with interrupts.sigterm_as_ctrl_c(), terraform.output_to_log("local", DEMO_STACK, args.verbose):
         try:
-            accounting, record, folder = experiment(inputs, multiplier, timings, args, console)
+            accounting, record, folder = experiment(demo, timings, console)
         finally:
             with interrupts.ignored("tearing down; please wait"), _step(console, "teardown", timings):
                 deploy.tear_down("local", DEMO_STACK, started_emulator, console)
@@ -66,21 +78,21 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def experiment(inputs: params.DeployParams, multiplier: int, timings: dict, options: argparse.Namespace,
+def experiment(demo: DemoParams, timings: dict[str, float],
                console: Console) -> tuple[wait.Accounting, run_record.RunRecord, Path]:
-    """Deploy, fire, run and wait, report, each step under a rule on `console`; returns the
-    wait's accounting, run.json and the results folder. `options` carries --network and
-    --network-scale."""
+    """Deploy, fire, run and wait, report (deploy -> Stack, fire -> RunRecord, wait -> Accounting,
+    report -> RunSummary), each step under a rule on `console` and timed into `timings`; returns
+    the wait's accounting, run.json and the results folder."""
     with _step(console, "deploy", timings):
-        deployed = deploy.deploy(inputs, "local", console=console)
+        deployed = deploy.deploy(demo.inputs, "local", console=console)
         driver = workloads.get(workloads.DEFAULT)  # the demo fires the default workload
-        network = network_options.resolve(options.network, options.network_scale, deployed, console.print,
+        network = network_options.resolve(demo.network, demo.network_scale, deployed, console.print,
                                           lambda: [driver.default_demand(deployed)])  # fmt: skip
     with _step(console, "fire", timings):
-        record = fire.fire(deployed, fire.FireParams(multiplier * deployed.concurrency, "demo"), console=console)
+        record = fire.fire(deployed, fire.FireParams(demo.multiplier * deployed.concurrency, "demo"), console=console)
     with _step(console, "run and wait", timings):
         # hosts the function meanwhile
-        accounting = wait.wait(deployed, record, WAIT_TIMEOUT, host=True, network=network, console=console)
+        accounting = wait.wait(deployed, record, wait.WaitParams(WAIT_TIMEOUT, host=True, network=network), console=console)
     with _step(console, "report", timings):
         summary = reporting.fetch(deployed, runs.load(record.run_id))
         terminal.show(reporting.sections_of(summary), console)  # its tables
@@ -95,7 +107,7 @@ def check_accounted(accounting: wait.Accounting, run_id: str) -> None:
 
 
 @contextmanager
-def _step(console: Console, name: str, timings: dict) -> Iterator[None]:
+def _step(console: Console, name: str, timings: dict[str, float]) -> Iterator[None]:
     console.rule(f"[bold]{name}")
     started = time.monotonic()
     try:

@@ -79,10 +79,15 @@ def add_verbose(parser: argparse.ArgumentParser) -> None:
                         help=f"show Terraform's output instead of writing it to the stack's {terraform.LOG_FILE}")
 
 
+def default_endpoint() -> str:
+    """The endpoint when --endpoint is not given: FANOUT_ENDPOINT's, else AWS ("")."""
+    return os.environ.get(ENDPOINT_ENV, "")
+
+
 def _add_endpoint(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--endpoint",
-        default=os.environ.get(ENDPOINT_ENV, ""),
+        default=default_endpoint(),
         help=f"aws backend only: the emulator URL (e.g. LocalStack) the stack is deployed to; env {ENDPOINT_ENV}",
     )
 

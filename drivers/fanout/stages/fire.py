@@ -27,6 +27,7 @@ from fanout.cloud import costs, params
 from fanout.cloud.stack import Stack
 from fanout.common import backends, interrupts, numerals as numbers
 from fanout.workloads import registry as workloads
+from fanout.workloads.base import Given
 from fanout.stages import command_line, deploy
 from fanout.results import run_folders as runs, run_record
 from fanout.cloud import stack as stacks
@@ -115,16 +116,16 @@ def check(args: argparse.Namespace) -> Checked:
     failure_fraction = _fraction(args.inject_failures) if args.inject_failures else None
     check_tag(args.tag)
     workload = workloads.get(args.workload)
-    check_options(workload, args, deploy_level=tuple(args.deploy_level))
-    return Checked(messages, multiplier, workers, failure_fraction, workload,
-                   workload.options_from(command_line.texts(args)))  # fmt: skip
+    given = command_line.texts(args)
+    check_options(workload, given, deploy_level=tuple(args.deploy_level))
+    return Checked(messages, multiplier, workers, failure_fraction, workload, workload.options_from(given))
 
 
 def run(args: argparse.Namespace) -> int:
     console = Console()
     checked = check(args)
     stack = stacks.acted_on(args.backend, args.stack, workloads.stack_fields)
-    check_deployed(args, stack)
+    check_deployed(deploy.given_of(args), stack)
     count = checked.messages or checked.multiplier * stack.concurrency
     plan = checked.workload.plan(stack, checked.options, count)
     check_estimate(stack, count, plan.estimate, args.yes, console)
@@ -149,35 +150,35 @@ def check_tag(text: str) -> str:
     return text
 
 
-def check_options(workload: workloads.Driver, args: argparse.Namespace, deploy_level: tuple[str, ...] = ()) -> None:
-    """Refuse another workload's options (`--sizes` on a download run): they would be ignored.
-    `deploy_level`: flags that are the deployment's there (a sweep's --strategy, --storage;
-    fire's --deploy-level), which another workload's run ignores."""
+def check_options(workload: workloads.Driver, given: Given, deploy_level: tuple[str, ...] = ()) -> None:
+    """Refuse another workload's options among the flags `given` (`--sizes` on a download run):
+    they would be ignored. `deploy_level`: flags that are the deployment's there (a sweep's
+    --strategy, --storage; fire's --deploy-level), which another workload's run ignores."""
     for other in workloads.DRIVERS.values():
-        given = [name for name in other.OPTIONS if name not in deploy_level and getattr(args, name) is not None]
-        if other != workload and given:
-            raise UsageError(f"--{given[0]} is an option of the {other.name} workload, not of {workload.name}: "
+        named = [name for name in other.OPTIONS if name not in deploy_level and name in given]
+        if other != workload and named:
+            raise UsageError(f"--{named[0]} is an option of the {other.name} workload, not of {workload.name}: "
                              f"add --workload {other.name}")  # fmt: skip
 
 
-def check_deployed(args: argparse.Namespace, stack: Stack) -> None:
+def check_deployed(given: params.DeployGiven, stack: Stack) -> None:
     """Refuse, before anything is sent, a deploy input given to fire (make passes MEMORY,
     CONCURRENCY... when set) that is not the stack's: the run would use the stack's value."""
-    mismatches = deploy_mismatches(args, stack.as_record())
+    mismatches = deploy_mismatches(given, stack.as_record())
     if mismatches:
         raise UsageError(f"{'; '.join(mismatches)}; a run uses the stack's values: leave it out, or "
                          "`make deploy` it first")  # fmt: skip
 
 
-def deploy_mismatches(args: argparse.Namespace, deployed: dict) -> list[str]:
-    """params.fire_mismatches of fire's command line on the stack `deployed` (its record)."""
+def deploy_mismatches(given: params.DeployGiven, deployed: dict) -> list[str]:
+    """params.fire_mismatches of fire's command line (`given`) on the stack `deployed` (its record)."""
     makes = params.fire_checked_makes(workloads.deploy_only_option_names())
-    at_fire = {name: text for name, text in command_line.texts(args).items() if name in makes}
+    at_fire = {name: text for name, text in given.texts.items() if name in makes}
     if not at_fire:
         return []
-    before = deploy.blank(deploy.given_of(args))
+    before = deploy.blank(given)
     after = params.DeployGiven(before.stack, before.backend, {**before.texts, **at_fire})
-    return params.fire_mismatches(deployed.get("stack", args.stack), at_fire, makes,
+    return params.fire_mismatches(deployed.get("stack", given.stack), at_fire, makes,
                                   deploy.inputs_given(before, deployed), deploy.inputs_given(after, deployed))
 
 

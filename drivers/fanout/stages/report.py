@@ -7,6 +7,7 @@ Details: docs/experiment.md, *report* (saved reports).
 """
 
 import argparse
+import functools
 import hashlib
 from collections.abc import Callable
 from dataclasses import replace
@@ -20,6 +21,7 @@ from fanout.results.summary import RunSummary
 from fanout.common import paths
 from fanout.stages import command_line
 from fanout.workloads import registry as workloads
+from fanout.workloads.base import AcrossSummary
 from fanout.cloud import stack as stacks
 from fanout.cloud.stack import Stack
 from fanout.common.errors import FanoutError, UsageError
@@ -46,24 +48,21 @@ def add_report_arguments(parser: argparse.ArgumentParser) -> None:
         driver.add_report_arguments(parser)
 
 
-def report_options(args: argparse.Namespace, workload: workloads.Driver) -> dict:
-    """What `workload`'s report flags asked on the command line (its driver's report_options)."""
-    return workload.report_options(command_line.texts(args))
-
-
 def run(args: argparse.Namespace) -> int:
     console = Console()
+    given = command_line.texts(args)  # the workload's report flags among them: its driver's report_options
     if args.runs is not None:
         run_ids = resolve_all(args.runs)
-        terminal.show(report_runs(run_ids, report_options(args, workload_of(run_ids))), console)
+        terminal.show(report_runs(run_ids, workload_of(run_ids).report_options(given)), console)
         return 0
     if args.sweep is not None:
         manifest = sweeps.load(args.sweep)
-        terminal.show(report_sweep(manifest, report_options(args, workload_of(sweep_runs(manifest)))), console)
+        terminal.show(report_sweep(manifest, workload_of(sweep_runs(manifest)).report_options(given)), console)
         return 0
     record = runs.load(args.run)
-    options = report_options(args, workloads.get(record.parameters.workload))
-    summary = saved_or_fetched(record, args, say=lambda line: console.print(line, highlight=False))
+    options = workloads.get(record.parameters.workload).report_options(given)
+    stack = functools.partial(stacks.acted_on, args.backend, args.stack, workloads.stack_fields)  # looked up if needed
+    summary = saved_or_fetched(record, args.refresh, stack, say=lambda line: console.print(line, highlight=False))
     summary.body = replace(summary.body, **options)  # none given: the saved report's own, redrawn byte for byte
     terminal.show(sections_of(summary), console)
     written = render(summary)
@@ -72,11 +71,13 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def saved_or_fetched(record: run_record.RunRecord, args: argparse.Namespace, say: Callable[[str], object]) -> RunSummary[Any]:
-    """The run's saved report summary (saying so with `say`); from its logs (on the stack of
-    `args`) with --refresh, when it has none, or when it was made before every sent message had
-    an outcome (an incomplete report is never reused)."""
-    saved = None if args.refresh else load_saved(record)
+def saved_or_fetched(record: run_record.RunRecord, refresh: bool, stack: Callable[[], Stack],
+                     say: Callable[[str], object]) -> RunSummary[Any]:
+    """The run's saved report summary (saying so with `say`); from its logs (on `stack()`, the
+    stack the command names, looked up only then) with `refresh` (--refresh), when it has none,
+    or when it was made before every sent message had an outcome (an incomplete report is never
+    reused)."""
+    saved = None if refresh else load_saved(record)
     if saved is not None and (missing := summaries.unaccounted(saved.header)):
         say(f"run {record.run_id}: its saved report is incomplete ({missing} sent messages without an outcome "
             f"when it was made): reading the logs again")  # fmt: skip
@@ -84,9 +85,9 @@ def saved_or_fetched(record: run_record.RunRecord, args: argparse.Namespace, say
         say(f"run {record.run_id}: its saved report ({len(saved.header.records)} records), logs not read; "
             f"{runs.refresh_hint(record.run_id)} reads them again")  # fmt: skip
         return saved
-    stack = stacks.acted_on(args.backend, args.stack, workloads.stack_fields)
-    runs.check_same_stack(record, stack)
-    return fetch(stack, record)
+    deployed = stack()
+    runs.check_same_stack(record, deployed)
+    return fetch(deployed, record)
 
 
 def load_saved(record: run_record.RunRecord) -> RunSummary[Any] | None:
@@ -122,7 +123,7 @@ def _driver(summary: RunSummary[Any]) -> workloads.Driver:
     return workloads.get(summary.header.run.parameters.workload)
 
 
-def report_across(run_ids: list[str], folder: Path, title: str, options: dict | None = None) -> object:
+def report_across(run_ids: list[str], folder: Path, title: str, options: dict | None = None) -> AcrossSummary:
     """The runs' workload's report across them, written into `folder`; its summary (the
     workload's own type). `options`: its report flags' (report_options; none: its defaults)."""
     return workload_of(run_ids).report_across(run_ids, folder, title, options)

@@ -12,7 +12,7 @@ import shlex
 import tomllib
 from collections.abc import Callable, Iterable
 from typing import Any
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from rich.console import Console
@@ -20,11 +20,12 @@ from rich.console import Console
 from fanout.cloud import params, stack as stacks
 from fanout.common import backends, paths
 from fanout.workloads import registry as workloads
-from fanout.common.errors import OneLineErrors, UsageError
+from fanout.common.errors import UsageError
 from fanout.results import cells as cell_schemas, report_files, run_folders as runs, sections, study_tables as compared, sweep_folders as sweeps
 from fanout.results import run_record, run_sections, terminal
 from fanout.results.sections import TERMINAL, Block, Heading, Table, Text
 from fanout.stages import sweep, wait
+from fanout.stages.sweep import SweepGiven, SweepParams  # a Study's field is named sweep
 
 STUDIES = sweeps.STUDY_FILES
 REPORT_DIR = sweeps.STUDY_REPORTS  # results/studies/<name>/<sweep id>/
@@ -64,17 +65,21 @@ class Study:
         """Every run's tag: the study's name, so a sweep names the study it belongs to."""
         return f"{self.name}{sweeps.LOCAL_SUFFIX}" if local else self.name
 
-    def sweep_argv(self, backend: str, stack: str | None, local: bool) -> list[str]:
-        """`fanout sweep`'s arguments for this study on `backend`, on `stack` (None: the sweeps'
-        own stack of the region)."""
-        argv = ["--backend", backend, *(["--stack", stack] if stack else []), "--workload", self.workload, "--tag",
-                self.tag(local)]  # fmt: skip
+    def sweep_given(self, backend: str, stack: str | None, local: bool) -> SweepGiven:
+        """The sweep of this study on `backend`, on `stack` (None: the sweeps' own stack of the
+        region), as its flags would give it: sweep.from_given checks it as it checks a command line."""
+        texts = {"workload": self.workload, "tag": self.tag(local), **({"stack": stack} if stack else {})}
+        cells: tuple[str, ...] = ()
         for key, value in self.options(local).items():
             if key == CELL_KEY:
-                argv += [part for cell in value for part in ("--cell", _cell_text(cell))]
+                cells = tuple(_cell_text(cell) for cell in value)
             elif value != "":  # the local variant unsets a key of the study's with ""
-                argv += [keys(local=True)[key], _text(key, value)]
-        return argv
+                texts[keys(local=True)[key]] = _text(key, value)
+        return SweepGiven(backend, texts, cells)
+
+    def checked(self, backend: str, stack: str | None, local: bool) -> SweepParams:
+        """This study's sweep (sweep_given), checked."""
+        return sweep.from_given(self.sweep_given(backend, stack, local))
 
     def rehearsal(self) -> str:
         """What the local variant changes, as its keys say (LOCAL=1)."""
@@ -148,40 +153,21 @@ def load_file(path: Path) -> Study:
     )  # fmt: skip
     for backend, local in (("aws", False), ("local", True)):
         try:
-            sweep.from_args(sweep_args(study.sweep_argv(backend, None, local)))
+            study.checked(backend, None, local)
         except UsageError as exc:
             raise UsageError(f"{where} {'[local]' if local else '[sweep]'}: {exc}") from None
     return study
 
 
-def sweep_args(argv: list[str]) -> argparse.Namespace:
-    """`argv` parsed by `fanout sweep`'s own parser: its defaults and its checks."""
-    parser, _ = _parsers()
-    return parser.parse_args(["sweep", *argv])
-
-
-@functools.cache
-def _parsers() -> tuple[OneLineErrors, argparse.ArgumentParser]:
-    """The CLI's parser with only `fanout sweep`, and the sweep's own."""
-    parser = OneLineErrors(prog="fanout")
-    subparsers = parser.add_subparsers(dest="command")
-    sweep.register(subparsers)
-    return parser, subparsers.choices["sweep"]
-
-
-@functools.cache  # the parser is fixed: computed once, not once per key of every study
+@functools.cache  # computed once, not once per key of every study
 def keys(local: bool = False) -> dict[str, str]:
-    """A study's [sweep] keys (with `local`, its [local] keys) and the flag of `fanout sweep` each
-    sets: every flag with a value that defines a sweep, named as the flag in lower case (`from`
-    for --from, `file_size` for --file-size), so a new workload's flags are study keys without a
-    list here. argparse lists its arguments only in `_actions`."""
-    _, sweep_parser = _parsers()
-    found = {}
-    for action in sweep_parser._actions:
-        flag = next((f for f in action.option_strings if f.startswith("--")), None)
-        if flag and action.nargs != 0 and action.dest not in RUN_FLAGS and (local or action.dest not in LOCAL_ONLY):
-            found[flag[2:].replace("-", "_")] = flag
-    return found
+    """A study's [sweep] keys (with `local`, its [local] keys) and the argparse name of the flag of
+    `fanout sweep` each sets: every flag with a value that defines a sweep, named as the flag in
+    lower case (`from` for --from, `file_size` for --file-size; an old name of a flag, such as
+    --mode, is not a key), so a new workload's flags are study keys without a list here."""
+    first = {dest: name for name, dest in reversed(sweep.flags().items())}  # a flag's first name
+    return {name: dest for dest, name in first.items()
+            if dest not in RUN_FLAGS and (local or dest not in LOCAL_ONLY)}  # fmt: skip
 
 
 def _lines(where: str, key: str, value: object) -> tuple[str, ...]:
@@ -305,32 +291,29 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run, check=check)
 
 
-def check(args: argparse.Namespace) -> argparse.Namespace | None:
-    """The sweep's arguments for the study, checked with no side effect (None: the list)."""
+def check(args: argparse.Namespace) -> SweepParams | sweep.Resume | None:
+    """The study's sweep, checked with no side effect, or the sweep to resume (None: the list)."""
     if args.name is None:
         return None
     study = load(args.name)
-    argv = study.sweep_argv(args.backend, args.stack, args.local)
-    if args.network_scale:
-        argv += ["--network-scale", args.network_scale]
     if args.resume:
-        argv = ["--backend", args.backend, "--resume", args.resume]  # the stack is the sweep's
-    argv += ["--timeout", args.timeout] + ["--destroy-after"] * args.destroy_after + ["--yes"] * args.yes
-    namespace = sweep_args(argv + ["--verbose"] * args.verbose)
-    sweep.check(namespace)
-    return namespace
+        return sweep.Resume(args.resume)  # the stack and the values are the sweep's
+    given = study.sweep_given(args.backend, args.stack, args.local)
+    scale = {"network_scale": args.network_scale} if args.network_scale else {}
+    return sweep.from_given(replace(given, texts={**given.texts, **scale, "timeout": args.timeout},
+                                    destroy_after=args.destroy_after))  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
     console = Console()
-    namespace = check(args)
-    if namespace is None:
+    checked = check(args)
+    if checked is None:
         terminal.show(listing(), console)
         return 0
     study = load(args.name)
     if args.resume:
         _check_sweep_of(study, sweeps.load(args.resume), args.local)
-    manifest = sweep.run_sweep(namespace)
+    manifest = sweep.run_sweep(checked, args.yes, args.verbose)
     terminal.show(write_report(study, manifest), console)
     console.print(f"study report: {report_dir(study, manifest) / report_files.MARKDOWN_FILE}", highlight=False)
     return 0
@@ -350,7 +333,7 @@ def estimate_row(study: Study, backend: str) -> list:
     downloads at the assumed AWS speed plus deploys (a local run under a network model takes
     longer by the scale it picks, and costs nothing)."""
     local = backends.get(backend).simulated
-    checked = sweep.from_args(sweep_args(study.sweep_argv(backend, None, local)))
+    checked = study.checked(backend, None, local)
     cells = checked.axes.cells()
     estimates = sweep.cell_estimates(checked.multiplier, cells, checked.deployed())
     minutes = FIRST_DEPLOY_MINUTES + sum(e.run_seconds / 60 + backends.get(backend).redeploy_minutes for e in estimates)

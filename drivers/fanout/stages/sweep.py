@@ -10,6 +10,7 @@ Ctrl-C stopped. The details: README.md, *A whole study in one command: `make swe
 
 import argparse
 import dataclasses
+import functools
 import secrets
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -23,7 +24,7 @@ from rich.console import Console
 from fanout.cloud import costs, owner, params, terraform
 from fanout.cloud.stack import Stack
 from fanout.stages import sweep_axes as axes, command_line, deploy, fire, report as reporting, wait
-from fanout.workloads.base import DeployPlace
+from fanout.workloads.base import DeployPlace, Given
 from fanout.common import backends, interrupts, queue_state
 from fanout.workloads import registry as workloads
 from fanout.results import run_folders as runs, run_record, sweep_folders as sweeps, terminal
@@ -35,6 +36,11 @@ from fanout.common.sizes import format_size
 
 IDLE_POLL_SECONDS = 1.0
 IDLE_SLACK_SECONDS = 60  # beyond the function timeout, for the last invocation to end
+# The texts a sweep takes when its flag is not given (its command line's defaults, and a study's,
+# whose file names neither).
+DEFAULTS = {"multiplier": str(fire.DEFAULT_MULTIPLIER), "tag": "sweep", "order": axes.ORDERS[0],
+            "timeout": str(wait.DEFAULT_TIMEOUT), "workload": workloads.DEFAULT,
+            "network_scale": network_options.AUTO}  # fmt: skip
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -42,16 +48,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     deploy.add_target_arguments(parser, sweeps_own=True)
     params.add_arguments(parser, lists=True)
     deploy.add_verbose(parser)
-    parser.add_argument("--multiplier", default=str(fire.DEFAULT_MULTIPLIER), help="messages per concurrency slot")
-    parser.add_argument("--tag", default="sweep", help="experiment tag of every run (default: sweep)")
-    parser.add_argument("--order", default="given", help="given (default) or shuffled (seeded; see --seed)")
+    parser.add_argument("--multiplier", default=DEFAULTS["multiplier"], help="messages per concurrency slot")
+    parser.add_argument("--tag", default=DEFAULTS["tag"], help="experiment tag of every run (default: sweep)")
+    parser.add_argument("--order", default=DEFAULTS["order"], help="given (default) or shuffled (seeded; see --seed)")
     parser.add_argument("--seed", help="seed of --order shuffled (default: a random one, printed and recorded)")
     parser.add_argument("--keep-warm", action="store_true", help="do not start each cell with fresh environments")
     parser.add_argument("--destroy-after", action="store_true", help="tear the stack down once every cell is done")
     parser.add_argument("--resume", metavar="SWEEP", help="continue sweep SWEEP (an id, or latest) at its first unfinished cell")
-    parser.add_argument("--timeout", default=str(wait.DEFAULT_TIMEOUT), help="per cell: give up waiting after this many seconds")
+    parser.add_argument("--timeout", default=DEFAULTS["timeout"], help="per cell: give up waiting after this many seconds")
     parser.add_argument("--yes", action="store_true", help="run even when the sweep is large or costly")
-    parser.add_argument("--workload", default=workloads.DEFAULT,
+    parser.add_argument("--workload", default=DEFAULTS["workload"],
                         help=f"what each message measures: {', '.join(workloads.DRIVERS)} (default: {workloads.DEFAULT}); "
                         "its options may be lists (latency: --sizes lists separated by ';', --reps by spaces)")  # fmt: skip
     for workload in workloads.DRIVERS.values():
@@ -61,11 +67,38 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "flags named (an axis or the workload's option, e.g. 'jobs=1 file_size=3GiB'); the "
                         "other flags keep theirs")  # fmt: skip
     network_options.add_arguments(parser)
-    # What a --cell word may name: each flag with a value, by its name without dashes (from_args
-    # keeps the axes' and the workload's own).
-    flags = {flag[2:].replace("-", "_"): action.dest for action in parser._actions if action.nargs != 0
-             for flag in action.option_strings if flag.startswith("--")}  # fmt: skip
-    parser.set_defaults(func=run, check=check, cell_keys=flags)
+    parser.set_defaults(func=run, check=check)
+
+
+@functools.cache  # the parser is fixed: read once, not once per cell or per study key
+def flags() -> dict[str, str]:
+    """Each flag of `fanout sweep` that takes a value, by its name without dashes (`file_size`,
+    `from`; `mode`, the strategy's old name, too), and the argparse name its value goes to: what a
+    --cell word and a study's key may name. argparse lists its arguments only in `_actions`."""
+    subparsers = argparse.ArgumentParser().add_subparsers()
+    register(subparsers)
+    return {flag[2:].replace("-", "_"): action.dest for action in subparsers.choices["sweep"]._actions
+            if action.nargs != 0 for flag in action.option_strings if flag.startswith("--")}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class SweepGiven:
+    """A sweep as given, before any value is checked (from_given checks them): its backend, each
+    flag's text by argparse name (a command line's, or a study's keys; those not given absent,
+    DEFAULTS for those with one), the explicit cells (--cell's KEY=VALUE texts) and the switches."""
+
+    backend: str
+    texts: Given
+    cells: tuple[str, ...] = ()
+    keep_warm: bool = False
+    destroy_after: bool = False
+
+
+@dataclass(frozen=True)
+class Resume:
+    """The sweep to continue at its first unfinished cell: its id, or latest (--resume)."""
+
+    ref: str
 
 
 @dataclass(frozen=True)
@@ -114,79 +147,93 @@ class SweepParams:
                    workload_options=workloads.recorded_deploy_options(manifest.extra))  # fmt: skip
 
 
-def check(args: argparse.Namespace) -> SweepParams | None:
-    """A new sweep's values, checked with no side effect (None when resuming: the manifest has them)."""
-    return None if args.resume else from_args(args)
+def check(args: argparse.Namespace) -> SweepParams | Resume:
+    """The command line, checked with no side effect: a new sweep's values, or the sweep to resume
+    (the manifest has its values)."""
+    return Resume(args.resume) if args.resume else from_given(given_of(args))
+
+
+def given_of(args: argparse.Namespace) -> SweepGiven:
+    """The sweep's command line as SweepGiven."""
+    return SweepGiven(args.backend, command_line.texts(args), tuple(args.cell or ()), args.keep_warm,
+                      args.destroy_after)  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
-    run_sweep(args, Console())
+    run_sweep(check(args), args.yes, args.verbose, Console())
     return 0
 
 
-def run_sweep(args: argparse.Namespace, console: Console | None = None) -> sweeps.Manifest:
-    """The sweep `args` describe (new or resumed), run to its end and reported, its progress on
-    `console` (the command's; None: the terminal); its manifest."""
+def run_sweep(sweep: SweepParams | Resume, confirmed: bool = False, verbose: bool = False,
+              console: Console | None = None) -> sweeps.Manifest:
+    """A new sweep (`sweep`, checked), or the one `Resume` names, run to its end and reported,
+    its progress on `console` (the command's; None: the terminal), Terraform's output there too
+    when `verbose`; its manifest. `confirmed` (--yes): run it even when large or costly."""
     console = console or Console()
-    checked = check(args)
-    manifest = resume(args.resume, args.yes, console) if checked is None else start(checked, args.yes, console)
+    if isinstance(sweep, Resume):
+        manifest = resume(sweep.ref, confirmed, console)
+    else:
+        manifest = start(sweep, confirmed, console)
     started_emulator = backends.get(manifest.backend).will_start()
-    with terraform.output_to_log(manifest.backend, manifest.stack, args.verbose):
+    with terraform.output_to_log(manifest.backend, manifest.stack, verbose):
         manifest = execute(manifest, console)
         finish(manifest, console, started_emulator)
     return manifest
 
 
-def from_args(args: argparse.Namespace) -> SweepParams:
+def from_given(given: SweepGiven) -> SweepParams:
     """Every value checked, one line naming the first bad one; nothing is created."""
-    order = axes.order(args.order)
-    seed = params.integer("--seed", args.seed, 0, 2**63) if args.seed is not None else None
+    texts = {**DEFAULTS, "endpoint": deploy.default_endpoint(), **given.texts, "backend": given.backend}
+    order = axes.order(texts["order"])
+    seed = params.integer("--seed", texts["seed"], 0, 2**63) if "seed" in texts else None
     if order == "shuffled" and seed is None:
         seed = secrets.randbelow(2**32)
-    inputs = {**params.DEFAULTS, **params.given(vars(args))}  # its own axes: never the deployed stack's values
-    workload = workloads.get(args.workload)
-    fire.check_options(workload, args, deploy_level=(*params.AXES, *workloads.deploy_option_names()))  # deploy's here
-    grid = _grid(args, workload)
-    grid = dataclasses.replace(grid, more=tuple(_grid(cell, workload) for cell in _cells(args, workload)))
-    endpoint = params.endpoint(args.backend, args.endpoint)
-    network_options.check(args.network, args.network_scale)
-    if args.network not in (None, network_options.NONE) and not backends.get(args.backend).hosts_function:
-        raise UsageError(f"--network {args.network} shapes the local host's environments; "
+    inputs = {**params.DEFAULTS, **params.given(texts)}  # its own axes: never the deployed stack's values
+    workload = workloads.get(texts["workload"])
+    fire.check_options(workload, texts, deploy_level=(*params.AXES, *workloads.deploy_option_names()))  # deploy's here
+    grid = _grid(texts, workload)
+    grid = dataclasses.replace(grid, more=tuple(_grid(cell, workload) for cell in _cells(texts, given.cells, workload)))
+    endpoint = params.endpoint(given.backend, texts["endpoint"])
+    network = texts.get("network")
+    network_options.check(network, texts["network_scale"])
+    if network not in (None, network_options.NONE) and not backends.get(given.backend).hosts_function:
+        raise UsageError(f"--network {network} shapes the local host's environments; "
                          "on AWS Lambda's own network applies")
     ephemeral = params.ephemeral_value(inputs["ephemeral_storage"])
     # The workloads check their options against the stack and region the sweep deploys; the
     # sweep's workload adds what its cells need deployed.
     region = params.region(inputs["region"])
-    stack = params.stack_name(args.stack) if args.stack else owner.sweep_stack(region)  # never the user's default
-    given, place = command_line.texts(args), DeployPlace(stack, inputs["region"], args.backend)
-    chosen = workloads.deploy_options(given, place)
+    stack = params.stack_name(texts["stack"]) if texts.get("stack") else owner.sweep_stack(region)  # never the user's default
+    place = DeployPlace(stack, inputs["region"], given.backend)
+    chosen = workloads.deploy_options(texts, place)
     combos = tuple(combo for each in grid.every() for combo in each.options)
-    chosen = workload.sweep_deploy_options(chosen, given, place, combos)
+    chosen = workload.sweep_deploy_options(chosen, texts, place, combos)
     return SweepParams(
-        backend=args.backend, stack=stack, region=region,
-        axes=grid, multiplier=fire.positive_int("--multiplier (MULTIPLIER)", args.multiplier),
-        tag=fire.check_tag(args.tag), order=order, seed=seed, keep_warm=args.keep_warm,
-        destroy_after=args.destroy_after, timeout=wait.timeout_seconds(args.timeout),
+        backend=given.backend, stack=stack, region=region,
+        axes=grid, multiplier=fire.positive_int("--multiplier (MULTIPLIER)", texts["multiplier"]),
+        tag=fire.check_tag(texts["tag"]), order=order, seed=seed, keep_warm=given.keep_warm,
+        destroy_after=given.destroy_after, timeout=wait.timeout_seconds(texts["timeout"]),
         endpoint=endpoint, function_timeout=params.function_timeout_value(inputs["function_timeout"]),
         ephemeral_storage=ephemeral,
-        network=args.network, network_scale=args.network_scale, workload_options=chosen,
+        network=network, network_scale=texts["network_scale"], workload_options=chosen,
     )  # fmt: skip
 
 
-def _grid(args: argparse.Namespace, workload: workloads.Driver) -> axes.Axes:
-    """The product of the axes and the workload's options `args` give."""
-    inputs = {**params.DEFAULTS, **params.given(vars(args))}  # its own axes: never the deployed stack's values
-    texts = {name: inputs[name] for name in axes.PARSERS}
-    grid = axes.Axes.parse(texts)
-    return axes.Axes.parse(texts, workload.name, workload.sweep_options(command_line.texts(args), grid.memory))
+def _grid(texts: Given, workload: workloads.Driver) -> axes.Axes:
+    """The product of the axes and the workload's options the flags' `texts` give."""
+    inputs = {**params.DEFAULTS, **params.given(texts)}  # its own axes: never the deployed stack's values
+    axis_texts = {name: inputs[name] for name in axes.PARSERS}
+    grid = axes.Axes.parse(axis_texts)
+    return axes.Axes.parse(axis_texts, workload.name, workload.sweep_options(texts, grid.memory))
 
 
-def _cells(args: argparse.Namespace, workload: workloads.Driver) -> list[argparse.Namespace]:
-    """`args` once per --cell, the cell's values in place of the sweep's: an axis or an option of
-    the workload (message-level), nothing deployed for the whole sweep (region, timeout...)."""
+def _cells(texts: Given, cells: tuple[str, ...], workload: workloads.Driver) -> list[dict[str, str]]:
+    """The sweep's `texts` once per explicit cell (--cell's texts), the cell's values in place of
+    the sweep's: an axis or an option of the workload (message-level), nothing deployed for the
+    whole sweep (region, timeout...)."""
     allowed = {*params.AXES, *workload.OPTIONS}
-    keys = {key: dest for key, dest in getattr(args, "cell_keys", {}).items() if dest in allowed}
-    return [argparse.Namespace(**{**vars(args), **axes.explicit_cell(text, keys)}) for text in args.cell or ()]
+    keys = {key: dest for key, dest in flags().items() if dest in allowed}
+    return [{**texts, **axes.explicit_cell(text, keys)} for text in cells]
 
 
 def start(sweep: SweepParams, confirmed: bool, console: Console) -> sweeps.Manifest:
@@ -424,8 +471,8 @@ def wait_cell(stack: stacks.Stack, record: run_record.RunRecord, index: int, tim
               network: NetworkModel | None, hosted: backends.Hosting | None, console: Console) -> wait.Accounting:
     """Wait for the run of cell `index` (hosting it here on the local backend, on the shared
     `hosted` when given); refused when messages are lost or unaccounted for after `timeout` s."""
-    accounting = wait.wait(stack, record, timeout, host=backends.get(stack.backend).hosts_function, network=network, hosted=hosted,
-                           console=console)  # fmt: skip
+    params = wait.WaitParams(timeout, host=backends.get(stack.backend).hosts_function, network=network)
+    accounting = wait.wait(stack, record, params, hosted=hosted, console=console)
     wait.check_accounted(accounting, record.run_id, timeout, prefix=f"cell {index}: ")
     return accounting
 

@@ -63,19 +63,20 @@ def check(args: argparse.Namespace) -> float:
     the timeout in seconds. The host it runs reads FANOUT_HOST_FAULTS: checked too."""
     timeout = DEFAULT_TIMEOUT if args.timeout is None else timeout_seconds(args.timeout)
     network_options.check(args.network, args.network_scale)
-    if args.network not in (None, network_options.NONE) and not _hosts_here(args):
+    hosts_here = _hosts_here(args.backend, args.no_host)
+    if args.network not in (None, network_options.NONE) and not hosts_here:
         raise UsageError(f"--network {args.network} shapes the environments of a host this command runs; "
                          "with --no-host give it to `make run`, on AWS Lambda's own network applies")
-    if _hosts_here(args):
+    if hosts_here:
         from fanout.local.host import faults
 
         faults.from_environment()
     return timeout
 
 
-def _hosts_here(args: argparse.Namespace) -> bool:
-    """Whether this command hosts the function while it waits."""
-    return backends.get(args.backend).hosts_function and not args.no_host
+def _hosts_here(backend: str, no_host: bool) -> bool:
+    """Whether this command hosts the function while it waits (on `backend`, unless --no-host)."""
+    return backends.get(backend).hosts_function and not no_host
 
 
 def run(args: argparse.Namespace) -> int:
@@ -84,12 +85,12 @@ def run(args: argparse.Namespace) -> int:
     record = runs.load(args.run)
     stack = stacks.acted_on(args.backend, args.stack, workloads.stack_fields)
     runs.check_same_stack(record, stack)
-    hosting = _hosts_here(args)
+    hosting = _hosts_here(args.backend, args.no_host)
     network = (network_options.resolve(args.network, args.network_scale, stack, console.print, lambda: [demand(record)])
                if hosting else None)
+    params = WaitParams(timeout, host=hosting, network=network, chosen_timeout=args.timeout is not None)
     with interrupts.sigterm_as_ctrl_c():  # the host it runs stops cleanly on either
-        accounting = wait(stack, record, timeout, host=hosting, network=network, console=console,
-                          chosen_timeout=args.timeout is not None)
+        accounting = wait(stack, record, params, console=console)
     check_accounted(accounting, record.run_id, timeout)
     return 0
 
@@ -223,27 +224,34 @@ def outcome_rows(stack: Stack, record: run_record.RunRecord) -> list[dict]:
     return rows
 
 
-def wait(stack: Stack, record: run_record.RunRecord, timeout: float, host: bool = False,
-         network: NetworkModel | None = None,
-         hosted: backends.Hosting | None = None, console: Console | None = None,
-         chosen_timeout: bool = False) -> Accounting:
-    """Poll until every sent message is accounted for or `timeout` seconds pass.
+@dataclass(frozen=True)
+class WaitParams:
+    """How a wait waits: at most `timeout` seconds (`chosen_timeout`: the user gave it, then one
+    shorter than a failing message's way to the DLQ is said at once; a default nobody chose is
+    not); on the local backend, with `host`, hosting the function here for the wait (fresh
+    environments each time), its S3 traffic following `network` (None: none)."""
 
-    On the local backend `host` hosts the function here for the wait (fresh environments each
-    time), its S3 traffic following `network` (a fanout.local.network.NetworkModel; None: none);
-    `hosted` is a host started by `hosting()` that outlives the wait (warm environments carried
-    from one run to the next), under its own network. Progress goes to `console` (the
-    command's; None: the terminal). `chosen_timeout`: the user gave `timeout` (then one shorter
-    than a failing message's way to the DLQ is said at once; a default nobody chose is not).
-    """
+    timeout: float
+    host: bool = False
+    network: NetworkModel | None = None
+    chosen_timeout: bool = False
+
+
+def wait(stack: Stack, record: run_record.RunRecord, params: WaitParams, hosted: backends.Hosting | None = None,
+         console: Console | None = None) -> Accounting:
+    """Poll until every sent message of the run (`record`) is accounted for or the wait's
+    timeout passes (`params`); its accounting. `hosted` is a host started by `hosting()` that
+    outlives the wait (warm environments carried from one run to the next), under its own
+    network. Progress goes to `console` (the command's; None: the terminal)."""
     console = console or Console()
+    timeout, network = params.timeout, params.network
     deadline = time.monotonic() + timeout
     sent = len(record.sent_seqs())
-    host = host or hosted is not None
+    host = params.host or hosted is not None
     where = ", hosting the function here" if host else ""
     console.print(f"run {record.run_id}: waiting for {sent} messages{where}", highlight=False)
     receives, visibility = slowest_outcome(stack)
-    noted = chosen_timeout and _note_slowest(console, receives, visibility, timeout)
+    noted = params.chosen_timeout and _note_slowest(console, receives, visibility, timeout)
     _note_unsent(console, record)
     empty_since = None
     network = cast(NetworkModel | None, hosted.network) if hosted else network  # Hosting's is typed below local/

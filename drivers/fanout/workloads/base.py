@@ -6,7 +6,7 @@ import argparse
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from fanout.results import run_record, sections
 from fanout.results.summary import RunSummary
@@ -63,14 +63,27 @@ class ReportModule(Protocol):
         """The report's files and plots; their paths."""
 
 
+class AcrossSummary(Protocol):
+    """What a workload's summary across runs (its report_across's, a dataclass of its own: its
+    `Across`) is to generic code: a report with a title; its driver's across_sections reads the rest."""
+
+    @property
+    def title(self) -> str:
+        """The report's title (a sweep's says which sweep)."""
+
+
+AcrossT = TypeVar("AcrossT", bound=AcrossSummary)
+
+
 # A run's FireParams (fanout.stages.fire) and a sweep's CellParams (fanout.stages.sweep_axes) are
 # the stages' types, a wing above this one: the hooks that take them take Any.
 
 
-class Driver:
+class Driver(Generic[AcrossT]):
     """A workload's driver. `workload` is what its folder declares (its name, cells, query);
     report() its report module, imported when a report is asked for (it loads numpy, scipy and
-    matplotlib, which every command would otherwise pay for at start-up)."""
+    matplotlib, which every command would otherwise pay for at start-up). `AcrossT`: its summary
+    across runs (report_across's, which its across_sections reads)."""
 
     workload: Workload
     OPTIONS: tuple[str, ...] = ()  # fire's flags (their argparse names); in a sweep, the message-level ones
@@ -183,14 +196,14 @@ class Driver:
         run's report; the flags not given are left out (a saved report keeps its own). By default none."""
         return {}
 
-    def report_across(self, run_ids: list[str], folder: Path, title: str, options: dict | None = None) -> object:
+    def report_across(self, run_ids: list[str], folder: Path, title: str, options: dict | None = None) -> AcrossT:
         """The report across runs (a sweep's closing report) with `options` (report_options'),
         written into `folder`; its summary (the workload's own type, which its across_sections reads)."""
         raise UsageError(f"the {self.name} workload has no report across runs")
 
-    def across_sections(self, summary: Any, folder: Path) -> sections.Report:  # summary: report_across's
-        """report_across's summary as the terminal shows it."""
-        return sections.Report(getattr(summary, "title", ""), getattr(summary, "network", ""))
+    def across_sections(self, summary: AcrossT, folder: Path) -> sections.Report:
+        """report_across's summary as the terminal shows it; by default its title."""
+        return sections.Report(summary.title, "")
 
     def compare(self, a_ids: list[str], b_ids: list[str], options: dict | None = None) -> sections.Report:
         """`fanout compare A B` of its runs with `options` (report_options'), as the terminal shows it."""

@@ -12,7 +12,7 @@ stack's workload outputs, a run's cost estimate) as values.
 
 import argparse
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from fanout.results import cells
 from fanout.common.errors import UsageError
@@ -26,19 +26,20 @@ from fanout.workloads.transfer.driver import TransferDriver
 if TYPE_CHECKING:  # boto3 comes with the stack's module: a command that only parses needs neither
     from fanout.cloud.stack import Stack
 
-REGISTERED: tuple[Driver, ...] = (
+# Each driver is generic over its own summary across runs (base.Driver): Any here.
+REGISTERED: tuple[Driver[Any], ...] = (
     DownloadDriver(),
     LatencyDriver(),
     SeqreadDriver(),
     TransferDriver(),
 )  # fmt: skip
-DRIVERS: dict[str, Driver] = {driver.name: driver for driver in REGISTERED}
+DRIVERS: dict[str, Driver[Any]] = {driver.name: driver for driver in REGISTERED}
 # Every registered workload's cells, built once here so that tables know all their column titles
 # (fanout.results.cells.titles).
 CELLS = {name: cells.of(driver.workload) for name, driver in DRIVERS.items()}
 
 
-def get(name: str) -> Driver:
+def get(name: str) -> Driver[Any]:
     """The driver of the workload named `name`, or a one-line UsageError listing the registered ones."""
     if name not in DRIVERS:
         raise UsageError(f"invalid workload {name!r}: expected one of {', '.join(DRIVERS)}")

@@ -14,6 +14,7 @@ from fanout.results.sections import Report
 from fanout.cloud import costs, params as deploy_params
 from fanout.workloads.download import WORKLOAD, costs as download_costs, pins, strategies
 from fanout.workloads.base import Driver, Given, Plan, ReportModule
+from fanout.workloads.download.across_summary import Across
 from fanout.cloud.params import check_fits_tmp
 from fanout.local.network import capacity
 
@@ -44,7 +45,7 @@ def _at_target(options: dict | None) -> float:
     return (options or {}).get(AT_TARGET, concurrency.AT_TARGET_FRACTION)
 
 
-class DownloadDriver(Driver):
+class DownloadDriver(Driver[Across]):
     """Its deploy-level inputs (object size, default strategy, memory...) are every stack's
     (fanout.cloud.params): it adds no deploy hooks of its own."""
 
@@ -166,13 +167,13 @@ class DownloadDriver(Driver):
         """--at-target, checked, as the summary's at_target_fraction, when given."""
         return {AT_TARGET: concurrency.fraction(given["at_target"])} if "at_target" in given else {}
 
-    def report_across(self, run_ids: list[str], folder, title: str, options: dict | None = None) -> object:
+    def report_across(self, run_ids: list[str], folder, title: str, options: dict | None = None) -> Across:
         """The tables across runs (fanout.workloads.download.across), over the downloads at target, written into `folder`."""
         from fanout.workloads.download import across as crossrun
 
         return crossrun.build(run_ids, folder, title, _at_target(options))
 
-    def across_sections(self, summary, folder) -> Report:
+    def across_sections(self, summary: Across, folder) -> Report:
         from fanout.workloads.download import across as crossrun
 
         return crossrun.sections(summary, folder=folder)

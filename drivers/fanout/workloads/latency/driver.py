@@ -25,6 +25,7 @@ from fanout.workloads.latency import costs as latency_costs
 definition = function_modules.load("latency")
 if TYPE_CHECKING:  # the same class, read by mypy from the function's folder on its path
     from latency import Params
+    from fanout.workloads.latency.report import Across  # its report module loads numpy and matplotlib: read by mypy only
 else:
     Params = definition.Params
 LIST_SEPARATOR = ";"  # between the size lists of a sweep axis
@@ -65,7 +66,7 @@ def estimate(count: int, deployed, fields: dict) -> costs.Estimate:
     return latency_costs.estimate(count, deployment, fields["sizes"], fields["reps"], storage)
 
 
-class LatencyDriver(Driver):
+class LatencyDriver(Driver["Across"]):
     """Its deploy-level options are the storage classes its stack is deployed with (storage.py)."""
 
     workload = WORKLOAD
@@ -172,14 +173,14 @@ class LatencyDriver(Driver):
     def deploy_summary(self, stack) -> list[str]:
         return storage_classes.deploy_summary(stack)
 
-    def report_across(self, run_ids: list[str], folder, title: str, options: dict | None = None) -> object:
+    def report_across(self, run_ids: list[str], folder, title: str, options: dict | None = None) -> "Across":
         """The tables across runs (a sweep's closing report), written into `folder`; no options of
         its own (a latency call has no concurrency target to run at)."""
         from fanout.workloads.latency import report as latency_report
 
         return latency_report.across(run_ids, folder, title)
 
-    def across_sections(self, summary, folder) -> Report:
+    def across_sections(self, summary: "Across", folder) -> Report:
         from fanout.workloads.latency import report as latency_report
 
         return latency_report.across_sections(summary, folder)

@@ -26,6 +26,7 @@ definition = function_modules.load("seqread")
 units = function_modules.load("units")
 if TYPE_CHECKING:  # the same class, read by mypy from the function's folder on its path
     from seqread import Params
+    from fanout.workloads.seqread.report import Across  # its report module loads numpy and matplotlib: read by mypy only
 else:
     Params = definition.Params
 # fire's flags: (argparse name, flag, Make variable, parser, default shown).
@@ -77,7 +78,7 @@ def estimate(count: int, deployed, fields: dict, function_region: str, remote_re
     return seqread_costs.estimate(count, deployment, fields, function_region, remote_region)
 
 
-class SeqreadDriver(Driver):
+class SeqreadDriver(Driver["Across"]):
     """Its deploy-level options are the remote region and the declared objects (deploy_options.py)."""
 
     workload = WORKLOAD
@@ -170,12 +171,12 @@ class SeqreadDriver(Driver):
         return capacity.Demand(f"{self.name} of {f['jobs']} x {format_size(f['file_size'])}, {how}",
                                definition.in_flight(f), down=capacity.Flow(f["jobs"] * f["file_size"], gets))  # fmt: skip
 
-    def report_across(self, run_ids: list[str], folder, title: str, options: dict | None = None) -> object:
+    def report_across(self, run_ids: list[str], folder, title: str, options: dict | None = None) -> "Across":
         from fanout.workloads.seqread import report
 
         return report.across(run_ids, folder, title)
 
-    def across_sections(self, summary, folder) -> Report:
+    def across_sections(self, summary: "Across", folder) -> Report:
         from fanout.workloads.seqread import report
 
         return report.across_sections(summary, folder)

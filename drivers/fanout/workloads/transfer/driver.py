@@ -23,6 +23,7 @@ definition = function_modules.load("transfer")
 operations = function_modules.load("transfer_ops")
 if TYPE_CHECKING:  # the same class, read by mypy from the function's folder on its path
     from transfer import Params
+    from fanout.workloads.transfer.report import Across  # its report module loads numpy and matplotlib: read by mypy only
 else:
     Params = definition.Params
 OPTIONS = ("operation", "size", "threads", "part_size", "threshold", "client", "fan", "files", "direction",
@@ -128,7 +129,7 @@ def _deployment(deployed) -> costs.Deployment:
                             ephemeral_mib(deployed.object_size))  # fmt: skip
 
 
-class TransferDriver(Driver):
+class TransferDriver(Driver["Across"]):
     """No deploy-level options: the workload writes under transfer/ of the stack's bucket."""
 
     workload = WORKLOAD
@@ -205,12 +206,12 @@ class TransferDriver(Driver):
                                down=capacity.Flow(r.downloaded, math.ceil(r.gets)),
                                up=capacity.Flow(r.uploaded, math.ceil(r.puts + r.free)))  # fmt: skip
 
-    def report_across(self, run_ids: list[str], folder, title: str, options: dict | None = None) -> object:
+    def report_across(self, run_ids: list[str], folder, title: str, options: dict | None = None) -> "Across":
         from fanout.workloads.transfer import report as transfer_report
 
         return transfer_report.across(run_ids, folder, title)
 
-    def across_sections(self, summary, folder) -> Report:
+    def across_sections(self, summary: "Across", folder) -> Report:
         from fanout.workloads.transfer import report as transfer_report
 
         return transfer_report.across_sections(summary, folder)

@@ -281,7 +281,7 @@ def test_the_toys_cells_come_from_its_registry_entry(toy):
     schema = cells.of(toy.workload)
     shared = SHARED_CELL_FIELDS
     assert schema.fields == (*shared[:-1], "colour", "weight", shared[-1])
-    assert schema.across == (*shared[:-1], "colour", "architecture", "weight", "pin", shared[-1], "network")
+    assert schema.across == (*shared[:-1], "colour", "architecture", "weight", shared[-1], "network")  # no pin: download's
     rows = [{"memory_size": "512", "concurrency_limit": 2, "colour": "red", "weight": w, "experiment_tag": "t"}
             for w in ("1000", 10, "100")]  # query rows carry text, records numbers  # fmt: skip
     ordered = sorted(rows, key=schema.sort_key)
@@ -290,6 +290,15 @@ def test_the_toys_cells_come_from_its_registry_entry(toy):
     assert schema.key(rows[1]) == schema.key({**rows[1], "memory_size": 512, "weight": "10"})
     assert schema.varying([schema.key(row) for row in rows]) == ("weight",)
     assert {"colour", "weight"} <= cells.titles()
+
+
+def test_a_workloads_run_cells_are_its_own_columns_after_its_message_fields():
+    """download's pin (run.json's, not its records') is a column of its cells alone, where its tables across runs have it."""
+    download = cells.of(workloads.get("download").workload)
+    assert download.across == (*SHARED_CELL_FIELDS[:-1], "object_size", "architecture", "strategy", "pin",
+                                SHARED_CELL_FIELDS[-1], "network")  # fmt: skip
+    assert download.key({"memory_size": 512}).pin is None and download.Cell(**dict.fromkeys(download.fields), pin="auto").pin == "auto"
+    assert "pin" not in cells.of(workloads.get("latency").workload).across
 
 
 def test_report_and_compare_dispatch_to_the_toys_driver(toy, queue, emulator, results, tmp_path, capsys):  # noqa: F811

@@ -479,7 +479,7 @@ def test_each_download_ran_at_the_mean_overlap_of_its_own_interval(spans):
     for (start, end), ran in zip(intervals, concurrency.ran_at(intervals)):
         counts = [sum(s <= t < e for s, e in intervals) for t in range(int(start), int(end))]
         assert ran == pytest.approx(sum(counts) / len(counts))
-        assert concurrency.at_target(ran, 10) == (ran >= 9)
+        assert concurrency.held_target(ran, 10) == (ran >= 9)
 
 
 def test_a_download_of_no_length_ran_beside_those_running_then():

@@ -27,10 +27,6 @@ NOT_MOVED_YET = {
     "results/run_record.py": {"default_strategy"},
     "stages/deploy.py": {"default_strategy"},
     "stages/demo.py": {"strategy"},
-    # Whether a download ran at its target concurrency: the concurrency analysis names it so.
-    "results/concurrency.py": {"at_target"},
-    # The pin column of the cells across runs (a field every workload's cells carry).
-    "results/cells.py": {"pin"},
 }
 
 

@@ -30,13 +30,16 @@ class Workload:
     """A registered workload. `cells`: the cell fields its records add to those every record
     shares (SHARED_CELLS), of which `deployed` are the deployment's (tables across runs put them
     before the architecture); `query`: its saved percentile query (a file in its folder's
-    queries/, paths.QUERY_GLOBS), grouped by them."""
+    queries/, paths.QUERY_GLOBS), grouped by them. `run_cells`: the cell fields its run.json
+    holds and its records do not (download's pin), None in one run's report; the tables across
+    runs put them after the message's fields."""
 
     name: str
     help: str
     cells: tuple[CellField, ...]
     query: str
     deployed: tuple[str, ...] = ()
+    run_cells: tuple[CellField, ...] = ()
 
     @property
     def cell_fields(self) -> tuple[str, ...]:

@@ -16,10 +16,9 @@ from typing import Any, cast
 from fanout.common import workload as workloads
 from fanout.insights.values import parse_result_value, render
 
-# Known from run.json, not from the records (None in one run's report, where every record shares
-# them; pin None also means not pinned).
-FROM_RUN = (workloads.CellField("architecture", "architecture", short="arch"), workloads.CellField("network", "network"),
-            workloads.CellField("pin", "pin"))  # fmt: skip
+# Known from run.json, not from the records, for every workload (None in one run's report, where
+# every record shares them); a workload adds its own such fields (Workload.run_cells).
+FROM_RUN = (workloads.CellField("architecture", "architecture", short="arch"), workloads.CellField("network", "network"))
 
 
 class Cell:
@@ -109,12 +108,13 @@ def of(workload: workloads.Workload) -> Schema:
     record = (*shared, *workload.cells, tag)
     deployed = [f for f in workload.cells if f.name in workload.deployed]
     message = [f for f in workload.cells if f.name not in workload.deployed]
-    architecture, network, pin = FROM_RUN
-    across = (*shared, *deployed, architecture, *message, pin, tag, network)
+    architecture, network = FROM_RUN
+    across = (*shared, *deployed, architecture, *message, *workload.run_cells, tag, network)
     names = tuple(f.name for f in record)
-    schema_fields = [(f.name, object) for f in record] + [(f.name, object, None) for f in FROM_RUN]
+    from_run = (*FROM_RUN, *workload.run_cells)
+    schema_fields = [(f.name, object) for f in record] + [(f.name, object, None) for f in from_run]
     cell_class = make_dataclass(f"{workload.name.title()}Cell", schema_fields, bases=(Cell,), frozen=True)
-    schema = Schema(workload.name, names, tuple(f.name for f in across), {f.name: f for f in (*record, *FROM_RUN)},
+    schema = Schema(workload.name, names, tuple(f.name for f in across), {f.name: f for f in (*record, *from_run)},
                     cell_class)  # fmt: skip
     cast(type[Cell], cell_class).schema = schema
     _BUILT[workload.name] = schema
@@ -128,8 +128,8 @@ _BUILT: dict[str, Schema] = {}
 
 def titles() -> set[str]:
     """Every cell field's column title, of every workload whose cells were built (tables
-    left-align them): the shared fields' and each workload's own."""
-    return {f.title for schema in _BUILT.values() for f in schema.declared.values() if f not in FROM_RUN}
+    left-align them): the shared fields' and each workload's own record fields."""
+    return {schema.declared[name].title for schema in _BUILT.values() for name in schema.fields}
 
 
 def _number(value: object) -> float:

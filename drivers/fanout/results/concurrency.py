@@ -109,8 +109,11 @@ def at_target_definition(fraction: float) -> str:
     return f"downloads that ran at {fraction:.0%} of the target or more (mean overlap)"
 
 
-def at_target(ran: float, target: int, fraction: float = AT_TARGET_FRACTION) -> bool:
-    """Whether a download that ran at `ran` ran at its target concurrency."""
+def held_target(ran: float, target: int, fraction: float = AT_TARGET_FRACTION) -> bool:
+    """Whether a message that ran at `ran` (ran_at's mean overlap) held at least `fraction` of its
+    `target` concurrency. Generic, like the rest of this module: it weighs intervals against a
+    run's concurrency limit, which every workload's run has; the download workload is the one that
+    keeps its records by it today (its tables at target), so the name is not that workload's."""
     return ran >= fraction * target
 
 

@@ -7,4 +7,5 @@ WORKLOAD = Workload(
     "download", "download the stack's test object with a strategy, timed (docs/strategies.md)",
     (CellField("object_size", "object", numeric=True, show=format_size, short="size"), CellField("strategy", "strategy")),
     "download-percentiles", deployed=("object_size",),
+    run_cells=(CellField("pin", "pin"),),  # fire's --pin, in run.json; None: not pinned
 )  # fmt: skip

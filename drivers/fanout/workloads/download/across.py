@@ -57,7 +57,7 @@ def load(run_id: str) -> Run:
 
 def ran_at_target(download: dict, target: int, fraction: float) -> bool:
     """Whether a download (from load(), which adds `ran_at`) ran at its cell's target."""
-    return "ran_at" not in download or concurrency.at_target(download["ran_at"], target, fraction)
+    return "ran_at" not in download or concurrency.held_target(download["ran_at"], target, fraction)
 
 
 def cell_of(item: dict, run: run_record.RunRecord) -> cells.Cell:

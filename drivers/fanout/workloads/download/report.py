@@ -159,7 +159,7 @@ def at_target(summary: "Summary") -> dict:
     for cell, members in sorted(by_cell.items(), key=lambda item: item[0].sort_key()):
         group, ran_at = [d for d, _ in members], [r for _, r in members]
         target = group[0].get("concurrency_limit") or 1
-        kept = [d for d, r in members if r is None or concurrency.at_target(r, target, fraction)]
+        kept = [d for d, r in members if r is None or concurrency.held_target(r, target, fraction)]
         rows.append(cell.as_dict() | {"n": len(kept), "n_all": len(members), "n_excluded": len(members) - len(kept)}
                     | concurrency.reach(group, ran_at) | _statistics(kept) | aggregates(group))  # fmt: skip
     summary.body.at_target = {"fraction": fraction, "definition": concurrency.at_target_definition(fraction), "cells": rows,

@@ -30,4 +30,8 @@ WORKLOAD = Workload(
      CellField("fan", "fan", "fan {}", numeric=True, show=_count),
      CellField("client_per_object", "client per object", "client per object {}", numeric=True, show=_count)),
     "transfer-percentiles",
+    # No transfer run is pinned: the column is always empty. It stays so that transfer.csv keeps
+    # the columns it has been written with (they came from the download workload's pin when every
+    # workload's cells carried it).
+    run_cells=(CellField("pin", "pin"),),
 )  # fmt: skip

@@ -55,7 +55,8 @@ PYTHON      ?= python3
 WORKLOAD_OPTIONS := SIZES=--sizes REPS=--reps REP_ORDER=--rep-order CALL_CLIENT=--call-client
 WORKLOAD_OPTIONS += JOBS=--jobs BLOCK=--block DEPTH=--depth FILE_SIZE=--file-size FROM=--from READ_MODE=--read-mode TARGET_GBPS=--target-gbps
 WORKLOAD_OPTIONS += OPERATION=--operation SIZE=--size THREADS=--threads PART_SIZE=--part-size THRESHOLD=--threshold CLIENT=--client FAN=--fan FILES=--files DIRECTION=--direction PREFIXES=--prefixes CLIENT_PER_OBJECT=--client-per-object METHOD=--method
-WORKLOAD_DEPLOY_OPTIONS := STORAGE=--storage EXPRESS_AZ=--express-az
+WORKLOAD_DEPLOY_OPTIONS := STRATEGY=--strategy
+WORKLOAD_DEPLOY_OPTIONS += STORAGE=--storage EXPRESS_AZ=--express-az
 WORKLOAD_DEPLOY_OPTIONS += REMOTE_REGION=--remote-region JOB_FILES=--job-files
 WORKLOAD_VARIABLES := $(foreach pair,$(WORKLOAD_OPTIONS) $(WORKLOAD_DEPLOY_OPTIONS),$(firstword $(subst =, ,$(pair))))
 
@@ -112,15 +113,16 @@ TARGET = --backend=$(call q,BACKEND) --stack=$(call q,STACK)
 # A sweep or study runs on a stack of its own (fanout.cloud.owner), never on STACK's default: it
 # gets --stack only when STACK is given on the command line.
 SWEEP_TARGET = --backend=$(call q,BACKEND) $(if $(filter command line,$(origin STACK)),--stack=$(call q,STACK))
-# STRATEGY (or its old name MODE) when set; otherwise deploy's default, or the stack's for fire.
 PIN_ARG = $(if $(value PIN),--pin=$(call q,PIN))
-STRATEGY_ARG = $(if $(value STRATEGY),--strategy=$(call q,STRATEGY),$(if $(value MODE),--strategy=$(call q,MODE)))
-# The inputs set at deploy but the strategy (fanout.cloud.params.INPUTS), each only when set: deploy
-# keeps the stack's value of one unset, fire refuses one that is not the stack's.
+# MODE, STRATEGY's old name, when STRATEGY is not set (STRATEGY is the download workload's, passed
+# with WORKLOAD_DEPLOY_OPTIONS).
+MODE_ARG = $(if $(value STRATEGY),,$(if $(value MODE),--strategy=$(call q,MODE)))
+# The inputs every stack has (fanout.cloud.params.INPUTS), each only when set: deploy keeps the
+# stack's value of one unset, fire refuses one that is not the stack's.
 DEPLOYED_ARGS = $(call opt,--concurrency,CONCURRENCY) $(call opt,--memory,MEMORY) \
   $(call opt,--object-size,OBJECT_SIZE) $(call opt,--region,REGION) $(call opt,--architecture,ARCH) \
   $(call opt,--function-timeout,FUNCTION_TIMEOUT) $(call opt,--ephemeral-storage,EPHEMERAL_STORAGE)
-DEPLOY_INPUTS = $(DEPLOYED_ARGS) $(STRATEGY_ARG) $(call opt,--sdk,SDK) $(call opt,--keys,KEYS) \
+DEPLOY_INPUTS = $(DEPLOYED_ARGS) $(MODE_ARG) $(call opt,--sdk,SDK) $(call opt,--keys,KEYS) \
   $(call opts,$(WORKLOAD_DEPLOY_OPTIONS))
 STACK_INPUTS = $(TARGET) $(DEPLOY_INPUTS)
 VERBOSE_ARG = $(if $(filter 1,$(value VERBOSE)),--verbose)
@@ -129,11 +131,11 @@ AT_TARGET_ARG = $(if $(value AT_TARGET),--at-target=$(call q,AT_TARGET))
 # The workload (empty: the CLI's default) and its options (docs/workloads.md): fire's, and a
 # sweep's lists.
 WORKLOAD_ARGS = $(if $(value WORKLOAD),--workload=$(call q,WORKLOAD)) $(call opts,$(WORKLOAD_OPTIONS))
-# STRATEGY and the workloads' deploy-level variables (STORAGE, EXPRESS_AZ...) are deploy's too, so
+# The workloads' deploy-level variables (STRATEGY, STORAGE, EXPRESS_AZ...) are deploy's too, so
 # they may still be set when `make fire` runs: fire gets them marked --deploy-level, so that a run
 # of a workload without that option ignores them rather than refusing them, and checks those it
 # does not take against the stack, as it checks the other deploy inputs (DEPLOYED_ARGS).
-FIRE_ARGS = $(WORKLOAD_ARGS) $(PIN_ARG) $(STRATEGY_ARG) $(if $(STRATEGY_ARG),--deploy-level strategy) \
+FIRE_ARGS = $(WORKLOAD_ARGS) $(PIN_ARG) $(MODE_ARG) $(if $(MODE_ARG),--deploy-level strategy) \
   $(call opts,$(WORKLOAD_DEPLOY_OPTIONS),deploy-level) $(DEPLOYED_ARGS) $(if $(filter 1,$(value REMOTE_COPY)),--remote-copy)
 NETWORK_ARGS = $(if $(value NETWORK),--network=$(call q,NETWORK)) --network-scale=$(call q,NETWORK_SCALE)
 # The long command lines, as variables: a continuation inside a recipe is echoed as written (a

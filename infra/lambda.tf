@@ -11,8 +11,6 @@ locals {
     # Sized for the object whatever the default strategy: a message may ask for download_file.
     min(10240, max(512, local.object_mib + local.tmp_headroom_mib)),
   )
-  default_strategy_name = split(" ", trimspace(var.default_strategy))[0]
-  writes_tmp            = local.default_strategy_name == "download_file"
 }
 
 # Created here, not by Lambda on first write, so that it has a retention and destroy removes it.
@@ -27,7 +25,7 @@ resource "aws_lambda_function" "downloader" {
   #checkov:skip=CKV_AWS_116: SQS invokes the function synchronously; failed messages go to the queue's redrive DLQ (sqs.tf), Lambda's own DLQ serves only asynchronous invocations
   #checkov:skip=CKV_AWS_117: a VPC changes the network path being measured (ENIs, NAT or gateway endpoint between the function and S3)
   #checkov:skip=CKV_AWS_272: the zip is built deterministically from this repository by the same user who deploys it; code signing needs AWS Signer, which no emulator offers
-  #checkov:skip=CKV_AWS_173: the variables hold bucket names, key, size and default strategy, no secrets; Lambda encrypts them at rest with its service key
+  #checkov:skip=CKV_AWS_173: the variables hold bucket names, key, size and the workloads' settings (download's default strategy), no secrets; Lambda encrypts them at rest with its service key
   #checkov:skip=CKV_AWS_50: X-Ray tracing adds work and cost to every invocation of a latency measurement; the records carry their own timings
   function_name = local.function_name
   role          = aws_iam_role.downloader.arn
@@ -53,7 +51,6 @@ resource "aws_lambda_function" "downloader" {
       FANOUT_KEY               = local.object_key
       FANOUT_KEYS              = jsonencode(local.copy_keys)
       FANOUT_EXPECTED_SIZE     = tostring(var.object_size)
-      FANOUT_DEFAULT_STRATEGY  = var.default_strategy
       FANOUT_CONCURRENCY_LIMIT = tostring(var.concurrency)
       FANOUT_ENVIRONMENT_EPOCH = var.environment_epoch
       POWERTOOLS_SERVICE_NAME  = "s3-fanout"
@@ -62,17 +59,19 @@ resource "aws_lambda_function" "downloader" {
   }
 
   lifecycle {
-    # crt's client ignores custom endpoints and would read from AWS instead (fanout.workloads.download.strategies).
+    # The download workload's default strategy (download.tf), which the function is deployed with:
+    # crt's client ignores custom endpoints and would read from AWS instead
+    # (fanout.workloads.download.strategies); download_file needs the object in /tmp.
     precondition {
-      condition     = local.default_strategy_name != "crt" || !local.custom_endpoint
+      condition     = local.download_strategy_name != "crt" || !local.custom_endpoint
       error_message = "default_strategy crt runs only against AWS: boto3's CRT client ignores a custom endpoint."
     }
     precondition {
-      condition     = !local.writes_tmp || local.object_mib + local.tmp_headroom_mib <= 10240
+      condition     = !local.download_writes_tmp || local.object_mib + local.tmp_headroom_mib <= 10240
       error_message = "With default strategy download_file the object must fit in /tmp (at most 10240 MB including ${local.tmp_headroom_mib} MB headroom); use default_strategy = \"stream\" or \"ranged\"."
     }
     precondition {
-      condition     = var.ephemeral_storage == null ? true : (!local.writes_tmp || var.ephemeral_storage >= local.object_mib + local.tmp_headroom_mib)
+      condition     = var.ephemeral_storage == null ? true : (!local.download_writes_tmp || var.ephemeral_storage >= local.object_mib + local.tmp_headroom_mib)
       error_message = "ephemeral_storage (${local.ephemeral_storage} MB) cannot hold the object for default strategy download_file: it needs ${local.object_mib + local.tmp_headroom_mib} MB (the object plus ${local.tmp_headroom_mib} MB headroom)."
     }
   }

@@ -110,9 +110,3 @@ output "sdk" {
   description = "Where the function's boto3 comes from: bundled (the zip) or runtime."
   value       = var.sdk
 }
-
-output "default_strategy" {
-  description = "Download strategy of messages that name none (canonical text as deployed)."
-  value       = var.default_strategy
-}
-

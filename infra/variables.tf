@@ -96,18 +96,6 @@ variable "environment_epoch" {
   default     = ""
 }
 
-variable "default_strategy" {
-  description = "Download strategy of messages that name none (fanout fire always names one): a strategy name and optional parameters, such as \"download_file\" or \"ranged connections=8 chunk_size=8MiB\". The strategies and their parameters are defined in functions/runner/download/strategies.py (see docs/strategies.md); here only the name is checked, fanout deploy and the function check the parameters."
-  type        = string
-  default     = "download_file"
-
-  # The names of functions/runner/download/strategies.py; tests/infra/test_strategy_validation.py keeps them equal.
-  validation {
-    condition     = contains(["download_file", "stream", "ranged", "crt", "repeated"], split(" ", trimspace(var.default_strategy))[0])
-    error_message = "default_strategy must start with a strategy name: download_file, stream, ranged, crt or repeated."
-  }
-}
-
 variable "concurrency" {
   description = "Reserved concurrency of the function: how many copies read the object at once. The queue mapping's maximum_concurrency follows it but cannot go below 2, so at 1 the mapping may start a second invocation that the function's limit throttles: that message returns to the queue and, after max_receive_count such receives, lands in the dead-letter queue. Use at least 2 when no message may be lost to throttling."
   type        = number

@@ -13,6 +13,7 @@ from fanout.stages import deploy
 from fanout.cloud import params, terraform
 from fanout.common.errors import FanoutError, UsageError
 from fanout.common.sizes import format_size
+from fanout.workloads.download import strategies
 
 GOOD = {
     "--concurrency": "5",
@@ -106,8 +107,8 @@ def test_a_list_with_a_bad_value_gets_the_values_own_error(text):
 
 
 def test_a_size_with_a_space_before_its_unit_or_in_lower_case_is_one_value():
-    assert params.parse("s3fanout", "us-east-1", "5", "512", "32mib", "x86_64", "stream").object_size == 32 * MIB
-    assert params.parse("s3fanout", "us-east-1", "5", "512", "64 MiB", "x86_64", "stream").object_size == 64 * MIB
+    assert params.parse("s3fanout", "us-east-1", "5", "512", "32mib", "x86_64").object_size == 32 * MIB
+    assert params.parse("s3fanout", "us-east-1", "5", "512", "64 MiB", "x86_64").object_size == 64 * MIB
 
 
 @pytest.mark.parametrize("stack", ["Upper", "9lives", "trailing-", "../escape", "a" * 31, ""])
@@ -133,10 +134,10 @@ def test_allowed_range_is_named_in_the_error():
 
 
 def test_object_must_fit_tmp_only_in_download_file_mode():
-    params.check_fits_tmp(LARGEST_DOWNLOADABLE, "download_file")
-    params.check_fits_tmp(LARGEST_DOWNLOADABLE + 1, "stream")
+    strategies.check_fits_tmp(LARGEST_DOWNLOADABLE, "download_file")
+    strategies.check_fits_tmp(LARGEST_DOWNLOADABLE + 1, "stream")
     with pytest.raises(UsageError, match="STRATEGY=stream or ranged"):
-        params.check_fits_tmp(LARGEST_DOWNLOADABLE + 1, "download_file")
+        strategies.check_fits_tmp(LARGEST_DOWNLOADABLE + 1, "download_file")
 
 
 def one_line_error(capsys, args: list[str]) -> str:
@@ -313,6 +314,15 @@ def test_a_redeploy_of_one_input_keeps_the_others():
     kept = {"object_size": 32 * MIB, "concurrency": 4, "memory": 512, "architecture": "arm64", "timeout": 60,
             "region": "eu-west-1", "storage": ["express", "standard"], "express_az": "euw1-az1"}  # fmt: skip
     assert {name: variables[name] for name in kept} == kept
+
+
+def test_a_redeploy_keeps_the_default_strategy_a_stack_deployed_before_it_was_the_download_workloads_has():
+    """Its outputs (as Terraform's recorded inputs) name it default_strategy, as every stack's did:
+    a redeploy that does not give it keeps it, and nothing else than what was given changes."""
+    inputs = deploy.inputs_from(deploy_args("--memory", "1024"), DEPLOYED)
+    assert inputs.workload_options["strategy"] == DEPLOYED["default_strategy"]
+    assert inputs.variables("", "/x.zip", "aws")["default_strategy"] == DEPLOYED["default_strategy"]
+    assert params.changes(deploy.inputs_from(deploy_args(), DEPLOYED), inputs) == ["memory: 512 -> 1024"]
 
 
 def test_a_first_deploy_takes_the_documented_defaults():

@@ -37,6 +37,7 @@ def test_the_default_and_demo_summaries_fit(backend, stack_outputs):
     lines = summary(backend, stack_outputs)
     assert [line for line in lines if len(line) > WIDTH] == []
     assert f"  bucket    {stack_outputs['bucket']}" in lines
+    assert f"  strategy  {stack_outputs['default_strategy']}" in lines  # the download workload's line
 
 
 def test_object_and_bucket_fit_for_the_longest_names():

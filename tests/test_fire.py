@@ -135,13 +135,14 @@ def test_injected_failures_are_floor_n_f_and_evenly_spread(count, fraction):
         assert len([s for s in chosen if s < prefix]) == math.floor(prefix * f)
 
 
-def make_stack(emulator, url, **overrides) -> Stack:
+def make_stack(emulator, url, default_strategy="download_file", **overrides) -> Stack:
     values = {f.name: f.type() if f.type in (int, str) else None for f in fields(Stack)
               if f.default is MISSING and f.default_factory is MISSING}
     values.update(backend="local", stack="unit", region=REGION, endpoint=emulator, queue_url=url,
                   queue_arn="arn:aws:sqs:us-east-1:123456789012:unit", concurrency=4, memory=512,
-                  object_size=2**20, default_strategy="download_file", architecture="x86_64", timeout=300)
+                  object_size=2**20, architecture="x86_64", timeout=300)
     values.update(overrides)
+    values["workload_outputs"] = {"default_strategy": default_strategy, **values.get("workload_outputs", {})}
     return Stack(**values)
 
 
@@ -179,7 +180,7 @@ def test_a_download_body_without_strategy_carries_the_stacks_default_and_no_pin(
     fire.fire(deployed, fire.FireParams(3, "t", workers=1))
     bodies = drain(sqs, url)
     assert [set(body) for body in bodies] == [{"run_id", "seq", "experiment_tag", "workload", "strategy"}] * 3
-    assert {(body["workload"], body["strategy"]) for body in bodies} == {(workloads.DEFAULT, deployed.default_strategy)}
+    assert {(body["workload"], body["strategy"]) for body in bodies} == {(workloads.DEFAULT, deployed.workload_outputs["default_strategy"])}
 
 
 def test_run_json_records_the_storage_classes_for_the_report(queue, emulator, results):
@@ -318,7 +319,7 @@ def test_fire_rejects_bad_values_before_anything_else(capsys, results, extra, na
 
 def test_the_run_strategy_is_checked_against_the_stack(emulator):
     local, aws_stack = make_stack(emulator, ""), make_stack(emulator, "", backend="aws", endpoint="")
-    assert str(download.check_strategy(local, None)) == str(strategies.parse(local.default_strategy))
+    assert str(download.check_strategy(local, None)) == str(strategies.parse(local.workload_outputs["default_strategy"]))
     with pytest.raises(UsageError, match="runs only against AWS") as info:
         download.check_strategy(local, strategies.parse("crt"))
     assert emulator in str(info.value) and "\n" not in str(info.value)

@@ -96,8 +96,10 @@ STANDARD_OUTPUTS = {
 }  # fmt: skip
 
 
-# seqread's outputs of a stack deployed before them: no remote bucket, the default run's objects.
-SEQREAD_BEFORE = {"remote_region": "", "remote_bucket": "", "seqread_objects": {"67108864": 1}}
+# seqread's outputs of a stack deployed before them: no remote bucket, the default run's objects;
+# download's default strategy, which every stack has.
+SEQREAD_BEFORE = {"remote_region": "", "remote_bucket": "", "seqread_objects": {"67108864": 1},
+                  "default_strategy": "stream"}  # fmt: skip
 
 
 def test_stack_reads_the_storage_outputs():

@@ -12,6 +12,7 @@ from fanout import cli
 from fanout.common.errors import UsageError
 from fanout.results import markdown, sections, study_tables as compared
 from fanout.stages import study, sweep
+from fanout.workloads.download import strategies
 
 MIB, GIB = 2**20, 2**30
 
@@ -29,6 +30,16 @@ def test_every_study_and_its_local_variant_pass_the_sweeps_validation(name):
     full, rehearsal = (study.estimate_row(loaded, backend) for backend in ("aws", "local"))
     assert rehearsal[3] <= full[3]  # the local variant sends no more messages than the study
     assert rehearsal[4] == "0.00"
+
+
+def test_a_study_list_reaches_the_sweep_with_its_workloads_separator():
+    """A TOML list becomes one flag value: strategies (which hold spaces) joined by the download
+    workload's ';', every other list by spaces; the sweep reads each back as the list it was."""
+    lists = {"memory": [512, 1024], "strategy": ["stream", "ranged connections=4"]}
+    checked = dataclasses.replace(study.load("lambda-fanout"), sweep=lists).checked("local", "s3fanout", local=False)
+    assert checked.axes.memory == (512, 1024)
+    assert [combo["strategy"] for combo in checked.axes.options] == [str(strategies.parse("stream")),
+                                                                     str(strategies.parse("ranged connections=4"))]
 
 
 # The sources' parameters as docs/studies.md's sources publish them, kept here apart from the

@@ -328,7 +328,7 @@ def test_deploy_inputs_keep_every_object_size_and_fresh_environments_per_cell_on
         # to start fresh environments; the local host restarts its environments instead.
         fresh_by_config = backend == "aws" and not keep_warm
         assert same_deployment == [not fresh_by_config, False, not fresh_by_config]
-    assert params.DeployParams("s", "us-east-1", 1, 128, 5, "x86_64", "stream").object_sizes() == [5]
+    assert params.DeployParams("s", "us-east-1", 1, 128, 5, "x86_64").object_sizes() == [5]
 
 
 def test_every_cell_deploys_the_sweeps_storage_classes_and_a_resume_keeps_them(isolated):
@@ -574,6 +574,20 @@ def test_every_cell_deploys_the_sweeps_ephemeral_storage_and_a_resume_keeps_it(i
                                                        "--ephemeral-storage", "1000"]))  # fmt: skip
 
 
+def test_a_sweep_deploys_its_first_strategy_as_the_download_workloads_deploy_option(isolated):
+    """The stack's default strategy is the download workload's deploy-level option: a sweep of
+    strategies deploys its first with every cell, records it, and a resume deploys it again."""
+    args = cli.build_parser().parse_args(["sweep", "--strategy", "stream; ranged connections=4", "--memory", "512 1024"])
+    chosen = sweep.from_args(args)
+    first = str(strategies.parse("stream"))
+    assert chosen.workload_options["strategy"] == chosen.settings()["strategy"] == first
+    resumed = sweep.SweepParams.from_manifest(sweeps.new_manifest(chosen.settings(), []))
+    for made in (chosen, resumed):
+        deployment = sweep._Deployment(made, "id", Console())
+        assert {deployment.inputs_for(c, i).variables("", "zip")["default_strategy"]
+                for i, c in enumerate(made.axes.cells())} == {first}  # fmt: skip
+
+
 def test_a_manifest_saved_before_the_options_slot_reads_its_download_fields_as_options():
     """tests/fixtures/saved/sweep holds a sweep.json whose axes and cells name the strategy and pin
     beside the deploy-level parameters: they become the download's options, and a resume plans
@@ -586,3 +600,5 @@ def test_a_manifest_saved_before_the_options_slot_reads_its_download_fields_as_o
     planned = sweep.SweepParams.from_manifest(manifest).axes
     assert planned.cells() == cells and planned.varying() == manifest.varying == ["concurrency"]
     assert download.DownloadDriver().sweep_stack_inputs(planned) == {"strategy": strategy}
+    resumed = sweep._Deployment(sweep.SweepParams.from_manifest(manifest), "id", Console())
+    assert resumed.inputs_for(cells[0], 0).variables("", "zip")["default_strategy"] == strategy  # as it was deployed

@@ -13,9 +13,9 @@ from fanout.workloads import registry as workloads
 
 MAKEFILE = (paths.REPO / "Makefile").read_text()
 INFRA = paths.REPO / "infra"
-# download's options are every stack's and the sweep's axes: STRATEGY (a deploy input of every
-# stack, fanout.cloud.params.INPUTS) and PIN reach fire and sweep through Make variables of their own.
-EVERY_STACKS = {"strategy", "pin"}
+# download's PIN reaches fire and sweep through a Make variable of its own (PIN_ARG); its STRATEGY,
+# a deploy-level option fire takes too, is in WORKLOAD_DEPLOY_OPTIONS.
+OWN_MAKE_VARIABLE = {"pin"}
 
 
 def make_pairs(name: str, text: str = MAKEFILE) -> dict[str, str]:
@@ -42,7 +42,7 @@ def test_the_makefile_passes_every_workloads_options_and_nothing_else():
     assert not set(options) & set(deploy_level)
     declared = {name for driver in workloads.DRIVERS.values() for name in (*driver.OPTIONS, *driver.DEPLOY_OPTIONS)}
     assert {fire[flag] for flag in options.values()} | {deploy[flag] for flag in deploy_level.values()} == \
-        declared - EVERY_STACKS  # fmt: skip
+        declared - OWN_MAKE_VARIABLE  # fmt: skip
     assert {deploy[flag] for flag in deploy_level.values()} == set(workloads.deploy_option_names())
     for flag in deploy_level.values():  # make marks each --deploy-level with the name it derives from the flag
         assert flag.removeprefix("--").replace("-", "_") == deploy[flag] == fire[flag], flag

@@ -4,9 +4,8 @@ slot (FireParams.options, run.json's workload_options, a sweep cell's options).
 
 A name counts wherever the code could use it as a field: a variable, an attribute, a keyword, a
 parameter, a function, an imported name or a string (a JSON key). Only the modules listed below
-may still name one: the JSON boundary that reads files saved before the slot, and what is not
-moved yet, each with the names it holds. A name coming back anywhere else fails, and so does a
-listed one that went (the list shrinks with the code).
+may still name one: the JSON boundary that reads files saved before the slot, each with the names
+it holds. A name coming back anywhere else fails, and so does a listed one that went.
 """
 
 import ast
@@ -19,14 +18,6 @@ DOWNLOAD_NAMES = {"strategy", "strategy_from", "default_strategy", "pin", "strat
 BOUNDARY = {  # old run.json and sweep.json: their download fields read into the options
     "results/run_record.py": {"strategy", "strategy_from", "pin"},
     "results/sweep_folders.py": {"strategy", "pin"},
-}
-NOT_MOVED_YET = {
-    # The stack's default strategy: a deploy input of every stack (Terraform's default_strategy).
-    "cloud/params.py": {"strategy", "strategies", "default_strategy"},
-    "cloud/stack.py": {"default_strategy"},
-    "results/run_record.py": {"default_strategy"},
-    "stages/deploy.py": {"default_strategy"},
-    "stages/demo.py": {"strategy"},
 }
 
 
@@ -52,9 +43,7 @@ def names_in(source: str) -> set[str]:
 def test_the_generic_wings_name_no_download_field_outside_the_listed_modules():
     found = {path.relative_to(DRIVERS).as_posix(): names_in(path.read_text())
              for wing in GENERIC for path in sorted((DRIVERS / wing).rglob("*.py"))}  # fmt: skip
-    allowed = {module: BOUNDARY.get(module, set()) | NOT_MOVED_YET.get(module, set())
-               for module in {*BOUNDARY, *NOT_MOVED_YET}}  # fmt: skip
-    assert {module: names for module, names in found.items() if names} == allowed
+    assert {module: names for module, names in found.items() if names} == BOUNDARY
 
 
 def test_a_download_field_in_a_generic_module_is_found():

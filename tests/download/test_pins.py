@@ -46,7 +46,7 @@ def fire_plan(*argv: str, default_strategy: str = "crt"):
     args = cli.build_parser().parse_args(["fire", "--backend", "aws", *argv])
     values = {f.name: f.type() for f in fields(Stack) if f.type in (int, str)}
     stack = Stack(**values | {"backend": "aws", "object_size": 1, "memory": 1024, "architecture": "x86_64",
-                              "default_strategy": default_strategy, "timeout": 300})  # fmt: skip
+                              "workload_outputs": {"default_strategy": default_strategy}, "timeout": 300})  # fmt: skip
     driver = download.DownloadDriver()
     return driver.plan(stack, driver.options_from(command_line.texts(args)), 3)
 

@@ -11,6 +11,7 @@ from fanout.workloads import registry
 from fanout import cli
 from fanout.cloud import owner, package, params, stack, terraform
 from fanout.stages import deploy
+from fanout.workloads.download import strategies
 
 
 
@@ -19,8 +20,8 @@ def deployed(name: str, function_timeout: int, emulator: str, tmp_path_factory):
     """The stack `name` on the emulator at `emulator`, its results in a temporary folder."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("FANOUT_RESULTS", str(tmp_path_factory.mktemp("results")))
-        inputs = params.parse(name, "us-east-1", 2, 512, "1KiB", "x86_64", "stream", function_timeout,
-                              deploy.workload_deploy({}))  # the workloads' defaults, as `make deploy`'s
+        inputs = params.parse(name, "us-east-1", 2, 512, "1KiB", "x86_64", function_timeout,
+                              deploy.workload_deploy({"strategy": str(strategies.parse("stream"))}))  # the others': defaults
         # Recorded as a sweep's stack: the module's sweep redeploys it (a sweep refuses a stack
         # `make deploy` created, fanout.cloud.owner).
         variables = {**inputs.variables(emulator, package.build(function="runner")), owner.VARIABLE: owner.SWEEP}

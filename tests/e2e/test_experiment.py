@@ -52,8 +52,8 @@ WAIT = ["--timeout", "240", *NO_MODEL]
 def deployed(emulator, tmp_path_factory):
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("FANOUT_RESULTS", str(tmp_path_factory.mktemp("results")))
-        inputs = params.parse(STACK, "us-east-1", CONCURRENCY, 256, "1MiB", "x86_64", "download_file", TIMEOUT_S,
-                              deploy.workload_deploy({}))  # fmt: skip
+        inputs = params.parse(STACK, "us-east-1", CONCURRENCY, 256, "1MiB", "x86_64", TIMEOUT_S,
+                              deploy.workload_deploy({"strategy": str(strategies.parse("download_file"))}))  # fmt: skip
         variables = inputs.variables(emulator, package.build(function="runner"))
         try:
             terraform.apply("local", STACK, variables)

@@ -55,7 +55,7 @@ def function_env(monkeypatch, emulator, test_object, tmp_path):
         "FANOUT_BUCKET": test_object.bucket,
         "FANOUT_KEY": test_object.key,
         "FANOUT_EXPECTED_SIZE": str(test_object.size),
-        "FANOUT_DEFAULT_STRATEGY": "download_file",
+        "DOWNLOAD_DEFAULT_STRATEGY": "download_file",
         "FANOUT_CONCURRENCY_LIMIT": "7",
         # A service name per test: Powertools configures a logger once per name and binds it to
         # the sys.stdout of that moment, which capsys replaces for each test.

@@ -60,7 +60,7 @@ def record_get_object_ids(handler):
 )
 def test_success_record(load_handler, function_env, test_object, capsys, tmp_path, env_strategy, body_strategy,
                         expected):
-    function_env["FANOUT_DEFAULT_STRATEGY"] = env_strategy
+    function_env["DOWNLOAD_DEFAULT_STRATEGY"] = env_strategy
     handler = load_handler()
     get_object_ids = record_get_object_ids(handler)
     event = sqs_event(body(seq=42, **({"strategy": body_strategy} if body_strategy else {})), receive_count=3)
@@ -281,9 +281,9 @@ def test_a_batch_where_every_message_fails_is_reported_not_raised(load_handler, 
 
 
 def test_misconfigured_function_fails_the_invocation(load_handler, function_env):
-    function_env["FANOUT_DEFAULT_STRATEGY"] = "carrier-pigeon"
+    function_env["DOWNLOAD_DEFAULT_STRATEGY"] = "carrier-pigeon"
     handler = load_handler()
-    with pytest.raises(ValueError, match="FANOUT_DEFAULT_STRATEGY='carrier-pigeon'"):
+    with pytest.raises(ValueError, match="DOWNLOAD_DEFAULT_STRATEGY='carrier-pigeon'"):
         invoke(handler, sqs_event(body()))
 
 

@@ -151,7 +151,7 @@ def test_cpu_seconds_are_the_processs_not_the_clocks(measure, monkeypatch, s3, t
 def test_settings_from_env_rejects_unknown_strategy(measure):
     env = {"FANOUT_BUCKET": "b", "FANOUT_KEY": "k", "FANOUT_EXPECTED_SIZE": "10"}  # the limit is invocation's
     assert str(measure.Settings.from_env(env).default_strategy) == str(measure.strategies.parse("download_file"))
-    with pytest.raises(ValueError, match="FANOUT_DEFAULT_STRATEGY='tcp'"):
-        measure.Settings.from_env({**env, "FANOUT_DEFAULT_STRATEGY": "tcp"})
+    with pytest.raises(ValueError, match="DOWNLOAD_DEFAULT_STRATEGY='tcp'"):
+        measure.Settings.from_env({**env, "DOWNLOAD_DEFAULT_STRATEGY": "tcp"})
     with pytest.raises(ValueError, match="connections='99'"):
-        measure.Settings.from_env({**env, "FANOUT_DEFAULT_STRATEGY": "ranged connections=99"})
+        measure.Settings.from_env({**env, "DOWNLOAD_DEFAULT_STRATEGY": "ranged connections=99"})

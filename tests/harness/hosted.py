@@ -51,7 +51,7 @@ class Downloader:
         fn = testing.deploy(self.endpoint, self.role, self.zip, handler="handler.lambda_handler",
                             reserved=environments, timeout=900, visibility=900, memory=MEMORY, environment={
                                 "FANOUT_BUCKET": self.bucket, "FANOUT_KEY": key,
-                                "FANOUT_EXPECTED_SIZE": str(self.sizes[key]), "FANOUT_DEFAULT_STRATEGY": mode,
+                                "FANOUT_EXPECTED_SIZE": str(self.sizes[key]), "DOWNLOAD_DEFAULT_STRATEGY": mode,
                                 "FANOUT_CONCURRENCY_LIMIT": str(environments)})
         count = environments * messages_per_env
         first = environments if warm else 0

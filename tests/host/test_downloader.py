@@ -26,7 +26,7 @@ def test_downloader_records_every_message_and_retries_the_failure(deploy, downlo
     fn = deploy(downloader_zip, handler="handler.lambda_handler", batch_size=3, report_failures=True,
                 reserved=CONCURRENCY_LIMIT, timeout=10, visibility=4, max_receive=2, memory=1024, environment={
                     "FANOUT_BUCKET": bucket, "FANOUT_KEY": "object", "FANOUT_EXPECTED_SIZE": str(OBJECT_SIZE),
-                    "FANOUT_DEFAULT_STRATEGY": "download_file", "FANOUT_CONCURRENCY_LIMIT": str(CONCURRENCY_LIMIT),
+                    "DOWNLOAD_DEFAULT_STRATEGY": "download_file", "FANOUT_CONCURRENCY_LIMIT": str(CONCURRENCY_LIMIT),
                     "POWERTOOLS_SERVICE_NAME": "s3-fanout", "POWERTOOLS_LOG_LEVEL": "INFO"},
                 allowed=[allow("s3:GetObject", f"arn:aws:s3:::{bucket}/object")])
     s3 = fn.client("s3")

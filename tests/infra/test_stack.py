@@ -76,7 +76,7 @@ def test_outputs_describe_the_inputs(deployed, emulator):
     assert deployed.memory == int(INPUTS["--memory"])
     assert deployed.object_size == parse_size(INPUTS["--object-size"])
     assert deployed.architecture == INPUTS["--architecture"]
-    assert deployed.default_strategy == str(strategies.parse(INPUTS["--strategy"]))  # canonical
+    assert deployed.workload_outputs["default_strategy"] == str(strategies.parse(INPUTS["--strategy"]))  # canonical
 
 
 def test_function_configuration(deployed, function):
@@ -92,7 +92,7 @@ def test_function_configuration(deployed, function):
         "FANOUT_KEY": deployed.object_key,
         "FANOUT_KEYS": json.dumps([deployed.object_key]),  # KEYS=1: the object alone
         "FANOUT_EXPECTED_SIZE": str(deployed.object_size),
-        "FANOUT_DEFAULT_STRATEGY": deployed.default_strategy,
+        "DOWNLOAD_DEFAULT_STRATEGY": deployed.workload_outputs["default_strategy"],
         "FANOUT_CONCURRENCY_LIMIT": str(deployed.concurrency),
         "FANOUT_ENVIRONMENT_EPOCH": "",  # only a sweep on AWS sets it
         "LATENCY_BUCKETS": json.dumps({"standard": deployed.bucket}, separators=(",", ":")),

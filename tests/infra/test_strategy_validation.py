@@ -1,6 +1,6 @@
 """Terraform's check of default_strategy agrees with the one definition of the strategies.
 
-infra/variables.tf cannot load functions/runner/download/strategies.py, so it lists the names; this
+infra/download.tf cannot load functions/runner/download/strategies.py, so it lists the names; this
 test reads that list and its error message back and holds them to the definition. The mock
 tests (validation.tftest.hcl) show that Terraform enforces them.
 """
@@ -12,7 +12,7 @@ from fanout.workloads.download import strategies
 
 
 def default_strategy_block() -> str:
-    text = (paths.INFRA / "variables.tf").read_text()
+    text = (paths.INFRA / "download.tf").read_text()
     return re.search(r'variable "default_strategy" \{.*?\n\}', text, re.S).group(0)
 
 
@@ -26,7 +26,7 @@ def test_terraform_allows_exactly_the_defined_strategy_names():
 
 def test_terraform_keeps_aws_only_strategies_off_custom_endpoints():
     lambda_tf = (paths.INFRA / "lambda.tf").read_text()
-    guarded = re.findall(r'local\.default_strategy_name != "([a-z_]+)" \|\| !local\.custom_endpoint', lambda_tf)
+    guarded = re.findall(r'local\.download_strategy_name != "([a-z_]+)" \|\| !local\.custom_endpoint', lambda_tf)
     assert guarded == [name for name, s in strategies.STRATEGIES.items() if s.aws_only]
 
 

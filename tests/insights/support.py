@@ -83,7 +83,7 @@ def make_stack(**outputs) -> Stack:
         backend="local", stack="t", region="us-east-1", endpoint="", bucket="b", object_key="k", object_size=1,
         queue_url="q", queue_arn="arn:aws:sqs:us-east-1:123456789012:q", dlq_url="d", dlq_arn="d",
         function_name="f", log_group="/aws/lambda/f", concurrency=1, memory=1024, timeout=60,
-        batch_size=1, max_receive_count=5, architecture="x86_64", default_strategy="download_file",
+        batch_size=1, max_receive_count=5, architecture="x86_64", workload_outputs={"default_strategy": "download_file"},
     )  # fmt: skip
     values.update(outputs)
     return Stack(**values)

@@ -134,7 +134,8 @@ def test_a_download_asks_its_strategys_head_and_gets():
 class _Stack:
     """What the automatic scale reads of a deployed stack (what the machine serves is given)."""
 
-    concurrency, memory, bucket, object_key, object_size, default_strategy = 4, 1024, "b", "k", 30_000_000, "stream"
+    concurrency, memory, bucket, object_key, object_size = 4, 1024, "b", "k", 30_000_000
+    workload_outputs = {"default_strategy": "stream"}
 
 
 MEASURED = capacity.Capacity(mb_per_s=100, requests_per_s=10)  # what the machine served, given: it is not tested here

@@ -111,7 +111,7 @@ def test_pinned_messages_reach_their_address_through_the_platform_name(emulator,
     fn = testing.deploy(emulator, downloader.role, downloader.zip, handler="handler.lambda_handler", reserved=2,
                         timeout=60, visibility=60, memory=1024, environment={
                             "FANOUT_BUCKET": downloader.bucket, "FANOUT_KEY": "object", "FANOUT_EXPECTED_SIZE": str(MIB),
-                            "FANOUT_DEFAULT_STRATEGY": "download_file", "FANOUT_CONCURRENCY_LIMIT": "2"})
+                            "DOWNLOAD_DEFAULT_STRATEGY": "download_file", "FANOUT_CONCURRENCY_LIMIT": "2"})
     fn.send([{"run_id": "r", "seq": seq, "experiment_tag": "pin", "pin": pin} for seq in range(6)])
 
     fn.host(network=network)

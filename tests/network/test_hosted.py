@@ -26,7 +26,7 @@ def test_stream_downloads_show_the_burst_and_the_sustained_rate(emulator):
                         package.build("runner").read_bytes(), handler="handler.lambda_handler",
                         reserved=2, timeout=30, visibility=60, memory=1024, environment={
                             "FANOUT_BUCKET": bucket, "FANOUT_KEY": "object", "FANOUT_EXPECTED_SIZE": str(OBJECT_SIZE),
-                            "FANOUT_DEFAULT_STRATEGY": "stream", "FANOUT_CONCURRENCY_LIMIT": "2"})
+                            "DOWNLOAD_DEFAULT_STRATEGY": "stream", "FANOUT_CONCURRENCY_LIMIT": "2"})
     s3 = fn.client("s3")
     s3.create_bucket(Bucket=bucket)
     s3.put_object(Bucket=bucket, Key="object", Body=os.urandom(OBJECT_SIZE))

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from fanout.common import backends, function_modules, numerals as numbers
+from fanout.common import backends, numerals as numbers
 from fanout.cloud import package
 from fanout.common.errors import UsageError
 from fanout.common.sizes import format_size, parse_size
@@ -77,24 +77,16 @@ class Input:
     def flag(self) -> str:
         return "--" + self.name.replace("_", "-")
 
-# The stack's default strategy (the download workload's, which every stack deploys as the function's
-# FANOUT_DEFAULT_STRATEGY) in the function's own definition; its run-time checks:
-# fanout.workloads.download.strategies.
-strategies = function_modules.load("strategies")
 
-
-# The one definition of the deploy inputs and their defaults. deploy and plan take one value of
-# each (one not given keeps the deployed stack's, or on a first deploy takes this default); a
-# sweep takes lists of the AXES; fire refuses those set at deploy (all but the strategy) when
-# they differ from the stack's.
+# The one definition of the deploy inputs every stack has and their defaults. deploy and plan
+# take one value of each (one not given keeps the deployed stack's, or on a first deploy takes
+# this default); a sweep takes lists of the AXES; fire refuses one that differs from the stack's.
+# A workload's own deploy-level options are its driver's (Driver.DEPLOY_OPTIONS).
 INPUTS = (
     Input("concurrency", "CONCURRENCY", "10", "reserved concurrency, 1-1000", "concurrency"),
     Input("memory", "MEMORY", "1024", "function memory in MB, 128-10240", "memory"),
     Input("object_size", "OBJECT_SIZE", "256MiB", "test object size, e.g. 64MiB, 1GB", "object_size"),
     Input("architecture", "ARCH", "x86_64", "x86_64 or arm64", "architecture"),
-    Input("strategy", "STRATEGY", strategies.DEFAULT,
-          f"download strategy, e.g. 'stream' or 'ranged connections=8' (one of "
-          f"{', '.join(strategies.STRATEGIES)}; --mode is its old name)", "default_strategy"),
     Input("region", "REGION", "us-east-1", "AWS region", "region"),
     Input("function_timeout", "FUNCTION_TIMEOUT", str(DEFAULT_FUNCTION_TIMEOUT),
           "function timeout in seconds, 1-900; the queue's visibility timeout is 6x it", "timeout"),
@@ -102,30 +94,24 @@ INPUTS = (
           f"/tmp in MB, {MIN_EPHEMERAL_MIB}-{MAX_EPHEMERAL_MIB}, or {AUTO_EPHEMERAL}: the object plus "
           f"{TMP_HEADROOM_MIB} MiB", "ephemeral_storage"),
 )  # fmt: skip
-AXES = tuple(item.name for item in INPUTS[:5])
+AXES = tuple(item.name for item in INPUTS[:4])
 DEFAULTS = {item.name: item.default for item in INPUTS}
-# The deploy inputs a sweep does not take from its axes: a workload's driver may set them
-# (Driver.sweep_stack_inputs), else they are these defaults.
-STACK_DEFAULTS = {"strategy": DEFAULTS["strategy"]}
-FIRE_CHECKED = tuple(item for item in INPUTS if item.name != "strategy")  # fire's own option too
 
 
 def add_arguments(parser, lists: bool = False) -> None:
     """The flags of INPUTS, None when not given; with `lists` (a sweep), each of the AXES takes
-    one or more values, separated by spaces, strategies (which contain spaces) by ';'."""
+    one or more values, separated by spaces."""
     for item in INPUTS:
-        separator = f"'{strategies.LIST_SEPARATOR}'" if item.name == "strategy" else "spaces"
-        more = f"; one or more, separated by {separator}" if lists and item.name in AXES else ""
+        more = "; one or more, separated by spaces" if lists and item.name in AXES else ""
         default = item.default if lists else f"the deployed stack's, else {item.default}"
-        names = (item.flag, "--mode") if item.name == "strategy" else (item.flag,)
-        parser.add_argument(*names, dest=item.name, help=f"{item.text} (default {default}{more})")
+        parser.add_argument(item.flag, dest=item.name, help=f"{item.text} (default {default}{more})")
 
 
 def add_fire_checks(parser: argparse.ArgumentParser, deploy_only: tuple[str, ...]) -> None:
-    """fire's flags of the inputs set at deploy (FIRE_CHECKED and `deploy_only`, the workloads'
+    """fire's flags of the inputs set at deploy (INPUTS and `deploy_only`, the workloads'
     deploy-only options): a run uses the stack's value, so one given that differs is refused
     (fire_mismatches)."""
-    flags = [(item.flag, item.name, item.make) for item in FIRE_CHECKED]
+    flags = [(item.flag, item.name, item.make) for item in INPUTS]
     flags += [("--" + name.replace("_", "-"), name, name.upper()) for name in deploy_only]
     for flag, name, make in flags:
         parser.add_argument(flag, dest=name, help=f"set at deploy ({make}): refused unless it is the deployed "
@@ -152,7 +138,6 @@ class DeployParams:
     memory: int
     object_size: int
     architecture: str
-    strategy: str  # canonical text of the default strategy (messages that name none)
     function_timeout: int = DEFAULT_FUNCTION_TIMEOUT
     ephemeral_storage: int | None = None  # /tmp in MB; None: sized from the object (ephemeral_mib)
     # Sizes of the other test objects the bucket keeps (a sweep over object sizes uploads each
@@ -161,9 +146,10 @@ class DeployParams:
     # Changing it changes the function's configuration, so Lambda starts fresh execution
     # environments (the sweep's fresh environments between cells on the same deployment).
     environment_epoch: str = ""
-    # The registered workloads' deploy-level options (fanout.workloads.registry.deploy_options; latency:
-    # storage, express_az), by name; one absent deploys its default. `workload_variables`: infra/'s
-    # variables for them (the registry's terraform_variables), which the stages give with them.
+    # The registered workloads' deploy-level options (fanout.workloads.registry.deploy_options; download:
+    # the stack's default strategy; latency: storage, express_az), by name; one absent deploys its
+    # default. `workload_variables`: infra/'s variables for them (the registry's terraform_variables),
+    # which the stages give with them.
     workload_options: dict = field(default_factory=dict)
     workload_variables: dict = field(default_factory=dict)
     sdk: str = package.DEFAULT_SDK  # fanout.cloud.package.SDKS: the zip's pinned boto3, or the runtime's
@@ -190,7 +176,6 @@ class DeployParams:
             "memory": self.memory,
             "object_size": self.object_size,
             "architecture": self.architecture,
-            "default_strategy": self.strategy,
             "timeout": self.function_timeout,
             "ephemeral_storage": self.ephemeral_storage,
             "test_object_sizes": self.object_sizes(),
@@ -238,7 +223,7 @@ def from_given(given_inputs: DeployGiven, deployed: dict, workload: WorkloadDepl
     texts = resolved_texts(given_inputs.texts, deployed)
     sdk, keys = _zip_and_copies(given_inputs.texts, deployed)
     return parse(given_inputs.stack, texts["region"], texts["concurrency"], texts["memory"], texts["object_size"],
-                 texts["architecture"], texts["strategy"], texts["function_timeout"], workload, sdk, keys,
+                 texts["architecture"], texts["function_timeout"], workload, sdk, keys,
                  texts["ephemeral_storage"])  # fmt: skip
 
 
@@ -269,9 +254,9 @@ def fire_mismatches(stack: str, at_fire: Mapping[str, str], makes: Mapping[str, 
 
 
 def fire_checked_makes(deploy_only: tuple[str, ...]) -> dict[str, str]:
-    """The Make variables of fire's inputs set at deploy (FIRE_CHECKED and the workloads'
-    deploy-only options `deploy_only`), by name."""
-    return {**{item.name: item.make for item in FIRE_CHECKED}, **{name: name.upper() for name in deploy_only}}
+    """The Make variables of fire's inputs set at deploy (INPUTS and the workloads' deploy-only
+    options `deploy_only`), by name."""
+    return {**{item.name: item.make for item in INPUTS}, **{name: name.upper() for name in deploy_only}}
 
 
 def _shown(inputs: DeployParams) -> dict:
@@ -286,21 +271,20 @@ def _shown(inputs: DeployParams) -> dict:
     return shown
 
 
-def parse(stack: str, region_name: str, concurrency, memory, size, architecture: str, strategy,
+def parse(stack: str, region_name: str, concurrency, memory, size, architecture: str,
           function_timeout=DEFAULT_FUNCTION_TIMEOUT, workload: WorkloadDeploy | None = None,
           sdk: str = package.DEFAULT_SDK, keys="1", ephemeral_storage=AUTO_EPHEMERAL) -> DeployParams:  # fmt: skip
-    """DeployParams from values as a user writes them (`strategy` as text or a parsed Choice;
-    `workload`: the workloads' options as the registry checked them, none: the defaults);
-    raises UsageError on the first bad one."""
-    chosen = strategy if isinstance(strategy, strategies.Choice) else _strategy(strategy)
-    params = DeployParams(
+    """DeployParams from values as a user writes them (`workload`: the workloads' options as the
+    registry checked them, none: the defaults); raises UsageError on the first bad one. What a
+    workload cannot run on (the download workload's default strategy and /tmp) its driver's
+    check_deployment refuses."""
+    return DeployParams(
         stack=stack_name(stack),
         region=region(region_name),
         concurrency=one_value("concurrency", concurrency, concurrency_value),
         memory=one_value("memory (MB)", memory, memory_value),
         object_size=one_value("object size", size, object_size),
         architecture=one_value("architecture", architecture, architecture_value),
-        strategy=str(chosen),
         function_timeout=function_timeout_value(function_timeout),
         ephemeral_storage=ephemeral_value(ephemeral_storage),
         workload_options=dict(workload.options if workload else {}),
@@ -308,23 +292,6 @@ def parse(stack: str, region_name: str, concurrency, memory, size, architecture:
         sdk=package.check_sdk(sdk),
         keys=integer("keys", keys, *KEYS_RANGE),
     )
-    check_fits_tmp(params.object_size, chosen.name, params.ephemeral_storage)
-    return params
-
-
-def _strategy(text: str):  # the function's strategies.Choice
-    """The default strategy `text`, or UsageError naming what is wrong (one strategy: a list
-    separated by ';' is a sweep axis)."""
-    try:
-        return strategies.parse(text)
-    except strategies.StrategyError as exc:
-        raise UsageError(str(exc)) from None
-
-
-def joined(name: str, values: list) -> str:
-    """A sweep's list of values of input `name` as its flag takes them: separated by spaces, the
-    strategies (which contain spaces) by their list separator."""
-    return (f"{strategies.LIST_SEPARATOR} " if name == "strategy" else " ").join(str(v) for v in values)
 
 
 def list_values(flag: str, text: str, parse: Callable[[str], Any]) -> tuple:
@@ -477,19 +444,3 @@ def ephemeral_mib(object_size: int) -> int:
     """The /tmp infra/lambda.tf gives the function for an object of `object_size` bytes (the
     object plus the headroom, whatever the default strategy: a message may ask for download_file)."""
     return min(MAX_EPHEMERAL_MIB, max(MIN_EPHEMERAL_MIB, math.ceil(object_size / 2**20) + TMP_HEADROOM_MIB))
-
-
-def check_fits_tmp(object_size: int, strategy_name: str, ephemeral: int | None = None) -> None:
-    """download_file needs the whole object in /tmp (`ephemeral` MB when given, else at most
-    Lambda's largest); the other strategies read into memory."""
-    needed = math.ceil(object_size / 2**20) + TMP_HEADROOM_MIB
-    if strategy_name == "download_file" and ephemeral is not None and needed > ephemeral:
-        raise UsageError(f"invalid ephemeral storage {ephemeral} MB: strategy download_file needs the object "
-                         f"({format_size(object_size)}) plus {TMP_HEADROOM_MIB} MiB headroom, {needed} MB; "
-                         f"use {needed} or more, or {AUTO_EPHEMERAL}")  # fmt: skip
-    if strategy_name == "download_file" and needed > MAX_EPHEMERAL_MIB:
-        limit = MAX_EPHEMERAL_MIB - TMP_HEADROOM_MIB
-        raise UsageError(
-            f"object size {object_size} bytes does not fit in Lambda's /tmp with strategy download_file "
-            f"(at most {limit} MiB plus {TMP_HEADROOM_MIB} MiB headroom); use STRATEGY=stream or ranged"
-        )

@@ -46,13 +46,13 @@ class Stack:
     batch_size: int
     max_receive_count: int
     architecture: str
-    default_strategy: str  # canonical text; fire sends it when given no --strategy
     # fanout.cloud.package.SDKS; a stack deployed before the zip bundled the SDK ran on the runtime's.
     sdk: str = "runtime"
     object_keys: list = field(default_factory=list)  # KEYS copies, object_key first; none before KEYS existed
     ephemeral_storage: str = "auto"  # EPHEMERAL_STORAGE: /tmp in MB, or auto (before it was an input: auto)
-    # What the registered workloads read from the outputs (fanout.workloads.registry.stack_fields; latency:
-    # storage, express_bucket, express_az), by output name; run.json holds them beside the rest.
+    # What the registered workloads read from the outputs (fanout.workloads.registry.stack_fields; download:
+    # default_strategy; latency: storage, express_bucket, express_az), by output name; run.json holds
+    # them beside the rest.
     workload_outputs: dict = field(default_factory=dict)
 
     @classmethod

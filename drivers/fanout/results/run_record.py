@@ -21,7 +21,7 @@ from fanout.results.recorded import Recorded
 @dataclass(frozen=True)
 class RunStack(Recorded):
     """The stack a run was fired at (fanout.cloud.stack.Stack.as_record); the workloads' outputs
-    (latency: storage, express_bucket, express_az) stay in `extra`, by name."""
+    (download: default_strategy; latency: storage, express_bucket, express_az) stay in `extra`, by name."""
 
     stack: str = ""
     backend: str = ""
@@ -42,7 +42,6 @@ class RunStack(Recorded):
     batch_size: int | None = None
     max_receive_count: int | None = None
     architecture: str | None = None
-    default_strategy: str | None = None
     sdk: str = "runtime"  # a stack deployed before the zip bundled the SDK ran on the runtime's
     object_keys: list = field(default_factory=list)
     ephemeral_storage: str | None = None  # EPHEMERAL_STORAGE as deployed (MB, or auto); None: before it was recorded

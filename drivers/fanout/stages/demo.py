@@ -56,7 +56,7 @@ def check(args: argparse.Namespace) -> DemoParams:
     multiplier = fire.positive_int("--multiplier", args.multiplier)
     network_options.check(args.network, args.network_scale)
     inputs = params.parse(DEMO_STACK, "us-east-1", args.concurrency, args.memory, args.object_size, "x86_64",
-                          params.DEFAULTS["strategy"], FUNCTION_TIMEOUT, deploy.workload_deploy({}))  # fmt: skip
+                          FUNCTION_TIMEOUT, deploy.workload_deploy({}))  # fmt: skip
     return DemoParams(inputs, multiplier, args.network, args.network_scale)
 
 

@@ -96,7 +96,7 @@ def check_inputs(args: argparse.Namespace) -> params.DeployParams:
     """deploy's and plan's command line, checked with no side effect (no emulator started, no
     AWS call): the inputs (on a deployed stack, its values for those not on the command line: a
     redeploy changes only what was asked; on a first deploy, the defaults), the endpoint, a
-    deployment a workload cannot run on (a default strategy the endpoint cannot serve), and a
+    deployment a workload cannot run on (download: a default strategy the endpoint or /tmp cannot serve), and a
     deployed stack's region and remote region kept."""
     inputs = inputs_given(given_of(args), terraform.outputs(args.backend, params.stack_name(args.stack)))
     check_deployment(inputs, args.backend, params.endpoint(args.backend, args.endpoint))
@@ -254,7 +254,7 @@ def check_deployment(inputs: params.DeployParams, backend: str, endpoint: str) -
 
 
 def _check(inputs: params.DeployParams, backend: str, endpoint: str, console: Console, errors: Console) -> str:
-    """The endpoint (and a strategy that cannot use it), checked before anything runs: a bad one, or
+    """The endpoint (and a deployment a workload cannot run on), checked before anything runs: a bad one, or
     AWS credentials missing or of another account than the deployed stack's, is one error line; on AWS the account and region the stack goes to are
     said on `console`; an allowed but risky input gets a warning line on `errors`. The workloads'
     deploy-level options were checked against the backend with the other inputs."""
@@ -296,7 +296,6 @@ def summary(deployed: stack.Stack, seconds: float) -> str:
         f"in {seconds:.0f} s\n"
         f"  function  {deployed.function_name}: {deployed.memory} MB, reserved concurrency "
         f"{deployed.concurrency}, {deployed.architecture}\n"
-        f"  strategy  {deployed.default_strategy}\n"
         f"  SDK       {deployed.sdk} ({package.SDKS[deployed.sdk]})\n"
         f"  object    {format_size(deployed.object_size)}, key {deployed.object_key}"
         f"{f' and {len(deployed.object_keys) - 1} copies' if len(deployed.object_keys) > 1 else ''}\n"

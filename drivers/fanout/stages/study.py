@@ -17,7 +17,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from fanout.cloud import params, stack as stacks
+from fanout.cloud import stack as stacks
 from fanout.common import backends, paths
 from fanout.workloads import registry as workloads
 from fanout.common.errors import UsageError
@@ -99,10 +99,10 @@ def _shown(key: str, value: Any) -> str:  # Any: a TOML value, here and in the c
 
 
 def _text(key: str, value: object) -> str:
-    """A TOML value as the sweep's flag reads it: a list joined (fanout.cloud.params.joined), a
+    """A TOML value as the sweep's flag reads it: a list joined (fanout.workloads.registry.joined), a
     model file named relative to the repository made absolute, so that any directory works."""
     if isinstance(value, list):
-        return params.joined(key, value)
+        return workloads.joined(key, value)
     if key == "network" and str(value).endswith((".toml", ".json")):
         return str(paths.REPO / str(value))
     return str(value)

@@ -204,7 +204,7 @@ def from_given(given: SweepGiven) -> SweepParams:
     # sweep's workload adds what its cells need deployed.
     region = params.region(inputs["region"])
     stack = params.stack_name(texts["stack"]) if texts.get("stack") else owner.sweep_stack(region)  # never the user's default
-    place = DeployPlace(stack, inputs["region"], given.backend)
+    place = DeployPlace(stack, inputs["region"], given.backend, sweep=True)
     chosen = workloads.deploy_options(texts, place)
     combos = tuple(combo for each in grid.every() for combo in each.options)
     chosen = workload.sweep_deploy_options(chosen, texts, place, combos)
@@ -345,14 +345,14 @@ class _Deployment:
     def inputs_for(self, cell: axes.CellParams, index: int) -> params.DeployParams:
         # A host started here starts fresh environments itself; Lambda's are made fresh by a new configuration.
         fresh_by_config = not self.backend.hosts_function and not self.sweep.keep_warm
+        options = {**self.sweep.workload_options,
+                   **workloads.get(self.sweep.axes.workload).sweep_stack_inputs(self.sweep.axes)}  # fmt: skip
         return params.DeployParams(
             stack=self.sweep.stack, region=self.sweep.region, concurrency=cell.concurrency, memory=cell.memory,
             object_size=cell.object_size, architecture=cell.architecture, function_timeout=self.sweep.function_timeout, ephemeral_storage=self.sweep.ephemeral_storage,
             kept_object_sizes=self.sweep.axes.object_sizes(),
             environment_epoch=f"{self.sweep_id}/{index}" if fresh_by_config else "",
-            workload_options=self.sweep.workload_options,
-            workload_variables=workloads.terraform_variables(self.sweep.workload_options),
-            **{**params.STACK_DEFAULTS, **workloads.get(self.sweep.axes.workload).sweep_stack_inputs(self.sweep.axes)},
+            workload_options=options, workload_variables=workloads.terraform_variables(options),
         )  # fmt: skip
 
     def ensure(self, cell: axes.CellParams, index: int) -> bool:

@@ -32,12 +32,14 @@ class Plan:
 @dataclass(frozen=True)
 class DeployPlace:
     """Where a deploy (or a sweep) puts its stack, what a workload checks its deploy-level
-    options against: the stack's name, its region (given, or kept from the deployed stack) and
-    the backend's name (fanout.common.backends.NAMES)."""
+    options against: the stack's name, its region (given, or kept from the deployed stack), the
+    backend's name (fanout.common.backends.NAMES), and whether a sweep deploys it (`sweep`: an
+    option that is also one of its axes, download's strategy, is given as a list there)."""
 
     stack: str
     region: str
     backend: str
+    sweep: bool = False
 
 
 # What a command line gave a hook: each flag's text by its argparse name, those not given absent
@@ -88,6 +90,9 @@ class Driver(Generic[AcrossT]):
     workload: Workload
     OPTIONS: tuple[str, ...] = ()  # fire's flags (their argparse names); in a sweep, the message-level ones
     DEPLOY_OPTIONS: tuple[str, ...] = ()  # deploy's flags of its own (argparse names, manifest keys)
+    # Its flags whose list (a sweep's) separates values by other than spaces, by argparse name: the
+    # separator as a list is written (download's strategies, which hold spaces, by "; ").
+    LIST_SEPARATORS: dict[str, str] = {}
 
     @property
     def name(self) -> str:
@@ -141,8 +146,9 @@ class Driver(Generic[AcrossT]):
         return chosen
 
     def sweep_stack_inputs(self, axes: Any) -> dict:  # axes: fanout.stages.sweep_axes.Axes
-        """The deploy inputs (fanout.cloud.params.DeployParams fields) a sweep of its cells (`axes`)
-        deploys besides the axes' (download: the stack's default strategy); by default none."""
+        """Its deploy-level options a sweep of its cells (`axes`) deploys with every cell, over
+        those the sweep recorded (download: the stack's default strategy, its first strategy, also
+        for a sweep recorded before that was an option); by default none."""
         return {}
 
     def cell_fire_fields(self, cell: Any) -> dict:

@@ -92,6 +92,13 @@ def stack_fields(outputs: dict) -> dict:
     return {name: value for driver in DRIVERS.values() for name, value in driver.stack_fields(outputs).items()}
 
 
+def joined(name: str, values: list) -> str:
+    """A sweep's list of values of flag `name` (its argparse name) as the flag takes them: separated
+    by spaces, or by the separator a workload declares for it (Driver.LIST_SEPARATORS)."""
+    separators = {flag: text for driver in DRIVERS.values() for flag, text in driver.LIST_SEPARATORS.items()}
+    return separators.get(name, " ").join(str(value) for value in values)
+
+
 def add_deploy_arguments(parser: argparse.ArgumentParser) -> None:
     """Every workload's deploy-level flags (deploy, plan and sweep take them)."""
     for driver in DRIVERS.values():

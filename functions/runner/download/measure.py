@@ -51,11 +51,11 @@ class Settings:
     @classmethod
     def from_env(cls, environ) -> "Settings":
         """Raises KeyError/ValueError naming the variable: a deployment bug, so the invocation fails."""
-        text = environ.get("FANOUT_DEFAULT_STRATEGY", strategies.DEFAULT)
+        text = environ.get("DOWNLOAD_DEFAULT_STRATEGY", strategies.DEFAULT)
         try:
             default = strategies.parse(text)
         except strategies.StrategyError as exc:
-            raise ValueError(f"FANOUT_DEFAULT_STRATEGY={text!r}: {exc}") from None
+            raise ValueError(f"DOWNLOAD_DEFAULT_STRATEGY={text!r}: {exc}") from None
         return cls(
             bucket=environ["FANOUT_BUCKET"],
             key=environ["FANOUT_KEY"],

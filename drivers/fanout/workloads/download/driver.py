@@ -3,7 +3,8 @@ checks against the deployed stack, the cost estimate, the report of a run (repor
 (across.py) and the comparison of runs (compare.py).
 
 The strategy and pin definitions are the function's, loaded by fanout.workloads.download.strategies and
-fanout.workloads.download.pins: the stack's default strategy is a deploy input of every stack.
+fanout.workloads.download.pins; the stack's default strategy is this workload's deploy-level option
+(default_strategy.py).
 """
 
 import itertools
@@ -12,11 +13,12 @@ from dataclasses import dataclass
 from fanout.results import concurrency
 from fanout.results.sections import Report
 from fanout.cloud import costs, params as deploy_params
-from fanout.workloads.download import WORKLOAD, costs as download_costs, pins, strategies
-from fanout.workloads.base import Driver, Given, Plan, ReportModule
+from fanout.workloads.download import WORKLOAD, costs as download_costs, default_strategy, pins, strategies
+from fanout.workloads.base import DeployPlace, Driver, Given, Plan, ReportModule
 from fanout.workloads.download.across_summary import Across
-from fanout.cloud.params import check_fits_tmp
+from fanout.workloads.download.strategies import check_fits_tmp
 from fanout.local.network import capacity
+
 
 @dataclass(frozen=True)
 class Options:
@@ -29,7 +31,7 @@ class Options:
 def check_strategy(stack, strategy: strategies.Choice | None) -> strategies.Choice:
     """The run's strategy (given, else the stack's default), refused if this stack cannot run it:
     its endpoint, its /tmp, its memory, its timeout."""
-    resolved = strategy or strategies.parse(stack.default_strategy)
+    resolved = strategy or strategies.parse(default_strategy.deployed(stack))
     strategies.check_endpoint(resolved, stack.endpoint)
     check_fits_tmp(stack.object_size, resolved.name)
     strategies.check_fits_memory(resolved, stack.object_size, stack.memory)
@@ -46,11 +48,13 @@ def _at_target(options: dict | None) -> float:
 
 
 class DownloadDriver(Driver[Across]):
-    """Its deploy-level inputs (object size, default strategy, memory...) are every stack's
-    (fanout.cloud.params): it adds no deploy hooks of its own."""
+    """Its deploy-level option is the stack's default strategy (default_strategy.py); the object it
+    reads, its size and the function's memory are every stack's (fanout.cloud.params)."""
 
     workload = WORKLOAD
     OPTIONS = ("strategy", "pin")  # fire's --strategy (--mode) and --pin (STRATEGY, PIN)
+    DEPLOY_OPTIONS = default_strategy.DEPLOY_OPTIONS
+    LIST_SEPARATORS = {default_strategy.OPTION: f"{strategies.definition.LIST_SEPARATOR} "}
 
     def add_fire_arguments(self, parser, sweep: bool = False) -> None:
         """--strategy and --pin; in a sweep (`sweep`) only --pin, a list (its --strategy is deploy's)."""
@@ -92,12 +96,13 @@ class DownloadDriver(Driver[Across]):
         """What every body of a run (fanout.stages.fire.FireParams) carries for it: the strategy (the run's,
         else the stack's default, as canonical text) and the pin when there is one."""
         given = params.options or {}
-        return {"strategy": given.get("strategy") or stack.default_strategy, **({"pin": given["pin"]} if given.get("pin") else {})}
+        return {"strategy": given.get("strategy") or default_strategy.deployed(stack),
+                **({"pin": given["pin"]} if given.get("pin") else {})}  # fmt: skip
 
     def run_options(self, stack, params) -> dict:
         """run.json's record of the run's download: its strategy, where it came from, its pin (None: none)."""
         given = params.options or {}
-        return {"strategy": given.get("strategy") or stack.default_strategy, "pin": given.get("pin"),
+        return {"strategy": given.get("strategy") or default_strategy.deployed(stack), "pin": given.get("pin"),
                 "strategy_from": "fire --strategy" if given.get("strategy") else "stack default"}  # fmt: skip
 
     def sweep_options(self, given: Given, memories: tuple[int, ...]) -> tuple:
@@ -106,13 +111,14 @@ class DownloadDriver(Driver[Across]):
         the endpoint, /tmp, the function's timeout and every memory size, each pin against its
         strategy and the backend, as fire checks a run."""
         inputs = {**deploy_params.DEFAULTS, **deploy_params.given(given)}
+        strategy_text = given.get(default_strategy.OPTION, strategies.DEFAULT)
         timeout = deploy_params.function_timeout_value(inputs["function_timeout"])
         ephemeral = deploy_params.ephemeral_value(inputs["ephemeral_storage"])
         backend = given["backend"]
         endpoint = deploy_params.endpoint(backend, given.get("endpoint", ""))
         words = deploy_params.LIST_SEPARATORS.split(str(inputs["object_size"]).strip())
         sizes = [deploy_params.object_size(word) for word in words if word]
-        chosen, pinned = strategies.parse_list(inputs["strategy"]), pins.parse_list(given.get("pin"))
+        chosen, pinned = strategies.parse_list(strategy_text), pins.parse_list(given.get("pin"))
         for choice, size in itertools.product(chosen, sizes):
             check_fits_tmp(size, choice.name, ephemeral)
         for choice, pin in itertools.product(chosen, pinned):
@@ -129,11 +135,34 @@ class DownloadDriver(Driver[Across]):
 
     def sweep_stack_inputs(self, axes) -> dict:
         """The stack's default strategy a sweep deploys: its first strategy (every cell names its own)."""
-        return {"strategy": next(combo["strategy"] for each in axes.every() for combo in each.options)}
+        return {default_strategy.OPTION: next(combo["strategy"] for each in axes.every() for combo in each.options)}
 
     def check_deployment(self, inputs, backend: str, endpoint: str) -> None:
-        """Refuse a stack's default strategy that cannot read from the deployment's endpoint."""
-        strategies.check_deployment_endpoint(strategies.parse(inputs.strategy), backend, endpoint)
+        """Refuse a stack's default strategy that cannot read from the deployment's endpoint, or a
+        download_file default whose object does not fit the stack's /tmp."""
+        chosen = default_strategy.of_inputs(inputs)
+        strategies.check_deployment_endpoint(chosen, backend, endpoint)
+        check_fits_tmp(inputs.object_size, chosen.name, inputs.ephemeral_storage)
+
+    # ---- deploy-level option: the stack's default strategy (default_strategy.py) ----
+
+    def add_deploy_arguments(self, parser) -> None:
+        default_strategy.add_deploy_arguments(parser)
+
+    def deploy_options(self, given: Given, place: DeployPlace) -> dict:
+        return default_strategy.deploy_options(given, place)
+
+    def kept_options(self, outputs: dict, given: Given) -> dict:
+        return default_strategy.kept_options(outputs, given)
+
+    def terraform_variables(self, options: dict) -> dict:
+        return default_strategy.terraform_variables(options)
+
+    def stack_fields(self, outputs: dict) -> dict:
+        return default_strategy.stack_fields(outputs)
+
+    def deploy_summary(self, stack) -> list[str]:
+        return default_strategy.deploy_summary(stack)
 
     def cell_fire_fields(self, cell) -> dict:
         """FireParams' fields for a sweep cell (fanout.stages.sweep_axes.CellParams)."""
@@ -154,7 +183,7 @@ class DownloadDriver(Driver[Across]):
 
     def default_demand(self, stack) -> capacity.Demand:
         """A download of the stack's object with its default strategy."""
-        return strategies.strategy_demand(strategies.parse(stack.default_strategy), stack.object_size)
+        return strategies.strategy_demand(strategies.parse(default_strategy.deployed(stack)), stack.object_size)
 
     def add_report_arguments(self, parser) -> None:
         """--at-target: which downloads the tables keep (fanout.results.concurrency)."""

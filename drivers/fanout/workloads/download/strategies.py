@@ -11,7 +11,7 @@ import math
 from typing import TYPE_CHECKING
 
 from fanout.cloud import costs
-from fanout.cloud.params import MEMORY_HEADROOM_MIB
+from fanout.cloud.params import AUTO_EPHEMERAL, MAX_EPHEMERAL_MIB, MEMORY_HEADROOM_MIB, TMP_HEADROOM_MIB
 from fanout.common import backends, function_modules
 from fanout.common.errors import UsageError
 from fanout.common.sizes import format_size
@@ -49,6 +49,23 @@ def parse_list(text: str) -> list[Choice]:
         return definition.parse_list(text)
     except definition.StrategyError as exc:
         raise UsageError(str(exc)) from None
+
+
+def check_fits_tmp(object_size: int, strategy_name: str, ephemeral: int | None = None) -> None:
+    """download_file needs the whole object in /tmp (`ephemeral` MB when given, else at most
+    Lambda's largest; infra/lambda.tf sizes it with the same headroom); the other strategies read
+    into memory."""
+    needed = math.ceil(object_size / 2**20) + TMP_HEADROOM_MIB
+    if strategy_name == "download_file" and ephemeral is not None and needed > ephemeral:
+        raise UsageError(f"invalid ephemeral storage {ephemeral} MB: strategy download_file needs the object "
+                         f"({format_size(object_size)}) plus {TMP_HEADROOM_MIB} MiB headroom, {needed} MB; "
+                         f"use {needed} or more, or {AUTO_EPHEMERAL}")  # fmt: skip
+    if strategy_name == "download_file" and needed > MAX_EPHEMERAL_MIB:
+        limit = MAX_EPHEMERAL_MIB - TMP_HEADROOM_MIB
+        raise UsageError(
+            f"object size {object_size} bytes does not fit in Lambda's /tmp with strategy download_file "
+            f"(at most {limit} MiB plus {TMP_HEADROOM_MIB} MiB headroom); use STRATEGY=stream or ranged"
+        )
 
 
 def check_endpoint(choice: Choice, endpoint: str) -> None:

@@ -578,7 +578,7 @@ def test_a_sweep_deploys_its_first_strategy_as_the_download_workloads_deploy_opt
     """The stack's default strategy is the download workload's deploy-level option: a sweep of
     strategies deploys its first with every cell, records it, and a resume deploys it again."""
     args = cli.build_parser().parse_args(["sweep", "--strategy", "stream; ranged connections=4", "--memory", "512 1024"])
-    chosen = sweep.from_args(args)
+    chosen = sweep.check(args)
     first = str(strategies.parse("stream"))
     assert chosen.workload_options["strategy"] == chosen.settings()["strategy"] == first
     resumed = sweep.SweepParams.from_manifest(sweeps.new_manifest(chosen.settings(), []))

@@ -22,7 +22,7 @@ from fanout.workloads.download import pressure
 from fanout import cli, insights
 from fanout.workloads.download import costs as download_costs, plots, report
 from fanout.stages import report as reporting
-from fanout.common import backends
+from fanout.local import backends
 from fanout.workloads import registry as workloads
 from fanout.cloud import stack as stacks
 from fanout.local.network import late, truth
@@ -431,7 +431,7 @@ def test_the_ground_truth_table_fits_80_columns_with_every_cell_whole(monkeypatc
     records = [dict(r, memory_size=10240) for r in modelled_downloads(model, size=24 * 2**20)]
     ids = sorted({r["request_id"] for r in records})
     events = [{"message": late.line(i, late.FirstBytes(3, 2))} for i in ids]
-    rows = truth.compare("local", model.describe(), records, events)
+    rows = truth.compare(True, model.describe(), records, events)
     rows.append(dict(rows[0], parameter="rate_factor 127.0.0.16", injected=0.5, estimated=0.4))
     console = Console(width=80, record=True, file=io.StringIO())
     terminal.show(sections.Report("", "", [report.truth_table(rows)]), console)
@@ -567,7 +567,7 @@ def test_wrote_lists_only_the_files_written_this_time(nowhere, capsys):
 def fetched_from_logs(monkeypatch, records, sent):
     """The stack and its logs as `--refresh` reads them: the stack the run was fired at, whose
     log group now holds `records` (as after a redeploy, or once logs expired)."""
-    monkeypatch.setattr(stacks, "load", lambda backend, name, fields: SimpleNamespace(backend=backend, stack=name,
+    monkeypatch.setattr(stacks, "load", lambda backend, name, fields: SimpleNamespace(backend=backend.name, stack=name,
                                                                                       queue_arn=QUEUE_ARN,
                                                                                       region="us-east-1", endpoint=""))
     monkeypatch.setattr(report, "build", lambda stack, record: summary_of(records, sent=sent))

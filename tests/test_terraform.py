@@ -15,6 +15,7 @@ import time
 
 import pytest
 
+from fanout.local import backends
 from fanout.cloud import terraform
 from fanout.common.errors import FanoutError
 
@@ -137,7 +138,7 @@ def test_output_goes_to_the_log_without_colour(fake, capfd):
     assert "apply complete" in log.read_text()
     assert capfd.readouterr().out == ""
     assert all("-no-color" in call["argv"] for call in calls(fake))
-    terraform.forget("local", "t")
+    terraform.forget(backends.get("local"), "t")
     assert not terraform.has_state("local", "t") and log.exists()  # the log outlives the state
 
 

@@ -7,6 +7,7 @@ from contextlib import contextmanager
 
 import pytest
 
+from fanout.local import backends
 from fanout.workloads import registry
 from fanout import cli
 from fanout.cloud import owner, package, params, stack, terraform
@@ -26,7 +27,7 @@ def deployed(name: str, function_timeout: int, emulator: str, tmp_path_factory):
         variables = {**inputs.variables(emulator, package.build(function="runner")), owner.VARIABLE: owner.SWEEP}
         try:
             terraform.apply("local", name, variables)
-            yield stack.load("local", name, registry.stack_fields)
+            yield stack.load(backends.get("local"), name, registry.stack_fields)
         finally:
             terraform.destroy("local", name)
 

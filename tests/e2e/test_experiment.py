@@ -25,6 +25,7 @@ import pytest
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
+from fanout.local import backends
 from fanout.workloads import registry
 from fanout import cli, insights
 from fanout.cloud import costs, package, params, stack, terraform
@@ -57,7 +58,7 @@ def deployed(emulator, tmp_path_factory):
         variables = inputs.variables(emulator, package.build(function="runner"))
         try:
             terraform.apply("local", STACK, variables)
-            deployed = stack.load("local", STACK, registry.stack_fields)
+            deployed = stack.load(backends.get("local"), STACK, registry.stack_fields)
             upload.ensure_object(deployed)
             yield deployed
         finally:

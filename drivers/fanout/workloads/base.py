@@ -33,7 +33,7 @@ class Plan:
 class DeployPlace:
     """Where a deploy (or a sweep) puts its stack, what a workload checks its deploy-level
     options against: the stack's name, its region (given, or kept from the deployed stack) and
-    the backend's name (fanout.common.backends.NAMES)."""
+    the backend's name (fanout.local.backends.NAMES)."""
 
     stack: str
     region: str

@@ -249,6 +249,15 @@ def test_one_cell_console_report_fits_80_columns(monkeypatch):
     assert f"  every download: {backends.get('local').percentile_method}" in lines
 
 
+def test_a_run_that_records_no_backend_says_so_of_its_percentiles():
+    """An old run.json may not say where it ran: the report says the saved query's method is not
+    recorded instead of failing on the lookup."""
+    records, _ = synthetic_records(per_cell=20)
+    output = io.StringIO()
+    terminal.show(report.sections(summary_of(records, sent=len(records), backend=None)), Console(file=output, width=200))
+    assert "  every download: not recorded" in [line.rstrip() for line in output.getvalue().splitlines()]
+
+
 def test_report_files(tmp_path, monkeypatch):
     monkeypatch.setenv("FANOUT_RESULTS", str(tmp_path))
     records, _ = synthetic_records(per_cell=20)

@@ -180,7 +180,7 @@ def summary_of(records, sent, dead=(), lambda_report=(), backend="local", networ
     typed = run_record.RunRecord.from_json(record)
     return summaries.from_json({
         "run": record, "network": typed.network_label(), "limits": typed.limits_label(), "timeline": [],
-        "ground_truth": truth.compare(typed.backend, typed.network, downloads),
+        "ground_truth": truth.compare(backends.simulated(typed.backend), typed.network, downloads),
         "counts": {"requested": sent, "sent": sent, "download_records": len(downloads),
                    "seqs_downloaded": len({d["seq"] for d in downloads}), "in_percentile_table": sum(c["n"] for c in table),
                    "error_records": len(records) - len(downloads)},

@@ -24,7 +24,7 @@ def deployed(name: str, function_timeout: int, emulator: str, tmp_path_factory):
                               deploy.workload_deploy({}))  # the workloads' defaults, as `make deploy`'s
         # Recorded as a sweep's stack: the module's sweep redeploys it (a sweep refuses a stack
         # `make deploy` created, fanout.cloud.owner).
-        variables = {**inputs.variables(emulator, package.build(function="runner")), owner.VARIABLE: owner.SWEEP}
+        variables = {**inputs.variables(emulator, package.build(function="runner"), backends.get("local")), owner.VARIABLE: owner.SWEEP}
         try:
             terraform.apply("local", name, variables)
             yield stack.load(backends.get("local"), name, registry.stack_fields)

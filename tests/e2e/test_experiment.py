@@ -55,7 +55,7 @@ def deployed(emulator, tmp_path_factory):
         patch.setenv("FANOUT_RESULTS", str(tmp_path_factory.mktemp("results")))
         inputs = params.parse(STACK, "us-east-1", CONCURRENCY, 256, "1MiB", "x86_64", "download_file", TIMEOUT_S,
                               deploy.workload_deploy({}))  # fmt: skip
-        variables = inputs.variables(emulator, package.build(function="runner"))
+        variables = inputs.variables(emulator, package.build(function="runner"), backends.get("local"))
         try:
             terraform.apply("local", STACK, variables)
             deployed = stack.load(backends.get("local"), STACK, registry.stack_fields)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from fanout.cloud import params, stack as stacks
+from fanout.cloud import params
 from fanout.common import paths
 from fanout.local import backends
 from fanout.workloads import registry as workloads

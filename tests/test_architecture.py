@@ -32,8 +32,8 @@ def test_every_wing_says_what_it_is_in_one_line():
 
 
 def test_the_layers_name_every_wing_and_allow_no_exception():
-    """A wing reaches one above it only through a table that loads by name (the workloads', the
-    backends'), never by an import the contract must excuse."""
+    """A wing reaches one above it only by a value handed down (a workload's reader of a stack's
+    outputs, a backend object), never by an import the contract must excuse."""
     layers = next(contract for contract in CONTRACTS if contract["type"] == "layers")
     assert {name.removeprefix("fanout.") for name in layers["layers"]} == WINGS | {"cli"}
     assert layers.get("ignore_imports", []) == []

@@ -1,20 +1,26 @@
-"""The seam between the stages and the place a stack runs (fanout.common.backends): every backend
-in the table is a whole Backend, picked by the name `--backend` and run.json give, and no code
-but the table compares a backend's name (docs/architecture.md, *Adding a backend*)."""
+"""The seam between the stages and the place a stack runs (fanout.common.backend): every backend
+in the table (fanout.local.backends) is a whole Backend, picked by the name `--backend` and
+run.json give, the table imports each class, and no code but the table compares a backend's name
+(docs/architecture.md, *Adding a backend*)."""
 
 import ast
 import inspect
-from pathlib import Path
+import re
 
 import pytest
 
 from fanout import cli
-from fanout.common import backends, paths
+from fanout.cloud.backend import AwsBackend
+from fanout.common import paths
+from fanout.common.backend import Backend
 from fanout.common.errors import FanoutError, UsageError
+from fanout.local import backends
+from fanout.local.backend import LocalBackend
 from fanout.local.emulator import control
 from fanout.stages import wait
 
-TABLE = paths.REPO / "drivers" / "fanout" / "common" / "backends.py"
+TABLE = paths.REPO / "drivers" / "fanout" / "local" / "backends.py"
+PROTOCOL = paths.REPO / "drivers" / "fanout" / "common" / "backend.py"
 SCANNED = ("drivers", "bench")
 
 
@@ -50,7 +56,7 @@ def test_a_backend_name_is_compared_only_in_the_table_that_picks_the_class():
         for path in sorted((paths.REPO / folder).rglob("*.py")):
             if path != TABLE:
                 offending += [f"{path.relative_to(paths.REPO)}:{line}" for line in name_comparisons(path.read_text())]
-    assert offending == [], "ask the backend object (fanout.common.backends.get) instead"
+    assert offending == [], "ask the backend object (fanout.local.backends.get) instead"
 
 
 @pytest.mark.parametrize("source", [
@@ -72,8 +78,8 @@ def test_the_guard_leaves_other_strings_and_names_alone():
 
 def _members() -> dict[str, object]:
     """What the Backend protocol declares: its attributes (annotations) and its methods."""
-    declared = dict.fromkeys(backends.Backend.__annotations__)
-    declared.update({name: value for name, value in vars(backends.Backend).items()
+    declared = dict.fromkeys(Backend.__annotations__)
+    declared.update({name: value for name, value in vars(Backend).items()
                      if inspect.isfunction(value) and not name.startswith("_")})  # fmt: skip
     return declared
 
@@ -90,8 +96,10 @@ def test_every_backend_in_the_table_is_a_whole_backend_called_by_its_name(name):
 
 
 def test_each_backend_lives_in_its_own_wing():
-    assert {name: type(backends.get(name)).__module__ for name in backends.NAMES} == backends.BACKENDS
-    assert sorted(module.rsplit(".", 1)[0] for module in backends.BACKENDS.values()) == ["fanout.cloud", "fanout.local"]
+    assert {name: type(backend) for name, backend in backends.BACKENDS.items()} == {"local": LocalBackend, "aws": AwsBackend}
+    assert backends.NAMES[0] == "local"  # the default
+    assert sorted(type(backend).__module__ for backend in backends.BACKENDS.values()) == ["fanout.cloud.backend",
+                                                                                          "fanout.local.backend"]
 
 
 def test_the_backend_flag_offers_the_tables_names_and_refuses_others():
@@ -151,9 +159,73 @@ def test_the_local_backend_checks_its_stack_against_the_running_emulator(tmp_pat
     assert "\n" not in str(gone.value)
 
 
-def test_no_module_outside_the_table_imports_the_backends_by_path():
-    """The stages reach a backend only through the table, which loads its module by name."""
-    for path in (paths.REPO / "drivers" / "fanout").rglob("*.py"):
-        text = Path(path).read_text()
-        if path not in (TABLE, TABLE.parent.parent / "cloud" / "backend.py", TABLE.parent.parent / "local" / "backend.py"):
-            assert "fanout.local.backend" not in text and "fanout.cloud.backend" not in text, path
+BACKEND_MODULE = re.compile(r"fanout\.(local|cloud)\.backend")
+
+
+def backend_paths(source: str) -> list[int]:
+    """Lines of `source` holding a backend module's dotted path as a string (not a mention in a
+    docstring: the whole string)."""
+    return [node.lineno for node in ast.walk(ast.parse(source))
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and BACKEND_MODULE.fullmatch(node.value)]
+
+
+def loads_by_name(source: str) -> list[int]:
+    """Lines of `source` that load a module by its name (importlib, __import__) or hold a backend
+    module's path: a lookup neither the import contracts nor a reader sees."""
+    found = backend_paths(source)
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and ast.unparse(node.func) in ("importlib.import_module", "import_module",
+                                                                      "__import__"):
+            found.append(node.lineno)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)) and "importlib" in ast.unparse(node):
+            found.append(node.lineno)
+    return sorted(found)
+
+
+@pytest.mark.parametrize("source", [
+    'import importlib\n',
+    'BACKENDS = {"local": "fanout.local.backend"}',
+    'x = importlib.import_module(BACKENDS[name]).BACKEND',
+    'from importlib import import_module\n',
+    'x = __import__("fanout.cloud.backend")',
+])  # fmt: skip
+def test_the_by_name_guard_sees_each_way_of_loading_a_module(source):
+    assert loads_by_name(source)[:1] == [1]
+
+
+def test_the_by_name_guard_leaves_docstrings_and_imports_alone():
+    assert loads_by_name('"""See fanout.local.backend and fanout.local.backends."""\n'
+                         'from fanout.local.backend import LocalBackend\n') == []  # fmt: skip
+
+
+def test_the_backend_table_imports_the_classes_it_names():
+    """A backend's class is imported where the table names it, so that the import contracts see
+    the table's reach and a reader can follow it: nothing turns a backend's name into a module,
+    neither the table nor the protocol's module, and no module of the drivers holds a backend
+    module's path."""
+    for module in (TABLE, PROTOCOL):
+        assert loads_by_name(module.read_text()) == [], module
+    held = [f"{path.relative_to(paths.REPO)}:{line}" for path in sorted((paths.REPO / "drivers").rglob("*.py"))
+            for line in backend_paths(path.read_text())]  # fmt: skip
+    assert held == []
+    imported = {alias.name for node in ast.walk(ast.parse(TABLE.read_text())) if isinstance(node, ast.ImportFrom)
+                for alias in node.names}  # fmt: skip
+    assert {type(backend).__name__ for backend in backends.BACKENDS.values()} <= imported
+
+
+def imports_of(source: str) -> set[str]:
+    """The modules `source` imports (`from a import b` counts as a.b too)."""
+    found = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found |= {node.module} | {f"{node.module}.{alias.name}" for alias in node.names}
+    return found
+
+
+def test_no_module_outside_the_table_imports_a_backend():
+    """The stages, the workloads and the results reach a backend only through the table."""
+    importing = [str(path.relative_to(paths.REPO)) for path in sorted((paths.REPO / "drivers" / "fanout").rglob("*.py"))
+                 if path != TABLE and {m for m in imports_of(path.read_text()) if BACKEND_MODULE.fullmatch(m)}]  # fmt: skip
+    assert importing == []

@@ -8,7 +8,8 @@ import pytest
 
 from fanout import insights
 from fanout.cloud import costs
-from fanout.common import backends, ramp
+from fanout.common import ramp
+from fanout.local import backends
 from fanout.results import run_record, summary as summaries
 from fanout.stages import wait
 from fanout.workloads.download import report

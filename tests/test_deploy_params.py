@@ -7,6 +7,7 @@ import json
 import pytest
 from rich.console import Console
 
+from fanout.local import backends
 from fanout.common import aws, paths
 from fanout import cli
 from fanout.stages import deploy
@@ -189,7 +190,7 @@ def test_concurrency_below_the_mappings_minimum_is_warned_about_not_refused(conc
 
 def test_variables_carry_the_validated_values():
     parsed = cli.build_parser().parse_args(argv(object_size="1.5GiB", mode="stream"))
-    variables = deploy.inputs_from(parsed).variables("http://127.0.0.1:1", "/x.zip")
+    variables = deploy.inputs_from(parsed).variables("http://127.0.0.1:1", "/x.zip", backends.get("local"))
     assert variables["object_size"] == 3 * 2**29
     assert variables["concurrency"] == int(GOOD["--concurrency"])
     assert variables["memory"] == int(GOOD["--memory"])
@@ -201,37 +202,37 @@ def test_variables_carry_the_validated_values():
 @pytest.mark.parametrize("given, deployed", [((), "bundled"), (("--sdk", "runtime"), "runtime")])
 def test_the_sdk_choice_reaches_terraforms_variables(given, deployed):
     parsed = cli.build_parser().parse_args([*argv(), *given])
-    assert deploy.inputs_from(parsed).variables("http://127.0.0.1:1", "/x.zip")["sdk"] == deployed
+    assert deploy.inputs_from(parsed).variables("http://127.0.0.1:1", "/x.zip", backends.get("local"))["sdk"] == deployed
 
 
 def test_keys_reach_terraforms_variables():
     parsed = cli.build_parser().parse_args([*argv(), "--keys", "16"])
-    assert deploy.inputs_from(parsed).variables("http://127.0.0.1:1", "/x.zip")["keys"] == 16
+    assert deploy.inputs_from(parsed).variables("http://127.0.0.1:1", "/x.zip", backends.get("local"))["keys"] == 16
 
 
 def test_function_timeout_reaches_the_modules_timeout_variable():
     parsed = cli.build_parser().parse_args(argv(function_timeout="7"))
-    assert deploy.inputs_from(parsed).variables("http://127.0.0.1:1", "/x.zip")["timeout"] == 7
+    assert deploy.inputs_from(parsed).variables("http://127.0.0.1:1", "/x.zip", backends.get("local"))["timeout"] == 7
 
 
 @pytest.mark.parametrize("given, expected", [("1200", 1200), ("auto", None), ("AUTO", None)])
 def test_ephemeral_storage_reaches_the_modules_variable(given, expected):
     """The fan-out study's source gave its function 1200 MB of /tmp; auto leaves it to infra/lambda.tf."""
     parsed = cli.build_parser().parse_args(argv(ephemeral_storage=given, object_size="1GiB"))
-    assert deploy.inputs_from(parsed).variables("http://127.0.0.1:1", "/x.zip")["ephemeral_storage"] == expected
+    assert deploy.inputs_from(parsed).variables("http://127.0.0.1:1", "/x.zip", backends.get("local"))["ephemeral_storage"] == expected
 
 
 def test_a_redeploy_keeps_an_explicit_ephemeral_storage_and_auto_stays_auto():
     kept = deploy.inputs_from(deploy_args("--memory", "1024"), {**DEPLOYED, "ephemeral_storage": "1200"})
-    assert kept.variables("", "/x.zip", "aws")["ephemeral_storage"] == 1200
+    assert kept.variables("", "/x.zip", backends.get("aws"))["ephemeral_storage"] == 1200
     auto = deploy.inputs_from(deploy_args("--object-size", "2GiB"), {**DEPLOYED, "ephemeral_storage": "auto"})
-    assert auto.variables("", "/x.zip", "aws")["ephemeral_storage"] is None
+    assert auto.variables("", "/x.zip", backends.get("aws"))["ephemeral_storage"] is None
 
 
 @pytest.mark.parametrize("backend, embedded", [("local", True), ("aws", False)])
 def test_only_the_local_backend_is_the_embedded_emulator(backend, embedded):
     parsed = cli.build_parser().parse_args(argv())
-    variables = deploy.inputs_from(parsed).variables("http://127.0.0.1:4566", "/x.zip", backend)
+    variables = deploy.inputs_from(parsed).variables("http://127.0.0.1:4566", "/x.zip", backends.get(backend))
     assert variables["embedded_emulator"] is embedded
 
 
@@ -292,7 +293,7 @@ def test_aws_state_is_never_deleted():
     state.parent.mkdir(parents=True)
     state.write_text('{"version": 4, "resources": [{"type": "aws_sqs_queue", "name": "requests"}]}')
     with pytest.raises(FanoutError):
-        terraform.forget("aws", "kept")
+        terraform.forget(backends.get("aws"), "kept")
     assert state.exists()
 
 
@@ -309,7 +310,7 @@ def deploy_args(*given: str, backend: str = "aws"):
 def test_a_redeploy_of_one_input_keeps_the_others():
     """Issue 19: `make deploy STRATEGY=ranged` on this stack changed the object, the concurrency
     and the memory to the Makefile's defaults."""
-    variables = deploy.inputs_from(deploy_args("--strategy", "ranged"), DEPLOYED).variables("", "/x.zip", "aws")
+    variables = deploy.inputs_from(deploy_args("--strategy", "ranged"), DEPLOYED).variables("", "/x.zip", backends.get("aws"))
     assert variables["default_strategy"].startswith("ranged ")
     kept = {"object_size": 32 * MIB, "concurrency": 4, "memory": 512, "architecture": "arm64", "timeout": 60,
             "region": "eu-west-1", "storage": ["express", "standard"], "express_az": "euw1-az1"}  # fmt: skip
@@ -321,12 +322,12 @@ def test_a_redeploy_keeps_the_default_strategy_a_stack_deployed_before_it_was_th
     a redeploy that does not give it keeps it, and nothing else than what was given changes."""
     inputs = deploy.inputs_from(deploy_args("--memory", "1024"), DEPLOYED)
     assert inputs.workload_options["strategy"] == DEPLOYED["default_strategy"]
-    assert inputs.variables("", "/x.zip", "aws")["default_strategy"] == DEPLOYED["default_strategy"]
+    assert inputs.variables("", "/x.zip", backends.get("aws"))["default_strategy"] == DEPLOYED["default_strategy"]
     assert params.changes(deploy.inputs_from(deploy_args(), DEPLOYED), inputs) == ["memory: 512 -> 1024"]
 
 
 def test_a_first_deploy_takes_the_documented_defaults():
-    variables = deploy.inputs_from(deploy_args("--memory", "2048"), {}).variables("", "/x.zip", "aws")
+    variables = deploy.inputs_from(deploy_args("--memory", "2048"), {}).variables("", "/x.zip", backends.get("aws"))
     defaults = {"concurrency": 10, "memory": 2048, "object_size": 256 * MIB, "architecture": "x86_64",
                 "timeout": 300, "region": "us-east-1", "storage": ["standard"], "express_az": ""}  # fmt: skip
     assert {name: variables[name] for name in defaults} == defaults
@@ -364,8 +365,8 @@ def test_deploy_reads_the_deployed_stack_and_prints_its_changes(capsys):
 
 def test_a_redeploy_keeps_the_remote_region_until_told_none():
     deployed = {**DEPLOYED, "remote_region": "us-west-2", "remote_bucket": "b"}
-    kept = deploy.inputs_from(deploy_args(), deployed).variables("", "/x.zip", "aws")
+    kept = deploy.inputs_from(deploy_args(), deployed).variables("", "/x.zip", backends.get("aws"))
     assert kept["remote_region"] == "us-west-2"
-    assert deploy.inputs_from(deploy_args("--remote-region", "none"), deployed).variables("", "/x.zip", "aws")[
+    assert deploy.inputs_from(deploy_args("--remote-region", "none"), deployed).variables("", "/x.zip", backends.get("aws"))[
         "remote_region"] == ""  # fmt: skip
-    assert deploy.inputs_from(deploy_args(), DEPLOYED).variables("", "/x.zip", "aws")["remote_region"] == ""
+    assert deploy.inputs_from(deploy_args(), DEPLOYED).variables("", "/x.zip", backends.get("aws"))["remote_region"] == ""

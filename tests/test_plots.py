@@ -17,6 +17,7 @@ from latency_calls import calls
 from matplotlib.axis import Axis
 from matplotlib.text import Text
 
+from fanout.local import backends
 from fanout.results import concurrency, figures
 from fanout.workloads.download import strategies
 from fanout.workloads.download import across_plots as crossplots, across as crossrun, plots
@@ -183,7 +184,7 @@ def download_records(cells: list[tuple], per_cell=12, seed=0, seconds_scale=1.0)
 def run_summary(records, run=LOCAL_RUN) -> tuple:
     """What the plots read of a run's summary: its records, its cells, its labels (network, the
     longest limits)."""
-    return records, [], [network.label(run["backend"], run.get("network")), LIMITS_LINE]
+    return records, [], [network.label(backends.simulated(run["backend"]), run.get("network")), LIMITS_LINE]
 
 
 def long_cells() -> list[tuple]:
@@ -318,7 +319,7 @@ def latency_records(scale: float, seed=4) -> list[dict]:
 def latency_figure(records):
     events = [{"timestamp": 1_700_000_000_000 + i, "message": json.dumps(r)} for i, r in enumerate(records)]
     rows = insights.evaluate(insights.load_query(latency_report.QUERY), events).rows
-    return latency_report.figure(rows, records, [network.label(LOCAL_RUN["backend"], LOCAL_RUN.get("network")), LIMITS_LINE])
+    return latency_report.figure(rows, records, [network.label(backends.simulated(LOCAL_RUN["backend"]), LOCAL_RUN.get("network")), LIMITS_LINE])
 
 
 def test_the_latency_plot_reads_and_is_in_milliseconds_below_a_second():
@@ -330,7 +331,7 @@ def test_the_latency_plot_reads_and_is_in_milliseconds_below_a_second():
     standard_put = [r["seconds"] for r in records if (r["storage"], r["operation"], r["size"]) == ("standard", "put", 1)]
     [line] = [line for line in fig.axes[0].get_lines() if line.get_label() == "standard put"]
     assert line.get_ydata()[0] == pytest.approx(np.median(standard_put) * 1000)
-    assert fig._supxlabel.get_text() == f"{network.label(LOCAL_RUN['backend'], LOCAL_RUN.get('network'))}\n{LIMITS_LINE}"
+    assert fig._supxlabel.get_text() == f"{network.label(backends.simulated(LOCAL_RUN['backend']), LOCAL_RUN.get('network'))}\n{LIMITS_LINE}"
 
 
 def test_the_latency_plot_stays_in_seconds_when_a_call_takes_longer():
@@ -359,7 +360,7 @@ def test_the_fan_out_rehearsal_reads_beside_the_twelve_published_rows(index):
     loaded = study.load("lambda-fanout")
     reference = loaded.references[index]
     found = study_tables.points(reference, fanout_rehearsal_records())
-    fig = study_plots.figure(reference, found, [network.label("local", {"profile": "lambda-2024", "scale": 5.9}), LIMITS_LINE],
+    fig = study_plots.figure(reference, found, [network.label(True, {"profile": "lambda-2024", "scale": 5.9}), LIMITS_LINE],
                              study.row_label(loaded.workload, reference.rows))  # fmt: skip
     assert_readable(fig)
     ax = fig.axes[0]

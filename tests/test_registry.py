@@ -12,6 +12,7 @@ from rich.console import Console
 import toy_workload
 from test_fire import drain, make_stack, queue, results  # noqa: F401 - fixtures
 
+from fanout.local import backends
 from fanout.stages import sweep_axes as axes, command_line, demo, deploy, fire, report as reporting, sweep, wait
 from fanout.results import cells, deadletters, run_folders as runs, sweep_folders as sweeps
 from fanout import cli, insights
@@ -335,17 +336,17 @@ def deploy_inputs(*argv: str) -> params.DeployParams:
 def test_the_toys_deploy_option_reaches_terraforms_variables(toy):
     chosen = deploy_inputs("--backend", "aws", "--finish", "gloss")
     assert chosen.workload_options["finish"] == "gloss"
-    variables = chosen.variables("", "/x.zip", "aws")
+    variables = chosen.variables("", "/x.zip", backends.get("aws"))
     assert variables[toy_workload.VARIABLE] == "gloss"
-    default = deploy_inputs().variables("", "/x.zip")
+    default = deploy_inputs().variables("", "/x.zip", backends.get("local"))
     assert default[toy_workload.VARIABLE] == toy_workload.FINISHES[0]
     # The other workloads' variables are there alongside, unchanged by the toy's.
     assert {name: value for name, value in variables.items() if name != toy_workload.VARIABLE} == \
-        {name: value for name, value in deploy_inputs("--backend", "aws").variables("", "/x.zip", "aws").items()
+        {name: value for name, value in deploy_inputs("--backend", "aws").variables("", "/x.zip", backends.get("aws")).items()
          if name != toy_workload.VARIABLE}  # fmt: skip
     # Without a command line of deploy's (the demo's inputs), the options deploy their defaults.
     bare = demo.check(cli.build_parser().parse_args(["demo"])).inputs
-    assert bare.variables("", "/x.zip")[toy_workload.VARIABLE] == toy_workload.FINISHES[0]
+    assert bare.variables("", "/x.zip", backends.get("local"))[toy_workload.VARIABLE] == toy_workload.FINISHES[0]
 
 
 def test_a_redeploy_keeps_the_toys_deployed_option_unless_given(toy):
@@ -390,7 +391,7 @@ def test_a_sweep_deploys_the_toys_option_with_every_cell_and_records_it(toy):
     for made in (chosen, sweep.SweepParams.from_manifest(sweeps.Manifest.from_json(manifest))):
         deployment = sweep._Deployment(made, "id", Console())
         inputs = [deployment.inputs_for(cell, i) for i, cell in enumerate(made.axes.cells())]
-        assert [i.variables("", "zip")[toy_workload.VARIABLE] for i in inputs] == ["gloss", "gloss"]
+        assert [i.variables("", "zip", backends.get("local"))[toy_workload.VARIABLE] for i in inputs] == ["gloss", "gloss"]
     older = sweep.SweepParams.from_manifest(sweeps.Manifest.from_json({k: v for k, v in manifest.items() if k != "finish"}))
     cell = older.axes.cells()[0]
-    assert sweep._Deployment(older, "id", Console()).inputs_for(cell, 0).variables("", "zip")[toy_workload.VARIABLE] == "matte"
+    assert sweep._Deployment(older, "id", Console()).inputs_for(cell, 0).variables("", "zip", backends.get("local"))[toy_workload.VARIABLE] == "matte"

@@ -22,7 +22,7 @@ from fanout.workloads.download import pressure
 from fanout import cli, insights
 from fanout.workloads.download import costs as download_costs, plots, report
 from fanout.stages import report as reporting
-from fanout.common import backends
+from fanout.local import backends
 from fanout.workloads import registry as workloads
 from fanout.cloud import stack as stacks
 from fanout.local.network import late, truth
@@ -180,7 +180,7 @@ def summary_of(records, sent, dead=(), lambda_report=(), backend="local", networ
     typed = run_record.RunRecord.from_json(record)
     return summaries.from_json({
         "run": record, "network": typed.network_label(), "limits": typed.limits_label(), "timeline": [],
-        "ground_truth": truth.compare(typed.backend, typed.network, downloads),
+        "ground_truth": truth.compare(backends.simulated(typed.backend), typed.network, downloads),
         "counts": {"requested": sent, "sent": sent, "download_records": len(downloads),
                    "seqs_downloaded": len({d["seq"] for d in downloads}), "in_percentile_table": sum(c["n"] for c in table),
                    "error_records": len(records) - len(downloads)},
@@ -247,6 +247,15 @@ def test_one_cell_console_report_fits_80_columns(monkeypatch):
     assert not any(title in line for line in lines for title in DOWNLOAD.titles.values() if line.lstrip().startswith(title))
     assert "percentiles: at target, from the records:" in lines and f"  {stats.PERCENTILE_METHOD};" in lines
     assert f"  every download: {backends.get('local').percentile_method}" in lines
+
+
+def test_a_run_that_records_no_backend_says_so_of_its_percentiles():
+    """An old run.json may not say where it ran: the report says the saved query's method is not
+    recorded instead of failing on the lookup."""
+    records, _ = synthetic_records(per_cell=20)
+    output = io.StringIO()
+    terminal.show(report.sections(summary_of(records, sent=len(records), backend=None)), Console(file=output, width=200))
+    assert "  every download: not recorded" in [line.rstrip() for line in output.getvalue().splitlines()]
 
 
 def test_report_files(tmp_path, monkeypatch):
@@ -431,7 +440,7 @@ def test_the_ground_truth_table_fits_80_columns_with_every_cell_whole(monkeypatc
     records = [dict(r, memory_size=10240) for r in modelled_downloads(model, size=24 * 2**20)]
     ids = sorted({r["request_id"] for r in records})
     events = [{"message": late.line(i, late.FirstBytes(3, 2))} for i in ids]
-    rows = truth.compare("local", model.describe(), records, events)
+    rows = truth.compare(True, model.describe(), records, events)
     rows.append(dict(rows[0], parameter="rate_factor 127.0.0.16", injected=0.5, estimated=0.4))
     console = Console(width=80, record=True, file=io.StringIO())
     terminal.show(sections.Report("", "", [report.truth_table(rows)]), console)
@@ -567,7 +576,7 @@ def test_wrote_lists_only_the_files_written_this_time(nowhere, capsys):
 def fetched_from_logs(monkeypatch, records, sent):
     """The stack and its logs as `--refresh` reads them: the stack the run was fired at, whose
     log group now holds `records` (as after a redeploy, or once logs expired)."""
-    monkeypatch.setattr(stacks, "load", lambda backend, name, fields: SimpleNamespace(backend=backend, stack=name,
+    monkeypatch.setattr(stacks, "load", lambda backend, name, fields: SimpleNamespace(backend=backend.name, stack=name,
                                                                                       queue_arn=QUEUE_ARN,
                                                                                       region="us-east-1", endpoint=""))
     monkeypatch.setattr(report, "build", lambda stack, record: summary_of(records, sent=sent))

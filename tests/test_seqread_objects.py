@@ -10,6 +10,7 @@ from types import SimpleNamespace
 import pytest
 
 from fanout import cli
+from fanout.local import backends
 from fanout.cloud import params
 from fanout.common.errors import UsageError
 from fanout.cloud.random_objects import size_of
@@ -88,13 +89,13 @@ def test_a_declaration_over_the_policy_share_is_refused_with_the_arithmetic():
 
 
 def test_a_first_deploy_declares_the_default_run_and_a_redeploy_keeps_the_stacks():
-    assert deploy.inputs_from(deploy_args(), {}).variables("", "/x.zip", "aws")["seqread_objects"] == {str(64 * MiB): 1}
+    assert deploy.inputs_from(deploy_args(), {}).variables("", "/x.zip", backends.get("aws"))["seqread_objects"] == {str(64 * MiB): 1}
     kept = deploy.inputs_from(deploy_args(), DEPLOYED)
-    assert kept.variables("", "/x.zip", "aws")["seqread_objects"] == {str(64 * MiB): 4}
+    assert kept.variables("", "/x.zip", backends.get("aws"))["seqread_objects"] == {str(64 * MiB): 4}
     given = deploy.inputs_from(deploy_args("--job-files", "2x1MiB 8x64MiB"), DEPLOYED)
-    assert given.variables("", "/x.zip", "aws")["seqread_objects"] == {str(MiB): 2, str(64 * MiB): 8}
+    assert given.variables("", "/x.zip", backends.get("aws"))["seqread_objects"] == {str(MiB): 2, str(64 * MiB): 8}
     assert params.changes(kept, given) == ["job files: 4x64MiB -> 2x1MiB 8x64MiB"]
-    assert deploy.inputs_from(deploy_args("--job-files", "none"), DEPLOYED).variables("", "/x.zip", "aws")[
+    assert deploy.inputs_from(deploy_args("--job-files", "none"), DEPLOYED).variables("", "/x.zip", backends.get("aws"))[
         "seqread_objects"] == {}  # fmt: skip
 
 
@@ -127,7 +128,7 @@ def test_a_sweep_deploys_every_object_its_cells_read_before_the_first():
     assert settings.workload_options["job_files"] == "4x64MiB 4x1GiB"
     deployment = sweep._Deployment(settings, "sw", console=None)
     first = deployment.inputs_for(settings.axes.cells()[0], 0)
-    assert first.variables("", "/x.zip", "aws")["seqread_objects"] == {str(64 * MiB): 4, str(GiB): 4}
+    assert first.variables("", "/x.zip", backends.get("aws"))["seqread_objects"] == {str(64 * MiB): 4, str(GiB): 4}
     # With JOB_FILES, those too; a download sweep deploys the default run's.
     given = sweep.check(sweep_args("--jobs", "2", "--file-size", "1GiB", "--job-files", "16x1MiB 1x1GiB"))
     assert given.workload_options["job_files"] == "16x1MiB 2x1GiB"

@@ -4,6 +4,7 @@ local backend before anything runs, and the choice carried to Terraform and back
 
 import pytest
 
+from fanout.local import backends
 from fanout.workloads import registry
 from fanout import cli
 from fanout.stages import deploy
@@ -58,14 +59,14 @@ def deploy_inputs(*extra: str) -> params.DeployParams:
 def test_the_default_is_standard_only():
     inputs = deploy_inputs()
     assert inputs.workload_options["storage"] == list(storage.DEFAULT) == ["standard"]
-    variables = inputs.variables("", "/x.zip", "aws")
+    variables = inputs.variables("", "/x.zip", backends.get("aws"))
     assert variables["storage"] == ["standard"] and variables["express_az"] == ""
 
 
 def test_the_choice_reaches_terraforms_variables():
     inputs = deploy_inputs("--backend", "aws", "--storage", "express standard", "--express-az", "usw2-az1",
                            "--region", "us-west-2")
-    variables = inputs.variables("", "/x.zip", "aws")
+    variables = inputs.variables("", "/x.zip", backends.get("aws"))
     assert variables["storage"] == ["express", "standard"]
     assert variables["express_az"] == "usw2-az1"
 

@@ -12,6 +12,7 @@ from botocore.exceptions import ClientError
 from botocore.stub import Stubber
 from rich.console import Console
 
+from fanout.local import backends
 from fanout.common import aws, paths
 from fanout.workloads import registry as workloads
 from fanout.stages import command_line, study, sweep_axes as axes, sweep
@@ -322,7 +323,7 @@ def test_deploy_inputs_keep_every_object_size_and_fresh_environments_per_cell_on
                                        Console())
         inputs = [deployment.inputs_for(cell, i) for i, cell in enumerate(cells)]
         assert all(i.object_sizes() == [MIB, 8 * MIB] for i in inputs)  # the role reads both, always
-        assert all(i.variables("", "zip")["test_object_sizes"] == [MIB, 8 * MIB] for i in inputs)
+        assert all(i.variables("", "zip", backends.get("local"))["test_object_sizes"] == [MIB, 8 * MIB] for i in inputs)
         same_deployment = [a == b for a, b in zip(inputs, inputs[1:])]
         # The two strategy cells of a size share a deployment unless AWS needs a configuration change
         # to start fresh environments; the local host restarts its environments instead.
@@ -339,7 +340,7 @@ def test_every_cell_deploys_the_sweeps_storage_classes_and_a_resume_keeps_them(i
         deployment = sweep._Deployment(made, "id", Console())
         inputs = [deployment.inputs_for(cell, i) for i, cell in enumerate(made.axes.cells())]
         assert len(inputs) == 2
-        assert [(i.variables("", "zip")["storage"], i.variables("", "zip")["express_az"]) for i in inputs] == \
+        assert [(i.variables("", "zip", backends.get("local"))["storage"], i.variables("", "zip", backends.get("local"))["express_az"]) for i in inputs] == \
             [(["express", "standard"], "use1-az4")] * 2  # fmt: skip
     assert (chosen.settings()["storage"], chosen.settings()["express_az"]) == (["express", "standard"], "use1-az4")
 
@@ -348,7 +349,7 @@ def test_a_sweep_recorded_before_storage_existed_resumes_with_standard_only():
     settings = sweep.SweepParams("local", "s", "us-east-1", download_axes(), 10, "t").settings()
     old = {name: value for name, value in settings.items() if name not in ("storage", "express_az")}
     resumed = sweep.SweepParams.from_manifest(sweeps.Manifest.from_json(old))
-    variables = sweep._Deployment(resumed, "id", Console()).inputs_for(resumed.axes.cells()[0], 0).variables("", "zip")
+    variables = sweep._Deployment(resumed, "id", Console()).inputs_for(resumed.axes.cells()[0], 0).variables("", "zip", backends.get("local"))
     assert (variables["storage"], variables["express_az"]) == (["standard"], "")
 
 
@@ -567,7 +568,7 @@ def test_every_cell_deploys_the_sweeps_ephemeral_storage_and_a_resume_keeps_it(i
     resumed = sweep.SweepParams.from_manifest(sweeps.new_manifest(chosen.settings(), []))
     for made in (chosen, resumed):
         deployment = sweep._Deployment(made, "id", Console())
-        assert {deployment.inputs_for(c, i).variables("", "zip")["ephemeral_storage"]
+        assert {deployment.inputs_for(c, i).variables("", "zip", backends.get("local"))["ephemeral_storage"]
                 for i, c in enumerate(made.axes.cells())} == {1200}  # fmt: skip
     with pytest.raises(UsageError, match="ephemeral storage 1000 MB: strategy download_file needs"):
         sweep.check(cli.build_parser().parse_args(["sweep", "--object-size", "1GiB", "--strategy", "download_file",
@@ -584,7 +585,7 @@ def test_a_sweep_deploys_its_first_strategy_as_the_download_workloads_deploy_opt
     resumed = sweep.SweepParams.from_manifest(sweeps.new_manifest(chosen.settings(), []))
     for made in (chosen, resumed):
         deployment = sweep._Deployment(made, "id", Console())
-        assert {deployment.inputs_for(c, i).variables("", "zip")["default_strategy"]
+        assert {deployment.inputs_for(c, i).variables("", "zip", backends.get("local"))["default_strategy"]
                 for i, c in enumerate(made.axes.cells())} == {first}  # fmt: skip
 
 
@@ -601,4 +602,4 @@ def test_a_manifest_saved_before_the_options_slot_reads_its_download_fields_as_o
     assert planned.cells() == cells and planned.varying() == manifest.varying == ["concurrency"]
     assert download.DownloadDriver().sweep_stack_inputs(planned) == {"strategy": strategy}
     resumed = sweep._Deployment(sweep.SweepParams.from_manifest(manifest), "id", Console())
-    assert resumed.inputs_for(cells[0], 0).variables("", "zip")["default_strategy"] == strategy  # as it was deployed
+    assert resumed.inputs_for(cells[0], 0).variables("", "zip", backends.get("local"))["default_strategy"] == strategy  # as it was deployed

@@ -15,6 +15,7 @@ import time
 
 import pytest
 
+from fanout.local import backends
 from fanout.cloud import terraform
 from fanout.common.errors import FanoutError
 
@@ -27,7 +28,8 @@ if command == "version":  # asked for the platform it installs providers for: no
     print(json.dumps({{"platform": "fake_platform"}}))
     sys.exit(0)
 with open(state / "calls.jsonl", "a") as calls:
-    calls.write(json.dumps({{"argv": sys.argv[1:], "sid": os.getsid(0)}}) + "\\n")
+    calls.write(json.dumps({{"argv": sys.argv[1:], "sid": os.getsid(0),
+                             "aws": sorted(name for name in os.environ if name.startswith("AWS_"))}}) + "\\n")
 signals = []
 signal.signal(signal.SIGINT, lambda signum, frame: signals.append(signum) or (state / f"{{command}}.sigint").open("a").write("SIGINT\\n"))
 if command in ("apply", "destroy"):
@@ -137,7 +139,7 @@ def test_output_goes_to_the_log_without_colour(fake, capfd):
     assert "apply complete" in log.read_text()
     assert capfd.readouterr().out == ""
     assert all("-no-color" in call["argv"] for call in calls(fake))
-    terraform.forget("local", "t")
+    terraform.forget(backends.get("local"), "t")
     assert not terraform.has_state("local", "t") and log.exists()  # the log outlives the state
 
 
@@ -148,6 +150,17 @@ def test_a_failure_in_the_log_prints_its_tail_and_names_the_error(fake, capfd, m
         terraform.apply("local", "t", {})
     assert "Error: boom" in str(failed.value) and str(log) in str(failed.value)
     assert "apply: planning" in capfd.readouterr().err  # the tail
+
+
+def test_a_stack_in_the_embedded_emulator_never_hands_terraform_the_users_aws_setup(fake, monkeypatch):
+    """Before anything is recorded (a plan, a first apply) the variables the command runs with
+    say whether the stack is in the embedded emulator; init and plan both run without the user's
+    AWS setup there, and with it on AWS."""
+    monkeypatch.setenv("AWS_PROFILE", "theirs")
+    terraform.plan("local", "fresh", {"endpoint": "", "embedded_emulator": backends.get("local").embedded_emulator})
+    terraform.plan("aws", "fresh", {"endpoint": "", "embedded_emulator": backends.get("aws").embedded_emulator})
+    assert [(call["argv"][0], "AWS_PROFILE" in call["aws"]) for call in calls(fake)] == [
+        ("init", False), ("plan", False), ("init", True), ("plan", True)]
 
 
 def test_output_on_a_non_terminal_has_no_colour_codes(fake, capfd):

@@ -17,7 +17,8 @@ import uuid
 import pytest
 from test_fire import make_stack
 
-from fanout.common import aws, backends, queue_state
+from fanout.common import aws, queue_state
+from fanout.local import backends
 from fanout.results import deadletters, run_folders as runs, run_record
 from fanout.stages import fire, wait
 from fanout.local import hostlock

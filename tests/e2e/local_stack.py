@@ -7,6 +7,7 @@ from contextlib import contextmanager
 
 import pytest
 
+from fanout.local import backends
 from fanout.workloads import registry
 from fanout import cli
 from fanout.cloud import owner, package, params, stack, terraform
@@ -24,10 +25,10 @@ def deployed(name: str, function_timeout: int, emulator: str, tmp_path_factory):
                               deploy.workload_deploy({"strategy": str(strategies.parse("stream"))}))  # the others': defaults
         # Recorded as a sweep's stack: the module's sweep redeploys it (a sweep refuses a stack
         # `make deploy` created, fanout.cloud.owner).
-        variables = {**inputs.variables(emulator, package.build(function="runner")), owner.VARIABLE: owner.SWEEP}
+        variables = {**inputs.variables(emulator, package.build(function="runner"), backends.get("local")), owner.VARIABLE: owner.SWEEP}
         try:
             terraform.apply("local", name, variables)
-            yield stack.load("local", name, registry.stack_fields)
+            yield stack.load(backends.get("local"), name, registry.stack_fields)
         finally:
             terraform.destroy("local", name)
 

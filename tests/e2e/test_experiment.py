@@ -25,6 +25,7 @@ import pytest
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
+from fanout.local import backends
 from fanout.workloads import registry
 from fanout import cli, insights
 from fanout.cloud import costs, package, params, stack, terraform
@@ -54,10 +55,10 @@ def deployed(emulator, tmp_path_factory):
         patch.setenv("FANOUT_RESULTS", str(tmp_path_factory.mktemp("results")))
         inputs = params.parse(STACK, "us-east-1", CONCURRENCY, 256, "1MiB", "x86_64", TIMEOUT_S,
                               deploy.workload_deploy({"strategy": str(strategies.parse("download_file"))}))  # fmt: skip
-        variables = inputs.variables(emulator, package.build(function="runner"))
+        variables = inputs.variables(emulator, package.build(function="runner"), backends.get("local"))
         try:
             terraform.apply("local", STACK, variables)
-            deployed = stack.load("local", STACK, registry.stack_fields)
+            deployed = stack.load(backends.get("local"), STACK, registry.stack_fields)
             upload.ensure_object(deployed)
             yield deployed
         finally:

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from fanout import cli
+from fanout.local import backends
 from fanout.cloud import owner, stack as stacks
 from fanout.common import aws
 from fanout.workloads import registry
@@ -57,7 +58,7 @@ def deployed(emulator, tmp_path_factory):
         (folder / "model.toml").write_text(MODEL)
         try:
             assert fanout("deploy", *DEPLOY) == 0
-            yield stacks.load("local", STACK, registry.stack_fields), folder / "model.toml"
+            yield stacks.load(backends.get("local"), STACK, registry.stack_fields), folder / "model.toml"
         finally:
             deploy.destroy("local", STACK)
 
@@ -174,7 +175,7 @@ def test_a_sweep_over_jobs_and_from(deployed, swept_stack):
     manifest = sweeps.load(sweeps.LATEST)
     assert [cell.status for cell in manifest.cells] == ["done"] * 4
     # It deployed the objects its cells read (jobs 0-1 of 4 MiB) with those its JOB_FILES gives.
-    assert stacks.load("local", swept_stack, registry.stack_fields).workload_outputs["seqread_objects"] == {str(4 * 2**20): 2,
+    assert stacks.load(backends.get("local"), swept_stack, registry.stack_fields).workload_outputs["seqread_objects"] == {str(4 * 2**20): 2,
                                                                                      str(64 * 2**20): 4}  # fmt: skip
     cells = {(c.params["options"]["source"], c.params["options"]["jobs"]): c for c in manifest.cells}
     assert sorted(cells) == [("local", 1), ("local", 2), ("remote", 1), ("remote", 2)]

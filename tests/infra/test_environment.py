@@ -9,6 +9,7 @@ import pytest
 
 from fanout.common import paths
 from fanout.cloud import terraform
+from fanout.local import backends
 
 AWS_SETUP = {
     "AWS_PROFILE": "nope",
@@ -109,6 +110,11 @@ def aws_variables(env: dict) -> dict:
 
 
 def test_the_local_backend_never_sees_the_users_aws_setup(aws_setup):
+    """Its stacks are in the embedded emulator: the variables an apply runs with say so before
+    anything is recorded (a first apply), the recorded ones after (destroy, by hand)."""
+    emulated = backends.get("local").embedded_emulator
+    assert aws_variables(terraform.environment("local", "s", "", emulated)) == {"AWS_CA_BUNDLE": "/etc/ssl/bundle.pem"}
+    deployed_with("", "local", embedded_emulator=emulated)
     assert aws_variables(terraform.environment("local", "s")) == {"AWS_CA_BUNDLE": "/etc/ssl/bundle.pem"}
 
 
@@ -116,11 +122,11 @@ def test_the_aws_backend_keeps_it(aws_setup):
     assert aws_variables(terraform.environment("aws", "s")).items() >= AWS_SETUP.items()
 
 
-def deployed_with(endpoint: str) -> None:
-    """Record that stack "s" on the AWS backend was last applied against `endpoint`."""
-    path = paths.stack_dir("aws", "s") / terraform.INPUTS_FILE
+def deployed_with(endpoint: str, backend: str = "aws", **variables) -> None:
+    """Record that stack "s" on `backend` was last applied against `endpoint` (with `variables`)."""
+    path = paths.stack_dir(backend, "s") / terraform.INPUTS_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"endpoint": endpoint}))
+    path.write_text(json.dumps({"endpoint": endpoint, **variables}))
 
 
 def test_the_aws_backend_drops_it_against_an_endpoint(aws_setup):

@@ -33,7 +33,7 @@ def test_module_tests_pass(tmp_path, monkeypatch):
     if terraform_version() < MOCK_PROVIDER_SINCE:
         pytest.skip(f"terraform test with mock_provider needs Terraform >= {'.'.join(map(str, MOCK_PROVIDER_SINCE))}")
     monkeypatch.setenv("FANOUT_HOME", str(tmp_path))
-    env = terraform.environment("local", "module-tests")  # its own TF_DATA_DIR; the provider mirror if any
+    env = terraform.environment("local", "module-tests", embedded_emulator=True)  # its own TF_DATA_DIR; the provider mirror if any
     for command in (["init", "-backend=false"], ["test"]):
         result = subprocess.run(
             ["terraform", *command, "-no-color", f"-test-directory={TEST_DIRECTORY}"],

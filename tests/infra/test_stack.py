@@ -12,6 +12,7 @@ import subprocess
 import pytest
 from botocore.exceptions import ClientError
 
+from fanout.local import backends
 from fanout.workloads import registry
 from fanout import cli
 from fanout.cloud import params, stack, terraform
@@ -49,7 +50,7 @@ def inputs() -> list[str]:
 @pytest.fixture(scope="module")
 def deployed(emulator):
     assert fanout("deploy", *target(), *inputs()) == 0
-    yield stack.load("local", STACK, registry.stack_fields)
+    yield stack.load(backends.get("local"), STACK, registry.stack_fields)
     fanout("destroy", *target())  # no-op when the last test already destroyed it
 
 

@@ -40,7 +40,7 @@ def test_a_run_finds_the_address_that_is_twice_as_slow(emulator):
     assert 0.35 < table["127.0.0.4"]["mb_per_s_p50"] / fast < 0.65  # the factor, give or take the latency
     for record in run.records:  # one connection per download, to the environment's first address
         assert record["request_ips"] == record["endpoint_ip"]
-    factors = {row["parameter"]: row for row in truth.compare("local", network.describe(), run.records)
+    factors = {row["parameter"]: row for row in truth.compare(True, network.describe(), run.records)
                if row["parameter"].startswith("rate")}
     assert set(factors) == {f"rate_factor {ip}" for ip in ADDRESSES}
     assert factors["rate_factor 127.0.0.4"]["injected"] == 0.5
@@ -133,7 +133,7 @@ def test_ground_truth_estimates_each_address_factor_from_medians():
     downloads = [{"memory_size": 1024, "endpoint_ip": ip, "bytes": 2 * MIB, "seconds": 2 * MIB / rate,
                   "sustained_mb_per_s": rate / 1e6, "burst_excess_bytes": 0, "first_byte_seconds": 0.01,
                   "start_ms": i, "env_id": ip} for ip, values in rates.items() for i, rate in enumerate(values)]  # fmt: skip
-    rows = {row["parameter"]: row for row in truth.compare("local", network.describe(), downloads)}
+    rows = {row["parameter"]: row for row in truth.compare(True, network.describe(), downloads)}
     slow = rows["rate_factor 127.0.0.4"]
     assert slow["estimated"] == pytest.approx(np.median(rates["127.0.0.4"]) / np.median(rates["127.0.0.2"]))
     assert (slow["injected"], slow["downloads"]) == (0.5, 3)

@@ -240,12 +240,12 @@ def test_scales_round_up_to_two_significant_digits(value, rounded):
 
 
 def test_labels():
-    assert network.label("aws", None) == "measured on AWS"
-    assert network.label("local", None) == "simulated network: none (loopback, not modelled)"
-    assert network.label("local", network.load("none").describe()) == "simulated network: none (loopback, not modelled)"
-    assert network.label("local", network.load("lambda-2024", 12.5).describe()) == (
+    assert network.label(False, None) == "measured on AWS"
+    assert network.label(True, None) == "simulated network: none (loopback, not modelled)"
+    assert network.label(True, network.load("none").describe()) == "simulated network: none (loopback, not modelled)"
+    assert network.label(True, network.load("lambda-2024", 12.5).describe()) == (
         "simulated network: lambda-2024, scale 12.5 (rates / 12.5, first byte not scaled)")
-    assert network.label("local", network.load("lambda-2024", 1).describe()) == "simulated network: lambda-2024, scale 1"
+    assert network.label(True, network.load("lambda-2024", 1).describe()) == "simulated network: lambda-2024, scale 1"
 
 
 def test_the_byte_probe_of_a_tiny_object_reads_an_object_of_its_own_and_leaves_nothing(emulator):

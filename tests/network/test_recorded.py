@@ -6,6 +6,7 @@ from types import SimpleNamespace
 import pytest
 from rich.console import Console
 
+from fanout.local import backends
 from fanout.local import hostlock, network
 from fanout.results import run_folders as runs, run_record
 from fanout.stages import wait
@@ -38,7 +39,7 @@ def test_a_hosting_wait_records_its_model(record):
     wait._record_network(Console(), STACK, record, True, model)
     saved = runs.load(RUN)
     assert saved.network == model.describe()
-    assert network.label(saved.backend, saved.network) == "simulated network: lambda-2026, scale 25 (rates / 25, first byte not scaled)"
+    assert network.label(backends.simulated(saved.backend), saved.network) == "simulated network: lambda-2026, scale 25 (rates / 25, first byte not scaled)"
     assert options.from_record(saved.network) == model
 
 

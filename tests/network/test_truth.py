@@ -108,7 +108,7 @@ def test_estimated_burst_and_sustained_are_the_injected_ones(downloader, connect
     burst_model = model_of("burst", **BURST_MODEL)
     [record] = downloader.run("burst", text, 1, burst_model).records
     assert record["connections"] == connections
-    rows = {row["parameter"]: row for row in truth.compare("local", burst_model.describe(), [record])}
+    rows = {row["parameter"]: row for row in truth.compare(True, burst_model.describe(), [record])}
     for parameter in ("sustained_mb_per_s", "burst_bytes"):
         assert not rows[parameter]["inside_burst"]
         assert rows[parameter]["ratio"] == pytest.approx(1, abs=ESTIMATE), rows[parameter]

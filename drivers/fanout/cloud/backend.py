@@ -1,4 +1,4 @@
-"""The AWS backend (fanout.common.backends.Backend): Lambda hosts the function, the caller's
+"""The AWS backend (fanout.common.backend.Backend): Lambda hosts the function, the caller's
 credentials and account are checked before anything is created, and its figures are measured.
 Against --endpoint (an emulator such as LocalStack) the same resources are deployed as on AWS.
 """
@@ -6,7 +6,7 @@ Against --endpoint (an emulator such as LocalStack) the same resources are deplo
 from contextlib import nullcontext
 
 from fanout.cloud import account, credentials, invocations, params, stack as stacks, terraform
-from fanout.common import backends
+from fanout.common.backend import NotHosted
 
 
 class AwsBackend:
@@ -56,7 +56,4 @@ class AwsBackend:
                                self.purge_seconds, sleep, clock)  # fmt: skip
 
     def hosting(self, stack, network, console):
-        return nullcontext(backends.NotHosted())  # Lambda runs the function
-
-
-BACKEND = AwsBackend()
+        return nullcontext(NotHosted())  # Lambda runs the function

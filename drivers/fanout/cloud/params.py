@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from fanout.common import backends, numerals as numbers
+from fanout.common import numerals as numbers
 from fanout.cloud import package
+from fanout.common.backend import Backend
 from fanout.common.errors import UsageError
 from fanout.common.sizes import format_size, parse_size
 
@@ -159,8 +160,8 @@ class DeployParams:
         """Every test object the stack keeps, this one included, smallest first."""
         return sorted({self.object_size, *self.kept_object_sizes})
 
-    def variables(self, endpoint: str, zip_path, backend: str = "local") -> dict:
-        """Input variables of infra/ for this deployment.
+    def variables(self, endpoint: str, zip_path, backend: Backend) -> dict:
+        """Input variables of infra/ for this deployment on `backend`.
 
         Only the local backend's endpoint is the embedded emulator; another endpoint on the AWS
         backend (LocalStack...) gets the same resources as AWS.
@@ -170,7 +171,7 @@ class DeployParams:
             "region": self.region,
             "endpoint": endpoint,
             "endpoint_in_environment": bool(endpoint),  # terraform.environment sets AWS_ENDPOINT_URL
-            "embedded_emulator": backends.get(backend).embedded_emulator,
+            "embedded_emulator": backend.embedded_emulator,
             "zip_path": str(zip_path),
             "concurrency": self.concurrency,
             "memory": self.memory,
@@ -402,9 +403,9 @@ def object_size(text: str) -> int:
     return size
 
 
-def endpoint(backend: str, text: str) -> str:
+def endpoint(backend: Backend, text: str) -> str:
     """The --endpoint of the AWS backend: empty (AWS itself) or an emulator's http(s) URL."""
-    if text and backends.get(backend).embedded_emulator:
+    if text and backend.embedded_emulator:
         raise UsageError(
             f"invalid --endpoint {text!r} with --backend local: the local backend uses "
             "the embedded emulator; use --backend aws to target another endpoint"

@@ -4,12 +4,12 @@ Names flow one way: Terraform outputs -> drivers. Nothing here re-derives a buck
 function name; every driver gets them from `Stack`.
 """
 
-import argparse
 from collections.abc import Callable
 from dataclasses import MISSING, asdict, dataclass, field, fields
 
-from fanout.common import aws, backends
-from fanout.cloud import owner, terraform
+from fanout.common import aws
+from fanout.cloud import terraform
+from fanout.common.backend import Backend
 from fanout.common.errors import FanoutError
 
 DEFAULT_STACK = "s3fanout"
@@ -83,35 +83,23 @@ def account_of(outputs: dict) -> str:
     return parts[4] if len(parts) > 4 else ""
 
 
-def load(backend: str, stack: str, workload_fields: WorkloadFields) -> Stack:
-    """The deployed stack, or a one-line error saying how to deploy it."""
-    outputs = terraform.outputs(backend, stack)
+def load(backend: Backend, stack: str, workload_fields: WorkloadFields) -> Stack:
+    """The deployed stack on `backend`, or a one-line error saying how to deploy it (or that it
+    is gone: the local backend's emulator no longer holds it)."""
+    outputs = terraform.outputs(backend.name, stack)
     if not outputs:
         raise FanoutError(
-            f"no stack {stack!r} is deployed on the {backend} backend; "
-            f"run `make deploy BACKEND={backend} STACK={stack}` first"
+            f"no stack {stack!r} is deployed on the {backend.name} backend; "
+            f"run `make deploy BACKEND={backend.name} STACK={stack}` first"
         )
-    deployed = Stack.from_outputs(backend, outputs, workload_fields)
-    backends.get(backend).check_stack(deployed)  # the local backend: is its emulator still there?
+    deployed = Stack.from_outputs(backend.name, outputs, workload_fields)
+    backend.check_stack(deployed)
     return deployed
 
 
-SWEEPS_OWN = f"default: the sweeps' own stack of the region, {owner.sweep_stack('<region>')} (fanout.cloud.owner)"
-
-
-def add_arguments(parser: argparse.ArgumentParser, sweeps_own: bool = False) -> None:
-    """--backend and --stack, shared by every command that acts on a deployed stack; with
-    `sweeps_own` (sweep, study) --stack defaults to None: the sweeps' own stack."""
-    parser.add_argument("--backend", choices=backends.NAMES, default=backends.NAMES[0], help=f"default: {backends.NAMES[0]}")
-    if sweeps_own:
-        parser.add_argument("--stack", help=f"stack name ({SWEEPS_OWN})")
-    else:
-        parser.add_argument("--stack", default=DEFAULT_STACK, help=f"stack name (default: {DEFAULT_STACK})")
-
-
-def acted_on(backend: str, stack: str, workload_fields: WorkloadFields) -> Stack:
+def acted_on(backend: Backend, stack: str, workload_fields: WorkloadFields) -> Stack:
     """The stack a command acts on; on AWS, only with usable credentials of the stack's account
     (one line otherwise)."""
     deployed = load(backend, stack, workload_fields)
-    backends.get(deployed.backend).check_credentials(deployed.region, deployed.endpoint, deployed.stack)
+    backend.check_credentials(deployed.region, deployed.endpoint, deployed.stack)
     return deployed

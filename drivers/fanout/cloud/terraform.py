@@ -19,7 +19,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from fanout.common import backends, paths
+from fanout.common import paths
+from fanout.common.backend import Backend
 from fanout.common.errors import FanoutError
 
 MIRROR_ENV = "FANOUT_TF_PROVIDER_MIRROR"
@@ -72,21 +73,22 @@ def deployed(backend: str) -> list[str]:
 def apply(backend: str, stack: str, variables: dict) -> None:
     """Create or update the stack with these input variables."""
     _write_inputs(backend, stack, variables)
-    endpoint = variables.get("endpoint", "")
-    _init(backend, stack, endpoint)
-    _run(backend, stack, "apply", "-auto-approve", *_var_args(backend, stack), endpoint=endpoint)
+    endpoint, emulated = variables.get("endpoint", ""), bool(variables.get("embedded_emulator"))
+    _init(backend, stack, endpoint, emulated)
+    _run(backend, stack, "apply", "-auto-approve", *_var_args(backend, stack), endpoint=endpoint,
+         embedded_emulator=emulated)
 
 
 def plan(backend: str, stack: str, variables: dict, detailed_exitcode: bool = False) -> int:
     """Show what apply would change; with detailed_exitcode, 2 means changes, 0 none."""
     vars_file = _stack_dir(backend, stack) / PLAN_INPUTS_FILE
     _write_json(vars_file, variables)
-    endpoint = variables.get("endpoint", "")
-    _init(backend, stack, endpoint)
+    endpoint, emulated = variables.get("endpoint", ""), bool(variables.get("embedded_emulator"))
+    _init(backend, stack, endpoint, emulated)
     extra = ["-detailed-exitcode"] if detailed_exitcode else []
     ok_codes = (0, 2) if detailed_exitcode else (0,)
     return _run(backend, stack, "plan", *extra, f"-var-file={vars_file}", ok_codes=ok_codes,
-                endpoint=endpoint).returncode
+                endpoint=endpoint, embedded_emulator=emulated).returncode
 
 
 def destroy(backend: str, stack: str) -> bool:
@@ -119,15 +121,16 @@ def recorded_inputs(backend: str, stack: str) -> dict:
         return {}
 
 
-def forget(backend: str, stack: str) -> None:
-    """Delete a local-backend stack's state: for when the emulator holding it is gone.
+def forget(backend: Backend, stack: str) -> None:
+    """Delete the state of a stack in the embedded emulator (the local backend's, which hands
+    itself in): for when the emulator holding it is gone.
 
     Never on AWS, where the state is the only record of resources that cost money. Terraform's
     log stays: it is what explains a failed deploy afterwards.
     """
-    if not backends.get(backend).embedded_emulator:
-        raise FanoutError(f"refusing to delete the state of a stack on the {backend} backend")
-    stack_dir = _stack_dir(backend, stack)
+    if not backend.embedded_emulator:
+        raise FanoutError(f"refusing to delete the state of a stack on the {backend.name} backend")
+    stack_dir = _stack_dir(backend.name, stack)
     for path in stack_dir.iterdir() if stack_dir.is_dir() else ():
         if path.is_dir() and not path.is_symlink():
             shutil.rmtree(path)
@@ -183,7 +186,7 @@ def _write_json(path: Path, data: dict) -> None:
     path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
 
 
-def _init(backend: str, stack: str, endpoint: str | None = None) -> None:
+def _init(backend: str, stack: str, endpoint: str | None = None, embedded_emulator: bool | None = None) -> None:
     """terraform init, skipped when this stack was already initialised for the same inputs.
 
     Init takes seconds even with nothing to install; the stamp covers everything that changes
@@ -196,7 +199,7 @@ def _init(backend: str, stack: str, endpoint: str | None = None) -> None:
     lock_file = paths.INFRA / ".terraform.lock.hcl"
     if lock_file.exists() and stamp_file.exists() and stamp_file.read_text() == stamp:
         return
-    _run(backend, stack, "init", "-reconfigure", state_arg, endpoint=endpoint)
+    _run(backend, stack, "init", "-reconfigure", state_arg, endpoint=endpoint, embedded_emulator=embedded_emulator)
     stamp_file.write_text(stamp)
 
 
@@ -264,19 +267,21 @@ def _terraform_platform(executable: str | None) -> str | None:
     return json.loads(result.stdout).get("platform")
 
 
-def environment(backend: str, stack: str, endpoint: str | None = None) -> dict:
+def environment(backend: str, stack: str, endpoint: str | None = None, embedded_emulator: bool | None = None) -> dict:
     """Environment Terraform runs with for this stack (also for running it by hand).
 
-    `endpoint` is the one the command targets; by default the one the stack was last applied
-    with. Against an endpoint (always on the local backend) the user's AWS setup is left out: the
-    provider uses test credentials there, an AWS_PROFILE naming a profile that does not exist
-    would fail it, and the user's AWS_ENDPOINT_URL_* would redirect it; AWS_ENDPOINT_URL is then
-    the endpoint itself.
+    `endpoint` and `embedded_emulator` are the infra/ variables of that name the command runs
+    with (whether the stack is in the local backend's embedded emulator is one); by default
+    (None) those the stack was last applied with. Against an endpoint, or in the embedded
+    emulator, the user's AWS setup is left out: the provider uses test credentials there, an
+    AWS_PROFILE naming a profile that does not exist would fail it, and the user's
+    AWS_ENDPOINT_URL_* would redirect it; AWS_ENDPOINT_URL is then the endpoint itself.
     """
-    if endpoint is None:
-        endpoint = recorded_inputs(backend, stack).get("endpoint", "")
+    recorded = recorded_inputs(backend, stack) if None in (endpoint, embedded_emulator) else {}
+    endpoint = recorded.get("endpoint", "") if endpoint is None else endpoint
+    emulated = bool(recorded.get("embedded_emulator")) if embedded_emulator is None else embedded_emulator
     env = dict(os.environ)
-    if backends.get(backend).embedded_emulator or endpoint:
+    if emulated or endpoint:
         env = {name: value for name, value in env.items()
                if not name.startswith("AWS_") or name in KEPT_AWS_VARIABLES}  # fmt: skip
     if endpoint:
@@ -302,7 +307,8 @@ def environment(backend: str, stack: str, endpoint: str | None = None) -> dict:
     return env
 
 
-def _run(backend: str, stack: str, command: str, *args: str, ok_codes=(0,), endpoint: str | None = None):
+def _run(backend: str, stack: str, command: str, *args: str, ok_codes=(0,), endpoint: str | None = None,
+         embedded_emulator: bool | None = None):
     executable = shutil.which("terraform")
     if executable is None:
         raise FanoutError("terraform is not on PATH; install Terraform >= 1.5")
@@ -313,7 +319,7 @@ def _run(backend: str, stack: str, command: str, *args: str, ok_codes=(0,), endp
         process = subprocess.Popen(
             [executable, command, *(["-no-color"] if plain else []), *args],
             cwd=paths.INFRA,
-            env=environment(backend, stack, endpoint),
+            env=environment(backend, stack, endpoint, embedded_emulator),
             stdout=stdout,
             stderr=stderr,
             text=True,

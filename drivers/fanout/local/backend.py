@@ -1,4 +1,4 @@
-"""The local backend (fanout.common.backends.Backend): the stack lives in the embedded emulator,
+"""The local backend (fanout.common.backend.Backend): the stack lives in the embedded emulator,
 which a deploy starts, and the function runs in a host that the wait starts here, under a network
 model; every figure it gives is a simulation.
 """
@@ -76,7 +76,7 @@ class LocalBackend:
         running = control.running_endpoint()
         if running is not None and recorded.get("endpoint") in (None, running):
             return False
-        terraform.forget(self.name, name)
+        terraform.forget(self, name)
         console.out(f"The emulator that held stack {name!r} is no longer running, and its resources went "
                     "with it; deleted the stack's local state.", highlight=False)  # fmt: skip
         return True
@@ -90,7 +90,7 @@ class LocalBackend:
         if not started:
             return False
         control.stop()
-        terraform.forget(self.name, name)
+        terraform.forget(self, name)
         console.out("stopped the emulator this command started; deleted the stack's state", highlight=False)
         return True
 
@@ -108,6 +108,3 @@ class LocalBackend:
             finally:
                 hosted.host.stop()  # in-flight invocations finish and their logs are flushed
                 hosted.thread.join()
-
-
-BACKEND = LocalBackend()

@@ -8,7 +8,7 @@ timeout of 0 cannot do it: docs/experiment.md, *wait*.
 import json
 from typing import TYPE_CHECKING
 
-from fanout.common import backends
+from fanout.local import backends
 
 if TYPE_CHECKING:
     from botocore.client import BaseClient  # no types of its own: Any to mypy, named for the reader

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from fanout.results import sweep_folders
 from fanout.cloud import costs
-from fanout.common import backends
+from fanout.local import backends
 from fanout.results import run_folders as runs, run_record
 from fanout.cloud.params import ephemeral_mib
 from fanout.common.errors import FanoutError

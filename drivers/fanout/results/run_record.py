@@ -14,7 +14,7 @@ from pathlib import Path
 
 from fanout.common import workload as workloads
 from fanout.common.errors import FanoutError
-from fanout.local import network
+from fanout.local import backends, network
 from fanout.results.recorded import Recorded
 
 
@@ -137,7 +137,7 @@ class RunRecord(Recorded):
 
     def network_label(self) -> str:
         """How the run's numbers were made (fanout.local.network.label)."""
-        return network.label(self.backend, self.network)
+        return network.label(backends.simulated(self.backend), self.network)
 
     def limits_label(self) -> str:
         """How the run's environments were held to Lambda's limits, in one line stated beside the

@@ -18,7 +18,8 @@ from rich.console import Console
 from fanout.cloud import owner, package, params, stack, terraform
 from fanout.stages import command_line, upload
 from fanout.workloads.base import DeployPlace
-from fanout.common import backends, function_modules
+from fanout.common import function_modules
+from fanout.local import backends
 from fanout.workloads import registry as workloads
 from fanout.common.errors import UsageError
 from fanout.common.sizes import format_size
@@ -41,11 +42,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     plan.set_defaults(func=run_plan, check=check_inputs)
 
     outputs = subparsers.add_parser("outputs", help="print the deployed stack's outputs as JSON")
-    stack.add_arguments(outputs)
+    command_line.stack_arguments(outputs)
     outputs.set_defaults(func=run_outputs, check=lambda args: params.stack_name(args.stack))
 
     destroy = subparsers.add_parser("destroy", help="remove everything the stack created")
-    stack.add_arguments(destroy)
+    command_line.stack_arguments(destroy)
     _add_endpoint(destroy)
     add_verbose(destroy)
     destroy.set_defaults(func=run_destroy, check=_check_target)
@@ -68,7 +69,7 @@ def add_target_arguments(parser: argparse.ArgumentParser, sweeps_own: bool = Fal
     """Where to deploy and the workloads' deploy-level options: --backend, --stack (a sweep's,
     `sweeps_own`, defaults to the sweeps' own), the workloads' flags
     (fanout.workloads.registry.add_deploy_arguments) and --endpoint (deploy, plan, sweep)."""
-    stack.add_arguments(parser, sweeps_own)
+    command_line.stack_arguments(parser, sweeps_own)
     workloads.add_deploy_arguments(parser)
     _add_endpoint(parser)
 
@@ -99,7 +100,7 @@ def check_inputs(args: argparse.Namespace) -> params.DeployParams:
     deployment a workload cannot run on (download: a default strategy the endpoint or /tmp cannot serve), and a
     deployed stack's region and remote region kept."""
     inputs = inputs_given(given_of(args), terraform.outputs(args.backend, params.stack_name(args.stack)))
-    check_deployment(inputs, args.backend, params.endpoint(args.backend, args.endpoint))
+    check_deployment(inputs, args.backend, params.endpoint(backends.get(args.backend), args.endpoint))
     check_placement(args.backend, inputs.stack, inputs.region, inputs.workload_options)
     return inputs
 
@@ -140,7 +141,7 @@ def blank(given: params.DeployGiven) -> params.DeployGiven:
 def _check_target(args: argparse.Namespace) -> None:
     """destroy's stack name and endpoint, checked with no side effect."""
     params.stack_name(args.stack)
-    params.endpoint(args.backend, args.endpoint)
+    params.endpoint(backends.get(args.backend), args.endpoint)
 
 
 def run_deploy(args: argparse.Namespace) -> int:
@@ -186,7 +187,7 @@ def deploy(inputs: params.DeployParams, backend: str, endpoint: str = "", check_
                                                         inputs.memory, endpoint):  # fmt: skip
             console.out(f"account: {note}", highlight=False)
     terraform.apply(backend, inputs.stack, {**_variables(inputs, backend, endpoint), owner.VARIABLE: created_by})
-    deployed = stack.load(backend, inputs.stack, workloads.stack_fields)
+    deployed = stack.load(backends.get(backend), inputs.stack, workloads.stack_fields)
     upload.ensure_object(deployed)
     console.out(summary(deployed, time.monotonic() - started), highlight=False)
     return deployed
@@ -203,7 +204,7 @@ def run_outputs(args: argparse.Namespace) -> int:
     """The stack's outputs as JSON; a one-line error, exit 1, when none is deployed (an empty `{}`
     with exit 0 read as a stack without outputs) or a local stack's emulator is gone."""
     name = params.stack_name(args.stack)
-    stack.load(args.backend, name, workloads.stack_fields)
+    stack.load(backends.get(args.backend), name, workloads.stack_fields)
     Console().out(json.dumps(terraform.outputs(args.backend, name), indent=2, sort_keys=True), highlight=False)
     return 0
 
@@ -220,7 +221,7 @@ def destroy(backend: str, name: str, endpoint: str = "", console: Console | None
     must be the one the stack was deployed to. What it says goes to `console` (None: stdout)."""
     console = console or Console()
     name = params.stack_name(name)
-    endpoint = params.endpoint(backend, endpoint)
+    endpoint = params.endpoint(backends.get(backend), endpoint)
     if not terraform.has_state(backend, name):
         console.out(f"Nothing to destroy: no stack {name!r} is deployed on the {backend} backend.", highlight=False)
         return
@@ -259,7 +260,7 @@ def _check(inputs: params.DeployParams, backend: str, endpoint: str, console: Co
     said on `console`; an allowed but risky input gets a warning line on `errors`. The workloads'
     deploy-level options were checked against the backend with the other inputs."""
     check_placement(backend, inputs.stack, inputs.region, inputs.workload_options)
-    endpoint = params.endpoint(backend, endpoint)
+    endpoint = params.endpoint(backends.get(backend), endpoint)
     check_deployment(inputs, backend, endpoint)
     who = backends.get(backend).check_credentials(inputs.region, endpoint, inputs.stack)
     if who is not None:
@@ -283,7 +284,7 @@ def _variables(inputs: params.DeployParams, backend: str, endpoint: str) -> dict
     """infra/'s variables, for which the local backend starts its emulator if needed."""
     endpoint = backends.get(backend).endpoint(endpoint)
     zip_path = package.build(function_modules.NAME, inputs.architecture, inputs.sdk)
-    return inputs.variables(endpoint, zip_path, backend)
+    return inputs.variables(endpoint, zip_path, backends.get(backend))
 
 
 def summary(deployed: stack.Stack, seconds: float) -> str:

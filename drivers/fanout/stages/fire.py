@@ -25,7 +25,8 @@ from botocore.client import BaseClient  # no types of its own: Any to mypy, name
 
 from fanout.cloud import costs, params
 from fanout.cloud.stack import Stack
-from fanout.common import backends, interrupts, numerals as numbers
+from fanout.common import interrupts, numerals as numbers
+from fanout.local import backends
 from fanout.workloads import registry as workloads
 from fanout.workloads.base import Given
 from fanout.stages import command_line, deploy
@@ -48,7 +49,7 @@ _TAG = re.compile(rf"[A-Za-z0-9._-](?:[A-Za-z0-9._ -]{{0,{TAG_MAX_CHARS - 2}}}[A
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("fire", help="send the messages of one run to the stack's queue")
-    stacks.add_arguments(parser)
+    command_line.stack_arguments(parser)
     parser.add_argument("--messages", help="messages to send (default: MULTIPLIER x the stack's concurrency)")
     parser.add_argument("--multiplier", default=str(DEFAULT_MULTIPLIER), help="messages per concurrency slot (default: 10)")
     parser.add_argument("--tag", default="default", help="experiment tag carried by every message and record")
@@ -124,7 +125,7 @@ def check(args: argparse.Namespace) -> Checked:
 def run(args: argparse.Namespace) -> int:
     console = Console()
     checked = check(args)
-    stack = stacks.acted_on(args.backend, args.stack, workloads.stack_fields)
+    stack = stacks.acted_on(backends.get(args.backend), args.stack, workloads.stack_fields)
     check_deployed(deploy.given_of(args), stack)
     count = checked.messages or checked.multiplier * stack.concurrency
     plan = checked.workload.plan(stack, checked.options, count)

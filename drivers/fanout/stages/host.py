@@ -17,8 +17,10 @@ from types import FrameType
 from rich.console import Console
 
 from fanout.local import hostlock
-from fanout.common import backends, numerals as numbers
+from fanout.common import numerals as numbers
+from fanout.local import backends
 from fanout.cloud import stack
+from fanout.stages import command_line
 from fanout.common.errors import UsageError
 from fanout.local.host import config as function_config
 from fanout.local.host import faults
@@ -31,7 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "host", help="local backend: run the function on its SQS queue until the queue is drained",
         description=__doc__)
-    stack.add_arguments(parser)
+    command_line.stack_arguments(parser)
     parser.add_argument("--function", help="host this function instead of the stack's (any Python "
                         "function deployed in the emulator)")
     parser.add_argument("--endpoint", help="emulator URL for --function (default: the running emulator)")
@@ -90,7 +92,7 @@ def _function_config(args: argparse.Namespace) -> tuple[function_config.Function
     if args.function:
         endpoint = args.endpoint or _running_emulator()
         return function_config.load(args.function, endpoint, args.region), None
-    deployed = stack.acted_on(args.backend, args.stack, stack.no_workload_fields)
+    deployed = stack.acted_on(backends.get(args.backend), args.stack, stack.no_workload_fields)
     config = function_config.load(deployed.function_name, deployed.endpoint, deployed.region)
     return config, deployed
 

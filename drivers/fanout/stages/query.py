@@ -24,6 +24,8 @@ from fanout import insights
 from fanout.common import numerals as numbers
 from fanout.workloads import registry as workloads
 from fanout.cloud import stack
+from fanout.local import backends
+from fanout.stages import command_line
 from fanout.common.errors import UsageError
 from fanout.insights.result import Result
 from fanout.insights.values import iso_millis
@@ -36,7 +38,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "insights", help="run a Logs Insights query on the stack's logs (or on exported events)"
     )
     query.add_argument("query", metavar="QUERY_FILE", help="a .logsinsights file, or the name of a saved query")
-    stack.add_arguments(query)
+    command_line.stack_arguments(query)
     add_window_arguments(query)
     query.add_argument("--events", metavar="FILE.jsonl", type=Path,
                        help="evaluate offline over events saved by `fanout export` (no stack needed)")
@@ -44,7 +46,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     query.set_defaults(func=run_insights, check=lambda args: (read_query(args.query), window_from_args(args)))
 
     export = subparsers.add_parser("export", help="save the stack's log events to a JSONL file")
-    stack.add_arguments(export)
+    command_line.stack_arguments(export)
     add_window_arguments(export)
     export.add_argument("--out", metavar="FILE.jsonl", type=Path, required=True)
     export.set_defaults(func=run_export, check=window_from_args)
@@ -136,7 +138,7 @@ def run_insights(args: argparse.Namespace) -> int:
         result = insights.evaluate(query_text, offline_events(args))
     else:
         start_ms, end_ms = window_from_args(args)
-        result = insights.run(stack.acted_on(args.backend, args.stack, workloads.stack_fields), query_text, start_ms, end_ms)
+        result = insights.run(stack.acted_on(backends.get(args.backend), args.stack, workloads.stack_fields), query_text, start_ms, end_ms)
     write_result(result, args.format, sys.stdout)
     return 0
 
@@ -196,7 +198,7 @@ def statistics_line(statistics: dict) -> str:
 
 def run_export(args: argparse.Namespace) -> int:
     start_ms, end_ms = window_from_args(args)
-    target = stack.acted_on(args.backend, args.stack, workloads.stack_fields)
+    target = stack.acted_on(backends.get(args.backend), args.stack, workloads.stack_fields)
     events = insights.fetch_events(target, start_ms, end_ms)
     log = insights.log_identifier(target)
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -19,6 +19,7 @@ from rich.console import Console
 from fanout.results import run_folders as runs, run_record, sections, summary as summaries, sweep_folders as sweeps, terminal
 from fanout.results.summary import RunSummary
 from fanout.common import paths
+from fanout.local import backends
 from fanout.stages import command_line
 from fanout.workloads import registry as workloads
 from fanout.workloads.base import AcrossSummary
@@ -31,7 +32,7 @@ SWEEP_PREFIX = "sweep:"
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("report", help="tables, CSV/JSON and plots of a run under results/")
-    stacks.add_arguments(parser)
+    command_line.stack_arguments(parser)
     which = parser.add_mutually_exclusive_group()
     which.add_argument("--run", default=runs.LATEST, help="run id, or 'latest' (default)")
     which.add_argument("--runs", help="comma-separated run ids (or sweep:<id|latest>): one report across them")
@@ -61,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     record = runs.load(args.run)
     options = workloads.get(record.parameters.workload).report_options(given)
-    stack = functools.partial(stacks.acted_on, args.backend, args.stack, workloads.stack_fields)  # looked up if needed
+    stack = functools.partial(stacks.acted_on, backends.get(args.backend), args.stack, workloads.stack_fields)  # looked up if needed
     summary = saved_or_fetched(record, args.refresh, stack, say=lambda line: console.print(line, highlight=False))
     summary.body = replace(summary.body, **options)  # none given: the saved report's own, redrawn byte for byte
     terminal.show(sections_of(summary), console)

@@ -17,14 +17,14 @@ from pathlib import Path
 
 from rich.console import Console
 
-from fanout.cloud import stack as stacks
-from fanout.common import backends, paths
+from fanout.common import paths
+from fanout.local import backends
 from fanout.workloads import registry as workloads
 from fanout.common.errors import UsageError
 from fanout.results import cells as cell_schemas, report_files, run_folders as runs, sections, study_tables as compared, sweep_folders as sweeps
 from fanout.results import run_record, run_sections, terminal
 from fanout.results.sections import TERMINAL, Block, Heading, Table, Text
-from fanout.stages import sweep, wait
+from fanout.stages import command_line, sweep, wait
 from fanout.stages.sweep import SweepGiven, SweepParams  # a Study's field is named sweep
 
 STUDIES = sweeps.STUDY_FILES
@@ -280,7 +280,7 @@ def _choice(where: str, key: str, value: Any, allowed: Iterable[str]) -> str:
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("study", help="list the studies, or run one and compare it with its source")
     parser.add_argument("name", nargs="?", help="the study to run (a file studies/NAME.toml); none: list them")
-    stacks.add_arguments(parser, sweeps_own=True)
+    command_line.stack_arguments(parser, sweeps_own=True)
     parser.add_argument("--local", action="store_true", help="run the study's local variant (its smaller axes)")
     parser.add_argument("--resume", metavar="SWEEP", help="continue the study's sweep SWEEP (an id, or latest)")
     parser.add_argument("--network-scale", help="local backend: the network model's scale (default: auto)")

@@ -25,7 +25,9 @@ from fanout.cloud import costs, owner, params, terraform
 from fanout.cloud.stack import Stack
 from fanout.stages import sweep_axes as axes, command_line, deploy, fire, report as reporting, wait
 from fanout.workloads.base import DeployPlace, Given
-from fanout.common import backends, interrupts, queue_state
+from fanout.common import interrupts, queue_state
+from fanout.common.backend import Hosting
+from fanout.local import backends
 from fanout.workloads import registry as workloads
 from fanout.results import run_folders as runs, run_record, sweep_folders as sweeps, terminal
 from fanout.cloud import stack as stacks
@@ -193,7 +195,7 @@ def from_given(given: SweepGiven) -> SweepParams:
     fire.check_options(workload, texts, deploy_level=(*params.AXES, *workloads.deploy_option_names()))  # deploy's here
     grid = _grid(texts, workload)
     grid = dataclasses.replace(grid, more=tuple(_grid(cell, workload) for cell in _cells(texts, given.cells, workload)))
-    endpoint = params.endpoint(given.backend, texts["endpoint"])
+    endpoint = params.endpoint(backends.get(given.backend), texts["endpoint"])
     network = texts.get("network")
     network_options.check(network, texts["network_scale"])
     if network not in (None, network_options.NONE) and not backends.get(given.backend).hosts_function:
@@ -338,7 +340,7 @@ class _Deployment:
         self.backend = backends.get(sweep.backend)
         self.inputs: params.DeployParams | None = None
         self.stack: stacks.Stack | None = None
-        self.hosted: backends.Hosting | None = None
+        self.hosted: Hosting | None = None
         self.network: NetworkModel | None = None  # the local host's model, at the scale this deployment's cells need
         self.host_exit: ExitStack | None = None
 
@@ -381,7 +383,7 @@ class _Deployment:
         assert self.stack is not None, "ensure() deployed it"
         return self.stack
 
-    def host(self) -> backends.Hosting | None:
+    def host(self) -> Hosting | None:
         """The host shared by the cells of one deployment: local backend with --keep-warm only."""
         if not self.backend.hosts_function or not self.sweep.keep_warm:
             return None
@@ -468,7 +470,7 @@ def fire_cell(stack: stacks.Stack, sweep: SweepParams, cell: axes.CellParams, ma
 
 
 def wait_cell(stack: stacks.Stack, record: run_record.RunRecord, index: int, timeout: float,
-              network: NetworkModel | None, hosted: backends.Hosting | None, console: Console) -> wait.Accounting:
+              network: NetworkModel | None, hosted: Hosting | None, console: Console) -> wait.Accounting:
     """Wait for the run of cell `index` (hosting it here on the local backend, on the shared
     `hosted` when given); refused when messages are lost or unaccounted for after `timeout` s."""
     params = wait.WaitParams(timeout, host=backends.get(stack.backend).hosts_function, network=network)
@@ -499,7 +501,7 @@ def _mark_run(run_id: str, status: str) -> None:
     runs.update(record.but(sweep=(record.sweep or run_record.RunSweep()).but(cell_status=status)))
 
 
-def wait_idle(stack: Stack, hosted: backends.Hosting | None, timeout: float) -> None:
+def wait_idle(stack: Stack, hosted: Hosting | None, timeout: float) -> None:
     """Until the queue is idle (fanout.common.queue_state: nothing visible, in flight or delayed)
     and no invocation runs (shared local host): only then may the next cell start."""
     sqs = stack.client("sqs")

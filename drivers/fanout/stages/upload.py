@@ -17,6 +17,8 @@ from s3transfer.exceptions import S3UploadFailedError
 from botocore.client import BaseClient  # no types of its own: Any to mypy, named for the reader
 
 from fanout.cloud import stack as stacks
+from fanout.local import backends
+from fanout.stages import command_line
 from fanout.workloads import registry as workloads
 from fanout.cloud.stack import Stack
 from fanout.cloud.random_objects import put_random, server_copy, size_of
@@ -95,10 +97,10 @@ def _say(console: Console, line: str, where: str = "") -> None:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("upload", help="upload the test object to the deployed stack's bucket (if missing)")
-    stacks.add_arguments(parser)
+    command_line.stack_arguments(parser)
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    ensure_object(stacks.acted_on(args.backend, args.stack, workloads.stack_fields), Console(stderr=True))
+    ensure_object(stacks.acted_on(backends.get(args.backend), args.stack, workloads.stack_fields), Console(stderr=True))
     return 0

@@ -19,9 +19,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from fanout.results import deadletters, run_cost, run_folders as runs, run_record
 from fanout import insights
-from fanout.common import backends, interrupts, numerals as numbers, queue_state
+from fanout.common import interrupts, numerals as numbers, queue_state
+from fanout.common.backend import Hosting, NotHosted
+from fanout.local import backends
 from fanout.workloads import registry as workloads
 from fanout.cloud import stack as stacks
+from fanout.stages import command_line
 from fanout.cloud.stack import Stack
 from fanout.common.errors import FanoutError, UsageError
 from fanout.local.network import capacity, options as network_options
@@ -44,7 +47,7 @@ MISSING_FILE = "missing.json"
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("wait", help="wait until every message of a run is done, failed or dead-lettered")
-    stacks.add_arguments(parser)
+    command_line.stack_arguments(parser)
     parser.add_argument("--run", default=runs.LATEST, help="run id, or 'latest' (default)")
     parser.add_argument(
         "--timeout", help=f"give up after this many seconds (default: {DEFAULT_TIMEOUT})"
@@ -83,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
     console = Console()
     timeout = check(args)
     record = runs.load(args.run)
-    stack = stacks.acted_on(args.backend, args.stack, workloads.stack_fields)
+    stack = stacks.acted_on(backends.get(args.backend), args.stack, workloads.stack_fields)
     runs.check_same_stack(record, stack)
     hosting = _hosts_here(args.backend, args.no_host)
     network = (network_options.resolve(args.network, args.network_scale, stack, console.print, lambda: [demand(record)])
@@ -237,7 +240,7 @@ class WaitParams:
     chosen_timeout: bool = False
 
 
-def wait(stack: Stack, record: run_record.RunRecord, params: WaitParams, hosted: backends.Hosting | None = None,
+def wait(stack: Stack, record: run_record.RunRecord, params: WaitParams, hosted: Hosting | None = None,
          console: Console | None = None) -> Accounting:
     """Poll until every sent message of the run (`record`) is accounted for or the wait's
     timeout passes (`params`); its accounting. `hosted` is a host started by `hosting()` that
@@ -302,7 +305,7 @@ def _record_network(console: Console, stack: Stack, record: run_record.RunRecord
     return record
 
 
-def _record_limits(stack: Stack, record: run_record.RunRecord, running: backends.Hosting) -> run_record.RunRecord:
+def _record_limits(stack: Stack, record: run_record.RunRecord, running: Hosting) -> run_record.RunRecord:
     """run.json's "limits": how the host held the environments to Lambda's limits, this wait's
     own or the one the stack's running host published (every report states them beside the
     network); nothing on AWS, where Lambda holds them."""
@@ -364,15 +367,15 @@ def _finished(accounting: Accounting, hosting: bool) -> bool:
 
 
 def hosting(stack: Stack, network: NetworkModel | None = None,
-            console: Console | None = None) -> AbstractContextManager[backends.Hosting]:
+            console: Console | None = None) -> AbstractContextManager[Hosting]:
     """The function host of `stack` (its backend's) until the block ends, its warnings on
     `console`; pass it to wait() to keep its environments across runs."""
     return backends.get(stack.backend).hosting(stack, network, console or Console())
 
 
 def _hosting(stack: Stack, enabled: bool, network: NetworkModel | None,
-             console: Console) -> AbstractContextManager[backends.Hosting]:
-    return hosting(stack, network, console) if enabled else nullcontext(backends.NotHosted())
+             console: Console) -> AbstractContextManager[Hosting]:
+    return hosting(stack, network, console) if enabled else nullcontext(NotHosted())
 
 
 def _progress(console: Console) -> Progress:

@@ -33,7 +33,7 @@ class Plan:
 class DeployPlace:
     """Where a deploy (or a sweep) puts its stack, what a workload checks its deploy-level
     options against: the stack's name, its region (given, or kept from the deployed stack), the
-    backend's name (fanout.common.backends.NAMES), and whether a sweep deploys it (`sweep`: an
+    backend's name (fanout.local.backends.NAMES), and whether a sweep deploys it (`sweep`: an
     option that is also one of its axes, download's strategy, is given as a list there)."""
 
     stack: str

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from fanout.common import backends, numerals as numbers
+from fanout.common import numerals as numbers
 from fanout.common.errors import UsageError
 from fanout.common.sizes import parse_size
 
@@ -210,12 +210,13 @@ def check_scale(value) -> float:
     return scale
 
 
-def label(backend: str | None, network: dict | None) -> str:
-    """How a run's numbers were made, for every report, summary file and plot caption: from its
-    backend and the network it was hosted under (run.json's "network"; None: not recorded). A
+def label(simulated: bool, network: dict | None) -> str:
+    """How a run's numbers were made, for every report, summary file and plot caption: from
+    whether its backend simulates them (fanout.local.backends.simulated: the local host, or not
+    recorded) and the network it was hosted under (run.json's "network"; None: not recorded). A
     scale other than 1 says what it does to a figure: the model's rates (and bursts) divided by
     it, its first-byte waits not."""
-    if not backends.simulated(backend):
+    if not simulated:
         return "measured on AWS"
     network = network or {"profile": NONE}
     if network["profile"] == NONE:

@@ -160,4 +160,4 @@ def read_published(backend: str, stack: str, name: str = PUBLISHED_FILE) -> dict
 
 def label_of(model: NetworkModel) -> str:
     """The label (fanout.local.network.label) of runs hosted under `model`."""
-    return label("local", model.describe())
+    return label(True, model.describe())  # hosted here, under a model: simulated

@@ -13,7 +13,6 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import asdict, replace
 
-from fanout.common import backends
 from fanout.local.network import late
 from fanout.local.network.model import Shape, from_record
 
@@ -23,13 +22,15 @@ from fanout.local.network.model import Shape, from_record
 BUCKET_PARAMETERS = ("sustained_mb_per_s", "burst_bytes")
 
 
-def compare(backend: str | None, network: dict | None, downloads: list[dict], events: Sequence[dict] = ()) -> list[dict]:
+def compare(simulated: bool, network: dict | None, downloads: list[dict], events: Sequence[dict] = ()) -> list[dict]:
     """One row per memory size: injected and estimated values, and their ratio (None where the
-    estimate cannot be made: `estimable` False, a bucket the object never leaves), for a run on
-    `backend` hosted under `network` (run.json's); `events`, the run's log events, give the
-    first-byte row its late answers (docs/network-model.md, Ground truth)."""
+    estimate cannot be made: `estimable` False, a bucket the object never leaves), for a run
+    hosted under `network` (run.json's) on a backend whose figures are `simulated`
+    (fanout.local.backends.simulated; a measured run has no injected values); `events`, the
+    run's log events, give the first-byte row its late answers (docs/network-model.md, Ground
+    truth)."""
     model = from_record(network)
-    if not backends.simulated(backend) or not model.shaped:
+    if not simulated or not model.shaped:
         return []
     rows = []
     for memory in sorted({d["memory_size"] for d in downloads if "sustained_mb_per_s" in d}):

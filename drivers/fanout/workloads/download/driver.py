@@ -17,6 +17,7 @@ from fanout.workloads.download import WORKLOAD, costs as download_costs, default
 from fanout.workloads.base import DeployPlace, Driver, Given, Plan, ReportModule
 from fanout.workloads.download.across_summary import Across
 from fanout.workloads.download.strategies import check_fits_tmp
+from fanout.local import backends
 from fanout.local.network import capacity
 
 
@@ -115,7 +116,7 @@ class DownloadDriver(Driver[Across]):
         timeout = deploy_params.function_timeout_value(inputs["function_timeout"])
         ephemeral = deploy_params.ephemeral_value(inputs["ephemeral_storage"])
         backend = given["backend"]
-        endpoint = deploy_params.endpoint(backend, given.get("endpoint", ""))
+        endpoint = deploy_params.endpoint(backends.get(backend), given.get("endpoint", ""))
         words = deploy_params.LIST_SEPARATORS.split(str(inputs["object_size"]).strip())
         sizes = [deploy_params.object_size(word) for word in words if word]
         chosen, pinned = strategies.parse_list(strategy_text), pins.parse_list(given.get("pin"))

@@ -6,7 +6,8 @@ drivers load that same file, so a value is checked at fire time by the code that
 
 import ipaddress
 
-from fanout.common import backends, function_modules
+from fanout.common import function_modules
+from fanout.local import backends
 from fanout.cloud.params import list_values
 from fanout.common.errors import UsageError
 

@@ -2,7 +2,7 @@
 ones in the reports, and the strategies ranked (fanout.local.network.truth derives them;
 docs/network-model.md, Ground truth)."""
 
-from fanout.common import backends
+from fanout.local import backends
 from fanout.local.network.model import Shape, from_record
 from fanout.local.network import truth
 from fanout.local.network.truth import connections, predicted_median

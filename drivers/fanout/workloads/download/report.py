@@ -24,7 +24,7 @@ from fanout.results.sections import FILES, TERMINAL, Figures, Heading, Report, T
 from fanout.workloads.download import cell_stats, endpoint_ips, plots
 from fanout.workloads.download.cell_stats import METRICS, STATS
 from fanout import insights
-from fanout.common import backends
+from fanout.local import backends
 from fanout.workloads.download import WORKLOAD, costs as download_costs
 from fanout.local.network import truth
 from fanout.common.sizes import format_size
@@ -129,7 +129,7 @@ def build(stack, record: run_record.RunRecord) -> Summary:
         strategies=insights.run_saved(stack, "strategy-comparison", by_run, start_ms, end_ms),
         errors=insights.run_saved(stack, "errors", by_run, start_ms, end_ms),
         timeline=insights.run_saved(stack, "download-timeline", by_run, start_ms, end_ms),
-        ground_truth=truth.compare(record.backend, record.network, downloads, events),
+        ground_truth=truth.compare(backends.simulated(record.backend), record.network, downloads, events),
         endpoint_ips=endpoint_ips.table(insights.run_saved(stack, "endpoint-ips", by_run, start_ms, end_ms), downloads),
         endpoint_ips_excluded=endpoint_ips.excluded(downloads),
         cold_starts=insights.run_saved(stack, "cold-starts", None, lambda_start, lambda_end),
@@ -684,9 +684,10 @@ def _concurrency_note(summary: "Summary", between: str = "\n  ") -> str:
 
 def _percentiles(summary: "Summary", between: str = "\n  ") -> str:
     """How the percentiles were computed: the tables at target from the records, the saved
-    query's on the run's backend."""
-    return (f"at target, from the records:{between}{stats.PERCENTILE_METHOD};{between}every download: "
-            f"{backends.get(summary.header.run.backend).percentile_method}")
+    query's on the run's backend (a run that does not record it cannot say)."""
+    backend = summary.header.run.backend
+    method = backends.get(backend).percentile_method if backend else "not recorded"
+    return f"at target, from the records:{between}{stats.PERCENTILE_METHOD};{between}every download: {method}"
 
 
 CSV_COLUMNS = [*CELLS.fields, "n", "n_all", "n_excluded", *cell_stats.COLUMNS, *cell_stats.CI_COLUMNS,

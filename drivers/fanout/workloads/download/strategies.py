@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 
 from fanout.cloud import costs
 from fanout.cloud.params import AUTO_EPHEMERAL, MAX_EPHEMERAL_MIB, MEMORY_HEADROOM_MIB, TMP_HEADROOM_MIB
-from fanout.common import backends, function_modules
+from fanout.common import function_modules
+from fanout.local import backends
 from fanout.common.errors import UsageError
 from fanout.common.sizes import format_size
 from fanout.local.network import capacity, truth

@@ -20,7 +20,8 @@ from fanout.results import cells, figures, report_files, run_folders as runs, ru
 from fanout.results import run_sections, stats, summary as summaries
 from fanout.results.summary import Row, RunSummary
 from fanout.results.sections import FILES, TERMINAL, Block, Heading, Report, Table, Text, images as described, on_only, sentence
-from fanout.common import backends, function_modules
+from fanout.common import function_modules
+from fanout.local import backends
 from fanout.workloads.latency import WORKLOAD
 from fanout.common.sizes import format_decimal_size as format_size
 

@@ -7,7 +7,8 @@ import this one. Choices, zones and why the local backend refuses express: docs/
 
 import re
 
-from fanout.common import backends, function_modules
+from fanout.common import function_modules
+from fanout.local import backends
 from fanout.common.errors import UsageError
 from fanout.workloads.base import DeployPlace, Given
 

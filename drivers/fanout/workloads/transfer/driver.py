@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING
 
 from fanout.cloud import costs, params as deploy_params
 from fanout.cloud.params import MAX_EPHEMERAL_MIB, MEMORY_HEADROOM_MIB, ephemeral_mib  # the runtime's memory
-from fanout.common import backends, function_modules
+from fanout.common import function_modules
+from fanout.local import backends
 from fanout.common.errors import UsageError
 from fanout.common.sizes import format_size
 from fanout.local.network import capacity

@@ -17,7 +17,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from fanout.common import backends  # noqa: E402
+from fanout.local import backends  # noqa: E402
 from fanout.local import network  # noqa: E402
 from fanout.results import cells, figures, report_files, run_folders as runs  # noqa: E402
 from fanout.results import run_record, run_sections, stats, summary as summaries  # noqa: E402

@@ -1,31 +1,21 @@
-"""Where a stack runs: a backend is a class, picked by name here and nowhere else.
+"""What a backend is: where a stack runs, as the stages, the workloads and the results see it.
 
 A backend (`Backend`) says what differs between running on AWS and rehearsing on this machine:
 its endpoint, its credential and account checks, what it does before a deploy and instead of a
 destroy, whether it hosts the function here (and the host's lifecycle), how long before a
 message counts as lost, and how its numbers are labelled. Each lives in its own wing: AWS in
-fanout.cloud.backend, the local backend in fanout.local.backend. The stages, the workloads and
-the results ask the backend object, never its name: `BACKENDS` below is the one place a name
-(the `--backend` flag, run.json's "backend") turns into a class. Like the workload registry,
-this module sits below every wing and loads the backends' modules by name, so that the cloud
-side (loading a stack) reaches the local backend's checks without importing it. Adding a
-backend: docs/architecture.md, *Adding a backend*.
+fanout.cloud.backend, the local backend in fanout.local.backend; the table that turns a name
+(the `--backend` flag, run.json's "backend") into one of them is fanout.local.backends. The
+protocol sits below every wing so that the cloud wing's code can take a backend as a value
+(a stack's checks, Terraform's inputs) without importing the table above it. Adding a backend:
+docs/architecture.md, *Adding a backend*.
 """
 
-import functools
-import importlib
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 from rich.console import Console
-
-# Name -> the module whose BACKEND is that backend's object; the first is the default.
-BACKENDS = {
-    "local": "fanout.local.backend",
-    "aws": "fanout.cloud.backend",
-}
-NAMES = tuple(BACKENDS)
 
 
 class Hosting(Protocol):
@@ -112,14 +102,3 @@ class Backend(Protocol):
     def hosting(self, stack: Any, network: object, console: Console) -> AbstractContextManager[Hosting]:
         """The function host of `stack` while the block runs, under `network`."""
 
-
-@functools.cache
-def get(name: str) -> Backend:
-    """The backend called `name` (one of NAMES: argparse and run.json hold only those)."""
-    return importlib.import_module(BACKENDS[name]).BACKEND
-
-
-def simulated(name: str | None) -> bool:
-    """Are the figures of a run on backend `name` simulated? (None: not recorded; such figures are
-    never claimed as measured.)"""
-    return name is None or get(name).simulated

@@ -467,9 +467,12 @@ def test_faults_and_a_host_kill_lose_nothing(deployed, tmp_path, monkeypatch):
     assert sum("(SlowDown)" in r["error_message"] for r in s3_errors) == injected["s3_503"]
     assert {r["seq"] for r in summary.header.records if r.get("error_type") == "InjectedFailure"} == injected_seqs
     platform = {row["error_type"]: row["errors"] for row in summary.body.platform_errors}
-    expected = {"Runtime.ExitError": injected["crash"], "Task timed out": injected["hang"]}
-    assert platform == {kind: n for kind, n in expected.items() if n}
-    assert accounting.platform_errors == platform  # wait's accounting counts them too
+    # Every injected crash and stall is there; a download may also outlast the 1 s timeout on its
+    # own (a 256 MB environment has 0.145 vCPU, and a loaded machine less), never the reverse.
+    for counted in (platform, accounting.platform_errors):  # the report's and wait's accounting
+        assert set(counted) <= {"Runtime.ExitError", "Task timed out"}
+        assert counted.get("Runtime.ExitError", 0) == injected["crash"]
+        assert counted.get("Task timed out", 0) >= injected["hang"]
     assert injected["slow"] > 0 and min(injected[k] for k in ("s3_500", "s3_503", "crash")) > 0
     print(f"\nsent {FAULT_COUNT}, done {done}, failed {len(failed)}, DLQ {len(dead)}, lost {len(accounting.lost)}, "
           f"duplicates {accounting.duplicate_download_records}")

@@ -81,6 +81,23 @@ AcrossT = TypeVar("AcrossT", bound=AcrossSummary)
 # the stages' types, a wing above this one: the hooks that take them take Any.
 
 
+class DeployLevel(Protocol):
+    """A workload's deploy-level options, kept in one module of its folder whose functions are
+    these: the driver names that module (Driver.deploy_level) and its deploy hooks call them."""
+
+    def add_deploy_arguments(self, parser: argparse.ArgumentParser) -> None: ...
+
+    def deploy_options(self, given: Given, place: DeployPlace) -> dict: ...
+
+    def kept_options(self, outputs: dict, given: Given) -> dict: ...
+
+    def terraform_variables(self, options: dict) -> dict: ...
+
+    def stack_fields(self, outputs: dict) -> dict: ...
+
+    def deploy_summary(self, stack: "Stack") -> list[str]: ...
+
+
 class Driver(Generic[AcrossT]):
     """A workload's driver. `workload` is what its folder declares (its name, cells, query);
     report() its report module, imported when a report is asked for (it loads numpy, scipy and
@@ -93,6 +110,7 @@ class Driver(Generic[AcrossT]):
     # Its flags whose list (a sweep's) separates values by other than spaces, by argparse name: the
     # separator as a list is written (download's strategies, which hold spaces, by "; ").
     LIST_SEPARATORS: dict[str, str] = {}
+    deploy_level: DeployLevel | None = None  # the module of its deploy-level options, if it has any
 
     @property
     def name(self) -> str:
@@ -221,28 +239,30 @@ class Driver(Generic[AcrossT]):
         """Refuse deploy inputs (fanout.cloud.params.DeployParams) it cannot run on at `endpoint`
         (the deployment's: "" for AWS), before anything is created; by default any will do."""
 
-    # ---- deploy-level options of its own (DEPLOY_OPTIONS); without them, nothing to do ----
+    # ---- deploy-level options of its own (DEPLOY_OPTIONS): its deploy_level module's; without one, none ----
 
     def add_deploy_arguments(self, parser: argparse.ArgumentParser) -> None:
         """deploy's (and plan's, sweep's) flags for its own options."""
+        if self.deploy_level:
+            self.deploy_level.add_deploy_arguments(parser)
 
     def deploy_options(self, given: Given, place: DeployPlace) -> dict:
         """Its deploy-level options from their flags' texts (`given`), checked against where the
         stack goes (`place`); JSON values."""
-        return {}
+        return self.deploy_level.deploy_options(given, place) if self.deploy_level else {}
 
     def kept_options(self, outputs: dict, given: Given) -> dict:
         """The options a redeploy keeps from the deployed stack's `outputs` (not in `given`)."""
-        return {}
+        return self.deploy_level.kept_options(outputs, given) if self.deploy_level else {}
 
     def terraform_variables(self, options: dict) -> dict:
         """infra/'s variables for its options (defaults for those absent)."""
-        return {}
+        return self.deploy_level.terraform_variables(options) if self.deploy_level else {}
 
     def stack_fields(self, outputs: dict) -> dict:
         """What it reads from a deployed stack's outputs."""
-        return {}
+        return self.deploy_level.stack_fields(outputs) if self.deploy_level else {}
 
     def deploy_summary(self, stack: "Stack") -> list[str]:
         """Its lines of deploy's summary."""
-        return []
+        return self.deploy_level.deploy_summary(stack) if self.deploy_level else []

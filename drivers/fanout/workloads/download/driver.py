@@ -55,6 +55,7 @@ class DownloadDriver(Driver[Across]):
     workload = WORKLOAD
     OPTIONS = ("strategy", "pin")  # fire's --strategy (--mode) and --pin (STRATEGY, PIN)
     DEPLOY_OPTIONS = default_strategy.DEPLOY_OPTIONS
+    deploy_level = default_strategy
     LIST_SEPARATORS = {default_strategy.OPTION: f"{strategies.definition.LIST_SEPARATOR} "}
 
     def add_fire_arguments(self, parser, sweep: bool = False) -> None:
@@ -144,26 +145,6 @@ class DownloadDriver(Driver[Across]):
         chosen = default_strategy.of_inputs(inputs)
         strategies.check_deployment_endpoint(chosen, backend, endpoint)
         check_fits_tmp(inputs.object_size, chosen.name, inputs.ephemeral_storage)
-
-    # ---- deploy-level option: the stack's default strategy (default_strategy.py) ----
-
-    def add_deploy_arguments(self, parser) -> None:
-        default_strategy.add_deploy_arguments(parser)
-
-    def deploy_options(self, given: Given, place: DeployPlace) -> dict:
-        return default_strategy.deploy_options(given, place)
-
-    def kept_options(self, outputs: dict, given: Given) -> dict:
-        return default_strategy.kept_options(outputs, given)
-
-    def terraform_variables(self, options: dict) -> dict:
-        return default_strategy.terraform_variables(options)
-
-    def stack_fields(self, outputs: dict) -> dict:
-        return default_strategy.stack_fields(outputs)
-
-    def deploy_summary(self, stack) -> list[str]:
-        return default_strategy.deploy_summary(stack)
 
     def cell_fire_fields(self, cell) -> dict:
         """FireParams' fields for a sweep cell (fanout.stages.sweep_axes.CellParams)."""

@@ -73,6 +73,7 @@ class LatencyDriver(Driver["Across"]):
     # fire's --sizes, --reps, --storage, --rep-order, --call-client (SIZES, REPS, STORAGE, REP_ORDER, CALL_CLIENT)
     OPTIONS = ("sizes", "reps", "storage", "rep_order", "call_client")
     DEPLOY_OPTIONS = storage_classes.DEPLOY_OPTIONS
+    deploy_level = storage_classes
 
     def report(self) -> ReportModule:
         from fanout.workloads.latency import report
@@ -152,26 +153,6 @@ class LatencyDriver(Driver["Across"]):
         fields = params.fields()
         cost = estimate(count, stack, {**fields, "storage": params.storage or deployed})
         return Plan({"workload": definition.NAME, "options": fields}, cost)
-
-    # ---- deploy-level options: the storage classes (storage.py) ----
-
-    def add_deploy_arguments(self, parser) -> None:
-        storage_classes.add_deploy_arguments(parser)
-
-    def deploy_options(self, given: Given, place: DeployPlace) -> dict:
-        return storage_classes.deploy_options(given, place)
-
-    def kept_options(self, outputs: dict, given: Given) -> dict:
-        return storage_classes.kept_options(outputs, given)
-
-    def terraform_variables(self, options: dict) -> dict:
-        return storage_classes.terraform_variables(options)
-
-    def stack_fields(self, outputs: dict) -> dict:
-        return storage_classes.stack_fields(outputs)
-
-    def deploy_summary(self, stack) -> list[str]:
-        return storage_classes.deploy_summary(stack)
 
     def report_across(self, run_ids: list[str], folder, title: str, options: dict | None = None) -> "Across":
         """The tables across runs (a sweep's closing report), written into `folder`; no options of

@@ -84,6 +84,7 @@ class SeqreadDriver(Driver["Across"]):
     workload = WORKLOAD
     OPTIONS = tuple(name for name, *_ in FLAGS)
     DEPLOY_OPTIONS = deploy_options.DEPLOY_OPTIONS
+    deploy_level = deploy_options
 
     def report(self) -> ReportModule:
         from fanout.workloads.seqread import report
@@ -132,26 +133,6 @@ class SeqreadDriver(Driver["Across"]):
     def sweep_deploy_options(self, chosen: dict, given: Given, place: DeployPlace, combos: tuple) -> dict:
         """The sweep deploys every object its cells read (deploy_options.for_sweep)."""
         return deploy_options.for_sweep(chosen, given, place, combos)
-
-    # ---- deploy-level options: the remote region and the declared objects (deploy_options.py) ----
-
-    def add_deploy_arguments(self, parser) -> None:
-        deploy_options.add_deploy_arguments(parser)
-
-    def deploy_options(self, given: Given, place: DeployPlace) -> dict:
-        return deploy_options.deploy_options(given, place)
-
-    def kept_options(self, outputs: dict, given: Given) -> dict:
-        return deploy_options.kept_options(outputs, given)
-
-    def terraform_variables(self, options: dict) -> dict:
-        return deploy_options.terraform_variables(options)
-
-    def stack_fields(self, outputs: dict) -> dict:
-        return deploy_options.stack_fields(outputs)
-
-    def deploy_summary(self, stack) -> list[str]:
-        return deploy_options.deploy_summary(stack)
 
     def describe_cell(self, cell) -> str:
         return f"{self.name} {cell.options}"

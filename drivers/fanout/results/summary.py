@@ -84,6 +84,11 @@ class Header:
     dead_lettered: list[int]
     records: list[Row]
 
+    def label_columns(self) -> dict[str, str]:
+        """The labels as a CSV's columns beside its rows: limits empty where none were recorded
+        (AWS, or a summary saved before them)."""
+        return {"network": self.network, "limits": self.limits or ""}
+
 
 @dataclass
 class RunSummary(Generic[B]):

@@ -704,7 +704,7 @@ def write(summary: "Summary", plots_too: bool = True) -> list:
     written = summaries.write(summary)
     folder = runs.run_dir(_run(summary).run_id)
     h = summary.header
-    rows = [dict(cell, network=h.network, limits=h.limits or "", at_target_fraction=at_target(summary)["fraction"])
+    rows = [dict(cell, **h.label_columns(), at_target_fraction=at_target(summary)["fraction"])
             for cell in _cells(summary)]  # fmt: skip
     columns = CSV_COLUMNS + ([PREDICTED] if any(PREDICTED in row for row in rows) else [])  # old runs: none
     written.append(runs.write_csv(folder / "summary.csv", columns, rows, "ignore"))

@@ -182,7 +182,7 @@ def write(summary: Summary, plots_too: bool = True) -> list:
     written = summaries.write(summary)
     folder = runs.run_dir(summary.run_id)
     rows, h = summary.body.rows, summary.header
-    held = {"network": h.network, "limits": h.limits or ""}
+    held = h.label_columns()
     written.append(runs.write_csv(folder / "latency.csv", [*(rows[0] if rows else []), *held], [dict(row, **held) for row in rows]))
     labels = run_sections.labels(h.network, h.limits)
     images = [figures.save(figure(rows, h.records, labels), folder / PLOT)] if rows else []

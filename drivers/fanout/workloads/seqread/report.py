@@ -166,7 +166,7 @@ def write(summary: Summary, plots_too: bool = True) -> list:
     Its one plot is drawn also for a sweep's cell (`plots_too` is the drivers' interface)."""
     written = summaries.write(summary)
     folder, rows, h = runs.run_dir(summary.run_id), summary.body.rows, summary.header
-    written.append(write_csv(rows, folder, {"network": h.network, "limits": h.limits or ""}))
+    written.append(write_csv(rows, folder, h.label_columns()))
     images = [figures.save(figure(rows, run_sections.labels(h.network, h.limits)), folder / PLOT)] if rows else []
     return [*written, *images, *report_files.write(sections(summary, tuple(images)), folder)]
 

@@ -294,6 +294,10 @@ study: venv ## List the studies with their estimates, or run STUDY (LOCAL=1: its
 CORES := $(shell nproc 2>/dev/null || getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
 WAITING_WORKERS := $(shell echo $$((3 * $(CORES))))
 
+# The suite starts hundreds of Python processes (the CLI, hosts, benchmarks): where
+# PYTHONDONTWRITEBYTECODE is set (many CI images), each would compile this repository's modules
+# again, and every worker would rewrite every test module again, instead of reading them compiled.
+test: export PYTHONDONTWRITEBYTECODE =
 test: test-tools ## Run the test suite: the timing tests last (.venv/bin/pytest -m 'not slow' skips the end-to-end tests)
 	$(VENV)/bin/pytest -n $(WAITING_WORKERS) -m "not timing" ; status=$$? ; \
 	$(VENV)/bin/pytest -n $(CORES) -m timing && exit $$status

@@ -1,6 +1,8 @@
 """A workload's own stack on the local backend for its end-to-end tests: deployed for a module of
-tests (2 environments, 512 MB, a 1 KiB test object) with its function timeout and destroyed
-after it, and the CLI on it. (The sweeps share tests/e2e/conftest.py's stack; a workload's module
+tests (2 environments, 512 MB, a 1 KiB test object) with its function timeout, and the CLI on
+it. It is left to the session's private emulator, which takes it along when it stops: a destroy
+costs about 6 CPU-s of Terraform and proves nothing these modules check (tests/infra/test_stack.py,
+the experiment's and the study's modules and seqread's, with its second region, destroy theirs). (The sweeps share tests/e2e/conftest.py's stack; a workload's module
 redeploys with its own timeout, so it keeps its own.)"""
 
 from contextlib import contextmanager
@@ -26,11 +28,8 @@ def deployed(name: str, function_timeout: int, emulator: str, tmp_path_factory):
         # Recorded as a sweep's stack: the module's sweep redeploys it (a sweep refuses a stack
         # `make deploy` created, fanout.cloud.owner).
         variables = {**inputs.variables(emulator, package.build(function="runner"), backends.get("local")), owner.VARIABLE: owner.SWEEP}
-        try:
-            terraform.apply("local", name, variables)
-            yield stack.load(backends.get("local"), name, registry.stack_fields)
-        finally:
-            terraform.destroy("local", name)
+        terraform.apply("local", name, variables)
+        yield stack.load(backends.get("local"), name, registry.stack_fields)
 
 
 def command(name: str):

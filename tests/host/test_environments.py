@@ -258,7 +258,7 @@ def test_handlers_import_the_task_root_the_runtimes_packages_and_the_standard_li
 
     (report,) = [json.loads(m) for m in messages(fn) if m.startswith("{")]
     task_root, view, *stdlib = report["path"]
-    assert Path(task_root).name == "task" and Path(view).name == "runtime"
+    assert Path(task_root).parent == paths.home() / "code" and Path(view).name == "runtime"  # the package's tree
     assert stdlib and not any("-packages" in path or path.startswith(str(paths.REPO)) for path in stdlib)
     assert report["host_modules"] == [] and report["stdlib"]
     assert report["boto3"] == boto3.__version__ and report["ca_bundle"]

@@ -5,8 +5,12 @@ environment, memory, timeout, reserved concurrency, the SQS event source mapping
 package all come from the emulator, so any Python function deployed there can be hosted.
 """
 
+import hashlib
 import io
 import os
+import shutil
+import tempfile
+import time
 import urllib.error
 import urllib.request
 import zipfile
@@ -15,8 +19,11 @@ from pathlib import Path
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from fanout.common import aws
+from fanout.common import aws, paths
 from fanout.common.errors import FanoutError, UsageError
+
+# Unpacked packages kept in FANOUT_HOME/code, the most recently hosted first (unpacked_code).
+PACKAGES_KEPT = 4
 
 
 @dataclass(frozen=True)
@@ -132,7 +139,8 @@ def _event_source(lam, function_name: str, region: str, endpoint: str) -> EventS
 
 
 def unpack_code(config: FunctionConfig, task_root: Path) -> None:
-    """Download the deployed package from GetFunction's Code.Location and unzip it."""
+    """Download the deployed package from GetFunction's Code.Location and link `task_root` to its
+    unpacked tree (unpacked_code)."""
     # The emulator is on this machine: a proxy from the environment must not be used for it.
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({})) if config.endpoint else \
         urllib.request.build_opener()
@@ -142,10 +150,35 @@ def unpack_code(config: FunctionConfig, task_root: Path) -> None:
     except (urllib.error.URLError, ValueError) as exc:
         raise FanoutError(f"cannot download the code of function {config.name!r} "
                           f"from {config.code_location!r}: {exc}") from None
-    try:
-        _extract(zipfile.ZipFile(io.BytesIO(package)), task_root)
-    except zipfile.BadZipFile:
-        raise FanoutError(f"the code package of function {config.name!r} is not a zip file") from None
+    task_root.symlink_to(unpacked_code(config.name, package))
+
+
+def unpacked_code(function_name: str, package: bytes) -> Path:
+    """The package's tree under FANOUT_HOME/code, named by its SHA-256 and unzipped only by the
+    first host run of those bytes: a sweep or a test session hosts the same package again and
+    again, and unzipping the SDK it bundles (thousands of files) cost each run a second or so of
+    file-system work. The environments cannot change it: each mounts its task root read-only
+    (sandbox.isolate). Only the PACKAGES_KEPT most recently hosted are kept."""
+    root = paths.home() / "code"
+    tree = root / hashlib.sha256(package).hexdigest()
+    if not tree.is_dir():
+        root.mkdir(parents=True, exist_ok=True)
+        scratch = Path(tempfile.mkdtemp(prefix=".unpacking-", dir=root))
+        try:
+            _extract(zipfile.ZipFile(io.BytesIO(package)), scratch)
+            scratch.rename(tree)  # atomic; a host run unpacking the same bytes at once may win
+        except zipfile.BadZipFile:
+            raise FanoutError(f"the code package of function {function_name!r} is not a zip file") from None
+        except OSError:
+            if not tree.is_dir():
+                raise
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+    now = time.time_ns()  # explicit: a file system's own clock may tick coarser than two calls
+    os.utime(tree, ns=(now, now))  # hosted now: the last to be evicted
+    for old in sorted(root.iterdir(), key=lambda path: path.stat().st_mtime, reverse=True)[PACKAGES_KEPT:]:
+        shutil.rmtree(old, ignore_errors=True)
+    return tree
 
 
 def _extract(package: zipfile.ZipFile, task_root: Path) -> None:

@@ -40,8 +40,8 @@ class Outcome:
 
 
 def prepare(config: FunctionConfig, workdir: Path) -> None:
-    """Lay out a host run's directory: the function's code and the runtime's packages, shared by
-    its environments; each environment adds its private /tmp there."""
+    """Lay out a host run's directory: a link to the function's code and the runtime's packages,
+    shared by its environments; each environment adds its private /tmp there."""
     function_config.unpack_code(config, workdir / "task")
     runtime.build_view(workdir / "runtime")
 
@@ -116,7 +116,7 @@ class Environment:
         cgroup = f"fanout-env-{os.getpid()}-{os.path.basename(self.tmp_dir)}"
         self.memory = limits.MemoryLimit(cgroup, config.memory)
         self.cpu = limits.CpuLimit(cgroup, config.memory, scale)
-        task_root = str(workdir / "task")
+        task_root = os.path.realpath(workdir / "task")  # the package's tree, as mounted (config.unpack_code)
         variables = lambda_environment(config, task_root, self.stream, s3_endpoint)
         if injected:
             variables |= injected.environment()

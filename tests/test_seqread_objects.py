@@ -62,7 +62,7 @@ def test_a_bad_declaration_is_one_line_naming_it(text, named):
 
 
 def test_the_arns_are_counted_as_the_policy_writes_them():
-    # infra/mock-tests/seqread.tftest.hcl's declaration: plan-test-123456789012-us-east-1 (and
+    # infra/mock-tests/aws.tftest.hcl's declaration: plan-test-123456789012-us-east-1 (and
     # -us-west-2) is 32 characters, "arn:aws:s3:::" 13, "/seqread/1048576-bytes/0.bin" 28, the
     # 64 MiB key one more: 4 ARNs of 73 and 2 of 74 = 440, quoted (12), 5 commas, 2 brackets.
     assert declared.policy_chars({MiB: 2, 64 * MiB: 1}, "plan-test", ["us-east-1", "us-west-2"]) == 459

@@ -48,17 +48,6 @@ run "another_emulator_gets_what_aws_gets" {
   }
 }
 
-run "the_embedded_emulator_needs_an_endpoint" {
-  command = plan
-
-  variables {
-    endpoint          = ""
-    embedded_emulator = true
-  }
-
-  expect_failures = [aws_lambda_event_source_mapping.requests]
-}
-
 run "the_endpoint_can_come_from_the_environment" {
   # fanout sets AWS_ENDPOINT_URL and endpoint_in_environment: the module must not depend on the
   # provider's endpoints block for anything else.

@@ -1,7 +1,7 @@
 """Terraform's checks of storage and express_az agree with fanout.workloads.latency.storage, their one definition.
 
 infra/latency.tf cannot import Python, so it lists the classes and spells the zone ID pattern;
-this test reads both back. The mock tests (validation.tftest.hcl, express.tftest.hcl) show that
+this test reads both back. The mock tests (validation.tftest.hcl) show that
 Terraform enforces them.
 """
 

@@ -28,7 +28,7 @@ DEFAULT = {definition.DEFAULT_FILE_SIZE: definition.DEFAULT_JOBS}
 # IAM: a role's inline policies together, whitespace not counted (docs/aws.md, IAM quotas).
 ROLE_POLICY_CHARS = 10_240
 # What the role's other statements keep: about 2,300 characters with a 30-character stack name,
-# express, the remote bucket and eight object sizes (infra/mock-tests/seqread.tftest.hcl checks they fit).
+# express, the remote bucket and eight object sizes (infra/mock-tests/aws.tftest.hcl checks they fit).
 OTHER_STATEMENTS_CHARS = 2_560
 SEQREAD_POLICY_CHARS = ROLE_POLICY_CHARS - OTHER_STATEMENTS_CHARS
 ACCOUNT_ID_CHARS = 12  # the account ID in every bucket name (infra/names.tf)

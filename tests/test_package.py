@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import zipfile
+from pathlib import Path
 
 import pytest
 
@@ -28,6 +29,23 @@ def home(package_home, monkeypatch):
     monkeypatch.delenv("FANOUT_BUILD", raising=False)  # the build directory under FANOUT_HOME
     monkeypatch.setenv("FANOUT_HOME", str(package_home))
     return package_home
+
+
+@pytest.fixture(scope="module")
+def unzipped(tmp_path_factory):
+    """unzipped(architecture, sdk): the tree of that zip, extracted once for the tests that only
+    read it (a zip is a few thousand files). Called from a test, under its `home`."""
+    trees = {}
+
+    def tree(architecture: str = "x86_64", sdk: str = package.DEFAULT_SDK) -> Path:
+        if (architecture, sdk) not in trees:
+            target = tmp_path_factory.mktemp(f"task-{architecture}-{sdk}")
+            with zipfile.ZipFile(package.build("runner", architecture, sdk)) as archive:
+                archive.extractall(target)
+            trees[architecture, sdk] = target
+        return trees[architecture, sdk]
+
+    return tree
 
 
 @pytest.fixture
@@ -89,16 +107,14 @@ with create_transfer_manager(client, config) as manager:
 """
 
 
-def test_the_zips_awscrt_gives_the_crt_transfer_client_on_aws(home, tmp_path):
+def test_the_zips_awscrt_gives_the_crt_transfer_client_on_aws(home, unzipped):
     """The crt strategy's AWS path as far as it goes without AWS: with the zip's own awscrt (in a
     process of its own, as in the function; the drivers never load it), boto3 builds its CRT
     transfer manager for a client of AWS's endpoint (the strategy's TransferConfig:
     tests/functions/test_strategies.py). Nothing is sent."""
-    architecture = {"x86_64": "x86_64", "aarch64": "arm64"}[os.uname().machine]
-    with zipfile.ZipFile(package.build("runner", architecture)) as archive:
-        archive.extractall(tmp_path / "task")
-    result = subprocess.run([sys.executable, "-c", CRT_ON_AWS], cwd=tmp_path / "task", capture_output=True, text=True,
-                            env=dict(os.environ, PYTHONPATH=str(tmp_path / "task")))  # fmt: skip
+    task = unzipped({"x86_64": "x86_64", "aarch64": "arm64"}[os.uname().machine])
+    result = subprocess.run([sys.executable, "-c", CRT_ON_AWS], cwd=task, capture_output=True, text=True,
+                            env=dict(os.environ, PYTHONPATH=str(task)))  # fmt: skip
     assert result.stdout.split() == ["CRTTransferManager"], result.stderr
 
 
@@ -138,15 +154,14 @@ SDK_OF_THE_ZIP = "import invocation; print(*invocation.sdk_fields().values())"
 
 
 @pytest.mark.parametrize("sdk", package.SDKS)
-def test_the_records_name_the_sdk_the_zip_runs_on(home, tmp_path, sdk):
+def test_the_records_name_the_sdk_the_zip_runs_on(home, unzipped, sdk):
     """The bundled zip's handler imports the pinned SDK from the zip; the runtime one whatever is
     on the path after the task root (here the venv's, as the Lambda runtime's would be)."""
-    with zipfile.ZipFile(package.build(sdk=sdk)) as archive:
-        archive.extractall(tmp_path / "task")
+    task = unzipped(sdk=sdk)
     pins = dict(line.split("==") for line in (function_modules.FOLDER / package.SDK_REQUIREMENTS)
                 .read_text().splitlines() if "==" in line)  # fmt: skip
-    result = subprocess.run([sys.executable, "-c", SDK_OF_THE_ZIP], cwd=tmp_path / "task", capture_output=True,
-                            text=True, env=dict(os.environ, PYTHONPATH=str(tmp_path / "task")))  # fmt: skip
+    result = subprocess.run([sys.executable, "-c", SDK_OF_THE_ZIP], cwd=task, capture_output=True, text=True,
+                            env=dict(os.environ, PYTHONPATH=str(task)))  # fmt: skip
     boto3_version, botocore_version, s3transfer_version, awscrt_version, source = result.stdout.split()
     assert awscrt_version == "0.38.0" and source == sdk, result.stderr  # awscrt: the crt strategy's, in both
     if sdk == "bundled":
@@ -159,14 +174,13 @@ def test_unknown_sdk_names_the_choices(home):
         package.build(sdk="lambda")
 
 
-def test_zip_imports_handler_with_bundled_powertools(home, tmp_path):
-    with zipfile.ZipFile(package.build()) as archive:
-        archive.extractall(tmp_path / "task")
+def test_zip_imports_handler_with_bundled_powertools(home, tmp_path, unzipped):
+    task = unzipped()
     code = "import handler, aws_lambda_powertools; print(aws_lambda_powertools.__file__)"
-    env = {**os.environ, "AWS_DEFAULT_REGION": "us-east-1", "PYTHONPATH": str(tmp_path / "task")}
+    env = {**os.environ, "AWS_DEFAULT_REGION": "us-east-1", "PYTHONPATH": str(task)}
     result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip().startswith(str(tmp_path / "task"))
+    assert result.stdout.strip().startswith(str(task))
 
 
 def test_source_change_rebuilds_zip_but_not_dependencies(functions_copy, home):

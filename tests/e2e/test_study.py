@@ -52,18 +52,16 @@ class Studied(NamedTuple):
 
 @pytest.fixture(scope="module")
 def studied(tmp_path_factory):
+    # The user's stack is left to the private emulator, which takes it along when it stops.
     with pytest.MonkeyPatch.context() as patch, control.private(prefix="fanout-study-") as endpoint:
         patch.setenv("FANOUT_RESULTS", str(tmp_path_factory.mktemp("results")))
-        try:
-            deployed = make("deploy", "CONCURRENCY=4", "MEMORY=2048")
-            assert deployed.returncode == 0, deployed.stdout + deployed.stderr
-            before = state()
-            # a fixed scale: the automatic one follows how busy the machine is (a loaded suite's is slow)
-            result = make("study", "STUDY=lambda-fanout", "LOCAL=1", "DESTROY_AFTER=1", "TIMEOUT=240", "NETWORK_SCALE=10")
-            assert result.returncode == 0, result.stdout + result.stderr
-            yield Studied(before, result.stdout, endpoint, sweeps.load(sweeps.LATEST))
-        finally:
-            make("destroy")
+        deployed = make("deploy", "CONCURRENCY=4", "MEMORY=2048")
+        assert deployed.returncode == 0, deployed.stdout + deployed.stderr
+        before = state()
+        # a fixed scale: the automatic one follows how busy the machine is (a loaded suite's is slow)
+        result = make("study", "STUDY=lambda-fanout", "LOCAL=1", "DESTROY_AFTER=1", "TIMEOUT=240", "NETWORK_SCALE=10")
+        assert result.returncode == 0, result.stdout + result.stderr
+        yield Studied(before, result.stdout, endpoint, sweeps.load(sweeps.LATEST))
 
 
 @pytest.fixture

@@ -159,7 +159,10 @@ def _install_artifact(name: str) -> bool:
 
 
 def _write_zip(zip_path: Path, entries: list[tuple[str, Path]]) -> None:
-    """Write the zip atomically (a reader never sees half a zip) with every varying field fixed."""
+    """Write the zip atomically (a reader never sees half a zip) with every varying field fixed.
+
+    Deflate at zlib's default level: level 9 took nearly three times the CPU (the awscrt library
+    alone, about 2 s a build) for a zip 0.2% smaller."""
     zip_path.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.NamedTemporaryFile(dir=zip_path.parent, suffix=".tmp", delete=False) as tmp:
         with zipfile.ZipFile(tmp, "w") as archive:
@@ -168,6 +171,6 @@ def _write_zip(zip_path: Path, entries: list[tuple[str, Path]]) -> None:
                 info.external_attr = FILE_MODE << 16
                 info.create_system = 3  # Unix, so the permissions above are honoured
                 info.compress_type = zipfile.ZIP_DEFLATED
-                archive.writestr(info, path.read_bytes(), compresslevel=9)
+                archive.writestr(info, path.read_bytes())
     os.chmod(tmp.name, 0o644)
     os.replace(tmp.name, zip_path)

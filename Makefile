@@ -288,11 +288,13 @@ study: venv ## List the studies with their estimates, or run STUDY (LOCAL=1: its
 
 # Most of the suite runs on three times as many workers as cores: much of its time is spent waiting
 # (Terraform's fixed SQS waits, queues draining), not computing. The tests marked `timing` assert
-# on wall-clock rates, so they run afterwards, one worker per core, even when the first run failed
-# (the recipe's status is the worse of the two). tests/conftest.py schedules
-# a module on one worker and the slow modules first.
+# on wall-clock rates, so they run afterwards, on their own, even when the first run failed (the
+# recipe's status is the worse of the two): two workers per core, as their shaped transfers mostly
+# sleep (at one per core, the machine was three quarters idle). tests/conftest.py schedules a
+# module on one worker and the slow modules first.
 CORES := $(shell nproc 2>/dev/null || getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
 WAITING_WORKERS := $(shell echo $$((3 * $(CORES))))
+TIMING_WORKERS := $(shell echo $$((2 * $(CORES))))
 
 # The suite starts hundreds of Python processes (the CLI, hosts, benchmarks): where
 # PYTHONDONTWRITEBYTECODE is set (many CI images), each would compile this repository's modules
@@ -300,7 +302,7 @@ WAITING_WORKERS := $(shell echo $$((3 * $(CORES))))
 test: export PYTHONDONTWRITEBYTECODE =
 test: test-tools ## Run the test suite: the timing tests last (.venv/bin/pytest -m 'not slow' skips the end-to-end tests)
 	$(VENV)/bin/pytest -n $(WAITING_WORKERS) -m "not timing" ; status=$$? ; \
-	$(VENV)/bin/pytest -n $(CORES) -m timing && exit $$status
+	$(VENV)/bin/pytest -n $(TIMING_WORKERS) -m timing && exit $$status
 
 # The report pages' tests (tests/test_report_page.py) open them in headless Chromium: Debian's, with
 # its driver. Root installs it (.ci/run does, in CI); elsewhere those tests are skipped and say so.

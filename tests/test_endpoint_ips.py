@@ -7,7 +7,6 @@ import io
 import numpy as np
 import pytest
 from rich.console import Console
-from scipy import stats as scipy_stats
 
 from fanout.workloads.download import endpoint_ips, report
 from fanout import insights
@@ -44,6 +43,8 @@ def table_of(records):
 
 
 def test_the_slow_address_is_flagged_and_the_figures_are_the_records():
+    from scipy import stats as scipy_stats  # the reference: imported here, not by every worker's collection
+
     records, _ = synthetic_records(seed=2, per_cell=150, cell_keys=CELLS[:1])
     records = with_addresses(records)
     table = table_of(records)

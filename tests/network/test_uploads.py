@@ -13,7 +13,8 @@ from fanout.local.network.upload_truth import MODEL, SIZE, timed_puts
 
 from .conftest import model_of
 
-pytestmark = pytest.mark.timing  # the seconds are wall-clock: a loaded machine stretches them
+pytestmark = [pytest.mark.timing,  # the seconds are wall-clock: a loaded machine stretches them
+              pytest.mark.slow]  # about half a minute of shaped transfers
 
 TOLERANCE = 0.10
 

@@ -10,7 +10,6 @@ methods and why not BCa: docs/statistics.md, *What each figure is*.
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from scipy import stats as scipy_stats
 
 CONFIDENCE = 0.95
 RESAMPLES = 10_000
@@ -87,6 +86,8 @@ def excludes_zero(ci: tuple[float, float] | None) -> bool:
 
 
 def _bootstrap(samples: tuple[np.ndarray, ...], statistic: Statistic) -> list[tuple[float, float] | None]:
+    from scipy import stats as scipy_stats  # about a second to import: only where an interval is computed
+
     result = scipy_stats.bootstrap(
         samples, statistic, n_resamples=RESAMPLES, batch=BATCH, vectorized=True, paired=False,
         confidence_level=CONFIDENCE, method="percentile", rng=np.random.default_rng(SEED),

@@ -286,14 +286,15 @@ sweep: venv ## Every cell of the lists CONCURRENCY x MEMORY x OBJECT_SIZE x ARCH
 study: venv ## List the studies with their estimates, or run STUDY (LOCAL=1: its local variant) and compare it with its source (YES, RESUME, DESTROY_AFTER)
 	$(FANOUT) study $(STUDY_COMMAND_ARGS)
 
-# Most of the suite runs on three times as many workers as cores: much of its time is spent waiting
-# (Terraform's fixed SQS waits, queues draining), not computing. The tests marked `timing` assert
-# on wall-clock rates, so they run afterwards, on their own, even when the first run failed (the
-# recipe's status is the worse of the two): two workers per core, as their shaped transfers mostly
-# sleep (at one per core, the machine was three quarters idle). tests/conftest.py schedules a
-# module on one worker and the slow modules first.
+# Most of the suite runs on four times as many workers as cores: much of its time is spent waiting
+# (Terraform's fixed SQS waits, queues draining), not computing; at three per core, the cores still
+# idled about a tenth of the run. The tests marked `timing` assert on wall-clock rates, so they run
+# afterwards, on their own, even when the first run failed (the recipe's status is the worse of the
+# two): two workers per core, as their shaped transfers mostly sleep (at one per core, the machine
+# was three quarters idle). tests/conftest.py schedules a module on one worker and the slow modules
+# first.
 CORES := $(shell nproc 2>/dev/null || getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
-WAITING_WORKERS := $(shell echo $$((3 * $(CORES))))
+WAITING_WORKERS := $(shell echo $$((4 * $(CORES))))
 TIMING_WORKERS := $(shell echo $$((2 * $(CORES))))
 
 # The suite starts hundreds of Python processes (the CLI, hosts, benchmarks): where

@@ -51,8 +51,11 @@ def pytest_xdist_make_scheduler(config, log):
     return ModulesInOrder(config, log)
 
 
-# Modules that keep a core busy for a minute or more without waiting on anything.
-COMPUTING = ("tests/test_report.py", "tests/test_plots.py", "tests/test_package.py")
+# Modules that keep a core busy for 20 CPU-s or more without waiting on anything. Handed out
+# among the first, they also keep the run's end short: started late in collection order, the
+# Makefile's and the report pages' modules were the last two running, for about 20 s.
+COMPUTING = ("tests/test_report.py", "tests/test_plots.py", "tests/test_package.py", "tests/test_makefile.py",
+             "tests/test_report_page.py", "tests/infra/test_module.py", "tests/test_types.py")
 
 
 def pytest_collection_modifyitems(items):

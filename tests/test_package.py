@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import zipfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -63,11 +64,17 @@ ELF_MACHINES = {"x86_64": 62, "arm64": 183}  # e_machine of EM_X86_64 and EM_AAR
 def test_fresh_builds_are_byte_identical(home, tmp_path, monkeypatch):
     """Two builds from nothing give the same bytes. One architecture is enough: the other's build
     differs only in the --platform it gives pip (what each zip's native code is built for: the
-    tests below)."""
+    tests below). The second is two builds at once, as a suite's workers or two terminals start
+    them: one installs, the other waits for its zip."""
     first = package.build("runner", "arm64").read_bytes()
     monkeypatch.setenv("FANOUT_HOME", str(tmp_path / "elsewhere"))  # no cache: pip installs again
-    second = package.build("runner", "arm64").read_bytes()
-    assert first == second
+    installs = []
+    run = subprocess.run
+    monkeypatch.setattr(subprocess, "run", lambda command, **kw: installs.append(command) or run(command, **kw))
+    with ThreadPoolExecutor(2) as pool:
+        zips = list(pool.map(lambda _: package.build("runner", "arm64"), range(2)))
+    assert [zip_path.read_bytes() for zip_path in zips] == [first, first]
+    assert len([command for command in installs if "pip" in command]) == 1
 
 
 def test_each_architecture_has_its_own_zip(home):

@@ -188,9 +188,12 @@ def test_the_static_check_catches_a_function_module_naming_a_workload(branch):
 
 @pytest.fixture
 def toy(monkeypatch):
-    """The toy workload in the registry."""
+    """The toy workload in the registry, and in the sweep's flags (read once, and cached, from the
+    registry as it is: forgotten again afterwards, so no later test on the worker sees --colour)."""
     monkeypatch.setitem(workloads.DRIVERS, toy_workload.NAME, toy_workload.DRIVER)
-    return toy_workload.DRIVER
+    sweep.flags.cache_clear()
+    yield toy_workload.DRIVER
+    sweep.flags.cache_clear()
 
 
 def test_fire_sends_the_toys_bodies_through_its_driver(toy, queue, emulator, results):  # noqa: F811

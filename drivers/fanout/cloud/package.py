@@ -8,12 +8,14 @@ state lives, and teams* (the zip), and docs/strategies.md, *The SDK*.
 """
 
 import base64
+import fcntl
 import hashlib
 import os
 import subprocess
 import sys
 import tempfile
 import zipfile
+from contextlib import contextmanager
 from pathlib import Path
 
 from fanout.common import function_modules, paths
@@ -56,13 +58,27 @@ def build(function: str = function_modules.NAME, architecture: str = "x86_64", s
     inputs = _digest([LAYOUT_VERSION.encode(), requirements, *named_sources])
     zip_path = paths.build_dir() / f"{function}-{architecture}{'' if sdk == 'bundled' else '-runtime-sdk'}.zip"
     stamp = zip_path.with_suffix(".inputs")
-    if zip_path.is_file() and stamp.is_file() and stamp.read_text() == inputs:
-        return zip_path
-    deps = _install(function, requirements, architecture)
-    libraries = [(name, path) for name, path in _files(deps) if not _install_artifact(name)]
-    _write_zip(zip_path, sources + libraries)
-    stamp.write_text(inputs)
+    with _building(zip_path):
+        if zip_path.is_file() and stamp.is_file() and stamp.read_text() == inputs:
+            return zip_path
+        deps = _install(function, requirements, architecture)
+        libraries = [(name, path) for name, path in _files(deps) if not _install_artifact(name)]
+        _write_zip(zip_path, sources + libraries)
+        stamp.write_text(inputs)
     return zip_path
+
+
+@contextmanager
+def _building(zip_path: Path):
+    """One build of `zip_path` at a time (parallel commands, a test suite's workers): the others
+    wait for it and then find it built, instead of each running pip and deflating the same zip."""
+    zip_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(zip_path.with_suffix(".lock"), "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def check_sdk(sdk: str) -> str:
@@ -110,11 +126,7 @@ def _install(function: str, requirements: bytes, architecture: str) -> Path:
         if result.returncode != 0:
             detail = (result.stderr.strip().splitlines() or ["no output"])[-1]
             raise FanoutError(f"pip could not install {function}'s requirements.txt: {detail}")
-        try:
-            site.rename(target)  # atomic: a concurrent build may have won the race, which is fine
-        except OSError:
-            if not target.is_dir():
-                raise
+        site.rename(target)  # atomic: an interrupted install leaves only its scratch folder
     return target
 
 

@@ -79,13 +79,11 @@ def _error(rid, seq, memory, concurrency, strategy, tag, receive):
 
 def at_target(downloads: list[dict], target: int, fraction: float = 0.9) -> list[dict]:
     """The downloads that ran at target, counted by brute force: the mean, over each download's
-    own milliseconds, of how many of the run's downloads were running in each one."""
-    def running(ms):
-        return sum(d["start_ms"] <= ms < d["end_ms"] for d in downloads)
-
-    kept = []
-    for d in downloads:
-        counts = [running(ms) for ms in range(d["start_ms"], d["end_ms"])]
-        if sum(counts) / len(counts) >= fraction * target:
-            kept.append(d)
-    return kept
+    own milliseconds, of how many of the run's downloads were running in each one (every
+    millisecond of the run against every download, as one boolean matrix)."""
+    starts = np.array([d["start_ms"] for d in downloads])
+    ends = np.array([d["end_ms"] for d in downloads])
+    ms = np.arange(starts.min(), ends.max())
+    running = ((starts <= ms[:, None]) & (ms[:, None] < ends)).sum(axis=1)  # downloads running in each ms
+    return [d for d in downloads
+            if running[d["start_ms"] - ms[0]:d["end_ms"] - ms[0]].mean() >= fraction * target]  # fmt: skip

@@ -53,7 +53,10 @@ TINY = {
 # A sweep (a Terraform create and three redeploys: about 90 s on a quiet 2-core machine), and
 # hosted runs under a network model (10-25 s: each hosted run unpacks the function's bundled SDK
 # and starts its environments cold, whatever the object's size).
-SLOW = {"sweep_overhead", "network_speed", "network_truth", "strategy_truth"}
+# The slow ones, longest first (their tiny runs take about 140, 55, 45 and 35 s): parametrized in
+# this order ahead of the others, each is handed to a worker on its own (tests/conftest.py), so the
+# longest starts first and none of them is left running alone at the end of the suite.
+SLOW = ("sweep_overhead", "network_speed", "network_truth", "strategy_truth")
 
 
 def test_every_benchmark_has_a_tiny_size():
@@ -77,7 +80,8 @@ def run_to_its_end(name: str) -> list[str]:
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW else n
-                                  for n in known() if n not in READ_FURTHER])  # fmt: skip
+                                  for n in sorted(known(), key=lambda n: SLOW.index(n) if n in SLOW else len(SLOW))
+                                  if n not in READ_FURTHER])  # fmt: skip
 def test_each_benchmark_runs_to_its_end_at_a_tiny_size(name):
     run_to_its_end(name)
 

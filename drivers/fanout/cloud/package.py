@@ -8,17 +8,15 @@ state lives, and teams* (the zip), and docs/strategies.md, *The SDK*.
 """
 
 import base64
-import fcntl
 import hashlib
 import os
 import subprocess
 import sys
 import tempfile
 import zipfile
-from contextlib import contextmanager
 from pathlib import Path
 
-from fanout.common import function_modules, paths
+from fanout.common import file_lock, function_modules, paths
 from fanout.common.errors import FanoutError, UsageError
 
 RUNTIME_PYTHON = "3.12"  # the Lambda runtime in infra/ (python3.12); wheels are chosen for it
@@ -58,7 +56,9 @@ def build(function: str = function_modules.NAME, architecture: str = "x86_64", s
     inputs = _digest([LAYOUT_VERSION.encode(), requirements, *named_sources])
     zip_path = paths.build_dir() / f"{function}-{architecture}{'' if sdk == 'bundled' else '-runtime-sdk'}.zip"
     stamp = zip_path.with_suffix(".inputs")
-    with _building(zip_path):
+    # One build of a zip at a time (parallel commands, a test suite's workers): the others wait,
+    # then find it built, instead of each running pip and deflating the same zip.
+    with file_lock.exclusive(zip_path.with_suffix(".lock")):
         if zip_path.is_file() and stamp.is_file() and stamp.read_text() == inputs:
             return zip_path
         deps = _install(function, requirements, architecture)
@@ -66,19 +66,6 @@ def build(function: str = function_modules.NAME, architecture: str = "x86_64", s
         _write_zip(zip_path, sources + libraries)
         stamp.write_text(inputs)
     return zip_path
-
-
-@contextmanager
-def _building(zip_path: Path):
-    """One build of `zip_path` at a time (parallel commands, a test suite's workers): the others
-    wait for it and then find it built, instead of each running pip and deflating the same zip."""
-    zip_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(zip_path.with_suffix(".lock"), "w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def check_sdk(sdk: str) -> str:

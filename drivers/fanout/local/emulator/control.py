@@ -7,7 +7,6 @@ fire` and `make run` all talk to the same one. Its pid, port and log live in
 a reboot, a reused pid) is never mistaken for a running emulator.
 """
 
-import fcntl
 import os
 import signal
 import subprocess
@@ -17,7 +16,7 @@ import time
 import urllib.request
 from contextlib import contextmanager
 
-from fanout.common import paths
+from fanout.common import file_lock, paths
 from fanout.common.errors import FanoutError
 
 HOST = "127.0.0.1"
@@ -194,13 +193,6 @@ def _remove_files() -> None:
         path.unlink(missing_ok=True)
 
 
-@contextmanager
 def _lock():
     """Serialise start/stop between concurrent commands (two terminals, parallel make)."""
-    paths.emulator_dir().mkdir(parents=True, exist_ok=True)
-    with open(paths.emulator_dir() / "lock", "w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    return file_lock.exclusive(paths.emulator_dir() / "lock")
